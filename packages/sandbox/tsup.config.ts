@@ -1,7 +1,11 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: { index: "src/index.ts", "adapters/local-subprocess": "src/adapters/local-subprocess.ts" },
+  entry: {
+    index: "src/index.ts",
+    "local-process": "src/local-process.ts",
+    "adapters/local-subprocess": "src/adapters/local-subprocess.ts",
+  },
   format: ["esm"],
   dts: true,
   sourcemap: true,

@@ -1,0 +1,85 @@
+import { resolve, sep } from "node:path";
+import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
+import { z } from "zod";
+
+/** Sandbox paths each container maps to its own directory tree. */
+export const CONTAINER_MOUNT_POINTS = ["/workspace", "/mnt/session/outputs", "/tmp"] as const;
+
+const MIB = 1024 * 1024;
+
+const limitsSchema = z
+  .object({
+    maxContainers: z.number().int().positive().default(16),
+    maxProcessesPerContainer: z.number().int().positive().default(32),
+    maxOutputBytes: z.number().int().positive().default(16 * MIB),
+    maxBodyBytes: z.number().int().positive().default(64 * MIB),
+  })
+  .strict();
+
+const serverOptionsSchema = z
+  .object({
+    rootDir: z.string().min(1),
+    host: z.string().min(1).default("127.0.0.1"),
+    port: z.number().int().min(0).max(65_535).default(0),
+    version: z.string().min(1).default("unknown"),
+    limits: limitsSchema.default(() => limitsSchema.parse({})),
+  })
+  .strict();
+
+/** Bounds the server enforces. */
+export interface LocalContainerLimits {
+  /** Containers that may exist at once; a start beyond it is refused. @default 16 */
+  readonly maxContainers: number;
+  /** Commands and background processes running at once in one container. @default 32 */
+  readonly maxProcessesPerContainer: number;
+  /** Bytes kept per output stream of a buffered command or process, and the largest file `/api/read` returns. @default 16 MiB */
+  readonly maxOutputBytes: number;
+  /** Largest request body accepted. @default 64 MiB */
+  readonly maxBodyBytes: number;
+}
+
+/** Options of `createLocalContainerServer`. */
+export interface LocalContainerServerOptions {
+  /** Directory holding one tree per container. Must not lie under a container mount point (`/tmp`, `/workspace`, `/mnt/session/outputs`). */
+  readonly rootDir: string;
+  /** Interface to listen on. @default "127.0.0.1" */
+  readonly host?: string;
+  /** Port to listen on; 0 picks a free one. @default 0 */
+  readonly port?: number;
+  /** Version string `/api/version` reports. @default "unknown" (what the published image reports) */
+  readonly version?: string;
+  readonly limits?: Partial<LocalContainerLimits>;
+}
+
+/** Options after validation and defaults. */
+export interface ResolvedServerOptions {
+  readonly rootDir: string;
+  readonly host: string;
+  readonly port: number;
+  readonly version: string;
+  readonly limits: LocalContainerLimits;
+}
+
+/** Validates options once; failure → InvalidConfigError naming the field. */
+export function resolveServerOptions(options: LocalContainerServerOptions): ResolvedServerOptions {
+  const result = serverOptionsSchema.safeParse(options);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const field = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : "(options)";
+    throw new InvalidConfigError({
+      message: `invalid local container server option ${field}: ${issue?.message ?? "invalid"}`,
+      context: { field },
+      cause: result.error,
+    });
+  }
+  const rootDir = resolve(result.data.rootDir);
+  // A tree under a mount point would be re-mapped into itself when commands see container paths.
+  const clash = CONTAINER_MOUNT_POINTS.find((mountPoint) => rootDir === mountPoint || rootDir.startsWith(`${mountPoint}${sep}`));
+  if (clash !== undefined) {
+    throw new InvalidConfigError({
+      message: `invalid local container server option rootDir: it lies under ${clash}, a path every container maps to its own directory; use a directory elsewhere (for example under /var/tmp)`,
+      context: { field: "rootDir", mountPoint: clash },
+    });
+  }
+  return { ...result.data, rootDir };
+}

@@ -1,0 +1,132 @@
+import type { ServerResponse } from "node:http";
+
+/**
+ * CORS headers as the published control server sends them: its CORS middleware runs twice, so every
+ * value appears doubled. Reproduced so clients that inspect headers see the same thing.
+ */
+const ALLOWED_METHODS = "GET, POST, PUT, DELETE, OPTIONS";
+const ALLOWED_HEADERS = "Content-Type, Authorization, X-Session-Id, X-Sandbox-Id, X-Trace-Id";
+export const CORS_HEADERS: Readonly<Record<string, string>> = {
+  "Access-Control-Allow-Origin": "*, *",
+  "Access-Control-Allow-Methods": `${ALLOWED_METHODS}, ${ALLOWED_METHODS}`,
+  "Access-Control-Allow-Headers": `${ALLOWED_HEADERS}, ${ALLOWED_HEADERS}`,
+};
+
+/** Optional members of a control API error body. */
+export interface ControlErrorExtras {
+  readonly operation?: string;
+  readonly suggestion?: string;
+}
+
+/** An error answered as the control API's `{code, message, context, httpStatus, timestamp}` body. */
+export class ControlApiError extends Error {
+  readonly code: string;
+  readonly httpStatus: number;
+  readonly context: Readonly<Record<string, unknown>>;
+  readonly extras: ControlErrorExtras;
+
+  constructor(code: string, httpStatus: number, message: string, context: Record<string, unknown> = {}, extras: ControlErrorExtras = {}) {
+    super(message);
+    this.name = "ControlApiError";
+    this.code = code;
+    this.httpStatus = httpStatus;
+    this.context = context;
+    this.extras = extras;
+  }
+
+  /** The wire body; there is no `success` member in error bodies. */
+  toBody(): Record<string, unknown> {
+    return {
+      code: this.code,
+      message: this.message,
+      context: this.context,
+      ...(this.extras.operation === undefined ? {} : { operation: this.extras.operation }),
+      httpStatus: this.httpStatus,
+      timestamp: now(),
+      ...(this.extras.suggestion === undefined ? {} : { suggestion: this.extras.suggestion }),
+    };
+  }
+}
+
+/** `FILE_NOT_FOUND` in the shape `/api/read` and `/api/delete` use. */
+export function fileNotFound(path: string, operation: string): ControlApiError {
+  return new ControlApiError("FILE_NOT_FOUND", 404, `File not found: ${path}`, { path, operation }, {
+    operation,
+    suggestion: "Check that the path exists and is spelled correctly",
+  });
+}
+
+/** ISO-8601 timestamp, as every response carries. */
+export function now(): string {
+  return new Date().toISOString();
+}
+
+/** Sends a JSON body with `Content-Length`. */
+export function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, {
+    ...CORS_HEADERS,
+    ...headers,
+    "Content-Type": "application/json",
+    "Content-Length": String(Buffer.byteLength(text)),
+  });
+  response.end(text);
+}
+
+/** Sends a control API error body. */
+export function sendError(response: ServerResponse, error: ControlApiError): void {
+  sendJson(response, error.httpStatus, error.toBody());
+}
+
+/** Sends plain text. */
+export function sendText(response: ServerResponse, status: number, text: string): void {
+  response.writeHead(status, {
+    ...CORS_HEADERS,
+    "Content-Type": "text/plain; charset=utf-8",
+    "Content-Length": String(Buffer.byteLength(text)),
+  });
+  response.end(text);
+}
+
+/** Writes `data: {json}\n\n` frames with no `event:` line; `write` resolves once the socket drained. */
+export interface SseWriter {
+  write(frame: Record<string, unknown>): Promise<void>;
+  end(): void;
+  /** True once the client went away. */
+  readonly closed: boolean;
+}
+
+/** Opens a 200 `text/event-stream` response. */
+export function openSse(response: ServerResponse): SseWriter {
+  response.writeHead(200, {
+    ...CORS_HEADERS,
+    "Content-Type": "text/event-stream",
+    "Cache-Control": "no-cache",
+    Connection: "keep-alive",
+  });
+  let closed = false;
+  response.once("close", () => {
+    closed = true;
+  });
+  return {
+    get closed() {
+      return closed || response.destroyed;
+    },
+    write(frame) {
+      if (closed || response.destroyed) return Promise.resolve();
+      if (response.write(`data: ${JSON.stringify(frame)}\n\n`)) return Promise.resolve();
+      return new Promise((resolve) => {
+        const settle = (): void => {
+          response.off("drain", settle);
+          response.off("close", settle);
+          resolve();
+        };
+        response.once("drain", settle);
+        response.once("close", settle);
+      });
+    },
+    end() {
+      if (!response.writableEnded) response.end();
+    },
+  };
+}

@@ -1,0 +1,221 @@
+import {
+  AbortedError,
+  SandboxFailedError,
+  UpstreamProtocolError,
+  parseRecord,
+} from "@open-managed-agents/runtime-resource-contract";
+import { z } from "zod";
+import { bridgeErrorFromPayload, bridgeErrorFromResponse } from "./bridge-errors.js";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, backoffDelay, delay } from "./retry.js";
+import { parseSseStream } from "./sse-parser.js";
+
+/** Sandbox ids the bridge accepts. */
+export const BRIDGE_SANDBOX_ID_PATTERN = /^[a-z2-7]{1,128}$/;
+
+/** Options of {@link createBridgeClient}. */
+export interface BridgeClientOptions {
+  readonly baseUrl: string;
+  /** The bridge's SANDBOX_API_KEY. Sent only in the Authorization header. */
+  readonly apiKey: string;
+  readonly fetch?: typeof fetch;
+  readonly retry?: RetryPolicy;
+  /** Largest accepted exec event frame. @default 8 MiB */
+  readonly maxFrameBytes?: number;
+  readonly random?: () => number;
+}
+
+/** One decoded exec event. */
+export type BridgeExecEvent =
+  | { readonly type: "stdout" | "stderr"; readonly data: Uint8Array }
+  | { readonly type: "exit"; readonly exitCode: number };
+
+/** Input of {@link BridgeClient.exec}. */
+export interface BridgeExecInput {
+  readonly argv: readonly string[];
+  readonly cwd?: string;
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** Typed HTTP client of the Cloudflare Sandbox Bridge API (`/v1/sandbox…`). */
+export interface BridgeClient {
+  /** `POST /v1/sandbox`: mints a sandbox id; no container starts yet. Not retried. */
+  create(signal?: AbortSignal): Promise<string>;
+  /** `GET …/running`. Retried. Note: the bridge starts a container to answer. */
+  running(id: string, signal?: AbortSignal): Promise<boolean>;
+  /** `POST …/exec`: streams decoded events; the last one is `exit`. Never retried. */
+  exec(id: string, input: BridgeExecInput): AsyncGenerator<BridgeExecEvent>;
+  /** `GET …/file/<path>`: raw bytes. Retried. A missing file reads as an empty body on real bridges. */
+  readFile(id: string, workspacePath: string, signal?: AbortSignal): Promise<ReadableStream<Uint8Array>>;
+  /** `PUT …/file/<path>`. Not retried. */
+  writeFile(id: string, workspacePath: string, body: Uint8Array, signal?: AbortSignal): Promise<void>;
+  /** `POST …/persist`: a tar of `/workspace`. Not retried. */
+  persist(id: string, excludes: readonly string[], signal?: AbortSignal): Promise<ReadableStream<Uint8Array>>;
+  /** `POST …/hydrate`: extracts a tar into `/workspace`. Never retried. */
+  hydrate(id: string, tar: Uint8Array, signal?: AbortSignal): Promise<void>;
+  /** `DELETE /v1/sandbox/:id`: 204 and 404 are success; concurrent calls share one request. Retried. */
+  destroy(id: string): Promise<void>;
+}
+
+const createResponseSchema = z.object({ id: z.string().regex(BRIDGE_SANDBOX_ID_PATTERN, "not a bridge sandbox id") });
+const runningResponseSchema = z.object({ running: z.boolean() });
+const exitPayloadSchema = z.object({ exit_code: z.number().int().refine(Number.isSafeInteger) });
+const BASE64_PATTERN = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Creates a {@link BridgeClient}. Options are validated by the driver factory. */
+export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const retry = options.retry ?? DEFAULT_RETRY_POLICY;
+  const maxFrameBytes = options.maxFrameBytes ?? 8 * 1024 * 1024;
+  const deletes = new Map<string, Promise<void>>();
+
+  const sandboxUrl = (id: string, suffix = ""): string => {
+    if (!BRIDGE_SANDBOX_ID_PATTERN.test(id)) {
+      throw new UpstreamProtocolError({ message: "sandbox id is not in the bridge's id alphabet", context: { operation: "address" } });
+    }
+    return `${baseUrl}/v1/sandbox/${id}${suffix}`;
+  };
+
+  const send = async (operation: string, url: string, init: RequestInit, idempotent: boolean): Promise<Response> => {
+    const headers = new Headers(init.headers);
+    headers.set("authorization", `Bearer ${options.apiKey}`);
+    const attempts = idempotent ? retry.attempts : 1;
+    for (let attempt = 0; ; attempt++) {
+      let response: Response | null = null;
+      let failure: unknown = null;
+      try {
+        response = await fetchImpl(url, { ...init, headers });
+      } catch (error) {
+        if (init.signal?.aborted) throw new AbortedError({ message: `bridge ${operation} aborted`, cause: error });
+        failure = error;
+      }
+      const transient = response === null || [429, 502, 503, 504].includes(response.status);
+      if (!transient || attempt + 1 >= attempts) {
+        if (response === null) {
+          throw new SandboxFailedError({ message: `bridge ${operation} unreachable`, context: { operation }, cause: failure });
+        }
+        return response;
+      }
+      await response?.body?.cancel().catch(() => undefined);
+      await delay(backoffDelay(retry, attempt, options.random), init.signal ?? undefined);
+    }
+  };
+
+  const expectOk = async (operation: string, response: Response): Promise<Response> => {
+    if (response.ok) return response;
+    throw await bridgeErrorFromResponse(operation, response);
+  };
+
+  const readJson = async <S extends z.ZodType>(operation: string, response: Response, schema: S): Promise<z.output<S>> => {
+    let payload: unknown;
+    try {
+      payload = await response.json();
+    } catch (error) {
+      throw new UpstreamProtocolError({ message: `bridge ${operation} answered with a body that is not JSON`, context: { operation }, cause: error });
+    }
+    return parseRecord(schema, payload, { record: `bridge ${operation} response`, code: "upstream_protocol" });
+  };
+
+  const fileUrl = (id: string, workspacePath: string): string => {
+    const relative = workspacePath.replace(/^\/+/, "");
+    return sandboxUrl(id, `/file/${relative.split("/").map(encodeURIComponent).join("/")}`);
+  };
+
+  return {
+    async create(signal) {
+      const response = await expectOk("create", await send("create", `${baseUrl}/v1/sandbox`, { method: "POST", signal }, false));
+      return (await readJson("create", response, createResponseSchema)).id;
+    },
+
+    async running(id, signal) {
+      const response = await expectOk("running", await send("running", sandboxUrl(id, "/running"), { method: "GET", signal }, true));
+      return (await readJson("running", response, runningResponseSchema)).running;
+    },
+
+    async *exec(id, input) {
+      const body = JSON.stringify({ argv: input.argv, ...(input.cwd ? { cwd: input.cwd } : {}), ...(input.timeoutMs ? { timeout_ms: input.timeoutMs } : {}) });
+      const response = await expectOk(
+        "exec",
+        await send("exec", sandboxUrl(id, "/exec"), { method: "POST", body, headers: { "content-type": "application/json" }, signal: input.signal }, false),
+      );
+      const contentType = response.headers.get("content-type") ?? "";
+      if (!contentType.startsWith("text/event-stream") || !response.body) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new UpstreamProtocolError({ message: `bridge exec answered ${contentType || "no content type"} instead of an event stream`, context: { operation: "exec" } });
+      }
+      for await (const frame of parseSseStream(response.body, { maxFrameBytes, signal: input.signal })) {
+        if (frame.event === "stdout" || frame.event === "stderr") {
+          const compact = frame.data.replace(/\s+/g, "");
+          if (!BASE64_PATTERN.test(compact) || compact.length % 4 !== 0) {
+            throw new UpstreamProtocolError({ message: `bridge exec ${frame.event} frame is not base64`, context: { operation: "exec" } });
+          }
+          yield { type: frame.event, data: Buffer.from(compact, "base64") };
+        } else if (frame.event === "exit") {
+          const payload = parseJsonFrame(frame.data);
+          const exit = parseRecord(exitPayloadSchema, payload, { record: "bridge exec exit frame", code: "upstream_protocol" });
+          yield { type: "exit", exitCode: exit.exit_code };
+          return;
+        } else if (frame.event === "error") {
+          throw bridgeErrorFromPayload("exec", null, parseJsonFrame(frame.data));
+        }
+        // Other events are ignored: the stream format allows additions.
+      }
+      throw new UpstreamProtocolError({ message: "bridge exec stream ended without an exit event", context: { operation: "exec" } });
+    },
+
+    async readFile(id, workspacePath, signal) {
+      const response = await expectOk("file.read", await send("file.read", fileUrl(id, workspacePath), { method: "GET", signal }, true));
+      return response.body ?? new ReadableStream({ start: (controller) => controller.close() });
+    },
+
+    async writeFile(id, workspacePath, body, signal) {
+      const response = await send(
+        "file.write",
+        fileUrl(id, workspacePath),
+        { method: "PUT", body, headers: { "content-type": "application/octet-stream" }, signal },
+        false,
+      );
+      await expectOk("file.write", response);
+      await response.body?.cancel().catch(() => undefined);
+    },
+
+    async persist(id, excludes, signal) {
+      const query = excludes.length > 0 ? `?excludes=${excludes.map(encodeURIComponent).join(",")}` : "";
+      const response = await expectOk("persist", await send("persist", sandboxUrl(id, `/persist${query}`), { method: "POST", signal }, false));
+      if (!response.body) throw new UpstreamProtocolError({ message: "bridge persist answered without a body", context: { operation: "persist" } });
+      return response.body;
+    },
+
+    async hydrate(id, tar, signal) {
+      const response = await send(
+        "hydrate",
+        sandboxUrl(id, "/hydrate"),
+        { method: "POST", body: tar, headers: { "content-type": "application/x-tar" }, signal },
+        false,
+      );
+      await expectOk("hydrate", response);
+      await response.body?.cancel().catch(() => undefined);
+    },
+
+    destroy(id) {
+      const inFlight = deletes.get(id);
+      if (inFlight) return inFlight;
+      const attempt = (async () => {
+        const response = await send("delete", sandboxUrl(id), { method: "DELETE" }, true);
+        if (!response.ok && response.status !== 404) throw await bridgeErrorFromResponse("delete", response);
+        await response.body?.cancel().catch(() => undefined);
+      })().finally(() => deletes.delete(id));
+      deletes.set(id, attempt);
+      return attempt;
+    },
+  };
+}
+
+function parseJsonFrame(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch (error) {
+    throw new UpstreamProtocolError({ message: "bridge exec frame is not JSON", context: { operation: "exec" }, cause: error });
+  }
+}

@@ -1,0 +1,33 @@
+import { AbortedError } from "@open-managed-agents/runtime-resource-contract";
+
+/** Backoff policy for idempotent bridge calls. */
+export interface RetryPolicy {
+  /** Total attempts including the first. */
+  readonly attempts: number;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 4, baseDelayMs: 100, maxDelayMs: 2_000 };
+
+/** Full-jitter exponential delay for attempt `n` (0-based). */
+export function backoffDelay(policy: RetryPolicy, attempt: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
+  return Math.floor(random() * ceiling);
+}
+
+/** Sleeps `ms`, rejecting with `aborted` when the signal fires. */
+export function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new AbortedError({ message: "bridge call aborted" }));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new AbortedError({ message: "bridge call aborted" }));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,128 @@
+import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type BridgeClient, createBridgeClient } from "../src/wire/bridge-client.js";
+import { type HostileBridge, json, sse, startHostileBridge } from "./hostile-bridge.js";
+
+const API_KEY = "bridge-key-7f3a9c-never-log-me";
+const ID = "abcdefghijklmnopqrstuvwxyz";
+let bridge: HostileBridge;
+let client: BridgeClient;
+
+beforeAll(async () => {
+  bridge = await startHostileBridge();
+  client = createBridgeClient({ baseUrl: `${bridge.url}/`, apiKey: API_KEY, retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 } });
+});
+afterAll(() => bridge.close());
+
+async function failure(promise: Promise<unknown>): Promise<ManagedRuntimeError> {
+  const error = await promise.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  if (!ManagedRuntimeError.isInstance(error)) throw new Error(`expected a typed error, got ${String(error)}`);
+  expect(JSON.stringify(error.toJSON())).not.toContain(API_KEY);
+  expect(error.message).not.toContain(API_KEY);
+  return error;
+}
+
+async function execAll(argv: string[] = ["true"]) {
+  const events = [];
+  for await (const event of client.exec(ID, { argv })) events.push(event);
+  return events;
+}
+
+describe("bridge client against a hostile bridge", () => {
+  it("decodes a well-formed exec stream and sends the key only as a bearer header", async () => {
+    bridge.respond((_request, response) =>
+      sse(response, ["event: stdout\r\ndata: aGkK\r\n\r\n", "event: stderr\ndata: ZXJy\ndata: Cg==\n\n", 'event: exit\ndata: {"exit_code":3}\n\n']),
+    );
+    const events = await execAll();
+    expect(events.map((event) => (event.type === "exit" ? event.exitCode : new TextDecoder().decode(event.data)))).toEqual(["hi\n", "err\n", 3]);
+    const last = bridge.requests.at(-1);
+    expect(last?.authorization).toBe(`Bearer ${API_KEY}`);
+    expect(last?.url).not.toContain(API_KEY);
+  });
+
+  it("rejects a stream that ends without exit", async () => {
+    bridge.respond((_request, response) => sse(response, ["event: stdout\ndata: aGkK\n\n"]));
+    expect((await failure(execAll())).code).toBe("upstream_protocol");
+  });
+
+  it("rejects malformed frames: not base64, exit without a code, error event", async () => {
+    bridge.respond((_request, response) => sse(response, ["event: stdout\ndata: !!not base64!!\n\n"]));
+    expect((await failure(execAll())).code).toBe("upstream_protocol");
+    bridge.respond((_request, response) => sse(response, ['event: exit\ndata: {"exit":1}\n\n']));
+    expect((await failure(execAll())).code).toBe("upstream_protocol");
+    bridge.respond((_request, response) => sse(response, ["event: exit\ndata: not json\n\n"]));
+    expect((await failure(execAll())).code).toBe("upstream_protocol");
+    bridge.respond((_request, response) =>
+      sse(response, ['event: error\ndata: {"error":"exec failed: no such dir","code":"exec_transport_error"}\n\n']),
+    );
+    const streamError = await failure(execAll());
+    expect(streamError.code).toBe("sandbox_failed");
+    expect(streamError.context.bridgeCode).toBe("exec_transport_error");
+  });
+
+  it("rejects a wrong content type", async () => {
+    bridge.respond((_request, response) => json(response, 200, { ok: true }));
+    expect((await failure(execAll())).code).toBe("upstream_protocol");
+  });
+
+  it("refuses a 10 MiB single frame", async () => {
+    bridge.respond((_request, response) => sse(response, [`event: stdout\ndata: ${"QUFB".repeat((10 * 1024 * 1024) / 4)}\n\n`]));
+    expect((await failure(execAll())).code).toBe("limit_exceeded");
+  });
+
+  it("maps 401, 503 capacity, 413 and plain-text 404 to typed errors", async () => {
+    bridge.respond((_request, response) => json(response, 401, { error: "Unauthorized", code: "unauthorized" }));
+    expect((await failure(client.create())).code).toBe("unauthorized");
+    bridge.respond((_request, response) => json(response, 503, { error: "no capacity", code: "capacity_exceeded" }));
+    expect((await failure(client.create())).code).toBe("insufficient_capacity");
+    bridge.respond((_request, response) => json(response, 413, { error: "too large", code: "payload_too_large" }));
+    expect((await failure(client.hydrate(ID, new Uint8Array(4)))).code).toBe("limit_exceeded");
+    bridge.respond((_request, response) => response.writeHead(404, { "content-type": "text/plain" }).end("404 Not Found"));
+    expect((await failure(client.running(ID))).code).toBe("not_found");
+  });
+
+  it("rejects malformed JSON answers and bad sandbox ids", async () => {
+    bridge.respond((_request, response) => json(response, 200, { id: "NOT-A-BRIDGE-ID" }));
+    expect((await failure(client.create())).code).toBe("upstream_protocol");
+    bridge.respond((_request, response) => response.writeHead(200, { "content-type": "application/json" }).end("{oops"));
+    expect((await failure(client.running(ID))).code).toBe("upstream_protocol");
+    await expect(client.running("../etc")).rejects.toSatisfy((error: unknown) => ManagedRuntimeError.hasCode(error, "upstream_protocol"));
+  });
+
+  it("retries idempotent calls on transient failures but never exec or hydrate", async () => {
+    let calls = 0;
+    bridge.respond((_request, response) => {
+      calls++;
+      if (calls < 3) return json(response, 503, { error: "busy", code: "pool_error" });
+      json(response, 200, { running: true });
+    });
+    expect(await client.running(ID)).toBe(true);
+    expect(calls).toBe(3);
+
+    calls = 0;
+    bridge.respond((_request, response) => {
+      calls++;
+      json(response, 503, { error: "busy", code: "pool_error" });
+    });
+    await failure(execAll());
+    expect(calls).toBe(1);
+    calls = 0;
+    await failure(client.hydrate(ID, new Uint8Array(8)));
+    expect(calls).toBe(1);
+  });
+
+  it("treats 204 and 404 deletes as success and shares concurrent deletes", async () => {
+    let calls = 0;
+    bridge.respond((_request, response) => {
+      calls++;
+      setTimeout(() => response.writeHead(calls % 2 === 0 ? 404 : 204).end(), 20);
+    });
+    await Promise.all([client.destroy(ID), client.destroy(ID), client.destroy(ID)]);
+    expect(calls).toBe(1);
+    await client.destroy(ID);
+    expect(calls).toBe(2);
+  });
+});

@@ -1,0 +1,70 @@
+import { ManagedRuntimeError, ReadinessFailedError } from "@open-managed-agents/runtime-resource-contract";
+import type { SandboxPort } from "./ports.js";
+
+/** What the readiness probe prints on success; the probe passes only when the output contains it. */
+export const RUNTIME_READY_MARKER = "__OPENMA_RUNTIME_READY__";
+
+/** Default deadline of the readiness probe. */
+export const DEFAULT_READINESS_TIMEOUT_MS = 10_000;
+
+/** Longest stretch of probe output kept in an error message and context. */
+const MAX_REPORTED_OUTPUT = 4_096;
+
+/** Options of {@link verifyRuntimeEnvironment}. */
+export interface VerifyRuntimeEnvironmentOptions {
+  /** The harness executable: an absolute path must be executable, any other name must be on `PATH`. */
+  readonly command: string;
+  /** Deadline of the probe. @default 10_000 */
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** Result of a passed probe. */
+export interface VerifyRuntimeEnvironmentResult {
+  /** Combined output of the probe. */
+  readonly output: string;
+}
+
+/** Quotes a value for POSIX `sh` as one word. */
+export function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The probe command for `command`: `test -x` for absolute paths, `command -v` otherwise. */
+export function readinessProbeCommand(command: string): string {
+  const check = command.startsWith("/") ? `test -x ${shellQuote(command)}` : `command -v ${shellQuote(command)}`;
+  return `${check} && printf '%s\\n' ${shellQuote(RUNTIME_READY_MARKER)}`;
+}
+
+/**
+ * Checks that the harness executable exists in the sandbox before a lease is published. Throws
+ * `readiness_failed` with the probe's combined output and exit code when the probe fails or does not
+ * print {@link RUNTIME_READY_MARKER}; `timeout` and `aborted` errors from `exec` pass through.
+ */
+export async function verifyRuntimeEnvironment(
+  sandbox: SandboxPort,
+  options: VerifyRuntimeEnvironmentOptions,
+): Promise<VerifyRuntimeEnvironmentResult> {
+  if (options.command.trim() === "" || options.command.includes("\0")) {
+    throw new ReadinessFailedError({ message: "readiness probe needs a non-empty harness command", context: { command: options.command.replace(/\0/g, "") } });
+  }
+  const timeoutMs = options.timeoutMs ?? DEFAULT_READINESS_TIMEOUT_MS;
+  let result;
+  try {
+    result = await sandbox.exec(readinessProbeCommand(options.command), { timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
+  } catch (error) {
+    if (ManagedRuntimeError.isInstance(error)) throw error;
+    throw new ReadinessFailedError({
+      message: `readiness probe for ${options.command} could not run: ${error instanceof Error ? error.message : String(error)}`,
+      context: { command: options.command },
+      cause: error,
+    });
+  }
+  if (result.exitCode === 0 && result.output.includes(RUNTIME_READY_MARKER)) return { output: result.output };
+  const output = result.output.length > MAX_REPORTED_OUTPUT ? `${result.output.slice(0, MAX_REPORTED_OUTPUT)}…` : result.output;
+  const reason = result.exitCode === 0 ? "did not print the readiness marker" : `exited with code ${result.exitCode}`;
+  throw new ReadinessFailedError({
+    message: `readiness probe for ${options.command} ${reason}; output: ${output === "" ? "(empty)" : output}`,
+    context: { command: options.command, exitCode: result.exitCode, output },
+  });
+}
