@@ -77,6 +77,7 @@ export function verifyingStream(
   source: ReadableStream<Uint8Array>,
   expected: ContentDigest,
   mismatch: (actual: Partial<ContentDigest>) => Error,
+  signal?: AbortSignal,
 ): { readonly stream: ReadableStream<Uint8Array>; verified(): boolean } {
   const hash = createHash("sha256");
   let size = 0;
@@ -95,6 +96,7 @@ export function verifyingStream(
         verified = true;
       },
     }),
+    signal ? { signal } : {},
   );
   return { stream, verified: () => verified };
 }

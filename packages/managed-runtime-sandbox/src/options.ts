@@ -153,9 +153,12 @@ export function resolveProviderManagedRuntimeOptions<R extends ManagedSandboxRun
   options: ProviderManagedRuntimeOptions<R>,
 ): ResolvedProviderManagedRuntimeOptions<R> {
   const parsed = parseRecord(optionsSchema, options, { record: "provider managed runtime options", code: "invalid_config" });
-  return {
-    ...options,
+  const { outputs, ...rest } = options;
+  const resolved: ResolvedProviderManagedRuntimeOptions<R> = {
+    ...rest,
     workspace: { strategies: parsed.workspace.strategies, retainedSuspendKind: parsed.workspace.retainedSuspendKind },
-    ...(options.outputs && parsed.outputs ? { outputs: { ...options.outputs, ...parsed.outputs, store: options.outputs.store, keyPrefix: options.outputs.keyPrefix } } : {}),
   };
+  if (!outputs || !parsed.outputs) return resolved;
+  const { durability, maxFiles, maxBytes } = parsed.outputs;
+  return { ...resolved, outputs: { store: outputs.store, keyPrefix: outputs.keyPrefix, durability, maxFiles, maxBytes } };
 }

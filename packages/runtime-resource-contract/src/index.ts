@@ -10,6 +10,7 @@ export * from "./workspace.js";
 export * from "./outputs.js";
 export * from "./harness.js";
 export * from "./supervisor.js";
+export * from "./supervisor-ndjson.js";
 export * from "./credential-egress.js";
 export * from "./session-inputs.js";
 export * from "./orphan.js";

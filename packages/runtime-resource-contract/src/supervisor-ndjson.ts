@@ -74,12 +74,22 @@ export function createNdjsonSupervisorChannel(options: NdjsonSupervisorChannelOp
         closed = true;
         await writeTail;
         await writer.close().catch(() => undefined);
-        await (reader ?? options.stdout).cancel().catch(() => undefined);
+        await cancelStdout(reader, options.stdout);
         await options.close();
       })();
       return closing;
     },
   };
+}
+
+/** Cancels stdout through the live reader, or directly once the reader released its lock. */
+async function cancelStdout(reader: ReadableStreamDefaultReader<Uint8Array> | null, stdout: ReadableStream<Uint8Array>): Promise<void> {
+  try {
+    if (reader) return await reader.cancel();
+  } catch {
+    // The reader released its lock when iteration ended; the stream itself is cancelled below.
+  }
+  await stdout.cancel().catch(() => undefined);
 }
 
 async function* readEvents(
@@ -106,7 +116,7 @@ async function* readEvents(
         pendingBytes = 0;
         start = index + 1;
         lineNumber += 1;
-        checkLength(line.byteLength, maxLineBytes, lineNumber);
+        checkLength(contentLength(line), maxLineBytes, lineNumber);
         const event = parseLine(line, decoder, lineNumber);
         if (event) yield event;
       }
@@ -118,7 +128,9 @@ async function* readEvents(
       }
     }
     if (pendingBytes > 0) {
-      const event = parseLine(concat(pending, pendingBytes), decoder, lineNumber + 1);
+      const last = concat(pending, pendingBytes);
+      checkLength(contentLength(last), maxLineBytes, lineNumber + 1);
+      const event = parseLine(last, decoder, lineNumber + 1);
       if (event) yield event;
     }
   } finally {
@@ -127,11 +139,15 @@ async function* readEvents(
   }
 }
 
-function parseLine(bytes: Uint8Array, decoder: TextDecoder, lineNumber: number): HarnessSupervisorEvent | null {
-  const end = bytes.byteLength > 0 && bytes[bytes.byteLength - 1] === CARRIAGE_RETURN ? bytes.byteLength - 1 : bytes.byteLength;
+/** Line length without a trailing carriage return. */
+function contentLength(bytes: Uint8Array): number {
+  return bytes.byteLength > 0 && bytes[bytes.byteLength - 1] === CARRIAGE_RETURN ? bytes.byteLength - 1 : bytes.byteLength;
+}
+
+function parseLine(bytes: Uint8Array, decoder: InstanceType<typeof TextDecoder>, lineNumber: number): HarnessSupervisorEvent | null {
   let text: string;
   try {
-    text = decoder.decode(bytes.subarray(0, end));
+    text = decoder.decode(bytes.subarray(0, contentLength(bytes)));
   } catch (error) {
     throw protocolError(`supervisor event line ${lineNumber} is not valid UTF-8`, lineNumber, error);
   }
@@ -146,8 +162,7 @@ function parseLine(bytes: Uint8Array, decoder: TextDecoder, lineNumber: number):
 }
 
 function checkLength(bytes: number, maxLineBytes: number, lineNumber: number): void {
-  const withoutCarriageReturn = bytes;
-  if (withoutCarriageReturn > maxLineBytes) {
+  if (bytes > maxLineBytes) {
     throw createError("limit_exceeded", {
       message: `supervisor event line ${lineNumber} exceeds ${maxLineBytes} bytes`,
       context: { limit: maxLineBytes, line: lineNumber },

@@ -88,9 +88,14 @@ export function sendText(response: ServerResponse, status: number, text: string)
   response.end(text);
 }
 
-/** Writes `data: {json}\n\n` frames with no `event:` line; `write` resolves once the socket drained. */
+/** Writes `data: {json}\n\n` frames with no `event:` line. */
 export interface SseWriter {
-  write(frame: Record<string, unknown>): Promise<void>;
+  /** Queues a frame; false when the socket buffer is full and the caller should wait for {@link drained}. */
+  write(frame: Record<string, unknown>): boolean;
+  /** Writes a frame and waits until the socket drained. */
+  send(frame: Record<string, unknown>): Promise<void>;
+  /** Resolves once the socket buffer drained or the client went away. */
+  drained(): Promise<void>;
   end(): void;
   /** True once the client went away. */
   readonly closed: boolean;
@@ -104,26 +109,31 @@ export function openSse(response: ServerResponse): SseWriter {
     "Cache-Control": "no-cache",
     Connection: "keep-alive",
   });
-  let closed = false;
-  response.once("close", () => {
-    closed = true;
-  });
+  const isClosed = (): boolean => response.destroyed || response.writableEnded;
+  const drained = (): Promise<void> => {
+    if (isClosed() || !response.writableNeedDrain) return Promise.resolve();
+    return new Promise((resolve) => {
+      const settle = (): void => {
+        response.off("drain", settle);
+        response.off("close", settle);
+        resolve();
+      };
+      response.once("drain", settle);
+      response.once("close", settle);
+    });
+  };
+  const write = (frame: Record<string, unknown>): boolean => {
+    if (isClosed()) return true;
+    return response.write(`data: ${JSON.stringify(frame)}\n\n`);
+  };
   return {
     get closed() {
-      return closed || response.destroyed;
+      return isClosed();
     },
-    write(frame) {
-      if (closed || response.destroyed) return Promise.resolve();
-      if (response.write(`data: ${JSON.stringify(frame)}\n\n`)) return Promise.resolve();
-      return new Promise((resolve) => {
-        const settle = (): void => {
-          response.off("drain", settle);
-          response.off("close", settle);
-          resolve();
-        };
-        response.once("drain", settle);
-        response.once("close", settle);
-      });
+    write,
+    drained,
+    send(frame) {
+      return write(frame) ? Promise.resolve() : drained();
     },
     end() {
       if (!response.writableEnded) response.end();

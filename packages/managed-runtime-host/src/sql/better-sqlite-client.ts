@@ -3,8 +3,8 @@ import { sqlFailure } from "./sql-failure.js";
 
 /** The part of a better-sqlite3 prepared statement the client uses. */
 export interface BetterSqliteStatementLike {
-  all(...params: SqlValue[]): unknown[];
-  run(...params: SqlValue[]): { readonly changes: number | bigint };
+  all(...params: unknown[]): unknown[];
+  run(...params: unknown[]): { readonly changes: number | bigint };
 }
 
 /** The part of a better-sqlite3 `Database` the client uses; the module itself is never imported. */

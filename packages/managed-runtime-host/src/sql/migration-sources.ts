@@ -8,7 +8,7 @@
 export interface SqlMigration {
   /** File name without `.sql`; migrations apply in name order. */
   readonly name: string;
-  /** Statements separated by `;`. Statements contain no `;` inside literals. */
+  /** Statements separated by `;`; no literal may contain `;` or `--`. */
   readonly sql: string;
 }
 

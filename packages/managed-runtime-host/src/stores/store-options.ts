@@ -2,11 +2,13 @@ import { z } from "zod";
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import { type Clock, systemClock } from "../time.js";
 
+/** True when `value` is an object with a function under each of `methods`. */
+export function hasMethods(value: unknown, methods: readonly string[]): boolean {
+  return typeof value === "object" && value !== null && methods.every((method) => typeof (value as Record<string, unknown>)[method] === "function");
+}
+
 /** Accepts any object with a `now()` function. */
-export const clockSchema = z.custom<Clock>(
-  (value) => typeof value === "object" && value !== null && typeof (value as { now?: unknown }).now === "function",
-  "must be a Clock with a now() function",
-);
+export const clockSchema = z.custom<Clock>((value) => hasMethods(value, ["now"]), "must be a Clock with a now() function");
 
 /** Options every store factory accepts. */
 export interface StoreClockOptions {

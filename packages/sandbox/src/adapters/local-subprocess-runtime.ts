@@ -1,4 +1,3 @@
-import { createReadStream } from "node:fs";
 import { mkdir, open, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { Readable } from "node:stream";
@@ -109,7 +108,7 @@ export function createLocalRuntime(setup: LocalRuntimeSetup): LocalSubprocessRun
         await handle.close();
         throw fileError(Object.assign(new Error("EISDIR"), { code: "EISDIR" }), path);
       }
-      return Readable.toWeb(createReadStream("", { fd: handle.fd, autoClose: true })) as ReadableStream<Uint8Array>;
+      return Readable.toWeb(handle.createReadStream()) as ReadableStream<Uint8Array>;
     },
     async setEnvVars(env) {
       Object.assign(extraEnv, env);

@@ -1,0 +1,107 @@
+import { InvalidRequestError } from "@open-managed-agents/runtime-resource-contract";
+import type { BlobBody } from "./ports.js";
+
+/** A put body after validation: whole bytes, or a stream with an optional promised length. */
+export type NormalizedBody =
+  | { readonly kind: "bytes"; readonly bytes: Uint8Array }
+  | { readonly kind: "stream"; readonly stream: ReadableStream<Uint8Array>; readonly length?: number };
+
+/**
+ * Turns a {@link BlobBody} into bytes or a stream. A string becomes its UTF-8 bytes; a promised
+ * `contentLength` must match a bytes body exactly.
+ *
+ * @throws InvalidRequestError for an unsupported body or a length mismatch.
+ */
+export function normalizeBody(body: BlobBody, contentLength: number | undefined): NormalizedBody {
+  let bytes: Uint8Array;
+  if (typeof body === "string") bytes = new TextEncoder().encode(body);
+  else if (body instanceof Uint8Array) bytes = body;
+  else if (isReadableStream(body)) {
+    return contentLength === undefined ? { kind: "stream", stream: body } : { kind: "stream", stream: body, length: contentLength };
+  } else {
+    throw new InvalidRequestError({ message: "a blob body must be a Uint8Array, a string or a ReadableStream" });
+  }
+  if (contentLength !== undefined && contentLength !== bytes.byteLength) throw lengthMismatch(bytes.byteLength, contentLength);
+  return { kind: "bytes", bytes };
+}
+
+function isReadableStream(value: unknown): value is ReadableStream<Uint8Array> {
+  return typeof value === "object" && value !== null && typeof (value as { getReader?: unknown }).getReader === "function";
+}
+
+function lengthMismatch(actual: number, promised: number): InvalidRequestError {
+  return new InvalidRequestError({
+    message: `the body has ${actual === -1 ? "more" : actual} bytes but contentLength promised ${promised}`,
+    context: { promised, ...(actual === -1 ? {} : { actual }) },
+  });
+}
+
+/** A stream that counts its bytes, plus the typed error it failed with, if any. */
+export interface CheckedStream {
+  readonly stream: ReadableStream<Uint8Array>;
+  /** Bytes passed through so far. */
+  bytesRead(): number;
+  /** The validation error the stream failed with; implementations rethrow it in place of wrapper errors. */
+  failure(): InvalidRequestError | undefined;
+}
+
+/**
+ * Passes a body stream through, checking every chunk is a Uint8Array and the total matches
+ * `promisedLength` when given. A violation errors the stream with an InvalidRequestError.
+ */
+export function checkBodyStream(source: ReadableStream<Uint8Array>, promisedLength?: number): CheckedStream {
+  let total = 0;
+  let failed: InvalidRequestError | undefined;
+  const fail = (controller: TransformStreamDefaultController<Uint8Array>, error: InvalidRequestError): void => {
+    failed = error;
+    controller.error(error);
+  };
+  const stream = source.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        if (!(chunk instanceof Uint8Array)) return fail(controller, new InvalidRequestError({ message: "a body stream must yield Uint8Array chunks" }));
+        total += chunk.byteLength;
+        if (promisedLength !== undefined && total > promisedLength) return fail(controller, lengthMismatch(-1, promisedLength));
+        if (chunk.byteLength > 0) controller.enqueue(chunk);
+      },
+      flush(controller) {
+        if (promisedLength !== undefined && total !== promisedLength) fail(controller, lengthMismatch(total, promisedLength));
+      },
+    }),
+  );
+  return { stream, bytesRead: () => total, failure: () => failed };
+}
+
+/** Reads a whole stream into one array. */
+export async function readAllBytes(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    total += value.byteLength;
+  }
+  if (chunks.length === 1 && chunks[0]) return chunks[0];
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/** A stream over bytes already in memory, in chunks of at most `chunkSize`. */
+export function bytesToStream(bytes: Uint8Array, chunkSize = 64 * 1024): ReadableStream<Uint8Array> {
+  let offset = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (offset >= bytes.byteLength) return controller.close();
+      const end = Math.min(offset + chunkSize, bytes.byteLength);
+      controller.enqueue(bytes.slice(offset, end));
+      offset = end;
+    },
+  });
+}

@@ -1,0 +1,217 @@
+import { createHash, randomUUID } from "node:crypto";
+import { type FileHandle, link, mkdir, open, rename, rmdir, unlink } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { z } from "zod";
+import { LimitExceededError, NotFoundError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
+import { validateBlobKey } from "../blob-key.js";
+import { guardOperation } from "../blob-errors.js";
+import { bytesToStream, checkBodyStream, normalizeBody } from "../blob-body.js";
+import { createBlobObject } from "../blob-object.js";
+import { type ParsedPutOptions, parseListOptions, parsePutOptions } from "../blob-options.js";
+import type { BlobBody, BlobListOptions, BlobListResult, BlobObject, BlobObjectInfo, BlobPutOptions, BlobStore } from "../ports.js";
+import { encodeTrailer, fileBodyStream, readTrailer } from "./fs-object-file.js";
+import { MAX_FS_SEGMENT_BYTES, isErrorCode, objectPathForKey, parentDirectories, walkKeys } from "./fs-key-paths.js";
+
+/** Options of {@link createFsBlobStore}. */
+export interface FsBlobStoreOptions {
+  /** Directory that holds the objects; created on the first put. */
+  readonly rootDir: string;
+}
+
+const optionsSchema = z.strictObject({ rootDir: z.string().min(1) });
+
+/**
+ * A {@link BlobStore} on the local filesystem (Node only). Each object is one file holding its body
+ * followed by a metadata trailer. A put streams into a temporary file in the target directory,
+ * syncs it and commits with `rename`, or with `link` when `ifNoneMatch` is set, which fails on an
+ * existing name and so lets exactly one conditional writer win.
+ *
+ * @throws InvalidConfigError when `rootDir` is missing.
+ */
+export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
+  const rootDir = resolve(parseRecord(optionsSchema, options, { record: "filesystem blob store options", code: "invalid_config" }).rootDir);
+
+  const run = <T>(operation: string, key: string | undefined, call: () => Promise<T>): Promise<T> =>
+    guardOperation({ store: "filesystem", operation, ...(key === undefined ? {} : { key }) }, call);
+
+  async function readInfo(key: string, path: string): Promise<BlobObjectInfo | null> {
+    const handle = await openIfExists(path);
+    if (!handle) return null;
+    try {
+      return await readTrailer(handle, key);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  return {
+    async put(key: string, body: BlobBody, putOptions?: BlobPutOptions): Promise<BlobObjectInfo | null> {
+      validateBlobKey(key);
+      const parsed = parsePutOptions(putOptions);
+      const normalized = normalizeBody(body, parsed.contentLength);
+      const path = objectPathForKey(rootDir, key);
+      if (path === null) {
+        throw new LimitExceededError({
+          message: `a key segment is longer than the ${MAX_FS_SEGMENT_BYTES} bytes a file name can hold`,
+          context: { key: key.slice(0, 200), limit: MAX_FS_SEGMENT_BYTES },
+        });
+      }
+      const stream = normalized.kind === "bytes" ? bytesToStream(normalized.bytes) : normalized.stream;
+      return run("put", key, async () => {
+        const { tempPath, info } = await writeTempObject(path, key, stream, normalized.kind === "stream" ? normalized.length : undefined, parsed);
+        try {
+          if (parsed.ifNoneMatch) {
+            try {
+              await link(tempPath, path);
+            } catch (error) {
+              if (isErrorCode(error, "EEXIST")) return null;
+              throw error;
+            }
+          } else {
+            await rename(tempPath, path);
+          }
+          await syncDirectory(dirname(path));
+          return info;
+        } finally {
+          await unlink(tempPath).catch(() => undefined);
+        }
+      });
+    },
+
+    async get(key: string): Promise<BlobObject | null> {
+      validateBlobKey(key);
+      const path = objectPathForKey(rootDir, key);
+      const info = path === null ? null : await run("get", key, () => readInfo(key, path));
+      if (path === null || info === null) return null;
+      return createBlobObject(info, async () => {
+        // The body reopens the file and checks it is still the version `get` described.
+        const handle = await openIfExists(path);
+        const current = handle ? await readTrailer(handle, key).catch(() => null) : null;
+        if (!handle || !current || current.etag !== info.etag || current.uploaded.getTime() !== info.uploaded.getTime()) {
+          await handle?.close();
+          throw new NotFoundError({ message: `blob '${key}' changed or was deleted after it was read`, context: { key } });
+        }
+        return fileBodyStream(handle, info.size);
+      });
+    },
+
+    async head(key: string): Promise<BlobObjectInfo | null> {
+      validateBlobKey(key);
+      const path = objectPathForKey(rootDir, key);
+      return path === null ? null : run("head", key, () => readInfo(key, path));
+    },
+
+    async delete(key: string): Promise<void> {
+      validateBlobKey(key);
+      const path = objectPathForKey(rootDir, key);
+      if (path === null) return;
+      await run("delete", key, () => removeObject(rootDir, key, path));
+    },
+
+    async list(listOptions?: BlobListOptions): Promise<BlobListResult> {
+      const { prefix, cursor, limit } = parseListOptions(listOptions);
+      return run("list", undefined, async () => {
+        const objects: BlobObjectInfo[] = [];
+        let lastKey: string | undefined;
+        for await (const key of walkKeys(rootDir, prefix, cursor)) {
+          if (objects.length === limit) return { objects, cursor: lastKey ?? key };
+          const path = objectPathForKey(rootDir, key);
+          const info = path === null ? null : await readInfo(key, path);
+          if (info) objects.push(info);
+          lastKey = key;
+        }
+        return { objects };
+      });
+    },
+  };
+}
+
+async function removeObject(rootDir: string, key: string, path: string): Promise<void> {
+  await unlink(path).catch((error: unknown) => {
+    if (!isErrorCode(error, "ENOENT")) throw error;
+  });
+  for (const directory of parentDirectories(rootDir, key)) {
+    // A concurrent put may be filling the directory; it retries when its directory vanishes.
+    const removed = await rmdir(directory).then(
+      () => true,
+      () => false,
+    );
+    if (!removed) break;
+  }
+}
+
+async function writeTempObject(
+  path: string,
+  key: string,
+  body: ReadableStream<Uint8Array>,
+  promisedLength: number | undefined,
+  options: ParsedPutOptions,
+): Promise<{ tempPath: string; info: BlobObjectInfo }> {
+  const tempPath = join(dirname(path), `.${randomUUID()}.tmp`);
+  const handle = await openTempFile(tempPath);
+  const checked = checkBodyStream(body, promisedLength);
+  const hash = createHash("sha256");
+  try {
+    const reader = checked.stream.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      hash.update(value);
+      await writeAll(handle, value);
+    }
+    const info: BlobObjectInfo = {
+      key,
+      size: checked.bytesRead(),
+      etag: hash.digest("hex"),
+      contentType: options.contentType,
+      customMetadata: options.customMetadata,
+      uploaded: new Date(),
+    };
+    await writeAll(handle, encodeTrailer(info));
+    await handle.datasync();
+    return { tempPath, info };
+  } catch (error) {
+    await unlink(tempPath).catch(() => undefined);
+    throw checked.failure() ?? error;
+  } finally {
+    await handle.close();
+  }
+}
+
+async function openTempFile(tempPath: string): Promise<FileHandle> {
+  // A concurrent delete may remove an empty parent between mkdir and open; a few retries cover it.
+  for (let attempt = 1; ; attempt += 1) {
+    await mkdir(dirname(tempPath), { recursive: true });
+    try {
+      return await open(tempPath, "wx", 0o644);
+    } catch (error) {
+      if (!isErrorCode(error, "ENOENT") || attempt === 5) throw error;
+    }
+  }
+}
+
+async function writeAll(handle: FileHandle, bytes: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.byteLength) {
+    const { bytesWritten } = await handle.write(bytes, offset, bytes.byteLength - offset);
+    offset += bytesWritten;
+  }
+}
+
+async function openIfExists(path: string): Promise<FileHandle | null> {
+  try {
+    return await open(path, "r");
+  } catch (error) {
+    if (isErrorCode(error, "ENOENT") || isErrorCode(error, "ENOTDIR")) return null;
+    throw error;
+  }
+}
+
+async function syncDirectory(directory: string): Promise<void> {
+  const handle = await open(directory, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,67 @@
+import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
+import { z } from "zod";
+
+const limitsSchema = z
+  .object({
+    maxContainers: z.number().int().positive(),
+    maxProcessesPerContainer: z.number().int().positive(),
+    maxOutputBytes: z.number().int().positive(),
+    maxBodyBytes: z.number().int().positive(),
+  })
+  .partial()
+  .strict();
+
+const launcherOptionsSchema = z
+  .object({
+    transport: z.literal("http", { message: 'only "http" is supported: the local container server does not speak the websocket or rpc transports' }).default("http"),
+    warmPoolTarget: z.number().int().min(0).max(64).default(0),
+    apiKey: z.string().min(16, { message: "must be at least 16 characters" }).regex(/^[\x21-\x7e]+$/, { message: "must be printable ASCII without spaces" }).optional(),
+    host: z.string().min(1).default("127.0.0.1"),
+    port: z.number().int().min(0).max(65_535).default(0),
+    rootDir: z.string().min(1).optional(),
+    stateDir: z.string().min(1).optional(),
+    workerScriptPath: z.string().min(1).optional(),
+    limits: limitsSchema.default({}),
+    verbose: z.boolean().default(false),
+  })
+  .strict();
+
+/** Options of {@link startLocalBridge}. */
+export interface StartLocalBridgeOptions {
+  /** `SANDBOX_TRANSPORT` of the bridge. Only `"http"` works against the local container server. @default "http" */
+  readonly transport?: "http";
+  /** `WARM_POOL_TARGET`: containers the bridge keeps started ahead of use; the pool is primed at start. @default 0 */
+  readonly warmPoolTarget?: number;
+  /** `SANDBOX_API_KEY`; a random 256-bit key when omitted. The bridge never runs without one. */
+  readonly apiKey?: string;
+  /** Interface the Worker listens on. @default "127.0.0.1" */
+  readonly host?: string;
+  /** Port of the Worker; 0 picks a free one. @default 0 */
+  readonly port?: number;
+  /** Container trees; a fresh directory under /var/tmp when omitted (removed on stop). Must not lie under /tmp. */
+  readonly rootDir?: string;
+  /** Durable Object state of the Worker; a fresh temporary directory when omitted (removed on stop). */
+  readonly stateDir?: string;
+  /** A pre-bundled ES module Worker exporting `Sandbox`, `WarmPool` and the bridge; the packaged bundle when omitted. */
+  readonly workerScriptPath?: string;
+  /** Limits of the local container server. */
+  readonly limits?: {
+    readonly maxContainers?: number;
+    readonly maxProcessesPerContainer?: number;
+    readonly maxOutputBytes?: number;
+    readonly maxBodyBytes?: number;
+  };
+  /** Shows workerd's log lines. @default false */
+  readonly verbose?: boolean;
+}
+
+export type ResolvedLauncherOptions = z.output<typeof launcherOptionsSchema>;
+
+/** Validates launcher options once; failure → InvalidConfigError naming the field (never echoing values). */
+export function resolveLauncherOptions(options: StartLocalBridgeOptions): ResolvedLauncherOptions {
+  const result = launcherOptionsSchema.safeParse(options);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const field = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : "(options)";
+  throw new InvalidConfigError({ message: `invalid local bridge option ${field}: ${issue?.message ?? "invalid"}`, context: { field }, cause: result.error });
+}

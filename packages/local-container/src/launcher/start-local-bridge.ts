@@ -1,0 +1,104 @@
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ReadinessFailedError } from "@open-managed-agents/runtime-resource-contract";
+import { Log, LogLevel, Miniflare } from "miniflare";
+import { type LocalContainerServer, createLocalContainerServer } from "../server/server.js";
+import { type StartLocalBridgeOptions, resolveLauncherOptions } from "./launcher-options.js";
+
+/** Compatibility date the bundled Worker runs with (supported by the pinned workerd). */
+const COMPATIBILITY_DATE = "2026-04-01";
+
+/** A running local Sandbox Bridge. */
+export interface LocalBridge {
+  /** Base URL of the bridge Worker, e.g. `http://127.0.0.1:43117` (routes under `/v1`, health at `/health`). */
+  readonly url: string;
+  /** The bridge's `SANDBOX_API_KEY`; send it as `Authorization: Bearer <apiKey>`. */
+  readonly apiKey: string;
+  /** The local container server the Worker's containers run on. */
+  readonly containerServer: LocalContainerServer;
+  /** Stops workerd and the container server (killing every container process) and removes temporary state. */
+  stop(): Promise<void>;
+}
+
+/** Path of the packaged bridge Worker bundle. */
+export function defaultBridgeWorkerPath(): string {
+  return fileURLToPath(new URL("./worker/bridge-worker.js", import.meta.url));
+}
+
+/**
+ * Starts Cloudflare's Sandbox Bridge Worker (`@cloudflare/sandbox/bridge` 0.12.10, with the real `Sandbox`
+ * and `WarmPool` Durable Objects) in local workerd through Miniflare, over a local container server.
+ * Nothing needs Docker; both listen on loopback ports.
+ */
+export async function startLocalBridge(options: StartLocalBridgeOptions = {}): Promise<LocalBridge> {
+  const resolved = resolveLauncherOptions(options);
+  const apiKey = resolved.apiKey ?? randomBytes(32).toString("hex");
+  const cleanup: string[] = [];
+  const rootDir = resolved.rootDir ?? (await mkdtemp(join("/var/tmp", "oma-local-containers-")));
+  if (resolved.rootDir === undefined) cleanup.push(rootDir);
+  const stateDir = resolved.stateDir ?? (await mkdtemp(join(tmpdir(), "oma-local-bridge-state-")));
+  if (resolved.stateDir === undefined) cleanup.push(stateDir);
+  const removeTemporary = async (): Promise<void> => {
+    await Promise.all(cleanup.map((directory) => rm(directory, { recursive: true, force: true })));
+  };
+
+  let containerServer: LocalContainerServer | undefined;
+  let miniflare: Miniflare | undefined;
+  try {
+    containerServer = await createLocalContainerServer({ rootDir, limits: resolved.limits });
+    miniflare = new Miniflare({
+      host: resolved.host,
+      port: resolved.port,
+      modules: true,
+      scriptPath: resolved.workerScriptPath ?? defaultBridgeWorkerPath(),
+      compatibilityDate: COMPATIBILITY_DATE,
+      compatibilityFlags: ["nodejs_compat"],
+      durableObjects: {
+        Sandbox: { className: "Sandbox", useSQLite: true },
+        WarmPool: { className: "WarmPool", useSQLite: true },
+      },
+      bindings: {
+        SANDBOX_API_KEY: apiKey,
+        SANDBOX_TRANSPORT: resolved.transport,
+        WARM_POOL_TARGET: String(resolved.warmPoolTarget),
+        OMA_LOCAL_CONTAINER_URL: containerServer.url,
+      },
+      durableObjectsPersist: join(stateDir, "durable-objects"),
+      cf: false,
+      log: new Log(resolved.verbose ? LogLevel.INFO : LogLevel.WARN),
+    });
+    const url = (await miniflare.ready).origin;
+    if (resolved.warmPoolTarget > 0) await primeWarmPool(url, apiKey);
+    const server = containerServer;
+    const worker = miniflare;
+    let stopping: Promise<void> | undefined;
+    return {
+      url,
+      apiKey,
+      containerServer: server,
+      stop() {
+        stopping ??= (async () => {
+          await worker.dispose();
+          await server.close();
+          await removeTemporary();
+        })();
+        return stopping;
+      },
+    };
+  } catch (error) {
+    await miniflare?.dispose().catch(() => undefined);
+    await containerServer?.close().catch(() => undefined);
+    await removeTemporary();
+    throw error;
+  }
+}
+
+/** Pushes the pool configuration to the WarmPool object, as the bridge's cron trigger would. */
+async function primeWarmPool(url: string, apiKey: string): Promise<void> {
+  const response = await fetch(`${url}/v1/pool/prime`, { method: "POST", headers: { Authorization: `Bearer ${apiKey}` } });
+  await response.body?.cancel();
+  if (!response.ok) throw new ReadinessFailedError({ message: `priming the warm pool failed with HTTP ${response.status}`, context: { status: response.status } });
+}

@@ -1,0 +1,116 @@
+import { mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { PathMounts } from "@open-managed-agents/sandbox/local-process";
+import type { LocalContainerLimits } from "./options.js";
+import { type ProcessTable, createProcessTable } from "./process-table.js";
+import { type SessionStore, createSessionStore } from "./sessions.js";
+import { ControlApiError } from "./wire.js";
+
+/** Container ids are path segments on the host, so only a safe alphabet is accepted. */
+export const CONTAINER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** One local container: a directory tree, its sessions and its processes. */
+export interface LocalContainer {
+  readonly id: string;
+  /** Host directory holding the container's tree. */
+  readonly directory: string;
+  /** Container path → host directory. */
+  readonly mounts: PathMounts;
+  /** Environment every command starts from. */
+  readonly baseEnv: Readonly<Record<string, string>>;
+  readonly sessions: SessionStore;
+  readonly processes: ProcessTable;
+  readonly createdAt: Date;
+}
+
+/** The containers of one server. */
+export interface ContainerRegistry {
+  /** Creates the container unless it exists; at `maxContainers` → 503 `CONTAINER_LIMIT_REACHED`. */
+  ensure(id: string, env?: Readonly<Record<string, string>>): Promise<{ container: LocalContainer; created: boolean }>;
+  get(id: string): LocalContainer | undefined;
+  list(): LocalContainer[];
+  /** Kills the container's process groups with `signal`, waits for them, removes its tree. */
+  destroy(id: string, signal?: NodeJS.Signals): Promise<boolean>;
+  destroyAll(): Promise<void>;
+}
+
+/** Creates the registry that keeps container trees under `rootDir`. */
+export function createContainerRegistry(rootDir: string, limits: LocalContainerLimits): ContainerRegistry {
+  const containers = new Map<string, LocalContainer>();
+  // Start and destroy of one id run one after another; different ids run in parallel.
+  const queues = new Map<string, Promise<unknown>>();
+  const serialize = <T>(id: string, task: () => Promise<T>): Promise<T> => {
+    const previous = queues.get(id) ?? Promise.resolve();
+    const next = previous.then(task, task);
+    const settled = next.catch(() => undefined);
+    queues.set(id, settled);
+    void settled.then(() => {
+      if (queues.get(id) === settled) queues.delete(id);
+    });
+    return next;
+  };
+
+  const create = async (id: string, env: Readonly<Record<string, string>>): Promise<LocalContainer> => {
+    const directory = join(rootDir, id);
+    const mounts = { "/workspace": join(directory, "workspace"), "/mnt/session/outputs": join(directory, "outputs"), "/tmp": join(directory, "tmp") };
+    await Promise.all(Object.values(mounts).map((hostDir) => mkdir(hostDir, { recursive: true })));
+    await mkdir(join(mounts["/tmp"], "home"), { recursive: true });
+    // Commands never see the server's own environment, which may hold keys.
+    const baseEnv = {
+      PATH: process.env.PATH ?? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+      HOME: "/tmp/home",
+      LANG: "C.UTF-8",
+      ...env,
+    };
+    return { id, directory, mounts, baseEnv, sessions: createSessionStore(baseEnv), processes: createProcessTable(limits), createdAt: new Date() };
+  };
+
+  return {
+    ensure(id, env = {}) {
+      assertContainerId(id);
+      return serialize(id, async () => {
+        const existing = containers.get(id);
+        if (existing !== undefined) return { container: existing, created: false };
+        if (containers.size >= limits.maxContainers) {
+          throw new ControlApiError("CONTAINER_LIMIT_REACHED", 503, `The local container server already runs ${containers.size} containers, its limit`, {
+            maxContainers: limits.maxContainers,
+          });
+        }
+        const container = await create(id, env);
+        containers.set(id, container);
+        return { container, created: true };
+      });
+    },
+    get(id) {
+      return containers.get(id);
+    },
+    list() {
+      return [...containers.values()];
+    },
+    destroy(id, signal = "SIGKILL") {
+      assertContainerId(id);
+      return serialize(id, async () => {
+        const container = containers.get(id);
+        if (container === undefined) return false;
+        containers.delete(id);
+        container.processes.killAll(signal);
+        // A group that ignores a gentle signal is not allowed to keep the tree alive.
+        const forced = setTimeout(() => container.processes.killAll("SIGKILL"), 2_000);
+        await container.processes.drain();
+        clearTimeout(forced);
+        await rm(container.directory, { recursive: true, force: true });
+        return true;
+      });
+    },
+    async destroyAll() {
+      await Promise.all([...containers.keys()].map((id) => this.destroy(id)));
+    },
+  };
+}
+
+/** Refuses ids that are not safe directory names (400 `INVALID_CONTAINER_ID`). */
+export function assertContainerId(id: string): void {
+  if (!CONTAINER_ID_PATTERN.test(id)) {
+    throw new ControlApiError("INVALID_CONTAINER_ID", 400, "Container id must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", {});
+  }
+}

@@ -1,0 +1,52 @@
+import { normalizeSandboxPath } from "@open-managed-agents/sandbox/local-process";
+import { hostPath } from "./command-runner.js";
+import type { LocalContainer } from "./container-registry.js";
+import { SESSIONLESS_ID } from "./request-schemas.js";
+import { ControlApiError, fileNotFound } from "./wire.js";
+
+/** A file route's target as the container names it and as the host stores it. */
+export interface ResolvedPath {
+  /** Absolute container path. */
+  readonly path: string;
+  readonly host: string;
+}
+
+/**
+ * Resolves a file route's path (relative paths against the session's cwd). File routes reach only the
+ * container's own trees; any other path → 403 `PERMISSION_DENIED`.
+ */
+export function resolveFilePath(container: LocalContainer, rawPath: string, sessionId: string | undefined): ResolvedPath {
+  const session = sessionId === undefined || sessionId === SESSIONLESS_ID ? undefined : container.sessions.getOrCreate(sessionId);
+  let path: string;
+  try {
+    path = normalizeSandboxPath(rawPath, session?.cwd ?? "/workspace");
+  } catch {
+    throw new ControlApiError("VALIDATION_FAILED", 400, "Path contains a NUL byte", {});
+  }
+  const inside = Object.keys(container.mounts).some((mountPoint) => path === mountPoint || path.startsWith(`${mountPoint}/`));
+  if (!inside) {
+    throw new ControlApiError("PERMISSION_DENIED", 403, `Path is outside the container's directories: ${path}`, { path, allowed: Object.keys(container.mounts) });
+  }
+  return { path, host: hostPath(container, path) };
+}
+
+/** Turns a Node file-system error into the control API's error for `operation` on `path`. */
+export function fileSystemError(error: unknown, path: string, operation: string): ControlApiError {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const reason = error instanceof Error ? error.message.replace(/'[^']*'/g, `'${path}'`) : String(error);
+  switch (code) {
+    case "ENOENT":
+      return fileNotFound(path, operation);
+    case "EACCES":
+    case "EPERM":
+      return new ControlApiError("PERMISSION_DENIED", 403, `Permission denied: ${path}`, { path, operation }, { operation });
+    case "EISDIR":
+      return new ControlApiError("IS_DIRECTORY", 400, `Path is a directory: ${path}`, { path, operation }, { operation });
+    case "ENOTDIR":
+      return new ControlApiError("NOT_DIRECTORY", 400, `A parent of the path is not a directory: ${path}`, { path, operation }, { operation });
+    case "EEXIST":
+      return new ControlApiError("FILE_EXISTS", 409, `Path already exists: ${path}`, { path, operation }, { operation });
+    default:
+      return new ControlApiError("FILESYSTEM_ERROR", 500, `${operation} failed: ${reason}`, { path, operation }, { operation });
+  }
+}

@@ -1,0 +1,120 @@
+import { mkdir } from "node:fs/promises";
+import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type ContainerRegistry, createContainerRegistry } from "./container-registry.js";
+import { type LocalContainerLimits, type LocalContainerServerOptions, resolveServerOptions } from "./options.js";
+import { readJson } from "./request-body.js";
+import { containerStartRequestSchema } from "./request-schemas.js";
+import { findRoute } from "./router.js";
+import { CORS_HEADERS, ControlApiError, now, sendError, sendJson, sendText } from "./wire.js";
+
+/** Request header naming the container a call is for; the workerd shim adds it to every call. */
+export const CONTAINER_ID_HEADER = "X-Oma-Container-Id";
+/** Response header set when a call names a container the server does not have. */
+export const CONTAINER_STATE_HEADER = "X-Oma-Container-State";
+/** Path prefix of the server's own container lifecycle routes (not part of the control API). */
+export const ADMIN_PREFIX = "/__oma/containers";
+
+/** A running local container server. */
+export interface LocalContainerServer {
+  /** Base URL, e.g. `http://127.0.0.1:41234`. */
+  readonly url: string;
+  readonly port: number;
+  readonly limits: LocalContainerLimits;
+  /** The live containers, for tests and tooling. */
+  readonly containers: Pick<ContainerRegistry, "ensure" | "get" | "list" | "destroy">;
+  /** Stops listening, kills every container's processes and removes their trees. */
+  close(): Promise<void>;
+}
+
+const SIGNALS: Readonly<Record<string, NodeJS.Signals>> = { "2": "SIGINT", "9": "SIGKILL", "15": "SIGTERM", SIGINT: "SIGINT", SIGKILL: "SIGKILL", SIGTERM: "SIGTERM" };
+
+/**
+ * Starts an HTTP server that answers the Cloudflare Sandbox container control API (`@cloudflare/sandbox`
+ * 0.12.10) for many containers at once, running commands as local processes.
+ */
+export async function createLocalContainerServer(options: LocalContainerServerOptions): Promise<LocalContainerServer> {
+  const resolved = resolveServerOptions(options);
+  await mkdir(resolved.rootDir, { recursive: true });
+  const registry = createContainerRegistry(resolved.rootDir, resolved.limits);
+
+  const handleAdmin = async (request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> => {
+    const id = decodeURIComponent(url.pathname.slice(ADMIN_PREFIX.length + 1));
+    if (id === "" && request.method === "GET") {
+      sendJson(response, 200, { success: true, containers: registry.list().map((container) => container.id), timestamp: now() });
+    } else if (request.method === "PUT") {
+      const body = await readJson(request, containerStartRequestSchema, resolved.limits.maxBodyBytes);
+      const { created } = await registry.ensure(id, body.env);
+      sendJson(response, 200, { success: true, id, created, timestamp: now() });
+    } else if (request.method === "DELETE") {
+      const signal = SIGNALS[url.searchParams.get("signal") ?? "SIGKILL"] ?? "SIGKILL";
+      const destroyed = await registry.destroy(id, signal);
+      sendJson(response, 200, { success: true, id, destroyed, timestamp: now() });
+    } else {
+      throw new ControlApiError("NOT_FOUND", 404, `No route ${request.method} ${url.pathname}`, {});
+    }
+  };
+
+  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const url = new URL(request.url ?? "/", "http://container");
+    const method = request.method ?? "GET";
+    if (method === "OPTIONS") {
+      response.writeHead(204, CORS_HEADERS).end();
+      return;
+    }
+    if (method === "GET" && url.pathname === "/") return sendText(response, 200, "ready");
+    if (method === "GET" && url.pathname === "/api/ping") return sendJson(response, 200, { success: true, message: "pong", timestamp: now() });
+    if (method === "GET" && url.pathname === "/api/version") return sendJson(response, 200, { success: true, version: resolved.version, timestamp: now() });
+    if (url.pathname === ADMIN_PREFIX || url.pathname.startsWith(`${ADMIN_PREFIX}/`)) return handleAdmin(request, response, url);
+    const route = findRoute(method, url.pathname);
+    if (route === undefined) throw new ControlApiError("NOT_FOUND", 404, `No route ${method} ${url.pathname}`, {});
+    const containerId = request.headers[CONTAINER_ID_HEADER.toLowerCase()];
+    if (typeof containerId !== "string" || containerId === "") {
+      throw new ControlApiError("CONTAINER_ID_REQUIRED", 400, `Every /api call needs the ${CONTAINER_ID_HEADER} header`, {});
+    }
+    const container = registry.get(containerId);
+    if (container === undefined) {
+      response.setHeader(CONTAINER_STATE_HEADER, "missing");
+      throw new ControlApiError("CONTAINER_NOT_FOUND", 404, "The container is not running", { containerId });
+    }
+    await route({ request, response, url, container, limits: resolved.limits });
+  };
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      if (response.headersSent) {
+        response.end();
+        return;
+      }
+      const controlError = error instanceof ControlApiError
+        ? error
+        : new ControlApiError("INTERNAL_ERROR", 500, error instanceof Error ? error.message : String(error), {});
+      sendError(response, controlError);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(resolved.port, resolved.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = resolved.host.includes(":") ? `[${resolved.host}]` : resolved.host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    limits: resolved.limits,
+    containers: registry,
+    close() {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        await registry.destroyAll();
+        server.closeAllConnections();
+        await stopped;
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * Drop-in replacement for `@cloudflare/containers` 0.3.7 in local workerd without Docker. Everything is
+ * re-exported from the real package; only `Container` differs: before the real constructor runs, it
+ * gives `ctx.container` a runtime object that drives a local container server (the URL comes from the
+ * `OMA_LOCAL_CONTAINER_URL` binding). The real Container state machine and the Sandbox SDK run unchanged.
+ *
+ * Bundle a Worker with `@cloudflare/containers` aliased to this module. Workers code only: no Node APIs.
+ */
+import { Container as UpstreamContainer } from "@cloudflare/containers";
+import { createLocalContainerRuntime } from "./local-runtime.js";
+
+export * from "@cloudflare/containers";
+export { CONTAINER_ID_HEADER, CONTROL_PORT, type LocalContainerRuntime, createLocalContainerRuntime } from "./local-runtime.js";
+
+/** Name of the binding that carries the local container server's base URL. */
+export const LOCAL_CONTAINER_URL_BINDING = "OMA_LOCAL_CONTAINER_URL";
+
+interface DurableObjectStateLike {
+  readonly id: { toString(): string };
+  readonly container?: unknown;
+}
+
+function installLocalRuntime(ctx: DurableObjectStateLike, env: unknown): void {
+  const serverUrl = (env as Record<string, unknown> | null | undefined)?.[LOCAL_CONTAINER_URL_BINDING];
+  if (serverUrl === undefined && ctx.container !== undefined) return;
+  if (typeof serverUrl !== "string" || !/^https?:\/\/[^/]+/.test(serverUrl)) {
+    throw new Error(`${LOCAL_CONTAINER_URL_BINDING} must be set to the local container server's http URL (e.g. http://127.0.0.1:41234)`);
+  }
+  Object.defineProperty(ctx, "container", {
+    value: createLocalContainerRuntime(serverUrl, ctx.id.toString()),
+    configurable: true,
+    enumerable: true,
+  });
+}
+
+type UpstreamArgs<Env> = ConstructorParameters<typeof UpstreamContainer<Env>>;
+
+/** `Container` of `@cloudflare/containers`, backed by a local container server. */
+export class Container<Env = unknown> extends UpstreamContainer<Env> {
+  constructor(...args: UpstreamArgs<Env>) {
+    installLocalRuntime(args[0] as unknown as DurableObjectStateLike, args[1]);
+    super(...args);
+  }
+}

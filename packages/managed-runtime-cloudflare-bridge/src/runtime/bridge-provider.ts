@@ -1,0 +1,65 @@
+import { InvalidRequestError, ProviderMismatchError, UnsupportedOperationError } from "@open-managed-agents/runtime-resource-contract";
+import type { ManagedSandboxRuntime, SandboxProviderPort } from "@open-managed-agents/sandbox";
+import { BRIDGE_SANDBOX_ID_PATTERN, type BridgeClient } from "../wire/bridge-client.js";
+import { type BridgeCheckpointer, createBridgeRuntime } from "./bridge-runtime.js";
+
+/** Options of {@link createBridgeSandboxProvider}. */
+export interface BridgeSandboxProviderOptions {
+  readonly provider: string;
+  readonly client: BridgeClient;
+  readonly checkpointer: BridgeCheckpointer;
+  readonly maxRequestBytes: number;
+  readonly maxExecOutputBytes: number;
+}
+
+/**
+ * Creates, restores and reconnects bridge sandboxes. The bridge mints sandbox ids itself and cannot
+ * retain a runtime, so `resume` of a runtime-scoped handle is refused.
+ */
+export function createBridgeSandboxProvider(options: BridgeSandboxProviderOptions): SandboxProviderPort<ManagedSandboxRuntime> {
+  const runtimeFor = (sandboxId: string) =>
+    createBridgeRuntime({
+      provider: options.provider,
+      client: options.client,
+      sandboxId,
+      checkpointer: options.checkpointer,
+      maxRequestBytes: options.maxRequestBytes,
+      maxExecOutputBytes: options.maxExecOutputBytes,
+    });
+
+  return {
+    provider: options.provider,
+
+    async create() {
+      return runtimeFor(await options.client.create());
+    },
+
+    async resume(handle) {
+      if (handle.provider !== options.provider) {
+        throw new ProviderMismatchError({ message: "handle belongs to another provider", context: { expected: options.provider, actual: handle.provider } });
+      }
+      throw new UnsupportedOperationError({ message: "the Cloudflare Sandbox Bridge cannot retain a runtime; restore a portable checkpoint instead", context: { provider: options.provider } });
+    },
+
+    async restore(checkpoint) {
+      if (checkpoint.provider !== options.provider) {
+        throw new ProviderMismatchError({ message: "checkpoint belongs to another provider", context: { expected: options.provider, actual: checkpoint.provider } });
+      }
+      const runtime = runtimeFor(await options.client.create());
+      try {
+        await runtime.resume(checkpoint);
+        return runtime;
+      } catch (error) {
+        await runtime.destroy().catch(() => undefined);
+        throw error;
+      }
+    },
+
+    async connect(runtimeId) {
+      if (!BRIDGE_SANDBOX_ID_PATTERN.test(runtimeId)) {
+        throw new InvalidRequestError({ message: "runtime id is not a bridge sandbox id", context: { provider: options.provider } });
+      }
+      return runtimeFor(runtimeId);
+    },
+  };
+}

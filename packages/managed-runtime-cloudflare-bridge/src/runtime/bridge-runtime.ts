@@ -1,0 +1,142 @@
+import {
+  CapabilityUnsupportedError,
+  LeaseLostError,
+  ProviderMismatchError,
+  type SandboxCheckpointHandle,
+  UnsupportedOperationError,
+} from "@open-managed-agents/runtime-resource-contract";
+import type { ManagedSandboxRuntime, SandboxDuplexProcess } from "@open-managed-agents/sandbox";
+import type { BridgeClient } from "../wire/bridge-client.js";
+import { buildArgv, demultiplex, execCollect } from "./exec.js";
+import { createBridgeFiles } from "./files.js";
+import { WORKSPACE_ROOT, assertWorkspaceCwd } from "./paths.js";
+
+/** Stores and restores `/workspace` checkpoints of one sandbox. */
+export interface BridgeCheckpointer {
+  checkpoint(input: { readonly sandboxId: string; readonly name?: string; readonly signal?: AbortSignal }): Promise<SandboxCheckpointHandle>;
+  restore(input: { readonly sandboxId: string; readonly handle: SandboxCheckpointHandle; readonly signal?: AbortSignal }): Promise<void>;
+}
+
+/** Options of {@link createBridgeRuntime}. */
+export interface BridgeRuntimeOptions {
+  readonly provider: string;
+  readonly client: BridgeClient;
+  readonly sandboxId: string;
+  readonly checkpointer: BridgeCheckpointer;
+  /** Largest single request body (file PUT, hydrate). */
+  readonly maxRequestBytes: number;
+  /** Output kept by `exec`. */
+  readonly maxExecOutputBytes: number;
+}
+
+/**
+ * One bridge sandbox as a managed runtime. The bridge has no provider lease, no stdin and no suspend:
+ * `renewLease` is a liveness check, stdin writes fail closed, `suspend` is refused.
+ */
+export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandboxRuntime {
+  const { client, sandboxId, provider } = options;
+  const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
+
+  return {
+    runtimeHandle: () => ({ provider, runtimeId: sandboxId }),
+    runtimeCapabilities: () => ({ lease: false, suspend: [], checkpoint: ["filesystem"] }),
+
+    async status() {
+      return (await client.running(sandboxId)) ? "running" : "stopped";
+    },
+
+    async renewLease() {
+      if (!(await client.running(sandboxId))) {
+        throw new LeaseLostError({ message: "bridge sandbox is no longer running", context: { runtimeId: sandboxId } });
+      }
+    },
+
+    async suspend() {
+      throw new UnsupportedOperationError({ message: "the Cloudflare Sandbox Bridge cannot suspend a sandbox", context: { provider } });
+    },
+
+    async resume(handle, resumeOptions) {
+      if (handle.provider !== provider) {
+        throw new ProviderMismatchError({ message: "checkpoint belongs to another provider", context: { expected: provider, actual: handle.provider } });
+      }
+      await options.checkpointer.restore({ sandboxId, handle, signal: resumeOptions?.signal });
+    },
+
+    checkpoint({ kind, name, signal }) {
+      if (kind !== "filesystem") {
+        return Promise.reject(new UnsupportedOperationError({ message: "the bridge checkpoints the filesystem only", context: { kind } }));
+      }
+      return options.checkpointer.checkpoint({ sandboxId, name, signal });
+    },
+
+    destroy: () => client.destroy(sandboxId),
+
+    async exec(command, execOptions = {}) {
+      const cwd = execOptions.cwd ?? WORKSPACE_ROOT;
+      assertWorkspaceCwd(cwd);
+      return execCollect(client, sandboxId, {
+        command: "sh",
+        args: ["-c", command],
+        env: execOptions.env,
+        cwd,
+        timeoutMs: execOptions.timeoutMs,
+        signal: execOptions.signal,
+        maxOutputBytes: options.maxExecOutputBytes,
+      });
+    },
+
+    async readFile(path) {
+      return new TextDecoder().decode(await files.readBytes(path));
+    },
+    async writeFile(path, content) {
+      await files.writeBytes(path, new TextEncoder().encode(content));
+    },
+    readFileBytes: (path) => files.readBytes(path),
+    writeFileBytes: (path, content) => files.writeBytes(path, content),
+    readFileStream: (path) => files.readStream(path),
+
+    async spawnDuplexProcess(spec): Promise<SandboxDuplexProcess> {
+      const cwd = spec.cwd ?? WORKSPACE_ROOT;
+      assertWorkspaceCwd(cwd);
+      const controller = new AbortController();
+      // The process records its pid so `kill` can reach it inside the sandbox, not only drop the stream.
+      const pidFile = `/tmp/oma-process-${crypto.randomUUID()}.pid`;
+      const argv = ["sh", "-c", 'echo $$ > "$0"; exec "$@"', pidFile, ...buildArgv({ command: spec.command, args: spec.args, env: spec.env })];
+      const events = client.exec(sandboxId, { argv, cwd, signal: controller.signal });
+      const { stdout, stderr, exitCode } = demultiplex(events);
+      let killedWith: string | null = null;
+      const exited = exitCode.then(
+        (code) => ({ code, signal: null }),
+        (error: unknown) => {
+          if (killedWith) return { code: null, signal: killedWith };
+          throw error;
+        },
+      );
+      // Keep an unobserved failure from becoming an unhandled rejection; callers read `exited`.
+      exited.catch(() => undefined);
+      const stdin = new WritableStream<Uint8Array>({
+        write() {
+          throw new CapabilityUnsupportedError({
+            message: "the Cloudflare Sandbox Bridge carries no stdin for exec (interactive_stdin_without_pty); use the PTY route",
+            context: { capability: "interactive_stdin_without_pty" },
+          });
+        },
+      });
+      return {
+        stdin,
+        stdout,
+        stderr,
+        exited,
+        kill(signal = "SIGTERM") {
+          if (killedWith) return;
+          killedWith = signal;
+          const name = signal === "SIGKILL" ? "KILL" : "TERM";
+          void files
+            .run(`kill -s ${name} "$(cat ${pidFile})" 2>/dev/null; rm -f ${pidFile}`)
+            .catch(() => undefined)
+            .finally(() => controller.abort());
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type ManagedSandboxLease, ProviderMismatchError, parseManagedSandboxLease } from "@open-managed-agents/runtime-resource-contract";
+import type { ManagedSandboxRuntime, SandboxFactoryContext } from "@open-managed-agents/sandbox";
+import { type LocalSubprocessSandboxProvider, createLocalSubprocessSandboxProvider } from "@open-managed-agents/sandbox/adapters/local-subprocess";
+import type { ResolvedReferenceDriverOptions } from "./reference-options.js";
+
+/**
+ * What the reference driver's "cloud" holds: runtimes (host directories with local processes), and a
+ * content-addressed blob store for output manifests. One world per driver instance; every `create` call
+ * shares it, the way separate processes share a real provider.
+ */
+export interface ReferenceWorld {
+  readonly options: ResolvedReferenceDriverOptions;
+  readonly provider: LocalSubprocessSandboxProvider;
+  /** Stored output blobs and manifests by key. */
+  readonly blobs: Map<string, Uint8Array>;
+  /** Starts a fresh runtime, decorated. */
+  createRuntime(sessionId: string): Promise<ManagedSandboxRuntime>;
+  /** Reconnects to a runtime by lease, checking the lease names this provider. Never needs in-process state. */
+  connect(lease: ManagedSandboxLease): Promise<ManagedSandboxRuntime>;
+  /** Restores a portable filesystem checkpoint into a new runtime. */
+  restore(checkpointId: string, sourceRuntimeId: string, sessionId: string): Promise<ManagedSandboxRuntime>;
+  /** The lease of a runtime: provider and runtime id only. */
+  leaseOf(runtime: ManagedSandboxRuntime, metadata?: ManagedSandboxLease["metadata"]): ManagedSandboxLease;
+}
+
+const WORKDIR = "/workspace";
+
+/** Creates the world. The local-subprocess provider refuses to load unless `NODE_ENV` is `test`. */
+export function createReferenceWorld(options: ResolvedReferenceDriverOptions): ReferenceWorld {
+  const rootDir = options.rootDir ?? mkdtempSync(join(tmpdir(), "openma-conformance-reference-"));
+  const provider = createLocalSubprocessSandboxProvider({ rootDir });
+  const context = (sessionId: string): SandboxFactoryContext => ({ sessionId, workdir: WORKDIR });
+  return {
+    options,
+    provider,
+    blobs: new Map(),
+    async createRuntime(sessionId) {
+      return options.decorateRuntime(await provider.create(context(sessionId)));
+    },
+    async connect(rawLease) {
+      const lease = parseManagedSandboxLease(rawLease);
+      if (lease.provider !== options.provider) {
+        throw new ProviderMismatchError({
+          message: `lease belongs to provider ${lease.provider}, not ${options.provider}`,
+          context: { expected: options.provider, actual: lease.provider },
+        });
+      }
+      return options.decorateRuntime(await provider.connect(lease.runtimeId, context("reconnect")));
+    },
+    async restore(checkpointId, sourceRuntimeId, sessionId) {
+      const handle = { provider: provider.provider, checkpointId, sourceRuntimeId, kind: "filesystem", scope: "portable" } as const;
+      return options.decorateRuntime(await provider.restore(handle, context(sessionId)));
+    },
+    leaseOf(runtime, metadata) {
+      const { runtimeId } = runtime.runtimeHandle();
+      return metadata ? { provider: options.provider, runtimeId, metadata } : { provider: options.provider, runtimeId };
+    },
+  };
+}

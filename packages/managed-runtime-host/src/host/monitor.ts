@@ -1,0 +1,38 @@
+import { callWithDeadline } from "../transaction/port-call.js";
+import type { RunContext } from "./run-context.js";
+
+/**
+ * Renews the fence and heartbeats the sandbox every `heartbeatIntervalMs` until the run stops. Each
+ * call must answer within one interval. A `lost` answer, a failure or a timeout loses the lease, which
+ * aborts every in-flight port call of the run.
+ */
+export function startMonitor(run: RunContext): void {
+  const { scheduler, heartbeatIntervalMs: interval, leaseTtlMs, fences, sandbox } = run.options;
+  const stopped = run.backgroundSignal;
+  const loop = async () => {
+    for (;;) {
+      try {
+        await scheduler.sleep(interval, stopped);
+      } catch {
+        return;
+      }
+      const fence = run.requireFence();
+      const renewed = await callWithDeadline(run, "fence-renew", interval, () => fences.renew({ fence, ttlMs: leaseTtlMs }), stopped);
+      if (stopped.aborted) return;
+      // A live checkpoint rotated the fence while this renewal was in flight: its answer is stale.
+      if (run.fence?.generation !== fence.generation) continue;
+      if (!renewed.ok) return void run.loseLease("fence_renew_failed", { stage: "fence-renew", cause: renewed.error });
+      if (renewed.value.type === "lost") return void run.loseLease("fence_lost", { stage: "fence-renew" });
+      run.setFence(renewed.value.fence);
+
+      const lease = run.lease;
+      if (!lease || run.suspended) continue;
+      const current = run.requireFence();
+      const beat = await callWithDeadline(run, "sandbox-heartbeat", interval, () => sandbox.heartbeat({ scope: run.scope, fence: current, lease }), stopped);
+      if (stopped.aborted) return;
+      if (!beat.ok) return void run.loseLease("sandbox_heartbeat_failed", { stage: "sandbox-heartbeat", cause: beat.error });
+      if (beat.value.type === "lost") return void run.loseLease("sandbox_lost", { stage: "sandbox-heartbeat" });
+    }
+  };
+  run.background.push(loop());
+}

@@ -1,0 +1,96 @@
+import type {
+  CredentialEgressPort,
+  LeaseLostError,
+  ManagedRuntimeError,
+  ManagedRuntimeProfile,
+  ManagedSandboxPort,
+  RuntimeCheckpointPort,
+  RuntimeOrphanPort,
+  RuntimeResourceFencePort,
+  RuntimeResourceScope,
+  RuntimeSessionSnapshot,
+  SandboxHarnessDriverPort,
+  SessionInputAccessPort,
+  SessionInputMaterializerPort,
+  SessionOutputPort,
+  WorkspacePersistencePort,
+} from "@open-managed-agents/runtime-resource-contract";
+import type { HostLogger } from "../logger.js";
+import type { Clock, Scheduler } from "../time.js";
+
+/** Dependencies of {@link createManagedRuntimeHost}. Validated once, at creation. */
+export interface ManagedRuntimeHostOptions {
+  /** This host instance; written into fences and orphan records. */
+  readonly ownerId: string;
+  /** Fence time-to-live requested on acquire and every renewal. */
+  readonly leaseTtlMs: number;
+  /** Period of fence renewal and sandbox heartbeat; must be shorter than `leaseTtlMs`. Each call must answer within it. */
+  readonly heartbeatIntervalMs: number;
+  /** Longest wait for one cleanup call (revoke, terminate, release, orphan enqueue). @default 30000 */
+  readonly cleanupTimeoutMs?: number;
+  /** Period of session-input synchronisation while the materializer owns a writable memory store. @default 15000 */
+  readonly sessionInputSyncIntervalMs?: number;
+  readonly fences: RuntimeResourceFencePort;
+  readonly orphans: RuntimeOrphanPort;
+  readonly sandbox: ManagedSandboxPort;
+  readonly workspace: WorkspacePersistencePort;
+  readonly outputs: SessionOutputPort;
+  readonly harnessDriver: SandboxHarnessDriverPort;
+  readonly runtimeCheckpoint?: RuntimeCheckpointPort;
+  readonly credentialEgress?: CredentialEgressPort;
+  readonly sessionInputs?: SessionInputMaterializerPort;
+  /** @default systemClock */
+  readonly clock?: Clock;
+  /** Drives renewal, heartbeat, sync and cleanup deadlines. @default systemScheduler */
+  readonly scheduler?: Scheduler;
+  /** Receives structured events; never a token. @default silentLogger */
+  readonly logger?: HostLogger;
+}
+
+/** One work item for {@link ManagedRuntimeHost.run}. */
+export interface ManagedRuntimeRunInput {
+  readonly scope: RuntimeResourceScope;
+  readonly profile: ManagedRuntimeProfile;
+  /** The session; its resources are materialized by the session-input port. */
+  readonly session?: RuntimeSessionSnapshot;
+  /** Control-plane access handed to the session-input materializer. */
+  readonly sessionInputAccess?: SessionInputAccessPort;
+  /** Aborting it ends the run as `lease_lost` and aborts every in-flight port call. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * How a run ended. Cleanup never changes the type: its failures are listed in `cleanupErrors`, each
+ * with `context.stage` naming the cleanup call.
+ */
+export type ManagedRuntimeRunResult =
+  | {
+      readonly type: "completed";
+      /** Revision of the session publication this run wrote. */
+      readonly revision: number;
+      /** Fence generation that published. */
+      readonly generation: number;
+      readonly cleanupErrors: readonly ManagedRuntimeError[];
+    }
+  | { readonly type: "conflict"; readonly expiresAt: string | null }
+  | {
+      readonly type: "lease_lost";
+      /** Names the trigger (`context.trigger`) and the stages in flight (`context.inFlight`). */
+      readonly error: LeaseLostError;
+      readonly cleanupErrors: readonly ManagedRuntimeError[];
+    }
+  | {
+      readonly type: "failed";
+      /** `context.stage` names the failing stage. */
+      readonly error: ManagedRuntimeError;
+      readonly cleanupErrors: readonly ManagedRuntimeError[];
+    };
+
+/** The fenced managed-runtime transaction. */
+export interface ManagedRuntimeHost {
+  /**
+   * Runs one work item end to end. Resolves with a result for every port failure, lost lease and
+   * admission refusal; rejects only when `input` itself is malformed (`invalid_request`).
+   */
+  run(input: ManagedRuntimeRunInput): Promise<ManagedRuntimeRunResult>;
+}

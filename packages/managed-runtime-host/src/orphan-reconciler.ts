@@ -1,0 +1,182 @@
+import { z } from "zod";
+import {
+  type ManagedSandboxPort,
+  ManagedRuntimeError,
+  type RuntimeOrphanPort,
+  type RuntimeOrphanRecord,
+  parseRecord,
+  redactSecrets,
+} from "@open-managed-agents/runtime-resource-contract";
+import { clockSchema, hasMethods } from "./stores/store-options.js";
+import { MAX_ORPHAN_LIST_LIMIT } from "./stores/orphan-inputs.js";
+import { type Clock, type Scheduler, systemClock, systemScheduler } from "./time.js";
+
+/** Exponential backoff between reap attempts of one orphan. */
+export interface OrphanReapBackoff {
+  /** Delay after the first failure (the failed terminate). @default 10_000 */
+  readonly baseMs?: number;
+  /** Upper bound of the delay. @default 3_600_000 */
+  readonly maxMs?: number;
+  /** Fraction (0–1) of the delay removed at random, so reconcilers spread out. @default 0.2 */
+  readonly jitter?: number;
+}
+
+/** Options of {@link createManagedRuntimeOrphanReconciler}. */
+export interface ManagedRuntimeOrphanReconcilerOptions {
+  readonly orphans: RuntimeOrphanPort;
+  /** Reaps from a serialized lease; only `reap` is used, and it never receives a fence token. */
+  readonly sandbox: Pick<ManagedSandboxPort, "reap">;
+  /** Attempts (the failed terminate included) after which a record is left listed and no longer reaped. @default 8 */
+  readonly maxAttempts?: number;
+  readonly backoff?: OrphanReapBackoff;
+  /** Waits between passes of {@link ManagedRuntimeOrphanReconciler.run}. @default systemScheduler */
+  readonly scheduler?: Scheduler;
+  /** Decides which records are due. @default systemClock */
+  readonly clock?: Clock;
+  /** Uniform random number in [0, 1) for jitter. @default Math.random */
+  readonly random?: () => number;
+  /** Strings replaced by `[redacted]` in stored error messages, such as provider API keys. */
+  readonly secrets?: readonly string[];
+}
+
+/** What one pass did. */
+export interface OrphanReconcileSummary {
+  /** Records reaped and resolved. */
+  readonly reaped: number;
+  /** Records whose reap failed and that will be retried. */
+  readonly failed: number;
+  /** Records whose reap failed for the last allowed time in this pass; they stay listed. */
+  readonly givenUp: number;
+  /** Records waiting for their backoff delay. */
+  readonly deferred: number;
+  /** Records given up in an earlier pass, skipped. */
+  readonly exhausted: number;
+}
+
+/** Reaps orphaned runtimes with bounded retries and backoff. */
+export interface ManagedRuntimeOrphanReconciler {
+  /** One pass: reaps up to `limit` due records, oldest first, and stops early when `signal` aborts. */
+  runOnce(input: { readonly limit: number; readonly signal?: AbortSignal }): Promise<OrphanReconcileSummary>;
+  /**
+   * Runs passes every `intervalMs` until `signal` aborts, then resolves. A failing pass goes to
+   * `onError` and the loop goes on; without `onError` the loop rejects with it.
+   */
+  run(input: {
+    readonly limit: number;
+    readonly intervalMs: number;
+    readonly signal: AbortSignal;
+    readonly onError?: (error: unknown) => void;
+  }): Promise<void>;
+}
+
+const optionsSchema = z.object({
+  orphans: z.custom<RuntimeOrphanPort>((value) => hasMethods(value, ["enqueue", "list", "failed", "resolve"]), "must be a RuntimeOrphanPort"),
+  sandbox: z.custom<Pick<ManagedSandboxPort, "reap">>((value) => hasMethods(value, ["reap"]), "must have a reap() method"),
+  maxAttempts: z.number().int().min(1).max(1000).default(8),
+  backoff: z
+    .object({
+      baseMs: z.number().int().nonnegative().default(10_000),
+      maxMs: z.number().int().nonnegative().default(3_600_000),
+      jitter: z.number().min(0).max(1).default(0.2),
+    })
+    .refine((backoff) => backoff.maxMs >= backoff.baseMs, { message: "maxMs must not be below baseMs", path: ["maxMs"] })
+    .default({ baseMs: 10_000, maxMs: 3_600_000, jitter: 0.2 }),
+  scheduler: z.custom<Scheduler>((value) => hasMethods(value, ["sleep"]), "must be a Scheduler with sleep()").optional(),
+  clock: clockSchema.optional(),
+  random: z.custom<() => number>((value) => typeof value === "function", "must be a function").optional(),
+  secrets: z.array(z.string()).default([]),
+});
+
+const runOnceSchema = z.object({
+  limit: z.number().int().positive().max(MAX_ORPHAN_LIST_LIMIT),
+  signal: z.instanceof(AbortSignal).optional(),
+});
+
+/**
+ * Creates a reconciler for orphaned runtimes. A record with `n` attempts is due `delay(n)` after its
+ * latest attempt, where `delay(n) = min(maxMs, baseMs · 2^(n−1))` less up to `jitter` of it. A due
+ * record is reaped (safe to repeat: a gone runtime is success) and resolved; a failure records the
+ * attempt and the redacted message, never the error object. At `maxAttempts` the record stays listed,
+ * its message prefixed with `gave up after n attempts:`, and later passes skip it.
+ */
+export function createManagedRuntimeOrphanReconciler(options: ManagedRuntimeOrphanReconcilerOptions): ManagedRuntimeOrphanReconciler {
+  const config = parseRecord(optionsSchema, options, { record: "orphan reconciler options", code: "invalid_config" });
+  const { orphans, sandbox, maxAttempts, backoff, secrets } = config;
+  const clock = config.clock ?? systemClock;
+  const scheduler = config.scheduler ?? systemScheduler;
+  const random = config.random ?? Math.random;
+
+  const dueAt = (record: RuntimeOrphanRecord): number => {
+    const delay = Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.max(0, record.attempts - 1));
+    return Date.parse(record.updatedAt) + delay * (1 - backoff.jitter * random());
+  };
+
+  // Records given up or not yet due may fill the oldest-first window; widen it until `limit` due records show.
+  const listDue = async (limit: number, now: number) => {
+    for (let window = limit; ; window = Math.min(window * 2, MAX_ORPHAN_LIST_LIMIT)) {
+      const records = await orphans.list({ limit: window });
+      const exhausted = records.filter((record) => record.attempts >= maxAttempts);
+      const pending = records.filter((record) => record.attempts < maxAttempts);
+      const due = pending.filter((record) => dueAt(record) <= now);
+      if (due.length >= limit || records.length < window || window >= MAX_ORPHAN_LIST_LIMIT) {
+        return { due: due.slice(0, limit), deferred: pending.length - due.length, exhausted: exhausted.length };
+      }
+    }
+  };
+
+  const reapOne = async (record: RuntimeOrphanRecord): Promise<"reaped" | "failed" | "givenUp"> => {
+    try {
+      await sandbox.reap({ scope: record.scope, lease: record.sandbox, reason: record.reason });
+      await orphans.resolve({ id: record.id });
+      return "reaped";
+    } catch (error) {
+      const attempts = record.attempts + 1;
+      const message = redactSecrets(describeError(error), secrets);
+      const givenUp = attempts >= maxAttempts;
+      await orphans.failed({ id: record.id, error: givenUp ? `gave up after ${attempts} attempts: ${message}` : message });
+      return givenUp ? "givenUp" : "failed";
+    }
+  };
+
+  const runOnce: ManagedRuntimeOrphanReconciler["runOnce"] = async (input) => {
+    const { limit, signal } = parseRecord(runOnceSchema, input, { record: "orphan reconciler runOnce input" });
+    const counts = { reaped: 0, failed: 0, givenUp: 0, deferred: 0, exhausted: 0 };
+    if (signal?.aborted) return counts;
+    const { due, deferred, exhausted } = await listDue(limit, clock.now());
+    counts.deferred = deferred;
+    counts.exhausted = exhausted;
+    for (const record of due) {
+      if (signal?.aborted) break;
+      counts[await reapOne(record)] += 1;
+    }
+    return counts;
+  };
+
+  return {
+    runOnce,
+    async run({ limit, intervalMs, signal, onError }) {
+      while (!signal.aborted) {
+        try {
+          await runOnce({ limit, signal });
+        } catch (error) {
+          if (!onError) throw error;
+          onError(error);
+        }
+        try {
+          await scheduler.sleep(intervalMs, signal);
+        } catch (error) {
+          if (signal.aborted) return;
+          throw error;
+        }
+      }
+    },
+  };
+}
+
+/** A message for any thrown value; error objects themselves are never stored. */
+function describeError(error: unknown): string {
+  if (ManagedRuntimeError.isInstance(error)) return `${error.code}: ${error.message}`;
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  if (typeof error === "string") return error;
+  return `non-error value thrown (${error === null ? "null" : typeof error})`;
+}

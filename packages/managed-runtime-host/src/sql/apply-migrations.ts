@@ -1,0 +1,57 @@
+import { z } from "zod";
+import { nonEmptyString, parseRecord } from "@open-managed-agents/runtime-resource-contract";
+import { clockSchema } from "../stores/store-options.js";
+import { type Clock, systemClock } from "../time.js";
+import { RUNTIME_RESOURCE_MIGRATIONS, type SqlMigration } from "./migration-sources.js";
+import type { SqlClient } from "./sql-client.js";
+
+/** Table that records which migrations {@link applyMigrations} applied. */
+export const MIGRATIONS_TABLE = "runtime_resource_migrations";
+
+/** Options of {@link applyMigrations}. */
+export interface ApplyMigrationsOptions {
+  /** Migrations to apply. @default RUNTIME_RESOURCE_MIGRATIONS */
+  readonly migrations?: readonly SqlMigration[];
+  /** Stamps `applied_at`. @default systemClock */
+  readonly clock?: Clock;
+}
+
+const optionsSchema = z.object({
+  migrations: z.array(z.object({ name: nonEmptyString, sql: nonEmptyString })).optional(),
+  clock: clockSchema.optional(),
+});
+
+/**
+ * Applies every migration not yet recorded in {@link MIGRATIONS_TABLE}, in name order. Each migration
+ * and its record are one batch, so a migration applies completely or not at all. The shipped statements
+ * use `IF NOT EXISTS`, so concurrent callers and databases already migrated with
+ * `wrangler d1 migrations apply` are safe. Returns the names applied by this call.
+ */
+export async function applyMigrations(client: SqlClient, options: ApplyMigrationsOptions = {}): Promise<string[]> {
+  const parsed = parseRecord(optionsSchema, options, { record: "applyMigrations options", code: "invalid_config" });
+  const clock = parsed.clock ?? systemClock;
+  const migrations = [...(parsed.migrations ?? RUNTIME_RESOURCE_MIGRATIONS)].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  await client.run(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (name TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)`, []);
+  const rows = await client.all<{ name: string }>(`SELECT name FROM ${MIGRATIONS_TABLE}`, []);
+  const done = new Set(rows.map((row) => row.name));
+  const applied: string[] = [];
+  for (const migration of migrations) {
+    if (done.has(migration.name)) continue;
+    const statements = splitSqlStatements(migration.sql).map((sql) => ({ sql, params: [] }));
+    const record = { sql: `INSERT OR IGNORE INTO ${MIGRATIONS_TABLE} (name, applied_at) VALUES (?, ?)`, params: [migration.name, clock.now()] };
+    await client.batch([...statements, record]);
+    applied.push(migration.name);
+  }
+  return applied;
+}
+
+/** Splits migration text into statements: drops `--` comments and blank pieces, splits at `;`. */
+export function splitSqlStatements(sql: string): string[] {
+  return sql
+    .split("\n")
+    .map((line) => line.replace(/--.*$/, ""))
+    .join("\n")
+    .split(";")
+    .map((statement) => statement.trim())
+    .filter((statement) => statement.length > 0);
+}

@@ -1,0 +1,114 @@
+import { describe, expect, it } from "vitest";
+import { ManagedRuntimeError, type RuntimeResourceFence, type RuntimeResourceFencePort } from "@open-managed-agents/runtime-resource-contract";
+import { createManualTime } from "../time.js";
+import { applyMigrations } from "./apply-migrations.js";
+import type { SqlClient } from "./sql-client.js";
+import { createSqlFencePort } from "./sql-fence-port.js";
+import { createSqlOrphanPort } from "./sql-orphan-port.js";
+
+/** Returns a client over a database the shipped migrations were applied to. */
+export type MigratedClientFactory = () => Promise<SqlClient>;
+
+const TTL = 30_000;
+const workspaceCandidate = { id: "wcp-1", contentHash: "sha256:aa" };
+
+/** Behaviour specific to the SQL stores: migrations, batches, stored rows, hosts sharing one database. */
+export function describeSqlStoreSuite(name: string, migratedClient: MigratedClientFactory): void {
+  describe(`SQL stores: ${name}`, () => {
+    const scope = (sessionId: string, workId: string) => ({ workspaceId: "ws-1", environmentId: "env-1", sessionId, workId });
+    const acquired = async (fences: RuntimeResourceFencePort, sessionId: string, workId: string, ownerId: string): Promise<RuntimeResourceFence> => {
+      const result = await fences.acquire({ scope: scope(sessionId, workId), ownerId, ttlMs: TTL });
+      if (result.type !== "acquired") throw new Error(`expected acquired, got ${result.type}`);
+      return result.fence;
+    };
+
+    it("applies each migration once", async () => {
+      const client = await migratedClient();
+      expect(await applyMigrations(client)).toEqual([]);
+      const extra = { name: "0002_test_extra", sql: "CREATE TABLE IF NOT EXISTS test_extra (id TEXT); -- trailing comment\n" };
+      expect(await applyMigrations(client, { migrations: [extra] })).toEqual(["0002_test_extra"]);
+      expect(await applyMigrations(client, { migrations: [extra] })).toEqual([]);
+      const names = await client.all<{ name: string }>("SELECT name FROM runtime_resource_migrations ORDER BY name", []);
+      expect(names.map((row) => row.name)).toEqual(["0001_runtime_resources", "0002_test_extra"]);
+    });
+
+    it("refuses invalid migration options as invalid_config", async () => {
+      const client = await migratedClient();
+      await expect(applyMigrations(client, { migrations: [{ name: "", sql: "SELECT 1" }] })).rejects.toSatisfy((error: unknown) =>
+        ManagedRuntimeError.hasCode(error, "invalid_config"),
+      );
+    });
+
+    it("rolls a failed batch back entirely", async () => {
+      const client = await migratedClient();
+      const table = `batch_${crypto.randomUUID().replaceAll("-", "")}`;
+      await client.run(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY)`, []);
+      const insert = { sql: `INSERT INTO ${table} (id) VALUES (?)`, params: [1] };
+      await expect(client.batch([insert, { ...insert, sql: `${insert.sql} -- again` }])).rejects.toSatisfy((error: unknown) =>
+        ManagedRuntimeError.hasCode(error, "internal"),
+      );
+      expect(await client.all(`SELECT id FROM ${table}`, [])).toEqual([]);
+      expect(await client.batch([insert])).toEqual([{ changes: 1 }]);
+      expect(await client.all(`SELECT id FROM ${table}`, [])).toEqual([{ id: 1 }]);
+    });
+
+    it("stores a digest of the token, never the token", async () => {
+      const client = await migratedClient();
+      const fences = createSqlFencePort({ client, clock: createManualTime() });
+      const fence = await acquired(fences, `session-${crypto.randomUUID()}`, "work-1", "owner-a");
+      await fences.publish({ fence, workspaceCandidate, outputCandidate: null });
+      const rows = await client.all("SELECT * FROM runtime_resource_fences", []);
+      expect(JSON.stringify(rows)).not.toContain(fence.token);
+      expect(JSON.stringify(rows)).not.toContain(fence.token.slice(0, 36));
+    });
+
+    it("lets a host whose clock runs ahead take over, and fences the other host out", async () => {
+      const client = await migratedClient();
+      const slow = createManualTime();
+      const fast = createManualTime(slow.now() + TTL);
+      const hostA = createSqlFencePort({ client, clock: slow });
+      const hostB = createSqlFencePort({ client, clock: fast });
+      const session = `session-${crypto.randomUUID()}`;
+      const fenceA = await acquired(hostA, session, "work-1", "owner-a");
+      const fenceB = await acquired(hostB, session, "work-2", "owner-b");
+      expect(fenceB.generation).toBe(fenceA.generation + 1);
+      // Host A still believes its fence is unexpired, yet every write is refused.
+      expect(await hostA.renew({ fence: fenceA, ttlMs: TTL })).toEqual({ type: "lost" });
+      expect(await hostA.publish({ fence: fenceA, workspaceCandidate, outputCandidate: null })).toEqual({ type: "lost" });
+      expect(await hostA.isCurrent(fenceA)).toBe(false);
+      expect(await hostB.publish({ fence: fenceB, workspaceCandidate, outputCandidate: null })).toEqual({ type: "published", revision: 1 });
+    });
+
+    it("lets exactly one of many hosts sharing the database acquire", async () => {
+      const client = await migratedClient();
+      const clock = createManualTime();
+      const session = `session-${crypto.randomUUID()}`;
+      const hosts = Array.from({ length: 8 }, () => createSqlFencePort({ client, clock }));
+      const results = await Promise.all(hosts.map((host, index) => host.acquire({ scope: scope(session, `work-${index}`), ownerId: `owner-${index}`, ttlMs: TTL })));
+      expect(results.filter((result) => result.type === "acquired")).toHaveLength(1);
+    });
+
+    it("reports a corrupt stored publication as integrity_failed", async () => {
+      const client = await migratedClient();
+      const fences = createSqlFencePort({ client, clock: createManualTime() });
+      const session = `session-${crypto.randomUUID()}`;
+      const fence = await acquired(fences, session, "work-1", "owner-a");
+      await fences.publish({ fence, workspaceCandidate, outputCandidate: null });
+      await fences.release({ fence, reason: "completed" });
+      await client.run("UPDATE runtime_resource_fences SET publication = ? WHERE session_id = ?", ['{"workspaceCandidate":{"id":""}}', session]);
+      await expect(fences.acquire({ scope: scope(session, "work-2"), ownerId: "owner-a", ttlMs: TTL })).rejects.toSatisfy((error: unknown) =>
+        ManagedRuntimeError.hasCode(error, "integrity_failed"),
+      );
+      await client.run("UPDATE runtime_resource_fences SET publication = ? WHERE session_id = ?", ["{not json", session]);
+      await expect(fences.acquire({ scope: scope(session, "work-2"), ownerId: "owner-a", ttlMs: TTL })).rejects.toSatisfy((error: unknown) =>
+        ManagedRuntimeError.hasCode(error, "integrity_failed"),
+      );
+    });
+
+    it("refuses a store without a SqlClient as invalid_config", () => {
+      for (const create of [createSqlFencePort, createSqlOrphanPort]) {
+        expect(() => create({ client: { all: () => [] } as never })).toThrow(/client/);
+      }
+    });
+  });
+}

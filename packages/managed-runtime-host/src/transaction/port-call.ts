@@ -1,0 +1,61 @@
+import type { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
+import { raceAbort, withDeadline } from "../abort.js";
+import { stageError } from "../errors.js";
+import type { RunContext } from "../host/run-context.js";
+
+/** `${workId}:${generation}:${stage}`: the idempotency key of one stage of one generation. */
+export function idempotencyKey(run: RunContext, stage: string): string {
+  return `${run.scope.workId}:${run.requireFence().generation}:${stage}`;
+}
+
+/**
+ * Calls a port during the transaction. The call receives the run's signal and the host stops waiting
+ * the moment it fires, even if the port ignores it. A failure becomes a typed, redacted error naming
+ * `stage`; once the run has an outcome (lease lost, failure elsewhere) that outcome's error is thrown.
+ */
+export async function callPort<T>(run: RunContext, stage: string, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  if (run.outcome) throw run.outcome.error;
+  run.inFlight.add(stage);
+  try {
+    return await raceAbort(
+      Promise.resolve().then(() => call(run.signal)),
+      run.signal,
+    );
+  } catch (error) {
+    if (run.outcome) throw run.outcome.error;
+    throw stageError(error, stage, run.secrets());
+  } finally {
+    run.inFlight.delete(stage);
+  }
+}
+
+/** Result of a call that must not throw. */
+export type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: ManagedRuntimeError };
+
+/**
+ * Calls a port with a deadline of `ms` on the host scheduler, outside the transaction's signal (cleanup,
+ * monitor). Never throws: a failure or timeout comes back as a typed, redacted error naming `stage`.
+ */
+export async function callWithDeadline<T>(
+  run: RunContext,
+  stage: string,
+  ms: number,
+  call: (signal: AbortSignal) => Promise<T>,
+  parent?: AbortSignal,
+): Promise<Settled<T>> {
+  try {
+    return { ok: true, value: await withDeadline(run.options.scheduler, ms, stage, call, parent) };
+  } catch (error) {
+    return { ok: false, error: stageError(error, stage, run.secrets()) };
+  }
+}
+
+/** A cleanup call: bounded by `cleanupTimeoutMs`; a failure is logged and kept in `cleanupErrors`. */
+export async function cleanupCall<T>(run: RunContext, stage: string, call: (signal: AbortSignal) => Promise<T>): Promise<Settled<T>> {
+  const settled = await callWithDeadline(run, stage, run.options.cleanupTimeoutMs, call);
+  if (!settled.ok) {
+    run.cleanupErrors.push(settled.error);
+    run.log.error("cleanup.failed", { stage, code: settled.error.code, message: settled.error.message });
+  }
+  return settled;
+}

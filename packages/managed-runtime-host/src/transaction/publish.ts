@@ -1,0 +1,75 @@
+import {
+  InternalError,
+  type RuntimeCheckpointRef,
+  type RuntimePublicationCandidate,
+  parseRecord,
+  runtimeResourceFenceSchema,
+} from "@open-managed-agents/runtime-resource-contract";
+import { markHostError } from "../errors.js";
+import type { RunContext } from "../host/run-context.js";
+import { callPort } from "./port-call.js";
+import type { RunStep } from "./step.js";
+
+/** Candidates one publish activates. */
+export interface PublishCandidates {
+  readonly workspaceCandidate: RuntimePublicationCandidate;
+  readonly outputCandidate: RuntimePublicationCandidate | null;
+  readonly runtimeCheckpoint: RuntimeCheckpointRef | null;
+}
+
+/** Activates the final candidates under the fence; success makes the run `completed`. */
+export const publishFinal: RunStep = {
+  stage: "fence-publish",
+  applies: () => true,
+  async run(run) {
+    const workspaceCandidate = run.workspaceCandidate;
+    if (!workspaceCandidate) throw markHostError(new InternalError({ message: "nothing to publish", context: { stage: "fence-publish" } }));
+    const generation = run.requireFence().generation;
+    const revision = await publishUnderFence(run, "fence-publish", {
+      workspaceCandidate,
+      outputCandidate: run.outputCandidate,
+      runtimeCheckpoint: run.runtimeCheckpointRef,
+    });
+    run.finalPublish = { revision, generation };
+    if (run.requireAdmission().plan.workspaceStrategy === "retained_runtime") run.retained = true;
+    run.log.info("fence.published", { revision, generation, retained: run.retained });
+  },
+};
+
+/**
+ * Publishes once under the current fence. Refuses to call the port when the run already lost its
+ * lease, when the host's own clock says the fence expired, or when this generation already published;
+ * a `lost` answer loses the lease. Returns the new revision.
+ */
+export async function publishUnderFence(run: RunContext, stage: string, candidates: PublishCandidates): Promise<number> {
+  if (run.outcome) throw run.outcome.error;
+  const fence = run.requireFence();
+  if (run.publishedGenerations.has(fence.generation)) {
+    throw markHostError(new InternalError({ message: `generation ${fence.generation} already published`, context: { stage } }));
+  }
+  if (run.options.clock.now() >= Date.parse(fence.expiresAt)) throw run.loseLease("fence_expired", { stage });
+  run.publishedGenerations.add(fence.generation);
+  run.publishUncertain = true;
+  const result = await callPort(run, stage, () => run.options.fences.publish({ fence, ...candidates }));
+  run.publishUncertain = false;
+  if (result.type === "lost") throw run.loseLease("publish_refused", { stage });
+  run.anyPublished = true;
+  return result.revision;
+}
+
+/**
+ * Moves to the next generation after a live checkpoint published, so the next publish (another live
+ * checkpoint or the final one) happens under a generation that has not published yet. The fence is
+ * still held by this owner, so nobody else can take it in between; any other answer loses the lease.
+ */
+export async function rotateFence(run: RunContext, stage: string): Promise<void> {
+  const previous = run.requireFence();
+  const result = await callPort(run, stage, () =>
+    run.options.fences.acquire({ scope: run.scope, ownerId: run.options.ownerId, ttlMs: run.options.leaseTtlMs }),
+  );
+  if (result.type !== "acquired") throw run.loseLease("fence_rotation_failed", { stage });
+  const next = parseRecord(runtimeResourceFenceSchema, result.fence, { record: "fence", code: "internal" });
+  run.setFence(next);
+  if (next.generation <= previous.generation) throw run.loseLease("fence_rotation_failed", { stage });
+  run.log.info("fence.rotated", { stage, generation: next.generation, previousGeneration: previous.generation });
+}

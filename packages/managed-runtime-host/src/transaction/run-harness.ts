@@ -1,0 +1,42 @@
+import { OUTPUTS_MOUNT_PATH, WORKSPACE_MOUNT_PATH } from "@open-managed-agents/runtime-resource-contract";
+import { createLiveCheckpoints } from "./live-checkpoint.js";
+import { callPort } from "./port-call.js";
+import { startSessionInputSync, stopSessionInputSync } from "./session-inputs.js";
+import type { RunStep } from "./step.js";
+
+const stage = "harness-run";
+
+/** Runs the harness with the live-checkpoint callback; `aborted` ends the run as `lease_lost`. */
+export const runHarness: RunStep = {
+  stage,
+  applies: () => true,
+  async run(run) {
+    const lease = run.lease;
+    if (!lease) return;
+    const fence = run.requireFence();
+    const live = createLiveCheckpoints(run);
+    startSessionInputSync(run);
+    let result;
+    try {
+      result = await callPort(run, stage, (signal) =>
+        run.options.harnessDriver.run({
+          scope: run.scope,
+          fence,
+          sandbox: lease,
+          workspacePath: WORKSPACE_MOUNT_PATH,
+          outputPath: run.outputBinding ? OUTPUTS_MOUNT_PATH : null,
+          driver: run.profile.driver,
+          checkpoint: live.commit,
+          signal,
+        }),
+      );
+    } finally {
+      live.close();
+      stopSessionInputSync(run);
+    }
+    // A checkpoint the harness did not await still finishes before the final commit starts.
+    await live.drain();
+    if (run.outcome) throw run.outcome.error;
+    if (result.type === "aborted") throw run.loseLease("harness_aborted", { stage });
+  },
+};

@@ -1,0 +1,85 @@
+import {
+  CapabilityUnsupportedError,
+  type HarnessDriverType,
+  type RuntimeProcessDeclaration,
+  SandboxFailedError,
+  type SandboxHarnessDriverPort,
+  WORKSPACE_MOUNT_PATH,
+  redactSecrets,
+} from "@open-managed-agents/runtime-resource-contract";
+import type { ManagedSandboxRuntime, SandboxDuplexProcessSpec } from "@open-managed-agents/sandbox";
+import { closeStdin, createByteTail, drainStream, onAbort, stopProcess } from "./process-io.js";
+import { type RuntimeRegistry, providerFailure } from "./runtime-registry.js";
+
+/** Environment values shorter than this are not redacted from output tails: they are flags, not secrets. */
+const MIN_REDACTED_VALUE_LENGTH = 6;
+
+/** Dependencies of {@link createAmaWorkerHarnessDriver}. */
+export interface AmaWorkerHarnessDriverDependencies<R extends ManagedSandboxRuntime> {
+  readonly registry: RuntimeRegistry<R>;
+  /** Lanes the composition advertises; this port runs only `ama_worker`. */
+  readonly drivers: readonly HarnessDriverType[];
+}
+
+/** The duplex-process spec of a declared harness process; the working directory defaults to `/workspace`. */
+export function processSpec(declaration: RuntimeProcessDeclaration): SandboxDuplexProcessSpec {
+  return {
+    command: declaration.command,
+    cwd: declaration.cwd ?? WORKSPACE_MOUNT_PATH,
+    ...(declaration.args ? { args: declaration.args } : {}),
+    ...(declaration.env ? { env: declaration.env } : {}),
+  };
+}
+
+/**
+ * Runs an unmodified AMA worker as one duplex process: stdin is closed, stdout and stderr are drained
+ * (only a bounded tail is kept), the signal stops the process and yields `aborted`, and a non-zero exit
+ * throws `sandbox_failed` with the exit code and a redacted tail of its output.
+ */
+export function createAmaWorkerHarnessDriver<R extends ManagedSandboxRuntime>(dependencies: AmaWorkerHarnessDriverDependencies<R>): SandboxHarnessDriverPort {
+  const { registry } = dependencies;
+  const drivers = dependencies.drivers.filter((driver) => driver === "ama_worker");
+  return {
+    driverCapabilities: async () => ({ drivers }),
+
+    async run({ scope, fence, sandbox, driver, signal }) {
+      if (driver.type !== "ama_worker" || drivers.length === 0) {
+        throw new CapabilityUnsupportedError({ message: `this harness port cannot run the ${driver.type} driver`, context: { driver: driver.type } });
+      }
+      if (signal.aborted) return { type: "aborted" };
+      const runtime = await registry.resolve(scope, registry.ownLease(sandbox));
+      let process;
+      try {
+        process = await runtime.spawnDuplexProcess(processSpec(driver.process));
+      } catch (error) {
+        throw providerFailure(error, `starting the ama_worker process ${driver.process.command} failed`);
+      }
+      const started = process;
+      const tail = createByteTail();
+      let detach = (): void => undefined;
+      // Resolves once an abort stopped the process (or gave up waiting), so a wedged process cannot hang the run.
+      const stopped = new Promise<"aborted">((resolve) => {
+        detach = onAbort(signal, () => void stopProcess(started).finally(() => resolve("aborted")));
+      });
+      try {
+        await closeStdin(started);
+        // Output only feeds the error message; a broken stream must not hide the exit status.
+        const finished = Promise.all([
+          drainStream(started.stdout, (chunk) => tail.push(chunk)).catch(() => undefined),
+          drainStream(started.stderr, (chunk) => tail.push(chunk)).catch(() => undefined),
+        ]).then(() => started.exited);
+        const exit = await Promise.race([finished, stopped]);
+        if (exit === "aborted" || signal.aborted) return { type: "aborted" };
+        if (exit.code === 0) return { type: "completed" };
+        const secrets = [fence.token, ...Object.values(driver.process.env ?? {}).filter((value) => value.length >= MIN_REDACTED_VALUE_LENGTH)];
+        const output = redactSecrets(tail.text(), secrets);
+        throw new SandboxFailedError({
+          message: `ama_worker exited with ${exit.code === null ? `signal ${exit.signal}` : `code ${exit.code}`}: ${output || "(no output)"}`,
+          context: { exitCode: exit.code, signal: exit.signal },
+        });
+      } finally {
+        detach();
+      }
+    },
+  };
+}

@@ -1,0 +1,143 @@
+import { ManagedRuntimeError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import { describe, expect, it } from "vitest";
+import { createProviderManagedRuntime } from "../src/index.js";
+import { createScriptedProvider } from "./fixtures/scripted-provider.js";
+import { FENCE_TOKEN, baseOptions, checkpointPlan, fenceFor, localWorld, scopeFor, signal } from "./fixtures/world.js";
+
+const scope = scopeFor();
+const fence = fenceFor(scope);
+const workspace = { bindingId: "ws", mountPath: "/workspace" as const, metadata: { "oma.workspace.strategy": "checkpoint_restore" } };
+const acquireInput = () => ({ scope, fence, plan: checkpointPlan, workspace, outputs: null, credentialEgress: null, signal: signal() });
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  const error = await promise.then(() => null, (caught: unknown) => caught);
+  if (!ManagedRuntimeError.isInstance(error)) throw new Error(`expected a typed error, got ${String(error)}`);
+  return error.code;
+}
+
+describe("sandbox port over the local-subprocess provider", () => {
+  it("acquires a ready runtime whose lease names the provider and survives JSON", async () => {
+    const { runtime, provider } = localWorld();
+    const lease = await runtime.sandbox.acquire(acquireInput());
+    expect(lease).toEqual({ provider: provider.provider, runtimeId: expect.stringMatching(/^local-/) });
+    expect(lease.provider).toBe(runtime.providerName);
+    expect(await runtime.sandbox.heartbeat({ scope, fence, lease })).toEqual({ type: "alive" });
+    expect(await runtime.sandbox.inspect(lease)).toEqual({ state: "running" });
+    await runtime.sandbox.terminate({ scope, fence, lease, reason: "completed" });
+    expect(await runtime.sandbox.inspect(lease)).toEqual({ state: "stopped" });
+    expect(await runtime.sandbox.heartbeat({ scope, fence, lease })).toMatchObject({ type: "lost" });
+  });
+
+  it("destroys the runtime and throws readiness_failed when the harness executable is missing", async () => {
+    const { runtime, provider } = localWorld({ readiness: { command: "/opt/no-such-harness" } });
+    expect(await codeOf(runtime.sandbox.acquire(acquireInput()))).toBe("readiness_failed");
+    const { readdirSync } = await import("node:fs");
+    expect(readdirSync(`${provider.rootDir}/runtimes`)).toEqual([]);
+  });
+
+  it("reaps twice from a serialized lease in a fresh composition", async () => {
+    const world = localWorld();
+    const lease = JSON.parse(JSON.stringify(await world.runtime.sandbox.acquire(acquireInput())));
+    const elsewhere = createProviderManagedRuntime(world.options);
+    await elsewhere.sandbox.reap({ scope, lease, reason: "lease_lost" });
+    await elsewhere.sandbox.reap({ scope, lease, reason: "lease_lost" });
+    expect(await world.runtime.sandbox.heartbeat({ scope, fence, lease })).toMatchObject({ type: "lost" });
+  });
+});
+
+describe("sandbox port failure paths (scripted provider)", () => {
+  it("wraps a failed create as sandbox_failed and keeps typed provider errors", async () => {
+    const plain = createProviderManagedRuntime(baseOptions(createScriptedProvider({ createError: new Error("quota exhausted") })));
+    const error = await plain.sandbox.acquire(acquireInput()).catch((caught: unknown) => caught);
+    expect(SandboxFailedError.isInstance(error) && error.code).toBe("sandbox_failed");
+    expect((error as Error).message).toContain("quota exhausted");
+    const typed = createProviderManagedRuntime(
+      baseOptions(createScriptedProvider({ createError: ManagedRuntimeError.fromJSON({ code: "insufficient_capacity", message: "full" }) })),
+    );
+    expect(await codeOf(typed.sandbox.acquire(acquireInput()))).toBe("insufficient_capacity");
+  });
+
+  it("refuses a runtime that reports another provider, and destroys it", async () => {
+    const provider = createScriptedProvider({ runtimeProvider: "impostor" });
+    const runtime = createProviderManagedRuntime(baseOptions(provider));
+    expect(await codeOf(runtime.sandbox.acquire(acquireInput()))).toBe("provider_mismatch");
+    expect(provider.runtimes.get("scripted-1")?.destroyCalls).toBe(1);
+  });
+
+  it("never returns a lease when the readiness probe fails", async () => {
+    const provider = createScriptedProvider({ ready: false });
+    const runtime = createProviderManagedRuntime(baseOptions(provider));
+    expect(await codeOf(runtime.sandbox.acquire(acquireInput()))).toBe("readiness_failed");
+    expect(provider.runtimes.get("scripted-1")?.destroyCalls).toBe(1);
+  });
+
+  it("reports lost when the runtime is stopped or its status throws, with the fence token redacted", async () => {
+    const provider = createScriptedProvider();
+    const runtime = createProviderManagedRuntime(baseOptions(provider));
+    const lease = await runtime.sandbox.acquire(acquireInput());
+    const state = provider.runtimes.get(lease.runtimeId)!;
+    state.status = "stopped";
+    expect(await runtime.sandbox.heartbeat({ scope, fence, lease })).toMatchObject({ type: "lost" });
+    state.status = new Error(`upstream 500 for ${FENCE_TOKEN}`);
+    const lost = await runtime.sandbox.heartbeat({ scope, fence, lease });
+    expect(lost.type).toBe("lost");
+    expect(JSON.stringify(lost)).not.toContain(FENCE_TOKEN);
+    state.status = "running";
+    state.renewError = new Error("lease expired");
+    expect(await runtime.sandbox.heartbeat({ scope, fence, lease })).toMatchObject({ type: "lost" });
+  });
+
+  it("reconnects to a lease it does not hold, and reports lost when the provider no longer knows it", async () => {
+    const provider = createScriptedProvider();
+    const first = createProviderManagedRuntime(baseOptions(provider));
+    const lease = await first.sandbox.acquire(acquireInput());
+    const second = createProviderManagedRuntime(baseOptions(provider));
+    expect(await second.sandbox.inspect(lease)).toEqual({ state: "unknown" });
+    expect(await second.sandbox.heartbeat({ scope, fence, lease })).toEqual({ type: "alive" });
+    expect(provider.calls.connect).toEqual([lease.runtimeId]);
+    expect(await second.sandbox.heartbeat({ scope, fence, lease: { ...lease, runtimeId: "scripted-404" } })).toMatchObject({ type: "lost" });
+  });
+
+  it("terminates idempotently for every reason, and a runtime the provider no longer knows is already gone", async () => {
+    const provider = createScriptedProvider();
+    const runtime = createProviderManagedRuntime(baseOptions(provider));
+    const lease = await runtime.sandbox.acquire(acquireInput());
+    for (const reason of ["completed", "failed", "lease_lost"] as const) {
+      await runtime.sandbox.terminate({ scope, fence, lease, reason });
+    }
+    expect(provider.runtimes.get(lease.runtimeId)?.destroyCalls).toBe(1);
+    const elsewhere = createProviderManagedRuntime(baseOptions(provider));
+    for (const reason of ["completed", "failed", "lease_lost"] as const) {
+      await elsewhere.sandbox.terminate({ scope, fence, lease, reason });
+    }
+    await expect(elsewhere.sandbox.reap({ scope, lease: { ...lease, runtimeId: "scripted-404" }, reason: "failed" })).resolves.toBeUndefined();
+  });
+
+  it("treats an unknown runtime as already reaped and surfaces other destroy failures", async () => {
+    const provider = createScriptedProvider();
+    const runtime = createProviderManagedRuntime(baseOptions(provider));
+    const lease = await runtime.sandbox.acquire(acquireInput());
+    provider.runtimes.get(lease.runtimeId)!.destroyError = new Error("provider unavailable");
+    expect(await codeOf(runtime.sandbox.terminate({ scope, fence, lease, reason: "failed" }))).toBe("sandbox_failed");
+  });
+
+  it("refuses foreign and malformed leases", async () => {
+    const runtime = createProviderManagedRuntime(baseOptions(createScriptedProvider()));
+    const foreign = { provider: "other", runtimeId: "x" };
+    expect(await codeOf(runtime.sandbox.reap({ scope, lease: foreign, reason: "failed" }))).toBe("provider_mismatch");
+    expect(await codeOf(runtime.sandbox.heartbeat({ scope, fence, lease: foreign }))).toBe("provider_mismatch");
+    expect(await codeOf(runtime.sandbox.terminate({ scope, fence, lease: foreign, reason: "failed" }))).toBe("provider_mismatch");
+    expect(await codeOf(runtime.sandbox.inspect({ provider: "scripted", runtimeId: "" }))).toBe("invalid_request");
+  });
+
+  it("refuses suspend unless suspendResume is supported, and aborted acquires start nothing", async () => {
+    const provider = createScriptedProvider();
+    const runtime = createProviderManagedRuntime(baseOptions(provider));
+    const lease = await runtime.sandbox.acquire(acquireInput());
+    expect(await codeOf(runtime.sandbox.suspend({ scope, fence, lease, signal: signal() }))).toBe("unsupported_operation");
+    const controller = new AbortController();
+    controller.abort();
+    expect(await codeOf(runtime.sandbox.acquire({ ...acquireInput(), signal: controller.signal }))).toBe("aborted");
+    expect(provider.calls.create).toBe(1);
+  });
+});

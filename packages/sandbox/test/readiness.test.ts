@@ -1,0 +1,105 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ManagedRuntimeError, ReadinessFailedError } from "@open-managed-agents/runtime-resource-contract";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLocalSubprocessSandboxProvider, type LocalSubprocessRuntime } from "../src/adapters/local-subprocess.js";
+import { RUNTIME_READY_MARKER, readinessProbeCommand, verifyRuntimeEnvironment } from "../src/index.js";
+import type { SandboxExecResult, SandboxPort } from "../src/index.js";
+
+let rootDir: string;
+let sandbox: LocalSubprocessRuntime;
+
+beforeAll(async () => {
+  rootDir = await mkdtemp(join(tmpdir(), "readiness-test-"));
+  sandbox = await createLocalSubprocessSandboxProvider({ rootDir }).create({ sessionId: "readiness", workdir: "/workspace" });
+});
+
+afterAll(async () => {
+  await sandbox.destroy();
+  await rm(rootDir, { recursive: true, force: true });
+});
+
+async function failure(promise: Promise<unknown>): Promise<ManagedRuntimeError> {
+  const error = await promise.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  expect(ManagedRuntimeError.isInstance(error)).toBe(true);
+  return error as ManagedRuntimeError;
+}
+
+describe("verifyRuntimeEnvironment (local-subprocess sandbox)", () => {
+  it("passes for a command on PATH and returns output holding the marker", async () => {
+    const result = await verifyRuntimeEnvironment(sandbox, { command: "sh" });
+    expect(result.output).toContain(RUNTIME_READY_MARKER);
+  });
+
+  it("passes for an absolute executable", async () => {
+    await expect(verifyRuntimeEnvironment(sandbox, { command: "/bin/sh" })).resolves.toMatchObject({ output: expect.stringContaining(RUNTIME_READY_MARKER) });
+  });
+
+  it("fails with readiness_failed for a missing binary, naming the exit code", async () => {
+    const error = await failure(verifyRuntimeEnvironment(sandbox, { command: "openma-missing-harness" }));
+    expect(error).toBeInstanceOf(ReadinessFailedError);
+    expect(error.code).toBe("readiness_failed");
+    const exitCode = error.context.exitCode;
+    expect(typeof exitCode === "number" && exitCode !== 0).toBe(true);
+    expect(error.message).toContain(`exited with code ${exitCode}`);
+    expect(error.context.command).toBe("openma-missing-harness");
+    expect(error.message).not.toContain(RUNTIME_READY_MARKER);
+  });
+
+  it("fails for a non-executable absolute path and keeps the shell's output", async () => {
+    await sandbox.writeFile("/workspace/not-executable", "data");
+    const error = await failure(verifyRuntimeEnvironment(sandbox, { command: "/workspace/not-executable; echo injected" }));
+    expect(error.code).toBe("readiness_failed");
+    expect(error.context.exitCode).toBe(1);
+  });
+
+  it("quotes the command so shell syntax in it is never run", async () => {
+    const error = await failure(verifyRuntimeEnvironment(sandbox, { command: `sh; echo ${RUNTIME_READY_MARKER}` }));
+    expect(error.code).toBe("readiness_failed");
+    expect(readinessProbeCommand("it's")).toBe(`command -v 'it'\\''s' && printf '%s\\n' '${RUNTIME_READY_MARKER}'`);
+  });
+
+  it("passes a timeout through as a typed error", async () => {
+    const slow: SandboxPort = {
+      exec: (command, options) => sandbox.exec(`sleep 5; ${command}`, options),
+      readFile: sandbox.readFile,
+      writeFile: sandbox.writeFile,
+    };
+    const error = await failure(verifyRuntimeEnvironment(slow, { command: "sh", timeoutMs: 200 }));
+    expect(error.code).toBe("timeout");
+  });
+});
+
+describe("verifyRuntimeEnvironment (output checks)", () => {
+  // Stands in for a provider whose exec misreports; no real shell prints success without the marker.
+  const answering = (result: SandboxExecResult): SandboxPort => ({
+    exec: async () => result,
+    readFile: async () => "",
+    writeFile: async () => undefined,
+  });
+
+  it("fails when the exit code is 0 but the marker is absent", async () => {
+    const error = await failure(verifyRuntimeEnvironment(answering({ exitCode: 0, stdout: "/bin/sh\n", stderr: "", output: "/bin/sh\n" }), { command: "sh" }));
+    expect(error.code).toBe("readiness_failed");
+    expect(error.message).toContain("did not print the readiness marker");
+    expect(error.context).toMatchObject({ exitCode: 0, output: "/bin/sh\n" });
+  });
+
+  it("puts the combined output into message and context", async () => {
+    const output = "sh: 1: harness: Permission denied\n";
+    const error = await failure(verifyRuntimeEnvironment(answering({ exitCode: 126, stdout: "", stderr: output, output }), { command: "harness" }));
+    expect(error.message).toContain(output.trim());
+    expect(error.context).toMatchObject({ exitCode: 126, output });
+  });
+
+  it("wraps a non-typed exec failure as readiness_failed", async () => {
+    const broken: SandboxPort = { exec: async () => Promise.reject(new Error("socket closed")), readFile: async () => "", writeFile: async () => undefined };
+    const error = await failure(verifyRuntimeEnvironment(broken, { command: "sh" }));
+    expect(error.code).toBe("readiness_failed");
+    expect(error.message).toContain("socket closed");
+  });
+});

@@ -1,0 +1,89 @@
+import { lstat, readlink } from "node:fs/promises";
+import { join } from "node:path";
+import { IntegrityError } from "@open-managed-agents/runtime-resource-contract";
+import { type ArchiveSource } from "./archive-source.js";
+import { ancestorsOf } from "./entry-name.js";
+import { EntryGuard } from "./entry-guard.js";
+import { type ArchiveSummary, countEntry, createCounters } from "./inspect-archive.js";
+import { parseExtractOptions, type ReadArchiveOptions } from "./options.js";
+import { applyDirectoryMetadata, commitMerge, commitReplace, type Placement, prepareStaging } from "./placement.js";
+import { removeTree } from "./remove-tree.js";
+import { StagingWriter } from "./staging-writer.js";
+import { createSourceMeter, readTarEntries } from "./tar-reader.js";
+
+/** Options of {@link extractArchive}. */
+export interface ExtractArchiveOptions extends ReadArchiveOptions {
+  /**
+   * `replace` (default): the folder ends up holding exactly the archive's tree; anything not in the
+   * archive is removed. `merge`: archive entries replace what is at their paths, everything else stays
+   * (used to apply split parts one after another).
+   */
+  readonly mode?: "replace" | "merge";
+  /** When set, the sha256 of the source bytes must match before anything is moved into place (`integrity_failed`). */
+  readonly expectedSha256?: string;
+}
+
+/** What {@link extractArchive} reports. */
+export interface ExtractionResult extends ArchiveSummary {
+  /** sha256 of the source bytes, when `expectedSha256` was given; otherwise null. */
+  readonly sha256: string | null;
+}
+
+/**
+ * Extracts an archive into `dir`. Every entry is validated before it is written, and everything is
+ * written into a staging folder on the same filesystem first; only a fully accepted archive is moved into
+ * place. On rejection (`archive_rejected`, `limit_exceeded`, `integrity_failed`) the staging folder is
+ * removed and `dir` is left exactly as it was. Owners are not restored; files belong to the caller.
+ */
+export async function extractArchive(source: ArchiveSource, dir: string, options: ExtractArchiveOptions = {}): Promise<ExtractionResult> {
+  const resolved = parseExtractOptions(options);
+  const placement = await prepareStaging(dir);
+  const merge = resolved.mode === "merge";
+  const writer = new StagingWriter(placement.staging, merge ? (target) => fileInDestination(placement, target) : null);
+  const guard = new EntryGuard(resolved);
+  const meter = createSourceMeter(resolved.expectedSha256 !== null);
+  const counters = createCounters();
+  let sha256: string | null = null;
+  try {
+    for await (const entry of readTarEntries(source, resolved.gzip, meter)) {
+      const admitted = guard.admit(entry.header);
+      countEntry(counters, admitted);
+      await writer.write(admitted, entry);
+    }
+    await writer.flush();
+    await guard.verifySymlinks(merge ? (path) => symlinkInDestination(placement, path) : undefined);
+    sha256 = meter.hash?.digest("hex") ?? null;
+    if (resolved.expectedSha256 !== null && sha256 !== resolved.expectedSha256) {
+      throw new IntegrityError({
+        message: "archive sha256 does not match the expected value",
+        context: { expected: resolved.expectedSha256, actual: sha256 },
+      });
+    }
+    await (merge ? commitMerge(placement) : commitReplace(placement));
+  } catch (error) {
+    await writer.settle();
+    await removeTree(placement.staging);
+    throw error;
+  }
+  await applyDirectoryMetadata(placement, writer.directories);
+  return { entries: guard.entries, ...counters, bytes: guard.bytes, archiveBytes: meter.bytes, gzip: meter.gzip, sha256 };
+}
+
+/** Symlink lookup for paths the archive does not hold: what the merge will keep from the destination. */
+async function symlinkInDestination(placement: Placement, path: string): Promise<string | null> {
+  if ((await lstat(join(placement.staging, path)).catch(() => null)) !== null) return null;
+  const existing = join(placement.destination, path);
+  const stats = await lstat(existing).catch(() => null);
+  return stats?.isSymbolicLink() ? readlink(existing) : null;
+}
+
+/** A hardlink target already in the destination (from an earlier part), reached without any symlink. */
+async function fileInDestination(placement: Placement, target: string): Promise<string | null> {
+  for (const ancestor of ancestorsOf(target)) {
+    const stats = await lstat(join(placement.destination, ancestor)).catch(() => null);
+    if (!stats?.isDirectory()) return null;
+  }
+  const path = join(placement.destination, target);
+  const stats = await lstat(path).catch(() => null);
+  return stats?.isFile() ? path : null;
+}

@@ -1,0 +1,76 @@
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, readdir, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import type { WorkspacePackage } from "./workspace-packages.js";
+
+const run = promisify(execFile);
+
+/** A scratch project with every package installed from its packed tarball. */
+export interface ScratchInstall {
+  readonly dir: string;
+  /** Package name → tarball path. */
+  readonly tarballs: ReadonlyMap<string, string>;
+  /** How the install succeeded: fully offline, or offline-first with registry fallback. */
+  readonly mode: "offline" | "prefer-offline";
+}
+
+/**
+ * Environment for child pnpm runs: the parent may itself run under pnpm, whose `npm_config_*` and
+ * workspace variables would make the scratch install join this repository's workspace.
+ */
+export function isolatedEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^(npm_|pnpm_|PNPM_)/i.test(key) || key === "INIT_CWD") continue;
+    env[key] = value;
+  }
+  return { ...env, CI: "true", TURBO_TELEMETRY_DISABLED: "1", DO_NOT_TRACK: "1", NODE_ENV: "production" };
+}
+
+/** Packs each package with `pnpm pack` (which rewrites `workspace:*` to real versions). */
+async function packAll(packages: readonly WorkspacePackage[], tarballRoot: string): Promise<Map<string, string>> {
+  const tarballs = new Map<string, string>();
+  await Promise.all(
+    packages.map(async (workspacePackage, index) => {
+      const destination = join(tarballRoot, String(index));
+      await mkdir(destination, { recursive: true });
+      await run("pnpm", ["pack", "--pack-destination", destination], { cwd: workspacePackage.dir, env: isolatedEnv() });
+      const files = (await readdir(destination)).filter((file) => file.endsWith(".tgz"));
+      if (files.length !== 1) throw new Error(`pnpm pack of ${workspacePackage.name} produced ${files.length} tarballs`);
+      tarballs.set(workspacePackage.name, join(destination, files[0] as string));
+    }),
+  );
+  return tarballs;
+}
+
+/**
+ * Packs every package and installs all tarballs into a fresh project under the OS temp directory.
+ * Internal dependencies are overridden to the local tarballs so no `@open-managed-agents/*` package
+ * is fetched from a registry; third-party dependencies come from the shared pnpm store, offline
+ * first, falling back to `--prefer-offline` when the local metadata cache misses something.
+ */
+export async function packAndInstall(packages: readonly WorkspacePackage[]): Promise<ScratchInstall> {
+  const dir = await mkdtemp(join(tmpdir(), "openma-packaging-"));
+  const tarballs = await packAll(packages, join(dir, "tarballs"));
+  const project = join(dir, "project");
+  await mkdir(project);
+  const fileSpecs = Object.fromEntries([...tarballs].map(([name, path]) => [name, `file:${path}`]));
+  await writeFile(join(project, "package.json"), JSON.stringify({ name: "openma-packaging-check", private: true, type: "module", dependencies: fileSpecs }, null, 2));
+  const overrides = [...tarballs].map(([name, path]) => `  ${JSON.stringify(name)}: ${JSON.stringify(`file:${path}`)}`).join("\n");
+  await writeFile(join(project, "pnpm-workspace.yaml"), `overrides:\n${overrides}\n`);
+  const install = (flag: string) =>
+    run("pnpm", ["install", flag, "--config.confirmModulesPurge=false", "--reporter=append-only"], {
+      cwd: project,
+      env: isolatedEnv(),
+      maxBuffer: 32 * 1024 * 1024,
+    });
+  try {
+    await install("--offline");
+    return { dir: project, tarballs, mode: "offline" };
+  } catch {
+    await install("--prefer-offline");
+    return { dir: project, tarballs, mode: "prefer-offline" };
+  }
+}
