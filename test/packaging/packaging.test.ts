@@ -1,5 +1,7 @@
+import { execFile } from "node:child_process";
 import { readdir, readFile, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { importEntry } from "./import-entry.js";
 import { type ScratchInstall, packAndInstall } from "./scratch-install.js";
@@ -49,11 +51,10 @@ describe.each(packages.map((workspacePackage) => [workspacePackage.name, workspa
     expect(manifest.version).toBe(workspacePackage.version);
     const raw = await readFile(join(dir, "package.json"), "utf8");
     expect(raw).not.toContain("workspace:");
-    const files = await readdir(dir);
-    expect(files).toContain("README.md");
-    expect(files).not.toContain("src");
-    expect(files).not.toContain("test");
-    expect(files).not.toContain("node_modules");
+    const entries = await tarballEntries(install.tarballs.get(workspacePackage.name) ?? "");
+    expect(entries).toContain("package/README.md");
+    const unpublished = entries.filter((entry) => /^package\/(src|test|node_modules)\//.test(entry) || /\.test(-d)?\.[cm]?[jt]s$/.test(entry));
+    expect(unpublished, "sources, tests and node_modules must not be packed").toEqual([]);
   });
 
   for (const entry of workspacePackage.exports) {
@@ -79,4 +80,10 @@ async function specifiersOf(workspacePackage: WorkspacePackage, entry: ExportEnt
   const matches = (await readdir(targetDir)).filter((file) => file.startsWith(filePrefix) && file.endsWith(targetSuffix));
   expect(matches.length, `${entry.subpath} matches no installed file`).toBeGreaterThan(0);
   return matches.map((file) => base.replace("*", file.slice(filePrefix.length, file.length - targetSuffix.length)));
+}
+
+/** Paths inside a packed tarball, as `tar` lists them. */
+async function tarballEntries(tarball: string): Promise<string[]> {
+  const { stdout } = await promisify(execFile)("tar", ["-tzf", tarball], { maxBuffer: 16 * 1024 * 1024 });
+  return stdout.split("\n").filter((line) => line !== "");
 }

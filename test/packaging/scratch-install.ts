@@ -59,9 +59,10 @@ export async function packAndInstall(packages: readonly WorkspacePackage[]): Pro
   const fileSpecs = Object.fromEntries([...tarballs].map(([name, path]) => [name, `file:${path}`]));
   await writeFile(join(project, "package.json"), JSON.stringify({ name: "openma-packaging-check", private: true, type: "module", dependencies: fileSpecs }, null, 2));
   const overrides = [...tarballs].map(([name, path]) => `  ${JSON.stringify(name)}: ${JSON.stringify(`file:${path}`)}`).join("\n");
-  await writeFile(join(project, "pnpm-workspace.yaml"), `overrides:\n${overrides}\n`);
+  // Importing needs no dependency build scripts (native addons, binary downloads): skip them all.
+  await writeFile(join(project, "pnpm-workspace.yaml"), `strictDepBuilds: false\noverrides:\n${overrides}\n`);
   const install = (flag: string) =>
-    run("pnpm", ["install", flag, "--config.confirmModulesPurge=false", "--reporter=append-only"], {
+    run("pnpm", ["install", flag, "--ignore-scripts", "--config.confirmModulesPurge=false", "--reporter=append-only"], {
       cwd: project,
       env: isolatedEnv(),
       maxBuffer: 32 * 1024 * 1024,
@@ -69,8 +70,17 @@ export async function packAndInstall(packages: readonly WorkspacePackage[]): Pro
   try {
     await install("--offline");
     return { dir: project, tarballs, mode: "offline" };
-  } catch {
-    await install("--prefer-offline");
+  } catch (offlineError) {
+    try {
+      await install("--prefer-offline");
+    } catch (error) {
+      throw new Error(`scratch install failed offline and with --prefer-offline:\n${describe(offlineError)}\n${describe(error)}`);
+    }
     return { dir: project, tarballs, mode: "prefer-offline" };
   }
+}
+
+function describe(error: unknown): string {
+  const detail = error as { stderr?: string; stdout?: string; message?: string };
+  return [detail.message, detail.stderr, detail.stdout].filter(Boolean).join("\n").slice(0, 4_000);
 }

@@ -5,3 +5,23 @@ export type { ManagedRuntimeHost, ManagedRuntimeHostOptions, ManagedRuntimeRunIn
 export { createManagedRuntimeHost } from "./host/create-host.js";
 export { AMA_WORKER_HARNESS_VERSION, harnessVersionOf, runtimeIdentityOf } from "./host/runtime-identity.js";
 export { CLEANUP_STAGES, TRANSACTION_STAGES } from "./transaction/order.js";
+export { MAX_CHECKPOINT_ID_LENGTH } from "./transaction/live-checkpoint.js";
+export type {
+  ManagedRuntimeProviderPrepareInput,
+  ManagedRuntimeProviderRegistry,
+  ManagedRuntimeProviderRegistryOptions,
+  PreparedManagedRuntimeProvider,
+} from "./registry/types.js";
+export { createManagedRuntimeProviderRegistry } from "./registry/provider-registry.js";
+export { type LoadManagedRuntimeProviderDriverOptions, loadManagedRuntimeProviderDriver } from "./loader/load-driver.js";
+export { type SupervisedSandboxHarnessDriverOptions, createSupervisedSandboxHarnessDriver } from "./supervisor/supervised-harness-driver.js";
+export { composeSandboxHarnessDrivers } from "./supervisor/compose-harness-drivers.js";
+export * from "./stores/index.js";
+export * from "./sql/index.js";
+export {
+  type ManagedRuntimeOrphanReconciler,
+  type ManagedRuntimeOrphanReconcilerOptions,
+  type OrphanReapBackoff,
+  type OrphanReconcileSummary,
+  createManagedRuntimeOrphanReconciler,
+} from "./orphan-reconciler.js";

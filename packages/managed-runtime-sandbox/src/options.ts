@@ -156,6 +156,9 @@ export function resolveProviderManagedRuntimeOptions<R extends ManagedSandboxRun
   const { outputs, ...rest } = options;
   const resolved: ResolvedProviderManagedRuntimeOptions<R> = {
     ...rest,
+    // Advertised values come from the parsed copy, so a later change to the caller's objects cannot drift them.
+    sandboxCapabilities: parsed.sandboxCapabilities,
+    drivers: parsed.drivers,
     workspace: { strategies: parsed.workspace.strategies, retainedSuspendKind: parsed.workspace.retainedSuspendKind },
   };
   if (!outputs || !parsed.outputs) return resolved;

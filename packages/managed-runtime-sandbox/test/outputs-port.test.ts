@@ -62,7 +62,9 @@ describe("outputs port: final_collect over the local-subprocess provider", () =>
   it("rejects a file name that is not valid UTF-8 with invalid_request", async () => {
     const world = await started();
     writeFileSync(Buffer.concat([Buffer.from(`${world.hostOutputs}/bad-`), Buffer.from([0xff, 0xfe]), Buffer.from(".txt")]), "x");
-    expect((await failure(world.collect())).code).toBe("invalid_request");
+    const error = await failure(world.collect());
+    expect(error.code).toBe("invalid_request");
+    expect(error.message).toContain("not valid UTF-8");
   });
 
   it("enforces maxFiles and maxBytes with limit_exceeded naming the limit", async () => {
@@ -82,7 +84,9 @@ describe("outputs port: final_collect over the local-subprocess provider", () =>
     await world.live.writeFile("/mnt/session/outputs/a.txt", "first");
     const entries = await world.collect();
     await world.live.writeFile("/mnt/session/outputs/a.txt", "second");
-    expect((await failure(world.finalize(entries))).code).toBe("integrity_failed");
+    const error = await failure(world.finalize(entries));
+    expect(error.code).toBe("integrity_failed");
+    expect(error.message).toContain("changed after it was collected");
     expect(await world.store.head(`outputs/blobs/${hex("first")}`)).toBeNull();
     expect(await world.store.head(`outputs/blobs/${hex("second")}`)).toBeNull();
   });
@@ -142,6 +146,21 @@ describe("outputs port: failing closed", () => {
     for (const call of calls) expect((await failure(call)).code).toBe("capability_unsupported");
   });
 
+  it("collects through readFileBytes when the sandbox has no stream reader", async () => {
+    const { store } = localWorld();
+    const provider = createScriptedProvider();
+    const runtime = createProviderManagedRuntime(baseOptions(provider, { outputs: { store, keyPrefix: "out" } }));
+    const workspace = await runtime.workspace.materialize({ scope, fence, strategy: "checkpoint_restore", activeCheckpoint: null, idempotencyKey: "m", signal: signal() });
+    const lease = await runtime.sandbox.acquire({ scope, fence, plan: checkpointPlan, workspace, outputs: null, credentialEgress: null, signal: signal() });
+    provider.runtimes.get(lease.runtimeId)!.files.set("/mnt/session/outputs/r.txt", new TextEncoder().encode("remote"));
+    const binding = await runtime.outputs.prepare({ scope, fence, strategy: "final_collect", idempotencyKey: "p", signal: signal() });
+    const entries = await runtime.outputs.collect({ scope, fence, strategy: "final_collect", binding, sandbox: lease, signal: signal() });
+    expect(entries).toEqual([{ logicalPath: "r.txt", contentHash: `sha256:${hex("remote")}`, size: 6 }]);
+    const candidate = await runtime.outputs.finalize({ scope, fence, binding, sandbox: lease, entries, idempotencyKey: "f", signal: signal() });
+    expect((await readOutputManifest(store, candidate)).entries).toEqual(entries);
+    expect(await (await store.get(`out/blobs/${hex("remote")}`))?.text()).toBe("remote");
+  });
+
   it("refuses strategies other than final_collect, and non-UTF-8 names from a remote listing", async () => {
     const { store } = localWorld();
     const provider = createScriptedProvider();
@@ -151,6 +170,7 @@ describe("outputs port: failing closed", () => {
     const lease = await runtime.sandbox.acquire({ scope, fence, plan: checkpointPlan, workspace, outputs: null, credentialEgress: null, signal: signal() });
     provider.runtimes.get(lease.runtimeId)!.outputNames = [new Uint8Array([0x61, 0xc3, 0x28])];
     const binding = { bindingId: "b", mountPath: "/mnt/session/outputs" as const };
-    expect((await failure(runtime.outputs.collect({ scope, fence, strategy: "final_collect", binding, sandbox: lease, signal: signal() }))).code).toBe("invalid_request");
+    const error = await failure(runtime.outputs.collect({ scope, fence, strategy: "final_collect", binding, sandbox: lease, signal: signal() }));
+    expect(error.message).toContain("not valid UTF-8");
   });
 });

@@ -13,8 +13,9 @@ const createInput = (placement: "in_process" | "driver_service" = "in_process") 
 });
 
 function driverFor(extra: Partial<Parameters<typeof createProviderManagedRuntimeDriver>[0]> = {}) {
-  const { options } = localWorld({ readiness: undefined });
-  return createProviderManagedRuntimeDriver({ version: "1.0.0", placements: ["in_process"], composition: options, ...extra });
+  // No readiness command: the driver probes the profile's harness command of each create input.
+  const { readiness: _readiness, ...composition } = localWorld().options;
+  return createProviderManagedRuntimeDriver({ version: "1.0.0", placements: ["in_process"], composition, ...extra });
 }
 
 describe("createProviderManagedRuntimeDriver", () => {

@@ -65,7 +65,8 @@ describe("workspace port: refusing untrusted checkpoints before anything reaches
     const runtime = createProviderManagedRuntime(baseOptions(provider));
     const good = candidateFor(handle);
     const tampered = { ...good, metadata: { [CHECKPOINT_METADATA_KEY]: stableJson({ ...handle, checkpointId: "portable-9" }) } };
-    const unstable = JSON.stringify({ scope: "portable", ...handle });
+    const { scope: handleScope, ...rest } = handle;
+    const unstable = JSON.stringify({ scope: handleScope, ...rest });
     expect(await codeOf(materialize(runtime, tampered))).toBe("integrity_failed");
     expect(await codeOf(materialize(runtime, { ...good, id: "wrc_0000" }))).toBe("integrity_failed");
     expect(await codeOf(materialize(runtime, { id: "x", contentHash: sha256(unstable), metadata: { [CHECKPOINT_METADATA_KEY]: unstable } }))).toBe("integrity_failed");

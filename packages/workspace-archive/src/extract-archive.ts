@@ -9,7 +9,7 @@ import { parseExtractOptions, type ReadArchiveOptions } from "./options.js";
 import { applyDirectoryMetadata, commitMerge, commitReplace, type Placement, prepareStaging } from "./placement.js";
 import { removeTree } from "./remove-tree.js";
 import { StagingWriter } from "./staging-writer.js";
-import { createSourceMeter, readTarEntries } from "./tar-reader.js";
+import { createSourceMeter, readTarEntries, toArchiveError } from "./tar-reader.js";
 
 /** Options of {@link extractArchive}. */
 export interface ExtractArchiveOptions extends ReadArchiveOptions {
@@ -44,8 +44,10 @@ export async function extractArchive(source: ArchiveSource, dir: string, options
   const meter = createSourceMeter(resolved.expectedSha256 !== null);
   const counters = createCounters();
   let sha256: string | null = null;
+  let current: string | null = null;
   try {
     for await (const entry of readTarEntries(source, resolved.gzip, meter)) {
+      current = entry.header.name;
       const admitted = guard.admit(entry.header);
       countEntry(counters, admitted);
       await writer.write(admitted, entry);
@@ -63,7 +65,7 @@ export async function extractArchive(source: ArchiveSource, dir: string, options
   } catch (error) {
     await writer.settle();
     await removeTree(placement.staging);
-    throw error;
+    throw toArchiveError(error, current);
   }
   await applyDirectoryMetadata(placement, writer.directories);
   return { entries: guard.entries, ...counters, bytes: guard.bytes, archiveBytes: meter.bytes, gzip: meter.gzip, sha256 };

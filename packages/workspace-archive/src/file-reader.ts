@@ -5,6 +5,7 @@ import { IO_CHUNK_BYTES } from "./constants.js";
 /** The part of a tar entry sink that file streaming needs. */
 export interface EntrySink {
   write(data: Uint8Array): boolean;
+  end(): unknown;
   on(event: "drain" | "error" | "close", listener: (error?: unknown) => void): unknown;
   off(event: "drain" | "error" | "close", listener: (error?: unknown) => void): unknown;
 }

@@ -6,3 +6,8 @@ export type { ArchiveLimits, ReadArchiveOptions } from "./options.js";
 export type { RejectionReason } from "./rejections.js";
 export { type ArchiveSource, toNodeReadable, toWebStream } from "./archive-source.js";
 export { DEFAULT_LIMITS, DEFAULT_CHUNK_DIRECTORY, MIN_PART_BYTES } from "./constants.js";
+export { splitArchive, type SplitArchive, type SplitArchiveOptions } from "./split-archive.js";
+export type { ArchivePart } from "./part-builder.js";
+export { type JoinPlan, joinPlanSchema, parseJoinPlan } from "./join-plan.js";
+export { joinPlanCommands, type JoinPlanCommandOptions } from "./join-plan-commands.js";
+export { applyJoinPlan } from "./apply-join-plan.js";

@@ -144,10 +144,11 @@ async function addFile(pack: Pack, entry: WalkEntry, header: HeaderArgument, sma
     const changed = await new Promise<boolean>((resolveEntry, reject) => {
       let fileChanged = false;
       const sink = pack.entry({ ...header, type: "file", size }, (error) => (error ? reject(error) : resolveEntry(fileChanged)));
-      streamFile(handle, size, sink as unknown as EntrySink)
+      const entrySink = sink as unknown as EntrySink;
+      streamFile(handle, size, entrySink)
         .then((result) => {
           fileChanged = result;
-          sink.end();
+          entrySink.end();
         })
         .catch((error: unknown) => {
           sink.destroy(error as Error);

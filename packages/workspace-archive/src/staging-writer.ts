@@ -1,7 +1,6 @@
 import { constants } from "node:fs";
 import { link, lstat, lutimes, mkdir, open, symlink, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { pipeline } from "node:stream/promises";
 import { IO_CHUNK_BYTES, SMALL_FILE_BYTES } from "./constants.js";
 import { ancestorsOf, parentOf } from "./entry-name.js";
 import type { AdmittedEntry } from "./entry-guard.js";
@@ -156,13 +155,29 @@ async function writeSmall(path: string, entry: AdmittedEntry, chunks: Buffer[]):
   }
 }
 
+/** Streams a large body with one write in flight while the next batch is read. */
 async function writeStreamed(path: string, entry: AdmittedEntry, body: TarEntry): Promise<void> {
   const handle = await open(path, CREATE_FLAGS, 0o600);
+  let pending: Promise<unknown> | null = null;
   try {
-    await pipeline(body as unknown as NodeJS.ReadableStream, handle.createWriteStream({ highWaterMark: IO_CHUNK_BYTES, autoClose: false }));
+    let batch: Buffer[] = [];
+    let batchBytes = 0;
+    for await (const chunk of body) {
+      batch.push(chunk as Buffer);
+      batchBytes += (chunk as Buffer).length;
+      if (batchBytes < IO_CHUNK_BYTES) continue;
+      await pending;
+      pending = handle.writev(batch);
+      batch = [];
+      batchBytes = 0;
+    }
+    await pending;
+    pending = null;
+    if (batch.length > 0) await handle.writev(batch);
     await handle.chmod(entry.mode);
     await handle.utimes(entry.mtime, entry.mtime);
   } finally {
+    await pending?.catch(() => undefined);
     await handle.close();
   }
 }

@@ -24,7 +24,7 @@ export function createSourceMeter(hash: boolean): SourceMeter {
 export type TarEntry = Extract extends AsyncIterable<infer Source> ? Source : never;
 
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
-const TAR_PARSE_ERROR = /tar header|Unexpected end of data|Header exceeds max size|Invalid header|No body allowed/i;
+const TAR_PARSE_ERROR = /tar header|Unexpected end of data|Header exceeds max size|Invalid header|No body allowed|entry body ended early/i;
 
 /**
  * Parses a tar (or gzip'd tar) source and yields its entries in order. Every entry's body must be
@@ -44,13 +44,17 @@ export async function* readTarEntries(source: ArchiveSource, gzip: boolean | "au
     }
     await feeding;
   } catch (error) {
-    throw classify(error, lastEntry);
+    throw toArchiveError(error, lastEntry);
   } finally {
     if (!extract.destroyed) extract.destroy();
   }
 }
 
-function classify(error: unknown, lastEntry: string | null): unknown {
+/**
+ * Maps parser, decompression and truncation failures (also when they surface while an entry body is
+ * read) to `archive_rejected`; typed errors and source errors pass through unchanged.
+ */
+export function toArchiveError(error: unknown, lastEntry: string | null): unknown {
   if (ManagedRuntimeError.isInstance(error)) return error;
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : "";

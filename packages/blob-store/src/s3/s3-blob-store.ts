@@ -121,7 +121,7 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
       });
     },
 
-    head(key: string): Promise<BlobObjectInfo | null> {
+    async head(key: string): Promise<BlobObjectInfo | null> {
       validateBlobKey(key);
       return head(key);
     },

@@ -58,11 +58,11 @@ export function mapS3Error(error: unknown, context: S3FailureContext): ManagedRu
 
 function isUnparseableAnswer(error: unknown, status: number | undefined): boolean {
   const shape = error as SdkErrorShape | null;
-  // The SDK marks answers it could not deserialize with the raw response and a 2xx status, or
-  // with a generic name for an error body that was not S3 XML.
+  // The SDK keeps the raw response on answers it could not deserialize: a 2xx body that is not S3
+  // XML, or an error body without an S3 error code (named `Error` or `Unknown`).
   if (status !== undefined && status >= 200 && status < 300) return true;
   if (error instanceof SyntaxError) return true;
-  return status !== undefined && shape?.$response !== undefined && (s3ErrorName(error) === "Error" || s3ErrorName(error) === "UnknownError");
+  return status !== undefined && shape?.$response !== undefined && ["Error", "Unknown", "UnknownError"].includes(s3ErrorName(error));
 }
 
 /** Error for an S3 answer that parsed but lacks what the protocol promises. */

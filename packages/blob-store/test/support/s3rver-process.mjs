@@ -1,5 +1,5 @@
 // Runs s3rver 3.7.1 on a free loopback port and prints `{"port": N}` on stdout once it listens.
-// Argument: the data directory. Bucket `blobs` answers `If-None-Match: *` writes the way S3 and R2
+// Argument: the data directory. Every bucket but `plain` answers `If-None-Match: *` writes the way S3 and R2
 // do (412 when the key exists, checked and written under a per-key lock), because s3rver itself
 // ignores that header on PUT and on CompleteMultipartUpload. Bucket `plain` is left as s3rver ships.
 import S3rver from "s3rver";
@@ -16,7 +16,7 @@ const server = new S3rver({
   port: 0,
   silent: true,
   directory,
-  configureBuckets: [{ name: "blobs" }, { name: "plain" }],
+  configureBuckets: [{ name: "plain" }],
 });
 
 const keyLocks = new Map();
@@ -38,7 +38,7 @@ async function withKeyLock(lockKey, run) {
 
 function objectWriteTarget(ctx) {
   const [, bucket, ...keyParts] = ctx.path.split("/");
-  if (bucket !== "blobs" || keyParts.length === 0) return null;
+  if (bucket === undefined || bucket === "plain" || keyParts.length === 0) return null;
   const isPut = ctx.method === "PUT" && ctx.query.partNumber === undefined && ctx.get("x-amz-copy-source") === "";
   const isComplete = ctx.method === "POST" && ctx.query.uploadId !== undefined;
   if (!isPut && !isComplete) return null;

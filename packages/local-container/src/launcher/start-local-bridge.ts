@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ReadinessFailedError } from "@open-managed-agents/runtime-resource-contract";
 import { Log, LogLevel, Miniflare } from "miniflare";
@@ -41,7 +42,13 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
   if (resolved.rootDir === undefined) cleanup.push(rootDir);
   const stateDir = resolved.stateDir ?? (await mkdtemp(join(tmpdir(), "oma-local-bridge-state-")));
   if (resolved.stateDir === undefined) cleanup.push(stateDir);
+  // Runs when the process exits without stop() (Miniflare exits on SIGINT/SIGTERM by itself).
+  const removeTemporarySync = (): void => {
+    for (const directory of cleanup) rmSync(directory, { recursive: true, force: true });
+  };
+  process.once("exit", removeTemporarySync);
   const removeTemporary = async (): Promise<void> => {
+    process.off("exit", removeTemporarySync);
     await Promise.all(cleanup.map((directory) => rm(directory, { recursive: true, force: true })));
   };
 
@@ -49,11 +56,14 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
   let miniflare: Miniflare | undefined;
   try {
     containerServer = await createLocalContainerServer({ rootDir, limits: resolved.limits });
+    const scriptPath = resolved.workerScriptPath ?? defaultBridgeWorkerPath();
     miniflare = new Miniflare({
       host: resolved.host,
       port: resolved.port,
       modules: true,
-      scriptPath: resolved.workerScriptPath ?? defaultBridgeWorkerPath(),
+      scriptPath,
+      // Module names are relative to this root; workerd refuses names that climb out of it with "..".
+      modulesRoot: dirname(scriptPath),
       compatibilityDate: COMPATIBILITY_DATE,
       compatibilityFlags: ["nodejs_compat"],
       durableObjects: {

@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { PathMounts } from "@open-managed-agents/sandbox/local-process";
@@ -32,6 +33,8 @@ export interface ContainerRegistry {
   /** Kills the container's process groups with `signal`, waits for them, removes its tree. */
   destroy(id: string, signal?: NodeJS.Signals): Promise<boolean>;
   destroyAll(): Promise<void>;
+  /** Last-resort cleanup for process exit: SIGKILL every process group and remove every tree, synchronously. */
+  destroyAllSync(): void;
 }
 
 /** Creates the registry that keeps container trees under `rootDir`. */
@@ -104,6 +107,13 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
     },
     async destroyAll() {
       await Promise.all([...containers.keys()].map((id) => this.destroy(id)));
+    },
+    destroyAllSync() {
+      for (const container of containers.values()) {
+        container.processes.killAll("SIGKILL");
+        rmSync(container.directory, { recursive: true, force: true });
+      }
+      containers.clear();
     },
   };
 }

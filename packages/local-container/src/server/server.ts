@@ -99,6 +99,10 @@ export async function createLocalContainerServer(options: LocalContainerServerOp
       resolve();
     });
   });
+  // Miniflare and other hosts may end the process on a signal without awaiting close(); the detached
+  // process groups would outlive it, so they are killed synchronously on exit.
+  const onExit = (): void => registry.destroyAllSync();
+  process.once("exit", onExit);
   const port = (server.address() as AddressInfo).port;
   const host = resolved.host.includes(":") ? `[${resolved.host}]` : resolved.host;
   let closing: Promise<void> | undefined;
@@ -111,6 +115,7 @@ export async function createLocalContainerServer(options: LocalContainerServerOp
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         await registry.destroyAll();
+        process.off("exit", onExit);
         server.closeAllConnections();
         await stopped;
       })();

@@ -18,6 +18,8 @@ export interface RunObservations {
   /** Entries returned by each `collect` call. */
   readonly collected: (readonly SessionOutputEntryCandidate[])[];
   readonly manifests: SessionOutputManifestCandidate[];
+  /** Ids of the credential-egress bindings `prepare` returned; they must appear in no record. */
+  readonly egressBindingIds: string[];
   /** Every host log line. */
   readonly logs: { readonly level: string; readonly event: string; readonly fields: LogFields }[];
   /** Number of harness runs the host started. */
@@ -31,7 +33,7 @@ export type HarnessProbe = (input: HarnessRunInput, resources: ManagedRuntimePro
 
 /** Creates empty observations. */
 export function createObservations(): RunObservations {
-  return { leases: [], acquireErrors: [], workspaceCandidates: [], collected: [], manifests: [], logs: [], harnessRuns: 0, probeError: undefined };
+  return { leases: [], acquireErrors: [], workspaceCandidates: [], collected: [], manifests: [], egressBindingIds: [], logs: [], harnessRuns: 0, probeError: undefined };
 }
 
 /** A host logger that records every line into `observations`. */
@@ -51,9 +53,21 @@ export function observeResources(
   observations: RunObservations,
   probe?: HarnessProbe,
 ): ManagedRuntimeProviderResources {
-  const { sandbox, workspace, outputs, harnessDriver } = resources;
+  const { sandbox, workspace, outputs, harnessDriver, credentialEgress } = resources;
   return {
     ...resources,
+    ...(credentialEgress
+      ? {
+          credentialEgress: {
+            ...bind(credentialEgress),
+            async prepare(input) {
+              const binding = await credentialEgress.prepare(input);
+              if (binding) observations.egressBindingIds.push(binding.bindingId);
+              return binding;
+            },
+          },
+        }
+      : {}),
     sandbox: {
       ...bind(sandbox),
       async acquire(input) {

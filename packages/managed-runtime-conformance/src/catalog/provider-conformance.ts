@@ -5,72 +5,84 @@ import { PROVIDER_ROWS } from "./provider-rows.js";
 /** Id of a provider that has a row in {@link MANAGED_RUNTIME_PROVIDER_CONFORMANCE}. */
 export type ManagedRuntimeProviderId = (typeof PROVIDER_ROWS)[number]["id"];
 
+/** Lookups over one validated catalog. */
+export interface ConformanceCatalog<Id extends string = string> {
+  readonly rows: readonly ManagedRuntimeProviderConformance[];
+  readonly ids: readonly Id[];
+  /** True when `id` names a row. */
+  has(id: unknown): id is Id;
+  /** The row of `id`; `invalid_request` for a non-string or empty id, `not_found` for an id without a row. */
+  get(id: string): ManagedRuntimeProviderConformance;
+  /** `id` narrowed to a managed-runtime row; `capability_unsupported` for a tool-sandbox-only row. */
+  require(id: string): Id;
+}
+
 /**
- * Validates a catalog: every row parses and no id repeats. Throws `invalid_config` naming the row.
- * Runs once when this module loads, so a malformed row fails every import instead of a lookup.
+ * Validates `rows` (every row parses, no id repeats; `invalid_config` naming the row otherwise) and returns
+ * lookups over a frozen copy.
  */
-export function validateConformanceCatalog(rows: readonly unknown[]): readonly ManagedRuntimeProviderConformance[] {
+export function createConformanceCatalog<Id extends string = string>(rows: readonly unknown[]): ConformanceCatalog<Id> {
   const seen = new Set<string>();
-  return rows.map((candidate, index) => {
+  const validated = rows.map((candidate, index) => {
     const parsed = parseRecord(managedRuntimeProviderConformanceSchema, candidate, { record: `conformance row ${index}`, code: "invalid_config" });
     if (seen.has(parsed.id)) {
       throw new InvalidConfigError({ message: `conformance catalog repeats provider ${parsed.id}`, context: { provider: parsed.id } });
     }
     seen.add(parsed.id);
-    return parsed;
+    return deepFreeze(parsed);
   });
+  const ids = Object.freeze(validated.map((row) => row.id)) as readonly Id[];
+  const has = (id: unknown): id is Id => typeof id === "string" && (ids as readonly string[]).includes(id);
+  const get = (id: string): ManagedRuntimeProviderConformance => {
+    if (typeof id !== "string" || id.trim() === "") {
+      throw new InvalidRequestError({ message: "provider id must be a non-empty string", context: { received: typeof id } });
+    }
+    const found = validated.find((row) => row.id === id);
+    if (!found) {
+      throw new NotFoundError({ message: `no conformance row for provider ${id}; known providers: ${ids.join(", ")}`, context: { provider: id, known: [...ids] } });
+    }
+    return found;
+  };
+  return {
+    rows: Object.freeze(validated),
+    ids,
+    has,
+    get,
+    require(id) {
+      const row = get(id);
+      if (!row.managedRuntime || row.status !== "managed-runtime") {
+        throw new CapabilityUnsupportedError({
+          message: `provider ${row.id} implements only the tool-sandbox port, not a managed runtime`,
+          context: { provider: row.id, status: row.status },
+        });
+      }
+      return row.id as Id;
+    },
+  };
 }
 
-validateConformanceCatalog(PROVIDER_ROWS);
-
-/** The provider conformance catalog: one validated, frozen row per in-tree managed preset. */
-export const MANAGED_RUNTIME_PROVIDER_CONFORMANCE: typeof PROVIDER_ROWS = deepFreeze(PROVIDER_ROWS);
-
-/** Every catalog id, in catalog order. */
-export const MANAGED_RUNTIME_PROVIDER_IDS: readonly ManagedRuntimeProviderId[] = Object.freeze(MANAGED_RUNTIME_PROVIDER_CONFORMANCE.map((row) => row.id));
-
-/** True when `id` names a catalog row. */
-export function isManagedRuntimeProviderId(id: unknown): id is ManagedRuntimeProviderId {
-  return typeof id === "string" && (MANAGED_RUNTIME_PROVIDER_IDS as readonly string[]).includes(id);
-}
+const catalog = createConformanceCatalog<ManagedRuntimeProviderId>(PROVIDER_ROWS);
 
 /**
- * The catalog row of `id`. Throws `invalid_request` for a non-string or empty id and `not_found` for an
- * id without a row; the error context lists the known ids.
+ * The provider conformance catalog: one validated, frozen row per in-tree managed preset. It is validated
+ * when this module loads, so a malformed row fails every import rather than one lookup.
  */
-export function getManagedRuntimeProviderConformance(id: string): ManagedRuntimeProviderConformance {
-  const provider = requireProviderString(id);
-  const found = MANAGED_RUNTIME_PROVIDER_CONFORMANCE.find((row) => row.id === provider);
-  if (!found) {
-    throw new NotFoundError({
-      message: `no conformance row for provider ${provider}; known providers: ${MANAGED_RUNTIME_PROVIDER_IDS.join(", ")}`,
-      context: { provider, known: [...MANAGED_RUNTIME_PROVIDER_IDS] },
-    });
-  }
-  return found;
-}
+export const MANAGED_RUNTIME_PROVIDER_CONFORMANCE: readonly ManagedRuntimeProviderConformance[] = catalog.rows;
+
+/** Every catalog id, in catalog order. */
+export const MANAGED_RUNTIME_PROVIDER_IDS: readonly ManagedRuntimeProviderId[] = catalog.ids;
+
+/** True when `id` names a catalog row. */
+export const isManagedRuntimeProviderId = (id: unknown): id is ManagedRuntimeProviderId => catalog.has(id);
+
+/** The catalog row of `id`. Throws `invalid_request` for a non-string or empty id and `not_found` (listing the known ids) for an unknown one. */
+export const getManagedRuntimeProviderConformance = (id: string): ManagedRuntimeProviderConformance => catalog.get(id);
 
 /**
  * Narrows `id` to a catalog provider that is a managed runtime. Throws `not_found` for an unknown id and
  * `capability_unsupported` for a row that only implements the tool-sandbox port.
  */
-export function requireManagedRuntimeProvider(id: string): ManagedRuntimeProviderId {
-  const row = getManagedRuntimeProviderConformance(id);
-  if (!row.managedRuntime || row.status !== "managed-runtime") {
-    throw new CapabilityUnsupportedError({
-      message: `provider ${row.id} implements only the tool-sandbox port, not a managed runtime`,
-      context: { provider: row.id, status: row.status },
-    });
-  }
-  return row.id as ManagedRuntimeProviderId;
-}
-
-function requireProviderString(id: unknown): string {
-  if (typeof id !== "string" || id.trim() === "") {
-    throw new InvalidRequestError({ message: "provider id must be a non-empty string", context: { received: typeof id } });
-  }
-  return id;
-}
+export const requireManagedRuntimeProvider = (id: string): ManagedRuntimeProviderId => catalog.require(id);
 
 function deepFreeze<T>(value: T): T {
   if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {

@@ -47,7 +47,7 @@ export function createReferenceWorkspacePort(world: ReferenceWorld, strategies: 
       if (candidate.contentHash !== digestOf(metadata)) {
         throw new IntegrityError({ message: `workspace checkpoint ${candidate.id} does not match its content hash`, context: { checkpointId: candidate.id } });
       }
-      const carried = input.strategy === "retained_runtime"
+      const carried: Record<string, string> = input.strategy === "retained_runtime"
         ? { retainedRuntimeId: String(metadata.runtimeId) }
         : { checkpointId: String(metadata.checkpointId), sourceRuntimeId: String(metadata.sourceRuntimeId) };
       return { bindingId, mountPath: WORKSPACE_MOUNT_PATH, metadata: { strategy: input.strategy, ...carried } };
@@ -63,7 +63,7 @@ export function createReferenceWorkspacePort(world: ReferenceWorld, strategies: 
         throw new CapabilityUnsupportedError({ message: "workspace binding names no strategy this port checkpoints", context: { bindingId: input.binding.bindingId } });
       }
       const runtime = await world.connect(input.sandbox);
-      const metadata =
+      const metadata: Record<string, string> =
         strategy === "retained_runtime"
           ? { strategy, runtimeId: input.sandbox.runtimeId }
           : { strategy, checkpointId: (await runtime.checkpoint({ kind: "filesystem", signal: input.signal })).checkpointId, sourceRuntimeId: input.sandbox.runtimeId };

@@ -91,7 +91,7 @@ async function cleanup(run: RunContext): Promise<void> {
 function finish(run: RunContext): ManagedRuntimeRunResult {
   run.dispose();
   const cleanupErrors: readonly ManagedRuntimeError[] = [...run.cleanupErrors];
-  let result: ManagedRuntimeRunResult;
+  let result: Exclude<ManagedRuntimeRunResult, { type: "conflict" }>;
   if (run.finalPublish) {
     result = { type: "completed", revision: run.finalPublish.revision, generation: run.finalPublish.generation, cleanupErrors };
   } else if (run.outcome?.type === "lease_lost") {
@@ -102,6 +102,6 @@ function finish(run: RunContext): ManagedRuntimeRunResult {
   }
   const fields = { ...run.scope, result: result.type, cleanupErrors: cleanupErrors.length };
   if (result.type === "completed") run.log.info("run.finished", fields);
-  else run.log.warn("run.finished", { ...fields, code: result.type === "conflict" ? null : result.error.code, message: result.type === "conflict" ? null : result.error.message });
+  else run.log.warn("run.finished", { ...fields, code: result.error.code, message: result.error.message });
   return result;
 }

@@ -22,11 +22,15 @@ export async function callPort<T>(run: RunContext, stage: string, call: (signal:
       run.signal,
     );
   } catch (error) {
-    if (run.outcome) throw run.outcome.error;
-    throw stageError(error, stage, run.secrets());
+    throw outcomeError(run) ?? stageError(error, stage, run.secrets());
   } finally {
     run.inFlight.delete(stage);
   }
+}
+
+/** The error of the run's outcome, once it has one. A function, so narrowing before an await does not stick. */
+export function outcomeError(run: RunContext): ManagedRuntimeError | null {
+  return run.outcome?.error ?? null;
 }
 
 /** Result of a call that must not throw. */

@@ -20,6 +20,12 @@ export interface ListOutputFilesOptions {
 }
 
 /**
+ * The listing command. It changes into the outputs directory itself rather than asking for it as the
+ * working directory, since some providers only accept working directories under `/workspace`.
+ */
+export const OUTPUT_LISTING_SCRIPT = `cd ${OUTPUTS_MOUNT_PATH} && exec find . -type f -print0`;
+
+/**
  * Lists regular files under `/mnt/session/outputs` as paths relative to it, with
  * `find . -type f -print0` run in that directory (symlinks are not followed). Names are read as bytes:
  * a name that is not valid UTF-8 throws `invalid_request`, more than `maxFiles` names throws
@@ -29,7 +35,7 @@ export async function listOutputFiles(runtime: SandboxDuplexProcessPort, options
   throwIfAborted(options.signal, "output listing");
   let process;
   try {
-    process = await runtime.spawnDuplexProcess({ command: "find", args: [".", "-type", "f", "-print0"], cwd: OUTPUTS_MOUNT_PATH });
+    process = await runtime.spawnDuplexProcess({ command: "sh", args: ["-c", OUTPUT_LISTING_SCRIPT] });
   } catch (error) {
     throw providerFailure(error, "listing session outputs failed");
   }

@@ -14,7 +14,7 @@ import {
   sandboxCheckpointHandleSchema,
 } from "@open-managed-agents/runtime-resource-contract";
 import { type MappedProcess, type PathMounts, mapPath, normalizeSandboxPath, spawnMapped, toDuplexProcess } from "../local-process.js";
-import type { ManagedSandboxRuntime, SandboxExecOptions, SandboxRuntimeCapabilities } from "../ports.js";
+import type { ManagedSandboxRuntime, SandboxExecOptions, SandboxPort, SandboxRuntimeCapabilities } from "../ports.js";
 import { execMapped } from "./local-exec.js";
 import type { LocalCheckpointStore } from "./local-checkpoint-store.js";
 
@@ -32,10 +32,9 @@ export interface LocalRuntimeSetup {
   readonly maxOutputBytes: number;
 }
 
-/** A local-subprocess runtime: {@link ManagedSandboxRuntime} plus `setEnvVars`. NO isolation boundary. */
-export type LocalSubprocessRuntime = ManagedSandboxRuntime & {
-  setEnvVars(env: Readonly<Record<string, string>>): Promise<void>;
-};
+/** A local-subprocess runtime: {@link ManagedSandboxRuntime} with byte and stream file I/O and `setEnvVars`. NO isolation boundary. */
+export type LocalSubprocessRuntime = ManagedSandboxRuntime &
+  Required<Pick<SandboxPort, "readFileBytes" | "writeFileBytes" | "readFileStream" | "setEnvVars">>;
 
 const CAPABILITIES: SandboxRuntimeCapabilities = Object.freeze({ lease: true, suspend: Object.freeze([]), checkpoint: Object.freeze(["filesystem"] as const) });
 

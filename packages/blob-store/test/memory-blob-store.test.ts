@@ -1,0 +1,7 @@
+import { createMemoryBlobStore } from "../src/index.js";
+import { describeBlobStoreSuite } from "./blob-store-suite.js";
+
+describeBlobStoreSuite("memory", {
+  createStore: () => createMemoryBlobStore(),
+  largeObject: { skip: "the memory store holds every byte in memory by design; the 3 MiB stream case covers its streaming path" },
+});

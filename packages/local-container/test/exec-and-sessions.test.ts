@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type TestServer, parseDataFrames, startTestServer } from "./helpers.js";
+
+const SESSIONLESS = "__DISABLE_SESSION__";
+let harness: TestServer;
+
+beforeAll(async () => {
+  harness = await startTestServer();
+  await harness.start("exec", { STARTED_WITH: "container-env" });
+});
+afterAll(() => harness.stop());
+
+const execute = (body: Record<string, unknown>) => harness.json("exec", "POST", "/api/execute", body);
+
+describe("/api/execute", () => {
+  it("keeps the trailing newline sessionless and reports the exec result shape", async () => {
+    const { status, body } = await execute({ command: "echo hi; echo oops >&2; exit 2", sessionId: SESSIONLESS });
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ success: false, exitCode: 2, stdout: "hi\n", stderr: "oops\n", command: "echo hi; echo oops >&2; exit 2", sessionId: SESSIONLESS });
+    expect(typeof body.duration).toBe("number");
+    expect(typeof body.timestamp).toBe("string");
+  });
+
+  it("runs in /workspace with the container's start env and never the server's own env", async () => {
+    process.env.OMA_TEST_SERVER_SECRET = "do-not-leak";
+    const { body } = await execute({ command: 'pwd; echo "$STARTED_WITH"; echo "${OMA_TEST_SERVER_SECRET:-absent}"', sessionId: SESSIONLESS });
+    expect(body.stdout).toBe("/workspace\ncontainer-env\nabsent\n");
+  });
+
+  it("drops the trailing newline inside a session and keeps cwd and exported env between commands", async () => {
+    await execute({ command: "mkdir -p /workspace/sub && cd /workspace/sub && export KEPT=yes", sessionId: "s1" });
+    const { body } = await execute({ command: 'pwd; echo "$KEPT"', sessionId: "s1" });
+    expect(body).toMatchObject({ success: true, exitCode: 0, stdout: "/workspace/sub\nyes", sessionId: "s1" });
+    const other = await execute({ command: 'pwd; echo "${KEPT:-unset}"', sessionId: "s2" });
+    expect(other.body.stdout).toBe("/workspace\nunset");
+  });
+
+  it("applies per-call cwd and env to that call only", async () => {
+    await execute({ command: "export BASE=session", sessionId: "s3" });
+    const scoped = await execute({ command: 'pwd; echo "$BASE-$EXTRA"; export LEAK=1', sessionId: "s3", cwd: "/tmp", env: { EXTRA: "call" } });
+    expect(scoped.body.stdout).toBe("/tmp\nsession-call");
+    const after = await execute({ command: 'pwd; echo "${LEAK:-none}"', sessionId: "s3" });
+    expect(after.body.stdout).toBe("/workspace\nnone");
+  });
+
+  it("answers 410 SESSION_TERMINATED when a session command runs exit, then starts the session afresh", async () => {
+    await execute({ command: "cd /tmp && export GONE=1", sessionId: "s4" });
+    const subshell = await execute({ command: "(exit 5)", sessionId: "s4" });
+    expect(subshell.body).toMatchObject({ success: false, exitCode: 5 });
+    const ended = await execute({ command: "exit 7", sessionId: "s4" });
+    expect(ended.status).toBe(410);
+    expect(ended.body).toMatchObject({ code: "SESSION_TERMINATED", httpStatus: 410, context: { sessionId: "s4", exitCode: 7 } });
+    const fresh = await execute({ command: 'pwd; echo "${GONE:-lost}"', sessionId: "s4" });
+    expect(fresh.body.stdout).toBe("/workspace\nlost");
+  });
+
+  it("reports a missing cwd inside a session as a failed command", async () => {
+    const { status, body } = await execute({ command: "pwd", sessionId: "s5", cwd: "/workspace/does-not-exist" });
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ success: false, exitCode: 1, stderr: "Failed to change directory to '/workspace/does-not-exist'" });
+  });
+
+  it("enforces timeoutMs with exit code 124", async () => {
+    const started = Date.now();
+    const { body } = await execute({ command: "sleep 20", sessionId: SESSIONLESS, timeoutMs: 300 });
+    expect(body).toMatchObject({ success: false, exitCode: 124, stderr: "Command timed out after 300ms" });
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
+
+describe("/api/execute/stream", () => {
+  it("answers 500 STREAM_START_ERROR as JSON when the command cannot start", async () => {
+    const { status, body } = await harness.json("exec", "POST", "/api/execute/stream", { command: "pwd", sessionId: SESSIONLESS, cwd: "/workspace/nowhere" });
+    expect(status).toBe(500);
+    expect(body).toMatchObject({ code: "STREAM_START_ERROR", httpStatus: 500, context: { command: "pwd" } });
+    expect(String(body.message)).toContain("Failed to execute streaming command 'pwd' in sessionless execution");
+  });
+
+  it("ends a timed-out stream with a stderr note and exit code 124", async () => {
+    const response = await harness.call("exec", "POST", "/api/execute/stream", { command: "echo before; sleep 20", sessionId: SESSIONLESS, timeoutMs: 400 });
+    const frames = parseDataFrames(await response.text());
+    expect(frames.map((frame) => frame.type)).toEqual(["start", "stdout", "stderr", "complete"]);
+    expect(frames[2]?.data).toBe("Command timed out after 400ms\n");
+    expect(frames[3]?.exitCode).toBe(124);
+  });
+
+  it("keeps session state across streamed commands and lists streamed commands as proc_ processes", async () => {
+    await harness.call("exec", "POST", "/api/execute/stream", { command: "cd /tmp && export STREAMED=1", sessionId: "st" }).then((response) => response.text());
+    const response = await harness.call("exec", "POST", "/api/execute/stream", { command: 'pwd; echo "$STREAMED"', sessionId: "st" });
+    const output = parseDataFrames(await response.text()).filter((frame) => frame.type === "stdout").map((frame) => frame.data).join("");
+    expect(output).toBe("/tmp\n1\n");
+    const list = await harness.json("exec", "GET", "/api/process/list");
+    const listed = (list.body.processes as { id: string; command: string; status: string }[]).find((entry) => entry.command === 'pwd; echo "$STREAMED"');
+    expect(listed?.id).toMatch(/^proc_\d+_[0-9a-f]+$/);
+    expect(listed?.status).toBe("completed");
+  });
+
+  it("ends with an error frame, not a hang, when a session stream runs exit", async () => {
+    const response = await harness.call("exec", "POST", "/api/execute/stream", { command: "exit 3", sessionId: "st2" });
+    const frames = parseDataFrames(await response.text());
+    expect(frames.at(-1)).toMatchObject({ type: "error" });
+    expect(String(frames.at(-1)?.error)).toContain("terminated");
+  });
+});
+
+describe("sessions", () => {
+  it("creates with cwd and env, refuses a duplicate with 409, lists and deletes", async () => {
+    const created = await harness.json("exec", "POST", "/api/session/create", { id: "made", cwd: "/tmp", env: { MADE: "here" } });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({ success: true, containerPlacementId: null, data: { id: "made" } });
+    expect(JSON.stringify(created.body)).not.toContain("here");
+    const duplicate = await harness.json("exec", "POST", "/api/session/create", { id: "made", cwd: "/tmp", env: {} });
+    expect(duplicate.status).toBe(409);
+    expect(duplicate.body).toMatchObject({ code: "SESSION_ALREADY_EXISTS", httpStatus: 409, context: { sessionId: "made", containerPlacementId: null } });
+    const run = await execute({ command: 'pwd; echo "$MADE"', sessionId: "made" });
+    expect(run.body.stdout).toBe("/tmp\nhere");
+    const list = await harness.json("exec", "GET", "/api/session/list");
+    expect(list.body.data).toContain("made");
+    const deleted = await harness.json("exec", "POST", "/api/session/delete", { sessionId: "made" });
+    expect(deleted.body).toMatchObject({ success: true, sessionId: "made" });
+    const again = await harness.json("exec", "POST", "/api/session/delete", { sessionId: "made" });
+    expect(again.status).toBe(404);
+  });
+});

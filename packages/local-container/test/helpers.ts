@@ -1,0 +1,84 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { type LocalContainerServer, createLocalContainerServer } from "../src/index.js";
+import type { LocalContainerLimits } from "../src/server/options.js";
+
+/** Container trees live under /var/tmp: /tmp is one of the paths each container maps to itself. */
+export const TEST_TMP = "/var/tmp";
+
+export interface TestServer {
+  readonly server: LocalContainerServer;
+  readonly rootDir: string;
+  /** Calls a container-scoped route with the container header. */
+  call(containerId: string, method: string, path: string, body?: unknown): Promise<Response>;
+  /** Calls and parses a JSON answer. */
+  json(containerId: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
+  /** Creates a container through the lifecycle route. */
+  start(containerId: string, env?: Record<string, string>): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts a server on a free port with its own root directory. */
+export async function startTestServer(limits: Partial<LocalContainerLimits> = {}): Promise<TestServer> {
+  const rootDir = await mkdtemp(join(TEST_TMP, "oma-local-container-test-"));
+  const server = await createLocalContainerServer({ rootDir, limits });
+  const call = (containerId: string, method: string, path: string, body?: unknown): Promise<Response> =>
+    fetch(`${server.url}${path}`, {
+      method,
+      headers: { "Content-Type": "application/json", "X-Oma-Container-Id": containerId },
+      ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+    });
+  return {
+    server,
+    rootDir,
+    call,
+    async json(containerId, method, path, body) {
+      const response = await call(containerId, method, path, body);
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    },
+    async start(containerId, env = {}) {
+      const response = await fetch(`${server.url}/__oma/containers/${containerId}`, { method: "PUT", body: JSON.stringify({ env }) });
+      if (!response.ok) throw new Error(`container start failed: ${response.status} ${await response.text()}`);
+    },
+    async stop() {
+      await server.close();
+      await rm(rootDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Splits an SSE body of `data: {json}\n\n` frames into parsed frames. */
+export function parseDataFrames(text: string): Record<string, unknown>[] {
+  return text
+    .split("\n\n")
+    .filter((frame) => frame.length > 0)
+    .map((frame) => {
+      if (!frame.startsWith("data: ")) throw new Error(`not a data frame: ${frame}`);
+      return JSON.parse(frame.slice("data: ".length)) as Record<string, unknown>;
+    });
+}
+
+/** Replaces ISO timestamps so byte-for-byte comparisons ignore the clock. */
+export function maskTimestamps(text: string): string {
+  return text.replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/g, "<ts>");
+}
+
+/** True while a process with this pid exists. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `check` until it is true or `timeoutMs` passed. */
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return check();
+}

@@ -1,0 +1,124 @@
+import { SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import { type SandboxDuplexProcess, type SandboxDuplexProcessSpec, type SandboxProcessExit, shellQuote } from "@open-managed-agents/sandbox";
+import { bytesToBase64 } from "../base64.js";
+import type { CloudflareSandbox } from "../sandbox/cloudflare-sandbox.js";
+
+/** Directory holding the stdin chunks of duplex processes inside the container. */
+export const DUPLEX_ROOT = "/tmp/.oma-duplex";
+/** Largest stdin chunk sent in one command; bigger writes are split. */
+const STDIN_CHUNK_BYTES = 48 * 1024;
+/** Deadline of one stdin write. */
+const STDIN_WRITE_TIMEOUT_MS = 30_000;
+
+/**
+ * The wrapper that gives an SDK background process a real stdin. SDK 0.12 processes have no stdin, so
+ * the host appends numbered chunk files (written to a temporary name, then renamed, so a chunk is never
+ * read half-written) and a reader loop in the container feeds them, in order, through a FIFO into the
+ * command. `eof` holds the number of chunks written before stdin was closed; the reader ends after that
+ * many, which closes the command's stdin. stdout and stderr come back through the SDK's log stream.
+ */
+function wrapperScript(directory: string, spec: SandboxDuplexProcessSpec): string {
+  const command = [spec.command, ...(spec.args ?? [])].map(shellQuote).join(" ");
+  const d = shellQuote(directory);
+  return [
+    `D=${d}`,
+    `mkdir -p "$D" && mkfifo "$D/in" || exit 125`,
+    `( i=0; n=0; while :; do`,
+    `  if [ -f "$D/$i" ]; then cat "$D/$i" || exit 0; rm -f "$D/$i"; i=$((i+1)); n=0;`,
+    `  elif [ -f "$D/eof" ] && [ "$i" -ge "$(cat "$D/eof")" ]; then exit 0;`,
+    `  elif [ "$n" -lt 20 ]; then n=$((n+1)); sleep 0.05; else sleep 0.25; fi;`,
+    `done ) > "$D/in" &`,
+    `reader=$!`,
+    `${command} < "$D/in" &`,
+    `child=$!`,
+    `trap 'kill -TERM "$child" 2>/dev/null' TERM INT`,
+    `wait "$child"; status=$?`,
+    `while kill -0 "$child" 2>/dev/null; do wait "$child"; status=$?; done`,
+    `kill "$reader" 2>/dev/null`,
+    `rm -rf "$D"`,
+    `exit "$status"`,
+  ].join("\n");
+}
+
+/** Spawns `spec` as an SDK background process with live stdin, stdout and stderr. */
+export async function spawnCloudflareDuplexProcess(sandbox: CloudflareSandbox, spec: SandboxDuplexProcessSpec): Promise<SandboxDuplexProcess> {
+  const directory = `${DUPLEX_ROOT}/${crypto.randomUUID()}`;
+  const started = await sandbox.startProcess(`sh -c ${shellQuote(wrapperScript(directory, spec))}`, {
+    ...(spec.cwd ? { cwd: spec.cwd } : {}),
+    ...(spec.env ? { env: spec.env } : {}),
+  });
+  const logs = new AbortController();
+  let stdoutController!: ReadableStreamDefaultController<Uint8Array>;
+  let stderrController!: ReadableStreamDefaultController<Uint8Array>;
+  const stdout = new ReadableStream<Uint8Array>({ start: (controller) => void (stdoutController = controller), cancel: () => undefined });
+  const stderr = new ReadableStream<Uint8Array>({ start: (controller) => void (stderrController = controller), cancel: () => undefined });
+  const encoder = new TextEncoder();
+
+  const pump = async (): Promise<SandboxProcessExit> => {
+    let exitCode: number | null | undefined;
+    try {
+      for await (const event of sandbox.processLogs(started.id, logs.signal)) {
+        if (event.type === "exit") exitCode = event.exitCode;
+        else (event.type === "stdout" ? stdoutController : stderrController).enqueue(encoder.encode(event.data));
+      }
+    } catch (error) {
+      if (!logs.signal.aborted) {
+        const failure = new SandboxFailedError({ message: `output of process ${started.id} was lost: ${error instanceof Error ? error.message : String(error)}`, cause: error });
+        stdoutController.error(failure);
+        stderrController.error(failure);
+        return { code: (await sandbox.processStatus(started.id).catch(() => null))?.exitCode ?? null, signal: null };
+      }
+    }
+    stdoutController.close();
+    stderrController.close();
+    if (exitCode === undefined) exitCode = (await sandbox.processStatus(started.id).catch(() => null))?.exitCode ?? null;
+    return { code: exitCode, signal: killedWith !== null && (exitCode === null || exitCode > 128) ? killedWith : null };
+  };
+
+  let killedWith: "SIGTERM" | "SIGKILL" | null = null;
+  const exited = pump();
+  exited.catch(() => undefined);
+
+  let written = 0;
+  let writing: Promise<void> = Promise.resolve();
+  const append = (chunk: Uint8Array): Promise<void> => {
+    const sequence = written;
+    written += 1;
+    const target = `${directory}/${sequence}`;
+    const base64 = bytesToBase64(chunk);
+    const command = `mkdir -p ${shellQuote(directory)} && printf '%s' ${shellQuote(base64)} | base64 -d > ${shellQuote(`${target}.part`)} && mv ${shellQuote(`${target}.part`)} ${shellQuote(target)}`;
+    return runChecked(sandbox, command, `writing stdin of process ${started.id}`);
+  };
+
+  const stdin = new WritableStream<Uint8Array>({
+    write(chunk) {
+      const pieces: Uint8Array[] = [];
+      for (let offset = 0; offset < chunk.byteLength; offset += STDIN_CHUNK_BYTES) pieces.push(chunk.subarray(offset, offset + STDIN_CHUNK_BYTES));
+      writing = pieces.reduce((previous, piece) => previous.then(() => append(piece)), writing);
+      return writing;
+    },
+    async close() {
+      await writing;
+      const eof = `${directory}/eof`;
+      await runChecked(sandbox, `mkdir -p ${shellQuote(directory)} && printf '%s' ${written} > ${shellQuote(`${eof}.part`)} && mv ${shellQuote(`${eof}.part`)} ${shellQuote(eof)}`, `closing stdin of process ${started.id}`);
+    },
+  });
+
+  return {
+    stdin,
+    stdout,
+    stderr,
+    kill(signal = "SIGTERM") {
+      killedWith = signal;
+      void sandbox.killProcess(started.id, signal).catch(() => undefined);
+    },
+    exited,
+  };
+}
+
+async function runChecked(sandbox: CloudflareSandbox, command: string, what: string): Promise<void> {
+  const result = await sandbox.exec(command, { timeoutMs: STDIN_WRITE_TIMEOUT_MS });
+  if (result.exitCode !== 0) {
+    throw new SandboxFailedError({ message: `${what} failed with exit code ${result.exitCode}: ${result.stderr.slice(0, 512)}`, context: { exitCode: result.exitCode } });
+  }
+}

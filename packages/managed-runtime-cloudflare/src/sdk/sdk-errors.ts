@@ -1,0 +1,49 @@
+import { ManagedRuntimeError, NotFoundError, SandboxFailedError, TimeoutError, createError } from "@open-managed-agents/runtime-resource-contract";
+
+/** SDK error codes (they survive Durable Object RPC inside the message or as `code`) that mean "missing". */
+const NOT_FOUND_CODES = ["FILE_NOT_FOUND", "PROCESS_NOT_FOUND", "BACKUP_NOT_FOUND"];
+const NOT_FOUND_MESSAGE = /\b(file|process|backup) not found\b|no such file/i;
+const TIMEOUT_MESSAGE = /\btimed out\b|\btimeout\b/i;
+
+function describe(error: unknown): { readonly message: string; readonly code: string | undefined } {
+  if (typeof error === "object" && error !== null) {
+    const record = error as { message?: unknown; code?: unknown };
+    return { message: typeof record.message === "string" ? record.message : String(error), code: typeof record.code === "string" ? record.code : undefined };
+  }
+  return { message: String(error), code: undefined };
+}
+
+/** True when an SDK error says the file, process or backup does not exist. */
+export function isSdkNotFound(error: unknown): boolean {
+  const { message, code } = describe(error);
+  return (code !== undefined && NOT_FOUND_CODES.includes(code)) || NOT_FOUND_CODES.some((entry) => message.includes(entry)) || NOT_FOUND_MESSAGE.test(message);
+}
+
+/**
+ * Maps an error thrown by the SDK (often flattened to `name` and `message` by Durable Object RPC) to
+ * the contract taxonomy: `not_found`, `timeout`, or `sandbox_failed` with the SDK's message and the cause.
+ */
+export function sdkFailure(error: unknown, operation: string): ManagedRuntimeError {
+  if (ManagedRuntimeError.isInstance(error)) return error;
+  const { message, code } = describe(error);
+  const context = { operation, ...(code ? { sdkCode: code } : {}) };
+  if (isSdkNotFound(error)) return new NotFoundError({ message: `${operation}: ${message}`, context, cause: error });
+  if (code === "COMMAND_TIMEOUT" || (code === undefined && TIMEOUT_MESSAGE.test(message) && operation === "exec")) {
+    return new TimeoutError({ message: `${operation}: ${message}`, context, cause: error });
+  }
+  return new SandboxFailedError({ message: `${operation} failed: ${message}`, context, cause: error });
+}
+
+/** Runs an SDK call, mapping what it throws with {@link sdkFailure}. */
+export async function callSdk<T>(operation: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw sdkFailure(error, operation);
+  }
+}
+
+/** Rebuilds an error with a different code, keeping message and context. */
+export function withCode(error: ManagedRuntimeError, code: "sandbox_failed" | "not_found"): ManagedRuntimeError {
+  return createError(code, { message: error.message, context: { ...error.context }, cause: error });
+}

@@ -1,0 +1,108 @@
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { MANAGED_RUNTIME_PROVIDER_PLACEMENTS, ManagedRuntimeError, type ManagedRuntimeProviderPlacement, parseRecord } from "@open-managed-agents/runtime-resource-contract";
+import { z } from "zod";
+import { CONFORMANCE_CASE_IDS, type ConformanceCaseId } from "../cases/case-catalog.js";
+import { formatConformanceReport } from "../runner/report-format.js";
+import { runManagedRuntimeConformance } from "../runner/run-conformance.js";
+import { resolveDriverModule } from "./resolve-module.js";
+
+/** Where the CLI reads and writes; injectable for tests. */
+export interface CliEnvironment {
+  readonly cwd: string;
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  /** Imports the resolved module URL. @default `import()` */
+  readonly importModule?: (url: string) => Promise<unknown>;
+}
+
+/** Usage text of `oma-conformance`. */
+export const CLI_USAGE = `Usage: oma-conformance --module <specifier> --provider <id> [options]
+
+Runs the managed-runtime conformance suite against a driver package through the real registry and host.
+
+  --module <specifier>        package or file exporting createManagedRuntimeProviderDriver
+  --provider <id>             provider id the descriptor must name
+  --factory-options <file>    JSON file passed to createManagedRuntimeProviderDriver
+  --provider-config <file>    JSON file passed to create() as providerConfig
+  --placement <placement>     in_process | driver_service | provider_native (default: the first listed)
+  --case <id>                 run only this case (repeatable); others are reported as not-run
+  --json                      print the report as JSON
+  --help                      print this text
+
+Exit status: 0 when every case passed, 1 when a case failed, 2 for a usage or load error.`;
+
+const jsonObjectSchema = z.record(z.string(), z.unknown());
+
+/** Runs the CLI with `argv` (without the node and script paths) and returns the exit status. */
+export async function runCli(argv: readonly string[], environment: CliEnvironment): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        module: { type: "string" },
+        provider: { type: "string" },
+        "factory-options": { type: "string" },
+        "provider-config": { type: "string" },
+        placement: { type: "string" },
+        case: { type: "string", multiple: true },
+        json: { type: "boolean", default: false },
+        help: { type: "boolean", default: false },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    environment.stderr(`${error instanceof Error ? error.message : String(error)}\n\n${CLI_USAGE}\n`);
+    return 2;
+  }
+  if (values.help) {
+    environment.stdout(`${CLI_USAGE}\n`);
+    return 0;
+  }
+  try {
+    if (!values.module || !values.provider) throw usageError("--module and --provider are required");
+    const placement = values.placement;
+    if (placement !== undefined && !(MANAGED_RUNTIME_PROVIDER_PLACEMENTS as readonly string[]).includes(placement)) throw usageError(`unknown placement ${placement}`);
+    const cases = (values.case ?? []).map((id) => {
+      if (!(CONFORMANCE_CASE_IDS as readonly string[]).includes(id)) throw usageError(`unknown case ${id}; known cases: ${CONFORMANCE_CASE_IDS.join(", ")}`);
+      return id as ConformanceCaseId;
+    });
+    const importModule = environment.importModule ?? ((url: string) => import(/* @vite-ignore */ url));
+    const report = await runManagedRuntimeConformance({
+      name: values.module,
+      loadDriver: { provider: values.provider, moduleSpecifier: values.module, importModule: (specifier) => importModule(resolveDriverModule(specifier, environment.cwd)) },
+      factoryOptions: values["factory-options"] ? await readJsonObject(resolve(environment.cwd, values["factory-options"]), "--factory-options") : {},
+      providerConfig: values["provider-config"] ? await readJsonObject(resolve(environment.cwd, values["provider-config"]), "--provider-config") : {},
+      ...(placement ? { placement: placement as ManagedRuntimeProviderPlacement } : {}),
+      ...(cases.length > 0 ? { cases } : {}),
+    });
+    environment.stdout(values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatConformanceReport(report)}\n`);
+    return report.passed ? 0 : 1;
+  } catch (error) {
+    const detail = ManagedRuntimeError.isInstance(error) ? `${error.name} (${error.code}): ${error.message}` : error instanceof Error ? error.message : String(error);
+    environment.stderr(`oma-conformance: ${detail}\n`);
+    return 2;
+  }
+}
+
+async function readJsonObject(path: string, option: string): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw usageError(`${option}: cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw usageError(`${option}: ${path} is not JSON`);
+  }
+  return parseRecord(jsonObjectSchema, parsed, { record: `${option} file`, code: "invalid_config" });
+}
+
+function usageError(message: string): Error {
+  return new Error(`${message}\n\n${CLI_USAGE}`);
+}

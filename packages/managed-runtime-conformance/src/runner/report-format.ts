@@ -1,0 +1,30 @@
+import type { ConformanceReport } from "./run-conformance.js";
+
+/**
+ * The report as a text table with the columns capability, claimed, verified and result, one row per
+ * case, followed by the message of every failure.
+ */
+export function formatConformanceReport(report: ConformanceReport): string {
+  const header = ["case", "capability", "claimed", "verified", "result"];
+  const rows = report.cases.map((entry) => [
+    entry.id,
+    entry.capability,
+    entry.claimed ? "yes" : "no",
+    entry.verified,
+    entry.result === "fail" ? "FAIL" : entry.result,
+  ]);
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)));
+  const line = (cells: readonly string[]) => cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join("  ").trimEnd();
+  const failures = report.cases.filter((entry) => entry.result === "fail");
+  const counts = ["pass", "fail", "not-run"].map((result) => `${report.cases.filter((entry) => entry.result === result).length} ${result}`).join(", ");
+  return [
+    `${report.name}: ${report.provider} ${report.version} (${report.placement})`,
+    "",
+    line(header),
+    line(widths.map((width) => "-".repeat(width))),
+    ...rows.map(line),
+    "",
+    `${report.passed ? "PASSED" : "FAILED"}: ${counts}`,
+    ...failures.map((entry) => `\n${entry.id}: ${entry.error?.name ?? "Error"}${entry.error?.code ? ` (${entry.error.code})` : ""}: ${entry.error?.message ?? ""}`),
+  ].join("\n");
+}

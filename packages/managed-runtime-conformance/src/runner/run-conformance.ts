@@ -1,0 +1,106 @@
+import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
+import { ConformanceFailure } from "../cases/assertions.js";
+import { CONFORMANCE_CASES, type ConformanceCase, type ConformanceCaseId } from "../cases/case-catalog.js";
+import { createCaseContext } from "../cases/case-context.js";
+import { CONFORMANCE_CASE_IMPLEMENTATIONS } from "../cases/index.js";
+import { type ConformanceSubject, loadConformanceSubject } from "../cases/subject.js";
+import { type ManagedRuntimeConformanceOptions, resolveConformanceOptions } from "./suite-options.js";
+
+/** Outcome of one case. */
+export interface ConformanceCaseResult extends ConformanceCase {
+  /** Whether the descriptor claims the capability (core cases always do). */
+  readonly claimed: boolean;
+  /** `behaviour`: the claimed behaviour was exercised; `fail-closed`: the typed refusal was asserted. */
+  readonly verified: "behaviour" | "fail-closed" | "not-run";
+  readonly result: "pass" | "fail" | "not-run";
+  readonly durationMs: number;
+  /** Why the case failed. */
+  readonly error?: { readonly name: string; readonly code?: string; readonly message: string };
+}
+
+/** A whole conformance run. */
+export interface ConformanceReport {
+  readonly name: string;
+  readonly provider: string;
+  readonly version: string;
+  readonly placement: string;
+  /** True when every selected case passed. */
+  readonly passed: boolean;
+  readonly cases: readonly ConformanceCaseResult[];
+}
+
+/**
+ * Runs one case against a loaded subject and throws its failure. The vitest suite and the runner both
+ * call it, so a case behaves the same under either.
+ */
+export async function executeConformanceCase(subject: ConformanceSubject, id: ConformanceCaseId): Promise<"behaviour" | "fail-closed"> {
+  const implementation = CONFORMANCE_CASE_IMPLEMENTATIONS[id];
+  const context = createCaseContext(subject, id);
+  const claimed = implementation.claimed(subject);
+  const work = claimed || !implementation.refuse ? implementation.verify(context) : implementation.refuse(context);
+  await withDeadline(work, subject.timeouts.caseMs, id);
+  return claimed ? "behaviour" : "fail-closed";
+}
+
+/** Runs one case and reports its outcome instead of throwing. */
+export async function runConformanceCase(subject: ConformanceSubject, id: ConformanceCaseId): Promise<ConformanceCaseResult> {
+  const entry = caseOf(id);
+  const claimed = CONFORMANCE_CASE_IMPLEMENTATIONS[id].claimed(subject);
+  const started = performance.now();
+  try {
+    const verified = await executeConformanceCase(subject, id);
+    return { ...entry, claimed, verified, result: "pass", durationMs: elapsed(started) };
+  } catch (error) {
+    return { ...entry, claimed, verified: claimed ? "behaviour" : "fail-closed", result: "fail", durationMs: elapsed(started), error: summarize(error) };
+  }
+}
+
+/** Loads the driver once and runs the selected cases in catalog order; unselected cases are `not-run`. */
+export async function runManagedRuntimeConformance(options: ManagedRuntimeConformanceOptions): Promise<ConformanceReport> {
+  const resolved = resolveConformanceOptions(options);
+  const subject = await loadConformanceSubject(resolved);
+  const cases: ConformanceCaseResult[] = [];
+  for (const entry of CONFORMANCE_CASES) {
+    if (!resolved.cases.includes(entry.id)) {
+      cases.push({ ...entry, claimed: CONFORMANCE_CASE_IMPLEMENTATIONS[entry.id].claimed(subject), verified: "not-run", result: "not-run", durationMs: 0 });
+      continue;
+    }
+    cases.push(await runConformanceCase(subject, entry.id));
+  }
+  return {
+    name: resolved.name,
+    provider: subject.descriptor.provider,
+    version: subject.descriptor.version,
+    placement: subject.placement,
+    passed: cases.every((entry) => entry.result !== "fail") && cases.some((entry) => entry.result === "pass"),
+    cases,
+  };
+}
+
+function caseOf(id: ConformanceCaseId): ConformanceCase {
+  const entry = CONFORMANCE_CASES.find((candidate) => candidate.id === id);
+  if (!entry) throw new ConformanceFailure(`unknown conformance case ${id}`);
+  return entry;
+}
+
+function summarize(error: unknown): NonNullable<ConformanceCaseResult["error"]> {
+  if (ManagedRuntimeError.isInstance(error)) return { name: error.name, code: error.code, message: error.message };
+  if (error instanceof Error) return { name: error.name, message: error.message };
+  return { name: "NonError", message: String(error) };
+}
+
+function elapsed(started: number): number {
+  return Math.round(performance.now() - started);
+}
+
+async function withDeadline(work: Promise<void>, ms: number, id: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ConformanceFailure(`case ${id} did not finish within ${ms} ms`)), ms);
+  });
+  try {
+    await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

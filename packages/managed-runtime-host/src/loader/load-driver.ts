@@ -1,0 +1,74 @@
+import {
+  DriverLoadFailedError,
+  type ManagedRuntimeProviderDriverPort,
+  ProviderMismatchError,
+  parseManagedRuntimeProviderDriverDescriptor,
+  parseRecord,
+} from "@open-managed-agents/runtime-resource-contract";
+import { z } from "zod";
+
+/** Options of {@link loadManagedRuntimeProviderDriver}. */
+export interface LoadManagedRuntimeProviderDriverOptions {
+  /** The provider id the deployment configured; must equal the loaded descriptor's `provider`. */
+  readonly provider: string;
+  /** Package (or path) that exports `createManagedRuntimeProviderDriver`. */
+  readonly moduleSpecifier: string;
+  /** Adapter-owned options passed to the factory untouched. */
+  readonly factoryOptions: unknown;
+  /** Imports the module; defaults to a dynamic `import()`. Bundled deployments pass their own. */
+  readonly importModule?: (moduleSpecifier: string) => Promise<unknown>;
+}
+
+const optionsSchema = z.object({
+  provider: z.string().min(1, "must not be empty"),
+  moduleSpecifier: z.string().min(1, "must not be empty"),
+  importModule: z.custom<(specifier: string) => Promise<unknown>>((value) => typeof value === "function", "must be a function").optional(),
+});
+
+/**
+ * Loads a driver package by module specifier: imports it, calls its `createManagedRuntimeProviderDriver`
+ * export (sync or async) with `factoryOptions`, checks the result is a driver and its validated
+ * descriptor names `provider`. Fails with `driver_load_failed` (with a hint) or `provider_mismatch`.
+ */
+export async function loadManagedRuntimeProviderDriver(options: LoadManagedRuntimeProviderDriverOptions): Promise<ManagedRuntimeProviderDriverPort> {
+  const { provider, moduleSpecifier } = parseRecord(optionsSchema, options, { record: "driver loader options", code: "invalid_config" });
+  const importModule = options.importModule ?? ((specifier: string) => import(/* @vite-ignore */ specifier));
+  const hint = `install ${moduleSpecifier} or pass importModule`;
+  const context = { provider, moduleSpecifier, hint };
+
+  let loaded: unknown;
+  try {
+    loaded = await importModule(moduleSpecifier);
+  } catch (error) {
+    throw new DriverLoadFailedError({ message: `cannot import ${moduleSpecifier} for provider ${provider}: ${hint}`, context, cause: error });
+  }
+  const factory = (loaded as Record<string, unknown> | null)?.createManagedRuntimeProviderDriver;
+  if (typeof factory !== "function") {
+    throw new DriverLoadFailedError({ message: `${moduleSpecifier} does not export createManagedRuntimeProviderDriver`, context });
+  }
+
+  let driver: unknown;
+  try {
+    driver = await factory(options.factoryOptions);
+  } catch (error) {
+    throw new DriverLoadFailedError({ message: `createManagedRuntimeProviderDriver of ${moduleSpecifier} failed`, context, cause: error });
+  }
+  const candidate = driver as Partial<ManagedRuntimeProviderDriverPort> | null;
+  if (typeof candidate?.descriptor !== "function" || typeof candidate.create !== "function") {
+    throw new DriverLoadFailedError({ message: `createManagedRuntimeProviderDriver of ${moduleSpecifier} did not return a driver with descriptor() and create()`, context });
+  }
+
+  let actual: string;
+  try {
+    actual = parseManagedRuntimeProviderDriverDescriptor(candidate.descriptor()).provider;
+  } catch (error) {
+    throw new DriverLoadFailedError({ message: `${moduleSpecifier} returned an invalid driver descriptor`, context, cause: error });
+  }
+  if (actual !== provider) {
+    throw new ProviderMismatchError({
+      message: `${moduleSpecifier} provides ${actual}, not the configured provider ${provider}`,
+      context: { expected: provider, actual, moduleSpecifier },
+    });
+  }
+  return candidate as ManagedRuntimeProviderDriverPort;
+}

@@ -1,0 +1,109 @@
+import { BLOCK, padToBlock } from "./constants.js";
+
+/** What a split part needs to describe one member. */
+export interface MemberHeader {
+  readonly name: string;
+  readonly type: "file" | "directory" | "symlink" | "link";
+  readonly mode: number;
+  /** Seconds since the epoch. */
+  readonly mtime: number;
+  readonly size: number;
+  readonly linkname: string | null;
+  readonly uid: number;
+  readonly gid: number;
+  readonly uname: string;
+  readonly gname: string;
+}
+
+const TYPEFLAG: Record<MemberHeader["type"], string> = { file: "0", link: "1", symlink: "2", directory: "5" };
+const MAX_OCTAL_11 = 0o77777777777;
+const MAX_OCTAL_7 = 0o7777777;
+
+/**
+ * Encodes a member header as ustar, preceded by a pax extended header when the name or link target is
+ * not plain ASCII or does not fit the ustar fields (the layout GNU tar and tar-stream both read).
+ * Synchronous, so split parts can be sized exactly before anything is emitted.
+ */
+export function encodeMemberHeader(header: MemberHeader): Buffer {
+  const ustarName = splitUstarName(header.name);
+  const linkFits = header.linkname === null || (isAscii(header.linkname) && header.linkname.length <= 100);
+  if (ustarName !== null && linkFits) return encodeUstar(header, ustarName.name, ustarName.prefix, header.linkname ?? "");
+  const records = paxRecord("path", header.name) + (header.linkname === null ? "" : paxRecord("linkpath", header.linkname));
+  const pax = Buffer.from(records, "utf8");
+  const paxHeader = encodeUstar(
+    { ...header, type: "file", size: pax.length, linkname: null },
+    asciiTail(`PaxHeader/${header.name}`, 100),
+    "",
+    "",
+    "x",
+  );
+  const body = Buffer.alloc(padToBlock(pax.length));
+  pax.copy(body);
+  const fallbackName = asciiTail(header.name, header.type === "directory" ? 99 : 100);
+  return Buffer.concat([paxHeader, body, encodeUstar(header, fallbackName, "", asciiTail(header.linkname ?? "", 100))]);
+}
+
+/** Byte length of {@link encodeMemberHeader}'s output, without encoding it. */
+export function memberHeaderSize(header: Pick<MemberHeader, "name" | "linkname">): number {
+  const linkFits = header.linkname === null || (isAscii(header.linkname) && header.linkname.length <= 100);
+  if (splitUstarName(header.name) !== null && linkFits) return BLOCK;
+  const records = paxRecord("path", header.name) + (header.linkname === null ? "" : paxRecord("linkpath", header.linkname));
+  return 2 * BLOCK + padToBlock(Buffer.byteLength(records, "utf8"));
+}
+
+function encodeUstar(header: MemberHeader, name: string, prefix: string, linkname: string, typeflag = TYPEFLAG[header.type]): Buffer {
+  const block = Buffer.alloc(BLOCK);
+  block.write(name, 0, 100, "utf8");
+  writeOctal(block, 100, 8, header.mode & 0o7777);
+  writeOctal(block, 108, 8, header.uid <= MAX_OCTAL_7 ? header.uid : 0);
+  writeOctal(block, 116, 8, header.gid <= MAX_OCTAL_7 ? header.gid : 0);
+  writeOctal(block, 124, 12, header.size);
+  writeOctal(block, 136, 12, Math.min(Math.max(header.mtime, 0), MAX_OCTAL_11));
+  block.write(typeflag, 156, 1, "ascii");
+  block.write(linkname, 157, 100, "utf8");
+  block.write("ustar\u000000", 257, 8, "ascii");
+  block.write(asciiTail(header.uname, 31), 265, 32, "ascii");
+  block.write(asciiTail(header.gname, 31), 297, 32, "ascii");
+  block.write(prefix, 345, 155, "utf8");
+  block.fill(0x20, 148, 156);
+  let checksum = 0;
+  for (const byte of block) checksum += byte;
+  block.write(`${checksum.toString(8).padStart(6, "0")}\u0000 `, 148, 8, "ascii");
+  return block;
+}
+
+function writeOctal(block: Buffer, offset: number, length: number, value: number): void {
+  const digits = Math.max(0, Math.floor(value)).toString(8);
+  if (digits.length > length - 1) throw new RangeError(`value ${value} does not fit a ${length}-byte tar field`);
+  block.write(`${digits.padStart(length - 1, "0")}\u0000`, offset, length, "ascii");
+}
+
+/** ustar name/prefix split, or null when the name needs a pax header. */
+function splitUstarName(name: string): { name: string; prefix: string } | null {
+  if (!isAscii(name)) return null;
+  if (name.length <= 100) return { name, prefix: "" };
+  for (let index = name.indexOf("/"); index !== -1; index = name.indexOf("/", index + 1)) {
+    if (index <= 155 && name.length - index - 1 <= 100 && name.length - index - 1 > 0) {
+      return { name: name.slice(index + 1), prefix: name.slice(0, index) };
+    }
+  }
+  return null;
+}
+
+function paxRecord(key: string, value: string): string {
+  const body = ` ${key}=${value}\n`;
+  const bodyBytes = Buffer.byteLength(body, "utf8");
+  let length = bodyBytes + 1;
+  while (String(length).length + bodyBytes !== length) length = String(length).length + bodyBytes;
+  return `${length}${body}`;
+}
+
+function isAscii(text: string): boolean {
+  return /^[\x20-\x7e]*$/.test(text);
+}
+
+/** The last `max` characters of the printable-ASCII form of `text` (a readable fallback next to pax). */
+function asciiTail(text: string, max: number): string {
+  const ascii = text.replace(/[^\x20-\x7e]/g, "_");
+  return ascii.length <= max ? ascii : ascii.slice(ascii.length - max);
+}
