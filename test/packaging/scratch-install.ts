@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readdir, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -53,11 +53,22 @@ async function packAll(packages: readonly WorkspacePackage[], tarballRoot: strin
  */
 export async function packAndInstall(packages: readonly WorkspacePackage[]): Promise<ScratchInstall> {
   const dir = await mkdtemp(join(tmpdir(), "openma-packaging-"));
+  try {
+    return await packAndInstallInto(dir, packages);
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function packAndInstallInto(dir: string, packages: readonly WorkspacePackage[]): Promise<ScratchInstall> {
   const tarballs = await packAll(packages, join(dir, "tarballs"));
   const project = join(dir, "project");
   await mkdir(project);
-  const fileSpecs = Object.fromEntries([...tarballs].map(([name, path]) => [name, `file:${path}`]));
-  await writeFile(join(project, "package.json"), JSON.stringify({ name: "openma-packaging-check", private: true, type: "module", dependencies: fileSpecs }, null, 2));
+  // A consumer installs peer dependencies itself; so does this project, at the declared ranges.
+  const peers = Object.fromEntries(packages.flatMap((workspacePackage) => Object.entries(workspacePackage.peerDependencies)).filter(([name]) => !tarballs.has(name)));
+  const dependencies = { ...peers, ...Object.fromEntries([...tarballs].map(([name, path]) => [name, `file:${path}`])) };
+  await writeFile(join(project, "package.json"), JSON.stringify({ name: "openma-packaging-check", private: true, type: "module", dependencies }, null, 2));
   const overrides = [...tarballs].map(([name, path]) => `  ${JSON.stringify(name)}: ${JSON.stringify(`file:${path}`)}`).join("\n");
   // Importing needs no dependency build scripts (native addons, binary downloads): skip them all.
   await writeFile(join(project, "pnpm-workspace.yaml"), `strictDepBuilds: false\noverrides:\n${overrides}\n`);

@@ -20,6 +20,8 @@ export interface WorkspacePackage {
   readonly version: string;
   readonly dir: string;
   readonly exports: readonly ExportEntry[];
+  /** Peer dependencies a consumer installs next to the package. */
+  readonly peerDependencies: Readonly<Record<string, string>>;
 }
 
 interface PackageJson {
@@ -28,6 +30,7 @@ interface PackageJson {
   readonly private?: boolean;
   readonly exports?: unknown;
   readonly devDependencies?: Readonly<Record<string, string>>;
+  readonly peerDependencies?: Readonly<Record<string, string>>;
 }
 
 /** Reads and parses a package.json; the shape is checked field by field where it is used. */
@@ -47,7 +50,13 @@ export async function discoverPublishablePackages(): Promise<WorkspacePackage[]>
     const manifest = await readPackageJson(dir);
     if (manifest.private === true) continue;
     if (typeof manifest.name !== "string" || typeof manifest.version !== "string") throw new Error(`${dir}/package.json needs a name and a version`);
-    found.push({ name: manifest.name, version: manifest.version, dir, exports: exportEntries(manifest.exports) });
+    found.push({
+      name: manifest.name,
+      version: manifest.version,
+      dir,
+      exports: exportEntries(manifest.exports),
+      peerDependencies: manifest.peerDependencies ?? {},
+    });
   }
   return found;
 }

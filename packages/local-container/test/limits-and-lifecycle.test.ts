@@ -40,6 +40,20 @@ describe("container lifecycle", () => {
     expect(badId.status).toBe(400);
   });
 
+  it("destroy also kills what finished commands left running, inside or outside their process group", async () => {
+    harness = await startTestServer();
+    await harness.start("leftovers");
+    const run = await harness.json("leftovers", "POST", "/api/execute", {
+      command: "sleep 60 >/dev/null 2>&1 & echo $!; setsid sleep 61 >/dev/null 2>&1 & sleep 0.2; pgrep -n -f 'sleep 61'",
+      sessionId: SESSIONLESS,
+    });
+    const pids = String(run.body.stdout).trim().split("\n").map(Number);
+    expect(pids).toHaveLength(2);
+    expect(pids.every((pid) => isAlive(pid))).toBe(true);
+    await fetch(`${harness.server.url}/__oma/containers/leftovers`, { method: "DELETE" });
+    expect(await waitFor(() => pids.every((pid) => !isAlive(pid)))).toBe(true);
+  });
+
   it("close() kills every container's processes", async () => {
     harness = await startTestServer();
     await harness.start("gamma");

@@ -144,6 +144,7 @@ async function addFile(pack: Pack, entry: WalkEntry, header: HeaderArgument, sma
     const changed = await new Promise<boolean>((resolveEntry, reject) => {
       let fileChanged = false;
       const sink = pack.entry({ ...header, type: "file", size }, (error) => (error ? reject(error) : resolveEntry(fileChanged)));
+      sink.on("error", () => undefined);
       const entrySink = sink as unknown as EntrySink;
       streamFile(handle, size, entrySink)
         .then((result) => {
@@ -165,8 +166,9 @@ async function addFile(pack: Pack, entry: WalkEntry, header: HeaderArgument, sma
 function addEntry(pack: Pack, header: HeaderArgument, content?: Buffer): Promise<void> {
   return new Promise((resolveEntry, reject) => {
     const callback = (error?: Error | null) => (error ? reject(error) : resolveEntry());
-    if (content === undefined) pack.entry(header, callback);
-    else pack.entry(header, content, callback);
+    const sink = content === undefined ? pack.entry(header, callback) : pack.entry(header, content, callback);
+    // A destroyed pack destroys its sinks; the failure reaches us through the callback.
+    sink.on("error", () => undefined);
   });
 }
 

@@ -56,14 +56,14 @@ describe("splitArchive", () => {
     await link(join(source, "big"), join(source, "big-again"));
     await writeFile(join(source, "small"), "s");
     await link(join(source, "small"), join(source, "small-again"));
-    const archive = Buffer.from(await tool("tar", ["-cf", "-", "-C", source, "."]).then(() => ""), "utf8");
-    expect(archive.length).toBe(0);
     const tarFile = join(base, "in.tar");
     await tool("tar", ["-cf", tarFile, "-C", source, "."]);
     const split = splitArchive((await import("node:fs")).createReadStream(tarFile), { maxPartBytes: 32 * 1024 });
     const restored = join(base, "restored");
     for (const [index, part] of (await collect(split)).entries()) await extractArchive(part, restored, { mode: index === 0 ? "replace" : "merge" });
-    expect(split.joinPlans.map((plan) => plan.links)).toEqual([["./big-again"]]);
+    // GNU tar stores whichever name it meets first as the file and the other as the hardlink.
+    expect(split.joinPlans).toHaveLength(1);
+    expect(split.joinPlans[0]?.links).toHaveLength(1);
     for (const plan of split.joinPlans) await applyJoinPlan(restored, plan);
     expect(await snapshotTree(restored)).toEqual(await snapshotTree(source));
     expect((await stat(join(restored, "big-again"))).ino).toBe((await stat(join(restored, "big"))).ino);

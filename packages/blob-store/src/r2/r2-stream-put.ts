@@ -1,5 +1,6 @@
 import { UnsupportedOperationError } from "@open-managed-agents/runtime-resource-contract";
 import { checkBodyStream } from "../blob-body.js";
+import { createPartReader } from "../blob-parts.js";
 import type { FixedLengthStreamConstructor, R2BucketLike, R2ObjectLike, R2UploadedPartLike, R2WriteOptionsLike } from "./r2-binding-types.js";
 
 /** How a stream body reaches R2. */
@@ -46,7 +47,9 @@ async function putFixedLength(put: R2StreamPut, stream: ReadableStream<Uint8Arra
 }
 
 async function putInParts(put: R2StreamPut, reader: ReadableStreamDefaultReader<Uint8Array>): Promise<R2ObjectLike | null> {
-  const nextPart = createPartReader(reader, put.partSizeBytes);
+  // Parts upload one at a time, so one buffer serves them all.
+  const buffer = new Uint8Array(put.partSizeBytes);
+  const nextPart = createPartReader(reader, put.partSizeBytes, () => buffer);
   const first = await nextPart();
   if (first.done) return put.bucket.put(put.key, first.bytes, { ...put.write, ...(put.onlyIf ? { onlyIf: put.onlyIf } : {}) });
   if (put.onlyIf) {
@@ -68,23 +71,4 @@ async function putInParts(put: R2StreamPut, reader: ReadableStreamDefaultReader<
     await upload.abort().catch(() => undefined);
     throw error;
   }
-}
-
-/** Reads the stream in parts of exactly `partSize` bytes; the last part may be shorter. */
-function createPartReader(reader: ReadableStreamDefaultReader<Uint8Array>, partSize: number): () => Promise<{ bytes: Uint8Array; done: boolean }> {
-  let leftover: Uint8Array | undefined;
-  return async () => {
-    const part = new Uint8Array(partSize);
-    let filled = 0;
-    for (;;) {
-      const chunk = leftover ?? (await reader.read()).value;
-      leftover = undefined;
-      if (chunk === undefined) return { bytes: part.subarray(0, filled), done: true };
-      const taken = Math.min(chunk.byteLength, partSize - filled);
-      part.set(chunk.subarray(0, taken), filled);
-      filled += taken;
-      if (taken < chunk.byteLength) leftover = chunk.subarray(taken);
-      if (filled === partSize) return { bytes: part, done: false };
-    }
-  };
 }

@@ -6,7 +6,6 @@ import {
   PutObjectCommand,
   S3Client,
 } from "@aws-sdk/client-s3";
-import { Upload } from "@aws-sdk/lib-storage";
 import { validateBlobKey } from "../blob-key.js";
 import { checkBodyStream, normalizeBody } from "../blob-body.js";
 import { createBlobObject } from "../blob-object.js";
@@ -16,13 +15,14 @@ import { mapS3Error, s3ErrorName, s3Status } from "./s3-errors.js";
 import { encodeS3Metadata } from "./s3-metadata.js";
 import { type S3BlobStoreOptions, parseS3Options } from "./s3-options.js";
 import { type S3Answers, createS3Answers } from "./s3-answers.js";
+import { uploadS3Stream } from "./s3-multipart.js";
 
 // HEADs run this many at a time to fill in metadata for a listed page.
 const LIST_HEAD_CONCURRENCY = 8;
 
 /**
  * A {@link BlobStore} over the S3 API (R2, S3 and compatible servers). Bytes and strings go up in one
- * PutObject; streams go through a multipart upload that holds about `partSizeBytes ×
+ * PutObject; streams go up in parts (see {@link uploadS3Stream}) holding about `partSizeBytes ×
  * (uploadConcurrency + 1)` in memory. `ifNoneMatch` is sent as `If-None-Match: *` and a 412 answer
  * becomes null, so the server decides atomically. Listing pages with `StartAfter` (the cursor is the
  * last key of the page) and HEADs each listed key for its metadata.
@@ -73,15 +73,9 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
       return null;
     }
     const checked = checkBodyStream(stream, length);
-    const upload = new Upload({
-      client,
-      params: { ...putParams(bucket, key, putOptions), Body: checked.stream, ...(length === undefined ? {} : { ContentLength: length }) },
-      partSize: parsed.partSizeBytes,
-      queueSize: parsed.uploadConcurrency,
-      leavePartsOnError: false,
-    });
     try {
-      const output = await upload.done();
+      const upload = { client, params: putParams(bucket, key, putOptions), partSizeBytes: parsed.partSizeBytes, concurrency: parsed.uploadConcurrency };
+      const output = await uploadS3Stream(upload, checked.stream);
       return answers.putInfo(key, output, checked.bytesRead(), putOptions);
     } catch (error) {
       throw checked.failure() ?? error;

@@ -14,7 +14,7 @@ export type WorkerDispatch = (url: string, init: RequestInit & { duplex?: "half"
  * bytes, so the shared body check runs here before the stream is sent.
  */
 export function createWorkerBlobStoreClient(dispatch: WorkerDispatch): BlobStore {
-  async function send(method: string, call: WorkerCall, body?: BodyInit): Promise<Response> {
+  async function send(method: string, call: WorkerCall, body?: string | Uint8Array | ReadableStream<Uint8Array>): Promise<Response> {
     const response = await dispatch(`http://blob-store.test/${method}`, {
       method: "POST",
       headers: { [CALL_HEADER]: encodeHeaderJson(call) },

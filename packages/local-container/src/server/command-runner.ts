@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { readFile, rm, stat } from "node:fs/promises";
-import type { SandboxProcessExit } from "@open-managed-agents/sandbox";
 import { type MappedProcess, mapPath, normalizeSandboxPath, spawnMapped } from "@open-managed-agents/sandbox/local-process";
 import type { LocalContainer } from "./container-registry.js";
 import type { SessionState } from "./sessions.js";
@@ -60,7 +59,7 @@ export async function isDirectory(container: LocalContainer, path: string): Prom
 }
 
 /** Exit code as a shell reports it: the code, or 128 + signal number. */
-export function exitCodeOf(exit: SandboxProcessExit): number {
+export function exitCodeOf(exit: Awaited<MappedProcess["exited"]>): number {
   if (exit.code !== null) return exit.code;
   const numbers: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
   return 128 + (exit.signal === null ? 1 : (numbers[exit.signal] ?? 1));

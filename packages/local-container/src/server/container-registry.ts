@@ -1,8 +1,10 @@
 import { rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { PathMounts } from "@open-managed-agents/sandbox/local-process";
 import type { LocalContainerLimits } from "./options.js";
+import { CONTAINER_MARKER_ENV, killMarkedProcesses } from "./process-reaper.js";
 import { type ProcessTable, createProcessTable } from "./process-table.js";
 import { type SessionStore, createSessionStore } from "./sessions.js";
 import { ControlApiError } from "./wire.js";
@@ -22,6 +24,8 @@ export interface LocalContainer {
   readonly sessions: SessionStore;
   readonly processes: ProcessTable;
   readonly createdAt: Date;
+  /** Value of the marker variable every command of this container carries. */
+  readonly marker: string;
 }
 
 /** The containers of one server. */
@@ -40,6 +44,8 @@ export interface ContainerRegistry {
 /** Creates the registry that keeps container trees under `rootDir`. */
 export function createContainerRegistry(rootDir: string, limits: LocalContainerLimits): ContainerRegistry {
   const containers = new Map<string, LocalContainer>();
+  // Tells this server's processes apart from those of another server on the same host.
+  const serverId = randomBytes(6).toString("hex");
   // Start and destroy of one id run one after another; different ids run in parallel.
   const queues = new Map<string, Promise<unknown>>();
   const serialize = <T>(id: string, task: () => Promise<T>): Promise<T> => {
@@ -58,14 +64,16 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
     const mounts = { "/workspace": join(directory, "workspace"), "/mnt/session/outputs": join(directory, "outputs"), "/tmp": join(directory, "tmp") };
     await Promise.all(Object.values(mounts).map((hostDir) => mkdir(hostDir, { recursive: true })));
     await mkdir(join(mounts["/tmp"], "home"), { recursive: true });
+    const marker = `${serverId}:${id}`;
     // Commands never see the server's own environment, which may hold keys.
     const baseEnv = {
       PATH: process.env.PATH ?? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
       HOME: "/tmp/home",
       LANG: "C.UTF-8",
       ...env,
+      [CONTAINER_MARKER_ENV]: marker,
     };
-    return { id, directory, mounts, baseEnv, sessions: createSessionStore(baseEnv), processes: createProcessTable(limits), createdAt: new Date() };
+    return { id, directory, mounts, baseEnv, marker, sessions: createSessionStore(baseEnv), processes: createProcessTable(limits), createdAt: new Date() };
   };
 
   return {
@@ -101,6 +109,8 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
         const forced = setTimeout(() => container.processes.killAll("SIGKILL"), 2_000);
         await container.processes.drain();
         clearTimeout(forced);
+        // Members a finished process left behind in its group are found by the marker.
+        killMarkedProcesses(container.marker, "SIGKILL");
         await rm(container.directory, { recursive: true, force: true });
         return true;
       });
@@ -111,6 +121,7 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
     destroyAllSync() {
       for (const container of containers.values()) {
         container.processes.killAll("SIGKILL");
+        killMarkedProcesses(container.marker, "SIGKILL");
         rmSync(container.directory, { recursive: true, force: true });
       }
       containers.clear();

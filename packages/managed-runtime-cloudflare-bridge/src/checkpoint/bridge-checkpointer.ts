@@ -42,6 +42,9 @@ export interface BridgeCheckpointerOptions {
  */
 export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): BridgeCheckpointer {
   const { client, store } = options;
+  // A workspace may hold symlinks to system paths (a virtualenv's python); they are restored inside the
+  // sandbox by its own tar, never on the driver's host, so they are accepted. Traversal is still refused.
+  const archiveReadOptions = { limits: { maxBytes: options.maxCheckpointBytes }, allowSymlinksOutsideRoot: true } as const;
 
   const progress = (phase: CheckpointProgress["phase"], sandboxId: string, totalBytes: number | null) => (bytes: number) =>
     options.onProgress?.({ phase, sandboxId, bytes, totalBytes });
@@ -78,10 +81,10 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
     }
   };
 
-  const store_ = async (sandboxId: string, name: string | undefined, spool: Spool) => {
+  const storeSpool = async (sandboxId: string, name: string | undefined, spool: Spool) => {
     const { sha256, size } = await spool.finish();
     // Proves the bytes are a well-formed, safe tar before they are kept.
-    await inspectArchive(spool.read(), { maxBytes: options.maxCheckpointBytes });
+    await inspectArchive(spool.read(), archiveReadOptions);
     const blobKey = `${options.keyPrefix}/${encodeURIComponent(sandboxId)}/${safeCheckpointName(name, sha256)}-${sha256}.tar`;
     const stored = await store.put(blobKey, spool.read(), {
       contentType: "application/x-tar",
@@ -112,7 +115,7 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
         } else {
           await archiveInParts(sandboxId, spool, signal);
         }
-        return await store_(sandboxId, name, spool);
+        return await storeSpool(sandboxId, name, spool);
       } finally {
         await spool.dispose();
       }
@@ -142,17 +145,15 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
           return;
         }
         let sent = 0;
-        const joins: string[] = [];
-        for await (const part of splitArchive(spool.read(), { maxPartBytes: Math.min(options.partBytes, options.maxRequestBytes) })) {
-          if (part.joinPlan) joins.push(joinPlanCommands(part.joinPlan, { root: "/workspace" }));
+        const parts = splitArchive(spool.read(), { ...archiveReadOptions, maxPartBytes: Math.min(options.partBytes, options.maxRequestBytes) });
+        for await (const part of parts) {
           await client.hydrate(sandboxId, part.bytes, signal);
-          sent += part.bytes.byteLength;
+          sent += part.size;
           report(sent);
         }
-        if (joins.length > 0) {
-          const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
-          for (const join of joins) await files.run(join, signal);
-        }
+        // Files larger than a part arrived as chunks; join them in the sandbox now that every part is in.
+        const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
+        for (const plan of parts.joinPlans) await files.run(joinPlanCommands(plan, { cwd: "/workspace", verify: true }), signal);
       } finally {
         await spool.dispose();
       }

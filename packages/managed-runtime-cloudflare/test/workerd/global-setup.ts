@@ -1,4 +1,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
+import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { createLocalContainerServer } from "@open-managed-agents/local-container";
 import type { TestProject } from "vitest/node";
@@ -6,15 +8,31 @@ import type { TestProject } from "vitest/node";
 declare module "vitest" {
   export interface ProvidedContext {
     containerServerUrl: string;
+    upstreamUrl: string;
   }
+}
+
+/** An upstream service that echoes what reached it, so tests can see which headers the egress path set. */
+function echo(request: IncomingMessage, response: ServerResponse): void {
+  const chunks: Buffer[] = [];
+  request.on("data", (chunk: Buffer) => chunks.push(chunk));
+  request.on("end", () => {
+    response.writeHead(200, { "content-type": "application/json" });
+    response.end(JSON.stringify({ method: request.method, url: request.url, headers: request.headers, body: Buffer.concat(chunks).toString("utf8") }));
+  });
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const rootDir = await mkdtemp(join("/var/tmp", "oma-cf-containers-"));
-  const server = await createLocalContainerServer({ rootDir });
-  project.provide("containerServerUrl", server.url);
+  const containers = await createLocalContainerServer({ rootDir });
+  const upstream = createServer(echo);
+  await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+  project.provide("containerServerUrl", containers.url);
+  project.provide("upstreamUrl", `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`);
   return async () => {
-    await server.close();
+    upstream.closeAllConnections();
+    await new Promise<void>((resolve) => upstream.close(() => resolve()));
+    await containers.close();
     await rm(rootDir, { recursive: true, force: true });
   };
 }

@@ -1,11 +1,49 @@
 import { Sandbox } from "@cloudflare/sandbox";
+import { installCredentialEgress } from "../../src/worker.js";
+import { standInCreateBackup, standInRestoreBackup } from "./backup-stand-in.js";
+import { createD1Vault } from "./d1-vault.js";
 
 export { ContainerProxy } from "@cloudflare/sandbox";
 
-export class TestSandbox extends Sandbox {}
+export interface TestEnv {
+  readonly SANDBOX: DurableObjectNamespace<TestSandbox>;
+  readonly PLAIN_SANDBOX: DurableObjectNamespace<PlainSandbox>;
+  readonly VAULT_DB: D1Database;
+  readonly FILES_BUCKET: R2Bucket;
+  readonly BACKUP_BUCKET: R2Bucket;
+  readonly WORKSPACE_BUCKET: R2Bucket;
+  readonly UPSTREAM_URL: string;
+  readonly OMA_TEST_CONTAINER_URL: string;
+}
+
+/**
+ * The application's Sandbox class as the README shows it: no internet by default, HTTPS intercepted, the
+ * credential egress handlers installed. Backups use the stand-in (see backup-stand-in.ts).
+ */
+export class TestSandbox extends Sandbox<TestEnv> {
+  override enableInternet = false;
+  override interceptHttps = true;
+
+  override async createBackup(options: Parameters<Sandbox["createBackup"]>[0]): Promise<{ id: string; dir: string; localBucket: true }> {
+    return standInCreateBackup(this, this.env, options);
+  }
+
+  override async restoreBackup(backup: Parameters<Sandbox["restoreBackup"]>[0]): Promise<{ success: true; dir: string; id: string }> {
+    return standInRestoreBackup(this, this.env, backup);
+  }
+
+  /** How often a backup was restored into this container (observation for tests). */
+  async restoreCount(): Promise<number> {
+    return (await this.ctx.storage.get<number>("restoreCount")) ?? 0;
+  }
+}
+installCredentialEgress<TestEnv>(TestSandbox, { vault: (env) => createD1Vault(env.VAULT_DB) });
+
+/** The SDK's Sandbox unchanged: its backup and mount calls reach the (local) container as they are. */
+export class PlainSandbox extends Sandbox<TestEnv> {}
 
 export default {
   async fetch(): Promise<Response> {
-    return new Response("test worker");
+    return new Response("managed-runtime-cloudflare test worker");
   },
 };

@@ -18,7 +18,7 @@ export function startMonitor(run: RunContext): void {
       }
       const fence = run.requireFence();
       const renewed = await callWithDeadline(run, "fence-renew", interval, () => fences.renew({ fence, ttlMs: leaseTtlMs }), stopped);
-      if (stopped.aborted) return;
+      if (stopped.aborted) return abandoned(run, "fence-renew", renewed.ok);
       // A live checkpoint rotated the fence while this renewal was in flight: its answer is stale.
       if (run.fence?.generation !== fence.generation) continue;
       if (!renewed.ok) return void run.loseLease("fence_renew_failed", { stage: "fence-renew", cause: renewed.error });
@@ -29,10 +29,15 @@ export function startMonitor(run: RunContext): void {
       if (!lease || run.suspended) continue;
       const current = run.requireFence();
       const beat = await callWithDeadline(run, "sandbox-heartbeat", interval, () => sandbox.heartbeat({ scope: run.scope, fence: current, lease }), stopped);
-      if (stopped.aborted) return;
+      if (stopped.aborted) return abandoned(run, "sandbox-heartbeat", beat.ok);
       if (!beat.ok) return void run.loseLease("sandbox_heartbeat_failed", { stage: "sandbox-heartbeat", cause: beat.error });
       if (beat.value.type === "lost") return void run.loseLease("sandbox_lost", { stage: "sandbox-heartbeat" });
     }
   };
   run.background.push(loop());
+}
+
+/** A monitor call still unanswered when the run stopped is not a failure, but it is reported. */
+function abandoned(run: RunContext, stage: string, answered: boolean): void {
+  if (!answered) run.log.warn("monitor.unanswered", { stage });
 }

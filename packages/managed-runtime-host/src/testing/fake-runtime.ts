@@ -76,6 +76,8 @@ export interface FakeHostDependencies extends FakeManagedRuntime {
   readonly ports: ManagedRuntimeProviderResources & { readonly fences: RuntimeResourceFencePort; readonly orphans: RuntimeOrphanPort };
   /** The orphan store itself (not instrumented), for assertions. */
   readonly orphanStore: RuntimeOrphanPort;
+  /** The fence store itself (not instrumented), for assertions that must not show up in the journal. */
+  readonly fenceStore: RuntimeResourceFencePort;
 }
 
 /**
@@ -88,11 +90,13 @@ export function createFakeHostDependencies(
   const runtime = createFakeManagedRuntime(options);
   const clockOptions = options.clock ? { clock: options.clock } : {};
   const orphanStore = createMemoryOrphanPort(clockOptions);
+  const fenceStore = options.fences ?? createMemoryFencePort(clockOptions);
   const wrap = <T extends object>(name: string, port: T) => instrumentPort(name, port, { journal: runtime.journal, faults: runtime.faults });
   return {
     ...runtime,
     orphanStore,
-    ports: { ...runtime.resources, fences: wrap("fences", options.fences ?? createMemoryFencePort(clockOptions)), orphans: wrap("orphans", orphanStore) },
+    fenceStore,
+    ports: { ...runtime.resources, fences: wrap("fences", fenceStore), orphans: wrap("orphans", orphanStore) },
   };
 }
 

@@ -1,0 +1,38 @@
+import { existsSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { fileURLToPath } from "node:url";
+import { startLocalBridge } from "@open-managed-agents/local-container";
+import { beforeAll, describe, expect, it } from "vitest";
+import { bridgeClient, decodeOutput } from "./bridge-client.js";
+
+const appBundle = fileURLToPath(new URL("../dist/index.js", import.meta.url));
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+beforeAll(async () => {
+  // The app's own Worker, bundled by wrangler with its `@cloudflare/containers` alias.
+  if (!existsSync(appBundle)) await promisify(execFile)("pnpm", ["exec", "wrangler", "deploy", "--dry-run", "--outdir", "dist"], { cwd: fileURLToPath(new URL("..", import.meta.url)) });
+}, 120_000);
+
+describe("the app's wrangler-bundled Worker", () => {
+  it("runs a command, and stop() leaves no container process and no server behind", async () => {
+    const bridge = await startLocalBridge({ workerScriptPath: appBundle });
+    const client = bridgeClient(bridge.url, bridge.apiKey);
+    const id = await client.create();
+    const { frames } = await client.exec(id, ["sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $!"]);
+    const pid = Number(decodeOutput(frames, "stdout").trim());
+    expect(isAlive(pid)).toBe(true);
+    await bridge.stop();
+    expect(isAlive(pid)).toBe(false);
+    await expect(fetch(`${bridge.url}/health`)).rejects.toThrow();
+    await expect(fetch(`${bridge.containerServer.url}/`)).rejects.toThrow();
+  }, 60_000);
+});

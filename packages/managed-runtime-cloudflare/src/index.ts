@@ -1,0 +1,26 @@
+export {
+  CLOUDFLARE_DRIVER_VERSION,
+  type CloudflareDriverFactoryOptions,
+  createCloudflareManagedRuntime,
+  createCloudflareManagedRuntimeDriver,
+  createManagedRuntimeProviderDriver,
+} from "./driver.js";
+export { CLOUDFLARE_SANDBOX_CAPABILITIES, type CloudflareManagedRuntime } from "./composition.js";
+export {
+  DEFAULT_BACKUP_TTL_SEC,
+  DEFAULT_LEASE_TTL_MS,
+  DEFAULT_OUTPUT_KEY_PREFIX,
+  FILES_BUCKET_ENV_KEY,
+  WORKSPACE_MOUNT_ENV_KEYS,
+  type CloudflareManagedRuntimeEnv,
+  type CloudflareManagedRuntimeOptions,
+} from "./options.js";
+export { CLOUDFLARE_PROVIDER } from "./runtime/backup-handle.js";
+export { type CloudflareRuntime, createCloudflareRuntime, DEFAULT_EXEC_TIMEOUT_MS } from "./runtime/cloudflare-runtime.js";
+export { createCloudflareSandboxProvider, newRuntimeId, type CloudflareSandboxProviderOptions } from "./provider.js";
+export { CLOUDFLARE_CREDENTIAL_EGRESS, createCloudflareCredentialEgressPort } from "./egress/egress-port.js";
+export type { CloudflareCredentialVault, CredentialVaultDecision } from "./egress/credential-vault.js";
+export { CREDENTIAL_EGRESS_HANDLER, REVOKED_EGRESS_HANDLER } from "./egress/outbound-names.js";
+export { sessionWorkspacePrefix } from "./workspace/durable-mount.js";
+export { CLOUDFLARE_SANDBOX_PORT_FACTS } from "./sandbox-port-facts.js";
+export type * from "./sandbox/cloudflare-sandbox.js";

@@ -1,0 +1,55 @@
+import { UnsupportedOperationError, ProviderMismatchError } from "@open-managed-agents/runtime-resource-contract";
+import type { SandboxProviderPort } from "@open-managed-agents/sandbox";
+import type { CloudflareManagedRuntimeEnv, CloudflareManagedRuntimeOptions } from "./options.js";
+import { CLOUDFLARE_PROVIDER, backupFromCheckpointHandle } from "./runtime/backup-handle.js";
+import { type CloudflareRuntime, createCloudflareRuntime } from "./runtime/cloudflare-runtime.js";
+
+/** Options of {@link createCloudflareSandboxProvider}. */
+export interface CloudflareSandboxProviderOptions<Env extends CloudflareManagedRuntimeEnv> {
+  readonly env: Env;
+  readonly createSandbox: CloudflareManagedRuntimeOptions<Env>["createSandbox"];
+  /** Lifetime of workspace backups in seconds. */
+  readonly backupTtlSec: number;
+}
+
+/**
+ * A fresh runtime id: one container (one Sandbox Durable Object) per acquire. Ids are never reused, so
+ * reaping an old lease can never stop a newer work item's container. Lowercase, as preview URLs need.
+ */
+export function newRuntimeId(): string {
+  return `oma-${crypto.randomUUID()}`;
+}
+
+/**
+ * The {@link SandboxProviderPort} of the Cloudflare driver. `resume` is refused: a container cannot be
+ * retained; `restore` starts a new container and applies the backup, destroying the container when that fails.
+ */
+export function createCloudflareSandboxProvider<Env extends CloudflareManagedRuntimeEnv>(
+  options: CloudflareSandboxProviderOptions<Env>,
+): SandboxProviderPort<CloudflareRuntime> {
+  const open = async (runtimeId: string): Promise<CloudflareRuntime> =>
+    createCloudflareRuntime({ sandbox: await options.createSandbox(options.env, runtimeId), runtimeId, backupTtlSec: options.backupTtlSec });
+
+  return {
+    provider: CLOUDFLARE_PROVIDER,
+    create: () => open(newRuntimeId()),
+    async resume(handle) {
+      if (handle.provider !== CLOUDFLARE_PROVIDER) {
+        throw new ProviderMismatchError({ message: `handle belongs to provider "${handle.provider}", not "${CLOUDFLARE_PROVIDER}"`, context: { expected: CLOUDFLARE_PROVIDER, actual: handle.provider } });
+      }
+      throw new UnsupportedOperationError({ message: "Cloudflare containers cannot be resumed from a runtime-scoped handle" });
+    },
+    async restore(checkpoint) {
+      backupFromCheckpointHandle(checkpoint);
+      const runtime = await open(newRuntimeId());
+      try {
+        await runtime.resume(checkpoint);
+        return runtime;
+      } catch (error) {
+        await runtime.destroy().catch(() => undefined);
+        throw error;
+      }
+    },
+    connect: (runtimeId) => open(runtimeId),
+  };
+}
