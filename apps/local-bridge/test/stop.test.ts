@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
@@ -8,10 +8,11 @@ import { bridgeClient, decodeOutput } from "./bridge-client.js";
 
 const appBundle = fileURLToPath(new URL("../dist/index.js", import.meta.url));
 
+/** True while a process with this pid runs (a zombie waiting to be reaped counts as gone). */
 function isAlive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
   } catch {
     return false;
   }

@@ -1,10 +1,11 @@
+import { createHash } from "node:crypto";
 import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { createR2BlobStoreFromEnv, createS3BlobStore } from "../src/s3/index.js";
 import { decodeS3Metadata, encodeS3Metadata } from "../src/s3/s3-metadata.js";
 import { describeBlobStoreSuite } from "./blob-store-suite.js";
-import { slowTextStream } from "./support/deterministic-bytes.js";
+import { deterministicStream, slowTextStream } from "./support/deterministic-bytes.js";
 import { startMalformedS3Server } from "./support/malformed-s3-server.js";
 import { S3RVER_CREDENTIALS, type S3rverProcess, startS3rver } from "./support/s3rver.js";
 
@@ -106,6 +107,16 @@ describe("S3 blob store specifics", () => {
     });
     expect(ManagedRuntimeError.isInstance(await store.put("broken/upload", failing).catch((error: unknown) => error))).toBe(true);
     expect(await store.head("broken/upload")).toBeNull();
+  });
+
+  it("decides concurrent conditional multipart uploads at CompleteMultipartUpload: one wins", async () => {
+    const store = createS3BlobStore({ bucket: await s3rver.createBucket(), endpoint: s3rver.endpoint, ...S3RVER_CREDENTIALS, partSizeBytes: 5 * 1024 * 1024 });
+    const bodies = [deterministicStream(11 * 1024 * 1024, 1), deterministicStream(11 * 1024 * 1024, 2)];
+    const results = await Promise.all(bodies.map((body) => store.put("race/multipart", body, { ifNoneMatch: "*" })));
+    expect(results.filter((result) => result !== null)).toHaveLength(1);
+    const winner = results.findIndex((result) => result !== null);
+    const expected = createHash("sha256").update(new Uint8Array(await new Response(deterministicStream(11 * 1024 * 1024, winner + 1)).arrayBuffer())).digest("hex");
+    expect(createHash("sha256").update((await (await store.get("race/multipart"))?.bytes()) ?? new Uint8Array()).digest("hex")).toBe(expected);
   });
 
   it("validates options once, naming every missing field", () => {

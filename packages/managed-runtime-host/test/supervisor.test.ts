@@ -103,7 +103,11 @@ describe("createSupervisedSandboxHarnessDriver", () => {
       release();
       await until(side, "checkpoint.commit");
       await side.emit({ type: "completed", exitCode: 0 });
-    }, () => new Promise<void>((resolve) => (release = resolve)));
+    }, (): Promise<void> =>
+      new Promise<void>((resolve) => {
+        release = resolve;
+      }),
+    );
     await expect(run()).resolves.toEqual({ type: "completed" });
   });
 

@@ -1,14 +1,6 @@
-import { constants } from "node:fs";
+import fs, { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { IO_CHUNK_BYTES } from "./constants.js";
-
-/** The part of a tar entry sink that file streaming needs. */
-export interface EntrySink {
-  write(data: Uint8Array): boolean;
-  end(): unknown;
-  on(event: "drain" | "error" | "close", listener: (error?: unknown) => void): unknown;
-  off(event: "drain" | "error" | "close", listener: (error?: unknown) => void): unknown;
-}
 
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW;
 
@@ -19,18 +11,18 @@ export interface SmallFile {
 }
 
 /**
- * Reads a small file in one call. The header is written after the read, so the archive records the
- * bytes actually read even when the file changed since it was listed.
+ * Reads a small file with synchronous calls. The header is written after the read, so the archive
+ * records the bytes actually read even when the file changed since it was listed.
  */
-export async function readSmallFile(path: string, expectedSize: number): Promise<SmallFile> {
-  const handle = await open(path, READ_FLAGS);
+export function readSmallFile(path: string, expectedSize: number): SmallFile {
+  const fd = fs.openSync(path, READ_FLAGS);
   try {
     const buffer = Buffer.allocUnsafe(expectedSize + 1);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    const bytesRead = fs.readSync(fd, buffer, 0, buffer.length, 0);
     if (bytesRead <= expectedSize) return { content: buffer.subarray(0, bytesRead), changed: bytesRead !== expectedSize };
-    return { content: await handle.readFile(), changed: true };
+    return { content: fs.readFileSync(fd), changed: true };
   } finally {
-    await handle.close();
+    fs.closeSync(fd);
   }
 }
 
@@ -40,11 +32,11 @@ export function openForRead(path: string): Promise<FileHandle> {
 }
 
 /**
- * Streams exactly `size` bytes of a file into `sink` with one read ahead, so disk reads overlap with
- * packing and hashing. A file that shrank is padded with zeros (its header is already written); the
- * result says whether the file changed while it was read. The caller closes `handle`.
+ * Yields exactly `size` bytes of an open file in 1 MiB reads, with the next read already in flight. A
+ * file that shrank is padded with zeros (its header is already out); returns whether the file changed
+ * while it was read. The caller closes `handle`.
  */
-export async function streamFile(handle: FileHandle, size: number, sink: EntrySink): Promise<boolean> {
+export async function* fileChunks(handle: FileHandle, size: number): AsyncGenerator<Buffer, boolean> {
   let pending: Promise<Buffer> | null = null;
   try {
     let changed = false;
@@ -58,7 +50,7 @@ export async function streamFile(handle: FileHandle, size: number, sink: EntrySi
       }
       position += chunk.length;
       pending = position < size ? readAt(handle, position, Math.min(IO_CHUNK_BYTES, size - position)) : null;
-      if (!sink.write(chunk)) await drained(sink);
+      yield chunk;
     }
     const final = await handle.stat();
     return changed || final.size !== size;
@@ -70,30 +62,4 @@ export async function streamFile(handle: FileHandle, size: number, sink: EntrySi
 function readAt(handle: FileHandle, position: number, length: number): Promise<Buffer> {
   const buffer = Buffer.allocUnsafe(length);
   return handle.read(buffer, 0, length, position).then(({ bytesRead }) => buffer.subarray(0, bytesRead));
-}
-
-/** Resolves on `drain`; rejects when the sink errors or closes first (a destroyed pack never drains). */
-function drained(sink: EntrySink): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const cleanup = () => {
-      sink.off("drain", onDrain);
-      sink.off("error", onError);
-      sink.off("close", onClose);
-    };
-    const onDrain = () => {
-      cleanup();
-      resolve();
-    };
-    const onError = (error: unknown) => {
-      cleanup();
-      reject(error);
-    };
-    const onClose = () => {
-      cleanup();
-      reject(new Error("archive entry closed before its data was written"));
-    };
-    sink.on("drain", onDrain);
-    sink.on("error", onError);
-    sink.on("close", onClose);
-  });
 }

@@ -1,6 +1,6 @@
 import { BLOCK, padToBlock } from "./constants.js";
 
-/** What a split part needs to describe one member. */
+/** What a member header holds (owners are numeric; names are member names such as `./a.txt`). */
 export interface MemberHeader {
   readonly name: string;
   readonly type: "file" | "directory" | "symlink" | "link";
@@ -22,7 +22,7 @@ const MAX_OCTAL_7 = 0o7777777;
 /**
  * Encodes a member header as ustar, preceded by a pax extended header when the name or link target is
  * not plain ASCII or does not fit the ustar fields (the layout GNU tar and tar-stream both read).
- * Synchronous, so split parts can be sized exactly before anything is emitted.
+ * Synchronous, so packing costs no stream per member and split parts can be sized exactly in advance.
  */
 export function encodeMemberHeader(header: MemberHeader): Buffer {
   const ustarName = splitUstarName(header.name);
@@ -57,7 +57,7 @@ function encodeUstar(header: MemberHeader, name: string, prefix: string, linknam
   writeOctal(block, 100, 8, header.mode & 0o7777);
   writeOctal(block, 108, 8, header.uid <= MAX_OCTAL_7 ? header.uid : 0);
   writeOctal(block, 116, 8, header.gid <= MAX_OCTAL_7 ? header.gid : 0);
-  writeOctal(block, 124, 12, header.size);
+  writeSize(block, header.size);
   writeOctal(block, 136, 12, Math.min(Math.max(header.mtime, 0), MAX_OCTAL_11));
   block.write(typeflag, 156, 1, "ascii");
   block.write(linkname, 157, 100, "utf8");
@@ -70,6 +70,20 @@ function encodeUstar(header: MemberHeader, name: string, prefix: string, linknam
   for (const byte of block) checksum += byte;
   block.write(`${checksum.toString(8).padStart(6, "0")}\u0000 `, 148, 8, "ascii");
   return block;
+}
+
+/** Octal when it fits 11 digits (< 8 GiB), else the GNU base-256 form that GNU tar and tar-stream read. */
+function writeSize(block: Buffer, size: number): void {
+  if (size <= MAX_OCTAL_11) {
+    writeOctal(block, 124, 12, size);
+    return;
+  }
+  block[124] = 0x80;
+  let remaining = size;
+  for (let offset = 135; offset > 124; offset -= 1) {
+    block[offset] = remaining % 256;
+    remaining = Math.floor(remaining / 256);
+  }
 }
 
 function writeOctal(block: Buffer, offset: number, length: number, value: number): void {

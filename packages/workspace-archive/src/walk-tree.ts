@@ -1,4 +1,4 @@
-import type { Stats } from "node:fs";
+import { lstatSync, type Stats } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ExcludeMatcher } from "./exclude-matcher.js";
@@ -33,7 +33,7 @@ async function* walkChildren(absolute: string, path: string, excluded: ExcludeMa
       batch.map(async (name): Promise<WalkEntry | null> => {
         const childPath = path === "" ? name : `${path}/${name}`;
         const childAbsolute = join(absolute, name);
-        const childStats = await lstat(childAbsolute).catch(ignoreVanished(null));
+        const childStats = lstatSyncOrNull(childAbsolute);
         if (childStats === null || excluded(childPath, childStats.isDirectory())) return null;
         return { path: childPath, absolute: childAbsolute, stats: childStats };
       }),
@@ -44,6 +44,11 @@ async function* walkChildren(absolute: string, path: string, excluded: ExcludeMa
       if (entry.stats.isDirectory()) yield* walkChildren(entry.absolute, entry.path, excluded);
     }
   }
+}
+
+/** `lstat` through the callback API: far cheaper than the promise API when called thousands of times. */
+function lstatSyncOrNull(path: string): Stats | null {
+  return lstatSync(path, { throwIfNoEntry: false }) ?? null;
 }
 
 function ignoreVanished<T>(fallback: T): (error: unknown) => T {

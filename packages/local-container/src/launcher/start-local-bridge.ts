@@ -3,14 +3,37 @@ import { rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { ReadinessFailedError } from "@open-managed-agents/runtime-resource-contract";
+import { ManagedRuntimeError, ReadinessFailedError, redactSecrets } from "@open-managed-agents/runtime-resource-contract";
 import { Log, LogLevel, Miniflare } from "miniflare";
 import { type LocalContainerServer, createLocalContainerServer } from "../server/server.js";
 import { type StartLocalBridgeOptions, resolveLauncherOptions } from "./launcher-options.js";
 
 /** Compatibility date the bundled Worker runs with (supported by the pinned workerd). */
 const COMPATIBILITY_DATE = "2026-04-01";
+
+/** Bytes of workerd's stderr kept to explain a failed start. */
+const STDERR_TAIL_BYTES = 8 * 1024;
+
+/** Routes workerd's output: passed through when verbose, otherwise dropped except a tail of stderr. */
+function runtimeOutput(verbose: boolean): { handle: (stdout: Readable, stderr: Readable) => void; tail: () => string } {
+  let tail = "";
+  return {
+    handle(stdout, stderr) {
+      if (verbose) {
+        stdout.pipe(process.stdout);
+        stderr.pipe(process.stderr);
+        return;
+      }
+      stdout.resume();
+      stderr.on("data", (chunk: Buffer) => {
+        tail = (tail + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
+      });
+    },
+    tail: () => tail,
+  };
+}
 
 /** A running local Sandbox Bridge. */
 export interface LocalBridge {
@@ -52,6 +75,7 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
     await Promise.all(cleanup.map((directory) => rm(directory, { recursive: true, force: true })));
   };
 
+  const output = runtimeOutput(resolved.verbose);
   let containerServer: LocalContainerServer | undefined;
   let miniflare: Miniflare | undefined;
   try {
@@ -79,6 +103,7 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
       durableObjectsPersist: join(stateDir, "durable-objects"),
       cf: false,
       log: new Log(resolved.verbose ? LogLevel.INFO : LogLevel.WARN),
+      handleRuntimeStdio: output.handle,
     });
     const url = (await miniflare.ready).origin;
     if (resolved.warmPoolTarget > 0) await primeWarmPool(url, apiKey);
@@ -102,7 +127,12 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
     await miniflare?.dispose().catch(() => undefined);
     await containerServer?.close().catch(() => undefined);
     await removeTemporary();
-    throw error;
+    if (ManagedRuntimeError.isInstance(error)) throw error;
+    const detail = redactSecrets(output.tail().trim(), [apiKey]);
+    throw new ReadinessFailedError({
+      message: `the local bridge did not start: ${error instanceof Error ? error.message : String(error)}${detail === "" ? "" : `\nworkerd said:\n${detail}`}`,
+      cause: error,
+    });
   }
 }
 

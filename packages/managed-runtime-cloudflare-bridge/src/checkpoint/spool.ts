@@ -3,8 +3,8 @@ import { createReadStream, createWriteStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable, Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import { once } from "node:events";
+import { Readable } from "node:stream";
 import { LimitExceededError } from "@open-managed-agents/runtime-resource-contract";
 
 /** A temporary file holding one archive, hashed while it was written. */
@@ -34,25 +34,26 @@ export async function createSpool(options: { readonly maxBytes: number; readonly
   const opened = new Promise<void>((resolve, reject) => file.once("open", () => resolve()).once("error", reject));
   await opened;
 
-  const meter = () =>
-    new Transform({
-      highWaterMark: 1024 * 1024,
-      transform(chunk: Buffer, _encoding, callback) {
-        size += chunk.byteLength;
-        if (size > options.maxBytes) {
-          callback(new LimitExceededError({ message: `checkpoint exceeds ${options.maxBytes} bytes`, context: { limit: "maxCheckpointBytes", maxCheckpointBytes: options.maxBytes } }));
-          return;
-        }
-        hash.update(chunk);
-        options.onBytes?.(size);
-        callback(null, chunk);
-      },
-    });
-
   return {
     path,
     async append(stream, signal) {
-      await pipeline(Readable.fromWeb(stream as import("node:stream/web").ReadableStream), meter(), file, { end: false, signal });
+      const reader = stream.getReader();
+      try {
+        for (;;) {
+          if (signal?.aborted) throw signal.reason;
+          const { value, done } = await reader.read();
+          if (done) return;
+          size += value.byteLength;
+          if (size > options.maxBytes) {
+            throw new LimitExceededError({ message: `checkpoint exceeds ${options.maxBytes} bytes`, context: { limit: "maxCheckpointBytes", maxCheckpointBytes: options.maxBytes } });
+          }
+          hash.update(value);
+          options.onBytes?.(size);
+          if (!file.write(value)) await once(file, "drain");
+        }
+      } finally {
+        await reader.cancel().catch(() => undefined);
+      }
     },
     async finish() {
       if (!finished) {

@@ -4,7 +4,7 @@ import {
   UnsupportedOperationError,
   WORKSPACE_MOUNT_PATH,
 } from "@open-managed-agents/runtime-resource-contract";
-import type { ManagedSandboxRuntime, SandboxExecResult, SandboxRuntimeStatus } from "@open-managed-agents/sandbox";
+import type { ManagedSandboxRuntime, SandboxExecResult, SandboxRuntimeStatus, SandboxWorkspaceBackupPort } from "@open-managed-agents/sandbox";
 import type { CloudflareBackupHandle, CloudflareContainerState, CloudflareSandbox } from "../sandbox/cloudflare-sandbox.js";
 import { CLOUDFLARE_PROVIDER, backupCheckpointHandle, backupFromCheckpointHandle } from "./backup-handle.js";
 import { spawnCloudflareDuplexProcess } from "./duplex-process.js";
@@ -21,7 +21,8 @@ export interface CloudflareRuntimeOptions {
 }
 
 /** A Cloudflare runtime: the managed composition's view of one sandbox container. */
-export type CloudflareRuntime = ManagedSandboxRuntime & {
+export type CloudflareRuntime = ManagedSandboxRuntime &
+  SandboxWorkspaceBackupPort & {
   /** The narrow sandbox behind the runtime, for driver ports such as credential egress and mounts. */
   readonly sandbox: CloudflareSandbox;
 };
@@ -112,6 +113,15 @@ export function createCloudflareRuntime(options: CloudflareRuntimeOptions): Clou
       await ensureWorkspace();
       const backup = await sandbox.createBackup({ dir: WORKSPACE_MOUNT_PATH, ttlSec: options.backupTtlSec, ...(name ? { name } : {}) });
       return backupCheckpointHandle(backup, runtimeId);
+    },
+    async createWorkspaceBackup({ name, ttlSec }) {
+      await ensureWorkspace();
+      return sandbox.createBackup({ dir: WORKSPACE_MOUNT_PATH, ttlSec, ...(name ? { name } : {}) });
+    },
+    async restoreWorkspaceBackup(handle) {
+      const backup = { id: handle.id, dir: handle.dir, ...(handle.localBucket ? { localBucket: true } : {}) };
+      await restore(backup);
+      applied = backup;
     },
     async destroy() {
       applied = null;

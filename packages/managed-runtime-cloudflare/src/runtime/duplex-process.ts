@@ -43,6 +43,9 @@ function wrapperScript(directory: string, spec: SandboxDuplexProcessSpec): strin
 /** Spawns `spec` as an SDK background process with live stdin, stdout and stderr. */
 export async function spawnCloudflareDuplexProcess(sandbox: CloudflareSandbox, spec: SandboxDuplexProcessSpec): Promise<SandboxDuplexProcess> {
   const directory = `${DUPLEX_ROOT}/${crypto.randomUUID()}`;
+  // Created before the process starts, so a write never races the wrapper; once the wrapper removed it
+  // (the process ended), later writes and the close are dropped instead of leaving files behind.
+  await runChecked(sandbox, `mkdir -p ${shellQuote(directory)}`, "preparing a duplex process");
   const started = await sandbox.startProcess(`sh -c ${shellQuote(wrapperScript(directory, spec))}`, {
     ...(spec.cwd ? { cwd: spec.cwd } : {}),
     ...(spec.env ? { env: spec.env } : {}),
@@ -86,7 +89,7 @@ export async function spawnCloudflareDuplexProcess(sandbox: CloudflareSandbox, s
     written += 1;
     const target = `${directory}/${sequence}`;
     const base64 = bytesToBase64(chunk);
-    const command = `mkdir -p ${shellQuote(directory)} && printf '%s' ${shellQuote(base64)} | base64 -d > ${shellQuote(`${target}.part`)} && mv ${shellQuote(`${target}.part`)} ${shellQuote(target)}`;
+    const command = `[ -d ${shellQuote(directory)} ] || exit 0; printf '%s' ${shellQuote(base64)} | base64 -d > ${shellQuote(`${target}.part`)} && mv ${shellQuote(`${target}.part`)} ${shellQuote(target)}`;
     return runChecked(sandbox, command, `writing stdin of process ${started.id}`);
   };
 
@@ -100,7 +103,7 @@ export async function spawnCloudflareDuplexProcess(sandbox: CloudflareSandbox, s
     async close() {
       await writing;
       const eof = `${directory}/eof`;
-      await runChecked(sandbox, `mkdir -p ${shellQuote(directory)} && printf '%s' ${written} > ${shellQuote(`${eof}.part`)} && mv ${shellQuote(`${eof}.part`)} ${shellQuote(eof)}`, `closing stdin of process ${started.id}`);
+      await runChecked(sandbox, `[ -d ${shellQuote(directory)} ] || exit 0; printf '%s' ${written} > ${shellQuote(`${eof}.part`)} && mv ${shellQuote(`${eof}.part`)} ${shellQuote(eof)}`, `closing stdin of process ${started.id}`);
     },
   });
 

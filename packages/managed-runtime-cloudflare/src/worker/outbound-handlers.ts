@@ -16,7 +16,7 @@ export interface CredentialEgressOutboundOptions<Env> {
   /** The vault, built from the Worker environment of the intercepting isolate. */
   readonly vault: (env: Env) => CloudflareCredentialVault;
   /** Upstream fetch. @default globalThis.fetch */
-  readonly fetch?: (request: Request) => Promise<Response>;
+  readonly fetch?: (request: Request, env: Env) => Promise<Response>;
 }
 
 /** Headers a guest may not choose for an upstream request. */
@@ -51,7 +51,7 @@ export function createCredentialEgressOutboundHandlers<Env>(options: CredentialE
     const headers = new Headers(request.headers);
     for (const name of STRIPPED_HEADERS) headers.delete(name);
     if (params.data.controlPlaneOrigin !== null && url.origin === params.data.controlPlaneOrigin) {
-      return upstream(new Request(request, { headers }));
+      return upstream(new Request(request, { headers }), env);
     }
     let decision;
     try {
@@ -61,7 +61,7 @@ export function createCredentialEgressOutboundHandlers<Env>(options: CredentialE
     }
     if (decision.type !== "forward") return refuse(403, "egress_denied", url);
     for (const [name, value] of Object.entries(decision.headers)) headers.set(name, value);
-    return upstream(new Request(request, { headers }));
+    return upstream(new Request(request, { headers }), env);
   };
   const revokedHandler: OutboundHandler<Env> = async (request) => {
     let url: URL | null = null;

@@ -23,11 +23,12 @@ export const terminateSandbox: RunStep = {
       run.log.info("sandbox.terminated", { provider: lease.provider, runtimeId: lease.runtimeId, reason });
       return;
     }
-    await enqueueOrphan(run, lease, settled.error.message);
+    await orphanLease(run, lease, settled.error.message);
   },
 };
 
-async function enqueueOrphan(run: RunContext, lease: ManagedSandboxLease, message: string): Promise<void> {
+/** Records a runtime the run could not stop as a token-free orphan; reports a leak when even that fails. */
+export async function orphanLease(run: RunContext, lease: ManagedSandboxLease, message: string): Promise<void> {
   const fence = run.requireFence();
   const sandbox = redactLease(lease, run.secrets());
   const settled = await cleanupCall(run, "orphan-enqueue", () =>

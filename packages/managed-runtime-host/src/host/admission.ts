@@ -6,6 +6,8 @@ import {
 import { markHostError } from "../errors.js";
 import { resolveManagedRuntimePlan } from "../plan.js";
 import { callPort } from "../transaction/port-call.js";
+
+const unsignalled = { unsignalled: true } as const;
 import type { Admission, RunContext } from "./run-context.js";
 import { harnessVersionOf, runtimeIdentityOf } from "./runtime-identity.js";
 
@@ -22,10 +24,10 @@ export async function admit(run: RunContext): Promise<Admission> {
   const egressRequirement = egressRequirementOf(session, profile.credentialEgress?.requirement);
 
   const [sandbox, workspace, outputs, harness] = await Promise.all([
-    callPort(run, "sandbox-capabilities", () => options.sandbox.capabilities(scope)),
-    callPort(run, "workspace-capabilities", () => options.workspace.capabilities(scope)),
-    callPort(run, "outputs-capabilities", () => options.outputs.capabilities(scope)),
-    callPort(run, "harness-driver-capabilities", () => options.harnessDriver.driverCapabilities(scope)),
+    callPort(run, "sandbox-capabilities", () => options.sandbox.capabilities(scope), unsignalled),
+    callPort(run, "workspace-capabilities", () => options.workspace.capabilities(scope), unsignalled),
+    callPort(run, "outputs-capabilities", () => options.outputs.capabilities(scope), unsignalled),
+    callPort(run, "harness-driver-capabilities", () => options.harnessDriver.driverCapabilities(scope), unsignalled),
   ]);
   const plan = resolveManagedRuntimePlan(profile, { sandbox, workspace, outputs, harness });
 
@@ -35,7 +37,7 @@ export async function admit(run: RunContext): Promise<Admission> {
   if (egressRequirement === "required") {
     const egress = options.credentialEgress;
     if (!egress) throw refusal("credential_egress", "credential egress is required but no credential-egress port is configured");
-    const capabilities = await callPort(run, "credential-egress-capabilities", () => egress.capabilities(scope));
+    const capabilities = await callPort(run, "credential-egress-capabilities", () => egress.capabilities(scope), unsignalled);
     if (capabilities.enforcement !== "enforced") {
       throw refusal("credential_egress", `credential egress is required but the port only offers ${capabilities.enforcement} enforcement`);
     }

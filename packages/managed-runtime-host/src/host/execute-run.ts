@@ -39,7 +39,7 @@ async function acquireFence(run: RunContext): Promise<ManagedRuntimeRunResult | 
   const pending = Promise.resolve().then(() => fences.acquire({ scope: run.scope, ownerId, ttlMs: leaseTtlMs }));
   let result;
   try {
-    result = await callPort(run, "fence-acquire", () => pending);
+    result = await callPort(run, "fence-acquire", () => pending, { unsignalled: true });
   } catch (error) {
     // The store may still grant the fence after the run gave up; hand it straight back.
     pending.then((late) => (late.type === "acquired" ? fences.release({ fence: late.fence, reason: "failed" }) : undefined)).catch(() => undefined);

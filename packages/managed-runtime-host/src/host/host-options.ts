@@ -30,6 +30,7 @@ const hostOptionsSchema = z
     ownerId: z.string().min(1, "must not be empty"),
     leaseTtlMs: positiveMs,
     heartbeatIntervalMs: positiveMs,
+    callTimeoutMs: positiveMs.optional(),
     cleanupTimeoutMs: positiveMs.optional(),
     sessionInputSyncIntervalMs: positiveMs.optional(),
     fences: portSchema(["acquire", "renew", "isCurrent", "publish", "release"]),
@@ -55,6 +56,7 @@ export function resolveHostOptions(options: ManagedRuntimeHostOptions): Resolved
   parseRecord(hostOptionsSchema, options, { record: "host options", code: "invalid_config" });
   return {
     ...options,
+    callTimeoutMs: options.callTimeoutMs ?? 30_000,
     cleanupTimeoutMs: options.cleanupTimeoutMs ?? 30_000,
     sessionInputSyncIntervalMs: options.sessionInputSyncIntervalMs ?? 15_000,
     clock: options.clock ?? systemClock,

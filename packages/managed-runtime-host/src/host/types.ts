@@ -26,6 +26,11 @@ export interface ManagedRuntimeHostOptions {
   readonly leaseTtlMs: number;
   /** Period of fence renewal and sandbox heartbeat; must be shorter than `leaseTtlMs`. Each call must answer within it. */
   readonly heartbeatIntervalMs: number;
+  /**
+   * Longest wait for a transaction call whose port method takes no signal: capability queries, fence
+   * acquire and publish, runtime-checkpoint create. Calls that take a signal end with the lease or the caller. @default 30000
+   */
+  readonly callTimeoutMs?: number;
   /** Longest wait for one cleanup call (revoke, terminate, release, orphan enqueue). @default 30000 */
   readonly cleanupTimeoutMs?: number;
   /** Period of session-input synchronisation while the materializer owns a writable memory store. @default 15000 */

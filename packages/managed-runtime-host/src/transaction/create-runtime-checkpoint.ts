@@ -22,8 +22,11 @@ export const createRuntimeCheckpoint: RunStep = {
     const { harnessVersion, runtimeIdentity } = run.requireAdmission();
     try {
       const ref = parseRuntimeCheckpointRef(
-        await callPort(run, stage, () =>
-          port.create({ scope: run.scope, fence, sandbox: lease, kind, workspaceRevision: workspaceCandidate.revision, harnessVersion, runtimeIdentity }),
+        await callPort(
+          run,
+          stage,
+          () => port.create({ scope: run.scope, fence, sandbox: lease, kind, workspaceRevision: workspaceCandidate.revision, harnessVersion, runtimeIdentity }),
+          { unsignalled: true },
         ),
       );
       const mismatch = checkpointMismatch(run, ref, lease, workspaceCandidate.revision);

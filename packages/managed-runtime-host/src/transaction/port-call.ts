@@ -10,13 +10,20 @@ export function idempotencyKey(run: RunContext, stage: string): string {
 
 /**
  * Calls a port during the transaction. The call receives the run's signal and the host stops waiting
- * the moment it fires, even if the port ignores it. A failure becomes a typed, redacted error naming
+ * the moment it fires, even if the port ignores it. A port method without a signal in its contract is
+ * also bounded by `callTimeoutMs` (`unsignalled`). A failure becomes a typed, redacted error naming
  * `stage`; once the run has an outcome (lease lost, failure elsewhere) that outcome's error is thrown.
  */
-export async function callPort<T>(run: RunContext, stage: string, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export async function callPort<T>(
+  run: RunContext,
+  stage: string,
+  call: (signal: AbortSignal) => Promise<T>,
+  options: { readonly unsignalled?: boolean } = {},
+): Promise<T> {
   if (run.outcome) throw run.outcome.error;
   run.inFlight.add(stage);
   try {
+    if (options.unsignalled) return await withDeadline(run.options.scheduler, run.options.callTimeoutMs, stage, call, run.signal);
     return await raceAbort(
       Promise.resolve().then(() => call(run.signal)),
       run.signal,

@@ -50,7 +50,7 @@ export async function publishUnderFence(run: RunContext, stage: string, candidat
   if (run.options.clock.now() >= Date.parse(fence.expiresAt)) throw run.loseLease("fence_expired", { stage });
   run.publishedGenerations.add(fence.generation);
   run.publishUncertain = true;
-  const result = await callPort(run, stage, () => run.options.fences.publish({ fence, ...candidates }));
+  const result = await callPort(run, stage, () => run.options.fences.publish({ fence, ...candidates }), { unsignalled: true });
   run.publishUncertain = false;
   if (result.type === "lost") throw run.loseLease("publish_refused", { stage });
   run.anyPublished = true;
@@ -64,8 +64,11 @@ export async function publishUnderFence(run: RunContext, stage: string, candidat
  */
 export async function rotateFence(run: RunContext, stage: string): Promise<void> {
   const previous = run.requireFence();
-  const result = await callPort(run, stage, () =>
-    run.options.fences.acquire({ scope: run.scope, ownerId: run.options.ownerId, ttlMs: run.options.leaseTtlMs }),
+  const result = await callPort(
+    run,
+    stage,
+    () => run.options.fences.acquire({ scope: run.scope, ownerId: run.options.ownerId, ttlMs: run.options.leaseTtlMs }),
+    { unsignalled: true },
   );
   if (result.type !== "acquired") throw run.loseLease("fence_rotation_failed", { stage });
   const next = parseRecord(runtimeResourceFenceSchema, result.fence, { record: "fence", code: "internal" });

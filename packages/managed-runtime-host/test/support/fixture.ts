@@ -46,6 +46,7 @@ export function createHostFixture(
     ownerId: "owner-a",
     leaseTtlMs: 30_000,
     heartbeatIntervalMs: 10_000,
+    callTimeoutMs: 8_000,
     cleanupTimeoutMs: 5_000,
     sessionInputSyncIntervalMs: 4_000,
     ...deps.ports,

@@ -1,0 +1,66 @@
+import type { ManagedRuntimeProviderDriverPort } from "@open-managed-agents/runtime-resource-contract";
+import { createProviderManagedRuntimeDriver } from "@open-managed-agents/managed-runtime-sandbox";
+import { createBridgeCheckpointer } from "./checkpoint/bridge-checkpointer.js";
+import { type CloudflareBridgeManagedRuntimeOptions, resolveBridgeOptions } from "./options.js";
+import { createBridgeSandboxProvider } from "./runtime/bridge-provider.js";
+import { createBridgeClient } from "./wire/bridge-client.js";
+
+/** The provider id in the descriptor, every lease, every checkpoint handle and the conformance catalog. */
+export const CLOUDFLARE_BRIDGE_PROVIDER = "cloudflare-bridge";
+/** Driver version. */
+export const CLOUDFLARE_BRIDGE_DRIVER_VERSION = "0.1.0";
+
+/**
+ * Facts about what the bridge can and cannot do, as the conformance catalog records them.
+ * The bridge carries no stdin on exec, has no provider lease and no process checkpoint.
+ */
+export const CLOUDFLARE_BRIDGE_SANDBOX_PORT_FACTS = {
+  available: ["http_bridge", "argv_sse_process", "workspace_file_io", "workspace_tar_checkpoint"],
+  unavailable: ["interactive_stdin_without_pty", "provider_lease", "process_memory_checkpoint"],
+} as const;
+
+/**
+ * Creates the `cloudflare-bridge` managed-runtime driver: an operator-deployed Cloudflare Sandbox
+ * Bridge reached over HTTP (`driver_service` placement), `ama_worker` lane only, `checkpoint_restore`
+ * workspaces in a blob store, `final_collect` outputs when an output store is set, and no credential
+ * egress.
+ */
+export function createCloudflareBridgeManagedRuntime(options: CloudflareBridgeManagedRuntimeOptions): ManagedRuntimeProviderDriverPort {
+  const resolved = resolveBridgeOptions(options);
+  const client = createBridgeClient({ baseUrl: resolved.baseUrl, apiKey: resolved.apiKey, fetch: resolved.fetch, retry: resolved.retry });
+  const checkpointer = createBridgeCheckpointer({
+    provider: CLOUDFLARE_BRIDGE_PROVIDER,
+    client,
+    store: resolved.checkpointStore,
+    keyPrefix: resolved.checkpointKeyPrefix,
+    excludes: resolved.checkpointExcludes,
+    maxRequestBytes: resolved.maxHydrateBytes,
+    singleRequestBytes: Math.min(resolved.singleRequestBytes, resolved.maxHydrateBytes),
+    partBytes: resolved.partBytes,
+    maxCheckpointBytes: resolved.maxCheckpointBytes,
+    spoolDirectory: resolved.spoolDirectory,
+    onProgress: resolved.onProgress,
+  });
+  const provider = createBridgeSandboxProvider({
+    provider: CLOUDFLARE_BRIDGE_PROVIDER,
+    client,
+    checkpointer,
+    maxRequestBytes: resolved.maxHydrateBytes,
+    maxExecOutputBytes: resolved.maxExecOutputBytes,
+  });
+  return createProviderManagedRuntimeDriver({
+    version: CLOUDFLARE_BRIDGE_DRIVER_VERSION,
+    placements: ["driver_service"],
+    composition: {
+      providerName: CLOUDFLARE_BRIDGE_PROVIDER,
+      provider,
+      context: (scope) => ({ sessionId: scope.sessionId, workdir: "/workspace" }),
+      leaseTtlMs: resolved.leaseTtlMs,
+      sandboxCapabilities: { suspendResume: "unsupported", hardTerminate: "supported", runtimeCheckpoints: [] },
+      workspace: { strategies: ["checkpoint_restore"] },
+      ...(resolved.outputStore ? { outputs: { store: resolved.outputStore, keyPrefix: resolved.outputKeyPrefix, durability: "durable" } } : {}),
+      ...(resolved.readiness ? { readiness: resolved.readiness } : {}),
+      drivers: ["ama_worker"],
+    },
+  });
+}

@@ -1,0 +1,16 @@
+export {
+  CLOUDFLARE_BRIDGE_DRIVER_VERSION,
+  CLOUDFLARE_BRIDGE_PROVIDER,
+  CLOUDFLARE_BRIDGE_SANDBOX_PORT_FACTS,
+  createCloudflareBridgeManagedRuntime,
+} from "./driver.js";
+export {
+  CLOUDFLARE_BRIDGE_ENV_KEYS,
+  type CloudflareBridgeDriverFactoryOptions,
+  cloudflareBridgeOptionsFromEnv,
+  createManagedRuntimeProviderDriver,
+} from "./env.js";
+export type { CloudflareBridgeManagedRuntimeOptions } from "./options.js";
+export type { CheckpointProgress } from "./checkpoint/bridge-checkpointer.js";
+export { type BridgeClient, type BridgeClientOptions, type BridgeExecEvent, createBridgeClient } from "./wire/bridge-client.js";
+export type { RetryPolicy } from "./wire/retry.js";

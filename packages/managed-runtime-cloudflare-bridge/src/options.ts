@@ -1,0 +1,89 @@
+import type { BlobStore } from "@open-managed-agents/blob-store";
+import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
+import { z } from "zod";
+import type { CheckpointProgress } from "./checkpoint/bridge-checkpointer.js";
+import type { RetryPolicy } from "./wire/retry.js";
+
+const MIB = 1024 * 1024;
+
+/** Options of {@link createCloudflareBridgeManagedRuntime}. Validated once, at factory time. */
+export interface CloudflareBridgeManagedRuntimeOptions {
+  /** Base URL of the operator-deployed Sandbox Bridge (`https://bridge.example.workers.dev`). */
+  readonly baseUrl: string;
+  /** The bridge's `SANDBOX_API_KEY`. Sent only in the Authorization header; never enters the sandbox. */
+  readonly apiKey: string;
+  /** Where portable `/workspace` tar archives are kept. */
+  readonly checkpointStore: BlobStore;
+  /** @default "cloudflare-bridge-workspaces" */
+  readonly checkpointKeyPrefix?: string;
+  /** tar exclude patterns applied when checkpointing. @default [] */
+  readonly checkpointExcludes?: readonly string[];
+  /** Largest single request body (file PUT, hydrate). @default 32 MiB */
+  readonly maxHydrateBytes?: number;
+  /** Workspaces up to this size (measured in the sandbox) use one `/persist` and one `/hydrate`. @default 16 MiB */
+  readonly singleRequestBytes?: number;
+  /** Part size for larger workspaces. @default 8 MiB */
+  readonly partBytes?: number;
+  /** Largest accepted checkpoint. @default 10 GiB */
+  readonly maxCheckpointBytes?: number;
+  /** Custom fetch (tests, proxies). */
+  readonly fetch?: typeof fetch;
+  /** TTL the host renews; the bridge has no provider lease, so renewals are liveness checks. @default 90_000 */
+  readonly leaseTtlMs?: number;
+  /** Where session outputs are stored. Absent or null: no output capability. */
+  readonly outputStore?: BlobStore | null;
+  /** @default "cloudflare-bridge-output-candidates" */
+  readonly outputKeyPrefix?: string;
+  /** Readiness probe override. */
+  readonly readiness?: { readonly command?: string; readonly timeoutMs?: number };
+  /** Retry policy of idempotent calls (running, file GET, delete). */
+  readonly retry?: RetryPolicy;
+  /** Largest output `exec` keeps. @default 16 MiB */
+  readonly maxExecOutputBytes?: number;
+  /** Directory for temporary archive spools. @default the OS temp directory */
+  readonly spoolDirectory?: string;
+  /** Progress of checkpoint and restore transfers. */
+  readonly onProgress?: (progress: CheckpointProgress) => void;
+}
+
+const keyPrefix = z
+  .string()
+  .min(1)
+  .refine((value) => !value.startsWith("/") && !value.endsWith("/"), "must not start or end with '/'")
+  .refine((value) => value.split("/").every((segment) => segment !== "" && segment !== "." && segment !== ".."), "must not contain empty, '.' or '..' segments");
+const positiveSafeInteger = z.number().int().positive().refine(Number.isSafeInteger, "must be a positive safe integer");
+const isFunction = (value: unknown) => typeof value === "function";
+const isBlobStore = (value: unknown) =>
+  typeof value === "object" && value !== null && ["put", "get", "head", "delete", "list"].every((method) => isFunction((value as Record<string, unknown>)[method]));
+
+const optionsSchema = z
+  .object({
+    baseUrl: z.url({ protocol: /^https?$/ }),
+    apiKey: z.string().min(1, "must not be empty"),
+    checkpointStore: z.custom<BlobStore>(isBlobStore, "must be a BlobStore"),
+    checkpointKeyPrefix: keyPrefix.default("cloudflare-bridge-workspaces"),
+    checkpointExcludes: z.array(z.string().min(1)).default([]),
+    maxHydrateBytes: positiveSafeInteger.default(32 * MIB),
+    singleRequestBytes: positiveSafeInteger.default(16 * MIB),
+    partBytes: positiveSafeInteger.min(64 * 1024, "must be at least 64 KiB").default(8 * MIB),
+    maxCheckpointBytes: positiveSafeInteger.default(10 * 1024 * MIB),
+    fetch: z.custom<typeof fetch>(isFunction, "must be a function").optional(),
+    leaseTtlMs: positiveSafeInteger.default(90_000),
+    outputStore: z.custom<BlobStore>(isBlobStore, "must be a BlobStore").nullable().default(null),
+    outputKeyPrefix: keyPrefix.default("cloudflare-bridge-output-candidates"),
+    readiness: z.object({ command: z.string().min(1).optional(), timeoutMs: positiveSafeInteger.optional() }).optional(),
+    retry: z.object({ attempts: positiveSafeInteger, baseDelayMs: z.number().int().nonnegative(), maxDelayMs: z.number().int().nonnegative() }).optional(),
+    maxExecOutputBytes: positiveSafeInteger.default(16 * MIB),
+    spoolDirectory: z.string().min(1).optional(),
+    onProgress: z.custom<(progress: CheckpointProgress) => void>(isFunction, "must be a function").optional(),
+  })
+  .strict()
+  .refine((options) => options.partBytes <= options.maxHydrateBytes, { message: "must not exceed maxHydrateBytes", path: ["partBytes"] });
+
+/** Options with every default applied. */
+export type ResolvedCloudflareBridgeOptions = z.output<typeof optionsSchema>;
+
+/** Validates options; a bad field throws `invalid_config` naming it (never its value). */
+export function resolveBridgeOptions(options: CloudflareBridgeManagedRuntimeOptions): ResolvedCloudflareBridgeOptions {
+  return parseRecord(optionsSchema, options, { record: "cloudflare-bridge options", code: "invalid_config" });
+}

@@ -1,0 +1,79 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { BlobStore } from "@open-managed-agents/blob-store";
+import { createFsBlobStore } from "@open-managed-agents/blob-store/fs";
+import { type LocalBridge, startLocalBridge } from "@open-managed-agents/local-container";
+import {
+  createManagedRuntimeHost,
+  createManagedRuntimeProviderRegistry,
+  createMemoryFencePort,
+  createMemoryOrphanPort,
+} from "@open-managed-agents/managed-runtime-host";
+import { readOutputManifest } from "@open-managed-agents/managed-runtime-sandbox";
+import type { ManagedRuntimeProfile, RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CloudflareBridgeManagedRuntimeOptions, createCloudflareBridgeManagedRuntime } from "../src/index.js";
+import { scopeFor, shellProfile } from "./support.js";
+
+// Cloudflare's own bridge Worker in local workerd, over the local container runtime (no Docker).
+let bridge: LocalBridge;
+let storeDir: string;
+let store: BlobStore;
+
+beforeAll(async () => {
+  bridge = await startLocalBridge();
+  storeDir = await mkdtemp(join(tmpdir(), "oma-bridge-store-"));
+  store = createFsBlobStore({ rootDir: storeDir });
+}, 120_000);
+
+afterAll(async () => {
+  await bridge?.stop();
+  if (storeDir) await rm(storeDir, { recursive: true, force: true });
+});
+
+async function runWorkItem(scope: RuntimeResourceScope, profile: ManagedRuntimeProfile, overrides: Partial<CloudflareBridgeManagedRuntimeOptions> = {}) {
+  const driver = createCloudflareBridgeManagedRuntime({ baseUrl: bridge.url, apiKey: bridge.apiKey, checkpointStore: store, outputStore: store, ...overrides });
+  const registry = createManagedRuntimeProviderRegistry({ drivers: [driver] });
+  const prepared = await registry.prepare({ provider: "cloudflare-bridge", placement: "driver_service", scope, profile, providerConfig: {} });
+  const fences = (runWorkItem as unknown as { fences?: ReturnType<typeof createMemoryFencePort> }).fences ?? createMemoryFencePort();
+  (runWorkItem as unknown as { fences: typeof fences }).fences = fences;
+  const host = createManagedRuntimeHost({
+    ownerId: "bridge-test",
+    leaseTtlMs: 60_000,
+    heartbeatIntervalMs: 20_000,
+    fences,
+    orphans: createMemoryOrphanPort(),
+    ...prepared.resources,
+  });
+  return host.run({ scope, profile });
+}
+
+describe("cloudflare-bridge driver against the local stack", () => {
+  it("checkpoints /workspace in one work item and restores it in the next, collecting outputs", async () => {
+    const first = await runWorkItem(
+      scopeFor("session-small"),
+      shellProfile("mkdir -p src && printf 'hello bridge' > src/notes.txt && printf '{\"ok\":true}' > /mnt/session/outputs/report.json"),
+    );
+    expect(first.type).toBe("completed");
+    const second = await runWorkItem(scopeFor("session-small"), shellProfile('test "$(cat /workspace/src/notes.txt)" = "hello bridge"'));
+    expect(second).toMatchObject({ type: "completed", revision: 2 });
+  }, 120_000);
+
+  it("moves workspaces larger than one request through archive parts and joins oversize files", async () => {
+    const options = { singleRequestBytes: 64 * 1024, partBytes: 256 * 1024 };
+    const script = "head -c 1500000 /dev/urandom > big.bin && sha256sum big.bin > big.sha && for i in $(seq 1 40); do echo $i > f$i.txt; done";
+    const first = await runWorkItem(scopeFor("session-large"), shellProfile(script), options);
+    expect(first.type).toBe("completed");
+    const second = await runWorkItem(scopeFor("session-large"), shellProfile("sha256sum -c big.sha && test \"$(cat f40.txt)\" = 40"), options);
+    expect(second.type).toBe("completed");
+  }, 180_000);
+
+  it("fails a work item whose harness exits non-zero and names the failure", async () => {
+    const result = await runWorkItem(scopeFor("session-fail"), shellProfile("echo broken >&2; exit 7"));
+    expect(result.type).toBe("failed");
+    if (result.type === "failed") expect(result.error.code).toBe("sandbox_failed");
+  }, 120_000);
+});
+
+export { readOutputManifest };
