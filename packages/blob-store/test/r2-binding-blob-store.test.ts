@@ -16,11 +16,9 @@ import { type WorkerDispatch, createWorkerBlobStoreClient } from "./support/work
 const MIB = 1024 * 1024;
 let miniflare: Miniflare;
 let bundleImports: string[] = [];
-let dispatch: WorkerDispatch;
-
-beforeAll(async () => {
-  const bundle = await build({
-    entryPoints: [fileURLToPath(new URL("./support/r2-worker.ts", import.meta.url))],
+function bundleForWorker(entry: string) {
+  return build({
+    entryPoints: [fileURLToPath(new URL(entry, import.meta.url))],
     bundle: true,
     format: "esm",
     platform: "neutral",
@@ -31,6 +29,11 @@ beforeAll(async () => {
     metafile: true,
     logLevel: "silent",
   });
+}
+let dispatch: WorkerDispatch;
+
+beforeAll(async () => {
+  const bundle = await bundleForWorker("./support/r2-worker.ts");
   bundleImports = Object.values(bundle.metafile.outputs).flatMap((output) => output.imports.map((entry) => entry.path));
   miniflare = new Miniflare({ modules: true, script: bundle.outputFiles[0]?.text ?? "", compatibilityDate: "2026-04-01", r2Buckets: ["BUCKET"] });
   await miniflare.ready;
@@ -60,8 +63,10 @@ async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
 }
 
 describe("R2 binding adapter specifics", () => {
-  it("bundles for a plain Worker with no Node or external import", () => {
+  it("bundles the root and ./r2 entries for a plain Worker with no Node or external import", async () => {
     expect(bundleImports).toEqual([]);
+    const root = await bundleForWorker("../src/index.ts");
+    expect(Object.values(root.metafile.outputs).flatMap((output) => output.imports)).toEqual([]);
   });
 
   it("uploads a stream of unknown length beyond one part as equal parts and reads it back intact", async () => {

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { type LocalContainerServer, createLocalContainerServer } from "../src/index.js";
-import type { LocalContainerLimits } from "../src/server/options.js";
+import type { LocalContainerLimits, PathMapping } from "../src/server/options.js";
 
 /** Container trees live under /var/tmp: /tmp is one of the paths each container maps to itself. */
 export const TEST_TMP = "/var/tmp";
@@ -20,9 +20,9 @@ export interface TestServer {
 }
 
 /** Starts a server on a free port with its own root directory. */
-export async function startTestServer(limits: Partial<LocalContainerLimits> = {}): Promise<TestServer> {
+export async function startTestServer(limits: Partial<LocalContainerLimits> = {}, pathMapping: PathMapping = "auto"): Promise<TestServer> {
   const rootDir = await mkdtemp(join(TEST_TMP, "oma-local-container-test-"));
-  const server = await createLocalContainerServer({ rootDir, limits });
+  const server = await createLocalContainerServer({ rootDir, limits, pathMapping });
   const call = (containerId: string, method: string, path: string, body?: unknown): Promise<Response> =>
     fetch(`${server.url}${path}`, {
       method,

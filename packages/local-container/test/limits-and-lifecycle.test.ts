@@ -54,6 +54,26 @@ describe("container lifecycle", () => {
     expect(await waitFor(() => pids.every((pid) => !isAlive(pid)))).toBe(true);
   });
 
+  it("kills a buffered command whose caller gave up", async () => {
+    harness = await startTestServer();
+    await harness.start("impatient");
+    const aborted = new AbortController();
+    const pending = fetch(`${harness.server.url}/api/execute`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-Oma-Container-Id": "impatient" },
+      body: JSON.stringify({ command: "echo $$ > /tmp/shell.pid; sleep 60", sessionId: SESSIONLESS }),
+      signal: aborted.signal,
+    }).catch(() => undefined);
+    const pidFile = { path: "/tmp/shell.pid", sessionId: SESSIONLESS };
+    const server = harness;
+    await waitFor(async () => (await server.json("impatient", "POST", "/api/exists", pidFile)).body.exists === true);
+    const pid = Number((await server.json("impatient", "POST", "/api/read", pidFile)).body.content);
+    expect(isAlive(pid)).toBe(true);
+    aborted.abort();
+    await pending;
+    expect(await waitFor(() => !isAlive(pid))).toBe(true);
+  });
+
   it("close() kills every container's processes", async () => {
     harness = await startTestServer();
     await harness.start("gamma");
@@ -113,5 +133,7 @@ describe("options", () => {
     expect((error as ManagedRuntimeError).context.field).toBe("limits.maxContainers");
     const unknown = await createLocalContainerServer({ rootDir: "/var/tmp/x", portt: 1 } as never).catch((caught: unknown) => caught);
     expect(ManagedRuntimeError.hasCode(unknown, "invalid_config")).toBe(true);
+    const exposed = await createLocalContainerServer({ rootDir: "/var/tmp/x", host: "0.0.0.0" }).catch((caught: unknown) => caught);
+    expect((exposed as ManagedRuntimeError).context.field).toBe("host");
   });
 });

@@ -1,6 +1,9 @@
 import { AbortedError, TimeoutError } from "@open-managed-agents/runtime-resource-contract";
 import type { Scheduler } from "./time.js";
 
+/** The reason a finished call cancels its deadline timer with; shared, so cancelling allocates nothing. */
+export const TIMER_CANCELLED: Error = new Error("deadline timer cancelled");
+
 /**
  * Settles with `promise`, or rejects with the signal's reason as soon as `signal` fires, whichever
  * comes first. A port that ignores its signal can therefore never hold a run: the host stops waiting.
@@ -27,30 +30,20 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<
 }
 
 /**
- * Runs `call` with a signal that fires after `ms` on `scheduler` (or when `parent` fires), and stops
- * waiting at that moment with a `timeout` error naming `operation`.
+ * Settles with `call()`, or rejects with a `timeout` error naming `operation` after `ms` on `scheduler`,
+ * or with the reason of `parent` when it fires, whichever comes first.
  */
-export async function withDeadline<T>(
-  scheduler: Scheduler,
-  ms: number,
-  operation: string,
-  call: (signal: AbortSignal) => Promise<T>,
-  parent?: AbortSignal,
-): Promise<T> {
-  const controller = new AbortController();
-  const onParentAbort = () => controller.abort(parent?.reason);
-  if (parent?.aborted) onParentAbort();
-  parent?.addEventListener("abort", onParentAbort, { once: true });
-  const timerStop = new AbortController();
-  scheduler.sleep(ms, timerStop.signal).then(
-    () => controller.abort(new TimeoutError({ message: `${operation} did not finish within ${ms} ms`, context: { operation, timeoutMs: ms } })),
-    () => undefined,
-  );
+export async function withDeadline<T>(scheduler: Scheduler, ms: number, operation: string, call: () => Promise<T>, parent?: AbortSignal): Promise<T> {
+  const timer = new AbortController();
+  const deadline = scheduler.sleep(ms, timer.signal).then(() => {
+    throw new TimeoutError({ message: `${operation} did not finish within ${ms} ms`, context: { operation, timeoutMs: ms } });
+  });
+  deadline.catch(() => undefined);
   try {
-    return await raceAbort(Promise.resolve().then(() => call(controller.signal)), controller.signal);
+    const first = Promise.race([Promise.resolve().then(call), deadline]);
+    return await (parent ? raceAbort(first, parent) : first);
   } finally {
-    timerStop.abort();
-    parent?.removeEventListener("abort", onParentAbort);
+    timer.abort(TIMER_CANCELLED);
   }
 }
 

@@ -21,6 +21,7 @@ export const silentLogger: HostLogger = { info() {}, warn() {}, error() {} };
  * time, and a throwing logger never disturbs the caller.
  */
 export function createRedactingLogger(logger: HostLogger, secrets: () => readonly string[]): HostLogger {
+  if (logger === silentLogger) return silentLogger;
   const emit = (level: keyof HostLogger) => (event: string, fields: LogFields) => {
     const known = secrets();
     const safe: Record<string, LogValue> = {};

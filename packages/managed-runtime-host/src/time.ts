@@ -5,7 +5,7 @@ export interface Clock {
   now(): number;
 }
 
-/** Waits. Rejects with `aborted` when the signal fires. */
+/** Waits. Rejects when the signal fires: with the signal's reason when it is an Error, else with `aborted`. */
 export interface Scheduler {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
@@ -17,14 +17,14 @@ export const systemClock: Clock = { now: () => Date.now() };
 export const systemScheduler: Scheduler = {
   sleep(ms, signal) {
     return new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) return reject(abortedError());
+      if (signal?.aborted) return reject(abortedError(signal));
       const timer = setTimeout(() => {
         signal?.removeEventListener("abort", onAbort);
         resolve();
       }, ms);
       const onAbort = () => {
         clearTimeout(timer);
-        reject(abortedError());
+        reject(abortedError(signal));
       };
       signal?.addEventListener("abort", onAbort, { once: true });
     });
@@ -49,11 +49,11 @@ export function createManualTime(startMs = Date.UTC(2026, 0, 1)): ManualTime {
     pending: () => sleepers.size,
     sleep(ms, signal) {
       return new Promise<void>((resolve, reject) => {
-        if (signal?.aborted) return reject(abortedError());
+        if (signal?.aborted) return reject(abortedError(signal));
         const id = sequence++;
         const onAbort = () => {
           sleepers.delete(id);
-          reject(abortedError());
+          reject(abortedError(signal));
         };
         sleepers.set(id, {
           at: now + Math.max(0, ms),
@@ -81,6 +81,8 @@ export function createManualTime(startMs = Date.UTC(2026, 0, 1)): ManualTime {
   };
 }
 
-function abortedError(): AbortedError {
-  return new AbortedError({ message: "operation aborted" });
+// A signal aborted with an Error reason (a lost lease, a stopped timer) rejects with that reason, so
+// cancelling a timer allocates nothing.
+function abortedError(signal?: AbortSignal): unknown {
+  return signal?.reason instanceof Error ? signal.reason : new AbortedError({ message: "operation aborted" });
 }

@@ -69,9 +69,16 @@ const CLEANUP_METHODS = new Set([
 ]);
 /**
  * Failures that may leave the run completed by design, named in a warning instead: optional steps that
- * fall through, and the last renewal or heartbeat, still unanswered when the run finished.
+ * fall through (a hung runtime-checkpoint create times out), and the last renewal or heartbeat, still
+ * unanswered when the run finished.
  */
-const NAMED_IN_LOGS = new Set(["runtimeCheckpoint.restore:throw", "runtimeCheckpoint.create:throw", "fences.renew:hang", "sandbox.heartbeat:hang"]);
+const NAMED_IN_LOGS = new Set([
+  "runtimeCheckpoint.restore:throw",
+  "runtimeCheckpoint.create:throw",
+  "runtimeCheckpoint.create:hang",
+  "fences.renew:hang",
+  "sandbox.heartbeat:hang",
+]);
 
 const PORT_STAGE: Record<string, string> = {
   fences: "fence",

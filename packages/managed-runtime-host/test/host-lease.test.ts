@@ -214,6 +214,21 @@ describe("cleanup", () => {
     expect(fixture.deps.sandbox.runtimes.get("fake-rt-1")?.state).toBe("stopped");
     expect(fixture.logger.entries.some((entry) => entry.event === "sandbox.late_lease")).toBe(true);
   });
+  it("enqueues an orphan for a lease that arrives after the run has returned", async () => {
+    const fixture = createHostFixture();
+    const controller = new AbortController();
+    fixture.deps.faults.add({ port: "sandbox", method: "acquire", kind: "delay", delayMs: 20_000 });
+    fixture.journal.onCall((call) => {
+      if (call.port === "sandbox" && call.method === "acquire") setImmediate(() => controller.abort());
+    });
+    const result = await fixture.run({ signal: controller.signal }, 500);
+    expect(result.type).toBe("lease_lost");
+    expect(await fixture.deps.orphanStore.list({ limit: 10 })).toEqual([]);
+    await fixture.time.advance(30_000);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const [orphan] = await fixture.deps.orphanStore.list({ limit: 10 });
+    expect(orphan).toMatchObject({ sandbox: { runtimeId: "fake-rt-1" }, reason: "lease_lost", lastError: "the lease arrived after the run had ended" });
+  });
 });
 
 describe("logging", () => {

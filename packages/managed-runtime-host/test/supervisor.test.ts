@@ -112,7 +112,14 @@ describe("createSupervisedSandboxHarnessDriver", () => {
   });
 
   it.each([
-    ["no ready before readyTimeoutMs", async (side: SupervisorSide) => void (await until(side, "start")), "timeout", "no ready within 5000 ms"],
+    [
+      "no ready before readyTimeoutMs",
+      async (side: SupervisorSide): Promise<void> => {
+        await until(side, "start");
+      },
+      "timeout",
+      "no ready within 5000 ms",
+    ],
     [
       "no heartbeat within heartbeatTimeoutMs",
       async (side: SupervisorSide) => {

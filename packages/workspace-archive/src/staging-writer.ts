@@ -1,4 +1,4 @@
-import { constants } from "node:fs";
+import fs, { constants } from "node:fs";
 import { link, lstat, lutimes, mkdir, open, symlink, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { IO_CHUNK_BYTES, SMALL_FILE_BYTES } from "./constants.js";
@@ -144,15 +144,25 @@ export class StagingWriter {
   }
 }
 
-async function writeSmall(path: string, entry: AdmittedEntry, chunks: Buffer[]): Promise<void> {
-  const handle = await open(path, CREATE_FLAGS, 0o600);
-  try {
-    if (chunks.length > 0) await handle.writev(chunks);
-    await handle.chmod(entry.mode);
-    await handle.utimes(entry.mtime, entry.mtime);
-  } finally {
-    await handle.close();
-  }
+/**
+ * Writes a small file with the callback API on a raw descriptor (open, writev, fchmod, futimes, close):
+ * with thousands of files this costs a fraction of the `FileHandle` API.
+ */
+function writeSmall(path: string, entry: AdmittedEntry, chunks: Buffer[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.open(path, CREATE_FLAGS, 0o600, (openError, fd) => {
+      if (openError) return reject(openError);
+      const finish = (error: unknown) => fs.close(fd, (closeError) => (error || closeError ? reject(error ?? closeError) : resolve()));
+      const setMetadata = () =>
+        fs.fchmod(fd, entry.mode, (chmodError) => (chmodError ? finish(chmodError) : fs.futimes(fd, entry.mtime, entry.mtime, finish)));
+      if (chunks.length === 0) return setMetadata();
+      fs.writev(fd, chunks, (writeError, written) => {
+        if (writeError) return finish(writeError);
+        if (written !== entry.size) return finish(new Error(`short write of ${entry.name}`));
+        setMetadata();
+      });
+    });
+  });
 }
 
 /** Streams a large body with one write in flight while the next batch is read. */

@@ -67,7 +67,7 @@ function encodeUstar(header: MemberHeader, name: string, prefix: string, linknam
   block.write(prefix, 345, 155, "utf8");
   block.fill(0x20, 148, 156);
   let checksum = 0;
-  for (const byte of block) checksum += byte;
+  for (let index = 0; index < BLOCK; index += 1) checksum += block[index] as number;
   block.write(`${checksum.toString(8).padStart(6, "0")}\u0000 `, 148, 8, "ascii");
   return block;
 }

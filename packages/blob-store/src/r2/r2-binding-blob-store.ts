@@ -33,7 +33,8 @@ const r2ObjectSchema = z.object({
 
 /**
  * A {@link BlobStore} over a Workers R2 binding. It runs inside a Worker and imports no Node module.
- * `ifNoneMatch` becomes the binding's `If-None-Match: *` condition, which R2 checks atomically.
+ * `ifNoneMatch` becomes the binding's `etagDoesNotMatch: "*"` condition (`If-None-Match: *`), which
+ * R2 checks atomically.
  * Stream bodies: see {@link putR2Stream} — pass `contentLength` for a single conditional put of a
  * long stream.
  *
@@ -50,7 +51,7 @@ export function createR2BindingBlobStore(bucket: R2BucketLike, options: R2Bindin
       const parsed = parsePutOptions(rawOptions);
       const normalized = normalizeBody(body, parsed.contentLength);
       const write = { httpMetadata: { contentType: parsed.contentType }, customMetadata: { ...parsed.customMetadata } };
-      const onlyIf = parsed.ifNoneMatch ? new Headers({ "if-none-match": "*" }) : undefined;
+      const onlyIf = parsed.ifNoneMatch ? { etagDoesNotMatch: "*" } : undefined;
       return run("put", key, async () => {
         const stored =
           normalized.kind === "bytes"
@@ -65,7 +66,8 @@ export function createR2BindingBlobStore(bucket: R2BucketLike, options: R2Bindin
       return run("get", key, async () => {
         const object = await bucket.get(key);
         if (object === null) return null;
-        return createBlobObject(toInfo(object, "get"), () => object.body as ReadableStream<Uint8Array>);
+        // The binding's body is a Web stream of bytes; only its declared type differs from the lib's.
+        return createBlobObject(toInfo(object, "get"), () => object.body as unknown as ReadableStream<Uint8Array>);
       });
     },
 

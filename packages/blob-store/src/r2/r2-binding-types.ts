@@ -1,5 +1,23 @@
 // Structural types for the parts of the Workers R2 binding this package calls. A real `R2Bucket`
-// from `@cloudflare/workers-types` satisfies them; nothing here imports Node or workerd modules.
+// from `@cloudflare/workers-types` satisfies them (a type test checks it); nothing here imports
+// Node or workerd modules. Stream and blob types are structural because workerd's declarations
+// differ nominally from the ones in TypeScript's and Node's libraries.
+
+/** A Web `ReadableStream` as any runtime declares it. */
+export interface ReadableStreamLike {
+  readonly locked: boolean;
+  cancel(reason?: unknown): Promise<void>;
+  getReader(): unknown;
+}
+
+/** A `Blob` as any runtime declares it. */
+export interface BlobLike {
+  readonly size: number;
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+
+/** A value the binding accepts as an object or part body. */
+export type R2ValueLike = ReadableStreamLike | ArrayBuffer | ArrayBufferView | string | BlobLike;
 
 /** Object metadata as the binding returns it. */
 export interface R2ObjectLike {
@@ -13,13 +31,18 @@ export interface R2ObjectLike {
 
 /** An object with its body. */
 export interface R2ObjectBodyLike extends R2ObjectLike {
-  readonly body: ReadableStream;
+  readonly body: ReadableStreamLike;
 }
 
 /** Options the adapter passes to `put` and `createMultipartUpload`. */
 export interface R2WriteOptionsLike {
   httpMetadata?: { contentType?: string };
   customMetadata?: Record<string, string>;
+}
+
+/** The precondition the adapter sends: `etagDoesNotMatch: "*"` is `If-None-Match: *`. */
+export interface R2ConditionalLike {
+  etagDoesNotMatch?: string;
 }
 
 /** One uploaded part of a multipart upload. */
@@ -30,7 +53,7 @@ export interface R2UploadedPartLike {
 
 /** A multipart upload in progress. */
 export interface R2MultipartUploadLike {
-  uploadPart(partNumber: number, value: ArrayBuffer | ArrayBufferView | string | ReadableStream): Promise<R2UploadedPartLike>;
+  uploadPart(partNumber: number, value: R2ValueLike): Promise<R2UploadedPartLike>;
   abort(): Promise<void>;
   complete(uploadedParts: R2UploadedPartLike[]): Promise<R2ObjectLike>;
 }
@@ -39,11 +62,7 @@ export interface R2MultipartUploadLike {
 export interface R2BucketLike {
   head(key: string): Promise<R2ObjectLike | null>;
   get(key: string): Promise<R2ObjectBodyLike | null>;
-  put(
-    key: string,
-    value: ReadableStream | ArrayBuffer | ArrayBufferView | string | null,
-    options?: R2WriteOptionsLike & { onlyIf?: Headers },
-  ): Promise<R2ObjectLike | null>;
+  put(key: string, value: R2ValueLike | null, options?: R2WriteOptionsLike & { onlyIf?: R2ConditionalLike }): Promise<R2ObjectLike | null>;
   delete(keys: string | string[]): Promise<void>;
   list(options?: {
     prefix?: string;
@@ -56,8 +75,8 @@ export interface R2BucketLike {
 
 /** workerd's `FixedLengthStream`: an identity stream that promises its total length to R2. */
 export interface FixedLengthStreamLike {
-  readonly readable: ReadableStream;
-  readonly writable: WritableStream;
+  readonly readable: ReadableStream<Uint8Array>;
+  readonly writable: WritableStream<Uint8Array>;
 }
 
 /** Constructor of {@link FixedLengthStreamLike}, a global inside workerd. */

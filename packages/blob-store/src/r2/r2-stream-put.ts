@@ -1,7 +1,14 @@
 import { UnsupportedOperationError } from "@open-managed-agents/runtime-resource-contract";
 import { checkBodyStream } from "../blob-body.js";
 import { createPartReader } from "../blob-parts.js";
-import type { FixedLengthStreamConstructor, R2BucketLike, R2ObjectLike, R2UploadedPartLike, R2WriteOptionsLike } from "./r2-binding-types.js";
+import type {
+  FixedLengthStreamConstructor,
+  R2BucketLike,
+  R2ConditionalLike,
+  R2ObjectLike,
+  R2UploadedPartLike,
+  R2WriteOptionsLike,
+} from "./r2-binding-types.js";
 
 /** How a stream body reaches R2. */
 export interface R2StreamPut {
@@ -10,7 +17,7 @@ export interface R2StreamPut {
   readonly stream: ReadableStream<Uint8Array>;
   readonly length: number | undefined;
   readonly write: R2WriteOptionsLike;
-  readonly onlyIf: Headers | undefined;
+  readonly onlyIf: R2ConditionalLike | undefined;
   readonly partSizeBytes: number;
 }
 

@@ -69,7 +69,7 @@ export function exitCodeOf(exit: Awaited<MappedProcess["exited"]>): number {
 export function startCommand(container: LocalContainer, spec: CommandSpec): RunningCommand {
   const session = spec.session;
   if (session === undefined) {
-    const mapped = spawnMapped({ command: "bash", args: ["-c", spec.command], mounts: container.mounts, cwd: spec.cwd, env: spec.env });
+    const mapped = spawnMapped({ command: "bash", args: ["-c", spec.command], mounts: container.mounts, cwd: spec.cwd, env: spec.env, mapping: container.pathMapping });
     return { mapped, readSessionState: async () => undefined };
   }
   const stateFile = `/tmp/.oma-session-state-${randomBytes(8).toString("hex")}`;
@@ -79,6 +79,7 @@ export function startCommand(container: LocalContainer, spec: CommandSpec): Runn
     mounts: container.mounts,
     cwd: spec.cwd,
     env: spec.env,
+    mapping: container.pathMapping,
   });
   return {
     mapped,

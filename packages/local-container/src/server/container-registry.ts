@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { PathMounts } from "@open-managed-agents/sandbox/local-process";
-import type { LocalContainerLimits } from "./options.js";
+import type { LocalContainerLimits, PathMapping } from "./options.js";
 import { CONTAINER_MARKER_ENV, killMarkedProcesses } from "./process-reaper.js";
 import { type ProcessTable, createProcessTable } from "./process-table.js";
 import { type SessionStore, createSessionStore } from "./sessions.js";
@@ -26,6 +26,7 @@ export interface LocalContainer {
   readonly createdAt: Date;
   /** Value of the marker variable every command of this container carries. */
   readonly marker: string;
+  readonly pathMapping: PathMapping;
 }
 
 /** The containers of one server. */
@@ -42,7 +43,7 @@ export interface ContainerRegistry {
 }
 
 /** Creates the registry that keeps container trees under `rootDir`. */
-export function createContainerRegistry(rootDir: string, limits: LocalContainerLimits): ContainerRegistry {
+export function createContainerRegistry(rootDir: string, limits: LocalContainerLimits, pathMapping: PathMapping = "auto"): ContainerRegistry {
   const containers = new Map<string, LocalContainer>();
   // Tells this server's processes apart from those of another server on the same host.
   const serverId = randomBytes(6).toString("hex");
@@ -73,7 +74,7 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
       ...env,
       [CONTAINER_MARKER_ENV]: marker,
     };
-    return { id, directory, mounts, baseEnv, marker, sessions: createSessionStore(baseEnv), processes: createProcessTable(limits), createdAt: new Date() };
+    return { id, directory, mounts, baseEnv, marker, pathMapping, sessions: createSessionStore(baseEnv), processes: createProcessTable(limits), createdAt: new Date() };
   };
 
   return {

@@ -76,6 +76,10 @@ export async function handleExecute(context: RouteContext): Promise<void> {
     return;
   }
   const prepared = prepare(container, body, cwd, env, session, carriesState);
+  // A caller that gives up on the answer takes its command with it.
+  context.response.once("close", () => {
+    if (!context.response.writableEnded) prepared.running.mapped.kill("SIGKILL");
+  });
   const stdout = createOutputBuffer(limits.maxOutputBytes);
   const stderr = createOutputBuffer(limits.maxOutputBytes);
   const { child } = prepared.running.mapped;

@@ -6,6 +6,7 @@ import { z } from "zod";
 export const CONTAINER_MOUNT_POINTS = ["/workspace", "/mnt/session/outputs", "/tmp"] as const;
 
 const MIB = 1024 * 1024;
+const LOOPBACK_HOSTS = /^(127(\.\d{1,3}){3}|::1|localhost)$/;
 
 const limitsSchema = z
   .object({
@@ -19,9 +20,14 @@ const limitsSchema = z
 const serverOptionsSchema = z
   .object({
     rootDir: z.string().min(1),
-    host: z.string().min(1).default("127.0.0.1"),
+    // The server runs commands for anyone who can reach it and has no authentication of its own.
+    host: z
+      .string()
+      .refine((host) => LOOPBACK_HOSTS.test(host), { message: "must be a loopback address (127.x.x.x, ::1 or localhost): the server has no authentication" })
+      .default("127.0.0.1"),
     port: z.number().int().min(0).max(65_535).default(0),
     version: z.string().min(1).default("unknown"),
+    pathMapping: z.enum(["auto", "namespace", "rewrite"]).default("auto"),
     limits: limitsSchema.default(() => limitsSchema.parse({})),
   })
   .strict();
@@ -42,12 +48,17 @@ export interface LocalContainerLimits {
 export interface LocalContainerServerOptions {
   /** Directory holding one tree per container. Must not lie under a container mount point (`/tmp`, `/workspace`, `/mnt/session/outputs`). */
   readonly rootDir: string;
-  /** Interface to listen on. @default "127.0.0.1" */
+  /** Loopback interface to listen on; other addresses are refused. @default "127.0.0.1" */
   readonly host?: string;
   /** Port to listen on; 0 picks a free one. @default 0 */
   readonly port?: number;
   /** Version string `/api/version` reports. @default "unknown" (what the published image reports) */
   readonly version?: string;
+  /**
+   * How commands see container paths (`@open-managed-agents/sandbox/local-process`): a private mount namespace
+   * (root on Linux), literal path rewriting, or `auto` to pick the first that works. @default "auto"
+   */
+  readonly pathMapping?: PathMapping;
   readonly limits?: Partial<LocalContainerLimits>;
 }
 
@@ -57,8 +68,12 @@ export interface ResolvedServerOptions {
   readonly host: string;
   readonly port: number;
   readonly version: string;
+  readonly pathMapping: PathMapping;
   readonly limits: LocalContainerLimits;
 }
+
+/** How commands see container paths. */
+export type PathMapping = "auto" | "namespace" | "rewrite";
 
 /** Validates options once; failure → InvalidConfigError naming the field. */
 export function resolveServerOptions(options: LocalContainerServerOptions): ResolvedServerOptions {

@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { ADMIN_PREFIX, CONTAINER_ID_HEADER, CONTAINER_STATE_HEADER } from "../protocol.js";
 import { type ContainerRegistry, createContainerRegistry } from "./container-registry.js";
 import { type LocalContainerLimits, type LocalContainerServerOptions, resolveServerOptions } from "./options.js";
 import { readJson } from "./request-body.js";
@@ -8,12 +9,6 @@ import { containerStartRequestSchema } from "./request-schemas.js";
 import { findRoute } from "./router.js";
 import { CORS_HEADERS, ControlApiError, now, sendError, sendJson, sendText } from "./wire.js";
 
-/** Request header naming the container a call is for; the workerd shim adds it to every call. */
-export const CONTAINER_ID_HEADER = "X-Oma-Container-Id";
-/** Response header set when a call names a container the server does not have. */
-export const CONTAINER_STATE_HEADER = "X-Oma-Container-State";
-/** Path prefix of the server's own container lifecycle routes (not part of the control API). */
-export const ADMIN_PREFIX = "/__oma/containers";
 
 /** A running local container server. */
 export interface LocalContainerServer {
@@ -36,7 +31,7 @@ const SIGNALS: Readonly<Record<string, NodeJS.Signals>> = { "2": "SIGINT", "9": 
 export async function createLocalContainerServer(options: LocalContainerServerOptions): Promise<LocalContainerServer> {
   const resolved = resolveServerOptions(options);
   await mkdir(resolved.rootDir, { recursive: true });
-  const registry = createContainerRegistry(resolved.rootDir, resolved.limits);
+  const registry = createContainerRegistry(resolved.rootDir, resolved.limits, resolved.pathMapping);
 
   const handleAdmin = async (request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> => {
     const id = decodeURIComponent(url.pathname.slice(ADMIN_PREFIX.length + 1));

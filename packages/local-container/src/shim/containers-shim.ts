@@ -10,7 +10,8 @@ import { Container as UpstreamContainer } from "@cloudflare/containers";
 import { createLocalContainerRuntime } from "./local-runtime.js";
 
 export * from "@cloudflare/containers";
-export { CONTAINER_ID_HEADER, CONTROL_PORT, type LocalContainerRuntime, createLocalContainerRuntime } from "./local-runtime.js";
+export { CONTAINER_ID_HEADER, CONTROL_PORT } from "../protocol.js";
+export { type LocalContainerRuntime, createLocalContainerRuntime } from "./local-runtime.js";
 
 /** Name of the binding that carries the local container server's base URL. */
 export const LOCAL_CONTAINER_URL_BINDING = "OMA_LOCAL_CONTAINER_URL";

@@ -3,12 +3,8 @@
  * server over HTTP. Workers code only: no Node APIs.
  */
 
-/** Port the Sandbox control API listens on inside a real container. */
-export const CONTROL_PORT = 3000;
-/** Must match the server's `CONTAINER_ID_HEADER`. */
-export const CONTAINER_ID_HEADER = "X-Oma-Container-Id";
-const CONTAINER_STATE_HEADER = "X-Oma-Container-State";
-const ADMIN_PREFIX = "/__oma/containers";
+import { ADMIN_PREFIX, CONTAINER_ID_HEADER, CONTAINER_STATE_HEADER, CONTROL_PORT } from "../protocol.js";
+
 /** Messages the `Container` class of `@cloudflare/containers` recognises by substring. */
 const NO_INSTANCE_MESSAGE = "there is no container instance that can be provided to this durable object";
 const NOT_LISTENING_MESSAGE = "the container is not listening";

@@ -1,8 +1,10 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { getSandbox } from "@cloudflare/sandbox";
 import type { RuntimeEnvironment } from "@open-managed-agents/runtime-resource-contract";
 import { type CloudflareSandbox, newRuntimeId } from "../../src/index.js";
 import { type CloudflareSandboxStub, createCloudflareSdkSandbox } from "../../src/sdk.js";
+import { sendFromContainer } from "./egress-relay.js";
 import type { TestEnv } from "./worker.js";
 
 export const testEnv = env as unknown as TestEnv;
@@ -37,4 +39,23 @@ export function containerIdOf(runtimeId: string): string {
 /** Collects a byte stream as text. */
 export async function readText(stream: ReadableStream<Uint8Array>): Promise<string> {
   return new Response(stream).text();
+}
+
+/** What came back to the container for a request it sent. */
+export interface ContainerResponse {
+  readonly status: number;
+  readonly egress: string | null;
+  readonly body: string;
+}
+
+/**
+ * Sends a request as the runtime's container would: inside its Durable Object (the fetcher workerd would
+ * use belongs to that object's I/O context), through the interception the `Container` class registered.
+ */
+export async function requestFromContainer(runtimeId: string, url: string, init: RequestInit = {}): Promise<ContainerResponse> {
+  const stub = testEnv.SANDBOX.get(testEnv.SANDBOX.idFromName(runtimeId));
+  return runInDurableObject(stub, async () => {
+    const response = await sendFromContainer(containerIdOf(runtimeId), new Request(url, init));
+    return { status: response.status, egress: response.headers.get("x-oma-egress"), body: await response.text() };
+  });
 }

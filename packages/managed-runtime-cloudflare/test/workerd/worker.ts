@@ -37,7 +37,20 @@ export class TestSandbox extends Sandbox<TestEnv> {
     return (await this.ctx.storage.get<number>("restoreCount")) ?? 0;
   }
 }
-installCredentialEgress<TestEnv>(TestSandbox, { vault: (env) => createD1Vault(env.VAULT_DB) });
+installCredentialEgress<TestEnv>(TestSandbox, { vault: (env) => createD1Vault(env.VAULT_DB), fetch: toTestUpstream });
+
+/**
+ * Upstream fetch of the outbound handlers: hosts under `upstream.test`, over http or https, reach the
+ * local echo server (which stands in for the internet and terminates no TLS); anything else is fetched as is.
+ */
+async function toTestUpstream(request: Request, env: TestEnv): Promise<Response> {
+  const url = new URL(request.url);
+  if (!url.hostname.endsWith(".upstream.test")) return fetch(request);
+  const target = new URL(`${url.pathname}${url.search}`, env.UPSTREAM_URL);
+  const headers = new Headers(request.headers);
+  headers.set("x-original-url", request.url);
+  return fetch(new Request(target, { method: request.method, headers, body: request.body }));
+}
 
 /** The SDK's Sandbox unchanged: its backup and mount calls reach the (local) container as they are. */
 export class PlainSandbox extends Sandbox<TestEnv> {}

@@ -81,8 +81,7 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
     environment.stdout(values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatConformanceReport(report)}\n`);
     return report.passed ? 0 : 1;
   } catch (error) {
-    const detail = ManagedRuntimeError.isInstance(error) ? `${error.name} (${error.code}): ${error.message}` : error instanceof Error ? error.message : String(error);
-    environment.stderr(`oma-conformance: ${detail}\n`);
+    environment.stderr(`oma-conformance: ${describeChain(error)}\n`);
     return 2;
   }
 }
@@ -105,4 +104,15 @@ async function readJsonObject(path: string, option: string): Promise<Record<stri
 
 function usageError(message: string): Error {
   return new Error(`${message}\n\n${CLI_USAGE}`);
+}
+
+/** The error and its causes, one per line, so a load failure shows why the factory threw. */
+function describeChain(error: unknown): string {
+  const lines: string[] = [];
+  for (let current: unknown = error, depth = 0; current !== undefined && depth < 5; depth += 1) {
+    if (ManagedRuntimeError.isInstance(current)) lines.push(`${current.name} (${current.code}): ${current.message}`);
+    else lines.push(current instanceof Error ? current.message : String(current));
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return lines.join("\n  caused by ");
 }

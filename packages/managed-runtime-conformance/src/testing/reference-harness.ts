@@ -1,11 +1,10 @@
 import {
   CapabilityUnsupportedError,
   type HarnessDriverType,
-  type HarnessSupervisorChannel,
   type HarnessSupervisorTransportPort,
   type SandboxHarnessDriverPort,
   SandboxFailedError,
-  parseHarnessSupervisorEvent,
+  createNdjsonSupervisorChannel,
 } from "@open-managed-agents/runtime-resource-contract";
 import type { SandboxDuplexProcess } from "@open-managed-agents/sandbox";
 import type { ReferenceWorld } from "./reference-world.js";
@@ -52,7 +51,7 @@ export function createReferenceHarnessDriver(world: ReferenceWorld, drivers: rea
   };
 }
 
-/** The reference supervisor transport: NDJSON commands on the supervisor's stdin, events from its stdout. */
+/** The reference supervisor transport: the contract's NDJSON channel over a duplex process's stdin and stdout. */
 export function createReferenceSupervisorTransport(world: ReferenceWorld): HarnessSupervisorTransportPort {
   return {
     async open(input) {
@@ -63,64 +62,21 @@ export function createReferenceSupervisorTransport(world: ReferenceWorld): Harne
         ...(input.process.cwd ? { cwd: input.process.cwd } : {}),
         ...(input.process.env ? { env: input.process.env } : {}),
       });
-      return ndjsonChannel(child, input.signal);
+      const onAbort = (): void => child.kill("SIGKILL");
+      input.signal.addEventListener("abort", onAbort, { once: true });
+      // stderr is drained so a chatty supervisor never blocks on a full pipe.
+      void drain(child.stderr, () => undefined);
+      return createNdjsonSupervisorChannel({
+        stdin: child.stdin,
+        stdout: child.stdout,
+        async close() {
+          input.signal.removeEventListener("abort", onAbort);
+          child.kill("SIGTERM");
+          await child.exited;
+        },
+      });
     },
   };
-}
-
-function ndjsonChannel(child: SandboxDuplexProcess, signal: AbortSignal): HarnessSupervisorChannel {
-  const writer = child.stdin.getWriter();
-  const encoder = new TextEncoder();
-  const onAbort = (): void => child.kill("SIGKILL");
-  signal.addEventListener("abort", onAbort, { once: true });
-  let closed = false;
-  let consumed = false;
-  // stderr is drained so a chatty supervisor never blocks on a full pipe.
-  void drain(child.stderr, () => undefined);
-  return {
-    async send(command) {
-      if (closed) throw new SandboxFailedError({ message: "supervisor channel is closed", context: { command: command.type } });
-      await writer.write(encoder.encode(`${JSON.stringify(command)}\n`));
-    },
-    async *events(eventSignal) {
-      if (consumed) throw new SandboxFailedError({ message: "supervisor events can be read only once" });
-      consumed = true;
-      for await (const line of lines(child.stdout)) {
-        if (eventSignal.aborted) return;
-        if (line.trim() === "") continue;
-        let payload: unknown;
-        try {
-          payload = JSON.parse(line);
-        } catch (error) {
-          throw new SandboxFailedError({ message: "supervisor printed a line that is not JSON", cause: error });
-        }
-        yield parseHarnessSupervisorEvent(payload, { code: "upstream_protocol" });
-      }
-    },
-    async close() {
-      if (closed) return;
-      closed = true;
-      signal.removeEventListener("abort", onAbort);
-      await writer.close().catch(() => undefined);
-      child.kill("SIGTERM");
-      await child.exited;
-    },
-  };
-}
-
-async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let buffered = "";
-  for await (const chunk of stream) {
-    buffered += decoder.decode(chunk, { stream: true });
-    let newline = buffered.indexOf("\n");
-    while (newline >= 0) {
-      yield buffered.slice(0, newline);
-      buffered = buffered.slice(newline + 1);
-      newline = buffered.indexOf("\n");
-    }
-  }
-  if (buffered !== "") yield buffered;
 }
 
 /** Reads stdout and stderr to the end and keeps the last {@link OUTPUT_TAIL} characters of both. */

@@ -105,11 +105,14 @@ export interface RunContext {
   dispose(): void;
 }
 
+/** Why background loops stop when cleanup starts; shared, so stopping allocates nothing. */
+const BACKGROUND_STOPPED: Error = new Error("run finished");
+
 /** Creates the state of one run and wires the caller's signal to lease loss. */
 export function createRunContext(options: ResolvedHostOptions, input: ManagedRuntimeRunInput): RunContext {
   const controller = new AbortController();
   const background = new AbortController();
-  controller.signal.addEventListener("abort", () => background.abort(), { once: true });
+  controller.signal.addEventListener("abort", () => background.abort(controller.signal.reason), { once: true });
   const tokens: string[] = [];
   const secrets = () => tokens;
   const inFlight = new Set<string>();
@@ -182,7 +185,7 @@ export function createRunContext(options: ResolvedHostOptions, input: ManagedRun
       controller.abort(error);
     },
     stopBackground() {
-      background.abort();
+      background.abort(BACKGROUND_STOPPED);
     },
     dispose() {
       input.signal?.removeEventListener("abort", onCallerAbort);

@@ -23,7 +23,7 @@ export async function callPort<T>(
   if (run.outcome) throw run.outcome.error;
   run.inFlight.add(stage);
   try {
-    if (options.unsignalled) return await withDeadline(run.options.scheduler, run.options.callTimeoutMs, stage, call, run.signal);
+    if (options.unsignalled) return await withDeadline(run.options.scheduler, run.options.callTimeoutMs, stage, () => call(run.signal), run.signal);
     return await raceAbort(
       Promise.resolve().then(() => call(run.signal)),
       run.signal,
@@ -44,16 +44,11 @@ export function outcomeError(run: RunContext): ManagedRuntimeError | null {
 export type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: ManagedRuntimeError };
 
 /**
- * Calls a port with a deadline of `ms` on the host scheduler, outside the transaction's signal (cleanup,
- * monitor). Never throws: a failure or timeout comes back as a typed, redacted error naming `stage`.
+ * Calls a port method that takes no signal with a deadline of `ms` on the host scheduler, outside the
+ * transaction's signal (cleanup, monitor), stopping early when `parent` fires. Never throws: a failure
+ * or timeout comes back as a typed, redacted error naming `stage`.
  */
-export async function callWithDeadline<T>(
-  run: RunContext,
-  stage: string,
-  ms: number,
-  call: (signal: AbortSignal) => Promise<T>,
-  parent?: AbortSignal,
-): Promise<Settled<T>> {
+export async function callWithDeadline<T>(run: RunContext, stage: string, ms: number, call: () => Promise<T>, parent?: AbortSignal): Promise<Settled<T>> {
   try {
     return { ok: true, value: await withDeadline(run.options.scheduler, ms, stage, call, parent) };
   } catch (error) {
@@ -62,7 +57,7 @@ export async function callWithDeadline<T>(
 }
 
 /** A cleanup call: bounded by `cleanupTimeoutMs`; a failure is logged and kept in `cleanupErrors`. */
-export async function cleanupCall<T>(run: RunContext, stage: string, call: (signal: AbortSignal) => Promise<T>): Promise<Settled<T>> {
+export async function cleanupCall<T>(run: RunContext, stage: string, call: () => Promise<T>): Promise<Settled<T>> {
   const settled = await callWithDeadline(run, stage, run.options.cleanupTimeoutMs, call);
   if (!settled.ok) {
     run.cleanupErrors.push(settled.error);

@@ -54,7 +54,7 @@ export function synchronizeSessionInputs(run: RunContext, label: string): Promis
 export function startSessionInputSync(run: RunContext): void {
   if (!run.sessionInputsMaterialized || !ownsWritableMemory(run)) return;
   const stop = new AbortController();
-  run.backgroundSignal.addEventListener("abort", () => stop.abort(), { once: true });
+  run.backgroundSignal.addEventListener("abort", () => stop.abort(run.backgroundSignal.reason), { once: true });
   syncLoops.set(run, stop);
   const loop = async () => {
     for (let round = 1; ; round += 1) {
@@ -76,8 +76,10 @@ export function startSessionInputSync(run: RunContext): void {
 
 /** Stops the periodic loop; the final synchronisation follows as its own step. */
 export function stopSessionInputSync(run: RunContext): void {
-  syncLoops.get(run)?.abort();
+  syncLoops.get(run)?.abort(SYNC_STOPPED);
 }
+
+const SYNC_STOPPED: Error = new Error("harness run ended");
 
 function ownsWritableMemory(run: RunContext): boolean {
   return (

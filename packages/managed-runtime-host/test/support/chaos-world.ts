@@ -42,7 +42,7 @@ interface Owner {
 }
 
 /** Runs one seeded schedule of several owners sharing one SQLite fence store; returns every invariant violation. */
-export async function runChaosSeed(seed: number, verbose = false): Promise<string[]> {
+export async function runChaosSeed(seed: number): Promise<string[]> {
   const random = createRandom(seed);
   const time = createManualTime();
   const events: FenceStoreEvent[] = [];
@@ -74,12 +74,6 @@ export async function runChaosSeed(seed: number, verbose = false): Promise<strin
   // Let calls the hosts stopped waiting for finish, as they would in production, before judging the world.
   await time.advance(60_000);
   await new Promise<void>((resolve) => setImmediate(resolve));
-  if (verbose) {
-    for (const owner of owners) {
-      console.log(owner.label, JSON.stringify(owner.deps.faults.rules), JSON.stringify(owner.results.map((r) => r.type === "conflict" ? r : { type: r.type, message: r.error?.message, cleanup: r.cleanupErrors.map((e) => e.message) })));
-      console.log(owner.deps.journal.calls.map((c) => `${c.port}.${c.method}#${c.occurrence}:${c.status}`).join(" "));
-    }
-  }
   return checkWorld(owners, events, scheduler.pending());
 }
 

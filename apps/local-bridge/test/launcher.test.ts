@@ -37,3 +37,33 @@ describe("the app's wrangler-bundled Worker", () => {
     await expect(fetch(`${bridge.containerServer.url}/`)).rejects.toThrow();
   }, 60_000);
 });
+
+describe("launcher options", () => {
+  it("primes the warm pool so containers are started ahead of use", async () => {
+    const bridge = await startLocalBridge({ warmPoolTarget: 1 });
+    try {
+      const client = bridgeClient(bridge.url, bridge.apiKey);
+      let warm = 0;
+      for (let attempt = 0; attempt < 200 && warm < 1; attempt += 1) {
+        warm = ((await (await client.request("GET", "/v1/pool/stats")).json()) as { warm: number }).warm;
+        if (warm < 1) await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(warm).toBe(1);
+      expect(bridge.containerServer.containers.list().length).toBeGreaterThanOrEqual(1);
+    } finally {
+      await bridge.stop();
+    }
+  }, 90_000);
+
+  it("uses the API key it is given", async () => {
+    const apiKey = "local-test-key-0123456789";
+    const bridge = await startLocalBridge({ apiKey });
+    try {
+      expect(bridge.apiKey).toBe(apiKey);
+      const created = await fetch(`${bridge.url}/v1/sandbox`, { method: "POST", headers: { Authorization: `Bearer ${apiKey}` } });
+      expect(created.status).toBe(200);
+    } finally {
+      await bridge.stop();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,86 @@
+/**
+ * The shim's runtime object (what `ctx.container` becomes in workerd), driven from Node against a real
+ * local container server. It only uses fetch, Request and URL, so it runs the same here.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLocalContainerRuntime } from "../src/shim/local-runtime.js";
+import { type TestServer, startTestServer, waitFor } from "./helpers.js";
+
+let harness: TestServer;
+beforeAll(async () => {
+  harness = await startTestServer({ maxContainers: 2 });
+});
+afterAll(() => harness.stop());
+
+describe("local container runtime", () => {
+  it("starts a container, forwards port 3000 with the container header, and destroys it", async () => {
+    const runtime = createLocalContainerRuntime(harness.server.url, "rt-1");
+    expect(runtime.running).toBe(false);
+    runtime.start({ env: { FROM_START: "yes" } });
+    const monitor = runtime.monitor();
+    expect(runtime.running).toBe(true);
+    const response = await runtime.getTcpPort(3000).fetch("http://localhost:3000/api/execute", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ command: 'echo "$FROM_START"', sessionId: "__DISABLE_SESSION__" }),
+    });
+    expect(((await response.json()) as Record<string, unknown>).stdout).toBe("yes\n");
+    expect(harness.server.containers.get("rt-1")).toBeDefined();
+    await runtime.destroy();
+    await expect(monitor).resolves.toBeUndefined();
+    expect(runtime.running).toBe(false);
+    expect(harness.server.containers.get("rt-1")).toBeUndefined();
+  });
+
+  it("serves only the control port and refuses outbound interception", async () => {
+    const runtime = createLocalContainerRuntime(harness.server.url, "rt-2");
+    runtime.start();
+    await expect(runtime.getTcpPort(8080).fetch("http://localhost:8080/")).rejects.toThrow(/not listening on port 8080/);
+    await expect(runtime.interceptOutboundHttp("example.com", {})).rejects.toThrow(/not supported/);
+    await expect(runtime.interceptAllOutboundHttp({})).rejects.toThrow(/not supported/);
+    await expect(runtime.interceptOutboundHttps("*", {})).rejects.toThrow(/not supported/);
+    runtime.signal(15);
+    await runtime.monitor();
+    expect(await waitFor(() => harness.server.containers.get("rt-2") === undefined)).toBe(true);
+  });
+
+  it("reports a start refused for capacity as the no-instance error the Container class retries on", async () => {
+    const first = createLocalContainerRuntime(harness.server.url, "cap-1");
+    const second = createLocalContainerRuntime(harness.server.url, "cap-2");
+    const third = createLocalContainerRuntime(harness.server.url, "cap-3");
+    first.start();
+    second.start();
+    await first.getTcpPort(3000).fetch("http://ping/");
+    await second.getTcpPort(3000).fetch("http://ping/");
+    third.start();
+    await expect(third.monitor()).rejects.toThrow(/there is no container instance that can be provided/);
+    expect(third.running).toBe(false);
+    await expect(third.getTcpPort(3000).fetch("http://ping/")).rejects.toThrow(/the container is not listening/);
+    await first.destroy();
+    await second.destroy();
+  });
+
+  it("notices a container the server lost and reports it as exited", async () => {
+    const runtime = createLocalContainerRuntime(harness.server.url, "lost");
+    runtime.start();
+    await runtime.getTcpPort(3000).fetch("http://ping/");
+    await harness.server.containers.destroy("lost");
+    const response = await runtime.getTcpPort(3000).fetch("http://localhost/api/exists", {
+      method: "POST",
+      body: JSON.stringify({ path: "/workspace", sessionId: "__DISABLE_SESSION__" }),
+    });
+    expect(response.status).toBe(404);
+    await expect(runtime.monitor()).rejects.toThrow(/container exited with unexpected exit code: 137/);
+    expect(runtime.running).toBe(false);
+    runtime.start();
+    expect((await runtime.getTcpPort(3000).fetch("http://ping/")).status).toBe(200);
+    await runtime.destroy();
+  });
+
+  it("reports an unreachable server as a failed start", async () => {
+    const runtime = createLocalContainerRuntime("http://127.0.0.1:9", "nowhere");
+    runtime.start();
+    await expect(runtime.monitor()).rejects.toThrow(/local container server unreachable/);
+    expect(runtime.running).toBe(false);
+  });
+});

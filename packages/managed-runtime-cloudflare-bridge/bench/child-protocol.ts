@@ -1,0 +1,59 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
+import { z } from "zod";
+
+/** Prefix of the one line the driver child prints with its result. */
+export const RESULT_PREFIX = "OMA_BENCH_RESULT ";
+
+const stepSchema = z.object({ step: z.string(), ms: z.number(), count: z.number(), bytes: z.number() });
+const childResultSchema = z.object({
+  mode: z.string(),
+  elapsedMs: z.number(),
+  steps: z.array(stepSchema),
+  rssAtStartBytes: z.number(),
+  peakRssBytes: z.number(),
+  handle: z.custom<SandboxCheckpointHandle>((value) => typeof value === "object" && value !== null).optional(),
+  runtimeId: z.string().optional(),
+});
+
+/** What one run of the driver child reports. */
+export type ChildResult = z.output<typeof childResultSchema>;
+
+/** Where the child finds the bridge and the store; the API key travels in the environment, never in argv. */
+export interface ChildEnvironment {
+  readonly bridgeUrl: string;
+  readonly apiKey: string;
+  readonly storeDir: string;
+  readonly spoolDir: string;
+}
+
+/** Runs the driver child (a separate Node process, so its peak RSS is its own) and parses its result. */
+export function runDriverChild(environment: ChildEnvironment, args: readonly string[]): Promise<ChildResult> {
+  const script = fileURLToPath(new URL("./driver-child.js", import.meta.url));
+  const child = spawn(process.execPath, [script, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      ...process.env,
+      OMA_BENCH_BRIDGE_URL: environment.bridgeUrl,
+      OMA_BENCH_BRIDGE_API_KEY: environment.apiKey,
+      OMA_BENCH_STORE_DIR: environment.storeDir,
+      OMA_BENCH_SPOOL_DIR: environment.spoolDir,
+    },
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr = (stderr + chunk).slice(-8192)));
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", (code) => {
+      const line = stdout.split("\n").find((candidate) => candidate.startsWith(RESULT_PREFIX));
+      if (code !== 0 || !line) {
+        reject(new Error(`driver child ${args[0]} exited ${code}: ${stderr.trim()}`));
+        return;
+      }
+      resolve(childResultSchema.parse(JSON.parse(line.slice(RESULT_PREFIX.length))));
+    });
+  });
+}

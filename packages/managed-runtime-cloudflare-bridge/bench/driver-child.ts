@@ -1,0 +1,90 @@
+/**
+ * The driver side of the benchmark, run in its own Node process so its peak RSS is the driver's alone.
+ * Modes: `idle` (build the driver, do nothing), `checkpoint <sandboxId>`, `restore <handle JSON>`.
+ * Prints one `OMA_BENCH_RESULT <json>` line.
+ */
+import { createFsBlobStore } from "@open-managed-agents/blob-store/fs";
+import type { SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
+import { createBridgeCheckpointer } from "../src/checkpoint/bridge-checkpointer.js";
+import { CLOUDFLARE_BRIDGE_PROVIDER } from "../src/driver.js";
+import { resolveBridgeOptions } from "../src/options.js";
+import { createBridgeSandboxProvider } from "../src/runtime/bridge-provider.js";
+import { createBridgeClient } from "../src/wire/bridge-client.js";
+import { RESULT_PREFIX } from "./child-protocol.js";
+import { createStepRecorder, instrumentClient, instrumentStore, summarizeSpans } from "./instrument.js";
+
+
+const KIB = 1024;
+
+function requiredEnv(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`driver child: ${name} is not set`);
+  return value;
+}
+
+async function main(): Promise<void> {
+  const [mode = "idle", argument = ""] = process.argv.slice(2);
+  const recorder = createStepRecorder();
+  const store = instrumentStore(createFsBlobStore({ rootDir: requiredEnv("OMA_BENCH_STORE_DIR") }), recorder);
+  const spoolDirectory = process.env.OMA_BENCH_SPOOL_DIR;
+  // The same wiring and defaults as createCloudflareBridgeManagedRuntime, with the client and store observed.
+  const resolved = resolveBridgeOptions({
+    baseUrl: requiredEnv("OMA_BENCH_BRIDGE_URL"),
+    apiKey: requiredEnv("OMA_BENCH_BRIDGE_API_KEY"),
+    checkpointStore: store,
+    ...(spoolDirectory ? { spoolDirectory } : {}),
+  });
+  const client = instrumentClient(createBridgeClient({ baseUrl: resolved.baseUrl, apiKey: resolved.apiKey, retry: resolved.retry }), recorder);
+  const checkpointer = createBridgeCheckpointer({
+    provider: CLOUDFLARE_BRIDGE_PROVIDER,
+    client,
+    store: resolved.checkpointStore,
+    keyPrefix: resolved.checkpointKeyPrefix,
+    excludes: resolved.checkpointExcludes,
+    maxRequestBytes: resolved.maxHydrateBytes,
+    singleRequestBytes: Math.min(resolved.singleRequestBytes, resolved.maxHydrateBytes),
+    partBytes: resolved.partBytes,
+    maxCheckpointBytes: resolved.maxCheckpointBytes,
+    spoolDirectory: resolved.spoolDirectory,
+  });
+  const provider = createBridgeSandboxProvider({
+    provider: CLOUDFLARE_BRIDGE_PROVIDER,
+    client,
+    checkpointer,
+    maxRequestBytes: resolved.maxHydrateBytes,
+    maxExecOutputBytes: resolved.maxExecOutputBytes,
+  });
+  const context = { sessionId: "bench", workdir: "/workspace" };
+  const rssAtStartBytes = process.memoryUsage().rss;
+
+  recorder.restart();
+  let output: Record<string, unknown> = {};
+  if (mode === "checkpoint") {
+    const runtime = await provider.connect(argument, context);
+    const handle = await runtime.checkpoint({ kind: "filesystem", name: "bench" });
+    output = { handle };
+  } else if (mode === "restore") {
+    const runtime = await provider.restore(JSON.parse(argument) as SandboxCheckpointHandle, context);
+    output = { runtimeId: runtime.runtimeHandle().runtimeId };
+  } else if (mode !== "idle") {
+    throw new Error(`driver child: unknown mode ${mode}`);
+  }
+  const elapsedMs = recorder.now();
+  const result = {
+    mode,
+    elapsedMs,
+    steps: summarizeSpans(recorder.spans, elapsedMs),
+    rssAtStartBytes,
+    peakRssBytes: process.resourceUsage().maxRSS * KIB,
+    ...output,
+  };
+  process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`driver child failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,147 @@
+import type { BlobStore } from "@open-managed-agents/blob-store";
+import type { BridgeClient } from "../src/wire/bridge-client.js";
+
+/** One timed step of a driver operation, in milliseconds since the recorder started. */
+export interface Span {
+  readonly step: string;
+  readonly start: number;
+  readonly end: number;
+  readonly bytes: number;
+}
+
+/** Collects the steps the driver takes, as seen through its bridge client and blob store. */
+export interface StepRecorder {
+  readonly spans: Span[];
+  now(): number;
+  record(step: string, start: number, bytes?: number): void;
+  /** Forgets every span and starts the clock again (call right before the measured operation). */
+  restart(): void;
+}
+
+export function createStepRecorder(): StepRecorder {
+  let origin = performance.now();
+  const spans: Span[] = [];
+  const now = () => performance.now() - origin;
+  return {
+    spans,
+    now,
+    record: (step, start, bytes = 0) => void spans.push({ step, start, end: now(), bytes }),
+    restart() {
+      spans.length = 0;
+      origin = performance.now();
+    },
+  };
+}
+
+/** Names a helper command the driver runs in the sandbox after what it does. */
+export function execStep(argv: readonly string[]): string {
+  const script = argv.join(" ");
+  if (script.includes("du -sb")) return "sandbox: measure (du)";
+  if (script.includes("split -b")) return "sandbox: tar | split";
+  if (argv[0] === "test" || script.includes(" test -f ")) return "sandbox: part exists check";
+  if (script.includes("rm -rf") && script.includes(".oma-checkpoint-")) return "sandbox: remove parts";
+  if (script.includes("sha256sum -c")) return "sandbox: join chunks";
+  return "sandbox: other exec";
+}
+
+/** Ends a span when the consumer has read the stream to its end; a dropped stream records nothing. */
+function timedStream(stream: ReadableStream<Uint8Array>, onEnd: (bytes: number) => void): ReadableStream<Uint8Array> {
+  let bytes = 0;
+  return stream.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        bytes += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+      flush: () => onEnd(bytes),
+    }),
+  );
+}
+
+/** Wraps a bridge client so every call the driver makes becomes a span; behaviour is unchanged. */
+export function instrumentClient(client: BridgeClient, recorder: StepRecorder): BridgeClient {
+  return {
+    ...client,
+    async *exec(id, input) {
+      const start = recorder.now();
+      try {
+        yield* client.exec(id, input);
+      } finally {
+        recorder.record(execStep(input.argv), start);
+      }
+    },
+    async readFile(id, path, signal) {
+      const start = recorder.now();
+      const stream = await client.readFile(id, path, signal);
+      return timedStream(stream, (bytes) => recorder.record("bridge: file GET (+ spool, hash)", start, bytes));
+    },
+    async persist(id, excludes, signal) {
+      const start = recorder.now();
+      const stream = await client.persist(id, excludes, signal);
+      return timedStream(stream, (bytes) => recorder.record("bridge: /persist (+ spool, hash)", start, bytes));
+    },
+    async hydrate(id, tar, signal) {
+      const start = recorder.now();
+      await client.hydrate(id, tar, signal);
+      recorder.record("bridge: /hydrate", start, tar.byteLength);
+    },
+    async create(signal) {
+      const start = recorder.now();
+      const id = await client.create(signal);
+      recorder.record("bridge: create sandbox", start);
+      return id;
+    },
+    async running(id, signal) {
+      const start = recorder.now();
+      const running = await client.running(id, signal);
+      recorder.record("bridge: running", start);
+      return running;
+    },
+  };
+}
+
+/** Wraps a blob store so puts and reads become spans. */
+export function instrumentStore(store: BlobStore, recorder: StepRecorder): BlobStore {
+  return {
+    ...store,
+    async put(key, body, options) {
+      const start = recorder.now();
+      const stored = await store.put(key, body, options);
+      recorder.record("store: put (reads spool)", start, options?.contentLength ?? 0);
+      return stored;
+    },
+    async get(key) {
+      const object = await store.get(key);
+      if (!object) return object;
+      return {
+        ...object,
+        stream: () => {
+          const start = recorder.now();
+          return timedStream(object.stream(), (bytes) => recorder.record("store: get (+ spool, hash)", start, bytes));
+        },
+      };
+    },
+  };
+}
+
+/** Totals per step, plus the time between spans: work the driver does locally (inspect, split, waits). */
+export function summarizeSpans(spans: readonly Span[], totalMs: number): { step: string; ms: number; count: number; bytes: number }[] {
+  const steps = new Map<string, { ms: number; count: number; bytes: number }>();
+  const add = (step: string, ms: number, bytes: number) => {
+    const entry = steps.get(step) ?? { ms: 0, count: 0, bytes: 0 };
+    entry.ms += ms;
+    entry.count += 1;
+    entry.bytes += bytes;
+    steps.set(step, entry);
+  };
+  const ordered = [...spans].sort((a, b) => a.start - b.start);
+  let cursor = 0;
+  for (const span of ordered) {
+    // A gap before a span is local work that produced its input (or consumed the previous output).
+    if (span.start > cursor + 1) add(`driver-local before ${span.step.replace(/ \(.*\)$/, "")}`, span.start - cursor, 0);
+    add(span.step, span.end - span.start, span.bytes);
+    cursor = Math.max(cursor, span.end);
+  }
+  if (totalMs > cursor + 1) add("driver-local after last call", totalMs - cursor, 0);
+  return [...steps.entries()].map(([step, entry]) => ({ step, ...entry }));
+}

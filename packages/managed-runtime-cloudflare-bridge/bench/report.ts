@@ -1,0 +1,97 @@
+import type { ChildResult } from "./child-protocol.js";
+import type { HostTarReference } from "./host-tar.js";
+import type { PersistAttempt, RawTransfers } from "./raw-bridge.js";
+import type { WorkspacePlan } from "./workspace-generator.js";
+
+const MIB = 1024 * 1024;
+/** Throughput target of driver checkpoint and restore against the raw bridge figure. */
+export const RATIO_TARGET = 0.8;
+/** Peak RSS target of the driver process. */
+export const RSS_TARGET_BYTES = 128 * MIB;
+
+/** Everything one run measured. */
+export interface BenchFigures {
+  readonly plan: WorkspacePlan;
+  readonly workspaceBytes: number;
+  readonly archiveBytes: number;
+  readonly entries: number;
+  readonly verified: boolean;
+  readonly idle: ChildResult;
+  readonly checkpoint: ChildResult;
+  readonly restore: ChildResult;
+  readonly rawGets: RawTransfers & { archiveMs: number };
+  readonly rawHydrates: RawTransfers;
+  readonly persist: PersistAttempt | null;
+  readonly hostTar: HostTarReference | null;
+  readonly totalSeconds: number;
+}
+
+const mbps = (bytes: number, seconds: number) => (seconds > 0 ? bytes / 1e6 / seconds : 0);
+const mib = (bytes: number) => `${(bytes / MIB).toFixed(1)} MiB`;
+const pad = (value: string, width: number) => value.padEnd(width);
+const left = (value: string, width: number) => value.padStart(width);
+
+function row(label: string, bytes: number | null, seconds: number | null, note = ""): string {
+  const rate = bytes !== null && seconds !== null ? mbps(bytes, seconds).toFixed(1) : "—";
+  return `  ${pad(label, 50)}${left(bytes === null ? "—" : String(bytes), 12)}${left(seconds === null ? "—" : seconds.toFixed(2), 9)}${left(rate, 9)}  ${note}`;
+}
+
+function stepTable(title: string, result: ChildResult): string[] {
+  const lines = [`${title} (${(result.elapsedMs / 1000).toFixed(2)} s):`];
+  for (const step of [...result.steps].sort((a, b) => b.ms - a.ms)) {
+    const share = ((step.ms / result.elapsedMs) * 100).toFixed(1);
+    const bytes = step.bytes > 0 ? `  ${mbps(step.bytes, step.ms / 1000).toFixed(1)} MB/s over ${mib(step.bytes)}` : "";
+    lines.push(`  ${pad(step.step, 52)}${left((step.ms / 1000).toFixed(2), 8)} s ${left(share, 5)}%  ×${step.count}${bytes}`);
+  }
+  return lines;
+}
+
+const verdict = (ok: boolean) => (ok ? "meets target" : "MISSES target");
+
+/** Formats the figures of one run as plain text. */
+export function formatReport(figures: BenchFigures): string {
+  const { plan, archiveBytes } = figures;
+  const checkpointSeconds = figures.checkpoint.elapsedMs / 1000;
+  const restoreSeconds = figures.restore.elapsedMs / 1000;
+  const checkpointRatio = mbps(archiveBytes, checkpointSeconds) / mbps(figures.rawGets.bytes, figures.rawGets.seconds);
+  const restoreRatio = mbps(archiveBytes, restoreSeconds) / mbps(figures.rawHydrates.bytes, figures.rawHydrates.seconds);
+  const persist = figures.persist;
+  const lines = [
+    "",
+    `Cloudflare Sandbox Bridge driver benchmark: local bridge Worker (workerd) over local containers, fs blob store`,
+    `workspace ${mib(plan.totalBytes)} generated in the sandbox: ${plan.smallFiles} small files, ${plan.mediumFiles} files of 1–6 MiB, ${plan.largeFiles} files of up to 48 MiB;`,
+    `  du ${figures.workspaceBytes} bytes, ${figures.entries} entries, checkpoint archive ${archiveBytes} bytes (MB = 10^6 bytes)`,
+    "",
+    `  ${pad("transfer", 50)}${left("bytes", 12)}${left("s", 9)}${left("MB/s", 9)}`,
+    row("driver checkpoint (runtime.checkpoint)", archiveBytes, checkpointSeconds),
+    row(`raw bridge: curl file GET of ${figures.rawGets.requests} 8 MiB parts`, figures.rawGets.bytes, figures.rawGets.seconds, failures(figures.rawGets)),
+    row("  (reference: in-sandbox tar | split, via exec)", null, figures.rawGets.archiveMs / 1000),
+    row("driver restore (provider.restore, fresh sandbox)", archiveBytes, restoreSeconds, figures.verified ? "tree verified" : "TREE DIFFERS"),
+    row(`raw bridge: curl /hydrate of ${figures.rawHydrates.requests} 8 MiB tar parts`, figures.rawHydrates.bytes, figures.rawHydrates.seconds, failures(figures.rawHydrates)),
+    persist === null
+      ? row("raw bridge: single /persist", null, null, "skipped")
+      : row("raw bridge: single /persist", persist.bytes, persist.seconds, persist.survived ? "survived" : `did not survive: ${persist.detail}`),
+    figures.hostTar ? row("GNU tar -cf - | cat > /dev/null (host)", figures.hostTar.archiveBytes, figures.hostTar.createSeconds) : row("GNU tar (host)", null, null, "container tree not found"),
+    figures.hostTar ? row("GNU tar -xf (host)", figures.hostTar.archiveBytes, figures.hostTar.extractSeconds) : "",
+    "",
+    `ratios (target ≥ ${RATIO_TARGET.toFixed(2)} of the raw bridge figure):`,
+    `  checkpoint: driver ${mbps(archiveBytes, checkpointSeconds).toFixed(1)} MB/s / raw GET ${mbps(figures.rawGets.bytes, figures.rawGets.seconds).toFixed(1)} MB/s = ${checkpointRatio.toFixed(2)}  ${verdict(checkpointRatio >= RATIO_TARGET)}`,
+    `  restore:    driver ${mbps(archiveBytes, restoreSeconds).toFixed(1)} MB/s / raw hydrate ${mbps(figures.rawHydrates.bytes, figures.rawHydrates.seconds).toFixed(1)} MB/s = ${restoreRatio.toFixed(2)}  ${verdict(restoreRatio >= RATIO_TARGET)}`,
+    "",
+    `driver process peak RSS (target ≤ ${mib(RSS_TARGET_BYTES)}):`,
+    `  idle (modules loaded, driver built): ${mib(figures.idle.peakRssBytes)}`,
+    `  checkpoint: ${mib(figures.checkpoint.peakRssBytes)}  ${verdict(figures.checkpoint.peakRssBytes <= RSS_TARGET_BYTES)}`,
+    `  restore:    ${mib(figures.restore.peakRssBytes)}  ${verdict(figures.restore.peakRssBytes <= RSS_TARGET_BYTES)}`,
+    "",
+    ...stepTable("driver checkpoint steps", figures.checkpoint),
+    "",
+    ...stepTable("driver restore steps", figures.restore),
+    "",
+    `total bench time ${figures.totalSeconds.toFixed(0)} s`,
+  ];
+  return lines.join("\n");
+}
+
+function failures(transfers: RawTransfers): string {
+  return transfers.failures.length === 0 ? "" : `${transfers.failures.length} failed: ${transfers.failures[0]}`;
+}

@@ -1,0 +1,120 @@
+import { getSandbox } from "@cloudflare/sandbox";
+import {
+  applyMigrations,
+  createD1SqlClient,
+  createManagedRuntimeHost,
+  createManualTime,
+  createSqlFencePort,
+  createSqlOrphanPort,
+  resolveManagedRuntimePlan,
+} from "@open-managed-agents/managed-runtime-host";
+import type { ManagedRuntimeProfile, RuntimeResourceFence, RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
+import { describe, expect, it } from "vitest";
+import { type CloudflareSandbox, createCloudflareManagedRuntimeDriver } from "../../src/index.js";
+import { TEST_RUNTIME_ENVIRONMENT, createSandbox, testEnv } from "./fixtures.js";
+
+const signal = new AbortController().signal;
+const HEARTBEAT_MS = 30_000;
+
+function newScope(): RuntimeResourceScope {
+  return { workspaceId: "ws", environmentId: "env", sessionId: `s-${crypto.randomUUID()}`, workId: `w-${crypto.randomUUID()}` };
+}
+
+function waitingProfile(): ManagedRuntimeProfile {
+  return {
+    workspace: { requirement: "durable" },
+    outputs: { requirement: "disabled" },
+    runtimeCheckpoint: "disabled",
+    driver: { type: "ama_worker", process: { command: "sh", args: ["-c", "while [ ! -f /workspace/.go ]; do sleep 0.1; done"] } },
+  };
+}
+
+/** The application's sandbox, observed: counts activity renewals and remembers runtime ids. */
+function observedSandboxes() {
+  const runtimeIds: string[] = [];
+  const renewals = new Map<string, number>();
+  const create = (env: typeof testEnv, runtimeId: string): CloudflareSandbox => {
+    runtimeIds.push(runtimeId);
+    const inner = createSandbox(env, runtimeId);
+    return {
+      ...inner,
+      renewActivityTimeout: async () => {
+        renewals.set(runtimeId, (renewals.get(runtimeId) ?? 0) + 1);
+        await inner.renewActivityTimeout();
+      },
+    };
+  };
+  return { runtimeIds, renewals, create };
+}
+
+describe("lifecycle through the real host, D1 fences and the Sandbox Durable Object", () => {
+  it("renews the container's activity timer once per host heartbeat", async () => {
+    const client = createD1SqlClient(testEnv.VAULT_DB);
+    await applyMigrations(client);
+    const time = createManualTime(Date.now());
+    const observed = observedSandboxes();
+    const driver = createCloudflareManagedRuntimeDriver(testEnv, { createSandbox: observed.create, runtimeEnvironment: TEST_RUNTIME_ENVIRONMENT });
+    const profile = waitingProfile();
+    const resources = await driver.create({ environmentId: "env", placement: "in_process", profile, plan: resolveManagedRuntimePlan(profile, driver.descriptor().capabilities), providerConfig: {} });
+    const host = createManagedRuntimeHost({
+      ownerId: "cadence-test",
+      leaseTtlMs: 10 * HEARTBEAT_MS,
+      heartbeatIntervalMs: HEARTBEAT_MS,
+      callTimeoutMs: 3_600_000,
+      cleanupTimeoutMs: 3_600_000,
+      fences: createSqlFencePort({ client, clock: time }),
+      orphans: createSqlOrphanPort({ client, clock: time }),
+      ...resources,
+      clock: time,
+      scheduler: time,
+    });
+    const run = host.run({ scope: newScope(), profile });
+    const renewalsOf = (): number => observed.renewals.get(observed.runtimeIds[0] ?? "") ?? 0;
+    // acquire renews once before it publishes the lease
+    await expect.poll(renewalsOf, { timeout: 30_000 }).toBe(1);
+    for (let tick = 1; tick <= 3; tick += 1) {
+      await expect.poll(() => time.pending() > 0, { timeout: 10_000 }).toBe(true);
+      await time.advance(HEARTBEAT_MS - 1);
+      expect(renewalsOf()).toBe(tick);
+      await time.advance(1);
+      await expect.poll(renewalsOf, { timeout: 10_000 }).toBe(tick + 1).catch(async (error) => { console.warn("DEBUG", JSON.stringify(await Promise.race([run, new Promise((r) => setTimeout(() => r("still running"), 2000))]))); throw error; });
+    }
+    await createSandbox(testEnv, observed.runtimeIds[0] ?? "").exec("touch /workspace/.go", { timeoutMs: 10_000 });
+    const result = await run;
+    expect(result.type).toBe("completed");
+    expect(await getSandbox(testEnv.SANDBOX, observed.runtimeIds[0] ?? "").getState()).toMatchObject({ status: expect.stringMatching(/^stopped/) });
+  });
+
+  it("reports heartbeat lost once the container is gone, and terminate and reap stay idempotent", async () => {
+    const observed = observedSandboxes();
+    const driver = createCloudflareManagedRuntimeDriver(testEnv, { createSandbox: observed.create, runtimeEnvironment: TEST_RUNTIME_ENVIRONMENT });
+    const profile = waitingProfile();
+    const plan = resolveManagedRuntimePlan(profile, driver.descriptor().capabilities);
+    const resources = await driver.create({ environmentId: "env", placement: "in_process", profile, plan, providerConfig: {} });
+    const scope = newScope();
+    const fence: RuntimeResourceFence = { ...scope, ownerId: "o", generation: 1, token: "t", expiresAt: new Date(Date.now() + 60_000).toISOString() };
+    const workspace = await resources.workspace.materialize({ scope, fence, strategy: plan.workspaceStrategy, activeCheckpoint: null, idempotencyKey: "w", signal });
+    const lease = await resources.sandbox.acquire({ scope, fence, plan, workspace, outputs: null, credentialEgress: null, signal });
+    expect(await resources.sandbox.heartbeat({ scope, fence, lease })).toEqual({ type: "alive" });
+
+    // The platform deletes the container behind the driver's back.
+    await getSandbox(testEnv.SANDBOX, lease.runtimeId).destroy();
+    const heartbeat = await resources.sandbox.heartbeat({ scope, fence, lease });
+    expect(heartbeat.type).toBe("lost");
+
+    for (const reason of ["completed", "failed", "lease_lost"] as const) await resources.sandbox.terminate({ scope, fence, lease, reason });
+    // A fresh driver instance reaps from the serialized lease alone, twice.
+    const other = await createCloudflareManagedRuntimeDriver(testEnv, { createSandbox, runtimeEnvironment: TEST_RUNTIME_ENVIRONMENT }).create({
+      environmentId: "env",
+      placement: "in_process",
+      profile,
+      plan,
+      providerConfig: {},
+    });
+    const serialized = JSON.parse(JSON.stringify(lease));
+    await other.sandbox.reap({ scope, lease: serialized, reason: "failed" });
+    await other.sandbox.reap({ scope, lease: serialized, reason: "failed" });
+    expect(await getSandbox(testEnv.SANDBOX, lease.runtimeId).getState()).toMatchObject({ status: expect.stringMatching(/^stopped/) });
+    expect(Object.keys(lease).sort()).toEqual(["provider", "runtimeId"]);
+  });
+});
