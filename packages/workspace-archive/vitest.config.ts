@@ -4,5 +4,7 @@ export default defineConfig({
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     typecheck: { enabled: true, include: ["src/**/*.test-d.ts", "test/**/*.test-d.ts"] },
+    // Tests drive real filesystems and GNU tar; a shared CI machine can be slow, never wrong.
+    testTimeout: 60_000,
   },
 });

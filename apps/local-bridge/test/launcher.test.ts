@@ -55,6 +55,21 @@ describe("launcher options", () => {
     }
   }, 90_000);
 
+  it("serves the bridge over the websocket transport too", async () => {
+    const bridge = await startLocalBridge({ transport: "websocket" });
+    try {
+      const client = bridgeClient(bridge.url, bridge.apiKey);
+      const id = await client.create();
+      const { frames } = await client.exec(id, ["sh", "-c", "echo via-websocket; exit 4"]);
+      expect(decodeOutput(frames, "stdout")).toBe("via-websocket\n");
+      expect(JSON.parse(frames.at(-1)?.data ?? "{}")).toEqual({ exit_code: 4 });
+      await client.put(id, "workspace/w.txt", "ws file");
+      expect(await (await client.get(id, "workspace/w.txt")).text()).toBe("ws file");
+    } finally {
+      await bridge.stop();
+    }
+  }, 60_000);
+
   it("uses the API key it is given", async () => {
     const apiKey = "local-test-key-0123456789";
     const bridge = await startLocalBridge({ apiKey });

@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
 import { beforeEach, describe, expect, it } from "vitest";
-import { ManagedRuntimeError, type ErrorCode } from "@open-managed-agents/runtime-resource-contract";
+import type { ErrorCode } from "@open-managed-agents/runtime-resource-contract";
 import type { BlobStore } from "../src/index.js";
 import { deterministicStream, hashingTap, slowTextStream } from "./support/deterministic-bytes.js";
 import { startRssSampler } from "./support/rss-sampler.js";
+import { codeOf } from "./support/typed-errors.js";
 
 /** Cases of the shared suite; an implementation may skip one only with a stated reason. */
 export type BlobStoreSuiteCase = "list-code-point-order";
@@ -20,14 +21,8 @@ export interface BlobStoreSuiteSetup {
 
 const MIB = 1024 * 1024;
 
-async function expectCode(promise: Promise<unknown>, code: ErrorCode): Promise<ManagedRuntimeError> {
-  const error = await promise.then(
-    () => undefined,
-    (rejection: unknown) => rejection,
-  );
-  expect(ManagedRuntimeError.isInstance(error), `expected a ${code} error, got ${String(error)}`).toBe(true);
-  expect((error as ManagedRuntimeError).code).toBe(code);
-  return error as ManagedRuntimeError;
+async function expectCode(promise: Promise<unknown>, code: ErrorCode): Promise<void> {
+  expect(await codeOf(promise)).toBe(code);
 }
 
 async function readStream(stream: ReadableStream<Uint8Array>): Promise<string> {

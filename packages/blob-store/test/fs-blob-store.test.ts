@@ -2,9 +2,9 @@ import { mkdtemp, readdir, rm, stat, writeFile, appendFile } from "node:fs/promi
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { createFsBlobStore } from "../src/fs/index.js";
 import { describeBlobStoreSuite } from "./blob-store-suite.js";
+import { codeOf } from "./support/typed-errors.js";
 
 const roots: string[] = [];
 async function freshRoot(): Promise<string> {
@@ -15,13 +15,6 @@ async function freshRoot(): Promise<string> {
 afterAll(async () => {
   await Promise.all(roots.map((root) => rm(root, { recursive: true, force: true })));
 });
-
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  return promise.then(
-    () => undefined,
-    (error: unknown) => (ManagedRuntimeError.isInstance(error) ? error.code : `untyped: ${String(error)}`),
-  );
-}
 
 async function filesBelow(directory: string): Promise<string[]> {
   const entries = await readdir(directory, { recursive: true, withFileTypes: true });

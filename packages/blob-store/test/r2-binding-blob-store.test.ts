@@ -3,10 +3,10 @@ import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { type R2BucketLike, createR2BindingBlobStore } from "../src/r2/index.js";
 import { describeBlobStoreSuite } from "./blob-store-suite.js";
 import { deterministicStream, hashingTap } from "./support/deterministic-bytes.js";
+import { codeOf, errorOf } from "./support/typed-errors.js";
 import { type WorkerDispatch, createWorkerBlobStoreClient } from "./support/worker-blob-store-client.js";
 
 // The adapter runs inside workerd: r2-worker.ts and the adapter are bundled by esbuild for a plain
@@ -55,13 +55,6 @@ describeBlobStoreSuite("R2 binding (adapter inside workerd, Miniflare R2 simulat
   },
 });
 
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  return promise.then(
-    () => undefined,
-    (error: unknown) => (ManagedRuntimeError.isInstance(error) ? error.code : `untyped: ${String(error)}`),
-  );
-}
-
 describe("R2 binding adapter specifics", () => {
   it("bundles the root and ./r2 entries for a plain Worker with no Node or external import", async () => {
     expect(bundleImports).toEqual([]);
@@ -99,11 +92,9 @@ describe("R2 binding adapter specifics", () => {
         throw new Error("get: We encountered an internal error. (10001)");
       },
     } as unknown as R2BucketLike;
-    const error = await createR2BindingBlobStore(failing)
-      .get("k")
-      .catch((caught: unknown) => caught);
-    expect(ManagedRuntimeError.hasCode(error, "internal")).toBe(true);
-    expect((error as ManagedRuntimeError).context).toMatchObject({ operation: "get", key: "k" });
+    const error = await errorOf(createR2BindingBlobStore(failing).get("k"));
+    expect(error.code).toBe("internal");
+    expect(error.context).toMatchObject({ operation: "get", key: "k" });
   });
 
   it("rejects invalid options with invalid_config", () => {

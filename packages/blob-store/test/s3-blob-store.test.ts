@@ -8,6 +8,7 @@ import { describeBlobStoreSuite } from "./blob-store-suite.js";
 import { deterministicStream, slowTextStream } from "./support/deterministic-bytes.js";
 import { startMalformedS3Server } from "./support/malformed-s3-server.js";
 import { S3RVER_CREDENTIALS, type S3rverProcess, startS3rver } from "./support/s3rver.js";
+import { errorOf } from "./support/typed-errors.js";
 
 let s3rver: S3rverProcess;
 beforeAll(async () => {
@@ -16,15 +17,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await s3rver?.stop();
 });
-
-async function errorOf(promise: Promise<unknown>): Promise<ManagedRuntimeError> {
-  const error = await promise.then(
-    () => undefined,
-    (rejection: unknown) => rejection,
-  );
-  if (!ManagedRuntimeError.isInstance(error)) throw new Error(`expected a typed error, got ${String(error)}`);
-  return error;
-}
 
 function configError(run: () => unknown): ManagedRuntimeError {
   try {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestServer, parseDataFrames, startTestServer } from "./helpers.js";
+import { type TestServer, isAlive, parseDataFrames, startTestServer, waitFor } from "./helpers.js";
 
 const SESSIONLESS = "__DISABLE_SESSION__";
 let harness: TestServer;
@@ -93,6 +93,24 @@ describe("/api/execute/stream", () => {
     const listed = (list.body.processes as { id: string; command: string; status: string }[]).find((entry) => entry.command === 'pwd; echo "$STREAMED"');
     expect(listed?.id).toMatch(/^proc_\d+_[0-9a-f]+$/);
     expect(listed?.status).toBe("completed");
+  });
+
+  it("kills the command when the client closes the stream", async () => {
+    const aborted = new AbortController();
+    const response = await fetch(`${harness.server.url}/api/execute/stream`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-Oma-Container-Id": "exec" },
+      body: JSON.stringify({ command: "echo $$; sleep 60", sessionId: SESSIONLESS }),
+      signal: aborted.signal,
+    });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let text = "";
+    while (!/"type":"stdout"[^\n]*\n\n/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
+    const complete = text.slice(0, text.lastIndexOf("\n\n") + 2);
+    const pid = Number(String(parseDataFrames(complete).find((frame) => frame.type === "stdout")?.data).trim());
+    expect(isAlive(pid)).toBe(true);
+    aborted.abort();
+    expect(await waitFor(() => !isAlive(pid))).toBe(true);
   });
 
   it("ends with an error frame, not a hang, when a session stream runs exit", async () => {

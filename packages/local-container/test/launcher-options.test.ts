@@ -16,7 +16,7 @@ describe("startLocalBridge options", () => {
     const error = await failure({ transport: "rpc" as never });
     expect(error).toBeInstanceOf(InvalidConfigError);
     expect(error.context.field).toBe("transport");
-    expect(error.message).toContain("only \"http\" is supported");
+    expect(error.message).toContain("does not speak the rpc transport");
   });
 
   it("refuses a weak API key without echoing it", async () => {

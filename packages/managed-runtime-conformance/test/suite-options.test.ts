@@ -25,7 +25,7 @@ describe("conformance suite options", () => {
       secrets: ["extra-secret-000"],
     });
     expect(resolved.harness).toEqual({ shell: "sh", missingCommand: "openma-conformance-missing-harness", env: {} });
-    expect(resolved.timeouts).toEqual({ caseMs: 60_000, heartbeatIntervalMs: 250, leaseTtlMs: 30_000 });
+    expect(resolved.timeouts).toEqual({ caseMs: 60_000, heartbeatIntervalMs: 1_000, leaseTtlMs: 30_000 });
     expect(resolved.secrets).toEqual(["extra-secret-000", "acme-key-123456", "acme-secret-654321"]);
     expect(resolved.cases).toHaveLength(23);
   });

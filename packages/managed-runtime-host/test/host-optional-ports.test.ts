@@ -1,19 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { ManagedRuntimeProfile, SessionInputLifecycleContext } from "@open-managed-agents/runtime-resource-contract";
-import { amaProfile, createHostFixture } from "./support/fixture.js";
+import type { SessionInputLifecycleContext } from "@open-managed-agents/runtime-resource-contract";
+import { amaProfile, createHostFixture, supervisedProfile } from "./support/fixture.js";
 
-const supervisedProfile: ManagedRuntimeProfile = {
-  ...amaProfile,
-  driver: {
-    type: "openma_supervised",
-    protocol: "openma-harness-supervisor-v1",
-    supervisor: { command: "/usr/local/bin/supervisor" },
-    harness: { id: "claude-code", version: "2.1.0" },
-    readyTimeoutMs: 1_000,
-    heartbeatTimeoutMs: 1_000,
-    drainTimeoutMs: 1_000,
-  },
-};
 const memorySession = (access: string) => ({
   id: "ses-1",
   environmentId: "env-1",

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { ManagedRuntimeProfile } from "@open-managed-agents/runtime-resource-contract";
 import { CLEANUP_STAGES, TRANSACTION_STAGES } from "../src/transaction/order.js";
-import { amaProfile, callSequence, createHostFixture, issuedTokens, scope, serializedOutputs } from "./support/fixture.js";
+import { tokensOf } from "./support/invariants.js";
+import { amaProfile, callSequence, createHostFixture, scope, serializedOutputs } from "./support/fixture.js";
 
 const checkpointProfile: ManagedRuntimeProfile = { ...amaProfile, runtimeCheckpoint: "optional" };
 const withCheckpoints = { runtimeCheckpoint: true, sessionInputs: true, sandboxCapabilities: { suspendResume: "supported", hardTerminate: "supported", runtimeCheckpoints: ["process"] } } as const;
@@ -118,7 +119,7 @@ describe("host transaction order", () => {
     expect(fixture.journal.of("sandbox.acquire")).toHaveLength(2);
     const warning = fixture.logger.entries.find((entry) => entry.event === "runtime_checkpoint.restore_failed");
     expect(warning?.fields.stage).toBe("runtime-checkpoint-restore");
-    const tokens = issuedTokens(fixture.journal);
+    const tokens = tokensOf(fixture.journal);
     const serialized = await serializedOutputs(fixture, result);
     for (const token of tokens) expect(serialized).not.toContain(token);
   });

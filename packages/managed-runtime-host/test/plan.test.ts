@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type ManagedRuntimeProfile, type ManagedRuntimeResourceCapabilities, ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { resolveManagedRuntimePlan } from "../src/plan.js";
-import { amaProfile } from "./support/fixture.js";
+import { amaProfile, supervisedProfile } from "./support/fixture.js";
 
 const everything: ManagedRuntimeResourceCapabilities = {
   sandbox: { suspendResume: "supported", hardTerminate: "supported", runtimeCheckpoints: ["filesystem", "process"] },
@@ -98,21 +98,7 @@ describe("resolveManagedRuntimePlan", () => {
   });
 
   it("requires the profile's harness lane", () => {
-    const error = refusal(
-      {
-        ...amaProfile,
-        driver: {
-          type: "openma_supervised",
-          protocol: "openma-harness-supervisor-v1",
-          supervisor: { command: "/bin/supervisor" },
-          harness: { id: "h", version: "1" },
-          readyTimeoutMs: 1,
-          heartbeatTimeoutMs: 1,
-          drainTimeoutMs: 1,
-        },
-      },
-      everything,
-    );
+    const error = refusal(supervisedProfile, everything);
     expect(error.message).toContain("cannot run the openma_supervised harness driver");
     expect(error.context).toMatchObject({ requirement: "harness_driver", driver: "openma_supervised", offered: ["ama_worker"] });
   });

@@ -8,20 +8,8 @@ import { createManagedRuntimeProviderRegistry } from "../src/registry/provider-r
 import { createFakeCredentialEgressPort } from "../src/testing/fake-optional-ports.js";
 import { createScriptedHarnessDriver } from "../src/testing/fake-harness.js";
 import { type FakeProviderDriverOptions, createFakeProviderDriver } from "../src/testing/fake-runtime.js";
-import { amaProfile, scope } from "./support/fixture.js";
+import { amaProfile, scope, supervisedProfile as supervised } from "./support/fixture.js";
 
-const supervised: ManagedRuntimeProfile = {
-  ...amaProfile,
-  driver: {
-    type: "openma_supervised",
-    protocol: "openma-harness-supervisor-v1",
-    supervisor: { command: "/usr/local/bin/supervisor" },
-    harness: { id: "h", version: "1" },
-    readyTimeoutMs: 100,
-    heartbeatTimeoutMs: 100,
-    drainTimeoutMs: 100,
-  },
-};
 const transport: HarnessSupervisorTransportPort = { open: async () => Promise.reject(new Error("not used")) };
 
 function prepare(options: FakeProviderDriverOptions, input: { profile?: ManagedRuntimeProfile; placement?: ManagedRuntimeProviderPlacement; provider?: string } = {}) {

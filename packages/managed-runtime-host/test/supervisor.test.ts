@@ -3,7 +3,6 @@ import type {
   HarnessCheckpointRequest,
   HarnessRunInput,
   HarnessSupervisorCommand,
-  OpenmaSupervisedDriverDeclaration,
 } from "@open-managed-agents/runtime-resource-contract";
 import { composeSandboxHarnessDrivers } from "../src/supervisor/compose-harness-drivers.js";
 import { createSupervisedSandboxHarnessDriver } from "../src/supervisor/supervised-harness-driver.js";
@@ -11,17 +10,8 @@ import { createScriptedHarnessDriver } from "../src/testing/fake-harness.js";
 import { settleWithManualTime } from "../src/testing/manual-drive.js";
 import { createManualTime } from "../src/time.js";
 import { type SupervisorSide, createScriptedSupervisorTransport } from "./support/fake-supervisor.js";
-import { scope } from "./support/fixture.js";
+import { scope, supervisedDriver as driver } from "./support/fixture.js";
 
-const driver: OpenmaSupervisedDriverDeclaration = {
-  type: "openma_supervised",
-  protocol: "openma-harness-supervisor-v1",
-  supervisor: { command: "/usr/local/bin/supervisor" },
-  harness: { id: "claude-code", version: "2.1.0" },
-  readyTimeoutMs: 5_000,
-  heartbeatTimeoutMs: 3_000,
-  drainTimeoutMs: 2_000,
-};
 const fence = { ...scope, ownerId: "owner-a", generation: 4, token: "fence-token-must-not-leave-the-host", expiresAt: "2026-01-01T00:01:00.000Z" };
 
 function harness(script: (side: SupervisorSide) => Promise<void>, checkpoint?: HarnessRunInput["checkpoint"]) {

@@ -52,7 +52,6 @@ export async function extractArchive(source: ArchiveSource, dir: string, options
       countEntry(counters, admitted);
       await writer.write(admitted, entry);
     }
-    await writer.flush();
     await guard.verifySymlinks(merge ? (path) => symlinkInDestination(placement, path) : undefined);
     sha256 = meter.hash?.digest("hex") ?? null;
     if (resolved.expectedSha256 !== null && sha256 !== resolved.expectedSha256) {
@@ -63,7 +62,6 @@ export async function extractArchive(source: ArchiveSource, dir: string, options
     }
     await (merge ? commitMerge(placement) : commitReplace(placement));
   } catch (error) {
-    await writer.settle();
     await removeTree(placement.staging);
     throw toArchiveError(error, current);
   }

@@ -31,31 +31,43 @@ export function openForRead(path: string): Promise<FileHandle> {
   return open(path, READ_FLAGS);
 }
 
+/** Reads kept in flight while a large file is streamed: enough to hide thread-pool latency on a busy machine. */
+const READ_AHEAD = 4;
+
 /**
- * Yields exactly `size` bytes of an open file in 1 MiB reads, with the next read already in flight. A
- * file that shrank is padded with zeros (its header is already out); returns whether the file changed
- * while it was read. The caller closes `handle`.
+ * Yields exactly `size` bytes of an open file in 1 MiB reads, with up to four reads in flight. A file
+ * that shrank is padded with zeros (its header is already out); returns whether the file changed while
+ * it was read. The caller closes `handle`.
  */
 export async function* fileChunks(handle: FileHandle, size: number): AsyncGenerator<Buffer, boolean> {
-  let pending: Promise<Buffer> | null = null;
+  const pending: Promise<Buffer>[] = [];
+  let requested = 0;
+  const refill = () => {
+    while (pending.length < READ_AHEAD && requested < size) {
+      const length = Math.min(IO_CHUNK_BYTES, size - requested);
+      pending.push(readAt(handle, requested, length));
+      requested += length;
+    }
+  };
   try {
     let changed = false;
     let position = 0;
-    pending = size > 0 ? readAt(handle, position, Math.min(IO_CHUNK_BYTES, size)) : null;
-    while (pending !== null) {
-      let chunk: Buffer = await pending;
-      if (chunk.length === 0) {
+    refill();
+    while (pending.length > 0) {
+      let chunk = await (pending.shift() as Promise<Buffer>);
+      const expected = Math.min(IO_CHUNK_BYTES, size - position);
+      if (chunk.length < expected) {
         changed = true;
-        chunk = Buffer.alloc(Math.min(IO_CHUNK_BYTES, size - position));
+        chunk = Buffer.concat([chunk, Buffer.alloc(expected - chunk.length)]);
       }
       position += chunk.length;
-      pending = position < size ? readAt(handle, position, Math.min(IO_CHUNK_BYTES, size - position)) : null;
+      refill();
       yield chunk;
     }
     const final = await handle.stat();
     return changed || final.size !== size;
   } finally {
-    await pending?.catch(() => undefined);
+    await Promise.allSettled(pending);
   }
 }
 

@@ -1,5 +1,6 @@
 import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
 import { z } from "zod";
+import { reportableIssue } from "../protocol/issues.js";
 import { customSizeSchema } from "../protocol/schemas.js";
 import { INSTANCE_TYPE_NAMES, type InstanceType } from "./instance-types.js";
 
@@ -77,9 +78,8 @@ export function parsePluginConfig(env: Readonly<Record<string, unknown>>): Plugi
   }
   const result = configSchema.safeParse(env);
   if (!result.success) {
-    const issue = result.error.issues[0];
-    const field = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : "(environment)";
-    throw configError(field, issue?.message ?? "invalid", result.error);
+    const { field, message } = reportableIssue(result.error, "(environment)");
+    throw configError(field, message, result.error);
   }
   const parsed = result.data;
   if (parsed.DEFAULT_TTL_SECONDS > parsed.MAX_TTL_SECONDS) throw configError("DEFAULT_TTL_SECONDS", "must not exceed MAX_TTL_SECONDS");

@@ -1,5 +1,6 @@
 import { InvalidRequestError, LimitExceededError } from "@open-managed-agents/runtime-resource-contract";
 import type { z } from "zod";
+import { reportableIssue } from "../protocol/issues.js";
 
 /** Largest JSON request body accepted. */
 const MAX_JSON_BYTES = 1_024 * 1_024;
@@ -8,9 +9,8 @@ const MAX_JSON_BYTES = 1_024 * 1_024;
 export function parseWith<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const field = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : what;
-  throw new InvalidRequestError({ message: `invalid ${what}: ${field}: ${issue?.message ?? "invalid"}`, context: { field } });
+  const { field, message } = reportableIssue(result.error, what);
+  throw new InvalidRequestError({ message: `invalid ${what}: ${field}: ${message}`, context: { field } });
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
+import { TIMEOUT_EXIT_CODE } from "../sandbox/command-line.js";
 import type { StreamLine } from "./schemas.js";
 
 /** Content type of `exec/stream` answers. */
@@ -27,7 +28,7 @@ export function lineOf(event: ExecStreamEvent, timeoutGiven: boolean, streamErro
       return { type: event.type, data: event.data ?? "" };
     case "complete": {
       const exitCode = typeof event.exitCode === "number" ? event.exitCode : -1;
-      return { type: "exit", exitCode, timedOut: timeoutGiven && exitCode === 124 };
+      return { type: "exit", exitCode, timedOut: timeoutGiven && exitCode === TIMEOUT_EXIT_CODE };
     }
     case "error": {
       const error = streamError(event.error ?? event.data ?? "the command failed");
@@ -53,15 +54,17 @@ export function ndjsonStream(
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       if (finished) return;
-      let line: StreamLine | null;
-      try {
-        const next = await iterator.next();
-        line = next.done ? lineOf({ type: "error", error: "the command's output stream ended without an exit status" }, false, streamError) : lineOf(next.value, options.timeoutGiven, streamError);
-      } catch (error) {
-        const mapped = options.mapError(error);
-        line = { type: "error", code: mapped.code, message: mapped.message };
+      // A pull must enqueue before it returns, or the pending read is never answered: skip silent events here.
+      let line: StreamLine | null = null;
+      while (line === null) {
+        try {
+          const next = await iterator.next();
+          line = next.done ? lineOf({ type: "error", error: "the command's output stream ended without an exit status" }, false, streamError) : lineOf(next.value, options.timeoutGiven, streamError);
+        } catch (error) {
+          const mapped = options.mapError(error);
+          line = { type: "error", code: mapped.code, message: mapped.message };
+        }
       }
-      if (line === null) return;
       controller.enqueue(encodeLine(line));
       if (line.type === "exit" || line.type === "error") {
         finished = true;

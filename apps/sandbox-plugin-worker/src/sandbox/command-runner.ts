@@ -3,30 +3,12 @@ import { parseSSEStream } from "@cloudflare/sandbox";
 import type { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { ndjsonStream } from "../protocol/ndjson.js";
 import type { ExecRequest, ExecResponse } from "../protocol/schemas.js";
-
-/** Session token of the SDK that runs each command as a fresh process, outside any shell session. */
-export const SESSIONLESS = "__DISABLE_SESSION__";
-/** Exit status of coreutils `timeout` when the deadline stopped the command. */
-const TIMEOUT_EXIT_CODE = 124;
-/** Grace between the deadline's SIGTERM and its SIGKILL. */
-const KILL_AFTER_SECONDS = 5;
+import { SESSIONLESS, TIMEOUT_EXIT_CODE, commandLine } from "./command-line.js";
 
 /** The SDK calls commands need: sessionless exec, buffered and streamed. */
 export interface CommandHost {
   execWithSessionToken(command: string, sessionId: string, options?: { env?: Record<string, string>; cwd?: string }): Promise<ExecResult>;
   execStreamWithSessionToken(command: string, sessionId: string, options?: StreamOptions): Promise<ReadableStream<Uint8Array>>;
-}
-
-/** Single-quotes one argument for a POSIX shell. */
-export function quoteArgument(argument: string): string {
-  return `'${argument.replaceAll("'", `'\\''`)}'`;
-}
-
-/** The shell command for an argv; a deadline runs it under coreutils `timeout` (exit 124 when it fires). */
-export function commandLine(request: Pick<ExecRequest, "argv" | "timeoutMs">): string {
-  const command = request.argv.map(quoteArgument).join(" ");
-  if (request.timeoutMs === undefined) return command;
-  return `timeout -k ${KILL_AFTER_SECONDS} ${request.timeoutMs / 1_000}s ${command}`;
 }
 
 function executionOptions(request: ExecRequest): { env?: Record<string, string>; cwd?: string } {

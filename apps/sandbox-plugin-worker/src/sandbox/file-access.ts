@@ -1,7 +1,8 @@
 import { streamFile } from "@cloudflare/sandbox";
 import { InvalidRequestError, NotFoundError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
 import type { DirectoryEntry } from "../protocol/schemas.js";
-import { type CommandHost, SESSIONLESS, quoteArgument } from "./command-runner.js";
+import { SESSIONLESS, quoteArgument } from "./command-line.js";
+import type { CommandHost } from "./command-runner.js";
 
 /** An entry as the SDK's `listFiles` reports it. */
 interface SdkFileInfo {

@@ -7,6 +7,7 @@ import {
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
 import { createPartReader } from "../blob-parts.js";
+import { malformedS3Answer } from "./s3-errors.js";
 
 /** Everything a streamed upload sends besides the body. */
 export interface S3StreamUpload {
@@ -40,7 +41,7 @@ export async function uploadS3Stream(upload: S3StreamUpload, stream: ReadableStr
   const { IfNoneMatch, ...createParams } = params;
   const { UploadId } = await client.send(new CreateMultipartUploadCommand(createParams));
   const target = { Bucket: params.Bucket, Key: params.Key, UploadId };
-  const uploaded: { PartNumber: number; ETag: string | undefined }[] = [];
+  const uploaded: { PartNumber: number; ETag: string }[] = [];
   const inFlight = new Set<Promise<void>>();
   let failure: { error: unknown } | undefined;
   const throwIfFailed = (): void => {
@@ -51,15 +52,14 @@ export async function uploadS3Stream(upload: S3StreamUpload, stream: ReadableStr
       const current = part;
       const task = client
         .send(new UploadPartCommand({ ...target, PartNumber: partNumber, Body: current.bytes, ContentLength: current.bytes.byteLength }))
-        .then(
-          ({ ETag }) => {
-            uploaded.push({ PartNumber: partNumber, ETag });
-            freeBuffers.push(current.buffer);
-          },
-          (error: unknown) => {
-            failure ??= { error };
-          },
-        )
+        .then(({ ETag }) => {
+          if (!ETag) throw malformedS3Answer({ operation: "UploadPart", bucket: params.Bucket, key: params.Key }, "an ETag");
+          uploaded.push({ PartNumber: partNumber, ETag });
+          freeBuffers.push(current.buffer);
+        })
+        .catch((error: unknown) => {
+          failure ??= { error };
+        })
         .finally(() => inFlight.delete(task));
       inFlight.add(task);
       if (current.done) break;

@@ -13,7 +13,7 @@ const limitsSchema = z
 
 const launcherOptionsSchema = z
   .object({
-    transport: z.literal("http", { message: 'only "http" is supported: the local container server does not speak the websocket or rpc transports' }).default("http"),
+    transport: z.enum(["http", "websocket"], { message: 'must be "http" or "websocket": the local container server does not speak the rpc transport' }).default("http"),
     warmPoolTarget: z.number().int().min(0).max(64).default(0),
     apiKey: z.string().min(16, { message: "must be at least 16 characters" }).regex(/^[\x21-\x7e]+$/, { message: "must be printable ASCII without spaces" }).optional(),
     host: z.string().min(1).default("127.0.0.1"),
@@ -28,8 +28,8 @@ const launcherOptionsSchema = z
 
 /** Options of {@link startLocalBridge}. */
 export interface StartLocalBridgeOptions {
-  /** `SANDBOX_TRANSPORT` of the bridge. Only `"http"` works against the local container server. @default "http" */
-  readonly transport?: "http";
+  /** `SANDBOX_TRANSPORT` of the bridge: `http` or `websocket` (the `rpc` transport is not served locally). @default "http" */
+  readonly transport?: "http" | "websocket";
   /** `WARM_POOL_TARGET`: containers the bridge keeps started ahead of use; the pool is primed at start. @default 0 */
   readonly warmPoolTarget?: number;
   /** `SANDBOX_API_KEY`; a random 256-bit key when omitted. The bridge never runs without one. */

@@ -8,6 +8,7 @@ import { readJson } from "./request-body.js";
 import { containerStartRequestSchema } from "./request-schemas.js";
 import { findRoute } from "./router.js";
 import { CORS_HEADERS, ControlApiError, now, sendError, sendJson, sendText } from "./wire.js";
+import { WEBSOCKET_PATHS, createWebSocketAdapter } from "./ws-adapter.js";
 
 
 /** A running local container server. */
@@ -87,6 +88,17 @@ export async function createLocalContainerServer(options: LocalContainerServerOp
       sendError(response, controlError);
     });
   });
+  let baseUrl = "";
+  const webSockets = createWebSocketAdapter(() => baseUrl, resolved.limits.maxBodyBytes);
+  server.on("upgrade", (request, socket, head) => {
+    const url = new URL(request.url ?? "/", "http://container");
+    const containerId = request.headers[CONTAINER_ID_HEADER.toLowerCase()];
+    if (WEBSOCKET_PATHS.has(url.pathname) && typeof containerId === "string" && registry.get(containerId) !== undefined) {
+      webSockets.upgrade(request, socket, head, containerId);
+      return;
+    }
+    socket.end("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(resolved.port, resolved.host, () => {
@@ -100,15 +112,17 @@ export async function createLocalContainerServer(options: LocalContainerServerOp
   process.once("exit", onExit);
   const port = (server.address() as AddressInfo).port;
   const host = resolved.host.includes(":") ? `[${resolved.host}]` : resolved.host;
+  baseUrl = `http://${host}:${port}`;
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${host}:${port}`,
+    url: baseUrl,
     port,
     limits: resolved.limits,
     containers: registry,
     close() {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        webSockets.close();
         await registry.destroyAll();
         process.off("exit", onExit);
         server.closeAllConnections();

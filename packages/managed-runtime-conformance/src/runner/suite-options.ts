@@ -34,7 +34,7 @@ export interface ConformanceHarnessOptions {
 export interface ConformanceTimeouts {
   /** Deadline of one case. @default 60_000 */
   readonly caseMs?: number;
-  /** Host heartbeat and fence renewal period. @default 250 */
+  /** Host heartbeat and fence renewal period; each heartbeat must answer within it. @default 1_000 */
   readonly heartbeatIntervalMs?: number;
   /** Host fence time-to-live. @default 30_000 */
   readonly leaseTtlMs?: number;
@@ -83,7 +83,7 @@ const isFunction = (value: unknown): boolean => typeof value === "function";
 const isDriverPort = (value: unknown): boolean =>
   typeof value === "object" && value !== null && isFunction((value as Record<string, unknown>).descriptor) && isFunction((value as Record<string, unknown>).create);
 const positiveMs = z.number().int().positive();
-const DEFAULT_TIMEOUTS: Required<ConformanceTimeouts> = { caseMs: 60_000, heartbeatIntervalMs: 250, leaseTtlMs: 30_000 };
+const DEFAULT_TIMEOUTS: Required<ConformanceTimeouts> = { caseMs: 60_000, heartbeatIntervalMs: 1_000, leaseTtlMs: 30_000 };
 
 const optionsSchema = z
   .object({

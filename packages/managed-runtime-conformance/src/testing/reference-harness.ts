@@ -2,11 +2,12 @@ import {
   CapabilityUnsupportedError,
   type HarnessDriverType,
   type HarnessSupervisorTransportPort,
+  type RuntimeProcessDeclaration,
   type SandboxHarnessDriverPort,
   SandboxFailedError,
   createNdjsonSupervisorChannel,
 } from "@open-managed-agents/runtime-resource-contract";
-import type { SandboxDuplexProcess } from "@open-managed-agents/sandbox";
+import type { SandboxDuplexProcess, SandboxDuplexProcessSpec } from "@open-managed-agents/sandbox";
 import type { ReferenceWorld } from "./reference-world.js";
 
 const OUTPUT_TAIL = 2_048;
@@ -25,12 +26,7 @@ export function createReferenceHarnessDriver(world: ReferenceWorld, drivers: rea
       }
       const declared = input.driver.process;
       const runtime = await world.connect(input.sandbox);
-      const child = await runtime.spawnDuplexProcess({
-        command: declared.command,
-        ...(declared.args ? { args: declared.args } : {}),
-        ...(declared.cwd ? { cwd: declared.cwd } : {}),
-        ...(declared.env ? { env: declared.env } : {}),
-      });
+      const child = await runtime.spawnDuplexProcess(spawnSpec(declared));
       await child.stdin.close().catch(() => undefined);
       const onAbort = (): void => child.kill("SIGKILL");
       input.signal.addEventListener("abort", onAbort, { once: true });
@@ -56,12 +52,7 @@ export function createReferenceSupervisorTransport(world: ReferenceWorld): Harne
   return {
     async open(input) {
       const runtime = await world.connect(input.sandbox);
-      const child = await runtime.spawnDuplexProcess({
-        command: input.process.command,
-        ...(input.process.args ? { args: input.process.args } : {}),
-        ...(input.process.cwd ? { cwd: input.process.cwd } : {}),
-        ...(input.process.env ? { env: input.process.env } : {}),
-      });
+      const child = await runtime.spawnDuplexProcess(spawnSpec(input.process));
       const onAbort = (): void => child.kill("SIGKILL");
       input.signal.addEventListener("abort", onAbort, { once: true });
       // stderr is drained so a chatty supervisor never blocks on a full pipe.
@@ -76,6 +67,16 @@ export function createReferenceSupervisorTransport(world: ReferenceWorld): Harne
         },
       });
     },
+  };
+}
+
+/** The duplex spawn request of a declared process; absent fields stay absent. */
+function spawnSpec(declared: RuntimeProcessDeclaration): SandboxDuplexProcessSpec {
+  return {
+    command: declared.command,
+    ...(declared.args ? { args: declared.args } : {}),
+    ...(declared.cwd ? { cwd: declared.cwd } : {}),
+    ...(declared.env ? { env: declared.env } : {}),
   };
 }
 

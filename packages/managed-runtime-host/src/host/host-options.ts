@@ -1,6 +1,7 @@
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import { z } from "zod";
 import { type HostLogger, silentLogger } from "../logger.js";
+import { hasMethods } from "../stores/store-options.js";
 import { type Clock, type Scheduler, systemClock, systemScheduler } from "../time.js";
 import type { ManagedRuntimeHostOptions } from "./types.js";
 
@@ -14,13 +15,7 @@ export type ResolvedHostOptions = Required<Omit<ManagedRuntimeHostOptions, "runt
 
 /** A value that is an object implementing every named method. */
 export function portSchema(methods: readonly string[]) {
-  return z.custom<object>(
-    (value) =>
-      typeof value === "object" &&
-      value !== null &&
-      methods.every((method) => typeof (value as Record<string, unknown>)[method] === "function"),
-    { message: `must implement ${methods.join(", ")}` },
-  );
+  return z.custom<object>((value) => hasMethods(value, methods), { message: `must implement ${methods.join(", ")}` });
 }
 
 const positiveMs = z.number().int().positive();

@@ -1,4 +1,4 @@
-import type { ManagedRuntimeProfile, RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
+import type { ManagedRuntimeProfile, OpenmaSupervisedDriverDeclaration, RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
 import { inspect } from "node:util";
 import { createManagedRuntimeHost } from "../../src/host/create-host.js";
 import type { ManagedRuntimeHostOptions, ManagedRuntimeRunInput, ManagedRuntimeRunResult } from "../../src/host/types.js";
@@ -19,6 +19,20 @@ export const amaProfile: ManagedRuntimeProfile = {
   credentialEgress: { requirement: "required" },
   driver: { type: "ama_worker", process: { command: "/usr/local/bin/ama-worker", args: ["--work"], env: { API_KEY: "value-is-secret" } } },
 };
+
+/** The supervised lane: ready within 5 s, a heartbeat every 3 s, 2 s to drain. */
+export const supervisedDriver: OpenmaSupervisedDriverDeclaration = {
+  type: "openma_supervised",
+  protocol: "openma-harness-supervisor-v1",
+  supervisor: { command: "/usr/local/bin/supervisor" },
+  harness: { id: "claude-code", version: "2.1.0" },
+  readyTimeoutMs: 5_000,
+  heartbeatTimeoutMs: 3_000,
+  drainTimeoutMs: 2_000,
+};
+
+/** {@link amaProfile} on the supervised lane. */
+export const supervisedProfile: ManagedRuntimeProfile = { ...amaProfile, driver: supervisedDriver };
 
 export interface HostFixture {
   readonly time: ManualTime;
@@ -70,16 +84,6 @@ export function callSequence(journal: CallJournal): string[] {
   return journal.calls
     .map((call) => `${call.port}.${call.method}`)
     .filter((name) => name !== "fences.renew" && name !== "sandbox.heartbeat");
-}
-
-/** Every fence token the fence store handed out (acquire and renew answers). */
-export function issuedTokens(journal: CallJournal): string[] {
-  const tokens = new Set<string>();
-  for (const call of journal.calls) {
-    const value = call.value as { fence?: { token?: unknown } } | undefined;
-    if (call.port === "fences" && typeof value?.fence?.token === "string") tokens.add(value.fence.token);
-  }
-  return [...tokens];
 }
 
 /** Everything the host hands out or stores, serialised as deeply as a log sink or debugger would. */

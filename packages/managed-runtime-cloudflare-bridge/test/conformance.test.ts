@@ -1,0 +1,35 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createFsBlobStore } from "@open-managed-agents/blob-store/fs";
+import { type LocalBridge, startLocalBridge } from "@open-managed-agents/local-container";
+import { defineManagedRuntimeConformanceSuite } from "@open-managed-agents/managed-runtime-conformance/vitest";
+import { afterAll, beforeAll } from "vitest";
+
+// Cloudflare's own bridge Worker in local workerd over the local container runtime stands in for a deployed bridge.
+let bridge: LocalBridge;
+let storeDir: string;
+const factoryOptions: Record<string, unknown> = {};
+
+beforeAll(async () => {
+  bridge = await startLocalBridge();
+  storeDir = await mkdtemp(join(tmpdir(), "oma-bridge-conformance-"));
+  const store = createFsBlobStore({ rootDir: storeDir });
+  Object.assign(factoryOptions, { baseUrl: bridge.url, apiKey: bridge.apiKey, checkpointStore: store, outputStore: store });
+}, 120_000);
+afterAll(async () => {
+  await bridge?.stop();
+  if (storeDir) await rm(storeDir, { recursive: true, force: true });
+});
+
+defineManagedRuntimeConformanceSuite({
+  name: "cloudflare-bridge on the local stack",
+  // Loaded by module specifier through the host's loader, resolved from this package (a self-reference).
+  loadDriver: {
+    provider: "cloudflare-bridge",
+    moduleSpecifier: "@open-managed-agents/managed-runtime-cloudflare-bridge",
+    importModule: (specifier) => import(specifier),
+  },
+  factoryOptions,
+  timeouts: { caseMs: 120_000, heartbeatIntervalMs: 5_000 },
+});
