@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    // The reference driver runs local processes with no isolation boundary and loads only under NODE_ENV=test.
+    env: { NODE_ENV: "test" },
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { type LocalContainerServer, createLocalContainerServer } from "../src/index.js";
+import { type LocalContainerServer, createLocalContainerServer } from "../src/server/server.js";
 import type { LocalContainerLimits, PathMapping } from "../src/server/options.js";
 
 /** Container trees live under /var/tmp: /tmp is one of the paths each container maps to itself. */

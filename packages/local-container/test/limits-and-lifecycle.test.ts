@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { InvalidConfigError, ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { afterEach, describe, expect, it } from "vitest";
-import { createLocalContainerServer } from "../src/index.js";
+import { createLocalContainerServer } from "../src/server/server.js";
 import { type TestServer, isAlive, startTestServer, waitFor } from "./helpers.js";
 
 const SESSIONLESS = "__DISABLE_SESSION__";

@@ -151,7 +151,7 @@ async function writeStreamed(path: string, entry: AdmittedEntry, body: TarEntry)
     let batchBytes = 0;
     const flush = async () => {
       if (pending.length >= WRITE_BEHIND) await pending.shift();
-      pending.push(writeAll(handle, batch.length === 1 ? (batch[0] as Buffer) : Buffer.concat(batch, batchBytes), position));
+      pending.push(writeAll(handle, batch, batchBytes, position));
       position += batchBytes;
       batch = [];
       batchBytes = 0;
@@ -171,11 +171,15 @@ async function writeStreamed(path: string, entry: AdmittedEntry, body: TarEntry)
   }
 }
 
-async function writeAll(handle: FileHandle, data: Buffer, position: number): Promise<void> {
+/** Positional `writev` of a batch (no copy into one buffer); finishes a short write with plain writes. */
+async function writeAll(handle: FileHandle, batch: Buffer[], bytes: number, position: number): Promise<void> {
+  const { bytesWritten } = await handle.writev(batch, position);
+  if (bytesWritten === bytes) return;
+  const rest = Buffer.concat(batch, bytes).subarray(bytesWritten);
   let written = 0;
-  while (written < data.length) {
-    const { bytesWritten } = await handle.write(data, written, data.length - written, position + written);
-    written += bytesWritten;
+  while (written < rest.length) {
+    const result = await handle.write(rest, written, rest.length - written, position + bytesWritten + written);
+    written += result.bytesWritten;
   }
 }
 

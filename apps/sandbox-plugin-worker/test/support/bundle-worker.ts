@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
-import { type Plugin, build } from "esbuild";
+import type { Plugin } from "esbuild";
+import { bundleWorker } from "../../scripts/bundle.mjs";
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
 const shimSource = fileURLToPath(new URL("./containers-shim.ts", import.meta.url));
 
 /** Sends `@cloudflare/containers` to the test shim; the shim's own import of the local runtime bundle is left alone. */
@@ -12,19 +12,7 @@ const containersShim: Plugin = {
   },
 };
 
-/** Bundles the Worker (src/index.ts) for workerd with the container runtime replaced by the test shim. */
-export async function bundleTestWorker(outfile: string): Promise<void> {
-  await build({
-    entryPoints: [`${root}src/index.ts`],
-    outfile,
-    bundle: true,
-    format: "esm",
-    platform: "neutral",
-    target: "es2022",
-    conditions: ["workerd", "worker", "browser", "import"],
-    mainFields: ["module", "main"],
-    external: ["cloudflare:*", "node:*"],
-    plugins: [containersShim],
-    logLevel: "error",
-  });
+/** Bundles the Worker for workerd with the container runtime replaced by the test shim. */
+export function bundleTestWorker(outfile: string): Promise<void> {
+  return bundleWorker(outfile, [containersShim]);
 }

@@ -54,7 +54,7 @@ export function createProtocolClient(options: ClientOptions) {
   const sandboxPath = (id: string, suffix = ""): string => `/adapter/v1/sandboxes/${encodeURIComponent(id)}${suffix}`;
   const withPath = (path: string, extra: Record<string, string> = {}): string => `?${new URLSearchParams({ path, ...extra }).toString()}`;
 
-  async function raw(method: string, path: string, init: { body?: BodyInit; json?: unknown; headers?: Record<string, string> } = {}): Promise<Response> {
+  async function raw(method: string, path: string, init: { body?: string | Uint8Array; json?: unknown; headers?: Record<string, string> } = {}): Promise<Response> {
     const headers: Record<string, string> = { Authorization: `Bearer ${options.token}`, [INSTALLATION_HEADER]: options.installation, ...init.headers };
     let body = init.body;
     if (init.json !== undefined) {

@@ -1,0 +1,29 @@
+// Bundles the Worker (src/index.ts) for workerd the way `wrangler deploy` does, without the container
+// image build that needs Docker. `pnpm build` writes dist/index.js; the tests reuse bundleWorker with the
+// container runtime swapped for the local one.
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+
+/** Bundles src/index.ts into `outfile`; `plugins` may redirect modules (the tests replace @cloudflare/containers). */
+export async function bundleWorker(outfile, plugins = []) {
+  await build({
+    entryPoints: [`${root}src/index.ts`],
+    outfile,
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    target: "es2022",
+    conditions: ["workerd", "worker", "browser", "import"],
+    mainFields: ["module", "main"],
+    external: ["cloudflare:*", "node:*"],
+    plugins,
+    sourcemap: true,
+    logLevel: "error",
+  });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await bundleWorker(`${root}dist/index.js`);
+}
