@@ -60,11 +60,16 @@ describe("/api/execute", () => {
     expect(body).toMatchObject({ success: false, exitCode: 1, stderr: "Failed to change directory to '/workspace/does-not-exist'" });
   });
 
-  it("enforces timeoutMs with exit code 124", async () => {
+  it("enforces timeoutMs with exit code 124, keeping a session as it was", async () => {
     const started = Date.now();
     const { body } = await execute({ command: "sleep 20", sessionId: SESSIONLESS, timeoutMs: 300 });
     expect(body).toMatchObject({ success: false, exitCode: 124, stderr: "Command timed out after 300ms" });
     expect(Date.now() - started).toBeLessThan(10_000);
+    await execute({ command: "cd /tmp && export BEFORE=1", sessionId: "timed" });
+    const timed = await execute({ command: "cd / && sleep 20", sessionId: "timed", timeoutMs: 300 });
+    expect(timed).toMatchObject({ status: 200, body: { exitCode: 124 } });
+    const after = await execute({ command: 'pwd; echo "$BEFORE"', sessionId: "timed" });
+    expect(after.body.stdout).toBe("/tmp\n1");
   });
 });
 

@@ -38,7 +38,7 @@ export function createCloudflareManagedRuntimeDriver<Env extends CloudflareManag
   options: CloudflareManagedRuntimeOptions<Env>,
 ): ManagedRuntimeProviderDriverPort {
   const resolved = resolveCloudflareOptions(env, options);
-  const composed = describeProviderManagedRuntime({ ...compositionOptions(resolved), readiness: { command: "sh", ...resolved.readiness } });
+  const composed = describeProviderManagedRuntime(compositionOptions(resolved));
   const descriptor: ManagedRuntimeProviderDriverDescriptor = parseRecord(
     managedRuntimeProviderDriverDescriptorSchema,
     {

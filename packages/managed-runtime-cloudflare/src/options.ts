@@ -12,8 +12,8 @@ import { z } from "zod";
 import type { CloudflareCredentialVault } from "./egress/credential-vault.js";
 import type { CloudflareSandbox } from "./sandbox/cloudflare-sandbox.js";
 
-/** The Worker environment the driver reads. Only the keys below are looked at. */
-export type CloudflareManagedRuntimeEnv = Readonly<Record<string, unknown>>;
+/** The Worker environment the driver reads (any object; only the keys below are looked at). */
+export type CloudflareManagedRuntimeEnv = object;
 
 /** Default time-to-live sent with every lease renewal. */
 export const DEFAULT_LEASE_TTL_MS = 90_000;
@@ -148,7 +148,7 @@ export function resolveCloudflareOptions<Env extends CloudflareManagedRuntimeEnv
     throw new InvalidConfigError({ message: "invalid Cloudflare driver env: must be the Worker environment object", context: { field: "env" } });
   }
   parseRecord(optionsSchema, options, { record: "Cloudflare driver options", code: "invalid_config" });
-  const filesBucket = env[FILES_BUCKET_ENV_KEY];
+  const filesBucket = (env as Record<string, unknown>)[FILES_BUCKET_ENV_KEY];
   const store = options.outputs?.store ?? (isR2Binding(filesBucket) ? { r2: filesBucket } : undefined);
   return {
     env,
@@ -165,7 +165,8 @@ export function resolveCloudflareOptions<Env extends CloudflareManagedRuntimeEnv
   };
 }
 
-function resolveWorkspaceMount(env: CloudflareManagedRuntimeEnv): WorkspaceMountSettings {
+function resolveWorkspaceMount(workerEnv: CloudflareManagedRuntimeEnv): WorkspaceMountSettings {
+  const env = workerEnv as Record<string, unknown>;
   for (const key of WORKSPACE_MOUNT_ENV_KEYS) {
     const value = env[key];
     if (value === undefined || value === null || value === "") {

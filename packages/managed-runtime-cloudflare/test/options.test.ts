@@ -101,3 +101,24 @@ describe("option validation at factory time", () => {
     expect(DEFAULT_LEASE_TTL_MS).toBe(90_000);
   });
 });
+
+describe("loading by module specifier", () => {
+  it("the host's loader finds the driver under the provider id cloudflare", async () => {
+    const { loadManagedRuntimeProviderDriver } = await import("@open-managed-agents/managed-runtime-host");
+    const driver = await loadManagedRuntimeProviderDriver({
+      provider: "cloudflare",
+      moduleSpecifier: "@open-managed-agents/managed-runtime-cloudflare",
+      factoryOptions: { env: {}, ...base },
+      // Resolved from this package (the host does not depend on drivers): its own published entry.
+      importModule: (specifier) => import(/* @vite-ignore */ specifier),
+    });
+    expect(driver.descriptor().provider).toBe("cloudflare");
+    const mismatch = await loadManagedRuntimeProviderDriver({
+      provider: "cloudflare-bridge",
+      moduleSpecifier: "@open-managed-agents/managed-runtime-cloudflare",
+      factoryOptions: { env: {}, ...base },
+      importModule: (specifier) => import(/* @vite-ignore */ specifier),
+    }).catch((caught: unknown) => caught);
+    expect(ManagedRuntimeError.isInstance(mismatch)).toBe(true);
+  });
+});

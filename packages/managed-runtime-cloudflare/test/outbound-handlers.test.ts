@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { CloudflareCredentialVault } from "../src/index.js";
 import {
+  type OutboundHandler,
+  type OutboundInterceptingClass,
   CREDENTIAL_EGRESS_HANDLER,
   REVOKED_EGRESS_HANDLER,
   createCredentialEgressOutboundHandlers,
@@ -83,9 +85,9 @@ describe("credential egress outbound handlers", () => {
 
   it("installs through the class's static setters", () => {
     const assigned: string[] = [];
-    const target = {
-      set outboundHandlers(value: Record<string, unknown>) {
-        assigned.push(...Object.keys(value));
+    const target: OutboundInterceptingClass = {
+      set outboundHandlers(value: unknown) {
+        assigned.push(...Object.keys(value as Record<string, OutboundHandler<unknown>>));
       },
       set outbound(_value: unknown) {
         assigned.push("outbound");

@@ -3,15 +3,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  type MappedProcess,
   type PathMappingMode,
   PATH_MAP_ENV,
+  type SpawnMappedOptions,
   detectPathMappingMode,
   mapPath,
   rewriteSandboxPaths,
-  spawnMapped,
+  spawnMapped as spawnMappedOf,
   toDuplexProcess,
 } from "../src/local-process.js";
+import { settleMountNamespaces } from "../src/local-process-namespace-cache.js";
+import { isAlive, run, waitFor } from "./local-process-helpers.js";
 
 let root: string;
 let workspace: string;
@@ -31,15 +33,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
-
-async function run(process: MappedProcess): Promise<{ stdout: string; stderr: string; code: number | null }> {
-  let stdout = "";
-  let stderr = "";
-  process.child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  process.child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const exit = await process.exited;
-  return { stdout, stderr, code: exit.code };
-}
 
 describe("mapPath", () => {
   it("maps the longest matching mount and resolves relative paths against the cwd", () => {
@@ -71,9 +64,28 @@ describe("detectPathMappingMode", () => {
   });
 });
 
-const modes: PathMappingMode[] = detectPathMappingMode() === "namespace" ? ["namespace", "rewrite"] : ["rewrite"];
+interface Variant {
+  readonly label: string;
+  readonly mapping: PathMappingMode;
+  readonly reuseNamespace?: boolean;
+}
 
-describe.each(modes)("spawnMapped (%s)", (mapping) => {
+const namespaceVariants: Variant[] = [
+  { label: "namespace, kept", mapping: "namespace" },
+  { label: "namespace, one per command", mapping: "namespace", reuseNamespace: false },
+];
+const variants: Variant[] = [...(detectPathMappingMode() === "namespace" ? namespaceVariants : []), { label: "rewrite", mapping: "rewrite" }];
+
+describe.each(variants)("spawnMapped ($label)", ({ label, mapping, reuseNamespace }) => {
+  const spawnMapped = (options: SpawnMappedOptions) => spawnMappedOf({ ...options, ...(reuseNamespace === undefined ? {} : { reuseNamespace }) });
+  const fileTag = label.replace(/\W+/g, "-");
+
+  beforeAll(async () => {
+    // The first command of a table builds the namespace to keep; the tests then run inside it.
+    await spawnMapped({ command: "true", mounts, mapping }).exited;
+    await settleMountNamespaces();
+  });
+
   it("lets the process use the literal sandbox paths", async () => {
     const result = await run(
       spawnMapped({
@@ -99,7 +111,7 @@ describe.each(modes)("spawnMapped (%s)", (mapping) => {
   });
 
   it("kills the whole process group", async () => {
-    const pidFile = join(workspace, `grandchild-${mapping}.pid`);
+    const pidFile = join(workspace, `grandchild-${fileTag}.pid`);
     const mapped = spawnMapped({ command: "sh", args: ["-c", `sleep 30 & echo $! > ${pidFile}; wait`], mounts, mapping });
     await waitFor(async () => (await readFile(pidFile, "utf8").catch(() => "")).trim() !== "");
     const grandchild = Number((await readFile(pidFile, "utf8")).trim());
@@ -108,6 +120,18 @@ describe.each(modes)("spawnMapped (%s)", (mapping) => {
     expect((await mapped.exited).signal).toBe("SIGKILL");
     await waitFor(async () => !(await isAlive(grandchild)));
     expect(await isAlive(grandchild)).toBe(false);
+  });
+
+  it("kills members left in the group after the leader exited", async () => {
+    const mapped = spawnMapped({ command: "sh", args: ["-c", "sleep 30 >/dev/null 2>&1 & echo $!"], mounts, mapping });
+    const result = await run(mapped);
+    expect(result.code).toBe(0);
+    const background = Number(result.stdout.trim());
+    expect(await isAlive(background)).toBe(true);
+    mapped.kill("SIGKILL");
+    await waitFor(async () => !(await isAlive(background)));
+    // The group is empty now; signalling it again is a no-op, not an error.
+    expect(() => mapped.kill("SIGKILL")).not.toThrow();
   });
 
   it("kills on abort", async () => {
@@ -129,7 +153,9 @@ describe.each(modes)("spawnMapped (%s)", (mapping) => {
   });
 });
 
-describe("spawnMapped (rewrite)", () => {
+describe("spawnMapped (rewrite only)", () => {
+  const spawnMapped = spawnMappedOf;
+
   it("exports the mount table", async () => {
     const result = await run(spawnMapped({ command: "sh", args: ["-c", `printf %s "$${PATH_MAP_ENV}"`], mounts, mapping: "rewrite" }));
     expect(JSON.parse(result.stdout)).toEqual(mounts);
@@ -140,18 +166,3 @@ describe("spawnMapped (rewrite)", () => {
     expect(() => spawnMapped({ command: "true", mounts: { workspace } })).toThrow(/absolute/);
   });
 });
-
-async function waitFor(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** A zombie waiting for its new parent to reap it counts as dead: it runs no more code. */
-async function isAlive(pid: number): Promise<boolean> {
-  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => null);
-  if (stat === null) return false;
-  return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-}

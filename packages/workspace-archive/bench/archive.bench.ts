@@ -4,63 +4,73 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
+import { fileURLToPath } from "node:url";
 import { extractArchive, packDirectory } from "../src/index.js";
 import { removeTree } from "../src/remove-tree.js";
 import { writeFixture } from "./workspace-fixture.js";
 
 const MIB = 1024 * 1024;
+const SMALL_FILES = 10_000;
 const LARGE_FILES = 4;
 const LARGE_FILE_BYTES = Number(process.env.BENCH_LARGE_FILE_MIB ?? 256) * MIB;
-const ROUNDS = 2;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SELF = fileURLToPath(import.meta.url);
 
-/** Samples this process's RSS so the peak of each phase can be reported. */
-function rssSampler() {
-  let peak = process.memoryUsage().rss;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().rss);
-  }, 10);
-  return {
-    reset: () => {
-      peak = process.memoryUsage().rss;
-    },
-    peak: () => Math.max(peak, process.memoryUsage().rss),
-    stop: () => clearInterval(timer),
-  };
+interface Measurement {
+  readonly seconds: number;
+  /** Peak resident set of the measured process, bytes. */
+  readonly peakRss: number;
 }
 
-function shell(command: string): Promise<void> {
+/** Runs a command under `/usr/bin/time`, returning wall seconds and the peak RSS of the process tree's largest member. */
+function measure(command: string, args: readonly string[]): Promise<Measurement> {
   return new Promise((resolve, reject) => {
-    const child = spawn("sh", ["-c", command], { stdio: "inherit" });
-    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${command} exited ${code}`))));
+    const start = process.hrtime.bigint();
+    const child = spawn("/usr/bin/time", ["-f", "%M", command, ...args], { stdio: ["ignore", "inherit", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on("exit", (code) => {
+      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+      const kib = Number(stderr.trim().split("\n").at(-1));
+      if (code !== 0 || !Number.isFinite(kib)) reject(new Error(`${command} ${args.join(" ")} failed (${code}): ${stderr}`));
+      else resolve({ seconds, peakRss: kib * 1024 });
+    });
   });
 }
 
-async function timed(run: () => Promise<void>): Promise<number> {
-  const start = process.hrtime.bigint();
-  await run();
-  return Number(process.hrtime.bigint() - start) / 1e9;
-}
-
-/** Best of ROUNDS, alternating the two contenders so both see the same cache state. */
-async function compare(ours: () => Promise<void>, gnu: () => Promise<void>, before: () => Promise<void>) {
-  let best = { ours: Infinity, gnu: Infinity };
+/** Best time of ROUNDS, alternating contenders so both meet the same cache and load; RSS is the worst seen. */
+async function compare(ours: () => Promise<Measurement>, gnu: () => Promise<Measurement>, before: () => Promise<void>) {
+  const best = { ours: Infinity, gnu: Infinity, peakRss: 0 };
   for (let round = 0; round < ROUNDS; round += 1) {
     await before();
-    const gnuSeconds = await timed(gnu);
+    best.gnu = Math.min(best.gnu, (await gnu()).seconds);
     await before();
-    const ourSeconds = await timed(ours);
-    best = { ours: Math.min(best.ours, ourSeconds), gnu: Math.min(best.gnu, gnuSeconds) };
+    const run = await ours();
+    best.ours = Math.min(best.ours, run.seconds);
+    best.peakRss = Math.max(best.peakRss, run.peakRss);
   }
   return best;
 }
 
-function report(label: string, bytes: number, seconds: { ours: number; gnu: number }, peakRss: number): void {
-  const rate = (value: number) => `${(bytes / MIB / value).toFixed(0)} MB/s`;
-  const ratio = seconds.gnu / seconds.ours;
+function report(label: string, bytes: number, result: { ours: number; gnu: number; peakRss: number }): void {
+  const rate = (seconds: number) => `${(bytes / MIB / seconds).toFixed(0)} MB/s`;
+  const ratio = result.gnu / result.ours;
   console.log(
-    `${label.padEnd(8)} ours ${seconds.ours.toFixed(2)} s (${rate(seconds.ours)})  GNU tar ${seconds.gnu.toFixed(2)} s (${rate(seconds.gnu)})  ` +
-      `ratio ${ratio.toFixed(2)}× ${ratio >= 0.7 ? "≥" : "<"} 0.7×  peak RSS ${(peakRss / MIB).toFixed(0)} MiB ${peakRss <= 128 * MIB ? "≤" : ">"} 128 MiB`,
+    `${label.padEnd(8)} ours ${result.ours.toFixed(2)} s (${rate(result.ours)})  GNU tar ${result.gnu.toFixed(2)} s (${rate(result.gnu)})  ` +
+      `ratio ${ratio.toFixed(2)}× (target ≥ 0.7×)  peak RSS ${(result.peakRss / MIB).toFixed(0)} MiB (target ≤ 128 MiB)`,
   );
+}
+
+/** Child mode: one pack or extract in a fresh process, so its peak RSS is ours alone. */
+async function child(mode: string, source: string, target: string): Promise<void> {
+  if (mode === "pack") {
+    const packed = packDirectory(source);
+    for await (const chunk of packed.stream) void chunk;
+    const digest = await packed.digest;
+    if (digest.files !== SMALL_FILES + LARGE_FILES) throw new Error(`packed ${digest.files} files`);
+  } else {
+    await extractArchive(createReadStream(source, { highWaterMark: Number(process.env.EX_HWM ?? 4096) * 1024 }), target);
+  }
 }
 
 async function main(): Promise<void> {
@@ -68,49 +78,35 @@ async function main(): Promise<void> {
   const workspace = join(base, "workspace");
   const archiveFile = join(base, "workspace.tar");
   const target = join(base, "restored");
-  const sampler = rssSampler();
   try {
     console.log(`generating workspace in ${workspace} …`);
-    const bytes = await writeFixture(workspace, { smallFiles: 10_000, largeFiles: LARGE_FILES, largeFileBytes: LARGE_FILE_BYTES });
-    console.log(`workspace: 10000 small files + ${LARGE_FILES} × ${LARGE_FILE_BYTES / MIB} MiB = ${(bytes / MIB).toFixed(0)} MiB`);
-    await shell(`tar -cf '${archiveFile}' -C '${workspace}' .`);
+    const bytes = await writeFixture(workspace, { smallFiles: SMALL_FILES, largeFiles: LARGE_FILES, largeFileBytes: LARGE_FILE_BYTES });
+    console.log(`workspace: ${SMALL_FILES} small files + ${LARGE_FILES} × ${LARGE_FILE_BYTES / MIB} MiB = ${(bytes / MIB).toFixed(0)} MiB; best of ${ROUNDS} rounds`);
+    await pipeline(packDirectory(workspace).stream, createWriteStream(archiveFile));
 
-    let packRss = 0;
     const pack = await compare(
-      async () => {
-        sampler.reset();
-        const packed = packDirectory(workspace);
-        for await (const chunk of packed.stream) void chunk;
-        const digest = await packed.digest;
-        if (digest.files !== 10_000 + LARGE_FILES) throw new Error(`packed ${digest.files} files`);
-        packRss = Math.max(packRss, sampler.peak());
-      },
-      () => shell(`tar -cf - -C '${workspace}' . | cat > /dev/null`),
+      () => measure(process.execPath, [SELF, "pack", workspace, ""]),
+      () => measure("sh", ["-c", `tar -cf - -C '${workspace}' . | cat > /dev/null`]),
       async () => undefined,
     );
-    report("pack", bytes, pack, packRss);
+    report("pack", bytes, pack);
 
-    let extractRss = 0;
     const extract = await compare(
-      async () => {
-        sampler.reset();
-        await extractArchive(createReadStream(archiveFile, { highWaterMark: MIB }), target);
-        extractRss = Math.max(extractRss, sampler.peak());
-      },
-      () => shell(`mkdir -p '${target}' && tar -xf '${archiveFile}' -C '${target}'`),
+      () => measure(process.execPath, [SELF, "extract", archiveFile, target]),
+      () => measure("sh", ["-c", `mkdir -p '${target}' && tar -xf '${archiveFile}' -C '${target}'`]),
       () => removeTree(target),
     );
-    report("extract", bytes, extract, extractRss);
+    report("extract", bytes, extract);
 
-    const ourArchive = join(base, "ours.tar");
-    await pipeline(packDirectory(workspace).stream, createWriteStream(ourArchive));
     await removeTree(target);
-    await shell(`mkdir -p '${target}' && tar -xf '${ourArchive}' -C '${target}' && diff -r '${workspace}' '${target}' && echo 'GNU tar restores our archive: identical'`);
+    const check = await measure("sh", ["-c", `mkdir -p '${target}' && tar -xf '${archiveFile}' -C '${target}' && diff -r '${workspace}' '${target}'`]);
+    console.log(`GNU tar restores our archive identically (${check.seconds.toFixed(2)} s)`);
   } finally {
-    sampler.stop();
     await removeTree(base);
     console.log(`removed ${base}`);
   }
 }
 
-await main();
+const [mode, source, target] = process.argv.slice(2);
+if (mode === "pack" || mode === "extract") await child(mode, source as string, target as string);
+else await main();

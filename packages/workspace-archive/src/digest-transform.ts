@@ -9,7 +9,11 @@ export interface StreamDigest {
   readonly bytes: number;
 }
 
-/** A pass-through stream that hashes and counts the bytes flowing through it. */
+/**
+ * A pass-through stream that hashes and counts the bytes flowing through it, on the calling thread:
+ * with SHA extensions hashing runs at about 1.5 GB/s, and moving it to a worker thread costs more in
+ * copies and thread hand-offs than it saves on a busy machine.
+ */
 export class DigestTransform extends Transform {
   private readonly hash = createHash("sha256");
   private bytes = 0;

@@ -20,7 +20,8 @@ const relativeFolder = z
   .min(1)
   .refine((value) => !value.startsWith("/"), "must be relative")
   .refine((value) => !value.split("/").includes(".."), "must not contain '..'")
-  .refine((value) => !value.includes("\0") && !value.includes("\n"), "must not contain NUL or newline");
+  .refine((value) => !value.includes("\0") && !value.includes("\n"), "must not contain NUL or newline")
+  .refine((value) => value.split("/").some((segment) => segment !== "" && segment !== "."), "must name a folder below the root");
 
 const packSchema = z
   .object({

@@ -25,7 +25,8 @@ export function createPackTally(): PackTally {
   return { entries: 0, files: 0, directories: 0, symlinks: 0, fileBytes: 0, skipped: [], changed: [] };
 }
 
-const MAX_MTIME_SECONDS = 2 ** 31 - 1;
+/** Largest mtime an 11-digit octal header field holds. */
+const MAX_MTIME_SECONDS = 0o77777777777;
 const ZEROS = Buffer.alloc(512);
 
 /**

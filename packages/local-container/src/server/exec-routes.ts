@@ -18,7 +18,10 @@ interface PreparedCommand {
   /** True when the command updates its session's cwd and env afterwards. */
   readonly carriesState: boolean;
   readonly timedOut: () => boolean;
+  /** Kills the command on the server's own account (caller gone); its session stays as it was. */
+  readonly abandon: () => void;
   readonly stopTimer: () => void;
+  readonly stoppedByServer: () => boolean;
 }
 
 /** Resolves the session, cwd and env of an execute request; the session only carries state without per-call overrides. */
@@ -37,17 +40,34 @@ function prepare(container: LocalContainer, body: ExecuteRequest, cwd: string, e
   });
   const started = running as RunningCommand;
   let timedOut = false;
+  let stoppedByServer = false;
+  const stop = (): void => {
+    stoppedByServer = true;
+    started.mapped.kill("SIGKILL");
+  };
   const timer = body.timeoutMs === undefined ? undefined : setTimeout(() => {
     timedOut = true;
-    started.mapped.kill("SIGKILL");
+    stop();
   }, body.timeoutMs);
-  return { running: started, session, carriesState, timedOut: () => timedOut, stopTimer: () => clearTimeout(timer) };
+  return {
+    running: started,
+    session,
+    carriesState,
+    timedOut: () => timedOut,
+    abandon: stop,
+    stopTimer: () => clearTimeout(timer),
+    stoppedByServer: () => stoppedByServer,
+  };
 }
 
-/** Applies the state a session step left behind; false when the shell ended early and the session with it. */
+/**
+ * Applies the state a session step left behind; false when the shell ended early and the session with it.
+ * A command the server stopped never wrote its state, which must not read as the session shell exiting.
+ */
 async function settleSession(container: LocalContainer, prepared: PreparedCommand): Promise<boolean> {
   if (!prepared.carriesState || prepared.session === undefined) return true;
   const state = await prepared.running.readSessionState();
+  if (state === undefined && prepared.stoppedByServer()) return true;
   if (state === undefined) {
     container.sessions.delete(prepared.session.id);
     return false;
@@ -78,7 +98,7 @@ export async function handleExecute(context: RouteContext): Promise<void> {
   const prepared = prepare(container, body, cwd, env, session, carriesState);
   // A caller that gives up on the answer takes its command with it.
   context.response.once("close", () => {
-    if (!context.response.writableEnded) prepared.running.mapped.kill("SIGKILL");
+    if (!context.response.writableEnded) prepared.abandon();
   });
   const stdout = createOutputBuffer(limits.maxOutputBytes);
   const stderr = createOutputBuffer(limits.maxOutputBytes);
@@ -131,7 +151,9 @@ export async function handleExecuteStream(context: RouteContext): Promise<void> 
   const sse = openSse(context.response);
   // A client that goes away takes its command with it.
   context.response.once("close", () => {
-    if (record.status === "running") container.processes.kill(record, "SIGKILL");
+    if (record.status !== "running") return;
+    record.status = "killed";
+    prepared.abandon();
   });
   sse.write({ type: "start", command: body.command, timestamp: now() });
   const finished = new Promise<void>((resolve) => {

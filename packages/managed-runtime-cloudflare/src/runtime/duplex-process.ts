@@ -51,36 +51,32 @@ export async function spawnCloudflareDuplexProcess(sandbox: CloudflareSandbox, s
     ...(spec.env ? { env: spec.env } : {}),
   });
   const logs = new AbortController();
-  let stdoutController!: ReadableStreamDefaultController<Uint8Array>;
-  let stderrController!: ReadableStreamDefaultController<Uint8Array>;
-  const stdout = new ReadableStream<Uint8Array>({ start: (controller) => void (stdoutController = controller), cancel: () => undefined });
-  const stderr = new ReadableStream<Uint8Array>({ start: (controller) => void (stderrController = controller), cancel: () => undefined });
+  const stdout = createOutputChannel();
+  const stderr = createOutputChannel();
   const encoder = new TextEncoder();
+  let killedWith: "SIGTERM" | "SIGKILL" | null = null;
 
+  const finalStatus = async (): Promise<number | null> => (await sandbox.processStatus(started.id).catch(() => null))?.exitCode ?? null;
   const pump = async (): Promise<SandboxProcessExit> => {
     let exitCode: number | null | undefined;
     try {
       for await (const event of sandbox.processLogs(started.id, logs.signal)) {
         if (event.type === "exit") exitCode = event.exitCode;
-        else (event.type === "stdout" ? stdoutController : stderrController).enqueue(encoder.encode(event.data));
+        else (event.type === "stdout" ? stdout : stderr).push(encoder.encode(event.data));
       }
     } catch (error) {
-      if (!logs.signal.aborted) {
-        const failure = new SandboxFailedError({ message: `output of process ${started.id} was lost: ${error instanceof Error ? error.message : String(error)}`, cause: error });
-        stdoutController.error(failure);
-        stderrController.error(failure);
-        return { code: (await sandbox.processStatus(started.id).catch(() => null))?.exitCode ?? null, signal: null };
-      }
+      const failure = new SandboxFailedError({ message: `output of process ${started.id} was lost: ${error instanceof Error ? error.message : String(error)}`, cause: error });
+      stdout.fail(failure);
+      stderr.fail(failure);
+      return { code: await finalStatus(), signal: null };
     }
-    stdoutController.close();
-    stderrController.close();
-    if (exitCode === undefined) exitCode = (await sandbox.processStatus(started.id).catch(() => null))?.exitCode ?? null;
+    stdout.end();
+    stderr.end();
+    if (exitCode === undefined) exitCode = await finalStatus();
     return { code: exitCode, signal: killedWith !== null && (exitCode === null || exitCode > 128) ? killedWith : null };
   };
-
-  let killedWith: "SIGTERM" | "SIGKILL" | null = null;
-  const exited = pump();
-  exited.catch(() => undefined);
+  // The exit always resolves: a broken log stream is reported through the output streams instead.
+  const exited = pump().catch((): SandboxProcessExit => ({ code: null, signal: null }));
 
   let written = 0;
   let writing: Promise<void> = Promise.resolve();
@@ -109,8 +105,8 @@ export async function spawnCloudflareDuplexProcess(sandbox: CloudflareSandbox, s
 
   return {
     stdin,
-    stdout,
-    stderr,
+    stdout: stdout.stream,
+    stderr: stderr.stream,
     kill(signal = "SIGTERM") {
       killedWith = signal;
       void sandbox.killProcess(started.id, signal).catch(() => undefined);
@@ -124,4 +120,32 @@ async function runChecked(sandbox: CloudflareSandbox, command: string, what: str
   if (result.exitCode !== 0) {
     throw new SandboxFailedError({ message: `${what} failed with exit code ${result.exitCode}: ${result.stderr.slice(0, 512)}`, context: { exitCode: result.exitCode } });
   }
+}
+
+/** One output stream of a process; pushing after the reader cancelled it drops the data instead of throwing. */
+interface OutputChannel {
+  readonly stream: ReadableStream<Uint8Array>;
+  push(chunk: Uint8Array): void;
+  end(): void;
+  fail(error: Error): void;
+}
+
+function createOutputChannel(): OutputChannel {
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let open = true;
+  const stream = new ReadableStream<Uint8Array>({
+    start: (value) => void (controller = value),
+    cancel: () => void (open = false),
+  });
+  const settle = (action: () => void): void => {
+    if (!open) return;
+    open = false;
+    action();
+  };
+  return {
+    stream,
+    push: (chunk) => open && controller.enqueue(chunk),
+    end: () => settle(() => controller.close()),
+    fail: (error) => settle(() => controller.error(error)),
+  };
 }

@@ -1,4 +1,4 @@
-import { ManagedRuntimeError, NotFoundError, SandboxFailedError, TimeoutError, createError } from "@open-managed-agents/runtime-resource-contract";
+import { ManagedRuntimeError, NotFoundError, SandboxFailedError, TimeoutError } from "@open-managed-agents/runtime-resource-contract";
 
 /** SDK error codes (they survive Durable Object RPC inside the message or as `code`) that mean "missing". */
 const NOT_FOUND_CODES = ["FILE_NOT_FOUND", "PROCESS_NOT_FOUND", "BACKUP_NOT_FOUND"];
@@ -41,9 +41,4 @@ export async function callSdk<T>(operation: string, call: () => Promise<T>): Pro
   } catch (error) {
     throw sdkFailure(error, operation);
   }
-}
-
-/** Rebuilds an error with a different code, keeping message and context. */
-export function withCode(error: ManagedRuntimeError, code: "sandbox_failed" | "not_found"): ManagedRuntimeError {
-  return createError(code, { message: error.message, context: { ...error.context }, cause: error });
 }

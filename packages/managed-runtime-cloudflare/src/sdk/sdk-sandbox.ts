@@ -162,7 +162,7 @@ async function withDeadline<T>(call: Promise<T>, ms: number, signal: AbortSignal
   try {
     return await Promise.race([call, limits]);
   } finally {
-    clearTimeout(timer);
+    if (timer !== undefined) clearTimeout(timer);
     detach();
   }
 }

@@ -86,10 +86,13 @@ export const denyAllOutbound: OutboundHandler<unknown> = async (request) => {
   return refuse(403, "egress_denied", url);
 };
 
-/** The static members of a `@cloudflare/containers` class that outbound interception reads. */
-export interface OutboundInterceptingClass<Env> {
-  outboundHandlers?: Record<string, OutboundHandler<Env>>;
-  outbound?: OutboundHandler<Env>;
+/**
+ * The static members of a `@cloudflare/containers` class that outbound interception reads (typed loosely:
+ * the setters store any handler record under the class's name).
+ */
+export interface OutboundInterceptingClass {
+  outboundHandlers?: unknown;
+  outbound?: unknown;
 }
 
 /**
@@ -98,7 +101,7 @@ export interface OutboundInterceptingClass<Env> {
  * registry they write to). Call it at module top level so every isolate that loads the Worker has them.
  * The subclass must also set `enableInternet = false` and `interceptHttps = true`.
  */
-export function installCredentialEgress<Env>(sandboxClass: OutboundInterceptingClass<Env>, options: CredentialEgressOutboundOptions<Env>): void {
+export function installCredentialEgress<Env>(sandboxClass: OutboundInterceptingClass, options: CredentialEgressOutboundOptions<Env>): void {
   sandboxClass.outboundHandlers = createCredentialEgressOutboundHandlers(options);
-  sandboxClass.outbound = denyAllOutbound as OutboundHandler<Env>;
+  sandboxClass.outbound = denyAllOutbound;
 }

@@ -37,7 +37,5 @@ export async function standInRestoreBackup(sandbox: Sandbox<BackupEnv>, env: Bac
   await sandbox.writeFile(archive, toBase64(new Uint8Array(await object.arrayBuffer())), { encoding: "base64" });
   const unpacked = await sandbox.exec(`mkdir -p '${backup.dir}' && tar xf '${archive}' -C '${backup.dir}' && rm -f '${archive}'`);
   if (unpacked.exitCode !== 0) throw new Error(`BACKUP_RESTORE_FAILED: tar exited ${unpacked.exitCode}: ${unpacked.stderr}`);
-  const count = Number((await sandbox.ctx.storage.get<number>("restoreCount")) ?? 0) + 1;
-  await sandbox.ctx.storage.put("restoreCount", count);
   return { success: true, dir: backup.dir, id: backup.id };
 }

@@ -21,7 +21,7 @@ export class Container<Env = unknown> extends LocalContainer<Env> {
     if (typeof serverUrl !== "string") throw new Error(`${TEST_CONTAINER_URL_BINDING} is not bound`);
     const containerId = ctx.id.toString();
     Object.defineProperty(ctx, "container", {
-      value: withOutboundRelay(createLocalContainerRuntime(serverUrl, containerId), containerId),
+      value: withOutboundRelay(createLocalContainerRuntime(serverUrl, containerId), containerId, typeof env.OMA_TEST_RELAY_URL === "string" ? env.OMA_TEST_RELAY_URL : undefined),
       configurable: true,
       enumerable: true,
     });

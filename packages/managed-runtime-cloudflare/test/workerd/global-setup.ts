@@ -1,24 +1,32 @@
+import { createHash } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { createLocalContainerServer } from "@open-managed-agents/local-container";
 import type { TestProject } from "vitest/node";
+import { startEgressRelay } from "./relay-server.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
     containerServerUrl: string;
     upstreamUrl: string;
+    relayUrl: string;
   }
 }
 
-/** An upstream service that echoes what reached it, so tests can see which headers the egress path set. */
+/**
+ * An upstream service that echoes what reached it, so tests can see which headers the egress path set.
+ * Like a real service it never sends a credential back: the Authorization header comes back as a digest.
+ */
 function echo(request: IncomingMessage, response: ServerResponse): void {
   const chunks: Buffer[] = [];
   request.on("data", (chunk: Buffer) => chunks.push(chunk));
   request.on("end", () => {
+    const { authorization, ...headers } = request.headers;
+    const authorizationSha256 = typeof authorization === "string" ? createHash("sha256").update(authorization).digest("hex") : null;
     response.writeHead(200, { "content-type": "application/json" });
-    response.end(JSON.stringify({ method: request.method, url: request.url, headers: request.headers, body: Buffer.concat(chunks).toString("utf8") }));
+    response.end(JSON.stringify({ method: request.method, url: request.url, headers, authorizationSha256, body: Buffer.concat(chunks).toString("utf8") }));
   });
 }
 
@@ -29,7 +37,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
   project.provide("containerServerUrl", containers.url);
   project.provide("upstreamUrl", `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`);
+  const relay = await startEgressRelay();
+  project.provide("relayUrl", relay.url);
   return async () => {
+    await relay.close();
     upstream.closeAllConnections();
     await new Promise<void>((resolve) => upstream.close(() => resolve()));
     await containers.close();

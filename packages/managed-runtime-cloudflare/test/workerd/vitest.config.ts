@@ -24,7 +24,13 @@ export default defineConfig({
         bindings: {
           OMA_TEST_CONTAINER_URL: inject("containerServerUrl"),
           UPSTREAM_URL: inject("upstreamUrl"),
+          OMA_TEST_RELAY_URL: inject("relayUrl"),
           SANDBOX_LOG_LEVEL: "error",
+          // Settings of the durable workspace mount; the secret is a marker the tests search for.
+          WORKSPACE_BUCKET_NAME: "oma-workspaces",
+          R2_ENDPOINT: "https://test-account.r2.cloudflarestorage.com",
+          R2_ACCESS_KEY_ID: "test-r2-access-key-id",
+          R2_SECRET_ACCESS_KEY: "test-r2-secret-access-key-marker",
         },
       },
     })),

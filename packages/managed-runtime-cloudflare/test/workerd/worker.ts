@@ -13,6 +13,10 @@ export interface TestEnv {
   readonly BACKUP_BUCKET: R2Bucket;
   readonly WORKSPACE_BUCKET: R2Bucket;
   readonly UPSTREAM_URL: string;
+  readonly WORKSPACE_BUCKET_NAME: string;
+  readonly R2_ENDPOINT: string;
+  readonly R2_ACCESS_KEY_ID: string;
+  readonly R2_SECRET_ACCESS_KEY: string;
   readonly OMA_TEST_CONTAINER_URL: string;
 }
 
@@ -29,7 +33,9 @@ export class TestSandbox extends Sandbox<TestEnv> {
   }
 
   override async restoreBackup(backup: Parameters<Sandbox["restoreBackup"]>[0]): Promise<{ success: true; dir: string; id: string }> {
-    return standInRestoreBackup(this, this.env, backup);
+    const restored = await standInRestoreBackup(this, this.env, backup);
+    await this.ctx.storage.put("restoreCount", ((await this.ctx.storage.get<number>("restoreCount")) ?? 0) + 1);
+    return restored;
   }
 
   /** How often a backup was restored into this container (observation for tests). */

@@ -1,0 +1,40 @@
+-- Fences and publications of managed-runtime sessions, and the orphaned-runtime queue.
+-- Written in the dialect SQLite and Cloudflare D1 share. Times are epoch milliseconds.
+
+-- One row per session. generation only grows, across owners, releases and expiries. The holder
+-- columns are NULL while nobody holds the fence. The fence token itself is never stored: only its
+-- SHA-256, so a copy of the table cannot be used to publish.
+CREATE TABLE IF NOT EXISTS runtime_resource_fences (
+  workspace_id TEXT NOT NULL,
+  environment_id TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  generation INTEGER NOT NULL DEFAULT 0,
+  work_id TEXT,
+  owner_id TEXT,
+  token_sha256 TEXT,
+  expires_at INTEGER NOT NULL DEFAULT 0,
+  published_generation INTEGER NOT NULL DEFAULT 0,
+  revision INTEGER NOT NULL DEFAULT 0,
+  publication TEXT,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (workspace_id, environment_id, session_id)
+);
+
+-- Runtimes whose terminate failed, waiting to be reaped. No fence token or credential is kept.
+CREATE TABLE IF NOT EXISTS runtime_orphans (
+  id TEXT NOT NULL PRIMARY KEY,
+  workspace_id TEXT NOT NULL,
+  environment_id TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  work_id TEXT NOT NULL,
+  generation INTEGER NOT NULL,
+  owner_id TEXT NOT NULL,
+  sandbox TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  attempts INTEGER NOT NULL,
+  last_error TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS runtime_orphans_by_age ON runtime_orphans (created_at);

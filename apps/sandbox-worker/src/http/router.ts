@@ -1,0 +1,33 @@
+import { InvalidRequestError, NotFoundError } from "@open-managed-agents/runtime-resource-contract";
+import type { WorkerEnv } from "../env.js";
+import { authorize } from "./auth.js";
+import { errorResponse, json } from "./responses.js";
+import { readWork, startWork } from "./work-routes.js";
+
+const WORK_COLLECTION = /^\/v1\/sessions\/([^/]+)\/work$/;
+const WORK_ITEM = /^\/v1\/sessions\/([^/]+)\/work\/([^/]+)$/;
+
+function methodNotAllowed(allowed: string): Response {
+  const error = new InvalidRequestError({ message: `method not allowed; use ${allowed}`, context: { allowed } });
+  return json(405, { error: error.toJSON() }, { allow: allowed });
+}
+
+async function route(request: Request, env: WorkerEnv): Promise<Response> {
+  const { pathname } = new URL(request.url);
+  const collection = WORK_COLLECTION.exec(pathname);
+  if (collection) return request.method === "POST" ? startWork(request, env, collection[1] ?? "") : methodNotAllowed("POST");
+  const item = WORK_ITEM.exec(pathname);
+  if (item) return request.method === "GET" ? readWork(env, item[1] ?? "", item[2] ?? "") : methodNotAllowed("GET");
+  throw new NotFoundError({ message: `no route for ${request.method} ${pathname}` });
+}
+
+/** The Worker's HTTP API: every request is authenticated first, then routed; errors become JSON. */
+export async function handleFetch(request: Request, env: WorkerEnv): Promise<Response> {
+  try {
+    const refusal = await authorize(request, env.API_TOKEN);
+    if (refusal) return refusal;
+    return await route(request, env);
+  } catch (error) {
+    return errorResponse(error);
+  }
+}

@@ -1,0 +1,27 @@
+import { getSandbox } from "@cloudflare/sandbox";
+import { createR2BindingBlobStore } from "@open-managed-agents/blob-store/r2";
+import type { CloudflareManagedRuntimeOptions } from "@open-managed-agents/managed-runtime-cloudflare";
+import { createCloudflareSdkSandbox } from "@open-managed-agents/managed-runtime-cloudflare/sdk";
+import type { WorkerConfig } from "../config.js";
+import type { WorkerEnv } from "../env.js";
+import { SANDBOX_RUNTIME_ENVIRONMENT } from "./sandbox-image.js";
+
+/** Called with every runtime id the driver opens, before its sandbox is used. */
+export type RuntimeObserver = (runtimeId: string) => Promise<void>;
+
+/**
+ * The Cloudflare driver's options for this Worker: one `Sandbox` Durable Object (and container) per
+ * runtime id, outputs in `OUTPUTS_BUCKET`, workspace backups in `BACKUP_BUCKET`.
+ */
+export function cloudflareDriverOptions(env: WorkerEnv, config: WorkerConfig, observe?: RuntimeObserver): CloudflareManagedRuntimeOptions<WorkerEnv> {
+  return {
+    createSandbox: async (bindings, runtimeId) => {
+      await observe?.(runtimeId);
+      return createCloudflareSdkSandbox(getSandbox(bindings.Sandbox, runtimeId), { localBackups: config.localBackups });
+    },
+    runtimeEnvironment: SANDBOX_RUNTIME_ENVIRONMENT,
+    leaseTtlMs: config.leaseTtlMs,
+    outputs: { store: createR2BindingBlobStore(env.OUTPUTS_BUCKET) },
+    ...(config.controlPlaneBaseUrl ? { controlPlaneBaseUrl: config.controlPlaneBaseUrl } : {}),
+  };
+}

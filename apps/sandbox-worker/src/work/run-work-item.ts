@@ -1,0 +1,50 @@
+import { createManagedRuntimeHost, createManagedRuntimeProviderRegistry } from "@open-managed-agents/managed-runtime-host";
+import { CLOUDFLARE_PROVIDER, createCloudflareManagedRuntimeDriver } from "@open-managed-agents/managed-runtime-cloudflare";
+import type { ManagedRuntimeProfile, RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
+import { readConfig } from "../config.js";
+import { createConsoleLogger } from "../logger.js";
+import type { WorkerEnv } from "../env.js";
+import { type RuntimeObserver, cloudflareDriverOptions } from "../runtime/driver-options.js";
+import { runtimeStores } from "../runtime/stores.js";
+import { type WorkOutcome, errorJSON, outcomeOf } from "./work-outcome.js";
+
+/** One work item of one session. */
+export interface WorkItem {
+  readonly sessionId: string;
+  readonly workId: string;
+  readonly profile: ManagedRuntimeProfile;
+}
+
+/** Options of {@link runWorkItem}. */
+export interface RunWorkItemOptions {
+  /** The host instance: written into the fence and into orphan records. */
+  readonly ownerId: string;
+  /** Sees every runtime id the driver opens (the Worker records it on the work item). */
+  readonly observeRuntime?: RuntimeObserver;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Runs one work item: the Cloudflare driver admitted by the registry, then the fenced host transaction
+ * over D1 fences and orphans. Never rejects: a refusal or failure before the transaction is a `failed` outcome.
+ */
+export async function runWorkItem(env: WorkerEnv, item: WorkItem, options: RunWorkItemOptions): Promise<WorkOutcome> {
+  try {
+    const config = readConfig(env);
+    const scope: RuntimeResourceScope = { workspaceId: config.workspaceId, environmentId: config.environmentId, sessionId: item.sessionId, workId: item.workId };
+    const driver = createCloudflareManagedRuntimeDriver(env, cloudflareDriverOptions(env, config, options.observeRuntime));
+    const registry = createManagedRuntimeProviderRegistry({ drivers: [driver] });
+    const { resources } = await registry.prepare({ provider: CLOUDFLARE_PROVIDER, placement: "in_process", scope, profile: item.profile, providerConfig: {} });
+    const host = createManagedRuntimeHost({
+      ownerId: options.ownerId,
+      leaseTtlMs: config.leaseTtlMs,
+      heartbeatIntervalMs: config.heartbeatIntervalMs,
+      ...runtimeStores(env),
+      ...resources,
+      logger: createConsoleLogger(config.logLevel),
+    });
+    return outcomeOf(await host.run({ scope, profile: item.profile, ...(options.signal ? { signal: options.signal } : {}) }));
+  } catch (error) {
+    return { type: "failed", error: errorJSON(error), cleanupErrors: [] };
+  }
+}

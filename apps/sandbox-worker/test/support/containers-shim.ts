@@ -1,0 +1,29 @@
+/**
+ * `@cloudflare/containers` for the workerd tests: the local container runtime of
+ * `@open-managed-agents/local-container` stands in for workerd's container (the real `Container` class
+ * and the real `Sandbox` Durable Object run unchanged over it), with the image's backup tooling
+ * emulated (see backup-tooling.ts). The server URL comes from the `OMA_TEST_CONTAINER_URL` binding.
+ */
+import { Container as LocalContainer, createLocalContainerRuntime } from "@open-managed-agents/local-container/containers-shim";
+import { withBackupTooling } from "./backup-tooling.js";
+
+export * from "@open-managed-agents/local-container/containers-shim";
+
+/** Binding naming the local container server (the test's own, so the plain shim does not install itself). */
+export const TEST_CONTAINER_URL_BINDING = "OMA_TEST_CONTAINER_URL";
+
+type LocalArgs<Env> = ConstructorParameters<typeof LocalContainer<Env>>;
+
+export class Container<Env = unknown> extends LocalContainer<Env> {
+  constructor(...args: LocalArgs<Env>) {
+    const ctx = args[0] as unknown as { id: { toString(): string } };
+    const serverUrl = (args[1] as unknown as Record<string, unknown>)[TEST_CONTAINER_URL_BINDING];
+    if (typeof serverUrl !== "string") throw new Error(`${TEST_CONTAINER_URL_BINDING} is not bound`);
+    Object.defineProperty(ctx, "container", {
+      value: withBackupTooling(createLocalContainerRuntime(serverUrl, ctx.id.toString())),
+      configurable: true,
+      enumerable: true,
+    });
+    super(...args);
+  }
+}

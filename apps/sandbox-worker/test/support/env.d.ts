@@ -1,0 +1,11 @@
+import type { D1Migration } from "cloudflare:test";
+import type { WorkerEnv } from "../../src/env.js";
+
+declare global {
+  namespace Cloudflare {
+    interface Env extends WorkerEnv {
+      readonly TEST_MIGRATIONS: D1Migration[];
+      readonly OMA_TEST_CONTAINER_URL: string;
+    }
+  }
+}

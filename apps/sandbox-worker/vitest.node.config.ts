@@ -1,0 +1,9 @@
+import { defineConfig } from "vitest/config";
+
+/** Checks of the deployable artefacts that run in Node: Dockerfile, wrangler.jsonc, migrations. */
+export default defineConfig({
+  test: {
+    include: ["test/node/**/*.test.ts"],
+    testTimeout: 30_000,
+  },
+});
