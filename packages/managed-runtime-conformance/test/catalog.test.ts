@@ -49,8 +49,16 @@ describe("provider conformance catalog", () => {
       workspace: { strategies: ["checkpoint_restore"], durability: "durable" },
       outputs: { strategies: ["final_collect"], durability: "durable" },
       sandboxPortFacts: {
-        available: ["duplex_process", "workspace_backup", "session_output_mount"],
-        unavailable: ["runtime_scoped_resume", "process_memory_checkpoint"],
+        available: [
+          "duplex_process",
+          "streaming_process_stdin",
+          "interactive_stdin_without_pty",
+          "file_bytes_io",
+          "workspace_backup",
+          "provider_lease",
+          "container_image",
+        ],
+        unavailable: ["runtime_scoped_resume", "process_memory_checkpoint", "sandbox_fork"],
       },
     });
   });

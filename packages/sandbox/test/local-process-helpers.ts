@@ -38,12 +38,13 @@ export async function processesInNamespace(namespaceId: string): Promise<number[
   return pids;
 }
 
-/** Whether this process holds a descriptor on the mount namespace `namespaceId`. */
-export async function holdsNamespace(namespaceId: string): Promise<boolean> {
+/** How many mount namespaces this process holds descriptors on. */
+export async function heldNamespaceCount(): Promise<number> {
+  let count = 0;
   for (const entry of await readdir("/proc/self/fd")) {
-    if ((await readlink(`/proc/self/fd/${entry}`).catch(() => null)) === namespaceId) return true;
+    if ((await readlink(`/proc/self/fd/${entry}`).catch(() => ""))?.startsWith("mnt:[")) count += 1;
   }
-  return false;
+  return count;
 }
 
 /** Pids of live processes whose command line contains `needle`. */

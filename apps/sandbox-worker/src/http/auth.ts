@@ -30,6 +30,6 @@ export async function authorize(request: Request, apiToken: string | undefined):
   if (header === null) return errorResponse(new UnauthorizedError({ message: "missing Authorization header" }), CHALLENGE);
   const match = BEARER.exec(header);
   if (match === null) return errorResponse(new UnauthorizedError({ message: "Authorization must use the Bearer scheme" }), CHALLENGE);
-  if (false && !(await sameToken(match[1] ?? "", apiToken))) return errorResponse(new UnauthorizedError({ message: "invalid bearer token" }), CHALLENGE);
+  if (!(await sameToken(match[1] ?? "", apiToken))) return errorResponse(new UnauthorizedError({ message: "invalid bearer token" }), CHALLENGE);
   return null;
 }

@@ -1,0 +1,39 @@
+import { join } from "node:path";
+import { unstable_readConfig } from "wrangler";
+import { describe, expect, it } from "vitest";
+import { APP_DIR, appFile } from "./artefacts.js";
+
+const config = unstable_readConfig({ config: join(APP_DIR, "wrangler.jsonc") });
+
+/** Class names src/index.ts exports. */
+async function exportedClasses(): Promise<string[]> {
+  const source = await appFile("src/index.ts");
+  return [...source.matchAll(/export \{ (\w+) \} from/g)].map((match) => match[1] ?? "");
+}
+
+describe("wrangler.jsonc, as wrangler reads it", () => {
+  it("runs the Sandbox class as a container built from the Dockerfile", () => {
+    expect(config.containers).toEqual([expect.objectContaining({ class_name: "Sandbox", image: expect.stringMatching(/Dockerfile$/) })]);
+  });
+
+  it("binds every Durable Object class src/index.ts exports, each created by a SQLite migration", async () => {
+    const classes = await exportedClasses();
+    expect(classes.sort()).toEqual(["Sandbox", "WorkRunner"]);
+    expect(config.durable_objects.bindings.map((binding) => binding.class_name).sort()).toEqual(classes);
+    expect(config.migrations.flatMap((migration) => migration.new_sqlite_classes ?? []).sort()).toEqual(classes);
+    // getSandbox(env.Sandbox, id) and env.WORK_RUNNER are the names the code uses.
+    expect(config.durable_objects.bindings.map((binding) => binding.name).sort()).toEqual(["Sandbox", "WORK_RUNNER"]);
+  });
+
+  it("binds D1 with the app's migrations directory, the R2 buckets and a cron trigger", () => {
+    expect(config.d1_databases).toEqual([expect.objectContaining({ binding: "DB", migrations_dir: "migrations" })]);
+    expect(config.r2_buckets.map((bucket) => bucket.binding).sort()).toEqual(["BACKUP_BUCKET", "OUTPUTS_BUCKET"]);
+    expect(config.triggers.crons).toHaveLength(1);
+  });
+
+  it("runs locally without Docker and keeps the API token out of the file", async () => {
+    expect(config.dev.enable_containers).toBe(false);
+    expect(config.vars).not.toHaveProperty("API_TOKEN");
+    expect(await appFile("wrangler.jsonc")).not.toMatch(/R2_SECRET_ACCESS_KEY"\s*:/);
+  });
+});
