@@ -7,6 +7,6 @@ export { WorkRunner } from "./work/work-runner.js";
 export type { WorkerEnv } from "./env.js";
 
 export default {
-  fetch: (request, env) => handleFetch(request, env),
+  fetch: (request: Request, env: WorkerEnv) => handleFetch(request, env),
   scheduled: (_controller, env, ctx) => ctx.waitUntil(reconcileOrphans(env)),
 } satisfies ExportedHandler<WorkerEnv>;

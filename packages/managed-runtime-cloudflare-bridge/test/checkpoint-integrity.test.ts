@@ -116,6 +116,18 @@ describe("bridge checkpoint integrity", () => {
     await store.put(key, new TextEncoder().encode("squatter"));
     expect(await codeOf(checkpointer.checkpoint({ sandboxId: ID }))).toBe("integrity_failed");
   });
+
+  it("reports a lost lease when the container no longer carries the marker written at start", async () => {
+    const { provider } = setup();
+    scriptBridge(new Uint8Array(0));
+    const runtime = await provider.create({ sessionId: "s", workdir: "/workspace" });
+    await runtime.renewLease({ ttlMs: 1_000 });
+    bridge.respond((_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.end('event: exit\ndata: {"exit_code":1}\n\n');
+    });
+    expect(await codeOf(runtime.renewLease({ ttlMs: 1_000 }))).toBe("lease_lost");
+  });
 });
 
 async function tarOf(files: Record<string, string>): Promise<Uint8Array> {

@@ -10,10 +10,12 @@ import {
   createMemoryFencePort,
   createMemoryOrphanPort,
 } from "@open-managed-agents/managed-runtime-host";
-import { readOutputManifest } from "@open-managed-agents/managed-runtime-sandbox";
 import type { ManagedRuntimeProfile, RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CloudflareBridgeManagedRuntimeOptions, createCloudflareBridgeManagedRuntime } from "../src/index.js";
+import { createBridgeCheckpointer } from "../src/checkpoint/bridge-checkpointer.js";
+import { createBridgeSandboxProvider } from "../src/runtime/bridge-provider.js";
+import { createBridgeClient } from "../src/wire/bridge-client.js";
 import { scopeFor, shellProfile } from "./support.js";
 
 // Cloudflare's own bridge Worker in local workerd, over the local container runtime (no Docker).
@@ -74,6 +76,22 @@ describe("cloudflare-bridge driver against the local stack", () => {
     expect(result.type).toBe("failed");
     if (result.type === "failed") expect(result.error.code).toBe("sandbox_failed");
   }, 120_000);
-});
 
-export { readOutputManifest };
+  it("reports a lost lease when the bridge replaced the container, instead of presenting an empty one as the same runtime", async () => {
+    const client = createBridgeClient({ baseUrl: bridge.url, apiKey: bridge.apiKey });
+    const checkpointer = createBridgeCheckpointer({
+      provider: "cloudflare-bridge", client, store, keyPrefix: "replaced", excludes: [],
+      maxRequestBytes: 1 << 20, singleRequestBytes: 1 << 20, partBytes: 1 << 18, maxCheckpointBytes: 1 << 24,
+    });
+    const provider = createBridgeSandboxProvider({ provider: "cloudflare-bridge", client, checkpointer, maxRequestBytes: 1 << 20, maxExecOutputBytes: 1 << 20 });
+    const runtime = await provider.create({ sessionId: "s", workdir: "/workspace" });
+    await runtime.renewLease({ ttlMs: 60_000 });
+    // Eviction: the container's processes and files disappear while the bridge still knows the id.
+    for (const container of bridge.containerServer.containers.list()) await bridge.containerServer.containers.destroy(container.id);
+    // Depending on when the Durable Object notices, the renewal fails in transport or finds a fresh container
+    // without the marker; either way the runtime is never renewed as if nothing happened.
+    const error = await runtime.renewLease({ ttlMs: 60_000 }).then(() => null, (caught: unknown) => caught);
+    expect(["lease_lost", "sandbox_failed"]).toContain((error as { code?: string } | null)?.code);
+    await runtime.destroy();
+  }, 120_000);
+});

@@ -5,6 +5,11 @@ import { APP_DIR, appFile } from "./artefacts.js";
 
 const config = unstable_readConfig({ config: join(APP_DIR, "wrangler.jsonc") });
 
+interface Named {
+  readonly name: string;
+  readonly class_name: string;
+}
+
 /** Class names src/index.ts exports. */
 async function exportedClasses(): Promise<string[]> {
   const source = await appFile("src/index.ts");
@@ -19,15 +24,15 @@ describe("wrangler.jsonc, as wrangler reads it", () => {
   it("binds every Durable Object class src/index.ts exports, each created by a SQLite migration", async () => {
     const classes = await exportedClasses();
     expect(classes.sort()).toEqual(["Sandbox", "WorkRunner"]);
-    expect(config.durable_objects.bindings.map((binding) => binding.class_name).sort()).toEqual(classes);
-    expect(config.migrations.flatMap((migration) => migration.new_sqlite_classes ?? []).sort()).toEqual(classes);
+    expect(config.durable_objects.bindings.map((binding: Named) => binding.class_name).sort()).toEqual(classes);
+    expect(config.migrations.flatMap((migration: { new_sqlite_classes?: string[] }) => migration.new_sqlite_classes ?? []).sort()).toEqual(classes);
     // getSandbox(env.Sandbox, id) and env.WORK_RUNNER are the names the code uses.
-    expect(config.durable_objects.bindings.map((binding) => binding.name).sort()).toEqual(["Sandbox", "WORK_RUNNER"]);
+    expect(config.durable_objects.bindings.map((binding: Named) => binding.name).sort()).toEqual(["Sandbox", "WORK_RUNNER"]);
   });
 
   it("binds D1 with the app's migrations directory, the R2 buckets and a cron trigger", () => {
     expect(config.d1_databases).toEqual([expect.objectContaining({ binding: "DB", migrations_dir: "migrations" })]);
-    expect(config.r2_buckets.map((bucket) => bucket.binding).sort()).toEqual(["BACKUP_BUCKET", "OUTPUTS_BUCKET"]);
+    expect(config.r2_buckets.map((bucket: { binding: string }) => bucket.binding).sort()).toEqual(["BACKUP_BUCKET", "OUTPUTS_BUCKET"]);
     expect(config.triggers.crons).toHaveLength(1);
   });
 

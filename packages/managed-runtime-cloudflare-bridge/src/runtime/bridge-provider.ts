@@ -1,7 +1,7 @@
 import { InvalidRequestError, ProviderMismatchError, UnsupportedOperationError } from "@open-managed-agents/runtime-resource-contract";
 import type { ManagedSandboxRuntime, SandboxProviderPort } from "@open-managed-agents/sandbox";
 import { BRIDGE_SANDBOX_ID_PATTERN, type BridgeClient } from "../wire/bridge-client.js";
-import { type BridgeCheckpointer, createBridgeRuntime } from "./bridge-runtime.js";
+import { type BridgeCheckpointer, createBridgeRuntime, markRuntimeStarted } from "./bridge-runtime.js";
 
 /** Options of {@link createBridgeSandboxProvider}. */
 export interface BridgeSandboxProviderOptions {
@@ -27,11 +27,23 @@ export function createBridgeSandboxProvider(options: BridgeSandboxProviderOption
       maxExecOutputBytes: options.maxExecOutputBytes,
     });
 
+  const start = async () => {
+    const sandboxId = await options.client.create();
+    const runtime = runtimeFor(sandboxId);
+    try {
+      await markRuntimeStarted(options.client, sandboxId);
+      return runtime;
+    } catch (error) {
+      await runtime.destroy().catch(() => undefined);
+      throw error;
+    }
+  };
+
   return {
     provider: options.provider,
 
     async create() {
-      return runtimeFor(await options.client.create());
+      return start();
     },
 
     async resume(handle) {
@@ -45,7 +57,7 @@ export function createBridgeSandboxProvider(options: BridgeSandboxProviderOption
       if (checkpoint.provider !== options.provider) {
         throw new ProviderMismatchError({ message: "checkpoint belongs to another provider", context: { expected: options.provider, actual: checkpoint.provider } });
       }
-      const runtime = runtimeFor(await options.client.create());
+      const runtime = await start();
       try {
         await runtime.resume(checkpoint);
         return runtime;

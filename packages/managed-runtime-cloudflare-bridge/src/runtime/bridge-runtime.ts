@@ -3,6 +3,7 @@ import {
   LeaseLostError,
   ProviderMismatchError,
   type SandboxCheckpointHandle,
+  SandboxFailedError,
   UnsupportedOperationError,
 } from "@open-managed-agents/runtime-resource-contract";
 import type { ManagedSandboxRuntime, SandboxDuplexProcess } from "@open-managed-agents/sandbox";
@@ -10,6 +11,19 @@ import type { BridgeClient } from "../wire/bridge-client.js";
 import { buildArgv, demultiplex, execCollect } from "./exec.js";
 import { createBridgeFiles } from "./files.js";
 import { WORKSPACE_ROOT, assertWorkspaceCwd } from "./paths.js";
+
+/** File that marks a container as the one this runtime started; outside `/workspace`, so never checkpointed. */
+export function runtimeMarkerPath(sandboxId: string): string {
+  return `/tmp/.oma-runtime-${sandboxId}`;
+}
+
+/** Writes the runtime marker; called once when a sandbox is created. */
+export async function markRuntimeStarted(client: BridgeClient, sandboxId: string, signal?: AbortSignal): Promise<void> {
+  const result = await execCollect(client, sandboxId, { command: "touch", args: [runtimeMarkerPath(sandboxId)], signal, maxOutputBytes: 4096 });
+  if (result.exitCode !== 0) {
+    throw new SandboxFailedError({ message: `could not initialise the bridge sandbox (exit ${result.exitCode})`, context: { exitCode: result.exitCode } });
+  }
+}
 
 /** Stores and restores `/workspace` checkpoints of one sandbox. */
 export interface BridgeCheckpointer {
@@ -46,8 +60,11 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
     },
 
     async renewLease() {
-      if (!(await client.running(sandboxId))) {
-        throw new LeaseLostError({ message: "bridge sandbox is no longer running", context: { runtimeId: sandboxId } });
+      // A bridge starts a fresh container for a known id after eviction or sleep, so "running" alone would
+      // present an empty container as the same runtime. The marker written at start tells them apart.
+      const probe = await execCollect(client, sandboxId, { command: "test", args: ["-f", runtimeMarkerPath(sandboxId)], maxOutputBytes: 4096 });
+      if (probe.exitCode !== 0) {
+        throw new LeaseLostError({ message: "bridge sandbox was stopped or replaced; its files are gone", context: { runtimeId: sandboxId } });
       }
     },
 
