@@ -18,6 +18,12 @@ export type WorkerEnv = {
   readonly LEASE_TTL_MS?: string;
   readonly ORPHAN_REAP_LIMIT?: string;
   readonly SANDBOX_LOCAL_BACKUPS?: string;
+  /** Presigned backup uploads (read by the Sandbox Durable Object): account, bucket name and R2 keys. */
+  readonly CLOUDFLARE_ACCOUNT_ID?: string;
+  readonly CLOUDFLARE_R2_ACCOUNT_ID?: string;
+  readonly BACKUP_BUCKET_NAME?: string;
+  readonly R2_ACCESS_KEY_ID?: string;
+  readonly R2_SECRET_ACCESS_KEY?: string;
   readonly CONTROL_PLANE_BASE_URL?: string;
   readonly LOG_LEVEL?: string;
   /** Named profiles: an object (a JSON var) or its JSON text. */

@@ -1,7 +1,7 @@
 /**
  * Cost of one short command (`true`) started with mapped paths, against a plain `spawn` of the same
  * program in the same process. Rounds interleave the variants so machine load hits them alike.
- * Run: `pnpm bench:local-process` (root) or `pnpm --filter @open-managed-agents/sandbox bench`.
+ * Run: `pnpm --filter @open-managed-agents/sandbox bench`.
  * `ROUNDS=N` changes the number of rounds (default 40).
  */
 import { spawn } from "node:child_process";

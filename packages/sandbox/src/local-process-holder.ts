@@ -1,9 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, openSync, statSync } from "node:fs";
 import { SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
-import { findExecutable, unshareHolderArgs } from "./local-process-mount-script.js";
+import { createMountSetup, findExecutable, unshareHolderArgs } from "./local-process-mount-script.js";
 import type { DirectoryIdentity } from "./local-process-paths.js";
-import { stagingDirectory } from "./local-process-spawn.js";
 import type { PathMounts } from "./local-process-types.js";
 
 /** A mount namespace with the table's bind mounts, kept alive by an open descriptor and no process. */
@@ -28,9 +27,10 @@ const SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
  * server to die mid-setup, the holder reads end-of-file and exits too.
  */
 export async function openNamespace(mounts: PathMounts): Promise<NamespaceHandle> {
-  const holder = spawn(findExecutable("unshare") ?? "unshare", unshareHolderArgs(stagingDirectory(), mounts), {
+  const setup = createMountSetup(mounts);
+  const holder = spawn(findExecutable("unshare") ?? "unshare", unshareHolderArgs(setup), {
     cwd: "/",
-    env: { PATH: `${process.env.PATH ?? ""}:${SYSTEM_PATH}` },
+    env: { PATH: process.env.PATH === undefined || process.env.PATH === "" ? SYSTEM_PATH : `${process.env.PATH}:${SYSTEM_PATH}` },
     stdio: "pipe",
   });
   const gone = new Promise<void>((resolve) => {
@@ -71,6 +71,7 @@ export async function openNamespace(mounts: PathMounts): Promise<NamespaceHandle
     holder.stdin?.end();
     if (holder.exitCode === null && holder.signalCode === null && fd === undefined) holder.kill("SIGKILL");
     await gone;
+    setup.cleanup();
   }
 }
 

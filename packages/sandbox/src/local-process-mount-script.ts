@@ -1,26 +1,59 @@
-import { accessSync, constants } from "node:fs";
-import { delimiter, join } from "node:path";
-import { type PathMounts } from "./local-process-types.js";
+import { accessSync, constants, mkdtempSync, rmdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, delimiter, join } from "node:path";
 import { mountPointsShortestFirst } from "./local-process-paths.js";
+import type { PathMounts } from "./local-process-types.js";
 
-/** Exit code of a mount setup that failed (bad mount point, mount refused, missing cwd). */
-export const MOUNT_SETUP_FAILED = 125;
+/** Descriptors 3–9 are all a POSIX shell can name; larger tables go through a staging directory. */
+const MAX_DIRECT_MOUNTS = 7;
+const FIRST_SOURCE_FD = 3;
 
 /**
- * Bind-mounts each host directory at its sandbox path inside a fresh mount namespace. Arguments:
- * a fresh empty staging directory, then `target source` pairs shortest target first, then `--`.
+ * Shell code that bind-mounts each host directory at its sandbox path inside a fresh mount
+ * namespace, its arguments, and what to remove once the setup's process ended. The script consumes
+ * its arguments, so `$@` then holds whatever followed them.
  *
- * Every source is first bound below a private tmpfs on the staging directory while nothing is
- * covered yet, and the targets are then bound from there through file descriptor 3. A target that
- * covers a later source or the staging directory itself (`/tmp` over host directories under
- * `/tmp`) thus hides nothing that is still needed. `--no-canonicalize` keeps `mount` from turning
- * `/proc/self/fd/3/N` back into a path that may be covered by then. The staging tmpfs is detached
- * at the end, so the namespace holds only the targets.
+ * Every source is opened (or, for large tables, bound below a private staging tmpfs) before the
+ * first target is mounted, and each target is then bound from `/proc/self/fd/N`. A target that
+ * covers a later source (`/tmp` over host directories under `/tmp`) thus hides nothing still
+ * needed. `--no-canonicalize` keeps `mount` from turning `/proc/self/fd/N` back into a path that
+ * may be covered by then.
  */
-const SETUP = [
-  'stage=$1; shift',
+export interface MountSetup {
+  readonly script: string;
+  readonly args: readonly string[];
+  /** Removes what a setup that failed or was killed left on the host; a no-op otherwise. */
+  cleanup(): void;
+}
+
+/** Builds the {@link MountSetup} for a normalized table. */
+export function createMountSetup(mounts: PathMounts): MountSetup {
+  const pairs = mountPointsShortestFirst(mounts).map((mountPoint) => [mountPoint, mounts[mountPoint] as string] as const);
+  return pairs.length <= MAX_DIRECT_MOUNTS ? directSetup(pairs) : stagedSetup(pairs);
+}
+
+function directSetup(pairs: readonly (readonly [string, string])[]): MountSetup {
+  const argument = (position: number): string => `"\${${position}}"`;
+  const descriptors = pairs.map((_, index) => FIRST_SOURCE_FD + index);
+  const lines = [
+    ...(pairs.length === 0 ? [] : [`command exec ${descriptors.map((fd, index) => `${fd}<${argument(index * 2 + 2)}`).join(" ")} || exit 125`]),
+    ...descriptors.map((fd, index) => `mkdir -p ${argument(index * 2 + 1)} && mount --no-canonicalize --bind /proc/self/fd/${fd} ${argument(index * 2 + 1)} || exit 125`),
+    ...(pairs.length === 0 ? [] : [`exec ${descriptors.map((fd) => `${fd}<&-`).join(" ")}`]),
+    `shift ${pairs.length * 2 + 1}`,
+  ];
+  return { script: lines.join("\n"), args: [...pairs.flat(), "--"], cleanup: () => undefined };
+}
+
+/**
+ * The staging variant: every source is bound below a private tmpfs on a fresh staging directory
+ * (reached through descriptor 3), the targets are bound from there, then the tmpfs is detached and
+ * the directory removed through descriptor 4, its parent, opened before anything was covered.
+ */
+const STAGED_SETUP = [
+  'command exec 4<"$1" || exit 125',
+  'stage=$1/$2; stage_name=$2; shift 2',
   'mount -t tmpfs -o mode=0700,size=64k openma-stage "$stage" || exit 125',
-  'exec 3<"$stage" || exit 125',
+  'command exec 3<"$stage" || exit 125',
   'index=0; source_next=',
   'for argument do',
   '  [ "$argument" = -- ] && break',
@@ -36,7 +69,14 @@ const SETUP = [
   'shift',
   'umount --no-canonicalize --lazy /proc/self/fd/3 || exit 125',
   'exec 3<&-',
+  'rmdir "/proc/self/fd/4/$stage_name" || exit 125',
+  'exec 4<&-',
 ].join("\n");
+
+function stagedSetup(pairs: readonly (readonly [string, string])[]): MountSetup {
+  const staging = createStagingDirectory();
+  return { script: STAGED_SETUP, args: [staging.parent, staging.name, ...pairs.flat(), "--"], cleanup: staging.remove };
+}
 
 /** After setup: enter cwd (`$1`) and become the command (`$2…`). */
 const RUN_COMMAND = 'cd "$1" || exit 125; shift; exec "$@"';
@@ -44,14 +84,16 @@ const RUN_COMMAND = 'cd "$1" || exit 125; shift; exec "$@"';
 /** After setup: report readiness and keep the namespace alive until stdin closes. */
 const HOLD = "echo ready; read -r _; exit 0";
 
+const UNSHARE = ["--mount", "--propagation", "private", "/bin/sh", "-c"];
+
 /** Arguments for `unshare` that set the mounts up and then run the command (one namespace per command). */
-export function unshareCommandArgs(stagingDir: string, mounts: PathMounts, cwd: string, command: string, args: readonly string[]): string[] {
-  return ["--mount", "--propagation", "private", "/bin/sh", "-c", `${SETUP}\n${RUN_COMMAND}`, "openma-mount", stagingDir, ...mountPairs(mounts), "--", cwd, command, ...args];
+export function unshareCommandArgs(setup: MountSetup, cwd: string, command: string, args: readonly string[]): string[] {
+  return [...UNSHARE, `${setup.script}\n${RUN_COMMAND}`, "openma-mount", ...setup.args, cwd, command, ...args];
 }
 
 /** Arguments for `unshare` that set the mounts up, print `ready` and wait for stdin to close. */
-export function unshareHolderArgs(stagingDir: string, mounts: PathMounts): string[] {
-  return ["--mount", "--propagation", "private", "/bin/sh", "-c", `${SETUP}\n${HOLD}`, "openma-mount-holder", stagingDir, ...mountPairs(mounts), "--"];
+export function unshareHolderArgs(setup: MountSetup): string[] {
+  return [...UNSHARE, `${setup.script}\n${HOLD}`, "openma-mount-holder", ...setup.args];
 }
 
 /**
@@ -62,8 +104,29 @@ export function nsenterCommandArgs(cwd: string, command: string, args: readonly 
   return ["--mount=/proc/self/fd/3", "--", "/bin/sh", "-c", `exec 3<&-; ${RUN_COMMAND}`, "openma-enter", cwd, command, ...args];
 }
 
-function mountPairs(mounts: PathMounts): string[] {
-  return mountPointsShortestFirst(mounts).flatMap((mountPoint) => [mountPoint, mounts[mountPoint] as string]);
+/** A fresh empty host directory for one mount setup, which removes it when done. */
+export interface StagingDirectory {
+  readonly parent: string;
+  readonly name: string;
+  /** Removes the directory if the setup did not get to it (it failed or was killed). */
+  remove(): void;
+}
+
+/** Creates a {@link StagingDirectory} under the system's temporary directory. */
+function createStagingDirectory(): StagingDirectory {
+  const parent = tmpdir();
+  const path = mkdtempSync(join(parent, "openma-mount-stage-"));
+  return {
+    parent,
+    name: basename(path),
+    remove() {
+      try {
+        rmdirSync(path);
+      } catch {
+        // Removed by the setup already, the usual case.
+      }
+    },
+  };
 }
 
 const executables = new Map<string, string | null>();

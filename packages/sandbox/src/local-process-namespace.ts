@@ -11,66 +11,68 @@ type Identities = Readonly<Record<string, DirectoryIdentity>>;
 export interface KeptNamespace {
   /** Settles once the current setup finished, whether it worked or not. */
   settled(): Promise<void>;
-  /** True while a namespace is open whose directories match `identities`. */
-  isCurrent(identities: Identities): boolean;
   /**
-   * Enters the kept namespace when it is ready and current; otherwise starts a (re)build and runs
-   * this command in a namespace of its own, so no command ever waits for the setup.
+   * Enters the kept namespace when it is ready and shows the directories of `identities`;
+   * otherwise starts a (re)build and runs this command in a namespace of its own, so no command
+   * ever waits for the setup.
    */
   spawn(command: MappedCommand, identities: Identities): MappedProcess;
   close(): void;
 }
 
+/** A failed setup is tried again for the same directories after this long (the host may have been busy). */
+const RETRY_AFTER_MS = 30_000;
+
 /** Creates the keeper and starts building the namespace for `identities` right away. */
 export function createKeptNamespace(mounts: PathMounts, identities: Identities): KeptNamespace {
-  let handle: NamespaceHandle | undefined;
+  let kept: { readonly handle: NamespaceHandle; readonly key: string } | undefined;
   let opening: Promise<void> | undefined;
-  let failedFor: string | undefined;
+  let failed: { readonly key: string; readonly at: number } | undefined;
   let closed = false;
   const canKeep = findExecutable("nsenter") !== null;
 
-  const build = (wanted: Identities): void => {
-    if (!canKeep || opening !== undefined || failedFor === identityKey(wanted)) return;
+  const build = (wantedKey: string): void => {
+    if (!canKeep || opening !== undefined) return;
+    if (failed !== undefined && failed.key === wantedKey && Date.now() - failed.at < RETRY_AFTER_MS) return;
     opening = openNamespace(mounts)
       .then(
-        (opened) => {
-          if (closed || identityKey(opened.identities) !== identityKey(wanted)) {
-            // Disposed meanwhile, or a directory was replaced during the setup: the next command
+        (handle) => {
+          const key = identityKey(handle.identities);
+          if (closed || key !== wantedKey) {
+            // Disposed meanwhile, or a directory was replaced during the setup: a later command
             // with the new directories builds again.
-            opened.close();
-            if (!closed) failedFor = identityKey(wanted);
-          } else handle = opened;
+            handle.close();
+            failed = { key: wantedKey, at: Date.now() };
+          } else kept = { handle, key };
         },
         () => {
-          // The same directories fail the same way; the next replacement of one gets a new try.
-          failedFor = identityKey(wanted);
+          failed = { key: wantedKey, at: Date.now() };
         },
       )
       .finally(() => {
         opening = undefined;
       });
   };
-  const isCurrent = (wanted: Identities): boolean => handle !== undefined && identityKey(handle.identities) === identityKey(wanted);
 
-  build(identities);
+  build(identityKey(identities));
   return {
     settled: async () => {
       await opening;
     },
-    isCurrent,
     spawn(command, wanted) {
       if (closed) throw new InvalidRequestError({ message: "the mount namespace was disposed", context: { mountPoints: Object.keys(mounts) } });
-      if (handle !== undefined && isCurrent(wanted)) return spawnEntered(handle.fd, command);
-      // A host directory was replaced since the setup: the kept namespace shows the old one.
-      handle?.close();
-      handle = undefined;
-      build(wanted);
+      const wantedKey = identityKey(wanted);
+      if (kept !== undefined && kept.key === wantedKey) return spawnEntered(kept.handle.fd, command);
+      // Not built yet, or a host directory was replaced since the setup and the namespace shows the old one.
+      kept?.handle.close();
+      kept = undefined;
+      build(wantedKey);
       return spawnUnshared(mounts, command);
     },
     close() {
       closed = true;
-      handle?.close();
-      handle = undefined;
+      kept?.handle.close();
+      kept = undefined;
     },
   };
 }

@@ -1,9 +1,6 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmdirSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { wrapChild } from "./local-process-child.js";
-import { findExecutable, nsenterCommandArgs, unshareCommandArgs } from "./local-process-mount-script.js";
+import { createMountSetup, findExecutable, nsenterCommandArgs, unshareCommandArgs } from "./local-process-mount-script.js";
 import { createPathRewriter, mapPath, normalizeSandboxPath } from "./local-process-paths.js";
 import { DEFAULT_SANDBOX_CWD, type MappedCommand, type MappedProcess, PATH_MAP_ENV, type PathMounts } from "./local-process-types.js";
 
@@ -46,9 +43,10 @@ export function spawnRewritten(mounts: PathMounts, command: MappedCommand): Mapp
  */
 export function spawnUnshared(mounts: PathMounts, command: MappedCommand): MappedProcess {
   const prepared = prepare(command);
-  const args = unshareCommandArgs(stagingDirectory(), mounts, prepared.cwd, prepared.command, prepared.args);
+  const setup = createMountSetup(mounts);
+  const args = unshareCommandArgs(setup, prepared.cwd, prepared.command, prepared.args);
   const child = spawn(findExecutable("unshare") ?? "unshare", args, { cwd: "/", env: prepared.env, detached: true, stdio: "pipe" });
-  return wrapChild(child, "namespace", command.signal);
+  return wrapChild(child, "namespace", command.signal, setup.cleanup);
 }
 
 /** Runs the command inside the kept mount namespace open as `namespaceFd`, entered with `nsenter`. */
@@ -63,26 +61,4 @@ export function spawnEntered(namespaceFd: number, command: MappedCommand): Mappe
     stdio: ["pipe", "pipe", "pipe", namespaceFd],
   });
   return wrapChild(child, "namespace", command.signal);
-}
-
-let staging: string | undefined;
-
-/**
- * An empty host directory every mount setup covers with a private tmpfs of its own namespace. One
- * per server process, shared by all setups (each sees only its own tmpfs), removed at exit.
- */
-export function stagingDirectory(): string {
-  if (staging !== undefined && statSync(staging, { throwIfNoEntry: false })?.isDirectory()) return staging;
-  if (staging === undefined) process.once("exit", removeStagingDirectory);
-  staging = mkdtempSync(join(tmpdir(), "openma-mount-stage-"));
-  return staging;
-}
-
-function removeStagingDirectory(): void {
-  if (staging === undefined) return;
-  try {
-    rmdirSync(staging);
-  } catch {
-    // Already gone, or a setup still has it covered; an empty directory is harmless.
-  }
 }

@@ -12,12 +12,17 @@ import { run } from "./local-process-helpers.js";
 
 let root: string;
 let mounts: Record<string, string>;
+/** More mounts than the direct setup takes, so the staging setup runs. */
+let largeMounts: Record<string, string>;
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), "local-process-host-tmp-"));
   expect(root.startsWith("/tmp/")).toBe(true);
   mounts = { "/workspace": join(root, "workspace"), "/mnt/session/outputs": join(root, "outputs"), "/tmp": join(root, "tmp"), "/tmp/cache": join(root, "cache") };
   await Promise.all(Object.values(mounts).map((directory) => mkdir(join(directory, "sub"), { recursive: true })));
+  largeMounts = { ...mounts };
+  for (let index = 0; index < 5; index += 1) largeMounts[`/tmp/extra-${index}`] = join(root, `extra-${index}`);
+  await Promise.all(Object.values(largeMounts).map((directory) => mkdir(join(directory, "sub"), { recursive: true })));
   await writeFile(join(root, "workspace", "input.txt"), "from the host\n");
   await writeFile(join(root, "cache", "hit.txt"), "cached\n");
 });
@@ -40,19 +45,21 @@ async function expectMapped(spawn: (options: Omit<SpawnMappedOptions, "mounts">)
   await rm(join(root, "tmp", "written.txt"));
 }
 
-describe.runIf(detectPathMappingMode() === "namespace")("namespace mode with host directories under /tmp", () => {
+describe.runIf(detectPathMappingMode() === "namespace").each(["small", "large"])("namespace mode with host directories under /tmp (%s table)", (size) => {
+  const table = (): Record<string, string> => (size === "small" ? mounts : largeMounts);
+
   it("maps every directory with a namespace per command", async () => {
-    await expectMapped((options) => spawnMapped({ ...options, mounts, mapping: "namespace", reuseNamespace: false }), "namespace");
+    await expectMapped((options) => spawnMapped({ ...options, mounts: table(), mapping: "namespace", reuseNamespace: false }), "namespace");
   });
 
   it("maps every directory in the namespace spawnMapped keeps", async () => {
-    await run(spawnMapped({ command: "true", mounts, mapping: "namespace" }));
+    await run(spawnMapped({ command: "true", mounts: table(), mapping: "namespace" }));
     await settleMountNamespaces();
-    await expectMapped((options) => spawnMapped({ ...options, mounts, mapping: "namespace" }), "namespace");
+    await expectMapped((options) => spawnMapped({ ...options, mounts: table(), mapping: "namespace" }), "namespace");
   });
 
   it("maps every directory in a namespace from createMountNamespace", async () => {
-    const namespace = await createMountNamespace(mounts, { mapping: "namespace" });
+    const namespace = await createMountNamespace(table(), { mapping: "namespace" });
     try {
       await expectMapped((options) => namespace.spawn(options), "namespace");
     } finally {

@@ -5,14 +5,13 @@
  * while both run.
  */
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type MappedCommand, type MappedProcess, createMountNamespace, detectPathMappingMode, releaseMountNamespace, spawnMapped } from "../src/local-process.js";
 import { settleMountNamespaces } from "../src/local-process-namespace-cache.js";
-import { unshareHolderArgs } from "../src/local-process-mount-script.js";
-import { stagingDirectory } from "../src/local-process-spawn.js";
+import { createMountSetup, unshareHolderArgs } from "../src/local-process-mount-script.js";
 import { heldNamespaceCount, isAlive, processesInNamespace, processesMatching, run, waitFor } from "./local-process-helpers.js";
 
 let root: string;
@@ -111,7 +110,8 @@ describe.runIf(detectPathMappingMode() === "namespace")("kept mount namespaces",
     const heldBefore = await heldNamespaceCount();
     const namespace = await createMountNamespace({ "/workspace": notADirectory });
     try {
-      expect(await processesMatching("openma-mount-holder")).toEqual([]);
+      // Only this test's holder names this path; other servers on the host may run holders of their own.
+      expect(await processesMatching(notADirectory)).toEqual([]);
       expect(await heldNamespaceCount()).toBe(heldBefore);
       const result = await run(namespace.spawn({ command: "true" }));
       expect(result.code).toBe(125);
@@ -121,8 +121,33 @@ describe.runIf(detectPathMappingMode() === "namespace")("kept mount namespaces",
     }
   });
 
+  it("leaves no staging directory behind for a large table, after a setup that worked or failed", async () => {
+    const privateTmp = await mkdtemp(join(root, "private-tmp-"));
+    const large: Record<string, string> = {};
+    for (let index = 0; index < 9; index += 1) {
+      large[`/mnt/part-${index}`] = join(root, `part-${index}`);
+      await mkdir(large[`/mnt/part-${index}`] as string, { recursive: true });
+    }
+    const broken = { ...large, "/mnt/part-9": join(root, "file") };
+    await writeFile(broken["/mnt/part-9"], "");
+    const previous = process.env.TMPDIR;
+    process.env.TMPDIR = privateTmp;
+    try {
+      expect((await run(spawnMapped({ command: "true", mounts: large, reuseNamespace: false }))).code).toBe(0);
+      expect((await run(spawnMapped({ command: "true", mounts: broken, reuseNamespace: false }))).code).toBe(125);
+      const namespace = await createMountNamespace(large);
+      expect((await run(namespace.spawn({ command: "test", args: ["-d", "/mnt/part-8"] }))).code).toBe(0);
+      namespace.dispose();
+      (await createMountNamespace(broken)).dispose();
+      expect(await readdir(privateTmp)).toEqual([]);
+    } finally {
+      if (previous === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = previous;
+    }
+  });
+
   it("a holder whose server died (stdin closed) exits by itself", async () => {
-    const holder = spawn("unshare", unshareHolderArgs(stagingDirectory(), { "/workspace": mounts["/workspace"] as string }), { stdio: "pipe" });
+    const holder = spawn("unshare", unshareHolderArgs(createMountSetup({ "/workspace": mounts["/workspace"] as string })), { stdio: "pipe" });
     await new Promise((resolve) => holder.stdout.once("data", resolve));
     expect(await isAlive(holder.pid as number)).toBe(true);
     holder.stdin.destroy();

@@ -69,7 +69,7 @@ async function child(mode: string, source: string, target: string): Promise<void
     const digest = await packed.digest;
     if (digest.files !== SMALL_FILES + LARGE_FILES) throw new Error(`packed ${digest.files} files`);
   } else {
-    await extractArchive(createReadStream(source, { highWaterMark: Number(process.env.EX_HWM ?? 4096) * 1024 }), target);
+    await extractArchive(createReadStream(source, { highWaterMark: MIB }), target);
   }
 }
 

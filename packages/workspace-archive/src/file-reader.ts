@@ -32,8 +32,7 @@ export function openForRead(path: string): Promise<FileHandle> {
 }
 
 /** Reads kept in flight while a large file is streamed: enough to hide thread-pool latency on a busy machine. */
-const READ_AHEAD = Number(process.env.PACK_DEPTH ?? 4);
-const READ_BYTES = Number(process.env.PACK_CHUNK ?? 1024) * 1024;
+const READ_AHEAD = 4;
 
 /**
  * Yields exactly `size` bytes of an open file in 1 MiB reads, with up to four reads in flight. A file
@@ -45,7 +44,7 @@ export async function* fileChunks(handle: FileHandle, size: number): AsyncGenera
   let requested = 0;
   const refill = () => {
     while (pending.length < READ_AHEAD && requested < size) {
-      const length = Math.min(READ_BYTES, size - requested);
+      const length = Math.min(IO_CHUNK_BYTES, size - requested);
       pending.push(readAt(handle, requested, length));
       requested += length;
     }
@@ -56,7 +55,7 @@ export async function* fileChunks(handle: FileHandle, size: number): AsyncGenera
     refill();
     while (pending.length > 0) {
       let chunk = await (pending.shift() as Promise<Buffer>);
-      const expected = Math.min(READ_BYTES, size - position);
+      const expected = Math.min(IO_CHUNK_BYTES, size - position);
       if (chunk.length < expected) {
         changed = true;
         chunk = Buffer.concat([chunk, Buffer.alloc(expected - chunk.length)]);

@@ -55,7 +55,7 @@ export function packDirectory(dir: string, options: PackDirectoryOptions = {}): 
   const { excludes, gzipLevel } = parsePackOptions(options);
   if (typeof dir !== "string" || dir.length === 0) throw new InvalidRequestError({ message: "packDirectory needs a folder path" });
   const tally = createPackTally();
-  const source = Readable.from(tarChunks(resolve(dir), excludes, tally), { objectMode: false, highWaterMark: 4 * IO_CHUNK_BYTES });
+  const source = Readable.from(tarChunks(resolve(dir), excludes, tally), { objectMode: false, highWaterMark: IO_CHUNK_BYTES });
   const hasher = new DigestTransform();
   if (gzipLevel === null) pipeline(source, hasher, () => undefined);
   else pipeline(source, createGzip({ level: gzipLevel, chunkSize: 256 * 1024 }), hasher, () => undefined);

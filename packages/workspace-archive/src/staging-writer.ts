@@ -49,15 +49,6 @@ export class StagingWriter {
     } else if (entry.kind === "hardlink") {
       const existing = await this.hardlinkTarget(entry);
       this.replaceWith(entry, () => fs.linkSync(existing, path));
-    } else if (entry.size > SMALL_FILE_BYTES && process.env.SYNCWRITE) {
-      this.ensureParent(entry);
-      const chunks: Buffer[] = [];
-      this.replaceWith(entry, () => fs.closeSync(fs.openSync(path, CREATE_FLAGS, 0o600)));
-      const fd = fs.openSync(path, constants.O_WRONLY | constants.O_NOFOLLOW);
-      let bytes = 0;
-      for await (const chunk of body) { chunks.push(chunk as Buffer); bytes += (chunk as Buffer).length; if (bytes >= IO_CHUNK_BYTES) { fs.writevSync(fd, chunks); chunks.length = 0; bytes = 0; } }
-      if (chunks.length) fs.writevSync(fd, chunks);
-      fs.fchmodSync(fd, entry.mode); fs.futimesSync(fd, entry.mtime, entry.mtime); fs.closeSync(fd);
     } else if (entry.size > SMALL_FILE_BYTES) {
       await this.replaceWithAsync(entry, () => writeStreamed(path, entry, body));
     } else {

@@ -5,7 +5,6 @@ import { createGunzip } from "node:zlib";
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import tar, { type Extract } from "tar-stream";
 import { type ArchiveSource, toNodeReadable } from "./archive-source.js";
-import { IO_CHUNK_BYTES } from "./constants.js";
 import { rejectCorrupt } from "./rejections.js";
 
 /** Counts (and optionally hashes) the raw bytes read from the source, before decompression. */
@@ -32,7 +31,7 @@ const TAR_PARSE_ERROR = /tar header|Unexpected end of data|Header exceeds max si
  * `archive_rejected`; leaving the loop early destroys the source.
  */
 export async function* readTarEntries(source: ArchiveSource, gzip: boolean | "auto", meter: SourceMeter): AsyncGenerator<TarEntry> {
-  const input = Readable.from(decodeSource(toNodeReadable(source), gzip, meter), { objectMode: false, highWaterMark: IO_CHUNK_BYTES });
+  const input = Readable.from(decodeSource(toNodeReadable(source), gzip, meter), { objectMode: false, highWaterMark: 256 * 1024 });
   const extract = tar.extract();
   const feeding = pipeline(input, extract as unknown as NodeJS.WritableStream);
   feeding.catch(() => undefined);

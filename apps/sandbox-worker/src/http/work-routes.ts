@@ -1,6 +1,7 @@
 import { NotFoundError } from "@open-managed-agents/runtime-resource-contract";
 import { readConfig } from "../config.js";
 import type { WorkerEnv } from "../env.js";
+import { requireBackupSettings } from "../runtime/backup-settings.js";
 import { workRunnerName } from "../work/work-runner.js";
 import { errorJSON } from "../work/work-outcome.js";
 import { type WorkRecord, createWorkStore } from "../work/work-store.js";
@@ -17,7 +18,9 @@ function workPath(record: Pick<WorkRecord, "sessionId" | "workId">): string {
  */
 export async function startWork(request: Request, env: WorkerEnv, rawSessionId: string): Promise<Response> {
   const sessionId = parseId(rawSessionId, "sessionId");
-  const { workId, profile } = await parseStartRequest(request, readConfig(env).profiles);
+  const config = readConfig(env);
+  const { workId, profile } = await parseStartRequest(request, config.profiles);
+  requireBackupSettings(env, config, profile);
   const store = createWorkStore(env.DB);
   const { created, record } = await store.create({ sessionId, workId });
   if (!created) return json(200, record, { location: workPath(record) });

@@ -45,8 +45,6 @@ const START = `UPDATE work_items SET status = 'running', updated_at = ? WHERE se
 const RUNTIME = "UPDATE work_items SET runtime_id = ?, updated_at = ? WHERE session_id = ? AND work_id = ?";
 const FINISH = "UPDATE work_items SET status = ?, result = ?, updated_at = ? WHERE session_id = ? AND work_id = ?";
 
-const parseJSON = (text: string): unknown => JSON.parse(text);
-
 function recordOf(input: unknown): WorkRecord {
   const row = parseRecord(rowSchema, input, { record: "work item row", code: "internal" });
   return {
@@ -54,7 +52,7 @@ function recordOf(input: unknown): WorkRecord {
     workId: row.work_id,
     status: row.status,
     runtimeId: row.runtime_id,
-    result: row.result === null ? null : (parseRecord(outcomeSchema, parseJSON(row.result), { record: "stored work result", code: "internal" }) as WorkOutcome),
+    result: row.result === null ? null : (parseRecord(outcomeSchema, JSON.parse(row.result), { record: "stored work result", code: "internal" }) as WorkOutcome),
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
   };

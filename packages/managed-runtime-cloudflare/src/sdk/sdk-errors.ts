@@ -1,9 +1,12 @@
-import { ManagedRuntimeError, NotFoundError, SandboxFailedError, TimeoutError } from "@open-managed-agents/runtime-resource-contract";
+import { InvalidConfigError, ManagedRuntimeError, NotFoundError, SandboxFailedError, TimeoutError } from "@open-managed-agents/runtime-resource-contract";
 
 /** SDK error codes (they survive Durable Object RPC inside the message or as `code`) that mean "missing". */
 const NOT_FOUND_CODES = ["FILE_NOT_FOUND", "PROCESS_NOT_FOUND", "BACKUP_NOT_FOUND"];
 const NOT_FOUND_MESSAGE = /\b(file|process|backup) not found\b|no such file/i;
 const TIMEOUT_MESSAGE = /\btimed out\b|\btimeout\b/i;
+/** SDK codes and class names that mean the deployment is misconfigured (bindings, credentials, mount options). */
+const CONFIG_CODES = ["INVALID_BACKUP_CONFIG", "MISSING_CREDENTIALS", "INVALID_MOUNT_CONFIG"];
+const CONFIG_NAMES = /\b(InvalidBackupConfigError|MissingCredentialsError|InvalidMountConfigError)\b/;
 
 function describe(error: unknown): { readonly message: string; readonly code: string | undefined } {
   if (typeof error === "object" && error !== null) {
@@ -28,6 +31,10 @@ export function sdkFailure(error: unknown, operation: string): ManagedRuntimeErr
   const { message, code } = describe(error);
   const context = { operation, ...(code ? { sdkCode: code } : {}) };
   if (isSdkNotFound(error)) return new NotFoundError({ message: `${operation}: ${message}`, context, cause: error });
+  const name = typeof error === "object" && error !== null ? String((error as { name?: unknown }).name ?? "") : "";
+  if ((code !== undefined && CONFIG_CODES.includes(code)) || CONFIG_NAMES.test(name) || CONFIG_NAMES.test(message)) {
+    return new InvalidConfigError({ message: `${operation}: ${message}`, context, cause: error });
+  }
   if (code === "COMMAND_TIMEOUT" || (code === undefined && TIMEOUT_MESSAGE.test(message) && operation === "exec")) {
     return new TimeoutError({ message: `${operation}: ${message}`, context, cause: error });
   }

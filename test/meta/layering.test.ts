@@ -1,0 +1,150 @@
+import { isBuiltin } from "node:module";
+import { join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { type SourceImport, scanSourceImports } from "./source-imports.js";
+import { SCOPE, type WorkspaceMember, discoverMembers, repoPath, workspacePackageOf } from "./workspace.js";
+
+// ── The rules, as data ──────────────────────────────────────────────────────────────────────────────
+// Workspace packages each package under packages/* may import from production code and list in
+// dependencies / peerDependencies / optionalDependencies. Test files, helpers only tests reach, and
+// devDependencies are exempt: a driver's tests may run the host and the conformance suite.
+const CONTRACT = "runtime-resource-contract";
+const SHARED = ["sandbox", "blob-store", "workspace-archive"];
+const DRIVER_MAY = [CONTRACT, ...SHARED, "managed-runtime-sandbox"];
+const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
+  // The contract is the bottom layer: zod only (see CONTRACT_THIRD_PARTY).
+  [CONTRACT]: [],
+  sandbox: [CONTRACT],
+  "blob-store": [CONTRACT],
+  "workspace-archive": [CONTRACT],
+  // The shared composition every driver builds on.
+  "managed-runtime-sandbox": [CONTRACT, ...SHARED],
+  // Drivers: never the host, the conformance suite or an app.
+  "managed-runtime-cloudflare": DRIVER_MAY,
+  "managed-runtime-cloudflare-bridge": DRIVER_MAY,
+  "managed-runtime-host": [CONTRACT],
+  // The suite reads the sandbox layer's list of provider secret variables and its hosted-inference
+  // projection, so it probes drivers for exactly the keys drivers are meant to strip; its `./testing`
+  // reference driver runs on the local-subprocess provider. The sandbox layer sits below the host and
+  // imports only the contract, so this adds no upward or driver edge.
+  "managed-runtime-conformance": [CONTRACT, "managed-runtime-host", "sandbox"],
+  "local-container": [CONTRACT, "sandbox"],
+};
+// Apps compose drivers and the host; they may import any package under packages/*, never another app.
+
+/** Subpaths meant for tests only, and the production folders (repo-relative) allowed to use them anyway. */
+const TEST_ONLY_SUBPATHS: Readonly<Record<string, readonly string[]>> = {
+  // The reference driver of the conformance `./testing` entry is the one published user.
+  [`${SCOPE}sandbox/adapters/local-subprocess`]: ["packages/managed-runtime-conformance/src/testing/"],
+};
+
+/** Third-party packages the contract's production code may import; Node and Workers builtins are not allowed. */
+const CONTRACT_THIRD_PARTY = ["zod"];
+
+/** Third-party packages a build bundles into its output, so a devDependency is enough. */
+const BUNDLED: Readonly<Record<string, readonly string[]>> = {
+  // tsup's `noExternal` and scripts/bundle-workers.mjs inline them into the Worker modules.
+  "local-container": ["@cloudflare/containers", "@cloudflare/sandbox"],
+};
+// ─────────────────────────────────────────────────────────────────────────────────────────────────────
+
+const members = await discoverMembers();
+const imports = new Map(await Promise.all(members.map(async (member) => [member.name, await scanSourceImports(member)] as const)));
+const membersByName = new Map(members.map((member) => [member.name, member]));
+const shortName = (member: WorkspaceMember): string => member.path.slice(member.path.indexOf("/") + 1);
+const where = (entry: SourceImport): string => `${repoPath(entry.file)}:${entry.line} imports "${entry.specifier}"`;
+const isRuntimeBuiltin = (specifier: string): boolean => isBuiltin(specifier) || specifier.startsWith("cloudflare:");
+const isBare = (specifier: string): boolean => !specifier.startsWith(".") && !specifier.startsWith("/") && !isRuntimeBuiltin(specifier);
+const thirdPartyName = (specifier: string): string => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/");
+const runtimeDependencies = (member: WorkspaceMember): Set<string> =>
+  new Set([member.manifest.dependencies, member.manifest.peerDependencies, member.manifest.optionalDependencies].flatMap((field) => Object.keys(field ?? {})));
+
+/** Why `member` may not depend on `target`, or null when it may. */
+function forbidden(member: WorkspaceMember, target: WorkspaceMember): string | null {
+  if (target.name === member.name) return null;
+  if (target.kind === "app") return "nothing imports an app";
+  if (member.kind === "app") return null;
+  const allowed = MAY_IMPORT[shortName(member)] ?? [];
+  return allowed.includes(shortName(target)) ? null : `${shortName(member)} may import only [${allowed.join(", ")}]`;
+}
+
+it("has a rule for every package under packages/* and none for a package that is gone", () => {
+  const packageNames = members.filter((member) => member.kind === "package").map(shortName);
+  expect(packageNames.filter((name) => !(name in MAY_IMPORT)), "add these to MAY_IMPORT in test/meta/layering.test.ts").toEqual([]);
+  expect(Object.keys(MAY_IMPORT).filter((name) => !packageNames.includes(name)), "stale MAY_IMPORT rules").toEqual([]);
+  for (const targets of Object.values(MAY_IMPORT)) expect(targets.filter((name) => !packageNames.includes(name))).toEqual([]);
+});
+
+it("finds imports in every member's sources", () => {
+  const silent = members.filter((member) => (imports.get(member.name) ?? []).length === 0).map((member) => member.path);
+  expect(silent, "no import found: is src/ missing?").toEqual([]);
+});
+
+describe.each(members.map((member) => [member.path, member] as const))("%s", (_path, member) => {
+  const entries = imports.get(member.name) ?? [];
+
+  it("imports only the workspace packages its layer allows, and never an app", () => {
+    const offences = entries.flatMap((entry) => {
+      const name = workspacePackageOf(entry.specifier);
+      const target = name === null ? undefined : membersByName.get(name);
+      if (name !== null && target === undefined) return [`${where(entry)}: no workspace package is named ${name}`];
+      if (target === undefined) return [];
+      const reason = entry.testOnly && target.kind !== "app" ? null : forbidden(member, target);
+      return reason ? [`${where(entry)}: ${reason}`] : [];
+    });
+    expect(offences).toEqual([]);
+  });
+
+  it("declares only allowed workspace packages as runtime dependencies, and never an app", () => {
+    const offences = [...runtimeDependencies(member)].flatMap((name) => {
+      const target = membersByName.get(name);
+      if (target === undefined) return name.startsWith(SCOPE) ? [`${member.path}/package.json depends on unknown ${name}`] : [];
+      const reason = forbidden(member, target);
+      return reason ? [`${member.path}/package.json depends on ${name}: ${reason}`] : [];
+    });
+    const apps = Object.keys(member.manifest.devDependencies ?? {}).filter((name) => membersByName.get(name)?.kind === "app" && name !== member.name);
+    expect([...offences, ...apps.map((name) => `${member.path}/package.json devDependency ${name}: nothing imports an app`)]).toEqual([]);
+  });
+
+  it("never reaches into another folder of the repository by a relative path", () => {
+    const offences = entries.filter((entry) => {
+      if (!entry.specifier.startsWith(".")) return false;
+      return relative(member.dir, resolve(entry.file, "..", entry.specifier)).startsWith("..");
+    });
+    expect(offences.map(where)).toEqual([]);
+  });
+
+  it("uses test-only subpaths only from tests", () => {
+    const offences = entries.filter((entry) => {
+      const allowedFolders = TEST_ONLY_SUBPATHS[entry.specifier];
+      if (allowedFolders === undefined || entry.testOnly) return false;
+      return !allowedFolders.some((folder) => repoPath(entry.file).startsWith(folder));
+    });
+    expect(offences.map((entry) => `${where(entry)}: test-only subpath`)).toEqual([]);
+  });
+
+  if (member.kind === "package") {
+    it("declares every package its production code imports as a runtime dependency", () => {
+      const declared = runtimeDependencies(member);
+      const bundled = BUNDLED[shortName(member)] ?? [];
+      const declaredAnywhere = new Set([...declared, ...Object.keys(member.manifest.devDependencies ?? {})]);
+      const offences = entries.flatMap((entry) => {
+        if (entry.testOnly || !isBare(entry.specifier)) return [];
+        const name = workspacePackageOf(entry.specifier) ?? thirdPartyName(entry.specifier);
+        if (name === member.name || declared.has(name)) return [];
+        if (bundled.includes(name) && declaredAnywhere.has(name)) return [];
+        return [`${where(entry)}: ${name} is not in dependencies or peerDependencies`];
+      });
+      expect(offences).toEqual([]);
+    });
+  }
+});
+
+it("keeps the contract's production code on zod alone, without Node or Workers builtins", () => {
+  const contract = members.find((member) => shortName(member) === CONTRACT);
+  expect(contract, `packages/${CONTRACT} is missing`).toBeDefined();
+  const entries = (imports.get(contract?.name ?? "") ?? []).filter((entry) => !entry.testOnly && !entry.specifier.startsWith("."));
+  const offences = entries.filter((entry) => isRuntimeBuiltin(entry.specifier) || !CONTRACT_THIRD_PARTY.includes(thirdPartyName(entry.specifier)));
+  expect(offences.map(where)).toEqual([]);
+  expect(Object.keys(contract?.manifest.dependencies ?? {}), `${join("packages", CONTRACT)}/package.json dependencies`).toEqual(CONTRACT_THIRD_PARTY);
+});
