@@ -1,11 +1,10 @@
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type LocalContainerServer, createLocalContainerServer } from "../src/server/server.js";
 import type { LocalContainerLimits, PathMapping } from "../src/server/options.js";
 
-/** Container trees live under /var/tmp: /tmp is one of the paths each container maps to itself. */
-export const TEST_TMP = "/var/tmp";
 
 export interface TestServer {
   readonly server: LocalContainerServer;
@@ -19,9 +18,9 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-/** Starts a server on a free port with its own root directory. */
-export async function startTestServer(limits: Partial<LocalContainerLimits> = {}, pathMapping: PathMapping = "auto"): Promise<TestServer> {
-  const rootDir = await mkdtemp(join(TEST_TMP, "oma-local-container-test-"));
+/** Starts a server on a free port with its own root directory under `rootParent`. */
+export async function startTestServer(limits: Partial<LocalContainerLimits> = {}, pathMapping: PathMapping = "auto", rootParent = tmpdir()): Promise<TestServer> {
+  const rootDir = await mkdtemp(join(rootParent, "oma-local-container-test-"));
   const server = await createLocalContainerServer({ rootDir, limits, pathMapping });
   const call = (containerId: string, method: string, path: string, body?: unknown): Promise<Response> =>
     fetch(`${server.url}${path}`, {

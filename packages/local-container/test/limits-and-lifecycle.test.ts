@@ -54,6 +54,23 @@ describe("container lifecycle", () => {
     expect(await waitFor(() => pids.every((pid) => !isAlive(pid)))).toBe(true);
   });
 
+  it("destroy kills what a finished background process left in its group, even without the marker", async () => {
+    harness = await startTestServer();
+    await harness.start("unmarked");
+    // `env -u` drops the marker variable, so only the group signal can reach the sleep.
+    const started = await harness.json("unmarked", "POST", "/api/process/start", {
+      command: "env -u OMA_LOCAL_CONTAINER sleep 1000 >/dev/null 2>&1 & echo $!",
+      sessionId: SESSIONLESS,
+    });
+    const id = String(started.body.processId);
+    const server = harness;
+    expect(await waitFor(async () => ((await server.json("unmarked", "GET", `/api/process/${id}`)).body.process as Record<string, unknown>).status === "completed")).toBe(true);
+    const sleeper = Number(String((await harness.json("unmarked", "GET", `/api/process/${id}/logs`)).body.stdout).trim());
+    expect(isAlive(sleeper)).toBe(true);
+    await fetch(`${harness.server.url}/__oma/containers/unmarked`, { method: "DELETE" });
+    expect(await waitFor(() => !isAlive(sleeper))).toBe(true);
+  });
+
   it("kills a buffered command whose caller gave up", async () => {
     harness = await startTestServer();
     await harness.start("impatient");
@@ -121,10 +138,12 @@ describe("limits", () => {
 });
 
 describe("options", () => {
-  it("refuses a root directory under a container mount point, naming the field", async () => {
-    const attempt = createLocalContainerServer({ rootDir: "/tmp/oma-containers" });
+  it("refuses a root directory under /workspace or /mnt/session/outputs, naming the field", async () => {
+    const attempt = createLocalContainerServer({ rootDir: "/workspace/oma-containers" });
     await expect(attempt).rejects.toBeInstanceOf(InvalidConfigError);
-    await expect(attempt).rejects.toMatchObject({ code: "invalid_config", context: { field: "rootDir", mountPoint: "/tmp" } });
+    await expect(attempt).rejects.toMatchObject({ code: "invalid_config", context: { field: "rootDir", mountPoint: "/workspace" } });
+    const outputs = createLocalContainerServer({ rootDir: "/mnt/session/outputs" });
+    await expect(outputs).rejects.toMatchObject({ code: "invalid_config", context: { field: "rootDir", mountPoint: "/mnt/session/outputs" } });
   });
 
   it("refuses malformed limits and unknown options with InvalidConfigError naming the field", async () => {

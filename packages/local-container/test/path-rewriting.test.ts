@@ -9,7 +9,8 @@ const SESSIONLESS = "__DISABLE_SESSION__";
 let harness: TestServer;
 
 beforeAll(async () => {
-  harness = await startTestServer({}, "rewrite");
+  // Outside /tmp, so a session's cwd (a host path in this mode) lies under no container mount point.
+  harness = await startTestServer({}, "rewrite", "/var/tmp");
   await harness.start("rw");
 });
 afterAll(() => harness.stop());
@@ -30,5 +31,8 @@ describe("rewrite path mapping", () => {
     expect(run.body).toMatchObject({ exitCode: 0, stdout: "1" });
     await harness.json("rw", "POST", "/api/write", { path: "/workspace/sub/here.txt", content: "h", sessionId: SESSIONLESS });
     expect((await harness.json("rw", "POST", "/api/execute", { command: "ls", sessionId: "s" })).body.stdout).toBe("here.txt");
+    const relative = await harness.json("rw", "POST", "/api/write", { path: "relative.txt", content: "r", sessionId: "s" });
+    expect(relative.status).toBe(200);
+    expect((await harness.json("rw", "POST", "/api/execute", { command: "cat /workspace/sub/relative.txt", sessionId: SESSIONLESS })).body.stdout).toBe("r");
   });
 });

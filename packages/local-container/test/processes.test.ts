@@ -62,6 +62,28 @@ describe("background processes", () => {
     expect((await harness.json("procs", "GET", "/api/process/job-4")).body.process).toMatchObject({ status: "killed" });
   });
 
+  it("killing a finished process, or kill-all, also kills what it left running in its group", async () => {
+    // `env -u` drops the container's marker variable, so only the group signal can reach the sleeps.
+    const leaveBehind = "env -u OMA_LOCAL_CONTAINER sleep 1000 >/dev/null 2>&1 & echo $!";
+    await start(leaveBehind, "job-6");
+    await start(leaveBehind, "job-7");
+    const finished = async (id: string): Promise<number> => {
+      await waitFor(async () => ((await harness.json("procs", "GET", `/api/process/${id}`)).body.process as Record<string, unknown>).status === "completed");
+      return Number(String((await harness.json("procs", "GET", `/api/process/${id}/logs`)).body.stdout).trim());
+    };
+    const [first, second] = [await finished("job-6"), await finished("job-7")];
+    expect([isAlive(first), isAlive(second)]).toEqual([true, true]);
+    const killed = await harness.json("procs", "DELETE", "/api/process/job-6");
+    expect(killed.body).toMatchObject({ success: true, processId: "job-6" });
+    expect(await waitFor(() => !isAlive(first))).toBe(true);
+    expect(isAlive(second)).toBe(true);
+    // A finished process keeps its status: it completed before the kill.
+    expect((await harness.json("procs", "GET", "/api/process/job-6")).body.process).toMatchObject({ status: "completed", exitCode: 0 });
+    const all = await harness.json("procs", "DELETE", "/api/process/kill-all");
+    expect(all.body).toMatchObject({ success: true, cleanedCount: 0 });
+    expect(await waitFor(() => !isAlive(second))).toBe(true);
+  });
+
   it("answers 404 PROCESS_NOT_FOUND for unknown ids and 409 for a running duplicate id", async () => {
     const missing = await harness.json("procs", "GET", "/api/process/nope/logs");
     expect(missing.status).toBe(404);

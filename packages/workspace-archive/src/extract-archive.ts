@@ -1,13 +1,14 @@
-import { lstat, readlink } from "node:fs/promises";
+import { lstat, open, readlink } from "node:fs/promises";
 import { join } from "node:path";
-import { IntegrityError } from "@open-managed-agents/runtime-resource-contract";
-import { type ArchiveSource } from "./archive-source.js";
+import { IntegrityError, NotFoundError } from "@open-managed-agents/runtime-resource-contract";
+import { type ArchiveSource, isArchiveFile } from "./archive-source.js";
 import { ancestorsOf } from "./entry-name.js";
 import { EntryGuard } from "./entry-guard.js";
 import { type ArchiveSummary, countEntry, createCounters } from "./inspect-archive.js";
 import { parseExtractOptions, type ReadArchiveOptions } from "./options.js";
 import { applyDirectoryMetadata, commitMerge, commitReplace, type Placement, prepareStaging } from "./placement.js";
 import { removeTree } from "./remove-tree.js";
+import { recycledFileChunks, SourceRelease } from "./recycled-file-source.js";
 import { StagingWriter } from "./staging-writer.js";
 import { createSourceMeter, readTarEntries, toArchiveError } from "./tar-reader.js";
 
@@ -37,16 +38,18 @@ export interface ExtractionResult extends ArchiveSummary {
  */
 export async function extractArchive(source: ArchiveSource, dir: string, options: ExtractArchiveOptions = {}): Promise<ExtractionResult> {
   const resolved = parseExtractOptions(options);
+  const release = isArchiveFile(source) && !(await isGzipFile(source.file, resolved.gzip)) ? new SourceRelease() : null;
+  const input = release !== null && isArchiveFile(source) ? recycledFileChunks(source.file, release) : source;
   const placement = await prepareStaging(dir);
   const merge = resolved.mode === "merge";
-  const writer = new StagingWriter(placement.staging, merge ? (target) => fileInDestination(placement, target) : null);
+  const writer = new StagingWriter(placement.staging, merge ? (target) => fileInDestination(placement, target) : null, release);
   const guard = new EntryGuard(resolved);
   const meter = createSourceMeter(resolved.expectedSha256 !== null);
   const counters = createCounters();
   let sha256: string | null = null;
   let current: string | null = null;
   try {
-    for await (const entry of readTarEntries(source, resolved.gzip, meter)) {
+    for await (const entry of readTarEntries(input, resolved.gzip, meter)) {
       current = entry.header.name;
       const admitted = guard.admit(entry.header);
       countEntry(counters, admitted);
@@ -67,6 +70,21 @@ export async function extractArchive(source: ArchiveSource, dir: string, options
   }
   await applyDirectoryMetadata(placement, writer.directories);
   return { entries: guard.entries, ...counters, bytes: guard.bytes, archiveBytes: meter.bytes, gzip: meter.gzip, sha256 };
+}
+
+/** Whether a `{file}` source is gzip (then zlib owns the buffers and reuse does not apply). */
+async function isGzipFile(path: string, gzip: boolean | "auto"): Promise<boolean> {
+  if (gzip !== "auto") return gzip;
+  const handle = await open(path, "r").catch((error: unknown) => {
+    throw new NotFoundError({ message: "archive file cannot be opened", context: { file: path }, cause: error });
+  });
+  try {
+    const magic = Buffer.alloc(2);
+    await handle.read(magic, 0, 2, 0);
+    return magic[0] === 0x1f && magic[1] === 0x8b;
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Symlink lookup for paths the archive does not hold: what the merge will keep from the destination. */

@@ -5,6 +5,7 @@ import { IO_CHUNK_BYTES, SMALL_FILE_BYTES } from "./constants.js";
 import { ancestorsOf, parentOf } from "./entry-name.js";
 import type { AdmittedEntry } from "./entry-guard.js";
 import { rejectEntry } from "./rejections.js";
+import type { SourceRelease } from "./recycled-file-source.js";
 import type { TarEntry } from "./tar-reader.js";
 
 /** Mode and mtime a directory gets once everything is in place. */
@@ -29,14 +30,23 @@ export class StagingWriter {
   /**
    * @param staging absolute path of the staging folder
    * @param hardlinkFallback resolves a hardlink target outside the staging folder (merge mode), or null
+   * @param release told which source bytes are no longer referenced (when the source reuses buffers)
    */
   constructor(
     private readonly staging: string,
     private readonly hardlinkFallback: ((target: string) => Promise<string | null>) | null,
+    private readonly release: SourceRelease | null = null,
   ) {}
 
   /** Writes one entry; `body` is consumed (files) or drained (everything else). */
   async write(entry: AdmittedEntry, body: TarEntry): Promise<void> {
+    const dataStart = (body.header as { byteOffset?: number }).byteOffset;
+    await this.writeEntry(entry, body, dataStart ?? null);
+    // Without an offset nothing is ever settled, and the source keeps using fresh buffers.
+    if (dataStart !== undefined) this.release?.settle(dataStart + entry.size);
+  }
+
+  private async writeEntry(entry: AdmittedEntry, body: TarEntry, dataStart: number | null): Promise<void> {
     if (entry.kind !== "file") body.resume();
     if (entry.kind === "directory") return this.writeDirectory(entry);
     this.ensureParent(entry);
@@ -50,7 +60,8 @@ export class StagingWriter {
       const existing = await this.hardlinkTarget(entry);
       this.replaceWith(entry, () => fs.linkSync(existing, path));
     } else if (entry.size > SMALL_FILE_BYTES) {
-      await this.replaceWithAsync(entry, () => writeStreamed(path, entry, body));
+      const release = dataStart === null ? null : this.release;
+      await this.replaceWithAsync(entry, () => writeStreamed(path, entry, body, release, dataStart ?? 0));
     } else {
       const chunks: Buffer[] = [];
       for await (const chunk of body) chunks.push(chunk as Buffer);
@@ -141,8 +152,11 @@ function writeSmall(path: string, entry: AdmittedEntry, chunks: Buffer[]): void 
 /** Writes kept in flight for a large file (positional, so their order does not matter). */
 const WRITE_BEHIND = 4;
 
-/** Streams a large body in 1 MiB positional writes, up to four in flight while the next bytes are parsed. */
-async function writeStreamed(path: string, entry: AdmittedEntry, body: TarEntry): Promise<void> {
+/**
+ * Streams a large body in 1 MiB positional writes, up to four in flight while the next bytes are parsed.
+ * Each write holds its source bytes in `release` until it completes.
+ */
+async function writeStreamed(path: string, entry: AdmittedEntry, body: TarEntry, release: SourceRelease | null, dataStart: number): Promise<void> {
   const handle = await open(path, CREATE_FLAGS, 0o600);
   const pending: Promise<unknown>[] = [];
   try {
@@ -151,7 +165,9 @@ async function writeStreamed(path: string, entry: AdmittedEntry, body: TarEntry)
     let batchBytes = 0;
     const flush = async () => {
       if (pending.length >= WRITE_BEHIND) await pending.shift();
-      pending.push(writeAll(handle, batch, batchBytes, position));
+      const token = release?.hold(dataStart + position);
+      pending.push(writeAll(handle, batch, batchBytes, position).finally(() => token !== undefined && release?.drop(token)));
+      release?.settle(dataStart + position + batchBytes);
       position += batchBytes;
       batch = [];
       batchBytes = 0;

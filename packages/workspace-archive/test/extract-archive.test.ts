@@ -1,9 +1,11 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { createWriteStream } from "node:fs";
 import { mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { describe, expect, it } from "vitest";
-import { extractArchive } from "../src/index.js";
+import { extractArchive, packDirectory } from "../src/index.js";
 import { craftArchive } from "./support/crafted-archive.js";
 import { tempDir } from "./support/temp-dir.js";
 import { snapshotTree } from "./support/tree-snapshot.js";
@@ -90,5 +92,25 @@ describe("extractArchive", () => {
       context: { path: "limits.maxEntries" },
     });
     await expect(extractArchive(archive, join(base, "x"), { mode: "append" as never })).rejects.toMatchObject({ code: "invalid_config", context: { path: "mode" } });
+  });
+
+  it("reads {file} sources with reused buffers and still restores every byte", async () => {
+    const base = await tempDir("file-source");
+    const source = join(base, "source");
+    await mkdir(join(source, "many"), { recursive: true });
+    // Larger than the eight-buffer ring, with small files between, so buffers are reused while writes are in flight.
+    for (let index = 0; index < 4; index += 1) await writeFile(join(source, `big-${index}.bin`), randomBytes(5 * 1024 * 1024 + index * 777));
+    for (let index = 0; index < 300; index += 1) await writeFile(join(source, "many", `f${index}`), randomBytes(index * 37));
+    const archiveFile = join(base, "archive.tar");
+    await pipeline(packDirectory(source).stream, createWriteStream(archiveFile));
+    const target = join(base, "target");
+    const result = await extractArchive({ file: archiveFile }, target);
+    expect(result.files).toBe(304);
+    expect(await snapshotTree(target)).toEqual(await snapshotTree(source));
+    const gzipFile = join(base, "archive.tar.gz");
+    await pipeline(packDirectory(source, { gzip: true }).stream, createWriteStream(gzipFile));
+    expect((await extractArchive({ file: gzipFile }, join(base, "gz"))).gzip).toBe(true);
+    expect(await snapshotTree(join(base, "gz"))).toEqual(await snapshotTree(source));
+    await expect(extractArchive({ file: join(base, "missing.tar") }, join(base, "x"))).rejects.toMatchObject({ code: "not_found" });
   });
 });

@@ -1,4 +1,4 @@
-import { mkdir } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { buffer } from "node:stream/consumers";
 import { describe, expect, it } from "vitest";
@@ -28,6 +28,11 @@ describe("pack → split → extract round trip (seeded random trees)", () => {
       const whole = join(base, "whole");
       await extractArchive(archive, whole);
       expect(await snapshotTree(whole, { directoryTimes: true })).toEqual(await snapshotTree(source, { directoryTimes: true }));
+      const archiveFile = join(base, "archive.tar");
+      await writeFile(archiveFile, archive);
+      const fromFile = join(base, "from-file");
+      await extractArchive({ file: archiveFile }, fromFile);
+      expect(await snapshotTree(fromFile)).toEqual(expected);
 
       for (const maxPartBytes of PART_SIZES) {
         const restored = join(base, `parts-${maxPartBytes}`);

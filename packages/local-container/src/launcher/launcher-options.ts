@@ -38,7 +38,7 @@ export interface StartLocalBridgeOptions {
   readonly host?: string;
   /** Port of the Worker; 0 picks a free one. @default 0 */
   readonly port?: number;
-  /** Container trees; a fresh directory under /var/tmp when omitted (removed on stop). Must not lie under /tmp. */
+  /** Container trees; a fresh temporary directory when omitted (removed on stop). Must not lie under /workspace or /mnt/session/outputs. */
   readonly rootDir?: string;
   /** Durable Object state of the Worker; a fresh temporary directory when omitted (removed on stop). */
   readonly stateDir?: string;

@@ -61,7 +61,7 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
   const resolved = resolveLauncherOptions(options);
   const apiKey = resolved.apiKey ?? randomBytes(32).toString("hex");
   const cleanup: string[] = [];
-  const rootDir = resolved.rootDir ?? (await mkdtemp(join("/var/tmp", "oma-local-containers-")));
+  const rootDir = resolved.rootDir ?? (await mkdtemp(join(tmpdir(), "oma-local-containers-")));
   if (resolved.rootDir === undefined) cleanup.push(rootDir);
   const stateDir = resolved.stateDir ?? (await mkdtemp(join(tmpdir(), "oma-local-bridge-state-")));
   if (resolved.stateDir === undefined) cleanup.push(stateDir);

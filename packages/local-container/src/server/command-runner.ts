@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFile, rm, stat } from "node:fs/promises";
-import { type MappedProcess, mapPath, normalizeSandboxPath, spawnMapped } from "@open-managed-agents/sandbox/local-process";
+import { type MappedProcess, mapPath, normalizeSandboxPath } from "@open-managed-agents/sandbox/local-process";
 import type { LocalContainer } from "./container-registry.js";
 import type { SessionState } from "./sessions.js";
 
@@ -44,9 +44,12 @@ export function containerPath(path: string, cwd = "/workspace"): string {
   return normalizeSandboxPath(path, cwd);
 }
 
-/** Host path backing a container path. */
+/**
+ * Host path backing a container path. In `rewrite` mode a session's cwd is already a host path (the
+ * shell saw host paths), so a path under a host directory of the container maps to itself.
+ */
 export function hostPath(container: LocalContainer, path: string, cwd = "/workspace"): string {
-  return mapPath(path, container.mounts, cwd);
+  return mapPath(path, container.mounts, cwd, { mode: container.namespace.mode });
 }
 
 /** True when the container path is an existing directory. */
@@ -69,18 +72,11 @@ export function exitCodeOf(exit: Awaited<MappedProcess["exited"]>): number {
 export function startCommand(container: LocalContainer, spec: CommandSpec): RunningCommand {
   const session = spec.session;
   if (session === undefined) {
-    const mapped = spawnMapped({ command: "bash", args: ["-c", spec.command], mounts: container.mounts, cwd: spec.cwd, env: spec.env, mapping: container.pathMapping });
+    const mapped = container.namespace.spawn({ command: "bash", args: ["-c", spec.command], cwd: spec.cwd, env: spec.env });
     return { mapped, readSessionState: async () => undefined };
   }
   const stateFile = `/tmp/.oma-session-state-${randomBytes(8).toString("hex")}`;
-  const mapped = spawnMapped({
-    command: "bash",
-    args: ["-c", SESSION_STEP_SCRIPT, "bash", stateFile, spec.command],
-    mounts: container.mounts,
-    cwd: spec.cwd,
-    env: spec.env,
-    mapping: container.pathMapping,
-  });
+  const mapped = container.namespace.spawn({ command: "bash", args: ["-c", SESSION_STEP_SCRIPT, "bash", stateFile, spec.command], cwd: spec.cwd, env: spec.env });
   return {
     mapped,
     async readSessionState() {

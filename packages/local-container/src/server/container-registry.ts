@@ -2,7 +2,7 @@ import { rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { PathMounts } from "@open-managed-agents/sandbox/local-process";
+import { type MountNamespace, type PathMounts, createMountNamespace } from "@open-managed-agents/sandbox/local-process";
 import type { LocalContainerLimits, PathMapping } from "./options.js";
 import { CONTAINER_MARKER_ENV, killMarkedProcesses } from "./process-reaper.js";
 import { type ProcessTable, createProcessTable } from "./process-table.js";
@@ -17,8 +17,10 @@ export interface LocalContainer {
   readonly id: string;
   /** Host directory holding the container's tree. */
   readonly directory: string;
-  /** Container path → host directory. */
+  /** Container path → host directory (normalized). */
   readonly mounts: PathMounts;
+  /** The container's mount table, set up once; every command runs through it. Disposed on destroy. */
+  readonly namespace: MountNamespace;
   /** Environment every command starts from. */
   readonly baseEnv: Readonly<Record<string, string>>;
   readonly sessions: SessionStore;
@@ -26,6 +28,7 @@ export interface LocalContainer {
   readonly createdAt: Date;
   /** Value of the marker variable every command of this container carries. */
   readonly marker: string;
+  /** The configured mapping; `namespace.mode` is the one in use. */
   readonly pathMapping: PathMapping;
 }
 
@@ -35,10 +38,10 @@ export interface ContainerRegistry {
   ensure(id: string, env?: Readonly<Record<string, string>>): Promise<{ container: LocalContainer; created: boolean }>;
   get(id: string): LocalContainer | undefined;
   list(): LocalContainer[];
-  /** Kills the container's process groups with `signal`, waits for them, removes its tree. */
+  /** Disposes the container's namespace, kills its process groups with `signal`, waits for them, removes its tree. */
   destroy(id: string, signal?: NodeJS.Signals): Promise<boolean>;
   destroyAll(): Promise<void>;
-  /** Last-resort cleanup for process exit: SIGKILL every process group and remove every tree, synchronously. */
+  /** Last-resort cleanup for process exit: dispose every namespace, SIGKILL every process group and remove every tree, synchronously. */
   destroyAllSync(): void;
 }
 
@@ -74,7 +77,25 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
       ...env,
       [CONTAINER_MARKER_ENV]: marker,
     };
-    return { id, directory, mounts, baseEnv, marker, pathMapping, sessions: createSessionStore(baseEnv), processes: createProcessTable(limits), createdAt: new Date() };
+    let namespace: MountNamespace;
+    try {
+      namespace = await createMountNamespace(mounts, { mapping: pathMapping });
+    } catch (error) {
+      await rm(directory, { recursive: true, force: true });
+      throw error;
+    }
+    return {
+      id,
+      directory,
+      mounts: namespace.mounts,
+      namespace,
+      baseEnv,
+      marker,
+      pathMapping,
+      sessions: createSessionStore(baseEnv),
+      processes: createProcessTable(limits),
+      createdAt: new Date(),
+    };
   };
 
   return {
@@ -105,6 +126,8 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
         const container = containers.get(id);
         if (container === undefined) return false;
         containers.delete(id);
+        // No new command enters it; running ones keep the namespace until they exit.
+        container.namespace.dispose();
         container.processes.killAll(signal);
         // A group that ignores a gentle signal is not allowed to keep the tree alive.
         const forced = setTimeout(() => container.processes.killAll("SIGKILL"), 2_000);
@@ -121,6 +144,7 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
     },
     destroyAllSync() {
       for (const container of containers.values()) {
+        container.namespace.dispose();
         container.processes.killAll("SIGKILL");
         killMarkedProcesses(container.marker, "SIGKILL");
         rmSync(container.directory, { recursive: true, force: true });

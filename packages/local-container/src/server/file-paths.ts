@@ -23,7 +23,9 @@ export function resolveFilePath(container: LocalContainer, rawPath: string, sess
   } catch {
     throw new ControlApiError("VALIDATION_FAILED", 400, "Path contains a NUL byte", {});
   }
-  const inside = Object.keys(container.mounts).some((mountPoint) => path === mountPoint || path.startsWith(`${mountPoint}/`));
+  // In rewrite mode a session's cwd is a host path, so a relative path may resolve under a host directory.
+  const roots = container.namespace.mode === "rewrite" ? [...Object.keys(container.mounts), ...Object.values(container.mounts)] : Object.keys(container.mounts);
+  const inside = roots.some((root) => path === root || path.startsWith(`${root}/`));
   if (!inside) {
     throw new ControlApiError("PERMISSION_DENIED", 403, `Path is outside the container's directories: ${path}`, { path, allowed: Object.keys(container.mounts) });
   }

@@ -1,9 +1,10 @@
+import { tmpdir } from "node:os";
 import { resolve, sep } from "node:path";
 import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
 import { z } from "zod";
 
-/** Sandbox paths each container maps to its own directory tree. */
-export const CONTAINER_MOUNT_POINTS = ["/workspace", "/mnt/session/outputs", "/tmp"] as const;
+/** Container mount points a root directory must not lie under (each container also maps `/tmp`, which is fine). */
+const REFUSED_ROOT_PARENTS = ["/workspace", "/mnt/session/outputs"] as const;
 
 const MIB = 1024 * 1024;
 const LOOPBACK_HOSTS = /^(127(\.\d{1,3}){3}|::1|localhost)$/;
@@ -46,7 +47,7 @@ export interface LocalContainerLimits {
 
 /** Options of `createLocalContainerServer`. */
 export interface LocalContainerServerOptions {
-  /** Directory holding one tree per container. Must not lie under a container mount point (`/tmp`, `/workspace`, `/mnt/session/outputs`). */
+  /** Directory holding one tree per container. Must not lie under `/workspace` or `/mnt/session/outputs`; `/tmp` is fine. */
   readonly rootDir: string;
   /** Loopback interface to listen on; other addresses are refused. @default "127.0.0.1" */
   readonly host?: string;
@@ -88,11 +89,12 @@ export function resolveServerOptions(options: LocalContainerServerOptions): Reso
     });
   }
   const rootDir = resolve(result.data.rootDir);
-  // A tree under a mount point would be re-mapped into itself when commands see container paths.
-  const clash = CONTAINER_MOUNT_POINTS.find((mountPoint) => rootDir === mountPoint || rootDir.startsWith(`${mountPoint}${sep}`));
+  // Trees under /tmp work in both mapping modes; a tree under /workspace or /mnt/session/outputs would sit
+  // inside the very directories the bridge archives and restores.
+  const clash = REFUSED_ROOT_PARENTS.find((mountPoint) => rootDir === mountPoint || rootDir.startsWith(`${mountPoint}${sep}`));
   if (clash !== undefined) {
     throw new InvalidConfigError({
-      message: `invalid local container server option rootDir: it lies under ${clash}, a path every container maps to its own directory; use a directory elsewhere (for example under /var/tmp)`,
+      message: `invalid local container server option rootDir: it lies under ${clash}, a path every container maps to its own directory; use a directory elsewhere (for example under ${tmpdir()})`,
       context: { field: "rootDir", mountPoint: clash },
     });
   }

@@ -35,9 +35,9 @@ export interface ProcessTable {
   register(mapped: MappedProcess, command: string, id?: string): ProcessRecord;
   get(id: string): ProcessRecord | undefined;
   list(): ProcessRecord[];
-  /** Signals one process group and marks it killed. */
+  /** Signals one process group, also one whose leader already finished, and marks a running one killed. */
   kill(record: ProcessRecord, signal?: NodeJS.Signals): void;
-  /** Signals every running process group; returns how many were running. */
+  /** Signals every process group, finished listed ones included; returns how many were running. */
   killAll(signal?: NodeJS.Signals): number;
   /** Resolves once every launched process exited. */
   drain(): Promise<void>;
@@ -111,16 +111,18 @@ export function createProcessTable(limits: { maxProcessesPerContainer: number; m
       return [...records.values()];
     },
     kill(record, signal = "SIGTERM") {
-      if (record.status !== "running") return;
-      record.status = "killed";
+      if (record.status === "running") record.status = "killed";
+      // A finished command may have left members running in its group (`cmd &`); they go too.
       record.mapped.kill(signal);
     },
     killAll(signal = "SIGTERM") {
       let count = 0;
       for (const record of records.values()) {
-        if (record.status !== "running") continue;
-        record.status = "killed";
-        count += 1;
+        if (record.status === "running") {
+          record.status = "killed";
+          count += 1;
+        }
+        if (!active.has(record.mapped)) record.mapped.kill(signal);
       }
       for (const mapped of active) mapped.kill(signal);
       return count;
