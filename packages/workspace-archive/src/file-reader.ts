@@ -1,6 +1,5 @@
 import fs, { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
-import { IO_CHUNK_BYTES } from "./constants.js";
 
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW;
 
@@ -29,49 +28,4 @@ export function readSmallFile(path: string, expectedSize: number): SmallFile {
 /** Opens a file for reading without following a symlink that replaced it since it was listed. */
 export function openForRead(path: string): Promise<FileHandle> {
   return open(path, READ_FLAGS);
-}
-
-/** Reads kept in flight while a large file is streamed: enough to hide thread-pool latency on a busy machine. */
-const READ_AHEAD = 4;
-
-/**
- * Yields exactly `size` bytes of an open file in 1 MiB reads, with up to four reads in flight. A file
- * that shrank is padded with zeros (its header is already out); returns whether the file changed while
- * it was read. The caller closes `handle`.
- */
-export async function* fileChunks(handle: FileHandle, size: number): AsyncGenerator<Buffer, boolean> {
-  const pending: Promise<Buffer>[] = [];
-  let requested = 0;
-  const refill = () => {
-    while (pending.length < READ_AHEAD && requested < size) {
-      const length = Math.min(IO_CHUNK_BYTES, size - requested);
-      pending.push(readAt(handle, requested, length));
-      requested += length;
-    }
-  };
-  try {
-    let changed = false;
-    let position = 0;
-    refill();
-    while (pending.length > 0) {
-      let chunk = await (pending.shift() as Promise<Buffer>);
-      const expected = Math.min(IO_CHUNK_BYTES, size - position);
-      if (chunk.length < expected) {
-        changed = true;
-        chunk = Buffer.concat([chunk, Buffer.alloc(expected - chunk.length)]);
-      }
-      position += chunk.length;
-      refill();
-      yield chunk;
-    }
-    const final = await handle.stat();
-    return changed || final.size !== size;
-  } finally {
-    await Promise.allSettled(pending);
-  }
-}
-
-function readAt(handle: FileHandle, position: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.allocUnsafe(length);
-  return handle.read(buffer, 0, length, position).then(({ bytesRead }) => buffer.subarray(0, bytesRead));
 }

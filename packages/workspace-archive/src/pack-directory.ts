@@ -1,13 +1,13 @@
 import { resolve } from "node:path";
-import { finished } from "node:stream/promises";
 import { pipeline, Readable } from "node:stream";
+import { finished } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import { InvalidRequestError } from "@open-managed-agents/runtime-resource-contract";
-import { toWebStream } from "./archive-source.js";
-import { IO_CHUNK_BYTES } from "./constants.js";
-import { DigestTransform } from "./digest-transform.js";
+import { DigestTransform, type StreamDigest } from "./digest-transform.js";
 import { parsePackOptions } from "./options.js";
-import { createPackTally, tarChunks } from "./tar-chunks.js";
+import { createTarByteStream, createTarReadable, type DigestSink } from "./pack-streams.js";
+import { TarFiller } from "./tar-filler.js";
+import { createPackTally, tarSegments } from "./tar-segments.js";
 
 /** Options of {@link packDirectory}. */
 export interface PackDirectoryOptions {
@@ -35,13 +35,16 @@ export interface PackDigest {
   readonly changed: readonly string[];
 }
 
-/** A streaming archive of a directory. */
+/** A streaming archive of a directory, readable once through either `stream` or `toWebStream()`. */
 export interface PackedDirectory {
-  /** The tar (or tar.gz) bytes. Read it to the end: `digest` settles only then. */
+  /** The tar (or tar.gz) bytes as a Node `Readable`. Read it to the end: `digest` settles only then. */
   readonly stream: Readable;
-  /** Resolves after the last byte was emitted; rejects when packing fails or the stream is destroyed. */
+  /** Resolves after the last byte was emitted; rejects when packing fails or the stream is abandoned. */
   readonly digest: Promise<PackDigest>;
-  /** The same bytes as a web `ReadableStream` (for `fetch` bodies); use either this or `stream`. */
+  /**
+   * The same bytes as a web `ReadableStream`. Without gzip it is a byte stream: a BYOB reader that reuses
+   * its buffer gets files read from disk straight into it, the fastest way to consume an archive.
+   */
   toWebStream(): ReadableStream<Uint8Array>;
 }
 
@@ -49,17 +52,46 @@ export interface PackedDirectory {
  * Packs `dir` into a tar stream, GNU-tar compatible (`./`, `./a.txt`, `./dir/`), in sorted order so the
  * same tree always gives the same bytes and hash. Regular files, directories and symlinks (kept as links)
  * are stored with their modes and mtimes; owners are recorded as 0. Memory stays bounded: small files
- * are batched into 1 MiB chunks, large ones streamed in 1 MiB reads with one read ahead.
+ * are gathered into 1 MiB segments, large files are read piece by piece into the output buffers.
  */
 export function packDirectory(dir: string, options: PackDirectoryOptions = {}): PackedDirectory {
   const { excludes, gzipLevel } = parsePackOptions(options);
   if (typeof dir !== "string" || dir.length === 0) throw new InvalidRequestError({ message: "packDirectory needs a folder path" });
   const tally = createPackTally();
-  const source = Readable.from(tarChunks(resolve(dir), excludes, tally), { objectMode: false, highWaterMark: IO_CHUNK_BYTES });
-  const hasher = new DigestTransform();
-  if (gzipLevel === null) pipeline(source, hasher, () => undefined);
-  else pipeline(source, createGzip({ level: gzipLevel, chunkSize: 256 * 1024 }), hasher, () => undefined);
-  const digest = finished(hasher).then(async () => ({ ...(await hasher.digest), ...tally }));
+  const filler = new TarFiller(tarSegments(resolve(dir), excludes, tally));
+  let sink: DigestSink = { resolve: () => undefined, reject: () => undefined };
+  const digest = new Promise<PackDigest>((resolveDigest, rejectDigest) => {
+    sink = { resolve: (hashed: StreamDigest) => resolveDigest({ ...hashed, ...tally }), reject: rejectDigest };
+  });
   digest.catch(() => undefined);
-  return { stream: hasher, digest, toWebStream: () => toWebStream(hasher) };
+  let opened: "stream" | "web" | null = null;
+  let nodeStream: Readable | null = null;
+  const claim = (kind: "stream" | "web") => {
+    if (opened !== null && opened !== kind) throw new InvalidRequestError({ message: "read a packed directory through either stream or toWebStream(), once" });
+    opened = kind;
+  };
+  const openNode = (): Readable => {
+    if (nodeStream !== null) return nodeStream;
+    if (gzipLevel === null) nodeStream = createTarReadable(filler, sink);
+    else {
+      const hasher = new DigestTransform();
+      pipeline(createTarReadable(filler, null), createGzip({ level: gzipLevel, chunkSize: 256 * 1024 }), hasher, () => undefined);
+      finished(hasher).then(async () => sink.resolve(await hasher.digest), sink.reject);
+      nodeStream = hasher;
+    }
+    nodeStream.once("close", () => sink.reject(new Error("archive stream closed before it was read to the end")));
+    return nodeStream;
+  };
+  return {
+    get stream() {
+      claim("stream");
+      return openNode();
+    },
+    digest,
+    toWebStream() {
+      claim("web");
+      if (gzipLevel !== null) return Readable.toWeb(openNode()) as unknown as ReadableStream<Uint8Array>;
+      return createTarByteStream(filler, sink);
+    },
+  };
 }

@@ -67,14 +67,26 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
       `mkdir -p ${directory}`,
       `{ tar -cf - -C /workspace ${excludes} .; echo $? > ${directory}/status; } | split -b ${options.partBytes} -a 6 -d - ${directory}/part-`,
       `status=$(cat ${directory}/status); [ "$status" -le 1 ] || { echo "tar failed: $status" >&2; exit 1; }`,
-      `ls ${directory} | grep '^part-'`,
+      `cd ${directory} && stat -c '%n %s' part-*`,
     ].join(" && ");
     try {
       const listing = await files.run(script, signal);
-      const parts = listing.split("\n").filter((line) => /^part-\d{6}$/.test(line)).sort();
+      const parts = listing
+        .split("\n")
+        .map((line) => /^(part-\d{6}) (\d+)$/.exec(line.trim()))
+        .filter((match): match is RegExpExecArray => match !== null)
+        .map(([, part = "", size = "0"]) => ({ part, size: Number(size) }))
+        .sort((a, b) => (a.part < b.part ? -1 : 1));
       if (parts.length === 0) throw new SandboxFailedError({ message: "archiving the workspace produced no parts" });
-      for (const part of parts) {
-        await spool.append(await files.readStream(`${directory}/${part}`, signal), signal);
+      // The listing proves every part exists, so parts are fetched without a check each (an exec between
+      // file GETs slows the GET after it); the listed sizes catch a part that reads short or empty.
+      for (const { part } of parts) {
+        await spool.append(await client.readFile(sandboxId, `${directory}/${part}`, signal), signal);
+      }
+      const expected = parts.reduce((sum, { size }) => sum + size, 0);
+      const { size } = await spool.finish();
+      if (size !== expected) {
+        throw new SandboxFailedError({ message: `archive parts arrived with ${size} of ${expected} bytes`, context: { expected, received: size } });
       }
     } finally {
       await files.run(`rm -rf ${directory}`).catch(() => undefined);

@@ -1,11 +1,11 @@
 import { readlinkSync } from "node:fs";
-import { stat } from "node:fs/promises";
+import { type FileHandle, stat } from "node:fs/promises";
 import { setImmediate as nextMacrotask } from "node:timers/promises";
 import { InvalidRequestError, NotFoundError } from "@open-managed-agents/runtime-resource-contract";
 import { END_OF_ARCHIVE_BYTES, IO_CHUNK_BYTES, padToBlock, SMALL_FILE_BYTES } from "./constants.js";
 import { toMemberName } from "./entry-name.js";
 import { createExcludeMatcher } from "./exclude-matcher.js";
-import { fileChunks, openForRead, readSmallFile } from "./file-reader.js";
+import { openForRead, readSmallFile } from "./file-reader.js";
 import { encodeMemberHeader, type MemberHeader } from "./tar-header.js";
 import { type WalkEntry, walkTree } from "./walk-tree.js";
 
@@ -29,13 +29,32 @@ export function createPackTally(): PackTally {
 const MAX_MTIME_SECONDS = 0o77777777777;
 const ZEROS = Buffer.alloc(512);
 
+/** Bytes to copy as they are: headers, small files and padding, gathered up to about 1 MiB. */
+export interface BytesSegment {
+  readonly kind: "bytes";
+  readonly buffers: readonly Buffer[];
+}
+
+/** `size` bytes of an open file, read straight into the consumer's buffer. */
+export interface FileSegment {
+  readonly kind: "file";
+  readonly handle: FileHandle;
+  readonly size: number;
+  /** Set by the reader when the file ended early (the rest was padded with zeros). */
+  shrank: boolean;
+}
+
+/** One piece of a tar stream. */
+export type TarSegment = BytesSegment | FileSegment;
+
 /**
- * Yields the tar bytes of a tree. Headers, small files and padding are gathered into chunks of about
- * 1 MiB (one allocation and one downstream write per chunk instead of several per file); small files
- * are read with short synchronous calls, and the generator returns to the event loop after every chunk.
- * Large files are streamed with one read ahead. Paths that vanish during the walk are left out.
+ * Yields the tar stream of a tree as segments. Headers, small files and padding are gathered into byte
+ * segments of about 1 MiB; small files are read with short synchronous calls, and the generator returns
+ * to the event loop after every segment. A large file is one file segment, read by the consumer directly
+ * into its own buffer; its handle is closed when the consumer asks for the next segment. Paths that
+ * vanish during the walk are left out.
  */
-export async function* tarChunks(root: string, excludes: readonly string[], tally: PackTally): AsyncGenerator<Buffer> {
+export async function* tarSegments(root: string, excludes: readonly string[], tally: PackTally): AsyncGenerator<TarSegment> {
   const rootStats = await stat(root).catch(() => null);
   if (rootStats === null) throw new NotFoundError({ message: "folder to pack does not exist", context: { dir: root } });
   if (!rootStats.isDirectory()) throw new InvalidRequestError({ message: "path to pack is not a folder", context: { dir: root } });
@@ -45,11 +64,11 @@ export async function* tarChunks(root: string, excludes: readonly string[], tall
     batch.push(buffer);
     batchBytes += buffer.length;
   };
-  const flush = () => {
-    const chunk = batch.length === 1 ? (batch[0] as Buffer) : Buffer.concat(batch, batchBytes);
+  const flush = (): BytesSegment => {
+    const segment = { kind: "bytes" as const, buffers: batch };
     batch = [];
     batchBytes = 0;
-    return chunk;
+    return segment;
   };
   for await (const entry of walkTree(root, createExcludeMatcher(excludes))) {
     const header = headerOf(entry);
@@ -77,8 +96,9 @@ export async function* tarChunks(root: string, excludes: readonly string[], tall
       try {
         add(encodeMemberHeader({ ...header, size: stats.size }));
         yield flush();
-        const changed = yield* fileChunks(handle, stats.size);
-        if (changed) tally.changed.push(header.name);
+        const segment: FileSegment = { kind: "file", handle, size: stats.size, shrank: false };
+        yield segment;
+        if (segment.shrank || (await handle.stat()).size !== stats.size) tally.changed.push(header.name);
       } finally {
         await handle.close();
       }
