@@ -13,7 +13,8 @@ import { type CloudflareSandbox, createCloudflareManagedRuntimeDriver } from "..
 import { TEST_RUNTIME_ENVIRONMENT, createSandbox, testEnv } from "./fixtures.js";
 
 const signal = new AbortController().signal;
-const HEARTBEAT_MS = 400;
+// Long enough for a heartbeat round trip through workerd and the container on a loaded two-core machine.
+const HEARTBEAT_MS = 1_500;
 
 function newScope(): RuntimeResourceScope {
   return { workspaceId: "ws", environmentId: "env", sessionId: `s-${crypto.randomUUID()}`, workId: `w-${crypto.randomUUID()}` };
@@ -73,7 +74,7 @@ describe("lifecycle through the real host, D1 fences and the Sandbox Durable Obj
       },
     });
     const run = host.run({ scope: newScope(), profile });
-    await expect.poll(() => renewalsAfterBeat.length, { timeout: 30_000, interval: 50 }).toBeGreaterThanOrEqual(3);
+    await expect.poll(() => renewalsAfterBeat.length, { timeout: 45_000, interval: 50 }).toBeGreaterThanOrEqual(3);
     const runtimeId = observed.runtimeIds[0] ?? "";
     // Acquire renewed once before publishing the lease; each heartbeat renewed exactly once more.
     expect(renewalsAfterBeat.slice(0, 3)).toEqual([2, 3, 4]);

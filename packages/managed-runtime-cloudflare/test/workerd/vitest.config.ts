@@ -40,7 +40,7 @@ export default defineConfig({
     root: here("."),
     include: ["**/*.workerd.test.ts"],
     globalSetup: [here("./global-setup.ts")],
-    testTimeout: 60_000,
+    testTimeout: 90_000,
     hookTimeout: 60_000,
   },
 });
