@@ -60,19 +60,34 @@ function report(label: string, bytes: number, result: { ours: number; gnu: numbe
   const rate = (seconds: number) => `${(bytes / MIB / seconds).toFixed(0)} MB/s`;
   const ratio = result.gnu / result.ours;
   console.log(
-    `${label.padEnd(8)} ours ${result.ours.toFixed(2)} s (${rate(result.ours)})  GNU tar ${result.gnu.toFixed(2)} s (${rate(result.gnu)})  ` +
+    `${label.padEnd(34)} ours ${result.ours.toFixed(2)} s (${rate(result.ours)})  GNU tar ${result.gnu.toFixed(2)} s (${rate(result.gnu)})  ` +
       `ratio ${ratio.toFixed(2)}× (target ≥ 0.7×)  peak RSS ${(result.peakRss / MIB).toFixed(0)} MiB (target ≤ 128 MiB)`,
   );
+}
+
+async function checkDigest(digest: Promise<{ files: number; sha256: string }>): Promise<void> {
+  const { files, sha256 } = await digest;
+  if (files !== SMALL_FILES + LARGE_FILES || sha256.length !== 64) throw new Error(`packed ${files} files`);
 }
 
 /** Child mode: one pack or extract in a fresh process, so its peak RSS is ours alone. */
 async function child(mode: string, source: string, target: string): Promise<void> {
   const start = process.hrtime.bigint();
   if (mode === "pack") {
+    // A null sink that reuses one buffer, as `cat > /dev/null` does: a BYOB reader of the byte stream.
+    const packed = packDirectory(source);
+    const reader = packed.toWebStream().getReader({ mode: "byob" });
+    let view = new Uint8Array(MIB);
+    for (;;) {
+      const { value, done } = await reader.read(view);
+      if (done) break;
+      view = new Uint8Array(value.buffer);
+    }
+    await checkDigest(packed.digest);
+  } else if (mode === "pack-node") {
     const packed = packDirectory(source);
     for await (const chunk of packed.stream) void chunk;
-    const digest = await packed.digest;
-    if (digest.files !== SMALL_FILES + LARGE_FILES) throw new Error(`packed ${digest.files} files`);
+    await checkDigest(packed.digest);
   } else {
     await extractArchive({ file: source }, target);
   }
@@ -96,6 +111,12 @@ async function main(): Promise<void> {
       async () => undefined,
     );
     report("pack", bytes, pack);
+    const packNode = await compare(
+      () => measure(process.execPath, [SELF, "pack-node", workspace, ""]),
+      () => measure("sh", ["-c", `tar -cf - -C '${workspace}' . | cat > /dev/null`]),
+      async () => undefined,
+    );
+    report("pack (Node stream, fresh chunks)", bytes, packNode);
 
     const extract = await compare(
       () => measure(process.execPath, [SELF, "extract", archiveFile, target]),
@@ -114,5 +135,5 @@ async function main(): Promise<void> {
 }
 
 const [mode, source, target] = process.argv.slice(2);
-if (mode === "pack" || mode === "extract") await child(mode, source as string, target as string);
+if (mode === "pack" || mode === "pack-node" || mode === "extract") await child(mode, source as string, target as string);
 else await main();

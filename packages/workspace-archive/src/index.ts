@@ -6,7 +6,7 @@ export type { ArchivePart } from "./part-builder.js";
 export { type JoinPlan, joinPlanSchema, parseJoinPlan } from "./join-plan.js";
 export { joinPlanCommands, type JoinPlanCommandOptions } from "./join-plan-commands.js";
 export { applyJoinPlan } from "./apply-join-plan.js";
-export { type ArchiveSource, toNodeReadable, toWebStream } from "./archive-source.js";
+export { type ArchiveFile, type ArchiveSource, toNodeReadable, toWebStream } from "./archive-source.js";
 export type { AdmittedEntry as ArchiveEntryInfo, ArchiveEntryKind } from "./entry-guard.js";
 export type { ArchiveLimits, ReadArchiveOptions } from "./options.js";
 export type { RejectionReason } from "./rejections.js";

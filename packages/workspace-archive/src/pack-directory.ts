@@ -1,6 +1,5 @@
 import { resolve } from "node:path";
 import { pipeline, Readable } from "node:stream";
-import { finished } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import { InvalidRequestError } from "@open-managed-agents/runtime-resource-contract";
 import { DigestTransform, type StreamDigest } from "./digest-transform.js";
@@ -67,7 +66,10 @@ export function packDirectory(dir: string, options: PackDirectoryOptions = {}): 
   let opened: "stream" | "web" | null = null;
   let nodeStream: Readable | null = null;
   const claim = (kind: "stream" | "web") => {
-    if (opened !== null && opened !== kind) throw new InvalidRequestError({ message: "read a packed directory through either stream or toWebStream(), once" });
+    // The getter may be read repeatedly; a second web stream or a mix of both would split the bytes.
+    if (opened !== null && (opened !== kind || kind === "web")) {
+      throw new InvalidRequestError({ message: "read a packed directory through either stream or toWebStream(), once" });
+    }
     opened = kind;
   };
   const openNode = (): Readable => {
@@ -76,7 +78,10 @@ export function packDirectory(dir: string, options: PackDirectoryOptions = {}): 
     else {
       const hasher = new DigestTransform();
       pipeline(createTarReadable(filler, null), createGzip({ level: gzipLevel, chunkSize: 256 * 1024 }), hasher, () => undefined);
-      finished(hasher).then(async () => sink.resolve(await hasher.digest), sink.reject);
+      let hashed: StreamDigest | null = null;
+      void hasher.digest.then((result) => (hashed = result));
+      // The digest is ready at flush, before `end`; it is reported once the consumer has read everything.
+      hasher.once("end", () => hashed && sink.resolve(hashed));
       nodeStream = hasher;
     }
     nodeStream.once("close", () => sink.reject(new Error("archive stream closed before it was read to the end")));

@@ -10,7 +10,10 @@ export interface DigestSink {
   reject(error: unknown): void;
 }
 
-/** A Node `Readable` of tar bytes: each chunk is a fresh 1 MiB buffer filled from the segments and hashed. */
+/**
+ * A Node `Readable` of tar bytes: each chunk is a fresh 1 MiB buffer filled from the segments and hashed.
+ * The digest is reported once the consumer has read the last byte (`end`).
+ */
 export function createTarReadable(filler: TarFiller, sink: DigestSink | null): Readable {
   const hash = createHash("sha256");
   let bytes = 0;
@@ -21,7 +24,8 @@ export function createTarReadable(filler: TarFiller, sink: DigestSink | null): R
       filler.fill(buffer).then(
         (count) => {
           if (count === 0) {
-            sink?.resolve({ sha256: hash.digest("hex"), bytes });
+            const result = { sha256: hash.digest("hex"), bytes };
+            this.once("end", () => sink?.resolve(result));
             this.push(null);
             return;
           }

@@ -1,5 +1,6 @@
 import { open } from "node:fs/promises";
 import { IO_CHUNK_BYTES } from "./constants.js";
+import { readFully } from "./read-ahead.js";
 
 /**
  * Tracks which source bytes an extraction may still reference, by offset in the tar stream. The writer
@@ -37,34 +38,46 @@ export class SourceRelease {
   }
 }
 
-const RING_SLOTS = 8;
+const RING_SLOTS = 16;
+/** Reads kept in flight ahead of the parser. */
+const READ_AHEAD = 2;
 
 /**
- * Reads a tar file in 1 MiB chunks, reusing a ring of eight buffers. A slot is reused only when the
- * extraction has released every byte it held; otherwise that read gets a fresh buffer, so reading never
- * waits on writing. Reused memory avoids the page faults that fresh buffers cost (a large share of
- * extraction time on virtual machines).
+ * Reads a tar file in 1 MiB chunks, two reads ahead, reusing a ring of sixteen buffers. A slot is reused
+ * only when the extraction has released every byte it held; otherwise that read gets a fresh buffer, so
+ * reading never waits on writing. Reused memory avoids the page faults that fresh buffers cost (a large
+ * share of extraction time on virtual machines).
  */
 export async function* recycledFileChunks(path: string, release: SourceRelease): AsyncGenerator<Buffer> {
   const handle = await open(path, "r");
   const ring: { buffer: Buffer; end: number }[] = [];
+  const pending: Promise<Buffer>[] = [];
+  let offset = 0;
+  let slot = 0;
+  let ended = false;
+  const issue = () => {
+    let entry = ring[slot];
+    if (entry === undefined) {
+      entry = { buffer: Buffer.allocUnsafeSlow(IO_CHUNK_BYTES), end: 0 };
+      ring[slot] = entry;
+    }
+    const reusable = entry.end <= release.watermark();
+    const buffer = reusable ? entry.buffer : Buffer.allocUnsafe(IO_CHUNK_BYTES);
+    const position = offset;
+    offset += IO_CHUNK_BYTES;
+    if (reusable) entry.end = offset;
+    slot = (slot + 1) % RING_SLOTS;
+    pending.push(readFully(handle, buffer, IO_CHUNK_BYTES, position).then((bytesRead) => buffer.subarray(0, bytesRead)));
+  };
   try {
-    let offset = 0;
-    for (let slot = 0; ; slot = (slot + 1) % RING_SLOTS) {
-      let entry = ring[slot];
-      if (entry === undefined) {
-        entry = { buffer: Buffer.allocUnsafeSlow(IO_CHUNK_BYTES), end: 0 };
-        ring[slot] = entry;
-      }
-      const reusable = entry.end <= release.watermark();
-      const buffer = reusable ? entry.buffer : Buffer.allocUnsafe(IO_CHUNK_BYTES);
-      const { bytesRead } = await handle.read(buffer, 0, IO_CHUNK_BYTES, offset);
-      if (bytesRead === 0) return;
-      offset += bytesRead;
-      if (reusable) entry.end = offset;
-      yield buffer.subarray(0, bytesRead);
+    while (!ended || pending.length > 0) {
+      while (!ended && pending.length < READ_AHEAD) issue();
+      const chunk = await (pending.shift() as Promise<Buffer>);
+      if (chunk.length < IO_CHUNK_BYTES) ended = true;
+      if (chunk.length > 0) yield chunk;
     }
   } finally {
+    await Promise.allSettled(pending);
     await handle.close();
   }
 }

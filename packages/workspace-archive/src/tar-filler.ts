@@ -1,9 +1,11 @@
+import { ReadAhead } from "./read-ahead.js";
 import type { TarSegment } from "./tar-segments.js";
 
 /**
  * Fills caller-provided buffers from a sequence of tar segments: byte segments are copied, file segments
- * are read from disk straight into the buffer (no intermediate allocation). A file that ends early is
- * padded with zeros, since its header already promised its size.
+ * come through a {@link ReadAhead} of reused buffers, so disk reads overlap with the caller's hashing and
+ * nothing is allocated per chunk. A file that ends early is padded with zeros, since its header already
+ * promised its size.
  */
 export class TarFiller {
   private segment: TarSegment | null = null;
@@ -11,6 +13,7 @@ export class TarFiller {
   private index = 0;
   private offset = 0;
   private done = false;
+  private readonly readAhead = new ReadAhead();
 
   constructor(private readonly segments: AsyncGenerator<TarSegment>) {}
 
@@ -29,6 +32,7 @@ export class TarFiller {
   /** Stops early: closes the open file and the walk. */
   async close(): Promise<void> {
     this.done = true;
+    await this.readAhead.settle();
     await this.segments.return(undefined);
   }
 
@@ -42,6 +46,7 @@ export class TarFiller {
     this.segment = next.value;
     this.index = 0;
     this.offset = 0;
+    if (this.segment.kind === "file") this.readAhead.begin(this.segment.handle, this.segment.size);
     return true;
   }
 
@@ -62,16 +67,12 @@ export class TarFiller {
   }
 
   private async readFile(segment: Extract<TarSegment, { kind: "file" }>, view: Uint8Array, at: number): Promise<number> {
-    const wanted = Math.min(view.length - at, segment.size - this.offset);
-    let count = wanted;
-    if (!segment.shrank) {
-      const { bytesRead } = await segment.handle.read(view, at, wanted, this.offset);
-      if (bytesRead === 0) segment.shrank = true;
-      else count = bytesRead;
-    }
-    if (segment.shrank) view.fill(0, at, at + count);
+    const count = await this.readAhead.copyInto(view, at, Math.min(view.length - at, segment.size - this.offset));
     this.offset += count;
-    if (this.offset >= segment.size) this.segment = null;
+    if (this.offset >= segment.size) {
+      segment.shrank = this.readAhead.shrank;
+      this.segment = null;
+    }
     return count;
   }
 }

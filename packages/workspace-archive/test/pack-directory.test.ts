@@ -95,4 +95,25 @@ describe("packDirectory", () => {
     }
     await expect(packed.digest).rejects.toBeDefined();
   });
+
+  it("fills a BYOB reader's own buffer with the same bytes, and opens only once", async () => {
+    const root = await tempDir("pack-byob");
+    await writeFile(join(root, "big.bin"), Buffer.alloc(3 * 1024 * 1024 + 5, 9));
+    for (let index = 0; index < 20; index += 1) await writeFile(join(root, `s${index}`), `small ${index}`);
+    const expected = await buffer(packDirectory(root).stream);
+    const packed = packDirectory(root);
+    const reader = packed.toWebStream().getReader({ mode: "byob" });
+    const copies: Buffer[] = [];
+    let view = new Uint8Array(64 * 1024);
+    for (;;) {
+      const { value, done } = await reader.read(view);
+      if (done) break;
+      copies.push(Buffer.from(value));
+      view = new Uint8Array(value.buffer);
+    }
+    expect(Buffer.concat(copies).equals(expected)).toBe(true);
+    expect((await packed.digest).sha256).toBe(createHash("sha256").update(expected).digest("hex"));
+    expect(() => packed.toWebStream()).toThrowError(expect.objectContaining({ code: "invalid_request" }));
+    expect(() => packed.stream).toThrowError(expect.objectContaining({ code: "invalid_request" }));
+  });
 });

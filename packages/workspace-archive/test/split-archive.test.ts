@@ -143,6 +143,8 @@ describe("splitArchive", () => {
   it("holds at most one part in memory: parts are produced only as they are consumed", async () => {
     const base = await tempDir("split-lazy");
     await sampleTree(base);
+    // Far more than the pipeline buffers, so an abandoned split must leave the pack unfinished.
+    await writeFile(join(base, "large.bin"), randomBytes(16 * 1024 * 1024));
     const packed = packDirectory(base);
     const iterator = splitArchive(packed.stream, { maxPartBytes: 16 * 1024 })[Symbol.asyncIterator]();
     const first = await iterator.next();
