@@ -6,7 +6,7 @@ const MAIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 
 /** Runs the built demo as `pnpm demo` does, with a small workspace, and returns its exit code and output. */
 function runDemo(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = { ...process.env, OMA_DEMO_DATA_MIB: "1" };
+  const env: NodeJS.ProcessEnv = { ...process.env, OMA_DEMO_DATA_MIB: "1" };
   for (const key of Object.keys(env)) if (key.startsWith("OMA_CLOUDFLARE_") || key.startsWith("R2_")) delete env[key];
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [MAIN], { env, stdio: ["ignore", "pipe", "pipe"] });
