@@ -85,7 +85,8 @@ export async function spawnCloudflareDuplexProcess(sandbox: CloudflareSandbox, s
     written += 1;
     const target = `${directory}/${sequence}`;
     const base64 = bytesToBase64(chunk);
-    const command = `[ -d ${shellQuote(directory)} ] || exit 0; printf '%s' ${shellQuote(base64)} | base64 -d > ${shellQuote(`${target}.part`)} && mv ${shellQuote(`${target}.part`)} ${shellQuote(target)}`;
+    // The process may exit and remove its stdin folder at any moment; a write that loses that race is not a failure.
+    const command = `[ -d ${shellQuote(directory)} ] || exit 0; { printf '%s' ${shellQuote(base64)} | base64 -d > ${shellQuote(`${target}.part`)} && mv ${shellQuote(`${target}.part`)} ${shellQuote(target)}; } || [ ! -d ${shellQuote(directory)} ]`;
     return runChecked(sandbox, command, `writing stdin of process ${started.id}`);
   };
 
@@ -99,7 +100,11 @@ export async function spawnCloudflareDuplexProcess(sandbox: CloudflareSandbox, s
     async close() {
       await writing;
       const eof = `${directory}/eof`;
-      await runChecked(sandbox, `[ -d ${shellQuote(directory)} ] || exit 0; printf '%s' ${written} > ${shellQuote(`${eof}.part`)} && mv ${shellQuote(`${eof}.part`)} ${shellQuote(eof)}`, `closing stdin of process ${started.id}`);
+      await runChecked(
+        sandbox,
+        `[ -d ${shellQuote(directory)} ] || exit 0; { printf '%s' ${written} > ${shellQuote(`${eof}.part`)} && mv ${shellQuote(`${eof}.part`)} ${shellQuote(eof)}; } || [ ! -d ${shellQuote(directory)} ]`,
+        `closing stdin of process ${started.id}`,
+      );
     },
   });
 
