@@ -41,6 +41,7 @@ export function execStep(argv: readonly string[]): string {
   if (argv[0] === "test" || script.includes(" test -f ")) return "sandbox: part exists check";
   if (script.includes("rm -rf") && script.includes(".oma-checkpoint-")) return "sandbox: remove parts";
   if (script.includes("sha256sum -c")) return "sandbox: join chunks";
+  if (argv[0] === "touch" && script.includes(".oma-runtime-")) return "sandbox: runtime marker";
   return "sandbox: other exec";
 }
 

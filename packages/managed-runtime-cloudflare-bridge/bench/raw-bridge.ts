@@ -38,9 +38,14 @@ function collect(transfers: readonly { name: string; transfer: CurlTransfer; exp
 
 /**
  * Archives `/workspace` into parts inside the sandbox exactly as the driver does (`tar | split`), then
- * fetches every part with one `curl` file GET each. Returns the GET figures and the in-sandbox time.
+ * fetches the selected parts with one `curl` file GET each. Returns the GET figures and the in-sandbox time.
  */
-export async function rawFileGets(client: BridgeClient, bridge: BridgeEndpoint, sandboxId: string, partBytes: number): Promise<RawTransfers & { archiveMs: number }> {
+export async function rawFileGets(
+  client: BridgeClient,
+  bridge: BridgeEndpoint,
+  input: { readonly sandboxId: string; readonly partBytes: number; readonly select: (index: number) => boolean },
+): Promise<RawTransfers & { archiveMs: number }> {
+  const { sandboxId, partBytes } = input;
   const directory = `/workspace/${RAW_DIRECTORY}`;
   const archive = await timed(() =>
     sandboxShell(
@@ -56,7 +61,7 @@ export async function rawFileGets(client: BridgeClient, bridge: BridgeEndpoint, 
     .map(([name = "", size = "0"]) => ({ name, size: Number(size) }));
   const transfers = [];
   try {
-    for (const part of parts) {
+    for (const part of parts.filter((_, index) => input.select(index))) {
       const transfer = await curl({ url: `${bridge.url}/v1/sandbox/${sandboxId}/file/workspace/${RAW_DIRECTORY}/${part.name}`, apiKey: bridge.apiKey });
       transfers.push({ name: part.name, transfer, expected: part.size });
     }
@@ -66,34 +71,49 @@ export async function rawFileGets(client: BridgeClient, bridge: BridgeEndpoint, 
   return { ...collect(transfers), archiveMs: archive.ms };
 }
 
-/**
- * Cuts the stored checkpoint into the same 8 MiB tar parts the driver sends (untimed, on the host), then
- * posts each to `/hydrate` of a fresh sandbox with one `curl` each.
- */
-export async function rawHydrates(
-  client: BridgeClient,
-  bridge: BridgeEndpoint,
-  input: { readonly store: BlobStore; readonly blobKey: string; readonly partBytes: number; readonly hostDirectory: string },
-): Promise<RawTransfers> {
+/** Cuts the stored checkpoint into the same tar parts the driver sends, as host files (untimed). */
+export async function writeHydrateParts(input: { readonly store: BlobStore; readonly blobKey: string; readonly partBytes: number; readonly hostDirectory: string }): Promise<HostPart[]> {
   const object = await input.store.get(input.blobKey);
   if (!object) throw new Error("the driver's checkpoint is missing from the store");
-  const files: { path: string; size: number }[] = [];
+  const files: HostPart[] = [];
   for await (const part of splitArchive(object.stream(), { maxPartBytes: input.partBytes, allowSymlinksOutsideRoot: true })) {
     const path = join(input.hostDirectory, `part-${String(files.length).padStart(6, "0")}.tar`);
     await writeFile(path, part.bytes);
     files.push({ path, size: part.bytes.byteLength });
   }
+  return files;
+}
+
+/** A tar part on the host. */
+export interface HostPart {
+  readonly path: string;
+  readonly size: number;
+}
+
+/** Posts each part to `/hydrate` of a fresh sandbox with one `curl` each. */
+export async function rawHydrates(client: BridgeClient, bridge: BridgeEndpoint, parts: readonly HostPart[]): Promise<RawTransfers> {
   const sandboxId = await client.create();
   const transfers = [];
   try {
-    for (const file of files) {
-      const transfer = await curl({ url: `${bridge.url}/v1/sandbox/${sandboxId}/hydrate`, apiKey: bridge.apiKey, method: "POST", bodyFile: file.path, contentType: "application/x-tar" });
-      transfers.push({ name: file.path, transfer, expected: file.size });
+    for (const part of parts) {
+      const transfer = await curl({ url: `${bridge.url}/v1/sandbox/${sandboxId}/hydrate`, apiKey: bridge.apiKey, method: "POST", bodyFile: part.path, contentType: "application/x-tar" });
+      transfers.push({ name: part.path, transfer, expected: part.size });
     }
   } finally {
     await client.destroy(sandboxId).catch(() => undefined);
   }
   return collect(transfers);
+}
+
+/** Adds up the figures of runs taken before and after the driver's run. */
+export function combineTransfers<T extends RawTransfers>(first: T, second: T): T {
+  return {
+    ...first,
+    requests: first.requests + second.requests,
+    bytes: first.bytes + second.bytes,
+    seconds: first.seconds + second.seconds,
+    failures: [...first.failures, ...second.failures],
+  };
 }
 
 /** Outcome of one whole-workspace `/persist`. */

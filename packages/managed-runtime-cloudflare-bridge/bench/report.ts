@@ -9,6 +9,9 @@ export const RATIO_TARGET = 0.8;
 /** Peak RSS target of the driver process. */
 export const RSS_TARGET_BYTES = 128 * MIB;
 
+/** One-minute load average at the start and end of a phase, by phase name. */
+export type LoadWindows = Record<string, [number, number]>;
+
 /** Everything one run measured. */
 export interface BenchFigures {
   readonly plan: WorkspacePlan;
@@ -23,6 +26,7 @@ export interface BenchFigures {
   readonly rawHydrates: RawTransfers;
   readonly persist: PersistAttempt | null;
   readonly hostTar: HostTarReference | null;
+  readonly loads: LoadWindows;
   readonly totalSeconds: number;
 }
 
@@ -46,6 +50,11 @@ function stepTable(title: string, result: ChildResult): string[] {
   return lines;
 }
 
+const load = (loads: LoadWindows, phase: string) => {
+  const window = loads[phase];
+  return window ? `load ${window[0].toFixed(1)}→${window[1].toFixed(1)}` : "";
+};
+
 const verdict = (ok: boolean) => (ok ? "meets target" : "MISSES target");
 
 /** Formats the figures of one run as plain text. */
@@ -63,20 +72,27 @@ export function formatReport(figures: BenchFigures): string {
     `  du ${figures.workspaceBytes} bytes, ${figures.entries} entries, checkpoint archive ${archiveBytes} bytes (MB = 10^6 bytes)`,
     "",
     `  ${pad("transfer", 50)}${left("bytes", 12)}${left("s", 9)}${left("MB/s", 9)}`,
-    row("driver checkpoint (runtime.checkpoint)", archiveBytes, checkpointSeconds),
-    row(`raw bridge: curl file GET of ${figures.rawGets.requests} 8 MiB parts`, figures.rawGets.bytes, figures.rawGets.seconds, failures(figures.rawGets)),
+    row("driver checkpoint (runtime.checkpoint)", archiveBytes, checkpointSeconds, load(figures.loads, "driver checkpoint")),
+    row(`raw bridge: curl file GET of ${figures.rawGets.requests} 8 MiB parts`, figures.rawGets.bytes, figures.rawGets.seconds, `${load(figures.loads, "raw GET")} ${failures(figures.rawGets)}`),
     row("  (reference: in-sandbox tar | split, via exec)", null, figures.rawGets.archiveMs / 1000),
-    row("driver restore (provider.restore, fresh sandbox)", archiveBytes, restoreSeconds, figures.verified ? "tree verified" : "TREE DIFFERS"),
-    row(`raw bridge: curl /hydrate of ${figures.rawHydrates.requests} 8 MiB tar parts`, figures.rawHydrates.bytes, figures.rawHydrates.seconds, failures(figures.rawHydrates)),
+    row("driver restore (provider.restore, fresh sandbox)", archiveBytes, restoreSeconds, `${load(figures.loads, "driver restore")} ${figures.verified ? "tree verified" : "TREE DIFFERS"}`),
+    row(`raw bridge: curl /hydrate of ${figures.rawHydrates.requests} 8 MiB tar parts`, figures.rawHydrates.bytes, figures.rawHydrates.seconds, `${load(figures.loads, "raw hydrate")} ${failures(figures.rawHydrates)}`),
     persist === null
       ? row("raw bridge: single /persist", null, null, "skipped")
       : row("raw bridge: single /persist", persist.bytes, persist.seconds, persist.survived ? "survived" : `did not survive: ${persist.detail}`),
-    figures.hostTar ? row("GNU tar -cf - | cat > /dev/null (host)", figures.hostTar.archiveBytes, figures.hostTar.createSeconds) : row("GNU tar (host)", null, null, "container tree not found"),
-    figures.hostTar ? row("GNU tar -xf (host)", figures.hostTar.archiveBytes, figures.hostTar.extractSeconds) : "",
+    ...(figures.hostTar
+      ? [
+          row("GNU tar -cf - | cat > /dev/null (host)", figures.hostTar.archiveBytes, figures.hostTar.createSeconds),
+          row("GNU tar -xf (host)", figures.hostTar.archiveBytes, figures.hostTar.extractSeconds),
+        ]
+      : [row("GNU tar (host)", null, null, "container tree not found")]),
     "",
     `ratios (target ≥ ${RATIO_TARGET.toFixed(2)} of the raw bridge figure):`,
     `  checkpoint: driver ${mbps(archiveBytes, checkpointSeconds).toFixed(1)} MB/s / raw GET ${mbps(figures.rawGets.bytes, figures.rawGets.seconds).toFixed(1)} MB/s = ${checkpointRatio.toFixed(2)}  ${verdict(checkpointRatio >= RATIO_TARGET)}`,
     `  restore:    driver ${mbps(archiveBytes, restoreSeconds).toFixed(1)} MB/s / raw hydrate ${mbps(figures.rawHydrates.bytes, figures.rawHydrates.seconds).toFixed(1)} MB/s = ${restoreRatio.toFixed(2)}  ${verdict(restoreRatio >= RATIO_TARGET)}`,
+    ...(persist?.survived ? [`  for reference, driver checkpoint / single /persist = ${(mbps(archiveBytes, checkpointSeconds) / mbps(persist.bytes, persist.seconds)).toFixed(2)}`] : []),
+    "  (raw figures: half the parts before the driver's run, half after; sums of curl's time_total;",
+    "   load: one-minute load average of the shared host at the start → end of a run; for raw figures, of their first half)",
     "",
     `driver process peak RSS (target ≤ ${mib(RSS_TARGET_BYTES)}):`,
     `  idle (modules loaded, driver built): ${mib(figures.idle.peakRssBytes)}`,
