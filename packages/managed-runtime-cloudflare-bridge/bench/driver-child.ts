@@ -5,11 +5,8 @@
  */
 import { createFsBlobStore } from "@open-managed-agents/blob-store/fs";
 import type { SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
-import { createBridgeCheckpointer } from "../src/checkpoint/bridge-checkpointer.js";
-import { CLOUDFLARE_BRIDGE_PROVIDER } from "../src/driver.js";
+import { createBridgeSandboxComponents } from "../src/driver.js";
 import { resolveBridgeOptions } from "../src/options.js";
-import { createBridgeSandboxProvider } from "../src/runtime/bridge-provider.js";
-import { createBridgeClient } from "../src/wire/bridge-client.js";
 import { RESULT_PREFIX } from "./child-protocol.js";
 import { createStepRecorder, instrumentClient, instrumentStore, summarizeSpans } from "./instrument.js";
 
@@ -27,33 +24,14 @@ async function main(): Promise<void> {
   const recorder = createStepRecorder();
   const store = instrumentStore(createFsBlobStore({ rootDir: requiredEnv("OMA_BENCH_STORE_DIR") }), recorder);
   const spoolDirectory = process.env.OMA_BENCH_SPOOL_DIR;
-  // The same wiring and defaults as createCloudflareBridgeManagedRuntime, with the client and store observed.
+  // The driver's own wiring and defaults, with the client and store observed.
   const resolved = resolveBridgeOptions({
     baseUrl: requiredEnv("OMA_BENCH_BRIDGE_URL"),
     apiKey: requiredEnv("OMA_BENCH_BRIDGE_API_KEY"),
     checkpointStore: store,
     ...(spoolDirectory ? { spoolDirectory } : {}),
   });
-  const client = instrumentClient(createBridgeClient({ baseUrl: resolved.baseUrl, apiKey: resolved.apiKey, retry: resolved.retry }), recorder);
-  const checkpointer = createBridgeCheckpointer({
-    provider: CLOUDFLARE_BRIDGE_PROVIDER,
-    client,
-    store: resolved.checkpointStore,
-    keyPrefix: resolved.checkpointKeyPrefix,
-    excludes: resolved.checkpointExcludes,
-    maxRequestBytes: resolved.maxHydrateBytes,
-    singleRequestBytes: Math.min(resolved.singleRequestBytes, resolved.maxHydrateBytes),
-    partBytes: resolved.partBytes,
-    maxCheckpointBytes: resolved.maxCheckpointBytes,
-    spoolDirectory: resolved.spoolDirectory,
-  });
-  const provider = createBridgeSandboxProvider({
-    provider: CLOUDFLARE_BRIDGE_PROVIDER,
-    client,
-    checkpointer,
-    maxRequestBytes: resolved.maxHydrateBytes,
-    maxExecOutputBytes: resolved.maxExecOutputBytes,
-  });
+  const { provider } = createBridgeSandboxComponents(resolved, { wrapClient: (client) => instrumentClient(client, recorder) });
   const context = { sessionId: "bench", workdir: "/workspace" };
   const rssAtStartBytes = process.memoryUsage().rss;
 

@@ -1,9 +1,9 @@
 import type { ManagedRuntimeProviderDriverPort } from "@open-managed-agents/runtime-resource-contract";
 import { createProviderManagedRuntimeDriver } from "@open-managed-agents/managed-runtime-sandbox";
 import { createBridgeCheckpointer } from "./checkpoint/bridge-checkpointer.js";
-import { type CloudflareBridgeManagedRuntimeOptions, resolveBridgeOptions } from "./options.js";
+import { type CloudflareBridgeManagedRuntimeOptions, type ResolvedCloudflareBridgeOptions, resolveBridgeOptions } from "./options.js";
 import { createBridgeSandboxProvider } from "./runtime/bridge-provider.js";
-import { createBridgeClient } from "./wire/bridge-client.js";
+import { type BridgeClient, createBridgeClient } from "./wire/bridge-client.js";
 
 /** The provider id in the descriptor, every lease, every checkpoint handle and the conformance catalog. */
 export const CLOUDFLARE_BRIDGE_PROVIDER = "cloudflare-bridge";
@@ -27,7 +27,34 @@ export const CLOUDFLARE_BRIDGE_SANDBOX_PORT_FACTS = {
  */
 export function createCloudflareBridgeManagedRuntime(options: CloudflareBridgeManagedRuntimeOptions): ManagedRuntimeProviderDriverPort {
   const resolved = resolveBridgeOptions(options);
-  const client = createBridgeClient({ baseUrl: resolved.baseUrl, apiKey: resolved.apiKey, fetch: resolved.fetch, retry: resolved.retry });
+  const { provider } = createBridgeSandboxComponents(resolved);
+  return createProviderManagedRuntimeDriver({
+    version: CLOUDFLARE_BRIDGE_DRIVER_VERSION,
+    placements: ["driver_service"],
+    composition: {
+      providerName: CLOUDFLARE_BRIDGE_PROVIDER,
+      provider,
+      context: (scope) => ({ sessionId: scope.sessionId, workdir: "/workspace" }),
+      leaseTtlMs: resolved.leaseTtlMs,
+      sandboxCapabilities: { suspendResume: "unsupported", hardTerminate: "supported", runtimeCheckpoints: [] },
+      workspace: { strategies: ["checkpoint_restore"] },
+      ...(resolved.outputStore ? { outputs: { store: resolved.outputStore, keyPrefix: resolved.outputKeyPrefix, durability: "durable" } } : {}),
+      ...(resolved.readiness ? { readiness: resolved.readiness } : {}),
+      drivers: ["ama_worker"],
+    },
+  });
+}
+
+/**
+ * Builds the bridge client, checkpointer and sandbox provider from resolved options. `wrapClient` lets a
+ * caller observe the client (the benchmark times every bridge call) without changing the wiring.
+ */
+export function createBridgeSandboxComponents(
+  resolved: ResolvedCloudflareBridgeOptions,
+  options: { readonly wrapClient?: (client: BridgeClient) => BridgeClient } = {},
+) {
+  const baseClient = createBridgeClient({ baseUrl: resolved.baseUrl, apiKey: resolved.apiKey, fetch: resolved.fetch, retry: resolved.retry });
+  const client = options.wrapClient ? options.wrapClient(baseClient) : baseClient;
   const checkpointer = createBridgeCheckpointer({
     provider: CLOUDFLARE_BRIDGE_PROVIDER,
     client,
@@ -48,19 +75,5 @@ export function createCloudflareBridgeManagedRuntime(options: CloudflareBridgeMa
     maxRequestBytes: resolved.maxHydrateBytes,
     maxExecOutputBytes: resolved.maxExecOutputBytes,
   });
-  return createProviderManagedRuntimeDriver({
-    version: CLOUDFLARE_BRIDGE_DRIVER_VERSION,
-    placements: ["driver_service"],
-    composition: {
-      providerName: CLOUDFLARE_BRIDGE_PROVIDER,
-      provider,
-      context: (scope) => ({ sessionId: scope.sessionId, workdir: "/workspace" }),
-      leaseTtlMs: resolved.leaseTtlMs,
-      sandboxCapabilities: { suspendResume: "unsupported", hardTerminate: "supported", runtimeCheckpoints: [] },
-      workspace: { strategies: ["checkpoint_restore"] },
-      ...(resolved.outputStore ? { outputs: { store: resolved.outputStore, keyPrefix: resolved.outputKeyPrefix, durability: "durable" } } : {}),
-      ...(resolved.readiness ? { readiness: resolved.readiness } : {}),
-      drivers: ["ama_worker"],
-    },
-  });
+  return { client, checkpointer, provider };
 }

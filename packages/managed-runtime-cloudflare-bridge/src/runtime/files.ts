@@ -1,5 +1,5 @@
 import { NotFoundError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
-import type { BridgeClient } from "../wire/bridge-client.js";
+import type { BridgeClient, BridgeExecEvent } from "../wire/bridge-client.js";
 import { execCollect } from "./exec.js";
 import { classifyPath, shellQuote } from "./paths.js";
 
@@ -68,7 +68,7 @@ export function createBridgeFiles(client: BridgeClient, sandboxId: string, optio
 }
 
 /** Decodes a stream of base64 stdout events (as produced by `base64 -w 0`) into raw bytes. */
-function base64EventsToBytes(events: AsyncGenerator<import("../wire/bridge-client.js").BridgeExecEvent>): ReadableStream<Uint8Array> {
+function base64EventsToBytes(events: AsyncGenerator<BridgeExecEvent>): ReadableStream<Uint8Array> {
   let carry = "";
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
