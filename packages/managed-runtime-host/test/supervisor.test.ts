@@ -1,49 +1,11 @@
 import { describe, expect, it } from "vitest";
-import type {
-  HarnessCheckpointRequest,
-  HarnessRunInput,
-  HarnessSupervisorCommand,
-} from "@open-managed-agents/runtime-resource-contract";
+import { type HarnessCheckpointRequest, type HarnessSupervisorCommand, InvalidRequestError } from "@open-managed-agents/runtime-resource-contract";
 import { composeSandboxHarnessDrivers } from "../src/supervisor/compose-harness-drivers.js";
 import { createSupervisedSandboxHarnessDriver } from "../src/supervisor/supervised-harness-driver.js";
 import { createScriptedHarnessDriver } from "../src/testing/fake-harness.js";
-import { settleWithManualTime } from "../src/testing/manual-drive.js";
-import { createManualTime } from "../src/time.js";
-import { type SupervisorSide, createScriptedSupervisorTransport } from "./support/fake-supervisor.js";
+import type { SupervisorSide } from "./support/fake-supervisor.js";
 import { scope, supervisedDriver as driver } from "./support/fixture.js";
-
-const fence = { ...scope, ownerId: "owner-a", generation: 4, token: "fence-token-must-not-leave-the-host", expiresAt: "2026-01-01T00:01:00.000Z" };
-
-function harness(script: (side: SupervisorSide) => Promise<void>, checkpoint?: HarnessRunInput["checkpoint"]) {
-  const time = createManualTime();
-  const transport = createScriptedSupervisorTransport(script);
-  const supervised = createSupervisedSandboxHarnessDriver({ transport, clock: time, scheduler: time });
-  const controller = new AbortController();
-  const input: HarnessRunInput = {
-    scope,
-    fence,
-    sandbox: { provider: "fake", runtimeId: "rt-1" },
-    workspacePath: "/workspace",
-    outputPath: "/mnt/session/outputs",
-    driver,
-    signal: controller.signal,
-    ...(checkpoint ? { checkpoint } : {}),
-  };
-  const run = () => settleWithManualTime(supervised.run(input), time, { stepMs: 250 });
-  return { time, transport, controller, run, supervised };
-}
-
-/** Reads commands until one of `type`, returning every command read. */
-async function until(side: SupervisorSide, type: HarnessSupervisorCommand["type"]): Promise<HarnessSupervisorCommand[]> {
-  const seen: HarnessSupervisorCommand[] = [];
-  for (;;) {
-    const command = await side.command();
-    seen.push(command);
-    if (command.type === type) return seen;
-  }
-}
-
-const ready = { type: "ready", protocol: "openma-harness-supervisor-v1" } as const;
+import { fence, harness, ready, until } from "./support/supervised-run.js";
 
 describe("createSupervisedSandboxHarnessDriver", () => {
   it("starts, commits a live checkpoint through the host callback and completes; the token never reaches the supervisor", async () => {
@@ -65,7 +27,7 @@ describe("createSupervisedSandboxHarnessDriver", () => {
     expect(transport.closed()).toBe(1);
   });
 
-  it("answers a refused checkpoint with checkpoint.reject carrying the reason", async () => {
+  it("answers a checkpoint the host refuses (invalid_request) with checkpoint.reject carrying the reason", async () => {
     let answer: HarnessSupervisorCommand | undefined;
     const { run } = harness(async (side) => {
       await until(side, "start");
@@ -74,7 +36,7 @@ describe("createSupervisedSandboxHarnessDriver", () => {
       answer = (await until(side, "checkpoint.reject")).at(-1);
       await side.emit({ type: "completed", exitCode: 0 });
     }, async () => {
-      throw new Error("live checkpoint refused: checkpoint id was already used in this run");
+      throw new InvalidRequestError({ message: "live checkpoint refused: checkpoint id was already used in this run", context: { stage: "live-checkpoint" } });
     });
     await expect(run()).resolves.toEqual({ type: "completed" });
     expect(answer).toEqual({ type: "checkpoint.reject", checkpointId: "turn-1", message: "live checkpoint refused: checkpoint id was already used in this run" });

@@ -1,4 +1,5 @@
 import type { HarnessSupervisorEvent } from "@open-managed-agents/runtime-resource-contract";
+import { abortReason } from "../abort.js";
 import type { Scheduler } from "../time.js";
 
 /** What one wait for a supervisor event produced. */
@@ -19,6 +20,8 @@ export function createEventReader(events: AsyncIterable<HarnessSupervisorEvent>,
   let pending: Promise<IteratorResult<HarnessSupervisorEvent>> | null = null;
   return {
     async next(timeoutMs, signal) {
+      // An already-fired signal would never reach the listener below.
+      if (signal?.aborted) throw abortReason(signal);
       pending ??= iterator.next();
       const read = pending;
       const timer = new AbortController();

@@ -17,6 +17,7 @@ import { z } from "zod";
 import { raceAbort } from "../abort.js";
 import { portSchema } from "../host/host-options.js";
 import { type Clock, type Scheduler, systemClock, systemScheduler } from "../time.js";
+import { createCheckpointAnswers } from "./checkpoint-answers.js";
 import { type EventReader, createEventReader } from "./event-reader.js";
 
 /** Options of {@link createSupervisedSandboxHarnessDriver}. */
@@ -29,8 +30,11 @@ export interface SupervisedSandboxHarnessDriverOptions {
   readonly scheduler?: Scheduler;
 }
 
-/** Longest `checkpoint.reject` message sent to the supervisor. */
-const MAX_REJECT_MESSAGE = 1000;
+/** A timeout of the lane declaration: a positive safe integer of milliseconds. */
+const timeoutMs = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+const timeoutsSchema = z.object({
+  driver: z.object({ readyTimeoutMs: timeoutMs, heartbeatTimeoutMs: timeoutMs, drainTimeoutMs: timeoutMs }),
+});
 
 const optionsSchema = z.object({
   transport: portSchema(["open"]),
@@ -39,12 +43,15 @@ const optionsSchema = z.object({
 });
 
 /**
- * Runs the `openma_supervised` lane over `openma-harness-supervisor-v1`: opens the supervisor, sends
- * `start`, requires `ready` within `readyTimeoutMs`, then a `heartbeat` at least every
+ * Runs the `openma_supervised` lane over `openma-harness-supervisor-v1`. It refuses timeouts that are
+ * not positive safe integers (`invalid_request`), opens the supervisor, sends `start`, requires `ready`
+ * within `readyTimeoutMs` (heartbeats before it are ignored), then a `heartbeat` at least every
  * `heartbeatTimeoutMs`. `checkpoint` events go to the host's live-checkpoint callback and are answered
- * with `checkpoint.commit` or `checkpoint.reject`. `completed` with exit code 0 completes the run. On
- * abort it sends `drain`, waits up to `drainTimeoutMs` for `drained`, sends `stop` and returns `aborted`.
- * The supervisor never receives the fence token.
+ * with `checkpoint.commit`, or `checkpoint.reject` when the host refuses them; a commit that fails
+ * fails the run with its error. `completed` with exit code 0 is followed by `drain`: the run completes
+ * once `drained` arrives (or `drainTimeoutMs` passes), and an `error` meanwhile fails it. On abort it
+ * sends `drain`, waits up to `drainTimeoutMs` for `drained`, sends `stop` and returns `aborted`. Any
+ * failure sends `stop{reason:"failed"}`. The supervisor never receives the fence token.
  */
 export function createSupervisedSandboxHarnessDriver(options: SupervisedSandboxHarnessDriverOptions): SandboxHarnessDriverPort {
   parseRecord(optionsSchema, options, { record: "supervised harness driver options", code: "invalid_config" });
@@ -64,6 +71,8 @@ export function createSupervisedSandboxHarnessDriver(options: SupervisedSandboxH
           context: { requirement: "harness_driver", driver: driver.type },
         });
       }
+      // Profile parsing checks these too, but the driver may be used without a host.
+      parseRecord(timeoutsSchema, { driver }, { record: "supervised lane declaration", code: "invalid_request" });
       if (input.signal.aborted) return { type: "aborted" };
       const lifetime = new AbortController();
       let channel: HarnessSupervisorChannel;
@@ -101,39 +110,78 @@ export function createSupervisedSandboxHarnessDriver(options: SupervisedSandboxH
     reader: EventReader,
   ): Promise<ManagedWorkExecutionResult> {
     await channel.send({ type: "start", scope: input.scope, harness: driver.harness, workspacePath: input.workspacePath, outputPath: input.outputPath });
-    const first = await reader.next(driver.readyTimeoutMs, input.signal);
-    if (first === "timeout") throw timeout("ready", driver.readyTimeoutMs);
-    const ready = expectEvent(first);
-    if (ready.type === "error") throw failed(ready.message);
-    if (ready.type !== "ready") throw protocol(`expected ready, received ${ready.type}`);
+    const commits = createCheckpointAnswers(input, channel);
+    // A failed commit ends the wait for the next event at once; the commit error is then the run's error.
+    const signal = AbortSignal.any([input.signal, commits.failed]);
+    try {
+      await awaitReady(reader, driver, signal);
+      let lastBeat = clock.now();
+      let lastSequence = -1;
+      for (;;) {
+        const remaining = driver.heartbeatTimeoutMs - (clock.now() - lastBeat);
+        if (remaining <= 0) throw timeout("heartbeat", driver.heartbeatTimeoutMs);
+        const next = await reader.next(remaining, signal);
+        if (next === "timeout") continue;
+        const event = expectEvent(next);
+        switch (event.type) {
+          case "heartbeat":
+            if (event.sequence <= lastSequence) throw protocol(`heartbeat sequence ${event.sequence} does not increase`);
+            lastSequence = event.sequence;
+            lastBeat = clock.now();
+            break;
+          case "checkpoint":
+            commits.answer(event);
+            break;
+          case "completed":
+            await commits.settled();
+            if (event.exitCode !== 0) throw failed(`supervised harness exited with code ${event.exitCode}`);
+            await drainCompleted(channel, reader, driver, signal);
+            return { type: "completed" };
+          case "error":
+            throw failed(event.message);
+          default:
+            throw protocol(`unexpected ${event.type} event`);
+        }
+      }
+    } catch (error) {
+      throw commits.error() ?? error;
+    }
+  }
 
-    let lastBeat = clock.now();
-    let lastSequence = -1;
-    let checkpoints: Promise<void> = Promise.resolve();
+  /** Waits for `ready` within `readyTimeoutMs`; heartbeats before it are ignored (supervisors may beat as soon as they spawn). */
+  async function awaitReady(reader: EventReader, driver: OpenmaSupervisedDriverDeclaration, signal: AbortSignal): Promise<void> {
+    const deadline = clock.now() + driver.readyTimeoutMs;
     for (;;) {
-      const remaining = driver.heartbeatTimeoutMs - (clock.now() - lastBeat);
-      if (remaining <= 0) throw timeout("heartbeat", driver.heartbeatTimeoutMs);
-      const next = await reader.next(remaining, input.signal);
+      const remaining = deadline - clock.now();
+      if (remaining <= 0) throw timeout("ready", driver.readyTimeoutMs);
+      const next = await reader.next(remaining, signal);
       if (next === "timeout") continue;
       const event = expectEvent(next);
-      switch (event.type) {
-        case "heartbeat":
-          if (event.sequence <= lastSequence) throw protocol(`heartbeat sequence ${event.sequence} does not increase`);
-          lastSequence = event.sequence;
-          lastBeat = clock.now();
-          break;
-        case "checkpoint":
-          // Commits run one after another while heartbeats keep being read.
-          checkpoints = checkpoints.then(() => answerCheckpoint(input, channel, event));
-          break;
-        case "completed":
-          await checkpoints;
-          if (event.exitCode !== 0) throw failed(`supervised harness exited with code ${event.exitCode}`);
-          return { type: "completed" };
-        case "error":
-          throw failed(event.message);
-        default:
-          throw protocol(`unexpected ${event.type} event`);
+      if (event.type === "heartbeat") continue;
+      if (event.type === "error") throw failed(event.message);
+      if (event.type !== "ready") throw protocol(`expected ready, received ${event.type}`);
+      return;
+    }
+  }
+
+  /**
+   * After `completed`: sends `drain` and waits up to `drainTimeoutMs` for `drained`, so an `error` the
+   * supervisor reports while flushing still fails the run. Heartbeats are ignored; checkpoints are refused.
+   */
+  async function drainCompleted(channel: HarnessSupervisorChannel, reader: EventReader, driver: OpenmaSupervisedDriverDeclaration, signal: AbortSignal): Promise<void> {
+    await channel.send({ type: "drain" });
+    const deadline = clock.now() + driver.drainTimeoutMs;
+    for (let remaining = driver.drainTimeoutMs; remaining > 0; remaining = deadline - clock.now()) {
+      const next = await reader.next(remaining, signal);
+      if (next === "timeout") continue;
+      if (next === "end") return;
+      const event = parseHarnessSupervisorEvent(next, { code: "upstream_protocol" });
+      if (event.type === "drained") return;
+      if (event.type === "error") throw failed(event.message);
+      if (event.type === "checkpoint") {
+        await channel.send({ type: "checkpoint.reject", checkpointId: event.checkpointId, message: "the run is draining" });
+      } else if (event.type !== "heartbeat") {
+        throw protocol(`unexpected ${event.type} event while draining`);
       }
     }
   }
@@ -154,23 +202,6 @@ export function createSupervisedSandboxHarnessDriver(options: SupervisedSandboxH
     }
     await channel.send({ type: "stop", reason: "aborted" }).catch(() => undefined);
   }
-}
-
-async function answerCheckpoint(
-  input: HarnessRunInput,
-  channel: HarnessSupervisorChannel,
-  event: Extract<HarnessSupervisorEvent, { type: "checkpoint" }>,
-): Promise<void> {
-  const { checkpointId } = event;
-  try {
-    if (!input.checkpoint) throw new Error("live checkpoints are not enabled for this run");
-    await input.checkpoint({ checkpointId, sessionId: event.sessionId, ...(event.turnId === undefined ? {} : { turnId: event.turnId }) });
-  } catch (error) {
-    const message = (error instanceof Error ? error.message : String(error)).slice(0, MAX_REJECT_MESSAGE);
-    await channel.send({ type: "checkpoint.reject", checkpointId, message }).catch(() => undefined);
-    return;
-  }
-  await channel.send({ type: "checkpoint.commit", checkpointId }).catch(() => undefined);
 }
 
 function expectEvent(next: HarnessSupervisorEvent | "end"): HarnessSupervisorEvent {

@@ -1,4 +1,4 @@
-import { type HarnessCheckpointRequest, InvalidRequestError } from "@open-managed-agents/runtime-resource-contract";
+import { type HarnessCheckpointRequest, InvalidRequestError, ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { markHostError } from "../errors.js";
 import type { RunContext } from "../host/run-context.js";
 import { takeWorkspaceCheckpoint } from "./checkpoint-workspace.js";
@@ -8,6 +8,14 @@ import { synchronizeSessionInputs } from "./session-inputs.js";
 
 /** Longest accepted checkpoint id; ids become part of stage names and idempotency keys. */
 export const MAX_CHECKPOINT_ID_LENGTH = 200;
+
+/** `context.stage` of a refusal: the request was turned down before any part of a commit ran. */
+export const LIVE_CHECKPOINT_REFUSAL_STAGE = "live-checkpoint";
+
+/** True for a refusal thrown by the live-checkpoint callback (`invalid_request`, nothing attempted). */
+export function isLiveCheckpointRefusal(error: unknown): error is InvalidRequestError {
+  return ManagedRuntimeError.hasCode(error, "invalid_request") && error.context.stage === LIVE_CHECKPOINT_REFUSAL_STAGE;
+}
 
 /** The harness's live-checkpoint callback for one run. */
 export interface LiveCheckpoints {
@@ -71,7 +79,7 @@ function validate(run: RunContext, request: HarnessCheckpointRequest, seen: Read
   return markHostError(
     new InvalidRequestError({
       message: `live checkpoint refused: ${reason}`,
-      context: { stage: "live-checkpoint", ...(typeof id === "string" && id.length <= MAX_CHECKPOINT_ID_LENGTH ? { checkpointId: id } : {}) },
+      context: { stage: LIVE_CHECKPOINT_REFUSAL_STAGE, ...(typeof id === "string" && id.length <= MAX_CHECKPOINT_ID_LENGTH ? { checkpointId: id } : {}) },
     }),
   );
 }

@@ -1,0 +1,139 @@
+import { describe, expect, it } from "vitest";
+import { type HarnessSupervisorCommand, LeaseLostError } from "@open-managed-agents/runtime-resource-contract";
+import { supervisedDriver as driver } from "./support/fixture.js";
+import { harness, ready, until } from "./support/supervised-run.js";
+
+describe("supervised lane: completion drains", () => {
+  it("sends drain after completed and resolves only once drained arrives", async () => {
+    const commands: HarnessSupervisorCommand[] = [];
+    let drainedSent = false;
+    const { run, transport } = harness(async (side) => {
+      await until(side, "start");
+      await side.emit(ready);
+      await side.emit({ type: "completed", exitCode: 0 });
+      commands.push(...(await until(side, "drain")));
+      drainedSent = true;
+      await side.emit({ type: "drained" });
+    });
+    await expect(run()).resolves.toEqual({ type: "completed" });
+    expect(drainedSent).toBe(true);
+    expect(commands.map((command) => command.type)).toEqual(["drain"]);
+    expect(transport.stdin()).not.toContain('"type":"stop"');
+  });
+
+  it("fails the run on an error event after completed and tells the supervisor to stop", async () => {
+    const { run, transport } = harness(async (side) => {
+      await until(side, "start");
+      await side.emit(ready);
+      await side.emit({ type: "completed", exitCode: 0 });
+      await side.emit({ type: "error", message: "flush failed" });
+    });
+    await expect(run()).rejects.toMatchObject({ code: "sandbox_failed", message: expect.stringContaining("flush failed") });
+    expect(transport.stdin()).toContain('{"type":"stop","reason":"failed"}');
+  });
+
+  it("bounds the wait for drained by drainTimeoutMs", async () => {
+    const { run, time, transport } = harness(async (side) => {
+      await until(side, "start");
+      await side.emit(ready);
+      await side.emit({ type: "completed", exitCode: 0 });
+    });
+    const started = time.now();
+    await expect(run()).resolves.toEqual({ type: "completed" });
+    expect(time.now() - started).toBeGreaterThanOrEqual(driver.drainTimeoutMs);
+    expect(transport.stdin()).toContain('{"type":"drain"}');
+  });
+});
+
+describe("supervised lane: live checkpoint commit failure", () => {
+  it("fails the run with the commit error and sends stop{failed} instead of checkpoint.reject", async () => {
+    let completedSent = false;
+    const commitError = new LeaseLostError({ message: "lease lost (publish_refused) during fence-publish-turn-1" });
+    const { run, transport } = harness(
+      async (side) => {
+        await until(side, "start");
+        await side.emit(ready);
+        await side.emit({ type: "checkpoint", checkpointId: "turn-1", sessionId: "ses-1" });
+        await until(side, "stop");
+        completedSent = true;
+        await side.emit({ type: "completed", exitCode: 0 });
+      },
+      async () => {
+        throw commitError;
+      },
+    );
+    await expect(run()).rejects.toBe(commitError);
+    expect(transport.stdin()).toContain('{"type":"stop","reason":"failed"}');
+    expect(transport.stdin()).not.toContain("checkpoint.reject");
+    expect(completedSent).toBe(true);
+  });
+
+  it("fails the run when the commit fails after completed arrived", async () => {
+    let release: (error: Error) => void = () => undefined;
+    let markStarted: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => (markStarted = resolve));
+    const { run, transport, time } = harness(
+      async (side) => {
+        await until(side, "start");
+        await side.emit(ready);
+        await side.emit({ type: "checkpoint", checkpointId: "turn-1", sessionId: "ses-1" });
+        await started;
+        await side.emit({ type: "completed", exitCode: 0 });
+        await time.sleep(1_000);
+        release(new Error("workspace checkpoint failed"));
+      },
+      () =>
+        new Promise<void>((_resolve, reject) => {
+          release = reject;
+          markStarted();
+        }),
+    );
+    await expect(run()).rejects.toThrow("workspace checkpoint failed");
+    expect(transport.stdin()).toContain('{"type":"stop","reason":"failed"}');
+    expect(transport.stdin()).not.toContain('{"type":"drain"}');
+  });
+});
+
+describe("supervised lane: ready", () => {
+  it("ignores heartbeats that arrive before ready", async () => {
+    const { run } = harness(async (side) => {
+      await until(side, "start");
+      await side.emit({ type: "heartbeat", sequence: 1 });
+      await side.emit({ type: "heartbeat", sequence: 2 });
+      await side.emit(ready);
+      await side.emit({ type: "heartbeat", sequence: 1 });
+      await side.emit({ type: "completed", exitCode: 0 });
+      await until(side, "drain");
+      await side.emit({ type: "drained" });
+    });
+    await expect(run()).resolves.toEqual({ type: "completed" });
+  });
+
+  it("still requires ready within readyTimeoutMs while heartbeats arrive", async () => {
+    const { run, time } = harness(async (side) => {
+      await until(side, "start");
+      for (let sequence = 1; sequence <= 20; sequence += 1) {
+        await side.emit({ type: "heartbeat", sequence });
+        await time.sleep(1_000);
+      }
+    });
+    await expect(run()).rejects.toMatchObject({ code: "timeout", message: expect.stringContaining("no ready within 5000 ms") });
+  });
+});
+
+describe("supervised lane: timeouts of the declaration", () => {
+  it.each([
+    ["readyTimeoutMs", 0],
+    ["readyTimeoutMs", 1.5],
+    ["heartbeatTimeoutMs", 0],
+    ["heartbeatTimeoutMs", -1],
+    ["drainTimeoutMs", 1.5],
+    ["drainTimeoutMs", Number.MAX_SAFE_INTEGER + 2],
+    ["drainTimeoutMs", Number.NaN],
+  ] as const)("refuses %s = %s with invalid_request before sending start", async (field, value) => {
+    const { run, transport } = harness(async () => undefined, undefined, { driver: { ...driver, [field]: value } });
+    await expect(run()).rejects.toMatchObject({ code: "invalid_request", context: { path: `driver.${field}` } });
+    expect(transport.stdin()).not.toContain('"type":"start"');
+    expect(transport.closed()).toBe(0);
+  });
+});
