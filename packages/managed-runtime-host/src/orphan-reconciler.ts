@@ -162,6 +162,8 @@ export function createManagedRuntimeOrphanReconciler(options: ManagedRuntimeOrph
           if (!onError) throw error;
           onError(error);
         }
+        // Never sleep on a fired signal: a scheduler that only listens for a future abort would not wake.
+        if (signal.aborted) return;
         try {
           await scheduler.sleep(intervalMs, signal);
         } catch (error) {

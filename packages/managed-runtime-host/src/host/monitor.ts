@@ -1,21 +1,19 @@
 import { callWithDeadline } from "../transaction/port-call.js";
+import { backgroundSleep } from "./background-sleep.js";
 import type { RunContext } from "./run-context.js";
 
 /**
  * Renews the fence and heartbeats the sandbox every `heartbeatIntervalMs` until the run stops. Each
- * call must answer within one interval. A `lost` answer, a failure or a timeout loses the lease, which
- * aborts every in-flight port call of the run.
+ * call must answer within one interval. A `lost` answer, a failure, a timeout or a scheduler that cannot
+ * sleep loses the lease, which aborts every in-flight port call of the run. Once the run stops
+ * (caller abort, lease loss, cleanup) no further renewal starts.
  */
 export function startMonitor(run: RunContext): void {
-  const { scheduler, heartbeatIntervalMs: interval, leaseTtlMs, fences, sandbox } = run.options;
+  const { heartbeatIntervalMs: interval, leaseTtlMs, fences, sandbox } = run.options;
   const stopped = run.backgroundSignal;
   const loop = async () => {
     for (;;) {
-      try {
-        await scheduler.sleep(interval, stopped);
-      } catch {
-        return;
-      }
+      if (!(await backgroundSleep(run, interval, stopped, "monitor"))) return;
       const fence = run.requireFence();
       const renewed = await callWithDeadline(run, "fence-renew", interval, () => fences.renew({ fence, ttlMs: leaseTtlMs }), stopped);
       if (stopped.aborted) return abandoned(run, "fence-renew", renewed.ok);

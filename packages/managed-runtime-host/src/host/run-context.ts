@@ -43,7 +43,8 @@ export type LeaseLossTrigger =
   | "publish_refused"
   | "sandbox_lost"
   | "sandbox_heartbeat_failed"
-  | "harness_aborted";
+  | "harness_aborted"
+  | "scheduler_failed";
 
 /** How the transaction ended, before cleanup. */
 export type RunOutcome =
@@ -165,9 +166,10 @@ export function createRunContext(options: ResolvedHostOptions, input: ManagedRun
       if (run.outcome?.type === "lease_lost") return run.outcome.error;
       const pending = [...inFlight];
       const stage = detail.stage ?? pending[0] ?? "idle";
+      const because = detail.cause === undefined ? "" : `: ${redactedMessage(detail.cause, tokens)}`;
       const error = markHostError(
         new LeaseLostError({
-          message: `lease lost (${trigger}) during ${stage}`,
+          message: `lease lost (${trigger}) during ${stage}${because}`,
           context: { trigger, stage, inFlight: pending, ...(run.fence ? { generation: run.fence.generation } : {}) },
           ...(detail.cause === undefined ? {} : { cause: new Error(redactedMessage(detail.cause, tokens)) }),
         }),

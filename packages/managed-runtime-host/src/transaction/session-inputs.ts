@@ -1,4 +1,5 @@
 import type { ManagedRuntimeError, SessionInputLifecycleContext } from "@open-managed-agents/runtime-resource-contract";
+import { backgroundSleep } from "../host/background-sleep.js";
 import type { RunContext } from "../host/run-context.js";
 import { callPort, callWithDeadline, idempotencyKey } from "./port-call.js";
 import type { RunStep } from "./step.js";
@@ -49,20 +50,17 @@ export function synchronizeSessionInputs(run: RunContext, label: string): Promis
 
 /**
  * Starts periodic synchronisation while the harness runs, when the materializer owns a writable memory
- * store (supervised lane). A failed sync fails the run.
+ * store (supervised lane). A failed sync fails the run; a scheduler that cannot sleep loses the lease.
  */
 export function startSessionInputSync(run: RunContext): void {
   if (!run.sessionInputsMaterialized || !ownsWritableMemory(run)) return;
   const stop = new AbortController();
-  run.backgroundSignal.addEventListener("abort", () => stop.abort(run.backgroundSignal.reason), { once: true });
+  if (run.backgroundSignal.aborted) stop.abort(run.backgroundSignal.reason);
+  else run.backgroundSignal.addEventListener("abort", () => stop.abort(run.backgroundSignal.reason), { once: true });
   syncLoops.set(run, stop);
   const loop = async () => {
     for (let round = 1; ; round += 1) {
-      try {
-        await run.options.scheduler.sleep(run.options.sessionInputSyncIntervalMs, stop.signal);
-      } catch {
-        return;
-      }
+      if (!(await backgroundSleep(run, run.options.sessionInputSyncIntervalMs, stop.signal, "session-inputs-sync"))) return;
       try {
         await synchronizeSessionInputs(run, `periodic-${round}`);
       } catch (error) {

@@ -7,7 +7,7 @@ import { createFaultPlan } from "../../src/testing/faults.js";
 import type { CallJournal } from "../../src/testing/journal.js";
 import { settleWithManualTime } from "../../src/testing/manual-drive.js";
 import { type RecordingLogger, createRecordingLogger } from "../../src/testing/recording-logger.js";
-import { type ManualTime, createManualTime } from "../../src/time.js";
+import { type ManualTime, type Scheduler, createManualTime } from "../../src/time.js";
 
 export const scope: RuntimeResourceScope = { workspaceId: "wsp-1", environmentId: "env-1", sessionId: "ses-1", workId: "work-1" };
 
@@ -46,7 +46,12 @@ export interface HostFixture {
 
 /** A host over instrumented fakes and memory stores, on manual time. */
 export function createHostFixture(
-  options: { readonly runtime?: FakeManagedRuntimeOptions; readonly host?: Partial<ManagedRuntimeHostOptions> } = {},
+  options: {
+    readonly runtime?: FakeManagedRuntimeOptions;
+    readonly host?: Partial<ManagedRuntimeHostOptions>;
+    /** The host's scheduler, built over the fixture's manual time. @default the manual time itself */
+    readonly scheduler?: (time: ManualTime) => Scheduler;
+  } = {},
 ): HostFixture {
   const time = createManualTime();
   const logger = createRecordingLogger();
@@ -65,7 +70,7 @@ export function createHostFixture(
     sessionInputSyncIntervalMs: 4_000,
     ...deps.ports,
     clock: time,
-    scheduler: time,
+    scheduler: options.scheduler?.(time) ?? time,
     logger,
     ...options.host,
   });
