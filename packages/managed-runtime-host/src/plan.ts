@@ -23,10 +23,12 @@ export const DEFAULT_OUTPUT_STRATEGY_ORDER: readonly OutputStrategy[] = ["durabl
 export const RUNTIME_CHECKPOINT_KIND_ORDER: readonly RuntimeCheckpointKind[] = ["process", "filesystem"];
 
 /**
- * Resolves a profile against capabilities into concrete strategies. Preferred strategies are tried
- * first (those the requirement does not allow are ignored), then the remaining eligible ones in
- * default order. Throws {@link CapabilityUnsupportedError} whose context names the `requirement`
- * (`workspace`, `outputs`, `runtime_checkpoint`, `harness_driver`) and what was offered.
+ * Resolves a profile against capabilities into concrete strategies. Without `preferredStrategies` (or
+ * with an empty list) the first offered eligible strategy in default order wins. With them, they are
+ * the set of acceptable strategies in order of preference: the first one that the requirement allows
+ * and the driver offers wins, and when none is, the plan is refused (no fallback to other strategies).
+ * Throws {@link CapabilityUnsupportedError} whose context names the `requirement` (`workspace`,
+ * `outputs`, `runtime_checkpoint`, `harness_driver`), the `preferences` when given, and what was `offered`.
  */
 export function resolveManagedRuntimePlan(
   profile: ManagedRuntimeProfile,
@@ -44,12 +46,13 @@ function resolveWorkspace(profile: ManagedRuntimeProfile, capabilities: ManagedR
   const requirement = profile.workspace.requirement;
   const eligible = ELIGIBLE_WORKSPACE_STRATEGIES[requirement];
   const offered = capabilities.workspace.strategies;
-  const chosen = preferenceOrder(profile.workspace.preferredStrategies, eligible).find((strategy) => offered.includes(strategy));
+  const preferences = given(profile.workspace.preferredStrategies);
+  const chosen = acceptable(preferences, eligible).find((strategy) => offered.includes(strategy));
   if (chosen) return chosen;
   const article = requirement === "ephemeral" ? "an" : "a";
   throw new CapabilityUnsupportedError({
-    message: `cannot provide ${article} ${requirement} workspace (offered: ${list(offered)})`,
-    context: { requirement: "workspace", workspaceRequirement: requirement, offered: [...offered] },
+    message: `cannot provide ${article} ${requirement} workspace${preferred(preferences)} (offered: ${list(offered)})`,
+    context: { requirement: "workspace", workspaceRequirement: requirement, ...(preferences ? { preferences: [...preferences] } : {}), offered: [...offered] },
   });
 }
 
@@ -59,14 +62,13 @@ function resolveOutputs(profile: ManagedRuntimeProfile, capabilities: ManagedRun
   const usable = capabilities.outputs.strategies
     .filter((capability) => requirement !== "durable" || capability.durability === "durable")
     .map((capability) => capability.strategy);
-  const chosen = preferenceOrder(profile.outputs.preferredStrategies, DEFAULT_OUTPUT_STRATEGY_ORDER).find((strategy) =>
-    usable.includes(strategy),
-  );
+  const preferences = given(profile.outputs.preferredStrategies);
+  const chosen = acceptable(preferences, DEFAULT_OUTPUT_STRATEGY_ORDER).find((strategy) => usable.includes(strategy));
   if (chosen) return chosen;
   const offered = capabilities.outputs.strategies.map((capability) => `${capability.strategy}/${capability.durability}`);
   throw new CapabilityUnsupportedError({
-    message: `cannot provide ${requirement} Session outputs (offered: ${list(offered)})`,
-    context: { requirement: "outputs", outputRequirement: requirement, offered },
+    message: `cannot provide ${requirement} Session outputs${preferred(preferences)} (offered: ${list(offered)})`,
+    context: { requirement: "outputs", outputRequirement: requirement, ...(preferences ? { preferences: [...preferences] } : {}), offered },
   });
 }
 
@@ -93,10 +95,18 @@ function resolveDriver(profile: ManagedRuntimeProfile, capabilities: ManagedRunt
   });
 }
 
-/** Preferred entries that are eligible, then the remaining eligible entries in default order. */
-function preferenceOrder<T>(preferred: readonly T[] | undefined, eligible: readonly T[]): T[] {
-  const first = (preferred ?? []).filter((entry) => eligible.includes(entry));
-  return [...new Set([...first, ...eligible])];
+/** The preferences, when a non-empty list was given. */
+function given<T>(preferences: readonly T[] | undefined): readonly T[] | undefined {
+  return preferences && preferences.length > 0 ? preferences : undefined;
+}
+
+/** Candidates in order: the eligible preferences when given (and nothing else), else every eligible entry in default order. */
+function acceptable<T>(preferences: readonly T[] | undefined, eligible: readonly T[]): T[] {
+  return preferences ? [...new Set(preferences.filter((entry) => eligible.includes(entry)))] : [...eligible];
+}
+
+function preferred(preferences: readonly string[] | undefined): string {
+  return preferences ? ` with the preferred strategies ${list(preferences)}` : "";
 }
 
 function list(values: readonly string[]): string {

@@ -48,12 +48,39 @@ describe("resolveManagedRuntimePlan", () => {
     expect(plan.workspaceStrategy).toBe("checkpoint_restore");
   });
 
-  it("falls back to the remaining eligible strategies when no preferred one is offered", () => {
-    const plan = resolveManagedRuntimePlan(
+  it("treats preferred workspace strategies as the acceptable set: none offered is capability_unsupported", () => {
+    const error = refusal(
       { ...amaProfile, workspace: { requirement: "continuable", preferredStrategies: ["durable_mount"] } },
-      with_({ workspace: { strategies: ["retained_runtime"] } }),
+      with_({ workspace: { strategies: ["retained_runtime", "ephemeral"] } }),
+    );
+    expect(error.message).toContain("cannot provide a continuable workspace with the preferred strategies durable_mount (offered: retained_runtime, ephemeral)");
+    expect(error.context).toMatchObject({
+      requirement: "workspace",
+      workspaceRequirement: "continuable",
+      preferences: ["durable_mount"],
+      offered: ["retained_runtime", "ephemeral"],
+    });
+  });
+
+  it("picks the first offered preference in the order given, not the default order", () => {
+    const plan = resolveManagedRuntimePlan(
+      { ...amaProfile, workspace: { requirement: "continuable", preferredStrategies: ["retained_runtime", "durable_mount"] } },
+      everything,
     );
     expect(plan.workspaceStrategy).toBe("retained_runtime");
+  });
+
+  it("refuses when every preference is one the requirement does not allow, and treats an empty list as no preference", () => {
+    const error = refusal({ ...amaProfile, workspace: { requirement: "durable", preferredStrategies: ["ephemeral"] } }, everything);
+    expect(error.context).toMatchObject({ requirement: "workspace", preferences: ["ephemeral"] });
+    expect(resolveManagedRuntimePlan({ ...amaProfile, workspace: { requirement: "durable", preferredStrategies: [] } }, everything).workspaceStrategy).toBe("durable_mount");
+  });
+
+  it("treats preferred output strategies as the acceptable set too", () => {
+    const profile: ManagedRuntimeProfile = { ...amaProfile, outputs: { requirement: "best_effort", preferredStrategies: ["durable_mount"] } };
+    const error = refusal(profile, with_({ outputs: { strategies: [{ strategy: "final_collect", durability: "durable" }] } }));
+    expect(error.message).toContain("cannot provide best_effort Session outputs with the preferred strategies durable_mount");
+    expect(error.context).toMatchObject({ requirement: "outputs", outputRequirement: "best_effort", preferences: ["durable_mount"], offered: ["final_collect/durable"] });
   });
 
   it.each([
