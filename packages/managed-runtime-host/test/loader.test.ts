@@ -51,7 +51,7 @@ describe("loadManagedRuntimeProviderDriver", () => {
 
   it.each([
     ["a module without the factory export", { other: () => undefined }, "does not export createManagedRuntimeProviderDriver"],
-    ["a factory that throws", { createManagedRuntimeProviderDriver: () => { throw new Error("bad options"); } }, "failed"],
+    ["a factory that throws", { createManagedRuntimeProviderDriver: () => { throw new Error("bad options"); } }, "threw: bad options"],
     ["a factory that returns no driver", { createManagedRuntimeProviderDriver: () => ({ descriptor: () => ({}) }) }, "descriptor() and create()"],
     ["an invalid descriptor", { createManagedRuntimeProviderDriver: () => ({ descriptor: () => ({ provider: "fake" }), create: async () => ({}) }) }, "invalid driver descriptor"],
   ])("fails with driver_load_failed for %s", async (_name, module, message) => {
@@ -63,6 +63,50 @@ describe("loadManagedRuntimeProviderDriver", () => {
       code: "provider_mismatch",
       context: { expected: "fake", actual: "other" },
     });
+  });
+
+  it.each([
+    ["an empty provider", { provider: "", moduleSpecifier: "@example/driver" }, "provider"],
+    ["a whitespace-only provider", { provider: " \t ", moduleSpecifier: "@example/driver" }, "provider"],
+    ["an empty module specifier", { provider: "fake", moduleSpecifier: "" }, "moduleSpecifier"],
+    ["a whitespace-only module specifier", { provider: "fake", moduleSpecifier: "   " }, "moduleSpecifier"],
+  ])("refuses %s with invalid_config before importing anything", async (_name, fields, path) => {
+    let imported = 0;
+    const importModule = async () => {
+      imported += 1;
+      return { createManagedRuntimeProviderDriver: () => createFakeProviderDriver({}) };
+    };
+    await expect(loadManagedRuntimeProviderDriver({ ...fields, factoryOptions: {}, importModule })).rejects.toMatchObject({ code: "invalid_config", context: { path } });
+    expect(imported).toBe(0);
+  });
+
+  it("says the factory threw, with its message and cause, instead of suggesting installation", async () => {
+    const thrown = new Error("apiKey is required");
+    const error = await load({
+      createManagedRuntimeProviderDriver: () => {
+        throw thrown;
+      },
+    }).catch((caught: unknown) => caught as { message: string; context: Record<string, unknown>; cause: unknown });
+    expect(error).toMatchObject({ code: "driver_load_failed", message: expect.stringContaining("createManagedRuntimeProviderDriver of @example/driver threw: apiKey is required") });
+    expect(error.message).not.toContain("install");
+    expect(JSON.stringify(error.context)).not.toContain("install");
+    expect(error.cause).toBe(thrown);
+  });
+
+  it("keeps credentials from the factory options out of the message when the factory echoes them", async () => {
+    const secret = "sk-live-factory-option-secret";
+    const error = await loadManagedRuntimeProviderDriver({
+      provider: "fake",
+      moduleSpecifier: "@example/driver",
+      factoryOptions: { auth: { apiKey: secret } },
+      importModule: async () => ({
+        createManagedRuntimeProviderDriver: (options: { auth: { apiKey: string } }) => {
+          throw new Error(`key ${options.auth.apiKey} was refused`);
+        },
+      }),
+    }).catch((caught: unknown) => caught as Error);
+    expect(error.message).toContain("threw: key [redacted] was refused");
+    expect(error.message).not.toContain(secret);
   });
 
   it("validates its options with invalid_config naming the field", async () => {

@@ -4,6 +4,7 @@ import {
   ProviderMismatchError,
   parseManagedRuntimeProviderDriverDescriptor,
   parseRecord,
+  redactSecrets,
 } from "@open-managed-agents/runtime-resource-contract";
 import { z } from "zod";
 
@@ -19,28 +20,34 @@ export interface LoadManagedRuntimeProviderDriverOptions {
   readonly importModule?: (moduleSpecifier: string) => Promise<unknown>;
 }
 
+const named = z.string().refine((value) => value.trim().length > 0, "must not be empty or whitespace");
+
 const optionsSchema = z.object({
-  provider: z.string().min(1, "must not be empty"),
-  moduleSpecifier: z.string().min(1, "must not be empty"),
+  provider: named,
+  moduleSpecifier: named,
   importModule: z.custom<(specifier: string) => Promise<unknown>>((value) => typeof value === "function", "must be a function").optional(),
 });
 
 /**
  * Loads a driver package by module specifier: imports it, calls its `createManagedRuntimeProviderDriver`
  * export (sync or async) with `factoryOptions`, checks the result is a driver and its validated
- * descriptor names `provider`. Fails with `driver_load_failed` (with a hint) or `provider_mismatch`.
+ * descriptor names `provider`. An empty or whitespace-only `provider` or `moduleSpecifier` is
+ * `invalid_config` before anything is imported. Fails with `driver_load_failed` (an import failure
+ * carries an install hint; a factory that throws says so, with the factory's error as `cause`) or
+ * `provider_mismatch`.
  */
 export async function loadManagedRuntimeProviderDriver(options: LoadManagedRuntimeProviderDriverOptions): Promise<ManagedRuntimeProviderDriverPort> {
   const { provider, moduleSpecifier } = parseRecord(optionsSchema, options, { record: "driver loader options", code: "invalid_config" });
   const importModule = options.importModule ?? ((specifier: string) => import(/* @vite-ignore */ specifier));
-  const hint = `install ${moduleSpecifier} or pass importModule`;
-  const context = { provider, moduleSpecifier, hint };
+  const context = { provider, moduleSpecifier };
 
   let loaded: unknown;
   try {
     loaded = await importModule(moduleSpecifier);
   } catch (error) {
-    throw new DriverLoadFailedError({ message: `cannot import ${moduleSpecifier} for provider ${provider}: ${hint}`, context, cause: error });
+    // Only a module that cannot be imported is plausibly a missing installation.
+    const hint = `install ${moduleSpecifier} or pass importModule`;
+    throw new DriverLoadFailedError({ message: `cannot import ${moduleSpecifier} for provider ${provider}: ${hint}`, context: { ...context, hint }, cause: error });
   }
   const factory = (loaded as Record<string, unknown> | null)?.createManagedRuntimeProviderDriver;
   if (typeof factory !== "function") {
@@ -51,7 +58,9 @@ export async function loadManagedRuntimeProviderDriver(options: LoadManagedRunti
   try {
     driver = await factory(options.factoryOptions);
   } catch (error) {
-    throw new DriverLoadFailedError({ message: `createManagedRuntimeProviderDriver of ${moduleSpecifier} failed`, context, cause: error });
+    // The factory's options may hold credentials its message echoes; those never reach our message.
+    const reason = redactSecrets(error instanceof Error ? error.message : String(error), optionStrings(options.factoryOptions));
+    throw new DriverLoadFailedError({ message: `createManagedRuntimeProviderDriver of ${moduleSpecifier} threw: ${reason}`, context, cause: error });
   }
   const candidate = driver as Partial<ManagedRuntimeProviderDriverPort> | null;
   if (typeof candidate?.descriptor !== "function" || typeof candidate.create !== "function") {
@@ -71,4 +80,14 @@ export async function loadManagedRuntimeProviderDriver(options: LoadManagedRunti
     });
   }
   return candidate as ManagedRuntimeProviderDriverPort;
+}
+
+/** String values in factory options long enough to be a credential (short ones are names, not secrets). */
+function optionStrings(value: unknown, found: string[] = [], depth = 0): string[] {
+  if (typeof value === "string") {
+    if (value.length >= 8) found.push(value);
+  } else if (value !== null && typeof value === "object" && depth < 8) {
+    for (const entry of Object.values(value)) optionStrings(entry, found, depth + 1);
+  }
+  return found;
 }
