@@ -1,4 +1,4 @@
-import type { ManagedRuntimeProfile, OpenmaSupervisedDriverDeclaration, RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
+import type { ManagedRuntimeProfile, OpenmaSupervisedDriverDeclaration, RuntimeResourceScope, SandboxHarnessDriverPort } from "@open-managed-agents/runtime-resource-contract";
 import { inspect } from "node:util";
 import { createManagedRuntimeHost } from "../../src/host/create-host.js";
 import type { ManagedRuntimeHostOptions, ManagedRuntimeRunInput, ManagedRuntimeRunResult } from "../../src/host/types.js";
@@ -51,6 +51,8 @@ export function createHostFixture(
     readonly host?: Partial<ManagedRuntimeHostOptions>;
     /** The host's scheduler, built over the fixture's manual time. @default the manual time itself */
     readonly scheduler?: (time: ManualTime) => Scheduler;
+    /** The host's harness driver, built over the fixture's manual time. @default the instrumented scripted harness */
+    readonly harnessDriver?: (time: ManualTime) => SandboxHarnessDriverPort;
   } = {},
 ): HostFixture {
   const time = createManualTime();
@@ -71,6 +73,7 @@ export function createHostFixture(
     ...deps.ports,
     clock: time,
     scheduler: options.scheduler?.(time) ?? time,
+    ...(options.harnessDriver ? { harnessDriver: options.harnessDriver(time) } : {}),
     logger,
     ...options.host,
   });
