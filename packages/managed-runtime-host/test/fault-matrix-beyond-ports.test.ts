@@ -78,7 +78,14 @@ describe("fault matrix: a scheduler whose sleep fails", () => {
 });
 
 describe("fault matrix: supervisor events after completed", () => {
-  const afterCompleted: readonly (readonly [string, (side: SupervisorSide) => Promise<void>, "completed" | "failed", string?])[] = [
+  interface AfterCompleted {
+    readonly name: string;
+    readonly after: (side: SupervisorSide) => Promise<void>;
+    readonly expected: "completed" | "failed";
+    /** Text the result must contain. */
+    readonly named?: string;
+  }
+  const rows: readonly (readonly [AfterCompleted["name"], AfterCompleted["after"], AfterCompleted["expected"], string?])[] = [
     ["error", (side) => side.emit({ type: "error", message: "flush failed" }), "failed", "flush failed"],
     ["a second completed", (side) => side.emit({ type: "completed", exitCode: 0 }), "failed", "unexpected completed event while draining"],
     ["ready", (side) => side.emit({ type: "ready", protocol: "openma-harness-supervisor-v1" }), "failed", "unexpected ready event while draining"],
@@ -100,7 +107,9 @@ describe("fault matrix: supervisor events after completed", () => {
     ["nothing (drain times out)", async () => undefined, "completed"],
   ];
 
-  it.each(afterCompleted)("%s", async (_name, after, expected, named) => {
+  const afterCompleted: readonly AfterCompleted[] = rows.map(([name, after, expected, named]) => ({ name, after, expected, ...(named ? { named } : {}) }));
+
+  it.each(afterCompleted)("$name", async ({ after, expected, named }) => {
     const transport = createScriptedSupervisorTransport(async (side) => {
       await until(side, "start");
       await side.emit(ready);

@@ -86,7 +86,12 @@ describe("loadManagedRuntimeProviderDriver", () => {
       createManagedRuntimeProviderDriver: () => {
         throw thrown;
       },
-    }).catch((caught: unknown) => caught as { message: string; context: Record<string, unknown>; cause: unknown });
+    }).then(
+      () => {
+        throw new Error("expected the load to fail");
+      },
+      (caught: unknown) => caught as { message: string; context: Record<string, unknown>; cause: unknown },
+    );
     expect(error).toMatchObject({ code: "driver_load_failed", message: expect.stringContaining("createManagedRuntimeProviderDriver of @example/driver threw: apiKey is required") });
     expect(error.message).not.toContain("install");
     expect(JSON.stringify(error.context)).not.toContain("install");
@@ -104,7 +109,12 @@ describe("loadManagedRuntimeProviderDriver", () => {
           throw new Error(`key ${options.auth.apiKey} was refused`);
         },
       }),
-    }).catch((caught: unknown) => caught as Error);
+    }).then(
+      () => {
+        throw new Error("expected the load to fail");
+      },
+      (caught: unknown) => caught as Error,
+    );
     expect(error.message).toContain("threw: key [redacted] was refused");
     expect(error.message).not.toContain(secret);
   });

@@ -93,7 +93,8 @@ function finish(run: RunContext): ManagedRuntimeRunResult {
   const cleanupErrors: readonly ManagedRuntimeError[] = [...run.cleanupErrors];
   let result: Exclude<ManagedRuntimeRunResult, { type: "conflict" }>;
   if (run.finalPublish) {
-    result = { type: "completed", revision: run.finalPublish.revision, generation: run.finalPublish.generation, cleanupErrors };
+    const { revision, generation, published } = run.finalPublish;
+    result = { type: "completed", revision, generation, published, cleanupErrors };
   } else if (run.outcome?.type === "lease_lost") {
     result = { type: "lease_lost", error: run.outcome.error, cleanupErrors };
   } else {

@@ -21,7 +21,7 @@ import {
 import { markHostError, redactedMessage } from "../errors.js";
 import { type HostLogger, createRedactingLogger } from "../logger.js";
 import type { ResolvedHostOptions } from "./host-options.js";
-import type { ManagedRuntimeRunInput } from "./types.js";
+import type { ManagedRuntimeRunInput, ManagedRuntimeRunPublication } from "./types.js";
 
 /** What admission decided before the fence was taken. */
 export interface Admission {
@@ -93,7 +93,7 @@ export interface RunContext {
   anyPublished: boolean;
   /** A publish call did not return a definite answer. */
   publishUncertain: boolean;
-  finalPublish: { readonly revision: number; readonly generation: number } | null;
+  finalPublish: { readonly revision: number; readonly generation: number; readonly published: ManagedRuntimeRunPublication } | null;
   outcome: RunOutcome | null;
   secrets(): readonly string[];
   /** Installs a (renewed or rotated) fence and remembers its token for redaction. */

@@ -65,6 +65,17 @@ export interface ManagedRuntimeRunInput {
 }
 
 /**
+ * What a completed run published, as the session's active state now names it. Ids and digests only:
+ * candidate metadata (provider details) and fences stay out.
+ */
+export interface ManagedRuntimeRunPublication {
+  /** The workspace checkpoint handle the next work item restores from. */
+  readonly workspaceCheckpoint: { readonly id: string; readonly contentHash: string };
+  /** The Session output manifest, or null when the run had no outputs. `entries` counts its files. */
+  readonly outputManifest: { readonly id: string; readonly contentHash: string; readonly entries: number } | null;
+}
+
+/**
  * How a run ended. Cleanup never changes the type: its failures are listed in `cleanupErrors`, each
  * with `context.stage` naming the cleanup call.
  */
@@ -75,6 +86,8 @@ export type ManagedRuntimeRunResult =
       readonly revision: number;
       /** Fence generation that published. */
       readonly generation: number;
+      /** What the final publish activated. */
+      readonly published: ManagedRuntimeRunPublication;
       readonly cleanupErrors: readonly ManagedRuntimeError[];
     }
   | { readonly type: "conflict"; readonly expiresAt: string | null }

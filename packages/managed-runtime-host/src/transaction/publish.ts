@@ -30,7 +30,15 @@ export const publishFinal: RunStep = {
       outputCandidate: run.outputCandidate,
       runtimeCheckpoint: run.runtimeCheckpointRef,
     });
-    run.finalPublish = { revision, generation };
+    const output = run.outputCandidate;
+    run.finalPublish = {
+      revision,
+      generation,
+      published: {
+        workspaceCheckpoint: { id: workspaceCandidate.id, contentHash: workspaceCandidate.contentHash },
+        outputManifest: output ? { id: output.id, contentHash: output.contentHash, entries: output.entries } : null,
+      },
+    };
     if (run.requireAdmission().plan.workspaceStrategy === "retained_runtime") run.retained = true;
     run.log.info("fence.published", { revision, generation, retained: run.retained });
   },
