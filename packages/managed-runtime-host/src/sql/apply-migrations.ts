@@ -4,6 +4,7 @@ import { clockSchema } from "../stores/store-options.js";
 import { type Clock, systemClock } from "../time.js";
 import { RUNTIME_RESOURCE_MIGRATIONS, type SqlMigration } from "./migration-sources.js";
 import type { SqlClient } from "./sql-client.js";
+import { splitSqlStatements } from "./split-sql-statements.js";
 
 /** Table that records which migrations {@link applyMigrations} applied. */
 export const MIGRATIONS_TABLE = "runtime_resource_migrations";
@@ -43,15 +44,4 @@ export async function applyMigrations(client: SqlClient, options: ApplyMigration
     applied.push(migration.name);
   }
   return applied;
-}
-
-/** Splits migration text into statements: drops `--` comments and blank pieces, splits at `;`. */
-export function splitSqlStatements(sql: string): string[] {
-  return sql
-    .split("\n")
-    .map((line) => line.replace(/--.*$/, ""))
-    .join("\n")
-    .split(";")
-    .map((statement) => statement.trim())
-    .filter((statement) => statement.length > 0);
 }

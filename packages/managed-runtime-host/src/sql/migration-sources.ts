@@ -8,7 +8,7 @@
 export interface SqlMigration {
   /** File name without `.sql`; migrations apply in name order. */
   readonly name: string;
-  /** Statements separated by `;`; no literal may contain `;` or `--`. */
+  /** Statements separated by `;`, split as SQLite tokenizes them (see `splitSqlStatements`). */
   readonly sql: string;
 }
 

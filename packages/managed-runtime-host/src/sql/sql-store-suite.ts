@@ -32,6 +32,24 @@ export function describeSqlStoreSuite(name: string, migratedClient: MigratedClie
       expect(names.map((row) => row.name)).toEqual(["0001_runtime_resources", "0002_test_extra"]);
     });
 
+    it("applies a migration whose literals, identifiers and comments hold ; and --", async () => {
+      const client = await migratedClient();
+      const sql = [
+        "/* a block comment; with -- inside */",
+        'CREATE TABLE IF NOT EXISTS "odd;--table" (id INTEGER PRIMARY KEY, note TEXT NOT NULL DEFAULT \'a;b -- c\');',
+        "-- a line comment; with a semicolon",
+        'INSERT OR IGNORE INTO "odd;--table" (id, note) VALUES (1, \'it\'\'s; -- not a comment\'), (2, \'/* not a comment; */\');',
+        'INSERT OR IGNORE INTO "odd;--table" (id) VALUES (3); /* tail */',
+      ].join("\n");
+      expect(await applyMigrations(client, { migrations: [{ name: "0003_test_literals", sql }] })).toEqual(["0003_test_literals"]);
+      const rows = await client.all<{ id: number; note: string }>('SELECT id, note FROM "odd;--table" ORDER BY id', []);
+      expect(rows).toEqual([
+        { id: 1, note: "it's; -- not a comment" },
+        { id: 2, note: "/* not a comment; */" },
+        { id: 3, note: "a;b -- c" },
+      ]);
+    });
+
     it("refuses invalid migration options as invalid_config", async () => {
       const client = await migratedClient();
       await expect(applyMigrations(client, { migrations: [{ name: "", sql: "SELECT 1" }] })).rejects.toSatisfy((error: unknown) =>
