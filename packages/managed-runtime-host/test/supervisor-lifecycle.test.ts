@@ -1,7 +1,25 @@
 import { describe, expect, it } from "vitest";
-import { type HarnessSupervisorCommand, LeaseLostError } from "@open-managed-agents/runtime-resource-contract";
-import { supervisedDriver as driver } from "./support/fixture.js";
-import { harness, ready, until } from "./support/supervised-run.js";
+import {
+  type HarnessRunInput,
+  type HarnessSupervisorCommand,
+  type HarnessSupervisorEvent,
+  type HarnessSupervisorTransportPort,
+  LeaseLostError,
+} from "@open-managed-agents/runtime-resource-contract";
+import { createSupervisedSandboxHarnessDriver } from "../src/supervisor/supervised-harness-driver.js";
+import { settleWithManualTime } from "../src/testing/manual-drive.js";
+import { createManualTime } from "../src/time.js";
+import { scope, supervisedDriver as driver } from "./support/fixture.js";
+import { fence, harness, ready, until } from "./support/supervised-run.js";
+
+const baseInput: Omit<HarnessRunInput, "signal"> = {
+  scope,
+  fence,
+  sandbox: { provider: "fake", runtimeId: "rt-1" },
+  workspacePath: "/workspace",
+  outputPath: null,
+  driver,
+};
 
 describe("supervised lane: completion drains", () => {
   it("sends drain after completed and resolves only once drained arrives", async () => {
@@ -42,6 +60,41 @@ describe("supervised lane: completion drains", () => {
     await expect(run()).resolves.toEqual({ type: "completed" });
     expect(time.now() - started).toBeGreaterThanOrEqual(driver.drainTimeoutMs);
     expect(transport.stdin()).toContain('{"type":"drain"}');
+  });
+});
+
+describe("supervised lane: a supervisor that exited after completed", () => {
+  /** A channel over fixed events whose stdin is closed for everything after `start`. */
+  function exitedSupervisor(events: readonly HarnessSupervisorEvent[]): HarnessSupervisorTransportPort & { sent: string[] } {
+    const sent: string[] = [];
+    return {
+      sent,
+      async open() {
+        return {
+          async send(command) {
+            sent.push(command.type);
+            if (command.type !== "start") throw new Error("stdin is closed: the supervisor exited");
+          },
+          async *events() {
+            yield* events;
+          },
+          close: async () => undefined,
+        };
+      },
+    };
+  }
+
+  it.each([
+    ["completes when drain cannot be sent and the stream ends", [ready, { type: "completed", exitCode: 0 }], null],
+    ["still fails on an error it wrote before exiting", [ready, { type: "completed", exitCode: 0 }, { type: "error", message: "flush failed" }], "flush failed"],
+  ] as const)("%s", async (_name, events, failure) => {
+    const transport = exitedSupervisor(events);
+    const time = createManualTime();
+    const supervised = createSupervisedSandboxHarnessDriver({ transport, clock: time, scheduler: time });
+    const run = settleWithManualTime(supervised.run({ ...baseInput, signal: new AbortController().signal }), time, { stepMs: 250 });
+    if (failure) await expect(run).rejects.toMatchObject({ code: "sandbox_failed", message: expect.stringContaining(failure) });
+    else await expect(run).resolves.toEqual({ type: "completed" });
+    expect(transport.sent.slice(0, 2)).toEqual(["start", "drain"]);
   });
 });
 

@@ -169,7 +169,8 @@ export function createSupervisedSandboxHarnessDriver(options: SupervisedSandboxH
    * supervisor reports while flushing still fails the run. Heartbeats are ignored; checkpoints are refused.
    */
   async function drainCompleted(channel: HarnessSupervisorChannel, reader: EventReader, driver: OpenmaSupervisedDriverDeclaration, signal: AbortSignal): Promise<void> {
-    await channel.send({ type: "drain" });
+    // A supervisor that exited after `completed` cannot take the command; what it wrote before is still read.
+    await channel.send({ type: "drain" }).catch(() => undefined);
     const deadline = clock.now() + driver.drainTimeoutMs;
     for (let remaining = driver.drainTimeoutMs; remaining > 0; remaining = deadline - clock.now()) {
       const next = await reader.next(remaining, signal);
