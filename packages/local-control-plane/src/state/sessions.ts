@@ -1,6 +1,6 @@
 import { createError } from "@open-managed-agents/runtime-resource-contract";
 import type { ToolCall } from "../wire/admin-schemas.js";
-import type { EventParams, SessionEventWire } from "../wire/event-schemas.js";
+import type { EventParams, SessionEventWire, UserEventWire } from "../wire/event-schemas.js";
 import type { SessionWire } from "../wire/session-schemas.js";
 import type { Clock } from "./clock.js";
 import { newId, rfc3339 } from "./ids.js";
@@ -35,7 +35,7 @@ export interface SessionsOptions {
 export function createSessions(options: SessionsOptions) {
   const sessions = new Map<string, SessionRecord>();
 
-  const append = (session: SessionRecord, event: SessionEventWire) => {
+  const append = <E extends SessionEventWire>(session: SessionRecord, event: E): E => {
     session.events.push(event);
     session.updatedAt = options.clock();
     for (const subscriber of session.subscribers) subscriber(event);
@@ -84,7 +84,7 @@ export function createSessions(options: SessionsOptions) {
     return session;
   };
 
-  const receive = (session: SessionRecord, params: EventParams): SessionEventWire => {
+  const receive = (session: SessionRecord, params: EventParams): UserEventWire => {
     const turn = current(session);
     if (params.type === "user.message") {
       // A free-form message gets an empty scripted answer: the agent has no model.
@@ -163,6 +163,8 @@ export function createSessions(options: SessionsOptions) {
 /** The sessions module's type. */
 export type Sessions = ReturnType<typeof createSessions>;
 
+const toolConfig = <N extends ToolCall["name"]>(name: N) => ({ type: name, name, enabled: true, permission_policy: { type: "always_allow" as const } });
+
 /** Wire form of a session. */
 export function sessionToWire(session: SessionRecord): SessionWire {
   return {
@@ -182,7 +184,7 @@ export function sessionToWire(session: SessionRecord): SessionWire {
       tools: [
         {
           type: "agent_toolset_20260401",
-          configs: (["bash", "read", "write", "edit", "glob", "grep"] as const).map((name) => ({ type: name, name, enabled: true, permission_policy: { type: "always_allow" as const } })),
+          configs: [toolConfig("bash"), toolConfig("read"), toolConfig("write"), toolConfig("edit"), toolConfig("glob"), toolConfig("grep")],
           default_config: { enabled: true, permission_policy: { type: "always_allow" } },
         },
       ],

@@ -1,0 +1,116 @@
+import Anthropic from "@anthropic-ai/sdk";
+import { BetaHeartbeatPreconditionFailedError } from "@anthropic-ai/sdk/resources/beta/environments/work";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type LocalControlPlane, startLocalControlPlane, workSecretSchema } from "../src/index.js";
+import { claimOne, sdkClient } from "./helpers.js";
+
+const decodeSecret = (secret: string | null) => workSecretSchema.parse(JSON.parse(Buffer.from(secret ?? "", "base64url").toString("utf8")));
+
+describe("the Work API through the SDK", () => {
+  let plane: LocalControlPlane;
+  let now: number;
+  let environment: { id: string; environmentKey: string };
+  let sessionId: string;
+  let client: Anthropic;
+
+  beforeEach(async () => {
+    now = Date.parse("2026-01-01T00:00:00Z");
+    plane = await startLocalControlPlane({ clock: () => now, defaultTtlSeconds: 30 });
+    environment = plane.createEnvironment();
+    sessionId = plane.createSession({ environmentId: environment.id }).id;
+    plane.queueTurn(sessionId, { toolCalls: [{ name: "bash", input: { command: "true" } }] });
+    client = sdkClient(plane.url);
+  });
+  afterEach(() => plane.stop());
+
+  const asEnvironment = () => sdkClient(plane.url, environment.environmentKey);
+  const asItem = (secret: string | null) => sdkClient(plane.url, decodeSecret(secret).sessions_token);
+
+  it("WorkPoller claims and acks the queued item; the poll alone carries the secret", async () => {
+    const work = await claimOne(client, environment.id, environment.environmentKey);
+    expect(work).toMatchObject({ type: "work", environment_id: environment.id, data: { type: "session", id: sessionId }, state: "queued", acknowledged_at: null });
+    const secret = decodeSecret(work.secret);
+    expect(secret.sessions_token).toMatch(/^sk-ant-req-/);
+    expect(secret.api_base_url).toBe(plane.url);
+    const [stored] = plane.workItems(environment.id);
+    expect(stored).toMatchObject({ id: work.id, state: "starting", secret: null, acknowledged_at: new Date(now).toISOString() });
+    const retrieved = await sdkClient(plane.url).beta.environments.work.retrieve(work.id, { environment_id: environment.id }, { headers: { "x-api-key": plane.adminToken } });
+    expect(retrieved).toMatchObject({ id: work.id, state: "starting", secret: null });
+    expect(await asEnvironment().beta.environments.work.poll(environment.id)).toBeNull();
+  });
+
+  it("answers a stale expected_last_heartbeat with 412 heartbeat_precondition_failed and the server's lease", async () => {
+    const work = await claimOne(client, environment.id, environment.environmentKey);
+    const item = asItem(work.secret);
+    const first = await item.beta.environments.work.heartbeat(work.id, { environment_id: environment.id, expected_last_heartbeat: "NO_HEARTBEAT", desired_ttl_seconds: 20 });
+    expect(first).toMatchObject({ type: "work_heartbeat", lease_extended: true, state: "active", ttl_seconds: 20 });
+    const second = await item.beta.environments.work.heartbeat(work.id, { environment_id: environment.id, expected_last_heartbeat: first.last_heartbeat });
+    expect(second.last_heartbeat).not.toBe(first.last_heartbeat);
+
+    const stale = await item.beta.environments.work.heartbeat(work.id, { environment_id: environment.id, expected_last_heartbeat: first.last_heartbeat }).catch((error: unknown) => error);
+    expect(stale).toBeInstanceOf(BetaHeartbeatPreconditionFailedError);
+    expect(stale).toMatchObject({ status: 412, errorCode: "heartbeat_precondition_failed", details: { error_code: "heartbeat_precondition_failed", current_state: { last_heartbeat: second.last_heartbeat, state: "active", ttl_seconds: 20, lease_extended: false } } });
+  });
+
+  it("re-delivers an unacknowledged claim only after reclaim_older_than_ms", async () => {
+    const worker = asEnvironment();
+    const first = await worker.beta.environments.work.poll(environment.id, { reclaim_older_than_ms: 60_000 });
+    expect(first?.id).toEqual(expect.any(String));
+    expect(await worker.beta.environments.work.poll(environment.id, { reclaim_older_than_ms: 60_000 })).toBeNull();
+    now += 60_000;
+    const again = await worker.beta.environments.work.poll(environment.id, { reclaim_older_than_ms: 60_000 });
+    expect(again?.id).toBe(first?.id);
+  });
+
+  it("returns an item whose lease expired to the queue with a new secret; the old holder is locked out", async () => {
+    const work = await claimOne(client, environment.id, environment.environmentKey);
+    const holder = asItem(work.secret);
+    const beat = await holder.beta.environments.work.heartbeat(work.id, { environment_id: environment.id, expected_last_heartbeat: "NO_HEARTBEAT", desired_ttl_seconds: 5 });
+    now += 4_000;
+    expect(await asEnvironment().beta.environments.work.poll(environment.id)).toBeNull();
+    now += 2_000;
+    const reclaimed = await claimOne(client, environment.id, environment.environmentKey);
+    expect(reclaimed.id).toBe(work.id);
+    expect(decodeSecret(reclaimed.secret).sessions_token).not.toBe(decodeSecret(work.secret).sessions_token);
+
+    const oldToken = await holder.beta.environments.work.heartbeat(work.id, { environment_id: environment.id, expected_last_heartbeat: beat.last_heartbeat }).catch((error: unknown) => error);
+    expect(oldToken).toBeInstanceOf(Anthropic.AuthenticationError);
+    const stale = await asEnvironment().beta.environments.work.heartbeat(work.id, { environment_id: environment.id, expected_last_heartbeat: beat.last_heartbeat }).catch((error: unknown) => error);
+    expect(stale).toMatchObject({ status: 412, errorCode: "heartbeat_precondition_failed" });
+    const fresh = await asItem(reclaimed.secret).beta.environments.work.heartbeat(work.id, { environment_id: environment.id, expected_last_heartbeat: "NO_HEARTBEAT" });
+    expect(fresh.lease_extended).toBe(true);
+  });
+
+  it("stops gracefully through stopping, or at once with force; a second stop of a stopped item is a conflict", async () => {
+    const work = await claimOne(client, environment.id, environment.environmentKey);
+    const item = asItem(work.secret);
+    const beat = await item.beta.environments.work.heartbeat(work.id, { environment_id: environment.id, expected_last_heartbeat: "NO_HEARTBEAT" });
+    const stopping = await item.beta.environments.work.stop(work.id, { environment_id: environment.id });
+    expect(stopping).toMatchObject({ state: "stopping", stop_requested_at: expect.any(String), stopped_at: null });
+    // The precondition is not compared once the item is stopping; the lease is not extended.
+    expect(await item.beta.environments.work.heartbeat(work.id, { environment_id: environment.id, expected_last_heartbeat: "bogus" })).toMatchObject({ state: "stopping", lease_extended: false, last_heartbeat: beat.last_heartbeat });
+    expect(await item.beta.environments.work.stop(work.id, { environment_id: environment.id, force: true })).toMatchObject({ state: "stopped", stopped_at: expect.any(String) });
+    const again = await item.beta.environments.work.stop(work.id, { environment_id: environment.id, force: true }).catch((error: unknown) => error);
+    expect(again).toBeInstanceOf(Anthropic.ConflictError);
+  });
+
+  it("lists the environment's work and reports queue stats", async () => {
+    const worker = asEnvironment();
+    expect(await worker.beta.environments.work.stats(environment.id)).toEqual({ type: "work_queue_stats", depth: 1, pending: 0, oldest_queued_at: new Date(now).toISOString(), workers_polling: 0 });
+    await claimOne(client, environment.id, environment.environmentKey);
+    const listed = [];
+    for await (const work of worker.beta.environments.work.list(environment.id)) listed.push(work);
+    expect(listed).toEqual([expect.objectContaining({ state: "starting", secret: null })]);
+    expect(await worker.beta.environments.work.stats(environment.id)).toMatchObject({ depth: 0, pending: 0, workers_polling: 1 });
+  });
+
+  it("queues health checks, which a worker stops", async () => {
+    const otherSession = plane.createSession({ environmentId: environment.id });
+    expect(otherSession.id).not.toBe(sessionId);
+    const { workId } = plane.queueHealthcheck(environment.id);
+    await claimOne(client, environment.id, environment.environmentKey);
+    const healthcheck = await claimOne(client, environment.id, environment.environmentKey);
+    expect(healthcheck).toMatchObject({ id: workId, data: { type: "healthcheck" } });
+    expect(await asEnvironment().beta.environments.work.stop(workId, { environment_id: environment.id })).toMatchObject({ state: "stopping" });
+  });
+});
