@@ -6,6 +6,7 @@ import { transcriptToWire, adminRoutes, turnToWire } from "./http/admin-routes.j
 import { sendAdminError, sendPlatformError } from "./http/respond.js";
 import { bearerToken, createRouter } from "./http/router.js";
 import { sessionRoutes } from "./http/session-routes.js";
+import { skillRoutes } from "./http/skill-routes.js";
 import { workRoutes } from "./http/work-routes.js";
 import { type LocalControlPlaneOptions, resolveOptions } from "./options.js";
 import { createControlPlaneState } from "./state/control-plane-state.js";
@@ -22,7 +23,16 @@ export interface LocalControlPlane {
   /** Creates a self-hosted environment; the only place its key is handed out. */
   createEnvironment(input?: { readonly name?: string; readonly metadata?: Record<string, string> }): { readonly id: string; readonly environmentKey: string };
   /** Creates an idle session bound to an environment. */
-  createSession(input: { readonly environmentId: string; readonly title?: string; readonly metadata?: Record<string, string>; readonly files?: readonly { readonly fileId: string; readonly mountPath: string }[] }): { readonly id: string };
+  createSession(input: {
+    readonly environmentId: string;
+    readonly title?: string;
+    readonly metadata?: Record<string, string>;
+    readonly files?: readonly { readonly fileId: string; readonly mountPath: string }[];
+    /** Skills of the session's agent; `version` defaults to `latest`. */
+    readonly skills?: readonly { readonly skillId: string; readonly version?: string }[];
+  }): { readonly id: string };
+  /** Stores a skill version (a zip or tar archive); without `skillId`, a new skill. */
+  uploadSkill(input: { readonly name: string; readonly archive: Uint8Array; readonly description?: string; readonly skillId?: string }): { readonly skillId: string; readonly version: string };
   /** Queues a scripted user turn; it starts (queues its work item) once the session is idle with no live item. */
   queueTurn(sessionId: string, turn: { readonly message?: string; readonly toolCalls: readonly ToolCall[]; readonly finalMessage?: string }): ReturnType<typeof turnToWire>;
   /** Queues a health-check work item. */
@@ -50,7 +60,7 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
   let url = "";
   const state = createControlPlaneState({ ...resolved, adminToken, apiBaseUrl: () => resolved.publicUrl ?? url });
   const limits = { maxBodyBytes: resolved.maxBodyBytes };
-  const router = createRouter([...workRoutes(state, limits), ...sessionRoutes(state, limits), ...adminRoutes(state, limits)]);
+  const router = createRouter([...workRoutes(state, limits), ...sessionRoutes(state, limits), ...skillRoutes(state), ...adminRoutes(state, limits)]);
 
   const server: Server = createServer((request, response) => {
     const requestUrl = new URL(request.url ?? "/", "http://local");
@@ -78,7 +88,13 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
       return { id: environment.id, environmentKey: environment.key };
     },
     createSession(input) {
-      const session = state.createSession({ environmentId: input.environmentId, title: input.title ?? null, metadata: { ...input.metadata }, files: input.files ?? [] });
+      const session = state.createSession({
+        environmentId: input.environmentId,
+        title: input.title ?? null,
+        metadata: { ...input.metadata },
+        files: input.files ?? [],
+        skills: (input.skills ?? []).map((skill) => ({ skillId: skill.skillId, version: skill.version ?? "latest" })),
+      });
       return { id: session.id };
     },
     queueTurn(sessionId, turn) {
@@ -88,6 +104,10 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
     },
     queueHealthcheck(environmentId) {
       return { workId: state.queueHealthcheck(environmentId).id };
+    },
+    uploadSkill(input) {
+      const version = state.skills.upload({ ...(input.skillId !== undefined ? { skillId: input.skillId } : {}), name: input.name, description: input.description ?? "", archive: Buffer.from(input.archive) });
+      return { skillId: version.skillId, version: version.id };
     },
     uploadFile(input) {
       return { id: state.uploadFile({ filename: input.filename, mimeType: input.mimeType ?? "application/octet-stream", bytes: Buffer.from(input.bytes) }).id };

@@ -17,6 +17,7 @@ import type {
   BetaManagedAgentsUserToolResultEventParams,
 } from "@anthropic-ai/sdk/resources/beta/sessions/events";
 import type { BetaManagedAgentsSession } from "@anthropic-ai/sdk/resources/beta/sessions/sessions";
+import type { BetaSkillVersion } from "@anthropic-ai/sdk/resources/beta/skills/versions";
 import type { BetaWebhookEvent } from "@anthropic-ai/sdk/resources/beta/webhooks";
 import type { ErrorResponse, ErrorType } from "@anthropic-ai/sdk/resources/shared";
 import { describe, expectTypeOf, it } from "vitest";
@@ -25,6 +26,7 @@ import type { pendingEvent } from "../src/webhooks.js";
 import type { platformErrorBodySchema } from "../src/wire/error-body.js";
 import type { eventListSchema, eventParamsSchema, sendEventsResponseSchema, sessionEventSchema } from "../src/wire/event-schemas.js";
 import type { sessionSchema } from "../src/wire/session-schemas.js";
+import type { skillVersionSchema } from "../src/wire/skill-schemas.js";
 import type { heartbeatResponseSchema, leaseStateSchema, queueStatsSchema, stopBodySchema, workItemSchema, workListSchema, workSecretSchema } from "../src/wire/work-schemas.js";
 
 /** `true` when `Sub` is assignable to `Super` (plain TypeScript assignability, as the SDK's code sees a value). */
@@ -48,6 +50,10 @@ describe("response schemas produce the SDK's types", () => {
     expectTypeOf<Assignable<z.output<typeof sessionEventSchema>, BetaManagedAgentsStreamSessionEvents>>().toEqualTypeOf<true>();
     expectTypeOf<Assignable<z.output<typeof eventListSchema>["data"][number], BetaManagedAgentsSessionEvent>>().toEqualTypeOf<true>();
     expectTypeOf<Assignable<z.output<typeof sendEventsResponseSchema>, BetaManagedAgentsSendSessionEvents>>().toEqualTypeOf<true>();
+  });
+
+  it("skills", () => {
+    expectTypeOf<Assignable<z.output<typeof skillVersionSchema>, BetaSkillVersion>>().toEqualTypeOf<true>();
   });
 
   it("errors and webhooks", () => {

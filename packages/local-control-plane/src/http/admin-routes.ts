@@ -15,7 +15,10 @@ import {
   transcriptSchema,
   turnSchema,
   uploadFileQuerySchema,
+  uploadSkillQuerySchema,
 } from "../wire/admin-schemas.js";
+import { skillVersionSchema } from "../wire/skill-schemas.js";
+import { skillVersionToWire } from "./skill-routes.js";
 import { sessionSchema } from "../wire/session-schemas.js";
 import { emptyBodySchema, workItemSchema, workListSchema } from "../wire/work-schemas.js";
 import { authenticate, requireApiKey } from "./auth.js";
@@ -74,7 +77,13 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
       handler: async (context) => {
         admin(context);
         const body = await readJson(context.request, createSessionBodySchema, "create session body", limits.maxBodyBytes);
-        const session = state.createSession({ environmentId: body.environment_id, title: body.title, metadata: body.metadata, files: body.files.map((file) => ({ fileId: file.file_id, mountPath: file.mount_path })) });
+        const session = state.createSession({
+          environmentId: body.environment_id,
+          title: body.title,
+          metadata: body.metadata,
+          files: body.files.map((file) => ({ fileId: file.file_id, mountPath: file.mount_path })),
+          skills: body.skills.map((skill) => ({ skillId: skill.skill_id, version: skill.version })),
+        });
         sendJson(context.response, 201, sessionSchema, sessionToWire(session));
       },
     },
@@ -126,6 +135,17 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
         const bytes = await readBody(context.request, limits.maxBodyBytes);
         const file = state.uploadFile({ filename: query.filename, mimeType: query.mime_type, bytes });
         sendJson(context.response, 201, fileCreatedSchema, { type: "file", id: file.id, filename: file.filename, mime_type: file.mimeType, size_bytes: file.bytes.length, created_at: rfc3339(file.createdAt) });
+      },
+    },
+    {
+      method: "POST",
+      path: "/admin/v1/skills",
+      handler: async (context) => {
+        admin(context);
+        const query = parseQuery(context.url, uploadSkillQuerySchema, "upload skill query");
+        const archive = await readBody(context.request, limits.maxBodyBytes);
+        const version = state.skills.upload({ ...(query.skill_id !== undefined ? { skillId: query.skill_id } : {}), name: query.name, description: query.description, archive });
+        sendJson(context.response, 201, skillVersionSchema, skillVersionToWire(version));
       },
     },
     {

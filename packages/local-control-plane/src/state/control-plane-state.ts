@@ -4,6 +4,7 @@ import type { WebhookTarget } from "../webhooks.js";
 import { createWebhookSender } from "../webhooks.js";
 import { newId, newToken } from "./ids.js";
 import { type SessionRecord, createSessions } from "./sessions.js";
+import { createSkills } from "./skills.js";
 import { type WorkRecord, createWorkQueue } from "./work-queue.js";
 
 /** A self-hosted environment and its standing credential. */
@@ -34,6 +35,7 @@ export type Principal =
 export function createControlPlaneState(options: ResolvedOptions & { readonly adminToken: string; readonly apiBaseUrl: () => string; readonly webhook?: WebhookTarget }) {
   const environments = new Map<string, EnvironmentRecord>();
   const files = new Map<string, FileRecord>();
+  const skills = createSkills(options.clock);
   const webhooks = options.webhook ? createWebhookSender(options.webhook, { clock: options.clock, fetch: options.fetch ?? globalThis.fetch, attempts: options.webhookAttempts }) : null;
 
   const work = createWorkQueue({
@@ -67,6 +69,7 @@ export function createControlPlaneState(options: ResolvedOptions & { readonly ad
   return {
     work,
     sessions,
+    skills,
     webhooks,
     environment,
     createEnvironment(input: { name: string; metadata: Record<string, string> }): EnvironmentRecord {
@@ -74,9 +77,10 @@ export function createControlPlaneState(options: ResolvedOptions & { readonly ad
       environments.set(record.id, record);
       return record;
     },
-    createSession(input: { environmentId: string; title: string | null; metadata: Record<string, string>; files: readonly { fileId: string; mountPath: string }[] }): SessionRecord {
+    createSession(input: { environmentId: string; title: string | null; metadata: Record<string, string>; files: readonly { fileId: string; mountPath: string }[]; skills: readonly { skillId: string; version: string }[] }): SessionRecord {
       environment(input.environmentId);
       for (const file of input.files) this.file(file.fileId);
+      for (const skill of input.skills) skills.get(skill.skillId, skill.version);
       return sessions.create(input);
     },
     /** Queues a health-check item, which a worker is expected to stop. */

@@ -14,6 +14,8 @@ export interface SessionRecord {
   readonly title: string | null;
   readonly metadata: Record<string, string>;
   readonly files: readonly { readonly fileId: string; readonly mountPath: string; readonly resourceId: string }[];
+  /** Skills of the session's agent, as `{skillId, version}` (a version id or `latest`). */
+  readonly skills: readonly { readonly skillId: string; readonly version: string }[];
   status: SessionWire["status"];
   updatedAt: number;
   readonly events: SessionEventWire[];
@@ -110,7 +112,7 @@ export function createSessions(options: SessionsOptions) {
   };
 
   return {
-    create(input: { environmentId: string; title: string | null; metadata: Record<string, string>; files: readonly { fileId: string; mountPath: string }[] }): SessionRecord {
+    create(input: { environmentId: string; title: string | null; metadata: Record<string, string>; files: readonly { fileId: string; mountPath: string }[]; skills: readonly { skillId: string; version: string }[] }): SessionRecord {
       const now = options.clock();
       const session: SessionRecord = {
         id: newId("sesn"),
@@ -120,6 +122,7 @@ export function createSessions(options: SessionsOptions) {
         title: input.title,
         metadata: { ...input.metadata },
         files: input.files.map((file) => ({ ...file, resourceId: newId("sesrsc") })),
+        skills: input.skills.map((skill) => ({ ...skill })),
         status: "idle",
         events: [],
         subscribers: new Set(),
@@ -179,7 +182,7 @@ export function sessionToWire(session: SessionRecord): SessionWire {
       mcp_servers: [],
       model: { id: "scripted" },
       multiagent: null,
-      skills: [],
+      skills: session.skills.map((skill) => ({ type: "custom" as const, skill_id: skill.skillId, version: skill.version })),
       system: null,
       tools: [
         {
