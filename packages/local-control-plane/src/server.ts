@@ -43,6 +43,8 @@ export interface LocalControlPlane {
   terminateSession(sessionId: string): void;
   /** The session's tool calls and results. */
   transcript(sessionId: string): ReturnType<typeof transcriptToWire>;
+  /** An operator's stop: graceful (`stopping` until the holder ends it) unless `force`. */
+  stopWork(workId: string, options?: { readonly force?: boolean }): ReturnType<typeof toWire>;
   /** Every work item (no secrets), oldest first. */
   workItems(environmentId?: string): ReturnType<typeof toWire>[];
   /** Webhook deliveries so far, after waiting for those under way. */
@@ -114,6 +116,10 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
     },
     terminateSession: (sessionId) => state.sessions.terminate(sessionId),
     transcript: (sessionId) => transcriptToWire(state.sessions.get(sessionId)),
+    stopWork(workId, stopOptions = {}) {
+      const work = state.work.find(workId);
+      return toWire(state.work.stop(work.environmentId, work.id, { force: stopOptions.force ?? false, by: "operator" }), false);
+    },
     workItems: (environmentId) => state.work.list(environmentId).map((work) => toWire(work, false)),
     async webhookDeliveries() {
       await state.webhooks?.settle();

@@ -66,3 +66,25 @@ describe("the admin API over HTTP", () => {
     expect(await admin("POST", `/admin/v1/environments/${environment.id}/healthchecks`, {})).toMatchObject({ status: 201, body: { data: { type: "healthcheck" }, state: "queued" } });
   });
 });
+
+describe("operator stops", () => {
+  it("moves a held item to stopping, which the SDK's worker sees on its next heartbeat and ends", async () => {
+    const plane = await startLocalControlPlane();
+    const workdir = await tempDir();
+    try {
+      const environment = plane.createEnvironment();
+      const session = plane.createSession({ environmentId: environment.id });
+      // A call nobody answers keeps the turn open until the operator stops the item.
+      plane.queueTurn(session.id, { toolCalls: [{ name: "bash", input: { command: "sleep 600" } }] });
+      const client = sdkClient(plane.url);
+      const work = await claimOne(client, environment.id, environment.environmentKey);
+      expect(plane.stopWork(work.id)).toMatchObject({ state: "stopping", stop_requested_at: expect.any(String) });
+      // The worker's first heartbeat sees `stopping` and winds down; its own force-stop ends the item.
+      await client.beta.environments.work.worker({ workdir: workdir.path, maxIdleMs: 60_000 }).handleItem({ workId: work.id, environmentId: environment.id, sessionId: session.id, workSecret: work.secret! });
+      expect(plane.workItems(environment.id)[0]).toMatchObject({ id: work.id, state: "stopped" });
+    } finally {
+      await plane.stop();
+      await workdir.remove();
+    }
+  });
+});

@@ -81,17 +81,26 @@ describe("the Work API through the SDK", () => {
     expect(fresh.lease_extended).toBe(true);
   });
 
-  it("stops gracefully through stopping, or at once with force; a second stop of a stopped item is a conflict", async () => {
+  it("an operator's graceful stop leaves the item stopping until its holder stops it; a second stop is a conflict", async () => {
     const work = await claimOne(client, environment.id, environment.environmentKey);
     const item = asItem(work.secret);
     const beat = await item.beta.environments.work.heartbeat(work.id, { environment_id: environment.id, expected_last_heartbeat: "NO_HEARTBEAT" });
-    const stopping = await item.beta.environments.work.stop(work.id, { environment_id: environment.id });
+    const operator = sdkClient(plane.url).withOptions({ apiKey: plane.adminToken });
+    const stopping = await operator.beta.environments.work.stop(work.id, { environment_id: environment.id });
     expect(stopping).toMatchObject({ state: "stopping", stop_requested_at: expect.any(String), stopped_at: null });
     // The precondition is not compared once the item is stopping; the lease is not extended.
     expect(await item.beta.environments.work.heartbeat(work.id, { environment_id: environment.id, expected_last_heartbeat: "bogus" })).toMatchObject({ state: "stopping", lease_extended: false, last_heartbeat: beat.last_heartbeat });
-    expect(await item.beta.environments.work.stop(work.id, { environment_id: environment.id, force: true })).toMatchObject({ state: "stopped", stopped_at: expect.any(String) });
+    expect(await item.beta.environments.work.stop(work.id, { environment_id: environment.id })).toMatchObject({ state: "stopped", stopped_at: expect.any(String) });
     const again = await item.beta.environments.work.stop(work.id, { environment_id: environment.id, force: true }).catch((error: unknown) => error);
     expect(again).toBeInstanceOf(Anthropic.ConflictError);
+  });
+
+  it("ends a stopping item when its lease expires", async () => {
+    const work = await claimOne(client, environment.id, environment.environmentKey);
+    await asItem(work.secret).beta.environments.work.heartbeat(work.id, { environment_id: environment.id, expected_last_heartbeat: "NO_HEARTBEAT", desired_ttl_seconds: 10 });
+    await sdkClient(plane.url).withOptions({ apiKey: plane.adminToken }).beta.environments.work.stop(work.id, { environment_id: environment.id });
+    now += 11_000;
+    expect(plane.workItems(environment.id)).toEqual([expect.objectContaining({ state: "stopped" })]);
   });
 
   it("lists the environment's work and reports queue stats", async () => {
@@ -111,6 +120,6 @@ describe("the Work API through the SDK", () => {
     await claimOne(client, environment.id, environment.environmentKey);
     const healthcheck = await claimOne(client, environment.id, environment.environmentKey);
     expect(healthcheck).toMatchObject({ id: workId, data: { type: "healthcheck" } });
-    expect(await asEnvironment().beta.environments.work.stop(workId, { environment_id: environment.id })).toMatchObject({ state: "stopping" });
+    expect(await asEnvironment().beta.environments.work.stop(workId, { environment_id: environment.id })).toMatchObject({ state: "stopped" });
   });
 });

@@ -5,6 +5,7 @@ import type { SessionRecord } from "../state/sessions.js";
 import type { Turn } from "../state/turn.js";
 import { toWire } from "../state/work-queue.js";
 import {
+  adminStopBodySchema,
   adminWorkQuerySchema,
   createEnvironmentBodySchema,
   createSessionBodySchema,
@@ -124,6 +125,16 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
         const query = parseQuery(context.url, adminWorkQuerySchema, "work query");
         if (query.environment_id !== undefined) state.environment(query.environment_id);
         sendJson(context.response, 200, workListSchema, { data: state.work.list(query.environment_id).map((work) => toWire(work, false)), next_page: null });
+      },
+    },
+    {
+      method: "POST",
+      path: "/admin/v1/work/:work_id/stop",
+      handler: async (context) => {
+        admin(context);
+        const body = await readJson(context.request, adminStopBodySchema, "stop body", limits.maxBodyBytes);
+        const work = state.work.find(context.params.work_id!);
+        sendJson(context.response, 200, workItemSchema, toWire(state.work.stop(work.environmentId, work.id, { force: body.force, by: "operator" }), false));
       },
     },
     {

@@ -197,19 +197,29 @@ export function createWorkQueue(options: WorkQueueOptions) {
       return { last_heartbeat: work.lastHeartbeat, lease_extended: true, state: work.state, ttl_seconds: work.ttlSeconds };
     },
 
-    /** Graceful stop moves a held item to `stopping`; `force`, an unheld item or a second stop ends it. */
-    stop(environmentId: string, workId: string, force: boolean): WorkRecord {
+    /**
+     * Ends an item. A worker's stop (`by: "worker"`, the environment key or the item's token) ends its own
+     * work at once; an operator's graceful stop (`by: "operator"`) asks the holder to wind down: the item is
+     * `stopping` until the holder stops it, a forced stop, or its lease expiring. An unheld item stops at once.
+     */
+    stop(environmentId: string, workId: string, how: { force: boolean; by: "worker" | "operator" }): WorkRecord {
       const work = get(environmentId, workId);
       if (work.state === "stopped") {
         throw createError("fence_conflict", { message: `work item ${workId} is already stopped`, context: { workId } });
       }
       work.stopRequestedAt ??= options.clock();
-      if (force || work.state === "queued" || work.state === "stopping") markStopped(work);
+      if (how.force || how.by === "worker" || work.state === "queued" || work.state === "stopping") markStopped(work);
       else work.state = "stopping";
       return work;
     },
 
     get,
+    /** An item by id alone (admin paths). */
+    find(workId: string): WorkRecord {
+      const work = items.get(workId);
+      if (!work) throw createError("not_found", { message: `work item ${workId} not found`, context: { workId } });
+      return get(work.environmentId, workId);
+    },
     /** Every item of an environment, oldest first, after applying lease expiry. */
     list(environmentId?: string): WorkRecord[] {
       const all = [...items.values()].filter((work) => environmentId === undefined || work.environmentId === environmentId);

@@ -79,6 +79,9 @@ export const transcriptSchema = z.object({ session_id: z.string(), status: z.enu
 /** Response of `POST /admin/v1/files`. */
 export const fileCreatedSchema = z.object({ type: z.literal("file"), id: z.string(), filename: z.string(), mime_type: z.string(), size_bytes: z.number().int().nonnegative(), created_at: z.string() }).strict();
 
+/** Body of `POST /admin/v1/work/{id}/stop`: an operator's stop (graceful unless `force`). */
+export const adminStopBodySchema = z.object({ force: z.boolean().default(false) }).strict();
+
 /** Query of `GET /admin/v1/work`. */
 export const adminWorkQuerySchema = z.object({ environment_id: z.string().min(1).optional() }).strict();
 
