@@ -10,7 +10,7 @@ export interface LocalControlPlaneOptions {
   readonly port?: number;
   /** Interface to listen on. @default "127.0.0.1" */
   readonly host?: string;
-  /** Bearer token of the admin API (and the Claude API key the stand-in accepts). @default a random token */
+  /** Bearer token of the admin API (and the platform API key the stand-in accepts). @default a random token */
   readonly adminToken?: string;
   /** Base URL written into each work secret's `api_base_url` (when the sandbox reaches the server by another name). @default the listening URL */
   readonly publicUrl?: string;

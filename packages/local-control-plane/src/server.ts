@@ -18,7 +18,7 @@ import type { WebhookDelivery } from "./webhooks.js";
 export interface LocalControlPlane {
   /** Base URL to pass as the SDK client's `baseURL`. */
   readonly url: string;
-  /** Bearer token of the admin API; also accepted as the Claude API key (work retrieve). */
+  /** Bearer token of the admin API; also accepted as the platform API key (work retrieve). */
   readonly adminToken: string;
   /** Creates a self-hosted environment; the only place its key is handed out. */
   createEnvironment(input?: { readonly name?: string; readonly metadata?: Record<string, string> }): { readonly id: string; readonly environmentKey: string };
