@@ -30,6 +30,8 @@ export interface LocalControlPlaneOptions {
   readonly fetch?: typeof fetch;
   /** Webhook delivery attempts. @default 3 */
   readonly webhookAttempts?: number;
+  /** How often expired leases are applied without a request touching the item (so webhooks announce re-queued items). @default 1000 */
+  readonly sweepIntervalMs?: number;
 }
 
 const isFunction = (value: unknown) => typeof value === "function";
@@ -52,6 +54,7 @@ const optionsSchema = z
     clock: z.custom<() => number>(isFunction, "must be a function").default(() => Date.now),
     fetch: z.custom<typeof fetch>(isFunction, "must be a function").optional(),
     webhookAttempts: positive.max(10).default(3),
+    sweepIntervalMs: positive.default(1000),
   })
   .strict()
   .refine((options) => options.defaultTtlSeconds <= options.maxTtlSeconds, { message: "defaultTtlSeconds must not exceed maxTtlSeconds", path: ["defaultTtlSeconds"] });

@@ -80,6 +80,9 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
     server.listen(resolved.port, resolved.host, () => resolve());
   });
   const address = server.address() as AddressInfo;
+  // Leases also expire when no request touches the item, so a webhook-driven worker hears of the re-queue.
+  const sweep = setInterval(() => state.work.list(), resolved.sweepIntervalMs);
+  sweep.unref();
   url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
 
   return {
@@ -137,6 +140,7 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
       }
     },
     async stop() {
+      clearInterval(sweep);
       for (const session of state.sessions.all()) for (const subscriber of session.subscribers) session.subscribers.delete(subscriber);
       state.work.wakeAll();
       server.closeAllConnections();

@@ -74,14 +74,15 @@ describe("webhooks", () => {
 
   it("announces an item again when its lease expires and it returns to the queue", async () => {
     let now = Date.now();
-    const expiring = await startLocalControlPlane({ webhook: { url: receiver.url, secret }, clock: () => now, defaultTtlSeconds: 5 });
+    const expiring = await startLocalControlPlane({ webhook: { url: receiver.url, secret }, clock: () => now, defaultTtlSeconds: 5, sweepIntervalMs: 50 });
     try {
       const environment = expiring.createEnvironment();
       expiring.queueTurn(expiring.createSession({ environmentId: environment.id }).id, { toolCalls: [] });
       await claimOne(sdkClient(expiring.url), environment.id, environment.environmentKey);
       now += 6_000;
-      expect(expiring.workItems(environment.id)).toEqual([expect.objectContaining({ state: "queued" })]);
+      // Nothing touches the item: the sweep applies the expiry and the re-queue is announced.
       await receiver.next(2);
+      expect(expiring.workItems(environment.id)).toEqual([expect.objectContaining({ state: "queued" })]);
       expect((await expiring.webhookDeliveries()).map((delivery) => delivery.status)).toEqual([204, 204]);
     } finally {
       await expiring.stop();
