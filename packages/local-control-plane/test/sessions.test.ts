@@ -107,3 +107,25 @@ describe("sessions, events and turns through the SDK", () => {
     expect(plane.workItems(environment.id)).toEqual([expect.objectContaining({ state: "stopped" })]);
   });
 });
+
+describe("tool result sends", () => {
+  it("answer a retried identical result with the stored event, and a different second result with 409", async () => {
+    const plane = await startLocalControlPlane();
+    try {
+      const environment = plane.createEnvironment();
+      const session = plane.createSession({ environmentId: environment.id });
+      plane.queueTurn(session.id, { toolCalls: [{ name: "bash", input: { command: "true" } }, { name: "bash", input: { command: "true" } }] });
+      const client = sdkClient(plane.url, environment.environmentKey);
+      const [toolUse] = (await client.beta.sessions.events.list(session.id)).data.filter((event) => event.type === "agent.tool_use");
+      const result = { type: "user.tool_result" as const, tool_use_id: toolUse!.id, content: [{ type: "text" as const, text: "ok" }], is_error: false };
+      const first = await client.beta.sessions.events.send(session.id, { events: [result] });
+      const retried = await client.beta.sessions.events.send(session.id, { events: [result] });
+      expect(retried.data).toEqual(first.data);
+      await expect(client.beta.sessions.events.send(session.id, { events: [{ ...result, content: [{ type: "text", text: "changed" }] }] })).rejects.toMatchObject({ status: 409 });
+      // The retry advanced nothing: exactly one result, and the second call is outstanding.
+      expect(plane.transcript(session.id).entries.map((entry) => entry.result?.content ?? null)).toEqual([[{ type: "text", text: "ok" }], null]);
+    } finally {
+      await plane.stop();
+    }
+  });
+});

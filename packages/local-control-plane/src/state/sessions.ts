@@ -100,7 +100,13 @@ export function createSessions(options: SessionsOptions) {
     }
     const entry = session.transcript.find((candidate) => candidate.toolUseId === params.tool_use_id);
     if (!entry) throw createError("invalid_request", { message: `tool_use_id ${params.tool_use_id} names no tool call of session ${session.id}`, context: { sessionId: session.id } });
-    if (entry.result !== null) throw createError("fence_conflict", { message: `tool call ${params.tool_use_id} was already answered`, context: { sessionId: session.id } });
+    if (entry.result !== null) {
+      // A send retried after its response was lost repeats the same result: answer it with the stored event.
+      const stored = session.events.find((event): event is Extract<UserEventWire, { type: "user.tool_result" }> => event.type === "user.tool_result" && event.tool_use_id === params.tool_use_id);
+      const same = stored && JSON.stringify(stored.content ?? []) === JSON.stringify(params.content ?? []) && (stored.is_error ?? false) === (params.is_error ?? false);
+      if (same) return stored;
+      throw createError("fence_conflict", { message: `tool call ${params.tool_use_id} was already answered with another result`, context: { sessionId: session.id } });
+    }
     const event = append(session, { ...stamp(), type: "user.tool_result", tool_use_id: params.tool_use_id, ...(params.content ? { content: params.content } : {}), is_error: params.is_error ?? false });
     entry.result = { content: params.content ?? [], isError: params.is_error ?? false };
     entry.answeredAt = event.processed_at;
