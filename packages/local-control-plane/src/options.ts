@@ -1,5 +1,6 @@
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import { z } from "zod";
+import type { ControlPlaneObserver } from "./events.js";
 import type { WebhookTarget } from "./webhooks.js";
 
 const MIB = 1024 * 1024;
@@ -32,6 +33,8 @@ export interface LocalControlPlaneOptions {
   readonly webhookAttempts?: number;
   /** How often expired leases are applied without a request touching the item (so webhooks announce re-queued items). @default 1000 */
   readonly sweepIntervalMs?: number;
+  /** Receives what the control plane does (work queued, claimed, stopped; turns; tool calls), for logs. Never secrets. */
+  readonly onEvent?: ControlPlaneObserver;
 }
 
 const isFunction = (value: unknown) => typeof value === "function";
@@ -55,6 +58,7 @@ const optionsSchema = z
     fetch: z.custom<typeof fetch>(isFunction, "must be a function").optional(),
     webhookAttempts: positive.max(10).default(3),
     sweepIntervalMs: positive.default(1000),
+    onEvent: z.custom<ControlPlaneObserver>(isFunction, "must be a function").optional(),
   })
   .strict()
   .refine((options) => options.defaultTtlSeconds <= options.maxTtlSeconds, { message: "defaultTtlSeconds must not exceed maxTtlSeconds", path: ["defaultTtlSeconds"] });

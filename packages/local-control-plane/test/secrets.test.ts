@@ -24,10 +24,15 @@ function recordingFetch(exchanges: Exchange[]): typeof fetch {
 describe("secrets", () => {
   it("keep out of URLs, error bodies, work listings, transcripts and webhook bodies", async () => {
     const webhookBodies: string[] = [];
+    const observed: unknown[] = [];
     const webhookSecret = `whsec_${randomBytes(24).toString("base64")}`;
     const plane = await startLocalControlPlane({
       webhook: { url: "http://127.0.0.1:9/hook", secret: webhookSecret },
       webhookAttempts: 1,
+      onEvent: (event) => {
+        observed.push(event);
+        throw new Error("a failing observer changes nothing");
+      },
       fetch: async (_input, init) => {
         webhookBodies.push(String(init?.body));
         return new Response(null, { status: 204 });
@@ -63,7 +68,9 @@ describe("secrets", () => {
         JSON.stringify(plane.transcript(session.id)),
         JSON.stringify(await plane.webhookDeliveries()),
         ...webhookBodies,
+        JSON.stringify(observed),
       ].join("\n");
+      expect(observed.length).toBeGreaterThan(5);
       for (const secret of secrets) expect(persisted.includes(secret), "a secret leaked").toBe(false);
       expect(webhookBodies).toHaveLength(1);
     } finally {

@@ -1,4 +1,5 @@
 import { createError } from "@open-managed-agents/runtime-resource-contract";
+import { safeObserver } from "../events.js";
 import type { ResolvedOptions } from "../options.js";
 import type { WebhookTarget } from "../webhooks.js";
 import { createWebhookSender } from "../webhooks.js";
@@ -36,6 +37,7 @@ export function createControlPlaneState(options: ResolvedOptions & { readonly ad
   const environments = new Map<string, EnvironmentRecord>();
   const files = new Map<string, FileRecord>();
   const skills = createSkills(options.clock);
+  const observe = safeObserver(options.onEvent);
   const webhooks = options.webhook ? createWebhookSender(options.webhook, { clock: options.clock, fetch: options.fetch ?? globalThis.fetch, attempts: options.webhookAttempts }) : null;
 
   const work = createWorkQueue({
@@ -44,6 +46,7 @@ export function createControlPlaneState(options: ResolvedOptions & { readonly ad
     defaultTtlSeconds: options.defaultTtlSeconds,
     maxTtlSeconds: options.maxTtlSeconds,
     defaultReclaimMs: options.reclaimOlderThanMs,
+    observe,
     onQueued: (item) => {
       if (item.data.type === "session") webhooks?.send(item.data.id, item.id);
     },
@@ -58,6 +61,7 @@ export function createControlPlaneState(options: ResolvedOptions & { readonly ad
     clock: options.clock,
     queueWork: (session) => work.enqueue({ environmentId: session.environmentId, data: { type: "session", id: session.id } }).id,
     hasLiveWork: liveWork,
+    observe,
   });
 
   const environment = (environmentId: string): EnvironmentRecord => {

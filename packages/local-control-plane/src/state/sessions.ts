@@ -1,4 +1,5 @@
 import { createError } from "@open-managed-agents/runtime-resource-contract";
+import type { ControlPlaneObserver } from "../events.js";
 import type { ToolCall } from "../wire/admin-schemas.js";
 import type { EventParams, SessionEventWire, UserEventWire } from "../wire/event-schemas.js";
 import type { SessionWire } from "../wire/session-schemas.js";
@@ -31,6 +32,7 @@ export interface SessionsOptions {
   readonly queueWork: (session: SessionRecord) => string;
   /** Whether the session still has a work item that is not stopped. */
   readonly hasLiveWork: (session: SessionRecord) => boolean;
+  readonly observe: ControlPlaneObserver;
 }
 
 /** Sessions, their event log and the scripted agent that drives each turn. */
@@ -53,6 +55,7 @@ export function createSessions(options: SessionsOptions) {
     if (call) {
       const event = append(session, { ...stamp(), type: "agent.tool_use", name: call.name, input: call.input, evaluated_permission: "allow" });
       turn.outstanding = event.id;
+      options.observe({ type: "tool_use", sessionId: session.id, turnId: turn.id, toolUseId: event.id, name: call.name });
       session.transcript.push({ turnId: turn.id, toolUseId: event.id, name: call.name, input: call.input, result: null, requestedAt: event.processed_at, answeredAt: null, workId: turn.workIds.at(-1) ?? null });
       return;
     }
@@ -65,6 +68,7 @@ export function createSessions(options: SessionsOptions) {
     if (turn.finalMessage !== undefined) append(session, { ...stamp(), type: "agent.message", content: [{ type: "text", text: turn.finalMessage }] });
     session.status = "idle";
     append(session, { ...stamp(), type: "session.status_idle", stop_reason: { type: "end_turn" }, stop_details: null });
+    options.observe({ type: "turn_ended", sessionId: session.id, turnId: turn.id });
   };
 
   /** Starts the oldest pending turn once the previous turn is done and its work item has stopped. */
@@ -74,6 +78,7 @@ export function createSessions(options: SessionsOptions) {
     if (!turn) return;
     turn.state = "running";
     turn.workIds.push(options.queueWork(session));
+    options.observe({ type: "turn_started", sessionId: session.id, turnId: turn.id, workId: turn.workIds[0]! });
     session.status = "running";
     append(session, { ...stamp(), type: "user.message", content: [{ type: "text", text: turn.message }] });
     append(session, { ...stamp(), type: "session.status_running" });
@@ -110,6 +115,7 @@ export function createSessions(options: SessionsOptions) {
     const event = append(session, { ...stamp(), type: "user.tool_result", tool_use_id: params.tool_use_id, ...(params.content ? { content: params.content } : {}), is_error: params.is_error ?? false });
     entry.result = { content: params.content ?? [], isError: params.is_error ?? false };
     entry.answeredAt = event.processed_at;
+    options.observe({ type: "tool_result", sessionId: session.id, toolUseId: params.tool_use_id, isError: params.is_error ?? false });
     if (turn && turn.outstanding === params.tool_use_id) {
       turn.next += 1;
       advance(session, turn);

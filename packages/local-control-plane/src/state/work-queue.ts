@@ -1,5 +1,6 @@
 import { createError } from "@open-managed-agents/runtime-resource-contract";
 import { HeartbeatPreconditionFailedError, type LeaseState } from "../errors.js";
+import type { ControlPlaneObserver } from "../events.js";
 import type { WorkItemWire, WorkState } from "../wire/work-schemas.js";
 import { type Clock, createHeartbeatStamps } from "./clock.js";
 import { newId, newToken, rfc3339 } from "./ids.js";
@@ -42,6 +43,7 @@ export interface WorkQueueOptions {
   readonly onQueued: (work: WorkRecord) => void;
   /** Called once when an item reaches `stopped`. */
   readonly onStopped: (work: WorkRecord) => void;
+  readonly observe: ControlPlaneObserver;
 }
 
 function encodeSecret(sessionsToken: string, apiBaseUrl: string): string {
@@ -69,6 +71,7 @@ export function createWorkQueue(options: WorkQueueOptions) {
     work.state = "stopped";
     work.stoppedAt = options.clock();
     work.leaseExpiresAt = null;
+    options.observe({ type: "work_stopped", workId: work.id, environmentId: work.environmentId });
     options.onStopped(work);
   };
 
@@ -80,6 +83,7 @@ export function createWorkQueue(options: WorkQueueOptions) {
     Object.assign(work, { state: "queued", polledAt: null, acknowledgedAt: null, startedAt: null, lastHeartbeat: null, latestHeartbeatAt: null, leaseExpiresAt: null });
     // The previous holder's sessions token dies with its lease.
     reissueSecret(work);
+    options.observe({ type: "work_queued", workId: work.id, environmentId: work.environmentId, sessionId: work.data.type === "session" ? work.data.id : null, reason: "lease_expired" });
     options.onQueued(work);
     wake();
   };
@@ -132,6 +136,7 @@ export function createWorkQueue(options: WorkQueueOptions) {
       };
       reissueSecret(work);
       items.set(work.id, work);
+      options.observe({ type: "work_queued", workId: work.id, environmentId: work.environmentId, sessionId: work.data.type === "session" ? work.data.id : null, reason: "new" });
       options.onQueued(work);
       wake();
       return work;
@@ -160,6 +165,7 @@ export function createWorkQueue(options: WorkQueueOptions) {
       if (!work) return null;
       work.polledAt = options.clock();
       work.deliveries += 1;
+      options.observe({ type: "work_claimed", workId: work.id, environmentId, deliveries: work.deliveries });
       return work;
     },
 
@@ -171,6 +177,7 @@ export function createWorkQueue(options: WorkQueueOptions) {
       }
       const now = options.clock();
       Object.assign(work, { state: "starting", acknowledgedAt: now, leaseExpiresAt: now + work.ttlSeconds * 1000 });
+      options.observe({ type: "work_acknowledged", workId, environmentId });
       return work;
     },
 
@@ -182,6 +189,7 @@ export function createWorkQueue(options: WorkQueueOptions) {
       }
       const stored = work.lastHeartbeat ?? NO_HEARTBEAT;
       if (work.state === "queued" || (query.expectedLastHeartbeat !== undefined && query.expectedLastHeartbeat !== stored)) {
+        options.observe({ type: "heartbeat_refused", workId, environmentId, state: work.state });
         throw new HeartbeatPreconditionFailedError({
           message: work.state === "queued" ? `work item ${workId} holds no lease (it is queued)` : `expected_last_heartbeat does not match the stored heartbeat of work item ${workId}`,
           workId,
@@ -209,7 +217,10 @@ export function createWorkQueue(options: WorkQueueOptions) {
       }
       work.stopRequestedAt ??= options.clock();
       if (how.force || how.by === "worker" || work.state === "queued" || work.state === "stopping") markStopped(work);
-      else work.state = "stopping";
+      else {
+        work.state = "stopping";
+        options.observe({ type: "work_stopping", workId, environmentId });
+      }
       return work;
     },
 
