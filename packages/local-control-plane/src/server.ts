@@ -10,7 +10,7 @@ import { skillRoutes } from "./http/skill-routes.js";
 import { workRoutes } from "./http/work-routes.js";
 import { type LocalControlPlaneOptions, resolveOptions } from "./options.js";
 import { createControlPlaneState } from "./state/control-plane-state.js";
-import { toWire } from "./state/work-queue.js";
+import { toWire } from "./state/work-wire.js";
 import type { ToolCall } from "./wire/admin-schemas.js";
 import type { WebhookDelivery } from "./webhooks.js";
 

@@ -3,7 +3,7 @@ import { rfc3339 } from "../state/ids.js";
 import { sessionToWire } from "../state/sessions.js";
 import type { SessionRecord } from "../state/sessions.js";
 import type { Turn } from "../state/turn.js";
-import { toWire } from "../state/work-queue.js";
+import { toWire } from "../state/work-wire.js";
 import {
   adminStopBodySchema,
   adminWorkQuerySchema,

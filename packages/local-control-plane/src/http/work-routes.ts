@@ -1,6 +1,6 @@
 import { createError } from "@open-managed-agents/runtime-resource-contract";
 import type { ControlPlaneState } from "../state/control-plane-state.js";
-import { toWire } from "../state/work-queue.js";
+import { toWire } from "../state/work-wire.js";
 import {
   heartbeatQuerySchema,
   heartbeatResponseSchema,
