@@ -45,6 +45,10 @@ export interface LocalControlPlane {
   transcript(sessionId: string): ReturnType<typeof transcriptToWire>;
   /** An operator's stop: graceful (`stopping` until the holder ends it) unless `force`. */
   stopWork(workId: string, options?: { readonly force?: boolean }): ReturnType<typeof toWire>;
+  /** Fault injection: another holder renews the item's lease, so its holder's next heartbeat gets 412. */
+  takeOverLease(workId: string): ReturnType<typeof toWire>;
+  /** Fault injection: the item's lease expires now (as if its holder crashed); the item is queued again. */
+  expireLease(workId: string): ReturnType<typeof toWire>;
   /** Every work item (no secrets), oldest first. */
   workItems(environmentId?: string): ReturnType<typeof toWire>[];
   /** Webhook deliveries so far, after waiting for those under way. */
@@ -122,6 +126,14 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
     stopWork(workId, stopOptions = {}) {
       const work = state.work.find(workId);
       return toWire(state.work.stop(work.environmentId, work.id, { force: stopOptions.force ?? false, by: "operator" }), false);
+    },
+    takeOverLease(workId) {
+      const work = state.work.find(workId);
+      return toWire(state.work.takeOverLease(work.environmentId, work.id), false);
+    },
+    expireLease(workId) {
+      const work = state.work.find(workId);
+      return toWire(state.work.expireLease(work.environmentId, work.id), false);
     },
     workItems: (environmentId) => state.work.list(environmentId).map((work) => toWire(work, false)),
     async webhookDeliveries() {

@@ -2,7 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { BetaHeartbeatPreconditionFailedError } from "@anthropic-ai/sdk/resources/beta/environments/work";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type LocalControlPlane, startLocalControlPlane, workSecretSchema } from "../src/index.js";
-import { claimOne, sdkClient } from "./helpers.js";
+import { claimOne, sdkClient, tempDir } from "./helpers.js";
 
 const decodeSecret = (secret: string | null) => workSecretSchema.parse(JSON.parse(Buffer.from(secret ?? "", "base64url").toString("utf8")));
 
@@ -121,5 +121,51 @@ describe("the Work API through the SDK", () => {
     const healthcheck = await claimOne(client, environment.id, environment.environmentKey);
     expect(healthcheck).toMatchObject({ id: workId, data: { type: "healthcheck" } });
     expect(await asEnvironment().beta.environments.work.stop(workId, { environment_id: environment.id })).toMatchObject({ state: "stopped" });
+  });
+});
+
+describe("fault injection", () => {
+  let plane: LocalControlPlane;
+  beforeEach(async () => {
+    // A 2 s lease makes the SDK's worker heartbeat every second.
+    plane = await startLocalControlPlane({ defaultTtlSeconds: 2 });
+  });
+  afterEach(() => plane.stop());
+
+  it("takeOverLease makes the SDK worker's next heartbeat stale: it ends with lease lost and does not stop the item", async () => {
+    const environment = plane.createEnvironment();
+    const session = plane.createSession({ environmentId: environment.id });
+    plane.queueTurn(session.id, { toolCalls: [{ name: "bash", input: { command: "sleep 3" } }] });
+    const client = sdkClient(plane.url);
+    const work = await claimOne(client, environment.id, environment.environmentKey);
+    const workdir = await tempDir();
+    try {
+      // The first beat claims the lease; the lease is then taken over, so the next beat is stale.
+      const heartbeats: number[] = [];
+      const observed = sdkClient(plane.url).withOptions({
+        fetch: async (input, init) => {
+          const response = await fetch(input, init);
+          if (String(input).includes("/heartbeat")) heartbeats.push(response.status);
+          return response;
+        },
+      });
+      setTimeout(() => plane.takeOverLease(work.id), 200);
+      await observed.beta.environments.work.worker({ workdir: workdir.path, maxIdleMs: 300 }).handleItem({ workId: work.id, environmentId: environment.id, sessionId: session.id, workSecret: work.secret! });
+      expect(heartbeats.at(-1)).toBe(412);
+      // The SDK releases a lost lease without stopping it: the item stays active under its new holder.
+      expect(plane.workItems(environment.id)).toEqual([expect.objectContaining({ id: work.id, state: "active", stopped_at: null })]);
+    } finally {
+      await workdir.remove();
+    }
+  });
+
+  it("expireLease returns a claimed item to the queue, as a crash between claim and run leaves it", async () => {
+    const environment = plane.createEnvironment();
+    plane.queueTurn(plane.createSession({ environmentId: environment.id }).id, { toolCalls: [] });
+    const client = sdkClient(plane.url);
+    const work = await claimOne(client, environment.id, environment.environmentKey);
+    expect(plane.expireLease(work.id)).toMatchObject({ state: "queued", acknowledged_at: null });
+    expect((await claimOne(client, environment.id, environment.environmentKey)).id).toBe(work.id);
+    expect(() => plane.expireLease("work_missing")).toThrow(expect.objectContaining({ code: "not_found" }));
   });
 });

@@ -139,6 +139,26 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
     },
     {
       method: "POST",
+      path: "/admin/v1/work/:work_id/take-over-lease",
+      handler: async (context) => {
+        admin(context);
+        await readJson(context.request, emptyBodySchema, "take over lease body", limits.maxBodyBytes);
+        const work = state.work.find(context.params.work_id!);
+        sendJson(context.response, 200, workItemSchema, toWire(state.work.takeOverLease(work.environmentId, work.id), false));
+      },
+    },
+    {
+      method: "POST",
+      path: "/admin/v1/work/:work_id/expire-lease",
+      handler: async (context) => {
+        admin(context);
+        await readJson(context.request, emptyBodySchema, "expire lease body", limits.maxBodyBytes);
+        const work = state.work.find(context.params.work_id!);
+        sendJson(context.response, 200, workItemSchema, toWire(state.work.expireLease(work.environmentId, work.id), false));
+      },
+    },
+    {
+      method: "POST",
       path: "/admin/v1/files",
       handler: async (context) => {
         admin(context);

@@ -224,6 +224,24 @@ export function createWorkQueue(options: WorkQueueOptions) {
       return work;
     },
 
+    /** Fault injection: the lease is renewed by someone else, so the holder's next heartbeat is stale (412). */
+    takeOverLease(environmentId: string, workId: string): WorkRecord {
+      const work = get(environmentId, workId);
+      if (work.state !== "starting" && work.state !== "active") {
+        throw createError("fence_conflict", { message: `work item ${workId} holds no lease (it is ${work.state})`, context: { workId, state: work.state } });
+      }
+      const now = options.clock();
+      Object.assign(work, { state: "active", startedAt: work.startedAt ?? now, lastHeartbeat: stamp(), latestHeartbeatAt: now, leaseExpiresAt: now + work.ttlSeconds * 1000 });
+      return work;
+    },
+    /** Fault injection: the lease expires now, as if its holder had crashed; the item returns to the queue. */
+    expireLease(environmentId: string, workId: string): WorkRecord {
+      const work = get(environmentId, workId);
+      if (work.leaseExpiresAt === null) throw createError("fence_conflict", { message: `work item ${workId} holds no lease (it is ${work.state})`, context: { workId, state: work.state } });
+      work.leaseExpiresAt = options.clock();
+      return get(environmentId, workId);
+    },
+
     get,
     /** An item by id alone (admin paths). */
     find(workId: string): WorkRecord {
