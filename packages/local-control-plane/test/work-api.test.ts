@@ -103,6 +103,16 @@ describe("the Work API through the SDK", () => {
     expect(plane.workItems(environment.id)).toEqual([expect.objectContaining({ state: "stopped" })]);
   });
 
+  it("hands an item to one of two concurrent polls, and wakes a blocked poll when work is queued", async () => {
+    const worker = asEnvironment();
+    const [a, b] = await Promise.all([worker.beta.environments.work.poll(environment.id, { block_ms: 500 }), worker.beta.environments.work.poll(environment.id, { block_ms: 500 })]);
+    expect([a, b].filter((work) => work !== null)).toHaveLength(1);
+
+    const waiting = worker.beta.environments.work.poll(environment.id, { block_ms: 999 });
+    setTimeout(() => plane.queueTurn(plane.createSession({ environmentId: environment.id }).id, { toolCalls: [] }), 50);
+    expect(await waiting).toMatchObject({ data: { type: "session" }, state: "queued" });
+  });
+
   it("lists the environment's work and reports queue stats", async () => {
     const worker = asEnvironment();
     expect(await worker.beta.environments.work.stats(environment.id)).toEqual({ type: "work_queue_stats", depth: 1, pending: 0, oldest_queued_at: new Date(now).toISOString(), workers_polling: 0 });
