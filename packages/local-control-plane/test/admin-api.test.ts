@@ -59,6 +59,18 @@ describe("the admin API over HTTP", () => {
     expect(plane.transcript(session.id).entries).toEqual([]);
   });
 
+  it("stops items and injects lease faults through /admin/v1/work/{id}/…", async () => {
+    const environment = plane.createEnvironment();
+    plane.queueTurn(plane.createSession({ environmentId: environment.id }).id, { toolCalls: [] });
+    const work = await claimOne(sdkClient(plane.url), environment.id, environment.environmentKey);
+    expect(await admin("POST", `/admin/v1/work/${work.id}/take-over-lease`, {})).toMatchObject({ status: 200, body: { state: "active", latest_heartbeat_at: expect.any(String) } });
+    expect(await admin("POST", `/admin/v1/work/${work.id}/expire-lease`, {})).toMatchObject({ status: 200, body: { state: "queued" } });
+    expect(await admin("POST", `/admin/v1/work/${work.id}/expire-lease`, {})).toMatchObject({ status: 409, body: { code: "fence_conflict" } });
+    expect(await admin("POST", `/admin/v1/work/${work.id}/stop`, { force: "yes" })).toMatchObject({ status: 400, body: { code: "invalid_request" } });
+    expect(await admin("POST", `/admin/v1/work/${work.id}/stop`, {})).toMatchObject({ status: 200, body: { state: "stopped" } });
+    expect(await admin("POST", "/admin/v1/work/work_missing/stop", {})).toMatchObject({ status: 404, body: { code: "not_found" } });
+  });
+
   it("uploads files and queues health checks", async () => {
     const upload = await fetch(`${plane.url}/admin/v1/files?filename=data.bin`, { method: "POST", headers: { authorization: `Bearer ${plane.adminToken}` }, body: new Uint8Array([1, 2, 3]) });
     expect(await upload.json()).toMatchObject({ type: "file", filename: "data.bin", size_bytes: 3 });

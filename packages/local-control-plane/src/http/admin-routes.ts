@@ -1,8 +1,10 @@
+import type { z } from "zod";
 import type { ControlPlaneState } from "../state/control-plane-state.js";
 import { rfc3339 } from "../state/ids.js";
 import { sessionToWire } from "../state/sessions.js";
 import type { SessionRecord } from "../state/sessions.js";
 import type { Turn } from "../state/turn.js";
+import type { WorkRecord } from "../state/work-queue.js";
 import { toWire } from "../state/work-wire.js";
 import {
   adminStopBodySchema,
@@ -52,6 +54,16 @@ export function transcriptToWire(session: SessionRecord) {
 /** The admin API (not part of the platform's SDK surface): environments, sessions, scripted turns, transcripts. */
 export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBodyBytes: number }): Route[] {
   const admin = (context: RouteContext) => requireApiKey(authenticate(state, context.token));
+  /** `POST /admin/v1/work/{id}/<action>`: an operator action on one item, answered with the item. */
+  const workAction = <S extends z.ZodType>(action: string, bodySchema: S, act: (work: WorkRecord, body: z.output<S>) => WorkRecord): Route => ({
+    method: "POST",
+    path: `/admin/v1/work/:work_id/${action}`,
+    handler: async (context) => {
+      admin(context);
+      const body = await readJson(context.request, bodySchema, `${action} body`, limits.maxBodyBytes);
+      sendJson(context.response, 200, workItemSchema, toWire(act(state.work.find(context.params.work_id!), body), false));
+    },
+  });
   return [
     {
       method: "POST",
@@ -127,36 +139,9 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
         sendJson(context.response, 200, workListSchema, { data: state.work.list(query.environment_id).map((work) => toWire(work, false)), next_page: null });
       },
     },
-    {
-      method: "POST",
-      path: "/admin/v1/work/:work_id/stop",
-      handler: async (context) => {
-        admin(context);
-        const body = await readJson(context.request, adminStopBodySchema, "stop body", limits.maxBodyBytes);
-        const work = state.work.find(context.params.work_id!);
-        sendJson(context.response, 200, workItemSchema, toWire(state.work.stop(work.environmentId, work.id, { force: body.force, by: "operator" }), false));
-      },
-    },
-    {
-      method: "POST",
-      path: "/admin/v1/work/:work_id/take-over-lease",
-      handler: async (context) => {
-        admin(context);
-        await readJson(context.request, emptyBodySchema, "take over lease body", limits.maxBodyBytes);
-        const work = state.work.find(context.params.work_id!);
-        sendJson(context.response, 200, workItemSchema, toWire(state.work.takeOverLease(work.environmentId, work.id), false));
-      },
-    },
-    {
-      method: "POST",
-      path: "/admin/v1/work/:work_id/expire-lease",
-      handler: async (context) => {
-        admin(context);
-        await readJson(context.request, emptyBodySchema, "expire lease body", limits.maxBodyBytes);
-        const work = state.work.find(context.params.work_id!);
-        sendJson(context.response, 200, workItemSchema, toWire(state.work.expireLease(work.environmentId, work.id), false));
-      },
-    },
+    workAction("stop", adminStopBodySchema, (work, body) => state.work.stop(work.environmentId, work.id, { force: body.force, by: "operator" })),
+    workAction("take-over-lease", emptyBodySchema, (work) => state.work.takeOverLease(work.environmentId, work.id)),
+    workAction("expire-lease", emptyBodySchema, (work) => state.work.expireLease(work.environmentId, work.id)),
     {
       method: "POST",
       path: "/admin/v1/files",
