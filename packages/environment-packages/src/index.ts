@@ -2,7 +2,6 @@ export {
   type EnvironmentPackagesInstaller,
   type EnvironmentSetupInput,
   type EnvironmentSetupReport,
-  type SkippedEnvironmentPackage,
   createEnvironmentPackagesInstaller,
 } from "./installer.js";
 export {

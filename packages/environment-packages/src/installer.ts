@@ -5,6 +5,7 @@ import {
   type EnvironmentSetupMode,
   type EnvironmentSetupResult,
   SandboxFailedError,
+  type SkippedEnvironmentPackage,
   environmentPackagesSchema,
   parseRecord,
   sandboxImageAliasSchema,
@@ -14,13 +15,6 @@ import { managerPlan } from "./managers.js";
 import { restoredMarker, setupFingerprint, warmMarker } from "./markers.js";
 import { type EnvironmentPackagesInstallerOptions, resolveInstallerOptions } from "./options.js";
 import { shellQuote } from "./shell.js";
-
-/** A spec setup accepted and did not install, with the reason (e.g. `gem`). */
-export interface SkippedEnvironmentPackage {
-  readonly manager: EnvironmentPackageManager;
-  readonly spec: string;
-  readonly reason: string;
-}
 
 /** Input of {@link EnvironmentPackagesInstaller.setup}. */
 export interface EnvironmentSetupInput {
@@ -37,7 +31,6 @@ export interface EnvironmentSetupInput {
 /** What {@link EnvironmentPackagesInstaller.setup} did. */
 export interface EnvironmentSetupReport extends EnvironmentSetupResult {
   readonly installed: readonly { readonly manager: EnvironmentPackageManager; readonly spec: string }[];
-  readonly skipped: readonly SkippedEnvironmentPackage[];
 }
 
 /** Installs environment packages into a sandbox through its `exec`. */

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEnvironmentPackagesInstaller } from "../src/index.js";
-import { buildWheel, packNpmTool } from "./support/local-packages.js";
+import { buildWheel, packNpmTool } from "../src/testing.js";
 import { createLocalProvider, scratchDir } from "./support/runtime.js";
 
 const provider = createLocalProvider();

@@ -69,9 +69,17 @@ export function hasEnvironmentPackages(packages: EnvironmentPackages | undefined
  */
 export type EnvironmentSetupMode = "warm" | "restored" | "full";
 
+/** A spec setup accepted and did not install (`gem`), with the reason; the host logs it. */
+export interface SkippedEnvironmentPackage {
+  readonly manager: EnvironmentPackageManager;
+  readonly spec: string;
+  readonly reason: string;
+}
+
 /** What environment setup left for the harness. */
 export interface EnvironmentSetupResult {
   readonly mode: EnvironmentSetupMode;
+  readonly skipped: readonly SkippedEnvironmentPackage[];
   /** Installed tool directories, to put in front of the harness's `PATH`. */
   readonly pathEntries: readonly string[];
   /** The sandbox's `PATH` with {@link pathEntries} in front, as read at setup; null when it could not be read. */
