@@ -3,6 +3,7 @@ import { createR2BindingBlobStore } from "@open-managed-agents/blob-store/r2";
 import {
   type RuntimeEnvironment,
   type SessionInputMaterializerPort,
+  type UsageRecorderPort,
   InvalidConfigError,
   nonEmptyString,
   parseRecord,
@@ -11,6 +12,7 @@ import {
 import { z } from "zod";
 import type { CloudflareCredentialVault } from "./egress/credential-vault.js";
 import type { CloudflareSandbox } from "./sandbox/cloudflare-sandbox.js";
+import type { CloudflareUsageSettings } from "./usage/usage-recording.js";
 
 /** The Worker environment the driver reads (any object; only the keys below are looked at). */
 export type CloudflareManagedRuntimeEnv = object;
@@ -55,7 +57,26 @@ export interface CloudflareManagedRuntimeOptions<Env extends CloudflareManagedRu
   readonly backupTtlSec?: number;
   /** Materializes session inputs (files, repositories, memory stores) into the sandbox. */
   readonly sessionInputs?: SessionInputMaterializerPort;
+  /** Emits `sandbox_active_seconds` per container, best-effort. Absent: nothing is emitted. */
+  readonly usage?: CloudflareUsageOptions;
 }
+
+/** Usage recording of the Cloudflare driver. */
+export interface CloudflareUsageOptions {
+  /** The deployer's recorder (a D1 table, a queue). Its failures never reach teardown. */
+  readonly recorder: UsageRecorderPort;
+  /** The container class's `instance_type` (e.g. `standard-1`), written into each record for pricing. */
+  readonly instanceType?: string;
+  /** Longest teardown waits for the recorder. @default 2000 */
+  readonly recordTimeoutMs?: number;
+  /** `ctx.waitUntil`, so a record still lands after the response. */
+  readonly waitUntil?: (promise: Promise<unknown>) => void;
+  /** Milliseconds since the epoch. @default Date.now */
+  readonly now?: () => number;
+}
+
+/** Default longest wait of teardown for the usage recorder. */
+export const DEFAULT_USAGE_RECORD_TIMEOUT_MS = 2_000;
 
 /** The R2 settings of the durable workspace mount. Credentials stay in the Worker: the Sandbox DO reads them. */
 export interface WorkspaceMountSettings {
@@ -84,6 +105,7 @@ export interface ResolvedCloudflareOptions<Env extends CloudflareManagedRuntimeE
   readonly readiness: { readonly command?: string; readonly timeoutMs?: number } | undefined;
   readonly backupTtlSec: number;
   readonly sessionInputs: SessionInputMaterializerPort | undefined;
+  readonly usage: CloudflareUsageSettings | null;
 }
 
 const hasMethods = (value: unknown, methods: readonly string[]): boolean =>
@@ -123,6 +145,16 @@ const optionsSchema = z.object({
   readiness: z.object({ command: nonEmptyString.optional(), timeoutMs: positiveInteger.optional() }).strict().optional(),
   backupTtlSec: positiveInteger.optional(),
   sessionInputs: z.custom((value) => hasMethods(value, ["materialize", "synchronize"]), "must be a SessionInputMaterializerPort").optional(),
+  usage: z
+    .object({
+      recorder: z.custom((value) => hasMethods(value, ["record"]), "must be a UsageRecorderPort (record)"),
+      instanceType: nonEmptyString.optional(),
+      recordTimeoutMs: positiveInteger.optional(),
+      waitUntil: z.custom((value) => typeof value === "function", "must be a function").optional(),
+      now: z.custom((value) => typeof value === "function", "must be a function").optional(),
+    })
+    .strict()
+    .optional(),
 });
 
 const bucketNameSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/, "must be an R2 bucket name (3-63 lowercase letters, digits, hyphens)");
@@ -162,6 +194,17 @@ export function resolveCloudflareOptions<Env extends CloudflareManagedRuntimeEnv
     readiness: options.readiness,
     backupTtlSec: options.backupTtlSec ?? DEFAULT_BACKUP_TTL_SEC,
     sessionInputs: options.sessionInputs,
+    usage: options.usage ? resolveUsage(options.usage) : null,
+  };
+}
+
+function resolveUsage(usage: CloudflareUsageOptions): CloudflareUsageSettings {
+  return {
+    recorder: usage.recorder,
+    instanceType: usage.instanceType ?? null,
+    recordTimeoutMs: usage.recordTimeoutMs ?? DEFAULT_USAGE_RECORD_TIMEOUT_MS,
+    waitUntil: usage.waitUntil ?? null,
+    now: usage.now ?? Date.now,
   };
 }
 
