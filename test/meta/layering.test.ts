@@ -19,6 +19,8 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   "workspace-archive": [CONTRACT],
   // The exec-only installer of Environment.config.packages, over the sandbox layer's exec port.
   "environment-packages": [CONTRACT, "sandbox"],
+  // Prices the usage ledger; apps register its ports. Nothing below the apps imports it.
+  "cost-attribution": [CONTRACT],
   // The shared composition every driver builds on.
   "managed-runtime-sandbox": [CONTRACT, ...SHARED],
   // Drivers: never the host, the conformance suite or an app.
