@@ -11,9 +11,9 @@ import {
   sandboxImageAliasSchema,
 } from "@open-managed-agents/runtime-resource-contract";
 import type { SandboxPort } from "@open-managed-agents/sandbox";
-import { managerPlan } from "./managers.js";
+import { managerPlan, toolDir } from "./managers.js";
 import { restoredMarker, setupFingerprint, warmMarker } from "./markers.js";
-import { type EnvironmentPackagesInstallerOptions, resolveInstallerOptions } from "./options.js";
+import { type EnvironmentPackagesInstallerOptions, type ResolvedInstallerOptions, resolveInstallerOptions } from "./options.js";
 import { shellQuote } from "./shell.js";
 
 /** Input of {@link EnvironmentPackagesInstaller.setup}. */
@@ -61,7 +61,9 @@ export function createEnvironmentPackagesInstaller(options: EnvironmentPackagesI
       const fingerprint = await setupFingerprint(packages, imageAlias, settings.toolRoot);
       const warm = warmMarker(fingerprint, input.runtimeId ?? null);
       const restored = restoredMarker(fingerprint);
-      const mode = await currentMode(exec, settings.warmMarkerPath, settings.restoredMarkerPath, warm, restored);
+      const marked = await currentMode(exec, settings.warmMarkerPath, settings.restoredMarkerPath, warm, restored);
+      // A restore that left a tool directory out (a checkpoint exclude, a partial restore) is not a restore of the setup.
+      const mode = marked === "restored" && !(await toolDirsPresent(exec, settings, packages)) ? "full" : marked;
 
       const installed: { manager: EnvironmentPackageManager; spec: string }[] = [];
       const skipped: SkippedEnvironmentPackage[] = [];
@@ -104,6 +106,15 @@ async function currentMode(exec: Exec, warmPath: string, restoredPath: string, w
   if ((await read(warmPath)) === warm) return "warm";
   if ((await read(restoredPath)) === restored) return "restored";
   return "full";
+}
+
+async function toolDirsPresent(exec: Exec, settings: ResolvedInstallerOptions, packages: EnvironmentPackages): Promise<boolean> {
+  const dirs = ENVIRONMENT_PACKAGE_MANAGERS.filter((manager) => (packages[manager]?.length ?? 0) > 0)
+    .filter((manager) => managerPlan(settings, manager).type === "install" && manager !== "apt")
+    .map((manager) => toolDir(settings, manager));
+  if (dirs.length === 0) return true;
+  const result = await exec(dirs.map((dir) => `test -d ${shellQuote(dir)}`).join(" && "));
+  return result.exitCode === 0;
 }
 
 async function writeMarkers(exec: Exec, warmPath: string, warm: string, restoredPath: string, restored: string): Promise<void> {

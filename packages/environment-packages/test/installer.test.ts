@@ -63,6 +63,10 @@ describe("environment packages on a local runtime", () => {
       expect(report).toMatchObject({ mode: "restored", installed: [] });
       const tools = await restored.exec("oma-demo-py && oma-demo-js", { env: { PATH: report.path ?? "" } });
       expect(tools.stdout, tools.output).toBe("oma-demo-tool 1.0.0\noma-demo-npm 2.0.0\n");
+      // A restore without a tool directory (a checkpoint that excluded it) is no restore of the setup.
+      await restored.exec("rm -rf /workspace/.oma/tools/npm");
+      const partial = await installer().setup({ sandbox: restored, packages, runtimeId: "another-runtime" });
+      expect(partial).toMatchObject({ mode: "full" });
       // A changed package list matches neither marker: full setup.
       const changed = await installer().setup({ sandbox: restored, packages: { pip: packages.pip }, runtimeId: restored.runtimeHandle().runtimeId });
       expect(changed).toMatchObject({ mode: "full", installed: [{ manager: "pip", spec: "oma-demo-tool==1.0.0" }] });
