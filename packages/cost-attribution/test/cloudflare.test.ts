@@ -101,7 +101,8 @@ describe("cost attribution registry", () => {
     expect(registry.providers()).toEqual(["cloudflare"]);
     expect(await registry.capabilities("cloudflare")).toMatchObject({ provider: "cloudflare", usageKinds: ["sandbox_active_seconds"], cpu: "provisioned_upper_bound" });
     expect(await registry.report("cloudflare", { from: "2026-11-01", to: "2026-11-01" })).toMatchObject({ rows: [], total: "0" });
-    for (const call of [() => registry.report("vercel", { from: "2026-11-01", to: "2026-11-01" }), () => registry.capabilities("vercel")]) {
+    const calls: (() => Promise<unknown>)[] = [() => registry.report("vercel", { from: "2026-11-01", to: "2026-11-01" }), () => registry.capabilities("vercel")];
+    for (const call of calls) {
       const error = await Promise.resolve().then(call).catch((caught: unknown) => caught);
       expect(ManagedRuntimeError.hasCode(error, "capability_unsupported")).toBe(true);
     }
