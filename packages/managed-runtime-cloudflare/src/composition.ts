@@ -36,7 +36,12 @@ export function compositionOptions<Env extends CloudflareManagedRuntimeEnv>(
 ): Omit<ProviderManagedRuntimeOptions<CloudflareRuntime>, "profile"> {
   return {
     providerName: CLOUDFLARE_PROVIDER,
-    provider: createCloudflareSandboxProvider({ env: resolved.env, createSandbox: resolved.createSandbox, backupTtlSec: resolved.backupTtlSec }),
+    provider: createCloudflareSandboxProvider({
+      env: resolved.env,
+      createSandbox: resolved.createSandbox,
+      backupTtlSec: resolved.backupTtlSec,
+      memoryMount: resolved.memoryMount,
+    }),
     context: (scope) => ({ sessionId: scope.sessionId, workdir: WORKSPACE_MOUNT_PATH }),
     leaseTtlMs: resolved.leaseTtlMs,
     sandboxCapabilities: CLOUDFLARE_SANDBOX_CAPABILITIES,
