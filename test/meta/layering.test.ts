@@ -9,7 +9,7 @@ import { SCOPE, type WorkspaceMember, discoverMembers, repoPath, workspacePackag
 // dependencies / peerDependencies / optionalDependencies. Test files, helpers only tests reach, and
 // devDependencies are exempt: a driver's tests may run the host and the conformance suite.
 const CONTRACT = "runtime-resource-contract";
-const SHARED = ["sandbox", "blob-store", "workspace-archive"];
+const SHARED = ["sandbox", "blob-store", "workspace-archive", "environment-packages"];
 const DRIVER_MAY = [CONTRACT, ...SHARED, "managed-runtime-sandbox"];
 const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   // The contract is the bottom layer: zod only (see CONTRACT_THIRD_PARTY).
@@ -17,6 +17,10 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   sandbox: [CONTRACT],
   "blob-store": [CONTRACT],
   "workspace-archive": [CONTRACT],
+  // The exec-only installer of Environment.config.packages, over the sandbox layer's exec port.
+  "environment-packages": [CONTRACT, "sandbox"],
+  // Prices the usage ledger; apps register its ports. Nothing below the apps imports it.
+  "cost-attribution": [CONTRACT],
   // The shared composition every driver builds on.
   "managed-runtime-sandbox": [CONTRACT, ...SHARED],
   // Drivers: never the host, the conformance suite or an app.

@@ -19,6 +19,8 @@ export interface WorkerConfig {
   readonly profiles: Readonly<Record<string, ManagedRuntimeProfile>>;
   /** Least severe host event written to the log. */
   readonly logLevel: LogLevel;
+  /** The container class's `instance_type` (wrangler.jsonc), priced by the cost report. */
+  readonly instanceType: string;
 }
 
 /** Severity threshold of the Worker's log lines; `silent` writes none. */
@@ -46,6 +48,7 @@ const fields = {
   CONTROL_PLANE_BASE_URL: z.string().url().optional(),
   PROFILES: profilesSchema.default({}),
   LOG_LEVEL: z.enum(["info", "warn", "error", "silent"]).default("info"),
+  CONTAINER_INSTANCE_TYPE: z.string().regex(/^[a-z0-9-]{1,32}$/, "must be an instance type name").default("standard-1"),
 } as const;
 
 const configCache = new WeakMap<object, WorkerConfig>();
@@ -84,6 +87,7 @@ export function readConfig(env: WorkerEnv): WorkerConfig {
     controlPlaneBaseUrl: values.CONTROL_PLANE_BASE_URL as string | undefined,
     profiles: values.PROFILES as Record<string, ManagedRuntimeProfile>,
     logLevel: values.LOG_LEVEL as LogLevel,
+    instanceType: values.CONTAINER_INSTANCE_TYPE as string,
   };
   configCache.set(env, config);
   return config;

@@ -26,6 +26,8 @@ export type WorkerEnv = {
   readonly R2_SECRET_ACCESS_KEY?: string;
   readonly CONTROL_PLANE_BASE_URL?: string;
   readonly LOG_LEVEL?: string;
+  /** The container class's `instance_type`; keep it equal to wrangler.jsonc's. @default "standard-1" */
+  readonly CONTAINER_INSTANCE_TYPE?: string;
   /** Named profiles: an object (a JSON var) or its JSON text. */
   readonly PROFILES?: unknown;
 };

@@ -40,6 +40,7 @@ export function createCloudflareBridgeManagedRuntime(options: CloudflareBridgeMa
       workspace: { strategies: ["checkpoint_restore"] },
       ...(resolved.outputStore ? { outputs: { store: resolved.outputStore, keyPrefix: resolved.outputKeyPrefix, durability: "durable" } } : {}),
       ...(resolved.readiness ? { readiness: resolved.readiness } : {}),
+      ...(options.environmentPackages === undefined ? {} : { environmentPackages: options.environmentPackages }),
       drivers: ["ama_worker"],
     },
   });

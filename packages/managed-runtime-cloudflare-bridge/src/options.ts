@@ -1,4 +1,5 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
+import type { ProviderManagedRuntimeOptions } from "@open-managed-agents/managed-runtime-sandbox";
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import { z } from "zod";
 import type { CheckpointProgress } from "./checkpoint/bridge-checkpointer.js";
@@ -44,6 +45,11 @@ export interface CloudflareBridgeManagedRuntimeOptions {
   readonly spoolDirectory?: string;
   /** Progress of checkpoint and restore transfers. */
   readonly onProgress?: (progress: CheckpointProgress) => void;
+  /**
+   * Options of the environment-packages installer that runs `Environment.config.packages` through `exec`
+   * (`@open-managed-agents/environment-packages`); `false` builds none. @default {} (its defaults)
+   */
+  readonly environmentPackages?: ProviderManagedRuntimeOptions["environmentPackages"];
 }
 
 const keyPrefix = z
@@ -72,6 +78,8 @@ const optionsSchema = z
     outputStore: z.custom<BlobStore>(isBlobStore, "must be a BlobStore").nullable().default(null),
     outputKeyPrefix: keyPrefix.default("cloudflare-bridge-output-candidates"),
     readiness: z.object({ command: z.string().min(1).optional(), timeoutMs: positiveSafeInteger.optional() }).optional(),
+    // The installer validates its own options when the composition builds it.
+    environmentPackages: z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional(),
     retry: z.object({ attempts: positiveSafeInteger, baseDelayMs: z.number().int().nonnegative(), maxDelayMs: z.number().int().nonnegative() }).optional(),
     maxExecOutputBytes: positiveSafeInteger.default(16 * MIB),
     spoolDirectory: z.string().min(1).optional(),

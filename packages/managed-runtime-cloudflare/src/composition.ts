@@ -14,6 +14,7 @@ import type { CloudflareManagedRuntimeEnv, ResolvedCloudflareOptions } from "./o
 import { createCloudflareSandboxProvider } from "./provider.js";
 import { CLOUDFLARE_PROVIDER } from "./runtime/backup-handle.js";
 import type { CloudflareRuntime } from "./runtime/cloudflare-runtime.js";
+import { withUsageRecording } from "./usage/usage-recording.js";
 import { withDurableWorkspaceMount } from "./workspace/durable-mount.js";
 
 /** What the Cloudflare sandbox port advertises: hard terminate, no retained runtimes, no runtime checkpoints. */
@@ -35,7 +36,12 @@ export function compositionOptions<Env extends CloudflareManagedRuntimeEnv>(
 ): Omit<ProviderManagedRuntimeOptions<CloudflareRuntime>, "profile"> {
   return {
     providerName: CLOUDFLARE_PROVIDER,
-    provider: createCloudflareSandboxProvider({ env: resolved.env, createSandbox: resolved.createSandbox, backupTtlSec: resolved.backupTtlSec }),
+    provider: createCloudflareSandboxProvider({
+      env: resolved.env,
+      createSandbox: resolved.createSandbox,
+      backupTtlSec: resolved.backupTtlSec,
+      memoryMount: resolved.memoryMount,
+    }),
     context: (scope) => ({ sessionId: scope.sessionId, workdir: WORKSPACE_MOUNT_PATH }),
     leaseTtlMs: resolved.leaseTtlMs,
     sandboxCapabilities: CLOUDFLARE_SANDBOX_CAPABILITIES,
@@ -65,7 +71,7 @@ export function composeCloudflareRuntime<Env extends CloudflareManagedRuntimeEnv
     : undefined;
   return {
     ...composition,
-    sandbox: ports.sandbox,
+    sandbox: resolved.usage ? withUsageRecording(ports.sandbox, resolved.usage) : ports.sandbox,
     workspace: ports.workspace,
     ...(credentialEgress ? { credentialEgress } : {}),
     runtimeEnvironment: resolved.runtimeEnvironment,

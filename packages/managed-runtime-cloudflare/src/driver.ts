@@ -72,6 +72,7 @@ export function createCloudflareManagedRuntimeDriver<Env extends CloudflareManag
         ...(runtime.supervisorTransport ? { supervisorTransport: runtime.supervisorTransport } : {}),
         ...(runtime.credentialEgress ? { credentialEgress: runtime.credentialEgress } : {}),
         ...(resolved.sessionInputs ? { sessionInputs: resolved.sessionInputs } : {}),
+        ...(runtime.environmentPackages ? { environmentPackages: runtime.environmentPackages } : {}),
       };
     },
   };

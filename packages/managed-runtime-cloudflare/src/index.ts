@@ -10,11 +10,16 @@ export {
   DEFAULT_BACKUP_TTL_SEC,
   DEFAULT_LEASE_TTL_MS,
   DEFAULT_OUTPUT_KEY_PREFIX,
+  DEFAULT_USAGE_RECORD_TIMEOUT_MS,
   FILES_BUCKET_ENV_KEY,
+  MEMORY_MOUNT_ENV_KEYS,
   WORKSPACE_MOUNT_ENV_KEYS,
   type CloudflareManagedRuntimeEnv,
   type CloudflareManagedRuntimeOptions,
+  type CloudflareUsageOptions,
 } from "./options.js";
+export { MAX_TRACKED_CONTAINERS } from "./usage/usage-recording.js";
+export { MEMORY_MOUNT_ROOT, memoryStorePrefix } from "./memory/memory-mount.js";
 export { CLOUDFLARE_PROVIDER } from "./runtime/backup-handle.js";
 export { type CloudflareRuntime, createCloudflareRuntime, DEFAULT_EXEC_TIMEOUT_MS } from "./runtime/cloudflare-runtime.js";
 export { createCloudflareSandboxProvider, newRuntimeId, type CloudflareSandboxProviderOptions } from "./provider.js";

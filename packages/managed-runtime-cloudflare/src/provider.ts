@@ -2,6 +2,7 @@ import { UnsupportedOperationError, ProviderMismatchError } from "@open-managed-
 import type { SandboxProviderPort } from "@open-managed-agents/sandbox";
 import type { CloudflareManagedRuntimeEnv, CloudflareManagedRuntimeOptions } from "./options.js";
 import { CLOUDFLARE_PROVIDER, backupFromCheckpointHandle } from "./runtime/backup-handle.js";
+import type { MemoryMountSettings } from "./memory/memory-mount.js";
 import { type CloudflareRuntime, createCloudflareRuntime } from "./runtime/cloudflare-runtime.js";
 
 /** Options of {@link createCloudflareSandboxProvider}. */
@@ -10,6 +11,8 @@ export interface CloudflareSandboxProviderOptions<Env extends CloudflareManagedR
   readonly createSandbox: CloudflareManagedRuntimeOptions<Env>["createSandbox"];
   /** Lifetime of workspace backups in seconds. */
   readonly backupTtlSec: number;
+  /** The memory bucket of `mountMemoryStore`; absent: runtimes cannot mount memory stores. */
+  readonly memoryMount?: MemoryMountSettings | null;
 }
 
 /**
@@ -28,7 +31,12 @@ export function createCloudflareSandboxProvider<Env extends CloudflareManagedRun
   options: CloudflareSandboxProviderOptions<Env>,
 ): SandboxProviderPort<CloudflareRuntime> {
   const open = async (runtimeId: string): Promise<CloudflareRuntime> =>
-    createCloudflareRuntime({ sandbox: await options.createSandbox(options.env, runtimeId), runtimeId, backupTtlSec: options.backupTtlSec });
+    createCloudflareRuntime({
+      sandbox: await options.createSandbox(options.env, runtimeId),
+      runtimeId,
+      backupTtlSec: options.backupTtlSec,
+      memoryMount: options.memoryMount ?? null,
+    });
 
   return {
     provider: CLOUDFLARE_PROVIDER,

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   type CloudflareManagedRuntimeOptions,
   DEFAULT_LEASE_TTL_MS,
+  MEMORY_MOUNT_ENV_KEYS,
   WORKSPACE_MOUNT_ENV_KEYS,
   createCloudflareManagedRuntimeDriver,
   createManagedRuntimeProviderDriver,
@@ -86,6 +87,15 @@ describe("option validation at factory time", () => {
     ["R2_SECRET_ACCESS_KEY", 42],
   ])("refuses a malformed %s without echoing secrets", (key, value) => {
     const error = configError(() => createCloudflareManagedRuntimeDriver({ ...mountEnv(), [key]: value }, { ...base, workspaceDurableMount: true }));
+    expect(error.context.field).toBe(key);
+    expect(JSON.stringify(error.toJSON())).not.toContain(SECRET_KEY);
+  });
+
+  it.each(MEMORY_MOUNT_ENV_KEYS.map((key) => [key]))("names the missing %s when memoryStoreMount is on", (key) => {
+    const env: Record<string, unknown> = { ...mountEnv(), MEMORY_BUCKET: r2BindingShape(), MEMORY_BUCKET_NAME: "oma-memory" };
+    delete env[key];
+    const error = configError(() => createCloudflareManagedRuntimeDriver(env, { ...base, memoryStoreMount: true }));
+    expect(error.message).toContain(key);
     expect(error.context.field).toBe(key);
     expect(JSON.stringify(error.toJSON())).not.toContain(SECRET_KEY);
   });

@@ -19,6 +19,7 @@ describe("host transaction order", () => {
       "workspace-attach",
       "outputs-attach",
       "credential-egress-attach",
+      "environment-packages-install",
       "session-inputs-materialize",
       "harness-run",
       "session-inputs-synchronize-final",

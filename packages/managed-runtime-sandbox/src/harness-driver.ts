@@ -1,5 +1,6 @@
 import {
   CapabilityUnsupportedError,
+  type EnvironmentSetupResult,
   type HarnessDriverType,
   type RuntimeProcessDeclaration,
   SandboxFailedError,
@@ -21,14 +22,26 @@ export interface AmaWorkerHarnessDriverDependencies<R extends ManagedSandboxRunt
   readonly drivers: readonly HarnessDriverType[];
 }
 
-/** The duplex-process spec of a declared harness process; the working directory defaults to `/workspace`. */
-export function processSpec(declaration: RuntimeProcessDeclaration): SandboxDuplexProcessSpec {
+/** Used when setup could not read the sandbox's `PATH` and the declaration names none. */
+const FALLBACK_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/**
+ * The duplex-process spec of a declared harness process; the working directory defaults to `/workspace`.
+ * With an environment setup, its tool directories go in front of `PATH` (the declared one, else the sandbox's).
+ */
+export function processSpec(declaration: RuntimeProcessDeclaration, setup?: EnvironmentSetupResult): SandboxDuplexProcessSpec {
+  const env = setup && setup.pathEntries.length > 0 ? { ...declaration.env, PATH: harnessPath(setup, declaration.env?.PATH) } : declaration.env;
   return {
     command: declaration.command,
     cwd: declaration.cwd ?? WORKSPACE_MOUNT_PATH,
     ...(declaration.args ? { args: declaration.args } : {}),
-    ...(declaration.env ? { env: declaration.env } : {}),
+    ...(env ? { env } : {}),
   };
+}
+
+function harnessPath(setup: EnvironmentSetupResult, declared: string | undefined): string {
+  if (declared !== undefined) return [...setup.pathEntries, declared].join(":");
+  return setup.path ?? [...setup.pathEntries, FALLBACK_PATH].join(":");
 }
 
 /**
@@ -42,7 +55,7 @@ export function createAmaWorkerHarnessDriver<R extends ManagedSandboxRuntime>(de
   return {
     driverCapabilities: async () => ({ drivers }),
 
-    async run({ scope, fence, sandbox, driver, signal }) {
+    async run({ scope, fence, sandbox, driver, environmentSetup, signal }) {
       if (driver.type !== "ama_worker" || drivers.length === 0) {
         throw new CapabilityUnsupportedError({ message: `this harness port cannot run the ${driver.type} driver`, context: { driver: driver.type } });
       }
@@ -50,7 +63,7 @@ export function createAmaWorkerHarnessDriver<R extends ManagedSandboxRuntime>(de
       const runtime = await registry.resolve(scope, registry.ownLease(sandbox));
       let process;
       try {
-        process = await runtime.spawnDuplexProcess(processSpec(driver.process));
+        process = await runtime.spawnDuplexProcess(processSpec(driver.process, environmentSetup));
       } catch (error) {
         throw providerFailure(error, `starting the ama_worker process ${driver.process.command} failed`);
       }

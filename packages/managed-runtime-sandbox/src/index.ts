@@ -26,3 +26,10 @@ export {
 } from "./outputs/output-manifest.js";
 export { outputBlobKey, outputManifestKey } from "./outputs/output-keys.js";
 export { stableJson } from "./digest.js";
+export {
+  MEMORY_PROJECTION_ROOT,
+  type MemoryFileSync,
+  type MemorySyncConflict,
+  type MemorySyncReport,
+  createMemoryFileSync,
+} from "./memory/memory-file-sync.js";

@@ -14,6 +14,7 @@ import {
   parseRecord,
   sandboxResourceCapabilitiesSchema,
 } from "@open-managed-agents/runtime-resource-contract";
+import type { EnvironmentPackagesInstallerOptions } from "@open-managed-agents/environment-packages";
 import type { ManagedSandboxRuntime, SandboxFactoryContext, SandboxFactoryEnv, SandboxProviderPort } from "@open-managed-agents/sandbox";
 import { keyPrefixProblem } from "./outputs/output-keys.js";
 
@@ -77,6 +78,11 @@ export interface ProviderManagedRuntimeOptions<R extends ManagedSandboxRuntime =
   readonly drivers: readonly HarnessDriverType[];
   /** Profile of the work the composition serves; supplies the default readiness command. */
   readonly profile?: ManagedRuntimeProfile;
+  /**
+   * The environment-packages installer (over `exec`), with its options; `false` builds no installer, and the
+   * host then refuses environments that list packages. @default {} (the installer's defaults)
+   */
+  readonly environmentPackages?: EnvironmentPackagesInstallerOptions | false;
 }
 
 /** Options with every default applied. */
@@ -127,6 +133,8 @@ const optionsSchema = z
     readiness: z.object({ command: nonEmptyString.optional(), timeoutMs: positiveInteger.optional() }).optional(),
     drivers: uniqueList(harnessDriverTypeSchema),
     profile: managedRuntimeProfileSchema.optional(),
+    // The installer validates its own options when the composition builds it.
+    environmentPackages: z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional(),
   })
   .superRefine((options, context) => {
     if (options.provider.provider !== options.providerName) {

@@ -84,6 +84,7 @@ export function createProviderManagedRuntimeDriver<R extends ManagedSandboxRunti
         ...(runtime.supervisorTransport ? { supervisorTransport: runtime.supervisorTransport } : {}),
         ...(extra.credentialEgress ? { credentialEgress: extra.credentialEgress } : {}),
         ...(extra.sessionInputs ? { sessionInputs: extra.sessionInputs } : {}),
+        ...(runtime.environmentPackages ? { environmentPackages: runtime.environmentPackages } : {}),
       };
     },
   };

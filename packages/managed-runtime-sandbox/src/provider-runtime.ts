@@ -1,4 +1,5 @@
 import {
+  type EnvironmentPackagesPort,
   type HarnessSupervisorTransportPort,
   InvalidConfigError,
   type ManagedRuntimeProfile,
@@ -11,6 +12,7 @@ import {
   type WorkspacePersistencePort,
 } from "@open-managed-agents/runtime-resource-contract";
 import type { ManagedSandboxRuntime } from "@open-managed-agents/sandbox";
+import { createProviderEnvironmentPackagesPort } from "./environment-packages-port.js";
 import { createAmaWorkerHarnessDriver } from "./harness-driver.js";
 import { type ProviderManagedRuntimeOptions, type ResolvedProviderManagedRuntimeOptions, resolveProviderManagedRuntimeOptions } from "./options.js";
 import { createProviderOutputsPort } from "./outputs/outputs-port.js";
@@ -30,6 +32,8 @@ export interface ProviderManagedRuntime<R extends ManagedSandboxRuntime = Manage
   readonly harnessDriver: SandboxHarnessDriverPort;
   /** Present exactly when `drivers` lists `openma_supervised`. */
   readonly supervisorTransport?: HarnessSupervisorTransportPort;
+  /** Installs `Environment.config.packages` through `exec`; absent when `environmentPackages` is `false`. */
+  readonly environmentPackages?: EnvironmentPackagesPort;
   /** What a descriptor must advertise so that it agrees with these live ports. */
   readonly descriptorCapabilities: ManagedRuntimeResourceCapabilities;
   /**
@@ -65,6 +69,9 @@ export function createProviderManagedRuntime<R extends ManagedSandboxRuntime>(op
     outputs: createProviderOutputsPort({ options: resolved, registry }),
     harnessDriver: createAmaWorkerHarnessDriver({ registry, drivers: resolved.drivers }),
     ...(resolved.drivers.includes("openma_supervised") ? { supervisorTransport: createDuplexSupervisorTransport({ registry }) } : {}),
+    ...(resolved.environmentPackages === false
+      ? {}
+      : { environmentPackages: createProviderEnvironmentPackagesPort({ registry, installer: resolved.environmentPackages ?? {} }) }),
     descriptorCapabilities: describeCapabilities(resolved),
     runtime: ({ scope, lease }) => registry.resolve(scope, registry.ownLease(lease)),
   };

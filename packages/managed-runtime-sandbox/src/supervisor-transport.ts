@@ -20,12 +20,12 @@ export function createDuplexSupervisorTransport<R extends ManagedSandboxRuntime>
 ): HarnessSupervisorTransportPort {
   const { registry } = dependencies;
   return {
-    async open({ scope, sandbox, process: declaration, signal }) {
+    async open({ scope, sandbox, process: declaration, environmentSetup, signal }) {
       throwIfAborted(signal, "supervisor open");
       const runtime = await registry.resolve(scope, registry.ownLease(sandbox));
       let process;
       try {
-        process = await runtime.spawnDuplexProcess(processSpec(declaration));
+        process = await runtime.spawnDuplexProcess(processSpec(declaration, environmentSetup));
       } catch (error) {
         throw providerFailure(error, `starting the supervisor process ${declaration.command} failed`);
       }

@@ -1,6 +1,7 @@
 import type { SandboxHarnessDriverCapabilities } from "./capabilities.js";
 import type { RuntimeResourceFence } from "./fence.js";
 import type { OUTPUTS_MOUNT_PATH } from "./outputs.js";
+import type { EnvironmentSetupResult } from "./environment-packages.js";
 import type { HarnessDriverDeclaration } from "./profile.js";
 import type { ManagedSandboxLease } from "./sandbox.js";
 import type { Abortable, RuntimeResourceScope } from "./scope.js";
@@ -26,6 +27,11 @@ export interface HarnessRunInput extends Abortable {
   readonly workspacePath: typeof WORKSPACE_MOUNT_PATH;
   readonly outputPath: typeof OUTPUTS_MOUNT_PATH | null;
   readonly driver: HarnessDriverDeclaration;
+  /**
+   * Environment setup of this run, when the environment listed packages: the harness process gets its
+   * `pathEntries` in front of `PATH`.
+   */
+  readonly environmentSetup?: EnvironmentSetupResult;
   /**
    * Commits a live checkpoint: the host checkpoints the workspace, collects and finalizes outputs and
    * publishes under the fence. Rejects when the request is invalid or the fence was lost.

@@ -13,6 +13,8 @@ export * from "./supervisor.js";
 export * from "./supervisor-ndjson.js";
 export * from "./credential-egress.js";
 export * from "./session-inputs.js";
+export * from "./environment-packages.js";
+export * from "./usage.js";
 export * from "./orphan.js";
 export * from "./runtime-environment.js";
 export * from "./provider-driver.js";

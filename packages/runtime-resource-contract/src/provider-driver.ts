@@ -3,6 +3,7 @@ import { nonEmptyString } from "./json.js";
 import { type ManagedRuntimeResourceCapabilities, managedRuntimeResourceCapabilitiesSchema } from "./capabilities.js";
 import type { RuntimeCheckpointPort } from "./checkpoint.js";
 import type { CredentialEgressCapabilities, CredentialEgressPort } from "./credential-egress.js";
+import type { EnvironmentPackagesPort } from "./environment-packages.js";
 import type { SandboxHarnessDriverPort } from "./harness.js";
 import type { SessionOutputPort } from "./outputs.js";
 import type { ManagedRuntimePlan, ManagedRuntimeProfile } from "./profile.js";
@@ -52,6 +53,8 @@ export interface ManagedRuntimeProviderResources {
   readonly runtimeCheckpoint?: RuntimeCheckpointPort;
   readonly credentialEgress?: CredentialEgressPort;
   readonly sessionInputs?: SessionInputMaterializerPort;
+  /** Installs `Environment.config.packages` before the harness; absent means environments with packages are refused. */
+  readonly environmentPackages?: EnvironmentPackagesPort;
 }
 
 /** A swappable managed-runtime backend. Packages export `createManagedRuntimeProviderDriver(options)` returning one. */

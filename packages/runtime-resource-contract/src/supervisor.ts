@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { EnvironmentSetupResult } from "./environment-packages.js";
 import { nonEmptyString } from "./json.js";
 import type { RuntimeProcessDeclaration } from "./profile.js";
 import type { ManagedSandboxLease } from "./sandbox.js";
@@ -47,6 +48,8 @@ export interface HarnessSupervisorTransportPort {
     readonly scope: RuntimeResourceScope;
     readonly sandbox: ManagedSandboxLease;
     readonly process: RuntimeProcessDeclaration;
+    /** The run's environment setup; its tool directories go in front of the process's `PATH`. */
+    readonly environmentSetup?: EnvironmentSetupResult;
     readonly signal: AbortSignal;
   }): Promise<HarnessSupervisorChannel>;
 }

@@ -1,6 +1,7 @@
 import { InvalidRequestError, NotFoundError } from "@open-managed-agents/runtime-resource-contract";
 import type { WorkerEnv } from "../env.js";
 import { authorize } from "./auth.js";
+import { costCapabilities, costReport } from "./cost-routes.js";
 import { errorResponse, json } from "./responses.js";
 import { readWork, startWork } from "./work-routes.js";
 
@@ -13,7 +14,10 @@ function methodNotAllowed(allowed: string): Response {
 }
 
 async function route(request: Request, env: WorkerEnv): Promise<Response> {
-  const { pathname } = new URL(request.url);
+  const url = new URL(request.url);
+  const { pathname } = url;
+  if (pathname === "/v1/cost/report") return request.method === "GET" ? costReport(env, url) : methodNotAllowed("GET");
+  if (pathname === "/v1/cost/capabilities") return request.method === "GET" ? costCapabilities(env, url) : methodNotAllowed("GET");
   const collection = WORK_COLLECTION.exec(pathname);
   if (collection) return request.method === "POST" ? startWork(request, env, collection[1] ?? "") : methodNotAllowed("POST");
   const item = WORK_ITEM.exec(pathname);

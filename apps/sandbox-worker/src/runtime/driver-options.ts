@@ -4,6 +4,7 @@ import type { CloudflareManagedRuntimeOptions } from "@open-managed-agents/manag
 import { createCloudflareSdkSandbox } from "@open-managed-agents/managed-runtime-cloudflare/sdk";
 import type { WorkerConfig } from "../config.js";
 import type { WorkerEnv } from "../env.js";
+import { createD1UsageLedger } from "../usage/usage-ledger.js";
 import { SANDBOX_RUNTIME_ENVIRONMENT } from "./sandbox-image.js";
 
 /** Called with every runtime id the driver opens, before its sandbox is used. */
@@ -23,5 +24,7 @@ export function cloudflareDriverOptions(env: WorkerEnv, config: WorkerConfig, ob
     leaseTtlMs: config.leaseTtlMs,
     outputs: { store: createR2BindingBlobStore(env.OUTPUTS_BUCKET) },
     ...(config.controlPlaneBaseUrl ? { controlPlaneBaseUrl: config.controlPlaneBaseUrl } : {}),
+    // sandbox_active_seconds per container into the D1 usage ledger, priced by GET /v1/cost/report.
+    usage: { recorder: createD1UsageLedger(env.DB), instanceType: config.instanceType },
   };
 }

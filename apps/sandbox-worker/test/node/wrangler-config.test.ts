@@ -21,6 +21,10 @@ describe("wrangler.jsonc, as wrangler reads it", () => {
     expect(config.containers).toEqual([expect.objectContaining({ class_name: "Sandbox", image: expect.stringMatching(/Dockerfile$/) })]);
   });
 
+  it("prices usage at the instance type the container runs on", () => {
+    expect(config.vars.CONTAINER_INSTANCE_TYPE).toBe(config.containers?.[0]?.instance_type);
+  });
+
   it("binds every Durable Object class src/index.ts exports, each created by a SQLite migration", async () => {
     const classes = await exportedClasses();
     expect(classes.sort()).toEqual(["Sandbox", "WorkRunner"]);

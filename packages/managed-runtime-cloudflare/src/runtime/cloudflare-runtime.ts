@@ -4,7 +4,8 @@ import {
   UnsupportedOperationError,
   WORKSPACE_MOUNT_PATH,
 } from "@open-managed-agents/runtime-resource-contract";
-import type { ManagedSandboxRuntime, SandboxExecResult, SandboxRuntimeStatus, SandboxWorkspaceBackupPort } from "@open-managed-agents/sandbox";
+import type { ManagedSandboxRuntime, SandboxExecResult, SandboxMemoryMountPort, SandboxRuntimeStatus, SandboxWorkspaceBackupPort } from "@open-managed-agents/sandbox";
+import { type MemoryMountSettings, createMemoryStoreMount } from "../memory/memory-mount.js";
 import type { CloudflareBackupHandle, CloudflareContainerState, CloudflareSandbox } from "../sandbox/cloudflare-sandbox.js";
 import { CLOUDFLARE_PROVIDER, backupCheckpointHandle, backupFromCheckpointHandle } from "./backup-handle.js";
 import { spawnCloudflareDuplexProcess } from "./duplex-process.js";
@@ -18,11 +19,14 @@ export interface CloudflareRuntimeOptions {
   readonly runtimeId: string;
   /** Lifetime of workspace backups in seconds. */
   readonly backupTtlSec: number;
+  /** The memory bucket; without it the runtime has no `mountMemoryStore` (unsupported). */
+  readonly memoryMount?: MemoryMountSettings | null;
 }
 
 /** A Cloudflare runtime: the managed composition's view of one sandbox container. */
 export type CloudflareRuntime = ManagedSandboxRuntime &
-  SandboxWorkspaceBackupPort & {
+  SandboxWorkspaceBackupPort &
+  Partial<SandboxMemoryMountPort> & {
   /** The narrow sandbox behind the runtime, for driver ports such as credential egress and mounts. */
   readonly sandbox: CloudflareSandbox;
 };
@@ -74,8 +78,10 @@ export function createCloudflareRuntime(options: CloudflareRuntimeOptions): Clou
     await sandbox.writeFile(path, content);
   };
 
+  const memoryMount = options.memoryMount;
   return {
     sandbox,
+    ...(memoryMount ? { mountMemoryStore: createMemoryStoreMount(sandbox, memoryMount) } : {}),
     exec,
     readFileBytes,
     writeFileBytes,

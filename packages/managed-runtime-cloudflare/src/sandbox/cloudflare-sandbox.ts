@@ -95,6 +95,8 @@ export interface CloudflareBucketMount {
   readonly endpoint: string;
   /** Key prefix inside the bucket, starting and ending with `/`. */
   readonly prefix: string;
+  /** Mount read-only: the filesystem refuses writes. @default false */
+  readonly readOnly?: boolean;
 }
 
 /**

@@ -23,7 +23,7 @@ export interface CloudflareSandboxStub {
   mountBucket(
     bucket: string,
     mountPath: string,
-    options: { endpoint: string; prefix?: string; provider?: "r2"; credentialProxy?: boolean },
+    options: { endpoint: string; prefix?: string; provider?: "r2"; credentialProxy?: boolean; readOnly?: boolean },
   ): Promise<void>;
   unmountBucket(mountPath: string): Promise<void>;
   renewActivityTimeout(): void | Promise<void>;

@@ -108,8 +108,9 @@ export function createCloudflareSdkSandbox(stub: CloudflareSandboxStub, options:
       if (!result?.success) throw new SandboxFailedError({ message: `restoring backup ${handle.id} into ${handle.dir} did not succeed`, context: { backupId: handle.id } });
     },
 
-    async mountBucket({ bucket, mountPath, endpoint, prefix }) {
-      await callSdk("mountBucket", () => stub.mountBucket(bucket, mountPath, { endpoint, prefix, provider: "r2", credentialProxy: true }));
+    async mountBucket({ bucket, mountPath, endpoint, prefix, readOnly }) {
+      const options = { endpoint, prefix, provider: "r2" as const, credentialProxy: true, ...(readOnly ? { readOnly: true } : {}) };
+      await callSdk("mountBucket", () => stub.mountBucket(bucket, mountPath, options));
     },
 
     async unmountBucket(mountPath) {

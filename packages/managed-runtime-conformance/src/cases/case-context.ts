@@ -110,6 +110,7 @@ export function createCaseContext(subject: ConformanceSubject, caseId: string): 
         ...(observed.runtimeCheckpoint ? { runtimeCheckpoint: observed.runtimeCheckpoint } : {}),
         ...(observed.credentialEgress ? { credentialEgress: observed.credentialEgress } : {}),
         ...(observed.sessionInputs ? { sessionInputs: observed.sessionInputs } : {}),
+        ...(resources.environmentPackages ? { environmentPackages: resources.environmentPackages } : {}),
         logger: recordingLogger(observations),
       });
       const result = await host.run({ scope, profile });

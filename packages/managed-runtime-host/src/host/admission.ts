@@ -1,6 +1,7 @@
 import {
   CapabilityUnsupportedError,
   type CredentialEgressRequirement,
+  hasEnvironmentPackages,
   type RuntimeSessionSnapshot,
 } from "@open-managed-agents/runtime-resource-contract";
 import { markHostError } from "../errors.js";
@@ -20,6 +21,9 @@ export async function admit(run: RunContext): Promise<Admission> {
   const { options, profile, session, scope } = run;
   if (session && session.resources.length > 0 && !options.sessionInputs && needsMaterializer(session, profile.driver.type)) {
     throw refusal("session_inputs", "the session has resources that need a session-input materializer, and none is configured");
+  }
+  if (hasEnvironmentPackages(run.environmentPackages) && !options.environmentPackages) {
+    throw refusal("environment_packages", "the environment lists packages, and no environment-packages installer is configured");
   }
   const egressRequirement = egressRequirementOf(session, profile.credentialEgress?.requirement);
 

@@ -1,8 +1,10 @@
 import {
   InvalidRequestError,
+  environmentPackagesSchema,
   parseManagedRuntimeProfile,
   parseRecord,
   parseRuntimeResourceScope,
+  sandboxImageAliasSchema,
 } from "@open-managed-agents/runtime-resource-contract";
 import { z } from "zod";
 import { executeRun } from "./execute-run.js";
@@ -21,7 +23,7 @@ const sessionSnapshotSchema = z.object({
  * Creates the fenced managed-runtime host. Options are validated here (`invalid_config` naming the
  * field). Each `run` executes, in this order: admission, fence acquire, workspace materialize, outputs
  * prepare, credential-egress prepare, optional runtime-checkpoint restore, sandbox acquire, attaches,
- * session inputs, harness run, retained-runtime suspend, workspace checkpoint, runtime checkpoint,
+ * environment packages, session inputs, harness run, retained-runtime suspend, workspace checkpoint, runtime checkpoint,
  * outputs collect/finalize, fence publish; then cleanup: egress revoke, terminate (or orphan), releases.
  */
 export function createManagedRuntimeHost(options: ManagedRuntimeHostOptions): ManagedRuntimeHost {
@@ -36,6 +38,8 @@ export function createManagedRuntimeHost(options: ManagedRuntimeHostOptions): Ma
           throw new InvalidRequestError({ message: "the session does not belong to the scope", context: { path: "session.id" } });
         }
       }
+      if (input.environmentPackages !== undefined) parseRecord(environmentPackagesSchema, input.environmentPackages, { record: "environment packages" });
+      if (input.sandboxImageAlias !== undefined) parseRecord(sandboxImageAliasSchema, input.sandboxImageAlias, { record: "sandbox image alias" });
       return executeRun(createRunContext(resolved, input));
     },
   };

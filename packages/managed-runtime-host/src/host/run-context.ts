@@ -1,6 +1,7 @@
 import {
   type CredentialEgressBinding,
   type CredentialEgressRequirement,
+  type EnvironmentPackages,
   InternalError,
   LeaseLostError,
   type ManagedRuntimeError,
@@ -58,6 +59,8 @@ export interface RunContext {
   readonly profile: ManagedRuntimeProfile;
   readonly session: RuntimeSessionSnapshot | undefined;
   readonly sessionInputAccess: SessionInputAccessPort | undefined;
+  readonly environmentPackages: EnvironmentPackages | undefined;
+  readonly sandboxImageAlias: string | undefined;
   /** Redacts every known fence token from every field. */
   readonly log: HostLogger;
   /** Aborted on lease loss, caller abort or failure; passed to every transaction port call. */
@@ -124,6 +127,8 @@ export function createRunContext(options: ResolvedHostOptions, input: ManagedRun
     profile: input.profile,
     session: input.session,
     sessionInputAccess: input.sessionInputAccess,
+    environmentPackages: input.environmentPackages,
+    sandboxImageAlias: input.sandboxImageAlias,
     log: createRedactingLogger(options.logger, secrets),
     signal: controller.signal,
     backgroundSignal: background.signal,

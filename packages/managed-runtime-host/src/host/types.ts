@@ -1,5 +1,7 @@
 import type {
   CredentialEgressPort,
+  EnvironmentPackages,
+  EnvironmentPackagesPort,
   LeaseLostError,
   ManagedRuntimeError,
   ManagedRuntimeProfile,
@@ -44,6 +46,8 @@ export interface ManagedRuntimeHostOptions {
   readonly runtimeCheckpoint?: RuntimeCheckpointPort;
   readonly credentialEgress?: CredentialEgressPort;
   readonly sessionInputs?: SessionInputMaterializerPort;
+  /** Installs the environment's packages before the harness; a run that carries packages is refused without it. */
+  readonly environmentPackages?: EnvironmentPackagesPort;
   /** @default systemClock */
   readonly clock?: Clock;
   /** Drives renewal, heartbeat, sync and cleanup deadlines. @default systemScheduler */
@@ -60,6 +64,10 @@ export interface ManagedRuntimeRunInput {
   readonly session?: RuntimeSessionSnapshot;
   /** Control-plane access handed to the session-input materializer. */
   readonly sessionInputAccess?: SessionInputAccessPort;
+  /** `Environment.config.packages` of the session's environment; installed after attach, before the harness. */
+  readonly environmentPackages?: EnvironmentPackages;
+  /** The catalog sandbox image alias the environment selected; part of the setup markers. */
+  readonly sandboxImageAlias?: string;
   /** Aborting it ends the run as `lease_lost` and aborts every in-flight port call. */
   readonly signal?: AbortSignal;
 }

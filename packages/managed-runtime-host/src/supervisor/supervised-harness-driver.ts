@@ -78,7 +78,13 @@ export function createSupervisedSandboxHarnessDriver(options: SupervisedSandboxH
       let channel: HarnessSupervisorChannel;
       try {
         channel = await raceAbort(
-          options.transport.open({ scope: input.scope, sandbox: input.sandbox, process: driver.supervisor, signal: lifetime.signal }),
+          options.transport.open({
+            scope: input.scope,
+            sandbox: input.sandbox,
+            process: driver.supervisor,
+            ...(input.environmentSetup ? { environmentSetup: input.environmentSetup } : {}),
+            signal: lifetime.signal,
+          }),
           input.signal,
         );
       } catch (error) {

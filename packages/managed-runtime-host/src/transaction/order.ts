@@ -12,6 +12,7 @@ import { attachWorkspace } from "./attach-workspace.js";
 import { checkpointWorkspace } from "./checkpoint-workspace.js";
 import { createRuntimeCheckpoint } from "./create-runtime-checkpoint.js";
 import { finalizeOutputs } from "./finalize-outputs.js";
+import { installEnvironmentPackages } from "./install-environment-packages.js";
 import { prepareCredentialEgress } from "./prepare-credential-egress.js";
 import { prepareOutputs } from "./prepare-outputs.js";
 import { materializeWorkspace } from "./materialize-workspace.js";
@@ -35,6 +36,7 @@ export const TRANSACTION_ORDER: readonly RunStep[] = [
   attachWorkspace,
   attachOutputs,
   attachCredentialEgress,
+  installEnvironmentPackages,
   materializeSessionInputs,
   runHarness,
   synchronizeSessionInputsFinal,

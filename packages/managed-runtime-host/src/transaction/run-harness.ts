@@ -1,4 +1,5 @@
 import { OUTPUTS_MOUNT_PATH, WORKSPACE_MOUNT_PATH } from "@open-managed-agents/runtime-resource-contract";
+import { environmentSetupOf } from "./install-environment-packages.js";
 import { createLiveCheckpoints } from "./live-checkpoint.js";
 import { callPort } from "./port-call.js";
 import { startSessionInputSync, stopSessionInputSync } from "./session-inputs.js";
@@ -16,6 +17,7 @@ export const runHarness: RunStep = {
     const fence = run.requireFence();
     const live = createLiveCheckpoints(run);
     startSessionInputSync(run);
+    const environmentSetup = environmentSetupOf(run);
     let result;
     try {
       result = await callPort(run, stage, (signal) =>
@@ -26,6 +28,7 @@ export const runHarness: RunStep = {
           workspacePath: WORKSPACE_MOUNT_PATH,
           outputPath: run.outputBinding ? OUTPUTS_MOUNT_PATH : null,
           driver: run.profile.driver,
+          ...(environmentSetup ? { environmentSetup } : {}),
           checkpoint: live.commit,
           signal,
         }),
