@@ -1,6 +1,6 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import type { CheckpointProgress } from "./checkpoint/bridge-checkpointer.js";
 import type { RetryPolicy } from "./wire/retry.js";
 

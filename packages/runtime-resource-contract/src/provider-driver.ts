@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { nonEmptyString } from "./json.js";
 import { type ManagedRuntimeResourceCapabilities, managedRuntimeResourceCapabilitiesSchema } from "./capabilities.js";
 import type { RuntimeCheckpointPort } from "./checkpoint.js";

@@ -1,5 +1,5 @@
 import { UpstreamProtocolError } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import type { CloudflareProcessLogEvent } from "../sandbox/cloudflare-sandbox.js";
 
 /** A frame of the container's process log stream (`data: <json>` per event, no `event:` lines). */

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { MANAGED_RUNTIME_PROVIDER_PLACEMENTS, ManagedRuntimeError, type ManagedRuntimeProviderPlacement, parseRecord } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import { CONFORMANCE_CASE_IDS, type ConformanceCaseId } from "../cases/case-catalog.js";
 import { formatConformanceReport } from "../runner/report-format.js";
 import { runManagedRuntimeConformance } from "../runner/run-conformance.js";

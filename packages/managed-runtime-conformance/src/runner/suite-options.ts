@@ -6,7 +6,7 @@ import {
   isSecretBearingKey,
   parseRecord,
 } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import { CONFORMANCE_CASE_IDS, type ConformanceCaseId } from "../cases/case-catalog.js";
 import { type ManagedRuntimeProviderConformance, managedRuntimeProviderConformanceSchema } from "../catalog/conformance-row.js";
 

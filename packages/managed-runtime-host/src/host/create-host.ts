@@ -4,7 +4,7 @@ import {
   parseRecord,
   parseRuntimeResourceScope,
 } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import { executeRun } from "./execute-run.js";
 import { resolveHostOptions } from "./host-options.js";
 import { createRunContext } from "./run-context.js";

@@ -5,7 +5,7 @@ import {
   parseManagedRuntimeProviderDriverDescriptor,
   parseRecord,
 } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 
 /** Options of {@link loadManagedRuntimeProviderDriver}. */
 export interface LoadManagedRuntimeProviderDriverOptions {
