@@ -94,7 +94,7 @@ describe("a consumer with older peers and without @aws-sdk/client-s3", () => {
     expect(await exists(join(project, "node_modules", "@aws-sdk", "client-s3")), "@aws-sdk/client-s3 is optional").toBe(false);
   });
 
-  it.each(["@open-managed-agents/blob-store", "@open-managed-agents/blob-store/fs", "@open-managed-agents/blob-store/r2", "@open-managed-agents/managed-runtime-cloudflare/sdk"])(
+  it.each(["@open-managed-agents/blob-store", "@open-managed-agents/blob-store/fs", "@open-managed-agents/blob-store/r2", "@open-managed-agents/blob-store/url", "@open-managed-agents/managed-runtime-cloudflare/sdk"])(
     "imports %s",
     async (specifier) => {
       const outcome = await importEntry(project, specifier);
