@@ -39,6 +39,8 @@ export function joinPlanCommands(plan: JoinPlan, options: JoinPlanCommandOptions
 }
 
 /** Single-quotes a word for `sh`. */
+// The quoting rule of `shellQuote` in @open-managed-agents/sandbox; this package imports only the contract
+// (it sits beside the sandbox package, not above it), so the four-line rule is repeated here.
 function quote(word: string): string {
   return `'${word.replace(/'/g, `'\\''`)}'`;
 }

@@ -3,7 +3,7 @@ import { IntegrityError, NotFoundError, SandboxFailedError } from "@open-managed
 import { inspectArchive, joinPlanCommands, splitArchive } from "@open-managed-agents/workspace-archive";
 import type { BridgeCheckpointer } from "../runtime/bridge-runtime.js";
 import { createBridgeFiles } from "../runtime/files.js";
-import { shellQuote } from "../runtime/paths.js";
+import { shellQuote } from "@open-managed-agents/sandbox";
 import type { BridgeClient } from "../wire/bridge-client.js";
 import { createCheckpointHandle, readCheckpointHandle, safeCheckpointName } from "./checkpoint-handle.js";
 import { type Spool, createSpool, hashStream } from "./spool.js";
