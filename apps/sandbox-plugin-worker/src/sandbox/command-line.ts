@@ -1,4 +1,4 @@
-import { shellQuote } from "@open-managed-agents/sandbox";
+import { shellQuote } from "@open-managed-agents/runtime-resource-contract";
 import type { ExecRequest } from "../protocol/schemas.js";
 
 /** Session token of the SDK that runs each command as a fresh process, outside any shell session. */

@@ -1,7 +1,6 @@
-import { NotFoundError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import { NotFoundError, SandboxFailedError, shellQuote } from "@open-managed-agents/runtime-resource-contract";
 import type { BridgeClient, BridgeExecEvent } from "../wire/bridge-client.js";
 import { execCollect } from "./exec.js";
-import { shellQuote } from "@open-managed-agents/sandbox";
 import { classifyPath } from "./paths.js";
 
 /** Output bound for helper commands the driver runs itself. */
