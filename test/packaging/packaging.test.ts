@@ -75,6 +75,8 @@ describe.each(packages.map((workspacePackage) => [workspacePackage.name, workspa
  * without a peer conflict (pnpm's strict peers fail where npm fails with ERESOLVE).
  */
 const OLDER_PEERS = { vitest: "4.1.11", "@cloudflare/sandbox": "0.12.9" } as const;
+/** The lowest zod the packages' `zod` range allows, forced on the whole tree: every entry must still load. */
+const LOWEST_ZOD = "4.0.0";
 /** The bridge driver depends on `@aws-sdk/client-s3` itself (its env form builds an R2 store); leaving it out proves the blob store does not. */
 const WITHOUT_S3_SDK = new Set(["@open-managed-agents/managed-runtime-cloudflare-bridge"]);
 
@@ -84,7 +86,7 @@ describe("a consumer with older peers and without @aws-sdk/client-s3", () => {
   beforeAll(async () => {
     project = join(dirname(install.dir), "older-peers");
     const tarballs = new Map([...install.tarballs].filter(([name]) => !WITHOUT_S3_SDK.has(name)));
-    await installTarballs(project, tarballs, OLDER_PEERS, { strictPeers: true });
+    await installTarballs(project, tarballs, OLDER_PEERS, { strictPeers: true, overrides: { zod: LOWEST_ZOD } });
   });
 
   it("installs with strict peer dependencies and gets exactly those peer versions", async () => {
@@ -93,6 +95,21 @@ describe("a consumer with older peers and without @aws-sdk/client-s3", () => {
     }
     expect(await exists(join(project, "node_modules", "@aws-sdk", "client-s3")), "@aws-sdk/client-s3 is optional").toBe(false);
   });
+
+  it(`loads every entry with zod ${LOWEST_ZOD}, the floor of the declared range`, async () => {
+    const zods = (await readdir(join(project, "node_modules", ".pnpm"))).filter((name) => name.startsWith("zod@"));
+    expect(zods, `zod ${LOWEST_ZOD} is the only zod installed`).toEqual([`zod@${LOWEST_ZOD}`]);
+    const failures: string[] = [];
+    for (const workspacePackage of packages.filter((candidate) => !WITHOUT_S3_SDK.has(candidate.name))) {
+      for (const entry of workspacePackage.exports) {
+        if (entry.subpath === "./package.json" || entry.subpath === "./s3") continue;
+        const specifier = entry.subpath === "." ? workspacePackage.name : `${workspacePackage.name}/${entry.subpath.slice(2)}`;
+        const outcome = await importEntry(project, specifier);
+        if (outcome.type === "failed") failures.push(`${specifier}: ${outcome.error.split("\n").slice(0, 3).join(" ")}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  }, 120_000);
 
   it.each(["@open-managed-agents/blob-store", "@open-managed-agents/blob-store/fs", "@open-managed-agents/blob-store/r2", "@open-managed-agents/blob-store/url", "@open-managed-agents/managed-runtime-cloudflare/sdk"])(
     "imports %s",

@@ -69,6 +69,8 @@ async function packAndInstallInto(dir: string, packages: readonly WorkspacePacka
 export interface TarballInstallOptions {
   /** Fail on unmet or conflicting peer ranges, as npm's ERESOLVE does. */
   readonly strictPeers?: boolean;
+  /** Third-party versions forced everywhere in the tree, e.g. the lowest version a range allows. */
+  readonly overrides?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -86,7 +88,9 @@ export async function installTarballs(
   await mkdir(project, { recursive: true });
   const dependencies = { ...extra, ...Object.fromEntries([...tarballs].map(([name, path]) => [name, `file:${path}`])) };
   await writeFile(join(project, "package.json"), JSON.stringify({ name: "openma-packaging-check", private: true, type: "module", dependencies }, null, 2));
-  const overrides = [...tarballs].map(([name, path]) => `  ${JSON.stringify(name)}: ${JSON.stringify(`file:${path}`)}`).join("\n");
+  const overrides = [...[...tarballs].map(([name, path]) => [name, `file:${path}`] as const), ...Object.entries(options.overrides ?? {})]
+    .map(([name, spec]) => `  ${JSON.stringify(name)}: ${JSON.stringify(spec)}`)
+    .join("\n");
   // Importing needs no dependency build scripts (native addons, binary downloads): skip them all.
   const strict = options.strictPeers ? "strictPeerDependencies: true\nautoInstallPeers: false\n" : "";
   await writeFile(join(project, "pnpm-workspace.yaml"), `strictDepBuilds: false\n${strict}overrides:\n${overrides}\n`);
