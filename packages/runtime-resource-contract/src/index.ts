@@ -18,3 +18,4 @@ export * from "./runtime-environment.js";
 export * from "./provider-driver.js";
 export * from "./parsers.js";
 export * from "./shell.js";
+export * from "./backoff.js";
