@@ -30,8 +30,9 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   // The suite reads the sandbox layer's list of provider secret variables and its hosted-inference
   // projection, so it probes drivers for exactly the keys drivers are meant to strip; its `./testing`
   // reference driver runs on the local-subprocess provider. The sandbox layer sits below the host and
-  // imports only the contract, so this adds no upward or driver edge.
-  "managed-runtime-conformance": [CONTRACT, "managed-runtime-host", "sandbox"],
+  // imports only the contract, so this adds no upward or driver edge. The CLI opens the blob stores
+  // that `--blob-store` names (the blob store sits below the host too).
+  "managed-runtime-conformance": [CONTRACT, "managed-runtime-host", "sandbox", "blob-store"],
   "local-container": [CONTRACT, "sandbox"],
   // A stand-in for the Managed Agents Work API; the SDK is only a devDependency of its tests.
   "local-control-plane": [CONTRACT],

@@ -10,7 +10,13 @@ export const SCOPE = "@open-managed-agents/";
 /** The fields of a package.json these checks read; each is checked where it is used. */
 export interface Manifest {
   readonly name?: unknown;
+  readonly version?: unknown;
   readonly private?: unknown;
+  readonly repository?: unknown;
+  readonly homepage?: unknown;
+  readonly bugs?: unknown;
+  readonly engines?: unknown;
+  readonly sideEffects?: unknown;
   readonly license?: unknown;
   readonly type?: unknown;
   readonly exports?: unknown;

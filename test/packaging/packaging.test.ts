@@ -1,10 +1,10 @@
 import { execFile } from "node:child_process";
-import { readdir, readFile, rm, stat } from "node:fs/promises";
+import { readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { importEntry } from "./import-entry.js";
-import { type ScratchInstall, packAndInstall } from "./scratch-install.js";
+import { type ScratchInstall, installTarballs, packAndInstall } from "./scratch-install.js";
 import { type ExportEntry, type WorkspacePackage, discoverPublishablePackages, readPackageJson } from "./workspace-packages.js";
 
 const packages = await discoverPublishablePackages();
@@ -53,6 +53,7 @@ describe.each(packages.map((workspacePackage) => [workspacePackage.name, workspa
     expect(raw).not.toContain("workspace:");
     const entries = await tarballEntries(install.tarballs.get(workspacePackage.name) ?? "");
     expect(entries).toContain("package/README.md");
+    expect(entries).toContain("package/LICENSE");
     const unpublished = entries.filter((entry) => /^package\/(src|test|node_modules)\//.test(entry) || /\.test(-d)?\.[cm]?[jt]s$/.test(entry));
     expect(unpublished, "sources, tests and node_modules must not be packed").toEqual([]);
   });
@@ -67,6 +68,76 @@ describe.each(packages.map((workspacePackage) => [workspacePackage.name, workspa
       if (entry.types) expect(await exists(join(installedDir(workspacePackage), entry.types)), `${entry.types} is not in the tarball`).toBe(true);
     });
   }
+});
+
+/**
+ * Older releases inside the declared peer ranges. A consumer that already has them installs the packages
+ * without a peer conflict (pnpm's strict peers fail where npm fails with ERESOLVE).
+ */
+const OLDER_PEERS = { vitest: "4.1.11", "@cloudflare/sandbox": "0.12.9" } as const;
+/** The lowest zod the packages' `zod` range allows, forced on the whole tree: every entry must still load. */
+const LOWEST_ZOD = "4.0.0";
+/** The bridge driver depends on `@aws-sdk/client-s3` itself (its env form builds an R2 store); leaving it out proves the blob store does not. */
+const WITHOUT_S3_SDK = new Set(["@open-managed-agents/managed-runtime-cloudflare-bridge"]);
+
+describe("a consumer with older peers and without @aws-sdk/client-s3", () => {
+  let project: string;
+
+  beforeAll(async () => {
+    project = join(dirname(install.dir), "older-peers");
+    const tarballs = new Map([...install.tarballs].filter(([name]) => !WITHOUT_S3_SDK.has(name)));
+    await installTarballs(project, tarballs, OLDER_PEERS, { strictPeers: true, overrides: { zod: LOWEST_ZOD } });
+  });
+
+  it("installs with strict peer dependencies and gets exactly those peer versions", async () => {
+    for (const [name, version] of Object.entries(OLDER_PEERS)) {
+      expect((await readPackageJson(join(project, "node_modules", name))).version).toBe(version);
+    }
+    expect(await exists(join(project, "node_modules", "@aws-sdk", "client-s3")), "@aws-sdk/client-s3 is optional").toBe(false);
+  });
+
+  it(`loads every entry with zod ${LOWEST_ZOD}, the floor of the declared range`, async () => {
+    const zods = (await readdir(join(project, "node_modules", ".pnpm"))).filter((name) => name.startsWith("zod@"));
+    expect(zods, `zod ${LOWEST_ZOD} is the only zod installed`).toEqual([`zod@${LOWEST_ZOD}`]);
+    const failures: string[] = [];
+    for (const workspacePackage of packages.filter((candidate) => !WITHOUT_S3_SDK.has(candidate.name))) {
+      for (const entry of workspacePackage.exports) {
+        if (entry.subpath === "./package.json" || entry.subpath === "./s3") continue;
+        const specifier = entry.subpath === "." ? workspacePackage.name : `${workspacePackage.name}/${entry.subpath.slice(2)}`;
+        const outcome = await importEntry(project, specifier);
+        if (outcome.type === "failed") failures.push(`${specifier}: ${outcome.error.split("\n").slice(0, 3).join(" ")}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  }, 120_000);
+
+  it.each(["@open-managed-agents/blob-store", "@open-managed-agents/blob-store/fs", "@open-managed-agents/blob-store/r2", "@open-managed-agents/blob-store/url", "@open-managed-agents/managed-runtime-cloudflare/sdk"])(
+    "imports %s",
+    async (specifier) => {
+      const outcome = await importEntry(project, specifier);
+      if (outcome.type === "failed") expect.fail(`import ${specifier} failed:\n${outcome.error}`);
+    },
+  );
+
+  it("fails to import the /s3 entry only for want of the optional peer", async () => {
+    const outcome = await importEntry(project, "@open-managed-agents/blob-store/s3");
+    expect(outcome.type).toBe("failed");
+    expect(outcome.type === "failed" ? outcome.error : "").toContain("@aws-sdk/client-s3");
+  });
+});
+
+describe("sideEffects: false", () => {
+  it("keeps the contract's error classes when a bundler tree-shakes it", async () => {
+    const { build } = await import("esbuild");
+    const entry = join(install.dir, "side-effects-entry.mjs");
+    const script = `import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
+console.log(ManagedRuntimeError.fromJSON({ code: "not_found", message: "gone" }).name);`;
+    await writeFile(entry, script);
+    const outfile = join(install.dir, "side-effects-bundle.mjs");
+    await build({ entryPoints: [entry], outfile, bundle: true, format: "esm", platform: "node", treeShaking: true, minify: true, logLevel: "silent" });
+    const { stdout } = await promisify(execFile)(process.execPath, [outfile]);
+    expect(stdout.trim()).toBe("NotFoundError");
+  });
 });
 
 /** The import specifiers of one export entry; a `*` subpath expands to every matching installed file. */

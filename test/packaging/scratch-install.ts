@@ -45,12 +45,7 @@ async function packAll(packages: readonly WorkspacePackage[], tarballRoot: strin
   return tarballs;
 }
 
-/**
- * Packs every package and installs all tarballs into a fresh project under the OS temp directory.
- * Internal dependencies are overridden to the local tarballs so no `@open-managed-agents/*` package
- * is fetched from a registry; third-party dependencies come from the shared pnpm store, offline
- * first, falling back to `--prefer-offline` when the local metadata cache misses something.
- */
+/** Packs every package and installs all tarballs, with their peers, into a fresh project under the OS temp directory. */
 export async function packAndInstall(packages: readonly WorkspacePackage[]): Promise<ScratchInstall> {
   const dir = await mkdtemp(join(tmpdir(), "openma-packaging-"));
   try {
@@ -63,15 +58,42 @@ export async function packAndInstall(packages: readonly WorkspacePackage[]): Pro
 
 async function packAndInstallInto(dir: string, packages: readonly WorkspacePackage[]): Promise<ScratchInstall> {
   const tarballs = await packAll(packages, join(dir, "tarballs"));
-  const project = join(dir, "project");
-  await mkdir(project);
   // A consumer installs peer dependencies itself; so does this project, at the declared ranges.
   const peers = Object.fromEntries(packages.flatMap((workspacePackage) => Object.entries(workspacePackage.peerDependencies)).filter(([name]) => !tarballs.has(name)));
-  const dependencies = { ...peers, ...Object.fromEntries([...tarballs].map(([name, path]) => [name, `file:${path}`])) };
+  const project = join(dir, "project");
+  const mode = await installTarballs(project, tarballs, peers);
+  return { dir: project, tarballs, mode };
+}
+
+/** How {@link installTarballs} installs: which tarballs, which peers a consumer adds, and whether peer conflicts fail. */
+export interface TarballInstallOptions {
+  /** Fail on unmet or conflicting peer ranges, as npm's ERESOLVE does. */
+  readonly strictPeers?: boolean;
+  /** Third-party versions forced everywhere in the tree, e.g. the lowest version a range allows. */
+  readonly overrides?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Installs `tarballs` (package name → path) and `extra` dependencies into a new project at `project`.
+ * Internal dependencies are overridden to the local tarballs so no `@open-managed-agents/*` package is
+ * fetched from a registry; third-party dependencies come from the shared pnpm store, offline first,
+ * falling back to `--prefer-offline` when the local metadata cache misses something.
+ */
+export async function installTarballs(
+  project: string,
+  tarballs: ReadonlyMap<string, string>,
+  extra: Readonly<Record<string, string>>,
+  options: TarballInstallOptions = {},
+): Promise<ScratchInstall["mode"]> {
+  await mkdir(project, { recursive: true });
+  const dependencies = { ...extra, ...Object.fromEntries([...tarballs].map(([name, path]) => [name, `file:${path}`])) };
   await writeFile(join(project, "package.json"), JSON.stringify({ name: "openma-packaging-check", private: true, type: "module", dependencies }, null, 2));
-  const overrides = [...tarballs].map(([name, path]) => `  ${JSON.stringify(name)}: ${JSON.stringify(`file:${path}`)}`).join("\n");
+  const overrides = [...[...tarballs].map(([name, path]) => [name, `file:${path}`] as const), ...Object.entries(options.overrides ?? {})]
+    .map(([name, spec]) => `  ${JSON.stringify(name)}: ${JSON.stringify(spec)}`)
+    .join("\n");
   // Importing needs no dependency build scripts (native addons, binary downloads): skip them all.
-  await writeFile(join(project, "pnpm-workspace.yaml"), `strictDepBuilds: false\noverrides:\n${overrides}\n`);
+  const strict = options.strictPeers ? "strictPeerDependencies: true\nautoInstallPeers: false\n" : "";
+  await writeFile(join(project, "pnpm-workspace.yaml"), `strictDepBuilds: false\n${strict}overrides:\n${overrides}\n`);
   const install = (flag: string) =>
     run("pnpm", ["install", flag, "--ignore-scripts", "--config.confirmModulesPurge=false", "--reporter=append-only"], {
       cwd: project,
@@ -80,14 +102,14 @@ async function packAndInstallInto(dir: string, packages: readonly WorkspacePacka
     });
   try {
     await install("--offline");
-    return { dir: project, tarballs, mode: "offline" };
+    return "offline";
   } catch (offlineError) {
     try {
       await install("--prefer-offline");
     } catch (error) {
       throw new Error(`scratch install failed offline and with --prefer-offline:\n${describe(offlineError)}\n${describe(error)}`);
     }
-    return { dir: project, tarballs, mode: "prefer-offline" };
+    return "prefer-offline";
   }
 }
 

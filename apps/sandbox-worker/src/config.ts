@@ -1,6 +1,6 @@
 import { InvalidConfigError, managedRuntimeProfileSchema } from "@open-managed-agents/runtime-resource-contract";
 import type { ManagedRuntimeProfile } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import type { WorkerEnv } from "./env.js";
 
 /** Ids of workspaces, environments, sessions and work items: safe in URLs, keys and Durable Object names. */

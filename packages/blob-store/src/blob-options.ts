@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { LimitExceededError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import { utf8Length, validateBlobPrefix } from "./blob-key.js";
 

@@ -2,3 +2,4 @@ export type { BlobBody, BlobListOptions, BlobListResult, BlobObject, BlobObjectI
 export { MAX_BLOB_KEY_BYTES, compareBlobKeys, validateBlobKey, validateBlobPrefix } from "./blob-key.js";
 export { DEFAULT_CONTENT_TYPE, MAX_CUSTOM_METADATA_BYTES, MAX_LIST_LIMIT } from "./blob-options.js";
 export { createMemoryBlobStore } from "./memory-blob-store.js";
+export { type PrefixedBlobStoreOptions, createPrefixedBlobStore } from "./prefixed-blob-store.js";

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 
 /** Prefix of the one line the driver child prints with its result. */
 export const RESULT_PREFIX = "OMA_BENCH_RESULT ";

@@ -1,7 +1,7 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import type { ProviderManagedRuntimeOptions } from "@open-managed-agents/managed-runtime-sandbox";
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import type { CheckpointProgress } from "./checkpoint/bridge-checkpointer.js";
 import type { RetryPolicy } from "./wire/retry.js";
 

@@ -9,7 +9,7 @@ import {
   parseRecord,
   runtimeEnvironmentSchema,
 } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import type { CloudflareCredentialVault } from "./egress/credential-vault.js";
 import type { MemoryMountSettings } from "./memory/memory-mount.js";
 import type { CloudflareSandbox } from "./sandbox/cloudflare-sandbox.js";

@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { pathToFileURL } from "node:url";
+import { createBlobStoreFromUrl } from "@open-managed-agents/blob-store/url";
 import { runCli } from "../src/cli/run-cli.js";
 
 const rootDir = mkdtempSync(join(tmpdir(), "openma-conformance-cli-"));
@@ -48,6 +50,29 @@ describe("oma-conformance", () => {
     expect(report).toMatchObject({ passed: true, provider: "conformance-reference" });
     expect(report.cases.filter((entry) => entry.result === "pass").map((entry) => entry.id)).toEqual(["lifecycle.reap-serialized"]);
     expect(report.cases.filter((entry) => entry.result === "not-run")).toHaveLength(22);
+  });
+
+  it("opens --blob-store URLs and passes the stores as factory options", async () => {
+    const options = writeJson("stores.json", { rootDir: mkdtempSync(join(rootDir, "stores-")) });
+    const storeDir = mkdtempSync(join(rootDir, "blobs-"));
+    const url = pathToFileURL(storeDir).href;
+    const { status, stderr } = await cli("--module", "./test/fixtures/store-module.ts", "--provider", "conformance-reference", "--factory-options", options, "--blob-store", `checkpointStore=${url}`, "--blob-store", `stores.outputs=${url}/outputs`, "--case", "admission.descriptor");
+    expect(stderr).toBe("");
+    expect(status).toBe(0);
+    expect(await (await (await createBlobStoreFromUrl(url)).get("probe/checkpoint"))?.text()).toBe("checkpoint store reached the factory");
+    expect(await (await (await createBlobStoreFromUrl(`${url}/outputs`)).get("probe/outputs"))?.text()).toBe("output store reached the factory");
+  });
+
+  it("exits 2 for a malformed --blob-store flag or store URL, without echoing secrets", async () => {
+    const malformed = await cli(...reference, "--blob-store", "checkpointStore");
+    expect(malformed.status).toBe(2);
+    expect(malformed.stderr).toContain("--blob-store takes <option>=<url>");
+    const unsupported = await cli(...reference, "--blob-store", "checkpointStore=ftp://host/x");
+    expect(unsupported.status).toBe(2);
+    expect(unsupported.stderr).toContain("unsupported blob store URL scheme ftp:");
+    const credentials = await cli(...reference, "--blob-store", "checkpointStore=s3://AKID:topsecret@bucket-name/x");
+    expect(credentials.status).toBe(2);
+    expect(credentials.stderr).not.toContain("topsecret");
   });
 
   it("exits 1 and names the failure for a broken driver", async () => {

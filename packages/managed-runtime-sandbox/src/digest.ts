@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { configure } from "safe-stable-stringify";
 import { throwIfAborted } from "./abort.js";
 
 /** A content digest: lowercase sha256 hex and the byte length it covers. */
@@ -19,23 +20,16 @@ export function sha256HexOf(hash: string): string | null {
   return SHA256_HASH.exec(hash)?.[1] ?? null;
 }
 
+// Circular values throw, as `JSON.stringify` does, instead of becoming a "[Circular]" marker.
+const deterministicStringify = configure({ deterministic: true, circularValue: TypeError });
+
 /**
  * JSON with object keys sorted at every depth, so equal values always give equal text and equal
  * hashes. `undefined` members are dropped, as `JSON.stringify` does.
  */
 export function stableJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (typeof value !== "object" || value === null) return value;
-  const sorted: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) {
-    const member = (value as Record<string, unknown>)[key];
-    if (member !== undefined) sorted[key] = sortKeys(member);
-  }
-  return sorted;
+  // Like `JSON.stringify`, a top-level `undefined` gives `undefined`; every caller passes a record.
+  return deterministicStringify(value) as string;
 }
 
 /** Options of {@link digestStream}. */

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** How `/workspace` survives between work items. */
 export type WorkspaceStrategy = "durable_mount" | "retained_runtime" | "checkpoint_restore" | "ephemeral";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { type ScalarMetadata, isoTimestamp, nonEmptyString, scalarMetadataSchema } from "./json.js";
 import type { RuntimeCheckpointRef } from "./checkpoint.js";
 import { runtimeCheckpointRefSchema } from "./checkpoint.js";

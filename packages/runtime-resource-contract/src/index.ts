@@ -19,3 +19,5 @@ export * from "./orphan.js";
 export * from "./runtime-environment.js";
 export * from "./provider-driver.js";
 export * from "./parsers.js";
+export * from "./shell.js";
+export * from "./backoff.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** A JSON scalar: the only values allowed in lease, candidate and handle metadata. */
 export type JsonScalar = string | number | boolean | null;

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { nonEmptyString } from "./json.js";
 import { type ManagedSandboxLease, managedSandboxLeaseSchema } from "./sandbox.js";
 import { type RuntimeResourceScope, type TerminationReason, runtimeResourceScopeSchema, terminationReasonSchema } from "./scope.js";

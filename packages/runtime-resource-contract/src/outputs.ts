@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { type ScalarMetadata, nonEmptyString, scalarMetadataSchema } from "./json.js";
 import type { OutputStrategy, SessionOutputCapabilities } from "./capabilities.js";
 import type { RuntimeResourceFence } from "./fence.js";

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import { parseRecord } from "./errors/parse-record.js";
 import type { ErrorCode } from "./errors/error-codes.js";
 import { type RuntimeCheckpointRef, type SandboxCheckpointHandle, runtimeCheckpointRefSchema, sandboxCheckpointHandleSchema } from "./checkpoint.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { nonEmptyString } from "./json.js";
 import { type ManagedRuntimeResourceCapabilities, managedRuntimeResourceCapabilitiesSchema } from "./capabilities.js";
 import type { RuntimeCheckpointPort } from "./checkpoint.js";
@@ -64,9 +64,13 @@ export interface ManagedRuntimeProviderDriverPort {
   create(input: ManagedRuntimeProviderCreateInput): Promise<ManagedRuntimeProviderResources>;
 }
 
-/** The export a driver package provides for loading by module specifier. */
-export type CreateManagedRuntimeProviderDriver = (
-  factoryOptions: unknown,
+/**
+ * The export a driver package provides for loading by module specifier. `TFactoryOptions` is the
+ * driver's own options type; a loader that does not know it calls the factory with `unknown` and the
+ * factory validates what it gets.
+ */
+export type CreateManagedRuntimeProviderDriver<TFactoryOptions = unknown> = (
+  factoryOptions: TFactoryOptions,
 ) => ManagedRuntimeProviderDriverPort | Promise<ManagedRuntimeProviderDriverPort>;
 
 /** Schema for {@link ManagedRuntimeProviderDriverDescriptor}. */

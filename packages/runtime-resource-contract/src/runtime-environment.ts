@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { nonEmptyString } from "./json.js";
 
 /** Where the booted artifact comes from. Managed presets always name one; there is no implicit SDK default. */

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { type ScalarMetadata, nonEmptyString, scalarMetadataSchema } from "./json.js";
 import type { SandboxResourceCapabilities } from "./capabilities.js";
 import type { CredentialEgressBinding } from "./credential-egress.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { EnvironmentSetupResult } from "./environment-packages.js";
 import { nonEmptyString } from "./json.js";
 import type { RuntimeProcessDeclaration } from "./profile.js";

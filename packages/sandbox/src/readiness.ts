@@ -1,4 +1,4 @@
-import { ManagedRuntimeError, ReadinessFailedError } from "@open-managed-agents/runtime-resource-contract";
+import { ManagedRuntimeError, ReadinessFailedError, shellQuote } from "@open-managed-agents/runtime-resource-contract";
 import type { SandboxPort } from "./ports.js";
 
 /** What the readiness probe prints on success; the probe passes only when the output contains it. */
@@ -25,10 +25,8 @@ export interface VerifyRuntimeEnvironmentResult {
   readonly output: string;
 }
 
-/** Quotes a value for POSIX `sh` as one word. */
-export function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
+/** Quotes a value for POSIX `sh` as one word (the contract's rule, re-exported where sandboxes are driven). */
+export { shellQuote };
 
 /** The probe command for `command`: `test -x` for absolute paths, `command -v` otherwise. */
 export function readinessProbeCommand(command: string): string {

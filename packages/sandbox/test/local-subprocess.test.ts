@@ -54,8 +54,21 @@ describe("local-subprocess provider", () => {
   });
 
   it("rejects bad options naming the field", () => {
-    expect(() => createLocalSubprocessSandboxProvider({ provider: "other" as "local-subprocess" })).toThrow(/provider/);
+    expect(() => createLocalSubprocessSandboxProvider({ provider: "" })).toThrow(expect.objectContaining({ code: "invalid_config", context: expect.objectContaining({ path: "provider" }) }));
     expect(() => createLocalSubprocessSandboxProvider({ defaultTimeoutMs: -1 })).toThrow(expect.objectContaining({ code: "invalid_config", context: expect.objectContaining({ path: "defaultTimeoutMs" }) }));
+  });
+
+  it("carries a configured provider id in its handles and refuses another provider's", async () => {
+    const acme = createLocalSubprocessSandboxProvider({ rootDir, provider: "acme-dev" });
+    const runtime = await acme.create(context);
+    created.push(runtime);
+    expect(runtime.runtimeHandle()).toEqual({ provider: "acme-dev", runtimeId: expect.stringMatching(/^local-/) });
+    const handle = await runtime.checkpoint({ kind: "filesystem" });
+    expect(handle.provider).toBe("acme-dev");
+    expect(await codeOf(provider.restore(handle, context))).toBe("provider_mismatch");
+    const copy = await acme.restore(handle, context);
+    created.push(copy);
+    expect(copy.runtimeHandle().provider).toBe("acme-dev");
   });
 
   it("offers the full managed runtime surface", async () => {

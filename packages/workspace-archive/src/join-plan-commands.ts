@@ -1,3 +1,4 @@
+import { shellQuote } from "@open-managed-agents/runtime-resource-contract";
 import { parentOf } from "./entry-name.js";
 import { type JoinPlan, parseJoinPlan } from "./join-plan.js";
 
@@ -17,12 +18,12 @@ export interface JoinPlanCommandOptions {
  */
 export function joinPlanCommands(plan: JoinPlan, options: JoinPlanCommandOptions = {}): string {
   const checked = parseJoinPlan(plan);
-  const target = quote(checked.target);
-  const temporary = quote(`${checked.target}.oma-join`);
+  const target = shellQuote(checked.target);
+  const temporary = shellQuote(`${checked.target}.oma-join`);
   const steps = [
-    `cd ${quote(options.cwd ?? "/workspace")}`,
-    `mkdir -p ${quote(`./${parentOf(checked.target.slice(2))}`)}`,
-    `set -- ${quote(checked.chunkDirectory)}/*`,
+    `cd ${shellQuote(options.cwd ?? "/workspace")}`,
+    `mkdir -p ${shellQuote(`./${parentOf(checked.target.slice(2))}`)}`,
+    `set -- ${shellQuote(checked.chunkDirectory)}/*`,
     `[ "$#" -eq ${checked.chunks.length} ]`,
     `rm -f ${temporary}`,
     `cat "$@" > ${temporary}`,
@@ -31,17 +32,14 @@ export function joinPlanCommands(plan: JoinPlan, options: JoinPlanCommandOptions
     `TZ=UTC0 touch -t ${touchTimestamp(checked.mtime)} ${temporary}`,
     `[ ! -d ${target} ]`,
     `mv -f ${temporary} ${target}`,
-    ...checked.links.map((link) => `ln -f ${target} ${quote(link)}`),
-    `rm -rf ${quote(checked.chunkDirectory)}`,
-    `{ rmdir ${quote(`./${parentOf(checked.chunkDirectory.slice(2))}`)} 2> /dev/null || true; }`,
+    ...checked.links.map((link) => `ln -f ${target} ${shellQuote(link)}`),
+    `rm -rf ${shellQuote(checked.chunkDirectory)}`,
+    `{ rmdir ${shellQuote(`./${parentOf(checked.chunkDirectory.slice(2))}`)} 2> /dev/null || true; }`,
   ];
   return steps.join(" && ");
 }
 
 /** Single-quotes a word for `sh`. */
-function quote(word: string): string {
-  return `'${word.replace(/'/g, `'\\''`)}'`;
-}
 
 /** `[[CC]YY]MMDDhhmm.SS` in UTC, the only timestamp form POSIX `touch -t` accepts. */
 function touchTimestamp(seconds: number): string {

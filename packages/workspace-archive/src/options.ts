@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import { DEFAULT_CHUNK_DIRECTORY, DEFAULT_LIMITS, MIN_PART_BYTES } from "./constants.js";
 

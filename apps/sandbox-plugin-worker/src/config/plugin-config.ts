@@ -1,5 +1,5 @@
 import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import { reportableIssue } from "../protocol/issues.js";
 import { customSizeSchema } from "../protocol/schemas.js";
 import { INSTANCE_TYPE_NAMES, type InstanceType } from "./instance-types.js";

@@ -1,5 +1,5 @@
 import { InvalidRequestError, LimitExceededError } from "@open-managed-agents/runtime-resource-contract";
-import type { z } from "zod";
+import type * as z from "zod";
 import { reportableIssue } from "../protocol/issues.js";
 
 /** Largest JSON request body accepted. */

@@ -2,7 +2,7 @@
  * The OpenAPI 3.1 description the Worker serves at `GET /adapter/v1/openapi.json`. Body shapes are
  * generated from the same zod schemas that validate requests, so the document cannot drift from them.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { API_PREFIX, INSTALLATION_HEADER, PROTOCOL_HEADER, PROTOCOL_VERSION } from "./constants.js";
 import {
   createSandboxRequestSchema,

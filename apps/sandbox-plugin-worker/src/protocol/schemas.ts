@@ -3,7 +3,7 @@
  * match them, and the OpenAPI document is generated from them.
  */
 import { ERROR_CODES } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import { INSTANCE_TYPE_NAMES, customSizeProblem } from "../config/instance-types.js";
 
 /** Names `getSandbox` refuses (DNS labels Cloudflare reserves). */

@@ -1,3 +1,4 @@
+import { shellQuote } from "@open-managed-agents/runtime-resource-contract";
 import type { ExecRequest } from "../protocol/schemas.js";
 
 /** Session token of the SDK that runs each command as a fresh process, outside any shell session. */
@@ -8,9 +9,7 @@ export const TIMEOUT_EXIT_CODE = 124;
 const KILL_AFTER_SECONDS = 5;
 
 /** Single-quotes one argument for a POSIX shell. */
-export function quoteArgument(argument: string): string {
-  return `'${argument.replaceAll("'", `'\\''`)}'`;
-}
+export const quoteArgument = shellQuote;
 
 /** The shell command for an argv; a deadline runs it under coreutils `timeout` (exit 124 when it fires). */
 export function commandLine(request: Pick<ExecRequest, "argv" | "timeoutMs">): string {

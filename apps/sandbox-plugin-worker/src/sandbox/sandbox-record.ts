@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { SandboxView } from "../protocol/schemas.js";
 
 /** Storage key of the record in each sandbox object. */

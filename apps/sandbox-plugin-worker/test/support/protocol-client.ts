@@ -3,7 +3,7 @@
  * installation header, every answer checked for the protocol header and parsed with the protocol's
  * schemas, errors surfaced as {@link ProtocolError} with their code and status.
  */
-import type { z } from "zod";
+import type * as z from "zod";
 import { INSTALLATION_HEADER, PROTOCOL_HEADER } from "../../src/protocol/constants.js";
 import {
   type StreamLine,

@@ -6,7 +6,7 @@ import {
   managedRuntimeProfileSchema,
   parseRecord,
 } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import { ID_PATTERN } from "../config.js";
 
 /** Largest request body accepted when starting a work item. */

@@ -1,6 +1,6 @@
 import { createD1SqlClient } from "@open-managed-agents/managed-runtime-host";
 import { InternalError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import type { WorkItem } from "./run-work-item.js";
 import type { WorkOutcome } from "./work-outcome.js";
 

@@ -1,7 +1,7 @@
 import { SELF, env } from "cloudflare:test";
 import type { ManagedRuntimeProfile } from "@open-managed-agents/runtime-resource-contract";
 import { expect } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import type { WorkRecord } from "../../src/work/work-store.js";
 
 /** The token vitest.config.ts binds as `API_TOKEN`. */

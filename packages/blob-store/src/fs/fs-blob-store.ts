@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { type FileHandle, link, mkdir, open, rename, rmdir, unlink } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { LimitExceededError, NotFoundError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import { validateBlobKey } from "../blob-key.js";
 import { guardOperation } from "../blob-errors.js";

@@ -1,5 +1,5 @@
 import type { FileHandle } from "node:fs/promises";
-import { z } from "zod";
+import * as z from "zod";
 import { IntegrityError } from "@open-managed-agents/runtime-resource-contract";
 import type { BlobObjectInfo } from "../ports.js";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { UpstreamProtocolError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import { validateBlobKey } from "../blob-key.js";
 import { normalizeBody } from "../blob-body.js";

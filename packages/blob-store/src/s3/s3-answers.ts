@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { bareEtag } from "../blob-object.js";
 import type { ParsedPutOptions } from "../blob-options.js";
 import type { BlobObjectInfo } from "../ports.js";

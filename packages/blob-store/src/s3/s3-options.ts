@@ -1,5 +1,5 @@
 import type { S3Client } from "@aws-sdk/client-s3";
-import { z } from "zod";
+import * as z from "zod";
 import { InvalidConfigError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 
 const MIB = 1024 * 1024;

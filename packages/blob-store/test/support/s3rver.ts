@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
-import { z } from "zod";
+import * as z from "zod";
 
 /** s3rver's fixed credentials. */
 export const S3RVER_CREDENTIALS = Object.freeze({ accessKeyId: "S3RVER", secretAccessKey: "S3RVER" });

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { BlobObjectInfo } from "../../src/index.js";
 
 // The test-only HTTP protocol between Node and the Worker that hosts the R2 binding adapter. Each

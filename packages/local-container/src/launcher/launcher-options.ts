@@ -1,5 +1,5 @@
 import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 
 const limitsSchema = z
   .object({

@@ -1,7 +1,7 @@
 import { tmpdir } from "node:os";
 import { resolve, sep } from "node:path";
 import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 
 /** Container mount points a root directory must not lie under (each container also maps `/tmp`, which is fine). */
 const REFUSED_ROOT_PARENTS = ["/workspace", "/mnt/session/outputs"] as const;

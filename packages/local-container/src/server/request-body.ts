@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import type { z } from "zod";
+import type * as z from "zod";
 import { ControlApiError } from "./wire.js";
 
 /** Reads the whole request body, refusing more than `maxBytes` with 413 `PAYLOAD_TOO_LARGE`. */

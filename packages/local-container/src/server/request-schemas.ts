@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** Session id the bridge sends for calls that run outside any session. */
 export const SESSIONLESS_ID = "__DISABLE_SESSION__";

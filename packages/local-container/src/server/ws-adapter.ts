@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
-import { z } from "zod";
+import * as z from "zod";
 import { CONTAINER_ID_HEADER } from "../protocol.js";
 
 /** Paths the SDK's `websocket` transport upgrades on. */

@@ -1,9 +1,8 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
-import { IntegrityError, NotFoundError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import { IntegrityError, NotFoundError, SandboxFailedError, shellQuote } from "@open-managed-agents/runtime-resource-contract";
 import { inspectArchive, joinPlanCommands, splitArchive } from "@open-managed-agents/workspace-archive";
 import type { BridgeCheckpointer } from "../runtime/bridge-runtime.js";
 import { createBridgeFiles } from "../runtime/files.js";
-import { shellQuote } from "../runtime/paths.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
 import { createCheckpointHandle, readCheckpointHandle, safeCheckpointName } from "./checkpoint-handle.js";
 import { type Spool, createSpool, hashStream } from "./spool.js";

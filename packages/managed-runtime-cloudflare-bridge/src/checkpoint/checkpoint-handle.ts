@@ -1,5 +1,5 @@
 import { IntegrityError, ProviderMismatchError, type SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 
 /** Metadata a bridge checkpoint handle carries. */
 export interface BridgeCheckpointMetadata {

@@ -1,7 +1,7 @@
-import { NotFoundError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import { NotFoundError, SandboxFailedError, shellQuote } from "@open-managed-agents/runtime-resource-contract";
 import type { BridgeClient, BridgeExecEvent } from "../wire/bridge-client.js";
 import { execCollect } from "./exec.js";
-import { classifyPath, shellQuote } from "./paths.js";
+import { classifyPath } from "./paths.js";
 
 /** Output bound for helper commands the driver runs itself. */
 const HELPER_OUTPUT_BYTES = 64 * 1024;

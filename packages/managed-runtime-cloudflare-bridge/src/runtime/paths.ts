@@ -35,8 +35,3 @@ export function assertWorkspaceCwd(cwd: string): void {
     throw new InvalidRequestError({ message: "working directory must be /workspace or below", context: { cwd: cwd.slice(0, 256) } });
   }
 }
-
-/** POSIX single-quote shell quoting. */
-export function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}

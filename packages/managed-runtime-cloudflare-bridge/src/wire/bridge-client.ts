@@ -4,7 +4,7 @@ import {
   UpstreamProtocolError,
   parseRecord,
 } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import { bridgeErrorFromPayload, bridgeErrorFromResponse } from "./bridge-errors.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, backoffDelay, delay } from "./retry.js";
 import { parseSseStream } from "./sse-parser.js";

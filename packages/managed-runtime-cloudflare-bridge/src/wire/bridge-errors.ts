@@ -4,7 +4,7 @@ import {
   UpstreamProtocolError,
   createError,
 } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 
 /** The bridge's JSON error body. */
 const bridgeErrorBodySchema = z.object({ error: z.string(), code: z.string().optional() });

@@ -1,4 +1,4 @@
-import { AbortedError } from "@open-managed-agents/runtime-resource-contract";
+import { AbortedError, jitteredBackoffMs } from "@open-managed-agents/runtime-resource-contract";
 
 /** Backoff policy for idempotent bridge calls. */
 export interface RetryPolicy {
@@ -10,10 +10,9 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 4, baseDelayMs: 100, maxDelayMs: 2_000 };
 
-/** Full-jitter exponential delay for attempt `n` (0-based). */
+/** Full-jitter exponential delay for attempt `n` (0-based), by the contract's one backoff rule. */
 export function backoffDelay(policy: RetryPolicy, attempt: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
-  return Math.floor(random() * ceiling);
+  return jitteredBackoffMs({ attempt, baseMs: policy.baseDelayMs, maxMs: policy.maxDelayMs, jitter: 1, random });
 }
 
 /** Sleeps `ms`, rejecting with `aborted` when the signal fires. */

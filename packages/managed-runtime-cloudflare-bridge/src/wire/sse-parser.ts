@@ -1,4 +1,5 @@
 import { LimitExceededError, UpstreamProtocolError } from "@open-managed-agents/runtime-resource-contract";
+import { type EventSourceMessage, type ParseError, createParser } from "eventsource-parser";
 
 /** One dispatched server-sent event. */
 export interface SseFrame {
@@ -15,57 +16,34 @@ export interface SseParseOptions {
   readonly signal?: AbortSignal;
 }
 
+/** Room for one line's field name and separator on top of the frame's data. */
+const LINE_OVERHEAD = 64;
+
 /**
- * Parses a `text/event-stream` body incrementally. Handles LF, CRLF and CR line endings, data split
- * across chunks at any byte (including inside a multi-byte character or a CRLF pair), multi-line data,
- * comments and unknown fields. A frame over `maxFrameBytes` is a `limit_exceeded` error; the stream is
- * cancelled so the peer stops sending.
+ * Parses a `text/event-stream` body incrementally with `eventsource-parser` (the WHATWG algorithm: LF,
+ * CRLF and CR line endings, multi-line data, comments, unknown fields). Bytes are decoded here, strictly:
+ * invalid UTF-8 is `upstream_protocol`. A frame over `maxFrameBytes` is `limit_exceeded`, raised while it
+ * is still arriving (the parser bounds its buffered data); the stream is cancelled so the peer stops sending.
  */
 export async function* parseSseStream(body: ReadableStream<Uint8Array>, options: SseParseOptions): AsyncGenerator<SseFrame> {
   const reader = body.getReader();
   const decoder = new TextDecoder("utf-8", { fatal: true });
-  let event = "";
-  let data: string[] = [];
-  let dataSize = 0;
-  let pendingCr = false;
+  const frames: SseFrame[] = [];
+  let failure: Error | null = null;
+  const parser = createParser({
+    maxBufferSize: options.maxFrameBytes + LINE_OVERHEAD,
+    onEvent: (message: EventSourceMessage) => {
+      // A frame that arrived whole inside one chunk is never buffered, so the parser's bound does not see it.
+      if (message.data.length > options.maxFrameBytes) failure ??= new Error("frame data over the limit");
+      else frames.push({ event: message.event || "message", data: message.data });
+    },
+    // Unknown fields and bad retry values are ignored, as the specification says; only the size bound fails.
+    onError: (error: ParseError) => {
+      if (error.type === "max-buffer-size-exceeded") failure ??= error;
+    },
+  });
   let finished = false;
-
-  const takeLine = (line: string): SseFrame | null => {
-    if (line === "") {
-      if (data.length === 0) {
-        event = "";
-        return null;
-      }
-      const frame = { event: event || "message", data: data.join("\n") };
-      event = "";
-      data = [];
-      dataSize = 0;
-      return frame;
-    }
-    if (line.startsWith(":")) return null;
-    const colon = line.indexOf(":");
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? "" : line.slice(colon + 1);
-    if (value.startsWith(" ")) value = value.slice(1);
-    if (field === "event") event = value;
-    else if (field === "data") {
-      dataSize += value.length + 1;
-      if (dataSize > options.maxFrameBytes) {
-        throw new LimitExceededError({
-          message: `event-stream frame exceeds ${options.maxFrameBytes} bytes`,
-          context: { limit: "maxFrameBytes", maxFrameBytes: options.maxFrameBytes },
-        });
-      }
-      data.push(value);
-    }
-    return null;
-  };
-
-  // The unfinished line is kept as parts so a long line costs linear time.
-  let partial: string[] = [];
-  let partialLength = 0;
-  const lineLimit = options.maxFrameBytes + 64;
-
+  let lastChunkEndedInCr = false;
   try {
     for (;;) {
       if (options.signal?.aborted) throw options.signal.reason;
@@ -76,40 +54,20 @@ export async function* parseSseStream(body: ReadableStream<Uint8Array>, options:
       } catch (error) {
         throw new UpstreamProtocolError({ message: "event stream is not valid UTF-8", cause: error });
       }
-      if (pendingCr && text.startsWith("\n")) text = text.slice(1);
-      pendingCr = false;
-      let start = 0;
-      for (let index = 0; index < text.length; index++) {
-        const char = text.charCodeAt(index);
-        if (char !== 10 && char !== 13) continue;
-        partial.push(text.slice(start, index));
-        const line = partial.join("");
-        partial = [];
-        partialLength = 0;
-        const frame = takeLine(line);
-        if (char === 13) {
-          if (index + 1 < text.length) {
-            if (text.charCodeAt(index + 1) === 10) index++;
-          } else {
-            pendingCr = true;
-          }
-        }
-        start = index + 1;
-        if (frame) yield frame;
+      parser.feed(text);
+      // The parser waits for the byte after a CR (it may be the LF of a CRLF); at the end there is none.
+      if (done && lastChunkEndedInCr) parser.feed("\n");
+      lastChunkEndedInCr = text === "" ? lastChunkEndedInCr : text.endsWith("\r");
+      if (failure) {
+        throw new LimitExceededError({
+          message: `event-stream frame exceeds ${options.maxFrameBytes} bytes`,
+          context: { limit: "maxFrameBytes", maxFrameBytes: options.maxFrameBytes },
+          cause: failure,
+        });
       }
-      if (start < text.length) {
-        partial.push(text.slice(start));
-        partialLength += text.length - start;
-        if (partialLength > lineLimit) {
-          throw new LimitExceededError({
-            message: `event-stream frame exceeds ${options.maxFrameBytes} bytes`,
-            context: { limit: "maxFrameBytes", maxFrameBytes: options.maxFrameBytes },
-          });
-        }
-      }
+      yield* frames.splice(0);
+      // A frame not closed by a blank line is discarded, as the SSE specification says: no final flush.
       if (done) {
-        // A frame not closed by a blank line is discarded, as the SSE specification says.
-        if (partialLength > 0) takeLine(partial.join(""));
         finished = true;
         return;
       }

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** Outbound handler that injects vault credentials for an attached egress binding. */
 export const CREDENTIAL_EGRESS_HANDLER = "omaCredentialEgress";

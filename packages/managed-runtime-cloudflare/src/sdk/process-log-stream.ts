@@ -1,5 +1,6 @@
 import { UpstreamProtocolError } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import { createParser } from "eventsource-parser";
+import * as z from "zod";
 import type { CloudflareProcessLogEvent } from "../sandbox/cloudflare-sandbox.js";
 
 /** A frame of the container's process log stream (`data: <json>` per event, no `event:` lines). */
@@ -12,43 +13,43 @@ const logFrameSchema = z
   })
   .passthrough();
 
-/** Longest SSE line accepted; a line past it means the stream is not what the SDK promised. */
-const MAX_LINE_CHARS = 16 * 1024 * 1024;
+/** Largest SSE frame accepted; a frame past it means the stream is not what the SDK promised. */
+const MAX_FRAME_CHARS = 16 * 1024 * 1024;
 
 /**
- * Parses the SSE bytes of `streamProcessLogs` into log events. `process_info` frames are skipped, an
- * `error` frame fails the iteration with `upstream_protocol`, and the iteration ends after `exit`.
- * Cancelling (the signal, or leaving the loop) cancels the underlying stream.
+ * Parses the SSE bytes of `streamProcessLogs` into log events (`eventsource-parser` splits the frames).
+ * `process_info` frames are skipped, an `error` frame fails the iteration with `upstream_protocol`, and
+ * the iteration ends after `exit`. Cancelling (the signal, or leaving the loop) cancels the underlying stream.
  */
 export async function* parseProcessLogStream(stream: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<CloudflareProcessLogEvent> {
   const reader = stream.getReader();
   const onAbort = (): void => void reader.cancel().catch(() => undefined);
   signal.addEventListener("abort", onAbort, { once: true });
   const decoder = new TextDecoder();
-  let buffer = "";
-  let data: string[] = [];
+  const payloads: string[] = [];
+  let oversized = false;
+  const parser = createParser({
+    maxBufferSize: MAX_FRAME_CHARS,
+    onEvent: (message) => {
+      if (message.data.length > MAX_FRAME_CHARS) oversized = true;
+      else payloads.push(message.data);
+    },
+    onError: (error) => {
+      if (error.type === "max-buffer-size-exceeded") oversized = true;
+    },
+  });
   try {
     for (;;) {
       if (signal.aborted) return;
       const { done, value } = await reader.read();
-      buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
-      let newline = buffer.indexOf("\n");
-      while (newline !== -1) {
-        const line = buffer.slice(0, newline).replace(/\r$/, "");
-        buffer = buffer.slice(newline + 1);
-        newline = buffer.indexOf("\n");
-        if (line === "") {
-          if (data.length === 0) continue;
-          const event = toEvent(data.join("\n"));
-          data = [];
-          if (event === null) continue;
-          yield event;
-          if (event.type === "exit") return;
-        } else if (line.startsWith("data:")) {
-          data.push(line.slice(5).replace(/^ /, ""));
-        }
+      parser.feed(done ? decoder.decode() : decoder.decode(value, { stream: true }));
+      for (const payload of payloads.splice(0)) {
+        const event = toEvent(payload);
+        if (event === null) continue;
+        yield event;
+        if (event.type === "exit") return;
       }
-      if (buffer.length > MAX_LINE_CHARS) throw new UpstreamProtocolError({ message: "process log stream sent a line longer than 16 MiB" });
+      if (oversized) throw new UpstreamProtocolError({ message: "process log stream sent a frame longer than 16 MiB" });
       if (done) return;
     }
   } finally {

@@ -1,6 +1,6 @@
 import { AbortedError, SandboxFailedError, TimeoutError, UpstreamProtocolError, WORKSPACE_MOUNT_PATH } from "@open-managed-agents/runtime-resource-contract";
 import { shellQuote } from "@open-managed-agents/sandbox";
-import { z } from "zod";
+import * as z from "zod";
 import type { CloudflareBackupHandle, CloudflareContainerState, CloudflareProcessState, CloudflareSandbox } from "../sandbox/cloudflare-sandbox.js";
 import { base64ToBytes, bytesToBase64 } from "../base64.js";
 import { parseProcessLogStream } from "./process-log-stream.js";

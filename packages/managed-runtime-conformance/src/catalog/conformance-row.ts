@@ -1,6 +1,6 @@
 import { harnessDriverTypeSchema, outputStrategySchema, runtimeCheckpointKindSchema, workspaceStrategySchema } from "@open-managed-agents/runtime-resource-contract";
 import type { HarnessDriverType, OutputStrategy, RuntimeCheckpointKind, WorkspaceStrategy } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Facts about a driver's tool-sandbox surface that the managed ports cannot show: how commands and files

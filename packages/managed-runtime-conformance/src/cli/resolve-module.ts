@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { DriverLoadFailedError } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 
 const exportTargetSchema: z.ZodType<unknown> = z.union([z.string(), z.record(z.string(), z.lazy(() => exportTargetSchema)), z.null()]);
 const manifestSchema = z.object({

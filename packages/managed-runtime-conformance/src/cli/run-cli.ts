@@ -2,11 +2,12 @@ import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { MANAGED_RUNTIME_PROVIDER_PLACEMENTS, ManagedRuntimeError, type ManagedRuntimeProviderPlacement, parseRecord } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import { CONFORMANCE_CASE_IDS, type ConformanceCaseId } from "../cases/case-catalog.js";
 import { formatConformanceReport } from "../runner/report-format.js";
 import { runManagedRuntimeConformance } from "../runner/run-conformance.js";
 import { resolveDriverModule } from "./resolve-module.js";
+import { parseBlobStoreFlag, withBlobStores } from "./store-options.js";
 
 /** Where the CLI reads and writes; injectable for tests. */
 export interface CliEnvironment {
@@ -15,6 +16,8 @@ export interface CliEnvironment {
   readonly stderr: (text: string) => void;
   /** Imports the resolved module URL. @default `import()` */
   readonly importModule?: (url: string) => Promise<unknown>;
+  /** Environment `s3://` store URLs read credentials from. @default process.env */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** Usage text of `oma-conformance`. */
@@ -25,6 +28,9 @@ Runs the managed-runtime conformance suite against a driver package through the 
   --module <specifier>        package or file exporting createManagedRuntimeProviderDriver
   --provider <id>             provider id the descriptor must name
   --factory-options <file>    JSON file passed to createManagedRuntimeProviderDriver
+  --blob-store <option>=<url> sets a factory option that takes a BlobStore (repeatable):
+                              file:///dir, s3://bucket/prefix (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+                              AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, AWS_REGION) or memory:
   --provider-config <file>    JSON file passed to create() as providerConfig
   --placement <placement>     in_process | driver_service | provider_native (default: the first listed)
   --case <id>                 run only this case (repeatable); others are reported as not-run
@@ -46,6 +52,7 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
         provider: { type: "string" },
         "factory-options": { type: "string" },
         "provider-config": { type: "string" },
+        "blob-store": { type: "string", multiple: true },
         placement: { type: "string" },
         case: { type: "string", multiple: true },
         json: { type: "boolean", default: false },
@@ -69,11 +76,17 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
       if (!(CONFORMANCE_CASE_IDS as readonly string[]).includes(id)) throw usageError(`unknown case ${id}; known cases: ${CONFORMANCE_CASE_IDS.join(", ")}`);
       return id as ConformanceCaseId;
     });
+    const storeFlags = (values["blob-store"] ?? []).map((flag) => {
+      const parsed = parseBlobStoreFlag(flag);
+      if (typeof parsed === "string") throw usageError(parsed);
+      return parsed;
+    });
+    const factoryOptions = values["factory-options"] ? await readJsonObject(resolve(environment.cwd, values["factory-options"]), "--factory-options") : {};
     const importModule = environment.importModule ?? ((url: string) => import(/* @vite-ignore */ url));
     const report = await runManagedRuntimeConformance({
       name: values.module,
       loadDriver: { provider: values.provider, moduleSpecifier: values.module, importModule: (specifier) => importModule(resolveDriverModule(specifier, environment.cwd)) },
-      factoryOptions: values["factory-options"] ? await readJsonObject(resolve(environment.cwd, values["factory-options"]), "--factory-options") : {},
+      factoryOptions: await withBlobStores(factoryOptions, storeFlags, environment.env ?? process.env),
       providerConfig: values["provider-config"] ? await readJsonObject(resolve(environment.cwd, values["provider-config"]), "--provider-config") : {},
       ...(placement ? { placement: placement as ManagedRuntimeProviderPlacement } : {}),
       ...(cases.length > 0 ? { cases } : {}),

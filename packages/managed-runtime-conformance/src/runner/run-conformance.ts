@@ -56,7 +56,7 @@ export async function runConformanceCase(subject: ConformanceSubject, id: Confor
 }
 
 /** Loads the driver once and runs the selected cases in catalog order; unselected cases are `not-run`. */
-export async function runManagedRuntimeConformance(options: ManagedRuntimeConformanceOptions): Promise<ConformanceReport> {
+export async function runManagedRuntimeConformance<TFactoryOptions = unknown>(options: ManagedRuntimeConformanceOptions<TFactoryOptions>): Promise<ConformanceReport> {
   const resolved = resolveConformanceOptions(options);
   const subject = await loadConformanceSubject(resolved);
   const cases: ConformanceCaseResult[] = [];

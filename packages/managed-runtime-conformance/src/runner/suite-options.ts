@@ -6,7 +6,7 @@ import {
   isSecretBearingKey,
   parseRecord,
 } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import { CONFORMANCE_CASE_IDS, type ConformanceCaseId } from "../cases/case-catalog.js";
 import { type ManagedRuntimeProviderConformance, managedRuntimeProviderConformanceSchema } from "../catalog/conformance-row.js";
 
@@ -40,16 +40,19 @@ export interface ConformanceTimeouts {
   readonly leaseTtlMs?: number;
 }
 
-/** Options of the conformance suite and runner. Validated once; failure is `invalid_config` naming the field. */
-export interface ManagedRuntimeConformanceOptions {
+/**
+ * Options of the conformance suite and runner. Validated once; failure is `invalid_config` naming the field.
+ * `TFactoryOptions` is inferred from `driver` (a factory with typed options) and checks `factoryOptions`.
+ */
+export interface ManagedRuntimeConformanceOptions<TFactoryOptions = unknown> {
   /** Name shown in the suite title and reports. */
   readonly name: string;
   /** The driver factory (the package's `createManagedRuntimeProviderDriver`) or a driver. One of `driver` and `loadDriver`. */
-  readonly driver?: CreateManagedRuntimeProviderDriver | ManagedRuntimeProviderDriverPort;
+  readonly driver?: CreateManagedRuntimeProviderDriver<TFactoryOptions> | ManagedRuntimeProviderDriverPort;
   /** Loads the driver through `loadManagedRuntimeProviderDriver`. One of `driver` and `loadDriver`. */
   readonly loadDriver?: ConformanceDriverModule;
   /** Passed to the driver factory. Values under secret-looking keys are scanned for in every record. */
-  readonly factoryOptions?: unknown;
+  readonly factoryOptions?: TFactoryOptions;
   /** Non-secret provider configuration passed to `create`. @default {} */
   readonly providerConfig?: Readonly<Record<string, unknown>>;
   /** Placement to test. @default the descriptor's first placement */
@@ -67,7 +70,7 @@ export interface ManagedRuntimeConformanceOptions {
 /** Options after validation, with defaults applied. */
 export interface ResolvedConformanceOptions {
   readonly name: string;
-  readonly driver: ManagedRuntimeConformanceOptions["driver"];
+  readonly driver: CreateManagedRuntimeProviderDriver | ManagedRuntimeProviderDriverPort | undefined;
   readonly loadDriver: ConformanceDriverModule | undefined;
   readonly factoryOptions: unknown;
   readonly providerConfig: Readonly<Record<string, unknown>>;
@@ -88,7 +91,7 @@ const DEFAULT_TIMEOUTS: Required<ConformanceTimeouts> = { caseMs: 60_000, heartb
 const optionsSchema = z
   .object({
     name: z.string().min(1, "must not be empty"),
-    driver: z.custom<ManagedRuntimeConformanceOptions["driver"]>((value) => isFunction(value) || isDriverPort(value), "must be a driver factory or a driver").optional(),
+    driver: z.custom<ResolvedConformanceOptions["driver"]>((value) => isFunction(value) || isDriverPort(value), "must be a driver factory or a driver").optional(),
     loadDriver: z
       .object({
         provider: z.string().min(1, "must not be empty"),
@@ -119,11 +122,12 @@ const optionsSchema = z
   });
 
 /** Validates suite options once, at definition time. */
-export function resolveConformanceOptions(options: ManagedRuntimeConformanceOptions): ResolvedConformanceOptions {
+export function resolveConformanceOptions<TFactoryOptions>(options: ManagedRuntimeConformanceOptions<TFactoryOptions>): ResolvedConformanceOptions {
   const parsed = parseRecord(optionsSchema, options, { record: "conformance suite options", code: "invalid_config" });
   return {
     name: parsed.name,
-    driver: options.driver,
+    // The factory is called with exactly `factoryOptions`, whose type `TFactoryOptions` checked.
+    driver: options.driver as ResolvedConformanceOptions["driver"],
     loadDriver: options.loadDriver,
     factoryOptions: options.factoryOptions,
     providerConfig: parsed.providerConfig ?? {},

@@ -1,7 +1,7 @@
 import { MANAGED_RUNTIME_PROVIDER_PLACEMENTS, type ManagedRuntimeProviderPlacement, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import type { LocalSubprocessRuntime } from "@open-managed-agents/sandbox/adapters/local-subprocess";
 import type { ManagedSandboxRuntime } from "@open-managed-agents/sandbox";
-import { z } from "zod";
+import * as z from "zod";
 
 /** Provider id of the reference driver unless options name another. */
 export const REFERENCE_PROVIDER = "conformance-reference";

@@ -10,7 +10,7 @@ import { type ManagedRuntimeConformanceOptions, resolveConformanceOptions } from
  * fail-closed error. Cases left out with `cases` are registered as skipped, so they show in the report.
  * Options are validated here, at definition time; the driver is loaded once in `beforeAll`.
  */
-export function defineManagedRuntimeConformanceSuite(options: ManagedRuntimeConformanceOptions): void {
+export function defineManagedRuntimeConformanceSuite<TFactoryOptions = unknown>(options: ManagedRuntimeConformanceOptions<TFactoryOptions>): void {
   const resolved = resolveConformanceOptions(options);
   describe(`managed-runtime conformance: ${resolved.name}`, () => {
     let subject: ConformanceSubject | undefined;

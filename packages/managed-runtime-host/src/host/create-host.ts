@@ -6,7 +6,7 @@ import {
   parseRuntimeResourceScope,
   sandboxImageAliasSchema,
 } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import { executeRun } from "./execute-run.js";
 import { resolveHostOptions } from "./host-options.js";
 import { createRunContext } from "./run-context.js";

@@ -1,5 +1,5 @@
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import { type HostLogger, silentLogger } from "../logger.js";
 import { hasMethods } from "../stores/store-options.js";
 import { type Clock, type Scheduler, systemClock, systemScheduler } from "../time.js";

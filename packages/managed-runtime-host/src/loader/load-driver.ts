@@ -6,7 +6,7 @@ import {
   parseRecord,
   redactSecrets,
 } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 
 /** Options of {@link loadManagedRuntimeProviderDriver}. */
 export interface LoadManagedRuntimeProviderDriverOptions {

@@ -16,7 +16,7 @@ import {
   parseRecord,
   parseRuntimeResourceScope,
 } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import { portSchema } from "../host/host-options.js";
 import { resolveManagedRuntimePlan } from "../plan.js";
 import { assertEgressMatches, assertNoDrift, drift } from "./capability-drift.js";

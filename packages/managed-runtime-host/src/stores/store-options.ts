@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import { type Clock, systemClock } from "../time.js";
 

@@ -13,7 +13,7 @@ import {
   parseHarnessSupervisorEvent,
   parseRecord,
 } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import { raceAbort } from "../abort.js";
 import { portSchema } from "../host/host-options.js";
 import { type Clock, type Scheduler, systemClock, systemScheduler } from "../time.js";

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import type { ErrorCode } from "./error-codes.js";
 import { createError } from "./managed-runtime-error.js";
 

@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import {
   InvalidConfigError,
   InvalidRequestError,
@@ -37,8 +37,11 @@ export const MEMORY_PATH = "/mnt/memory";
 export interface LocalSubprocessSandboxProviderOptions {
   /** Host directory holding runtimes and checkpoints. @default `<os tmpdir>/openma-local-subprocess` */
   readonly rootDir?: string;
-  /** Provider id. @default "local-subprocess" */
-  readonly provider?: typeof LOCAL_SUBPROCESS_PROVIDER;
+  /**
+   * Provider id carried by every runtime and checkpoint handle, e.g. the id a driver under development
+   * registers. Restore and connect refuse handles of any other provider. @default "local-subprocess"
+   */
+  readonly provider?: string;
   /** Deadline of `exec` when the call names none. @default 600_000 */
   readonly defaultTimeoutMs?: number;
   /** Most bytes of stdout plus stderr one `exec` collects before it fails with `limit_exceeded`. @default 67_108_864 */
@@ -54,7 +57,7 @@ export type LocalSubprocessSandboxProvider = SandboxProviderPort<LocalSubprocess
 const optionsSchema = z
   .object({
     rootDir: nonEmptyString.optional(),
-    provider: z.literal(LOCAL_SUBPROCESS_PROVIDER).optional(),
+    provider: nonEmptyString.optional(),
     defaultTimeoutMs: z.number().int().positive().optional(),
     maxOutputBytes: z.number().int().positive().optional(),
   })
