@@ -29,6 +29,8 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   // imports only the contract, so this adds no upward or driver edge.
   "managed-runtime-conformance": [CONTRACT, "managed-runtime-host", "sandbox"],
   "local-container": [CONTRACT, "sandbox"],
+  // A stand-in for the Managed Agents Work API; the SDK is only a devDependency of its tests.
+  "local-control-plane": [CONTRACT],
 };
 // Apps compose drivers and the host; they may import any package under packages/*, never another app.
 

@@ -4,10 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-// The built package (pnpm build first): the bin file exists only in dist.
-import { installAmaWorkerBin } from "../dist/index.js";
 
 const run = promisify(execFile);
+// The built package (the test task builds first): the bin file exists only in dist.
+const distIndex = new URL("../dist/index.js", import.meta.url).href;
+const { installAmaWorkerBin } = (await import(distIndex)) as typeof import("../src/install.js");
 const directory = await mkdtemp(join(tmpdir(), "oma-ama-worker-"));
 afterAll(() => rm(directory, { recursive: true, force: true }));
 

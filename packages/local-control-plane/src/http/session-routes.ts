@@ -1,0 +1,97 @@
+import { createError } from "@open-managed-agents/runtime-resource-contract";
+import { z } from "zod";
+import type { ControlPlaneState } from "../state/control-plane-state.js";
+import { sessionToWire } from "../state/sessions.js";
+import { eventListQuerySchema, eventListSchema, sendEventsBodySchema, sendEventsResponseSchema, sessionEventSchema } from "../wire/event-schemas.js";
+import { sessionSchema } from "../wire/session-schemas.js";
+import { authenticate, requireBeta, requireSessionCredential } from "./auth.js";
+import { parseQuery, readJson, sendJson } from "./respond.js";
+import type { Route, RouteContext } from "./router.js";
+
+const streamQuerySchema = z.object({ event_deltas: z.string().optional() }).strict();
+const SSE_PING_MS = 15_000;
+
+/** Sessions retrieve, events list/send/stream (SSE), and file content. */
+export function sessionRoutes(state: ControlPlaneState, limits: { readonly maxBodyBytes: number }): Route[] {
+  const open = (context: RouteContext) => {
+    requireBeta(context.request);
+    const principal = authenticate(state, context.token);
+    const session = state.sessions.get(context.params.session_id!);
+    requireSessionCredential(principal, session);
+    return session;
+  };
+  return [
+    {
+      method: "GET",
+      path: "/v1/sessions/:session_id",
+      handler: (context) => sendJson(context.response, 200, sessionSchema, sessionToWire(open(context))),
+    },
+    {
+      method: "GET",
+      path: "/v1/sessions/:session_id/events/stream",
+      handler: (context) => {
+        const session = open(context);
+        parseQuery(context.url, streamQuerySchema, "event stream query");
+        const { response } = context;
+        response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+        response.flushHeaders();
+        const write = (event: unknown) => {
+          const checked = sessionEventSchema.parse(event);
+          response.write(`event: message\ndata: ${JSON.stringify(checked)}\n\n`);
+          if (checked.type === "session.status_terminated") response.end();
+        };
+        session.subscribers.add(write);
+        const ping = setInterval(() => response.write("event: ping\ndata: {}\n\n"), SSE_PING_MS);
+        response.once("close", () => {
+          clearInterval(ping);
+          session.subscribers.delete(write);
+        });
+        if (session.status === "terminated") response.end();
+      },
+    },
+    {
+      method: "GET",
+      path: "/v1/sessions/:session_id/events",
+      handler: (context) => {
+        const session = open(context);
+        const query = parseQuery(context.url, eventListQuerySchema, "event list query");
+        const ordered = query.order === "desc" ? [...session.events].reverse() : session.events;
+        const start = query.page === undefined ? 0 : Number(query.page);
+        const limit = query.limit ?? 100;
+        const page = ordered.slice(start, start + limit);
+        sendJson(context.response, 200, eventListSchema, { data: page, next_page: start + limit < ordered.length ? String(start + limit) : null });
+      },
+    },
+    {
+      method: "POST",
+      path: "/v1/sessions/:session_id/events",
+      handler: async (context) => {
+        const session = open(context);
+        const body = await readJson(context.request, sendEventsBodySchema, "send events body", limits.maxBodyBytes);
+        if (session.status === "terminated") throw createError("invalid_request", { message: `session ${session.id} is terminated`, context: { sessionId: session.id } });
+        const stored = body.events.map((params) => state.sessions.receive(session, params));
+        sendJson(context.response, 200, sendEventsResponseSchema, { data: stored });
+      },
+    },
+    {
+      method: "GET",
+      path: "/v1/files/:file_id/content",
+      handler: (context) => {
+        const principal = authenticate(state, context.token);
+        const file = state.file(context.params.file_id!);
+        const mountedBy = state.sessions.all().filter((session) => session.files.some((mounted) => mounted.fileId === file.id));
+        const allowed = principal.kind === "api_key" || mountedBy.some((session) => {
+          try {
+            requireSessionCredential(principal, session);
+            return true;
+          } catch {
+            return false;
+          }
+        });
+        if (!allowed) throw createError("unauthorized", { message: "this credential does not grant access to the file" });
+        context.response.writeHead(200, { "content-type": file.mimeType, "content-length": file.bytes.length });
+        context.response.end(file.bytes);
+      },
+    },
+  ];
+}

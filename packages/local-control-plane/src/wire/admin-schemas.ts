@@ -1,0 +1,83 @@
+import { z } from "zod";
+
+const metadata = z.record(z.string(), z.string()).default({});
+
+/** Body of `POST /admin/v1/environments`. */
+export const createEnvironmentBodySchema = z.object({ name: z.string().min(1).max(256).default("local"), metadata }).strict();
+
+/** The agent toolset's tool names: what a scripted turn may call. */
+export const toolNameSchema = z.enum(["bash", "read", "write", "edit", "glob", "grep"]);
+
+/** One scripted tool call of a turn. */
+export const toolCallSchema = z.object({ name: toolNameSchema, input: z.record(z.string(), z.unknown()) }).strict();
+/** A scripted tool call. */
+export type ToolCall = z.output<typeof toolCallSchema>;
+
+/** Body of `POST /admin/v1/sessions`. */
+export const createSessionBodySchema = z
+  .object({
+    environment_id: z.string().min(1),
+    title: z.string().max(512).nullable().default(null),
+    metadata,
+    /** Files attached as session resources; ids from `POST /admin/v1/files`. */
+    files: z.array(z.object({ file_id: z.string().min(1), mount_path: z.string().min(1) }).strict()).default([]),
+  })
+  .strict();
+
+/** Body of `POST /admin/v1/sessions/{id}/turns`: a user message and the tool calls the scripted agent answers it with. */
+export const queueTurnBodySchema = z
+  .object({
+    message: z.string().default("(scripted turn)"),
+    tool_calls: z.array(toolCallSchema).max(1000),
+    /** Text the agent says before going idle. */
+    final_message: z.string().optional(),
+  })
+  .strict();
+
+/** Query of `POST /admin/v1/files`. */
+export const uploadFileQuerySchema = z.object({ filename: z.string().min(1).max(255), mime_type: z.string().min(1).default("application/octet-stream") }).strict();
+
+/** Response of `POST /admin/v1/environments`: the only place the environment key is handed out. */
+export const environmentCreatedSchema = z
+  .object({ type: z.literal("environment"), id: z.string(), name: z.string(), metadata: z.record(z.string(), z.string()), environment_key: z.string(), created_at: z.string() })
+  .strict();
+
+/** A queued turn, as the admin API reports it. */
+export const turnSchema = z
+  .object({
+    type: z.literal("turn"),
+    id: z.string(),
+    session_id: z.string(),
+    state: z.enum(["pending", "running", "done"]),
+    tool_calls: z.number().int().nonnegative(),
+    work_ids: z.array(z.string()),
+  })
+  .strict();
+
+/** One transcript entry: a tool call and its result. */
+export const transcriptEntrySchema = z
+  .object({
+    turn_id: z.string(),
+    tool_use_id: z.string(),
+    name: toolNameSchema,
+    input: z.record(z.string(), z.unknown()),
+    work_id: z.string().nullable(),
+    requested_at: z.string(),
+    answered_at: z.string().nullable(),
+    result: z.object({ content: z.array(z.unknown()), is_error: z.boolean() }).strict().nullable(),
+  })
+  .strict();
+
+/** Response of `GET /admin/v1/sessions/{id}/transcript`. */
+export const transcriptSchema = z.object({ session_id: z.string(), status: z.enum(["rescheduling", "running", "idle", "terminated"]), entries: z.array(transcriptEntrySchema) }).strict();
+
+/** Response of `POST /admin/v1/files`. */
+export const fileCreatedSchema = z.object({ type: z.literal("file"), id: z.string(), filename: z.string(), mime_type: z.string(), size_bytes: z.number().int().nonnegative(), created_at: z.string() }).strict();
+
+/** Query of `GET /admin/v1/work`. */
+export const adminWorkQuerySchema = z.object({ environment_id: z.string().min(1).optional() }).strict();
+
+/** Response of `GET /admin/v1/webhooks/deliveries`. */
+export const deliveriesSchema = z
+  .object({ data: z.array(z.object({ webhook_id: z.string(), session_id: z.string(), work_id: z.string(), status: z.number().int().nullable(), error: z.string().nullable() }).strict()) })
+  .strict();

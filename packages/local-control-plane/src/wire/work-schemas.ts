@@ -1,0 +1,104 @@
+import { z } from "zod";
+
+/** States of a work item, as the Work API names them. */
+export const workStateSchema = z.enum(["queued", "starting", "active", "stopping", "stopped"]);
+/** A work item state. */
+export type WorkState = z.output<typeof workStateSchema>;
+
+const timestamp = z.string();
+
+/** `BetaSelfHostedWork`: a unit of work in a self-hosted environment. */
+export const workItemSchema = z
+  .object({
+    id: z.string(),
+    type: z.literal("work"),
+    environment_id: z.string(),
+    state: workStateSchema,
+    data: z.union([
+      z.object({ type: z.literal("session"), id: z.string() }).strict(),
+      z.object({ type: z.literal("healthcheck"), id: z.string() }).strict(),
+    ]),
+    metadata: z.record(z.string(), z.string()),
+    secret: z.string().nullable(),
+    created_at: timestamp,
+    acknowledged_at: timestamp.nullable(),
+    started_at: timestamp.nullable(),
+    latest_heartbeat_at: timestamp.nullable(),
+    stop_requested_at: timestamp.nullable(),
+    stopped_at: timestamp.nullable(),
+  })
+  .strict();
+/** Wire form of a work item. */
+export type WorkItemWire = z.output<typeof workItemSchema>;
+
+/** `BetaSelfHostedWorkHeartbeatResponse`. */
+export const heartbeatResponseSchema = z
+  .object({
+    type: z.literal("work_heartbeat"),
+    last_heartbeat: z.string(),
+    lease_extended: z.boolean(),
+    state: workStateSchema,
+    ttl_seconds: z.number().int().nonnegative(),
+  })
+  .strict();
+
+/** `BetaWorkLeaseState`: the lease as the server holds it, carried by a 412. */
+export const leaseStateSchema = z
+  .object({
+    last_heartbeat: z.string().nullable(),
+    lease_extended: z.boolean(),
+    state: workStateSchema,
+    ttl_seconds: z.number().int().nonnegative(),
+  })
+  .strict();
+
+/** `BetaSelfHostedWorkQueueStats`. */
+export const queueStatsSchema = z
+  .object({
+    type: z.literal("work_queue_stats"),
+    depth: z.number().int().nonnegative(),
+    pending: z.number().int().nonnegative(),
+    oldest_queued_at: timestamp.nullable(),
+    workers_polling: z.number().int().nonnegative().nullable(),
+  })
+  .strict();
+
+/** `BetaSelfHostedWorkListResponse`. */
+export const workListSchema = z.object({ data: z.array(workItemSchema), next_page: z.string().nullable() }).strict();
+
+/** `BetaWorkSecret`: the decoded per-item secret. */
+export const workSecretSchema = z.object({ sessions_token: z.string().min(1), api_base_url: z.string().optional() }).strict();
+
+const integerParam = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, "must be a non-negative integer")
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+/** Query of `GET /v1/environments/{id}/work/poll`. */
+export const pollQuerySchema = z
+  .object({
+    block_ms: integerParam(1, 999).optional(),
+    reclaim_older_than_ms: integerParam(0, 86_400_000).optional(),
+  })
+  .strict();
+
+/** Query of `POST …/work/{id}/heartbeat`. */
+export const heartbeatQuerySchema = z
+  .object({
+    desired_ttl_seconds: integerParam(1, 86_400).optional(),
+    expected_last_heartbeat: z.string().min(1).optional(),
+  })
+  .strict();
+
+/** Body of `POST …/work/{id}/stop` (`BetaSelfHostedWorkStopRequest`). */
+export const stopBodySchema = z.object({ force: z.boolean().optional() }).strict();
+
+/** Query of `GET …/work` (list). */
+export const listQuerySchema = z
+  .object({ limit: integerParam(1, 1000).optional(), page: z.string().optional() })
+  .strict();
+
+/** A body that must be empty or `{}` (ack, heartbeat). */
+export const emptyBodySchema = z.object({}).strict();
