@@ -6,7 +6,7 @@ import { installAmaWorkerBin } from "@open-managed-agents/ama-worker";
 import { type LocalControlPlane, startLocalControlPlane } from "@open-managed-agents/local-control-plane";
 import { REFERENCE_PROVIDER, createReferenceManagedRuntimeDriver } from "@open-managed-agents/managed-runtime-conformance/testing";
 import { type LogEntry, createMemoryFencePort, createMemoryOrphanPort, createRecordingLogger } from "@open-managed-agents/managed-runtime-host/testing";
-import type { ManagedRuntimeProfile } from "@open-managed-agents/runtime-resource-contract";
+import type { ManagedRuntimeProfile, RuntimeResourceFencePort } from "@open-managed-agents/runtime-resource-contract";
 import {
   type ManagedEnvironmentWorker,
   type ManagedEnvironmentWorkerOptions,
@@ -29,7 +29,7 @@ export interface Stack {
   readonly reports: WorkItemReport[];
   readonly logs: readonly LogEntry[];
   readonly rootDir: string;
-  worker(overrides?: Partial<ManagedEnvironmentWorkerOptions>): Promise<ManagedEnvironmentWorker>;
+  worker(overrides?: Partial<ManagedEnvironmentWorkerOptions>, hostFences?: RuntimeResourceFencePort): Promise<ManagedEnvironmentWorker>;
   /** Resolves once `count` reports arrived. */
   reportsAfter(count: number): Promise<WorkItemReport[]>;
   close(): Promise<void>;
@@ -75,7 +75,7 @@ export async function startStack(options: { webhookSecret?: string; defaultTtlSe
     reports,
     logs: logger.entries,
     rootDir,
-    async worker(overrides = {}) {
+    async worker(overrides = {}, hostFences = fences) {
       const installation = await createManagedEnvironmentWorkerInstallation({
         mode: "runtime_host",
         worker: {
@@ -97,7 +97,7 @@ export async function startStack(options: { webhookSecret?: string; defaultTtlSe
           driver,
           provider: REFERENCE_PROVIDER,
           placement: "in_process",
-          host: { ownerId: "env-worker-test", leaseTtlMs: 60_000, heartbeatIntervalMs: 5_000, fences, orphans, logger },
+          host: { ownerId: "env-worker-test", leaseTtlMs: 60_000, heartbeatIntervalMs: 5_000, fences: hostFences, orphans, logger },
         },
       });
       if (installation.mode !== "runtime_host") throw new Error("expected a runtime_host installation");
