@@ -18,10 +18,14 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-/** Starts a server on a free port with its own root directory under `rootParent`. */
+/**
+ * Starts a server on a free port with its own root directory under `rootParent`. An explicit path mapping
+ * is a mode of unconfined containers, so it starts the server `unconfined-unsafe`; `auto` confines.
+ */
 export async function startTestServer(limits: Partial<LocalContainerLimits> = {}, pathMapping: PathMapping = "auto", rootParent = tmpdir()): Promise<TestServer> {
   const rootDir = await mkdtemp(join(rootParent, "oma-local-container-test-"));
-  const server = await createLocalContainerServer({ rootDir, limits, pathMapping });
+  const confinement = pathMapping === "auto" ? "bubblewrap" : "unconfined-unsafe";
+  const server = await createLocalContainerServer({ rootDir, limits, pathMapping, confinement });
   const call = (containerId: string, method: string, path: string, body?: unknown): Promise<Response> =>
     fetch(`${server.url}${path}`, {
       method,

@@ -34,6 +34,11 @@ export { DEFAULT_SANDBOX_CWD, PATH_MAP_ENV } from "./local-process-types.js";
 export type { MappedCommand, MappedProcess, PathMappingMode, PathMounts, SpawnMappedOptions } from "./local-process-types.js";
 export { type MapPathOptions, mapPath, normalizeSandboxPath, rewriteSandboxPaths } from "./local-process-paths.js";
 export { releaseMountNamespace } from "./local-process-namespace-cache.js";
+export {
+  type ConfinedRoot, type ConfinedRootOptions, type ConfinementLimits, type ConfinementMode, type ConfinementNetwork,
+  DEFAULT_CONFINEMENT_LIMITS, assertConfinementAvailable, createConfinedRoot,
+} from "./local-process-confinement.js";
+export { type ResolveInRootOptions, resolveInRoot } from "./local-process-root-paths.js";
 
 let cachedMode: PathMappingMode | undefined;
 
