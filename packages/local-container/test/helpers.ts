@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -75,6 +75,27 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Host pid of a process a confined container's command reported (`$$`, `$!`: pids of the container's
+ * own PID namespace); an unconfined container's pids are host pids already. -1 when no such process is
+ * left, which `isAlive` reports as gone.
+ */
+export function hostPidOf(harness: TestServer, containerId: string, containerPid: number): number {
+  const root = harness.server.containers.get(containerId)?.root;
+  if (root === undefined) return containerPid;
+  const namespace = readlinkSync(`/proc/${root.pid}/ns/pid`);
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const nsPids = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${entry}/status`, "utf8"))?.[1]?.trim().split(/\s+/);
+      if (nsPids?.at(-1) === String(containerPid) && readlinkSync(`/proc/${entry}/ns/pid`) === namespace) return Number(entry);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return -1;
 }
 
 /** Polls `check` until it is true or `timeoutMs` passed. */
