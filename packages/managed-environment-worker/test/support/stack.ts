@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
-import { installAmaWorkerBin } from "@open-managed-agents/ama-worker";
+import { DEFAULT_AMA_WORKER_BIN_DIRECTORY, installAmaWorkerBin } from "@open-managed-agents/ama-worker";
 import { type LocalControlPlane, startLocalControlPlane } from "@open-managed-agents/local-control-plane";
 import { REFERENCE_PROVIDER, createReferenceManagedRuntimeDriver } from "@open-managed-agents/managed-runtime-conformance/testing";
 import { type LogEntry, createMemoryFencePort, createMemoryOrphanPort, createRecordingLogger } from "@open-managed-agents/managed-runtime-host/testing";
@@ -50,7 +50,8 @@ export function amaWorkerProfile(binDirectory: string): ManagedRuntimeProfile {
 
 export async function startStack(options: { webhookSecret?: string; defaultTtlSeconds?: number } = {}): Promise<Stack> {
   const rootDir = await mkdtemp(join(tmpdir(), "oma-env-worker-"));
-  const binDirectory = join(rootDir, "bin");
+  // A directory the confined local runtime sees (the host's /opt, copy-on-write), not the host's /tmp.
+  const binDirectory = process.env.OMA_AMA_WORKER_BIN_DIR ?? DEFAULT_AMA_WORKER_BIN_DIRECTORY;
   await installAmaWorkerBin(binDirectory);
   // The readiness probe runs with the runtime's own PATH, as a sandbox image's would carry the bin.
   process.env.PATH = `${binDirectory}${delimiter}${process.env.PATH ?? ""}`;
