@@ -27,13 +27,15 @@ export function verifyWebhook(client: Anthropic, request: WebhookRequest, key: s
   const signingKey = key ?? client.webhookKey ?? undefined;
   if (!signingKey) throw new InvalidConfigError({ message: "no webhook signing key: pass webhookKey or configure the client's", context: { field: "webhookKey" } });
   const headers = flattenHeaders(request.headers);
-  let event: { type?: unknown };
+  let event: { type?: unknown; data?: { type?: unknown } };
   try {
-    event = client.beta.webhooks.unwrap(request.body, { headers, key: signingKey }) as { type?: unknown };
+    event = client.beta.webhooks.unwrap(request.body, { headers, key: signingKey }) as typeof event;
   } catch (cause) {
     throw new UnauthorizedError({ message: "webhook signature is missing, invalid or stale", context: { webhookId: headers["webhook-id"] ?? null }, cause });
   }
-  return { id: headers["webhook-id"] ?? "", eventType: typeof event.type === "string" ? event.type : "unknown" };
+  // Managed Agents events wrap the subject: `{type: "event", data: {type: "session.pending", …}}`.
+  const type = typeof event.data?.type === "string" ? event.data.type : event.type;
+  return { id: headers["webhook-id"] ?? "", eventType: typeof type === "string" ? type : "unknown" };
 }
 
 function flattenHeaders(headers: WebhookRequest["headers"]): Record<string, string> {

@@ -96,6 +96,7 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
     } finally {
       signal.removeEventListener("abort", stop);
     }
+    logger.info("worker.drain_pass", { claimed });
     return claimed;
   };
 

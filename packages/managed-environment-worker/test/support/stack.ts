@@ -48,7 +48,7 @@ export function amaWorkerProfile(binDirectory: string): ManagedRuntimeProfile {
   };
 }
 
-export async function startStack(options: { webhookSecret?: string; defaultTtlSeconds?: number } = {}): Promise<Stack> {
+export async function startStack(options: { webhook?: { url: string; secret: string }; defaultTtlSeconds?: number } = {}): Promise<Stack> {
   const rootDir = await mkdtemp(join(tmpdir(), "oma-env-worker-"));
   // A directory the confined local runtime sees (the host's /opt, copy-on-write), not the host's /tmp.
   const binDirectory = process.env.OMA_AMA_WORKER_BIN_DIR ?? DEFAULT_AMA_WORKER_BIN_DIRECTORY;
@@ -57,6 +57,7 @@ export async function startStack(options: { webhookSecret?: string; defaultTtlSe
   process.env.PATH = `${binDirectory}${delimiter}${process.env.PATH ?? ""}`;
   const plane = await startLocalControlPlane({
     ...(options.defaultTtlSeconds ? { defaultTtlSeconds: options.defaultTtlSeconds } : {}),
+    ...(options.webhook ? { webhook: options.webhook } : {}),
   });
   const environment = plane.createEnvironment({ name: "env-worker-test" });
   const client = new Anthropic({ baseURL: plane.url, apiKey: null, authToken: null, maxRetries: 0 });
