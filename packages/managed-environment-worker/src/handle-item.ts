@@ -7,7 +7,14 @@ import {
   type ManagedRuntimeRunResult,
   createRedactingLogger,
 } from "@open-managed-agents/managed-runtime-host";
-import { InternalError, InvalidRequestError, LeaseLostError, ManagedRuntimeError, type RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
+import {
+  InternalError,
+  InvalidRequestError,
+  LeaseLostError,
+  ManagedRuntimeError,
+  type RuntimeResourceScope,
+  parseManagedRuntimeProfile,
+} from "@open-managed-agents/runtime-resource-contract";
 import { projectWorkEnv, withHarnessEnv } from "./harness-env.js";
 import type { ResolvedWorkerOptions, WorkItemOutcome, WorkItemReport } from "./options.js";
 import { checkSessionBelongs, createSessionInputAccess, toSessionSnapshot } from "./session.js";
@@ -63,7 +70,8 @@ export async function handleWorkItem(context: ItemContext, work: BetaSelfHostedW
       logger.info("work.skipped", { workId: work.id, sessionId: scope.sessionId, reason: "session_terminated" });
       return { workId: work.id, scope, lane, outcome: { type: "skipped", reason: "session_terminated" } };
     }
-    const base = await options.profileFor(work, session);
+    // A profile is caller input: refused here, typed, before anything reads it.
+    const base = parseManagedRuntimeProfile(await options.profileFor(work, session));
     lane = base.driver?.type ?? null;
     const env = (own: Readonly<Record<string, string>> | undefined) =>
       projectWorkEnv(own, {

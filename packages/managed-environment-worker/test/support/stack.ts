@@ -48,7 +48,7 @@ export function amaWorkerProfile(binDirectory: string): ManagedRuntimeProfile {
   };
 }
 
-export async function startStack(options: { webhook?: { url: string; secret: string }; defaultTtlSeconds?: number } = {}): Promise<Stack> {
+export async function startStack(options: { webhook?: { url: string; secret: string }; defaultTtlSeconds?: number; clock?: () => number } = {}): Promise<Stack> {
   const rootDir = await mkdtemp(join(tmpdir(), "oma-env-worker-"));
   // A directory the confined local runtime sees (the host's /opt, copy-on-write), not the host's /tmp.
   const binDirectory = process.env.OMA_AMA_WORKER_BIN_DIR ?? DEFAULT_AMA_WORKER_BIN_DIRECTORY;
@@ -58,6 +58,7 @@ export async function startStack(options: { webhook?: { url: string; secret: str
   const plane = await startLocalControlPlane({
     ...(options.defaultTtlSeconds ? { defaultTtlSeconds: options.defaultTtlSeconds } : {}),
     ...(options.webhook ? { webhook: options.webhook } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   const environment = plane.createEnvironment({ name: "env-worker-test" });
   const client = new Anthropic({ baseURL: plane.url, apiKey: null, authToken: null, maxRetries: 0 });
