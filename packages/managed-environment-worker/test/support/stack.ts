@@ -15,7 +15,7 @@ import {
 } from "../../src/index.js";
 
 /**
- * The pieces a user runs, all real: the local control plane (stand-in for Claude Managed Agents), the
+ * The pieces a user runs, all real: the local control plane (stand-in for Anthropic Managed Agents), the
  * official SDK client, this worker, the fenced host over the conformance reference driver (real `sh`
  * and `node` subprocesses that see `/workspace`), and the `oma-ama-worker` bin inside that sandbox.
  */
