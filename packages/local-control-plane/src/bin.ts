@@ -8,7 +8,7 @@ import { startLocalControlPlane } from "./server.js";
 
 const USAGE = `oma-local-control-plane [--port N] [--host H] [--public-url URL] [--admin-token-file PATH] [--webhook-url URL]
 
-Serves a local stand-in for Claude Managed Agents' Work API and session events.
+Serves a local stand-in for the Managed Agents Work API and session events.
 The admin token is read from OMA_LOCAL_CONTROL_PLANE_ADMIN_TOKEN; when unset, a fresh one is written to
 --admin-token-file (mode 0600). The webhook signing secret is read from OMA_LOCAL_CONTROL_PLANE_WEBHOOK_SECRET.`;
 

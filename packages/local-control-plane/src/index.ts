@@ -1,5 +1,6 @@
 export { type LocalControlPlane, startLocalControlPlane } from "./server.js";
 export type { LocalControlPlaneOptions } from "./options.js";
+export type { ControlPlaneEvent, ControlPlaneObserver } from "./events.js";
 export { HeartbeatPreconditionFailedError, type LeaseState } from "./errors.js";
 export { signWebhook, type WebhookDelivery, type WebhookTarget } from "./webhooks.js";
 export { MANAGED_AGENTS_BETA } from "./http/auth.js";

@@ -1,5 +1,6 @@
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import { z } from "zod";
+import type { ControlPlaneObserver } from "./events.js";
 import type { WebhookTarget } from "./webhooks.js";
 
 const MIB = 1024 * 1024;
@@ -10,7 +11,7 @@ export interface LocalControlPlaneOptions {
   readonly port?: number;
   /** Interface to listen on. @default "127.0.0.1" */
   readonly host?: string;
-  /** Bearer token of the admin API (and the Claude API key the stand-in accepts). @default a random token */
+  /** Bearer token of the admin API (and the platform API key the stand-in accepts). @default a random token */
   readonly adminToken?: string;
   /** Base URL written into each work secret's `api_base_url` (when the sandbox reaches the server by another name). @default the listening URL */
   readonly publicUrl?: string;
@@ -30,6 +31,10 @@ export interface LocalControlPlaneOptions {
   readonly fetch?: typeof fetch;
   /** Webhook delivery attempts. @default 3 */
   readonly webhookAttempts?: number;
+  /** How often expired leases are applied without a request touching the item (so webhooks announce re-queued items). @default 1000 */
+  readonly sweepIntervalMs?: number;
+  /** Receives what the control plane does (work queued, claimed, stopped; turns; tool calls), for logs. Never secrets. */
+  readonly onEvent?: ControlPlaneObserver;
 }
 
 const isFunction = (value: unknown) => typeof value === "function";
@@ -52,6 +57,8 @@ const optionsSchema = z
     clock: z.custom<() => number>(isFunction, "must be a function").default(() => Date.now),
     fetch: z.custom<typeof fetch>(isFunction, "must be a function").optional(),
     webhookAttempts: positive.max(10).default(3),
+    sweepIntervalMs: positive.default(1000),
+    onEvent: z.custom<ControlPlaneObserver>(isFunction, "must be a function").optional(),
   })
   .strict()
   .refine((options) => options.defaultTtlSeconds <= options.maxTtlSeconds, { message: "defaultTtlSeconds must not exceed maxTtlSeconds", path: ["defaultTtlSeconds"] });

@@ -1,14 +1,16 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type LocalControlPlane, startLocalControlPlane } from "../src/index.js";
+import { type ControlPlaneEvent, type LocalControlPlane, startLocalControlPlane } from "../src/index.js";
 import { claimOne, sdkClient, tempDir } from "./helpers.js";
 
 describe("the SDK's EnvironmentWorker.handleItem against the local control plane", () => {
   let plane: LocalControlPlane;
   let workdir: Awaited<ReturnType<typeof tempDir>>;
+  let events: ControlPlaneEvent[];
   beforeEach(async () => {
-    plane = await startLocalControlPlane();
+    events = [];
+    plane = await startLocalControlPlane({ onEvent: (event) => events.push(event) });
     workdir = await tempDir();
   });
   afterEach(async () => {
@@ -50,5 +52,19 @@ describe("the SDK's EnvironmentWorker.handleItem against the local control plane
     expect(texts[2]).toContain("from-bash");
     expect(plane.workItems(environment.id)).toEqual([expect.objectContaining({ id: work.id, state: "stopped", secret: null })]);
     expect((await plane.waitForTurn(session.id, turn.id)).state).toBe("done");
+    expect(events.map((event) => event.type)).toEqual([
+      "work_queued",
+      "turn_started",
+      "tool_use",
+      "work_claimed",
+      "work_acknowledged",
+      "tool_result",
+      "tool_use",
+      "tool_result",
+      "tool_use",
+      "tool_result",
+      "turn_ended",
+      "work_stopped",
+    ]);
   });
 });

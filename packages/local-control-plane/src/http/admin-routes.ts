@@ -1,10 +1,13 @@
+import type { z } from "zod";
 import type { ControlPlaneState } from "../state/control-plane-state.js";
 import { rfc3339 } from "../state/ids.js";
 import { sessionToWire } from "../state/sessions.js";
 import type { SessionRecord } from "../state/sessions.js";
 import type { Turn } from "../state/turn.js";
-import { toWire } from "../state/work-queue.js";
+import type { WorkRecord } from "../state/work-queue.js";
+import { toWire } from "../state/work-wire.js";
 import {
+  adminStopBodySchema,
   adminWorkQuerySchema,
   createEnvironmentBodySchema,
   createSessionBodySchema,
@@ -15,7 +18,10 @@ import {
   transcriptSchema,
   turnSchema,
   uploadFileQuerySchema,
+  uploadSkillQuerySchema,
 } from "../wire/admin-schemas.js";
+import { skillVersionSchema } from "../wire/skill-schemas.js";
+import { skillVersionToWire } from "./skill-routes.js";
 import { sessionSchema } from "../wire/session-schemas.js";
 import { emptyBodySchema, workItemSchema, workListSchema } from "../wire/work-schemas.js";
 import { authenticate, requireApiKey } from "./auth.js";
@@ -48,6 +54,16 @@ export function transcriptToWire(session: SessionRecord) {
 /** The admin API (not part of the platform's SDK surface): environments, sessions, scripted turns, transcripts. */
 export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBodyBytes: number }): Route[] {
   const admin = (context: RouteContext) => requireApiKey(authenticate(state, context.token));
+  /** `POST /admin/v1/work/{id}/<action>`: an operator action on one item, answered with the item. */
+  const workAction = <S extends z.ZodType>(action: string, bodySchema: S, act: (work: WorkRecord, body: z.output<S>) => WorkRecord): Route => ({
+    method: "POST",
+    path: `/admin/v1/work/:work_id/${action}`,
+    handler: async (context) => {
+      admin(context);
+      const body = await readJson(context.request, bodySchema, `${action} body`, limits.maxBodyBytes);
+      sendJson(context.response, 200, workItemSchema, toWire(act(state.work.find(context.params.work_id!), body), false));
+    },
+  });
   return [
     {
       method: "POST",
@@ -74,7 +90,13 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
       handler: async (context) => {
         admin(context);
         const body = await readJson(context.request, createSessionBodySchema, "create session body", limits.maxBodyBytes);
-        const session = state.createSession({ environmentId: body.environment_id, title: body.title, metadata: body.metadata, files: body.files.map((file) => ({ fileId: file.file_id, mountPath: file.mount_path })) });
+        const session = state.createSession({
+          environmentId: body.environment_id,
+          title: body.title,
+          metadata: body.metadata,
+          files: body.files.map((file) => ({ fileId: file.file_id, mountPath: file.mount_path })),
+          skills: body.skills.map((skill) => ({ skillId: skill.skill_id, version: skill.version })),
+        });
         sendJson(context.response, 201, sessionSchema, sessionToWire(session));
       },
     },
@@ -117,6 +139,9 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
         sendJson(context.response, 200, workListSchema, { data: state.work.list(query.environment_id).map((work) => toWire(work, false)), next_page: null });
       },
     },
+    workAction("stop", adminStopBodySchema, (work, body) => state.work.stop(work.environmentId, work.id, { force: body.force, by: "operator" })),
+    workAction("take-over-lease", emptyBodySchema, (work) => state.work.takeOverLease(work.environmentId, work.id)),
+    workAction("expire-lease", emptyBodySchema, (work) => state.work.expireLease(work.environmentId, work.id)),
     {
       method: "POST",
       path: "/admin/v1/files",
@@ -126,6 +151,17 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
         const bytes = await readBody(context.request, limits.maxBodyBytes);
         const file = state.uploadFile({ filename: query.filename, mimeType: query.mime_type, bytes });
         sendJson(context.response, 201, fileCreatedSchema, { type: "file", id: file.id, filename: file.filename, mime_type: file.mimeType, size_bytes: file.bytes.length, created_at: rfc3339(file.createdAt) });
+      },
+    },
+    {
+      method: "POST",
+      path: "/admin/v1/skills",
+      handler: async (context) => {
+        admin(context);
+        const query = parseQuery(context.url, uploadSkillQuerySchema, "upload skill query");
+        const archive = await readBody(context.request, limits.maxBodyBytes);
+        const version = state.skills.upload({ ...(query.skill_id !== undefined ? { skillId: query.skill_id } : {}), name: query.name, description: query.description, archive });
+        sendJson(context.response, 201, skillVersionSchema, skillVersionToWire(version));
       },
     },
     {

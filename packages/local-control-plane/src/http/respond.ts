@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ManagedRuntimeError, createError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import type { z } from "zod";
-import { HeartbeatPreconditionFailedError } from "../errors.js";
+import type { HeartbeatPreconditionFailedError } from "../errors.js";
 import { type PlatformErrorBody, type PlatformErrorType, platformErrorBodySchema } from "../wire/error-body.js";
 import { newId } from "../state/ids.js";
 
@@ -24,10 +24,10 @@ export function sendJson<S extends z.ZodType>(response: ServerResponse, status: 
 /** The platform's error JSON for `error` (SDK routes). Unknown failures become a 500 `api_error` without detail. */
 export function platformError(error: unknown): { status: number; body: PlatformErrorBody } {
   const requestId = newId("req");
-  if (error instanceof HeartbeatPreconditionFailedError) {
+  if (ManagedRuntimeError.hasCode(error, "lease_lost") && "currentState" in error) {
     return {
       status: 412,
-      body: { type: "error", error: { type: "invalid_request_error", message: error.message, details: { error_code: "heartbeat_precondition_failed", current_state: error.currentState } }, request_id: requestId },
+      body: { type: "error", error: { type: "invalid_request_error", message: error.message, details: { error_code: "heartbeat_precondition_failed", current_state: (error as HeartbeatPreconditionFailedError).currentState } }, request_id: requestId },
     };
   }
   if (ManagedRuntimeError.isInstance(error) && PLATFORM_TYPE[error.code]) {

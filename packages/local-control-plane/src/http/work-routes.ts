@@ -1,6 +1,6 @@
 import { createError } from "@open-managed-agents/runtime-resource-contract";
 import type { ControlPlaneState } from "../state/control-plane-state.js";
-import { toWire } from "../state/work-queue.js";
+import { toWire } from "../state/work-wire.js";
 import {
   heartbeatQuerySchema,
   heartbeatResponseSchema,
@@ -110,9 +110,11 @@ export function workRoutes(state: ControlPlaneState, limits: { readonly maxBodyB
       path: `${prefix}/:work_id/stop`,
       handler: async (context) => {
         const { principal, environment } = open(context);
-        requireWorkCredential(principal, environment, context.params.work_id!);
+        // The API key is the operator asking the holder to stop; a worker credential ends its own work.
+        if (principal.kind !== "api_key") requireWorkCredential(principal, environment, context.params.work_id!);
         const body = await readJson(context.request, stopBodySchema, "stop body", limits.maxBodyBytes);
-        sendJson(context.response, 200, workItemSchema, toWire(state.work.stop(environment.id, context.params.work_id!, body.force ?? false), false));
+        const by = principal.kind === "api_key" ? "operator" : "worker";
+        sendJson(context.response, 200, workItemSchema, toWire(state.work.stop(environment.id, context.params.work_id!, { force: body.force ?? false, by }), false));
       },
     },
   ];

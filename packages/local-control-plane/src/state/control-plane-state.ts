@@ -1,9 +1,11 @@
 import { createError } from "@open-managed-agents/runtime-resource-contract";
+import { safeObserver } from "../events.js";
 import type { ResolvedOptions } from "../options.js";
 import type { WebhookTarget } from "../webhooks.js";
 import { createWebhookSender } from "../webhooks.js";
 import { newId, newToken } from "./ids.js";
 import { type SessionRecord, createSessions } from "./sessions.js";
+import { createSkills } from "./skills.js";
 import { type WorkRecord, createWorkQueue } from "./work-queue.js";
 
 /** A self-hosted environment and its standing credential. */
@@ -34,6 +36,8 @@ export type Principal =
 export function createControlPlaneState(options: ResolvedOptions & { readonly adminToken: string; readonly apiBaseUrl: () => string; readonly webhook?: WebhookTarget }) {
   const environments = new Map<string, EnvironmentRecord>();
   const files = new Map<string, FileRecord>();
+  const skills = createSkills(options.clock);
+  const observe = safeObserver(options.onEvent);
   const webhooks = options.webhook ? createWebhookSender(options.webhook, { clock: options.clock, fetch: options.fetch ?? globalThis.fetch, attempts: options.webhookAttempts }) : null;
 
   const work = createWorkQueue({
@@ -42,6 +46,7 @@ export function createControlPlaneState(options: ResolvedOptions & { readonly ad
     defaultTtlSeconds: options.defaultTtlSeconds,
     maxTtlSeconds: options.maxTtlSeconds,
     defaultReclaimMs: options.reclaimOlderThanMs,
+    observe,
     onQueued: (item) => {
       if (item.data.type === "session") webhooks?.send(item.data.id, item.id);
     },
@@ -56,6 +61,7 @@ export function createControlPlaneState(options: ResolvedOptions & { readonly ad
     clock: options.clock,
     queueWork: (session) => work.enqueue({ environmentId: session.environmentId, data: { type: "session", id: session.id } }).id,
     hasLiveWork: liveWork,
+    observe,
   });
 
   const environment = (environmentId: string): EnvironmentRecord => {
@@ -67,6 +73,7 @@ export function createControlPlaneState(options: ResolvedOptions & { readonly ad
   return {
     work,
     sessions,
+    skills,
     webhooks,
     environment,
     createEnvironment(input: { name: string; metadata: Record<string, string> }): EnvironmentRecord {
@@ -74,9 +81,10 @@ export function createControlPlaneState(options: ResolvedOptions & { readonly ad
       environments.set(record.id, record);
       return record;
     },
-    createSession(input: { environmentId: string; title: string | null; metadata: Record<string, string>; files: readonly { fileId: string; mountPath: string }[] }): SessionRecord {
+    createSession(input: { environmentId: string; title: string | null; metadata: Record<string, string>; files: readonly { fileId: string; mountPath: string }[]; skills: readonly { skillId: string; version: string }[] }): SessionRecord {
       environment(input.environmentId);
       for (const file of input.files) this.file(file.fileId);
+      for (const skill of input.skills) skills.get(skill.skillId, skill.version);
       return sessions.create(input);
     },
     /** Queues a health-check item, which a worker is expected to stop. */

@@ -1,6 +1,7 @@
 import { createError } from "@open-managed-agents/runtime-resource-contract";
+import type { ControlPlaneObserver } from "../events.js";
 import type { ToolCall } from "../wire/admin-schemas.js";
-import type { EventParams, SessionEventWire } from "../wire/event-schemas.js";
+import type { EventParams, SessionEventWire, UserEventWire } from "../wire/event-schemas.js";
 import type { SessionWire } from "../wire/session-schemas.js";
 import type { Clock } from "./clock.js";
 import { newId, rfc3339 } from "./ids.js";
@@ -14,6 +15,8 @@ export interface SessionRecord {
   readonly title: string | null;
   readonly metadata: Record<string, string>;
   readonly files: readonly { readonly fileId: string; readonly mountPath: string; readonly resourceId: string }[];
+  /** Skills of the session's agent, as `{skillId, version}` (a version id or `latest`). */
+  readonly skills: readonly { readonly skillId: string; readonly version: string }[];
   status: SessionWire["status"];
   updatedAt: number;
   readonly events: SessionEventWire[];
@@ -29,13 +32,14 @@ export interface SessionsOptions {
   readonly queueWork: (session: SessionRecord) => string;
   /** Whether the session still has a work item that is not stopped. */
   readonly hasLiveWork: (session: SessionRecord) => boolean;
+  readonly observe: ControlPlaneObserver;
 }
 
 /** Sessions, their event log and the scripted agent that drives each turn. */
 export function createSessions(options: SessionsOptions) {
   const sessions = new Map<string, SessionRecord>();
 
-  const append = (session: SessionRecord, event: SessionEventWire) => {
+  const append = <E extends SessionEventWire>(session: SessionRecord, event: E): E => {
     session.events.push(event);
     session.updatedAt = options.clock();
     for (const subscriber of session.subscribers) subscriber(event);
@@ -51,6 +55,7 @@ export function createSessions(options: SessionsOptions) {
     if (call) {
       const event = append(session, { ...stamp(), type: "agent.tool_use", name: call.name, input: call.input, evaluated_permission: "allow" });
       turn.outstanding = event.id;
+      options.observe({ type: "tool_use", sessionId: session.id, turnId: turn.id, toolUseId: event.id, name: call.name });
       session.transcript.push({ turnId: turn.id, toolUseId: event.id, name: call.name, input: call.input, result: null, requestedAt: event.processed_at, answeredAt: null, workId: turn.workIds.at(-1) ?? null });
       return;
     }
@@ -63,6 +68,7 @@ export function createSessions(options: SessionsOptions) {
     if (turn.finalMessage !== undefined) append(session, { ...stamp(), type: "agent.message", content: [{ type: "text", text: turn.finalMessage }] });
     session.status = "idle";
     append(session, { ...stamp(), type: "session.status_idle", stop_reason: { type: "end_turn" }, stop_details: null });
+    options.observe({ type: "turn_ended", sessionId: session.id, turnId: turn.id });
   };
 
   /** Starts the oldest pending turn once the previous turn is done and its work item has stopped. */
@@ -72,6 +78,7 @@ export function createSessions(options: SessionsOptions) {
     if (!turn) return;
     turn.state = "running";
     turn.workIds.push(options.queueWork(session));
+    options.observe({ type: "turn_started", sessionId: session.id, turnId: turn.id, workId: turn.workIds[0]! });
     session.status = "running";
     append(session, { ...stamp(), type: "user.message", content: [{ type: "text", text: turn.message }] });
     append(session, { ...stamp(), type: "session.status_running" });
@@ -84,7 +91,7 @@ export function createSessions(options: SessionsOptions) {
     return session;
   };
 
-  const receive = (session: SessionRecord, params: EventParams): SessionEventWire => {
+  const receive = (session: SessionRecord, params: EventParams): UserEventWire => {
     const turn = current(session);
     if (params.type === "user.message") {
       // A free-form message gets an empty scripted answer: the agent has no model.
@@ -98,10 +105,17 @@ export function createSessions(options: SessionsOptions) {
     }
     const entry = session.transcript.find((candidate) => candidate.toolUseId === params.tool_use_id);
     if (!entry) throw createError("invalid_request", { message: `tool_use_id ${params.tool_use_id} names no tool call of session ${session.id}`, context: { sessionId: session.id } });
-    if (entry.result !== null) throw createError("fence_conflict", { message: `tool call ${params.tool_use_id} was already answered`, context: { sessionId: session.id } });
+    if (entry.result !== null) {
+      // A send retried after its response was lost repeats the same result: answer it with the stored event.
+      const stored = session.events.find((event): event is Extract<UserEventWire, { type: "user.tool_result" }> => event.type === "user.tool_result" && event.tool_use_id === params.tool_use_id);
+      const same = stored && JSON.stringify(stored.content ?? []) === JSON.stringify(params.content ?? []) && (stored.is_error ?? false) === (params.is_error ?? false);
+      if (same) return stored;
+      throw createError("fence_conflict", { message: `tool call ${params.tool_use_id} was already answered with another result`, context: { sessionId: session.id } });
+    }
     const event = append(session, { ...stamp(), type: "user.tool_result", tool_use_id: params.tool_use_id, ...(params.content ? { content: params.content } : {}), is_error: params.is_error ?? false });
     entry.result = { content: params.content ?? [], isError: params.is_error ?? false };
     entry.answeredAt = event.processed_at;
+    options.observe({ type: "tool_result", sessionId: session.id, toolUseId: params.tool_use_id, isError: params.is_error ?? false });
     if (turn && turn.outstanding === params.tool_use_id) {
       turn.next += 1;
       advance(session, turn);
@@ -110,7 +124,7 @@ export function createSessions(options: SessionsOptions) {
   };
 
   return {
-    create(input: { environmentId: string; title: string | null; metadata: Record<string, string>; files: readonly { fileId: string; mountPath: string }[] }): SessionRecord {
+    create(input: { environmentId: string; title: string | null; metadata: Record<string, string>; files: readonly { fileId: string; mountPath: string }[]; skills: readonly { skillId: string; version: string }[] }): SessionRecord {
       const now = options.clock();
       const session: SessionRecord = {
         id: newId("sesn"),
@@ -120,6 +134,7 @@ export function createSessions(options: SessionsOptions) {
         title: input.title,
         metadata: { ...input.metadata },
         files: input.files.map((file) => ({ ...file, resourceId: newId("sesrsc") })),
+        skills: input.skills.map((skill) => ({ ...skill })),
         status: "idle",
         events: [],
         subscribers: new Set(),
@@ -163,6 +178,8 @@ export function createSessions(options: SessionsOptions) {
 /** The sessions module's type. */
 export type Sessions = ReturnType<typeof createSessions>;
 
+const toolConfig = <N extends ToolCall["name"]>(name: N) => ({ type: name, name, enabled: true, permission_policy: { type: "always_allow" as const } });
+
 /** Wire form of a session. */
 export function sessionToWire(session: SessionRecord): SessionWire {
   return {
@@ -177,12 +194,12 @@ export function sessionToWire(session: SessionRecord): SessionWire {
       mcp_servers: [],
       model: { id: "scripted" },
       multiagent: null,
-      skills: [],
+      skills: session.skills.map((skill) => ({ type: "custom" as const, skill_id: skill.skillId, version: skill.version })),
       system: null,
       tools: [
         {
           type: "agent_toolset_20260401",
-          configs: (["bash", "read", "write", "edit", "glob", "grep"] as const).map((name) => ({ type: name, name, enabled: true, permission_policy: { type: "always_allow" as const } })),
+          configs: [toolConfig("bash"), toolConfig("read"), toolConfig("write"), toolConfig("edit"), toolConfig("glob"), toolConfig("grep")],
           default_config: { enabled: true, permission_policy: { type: "always_allow" } },
         },
       ],

@@ -1,6 +1,7 @@
 import { createError } from "@open-managed-agents/runtime-resource-contract";
 import { HeartbeatPreconditionFailedError, type LeaseState } from "../errors.js";
-import type { WorkItemWire, WorkState } from "../wire/work-schemas.js";
+import type { ControlPlaneObserver } from "../events.js";
+import type { WorkState } from "../wire/work-schemas.js";
 import { type Clock, createHeartbeatStamps } from "./clock.js";
 import { newId, newToken, rfc3339 } from "./ids.js";
 
@@ -42,6 +43,7 @@ export interface WorkQueueOptions {
   readonly onQueued: (work: WorkRecord) => void;
   /** Called once when an item reaches `stopped`. */
   readonly onStopped: (work: WorkRecord) => void;
+  readonly observe: ControlPlaneObserver;
 }
 
 function encodeSecret(sessionsToken: string, apiBaseUrl: string): string {
@@ -69,6 +71,7 @@ export function createWorkQueue(options: WorkQueueOptions) {
     work.state = "stopped";
     work.stoppedAt = options.clock();
     work.leaseExpiresAt = null;
+    options.observe({ type: "work_stopped", workId: work.id, environmentId: work.environmentId });
     options.onStopped(work);
   };
 
@@ -80,6 +83,7 @@ export function createWorkQueue(options: WorkQueueOptions) {
     Object.assign(work, { state: "queued", polledAt: null, acknowledgedAt: null, startedAt: null, lastHeartbeat: null, latestHeartbeatAt: null, leaseExpiresAt: null });
     // The previous holder's sessions token dies with its lease.
     reissueSecret(work);
+    options.observe({ type: "work_queued", workId: work.id, environmentId: work.environmentId, sessionId: work.data.type === "session" ? work.data.id : null, reason: "lease_expired" });
     options.onQueued(work);
     wake();
   };
@@ -132,6 +136,7 @@ export function createWorkQueue(options: WorkQueueOptions) {
       };
       reissueSecret(work);
       items.set(work.id, work);
+      options.observe({ type: "work_queued", workId: work.id, environmentId: work.environmentId, sessionId: work.data.type === "session" ? work.data.id : null, reason: "new" });
       options.onQueued(work);
       wake();
       return work;
@@ -160,6 +165,7 @@ export function createWorkQueue(options: WorkQueueOptions) {
       if (!work) return null;
       work.polledAt = options.clock();
       work.deliveries += 1;
+      options.observe({ type: "work_claimed", workId: work.id, environmentId, deliveries: work.deliveries });
       return work;
     },
 
@@ -171,6 +177,7 @@ export function createWorkQueue(options: WorkQueueOptions) {
       }
       const now = options.clock();
       Object.assign(work, { state: "starting", acknowledgedAt: now, leaseExpiresAt: now + work.ttlSeconds * 1000 });
+      options.observe({ type: "work_acknowledged", workId, environmentId });
       return work;
     },
 
@@ -182,6 +189,7 @@ export function createWorkQueue(options: WorkQueueOptions) {
       }
       const stored = work.lastHeartbeat ?? NO_HEARTBEAT;
       if (work.state === "queued" || (query.expectedLastHeartbeat !== undefined && query.expectedLastHeartbeat !== stored)) {
+        options.observe({ type: "heartbeat_refused", workId, environmentId, state: work.state });
         throw new HeartbeatPreconditionFailedError({
           message: work.state === "queued" ? `work item ${workId} holds no lease (it is queued)` : `expected_last_heartbeat does not match the stored heartbeat of work item ${workId}`,
           workId,
@@ -197,19 +205,50 @@ export function createWorkQueue(options: WorkQueueOptions) {
       return { last_heartbeat: work.lastHeartbeat, lease_extended: true, state: work.state, ttl_seconds: work.ttlSeconds };
     },
 
-    /** Graceful stop moves a held item to `stopping`; `force`, an unheld item or a second stop ends it. */
-    stop(environmentId: string, workId: string, force: boolean): WorkRecord {
+    /**
+     * Ends an item. A worker's stop (`by: "worker"`, the environment key or the item's token) ends its own
+     * work at once; an operator's graceful stop (`by: "operator"`) asks the holder to wind down: the item is
+     * `stopping` until the holder stops it, a forced stop, or its lease expiring. An unheld item stops at once.
+     */
+    stop(environmentId: string, workId: string, how: { force: boolean; by: "worker" | "operator" }): WorkRecord {
       const work = get(environmentId, workId);
       if (work.state === "stopped") {
         throw createError("fence_conflict", { message: `work item ${workId} is already stopped`, context: { workId } });
       }
       work.stopRequestedAt ??= options.clock();
-      if (force || work.state === "queued" || work.state === "stopping") markStopped(work);
-      else work.state = "stopping";
+      if (how.force || how.by === "worker" || work.state === "queued" || work.state === "stopping") markStopped(work);
+      else {
+        work.state = "stopping";
+        options.observe({ type: "work_stopping", workId, environmentId });
+      }
       return work;
     },
 
+    /** Fault injection: the lease is renewed by someone else, so the holder's next heartbeat is stale (412). */
+    takeOverLease(environmentId: string, workId: string): WorkRecord {
+      const work = get(environmentId, workId);
+      if (work.state !== "starting" && work.state !== "active") {
+        throw createError("fence_conflict", { message: `work item ${workId} holds no lease (it is ${work.state})`, context: { workId, state: work.state } });
+      }
+      const now = options.clock();
+      Object.assign(work, { state: "active", startedAt: work.startedAt ?? now, lastHeartbeat: stamp(), latestHeartbeatAt: now, leaseExpiresAt: now + work.ttlSeconds * 1000 });
+      return work;
+    },
+    /** Fault injection: the lease expires now, as if its holder had crashed; the item returns to the queue. */
+    expireLease(environmentId: string, workId: string): WorkRecord {
+      const work = get(environmentId, workId);
+      if (work.leaseExpiresAt === null) throw createError("fence_conflict", { message: `work item ${workId} holds no lease (it is ${work.state})`, context: { workId, state: work.state } });
+      work.leaseExpiresAt = options.clock();
+      return get(environmentId, workId);
+    },
+
     get,
+    /** An item by id alone (admin paths). */
+    find(workId: string): WorkRecord {
+      const work = items.get(workId);
+      if (!work) throw createError("not_found", { message: `work item ${workId} not found`, context: { workId } });
+      return get(work.environmentId, workId);
+    },
     /** Every item of an environment, oldest first, after applying lease expiry. */
     list(environmentId?: string): WorkRecord[] {
       const all = [...items.values()].filter((work) => environmentId === undefined || work.environmentId === environmentId);
@@ -240,23 +279,3 @@ export function createWorkQueue(options: WorkQueueOptions) {
 
 /** The work queue's type. */
 export type WorkQueue = ReturnType<typeof createWorkQueue>;
-
-/** Wire form of an item; `secret` only on the poll path. */
-export function toWire(work: WorkRecord, withSecret: boolean): WorkItemWire {
-  const at = (ms: number | null) => (ms === null ? null : rfc3339(ms));
-  return {
-    id: work.id,
-    type: "work",
-    environment_id: work.environmentId,
-    state: work.state,
-    data: work.data.type === "session" ? { type: "session", id: work.data.id } : { type: "healthcheck", id: work.data.id },
-    metadata: { ...work.metadata },
-    secret: withSecret ? work.secret : null,
-    created_at: rfc3339(work.createdAt),
-    acknowledged_at: at(work.acknowledgedAt),
-    started_at: at(work.startedAt),
-    latest_heartbeat_at: at(work.latestHeartbeatAt),
-    stop_requested_at: at(work.stopRequestedAt),
-    stopped_at: at(work.stoppedAt),
-  };
-}

@@ -21,6 +21,8 @@ export const createSessionBodySchema = z
     metadata,
     /** Files attached as session resources; ids from `POST /admin/v1/files`. */
     files: z.array(z.object({ file_id: z.string().min(1), mount_path: z.string().min(1) }).strict()).default([]),
+    /** Skills of the session's agent; ids from `POST /admin/v1/skills`. */
+    skills: z.array(z.object({ skill_id: z.string().min(1), version: z.string().min(1).default("latest") }).strict()).default([]),
   })
   .strict();
 
@@ -33,6 +35,9 @@ export const queueTurnBodySchema = z
     final_message: z.string().optional(),
   })
   .strict();
+
+/** Query of `POST /admin/v1/skills`: the body is the skill's zip or tar archive. */
+export const uploadSkillQuerySchema = z.object({ name: z.string().min(1).max(64), description: z.string().max(1024).default(""), skill_id: z.string().min(1).optional() }).strict();
 
 /** Query of `POST /admin/v1/files`. */
 export const uploadFileQuerySchema = z.object({ filename: z.string().min(1).max(255), mime_type: z.string().min(1).default("application/octet-stream") }).strict();
@@ -73,6 +78,9 @@ export const transcriptSchema = z.object({ session_id: z.string(), status: z.enu
 
 /** Response of `POST /admin/v1/files`. */
 export const fileCreatedSchema = z.object({ type: z.literal("file"), id: z.string(), filename: z.string(), mime_type: z.string(), size_bytes: z.number().int().nonnegative(), created_at: z.string() }).strict();
+
+/** Body of `POST /admin/v1/work/{id}/stop`: an operator's stop (graceful unless `force`). */
+export const adminStopBodySchema = z.object({ force: z.boolean().default(false) }).strict();
 
 /** Query of `GET /admin/v1/work`. */
 export const adminWorkQuerySchema = z.object({ environment_id: z.string().min(1).optional() }).strict();

@@ -3,11 +3,20 @@ import { z } from "zod";
 /** A text content block (`BetaManagedAgentsTextBlock`). */
 export const textBlockSchema = z.object({ type: z.literal("text"), text: z.string() }).strict();
 
-/** Content a tool result may carry. Images, documents and search results are kept as sent. */
-const resultBlockSchema = z.union([
-  textBlockSchema,
-  z.object({ type: z.enum(["image", "document", "search_result"]) }).loose(),
-]);
+/** An image content block (`BetaManagedAgentsImageBlock`), e.g. from the read tool on a picture. */
+export const imageBlockSchema = z
+  .object({
+    type: z.literal("image"),
+    source: z.discriminatedUnion("type", [
+      z.object({ type: z.literal("base64"), media_type: z.string().min(1), data: z.string() }).strict(),
+      z.object({ type: z.literal("url"), url: z.string().min(1) }).strict(),
+      z.object({ type: z.literal("file"), file_id: z.string().min(1) }).strict(),
+    ]),
+  })
+  .strict();
+
+/** Content a tool result may carry here: text and images. Documents and search results are refused. */
+const resultBlockSchema = z.discriminatedUnion("type", [textBlockSchema, imageBlockSchema]);
 
 const eventBase = { id: z.string(), processed_at: z.string() };
 
@@ -67,8 +76,13 @@ export type EventParams = z.output<typeof eventParamsSchema>;
 /** Body of `POST /v1/sessions/{id}/events` (`EventSendParams` without header params). */
 export const sendEventsBodySchema = z.object({ events: z.array(eventParamsSchema).min(1).max(100) }).strict();
 
+/** The events a client's send stores. */
+export const userEventSchema = z.discriminatedUnion("type", [userMessageEventSchema, userToolResultEventSchema, userInterruptEventSchema]);
+/** A stored user event. */
+export type UserEventWire = z.output<typeof userEventSchema>;
+
 /** Response of `POST /v1/sessions/{id}/events` (`BetaManagedAgentsSendSessionEvents`). */
-export const sendEventsResponseSchema = z.object({ data: z.array(sessionEventSchema) }).strict();
+export const sendEventsResponseSchema = z.object({ data: z.array(userEventSchema) }).strict();
 
 /** Response of `GET /v1/sessions/{id}/events` (a `PageCursor` page). */
 export const eventListSchema = z.object({ data: z.array(sessionEventSchema), next_page: z.string().nullable() }).strict();

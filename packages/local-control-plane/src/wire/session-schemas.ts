@@ -2,20 +2,14 @@ import { z } from "zod";
 
 const alwaysAllow = z.object({ type: z.literal("always_allow") }).strict();
 
+const toolConfig = <N extends "bash" | "read" | "write" | "edit" | "glob" | "grep">(name: N) =>
+  z.object({ type: z.literal(name), name: z.literal(name), enabled: z.boolean(), permission_policy: alwaysAllow }).strict();
+
 /** The agent toolset the scripted agent declares (`BetaManagedAgentsAgentToolset20260401`). */
 const agentToolsetSchema = z
   .object({
     type: z.literal("agent_toolset_20260401"),
-    configs: z.array(
-      z
-        .object({
-          type: z.enum(["bash", "read", "write", "edit", "glob", "grep"]),
-          name: z.enum(["bash", "read", "write", "edit", "glob", "grep"]),
-          enabled: z.boolean(),
-          permission_policy: alwaysAllow,
-        })
-        .strict(),
-    ),
+    configs: z.array(z.discriminatedUnion("type", [toolConfig("bash"), toolConfig("read"), toolConfig("write"), toolConfig("edit"), toolConfig("glob"), toolConfig("grep")])),
     default_config: z.object({ enabled: z.boolean(), permission_policy: alwaysAllow }).strict(),
   })
   .strict();
