@@ -1,0 +1,44 @@
+import { createManagedRuntimeHost, createManagedRuntimeProviderRegistry } from "@open-managed-agents/managed-runtime-host";
+import { REFERENCE_PROVIDER } from "@open-managed-agents/managed-runtime-conformance/testing";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { type Stack, startStack } from "./support/stack.js";
+
+let stack: Stack;
+beforeEach(async () => {
+  stack = await startStack();
+});
+afterEach(() => stack.close());
+
+it.each([1, 2])("runs at most %i items at once and claims only while a slot is free", async (concurrency) => {
+  const registry = createManagedRuntimeProviderRegistry({ drivers: [stack.driver] });
+  let running = 0;
+  let peak = 0;
+  const worker = await stack.worker({
+    concurrency,
+    // The stack's host, wrapped so the test sees how many runs overlap.
+    async host({ scope, profile }) {
+      const { resources } = await registry.prepare({ provider: REFERENCE_PROVIDER, placement: "in_process", scope, profile, providerConfig: {} });
+      const { supervisorTransport: _transport, ...ports } = resources;
+      const host = createManagedRuntimeHost({ ownerId: "concurrency-test", leaseTtlMs: 60_000, heartbeatIntervalMs: 5_000, fences: stack.fences, orphans: stack.orphans, ...ports });
+      return {
+        async run(input) {
+          running += 1;
+          peak = Math.max(peak, running);
+          try {
+            return await host.run(input);
+          } finally {
+            running -= 1;
+          }
+        },
+      };
+    },
+  });
+  for (let index = 0; index < 3; index += 1) {
+    const session = stack.plane.createSession({ environmentId: stack.environment.id });
+    stack.plane.queueTurn(session.id, { toolCalls: [{ name: "bash", input: { command: "sleep 0.5" } }] });
+  }
+  let claimed = 0;
+  while (claimed < 3) claimed += (await worker.drain()).claimed;
+  expect(peak).toBe(concurrency);
+  expect(stack.reports.map((report) => report.outcome.type === "ran" && report.outcome.result.type)).toEqual(["completed", "completed", "completed"]);
+});
