@@ -188,7 +188,9 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
         return { eventType, duplicate: true };
       }
       logger.info("webhook.accepted", { webhookId: id, eventType });
-      const scheduled = drain().catch(() => undefined);
+      const scheduled = drain().catch((error: unknown) => {
+        logger.error("webhook.drain_failed", { webhookId: id, code: error instanceof Error && "code" in error ? String(error.code) : "unknown" });
+      });
       request.waitUntil?.(scheduled);
       return { eventType, duplicate: false };
     },
