@@ -2,7 +2,7 @@
  * The server's confinement option: bubblewrap by default, the unconfined mode only by its name, the
  * network option, and the mode in force readable on the server object.
  */
-import { readlinkSync } from "node:fs";
+import { existsSync, readlinkSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +12,16 @@ import { type LocalContainerServerOptions, createLocalContainerServer } from "..
 import { type TestServer, startTestServer } from "./helpers.js";
 
 const SESSIONLESS = "__DISABLE_SESSION__";
+
+/** Whether Debian's mirror answers (the apt probe needs it; offline machines skip it). */
+async function mirrorReachable(): Promise<boolean> {
+  try {
+    return (await fetch("http://deb.debian.org/debian/", { method: "HEAD", signal: AbortSignal.timeout(5_000) })).ok;
+  } catch {
+    return false;
+  }
+}
+const aptProbe = existsSync("/etc/apt") && (await mirrorReachable());
 let harness: TestServer | undefined;
 afterEach(async () => {
   await harness?.stop();
@@ -40,6 +50,15 @@ describe("confinement option", () => {
     await harness.start("open");
     expect(String((await run("open", "readlink /proc/self/ns/pid")).stdout).trim()).toBe(readlinkSync("/proc/self/ns/pid"));
   });
+
+  it.skipIf(!aptProbe)("an apt-get install succeeds and lands in the container's tree, never the host's", async () => {
+    harness = await startTestServer();
+    await harness.start("apt");
+    const result = await run("apt", "apt-get install -y -q sl >/dev/null 2>&1; test -x /usr/games/sl && echo installed");
+    expect(result.stdout).toBe("installed\n");
+    expect(existsSync("/usr/games/sl")).toBe(false);
+    expect(existsSync(join(harness.rootDir, "apt", "upper", "usr", "games", "sl"))).toBe(true);
+  }, 180_000);
 
   it('network "none" leaves only a loopback interface', async () => {
     const rootDir = await mkdtemp(join(tmpdir(), "oma-local-container-net-"));

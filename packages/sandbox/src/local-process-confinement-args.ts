@@ -65,8 +65,14 @@ export const HOLDER_SCRIPT = [
   '  shift',
   'done; shift',
   'while [ "$1" != -- ]; do ln -sfn "$2" "rootfs/$1" || exit 125; shift 2; done; shift',
-  'mkdir -p rootfs/proc rootfs/dev rootfs/root rootfs/home rootfs/mnt rootfs/run rootfs/srv private/var/tmp || exit 125',
-  'chmod 1777 private/var/tmp || exit 125',
+  'mkdir -p rootfs/proc rootfs/dev rootfs/root rootfs/home rootfs/mnt rootfs/run rootfs/srv rootfs/tmp private/var/tmp || exit 125',
+  'chmod 1777 rootfs/tmp private/var/tmp || exit 125',
+  // The container's root holds no capability and maps only uid 0, so directories of other users are
+  // closed to it. apt downloads as `_apt` into such directories; the container's copies become root's
+  // and apt is told to stay root (copy-on-write: the host's files keep their owners).
+  'for d in var/cache/apt/archives/partial var/lib/apt/lists/partial var/lib/apt/lists/auxfiles; do [ -d "rootfs/$d" ] && chown root:root "rootfs/$d"; done',
+  '[ -d rootfs/etc/apt/apt.conf.d ] && echo \'APT::Sandbox::User "root";\' > rootfs/etc/apt/apt.conf.d/00openma-sandbox-user',
+  'true',
   'exec "$@"',
 ].join("\n");
 
