@@ -13,10 +13,12 @@ export interface ConfinementLimits {
   readonly maxOpenFiles: number;
   /** `RLIMIT_FSIZE`: largest file a process may write, in bytes. @default 4 GiB */
   readonly maxFileBytes: number;
+  /** `RLIMIT_AS`: address space of one process, in bytes (a memory bound per process, not per container). @default 16 GiB */
+  readonly maxMemoryBytes: number;
 }
 
 /** Defaults of {@link ConfinementLimits}. */
-export const DEFAULT_CONFINEMENT_LIMITS: ConfinementLimits = { maxProcesses: 256, maxOpenFiles: 4096, maxFileBytes: 4 * 1024 ** 3 };
+export const DEFAULT_CONFINEMENT_LIMITS: ConfinementLimits = { maxProcesses: 256, maxOpenFiles: 4096, maxFileBytes: 4 * 1024 ** 3, maxMemoryBytes: 16 * 1024 ** 3 };
 
 /** Top-level host directories a confined root is built from; everything else of the host stays invisible. */
 const SYSTEM_ENTRIES = ["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "var", "opt"] as const;
@@ -63,7 +65,14 @@ export const HOLDER_SCRIPT = [
   '  shift',
   'done; shift',
   'while [ "$1" != -- ]; do ln -sfn "$2" "rootfs/$1" || exit 125; shift 2; done; shift',
-  'mkdir -p rootfs/proc rootfs/dev rootfs/root rootfs/home rootfs/mnt rootfs/run rootfs/srv || exit 125',
+  'mkdir -p rootfs/proc rootfs/dev rootfs/root rootfs/home rootfs/mnt rootfs/run rootfs/srv rootfs/tmp private/var/tmp || exit 125',
+  'chmod 1777 rootfs/tmp private/var/tmp || exit 125',
+  // The container's root holds no capability and maps only uid 0, so directories of other users are
+  // closed to it. apt downloads as `_apt` into such directories; the container's copies become root's
+  // and apt is told to stay root (copy-on-write: the host's files keep their owners).
+  'for d in var/cache/apt/archives/partial var/lib/apt/lists/partial var/lib/apt/lists/auxfiles; do [ -d "rootfs/$d" ] && chown root:root "rootfs/$d"; done',
+  '[ -d rootfs/etc/apt/apt.conf.d ] && echo \'APT::Sandbox::User "root";\' > rootfs/etc/apt/apt.conf.d/00openma-sandbox-user',
+  'true',
   'exec "$@"',
 ].join("\n");
 
@@ -91,9 +100,12 @@ const INIT = ["/bin/sh", "-c", "echo ready; read -r _ || true"];
 /** `unshare` arguments that build the confined root and keep it with {@link INIT} as its first process. */
 export function holderArgs(input: HolderArgsInput): string[] {
   const binds = mountPointsShortestFirst(input.mounts).flatMap((mountPoint) => ["--bind", input.mounts[mountPoint] as string, mountPoint]);
+  // The host's /var/tmp holds other programs' files; the container gets a fresh one of its own.
+  const privateVarTmp = input.plan.overlays.includes("var") ? ["--bind", `${input.tree}/private/var/tmp`, "/var/tmp"] : [];
   const bwrap = [
     input.bwrap,
     "--bind", `${input.tree}/rootfs`, "/",
+    ...privateVarTmp,
     ...binds,
     "--proc", "/proc",
     "--dev", "/dev",
@@ -143,7 +155,7 @@ export interface EnterArgsInput {
 export function enterArgs(input: EnterArgsInput): string[] {
   const { limits } = input;
   return [
-    `--nproc=${limits.maxProcesses}`, `--nofile=${limits.maxOpenFiles}`, `--fsize=${limits.maxFileBytes}`, "--",
+    `--nproc=${limits.maxProcesses}`, `--nofile=${limits.maxOpenFiles}`, `--fsize=${limits.maxFileBytes}`, `--as=${limits.maxMemoryBytes}`, "--",
     input.nsenter, "--target", String(input.pid),
     ...input.namespaces,
     "--root", "--",

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { readFileSync, readlinkSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { CapabilityUnsupportedError, InvalidRequestError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
@@ -6,6 +7,7 @@ import { wrapChild } from "./local-process-child.js";
 import {
   type ConfinementLimits, type ConfinementNetwork, DEFAULT_CONFINEMENT_LIMITS, NAMESPACE_FLAGS, enterArgs, holderArgs, planRoot,
 } from "./local-process-confinement-args.js";
+import { JOIN_CGROUP_SCRIPT, createPidsCgroup } from "./local-process-cgroup.js";
 import { findExecutable } from "./local-process-mount-script.js";
 import { mapPath, normalizeSandboxPath, validateMounts } from "./local-process-paths.js";
 import { resolveInRoot } from "./local-process-root-paths.js";
@@ -45,6 +47,8 @@ export interface ConfinedRoot {
   readonly limits: ConfinementLimits;
   /** Host pid of the container's first process; its `/proc/<pid>/root` is the container's root. */
   readonly pid: number;
+  /** Whether a pids cgroup bounds the container's processes together (`limits.maxProcesses`); otherwise only `RLIMIT_NPROC` does. */
+  readonly processCgroup: boolean;
   /** Starts a command inside the confinement, in its own process group. Throws `invalid_request` once disposed. */
   spawn(command: MappedCommand): MappedProcess;
   /**
@@ -99,13 +103,19 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
   const network = options.network ?? "shared";
   const limits = { ...DEFAULT_CONFINEMENT_LIMITS, ...options.limits };
   await mkdir(options.tree, { recursive: true });
-  const holder = spawn(findExecutable("unshare") as string, holderArgs({
+  // Every process of the container, the first one and each command, joins one pids cgroup before it
+  // enters: RLIMIT_NPROC does not bind a container whose root is the host's uid 0.
+  const cgroup = createPidsCgroup(`openma-${randomBytes(8).toString("hex")}`, limits.maxProcesses);
+  const joining = (command: string, args: readonly string[]): [string, string[]] =>
+    cgroup === undefined ? [command, [...args]] : ["/bin/sh", ["-c", JOIN_CGROUP_SCRIPT, cgroup.procsFile, command, ...args]];
+  const [holderCommand, holderArguments] = joining(findExecutable("unshare") as string, holderArgs({
     tree: options.tree, mounts, plan: planRoot(), network, hostname: options.hostname ?? "sandbox", bwrap: findExecutable("bwrap") as string, infoFd: 3,
-  }), { cwd: "/", env: { PATH: SYSTEM_PATH }, stdio: ["pipe", "pipe", "pipe", "pipe"] });
+  }));
+  const holder = spawn(holderCommand, holderArguments, { cwd: "/", env: { PATH: SYSTEM_PATH }, stdio: ["pipe", "pipe", "pipe", "pipe"] });
   const ended = new Promise<void>((resolve) => {
     holder.once("close", () => resolve());
     holder.once("error", () => resolve());
-  });
+  }).then(() => cgroup?.remove());
   holder.stdin?.on("error", () => undefined);
   const dispose = (): void => {
     holder.stdin?.end();
@@ -135,11 +145,13 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
     network,
     limits,
     pid,
+    processCgroup: cgroup !== undefined,
     ended,
     spawn(command) {
       if (disposed) throw new InvalidRequestError({ message: "the confined container was disposed", context: { pid } });
       const cwd = normalizeSandboxPath(command.cwd ?? DEFAULT_SANDBOX_CWD, "/");
-      const child = spawn(prlimit, enterArgs({ pid, namespaces, limits, nsenter, setpriv, cwd, command: command.command, args: command.args ?? [] }), {
+      const [program, args] = joining(prlimit, enterArgs({ pid, namespaces, limits, nsenter, setpriv, cwd, command: command.command, args: command.args ?? [] }));
+      const child = spawn(program, args, {
         cwd: "/",
         env: { ...(command.env ?? {}) },
         detached: true,

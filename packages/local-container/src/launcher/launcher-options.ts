@@ -11,6 +11,7 @@ const limitsSchema = z
     maxContainerProcesses: z.number().int().positive(),
     maxOpenFiles: z.number().int().positive(),
     maxFileBytes: z.number().int().positive(),
+    maxMemoryBytes: z.number().int().positive(),
   })
   .partial()
   .strict();

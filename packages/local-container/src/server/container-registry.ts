@@ -100,7 +100,7 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
           tree: directory,
           mounts,
           network: runtime.network,
-          limits: { maxProcesses: limits.maxContainerProcesses, maxOpenFiles: limits.maxOpenFiles, maxFileBytes: limits.maxFileBytes },
+          limits: { maxProcesses: limits.maxContainerProcesses, maxOpenFiles: limits.maxOpenFiles, maxFileBytes: limits.maxFileBytes, maxMemoryBytes: limits.maxMemoryBytes },
         });
         namespace = root;
       } else namespace = await createMountNamespace(mounts, { mapping: pathMapping });

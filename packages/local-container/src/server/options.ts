@@ -19,6 +19,7 @@ const limitsSchema = z
     maxContainerProcesses: z.number().int().positive().default(DEFAULT_CONFINEMENT_LIMITS.maxProcesses),
     maxOpenFiles: z.number().int().positive().default(DEFAULT_CONFINEMENT_LIMITS.maxOpenFiles),
     maxFileBytes: z.number().int().positive().default(DEFAULT_CONFINEMENT_LIMITS.maxFileBytes),
+    maxMemoryBytes: z.number().int().positive().default(DEFAULT_CONFINEMENT_LIMITS.maxMemoryBytes),
   })
   .strict();
 
@@ -58,6 +59,8 @@ export interface LocalContainerLimits {
   readonly maxOpenFiles: number;
   /** Largest file a confined process may write (`RLIMIT_FSIZE`), in bytes. @default 4 GiB */
   readonly maxFileBytes: number;
+  /** Address space of one confined process (`RLIMIT_AS`), in bytes. No per-container memory bound: see docs/local-stack.md. @default 16 GiB */
+  readonly maxMemoryBytes: number;
 }
 
 /** Options of `createLocalContainerServer`. */
