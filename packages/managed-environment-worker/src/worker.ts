@@ -44,7 +44,7 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
   const slots = createSlots(resolved.concurrency);
   const running = new Set<Promise<void>>();
   const recentWebhooks = createRecentIds(1024);
-  let running_ = false;
+  let started = false;
   let currentDrain: Promise<DrainSummary> | null = null;
   let drainAgain = false;
 
@@ -159,9 +159,9 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
 
   return {
     async run(signal) {
-      if (running_) throw new InvalidRequestError({ message: "the environment worker is already running" });
+      if (started) throw new InvalidRequestError({ message: "the environment worker is already running" });
       if (stopping.signal.aborted) throw new InvalidRequestError({ message: "the environment worker was shut down" });
-      running_ = true;
+      started = true;
       const onAbort = () => stopping.abort();
       signal.addEventListener("abort", onAbort, { once: true });
       if (signal.aborted) stopping.abort();
