@@ -1,5 +1,3 @@
-import { createManagedRuntimeHost, createManagedRuntimeProviderRegistry } from "@open-managed-agents/managed-runtime-host";
-import { REFERENCE_PROVIDER } from "@open-managed-agents/managed-runtime-conformance/testing";
 import { SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { publicationOf } from "./support/publication.js";
@@ -12,20 +10,13 @@ beforeEach(async () => {
 afterEach(() => stack.close());
 
 it("reports a checkpoint failure after the in-sandbox stop; the next turn restores the previous checkpoint", async () => {
-  const registry = createManagedRuntimeProviderRegistry({ drivers: [stack.driver] });
-  let item = 0;
   const worker = await stack.worker({
     // The second item's workspace checkpoint fails, after the AMA worker has already stopped it.
-    async host({ scope, profile }) {
-      item += 1;
-      const failing = item === 2;
-      const { resources } = await registry.prepare({ provider: REFERENCE_PROVIDER, placement: "in_process", scope, profile, providerConfig: {} });
-      const { supervisorTransport: _transport, ...ports } = resources;
-      const workspace = failing
-        ? { ...ports.workspace, checkpoint: async () => Promise.reject(new SandboxFailedError({ message: "checkpoint storage unavailable" })) }
-        : ports.workspace;
-      return createManagedRuntimeHost({ ownerId: "checkpoint-test", leaseTtlMs: 60_000, heartbeatIntervalMs: 5_000, fences: stack.fences, orphans: stack.orphans, ...ports, workspace });
-    },
+    host: stack.hostFactory((ports, item) =>
+      item === 2
+        ? { ...ports, workspace: { ...ports.workspace, checkpoint: async () => Promise.reject(new SandboxFailedError({ message: "checkpoint storage unavailable" })) } }
+        : ports,
+    ),
   });
   const session = stack.plane.createSession({ environmentId: stack.environment.id });
   stack.plane.queueTurn(session.id, { toolCalls: [{ name: "bash", input: { command: "echo kept > /workspace/turn-1" } }] });

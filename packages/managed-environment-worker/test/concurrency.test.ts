@@ -1,5 +1,3 @@
-import { createManagedRuntimeHost, createManagedRuntimeProviderRegistry } from "@open-managed-agents/managed-runtime-host";
-import { REFERENCE_PROVIDER } from "@open-managed-agents/managed-runtime-conformance/testing";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { type Stack, startStack } from "./support/stack.js";
 
@@ -10,22 +8,20 @@ beforeEach(async () => {
 afterEach(() => stack.close());
 
 it.each([1, 2])("runs at most %i items at once and claims only while a slot is free", async (concurrency) => {
-  const registry = createManagedRuntimeProviderRegistry({ drivers: [stack.driver] });
   let running = 0;
   let peak = 0;
+  // The stack's host, wrapped so the test sees how many runs overlap.
+  const hostOf = stack.hostFactory();
   const worker = await stack.worker({
     concurrency,
-    // The stack's host, wrapped so the test sees how many runs overlap.
-    async host({ scope, profile }) {
-      const { resources } = await registry.prepare({ provider: REFERENCE_PROVIDER, placement: "in_process", scope, profile, providerConfig: {} });
-      const { supervisorTransport: _transport, ...ports } = resources;
-      const host = createManagedRuntimeHost({ ownerId: "concurrency-test", leaseTtlMs: 60_000, heartbeatIntervalMs: 5_000, fences: stack.fences, orphans: stack.orphans, ...ports });
+    async host(input) {
+      const host = await hostOf(input);
       return {
-        async run(input) {
+        async run(runInput) {
           running += 1;
           peak = Math.max(peak, running);
           try {
-            return await host.run(input);
+            return await host.run(runInput);
           } finally {
             running -= 1;
           }
