@@ -83,6 +83,12 @@ export function assertConfinementAvailable(): void {
   });
 }
 
+/** Whether bubblewrap confinement can run here (see {@link assertConfinementAvailable}). */
+export function isConfinementAvailable(): boolean {
+  checked ??= missingRequirement() ?? "";
+  return checked === "";
+}
+
 function missingRequirement(): string | undefined {
   if (process.platform !== "linux") return `it needs Linux (this is ${process.platform})`;
   if (process.getuid?.() !== 0) return "it needs root (the copy-on-write root is an overlayfs mount)";

@@ -8,18 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ConfinedRoot, assertConfinementAvailable, createConfinedRoot } from "../src/local-process.js";
+import { type ConfinedRoot, createConfinedRoot, isConfinementAvailable } from "../src/local-process.js";
 import { enterArgs, holderArgs } from "../src/local-process-confinement-args.js";
 import { isAlive, run, waitFor } from "./local-process-helpers.js";
 
-const available = (() => {
-  try {
-    assertConfinementAvailable();
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const available = isConfinementAvailable();
 
 describe.skipIf(available)("without bubblewrap", () => {
   it("refuses with capability_unsupported naming what to install", async () => {
