@@ -89,6 +89,10 @@ export interface HolderArgsInput {
   readonly bwrap: string;
   /** Descriptor bubblewrap writes its JSON info (with `child-pid`) to. */
   readonly infoFd: number;
+  /** Further host paths (files or directories) bound at container paths, after the mounts. */
+  readonly extraBinds?: readonly (readonly [hostPath: string, containerPath: string])[];
+  /** The first process instead of {@link INIT}: it must print `ready` and exit when its stdin closes. */
+  readonly init?: readonly string[];
 }
 
 /**
@@ -107,6 +111,7 @@ export function holderArgs(input: HolderArgsInput): string[] {
     "--bind", `${input.tree}/rootfs`, "/",
     ...privateVarTmp,
     ...binds,
+    ...(input.extraBinds ?? []).flatMap(([hostPath, containerPath]) => ["--bind", hostPath, containerPath]),
     "--proc", "/proc",
     "--dev", "/dev",
     "--unshare-all",
@@ -118,7 +123,7 @@ export function holderArgs(input: HolderArgsInput): string[] {
     "--info-fd", String(input.infoFd),
     "--chdir", "/",
     "--",
-    ...INIT,
+    ...(input.init ?? INIT),
   ];
   return [
     "--mount", "--propagation", "private", "--",

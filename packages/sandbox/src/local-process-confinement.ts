@@ -2,12 +2,13 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync, readlinkSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
-import { CapabilityUnsupportedError, InvalidRequestError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import { CapabilityUnsupportedError, InvalidConfigError, InvalidRequestError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
 import { wrapChild } from "./local-process-child.js";
 import {
   type ConfinementLimits, type ConfinementNetwork, DEFAULT_CONFINEMENT_LIMITS, NAMESPACE_FLAGS, enterArgs, holderArgs, planRoot,
 } from "./local-process-confinement-args.js";
 import { JOIN_CGROUP_SCRIPT, createPidsCgroup } from "./local-process-cgroup.js";
+import { EGRESS_FORWARDER, EGRESS_PROXY_ENV, EGRESS_SOCKET_PATH, startEgressProxy } from "./local-process-egress-proxy.js";
 import { findExecutable } from "./local-process-mount-script.js";
 import { mapPath, normalizeSandboxPath, validateMounts } from "./local-process-paths.js";
 import { resolveInRoot } from "./local-process-root-paths.js";
@@ -34,6 +35,12 @@ export interface ConfinedRootOptions {
   readonly limits?: Partial<ConfinementLimits>;
   /** Host name inside the container. @default "sandbox" */
   readonly hostname?: string;
+  /**
+   * With `network: "none"`: the only way out is a filtering HTTP(S) proxy on the host that lets through
+   * these destinations (`host`, `host:port`, `*.domain`; no port = 80 and 443). Commands get
+   * `HTTP(S)_PROXY` pointing at it; a command that ignores them has no network at all.
+   */
+  readonly egressAllowList?: readonly string[];
 }
 
 /** A running confinement: the container's first process and how to run more commands beside it. */
@@ -45,6 +52,8 @@ export interface ConfinedRoot {
   readonly mounts: PathMounts;
   readonly network: ConfinementNetwork;
   readonly limits: ConfinementLimits;
+  /** The egress proxy when an allow-list was given: destinations it refused, newest last. */
+  readonly egress: { readonly allowList: readonly string[]; readonly refused: readonly string[] } | undefined;
   /** Host pid of the container's first process; its `/proc/<pid>/root` is the container's root. */
   readonly pid: number;
   /** Whether a pids cgroup bounds the container's processes together (`limits.maxProcesses`); otherwise only `RLIMIT_NPROC` does. */
@@ -108,7 +117,20 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
   const { mounts } = validateMounts(options.mounts);
   const network = options.network ?? "shared";
   const limits = { ...DEFAULT_CONFINEMENT_LIMITS, ...options.limits };
+  if (options.egressAllowList !== undefined && network !== "none") {
+    throw new InvalidConfigError({
+      message: 'egressAllowList needs network: "none": with the host network a command could go around the proxy',
+      context: { field: "egressAllowList" },
+    });
+  }
+  if (options.egressAllowList !== undefined && !process.execPath.startsWith("/usr/")) {
+    throw new CapabilityUnsupportedError({
+      message: `the egress forwarder runs this Node inside the container, so it must live under /usr (it is ${process.execPath})`,
+      context: { execPath: process.execPath },
+    });
+  }
   await mkdir(options.tree, { recursive: true });
+  const proxy = options.egressAllowList === undefined ? undefined : await startEgressProxy(options.egressAllowList);
   // Every process of the container, the first one and each command, joins one pids cgroup before it
   // enters: RLIMIT_NPROC does not bind a container whose root is the host's uid 0.
   const cgroup = createPidsCgroup(`openma-${randomBytes(8).toString("hex")}`, limits.maxProcesses);
@@ -116,26 +138,31 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
     cgroup === undefined ? [command, [...args]] : ["/bin/sh", ["-c", JOIN_CGROUP_SCRIPT, cgroup.procsFile, command, ...args]];
   const [holderCommand, holderArguments] = joining(findExecutable("unshare") as string, holderArgs({
     tree: options.tree, mounts, plan: planRoot(), network, hostname: options.hostname ?? "sandbox", bwrap: findExecutable("bwrap") as string, infoFd: 3,
+    ...(proxy === undefined ? {} : { extraBinds: [[proxy.socketPath, EGRESS_SOCKET_PATH]], init: [process.execPath, "-e", EGRESS_FORWARDER] }),
   }));
   const holder = spawn(holderCommand, holderArguments, { cwd: "/", env: { PATH: SYSTEM_PATH }, stdio: ["pipe", "pipe", "pipe", "pipe"] });
   const ended = new Promise<void>((resolve) => {
     holder.once("close", () => resolve());
     holder.once("error", () => resolve());
-  }).then(() => cgroup?.remove());
+  }).then(async () => {
+    await proxy?.close();
+    await cgroup?.remove();
+  });
   holder.stdin?.on("error", () => undefined);
   const dispose = (): void => {
     holder.stdin?.end();
     if (holder.exitCode === null && holder.signalCode === null) holder.kill("SIGKILL");
   };
   let pid: number;
+  let namespaces: string[];
   try {
     pid = await waitForReady(holder);
+    namespaces = ownNamespaces(pid, network);
   } catch (error) {
     dispose();
     await ended;
     throw error;
   }
-  const namespaces = ownNamespaces(pid, network);
   const prlimit = findExecutable("prlimit") as string;
   const nsenter = findExecutable("nsenter") as string;
   const setpriv = findExecutable("setpriv") as string;
@@ -152,6 +179,7 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
     limits,
     pid,
     processCgroup: cgroup !== undefined,
+    egress: proxy === undefined ? undefined : { allowList: [...(options.egressAllowList ?? [])], refused: proxy.refused },
     ended,
     spawn(command) {
       if (disposed) throw new InvalidRequestError({ message: "the confined container was disposed", context: { pid } });
@@ -159,7 +187,7 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
       const [program, args] = joining(prlimit, enterArgs({ pid, namespaces, limits, nsenter, setpriv, cwd, command: command.command, args: command.args ?? [] }));
       const child = spawn(program, args, {
         cwd: "/",
-        env: { ...(command.env ?? {}) },
+        env: { ...(proxy === undefined ? {} : EGRESS_PROXY_ENV), ...(command.env ?? {}) },
         detached: true,
         stdio: "pipe",
       });
