@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync, readlinkSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { CapabilityUnsupportedError, InvalidConfigError, InvalidRequestError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
 import { wrapChild } from "./local-process-child.js";
@@ -54,7 +54,7 @@ export interface ConfinedRoot {
   readonly limits: ConfinementLimits;
   /** The egress proxy when an allow-list was given: destinations it refused, newest last. */
   readonly egress: { readonly allowList: readonly string[]; readonly refused: readonly string[] } | undefined;
-  /** Host pid of the container's first process; its `/proc/<pid>/root` is the container's root. */
+  /** Host pid of the container's first process (commands enter through held descriptors, never through this pid). */
   readonly pid: number;
   /** Whether a pids cgroup bounds the container's processes together (`limits.maxProcesses`); otherwise only `RLIMIT_NPROC` does. */
   readonly processCgroup: boolean;
@@ -154,21 +154,30 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
     if (holder.exitCode === null && holder.signalCode === null) holder.kill("SIGKILL");
   };
   let pid: number;
-  let namespaces: string[];
+  let handles: { readonly flags: string[]; readonly fds: number[]; readonly rootFd: number };
   try {
     pid = await waitForReady(holder);
-    namespaces = ownNamespaces(pid, network);
+    handles = holdNamespaces(pid, network);
   } catch (error) {
     dispose();
     await ended;
     throw error;
   }
+  const held = handles;
+  void ended.then(() => {
+    for (const fd of [...held.fds, held.rootFd]) closeSync(fd);
+  });
+  // In each started process the held descriptors follow stdin, stdout and stderr, in this order.
+  const namespaces = held.flags.map((flag, index) => [flag, 3 + index] as const);
   const prlimit = findExecutable("prlimit") as string;
   const nsenter = findExecutable("nsenter") as string;
   const setpriv = findExecutable("setpriv") as string;
+  const shell = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
+  // The held root descriptor reaches the container's root for as long as the server holds it.
+  const rootPrefix = `/proc/${process.pid}/fd/${held.rootFd}`;
   const toHost = (containerPath: string): string => {
     const mapped = mapPath(containerPath, mounts, "/");
-    return mapped === containerPath ? `/proc/${pid}/root${containerPath}` : mapped;
+    return mapped === containerPath ? `${rootPrefix}${containerPath}` : mapped;
   };
   let disposed = false;
   return {
@@ -184,12 +193,14 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
     spawn(command) {
       if (disposed) throw new InvalidRequestError({ message: "the confined container was disposed", context: { pid } });
       const cwd = normalizeSandboxPath(command.cwd ?? DEFAULT_SANDBOX_CWD, "/");
-      const [program, args] = joining(prlimit, enterArgs({ pid, namespaces, limits, nsenter, setpriv, cwd, command: command.command, args: command.args ?? [] }));
+      const [program, args] = joining(prlimit, enterArgs({ namespaces, limits, nsenter, setpriv, shell, cwd, command: command.command, args: command.args ?? [] }));
       const child = spawn(program, args, {
         cwd: "/",
         env: { ...(proxy === undefined ? {} : EGRESS_PROXY_ENV), ...(command.env ?? {}) },
         detached: true,
-        stdio: "pipe",
+        // The descriptors reach the child at fork time; the entered shell closes them before the
+        // command runs, so it inherits none.
+        stdio: ["pipe", "pipe", "pipe", ...held.fds],
       });
       return wrapChild(child, "namespace", command.signal);
     },
@@ -204,18 +215,29 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
   };
 }
 
-/** `nsenter` flags for every namespace the container does not share with this process; the essential ones must be its own. */
-function ownNamespaces(pid: number, network: ConfinementNetwork): string[] {
-  const own: string[] = [];
+/**
+ * Opens a descriptor on every namespace the container does not share with this process, and on its root
+ * directory, while its first process is known to be alive; the essential namespaces must be its own.
+ */
+function holdNamespaces(pid: number, network: ConfinementNetwork): { flags: string[]; fds: number[]; rootFd: number } {
+  const flags: string[] = [];
   for (const [name, flag] of Object.entries(NAMESPACE_FLAGS)) {
-    if (readlinkSync(`/proc/${pid}/ns/${name}`) !== readlinkSync(`/proc/self/ns/${name}`)) own.push(flag);
+    if (readlinkSync(`/proc/${pid}/ns/${name}`) !== readlinkSync(`/proc/self/ns/${name}`)) flags.push(flag);
   }
   const required = ["--user", "--mount", "--pid", ...(network === "none" ? ["--net"] : [])];
-  const shared = required.filter((flag) => !own.includes(flag));
+  const shared = required.filter((flag) => !flags.includes(flag));
   if (shared.length > 0) {
     throw new SandboxFailedError({ message: `bubblewrap did not give the container its own namespaces: ${shared.join(", ")}`, context: { shared } });
   }
-  return own;
+  const names = Object.fromEntries(Object.entries(NAMESPACE_FLAGS).map(([name, flag]) => [flag, name]));
+  const fds: number[] = [];
+  try {
+    for (const flag of flags) fds.push(openSync(`/proc/${pid}/ns/${names[flag] as string}`, "r"));
+    return { flags, fds, rootFd: openSync(`/proc/${pid}/root`, "r") };
+  } catch (error) {
+    for (const fd of fds) closeSync(fd);
+    throw new SandboxFailedError({ message: `could not hold the container's namespaces: ${String(error)}`, cause: error });
+  }
 }
 
 /** Resolves with the first process's host pid once bubblewrap reported it and the process said `ready`. */
