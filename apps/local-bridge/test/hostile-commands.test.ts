@@ -5,44 +5,32 @@
  * land in its own tree; the host's files, processes and devices stay untouched, and the stack serves the
  * next request.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type LocalBridge, startLocalBridge } from "@open-managed-agents/local-container";
+import { type HostSentinels, plantHostSentinels } from "@open-managed-agents/local-container/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bridgeClient, decodeOutput } from "./bridge-client.js";
 
-const tag = randomBytes(6).toString("hex");
-const sentinels = {
-  etc: `/etc/oma-sentinel-${tag}`,
-  root: `/root/oma-sentinel-${tag}`,
-  hostDir: `/var/tmp/oma-host-only-${tag}`,
-  secret: `host-only-secret-${tag}`,
-};
 const MAX_FILE_BYTES = 8 * 1024 * 1024;
 const MAX_PROCESSES = 64;
 let bridge: LocalBridge;
 let client: ReturnType<typeof bridgeClient>;
-let hostSleeper: ChildProcess;
-const digest = (path: string): string => createHash("sha256").update(readFileSync(path)).digest("hex");
-let passwdDigest: string;
+let host: HostSentinels;
+let tag: string;
+let sentinels: { etc: string; root: string; hostDir: string; secret: string };
 
 beforeAll(async () => {
-  writeFileSync(sentinels.etc, "host etc sentinel\n");
-  writeFileSync(sentinels.root, "host root sentinel\n");
-  mkdirSync(sentinels.hostDir, { recursive: true });
-  writeFileSync(join(sentinels.hostDir, "secret"), sentinels.secret);
-  passwdDigest = digest("/etc/passwd");
-  hostSleeper = spawn("sleep", ["600"], { stdio: "ignore" });
+  host = plantHostSentinels({ hostOnlyParent: "/var/tmp" });
+  tag = host.tag;
+  sentinels = { etc: host.etcFile, root: host.rootFile, hostDir: host.hostOnlyDir, secret: host.secret };
   bridge = await startLocalBridge({ limits: { maxContainers: 40, maxFileBytes: MAX_FILE_BYTES, maxContainerProcesses: MAX_PROCESSES } });
   client = bridgeClient(bridge.url, bridge.apiKey);
 }, 60_000);
 
 afterAll(async () => {
   await bridge?.stop();
-  hostSleeper?.kill("SIGKILL");
-  for (const path of [sentinels.etc, sentinels.root, sentinels.hostDir]) rmSync(path, { recursive: true, force: true });
+  host?.remove();
 });
 
 /** Runs `script` with `sh -c` in sandbox `id`; stdout, stderr and the exit code. */
@@ -54,12 +42,7 @@ async function run(id: string, script: string): Promise<{ stdout: string; stderr
 
 /** The host as the probes found it: every sentinel as planted, the host process alive, and the stack serving. */
 async function expectHostUntouched(): Promise<void> {
-  expect(readFileSync(sentinels.etc, "utf8")).toBe("host etc sentinel\n");
-  expect(readFileSync(sentinels.root, "utf8")).toBe("host root sentinel\n");
-  expect(readFileSync(join(sentinels.hostDir, "secret"), "utf8")).toBe(sentinels.secret);
-  expect(digest("/etc/passwd")).toBe(passwdDigest);
-  expect(hostSleeper.exitCode).toBeNull();
-  expect(hostSleeper.signalCode).toBeNull();
+  expect(host.changes()).toEqual([]);
   expect(bridge.containerServer.confinement).toBe("bubblewrap");
   const next = await run(await client.create(), "echo still-serving");
   expect(next.stdout).toBe("still-serving\n");
@@ -95,7 +78,7 @@ describe("hostile commands through bridge exec", () => {
 
   it("cannot signal a host process, sees only its own processes, and kill -9 -1 harms only itself", async () => {
     const id = await client.create();
-    const result = await run(id, `kill -9 ${hostSleeper.pid}; echo "kill=$?"; ls /proc | grep -cE '^[0-9]+$'; kill -9 -1; echo after`);
+    const result = await run(id, `kill -9 ${host.hostPid}; echo "kill=$?"; ls /proc | grep -cE '^[0-9]+$'; kill -9 -1; echo after`);
     expect(result.stdout).toContain("kill=1");
     expect(Number(result.stdout.split("\n")[1])).toBeLessThan(10);
     await expectHostUntouched();
@@ -113,7 +96,7 @@ describe("hostile commands through bridge exec", () => {
   it("cannot read another container's files, by path or through the host tree", async () => {
     const [mine, theirs] = [await client.create(), await client.create()];
     await run(theirs, `echo their-secret-${tag} > /workspace/secret.txt`);
-    const theirTree = join(bridge.containerServer.containers.list().find((container) => container.id.includes(theirs) || existsSync(join(container.directory, "workspace", "secret.txt")))?.directory ?? "/nonexistent", "workspace", "secret.txt");
+    const theirTree = join(bridge.containerServer.containers.list().find((container) => existsSync(join(container.directory, "workspace", "secret.txt")))?.directory ?? "/nonexistent", "workspace", "secret.txt");
     expect(readFileSync(theirTree, "utf8")).toBe(`their-secret-${tag}\n`);
     const result = await run(mine, `cat /workspace/secret.txt ${theirTree} 2>&1; grep -rs -D skip their-secret-${tag} /root /home /mnt /tmp /var /workspace /opt /srv | head -1`);
     expect(result.stdout).not.toContain(`their-secret-${tag}`);

@@ -3,47 +3,35 @@
  * file routes (recursive delete included). Each probe plants host sentinels first and checks them after;
  * writes the container may make land in its own copy-on-write tree, and the host stays as it was.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
+import { type HostSentinels, plantHostSentinels } from "@open-managed-agents/local-container/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Harness, IMAGE, startHarness } from "./support/harness.js";
 import { type ProtocolClient, createProtocolClient } from "./support/protocol-client.js";
 
-const tag = randomBytes(6).toString("hex");
-const sentinels = { etc: `/etc/oma-plugin-sentinel-${tag}`, root: `/root/oma-plugin-sentinel-${tag}`, hostDir: `/home/oma-plugin-host-only-${tag}`, secret: `plugin-host-secret-${tag}` };
 const ID = "hostile";
 let harness: Harness;
 let client: ProtocolClient;
-let hostSleeper: ChildProcess;
-const digest = (path: string): string => createHash("sha256").update(readFileSync(path)).digest("hex");
-let passwdDigest: string;
+let host: HostSentinels;
+let tag: string;
+let sentinels: { etc: string; root: string; hostDir: string; secret: string };
 const text = (bytes: Uint8Array): string => Buffer.from(bytes).toString("utf8");
 
 beforeAll(async () => {
-  writeFileSync(sentinels.etc, "host etc sentinel\n");
-  writeFileSync(sentinels.root, "host root sentinel\n");
-  mkdirSync(sentinels.hostDir, { recursive: true });
-  writeFileSync(join(sentinels.hostDir, "secret"), sentinels.secret);
-  passwdDigest = digest("/etc/passwd");
-  hostSleeper = spawn("sleep", ["600"], { stdio: "ignore" });
+  host = plantHostSentinels();
+  tag = host.tag;
+  sentinels = { etc: host.etcFile, root: host.rootFile, hostDir: host.hostOnlyDir, secret: host.secret };
   harness = await startHarness();
   client = createProtocolClient({ baseUrl: harness.url, token: harness.token, installation: "hostile" });
   await client.create({ id: ID, template: { image: IMAGE } });
 }, 60_000);
 afterAll(async () => {
   await harness?.stop();
-  hostSleeper?.kill("SIGKILL");
-  for (const path of [sentinels.etc, sentinels.root, sentinels.hostDir]) rmSync(path, { recursive: true, force: true });
+  host?.remove();
 });
 
 async function expectHostUntouched(): Promise<void> {
-  expect(readFileSync(sentinels.etc, "utf8")).toBe("host etc sentinel\n");
-  expect(readFileSync(sentinels.root, "utf8")).toBe("host root sentinel\n");
-  expect(readFileSync(join(sentinels.hostDir, "secret"), "utf8")).toBe(sentinels.secret);
-  expect(digest("/etc/passwd")).toBe(passwdDigest);
-  expect(hostSleeper.exitCode).toBeNull();
+  expect(host.changes()).toEqual([]);
   expect(harness.containers.confinement).toBe("bubblewrap");
   expect((await client.exec(ID, { argv: ["echo", "still-serving"] })).stdout).toBe("still-serving\n");
 }
@@ -77,7 +65,7 @@ describe("hostile file routes through the plugin Worker", () => {
     expect(existsSync(`/etc/oma-plugin-link-${tag}`)).toBe(false);
     expect(existsSync(`/root/oma-plugin-link-${tag}`)).toBe(false);
     const listing = await client.listDirectory(ID, "/workspace/top/home");
-    expect(JSON.stringify(listing)).not.toContain(`oma-plugin-host-only-${tag}`);
+    expect(JSON.stringify(listing)).not.toContain(`oma-host-only-${tag}`);
     await expectHostUntouched();
   });
 });
@@ -85,7 +73,7 @@ describe("hostile file routes through the plugin Worker", () => {
 describe("hostile exec through the plugin Worker", () => {
   it("cannot read host-only files, signal host processes, create devices or mount", async () => {
     const result = await client.exec(ID, {
-      argv: ["sh", "-c", `cat ${sentinels.hostDir}/secret; kill -9 ${hostSleeper.pid}; echo "kill=$?"; mknod /tmp/m c 1 1; echo "mknod=$?"; mount -t tmpfs none /mnt; echo "mount=$?"`],
+      argv: ["sh", "-c", `cat ${sentinels.hostDir}/secret; kill -9 ${host.hostPid}; echo "kill=$?"; mknod /tmp/m c 1 1; echo "mknod=$?"; mount -t tmpfs none /mnt; echo "mount=$?"`],
     });
     expect(result.stdout + result.stderr).not.toContain(sentinels.secret);
     expect(result.stdout).toContain("kill=1");

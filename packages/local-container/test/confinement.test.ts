@@ -4,6 +4,8 @@
  */
 import { existsSync, readlinkSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
@@ -80,11 +82,52 @@ describe("confinement option", () => {
     }
   });
 
+  it("with an egress allow-list, the filtering proxy is the only way out", async () => {
+    const allowedApp = createServer((_request, response) => response.end("allowed answer"));
+    const otherApp = createServer((_request, response) => response.end("must not be reached"));
+    await Promise.all([allowedApp, otherApp].map((app) => new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve))));
+    const portOf = (app: typeof allowedApp): number => (app.address() as AddressInfo).port;
+    const rootDir = await mkdtemp(join(tmpdir(), "oma-local-container-egress-"));
+    const server = await createLocalContainerServer({ rootDir, network: "none", egressAllowList: [`127.0.0.1:${portOf(allowedApp)}`] });
+    try {
+      await fetch(`${server.url}/__oma/containers/egress`, { method: "PUT", body: "{}" });
+      // Requests go to the proxy address HTTP_PROXY names, with bash's /dev/tcp: no client setting can change the outcome.
+      const viaProxy = (port: number): string =>
+        `exec 3<>/dev/tcp/127.0.0.1/3128; printf 'GET http://127.0.0.1:${port}/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' >&3; { cat <&3; echo; } | tr -d '\r' | awk NF | sed -n '1p;$p'`;
+      const direct = (port: number): string => `(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo direct-reached || echo direct-refused`;
+      const command = [viaProxy(portOf(allowedApp)), viaProxy(portOf(otherApp)), direct(portOf(allowedApp)), direct(server.port)].join("; ");
+      const response = await fetch(`${server.url}/api/execute`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-Oma-Container-Id": "egress" },
+        body: JSON.stringify({ command: command, sessionId: SESSIONLESS }),
+      });
+      const lines = String(((await response.json()) as Record<string, unknown>).stdout).trim().split("\n");
+      expect(lines).toEqual([
+        "HTTP/1.1 200 OK", "allowed answer",
+        "HTTP/1.1 403 Forbidden", `egress to 127.0.0.1:${portOf(otherApp)} is not allowed`,
+        "direct-refused", "direct-refused",
+      ]);
+      expect(server.containers.get("egress")?.root?.egress?.refused).toEqual([`127.0.0.1:${portOf(otherApp)}`]);
+      const env = await fetch(`${server.url}/api/execute`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-Oma-Container-Id": "egress" },
+        body: JSON.stringify({ command: 'echo "$HTTPS_PROXY"', sessionId: SESSIONLESS }),
+      });
+      expect(((await env.json()) as Record<string, unknown>).stdout).toBe("http://127.0.0.1:3128\n");
+    } finally {
+      await server.close();
+      await rm(rootDir, { recursive: true, force: true });
+      allowedApp.close();
+      otherApp.close();
+    }
+  });
+
   it("refuses combinations that would weaken what was asked for, naming the field", async () => {
     const cases: [Partial<LocalContainerServerOptions>, string][] = [
       [{ pathMapping: "rewrite" }, "pathMapping"],
       [{ confinement: "unconfined-unsafe", network: "none" }, "network"],
       [{ confinement: "none" as never }, "confinement"],
+      [{ egressAllowList: ["example.com"] }, "egressAllowList"],
     ];
     for (const [options, field] of cases) {
       const error = await createLocalContainerServer({ rootDir: join(tmpdir(), "never-created"), ...options }).catch((caught: unknown) => caught);

@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
-  type ConfinedRoot, assertConfinementAvailable, createConfinedRoot, createMountNamespace, detectPathMappingMode, releaseMountNamespace, spawnMapped,
+  type ConfinedRoot, createConfinedRoot, createMountNamespace, isConfinementAvailable, detectPathMappingMode, releaseMountNamespace, spawnMapped,
 } from "../src/local-process.js";
 
 const rounds = Number(process.env.ROUNDS ?? 40);
@@ -21,14 +21,7 @@ await Promise.all(Object.values(mounts).map((directory) => mkdir(directory, { re
 
 const mode = detectPathMappingMode();
 const namespace = mode === "namespace" ? await createMountNamespace(mounts) : undefined;
-const confinedAvailable = (() => {
-  try {
-    assertConfinementAvailable();
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const confinedAvailable = isConfinementAvailable();
 const setupStarted = process.hrtime.bigint();
 const confined: ConfinedRoot | undefined = confinedAvailable ? await createConfinedRoot({ tree: join(root, "confined"), mounts }) : undefined;
 const setupMs = Number(process.hrtime.bigint() - setupStarted) / 1e6;

@@ -89,6 +89,10 @@ export interface HolderArgsInput {
   readonly bwrap: string;
   /** Descriptor bubblewrap writes its JSON info (with `child-pid`) to. */
   readonly infoFd: number;
+  /** Further host paths (files or directories) bound at container paths, after the mounts. */
+  readonly extraBinds?: readonly (readonly [hostPath: string, containerPath: string])[];
+  /** The first process instead of {@link INIT}: it must print `ready` and exit when its stdin closes. */
+  readonly init?: readonly string[];
 }
 
 /**
@@ -107,6 +111,7 @@ export function holderArgs(input: HolderArgsInput): string[] {
     "--bind", `${input.tree}/rootfs`, "/",
     ...privateVarTmp,
     ...binds,
+    ...(input.extraBinds ?? []).flatMap(([hostPath, containerPath]) => ["--bind", hostPath, containerPath]),
     "--proc", "/proc",
     "--dev", "/dev",
     "--unshare-all",
@@ -118,7 +123,7 @@ export function holderArgs(input: HolderArgsInput): string[] {
     "--info-fd", String(input.infoFd),
     "--chdir", "/",
     "--",
-    ...INIT,
+    ...(input.init ?? INIT),
   ];
   return [
     "--mount", "--propagation", "private", "--",
@@ -128,19 +133,28 @@ export function holderArgs(input: HolderArgsInput): string[] {
   ];
 }
 
-/** After entering: go to the working directory and become the command. */
-const RUN_COMMAND = 'cd "$1" || exit 125; shift; exec "$@"';
+/**
+ * After entering: close every descriptor but stdin, stdout and stderr (the namespace handles, and any the
+ * server itself inherited without close-on-exec), go to the working directory and become the command.
+ * bash names any descriptor; a POSIX shell only 0–9, which still covers the namespace handles.
+ */
+const RUN_COMMAND_BASH = 'for fd in /proc/self/fd/*; do fd=${fd##*/}; case $fd in 0|1|2) ;; *) eval "exec $fd>&-" ;; esac; done; cd "$1" || exit 125; shift; exec "$@"';
+const RUN_COMMAND_SH = 'exec 3<&- 4<&- 5<&- 6<&- 7<&- 8<&- 9<&-; cd "$1" || exit 125; shift; exec "$@"';
 
 /** What {@link enterArgs} needs. */
 export interface EnterArgsInput {
-  /** Host pid of the container's first process. */
-  readonly pid: number;
-  /** `nsenter` flags of the namespaces the container has of its own (`--user`, `--mount`, …). */
-  readonly namespaces: readonly string[];
+  /**
+   * Each namespace the container has of its own: its `nsenter` flag (`--user`, `--mount`, …) and the
+   * descriptor, in the started process, of the server's handle on it. Descriptors, not a pid: a pid may
+   * name another process once the container's first one is gone, a held namespace never does.
+   */
+  readonly namespaces: readonly (readonly [flag: string, fd: number])[];
   readonly limits: ConfinementLimits;
   readonly nsenter: string;
   /** Path of `setpriv`, the same inside the container (its `/usr` is the host's, copy-on-write). */
   readonly setpriv: string;
+  /** Shell that closes descriptors and starts the command: `/bin/bash` where present, else `/bin/sh`. */
+  readonly shell: string;
   readonly cwd: string;
   readonly command: string;
   readonly args: readonly string[];
@@ -156,11 +170,11 @@ export function enterArgs(input: EnterArgsInput): string[] {
   const { limits } = input;
   return [
     `--nproc=${limits.maxProcesses}`, `--nofile=${limits.maxOpenFiles}`, `--fsize=${limits.maxFileBytes}`, `--as=${limits.maxMemoryBytes}`, "--",
-    input.nsenter, "--target", String(input.pid),
-    ...input.namespaces,
-    "--root", "--",
+    input.nsenter,
+    // Joining the mount namespace also moves to its root, the container's (bubblewrap pivoted into it).
+    ...input.namespaces.map(([flag, fd]) => `${flag}=/proc/self/fd/${fd}`), "--",
     input.setpriv, "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--",
-    "/bin/sh", "-c", RUN_COMMAND, "openma-enter", input.cwd, input.command, ...input.args,
+    input.shell, "-c", input.shell.endsWith("/bash") ? RUN_COMMAND_BASH : RUN_COMMAND_SH, "openma-enter", input.cwd, input.command, ...input.args,
   ];
 }
 

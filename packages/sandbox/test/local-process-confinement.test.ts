@@ -8,18 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ConfinedRoot, assertConfinementAvailable, createConfinedRoot } from "../src/local-process.js";
+import { type ConfinedRoot, createConfinedRoot, isConfinementAvailable } from "../src/local-process.js";
 import { enterArgs, holderArgs } from "../src/local-process-confinement-args.js";
 import { isAlive, run, waitFor } from "./local-process-helpers.js";
 
-const available = (() => {
-  try {
-    assertConfinementAvailable();
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const available = isConfinementAvailable();
 
 describe.skipIf(available)("without bubblewrap", () => {
   it("refuses with capability_unsupported naming what to install", async () => {
@@ -36,9 +29,9 @@ describe("argument builders", () => {
     expect(args).toEqual(expect.arrayContaining(["--unshare-all", "--share-net", "--die-with-parent", "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev"]));
     expect(args.join(" ")).toContain("--bind /t/rootfs / ");
     expect(holderArgs({ tree: "/t", mounts: {}, plan, network: "none", hostname: "h", bwrap: "/usr/bin/bwrap", infoFd: 3 })).not.toContain("--share-net");
-    const entered = enterArgs({ pid: 42, namespaces: ["--user", "--mount"], limits: { maxProcesses: 5, maxOpenFiles: 6, maxFileBytes: 7, maxMemoryBytes: 8 }, nsenter: "/usr/bin/nsenter", setpriv: "/usr/bin/setpriv", cwd: "/w", command: "sh", args: ["-c", "x"] });
+    const entered = enterArgs({ namespaces: [["--user", 3], ["--mount", 4]], limits: { maxProcesses: 5, maxOpenFiles: 6, maxFileBytes: 7, maxMemoryBytes: 8 }, nsenter: "/usr/bin/nsenter", setpriv: "/usr/bin/setpriv", shell: "/bin/bash", cwd: "/w", command: "sh", args: ["-c", "x"] });
     expect(entered.slice(0, 5)).toEqual(["--nproc=5", "--nofile=6", "--fsize=7", "--as=8", "--"]);
-    expect(entered).toEqual(expect.arrayContaining(["/usr/bin/setpriv", "--bounding-set=-all", "--no-new-privs"]));
+    expect(entered).toEqual(expect.arrayContaining(["--user=/proc/self/fd/3", "--mount=/proc/self/fd/4", "/usr/bin/setpriv", "--bounding-set=-all", "--no-new-privs"]));
   });
 });
 
@@ -67,6 +60,9 @@ describe.skipIf(!available)("a confined root", () => {
     expect(user).not.toBe(readlinkSync("/proc/self/ns/user"));
     expect(second.stdout).toBe(`${[pid, mnt, user].join("\n")}\n`);
     expect(first.stdout).toContain("CapEff:\t0000000000000000");
+    // None of the server's descriptors on the container's namespaces reaches the command.
+    expect((await sh("ls /proc/self/fd")).stdout.trim().split("\n").sort()).toEqual(["0", "1", "2", "3"]);
+    expect((await sh("ls /")).stdout).toContain("workspace\n");
   });
 
   it("writes to /etc, /usr and / land in the container's tree; the host's stay as they were", async () => {
@@ -82,7 +78,8 @@ describe.skipIf(!available)("a confined root", () => {
     writeFileSync(join(tree, "tmp", "real.txt"), "inside");
     symlinkSync("/", join(tree, "workspace", "top"));
     symlinkSync("../tmp/real.txt", join(tree, "workspace", "relative"));
-    expect(root.hostPath("/workspace/top/etc/hostname")).toBe(`/proc/${root.pid}/root/etc/hostname`);
+    expect(root.hostPath("/workspace/top/etc/hostname")).toMatch(new RegExp(`^/proc/${process.pid}/fd/\\d+/etc/hostname$`));
+    expect(readFileSync(root.hostPath("/workspace/top/etc/hostname"), "utf8")).toBe(readFileSync("/etc/hostname", "utf8"));
     expect(root.hostPath("/workspace/relative")).toBe(join(tree, "tmp", "real.txt"));
     expect(root.hostPath("/workspace/relative", { followFinal: false })).toBe(join(tree, "workspace", "relative"));
     expect(root.hostPath("/workspace/top/tmp/real.txt")).toBe(join(tree, "tmp", "real.txt"));

@@ -40,6 +40,7 @@ export interface LocalContainer {
 export interface ContainerRuntimeOptions {
   readonly confinement: ConfinementMode;
   readonly network: ConfinementNetwork;
+  readonly egressAllowList?: readonly string[] | undefined;
   /** Used by unconfined containers only. */
   readonly pathMapping: PathMapping;
 }
@@ -100,6 +101,7 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
           tree: directory,
           mounts,
           network: runtime.network,
+          ...(runtime.egressAllowList === undefined ? {} : { egressAllowList: runtime.egressAllowList }),
           limits: { maxProcesses: limits.maxContainerProcesses, maxOpenFiles: limits.maxOpenFiles, maxFileBytes: limits.maxFileBytes, maxMemoryBytes: limits.maxMemoryBytes },
         });
         namespace = root;
