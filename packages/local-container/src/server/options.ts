@@ -1,5 +1,6 @@
 import { tmpdir } from "node:os";
 import { resolve, sep } from "node:path";
+import { type ConfinementMode, type ConfinementNetwork, DEFAULT_CONFINEMENT_LIMITS } from "@open-managed-agents/sandbox/local-process";
 import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 
@@ -15,6 +16,10 @@ const limitsSchema = z
     maxProcessesPerContainer: z.number().int().positive().default(32),
     maxOutputBytes: z.number().int().positive().default(16 * MIB),
     maxBodyBytes: z.number().int().positive().default(64 * MIB),
+    maxContainerProcesses: z.number().int().positive().default(DEFAULT_CONFINEMENT_LIMITS.maxProcesses),
+    maxOpenFiles: z.number().int().positive().default(DEFAULT_CONFINEMENT_LIMITS.maxOpenFiles),
+    maxFileBytes: z.number().int().positive().default(DEFAULT_CONFINEMENT_LIMITS.maxFileBytes),
+    maxMemoryBytes: z.number().int().positive().default(DEFAULT_CONFINEMENT_LIMITS.maxMemoryBytes),
   })
   .strict();
 
@@ -29,6 +34,9 @@ const serverOptionsSchema = z
     port: z.number().int().min(0).max(65_535).default(0),
     version: z.string().min(1).default("unknown"),
     pathMapping: z.enum(["auto", "namespace", "rewrite"]).default("auto"),
+    confinement: z.enum(["bubblewrap", "unconfined-unsafe"]).default("bubblewrap"),
+    network: z.enum(["shared", "none"]).default("shared"),
+    egressAllowList: z.array(z.string().min(1).max(300)).max(1_000).optional(),
     limits: limitsSchema.default(() => limitsSchema.parse({})),
   })
   .strict();
@@ -43,6 +51,17 @@ export interface LocalContainerLimits {
   readonly maxOutputBytes: number;
   /** Largest request body accepted. @default 64 MiB */
   readonly maxBodyBytes: number;
+  /**
+   * Processes one confined container may have at once (`RLIMIT_NPROC`, counted in the container's own user
+   * namespace): a fork bomb stops there. @default 256
+   */
+  readonly maxContainerProcesses: number;
+  /** Open descriptors per confined process (`RLIMIT_NOFILE`). @default 4096 */
+  readonly maxOpenFiles: number;
+  /** Largest file a confined process may write (`RLIMIT_FSIZE`), in bytes. @default 4 GiB */
+  readonly maxFileBytes: number;
+  /** Address space of one confined process (`RLIMIT_AS`), in bytes. No per-container memory bound: see docs/local-stack.md. @default 16 GiB */
+  readonly maxMemoryBytes: number;
 }
 
 /** Options of `createLocalContainerServer`. */
@@ -60,6 +79,22 @@ export interface LocalContainerServerOptions {
    * (root on Linux), literal path rewriting, or `auto` to pick the first that works. @default "auto"
    */
   readonly pathMapping?: PathMapping;
+  /**
+   * How commands run. `bubblewrap` (the default) confines each container: its own mount, PID, IPC, UTS,
+   * user and cgroup namespaces, no capabilities, a copy-on-write root over the host's system directories,
+   * rlimits; the server refuses to start (`capability_unsupported`) when bubblewrap or overlayfs is
+   * missing. `unconfined-unsafe` runs commands on the host as the server's user with only the sandbox
+   * paths mapped: a command can then read and change anything the server can. @default "bubblewrap"
+   */
+  readonly confinement?: ConfinementMode;
+  /** Network of confined containers: the host's, or `none` (loopback only). Needs `bubblewrap`. @default "shared" */
+  readonly network?: ConfinementNetwork;
+  /**
+   * With `network: "none"`: the containers' only way out is a filtering HTTP(S) proxy on the host that lets
+   * through these destinations (`host`, `host:port`, `*.domain`; no port = 80 and 443). Commands get
+   * `HTTP(S)_PROXY`; one that ignores them has no network at all. Needs `network: "none"`.
+   */
+  readonly egressAllowList?: readonly string[];
   readonly limits?: Partial<LocalContainerLimits>;
 }
 
@@ -70,10 +105,15 @@ export interface ResolvedServerOptions {
   readonly port: number;
   readonly version: string;
   readonly pathMapping: PathMapping;
+  readonly confinement: ConfinementMode;
+  readonly network: ConfinementNetwork;
+  readonly egressAllowList: readonly string[] | undefined;
   readonly limits: LocalContainerLimits;
 }
 
-/** How commands see container paths. */
+export type { ConfinementMode, ConfinementNetwork } from "@open-managed-agents/sandbox/local-process";
+
+/** How commands see container paths (unconfined containers only; confined ones always see literal paths). */
 export type PathMapping = "auto" | "namespace" | "rewrite";
 
 /** Validates options once; failure → InvalidConfigError naming the field. */
@@ -98,5 +138,24 @@ export function resolveServerOptions(options: LocalContainerServerOptions): Reso
       context: { field: "rootDir", mountPoint: clash },
     });
   }
-  return { ...result.data, rootDir };
+  const { confinement, pathMapping, network } = result.data;
+  if (confinement === "bubblewrap" && pathMapping === "rewrite") {
+    throw new InvalidConfigError({
+      message: 'invalid local container server option pathMapping: "rewrite" runs commands on the host; it needs confinement: "unconfined-unsafe"',
+      context: { field: "pathMapping" },
+    });
+  }
+  if (result.data.egressAllowList !== undefined && network !== "none") {
+    throw new InvalidConfigError({
+      message: 'invalid local container server option egressAllowList: it needs network: "none" (with the host network a command could go around the proxy)',
+      context: { field: "egressAllowList" },
+    });
+  }
+  if (confinement === "unconfined-unsafe" && network === "none") {
+    throw new InvalidConfigError({
+      message: 'invalid local container server option network: "none" needs confinement: "bubblewrap"',
+      context: { field: "network" },
+    });
+  }
+  return { ...result.data, egressAllowList: result.data.egressAllowList, rootDir };
 }

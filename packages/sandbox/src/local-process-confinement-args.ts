@@ -1,0 +1,184 @@
+import { lstatSync, readlinkSync } from "node:fs";
+import { mountPointsShortestFirst } from "./local-process-paths.js";
+import type { PathMounts } from "./local-process-types.js";
+
+/** Network of a confined tree: the host's (so the sandbox reaches the control plane) or none at all. */
+export type ConfinementNetwork = "shared" | "none";
+
+/** Per-process resource bounds every confined command starts with (rlimits, inherited by its children). */
+export interface ConfinementLimits {
+  /** `RLIMIT_NPROC`: processes of the container's user, counted in the container's own user namespace. @default 256 */
+  readonly maxProcesses: number;
+  /** `RLIMIT_NOFILE`: open descriptors per process. @default 4096 */
+  readonly maxOpenFiles: number;
+  /** `RLIMIT_FSIZE`: largest file a process may write, in bytes. @default 4 GiB */
+  readonly maxFileBytes: number;
+  /** `RLIMIT_AS`: address space of one process, in bytes (a memory bound per process, not per container). @default 16 GiB */
+  readonly maxMemoryBytes: number;
+}
+
+/** Defaults of {@link ConfinementLimits}. */
+export const DEFAULT_CONFINEMENT_LIMITS: ConfinementLimits = { maxProcesses: 256, maxOpenFiles: 4096, maxFileBytes: 4 * 1024 ** 3, maxMemoryBytes: 16 * 1024 ** 3 };
+
+/** Top-level host directories a confined root is built from; everything else of the host stays invisible. */
+const SYSTEM_ENTRIES = ["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "var", "opt"] as const;
+
+/** How each system entry appears in a confined root: a copy-on-write layer over the host's directory, or the host's symlink. */
+export interface RootPlan {
+  /** Directories mounted as overlayfs (lower = the host's, upper and work in the container's tree). */
+  readonly overlays: readonly string[];
+  /** Merged-/usr symlinks (`bin → usr/bin`), recreated as they are on the host. */
+  readonly symlinks: readonly (readonly [name: string, target: string])[];
+}
+
+/** Reads the host's layout once: which system entries are directories and which are symlinks. */
+export function planRoot(): RootPlan {
+  const overlays: string[] = [];
+  const symlinks: [string, string][] = [];
+  for (const name of SYSTEM_ENTRIES) {
+    try {
+      const info = lstatSync(`/${name}`);
+      if (info.isSymbolicLink()) symlinks.push([name, readlinkSync(`/${name}`)]);
+      else if (info.isDirectory()) overlays.push(name);
+    } catch {
+      // Not on this host (lib32, libx32 on most).
+    }
+  }
+  return { overlays, symlinks };
+}
+
+/**
+ * Shell code run as root in a private mount namespace (`unshare --mount`): it mounts one overlayfs per
+ * system directory inside the container's tree, creates the merged-/usr symlinks and the container's own
+ * mount points, then becomes bubblewrap. Overlay paths are relative to the tree (the script `cd`s into
+ * it), so a tree path with `,` or `:` cannot break the mount options. The overlays exist only in that
+ * namespace and bubblewrap's, never in the host's mount table, and vanish with the container.
+ *
+ * Arguments: tree, then overlay names, `--`, symlink name/target pairs, `--`, the bubblewrap command.
+ */
+export const HOLDER_SCRIPT = [
+  'cd "$1" || exit 125; shift',
+  'mkdir -p rootfs upper work || exit 125',
+  'while [ "$1" != -- ]; do',
+  '  mkdir -p "upper/$1" "work/$1" "rootfs/$1" || exit 125',
+  '  mount -t overlay openma-root -o "lowerdir=/$1,upperdir=upper/$1,workdir=work/$1" "rootfs/$1" || exit 125',
+  '  shift',
+  'done; shift',
+  'while [ "$1" != -- ]; do ln -sfn "$2" "rootfs/$1" || exit 125; shift 2; done; shift',
+  'mkdir -p rootfs/proc rootfs/dev rootfs/root rootfs/home rootfs/mnt rootfs/run rootfs/srv rootfs/tmp private/var/tmp || exit 125',
+  'chmod 1777 rootfs/tmp private/var/tmp || exit 125',
+  // The container's root holds no capability and maps only uid 0, so directories of other users are
+  // closed to it. apt downloads as `_apt` into such directories; the container's copies become root's
+  // and apt is told to stay root (copy-on-write: the host's files keep their owners).
+  'for d in var/cache/apt/archives/partial var/lib/apt/lists/partial var/lib/apt/lists/auxfiles; do [ -d "rootfs/$d" ] && chown root:root "rootfs/$d"; done',
+  '[ -d rootfs/etc/apt/apt.conf.d ] && echo \'APT::Sandbox::User "root";\' > rootfs/etc/apt/apt.conf.d/00openma-sandbox-user',
+  'true',
+  'exec "$@"',
+].join("\n");
+
+/** What {@link holderArgs} needs. */
+export interface HolderArgsInput {
+  /** Container tree on the host; `rootfs`, `upper` and `work` are created in it. */
+  readonly tree: string;
+  /** Container path → host directory, bound over the root (e.g. `/workspace`). */
+  readonly mounts: PathMounts;
+  readonly plan: RootPlan;
+  readonly network: ConfinementNetwork;
+  readonly hostname: string;
+  /** Absolute path of the `bwrap` binary on the host. */
+  readonly bwrap: string;
+  /** Descriptor bubblewrap writes its JSON info (with `child-pid`) to. */
+  readonly infoFd: number;
+  /** Further host paths (files or directories) bound at container paths, after the mounts. */
+  readonly extraBinds?: readonly (readonly [hostPath: string, containerPath: string])[];
+  /** The first process instead of {@link INIT}: it must print `ready` and exit when its stdin closes. */
+  readonly init?: readonly string[];
+}
+
+/**
+ * Process the holder keeps as the container's first process: it reports readiness once every mount is in
+ * place (bubblewrap runs it only then) and lives until its stdin closes, which ends the container.
+ */
+const INIT = ["/bin/sh", "-c", "echo ready; read -r _ || true"];
+
+/** `unshare` arguments that build the confined root and keep it with {@link INIT} as its first process. */
+export function holderArgs(input: HolderArgsInput): string[] {
+  const binds = mountPointsShortestFirst(input.mounts).flatMap((mountPoint) => ["--bind", input.mounts[mountPoint] as string, mountPoint]);
+  // The host's /var/tmp holds other programs' files; the container gets a fresh one of its own.
+  const privateVarTmp = input.plan.overlays.includes("var") ? ["--bind", `${input.tree}/private/var/tmp`, "/var/tmp"] : [];
+  const bwrap = [
+    input.bwrap,
+    "--bind", `${input.tree}/rootfs`, "/",
+    ...privateVarTmp,
+    ...binds,
+    ...(input.extraBinds ?? []).flatMap(([hostPath, containerPath]) => ["--bind", hostPath, containerPath]),
+    "--proc", "/proc",
+    "--dev", "/dev",
+    "--unshare-all",
+    ...(input.network === "shared" ? ["--share-net"] : []),
+    "--hostname", input.hostname,
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop", "ALL",
+    "--info-fd", String(input.infoFd),
+    "--chdir", "/",
+    "--",
+    ...(input.init ?? INIT),
+  ];
+  return [
+    "--mount", "--propagation", "private", "--",
+    "/bin/sh", "-c", HOLDER_SCRIPT, "openma-confine",
+    input.tree, ...input.plan.overlays, "--", ...input.plan.symlinks.flat(), "--",
+    ...bwrap,
+  ];
+}
+
+/**
+ * After entering: close every descriptor but stdin, stdout and stderr (the namespace handles, and any the
+ * server itself inherited without close-on-exec), go to the working directory and become the command.
+ * bash names any descriptor; a POSIX shell only 0–9, which still covers the namespace handles.
+ */
+const RUN_COMMAND_BASH = 'for fd in /proc/self/fd/*; do fd=${fd##*/}; case $fd in 0|1|2) ;; *) eval "exec $fd>&-" ;; esac; done; cd "$1" || exit 125; shift; exec "$@"';
+const RUN_COMMAND_SH = 'exec 3<&- 4<&- 5<&- 6<&- 7<&- 8<&- 9<&-; cd "$1" || exit 125; shift; exec "$@"';
+
+/** What {@link enterArgs} needs. */
+export interface EnterArgsInput {
+  /**
+   * Each namespace the container has of its own: its `nsenter` flag (`--user`, `--mount`, …) and the
+   * descriptor, in the started process, of the server's handle on it. Descriptors, not a pid: a pid may
+   * name another process once the container's first one is gone, a held namespace never does.
+   */
+  readonly namespaces: readonly (readonly [flag: string, fd: number])[];
+  readonly limits: ConfinementLimits;
+  readonly nsenter: string;
+  /** Path of `setpriv`, the same inside the container (its `/usr` is the host's, copy-on-write). */
+  readonly setpriv: string;
+  /** Shell that closes descriptors and starts the command: `/bin/bash` where present, else `/bin/sh`. */
+  readonly shell: string;
+  readonly cwd: string;
+  readonly command: string;
+  readonly args: readonly string[];
+}
+
+/**
+ * `prlimit` arguments that run one command in an existing confinement. The bounds are set on the host
+ * before anything enters (raising them again needs a capability the command never has); `nsenter` joins
+ * every namespace of the container and its root; `setpriv` empties the bounding set before the command
+ * runs, so the command holds no capability at all, also not in the container's user namespace.
+ */
+export function enterArgs(input: EnterArgsInput): string[] {
+  const { limits } = input;
+  return [
+    `--nproc=${limits.maxProcesses}`, `--nofile=${limits.maxOpenFiles}`, `--fsize=${limits.maxFileBytes}`, `--as=${limits.maxMemoryBytes}`, "--",
+    input.nsenter,
+    // Joining the mount namespace also moves to its root, the container's (bubblewrap pivoted into it).
+    ...input.namespaces.map(([flag, fd]) => `${flag}=/proc/self/fd/${fd}`), "--",
+    input.setpriv, "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--",
+    input.shell, "-c", input.shell.endsWith("/bash") ? RUN_COMMAND_BASH : RUN_COMMAND_SH, "openma-enter", input.cwd, input.command, ...input.args,
+  ];
+}
+
+/** `nsenter` flag of each namespace kind, by its name under `/proc/<pid>/ns`. */
+export const NAMESPACE_FLAGS: Readonly<Record<string, string>> = {
+  user: "--user", mnt: "--mount", pid: "--pid", ipc: "--ipc", uts: "--uts", cgroup: "--cgroup", net: "--net",
+};
