@@ -1,5 +1,5 @@
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import type { UsageLedgerTotal } from "./ports.js";
 
 const totalsSchema = z.array(

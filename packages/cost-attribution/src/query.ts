@@ -1,5 +1,5 @@
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import type { CostReportQuery } from "./ports.js";
 
 /** Longest range one report may cover, in days. */

@@ -9,12 +9,12 @@ import {
   environmentPackagesSchema,
   parseRecord,
   sandboxImageAliasSchema,
+  shellQuote,
 } from "@open-managed-agents/runtime-resource-contract";
 import type { SandboxPort } from "@open-managed-agents/sandbox";
 import { managerPlan, toolDir } from "./managers.js";
 import { restoredMarker, setupFingerprint, warmMarker } from "./markers.js";
 import { type EnvironmentPackagesInstallerOptions, type ResolvedInstallerOptions, resolveInstallerOptions } from "./options.js";
-import { shellQuote } from "./shell.js";
 
 /** Input of {@link EnvironmentPackagesInstaller.setup}. */
 export interface EnvironmentSetupInput {

@@ -1,6 +1,6 @@
-import type { EnvironmentPackageManager } from "@open-managed-agents/runtime-resource-contract";
 import type { ResolvedInstallerOptions } from "./options.js";
-import { shellCommand, shellQuote } from "./shell.js";
+import { type EnvironmentPackageManager, shellQuote } from "@open-managed-agents/runtime-resource-contract";
+import { shellCommand } from "./shell.js";
 
 /** How one manager installs a spec, or why it skips it. */
 export type ManagerPlan =

@@ -1,5 +1,5 @@
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 
 /** Where setup writes its markers and tools; the defaults are the seed's paths. */
 export const WARM_MARKER_PATH = "/tmp/.oma-setup-warm";

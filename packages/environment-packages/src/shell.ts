@@ -1,9 +1,6 @@
-/** Single-quotes a word for `sh -c`. Specs are grammar-checked first; quoting is the second line of defence. */
-export function shellQuote(word: string): string {
-  return `'${word.replaceAll("'", `'\\''`)}'`;
-}
+import { shellQuote } from "@open-managed-agents/runtime-resource-contract";
 
-/** Joins quoted words into one command line. */
+/** Joins words, each single-quoted for `sh -c`, into one command line. Specs are grammar-checked first. */
 export function shellCommand(words: readonly string[]): string {
   return words.map(shellQuote).join(" ");
 }

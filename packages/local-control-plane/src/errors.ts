@@ -1,5 +1,5 @@
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
-import type { z } from "zod";
+import type * as z from "zod";
 import type { leaseStateSchema } from "./wire/work-schemas.js";
 
 /** The lease as the server holds it, as a 412 reports it. */

@@ -1,5 +1,5 @@
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import type { ControlPlaneObserver } from "./events.js";
 import type { WebhookTarget } from "./webhooks.js";
 

@@ -21,7 +21,7 @@ import type { BetaSkillVersion } from "@anthropic-ai/sdk/resources/beta/skills/v
 import type { BetaWebhookEvent } from "@anthropic-ai/sdk/resources/beta/webhooks";
 import type { ErrorResponse, ErrorType } from "@anthropic-ai/sdk/resources/shared";
 import { describe, expectTypeOf, it } from "vitest";
-import type { z } from "zod";
+import type * as z from "zod";
 import type { pendingEvent } from "../src/webhooks.js";
 import type { platformErrorBodySchema } from "../src/wire/error-body.js";
 import type { eventListSchema, eventParamsSchema, sendEventsResponseSchema, sessionEventSchema } from "../src/wire/event-schemas.js";

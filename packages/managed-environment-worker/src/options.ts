@@ -8,7 +8,7 @@ import {
   type RuntimeResourceScope,
   parseRecord,
 } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import type { HostedInferenceOptions } from "./harness-env.js";
 
 /** How one claimed item ended, as {@link ManagedEnvironmentWorkerOptions.onRunResult} sees it. */

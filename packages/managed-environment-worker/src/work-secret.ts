@@ -1,5 +1,5 @@
 import { InvalidRequestError } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 
 /** What a work item's `secret` carries, once decoded. */
 export interface DecodedWorkSecret {

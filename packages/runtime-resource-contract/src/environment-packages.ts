@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { RuntimeResourceFence } from "./fence.js";
 import type { ManagedSandboxLease } from "./sandbox.js";
 import type { Abortable, RuntimeResourceScope } from "./scope.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { nonEmptyString } from "./json.js";
 import { type RuntimeResourceScope, runtimeResourceScopeSchema } from "./scope.js";
 

@@ -1,7 +1,7 @@
 import type { UsageLedgerReader } from "@open-managed-agents/cost-attribution";
 import { createD1SqlClient } from "@open-managed-agents/managed-runtime-host";
 import { type UsageRecorderPort, parseRecord, usageRecordSchema } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 
 const INSERT = `INSERT INTO usage_records
   (provider, runtime_id, kind, value, workspace_id, environment_id, session_id, work_id, instance_type, started_at, stopped_at, stopped_day)

@@ -1,5 +1,5 @@
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import type { UsageLedgerReader } from "../ports.js";
 import { CLOUDFLARE_CONTAINER_RATES, CLOUDFLARE_INSTANCE_TYPES, type CloudflareContainerRates, type CloudflareInstanceSize } from "./pricing.js";
 

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import type { ControlPlaneState } from "../state/control-plane-state.js";
 import { rfc3339 } from "../state/ids.js";
 import { sessionToWire } from "../state/sessions.js";

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ManagedRuntimeError, createError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
-import type { z } from "zod";
+import type * as z from "zod";
 import type { HeartbeatPreconditionFailedError } from "../errors.js";
 import { type PlatformErrorBody, type PlatformErrorType, platformErrorBodySchema } from "../wire/error-body.js";
 import { newId } from "../state/ids.js";

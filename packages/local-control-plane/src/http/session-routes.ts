@@ -1,5 +1,5 @@
 import { createError } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import type { ControlPlaneState } from "../state/control-plane-state.js";
 import { sessionToWire } from "../state/sessions.js";
 import { eventListQuerySchema, eventListSchema, sendEventsBodySchema, sendEventsResponseSchema, sessionEventSchema } from "../wire/event-schemas.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { leaseStateSchema } from "./work-schemas.js";
 
 /** `ErrorType` values the platform sends. */

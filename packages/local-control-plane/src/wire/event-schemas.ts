@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** A text content block (`BetaManagedAgentsTextBlock`). */
 export const textBlockSchema = z.object({ type: z.literal("text"), text: z.string() }).strict();

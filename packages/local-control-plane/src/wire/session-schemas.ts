@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 const alwaysAllow = z.object({ type: z.literal("always_allow") }).strict();
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** States of a work item, as the Work API names them. */
 export const workStateSchema = z.enum(["queued", "starting", "active", "stopping", "stopped"]);

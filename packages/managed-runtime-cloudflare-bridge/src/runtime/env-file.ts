@@ -1,6 +1,5 @@
-import { InvalidRequestError } from "@open-managed-agents/runtime-resource-contract";
+import { InvalidRequestError, shellQuote } from "@open-managed-agents/runtime-resource-contract";
 import type { BridgeFiles } from "./files.js";
-import { shellQuote } from "./paths.js";
 
 /** Variable names a POSIX shell can export. */
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
