@@ -89,6 +89,8 @@ export interface HolderArgsInput {
   readonly bwrap: string;
   /** Descriptor bubblewrap writes its JSON info (with `child-pid`) to. */
   readonly infoFd: number;
+  /** Descriptor bubblewrap reads its options from (NUL-separated), so no host path shows in the container's `ps`. */
+  readonly argsFd: number;
   /** Further host paths (files or directories) bound at container paths, after the mounts. */
   readonly extraBinds?: readonly (readonly [hostPath: string, containerPath: string])[];
   /** The first process instead of {@link INIT}: it must print `ready` and exit when its stdin closes. */
@@ -101,13 +103,18 @@ export interface HolderArgsInput {
  */
 const INIT = ["/bin/sh", "-c", "echo ready; read -r _ || true"];
 
+/** The holder's command line, and bubblewrap's options to write to `argsFd` (then close it). */
+export interface HolderCommand {
+  readonly argv: string[];
+  readonly bwrapOptions: string;
+}
+
 /** `unshare` arguments that build the confined root and keep it with {@link INIT} as its first process. */
-export function holderArgs(input: HolderArgsInput): string[] {
+export function holderArgs(input: HolderArgsInput): HolderCommand {
   const binds = mountPointsShortestFirst(input.mounts).flatMap((mountPoint) => ["--bind", input.mounts[mountPoint] as string, mountPoint]);
   // The host's /var/tmp holds other programs' files; the container gets a fresh one of its own.
   const privateVarTmp = input.plan.overlays.includes("var") ? ["--bind", `${input.tree}/private/var/tmp`, "/var/tmp"] : [];
-  const bwrap = [
-    input.bwrap,
+  const options = [
     "--bind", `${input.tree}/rootfs`, "/",
     ...privateVarTmp,
     ...binds,
@@ -122,15 +129,14 @@ export function holderArgs(input: HolderArgsInput): string[] {
     "--cap-drop", "ALL",
     "--info-fd", String(input.infoFd),
     "--chdir", "/",
-    "--",
-    ...(input.init ?? INIT),
   ];
-  return [
+  const argv = [
     "--mount", "--propagation", "private", "--",
     "/bin/sh", "-c", HOLDER_SCRIPT, "openma-confine",
     input.tree, ...input.plan.overlays, "--", ...input.plan.symlinks.flat(), "--",
-    ...bwrap,
+    input.bwrap, "--args", String(input.argsFd), "--", ...(input.init ?? INIT),
   ];
+  return { argv, bwrapOptions: options.map((option) => `${option}\0`).join("") };
 }
 
 /**

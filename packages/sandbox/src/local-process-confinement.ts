@@ -136,11 +136,15 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
   const cgroup = createPidsCgroup(`openma-${randomBytes(8).toString("hex")}`, limits.maxProcesses);
   const joining = (command: string, args: readonly string[]): [string, string[]] =>
     cgroup === undefined ? [command, [...args]] : ["/bin/sh", ["-c", JOIN_CGROUP_SCRIPT, cgroup.procsFile, command, ...args]];
-  const [holderCommand, holderArguments] = joining(findExecutable("unshare") as string, holderArgs({
-    tree: options.tree, mounts, plan: planRoot(), network, hostname: options.hostname ?? "sandbox", bwrap: findExecutable("bwrap") as string, infoFd: 3,
+  const holderCommand = holderArgs({
+    tree: options.tree, mounts, plan: planRoot(), network, hostname: options.hostname ?? "sandbox", bwrap: findExecutable("bwrap") as string, infoFd: 3, argsFd: 4,
     ...(proxy === undefined ? {} : { extraBinds: [[proxy.socketPath, EGRESS_SOCKET_PATH]], init: [process.execPath, "-e", EGRESS_FORWARDER] }),
-  }));
-  const holder = spawn(holderCommand, holderArguments, { cwd: "/", env: { PATH: SYSTEM_PATH }, stdio: ["pipe", "pipe", "pipe", "pipe"] });
+  });
+  const [holderProgram, holderArguments] = joining(findExecutable("unshare") as string, holderCommand.argv);
+  const holder = spawn(holderProgram, holderArguments, { cwd: "/", env: { PATH: SYSTEM_PATH }, stdio: ["pipe", "pipe", "pipe", "pipe", "pipe"] });
+  const optionsStream = holder.stdio[4] as NodeJS.WritableStream | null;
+  optionsStream?.on("error", () => undefined);
+  optionsStream?.end(holderCommand.bwrapOptions);
   const ended = new Promise<void>((resolve) => {
     holder.once("close", () => resolve());
     holder.once("error", () => resolve());

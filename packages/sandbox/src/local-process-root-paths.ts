@@ -18,9 +18,10 @@ export interface ResolveInRootOptions {
  * never climbs above it. `toHost` maps a symlink-free container path to the host path that backs it.
  * Components that do not exist end the walk: they cannot be symlinks.
  *
- * This is `openat2(RESOLVE_IN_ROOT)` done one `lstat` at a time. A process inside the container that
- * swaps a checked directory for a symlink between the walk and the operation can still redirect that
- * operation, but only to a path `toHost` maps, never outside the container's trees.
+ * This is `openat2(RESOLVE_IN_ROOT)` done one `lstat` at a time, not atomically: a process inside the
+ * container that swaps a checked directory for a symlink between the walk and the operation redirects
+ * the operation, and the kernel then resolves that link against the caller's root (see
+ * docs/local-stack.md, Isolation).
  */
 export function resolveInRoot(path: string, toHost: (containerPath: string) => string, options: ResolveInRootOptions): string {
   let pending = path.split("/").filter((part) => part !== "");

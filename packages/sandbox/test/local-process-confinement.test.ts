@@ -25,10 +25,13 @@ describe.skipIf(available)("without bubblewrap", () => {
 describe("argument builders", () => {
   it("drops every capability, unshares all but the network by default, and never follows the command's PATH for its tools", () => {
     const plan = { overlays: ["usr", "etc"], symlinks: [["bin", "usr/bin"]] as const };
-    const args = holderArgs({ tree: "/t", mounts: { "/workspace": "/t/w" }, plan, network: "shared", hostname: "h", bwrap: "/usr/bin/bwrap", infoFd: 3 });
-    expect(args).toEqual(expect.arrayContaining(["--unshare-all", "--share-net", "--die-with-parent", "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev"]));
-    expect(args.join(" ")).toContain("--bind /t/rootfs / ");
-    expect(holderArgs({ tree: "/t", mounts: {}, plan, network: "none", hostname: "h", bwrap: "/usr/bin/bwrap", infoFd: 3 })).not.toContain("--share-net");
+    const command = holderArgs({ tree: "/t", mounts: { "/workspace": "/t/w" }, plan, network: "shared", hostname: "h", bwrap: "/usr/bin/bwrap", infoFd: 3, argsFd: 4 });
+    const options = command.bwrapOptions.split("\0");
+    expect(options).toEqual(expect.arrayContaining(["--unshare-all", "--share-net", "--die-with-parent", "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev"]));
+    expect(options.join(" ")).toContain("--bind /t/rootfs / ");
+    // Host paths go through the descriptor, never onto bubblewrap's command line.
+    expect(command.argv.slice(command.argv.indexOf("/usr/bin/bwrap"))).toEqual(["/usr/bin/bwrap", "--args", "4", "--", "/bin/sh", "-c", "echo ready; read -r _ || true"]);
+    expect(holderArgs({ tree: "/t", mounts: {}, plan, network: "none", hostname: "h", bwrap: "/usr/bin/bwrap", infoFd: 3, argsFd: 4 }).bwrapOptions.split("\0")).not.toContain("--share-net");
     const entered = enterArgs({ namespaces: [["--user", 3], ["--mount", 4]], limits: { maxProcesses: 5, maxOpenFiles: 6, maxFileBytes: 7, maxMemoryBytes: 8 }, nsenter: "/usr/bin/nsenter", setpriv: "/usr/bin/setpriv", shell: "/bin/bash", cwd: "/w", command: "sh", args: ["-c", "x"] });
     expect(entered.slice(0, 5)).toEqual(["--nproc=5", "--nofile=6", "--fsize=7", "--as=8", "--"]);
     expect(entered).toEqual(expect.arrayContaining(["--user=/proc/self/fd/3", "--mount=/proc/self/fd/4", "/usr/bin/setpriv", "--bounding-set=-all", "--no-new-privs"]));
@@ -63,6 +66,7 @@ describe.skipIf(!available)("a confined root", () => {
     // None of the server's descriptors on the container's namespaces reaches the command.
     expect((await sh("ls /proc/self/fd")).stdout.trim().split("\n").sort()).toEqual(["0", "1", "2", "3"]);
     expect((await sh("ls /")).stdout).toContain("workspace\n");
+    expect((await sh("cat /proc/1/cmdline | tr '\\0' ' '")).stdout).not.toContain(tree);
   });
 
   it("writes to /etc, /usr and / land in the container's tree; the host's stay as they were", async () => {

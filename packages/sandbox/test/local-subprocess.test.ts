@@ -42,11 +42,11 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
 }
 
 describe("local-subprocess provider", () => {
-  it("refuses to load outside NODE_ENV=test because it has no isolation boundary", () => {
+  it("refuses to load outside NODE_ENV=test: its runtimes are local processes on the host's kernel", () => {
     const previous = process.env.NODE_ENV;
     process.env.NODE_ENV = "production";
     try {
-      expect(() => createLocalSubprocessSandboxProvider({ rootDir })).toThrow(/no isolation boundary/);
+      expect(() => createLocalSubprocessSandboxProvider({ rootDir })).toThrow(/loads only when NODE_ENV=test/);
       expect(() => createLocalSubprocessSandboxProvider({ rootDir })).toThrow(expect.objectContaining({ code: "invalid_config" }));
     } finally {
       process.env.NODE_ENV = previous;

@@ -81,14 +81,15 @@ const contextSchema = z.object({
 const RUNTIME_ID = /^local-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
- * Throws `invalid_config` unless `NODE_ENV` is `test`: the adapter has no isolation boundary and must
- * not be reachable from a production configuration.
+ * Throws `invalid_config` unless `NODE_ENV` is `test`: the adapter's runtimes share the host's kernel
+ * (and, when built `unconfined-unsafe`, everything else of the host), so it must not be reachable from a
+ * production configuration.
  */
 export function assertLocalSubprocessAllowed(): void {
   if (process.env.NODE_ENV !== "test") {
     throw new InvalidConfigError({
       message:
-        "the local-subprocess sandbox has no isolation boundary (commands run as host processes with the host's user, network and filesystem); it loads only when NODE_ENV=test",
+        "the local-subprocess sandbox is for tests (its runtimes are local processes sharing the host's kernel, or the whole host when unconfined); it loads only when NODE_ENV=test",
       context: { field: "NODE_ENV", nodeEnv: process.env.NODE_ENV ?? null },
     });
   }
