@@ -66,6 +66,7 @@ export function createBridgeSandboxComponents(
     singleRequestBytes: Math.min(resolved.singleRequestBytes, resolved.maxHydrateBytes),
     partBytes: resolved.partBytes,
     maxCheckpointBytes: resolved.maxCheckpointBytes,
+    archiveLimits: resolved.archiveLimits,
     spoolDirectory: resolved.spoolDirectory,
     onProgress: resolved.onProgress,
   });

@@ -1,11 +1,12 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { IntegrityError, NotFoundError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
-import { inspectArchive, joinPlanCommands, splitArchive } from "@open-managed-agents/workspace-archive";
-import type { BridgeCheckpointer } from "../runtime/bridge-runtime.js";
+import { type ArchiveLimits, joinPlanCommands, splitArchive } from "@open-managed-agents/workspace-archive";
+import type { BridgeCheckpointer, PreparedRestore } from "../runtime/bridge-runtime.js";
 import { createBridgeFiles } from "../runtime/files.js";
 import { shellQuote } from "../runtime/paths.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
 import { createCheckpointHandle, readCheckpointHandle, safeCheckpointName } from "./checkpoint-handle.js";
+import { checkpointReadOptions, inspectCheckpointArchive } from "./archive-policy.js";
 import { type Spool, createSpool, hashStream } from "./spool.js";
 
 /** A transfer in progress, for progress lines. */
@@ -30,6 +31,8 @@ export interface BridgeCheckpointerOptions {
   /** Size of archive parts moved one request at a time. */
   readonly partBytes: number;
   readonly maxCheckpointBytes: number;
+  /** Limits every checkpoint archive is inspected against, when stored and before it is restored. */
+  readonly archiveLimits: ArchiveLimits;
   readonly spoolDirectory?: string;
   readonly onProgress?: (progress: CheckpointProgress) => void;
 }
@@ -42,9 +45,7 @@ export interface BridgeCheckpointerOptions {
  */
 export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): BridgeCheckpointer {
   const { client, store } = options;
-  // A workspace may hold symlinks to system paths (a virtualenv's python); they are restored inside the
-  // sandbox by its own tar, never on the driver's host, so they are accepted. Traversal is still refused.
-  const archiveReadOptions = { limits: { maxBytes: options.maxCheckpointBytes }, allowSymlinksOutsideRoot: true } as const;
+  const archiveReadOptions = checkpointReadOptions(options.archiveLimits);
 
   const progress = (phase: CheckpointProgress["phase"], sandboxId: string, totalBytes: number | null) => (bytes: number) =>
     options.onProgress?.({ phase, sandboxId, bytes, totalBytes });
@@ -95,8 +96,8 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
 
   const storeSpool = async (sandboxId: string, name: string | undefined, spool: Spool) => {
     const { sha256, size } = await spool.finish();
-    // Proves the bytes are a well-formed, safe tar before they are kept.
-    await inspectArchive(spool.read(), archiveReadOptions);
+    // Proves the bytes are a well-formed tar that a restore will accept before they are kept.
+    await inspectCheckpointArchive(spool.read(), options.archiveLimits);
     const blobKey = `${options.keyPrefix}/${encodeURIComponent(sandboxId)}/${safeCheckpointName(name, sha256)}-${sha256}.tar`;
     const stored = await store.put(blobKey, spool.read(), {
       contentType: "application/x-tar",
@@ -117,7 +118,7 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
     }
   };
 
-  return {
+  const checkpointer: BridgeCheckpointer = {
     async checkpoint({ sandboxId, name, signal }) {
       const measured = await measureWorkspace(sandboxId, signal);
       const spool = await createSpool({ maxBytes: options.maxCheckpointBytes, directory: options.spoolDirectory, onBytes: progress("checkpoint", sandboxId, measured) });
@@ -133,7 +134,7 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
       }
     },
 
-    async restore({ sandboxId, handle, signal }) {
+    async prepareRestore({ handle, signal }): Promise<PreparedRestore> {
       const metadata = readCheckpointHandle(handle, { provider: options.provider, keyPrefix: options.keyPrefix, maxBytes: options.maxCheckpointBytes });
       const object = await store.get(metadata.blobKey);
       if (!object) throw new NotFoundError({ message: "checkpoint archive is missing from the store", context: { blobKey: metadata.blobKey } });
@@ -145,30 +146,47 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
       try {
         await spool.append(object.stream(), signal);
         const digest = await spool.finish();
-        // Nothing reaches the sandbox before the archive's hash and size match the handle.
+        // Nothing reaches a sandbox before the archive's hash and size match the handle and every entry
+        // passed inspection: the whole archive is read here, before the first request of any path.
         if (`sha256:${digest.sha256}` !== metadata.contentHash || digest.size !== metadata.size) {
           throw new IntegrityError({ message: "checkpoint archive hash does not match its handle", context: { blobKey: metadata.blobKey } });
         }
-        const report = progress("restore", sandboxId, digest.size);
-        if (digest.size <= options.singleRequestBytes && digest.size <= options.maxRequestBytes) {
-          const bytes = new Uint8Array(await new Response(spool.read()).arrayBuffer());
-          await client.hydrate(sandboxId, bytes, signal);
-          report(digest.size);
-          return;
-        }
-        let sent = 0;
-        const parts = splitArchive(spool.read(), { ...archiveReadOptions, maxPartBytes: Math.min(options.partBytes, options.maxRequestBytes) });
-        for await (const part of parts) {
-          await client.hydrate(sandboxId, part.bytes, signal);
-          sent += part.size;
-          report(sent);
-        }
-        // Files larger than a part arrived as chunks; join them in the sandbox now that every part is in.
-        const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
-        for (const plan of parts.joinPlans) await files.run(joinPlanCommands(plan, { cwd: "/workspace", verify: true }), signal);
-      } finally {
+        await inspectCheckpointArchive(spool.read(), options.archiveLimits);
+        return { size: digest.size, send: (sandboxId, sendSignal) => sendArchive(sandboxId, spool, digest.size, sendSignal), dispose: () => spool.dispose() };
+      } catch (error) {
         await spool.dispose();
+        throw error;
+      }
+    },
+
+    async restore({ sandboxId, handle, signal }) {
+      const prepared = await checkpointer.prepareRestore({ handle, signal });
+      try {
+        await prepared.send(sandboxId, signal);
+      } finally {
+        await prepared.dispose();
       }
     },
   };
+  return checkpointer;
+
+  async function sendArchive(sandboxId: string, spool: Spool, size: number, signal?: AbortSignal): Promise<void> {
+    const report = progress("restore", sandboxId, size);
+    if (size <= options.singleRequestBytes && size <= options.maxRequestBytes) {
+      const bytes = new Uint8Array(await new Response(spool.read()).arrayBuffer());
+      await client.hydrate(sandboxId, bytes, signal);
+      report(size);
+      return;
+    }
+    let sent = 0;
+    const parts = splitArchive(spool.read(), { ...archiveReadOptions, maxPartBytes: Math.min(options.partBytes, options.maxRequestBytes) });
+    for await (const part of parts) {
+      await client.hydrate(sandboxId, part.bytes, signal);
+      sent += part.size;
+      report(sent);
+    }
+    // Files larger than a part arrived as chunks; join them in the sandbox now that every part is in.
+    const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
+    for (const plan of parts.joinPlans) await files.run(joinPlanCommands(plan, { cwd: "/workspace", verify: true }), signal);
+  }
 }

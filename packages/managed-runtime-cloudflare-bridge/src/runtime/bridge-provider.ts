@@ -57,13 +57,19 @@ export function createBridgeSandboxProvider(options: BridgeSandboxProviderOption
       if (checkpoint.provider !== options.provider) {
         throw new ProviderMismatchError({ message: "checkpoint belongs to another provider", context: { expected: options.provider, actual: checkpoint.provider } });
       }
-      const runtime = await start();
+      // The archive is verified and inspected before a sandbox exists: a refused one leaves nothing behind.
+      const prepared = await options.checkpointer.prepareRestore({ handle: checkpoint });
       try {
-        await runtime.resume(checkpoint);
-        return runtime;
-      } catch (error) {
-        await runtime.destroy().catch(() => undefined);
-        throw error;
+        const runtime = await start();
+        try {
+          await prepared.send(runtime.runtimeHandle().runtimeId);
+          return runtime;
+        } catch (error) {
+          await runtime.destroy().catch(() => undefined);
+          throw error;
+        }
+      } finally {
+        await prepared.dispose();
       }
     },
 

@@ -25,9 +25,21 @@ export async function markRuntimeStarted(client: BridgeClient, sandboxId: string
   }
 }
 
+/** A checkpoint fetched, verified and inspected, ready to be sent to a sandbox. */
+export interface PreparedRestore {
+  /** Archive bytes. */
+  readonly size: number;
+  /** Hydrates `/workspace` of a sandbox with the archive. */
+  send(sandboxId: string, signal?: AbortSignal): Promise<void>;
+  /** Releases the local copy. Idempotent. */
+  dispose(): Promise<void>;
+}
+
 /** Stores and restores `/workspace` checkpoints of one sandbox. */
 export interface BridgeCheckpointer {
   checkpoint(input: { readonly sandboxId: string; readonly name?: string; readonly signal?: AbortSignal }): Promise<SandboxCheckpointHandle>;
+  /** Fetches, verifies and inspects a checkpoint without touching any sandbox; refusals throw here. */
+  prepareRestore(input: { readonly handle: SandboxCheckpointHandle; readonly signal?: AbortSignal }): Promise<PreparedRestore>;
   restore(input: { readonly sandboxId: string; readonly handle: SandboxCheckpointHandle; readonly signal?: AbortSignal }): Promise<void>;
 }
 
