@@ -57,7 +57,7 @@ async function tarOf(entries: readonly Entry[]): Promise<Uint8Array> {
   for (const { body, ...header } of entries) {
     await new Promise<void>((resolve, reject) => {
       const done = (error?: Error | null) => (error ? reject(error) : resolve());
-      if (body === undefined) archive.entry({ mode: 0o644, ...header }, done).end();
+      if (body === undefined) archive.entry({ mode: 0o644, ...header }, done).end(undefined);
       else archive.entry({ mode: 0o644, ...header }, body, done);
     });
   }

@@ -6,6 +6,9 @@ import { createBridgeFiles } from "../runtime/files.js";
 import { shellQuote } from "../runtime/paths.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
 import { createCheckpointHandle, readCheckpointHandle, safeCheckpointName } from "./checkpoint-handle.js";
+import { createIncrementalCheckpoints } from "./incremental.js";
+import { isManifestHandle, readManifestHandle } from "./manifest-handle.js";
+import { fetchTarInParts } from "./sandbox-parts.js";
 import { checkpointReadOptions, inspectCheckpointArchive } from "./archive-policy.js";
 import { type Spool, createSpool, hashStream } from "./spool.js";
 
@@ -58,41 +61,17 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
     return size;
   };
 
-  const archiveInParts = async (sandboxId: string, spool: Spool, signal?: AbortSignal): Promise<void> => {
-    const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
-    const directoryName = `.oma-checkpoint-${crypto.randomUUID()}`;
-    const directory = `/workspace/${directoryName}`;
-    const excludes = [directoryName, ...options.excludes].map((pattern) => `--exclude=${shellQuote(pattern)}`).join(" ");
-    // tar exits 1 when files change while read; that is still a consistent-enough snapshot of a live tree.
-    const script = [
-      `mkdir -p ${directory}`,
-      `{ tar -cf - -C /workspace ${excludes} .; echo $? > ${directory}/status; } | split -b ${options.partBytes} -a 6 -d - ${directory}/part-`,
-      `status=$(cat ${directory}/status); [ "$status" -le 1 ] || { echo "tar failed: $status" >&2; exit 1; }`,
-      `cd ${directory} && stat -c '%n %s' part-*`,
-    ].join(" && ");
-    try {
-      const listing = await files.run(script, signal);
-      const parts = listing
-        .split("\n")
-        .map((line) => /^(part-\d{6}) (\d+)$/.exec(line.trim()))
-        .filter((match): match is RegExpExecArray => match !== null)
-        .map(([, part = "", size = "0"]) => ({ part, size: Number(size) }))
-        .sort((a, b) => (a.part < b.part ? -1 : 1));
-      if (parts.length === 0) throw new SandboxFailedError({ message: "archiving the workspace produced no parts" });
-      // The listing proves every part exists, so parts are fetched without a check each (an exec between
-      // file GETs slows the GET after it); the listed sizes catch a part that reads short or empty.
-      for (const { part } of parts) {
-        await spool.append(await client.readFile(sandboxId, `${directory}/${part}`, signal), signal);
-      }
-      const expected = parts.reduce((sum, { size }) => sum + size, 0);
-      const { size } = await spool.finish();
-      if (size !== expected) {
-        throw new SandboxFailedError({ message: `archive parts arrived with ${size} of ${expected} bytes`, context: { expected, received: size } });
-      }
-    } finally {
-      await files.run(`rm -rf ${directory}`).catch(() => undefined);
-    }
-  };
+  const archiveInParts = (sandboxId: string, spool: Spool, signal?: AbortSignal): Promise<void> =>
+    fetchTarInParts({
+      client,
+      sandboxId,
+      spool,
+      signal,
+      partBytes: options.partBytes,
+      maxRequestBytes: options.maxRequestBytes,
+      tarCommand: (_directory, directoryName) =>
+        `tar -cf - -C /workspace ${[directoryName, ...options.excludes].map((pattern) => `--exclude=${shellQuote(pattern)}`).join(" ")} .`,
+    });
 
   const storeSpool = async (sandboxId: string, name: string | undefined, spool: Spool) => {
     const { sha256, size } = await spool.finish();
@@ -118,8 +97,18 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
     }
   };
 
+  const incremental = createIncrementalCheckpoints(options);
+
+  const prepared = (spool: Spool, size: number): PreparedRestore => ({
+    size,
+    send: (sandboxId, sendSignal) => sendArchive(sandboxId, spool, size, sendSignal),
+    dispose: () => spool.dispose(),
+  });
+
   const checkpointer: BridgeCheckpointer = {
-    async checkpoint({ sandboxId, name, signal }) {
+    async checkpoint({ sandboxId, name, sessionId, signal }) {
+      // A runtime that knows its session checkpoints incrementally; the full tar remains for the rest.
+      if (sessionId !== undefined) return incremental.checkpoint({ sandboxId, sessionId, signal });
       const measured = await measureWorkspace(sandboxId, signal);
       const spool = await createSpool({ maxBytes: options.maxCheckpointBytes, directory: options.spoolDirectory, onBytes: progress("checkpoint", sandboxId, measured) });
       try {
@@ -134,7 +123,20 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
       }
     },
 
-    async prepareRestore({ handle, signal }): Promise<PreparedRestore> {
+    async prepareRestore({ handle, sessionId, signal }): Promise<PreparedRestore> {
+      if (handle.provider === options.provider && isManifestHandle(handle)) {
+        const metadata = readManifestHandle(handle, { keyPrefix: options.keyPrefix, maxBytes: options.maxCheckpointBytes });
+        const spool = await createSpool({ maxBytes: options.maxCheckpointBytes, directory: options.spoolDirectory });
+        try {
+          await incremental.assemble(metadata, spool, sessionId, signal);
+          const { size } = await spool.finish();
+          await inspectCheckpointArchive(spool.read(), options.archiveLimits);
+          return prepared(spool, size);
+        } catch (error) {
+          await spool.dispose();
+          throw error;
+        }
+      }
       const metadata = readCheckpointHandle(handle, { provider: options.provider, keyPrefix: options.keyPrefix, maxBytes: options.maxCheckpointBytes });
       const object = await store.get(metadata.blobKey);
       if (!object) throw new NotFoundError({ message: "checkpoint archive is missing from the store", context: { blobKey: metadata.blobKey } });
@@ -152,19 +154,19 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
           throw new IntegrityError({ message: "checkpoint archive hash does not match its handle", context: { blobKey: metadata.blobKey } });
         }
         await inspectCheckpointArchive(spool.read(), options.archiveLimits);
-        return { size: digest.size, send: (sandboxId, sendSignal) => sendArchive(sandboxId, spool, digest.size, sendSignal), dispose: () => spool.dispose() };
+        return prepared(spool, digest.size);
       } catch (error) {
         await spool.dispose();
         throw error;
       }
     },
 
-    async restore({ sandboxId, handle, signal }) {
-      const prepared = await checkpointer.prepareRestore({ handle, signal });
+    async restore({ sandboxId, handle, sessionId, signal }) {
+      const ready = await checkpointer.prepareRestore({ handle, sessionId, signal });
       try {
-        await prepared.send(sandboxId, signal);
+        await ready.send(sandboxId, signal);
       } finally {
-        await prepared.dispose();
+        await ready.dispose();
       }
     },
   };
