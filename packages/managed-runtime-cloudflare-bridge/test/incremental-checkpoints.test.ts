@@ -174,7 +174,7 @@ describe("incremental bridge checkpoints", () => {
     requests.length = 0;
     expect(await codeOf(provider.restore(alice, { sessionId: "bob", workdir: "/workspace" }))).toBe("integrity_failed");
     // A handle edited to name the other session finds a manifest that is not there (or not its hash).
-    expect(await codeOf(provider.restore({ ...alice, metadata: { ...alice.metadata, session: bob.metadata?.session } }, { sessionId: "bob", workdir: "/workspace" }))).toMatch(/not_found|integrity_failed/);
+    expect(await codeOf(provider.restore({ ...alice, metadata: { ...alice.metadata, session: String(bob.metadata?.session) } }, { sessionId: "bob", workdir: "/workspace" }))).toMatch(/not_found|integrity_failed/);
     expect(requests).toEqual([]);
   }, 300_000);
 
