@@ -8,6 +8,7 @@ import { ManagedRuntimeError, type SandboxCheckpointHandle } from "@open-managed
 import type { ManagedSandboxRuntime } from "@open-managed-agents/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBridgeSandboxComponents } from "../src/driver.js";
+import { sweepBridgeCheckpointBlobs } from "../src/index.js";
 import { resolveBridgeOptions } from "../src/options.js";
 import { DESCRIBE_WORKSPACE, mutationScript, prng } from "./random-workspace.js";
 
@@ -176,6 +177,42 @@ describe("incremental bridge checkpoints", () => {
     // A handle edited to name the other session finds a manifest that is not there (or not its hash).
     expect(await codeOf(provider.restore({ ...alice, metadata: { ...alice.metadata, session: String(bob.metadata?.session) } }, { sessionId: "bob", workdir: "/workspace" }))).toMatch(/not_found|integrity_failed/);
     expect(requests).toEqual([]);
+  }, 300_000);
+
+  it("sweeps blobs and manifests no published checkpoint references, after the grace period, never during a checkpoint", async () => {
+    const { provider } = components();
+    const context = { sessionId: "sweep", workdir: "/workspace" };
+    const runtime = await provider.create(context);
+    try {
+      await run(runtime, "printf one > kept.txt && printf two > dropped.txt");
+      const first = await runtime.checkpoint({ kind: "filesystem" });
+      await run(runtime, "rm dropped.txt && printf three > added.txt");
+      const second = await runtime.checkpoint({ kind: "filesystem" });
+      const own = `cloudflare-bridge-workspaces/sessions/${String(second.metadata?.session)}/`;
+      expect(await blobKeys(own)).toHaveLength(5);
+      const options = { checkpointStore: store, sessionId: "sweep", published: [second] };
+      expect(await sweepBridgeCheckpointBlobs({ ...options, graceMs: 3_600_000 })).toEqual({ kept: 5, deleted: 0 });
+      const order: string[] = [];
+      await run(runtime, "printf four > later.txt");
+      const running = runtime.checkpoint({ kind: "filesystem" }).then((handle) => (order.push("checkpoint"), handle));
+      const swept = sweepBridgeCheckpointBlobs({ ...options, published: [second], graceMs: 0, now: () => new Date(Date.now() + 1_000) }).then((result) => (order.push("sweep"), result));
+      const [third, result] = await Promise.all([running, swept]);
+      expect(order).toEqual(["checkpoint", "sweep"]);
+      // Gone: the first manifest, dropped.txt's blob, and the third checkpoint (not published); kept: the second.
+      expect(result).toEqual({ kept: 3, deleted: 4 });
+      expect(await codeOf(provider.restore(first, context))).toBe("not_found");
+      expect(await codeOf(provider.restore(third, context))).toBe("not_found");
+      const restored = await provider.restore(second, context);
+      expect(await run(restored, "cat kept.txt added.txt")).toBe("onethree");
+      await restored.destroy();
+      // The next checkpoint re-sends what the sweep collected instead of trusting what it remembered.
+      const fourth = await runtime.checkpoint({ kind: "filesystem" });
+      const again = await provider.restore(fourth, context);
+      expect(await run(again, "cat later.txt")).toBe("four");
+      await again.destroy();
+    } finally {
+      await runtime.destroy();
+    }
   }, 300_000);
 
   it("still restores an older full-tar handle", async () => {

@@ -7,8 +7,10 @@ import type { ArchiveLimits } from "@open-managed-agents/workspace-archive";
 import tar from "tar-stream";
 import type { BridgeClient } from "../wire/bridge-client.js";
 import { blobKeyOf, manifestKeyOf, sessionKeyOf } from "./blob-keys.js";
-import { type ManifestEntry, type ManifestFile, decodeManifest, encodeManifest, sortEntries } from "./manifest.js";
+import { type ManifestEntry, type ManifestFile, encodeManifest, sortEntries } from "./manifest.js";
 import { type ManifestHandleMetadata, createManifestHandle } from "./manifest-handle.js";
+import { loadManifest } from "./manifest-store.js";
+import { sweepGeneration, withCheckpointLock } from "./session-locks.js";
 import { inspectCheckpointArchive } from "./archive-policy.js";
 import { fetchTarInParts } from "./sandbox-parts.js";
 import { readSandboxManifest } from "./sandbox-manifest.js";
@@ -40,15 +42,18 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
   const { client, store } = options;
   // Hashes known to be stored per session (from the last checkpoint or restore): the previous checkpoint of
   // this workspace. Anything else is checked with a HEAD before it is sent.
-  const known = new Map<string, Set<string>>();
-  const remember = (session: string, entries: readonly ManifestEntry[]) => {
+  // A sweep since then may have collected them, so they count only within the same sweep generation.
+  const known = new Map<string, { readonly generation: number; readonly hashes: Set<string> }>();
+  const remember = (session: string, entries: readonly ManifestEntry[], generation: number) => {
     known.delete(session);
-    known.set(session, new Set(entries.filter(isFile).map((entry) => entry.sha256)));
+    known.set(session, { generation, hashes: new Set(entries.filter(isFile).map((entry) => entry.sha256)) });
     if (known.size > KNOWN_SESSIONS) known.delete(known.keys().next().value as string);
   };
+  const lockKey = (session: string) => `${options.keyPrefix}\0${session}`;
 
   const missingBlobs = async (session: string, files: readonly ManifestFile[]): Promise<Map<string, ManifestFile>> => {
-    const stored = known.get(session) ?? new Set<string>();
+    const remembered = known.get(session);
+    const stored = remembered && remembered.generation === sweepGeneration(store, lockKey(session)) ? remembered.hashes : new Set<string>();
     const missing = new Map<string, ManifestFile>();
     for (const file of files) {
       if (stored.has(file.sha256) || missing.has(file.sha256)) continue;
@@ -105,21 +110,25 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
     }
   };
 
+  const capture = async (input: { readonly sandboxId: string; readonly signal?: AbortSignal }, session: string): Promise<SandboxCheckpointHandle> => {
+    const generation = sweepGeneration(store, lockKey(session));
+    const entries = await readSandboxManifest({ client, sandboxId: input.sandboxId, excludes: options.excludes, maxRequestBytes: options.maxRequestBytes, signal: input.signal });
+    checkLimits(entries, options.archiveLimits);
+    await inspectManifest(entries, options.archiveLimits);
+    const missing = await missingBlobs(session, entries.filter(isFile));
+    if (missing.size > 0) await transfer(input.sandboxId, session, missing, input.signal);
+    const { bytes, sha256 } = encodeManifest(entries);
+    // Published last: before this put no manifest references the new blobs, so nothing is visible.
+    await store.put(manifestKeyOf(options.keyPrefix, session, sha256), bytes, { contentType: "application/json", ifNoneMatch: "*", contentLength: bytes.byteLength });
+    remember(session, entries, generation);
+    return createManifestHandle({ provider: options.provider, sandboxId: input.sandboxId, session, sha256, size: bytes.byteLength });
+  };
+
   return {
     async checkpoint(input: { readonly sandboxId: string; readonly sessionId: string; readonly signal?: AbortSignal }): Promise<SandboxCheckpointHandle> {
       const session = sessionKeyOf(input.sessionId);
-      const entries = await readSandboxManifest({ client, sandboxId: input.sandboxId, excludes: options.excludes, maxRequestBytes: options.maxRequestBytes, signal: input.signal });
-      checkLimits(entries, options.archiveLimits);
-      await inspectManifest(entries, options.archiveLimits);
-      const missing = await missingBlobs(session, entries.filter(isFile));
-      if (missing.size > 0) await transfer(input.sandboxId, session, missing, input.signal);
-      const { bytes, sha256 } = encodeManifest(entries);
-      // Published last: before this put no manifest references the new blobs, so nothing is visible.
-      await store.put(manifestKeyOf(options.keyPrefix, session, sha256), bytes, { contentType: "application/json", ifNoneMatch: "*", contentLength: bytes.byteLength });
-      remember(session, entries);
-      return createManifestHandle({ provider: options.provider, sandboxId: input.sandboxId, session, sha256, size: bytes.byteLength });
+      return withCheckpointLock(store, lockKey(session), () => capture(input, session));
     },
-
     /**
      * Writes the tar a restore sends into `spool`, from the manifest and the session's blobs; every blob is
      * hashed on its way and a mismatch is `integrity_failed` before any byte leaves the driver.
@@ -128,7 +137,7 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
       if (restoringSession !== undefined && sessionKeyOf(restoringSession) !== metadata.session) {
         throw new IntegrityError({ message: "checkpoint belongs to another session", context: { reason: "foreign_session" } });
       }
-      const manifest = await readManifest(metadata);
+      const manifest = await loadManifest(store, metadata);
       checkLimits(manifest.entries, options.archiveLimits);
       const pack = tar.pack();
       const appended = spool.append(Readable.toWeb(Readable.from(pack)) as ReadableStream<Uint8Array>, signal);
@@ -141,23 +150,9 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
         throw error;
       }
       await appended;
-      remember(metadata.session, manifest.entries);
+      remember(metadata.session, manifest.entries, sweepGeneration(store, lockKey(metadata.session)));
     },
   };
-
-  async function readManifest(metadata: ManifestHandleMetadata) {
-    const object = await store.get(metadata.manifestKey);
-    if (!object) throw new NotFoundError({ message: "checkpoint manifest is missing from the store", context: { manifestKey: metadata.manifestKey } });
-    if (object.size !== metadata.size) {
-      await object.stream().cancel().catch(() => undefined);
-      throw new IntegrityError({ message: "checkpoint manifest size does not match its handle", context: { manifestKey: metadata.manifestKey } });
-    }
-    const bytes = new Uint8Array(await new Response(object.stream()).arrayBuffer());
-    if (`sha256:${createHash("sha256").update(bytes).digest("hex")}` !== metadata.contentHash) {
-      throw new IntegrityError({ message: "checkpoint manifest hash does not match its handle", context: { manifestKey: metadata.manifestKey } });
-    }
-    return decodeManifest(bytes);
-  }
 
   async function packEntry(pack: tar.Pack, session: string, entry: ManifestEntry): Promise<void> {
     const mtime = new Date(entry.mtime * 1000);
