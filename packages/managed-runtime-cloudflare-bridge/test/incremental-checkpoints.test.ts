@@ -215,6 +215,33 @@ describe("incremental bridge checkpoints", () => {
     }
   }, 300_000);
 
+  it("compresses the transfer when a sample shows it pays, and not for random bytes", async () => {
+    const { provider } = components();
+    const context = { sessionId: "compression", workdir: "/workspace" };
+    const runtime = await provider.create(context);
+    const partGets = () => requests.filter((request) => request.startsWith("GET") && request.includes("/part-")).length;
+    try {
+      // 3 MiB of text in 48 parts of 64 KiB uncompressed; gzip -1 shrinks it far below that.
+      await run(runtime, "mkdir -p text && seq 1 400000 | sed 's/^/line number /' | head -c 3145728 | split -b 65536 -a 3 -d - text/f");
+      requests.length = 0;
+      const text = await runtime.checkpoint({ kind: "filesystem" });
+      expect(partGets()).toBeLessThan(16);
+      await run(runtime, "mkdir -p noise && head -c 3145728 /dev/urandom | split -b 65536 -a 3 -d - noise/f");
+      requests.length = 0;
+      const noise = await runtime.checkpoint({ kind: "filesystem" });
+      expect(partGets()).toBeGreaterThanOrEqual(48);
+      const expected = await run(runtime, DESCRIBE_WORKSPACE);
+      for (const handle of [noise]) {
+        const restored = await provider.restore(handle, context);
+        expect(await run(restored, DESCRIBE_WORKSPACE)).toBe(expected);
+        await restored.destroy();
+      }
+      expect(text.checkpointId).not.toBe(noise.checkpointId);
+    } finally {
+      await runtime.destroy();
+    }
+  }, 300_000);
+
   it("still restores an older full-tar handle", async () => {
     const { provider, checkpointer } = components();
     const runtime = await provider.create({ sessionId: "legacy", workdir: "/workspace" });

@@ -1,17 +1,20 @@
 import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { Readable } from "node:stream";
+import { createGunzip } from "node:zlib";
 import type { BlobStore } from "@open-managed-agents/blob-store";
-import { ArchiveRejectedError, IntegrityError, LimitExceededError, NotFoundError, SandboxFailedError, type SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
+import { IntegrityError, NotFoundError, SandboxFailedError, type SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
 import type { ArchiveLimits } from "@open-managed-agents/workspace-archive";
 import tar from "tar-stream";
+import { createBridgeFiles } from "../runtime/files.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
 import { blobKeyOf, manifestKeyOf, sessionKeyOf } from "./blob-keys.js";
-import { type ManifestEntry, type ManifestFile, encodeManifest, sortEntries } from "./manifest.js";
+import { type ManifestEntry, type ManifestFile, encodeManifest } from "./manifest.js";
 import { type ManifestHandleMetadata, createManifestHandle } from "./manifest-handle.js";
 import { loadManifest } from "./manifest-store.js";
 import { sweepGeneration, withCheckpointLock } from "./session-locks.js";
-import { inspectCheckpointArchive } from "./archive-policy.js";
+import { createLimiter } from "./limiter.js";
+import { checkLimits, inspectManifest } from "./manifest-checks.js";
 import { fetchTarInParts } from "./sandbox-parts.js";
 import { readSandboxManifest } from "./sandbox-manifest.js";
 import { type Spool, createSpool } from "./spool.js";
@@ -29,6 +32,16 @@ export interface IncrementalCheckpointOptions {
   readonly archiveLimits: ArchiveLimits;
   readonly spoolDirectory?: string;
 }
+
+/** Bytes of the outgoing tar sampled to decide on compression; smaller transfers go uncompressed. */
+const COMPRESSION_SAMPLE_BYTES = 1024 * 1024;
+/** Compress when the sample shrinks below this fraction of its size. */
+const COMPRESSION_WORTH = 0.8;
+
+/** Files up to this size are moved between the store and the driver whole, several at a time. */
+const SMALL_BLOB_BYTES = 256 * 1024;
+/** Store calls in flight for small blobs. */
+const PARALLEL_STORE_CALLS = 8;
 
 /** Sessions whose stored hashes are remembered between checkpoints; older ones are forgotten first. */
 const KNOWN_SESSIONS = 64;
@@ -74,9 +87,19 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
     }
   };
 
+  const storeSmallBlob = async (session: string, expected: ManifestFile, bytes: Buffer): Promise<void> => {
+    if (createHash("sha256").update(bytes).digest("hex") !== expected.sha256 || bytes.byteLength !== expected.size) {
+      throw new SandboxFailedError({ message: "a workspace file changed while it was checkpointed", context: { path: expected.path.slice(0, 256) } });
+    }
+    await store.put(blobKeyOf(options.keyPrefix, session, expected.sha256), bytes, { contentType: "application/octet-stream", ifNoneMatch: "*" });
+  };
+
   const transfer = async (sandboxId: string, session: string, missing: Map<string, ManifestFile>, signal?: AbortSignal) => {
+    const missingBytes = [...missing.values()].reduce((sum, file) => sum + file.size, 0);
     const byPath = new Map([...missing.values()].map((file) => [file.path, file]));
     const list = new TextEncoder().encode([...byPath.keys()].map((path) => `./${path}\0`).join(""));
+    const tarOf = (directory: string) => `cat ${directory}/list-* | tar -cf - -C /workspace --null --no-recursion --hard-dereference -T -`;
+    let compress = false;
     const spool = await createSpool({ maxBytes: options.maxCheckpointBytes, directory: options.spoolDirectory });
     try {
       await fetchTarInParts({
@@ -91,19 +114,37 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
             const name = `${directory}/list-${String(index).padStart(6, "0")}`;
             await client.writeFile(sandboxId, name, list.subarray(offset, offset + options.maxRequestBytes), signal);
           }
+          compress = missingBytes >= COMPRESSION_SAMPLE_BYTES && (await compressionPays(sandboxId, tarOf(directory), signal));
         },
-        tarCommand: (directory) => `cat ${directory}/list-* | tar -cf - -C /workspace --null --no-recursion --hard-dereference -T -`,
+        tarCommand: (directory) => (compress ? `{ ${tarOf(directory)}; echo $? > ${directory}/tar-status; } | gzip -1` : tarOf(directory)),
       });
       const extract = tar.extract();
-      Readable.fromWeb(spool.read() as never).pipe(extract);
+      const source = Readable.fromWeb(spool.read() as never);
+      if (compress) {
+        // Decompressed as it streams, never as a whole.
+        const gunzip = createGunzip();
+        gunzip.on("error", (error) => extract.destroy(error));
+        source.pipe(gunzip).pipe(extract);
+      } else source.pipe(extract);
       const received = new Set<string>();
+      const puts = createLimiter(PARALLEL_STORE_CALLS);
       for await (const entry of extract) {
         const path = entry.header.name.replace(/^\.\//, "");
         const expected = byPath.get(path);
         if (!expected || entry.header.type !== "file") throw new SandboxFailedError({ message: "the sandbox sent an entry that was not asked for", context: { path: path.slice(0, 256) } });
-        await storeBlob(session, expected, entry as AsyncIterable<Buffer>, entry.header.size ?? 0);
+        const size = entry.header.size ?? 0;
+        if (size <= SMALL_BLOB_BYTES) {
+          // Small blobs are read whole and stored several at a time: a store round trip each would dominate.
+          const chunks: Buffer[] = [];
+          for await (const chunk of entry as AsyncIterable<Buffer>) chunks.push(chunk);
+          const bytes = Buffer.concat(chunks);
+          await puts.run(() => storeSmallBlob(session, expected, bytes));
+        } else {
+          await storeBlob(session, expected, entry as AsyncIterable<Buffer>, size);
+        }
         received.add(path);
       }
+      await puts.drain();
       if (received.size !== byPath.size) throw new SandboxFailedError({ message: "a workspace file vanished while it was checkpointed", context: { expected: byPath.size, received: received.size } });
     } finally {
       await spool.dispose();
@@ -122,6 +163,17 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
     await store.put(manifestKeyOf(options.keyPrefix, session, sha256), bytes, { contentType: "application/json", ifNoneMatch: "*", contentLength: bytes.byteLength });
     remember(session, entries, generation);
     return createManifestHandle({ provider: options.provider, sandboxId: input.sandboxId, session, sha256, size: bytes.byteLength });
+  };
+
+  /**
+   * Whether gzip is in the sandbox and shrinks a sample of what is about to be sent (the first
+   * {@link COMPRESSION_SAMPLE_BYTES} of the tar) below {@link COMPRESSION_WORTH}; decided per checkpoint.
+   */
+  const compressionPays = async (sandboxId: string, tarCommand: string, signal?: AbortSignal): Promise<boolean> => {
+    const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
+    const output = await files.run(`command -v gzip >/dev/null 2>&1 || { echo none; exit 0; }; ${tarCommand} 2>/dev/null | head -c ${COMPRESSION_SAMPLE_BYTES} | gzip -1 | wc -c`, signal);
+    const compressed = Number.parseInt(output.trim(), 10);
+    return Number.isSafeInteger(compressed) && compressed < COMPRESSION_SAMPLE_BYTES * COMPRESSION_WORTH;
   };
 
   return {
@@ -143,7 +195,8 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
       const appended = spool.append(Readable.toWeb(Readable.from(pack)) as ReadableStream<Uint8Array>, signal);
       appended.catch(() => undefined);
       try {
-        for (const entry of manifest.entries) await packEntry(pack, metadata.session, entry);
+        const ahead = prefetchSmallBlobs(metadata.session, manifest.entries);
+        for (const [index, entry] of manifest.entries.entries()) await packEntry(pack, metadata.session, entry, ahead(index));
         pack.finalize();
       } catch (error) {
         pack.destroy();
@@ -154,19 +207,70 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
     },
   };
 
-  async function packEntry(pack: tar.Pack, session: string, entry: ManifestEntry): Promise<void> {
+  /**
+   * Keeps the reads of the next small blobs in flight while earlier entries are packed; returns, per entry
+   * index, the verified bytes of a small file (or null for anything else).
+   */
+  function prefetchSmallBlobs(session: string, entries: readonly ManifestEntry[]) {
+    const pending = new Map<number, Promise<Buffer>>();
+    let next = 0;
+    const fill = (from: number) => {
+      next = Math.max(next, from);
+      while (next < entries.length && pending.size < PARALLEL_STORE_CALLS * 2) {
+        const entry = entries[next] as ManifestEntry;
+        if (entry.type === "file" && entry.size <= SMALL_BLOB_BYTES) {
+          const read = readSmallBlob(session, entry);
+          read.catch(() => undefined);
+          pending.set(next, read);
+        }
+        next += 1;
+      }
+    };
+    return (index: number): Promise<Buffer> | null => {
+      const read = pending.get(index) ?? null;
+      pending.delete(index);
+      fill(index + 1);
+      return read;
+    };
+  }
+
+  async function readSmallBlob(session: string, entry: ManifestFile): Promise<Buffer> {
+    const object = await openBlob(session, entry);
+    const bytes = Buffer.from(await new Response(object.stream()).arrayBuffer());
+    if (createHash("sha256").update(bytes).digest("hex") !== entry.sha256) {
+      throw new IntegrityError({ message: "a checkpoint blob's hash does not match the manifest", context: { path: entry.path.slice(0, 256) } });
+    }
+    return bytes;
+  }
+
+  async function openBlob(session: string, entry: ManifestFile) {
+    const object = await store.get(blobKeyOf(options.keyPrefix, session, entry.sha256));
+    if (!object) throw new NotFoundError({ message: "a checkpoint blob is missing from the store", context: { path: entry.path.slice(0, 256) } });
+    if (object.size !== entry.size) {
+      await object.stream().cancel().catch(() => undefined);
+      throw new IntegrityError({ message: "a checkpoint blob's size does not match the manifest", context: { path: entry.path.slice(0, 256) } });
+    }
+    return object;
+  }
+
+  async function packEntry(pack: tar.Pack, session: string, entry: ManifestEntry, prefetched: Promise<Buffer> | null): Promise<void> {
     const mtime = new Date(entry.mtime * 1000);
     if (entry.type === "directory") return void pack.entry({ name: `./${entry.path}/`, type: "directory", mode: entry.mode, mtime });
     if (entry.type === "symlink") return void pack.entry({ name: `./${entry.path}`, type: "symlink", linkname: entry.target, mode: entry.mode, mtime });
-    const key = blobKeyOf(options.keyPrefix, session, entry.sha256);
-    const object = await store.get(key);
+    const header = { name: `./${entry.path}`, type: "file" as const, size: entry.size, mode: entry.mode, mtime };
+    if (prefetched) {
+      const bytes = await prefetched;
+      // Waits for the pack to flush the entry, so entries never pile up ahead of the spool.
+      return new Promise<void>((resolve, reject) => pack.entry(header, bytes, (error?: Error | null) => (error ? reject(error) : resolve())));
+    }
+    const object = await openBlob(session, entry);
     if (!object) throw new NotFoundError({ message: "a checkpoint blob is missing from the store", context: { path: entry.path.slice(0, 256) } });
     if (object.size !== entry.size) {
       await object.stream().cancel().catch(() => undefined);
       throw new IntegrityError({ message: "a checkpoint blob's size does not match the manifest", context: { path: entry.path.slice(0, 256) } });
     }
     const hash = createHash("sha256");
-    const sink = pack.entry({ name: `./${entry.path}`, type: "file", size: entry.size, mode: entry.mode, mtime });
+    const sink = pack.entry(header);
     for await (const chunk of object.stream() as unknown as AsyncIterable<Uint8Array>) {
       hash.update(chunk);
       if (!sink.write(chunk)) await once(sink, "drain");
@@ -178,55 +282,6 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
   }
 }
 
-/**
- * Holds a manifest to the rules a restore applies (names, link targets, write-through) by inspecting a
- * tar of its headers alone, so a checkpoint that could not be restored is never published.
- */
-async function inspectManifest(entries: readonly ManifestEntry[], limits: ArchiveLimits): Promise<void> {
-  const pack = tar.pack();
-  const inspected = inspectCheckpointArchive(Readable.from(pack), limits);
-  inspected.catch(() => undefined);
-  try {
-    for (const entry of sortEntries(entries)) {
-      const mtime = new Date(entry.mtime * 1000);
-      const header: Partial<tar.Header> & { name: string } =
-        entry.type === "directory"
-          ? { name: `./${entry.path}/`, type: "directory", mode: entry.mode, mtime }
-          : entry.type === "symlink"
-            ? { name: `./${entry.path}`, type: "symlink", linkname: entry.target, mode: entry.mode, mtime }
-            : { name: `./${entry.path}`, type: "file", size: 0, mode: entry.mode, mtime };
-      // Each header is flushed to the inspector before the next, so headers are never all held at once.
-      // A refusal ends the inspector early; the race surfaces it instead of waiting on a flush that never comes.
-      const flushed = new Promise<void>((resolve, reject) => pack.entry(header, "", (error?: Error | null) => (error ? reject(error) : resolve())));
-      await Promise.race([flushed, inspected.then(() => Promise.reject(new Error("the inspector ended before the last header")))]);
-    }
-    pack.finalize();
-  } catch (error) {
-    pack.destroy();
-    await inspected;
-    throw error;
-  }
-  await inspected;
-}
-
 function isFile(entry: ManifestEntry): entry is ManifestFile {
   return entry.type === "file";
-}
-
-/** The archive limits, applied to a manifest before anything is transferred or assembled. */
-function checkLimits(entries: readonly ManifestEntry[], limits: ArchiveLimits): void {
-  const refuse = (limit: keyof ArchiveLimits, actual: number) =>
-    new ArchiveRejectedError({
-      message: `checkpoint refused: ${limit} ${limits[limit]} exceeded (${actual})`,
-      context: { reason: "limit_exceeded", limit, max: limits[limit], actual },
-      cause: new LimitExceededError({ message: `${limit} exceeded`, context: { limit } }),
-    });
-  if (entries.length > limits.maxEntries) throw refuse("maxEntries", entries.length);
-  let total = 0;
-  for (const entry of entries) {
-    if (entry.type !== "file") continue;
-    if (entry.size > limits.maxEntryBytes) throw refuse("maxEntryBytes", entry.size);
-    total += entry.size;
-    if (total > limits.maxBytes) throw refuse("maxBytes", total);
-  }
 }

@@ -9,7 +9,10 @@ export interface TarInPartsOptions {
   readonly sandboxId: string;
   readonly partBytes: number;
   readonly maxRequestBytes: number;
-  /** The `tar` invocation writing an archive to stdout, given the scratch folder (excluded from it). */
+  /**
+   * The `tar` invocation writing an archive to stdout, given the scratch folder (excluded from it). Stages
+   * before the last one may record their exit status in `<folder>/<name>-status`; all are checked.
+   */
   readonly tarCommand: (directory: string, directoryName: string) => string;
   /** Runs in the scratch folder before tar (to place a file list there); optional. */
   readonly prepare?: (directory: string) => Promise<void>;
@@ -32,7 +35,8 @@ export async function fetchTarInParts(options: TarInPartsOptions): Promise<void>
     // tar exits 1 when files change while read; that is still a consistent-enough snapshot of a live tree.
     const script = [
       `{ ${options.tarCommand(directory, directoryName)}; echo $? > ${directory}/status; } | split -b ${options.partBytes} -a 6 -d - ${directory}/part-`,
-      `status=$(cat ${directory}/status); [ "$status" -le 1 ] || { echo "tar failed: $status" >&2; exit 1; }`,
+      // Every stage that records a status (tar, and a compressor behind it) must have succeeded.
+      `for file in ${directory}/*status; do status=$(cat "$file"); [ "$status" -le 1 ] || { echo "archiving failed: $status" >&2; exit 1; }; done`,
       `cd ${directory} && stat -c '%n %s' part-*`,
     ].join(" && ");
     const listing = await files.run(script, signal);
