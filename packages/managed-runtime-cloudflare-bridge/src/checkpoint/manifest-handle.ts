@@ -1,6 +1,7 @@
 import { IntegrityError, type SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
 import { z } from "zod";
 import { manifestKeyOf } from "./blob-keys.js";
+import { portableHandle } from "./checkpoint-handle.js";
 
 /** Metadata `format` of an incremental (manifest + blobs) checkpoint handle. */
 export const MANIFEST_HANDLE_FORMAT = "manifest";
@@ -26,15 +27,7 @@ const schema = z
 
 /** Builds the handle of an incremental checkpoint: its id is the manifest's hash. */
 export function createManifestHandle(input: { provider: string; sandboxId: string; session: string; sha256: string; size: number }): SandboxCheckpointHandle {
-  const contentHash = `sha256:${input.sha256}`;
-  return {
-    provider: input.provider,
-    checkpointId: contentHash,
-    sourceRuntimeId: input.sandboxId,
-    kind: "filesystem",
-    scope: "portable",
-    metadata: { format: MANIFEST_HANDLE_FORMAT, session: input.session, contentHash, size: input.size },
-  };
+  return portableHandle(input, { format: MANIFEST_HANDLE_FORMAT, session: input.session, size: input.size });
 }
 
 /** Whether a handle's metadata names the manifest format (older handles name a full tar). */
