@@ -1,4 +1,3 @@
-import { Readable } from "node:stream";
 import { ArchiveRejectedError, LimitExceededError } from "@open-managed-agents/runtime-resource-contract";
 import type { ArchiveLimits } from "@open-managed-agents/workspace-archive";
 import tar from "tar-stream";
@@ -11,10 +10,16 @@ import { type ManifestEntry, sortEntries } from "./manifest.js";
  */
 export async function inspectManifest(entries: readonly ManifestEntry[], limits: ArchiveLimits): Promise<void> {
   const pack = tar.pack();
-  const inspected = inspectCheckpointArchive(Readable.from(pack), limits);
+  // Read through an async iterator: a refusal then ends the pack by returning from it, not by an abort.
+  const headers = (async function* () {
+    for await (const chunk of pack as AsyncIterable<Uint8Array>) yield chunk;
+  })();
+  const inspected = inspectCheckpointArchive(headers, limits);
   inspected.catch(() => undefined);
   try {
-    for (const entry of sortEntries(entries)) {
+    const ended = inspected.then(() => Promise.reject(new Error("the inspector ended before the last header")));
+    ended.catch(() => undefined);
+    for (const [index, entry] of sortEntries(entries).entries()) {
       const mtime = new Date(entry.mtime * 1000);
       const header: Partial<tar.Header> & { name: string } =
         entry.type === "directory"
@@ -22,10 +27,15 @@ export async function inspectManifest(entries: readonly ManifestEntry[], limits:
           : entry.type === "symlink"
             ? { name: `./${entry.path}`, type: "symlink", linkname: entry.target, mode: entry.mode, mtime }
             : { name: `./${entry.path}`, type: "file", size: 0, mode: entry.mode, mtime };
-      // Each header is flushed to the inspector before the next, so headers are never all held at once.
+      // Every 256th header waits until it reached the inspector, so at most that many are held at once.
       // A refusal ends the inspector early; the race surfaces it instead of waiting on a flush that never comes.
+      if (index % 256 !== 255) {
+        // A callback is given so that an entry cut off by a refusal fails quietly.
+        pack.entry(header, "", () => undefined);
+        continue;
+      }
       const flushed = new Promise<void>((resolve, reject) => pack.entry(header, "", (error?: Error | null) => (error ? reject(error) : resolve())));
-      await Promise.race([flushed, inspected.then(() => Promise.reject(new Error("the inspector ended before the last header")))]);
+      await Promise.race([flushed, ended]);
     }
     pack.finalize();
   } catch (error) {
