@@ -67,11 +67,17 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
   const missingBlobs = async (session: string, files: readonly ManifestFile[]): Promise<Map<string, ManifestFile>> => {
     const remembered = known.get(session);
     const stored = remembered && remembered.generation === sweepGeneration(store, lockKey(session)) ? remembered.hashes : new Set<string>();
+    const unknown = new Map<string, ManifestFile>();
+    for (const file of files) if (!stored.has(file.sha256) && !unknown.has(file.sha256)) unknown.set(file.sha256, file);
+    // Several HEADs at a time: after a driver restart every hash is unknown and one round trip each adds up.
     const missing = new Map<string, ManifestFile>();
-    for (const file of files) {
-      if (stored.has(file.sha256) || missing.has(file.sha256)) continue;
-      if ((await store.head(blobKeyOf(options.keyPrefix, session, file.sha256))) === null) missing.set(file.sha256, file);
+    const heads = createLimiter(PARALLEL_STORE_CALLS);
+    for (const [sha256, file] of unknown) {
+      await heads.run(async () => {
+        if ((await store.head(blobKeyOf(options.keyPrefix, session, sha256))) === null) missing.set(sha256, file);
+      });
     }
+    await heads.drain();
     return missing;
   };
 
