@@ -13,11 +13,11 @@ import { type LocalBridge, startLocalBridge } from "@open-managed-agents/local-c
 import { type BridgeClient, createBridgeClient } from "../src/wire/bridge-client.js";
 import { readBenchConfig } from "./bench-config.js";
 import { type ChildEnvironment, runDriverChild } from "./child-protocol.js";
-import { hostTarReference } from "./host-tar.js";
+import { hostTarFile, hostTarReference } from "./host-tar.js";
 import { type PersistAttempt, combineTransfers, rawFileGets, rawHydrates, rawPersist, writeHydrateParts } from "./raw-bridge.js";
 import { type LoadWindows, formatReport } from "./report.js";
 import { sandboxShell, timed } from "./sandbox-shell.js";
-import { MANIFEST_SCRIPT, MEASURE_SCRIPT, workspacePlan } from "./workspace-generator.js";
+import { CHANGE_ONE_PERCENT_SCRIPT, MANIFEST_SCRIPT, MEASURE_SCRIPT, sourcePlan, workspacePlan } from "./workspace-generator.js";
 
 const PART_BYTES = 8 * 1024 * 1024;
 const SOURCE_MARKER = "bench-source-sandbox";
@@ -45,74 +45,92 @@ async function measured<T>(context: BenchContext, phase: string, step: () => Pro
 }
 
 /** Driver checkpoint, bracketed by curl GETs of the even parts before and the odd parts after. */
-async function checkpointPhase(context: BenchContext, source: string) {
+async function checkpointPhase(context: BenchContext, source: string, workspaceBytes: number) {
   const { client, endpoint } = context;
   log("raw: tar | split in the sandbox, curl GET of the even parts");
   const before = await measured(context, "raw GET", () => rawFileGets(client, endpoint, { sandboxId: source, partBytes: PART_BYTES, select: (index) => index % 2 === 0 }));
   log("driver: checkpoint");
   const checkpoint = await measured(context, "driver checkpoint", () => runDriverChild(context.child, ["checkpoint", source]));
   if (!checkpoint.handle) throw new Error("the checkpoint child returned no handle");
-  const metadata = checkpoint.handle.metadata as { blobKey: string; size: number };
-  log(`driver checkpoint: ${rate(metadata.size, checkpoint.elapsedMs / 1000)}; raw: curl GET of the odd parts`);
+  log(`driver checkpoint: ${rate(workspaceBytes, checkpoint.elapsedMs / 1000)}; raw: curl GET of the odd parts`);
   const after = await rawFileGets(client, endpoint, { sandboxId: source, partBytes: PART_BYTES, select: (index) => index % 2 === 1 });
   const rawGets = { ...combineTransfers(before, after), archiveMs: (before.archiveMs + after.archiveMs) / 2 };
   log(`raw GET: ${rate(rawGets.bytes, rawGets.seconds)}`);
-  return { checkpoint, handle: checkpoint.handle, metadata, rawGets };
+  return { checkpoint, handle: checkpoint.handle, rawGets };
 }
 
-/** Driver restore into a fresh sandbox, verified, bracketed by curl `/hydrate` of the even and the odd parts. */
-async function restorePhase(context: BenchContext, input: Awaited<ReturnType<typeof checkpointPhase>>, manifest: string) {
+/**
+ * Driver restore of `handle` into a fresh sandbox, verified, bracketed by curl `/hydrate` of the even and
+ * the odd parts of a GNU tar of the same tree.
+ */
+async function restorePhase(context: BenchContext, handle: unknown, manifest: string, tarFile: string, workspaceBytes: number) {
   const { client, endpoint } = context;
   const hostDirectory = join(context.scratch, "hydrate-parts");
   await mkdir(hostDirectory, { recursive: true });
-  const parts = await writeHydrateParts({ store: context.store, blobKey: input.metadata.blobKey, partBytes: PART_BYTES, hostDirectory });
+  const parts = await writeHydrateParts({ archive: { file: tarFile }, partBytes: PART_BYTES, hostDirectory });
   log("raw: curl /hydrate of the even parts");
   const before = await measured(context, "raw hydrate", () => rawHydrates(client, endpoint, parts.filter((_, index) => index % 2 === 0)));
   log("driver: restore into a fresh sandbox");
-  const restore = await measured(context, "driver restore", () => runDriverChild(context.child, ["restore", JSON.stringify(input.handle)]));
+  const restore = await measured(context, "driver restore", () => runDriverChild(context.child, ["restore", JSON.stringify(handle)]));
   const restored = restore.runtimeId ?? "";
   const [, after = ""] = (await sandboxShell(client, restored, MANIFEST_SCRIPT)).trim().split(" ");
   await client.destroy(restored);
   const verified = manifest !== "" && manifest === after;
-  log(`driver restore: ${rate(input.metadata.size, restore.elapsedMs / 1000)}, tree ${verified ? "verified" : "DIFFERS"}; raw: curl /hydrate of the odd parts`);
+  log(`driver restore: ${rate(workspaceBytes, restore.elapsedMs / 1000)}, tree ${verified ? "verified" : "DIFFERS"}; raw: curl /hydrate of the odd parts`);
   const hydrated = combineTransfers(before, await rawHydrates(client, endpoint, parts.filter((_, index) => index % 2 === 1)));
   log(`raw hydrate: ${rate(hydrated.bytes, hydrated.seconds)}`);
   await rm(hostDirectory, { recursive: true, force: true });
   return { restore, verified, rawHydrates: hydrated };
 }
 
-async function run(context: BenchContext, workspaceMiB: number, persistTimeoutSeconds: number, started: number): Promise<string> {
+async function run(context: BenchContext, kind: "random" | "source", workspaceMiB: number, persistTimeoutSeconds: number, started: number): Promise<string> {
   const { client } = context;
-  const plan = workspacePlan(workspaceMiB);
+  const plan = kind === "source" ? sourcePlan(workspaceMiB) : workspacePlan(workspaceMiB);
   const source = await client.create();
+  for (const phase of Object.keys(context.loads)) delete context.loads[phase];
   try {
-    log(`generating ${workspaceMiB} MiB in sandbox /workspace`);
+    log(`generating ${workspaceMiB} MiB of ${kind} data in sandbox /workspace`);
     const generated = await timed(() => sandboxShell(client, source, `${plan.script}\ntouch /tmp/${SOURCE_MARKER}`));
     log(`generated in ${(generated.ms / 1000).toFixed(1)} s`);
     const workspaceBytes = Number((await sandboxShell(client, source, MEASURE_SCRIPT)).trim());
-    const [entries = "0", manifest = ""] = (await sandboxShell(client, source, MANIFEST_SCRIPT)).trim().split(" ");
+    const [entries = "0"] = (await sandboxShell(client, source, MANIFEST_SCRIPT)).trim().split(" ");
     log("driver: idle baseline");
     const idle = await runDriverChild(context.child, ["idle"]);
-    const checkpointed = await checkpointPhase(context, source);
-    const restored = await restorePhase(context, checkpointed, manifest);
+    const checkpointed = await checkpointPhase(context, source, workspaceBytes);
+
+    log("changing 1% of the files, then the driver's second checkpoint");
+    const changedFiles = Number((await sandboxShell(client, source, CHANGE_ONE_PERCENT_SCRIPT)).trim());
+    const second = await measured(context, "driver second checkpoint", () => runDriverChild(context.child, ["checkpoint", source]));
+    if (!second.handle) throw new Error("the second checkpoint child returned no handle");
+    log(`driver second checkpoint: ${(second.elapsedMs / 1000).toFixed(1)} s for ${changedFiles} changed files`);
+    const [, manifest = ""] = (await sandboxShell(client, source, MANIFEST_SCRIPT)).trim().split(" ");
+
+    const container = context.bridge.containerServer.containers.list().find((candidate) => existsSync(join(candidate.mounts["/tmp"] ?? "", SOURCE_MARKER)));
+    if (!container) throw new Error("the source sandbox's container tree was not found");
+    const tree = container.mounts["/workspace"] ?? "";
+    const tarFile = join(context.scratch, "workspace.tar");
+    await hostTarFile(tree, tarFile);
+    const restored = await restorePhase(context, second.handle, manifest, tarFile, workspaceBytes);
+    await rm(tarFile, { force: true });
 
     log("GNU tar on the host tree");
-    const container = context.bridge.containerServer.containers.list().find((candidate) => existsSync(join(candidate.mounts["/tmp"] ?? "", SOURCE_MARKER)));
-    const hostTar = container ? await hostTarReference(container.mounts["/workspace"] ?? "", context.scratch) : null;
+    const hostTar = await hostTarReference(tree, context.scratch);
     let persist: PersistAttempt | null = null;
     if (persistTimeoutSeconds > 0) {
       // Last: a failing /persist may take the local bridge's memory with it.
       log(`single /persist of the whole workspace (limit ${persistTimeoutSeconds} s)`);
-      persist = await rawPersist(context.endpoint, source, { expectedBytes: checkpointed.metadata.size, maxSeconds: persistTimeoutSeconds });
+      persist = await rawPersist(context.endpoint, source, { expectedBytes: checkpointed.rawGets.bytes, maxSeconds: persistTimeoutSeconds });
     }
     return formatReport({
       plan,
       workspaceBytes,
-      archiveBytes: checkpointed.metadata.size,
+      archiveBytes: checkpointed.rawGets.bytes,
       entries: Number(entries),
+      changedFiles,
       verified: restored.verified,
       idle,
       checkpoint: checkpointed.checkpoint,
+      secondCheckpoint: second,
       restore: restored.restore,
       rawGets: checkpointed.rawGets,
       rawHydrates: restored.rawHydrates,
@@ -145,7 +163,9 @@ async function main(): Promise<void> {
       scratch,
       loads: {},
     };
-    process.stdout.write(`${await run(context, config.workspaceMiB, config.persistTimeoutSeconds, started)}\n`);
+    for (const kind of config.workloads) {
+      process.stdout.write(`${await run(context, kind, config.workspaceMiB, config.persistTimeoutSeconds, started)}\n`);
+    }
   } finally {
     await bridge.stop().catch((error: unknown) => log(`stopping the local bridge failed: ${String(error)}`));
     await rm(scratch, { recursive: true, force: true });

@@ -38,3 +38,8 @@ export async function hostTarReference(treeDirectory: string, scratchDirectory: 
     await rm(target, { recursive: true, force: true });
   }
 }
+
+/** Writes a GNU tar of `treeDirectory` to `file` (the raw `/hydrate` baseline sends it in parts). */
+export async function hostTarFile(treeDirectory: string, file: string): Promise<void> {
+  await run(`tar -cf ${quote(file)} -C ${quote(treeDirectory)} .`);
+}

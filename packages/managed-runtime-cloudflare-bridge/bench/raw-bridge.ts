@@ -1,7 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { BlobStore } from "@open-managed-agents/blob-store";
-import { splitArchive } from "@open-managed-agents/workspace-archive";
+import { type ArchiveSource, splitArchive } from "@open-managed-agents/workspace-archive";
 import type { BridgeClient } from "../src/wire/bridge-client.js";
 import { type CurlTransfer, curl } from "./curl.js";
 import { sandboxShell, timed } from "./sandbox-shell.js";
@@ -72,11 +71,9 @@ export async function rawFileGets(
 }
 
 /** Cuts the stored checkpoint into the same tar parts the driver sends, as host files (untimed). */
-export async function writeHydrateParts(input: { readonly store: BlobStore; readonly blobKey: string; readonly partBytes: number; readonly hostDirectory: string }): Promise<HostPart[]> {
-  const object = await input.store.get(input.blobKey);
-  if (!object) throw new Error("the driver's checkpoint is missing from the store");
+export async function writeHydrateParts(input: { readonly archive: ArchiveSource; readonly partBytes: number; readonly hostDirectory: string }): Promise<HostPart[]> {
   const files: HostPart[] = [];
-  for await (const part of splitArchive(object.stream(), { maxPartBytes: input.partBytes, allowSymlinksOutsideRoot: true })) {
+  for await (const part of splitArchive(input.archive, { maxPartBytes: input.partBytes, allowSymlinksOutsideRoot: true })) {
     const path = join(input.hostDirectory, `part-${String(files.length).padStart(6, "0")}.tar`);
     await writeFile(path, part.bytes);
     files.push({ path, size: part.bytes.byteLength });

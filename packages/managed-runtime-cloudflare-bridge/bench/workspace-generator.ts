@@ -8,6 +8,7 @@ const LARGE_FILE_BYTES = 48 * MIB + 12_345;
 
 /** What the generator writes, for the report. */
 export interface WorkspacePlan {
+  readonly kind: "random" | "source";
   readonly script: string;
   readonly smallFiles: number;
   readonly mediumFiles: number;
@@ -48,8 +49,45 @@ export function workspacePlan(totalMiB: number): WorkspacePlan {
     largeFiles += 1;
   }
   lines.push("printf '#!/bin/sh\\necho tool\\n' > bin/tool.sh && chmod 755 bin/tool.sh", "ln -s ../large/l0.bin bin/large-link");
-  return { script: lines.join("\n"), smallFiles, mediumFiles, largeFiles, totalBytes: total };
+  return { kind: "random", script: lines.join("\n"), smallFiles, mediumFiles, largeFiles, totalBytes: total };
 }
+
+/** Packages of the node_modules-shaped source tree. */
+const SOURCE_PACKAGES = 64;
+
+/**
+ * A shell script that fills `/workspace` with `totalMiB` of source-like, compressible text: JavaScript-like
+ * lines with varying identifiers and numbers (gzip -1 shrinks it about 3–4×; no two files are equal, so
+ * content dedup does not flatter the figures), split into 0.5–8 KiB files under `node_modules/<pkg>/lib`
+ * and `src/`.
+ */
+export function sourcePlan(totalMiB: number): WorkspacePlan {
+  const total = totalMiB * MIB;
+  const perPackage = Math.floor(total / (SOURCE_PACKAGES + 1));
+  const lines = ["set -e", "cd /workspace", "mkdir -p src empty/nested bin"];
+  let smallFiles = 0;
+  const generator = (seed: number, bytes: number, size: number, directory: string) =>
+    `mkdir -p ${directory} && awk -v seed=${seed} 'BEGIN { srand(seed); for (;;) { n = int(rand() * 100000); printf "export function handler_%d_%d(request, options) { const value = options.limit * %d + request.size; return value > %d ? \\"large\\" : \\"small\\"; } // line %d\\n", seed, n, n % 97, n, NR++ } }' | head -c ${bytes} | split -b ${size} -a 4 -d - ${directory}/f`;
+  for (let index = 0; index <= SOURCE_PACKAGES; index++) {
+    const size = SMALL_FILE_SIZES[index % SMALL_FILE_SIZES.length] ?? 4096;
+    const directory = index === SOURCE_PACKAGES ? "src" : `node_modules/pkg${String(index).padStart(3, "0")}/lib`;
+    lines.push(generator(index + 1, perPackage, size, directory));
+    smallFiles += Math.ceil(perPackage / size);
+  }
+  lines.push("printf '#!/bin/sh\\necho tool\\n' > bin/tool.sh && chmod 755 bin/tool.sh", "ln -s ../src bin/src-link");
+  return { kind: "source", script: lines.join("\n"), smallFiles, mediumFiles: 0, largeFiles: 0, totalBytes: perPackage * (SOURCE_PACKAGES + 1) };
+}
+
+/**
+ * Rewrites every hundredth regular file (1% of the files) with new bytes of the same size: the change
+ * between the first and the second checkpoint. Prints the number of files changed.
+ */
+export const CHANGE_ONE_PERCENT_SCRIPT = [
+  "cd /workspace",
+  "find . -type f | LC_ALL=C sort | awk 'NR % 100 == 0' > /tmp/bench-changed",
+  'while IFS= read -r file; do head -c "$(stat -c %s "$file")" /dev/urandom > "$file.new" && mv "$file.new" "$file"; done < /tmp/bench-changed',
+  "wc -l < /tmp/bench-changed",
+].join(" && ");
 
 /**
  * A script printing `<entries> <digest>` of `/workspace`: every path with its type, mode and link target,

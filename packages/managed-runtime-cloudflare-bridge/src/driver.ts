@@ -3,6 +3,7 @@ import { createProviderManagedRuntimeDriver } from "@open-managed-agents/managed
 import { createBridgeCheckpointer } from "./checkpoint/bridge-checkpointer.js";
 import { type CloudflareBridgeManagedRuntimeOptions, type ResolvedCloudflareBridgeOptions, resolveBridgeOptions } from "./options.js";
 import { createBridgeSandboxProvider } from "./runtime/bridge-provider.js";
+import { createTombstoningClient } from "./runtime/destroyed-sandboxes.js";
 import { type BridgeClient, createBridgeClient } from "./wire/bridge-client.js";
 
 /** The provider id in the descriptor, every lease, every checkpoint handle and the conformance catalog. */
@@ -55,7 +56,7 @@ export function createBridgeSandboxComponents(
   options: { readonly wrapClient?: (client: BridgeClient) => BridgeClient } = {},
 ) {
   const baseClient = createBridgeClient({ baseUrl: resolved.baseUrl, apiKey: resolved.apiKey, fetch: resolved.fetch, retry: resolved.retry });
-  const client = options.wrapClient ? options.wrapClient(baseClient) : baseClient;
+  const client = createTombstoningClient(options.wrapClient ? options.wrapClient(baseClient) : baseClient);
   const checkpointer = createBridgeCheckpointer({
     provider: CLOUDFLARE_BRIDGE_PROVIDER,
     client,
@@ -66,6 +67,7 @@ export function createBridgeSandboxComponents(
     singleRequestBytes: Math.min(resolved.singleRequestBytes, resolved.maxHydrateBytes),
     partBytes: resolved.partBytes,
     maxCheckpointBytes: resolved.maxCheckpointBytes,
+    archiveLimits: resolved.archiveLimits,
     spoolDirectory: resolved.spoolDirectory,
     onProgress: resolved.onProgress,
   });

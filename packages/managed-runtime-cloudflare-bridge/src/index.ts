@@ -14,3 +14,4 @@ export type { CloudflareBridgeManagedRuntimeOptions } from "./options.js";
 export type { CheckpointProgress } from "./checkpoint/bridge-checkpointer.js";
 export { type BridgeClient, type BridgeClientOptions, type BridgeExecEvent, createBridgeClient } from "./wire/bridge-client.js";
 export type { RetryPolicy } from "./wire/retry.js";
+export { type SweepBridgeCheckpointBlobsOptions, type SweepResult, sweepBridgeCheckpointBlobs } from "./checkpoint/sweep.js";

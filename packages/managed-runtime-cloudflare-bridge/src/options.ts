@@ -27,6 +27,18 @@ export interface CloudflareBridgeManagedRuntimeOptions {
   readonly partBytes?: number;
   /** Largest accepted checkpoint. @default 10 GiB */
   readonly maxCheckpointBytes?: number;
+  /**
+   * Limits every checkpoint archive is inspected against before it is stored and again, in full, before
+   * any byte of it reaches a sandbox. Crossing one refuses the archive with `archive_rejected`.
+   */
+  readonly archiveLimits?: {
+    /** Entries of any kind. @default 1_000_000 */
+    readonly maxEntries?: number;
+    /** Sum of regular-file sizes. @default 10 GiB */
+    readonly maxBytes?: number;
+    /** Size of one regular file. @default 4 GiB */
+    readonly maxEntryBytes?: number;
+  };
   /** Custom fetch (tests, proxies). */
   readonly fetch?: typeof fetch;
   /** TTL the host renews; the bridge has no provider lease, so renewals are liveness checks. @default 90_000 */
@@ -73,6 +85,14 @@ const optionsSchema = z
     singleRequestBytes: positiveSafeInteger.default(16 * MIB),
     partBytes: positiveSafeInteger.min(64 * 1024, "must be at least 64 KiB").default(8 * MIB),
     maxCheckpointBytes: positiveSafeInteger.default(10 * 1024 * MIB),
+    archiveLimits: z
+      .object({
+        maxEntries: positiveSafeInteger.default(1_000_000),
+        maxBytes: positiveSafeInteger.default(10 * 1024 * MIB),
+        maxEntryBytes: positiveSafeInteger.default(4 * 1024 * MIB),
+      })
+      .strict()
+      .prefault({}),
     fetch: z.custom<typeof fetch>(isFunction, "must be a function").optional(),
     leaseTtlMs: positiveSafeInteger.default(90_000),
     outputStore: z.custom<BlobStore>(isBlobStore, "must be a BlobStore").nullable().default(null),

@@ -28,6 +28,7 @@ function setup() {
     singleRequestBytes: 1024 * 1024,
     partBytes: 256 * 1024,
     maxCheckpointBytes: 64 * 1024 * 1024,
+    archiveLimits: { maxEntries: 10_000, maxBytes: 64 * 1024 * 1024, maxEntryBytes: 64 * 1024 * 1024 },
   });
   const provider = createBridgeSandboxProvider({ provider: "cloudflare-bridge", client, checkpointer, maxRequestBytes: 1024 * 1024, maxExecOutputBytes: 1024 * 1024 });
   return { checkpointer, provider };

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createFsBlobStore } from "@open-managed-agents/blob-store/fs";
 import { type LocalBridge, startLocalBridge } from "@open-managed-agents/local-container";
 import { defineManagedRuntimeConformanceSuite } from "@open-managed-agents/managed-runtime-conformance/vitest";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 
 // Cloudflare's own bridge Worker in local workerd over the local container runtime stands in for a deployed bridge.
 let bridge: LocalBridge;
@@ -33,3 +33,11 @@ defineManagedRuntimeConformanceSuite({
   factoryOptions,
   timeouts: { caseMs: 120_000, heartbeatIntervalMs: 5_000 },
 });
+
+// Runs after the suite (file order): every sandbox the cases started, reaped or terminated is gone,
+// and no call after a delete started a fresh container for the deleted id.
+it("leaves no container running on the local runtime after the suite", async () => {
+  const deadline = Date.now() + 60_000;
+  while (bridge.containerServer.containers.list().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+  expect(bridge.containerServer.containers.list().map((container) => container.id)).toEqual([]);
+}, 90_000);

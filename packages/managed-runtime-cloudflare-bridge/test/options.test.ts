@@ -52,6 +52,9 @@ describe("cloudflare-bridge options", () => {
     ["apiKey", { apiKey: "" }],
     ["checkpointStore", { checkpointStore: {} }],
     ["partBytes", { partBytes: 64 * 1024 * 1024 }],
+    ["archiveLimits", { archiveLimits: { maxEntries: 0 } }],
+    ["archiveLimits", { archiveLimits: { maxEntryBytes: -1 } }],
+    ["archiveLimits", { archiveLimits: { maxFiles: 10 } }],
   ])("rejects a bad %s with invalid_config naming it", (field, override) => {
     const error = configError(() => createCloudflareBridgeManagedRuntime({ ...valid, ...(override as object) } as never));
     expect(error.message).toContain(field);

@@ -1,5 +1,5 @@
 import type { Header } from "tar-stream";
-import { ancestorsOf, normalizeMemberName, symlinkTargetStaysInside } from "./entry-name.js";
+import { ancestorsOf, normalizeMemberName, parentOf, symlinkTargetStaysInside } from "./entry-name.js";
 import type { ResolvedReadOptions } from "./options.js";
 import { limitExceeded, rejectEntry } from "./rejections.js";
 import { type SymlinkLookup, symlinkResolvesInside } from "./symlink-resolution.js";
@@ -55,7 +55,7 @@ export class EntryGuard {
     this.bytes += size;
     if (this.bytes > limits.maxBytes) throw limitExceeded(name, "maxBytes", limits.maxBytes, this.bytes);
     const linkTarget = this.checkLink(kind, name, path, header.linkname ?? "");
-    if (kind === "symlink") this.symlinks.set(path, linkTarget as string);
+    if (kind === "symlink") this.symlinks.set(path, relativeToRoot(path, linkTarget as string, this.options.absoluteRoot));
     else this.symlinks.delete(path);
     return {
       kind,
@@ -93,7 +93,7 @@ export class EntryGuard {
   private checkLink(kind: ArchiveEntryKind, name: string, path: string, linkname: string): string | null {
     if (kind === "symlink") {
       if (linkname.length === 0) throw rejectEntry(name, "invalid_name", "the symlink has no target");
-      if (!this.options.allowSymlinksOutsideRoot && !symlinkTargetStaysInside(path, linkname)) {
+      if (!this.options.allowSymlinksOutsideRoot && !symlinkTargetStaysInside(path, relativeToRoot(path, linkname, this.options.absoluteRoot))) {
         throw rejectEntry(name, "symlink_escape", `symlink target ${JSON.stringify(linkname)} points outside the root`);
       }
       return linkname;
@@ -111,6 +111,17 @@ export class EntryGuard {
     }
     return target;
   }
+}
+
+/**
+ * Rewrites an absolute target at or below `absoluteRoot` as the relative target that names the same
+ * path from the link's folder, so the lexical and resolving checks see where it really points.
+ */
+function relativeToRoot(linkPath: string, target: string, absoluteRoot: string | null): string {
+  if (absoluteRoot === null || !(target === absoluteRoot || target.startsWith(`${absoluteRoot}/`))) return target;
+  const depth = parentOf(linkPath) === "" ? 0 : parentOf(linkPath).split("/").length;
+  const inside = target.slice(absoluteRoot.length).replace(/^\/+/, "");
+  return `${"../".repeat(depth)}${inside}` || ".";
 }
 
 function kindOf(header: Header): ArchiveEntryKind | null {

@@ -35,6 +35,11 @@ const readSchema = z
     limits: limitsSchema,
     gzip: gzipInputSchema,
     allowSymlinksOutsideRoot: z.boolean().optional(),
+    absoluteRoot: z
+      .string()
+      .regex(/^(\/[^/\0]+)+$/, "must be an absolute path without a trailing '/'")
+      .refine((value) => !value.split("/").some((segment) => segment === "." || segment === ".."), "must not contain '.' or '..' segments")
+      .optional(),
   })
   .strict();
 
@@ -83,6 +88,12 @@ export interface ReadArchiveOptions {
    * Entries are still never written through any symlink. @default false
    */
   readonly allowSymlinksOutsideRoot?: boolean;
+  /**
+   * The absolute path the root is extracted to where the links are followed (`/workspace` inside a
+   * sandbox). An absolute symlink target at or below it is checked as the path inside the root it names;
+   * every other absolute target still points outside. Unset: every absolute target points outside.
+   */
+  readonly absoluteRoot?: string;
 }
 
 /** Validated form of {@link ReadArchiveOptions}. */
@@ -90,6 +101,7 @@ export interface ResolvedReadOptions {
   readonly limits: ArchiveLimits;
   readonly gzip: boolean | "auto";
   readonly allowSymlinksOutsideRoot: boolean;
+  readonly absoluteRoot: string | null;
 }
 
 function resolveRead(options: z.output<typeof readSchema>): ResolvedReadOptions {
@@ -97,6 +109,7 @@ function resolveRead(options: z.output<typeof readSchema>): ResolvedReadOptions 
     limits: { ...DEFAULT_LIMITS, ...stripUndefined(options.limits ?? {}) },
     gzip: options.gzip ?? "auto",
     allowSymlinksOutsideRoot: options.allowSymlinksOutsideRoot ?? false,
+    absoluteRoot: options.absoluteRoot ?? null,
   };
 }
 

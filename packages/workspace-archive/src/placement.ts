@@ -3,6 +3,7 @@ import { chmod, lstat, mkdir, mkdtemp, readdir, realpath, rename, rmdir, stat, u
 import { basename, dirname, join, resolve } from "node:path";
 import { InvalidRequestError } from "@open-managed-agents/runtime-resource-contract";
 import { removeTree } from "./remove-tree.js";
+import { previousName, removeStaleStaging, stagingPrefix } from "./stale-staging.js";
 import type { DirectoryMetadata } from "./staging-writer.js";
 
 /** Where an extraction stages its entries and where they end up. */
@@ -25,14 +26,19 @@ export async function prepareStaging(dir: string): Promise<Placement> {
   if (typeof dir !== "string" || dir.length === 0) throw new InvalidRequestError({ message: "destination folder must be a non-empty path" });
   const requested = resolve(dir);
   const destination = await realpath(requested).catch(() => requested);
+  const parent = dirname(destination);
+  const base = basename(destination) || "root";
+  // Staging is named after this process, so a later run finds what a killed one left and removes it
+  // (first, so that a parked previous tree is back in place before the destination is looked at).
+  await removeStaleStaging(parent, base, destination);
   const existing = await stat(destination).catch(() => null);
   if (existing !== null && !existing.isDirectory()) {
     throw new InvalidRequestError({ message: "destination exists and is not a folder", context: { destination } });
   }
-  const parent = dirname(destination);
   await mkdir(parent, { recursive: true });
   const inside = existing !== null && destination !== parent && existing.dev !== (await stat(parent)).dev;
-  const staging = await mkdtemp(join(inside ? destination : parent, `.${basename(destination) || "root"}.oma-staging-`));
+  if (inside) await removeStaleStaging(destination, base, destination);
+  const staging = await mkdtemp(join(inside ? destination : parent, stagingPrefix(base)));
   return { destination, staging, inside, previousMode: existing === null ? null : existing.mode & 0o7777 };
 }
 
@@ -50,7 +56,7 @@ export async function commitReplace(placement: Placement): Promise<void> {
     await rename(staging, destination);
     return;
   }
-  const previous = join(dirname(destination), `.${basename(destination)}.oma-previous-${randomBytes(6).toString("hex")}`);
+  const previous = join(dirname(destination), previousName(basename(destination), randomBytes(6).toString("hex")));
   await rename(destination, previous);
   try {
     await rename(staging, destination);

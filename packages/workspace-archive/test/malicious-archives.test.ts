@@ -144,6 +144,30 @@ describe("hostile archives", () => {
     });
   });
 
+  it("checks absolute symlink targets below absoluteRoot as paths inside the root, and only those", async () => {
+    const options = { absoluteRoot: "/workspace" };
+    const inside = await craftArchive([
+      { name: "sub/", type: "directory" },
+      { name: "sub/deep/", type: "directory" },
+      { name: "top", type: "symlink", linkname: "/workspace" },
+      { name: "sub/deep/abs", type: "symlink", linkname: "/workspace/sub" },
+    ]);
+    expect((await inspectArchive(inside, options)).symlinks).toBe(2);
+    const refused: Array<[string, readonly CraftedEntry[]]> = [
+      ["/etc/passwd", [{ name: "l", type: "symlink", linkname: "/etc/passwd" }]],
+      ["a sibling sharing the prefix", [{ name: "l", type: "symlink", linkname: "/workspace-other/x" }]],
+      ["a climb out after the root", [{ name: "d/", type: "directory" }, { name: "d/l", type: "symlink", linkname: "/workspace/../etc" }]],
+      ["an escape through another link", [{ name: "sub/", type: "directory" }, { name: "sub/r", type: "symlink", linkname: ".." }, { name: "x", type: "symlink", linkname: "/workspace/sub/r/.." }]],
+    ];
+    for (const [what, entries] of refused) {
+      const error = await inspectArchive(await craftArchive(entries), options).then(() => null, (caught: unknown) => caught);
+      expect(ManagedRuntimeError.hasCode(error, "archive_rejected"), what).toBe(true);
+      expect((error as ManagedRuntimeError).context.reason, what).toBe("symlink_escape");
+    }
+    // Without absoluteRoot every absolute target points outside.
+    await expect(inspectArchive(inside)).rejects.toMatchObject({ code: "archive_rejected", context: { reason: "symlink_escape" } });
+  });
+
   it("rejects a symlink that would escape through a symlink already in the destination (merge)", async () => {
     const target = join(await tempDir("merge-escape"), "ws");
     await extractArchive(await craftArchive([{ name: "sub/", type: "directory" }, { name: "sub/r", type: "symlink", linkname: ".." }]), target);

@@ -1,10 +1,14 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { IntegrityError, NotFoundError, SandboxFailedError, shellQuote } from "@open-managed-agents/runtime-resource-contract";
-import { inspectArchive, joinPlanCommands, splitArchive } from "@open-managed-agents/workspace-archive";
-import type { BridgeCheckpointer } from "../runtime/bridge-runtime.js";
+import { type ArchiveLimits, joinPlanCommands, splitArchive } from "@open-managed-agents/workspace-archive";
+import type { BridgeCheckpointer, PreparedRestore } from "../runtime/bridge-runtime.js";
 import { createBridgeFiles } from "../runtime/files.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
 import { createCheckpointHandle, readCheckpointHandle, safeCheckpointName } from "./checkpoint-handle.js";
+import { createIncrementalCheckpoints } from "./incremental.js";
+import { isManifestHandle, readManifestHandle } from "./manifest-handle.js";
+import { fetchTarInParts } from "./sandbox-parts.js";
+import { checkpointReadOptions, inspectCheckpointArchive } from "./archive-policy.js";
 import { type Spool, createSpool, hashStream } from "./spool.js";
 
 /** A transfer in progress, for progress lines. */
@@ -29,6 +33,8 @@ export interface BridgeCheckpointerOptions {
   /** Size of archive parts moved one request at a time. */
   readonly partBytes: number;
   readonly maxCheckpointBytes: number;
+  /** Limits every checkpoint archive is inspected against, when stored and before it is restored. */
+  readonly archiveLimits: ArchiveLimits;
   readonly spoolDirectory?: string;
   readonly onProgress?: (progress: CheckpointProgress) => void;
 }
@@ -41,9 +47,7 @@ export interface BridgeCheckpointerOptions {
  */
 export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): BridgeCheckpointer {
   const { client, store } = options;
-  // A workspace may hold symlinks to system paths (a virtualenv's python); they are restored inside the
-  // sandbox by its own tar, never on the driver's host, so they are accepted. Traversal is still refused.
-  const archiveReadOptions = { limits: { maxBytes: options.maxCheckpointBytes }, allowSymlinksOutsideRoot: true } as const;
+  const archiveReadOptions = checkpointReadOptions(options.archiveLimits);
 
   const progress = (phase: CheckpointProgress["phase"], sandboxId: string, totalBytes: number | null) => (bytes: number) =>
     options.onProgress?.({ phase, sandboxId, bytes, totalBytes });
@@ -56,46 +60,22 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
     return size;
   };
 
-  const archiveInParts = async (sandboxId: string, spool: Spool, signal?: AbortSignal): Promise<void> => {
-    const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
-    const directoryName = `.oma-checkpoint-${crypto.randomUUID()}`;
-    const directory = `/workspace/${directoryName}`;
-    const excludes = [directoryName, ...options.excludes].map((pattern) => `--exclude=${shellQuote(pattern)}`).join(" ");
-    // tar exits 1 when files change while read; that is still a consistent-enough snapshot of a live tree.
-    const script = [
-      `mkdir -p ${directory}`,
-      `{ tar -cf - -C /workspace ${excludes} .; echo $? > ${directory}/status; } | split -b ${options.partBytes} -a 6 -d - ${directory}/part-`,
-      `status=$(cat ${directory}/status); [ "$status" -le 1 ] || { echo "tar failed: $status" >&2; exit 1; }`,
-      `cd ${directory} && stat -c '%n %s' part-*`,
-    ].join(" && ");
-    try {
-      const listing = await files.run(script, signal);
-      const parts = listing
-        .split("\n")
-        .map((line) => /^(part-\d{6}) (\d+)$/.exec(line.trim()))
-        .filter((match): match is RegExpExecArray => match !== null)
-        .map(([, part = "", size = "0"]) => ({ part, size: Number(size) }))
-        .sort((a, b) => (a.part < b.part ? -1 : 1));
-      if (parts.length === 0) throw new SandboxFailedError({ message: "archiving the workspace produced no parts" });
-      // The listing proves every part exists, so parts are fetched without a check each (an exec between
-      // file GETs slows the GET after it); the listed sizes catch a part that reads short or empty.
-      for (const { part } of parts) {
-        await spool.append(await client.readFile(sandboxId, `${directory}/${part}`, signal), signal);
-      }
-      const expected = parts.reduce((sum, { size }) => sum + size, 0);
-      const { size } = await spool.finish();
-      if (size !== expected) {
-        throw new SandboxFailedError({ message: `archive parts arrived with ${size} of ${expected} bytes`, context: { expected, received: size } });
-      }
-    } finally {
-      await files.run(`rm -rf ${directory}`).catch(() => undefined);
-    }
-  };
+  const archiveInParts = (sandboxId: string, spool: Spool, signal?: AbortSignal): Promise<void> =>
+    fetchTarInParts({
+      client,
+      sandboxId,
+      spool,
+      signal,
+      partBytes: options.partBytes,
+      maxRequestBytes: options.maxRequestBytes,
+      tarCommand: (_directory, directoryName) =>
+        `tar -cf - -C /workspace ${[directoryName, ...options.excludes].map((pattern) => `--exclude=${shellQuote(pattern)}`).join(" ")} .`,
+    });
 
   const storeSpool = async (sandboxId: string, name: string | undefined, spool: Spool) => {
     const { sha256, size } = await spool.finish();
-    // Proves the bytes are a well-formed, safe tar before they are kept.
-    await inspectArchive(spool.read(), archiveReadOptions);
+    // Proves the bytes are a well-formed tar that a restore will accept before they are kept.
+    await inspectCheckpointArchive(spool.read(), options.archiveLimits);
     const blobKey = `${options.keyPrefix}/${encodeURIComponent(sandboxId)}/${safeCheckpointName(name, sha256)}-${sha256}.tar`;
     const stored = await store.put(blobKey, spool.read(), {
       contentType: "application/x-tar",
@@ -116,8 +96,18 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
     }
   };
 
-  return {
-    async checkpoint({ sandboxId, name, signal }) {
+  const incremental = createIncrementalCheckpoints(options);
+
+  const prepared = (spool: Spool, size: number): PreparedRestore => ({
+    size,
+    send: (sandboxId, sendSignal) => sendArchive(sandboxId, spool, size, sendSignal),
+    dispose: () => spool.dispose(),
+  });
+
+  const checkpointer: BridgeCheckpointer = {
+    async checkpoint({ sandboxId, name, sessionId, signal }) {
+      // A runtime that knows its session checkpoints incrementally; the full tar remains for the rest.
+      if (sessionId !== undefined) return incremental.checkpoint({ sandboxId, sessionId, signal });
       const measured = await measureWorkspace(sandboxId, signal);
       const spool = await createSpool({ maxBytes: options.maxCheckpointBytes, directory: options.spoolDirectory, onBytes: progress("checkpoint", sandboxId, measured) });
       try {
@@ -132,7 +122,20 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
       }
     },
 
-    async restore({ sandboxId, handle, signal }) {
+    async prepareRestore({ handle, sessionId, signal }): Promise<PreparedRestore> {
+      if (handle.provider === options.provider && isManifestHandle(handle)) {
+        const metadata = readManifestHandle(handle, { keyPrefix: options.keyPrefix, maxBytes: options.maxCheckpointBytes });
+        const spool = await createSpool({ maxBytes: options.maxCheckpointBytes, directory: options.spoolDirectory });
+        try {
+          await incremental.assemble(metadata, spool, sessionId, signal);
+          const { size } = await spool.finish();
+          await inspectCheckpointArchive(spool.read(), options.archiveLimits);
+          return prepared(spool, size);
+        } catch (error) {
+          await spool.dispose();
+          throw error;
+        }
+      }
       const metadata = readCheckpointHandle(handle, { provider: options.provider, keyPrefix: options.keyPrefix, maxBytes: options.maxCheckpointBytes });
       const object = await store.get(metadata.blobKey);
       if (!object) throw new NotFoundError({ message: "checkpoint archive is missing from the store", context: { blobKey: metadata.blobKey } });
@@ -144,30 +147,47 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
       try {
         await spool.append(object.stream(), signal);
         const digest = await spool.finish();
-        // Nothing reaches the sandbox before the archive's hash and size match the handle.
+        // Nothing reaches a sandbox before the archive's hash and size match the handle and every entry
+        // passed inspection: the whole archive is read here, before the first request of any path.
         if (`sha256:${digest.sha256}` !== metadata.contentHash || digest.size !== metadata.size) {
           throw new IntegrityError({ message: "checkpoint archive hash does not match its handle", context: { blobKey: metadata.blobKey } });
         }
-        const report = progress("restore", sandboxId, digest.size);
-        if (digest.size <= options.singleRequestBytes && digest.size <= options.maxRequestBytes) {
-          const bytes = new Uint8Array(await new Response(spool.read()).arrayBuffer());
-          await client.hydrate(sandboxId, bytes, signal);
-          report(digest.size);
-          return;
-        }
-        let sent = 0;
-        const parts = splitArchive(spool.read(), { ...archiveReadOptions, maxPartBytes: Math.min(options.partBytes, options.maxRequestBytes) });
-        for await (const part of parts) {
-          await client.hydrate(sandboxId, part.bytes, signal);
-          sent += part.size;
-          report(sent);
-        }
-        // Files larger than a part arrived as chunks; join them in the sandbox now that every part is in.
-        const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
-        for (const plan of parts.joinPlans) await files.run(joinPlanCommands(plan, { cwd: "/workspace", verify: true }), signal);
-      } finally {
+        await inspectCheckpointArchive(spool.read(), options.archiveLimits);
+        return prepared(spool, digest.size);
+      } catch (error) {
         await spool.dispose();
+        throw error;
+      }
+    },
+
+    async restore({ sandboxId, handle, sessionId, signal }) {
+      const ready = await checkpointer.prepareRestore({ handle, sessionId, signal });
+      try {
+        await ready.send(sandboxId, signal);
+      } finally {
+        await ready.dispose();
       }
     },
   };
+  return checkpointer;
+
+  async function sendArchive(sandboxId: string, spool: Spool, size: number, signal?: AbortSignal): Promise<void> {
+    const report = progress("restore", sandboxId, size);
+    if (size <= options.singleRequestBytes && size <= options.maxRequestBytes) {
+      const bytes = new Uint8Array(await new Response(spool.read()).arrayBuffer());
+      await client.hydrate(sandboxId, bytes, signal);
+      report(size);
+      return;
+    }
+    let sent = 0;
+    const parts = splitArchive(spool.read(), { ...archiveReadOptions, maxPartBytes: Math.min(options.partBytes, options.maxRequestBytes) });
+    for await (const part of parts) {
+      await client.hydrate(sandboxId, part.bytes, signal);
+      sent += part.size;
+      report(sent);
+    }
+    // Files larger than a part arrived as chunks; join them in the sandbox now that every part is in.
+    const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
+    for (const plan of parts.joinPlans) await files.run(joinPlanCommands(plan, { cwd: "/workspace", verify: true }), signal);
+  }
 }

@@ -14,8 +14,8 @@ const metadataSchema = z.object({
   size: z.number().int().nonnegative().refine(Number.isSafeInteger),
 });
 
-/** Builds the handle of a stored checkpoint. */
-export function createCheckpointHandle(input: { provider: string; sandboxId: string; sha256: string; blobKey: string; size: number }): SandboxCheckpointHandle {
+/** A portable filesystem handle whose id is `sha256:<hex>`; `metadata` gets `contentHash` added. */
+export function portableHandle(input: { provider: string; sandboxId: string; sha256: string }, metadata: Record<string, string | number>): SandboxCheckpointHandle {
   const contentHash = `sha256:${input.sha256}`;
   return {
     provider: input.provider,
@@ -23,8 +23,13 @@ export function createCheckpointHandle(input: { provider: string; sandboxId: str
     sourceRuntimeId: input.sandboxId,
     kind: "filesystem",
     scope: "portable",
-    metadata: { blobKey: input.blobKey, contentHash, size: input.size },
+    metadata: { ...metadata, contentHash },
   };
+}
+
+/** Builds the handle of a stored full-tar checkpoint. */
+export function createCheckpointHandle(input: { provider: string; sandboxId: string; sha256: string; blobKey: string; size: number }): SandboxCheckpointHandle {
+  return portableHandle(input, { blobKey: input.blobKey, size: input.size });
 }
 
 /** Validates a handle before any byte is read: provider, kind, scope, metadata and key prefix. */

@@ -17,19 +17,20 @@ export interface BridgeSandboxProviderOptions {
  * retain a runtime, so `resume` of a runtime-scoped handle is refused.
  */
 export function createBridgeSandboxProvider(options: BridgeSandboxProviderOptions): SandboxProviderPort<ManagedSandboxRuntime> {
-  const runtimeFor = (sandboxId: string) =>
+  const runtimeFor = (sandboxId: string, sessionId: string | undefined) =>
     createBridgeRuntime({
       provider: options.provider,
       client: options.client,
       sandboxId,
+      ...(sessionId === undefined ? {} : { sessionId }),
       checkpointer: options.checkpointer,
       maxRequestBytes: options.maxRequestBytes,
       maxExecOutputBytes: options.maxExecOutputBytes,
     });
 
-  const start = async () => {
+  const start = async (sessionId: string | undefined) => {
     const sandboxId = await options.client.create();
-    const runtime = runtimeFor(sandboxId);
+    const runtime = runtimeFor(sandboxId, sessionId);
     try {
       await markRuntimeStarted(options.client, sandboxId);
       return runtime;
@@ -42,8 +43,8 @@ export function createBridgeSandboxProvider(options: BridgeSandboxProviderOption
   return {
     provider: options.provider,
 
-    async create() {
-      return start();
+    async create(context) {
+      return start(context?.sessionId);
     },
 
     async resume(handle) {
@@ -53,25 +54,31 @@ export function createBridgeSandboxProvider(options: BridgeSandboxProviderOption
       throw new UnsupportedOperationError({ message: "the Cloudflare Sandbox Bridge cannot retain a runtime; restore a portable checkpoint instead", context: { provider: options.provider } });
     },
 
-    async restore(checkpoint) {
+    async restore(checkpoint, context) {
       if (checkpoint.provider !== options.provider) {
         throw new ProviderMismatchError({ message: "checkpoint belongs to another provider", context: { expected: options.provider, actual: checkpoint.provider } });
       }
-      const runtime = await start();
+      // The archive is verified and inspected before a sandbox exists: a refused one leaves nothing behind.
+      const prepared = await options.checkpointer.prepareRestore({ handle: checkpoint, sessionId: context?.sessionId });
       try {
-        await runtime.resume(checkpoint);
-        return runtime;
-      } catch (error) {
-        await runtime.destroy().catch(() => undefined);
-        throw error;
+        const runtime = await start(context?.sessionId);
+        try {
+          await prepared.send(runtime.runtimeHandle().runtimeId);
+          return runtime;
+        } catch (error) {
+          await runtime.destroy().catch(() => undefined);
+          throw error;
+        }
+      } finally {
+        await prepared.dispose();
       }
     },
 
-    async connect(runtimeId) {
+    async connect(runtimeId, context) {
       if (!BRIDGE_SANDBOX_ID_PATTERN.test(runtimeId)) {
         throw new InvalidRequestError({ message: "runtime id is not a bridge sandbox id", context: { provider: options.provider } });
       }
-      return runtimeFor(runtimeId);
+      return runtimeFor(runtimeId, context?.sessionId);
     },
   };
 }

@@ -26,10 +26,26 @@ export async function markRuntimeStarted(client: BridgeClient, sandboxId: string
   }
 }
 
+/** A checkpoint fetched, verified and inspected, ready to be sent to a sandbox. */
+export interface PreparedRestore {
+  /** Archive bytes. */
+  readonly size: number;
+  /** Hydrates `/workspace` of a sandbox with the archive. */
+  send(sandboxId: string, signal?: AbortSignal): Promise<void>;
+  /** Releases the local copy. Idempotent. */
+  dispose(): Promise<void>;
+}
+
 /** Stores and restores `/workspace` checkpoints of one sandbox. */
 export interface BridgeCheckpointer {
-  checkpoint(input: { readonly sandboxId: string; readonly name?: string; readonly signal?: AbortSignal }): Promise<SandboxCheckpointHandle>;
-  restore(input: { readonly sandboxId: string; readonly handle: SandboxCheckpointHandle; readonly signal?: AbortSignal }): Promise<void>;
+  /** With `sessionId`, checkpoints incrementally into the session's own blobs; without, as one full tar. */
+  checkpoint(input: { readonly sandboxId: string; readonly name?: string; readonly sessionId?: string; readonly signal?: AbortSignal }): Promise<SandboxCheckpointHandle>;
+  /**
+   * Fetches, verifies and inspects a checkpoint without touching any sandbox; refusals throw here. With
+   * `sessionId`, an incremental checkpoint of another session is refused.
+   */
+  prepareRestore(input: { readonly handle: SandboxCheckpointHandle; readonly sessionId?: string; readonly signal?: AbortSignal }): Promise<PreparedRestore>;
+  restore(input: { readonly sandboxId: string; readonly handle: SandboxCheckpointHandle; readonly sessionId?: string; readonly signal?: AbortSignal }): Promise<void>;
 }
 
 /** Options of {@link createBridgeRuntime}. */
@@ -37,6 +53,8 @@ export interface BridgeRuntimeOptions {
   readonly provider: string;
   readonly client: BridgeClient;
   readonly sandboxId: string;
+  /** Session the runtime serves, when known: its checkpoints are incremental and restores stay in it. */
+  readonly sessionId?: string;
   readonly checkpointer: BridgeCheckpointer;
   /** Largest single request body (file PUT, hydrate). */
   readonly maxRequestBytes: number;
@@ -77,14 +95,14 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
       if (handle.provider !== provider) {
         throw new ProviderMismatchError({ message: "checkpoint belongs to another provider", context: { expected: provider, actual: handle.provider } });
       }
-      await options.checkpointer.restore({ sandboxId, handle, signal: resumeOptions?.signal });
+      await options.checkpointer.restore({ sandboxId, handle, sessionId: options.sessionId, signal: resumeOptions?.signal });
     },
 
     checkpoint({ kind, name, signal }) {
       if (kind !== "filesystem") {
         return Promise.reject(new UnsupportedOperationError({ message: "the bridge checkpoints the filesystem only", context: { kind } }));
       }
-      return options.checkpointer.checkpoint({ sandboxId, name, signal });
+      return options.checkpointer.checkpoint({ sandboxId, name, sessionId: options.sessionId, signal });
     },
 
     destroy: () => client.destroy(sandboxId),
