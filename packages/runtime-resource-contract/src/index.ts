@@ -14,6 +14,7 @@ export * from "./supervisor-ndjson.js";
 export * from "./credential-egress.js";
 export * from "./session-inputs.js";
 export * from "./orphan.js";
+export * from "./sandbox-journal.js";
 export * from "./runtime-environment.js";
 export * from "./provider-driver.js";
 export * from "./parsers.js";
