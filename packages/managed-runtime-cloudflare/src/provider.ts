@@ -1,5 +1,5 @@
 import { UnsupportedOperationError, ProviderMismatchError } from "@open-managed-agents/runtime-resource-contract";
-import type { SandboxProviderPort } from "@open-managed-agents/sandbox";
+import type { SandboxFactoryContext, SandboxProviderPort } from "@open-managed-agents/sandbox";
 import type { CloudflareManagedRuntimeEnv, CloudflareManagedRuntimeOptions } from "./options.js";
 import { CLOUDFLARE_PROVIDER, backupFromCheckpointHandle } from "./runtime/backup-handle.js";
 import { type CloudflareRuntime, createCloudflareRuntime } from "./runtime/cloudflare-runtime.js";
@@ -29,19 +29,25 @@ export function createCloudflareSandboxProvider<Env extends CloudflareManagedRun
 ): SandboxProviderPort<CloudflareRuntime> {
   const open = async (runtimeId: string): Promise<CloudflareRuntime> =>
     createCloudflareRuntime({ sandbox: await options.createSandbox(options.env, runtimeId), runtimeId, backupTtlSec: options.backupTtlSec });
+  // The driver chooses the id, so the journal record is written before the Durable Object is addressed.
+  const start = async (context: SandboxFactoryContext): Promise<CloudflareRuntime> => {
+    const runtimeId = newRuntimeId();
+    await context.beforeStart?.(runtimeId);
+    return open(runtimeId);
+  };
 
   return {
     provider: CLOUDFLARE_PROVIDER,
-    create: () => open(newRuntimeId()),
+    create: (context) => start(context),
     async resume(handle) {
       if (handle.provider !== CLOUDFLARE_PROVIDER) {
         throw new ProviderMismatchError({ message: `handle belongs to provider "${handle.provider}", not "${CLOUDFLARE_PROVIDER}"`, context: { expected: CLOUDFLARE_PROVIDER, actual: handle.provider } });
       }
       throw new UnsupportedOperationError({ message: "Cloudflare containers cannot be resumed from a runtime-scoped handle" });
     },
-    async restore(checkpoint) {
+    async restore(checkpoint, context) {
       backupFromCheckpointHandle(checkpoint);
-      const runtime = await open(newRuntimeId());
+      const runtime = await start(context);
       try {
         await runtime.resume(checkpoint);
         return runtime;

@@ -1,5 +1,5 @@
 import { InvalidRequestError, ProviderMismatchError, UnsupportedOperationError } from "@open-managed-agents/runtime-resource-contract";
-import type { ManagedSandboxRuntime, SandboxProviderPort } from "@open-managed-agents/sandbox";
+import type { ManagedSandboxRuntime, SandboxFactoryContext, SandboxProviderPort } from "@open-managed-agents/sandbox";
 import { BRIDGE_SANDBOX_ID_PATTERN, type BridgeClient } from "../wire/bridge-client.js";
 import { type BridgeCheckpointer, createBridgeRuntime, markRuntimeStarted } from "./bridge-runtime.js";
 
@@ -27,8 +27,10 @@ export function createBridgeSandboxProvider(options: BridgeSandboxProviderOption
       maxExecOutputBytes: options.maxExecOutputBytes,
     });
 
-  const start = async () => {
+  // Minting an id starts no container, so the id is journaled between the mint and the first exec.
+  const start = async (context: SandboxFactoryContext) => {
     const sandboxId = await options.client.create();
+    await context.beforeStart?.(sandboxId);
     const runtime = runtimeFor(sandboxId);
     try {
       await markRuntimeStarted(options.client, sandboxId);
@@ -42,8 +44,8 @@ export function createBridgeSandboxProvider(options: BridgeSandboxProviderOption
   return {
     provider: options.provider,
 
-    async create() {
-      return start();
+    async create(context) {
+      return start(context);
     },
 
     async resume(handle) {
@@ -53,11 +55,11 @@ export function createBridgeSandboxProvider(options: BridgeSandboxProviderOption
       throw new UnsupportedOperationError({ message: "the Cloudflare Sandbox Bridge cannot retain a runtime; restore a portable checkpoint instead", context: { provider: options.provider } });
     },
 
-    async restore(checkpoint) {
+    async restore(checkpoint, context) {
       if (checkpoint.provider !== options.provider) {
         throw new ProviderMismatchError({ message: "checkpoint belongs to another provider", context: { expected: options.provider, actual: checkpoint.provider } });
       }
-      const runtime = await start();
+      const runtime = await start(context);
       try {
         await runtime.resume(checkpoint);
         return runtime;
