@@ -30,6 +30,12 @@ export interface LocalContainerRuntime {
   interceptOutboundHttp(host: string, fetcher: unknown): Promise<void>;
   interceptOutboundHttps(host: string, fetcher: unknown): Promise<void>;
   interceptAllOutboundHttp(fetcher: unknown): Promise<void>;
+  /**
+   * Learns whether the server still runs this container (after a workerd restart this process has no run
+   * state, while a real container outlives its Worker). Not part of workerd's interface: the shim calls it
+   * inside `blockConcurrencyWhile` before the Durable Object serves anything.
+   */
+  adopt(): Promise<void>;
 }
 
 interface RunState {
@@ -45,6 +51,16 @@ const runs = new Map<string, RunState>();
 
 function settledRun(): RunState {
   return { running: false, starting: Promise.resolve(), exited: Promise.resolve(), finish: () => undefined };
+}
+
+/** A run for a container the server already has: running until stopped or reported missing. */
+function adoptedRun(): RunState {
+  let finish: (error?: Error) => void = () => undefined;
+  const exited = new Promise<void>((resolve, reject) => {
+    finish = (error) => (error === undefined ? resolve() : reject(error));
+  });
+  exited.catch(() => undefined);
+  return { running: true, starting: Promise.resolve(), exited, finish };
 }
 
 /** Creates the runtime object for container `containerId` on the server at `serverUrl`. */
@@ -135,6 +151,16 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
     },
     async setInactivityTimeout() {
       // Local containers stop only when the Container class or the server tells them to.
+    },
+    async adopt() {
+      if (runs.has(containerId)) return;
+      try {
+        const response = await fetch(`${base}${ADMIN_PREFIX}`);
+        const listed = (await response.json()) as { containers?: unknown };
+        if (Array.isArray(listed.containers) && listed.containers.includes(containerId) && !runs.has(containerId)) runs.set(containerId, adoptedRun());
+      } catch {
+        // An unreachable server has no container to adopt; start() reports it when asked to run one.
+      }
     },
     interceptOutboundHttp: () => unsupported("Outbound HTTP interception"),
     interceptOutboundHttps: () => unsupported("Outbound HTTPS interception"),
