@@ -9,6 +9,8 @@ import { ADMIN_PREFIX, CONTAINER_ID_HEADER, CONTAINER_STATE_HEADER, CONTROL_PORT
 const NO_INSTANCE_MESSAGE = "there is no container instance that can be provided to this durable object";
 const NOT_LISTENING_MESSAGE = "the container is not listening";
 const UNEXPECTED_EXIT_MESSAGE = "container exited with unexpected exit code:";
+/** What Cloudflare reports past `max_instances`; the bridge's warm pool turns it into 503 `capacity_exceeded`. */
+const MAX_INSTANCES_MESSAGE = "Maximum number of running container instances exceeded";
 
 /** What `Container.start` passes to the runtime. */
 export interface RuntimeStartOptions {
@@ -99,7 +101,9 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
           await response.body?.cancel();
           if (response.ok) return;
           run.running = false;
-          run.finish(new Error(response.status === 503 ? NO_INSTANCE_MESSAGE : `${UNEXPECTED_EXIT_MESSAGE} 1`));
+          // At the server's limit, fail at once as Cloudflare does past max_instances, rather than with the
+          // no-instance error the Container class keeps retrying.
+          run.finish(new Error(response.status === 503 ? `${MAX_INSTANCES_MESSAGE}: the local container server is at its container limit` : `${UNEXPECTED_EXIT_MESSAGE} 1`));
         },
         (error: unknown) => {
           run.running = false;
