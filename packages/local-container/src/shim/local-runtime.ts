@@ -32,6 +32,10 @@ export interface LocalContainerRuntime {
   interceptOutboundHttp(host: string, fetcher: unknown): Promise<void>;
   interceptOutboundHttps(host: string, fetcher: unknown): Promise<void>;
   interceptAllOutboundHttp(fetcher: unknown): Promise<void>;
+}
+
+/** The local runtime object: workerd's interface plus {@link AdoptingContainerRuntime.adopt}. */
+export interface AdoptingContainerRuntime extends LocalContainerRuntime {
   /**
    * Learns whether the server still runs this container (after a workerd restart this process has no run
    * state, while a real container outlives its Worker). Not part of workerd's interface: the shim calls it
@@ -66,7 +70,7 @@ function adoptedRun(): RunState {
 }
 
 /** Creates the runtime object for container `containerId` on the server at `serverUrl`. */
-export function createLocalContainerRuntime(serverUrl: string, containerId: string): LocalContainerRuntime {
+export function createLocalContainerRuntime(serverUrl: string, containerId: string): AdoptingContainerRuntime {
   const base = serverUrl.replace(/\/+$/, "");
   const adminUrl = `${base}${ADMIN_PREFIX}/${encodeURIComponent(containerId)}`;
   const current = (): RunState => runs.get(containerId) ?? settledRun();
