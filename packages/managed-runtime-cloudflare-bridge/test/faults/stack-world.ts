@@ -21,16 +21,9 @@ import {
 import type { ManagedRuntimeRunResult } from "@open-managed-agents/managed-runtime-host";
 import type { ManagedRuntimeProfile, RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
 import { createCloudflareBridgeManagedRuntime } from "../../src/index.js";
+import { shellProfile } from "../support.js";
 
-/** A harness that runs `script` in /workspace. */
-export function shellProfile(script: string): ManagedRuntimeProfile {
-  return {
-    workspace: { requirement: "durable" },
-    outputs: { requirement: "durable" },
-    runtimeCheckpoint: "disabled",
-    driver: { type: "ama_worker", process: { command: "sh", args: ["-c", script], cwd: "/workspace" } },
-  };
-}
+export { shellProfile } from "../support.js";
 
 let sequence = 0;
 /** A fresh work item of `sessionId`. */

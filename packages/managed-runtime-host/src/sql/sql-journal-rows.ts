@@ -1,4 +1,5 @@
-import { IntegrityError, type SandboxJournalRecord, parseSandboxJournalRecord } from "@open-managed-agents/runtime-resource-contract";
+import { type SandboxJournalRecord, parseSandboxJournalRecord } from "@open-managed-agents/runtime-resource-contract";
+import { parseStoredLease } from "./sql-orphan-rows.js";
 import { isoTime } from "../stores/store-options.js";
 
 /** Columns every journal query selects. */
@@ -24,12 +25,7 @@ export interface JournalRow {
 
 /** Rebuilds a journal record from its row, parsing it with the contract schema. */
 export function readJournalRow(row: JournalRow): SandboxJournalRecord {
-  let sandbox: unknown;
-  try {
-    sandbox = JSON.parse(row.sandbox);
-  } catch (error) {
-    throw new IntegrityError({ message: "stored journal lease is not valid JSON", context: { record: "sandbox journal record" }, cause: error });
-  }
+  const sandbox = parseStoredLease(row.sandbox, "sandbox journal record");
   return parseSandboxJournalRecord(
     {
       id: row.id,
