@@ -44,7 +44,7 @@ describe("local container runtime", () => {
     expect(await waitFor(() => harness.server.containers.get("rt-2") === undefined)).toBe(true);
   });
 
-  it("reports a start refused for capacity as the no-instance error the Container class retries on", async () => {
+  it("reports a start refused for capacity as Cloudflare's max-instances error, which fails the start at once", async () => {
     const first = createLocalContainerRuntime(harness.server.url, "cap-1");
     const second = createLocalContainerRuntime(harness.server.url, "cap-2");
     const third = createLocalContainerRuntime(harness.server.url, "cap-3");
@@ -53,7 +53,7 @@ describe("local container runtime", () => {
     await first.getTcpPort(3000).fetch("http://ping/");
     await second.getTcpPort(3000).fetch("http://ping/");
     third.start();
-    await expect(third.monitor()).rejects.toThrow(/there is no container instance that can be provided/);
+    await expect(third.monitor()).rejects.toThrow(/Maximum number of running container instances exceeded/);
     expect(third.running).toBe(false);
     await expect(third.getTcpPort(3000).fetch("http://ping/")).rejects.toThrow(/the container is not listening/);
     await first.destroy();

@@ -32,6 +32,18 @@ async function execAll(argv: string[] = ["true"]) {
 }
 
 describe("bridge client against a hostile bridge", () => {
+  it("names the network error behind an unreachable bridge in the message and keeps it as the cause", async () => {
+    const { createServer } = await import("node:net");
+    const closed = createServer();
+    const port = await new Promise<number>((resolve) => closed.listen(0, "127.0.0.1", () => resolve((closed.address() as { port: number }).port)));
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const offline = createBridgeClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: API_KEY, retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 } });
+    const error = await failure(offline.create());
+    expect(error.code).toBe("sandbox_failed");
+    expect(error.message).toMatch(/^bridge create unreachable: fetch failed \(ECONNREFUSED: connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/);
+    expect(error.cause).toBeInstanceOf(Error);
+  });
+
   it("decodes a well-formed exec stream and sends the key only as a bearer header", async () => {
     bridge.respond((_request, response) =>
       sse(response, ["event: stdout\r\ndata: aGkK\r\n\r\n", "event: stderr\ndata: ZXJy\ndata: Cg==\n\n", 'event: exit\ndata: {"exit_code":3}\n\n']),

@@ -1,5 +1,5 @@
 import { UnsupportedOperationError, ProviderMismatchError } from "@open-managed-agents/runtime-resource-contract";
-import type { SandboxProviderPort } from "@open-managed-agents/sandbox";
+import type { SandboxFactoryContext, SandboxProviderPort } from "@open-managed-agents/sandbox";
 import type { CloudflareManagedRuntimeEnv, CloudflareManagedRuntimeOptions } from "./options.js";
 import { CLOUDFLARE_PROVIDER, backupFromCheckpointHandle } from "./runtime/backup-handle.js";
 import type { MemoryMountSettings } from "./memory/memory-mount.js";
@@ -37,19 +37,25 @@ export function createCloudflareSandboxProvider<Env extends CloudflareManagedRun
       backupTtlSec: options.backupTtlSec,
       memoryMount: options.memoryMount ?? null,
     });
+  // The driver chooses the id, so the journal record is written before the Durable Object is addressed.
+  const start = async (context: SandboxFactoryContext | undefined): Promise<CloudflareRuntime> => {
+    const runtimeId = newRuntimeId();
+    await context?.beforeStart?.(runtimeId);
+    return open(runtimeId);
+  };
 
   return {
     provider: CLOUDFLARE_PROVIDER,
-    create: () => open(newRuntimeId()),
+    create: (context) => start(context),
     async resume(handle) {
       if (handle.provider !== CLOUDFLARE_PROVIDER) {
         throw new ProviderMismatchError({ message: `handle belongs to provider "${handle.provider}", not "${CLOUDFLARE_PROVIDER}"`, context: { expected: CLOUDFLARE_PROVIDER, actual: handle.provider } });
       }
       throw new UnsupportedOperationError({ message: "Cloudflare containers cannot be resumed from a runtime-scoped handle" });
     },
-    async restore(checkpoint) {
+    async restore(checkpoint, context) {
       backupFromCheckpointHandle(checkpoint);
-      const runtime = await open(newRuntimeId());
+      const runtime = await start(context);
       try {
         await runtime.resume(checkpoint);
         return runtime;

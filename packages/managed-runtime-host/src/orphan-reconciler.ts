@@ -1,12 +1,15 @@
 import * as z from "zod";
 import {
-  type ManagedSandboxPort,
   ManagedRuntimeError,
   type RuntimeOrphanPort,
   type RuntimeOrphanRecord,
+  type RuntimeResourceFencePort,
+  type SandboxJournalPort,
   parseRecord,
   redactSecrets,
 } from "@open-managed-agents/runtime-resource-contract";
+import { type ReconcilerSandbox, reapAndConfirm } from "./reconciler/confirm-gone.js";
+import { type JournalReconcileSummary, reapJournal } from "./reconciler/reap-journal.js";
 import { clockSchema, hasMethods } from "./stores/store-options.js";
 import { MAX_ORPHAN_LIST_LIMIT } from "./stores/orphan-inputs.js";
 import { type Clock, type Scheduler, systemClock, systemScheduler } from "./time.js";
@@ -24,8 +27,15 @@ export interface OrphanReapBackoff {
 /** Options of {@link createManagedRuntimeOrphanReconciler}. */
 export interface ManagedRuntimeOrphanReconcilerOptions {
   readonly orphans: RuntimeOrphanPort;
-  /** Reaps from a serialized lease; only `reap` is used, and it never receives a fence token. */
-  readonly sandbox: Pick<ManagedSandboxPort, "reap">;
+  /**
+   * Reaps from a serialized lease, never with a fence token. With `inspect`, a reap counts only once the
+   * provider no longer reports the runtime `running` or `suspended`; otherwise the record stays, with backoff.
+   */
+  readonly sandbox: ReconcilerSandbox;
+  /** The write-ahead sandbox journal; its records are reaped once their generation is not current. Needs `fences`. */
+  readonly journal?: SandboxJournalPort;
+  /** Answers whether a journaled generation is still current; required with `journal`. */
+  readonly fences?: Pick<RuntimeResourceFencePort, "isGenerationCurrent">;
   /** Attempts (the failed terminate included) after which a record is left listed and no longer reaped. @default 8 */
   readonly maxAttempts?: number;
   readonly backoff?: OrphanReapBackoff;
@@ -51,6 +61,8 @@ export interface OrphanReconcileSummary {
   readonly deferred: number;
   /** Records given up in an earlier pass, skipped. */
   readonly exhausted: number;
+  /** The sandbox journal's part of the pass; present when the reconciler has a journal. */
+  readonly journal?: JournalReconcileSummary;
 }
 
 /** Reaps orphaned runtimes with bounded retries and backoff. */
@@ -69,23 +81,29 @@ export interface ManagedRuntimeOrphanReconciler {
   }): Promise<void>;
 }
 
-const optionsSchema = z.object({
-  orphans: z.custom<RuntimeOrphanPort>((value) => hasMethods(value, ["enqueue", "list", "failed", "resolve"]), "must be a RuntimeOrphanPort"),
-  sandbox: z.custom<Pick<ManagedSandboxPort, "reap">>((value) => hasMethods(value, ["reap"]), "must have a reap() method"),
-  maxAttempts: z.number().int().min(1).max(1000).default(8),
-  backoff: z
-    .object({
-      baseMs: z.number().int().nonnegative().default(10_000),
-      maxMs: z.number().int().nonnegative().default(3_600_000),
-      jitter: z.number().min(0).max(1).default(0.2),
-    })
-    .refine((backoff) => backoff.maxMs >= backoff.baseMs, { message: "maxMs must not be below baseMs", path: ["maxMs"] })
-    .default({ baseMs: 10_000, maxMs: 3_600_000, jitter: 0.2 }),
-  scheduler: z.custom<Scheduler>((value) => hasMethods(value, ["sleep"]), "must be a Scheduler with sleep()").optional(),
-  clock: clockSchema.optional(),
-  random: z.custom<() => number>((value) => typeof value === "function", "must be a function").optional(),
-  secrets: z.array(z.string()).default([]),
-});
+const optionsSchema = z
+  .object({
+    orphans: z.custom<RuntimeOrphanPort>((value) => hasMethods(value, ["enqueue", "list", "failed", "resolve"]), "must be a RuntimeOrphanPort"),
+    sandbox: z.custom<ReconcilerSandbox>((value) => hasMethods(value, ["reap"]), "must have a reap() method"),
+    journal: z.custom<SandboxJournalPort>((value) => hasMethods(value, ["record", "list", "failed", "resolve"]), "must be a SandboxJournalPort").optional(),
+    fences: z
+      .custom<Pick<RuntimeResourceFencePort, "isGenerationCurrent">>((value) => hasMethods(value, ["isGenerationCurrent"]), "must have an isGenerationCurrent() method")
+      .optional(),
+    maxAttempts: z.number().int().min(1).max(1000).default(8),
+    backoff: z
+      .object({
+        baseMs: z.number().int().nonnegative().default(10_000),
+        maxMs: z.number().int().nonnegative().default(3_600_000),
+        jitter: z.number().min(0).max(1).default(0.2),
+      })
+      .refine((backoff) => backoff.maxMs >= backoff.baseMs, { message: "maxMs must not be below baseMs", path: ["maxMs"] })
+      .default({ baseMs: 10_000, maxMs: 3_600_000, jitter: 0.2 }),
+    scheduler: z.custom<Scheduler>((value) => hasMethods(value, ["sleep"]), "must be a Scheduler with sleep()").optional(),
+    clock: clockSchema.optional(),
+    random: z.custom<() => number>((value) => typeof value === "function", "must be a function").optional(),
+    secrets: z.array(z.string()).default([]),
+  })
+  .refine((options) => options.journal === undefined || options.fences !== undefined, { message: "is required with journal", path: ["fences"] });
 
 const runOnceSchema = z.object({
   limit: z.number().int().positive().max(MAX_ORPHAN_LIST_LIMIT),
@@ -98,6 +116,10 @@ const runOnceSchema = z.object({
  * record is reaped (safe to repeat: a gone runtime is success) and resolved; a failure records the
  * attempt and the redacted message, never the error object. At `maxAttempts` the record stays listed,
  * its message prefixed with `gave up after n attempts:`, and later passes skip it.
+ *
+ * With a `journal`, each pass then reaps journaled sandboxes whose fence generation is no longer current
+ * (the run crashed, lost its lease or could not confirm terminate), with the same backoff and limits, and
+ * never one whose generation a live run still holds.
  */
 export function createManagedRuntimeOrphanReconciler(options: ManagedRuntimeOrphanReconcilerOptions): ManagedRuntimeOrphanReconciler {
   const config = parseRecord(optionsSchema, options, { record: "orphan reconciler options", code: "invalid_config" });
@@ -106,7 +128,7 @@ export function createManagedRuntimeOrphanReconciler(options: ManagedRuntimeOrph
   const scheduler = config.scheduler ?? systemScheduler;
   const random = config.random ?? Math.random;
 
-  const dueAt = (record: RuntimeOrphanRecord): number => {
+  const dueAt = (record: Pick<RuntimeOrphanRecord, "attempts" | "updatedAt">): number => {
     const delay = Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.max(0, record.attempts - 1));
     return Date.parse(record.updatedAt) + delay * (1 - backoff.jitter * random());
   };
@@ -126,7 +148,7 @@ export function createManagedRuntimeOrphanReconciler(options: ManagedRuntimeOrph
 
   const reapOne = async (record: RuntimeOrphanRecord): Promise<"reaped" | "failed" | "givenUp"> => {
     try {
-      await sandbox.reap({ scope: record.scope, lease: record.sandbox, reason: record.reason });
+      await reapAndConfirm(sandbox, { scope: record.scope, lease: record.sandbox, reason: record.reason });
       await orphans.resolve({ id: record.id });
       return "reaped";
     } catch (error) {
@@ -140,7 +162,7 @@ export function createManagedRuntimeOrphanReconciler(options: ManagedRuntimeOrph
 
   const runOnce: ManagedRuntimeOrphanReconciler["runOnce"] = async (input) => {
     const { limit, signal } = parseRecord(runOnceSchema, input, { record: "orphan reconciler runOnce input" });
-    const counts = { reaped: 0, failed: 0, givenUp: 0, deferred: 0, exhausted: 0 };
+    const counts: { -readonly [K in Exclude<keyof OrphanReconcileSummary, "journal">]: number } = { reaped: 0, failed: 0, givenUp: 0, deferred: 0, exhausted: 0 };
     if (signal?.aborted) return counts;
     const { due, deferred, exhausted } = await listDue(limit, clock.now());
     counts.deferred = deferred;
@@ -149,7 +171,12 @@ export function createManagedRuntimeOrphanReconciler(options: ManagedRuntimeOrph
       if (signal?.aborted) break;
       counts[await reapOne(record)] += 1;
     }
-    return counts;
+    if (!config.journal || !config.fences || signal?.aborted) return counts;
+    const journal = await reapJournal(
+      { journal: config.journal, fences: config.fences, sandbox, maxAttempts, dueAt, describe: (error) => redactSecrets(describeError(error), secrets) },
+      { limit, now: clock.now(), ...(signal ? { signal } : {}) },
+    );
+    return { ...counts, journal };
   };
 
   return {

@@ -3,7 +3,14 @@
  * injectable failures and hangs, a recording logger and a manual-time driver. Import from
  * `@open-managed-agents/managed-runtime-host/testing`.
  */
-export { createMemoryFencePort, createMemoryOrphanPort, type MemoryFencePortOptions, type MemoryOrphanPortOptions } from "./stores/index.js";
+export {
+  createMemoryFencePort,
+  createMemoryOrphanPort,
+  createMemorySandboxJournal,
+  type MemoryFencePortOptions,
+  type MemoryOrphanPortOptions,
+  type MemorySandboxJournalOptions,
+} from "./stores/index.js";
 export { createManualTime, type ManualTime } from "./time.js";
 export { type CallJournal, type CallRecord, createCallJournal } from "./testing/journal.js";
 export { type FaultKind, type FaultPlan, type FaultRule, createFaultPlan, injectedError } from "./testing/faults.js";

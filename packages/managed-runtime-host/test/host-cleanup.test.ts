@@ -32,8 +32,9 @@ describe("cleanup", () => {
     expect(fixture.logger.entries.some((entry) => entry.event === "sandbox.orphaned")).toBe(true);
   });
 
+  // Without a journal the driver is never told the run ended, so a slow acquire still delivers its lease.
   it("terminates a lease that arrives after the run stopped waiting for it", async () => {
-    const fixture = createHostFixture();
+    const fixture = createHostFixture({ host: { journal: undefined } });
     const controller = new AbortController();
     fixture.deps.faults.add({ port: "sandbox", method: "acquire", kind: "delay", delayMs: 3_000 });
     fixture.journal.onCall((call) => {
@@ -45,7 +46,7 @@ describe("cleanup", () => {
     expect(fixture.logger.entries.some((entry) => entry.event === "sandbox.late_lease")).toBe(true);
   });
   it("enqueues an orphan for a lease that arrives after the run has returned", async () => {
-    const fixture = createHostFixture();
+    const fixture = createHostFixture({ host: { journal: undefined } });
     const controller = new AbortController();
     fixture.deps.faults.add({ port: "sandbox", method: "acquire", kind: "delay", delayMs: 20_000 });
     fixture.journal.onCall((call) => {
@@ -76,5 +77,20 @@ describe("logging", () => {
     expect(fixture.logger.entries.length).toBeGreaterThan(5);
     const serialized = await serializedOutputs(fixture, result);
     for (const token of tokens) expect(serialized).not.toContain(token);
+  });
+
+  it("with a journal, refuses the journal write of an acquire that outlived the run, so nothing starts", async () => {
+    const fixture = createHostFixture();
+    const controller = new AbortController();
+    fixture.deps.faults.add({ port: "sandbox", method: "acquire", kind: "delay", delayMs: 3_000 });
+    fixture.journal.onCall((call) => {
+      if (call.port === "sandbox" && call.method === "acquire") setImmediate(() => controller.abort());
+    });
+    const result = await fixture.run({ signal: controller.signal }, 500);
+    expect(result.type).toBe("lease_lost");
+    await fixture.time.advance(30_000);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(fixture.deps.sandbox.runtimes.size).toBe(0);
+    expect(await fixture.deps.sandboxJournal.list({ limit: 10 })).toEqual([]);
   });
 });

@@ -33,6 +33,7 @@ describe("host transaction order", () => {
       "credential-egress-revoke",
       "sandbox-acquire-settle",
       "sandbox-terminate",
+      "sandbox-journal-settle",
       "outputs-release",
       "credential-egress-release",
       "workspace-release",

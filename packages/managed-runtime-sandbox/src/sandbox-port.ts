@@ -33,7 +33,8 @@ export function createProviderSandboxPort<R extends ManagedSandboxRuntime>(depen
   const { provider, providerName } = options;
 
   const startRuntime = async (input: SandboxAcquireInput, checkpoint: EncodedCheckpointHandle | null): Promise<R> => {
-    const context = options.context(input.scope);
+    const { journal } = input;
+    const context = { ...options.context(input.scope), ...(journal ? { beforeStart: (runtimeId: string) => journal.record({ provider: providerName, runtimeId }) } : {}) };
     try {
       if (checkpoint === null) return await provider.create(context, options.env);
       if (checkpoint.handle.scope === "runtime") return await provider.resume(checkpoint.handle, context, options.env);
@@ -77,6 +78,8 @@ export function createProviderSandboxPort<R extends ManagedSandboxRuntime>(depen
       const runtime = await startRuntime(input, checkpoint);
       let runtimeId: string;
       try {
+        // A provider that could not journal before starting is journaled now, before anything else runs.
+        await input.journal?.record({ provider: providerName, runtimeId: runtime.runtimeHandle().runtimeId });
         runtimeId = await prepareRuntime(runtime, input.signal);
       } catch (error) {
         throw await discardRuntime(runtime, providerFailure(error, "runtime failed before its lease was published"));

@@ -141,3 +141,46 @@ describe("sandbox port failure paths (scripted provider)", () => {
     expect(provider.calls.create).toBe(1);
   });
 });
+
+describe("write-ahead journal binding", () => {
+  const journaling = (onRecord: (runtimeId: string) => void | Promise<void>) => ({
+    record: async (lease: { provider: string; runtimeId: string }) => {
+      expect(lease.provider).toBe("scripted");
+      await onRecord(lease.runtimeId);
+    },
+  });
+
+  it("records the minted id before the provider starts the runtime", async () => {
+    const provider = createScriptedProvider();
+    const runtime = createProviderManagedRuntime(baseOptions(provider));
+    const startedAtRecord: boolean[] = [];
+    const lease = await runtime.sandbox.acquire({ ...acquireInput(), journal: journaling((id) => void startedAtRecord.push(provider.runtimes.has(id))) });
+    expect(lease.runtimeId).toBe("scripted-1");
+    // The provider's hook ran first (nothing started); the composition's own record after create is deduplicated by the host.
+    expect(startedAtRecord).toEqual([false, true]);
+  });
+
+  it("starts nothing when the journal write fails, and fails with its error", async () => {
+    const provider = createScriptedProvider();
+    const runtime = createProviderManagedRuntime(baseOptions(provider));
+    const refusal = new SandboxFailedError({ message: "journal store unavailable" });
+    const error = await runtime.sandbox.acquire({ ...acquireInput(), journal: journaling(() => Promise.reject(refusal)) }).catch((caught: unknown) => caught);
+    expect(error).toBe(refusal);
+    expect(provider.runtimes.size).toBe(0);
+  });
+
+  it("journals a provider that cannot record before start right after create, before readiness", async () => {
+    const provider = createScriptedProvider({ journalsBeforeStart: false });
+    const runtime = createProviderManagedRuntime(baseOptions(provider));
+    const execsAtRecord: number[] = [];
+    await runtime.sandbox.acquire({ ...acquireInput(), journal: journaling((id) => void execsAtRecord.push(provider.runtimes.get(id)?.execLog.length ?? -1)) });
+    expect(execsAtRecord).toEqual([0]);
+  });
+
+  it("destroys a runtime whose late journal write fails", async () => {
+    const provider = createScriptedProvider({ journalsBeforeStart: false });
+    const runtime = createProviderManagedRuntime(baseOptions(provider));
+    await expect(runtime.sandbox.acquire({ ...acquireInput(), journal: journaling(() => Promise.reject(new Error("store down"))) })).rejects.toThrow(/store down/);
+    expect(provider.runtimes.get("scripted-1")?.destroyCalls).toBe(1);
+  });
+});

@@ -5,6 +5,7 @@ import { runtimeCheckpointKindSchema } from "./capabilities.js";
 import type { ManagedSandboxLease } from "./sandbox.js";
 import type { RuntimeResourceFence } from "./fence.js";
 import type { RuntimeResourceScope } from "./scope.js";
+import type { SandboxJournalBinding } from "./sandbox-journal.js";
 
 /** A runtime checkpoint recorded in a publication. Contains no secret. */
 export interface RuntimeCheckpointRef {
@@ -43,6 +44,8 @@ export interface RuntimeCheckpointPort {
     readonly fence: RuntimeResourceFence;
     readonly checkpoint: RuntimeCheckpointRef;
     readonly signal: AbortSignal;
+    /** Write-ahead journal of the runtime the restore starts; see {@link SandboxAcquireInput.journal}. */
+    readonly journal?: SandboxJournalBinding;
   }): Promise<ManagedSandboxLease>;
 }
 

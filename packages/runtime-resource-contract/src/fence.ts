@@ -69,6 +69,12 @@ export interface RuntimeResourceFencePort {
   /** True while `fence` is the scope's current, unexpired fence. Session-input authorisation calls it. */
   isCurrent(fence: RuntimeResourceFence): Promise<boolean>;
   /**
+   * True while `generation` is the current, unexpired fence of `scope` (its session and work item), whoever
+   * holds it. Token-free: the reconciler asks it before reaping a journaled sandbox, and reaps only on `false`
+   * (expired, released or superseded).
+   */
+  isGenerationCurrent(input: { readonly scope: RuntimeResourceScope; readonly generation: number }): Promise<boolean>;
+  /**
    * Atomically checks that `fence` is current and advances the session's publication to the candidates.
    * Returns the new revision, or `lost`. Publishing twice with one generation is refused as `lost`.
    */

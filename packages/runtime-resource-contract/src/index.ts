@@ -16,6 +16,7 @@ export * from "./session-inputs.js";
 export * from "./environment-packages.js";
 export * from "./usage.js";
 export * from "./orphan.js";
+export * from "./sandbox-journal.js";
 export * from "./runtime-environment.js";
 export * from "./provider-driver.js";
 export * from "./parsers.js";

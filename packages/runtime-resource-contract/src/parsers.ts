@@ -9,6 +9,7 @@ import {
   runtimeResourcePublicationSchema,
 } from "./fence.js";
 import { type RuntimeOrphanRecord, runtimeOrphanRecordSchema } from "./orphan.js";
+import { type SandboxJournalRecord, sandboxJournalRecordSchema } from "./sandbox-journal.js";
 import {
   type SessionOutputEntryCandidate,
   type SessionOutputManifestCandidate,
@@ -33,6 +34,7 @@ const schemaChecks: {
   lease: z.ZodType<ManagedSandboxLease>;
   scope: z.ZodType<RuntimeResourceScope>;
   orphan: z.ZodType<RuntimeOrphanRecord>;
+  journal: z.ZodType<SandboxJournalRecord>;
   candidate: z.ZodType<RuntimePublicationCandidate>;
   publication: z.ZodType<RuntimeResourcePublication>;
   workspaceCandidate: z.ZodType<WorkspaceCheckpointCandidate>;
@@ -50,6 +52,7 @@ const schemaChecks: {
   lease: managedSandboxLeaseSchema,
   scope: runtimeResourceScopeSchema,
   orphan: runtimeOrphanRecordSchema,
+  journal: sandboxJournalRecordSchema,
   candidate: runtimePublicationCandidateSchema,
   publication: runtimeResourcePublicationSchema,
   workspaceCandidate: workspaceCheckpointCandidateSchema,
@@ -81,6 +84,8 @@ export const parseManagedSandboxLease = parse("lease", "sandbox lease");
 export const parseRuntimeResourceScope = parse("scope", "scope");
 /** Parses an orphan record. */
 export const parseRuntimeOrphanRecord = parse("orphan", "orphan record");
+/** Parses a sandbox journal record. */
+export const parseSandboxJournalRecord = parse("journal", "sandbox journal record");
 /** Parses a publication candidate. */
 export const parseRuntimePublicationCandidate = parse("candidate", "publication candidate");
 /** Parses a stored publication. */

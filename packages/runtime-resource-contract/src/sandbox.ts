@@ -6,6 +6,7 @@ import type { RuntimeResourceFence } from "./fence.js";
 import type { SessionOutputBinding } from "./outputs.js";
 import type { ManagedRuntimePlan } from "./profile.js";
 import type { Abortable, RuntimeResourceScope, TerminationReason } from "./scope.js";
+import type { SandboxJournalBinding } from "./sandbox-journal.js";
 import type { WorkspaceBinding } from "./workspace.js";
 
 /**
@@ -37,6 +38,11 @@ export interface SandboxAcquireInput extends Abortable {
   readonly outputs: SessionOutputBinding | null;
   /** Opaque egress binding. Its id must not be written into the lease, a checkpoint or a log. */
   readonly credentialEgress: CredentialEgressBinding | null;
+  /**
+   * Write-ahead journal of the sandbox this acquire starts. The host always passes one; a driver calls
+   * `journal.record(lease)` once it knows the runtime id and before the provider starts compute for it.
+   */
+  readonly journal?: SandboxJournalBinding;
 }
 
 /**

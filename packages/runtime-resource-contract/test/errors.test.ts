@@ -28,6 +28,12 @@ function overTheWire(error: ManagedRuntimeError): unknown {
 }
 
 describe("error classes", () => {
+  it("maps storage_unwritable to 503 and carries it across the wire", () => {
+    const error = createError("storage_unwritable", { message: "read-only file system (EROFS)", context: { errno: "EROFS" } });
+    expect(error.httpStatus).toBe(503);
+    expect(ManagedRuntimeError.fromJSON(overTheWire(error))).toMatchObject({ code: "storage_unwritable", message: "read-only file system (EROFS)" });
+  });
+
   it("exist once per code", () => {
     const codes = exportedClasses.map((errorClass) => new errorClass({ message: "m" }).code);
     expect(new Set(codes).size).toBe(codes.length);

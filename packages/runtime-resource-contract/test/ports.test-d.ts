@@ -12,6 +12,8 @@ import {
   type ManagedSandboxPort,
   type RuntimeOrphanPort,
   type RuntimeOrphanRecord,
+  type SandboxJournalBinding,
+  type SandboxJournalRecord,
   type RuntimeResourceFence,
   type RuntimeResourceFencePort,
   type SandboxCheckpointHandle,
@@ -24,6 +26,7 @@ import {
   managedSandboxLeaseSchema,
   parseManagedSandboxLease,
   parseRuntimeOrphanRecord,
+  parseSandboxJournalRecord,
   sandboxCheckpointHandleSchema,
 } from "../src/index.js";
 
@@ -39,6 +42,10 @@ describe("records", () => {
 
   it("orphan records and checkpoint handles carry no token", () => {
     expectTypeOf<RuntimeOrphanRecord>().not.toHaveProperty("token");
+    expectTypeOf<SandboxJournalRecord>().not.toHaveProperty("token");
+    expectTypeOf<SandboxJournalRecord["sandbox"]>().toEqualTypeOf<ManagedSandboxLease>();
+    expectTypeOf<SandboxJournalBinding["record"]>().parameter(0).toEqualTypeOf<ManagedSandboxLease>();
+    expectTypeOf(parseSandboxJournalRecord).returns.toExtend<SandboxJournalRecord>();
     expectTypeOf<RuntimeOrphanRecord["sandbox"]>().toEqualTypeOf<ManagedSandboxLease>();
     expectTypeOf<SandboxCheckpointHandle>().not.toHaveProperty("token");
     expectTypeOf<SandboxCheckpointHandle["scope"]>().toEqualTypeOf<"runtime" | "portable">();
@@ -86,6 +93,8 @@ describe("ports", () => {
     expectTypeOf<FencePublishResult>().toEqualTypeOf<{ readonly type: "published"; readonly revision: number } | { readonly type: "lost" }>();
     expectTypeOf<RuntimeResourceFencePort["publish"]>().returns.toEqualTypeOf<Promise<FencePublishResult>>();
     expectTypeOf<RuntimeResourceFencePort["isCurrent"]>().returns.toEqualTypeOf<Promise<boolean>>();
+    expectTypeOf<RuntimeResourceFencePort["isGenerationCurrent"]>().parameter(0).not.toHaveProperty("token");
+    expectTypeOf<RuntimeResourceFencePort["isGenerationCurrent"]>().returns.toEqualTypeOf<Promise<boolean>>();
   });
 
   it("orphan, workspace and driver ports", () => {

@@ -12,6 +12,7 @@ import {
   parseRuntimeCheckpointRef,
   parseRuntimeEnvironment,
   parseRuntimeOrphanRecord,
+  parseSandboxJournalRecord,
   parseRuntimePublicationCandidate,
   parseRuntimeResourcePublication,
   parseRuntimeResourceScope,
@@ -20,10 +21,23 @@ import {
   parseSessionOutputManifestCandidate,
   parseWorkspaceCheckpointCandidate,
   runtimeOrphanId,
+  sandboxJournalId,
   runtimeResourceFenceSchema,
   scalarMetadataSchema,
 } from "../src/index.js";
 import { checkpointHandle, checkpointRef, descriptor, lease, orphan, profile, scope } from "./fixtures.js";
+
+const journalRecord = {
+  id: sandboxJournalId(scope, 2, lease),
+  scope,
+  generation: 2,
+  ownerId: "owner-a",
+  sandbox: lease,
+  attempts: 0,
+  lastError: "",
+  createdAt: "2026-01-01T00:00:00.000Z",
+  updatedAt: "2026-01-01T00:00:00.000Z",
+};
 
 /** Runs `parse` and returns the typed error it throws. */
 function rejection(parse: () => unknown): ManagedRuntimeError {
@@ -50,6 +64,7 @@ describe("accepts valid records unchanged", () => {
     ["lease", () => parseManagedSandboxLease(lease), lease],
     ["scope", () => parseRuntimeResourceScope(scope), scope],
     ["orphan", () => parseRuntimeOrphanRecord(orphan), orphan],
+    ["journal record", () => parseSandboxJournalRecord(journalRecord), journalRecord],
     ["checkpoint ref", () => parseRuntimeCheckpointRef(checkpointRef), checkpointRef],
     ["checkpoint handle", () => parseSandboxCheckpointHandle(checkpointHandle), checkpointHandle],
     ["profile", () => parseManagedRuntimeProfile(profile), profile],
@@ -183,5 +198,13 @@ describe("runtimeOrphanId", () => {
     expect(runtimeOrphanId(scope, 4, lease)).not.toBe(id);
     expect(runtimeOrphanId(scope, 3, { ...lease, runtimeId: "other" })).not.toBe(id);
     expect(JSON.parse(id)).toEqual(["ws-1", "env-1", "sess-1", "work-1", 3, "cloudflare", "sess-1"]);
+  });
+});
+
+describe("sandbox journal records", () => {
+  it("share the orphan id of the same lease and refuse a lease with nested metadata", () => {
+    expect(sandboxJournalId(scope, 2, lease)).toBe(runtimeOrphanId(scope, 2, lease));
+    expectRejectedAt(() => parseSandboxJournalRecord({ ...journalRecord, sandbox: { ...lease, metadata: { nested: { a: 1 } } } }), "sandbox.metadata.nested");
+    expectRejectedAt(() => parseSandboxJournalRecord({ ...journalRecord, generation: -1 }), "generation");
   });
 });

@@ -168,6 +168,12 @@ export interface SandboxFactoryContext {
   readonly workdir: string;
   readonly memoryRoot?: string;
   readonly outputsRoot?: string;
+  /**
+   * Write-ahead hook: a provider calls it with the id of the runtime it is about to start, once the id is
+   * chosen (or minted) and before anything runs for it. When it rejects, the provider starts nothing and
+   * rethrows. Providers that cannot know the id before starting skip it; their runtime is journaled after create.
+   */
+  readonly beforeStart?: (runtimeId: string) => Promise<void>;
 }
 
 /** Read-only process environment; each factory reads only its own keys. */

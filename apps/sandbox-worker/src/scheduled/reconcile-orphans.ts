@@ -7,15 +7,18 @@ import { cloudflareDriverOptions } from "../runtime/driver-options.js";
 import { runtimeStores } from "../runtime/stores.js";
 
 /**
- * One reconciler pass (the cron trigger): reaps up to `ORPHAN_REAP_LIMIT` due orphans, the containers
- * whose terminate failed, from their serialized leases alone. Logs and returns the summary.
+ * One reconciler pass (the cron trigger): reaps up to `ORPHAN_REAP_LIMIT` due orphans (containers whose
+ * terminate failed) and journaled containers whose fence generation is no longer current (a Worker that
+ * died mid-run), from their serialized leases alone. Logs and returns the summary.
  */
 export async function reconcileOrphans(env: WorkerEnv, signal?: AbortSignal): Promise<OrphanReconcileSummary> {
   const config = readConfig(env);
   // Reaping needs no profile: the probe command only completes the driver's options.
   const { sandbox } = createCloudflareManagedRuntime(env, { ...cloudflareDriverOptions(env, config), readiness: { command: "sh" } });
-  const reconciler = createManagedRuntimeOrphanReconciler({ orphans: runtimeStores(env).orphans, sandbox });
-  const summary = await reconciler.runOnce({ limit: config.orphanReapLimit, ...(signal ? { signal } : {}) });
-  createConsoleLogger(config.logLevel).info("orphans.reconciled", { ...summary });
-  return summary;
+  const { orphans, journal, fences } = runtimeStores(env);
+  const reconciler = createManagedRuntimeOrphanReconciler({ orphans, journal, fences, sandbox });
+  const { journal: journaled, ...summary } = await reconciler.runOnce({ limit: config.orphanReapLimit, ...(signal ? { signal } : {}) });
+  const journalFields = journaled ? Object.fromEntries(Object.entries(journaled).map(([key, value]) => [`journal_${key}`, value])) : {};
+  createConsoleLogger(config.logLevel).info("orphans.reconciled", { ...summary, ...journalFields });
+  return { ...summary, ...(journaled ? { journal: journaled } : {}) };
 }

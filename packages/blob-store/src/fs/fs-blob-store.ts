@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import { type FileHandle, link, mkdir, open, rename, rmdir, unlink } from "node:fs/promises";
+import { type FileHandle, link, mkdir, open, rename, rmdir, stat, unlink } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import * as z from "zod";
 import { LimitExceededError, NotFoundError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
@@ -181,13 +181,43 @@ async function writeTempObject(
 async function openTempFile(tempPath: string): Promise<FileHandle> {
   // A concurrent delete may remove an empty parent between mkdir and open; a few retries cover it.
   for (let attempt = 1; ; attempt += 1) {
-    await mkdir(dirname(tempPath), { recursive: true });
+    await makeDirectories(dirname(tempPath));
     try {
       return await open(tempPath, "wx", 0o644);
     } catch (error) {
       if (!isErrorCode(error, "ENOENT") || attempt === 5) throw error;
     }
   }
+}
+
+/**
+ * `mkdir -p`. Node's recursive mkdir reports ENOENT when a directory cannot be created on a read-only
+ * filesystem; creating the missing ones one by one surfaces the real cause (EROFS, EACCES, ENOSPC).
+ */
+async function makeDirectories(directory: string): Promise<void> {
+  try {
+    await mkdir(directory, { recursive: true });
+    return;
+  } catch (error) {
+    if (!isErrorCode(error, "ENOENT")) throw error;
+  }
+  const missing: string[] = [];
+  for (let current = directory; current !== dirname(current); current = dirname(current)) {
+    missing.unshift(current);
+    if (await exists(dirname(current))) break;
+  }
+  for (const path of missing) {
+    await mkdir(path).catch((error: unknown) => {
+      if (!isErrorCode(error, "EEXIST")) throw error;
+    });
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function writeAll(handle: FileHandle, bytes: Uint8Array): Promise<void> {

@@ -43,6 +43,13 @@ export interface LocalBridge {
   readonly apiKey: string;
   /** The local container server the Worker's containers run on. */
   readonly containerServer: LocalContainerServer;
+  /**
+   * Kills workerd (as a crashed or redeployed Worker would be) and starts it again on the same port and
+   * Durable Object state, leaving the container server and its containers running.
+   */
+  restartWorker(): Promise<void>;
+  /** Kills workerd only; requests fail until {@link LocalBridge.restartWorker}. */
+  stopWorker(): Promise<void>;
   /** Stops workerd and the container server (killing every container process) and removes temporary state. */
   stop(): Promise<void>;
 }
@@ -83,42 +90,56 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
       ...(resolved.egressAllowList === undefined ? {} : { egressAllowList: resolved.egressAllowList }),
     });
     const scriptPath = resolved.workerScriptPath ?? defaultBridgeWorkerPath();
-    miniflare = new Miniflare({
-      host: resolved.host,
-      port: resolved.port,
-      modules: true,
-      scriptPath,
-      // Module names are relative to this root; workerd refuses names that climb out of it with "..".
-      modulesRoot: dirname(scriptPath),
-      compatibilityDate: COMPATIBILITY_DATE,
-      compatibilityFlags: ["nodejs_compat"],
-      durableObjects: {
-        Sandbox: { className: "Sandbox", useSQLite: true },
-        WarmPool: { className: "WarmPool", useSQLite: true },
-      },
-      bindings: {
-        SANDBOX_API_KEY: apiKey,
-        SANDBOX_TRANSPORT: resolved.transport,
-        WARM_POOL_TARGET: String(resolved.warmPoolTarget),
-        OMA_LOCAL_CONTAINER_URL: containerServer.url,
-      },
-      durableObjectsPersist: join(stateDir, "durable-objects"),
-      cf: false,
-      log: new Log(resolved.verbose ? LogLevel.INFO : LogLevel.WARN),
-      handleRuntimeStdio: output.handle,
-    });
+    const server = containerServer;
+    const startWorker = (port: number): Miniflare =>
+      new Miniflare({
+        host: resolved.host,
+        port,
+        modules: true,
+        scriptPath,
+        // Module names are relative to this root; workerd refuses names that climb out of it with "..".
+        modulesRoot: dirname(scriptPath),
+        compatibilityDate: COMPATIBILITY_DATE,
+        compatibilityFlags: ["nodejs_compat"],
+        durableObjects: {
+          Sandbox: { className: "Sandbox", useSQLite: true },
+          WarmPool: { className: "WarmPool", useSQLite: true },
+        },
+        bindings: {
+          SANDBOX_API_KEY: apiKey,
+          SANDBOX_TRANSPORT: resolved.transport,
+          WARM_POOL_TARGET: String(resolved.warmPoolTarget),
+          OMA_LOCAL_CONTAINER_URL: server.url,
+        },
+        durableObjectsPersist: join(stateDir, "durable-objects"),
+        cf: false,
+        log: new Log(resolved.verbose ? LogLevel.INFO : LogLevel.WARN),
+        handleRuntimeStdio: output.handle,
+      });
+    miniflare = startWorker(resolved.port);
     const url = (await miniflare.ready).origin;
     if (resolved.warmPoolTarget > 0) await primeWarmPool(url, apiKey);
-    const server = containerServer;
-    const worker = miniflare;
+    let worker: Miniflare | null = miniflare;
     let stopping: Promise<void> | undefined;
+    const stopWorker = async (): Promise<void> => {
+      const running = worker;
+      worker = null;
+      await running?.dispose();
+    };
     return {
       url,
       apiKey,
       containerServer: server,
+      stopWorker,
+      async restartWorker() {
+        await stopWorker();
+        const next = startWorker(Number(new URL(url).port));
+        await next.ready;
+        worker = next;
+      },
       stop() {
         stopping ??= (async () => {
-          await worker.dispose();
+          await stopWorker();
           await server.close();
           await removeTemporary();
         })();

@@ -64,6 +64,8 @@ export interface ContainerRegistry {
 export function createContainerRegistry(rootDir: string, limits: LocalContainerLimits, runtime: ContainerRuntimeOptions = DEFAULT_RUNTIME): ContainerRegistry {
   const { pathMapping } = runtime;
   const containers = new Map<string, LocalContainer>();
+  /** Creates between their limit check and their entry in `containers`. */
+  let creating = 0;
   // Tells this server's processes apart from those of another server on the same host.
   const serverId = randomBytes(6).toString("hex");
   // Start and destroy of one id run one after another; different ids run in parallel.
@@ -131,14 +133,21 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
       return serialize(id, async () => {
         const existing = containers.get(id);
         if (existing !== undefined) return { container: existing, created: false };
-        if (containers.size >= limits.maxContainers) {
-          throw new ControlApiError("CONTAINER_LIMIT_REACHED", 503, `The local container server already runs ${containers.size} containers, its limit`, {
+        // Check and reserve in one synchronous step: creates of other ids run in parallel, and a check
+        // followed by an await let them all pass the limit together.
+        if (containers.size + creating >= limits.maxContainers) {
+          throw new ControlApiError("CONTAINER_LIMIT_REACHED", 503, `The local container server already runs ${containers.size + creating} containers, its limit`, {
             maxContainers: limits.maxContainers,
           });
         }
-        const container = await create(id, env);
-        containers.set(id, container);
-        return { container, created: true };
+        creating += 1;
+        try {
+          const container = await create(id, env);
+          containers.set(id, container);
+          return { container, created: true };
+        } finally {
+          creating -= 1;
+        }
       });
     },
     get(id) {

@@ -11,7 +11,7 @@ import { createLocalContainerRuntime } from "./local-runtime.js";
 
 export * from "@cloudflare/containers";
 export { CONTAINER_ID_HEADER, CONTROL_PORT } from "../protocol.js";
-export { type LocalContainerRuntime, createLocalContainerRuntime } from "./local-runtime.js";
+export { type AdoptingContainerRuntime, type LocalContainerRuntime, createLocalContainerRuntime } from "./local-runtime.js";
 
 /** Name of the binding that carries the local container server's base URL. */
 export const LOCAL_CONTAINER_URL_BINDING = "OMA_LOCAL_CONTAINER_URL";
@@ -19,6 +19,7 @@ export const LOCAL_CONTAINER_URL_BINDING = "OMA_LOCAL_CONTAINER_URL";
 interface DurableObjectStateLike {
   readonly id: { toString(): string };
   readonly container?: unknown;
+  blockConcurrencyWhile?(callback: () => Promise<unknown>): Promise<unknown>;
 }
 
 function installLocalRuntime(ctx: DurableObjectStateLike, env: unknown): void {
@@ -27,11 +28,12 @@ function installLocalRuntime(ctx: DurableObjectStateLike, env: unknown): void {
   if (typeof serverUrl !== "string" || !/^https?:\/\/[^/]+/.test(serverUrl)) {
     throw new Error(`${LOCAL_CONTAINER_URL_BINDING} must be set to the local container server's http URL (e.g. http://127.0.0.1:41234)`);
   }
-  Object.defineProperty(ctx, "container", {
-    value: createLocalContainerRuntime(serverUrl, ctx.id.toString()),
-    configurable: true,
-    enumerable: true,
-  });
+  const runtime = createLocalContainerRuntime(serverUrl, ctx.id.toString());
+  Object.defineProperty(ctx, "container", { value: runtime, configurable: true, enumerable: true });
+  // After a workerd restart a container may still run on the server. Without adopting it, `running` reads
+  // false, the Container alarm marks it stopped, the bridge's pool drops the id mapping, and a later
+  // DELETE answers 204 while the container keeps running.
+  void ctx.blockConcurrencyWhile?.(() => runtime.adopt());
 }
 
 type UpstreamArgs<Env> = ConstructorParameters<typeof UpstreamContainer<Env>>;

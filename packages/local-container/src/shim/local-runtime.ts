@@ -9,6 +9,8 @@ import { ADMIN_PREFIX, CONTAINER_ID_HEADER, CONTAINER_STATE_HEADER, CONTROL_PORT
 const NO_INSTANCE_MESSAGE = "there is no container instance that can be provided to this durable object";
 const NOT_LISTENING_MESSAGE = "the container is not listening";
 const UNEXPECTED_EXIT_MESSAGE = "container exited with unexpected exit code:";
+/** What Cloudflare reports past `max_instances`; the bridge's warm pool turns it into 503 `capacity_exceeded`. */
+const MAX_INSTANCES_MESSAGE = "Maximum number of running container instances exceeded";
 
 /** What `Container.start` passes to the runtime. */
 export interface RuntimeStartOptions {
@@ -32,6 +34,16 @@ export interface LocalContainerRuntime {
   interceptAllOutboundHttp(fetcher: unknown): Promise<void>;
 }
 
+/** The local runtime object: workerd's interface plus {@link AdoptingContainerRuntime.adopt}. */
+export interface AdoptingContainerRuntime extends LocalContainerRuntime {
+  /**
+   * Learns whether the server still runs this container (after a workerd restart this process has no run
+   * state, while a real container outlives its Worker). Not part of workerd's interface: the shim calls it
+   * inside `blockConcurrencyWhile` before the Durable Object serves anything.
+   */
+  adopt(): Promise<void>;
+}
+
 interface RunState {
   running: boolean;
   /** Settles when the server has the container (or refused it); never rejects. */
@@ -47,8 +59,18 @@ function settledRun(): RunState {
   return { running: false, starting: Promise.resolve(), exited: Promise.resolve(), finish: () => undefined };
 }
 
+/** A run for a container the server already has: running until stopped or reported missing. */
+function adoptedRun(): RunState {
+  let finish: (error?: Error) => void = () => undefined;
+  const exited = new Promise<void>((resolve, reject) => {
+    finish = (error) => (error === undefined ? resolve() : reject(error));
+  });
+  exited.catch(() => undefined);
+  return { running: true, starting: Promise.resolve(), exited, finish };
+}
+
 /** Creates the runtime object for container `containerId` on the server at `serverUrl`. */
-export function createLocalContainerRuntime(serverUrl: string, containerId: string): LocalContainerRuntime {
+export function createLocalContainerRuntime(serverUrl: string, containerId: string): AdoptingContainerRuntime {
   const base = serverUrl.replace(/\/+$/, "");
   const adminUrl = `${base}${ADMIN_PREFIX}/${encodeURIComponent(containerId)}`;
   const current = (): RunState => runs.get(containerId) ?? settledRun();
@@ -83,7 +105,9 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
           await response.body?.cancel();
           if (response.ok) return;
           run.running = false;
-          run.finish(new Error(response.status === 503 ? NO_INSTANCE_MESSAGE : `${UNEXPECTED_EXIT_MESSAGE} 1`));
+          // At the server's limit, fail at once as Cloudflare does past max_instances, rather than with the
+          // no-instance error the Container class keeps retrying.
+          run.finish(new Error(response.status === 503 ? `${MAX_INSTANCES_MESSAGE}: the local container server is at its container limit` : `${UNEXPECTED_EXIT_MESSAGE} 1`));
         },
         (error: unknown) => {
           run.running = false;
@@ -135,6 +159,16 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
     },
     async setInactivityTimeout() {
       // Local containers stop only when the Container class or the server tells them to.
+    },
+    async adopt() {
+      if (runs.has(containerId)) return;
+      try {
+        const response = await fetch(`${base}${ADMIN_PREFIX}`);
+        const listed = (await response.json()) as { containers?: unknown };
+        if (Array.isArray(listed.containers) && listed.containers.includes(containerId) && !runs.has(containerId)) runs.set(containerId, adoptedRun());
+      } catch {
+        // An unreachable server has no container to adopt; start() reports it when asked to run one.
+      }
     },
     interceptOutboundHttp: () => unsupported("Outbound HTTP interception"),
     interceptOutboundHttps: () => unsupported("Outbound HTTPS interception"),

@@ -1,5 +1,5 @@
 import { InvalidRequestError, ProviderMismatchError, UnsupportedOperationError } from "@open-managed-agents/runtime-resource-contract";
-import type { ManagedSandboxRuntime, SandboxProviderPort } from "@open-managed-agents/sandbox";
+import type { ManagedSandboxRuntime, SandboxFactoryContext, SandboxProviderPort } from "@open-managed-agents/sandbox";
 import { BRIDGE_SANDBOX_ID_PATTERN, type BridgeClient } from "../wire/bridge-client.js";
 import { type BridgeCheckpointer, createBridgeRuntime, markRuntimeStarted } from "./bridge-runtime.js";
 
@@ -28,9 +28,11 @@ export function createBridgeSandboxProvider(options: BridgeSandboxProviderOption
       maxExecOutputBytes: options.maxExecOutputBytes,
     });
 
-  const start = async (sessionId: string | undefined) => {
+  // Minting an id starts no container, so the id is journaled between the mint and the first exec.
+  const start = async (context: SandboxFactoryContext | undefined) => {
     const sandboxId = await options.client.create();
-    const runtime = runtimeFor(sandboxId, sessionId);
+    await context?.beforeStart?.(sandboxId);
+    const runtime = runtimeFor(sandboxId, context?.sessionId);
     try {
       await markRuntimeStarted(options.client, sandboxId);
       return runtime;
@@ -44,7 +46,7 @@ export function createBridgeSandboxProvider(options: BridgeSandboxProviderOption
     provider: options.provider,
 
     async create(context) {
-      return start(context?.sessionId);
+      return start(context);
     },
 
     async resume(handle) {
@@ -61,7 +63,7 @@ export function createBridgeSandboxProvider(options: BridgeSandboxProviderOption
       // The archive is verified and inspected before a sandbox exists: a refused one leaves nothing behind.
       const prepared = await options.checkpointer.prepareRestore({ handle: checkpoint, sessionId: context?.sessionId });
       try {
-        const runtime = await start(context?.sessionId);
+        const runtime = await start(context);
         try {
           await prepared.send(runtime.runtimeHandle().runtimeId);
           return runtime;

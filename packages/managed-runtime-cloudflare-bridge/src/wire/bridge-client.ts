@@ -3,6 +3,7 @@ import {
   SandboxFailedError,
   UpstreamProtocolError,
   parseRecord,
+  redactSecrets,
 } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 import { bridgeErrorFromPayload, bridgeErrorFromResponse } from "./bridge-errors.js";
@@ -93,7 +94,11 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
       const transient = response === null || [429, 502, 503, 504].includes(response.status);
       if (!transient || attempt + 1 >= attempts) {
         if (response === null) {
-          throw new SandboxFailedError({ message: `bridge ${operation} unreachable`, context: { operation }, cause: failure });
+          throw new SandboxFailedError({
+            message: redactSecrets(`bridge ${operation} unreachable: ${describeNetworkError(failure)}`, [options.apiKey]),
+            context: { operation },
+            cause: failure,
+          });
         }
         return response;
       }
@@ -210,6 +215,15 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
       return attempt;
     },
   };
+}
+
+/** `fetch failed (ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:8787)`: the fetch error and the socket error behind it. */
+export function describeNetworkError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause;
+  if (!(cause instanceof Error)) return error.message;
+  const code = (cause as { code?: unknown }).code;
+  return `${error.message} (${typeof code === "string" ? `${code}: ` : ""}${cause.message})`;
 }
 
 function parseJsonFrame(data: string): unknown {

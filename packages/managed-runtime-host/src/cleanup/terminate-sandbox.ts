@@ -20,6 +20,7 @@ export const terminateSandbox: RunStep = {
     const reason = cleanupReason(run);
     const settled = await cleanupCall(run, stage, () => run.options.sandbox.terminate({ scope: run.scope, fence, lease, reason }));
     if (settled.ok) {
+      run.terminated = true;
       run.log.info("sandbox.terminated", { provider: lease.provider, runtimeId: lease.runtimeId, reason });
       return;
     }

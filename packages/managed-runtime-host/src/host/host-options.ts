@@ -6,8 +6,8 @@ import { type Clock, type Scheduler, systemClock, systemScheduler } from "../tim
 import type { ManagedRuntimeHostOptions } from "./types.js";
 
 /** Options after validation, with defaults applied. */
-export type ResolvedHostOptions = Required<Omit<ManagedRuntimeHostOptions, "runtimeCheckpoint" | "credentialEgress" | "sessionInputs" | "environmentPackages">> &
-  Pick<ManagedRuntimeHostOptions, "runtimeCheckpoint" | "credentialEgress" | "sessionInputs" | "environmentPackages"> & {
+export type ResolvedHostOptions = Required<Omit<ManagedRuntimeHostOptions, "runtimeCheckpoint" | "credentialEgress" | "sessionInputs" | "environmentPackages" | "journal">> &
+  Pick<ManagedRuntimeHostOptions, "runtimeCheckpoint" | "credentialEgress" | "sessionInputs" | "environmentPackages" | "journal"> & {
     readonly clock: Clock;
     readonly scheduler: Scheduler;
     readonly logger: HostLogger;
@@ -28,8 +28,9 @@ const hostOptionsSchema = z
     callTimeoutMs: positiveMs.optional(),
     cleanupTimeoutMs: positiveMs.optional(),
     sessionInputSyncIntervalMs: positiveMs.optional(),
-    fences: portSchema(["acquire", "renew", "isCurrent", "publish", "release"]),
+    fences: portSchema(["acquire", "renew", "isCurrent", "isGenerationCurrent", "publish", "release"]),
     orphans: portSchema(["enqueue", "list", "failed", "resolve"]),
+    journal: portSchema(["record", "list", "failed", "resolve"]).optional(),
     sandbox: portSchema(["capabilities", "acquire", "heartbeat", "suspend", "terminate", "reap", "inspect"]),
     workspace: portSchema(["capabilities", "materialize", "attach", "checkpoint", "release"]),
     outputs: portSchema(["capabilities", "prepare", "attach", "collect", "finalize", "release", "abort"]),

@@ -83,6 +83,10 @@ export interface RunContext {
   /** The egress binding and the fence it was prepared under; revoke and release use that fence. */
   egress: { readonly binding: CredentialEgressBinding; readonly fence: RuntimeResourceFence } | null;
   lease: ManagedSandboxLease | null;
+  /** Leases journaled for this run (the driver's lease-to-be and any runtime a failed restore started). */
+  readonly journaled: { readonly id: string; readonly sandbox: ManagedSandboxLease }[];
+  /** Terminate of `lease` was confirmed; its journal record may go. */
+  terminated: boolean;
   /** An acquire or restore the run stopped waiting for; cleanup settles it. */
   pendingLease: Promise<ManagedSandboxLease> | null;
   /** The runtime was suspended for retention; heartbeats stop. */
@@ -143,6 +147,8 @@ export function createRunContext(options: ResolvedHostOptions, input: ManagedRun
     outputBinding: null,
     egress: null,
     lease: null,
+    journaled: [],
+    terminated: false,
     pendingLease: null,
     suspended: false,
     retained: false,

@@ -11,6 +11,7 @@ import type {
   RuntimeResourceFencePort,
   RuntimeResourceScope,
   RuntimeSessionSnapshot,
+  SandboxJournalPort,
   SandboxHarnessDriverPort,
   SessionInputAccessPort,
   SessionInputMaterializerPort,
@@ -39,6 +40,13 @@ export interface ManagedRuntimeHostOptions {
   readonly sessionInputSyncIntervalMs?: number;
   readonly fences: RuntimeResourceFencePort;
   readonly orphans: RuntimeOrphanPort;
+  /**
+   * Write-ahead journal of sandboxes. With it, every sandbox a driver starts for a run is recorded before
+   * the provider's create call and the record is removed only once terminate is confirmed (or a retained
+   * runtime was published); the reconciler reaps what is left once the generation is no longer current.
+   * Use a durable (SQL) journal where the host process may die.
+   */
+  readonly journal?: SandboxJournalPort;
   readonly sandbox: ManagedSandboxPort;
   readonly workspace: WorkspacePersistencePort;
   readonly outputs: SessionOutputPort;

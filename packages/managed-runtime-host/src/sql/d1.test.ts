@@ -1,12 +1,14 @@
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll } from "vitest";
 import { describeFencePortSuite } from "../stores/fence-port-suite.js";
+import { describeJournalPortSuite } from "../stores/journal-port-suite.js";
 import { describeOrphanPortSuite } from "../stores/orphan-port-suite.js";
 import { applyMigrations } from "./apply-migrations.js";
 import { type D1DatabaseLike, type D1PreparedStatementLike, type D1ResultLike, createD1SqlClient } from "./d1-client.js";
 import type { SqlClient } from "./sql-client.js";
 import { createSqlFencePort } from "./sql-fence-port.js";
 import { createSqlOrphanPort } from "./sql-orphan-port.js";
+import { createSqlSandboxJournal } from "./sql-sandbox-journal.js";
 import { describeSqlStoreSuite } from "./sql-store-suite.js";
 
 // Real D1 inside workerd. The Worker below executes each statement on its D1 binding; the test reaches it
@@ -68,10 +70,14 @@ afterAll(async () => {
   await miniflare?.dispose();
 });
 
-// Tests share the database: fence cases use their own session ids, orphan cases start from an empty queue.
+// Tests share the database: fence cases use their own session ids, orphan and journal cases start from an empty table.
 describeFencePortSuite("SQL over D1 in workerd", async ({ clock }) => createSqlFencePort({ client, clock }));
 describeOrphanPortSuite("SQL over D1 in workerd", async ({ clock }) => {
   await client.run("DELETE FROM runtime_orphans", []);
   return createSqlOrphanPort({ client, clock });
+});
+describeJournalPortSuite("SQL over D1 in workerd", async ({ clock }) => {
+  await client.run("DELETE FROM sandbox_journal", []);
+  return createSqlSandboxJournal({ client, clock });
 });
 describeSqlStoreSuite("D1 in workerd", async () => client);

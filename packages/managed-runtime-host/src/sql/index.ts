@@ -6,4 +6,5 @@ export { MIGRATIONS_TABLE, type ApplyMigrationsOptions, applyMigrations } from "
 export { splitSqlStatements } from "./split-sql-statements.js";
 export { type SqlFencePortOptions, createSqlFencePort } from "./sql-fence-port.js";
 export { type SqlOrphanPortOptions, createSqlOrphanPort } from "./sql-orphan-port.js";
+export { type SqlSandboxJournalOptions, createSqlSandboxJournal } from "./sql-sandbox-journal.js";
 export type { SqlStoreOptions } from "./sql-store-options.js";

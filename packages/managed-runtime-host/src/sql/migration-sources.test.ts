@@ -22,11 +22,13 @@ describe("shipped migrations", () => {
   it("split every shipped migration into its statements, each one that SQLite can prepare", async () => {
     const { default: Database } = await import("better-sqlite3");
     const database = new Database(":memory:");
-    const statements = splitSqlStatements(RUNTIME_RESOURCE_MIGRATIONS[0]?.sql ?? "");
+    const statements = RUNTIME_RESOURCE_MIGRATIONS.flatMap((migration) => splitSqlStatements(migration.sql));
     expect(statements.map((statement) => statement.split(/\s+/).slice(0, 6).join(" "))).toEqual([
       "CREATE TABLE IF NOT EXISTS runtime_resource_fences",
       "CREATE TABLE IF NOT EXISTS runtime_orphans",
       "CREATE INDEX IF NOT EXISTS runtime_orphans_by_age",
+      "CREATE TABLE IF NOT EXISTS sandbox_journal",
+      "CREATE INDEX IF NOT EXISTS sandbox_journal_by_age",
     ]);
     for (const statement of statements) database.prepare(statement).run();
     database.close();

@@ -1,5 +1,5 @@
 /**
- * The SQL migrations of the fence and orphan stores, embedded so `applyMigrations` needs no file
+ * The SQL migrations of the fence, orphan and sandbox journal stores, embedded so `applyMigrations` needs no file
  * access. Each text equals the file of the same name under `migrations/`, which D1 users apply with
  * `wrangler d1 migrations apply`; a test keeps the two identical.
  */
@@ -56,6 +56,28 @@ CREATE TABLE IF NOT EXISTS runtime_orphans (
 );
 
 CREATE INDEX IF NOT EXISTS runtime_orphans_by_age ON runtime_orphans (created_at);
+`,
+  },
+  {
+    name: "0002_sandbox_journal",
+    sql: `-- Write-ahead journal of sandboxes: a row is written before a driver starts compute and deleted only once
+-- its termination is confirmed. No fence token or credential is kept. Times are epoch milliseconds.
+CREATE TABLE IF NOT EXISTS sandbox_journal (
+  id TEXT NOT NULL PRIMARY KEY,
+  workspace_id TEXT NOT NULL,
+  environment_id TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  work_id TEXT NOT NULL,
+  generation INTEGER NOT NULL,
+  owner_id TEXT NOT NULL,
+  sandbox TEXT NOT NULL,
+  attempts INTEGER NOT NULL,
+  last_error TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS sandbox_journal_by_age ON sandbox_journal (created_at);
 `,
   },
 ];

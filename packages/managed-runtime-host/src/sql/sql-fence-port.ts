@@ -10,6 +10,7 @@ import {
   createFenceToken,
   parseAcquireInput,
   parseFence,
+  parseGenerationInput,
   parsePublishInput,
   parseReleaseInput,
   parseRenewInput,
@@ -41,6 +42,8 @@ const ACQUIRE = `INSERT INTO runtime_resource_fences
 const HOLDER = `SELECT expires_at, token_sha256 FROM runtime_resource_fences WHERE ${KEY}`;
 const RENEW = `UPDATE runtime_resource_fences SET expires_at = ?, updated_at = ? WHERE ${HELD_BY} AND expires_at > ?`;
 const IS_CURRENT = `SELECT 1 AS held FROM runtime_resource_fences WHERE ${HELD_BY} AND expires_at > ?`;
+const GENERATION_CURRENT = `SELECT 1 AS held FROM runtime_resource_fences
+  WHERE ${KEY} AND generation = ? AND work_id = ? AND token_sha256 IS NOT NULL AND expires_at > ?`;
 // The compare (generation, token, expiry, not yet published) and the write are one statement.
 const PUBLISH = `UPDATE runtime_resource_fences
   SET published_generation = generation, revision = revision + 1, publication = ?, updated_at = ?
@@ -107,6 +110,12 @@ export function createSqlFencePort(options: SqlFencePortOptions): RuntimeResourc
     async isCurrent(input): Promise<boolean> {
       const fence = parseFence(input);
       const rows = await client.all(IS_CURRENT, [...(await heldBy(fence)), clock.now()]);
+      return rows.length === 1;
+    },
+
+    async isGenerationCurrent(input): Promise<boolean> {
+      const { scope, generation } = parseGenerationInput(input);
+      const rows = await client.all(GENERATION_CURRENT, [...keyOf(scope), generation, scope.workId, clock.now()]);
       return rows.length === 1;
     },
 

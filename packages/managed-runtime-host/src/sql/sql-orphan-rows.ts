@@ -25,12 +25,7 @@ export interface OrphanRow {
 
 /** Rebuilds an orphan record from its row, parsing it with the contract schema. */
 export function readOrphanRow(row: OrphanRow): RuntimeOrphanRecord {
-  let sandbox: unknown;
-  try {
-    sandbox = JSON.parse(row.sandbox);
-  } catch (error) {
-    throw new IntegrityError({ message: "stored orphan lease is not valid JSON", context: { record: "orphan record" }, cause: error });
-  }
+  const sandbox = parseStoredLease(row.sandbox, "orphan record");
   return parseRuntimeOrphanRecord(
     {
       id: row.id,
@@ -46,4 +41,13 @@ export function readOrphanRow(row: OrphanRow): RuntimeOrphanRecord {
     },
     { code: "integrity_failed" },
   );
+}
+
+/** The JSON of a stored lease; a row that is not JSON is `integrity_failed` naming its record. */
+export function parseStoredLease(json: string, record: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch (error) {
+    throw new IntegrityError({ message: `stored ${record} lease is not valid JSON`, context: { record }, cause: error });
+  }
 }

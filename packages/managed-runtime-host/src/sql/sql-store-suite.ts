@@ -5,6 +5,7 @@ import { applyMigrations } from "./apply-migrations.js";
 import type { SqlClient } from "./sql-client.js";
 import { createSqlFencePort } from "./sql-fence-port.js";
 import { createSqlOrphanPort } from "./sql-orphan-port.js";
+import { createSqlSandboxJournal } from "./sql-sandbox-journal.js";
 
 /** Returns a client over a database the shipped migrations were applied to. */
 export type MigratedClientFactory = () => Promise<SqlClient>;
@@ -25,11 +26,11 @@ export function describeSqlStoreSuite(name: string, migratedClient: MigratedClie
     it("applies each migration once", async () => {
       const client = await migratedClient();
       expect(await applyMigrations(client)).toEqual([]);
-      const extra = { name: "0002_test_extra", sql: "CREATE TABLE IF NOT EXISTS test_extra (id TEXT); -- trailing comment\n" };
-      expect(await applyMigrations(client, { migrations: [extra] })).toEqual(["0002_test_extra"]);
+      const extra = { name: "0099_test_extra", sql: "CREATE TABLE IF NOT EXISTS test_extra (id TEXT); -- trailing comment\n" };
+      expect(await applyMigrations(client, { migrations: [extra] })).toEqual(["0099_test_extra"]);
       expect(await applyMigrations(client, { migrations: [extra] })).toEqual([]);
       const names = await client.all<{ name: string }>("SELECT name FROM runtime_resource_migrations ORDER BY name", []);
-      expect(names.map((row) => row.name)).toEqual(["0001_runtime_resources", "0002_test_extra"]);
+      expect(names.map((row) => row.name)).toEqual(["0001_runtime_resources", "0002_sandbox_journal", "0099_test_extra"]);
     });
 
     it("applies a migration whose literals, identifiers and comments hold ; and --", async () => {
@@ -124,7 +125,7 @@ export function describeSqlStoreSuite(name: string, migratedClient: MigratedClie
     });
 
     it("refuses a store without a SqlClient as invalid_config", () => {
-      for (const create of [createSqlFencePort, createSqlOrphanPort]) {
+      for (const create of [createSqlFencePort, createSqlOrphanPort, createSqlSandboxJournal]) {
         expect(() => create({ client: { all: () => [] } as never })).toThrow(/client/);
       }
     });

@@ -48,6 +48,12 @@ export function parseReleaseInput(input: unknown): { fence: RuntimeResourceFence
   return parseRecord(releaseInputSchema, input, { record: "fence release input" });
 }
 
+const generationInputSchema = z.object({ scope: runtimeResourceScopeSchema, generation: z.number().int().positive() });
+
+export function parseGenerationInput(input: unknown): { scope: RuntimeResourceScope; generation: number } {
+  return parseRecord(generationInputSchema, input, { record: "fence generation input" });
+}
+
 export function parseFence(fence: unknown): RuntimeResourceFence {
   return parseRecord(runtimeResourceFenceSchema, fence, { record: "fence" });
 }

@@ -99,6 +99,26 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
       expect(await fences.isCurrent(fence)).toBe(false);
     });
 
+    it("answers token-free whether a generation is current: false once expired, released or superseded", async () => {
+      const { clock, fences, scope, acquire } = await setup();
+      const first = await acquire("work-1", "owner-a");
+      const current = (workId: string, generation: number) => fences.isGenerationCurrent({ scope: scope(workId), generation });
+      expect(await current("work-1", first.generation)).toBe(true);
+      expect(await current("work-other", first.generation)).toBe(false);
+      expect(await current("work-1", first.generation + 1)).toBe(false);
+      const second = await acquire("work-1", "owner-a");
+      expect(await current("work-1", first.generation)).toBe(false);
+      expect(await current("work-1", second.generation)).toBe(true);
+      await fences.release({ fence: second, reason: "completed" });
+      expect(await current("work-1", second.generation)).toBe(false);
+      const third = await acquire("work-2", "owner-b");
+      await clock.advance(TTL);
+      expect(await current("work-2", third.generation)).toBe(false);
+      await expect(fences.isGenerationCurrent({ scope: scope(), generation: -1 })).rejects.toSatisfy((error) =>
+        ManagedRuntimeError.hasCode(error, "invalid_request"),
+      );
+    });
+
     it("increases generations strictly across release, expiry and owners", async () => {
       const { clock, fences, acquire } = await setup();
       const generations: number[] = [];

@@ -10,6 +10,7 @@ import {
   createFenceToken,
   parseAcquireInput,
   parseFence,
+  parseGenerationInput,
   parsePublishInput,
   parseReleaseInput,
   parseRenewInput,
@@ -89,6 +90,13 @@ export function createMemoryFencePort(options: MemoryFencePortOptions = {}): Run
 
     async isCurrent(fence): Promise<boolean> {
       return currentHolder(parseFence(fence), clock.now()) !== null;
+    },
+
+    async isGenerationCurrent(input): Promise<boolean> {
+      const { scope, generation } = parseGenerationInput(input);
+      const state = sessions.get(sessionKey(scope));
+      const holder = state?.holder;
+      return !!state && !!holder && state.generation === generation && holder.workId === scope.workId && holder.expiresAtMs > clock.now();
     },
 
     async publish(input): Promise<FencePublishResult> {

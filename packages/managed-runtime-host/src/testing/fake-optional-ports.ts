@@ -46,7 +46,11 @@ export function createFakeRuntimeCheckpointPort(sandbox: FakeSandbox): RuntimeCh
         runtimeIdentity,
       };
     },
-    restore: async () => sandbox.start("restore"),
+    async restore({ journal }) {
+      const runtimeId = sandbox.nextId();
+      await journal?.record({ provider: sandbox.provider, runtimeId });
+      return sandbox.start("restore", runtimeId);
+    },
   };
 }
 

@@ -6,10 +6,11 @@ import type {
   ManagedRuntimeProviderResources,
   RuntimeOrphanPort,
   RuntimeResourceFencePort,
+  SandboxJournalPort,
   SandboxResourceCapabilities,
   WorkspaceStrategy,
 } from "@open-managed-agents/runtime-resource-contract";
-import { createMemoryFencePort, createMemoryOrphanPort } from "../stores/index.js";
+import { createMemoryFencePort, createMemoryOrphanPort, createMemorySandboxJournal } from "../stores/index.js";
 import type { Clock } from "../time.js";
 import { FAKE_EGRESS_CAPABILITIES, createFakeCredentialEgressPort, createFakeRuntimeCheckpointPort, createFakeSessionInputPort } from "./fake-optional-ports.js";
 import { type ScriptedHarnessOptions, createScriptedHarnessDriver } from "./fake-harness.js";
@@ -72,8 +73,14 @@ export function createFakeManagedRuntime(options: FakeManagedRuntimeOptions = {}
 
 /** Everything {@link createManagedRuntimeHost} needs besides owner and timing, all instrumented. */
 export interface FakeHostDependencies extends FakeManagedRuntime {
-  /** Spread into the host options: fences, orphans and the provider ports. */
-  readonly ports: ManagedRuntimeProviderResources & { readonly fences: RuntimeResourceFencePort; readonly orphans: RuntimeOrphanPort };
+  /** Spread into the host options: fences, orphans, the sandbox journal and the provider ports. */
+  readonly ports: ManagedRuntimeProviderResources & {
+    readonly fences: RuntimeResourceFencePort;
+    readonly orphans: RuntimeOrphanPort;
+    readonly journal: SandboxJournalPort;
+  };
+  /** The sandbox journal (not instrumented, so call records stay as they were), for assertions. */
+  readonly sandboxJournal: SandboxJournalPort;
   /** The orphan store itself (not instrumented), for assertions. */
   readonly orphanStore: RuntimeOrphanPort;
   /** The fence store itself (not instrumented), for assertions that must not show up in the journal. */
@@ -81,7 +88,8 @@ export interface FakeHostDependencies extends FakeManagedRuntime {
 }
 
 /**
- * A fake runtime plus instrumented memory fence and orphan stores (journal names `fences`, `orphans`).
+ * A fake runtime plus instrumented memory fence and orphan stores (journal names `fences`, `orphans`) and
+ * a memory sandbox journal.
  * Pass `fences` to share one store between several hosts.
  */
 export function createFakeHostDependencies(
@@ -91,12 +99,14 @@ export function createFakeHostDependencies(
   const clockOptions = options.clock ? { clock: options.clock } : {};
   const orphanStore = createMemoryOrphanPort(clockOptions);
   const fenceStore = options.fences ?? createMemoryFencePort(clockOptions);
+  const sandboxJournal = createMemorySandboxJournal(clockOptions);
   const wrap = <T extends object>(name: string, port: T) => instrumentPort(name, port, { journal: runtime.journal, faults: runtime.faults });
   return {
     ...runtime,
     orphanStore,
     fenceStore,
-    ports: { ...runtime.resources, fences: wrap("fences", fenceStore), orphans: wrap("orphans", orphanStore) },
+    sandboxJournal,
+    ports: { ...runtime.resources, fences: wrap("fences", fenceStore), orphans: wrap("orphans", orphanStore), journal: sandboxJournal },
   };
 }
 

@@ -25,9 +25,13 @@ export interface FakeRuntime {
 /** An in-memory {@link ManagedSandboxPort} and its runtimes. */
 export interface FakeSandbox {
   readonly port: ManagedSandboxPort;
+  /** Provider id of every lease. */
+  readonly provider: string;
   readonly runtimes: ReadonlyMap<string, FakeRuntime>;
-  /** Starts a runtime as a restore would; used by the fake runtime-checkpoint port. */
-  start(origin: "acquire" | "restore"): ManagedSandboxLease;
+  /** Starts a runtime as a restore would (with the given id, or the next one); used by the fake runtime-checkpoint port. */
+  start(origin: "acquire" | "restore", runtimeId?: string): ManagedSandboxLease;
+  /** The id the next runtime gets, reserved. */
+  nextId(): string;
   /** Makes heartbeats of the runtime answer `lost`, as if the provider deleted it. */
   markLost(runtimeId: string): void;
 }
@@ -40,7 +44,8 @@ export const FAKE_SANDBOX_CAPABILITIES: SandboxResourceCapabilities = {
 };
 
 /**
- * An in-memory sandbox. Runtime ids are `<provider>-rt-<n>`; terminate and reap are idempotent and mark
+ * An in-memory sandbox. Runtime ids are `<provider>-rt-<n>`; acquire journals the lease-to-be through the
+ * host's binding before the runtime exists; terminate and reap are idempotent and mark
  * the runtime stopped; suspend keeps it (with `suspended: true` in lease metadata) when
  * `suspendResume` is `supported` and throws `unsupported_operation` otherwise.
  */
@@ -51,9 +56,11 @@ export function createFakeSandbox(options: FakeSandboxOptions = {}): FakeSandbox
   const lost = new Set<string>();
   let count = 0;
 
-  const start = (origin: "acquire" | "restore"): ManagedSandboxLease => {
+  const nextId = (): string => {
     count += 1;
-    const runtimeId = `${provider}-rt-${count}`;
+    return `${provider}-rt-${count}`;
+  };
+  const start = (origin: "acquire" | "restore", runtimeId = nextId()): ManagedSandboxLease => {
     runtimes.set(runtimeId, { runtimeId, state: "running", origin, terminateCalls: 0, reapCalls: 0 });
     return { provider, runtimeId };
   };
@@ -61,7 +68,12 @@ export function createFakeSandbox(options: FakeSandboxOptions = {}): FakeSandbox
 
   const port: ManagedSandboxPort = {
     capabilities: async () => capabilities,
-    acquire: async () => start("acquire"),
+    async acquire({ journal }) {
+      // Journals the lease-to-be first, as a real driver must; a failed journal write starts nothing.
+      const runtimeId = nextId();
+      await journal?.record({ provider, runtimeId });
+      return start("acquire", runtimeId);
+    },
     async heartbeat({ lease }) {
       const runtime = runtimeOf(lease);
       return !runtime || runtime.state === "stopped" || lost.has(lease.runtimeId) ? { type: "lost" } : { type: "alive" };
@@ -88,5 +100,5 @@ export function createFakeSandbox(options: FakeSandboxOptions = {}): FakeSandbox
       return { state: runtimeOf(lease)?.state ?? "unknown" };
     },
   };
-  return { port, runtimes, start, markLost: (runtimeId) => void lost.add(runtimeId) };
+  return { port, provider, runtimes, start, nextId, markLost: (runtimeId) => void lost.add(runtimeId) };
 }

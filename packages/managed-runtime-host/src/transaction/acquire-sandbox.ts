@@ -1,12 +1,14 @@
-import { InvalidRequestError, type ManagedSandboxLease, parseManagedSandboxLease } from "@open-managed-agents/runtime-resource-contract";
-import { markHostError } from "../errors.js";
-import type { RunContext } from "../host/run-context.js";
+import { checkLease } from "./check-lease.js";
 import { callPort } from "./port-call.js";
+import { journalBinding, journalReturnedLease } from "./sandbox-journal.js";
 import type { RunStep } from "./step.js";
 
 const stage = "sandbox-acquire";
 
-/** Starts compute, unless a runtime checkpoint restore already produced a lease. */
+/**
+ * Starts compute, unless a runtime checkpoint restore already produced a lease. The driver journals the
+ * lease-to-be through the binding before it starts compute; a lease it did not journal is journaled here.
+ */
 export const acquireSandbox: RunStep = {
   stage,
   applies: (run) => run.lease === null,
@@ -14,6 +16,7 @@ export const acquireSandbox: RunStep = {
     const fence = run.requireFence();
     const workspace = run.workspaceBinding;
     if (!workspace) return;
+    const journal = journalBinding(run, stage);
     const pending = Promise.resolve().then(() =>
       run.options.sandbox.acquire({
         scope: run.scope,
@@ -23,6 +26,7 @@ export const acquireSandbox: RunStep = {
         outputs: run.outputBinding,
         credentialEgress: run.egress?.binding ?? null,
         signal: run.signal,
+        ...(journal ? { journal } : {}),
       }),
     );
     // Cleanup settles an acquire the run stopped waiting for, so a late lease is still terminated.
@@ -31,15 +35,7 @@ export const acquireSandbox: RunStep = {
     run.pendingLease = null;
     run.lease = lease;
     checkLease(run, lease, stage);
+    await journalReturnedLease(run, lease, stage);
     run.log.info("sandbox.acquired", { provider: lease.provider, runtimeId: lease.runtimeId, generation: fence.generation });
   },
 };
-
-/** A lease must be JSON-safe and carry no fence token. */
-export function checkLease(run: RunContext, lease: ManagedSandboxLease, stage: string): void {
-  parseManagedSandboxLease(lease);
-  const serialized = JSON.stringify(lease);
-  if (run.secrets().some((token) => serialized.includes(token))) {
-    throw markHostError(new InvalidRequestError({ message: "the sandbox lease carries the fence token", context: { stage } }));
-  }
-}

@@ -4,6 +4,7 @@ import { releaseOutputs } from "../cleanup/release-outputs.js";
 import { releaseWorkspace } from "../cleanup/release-workspace.js";
 import { revokeCredentialEgress } from "../cleanup/revoke-credential-egress.js";
 import { settleAbandonedLease } from "../cleanup/settle-abandoned-lease.js";
+import { settleJournal } from "../cleanup/settle-journal.js";
 import { terminateSandbox } from "../cleanup/terminate-sandbox.js";
 import { acquireSandbox } from "./acquire-sandbox.js";
 import { attachCredentialEgress } from "./attach-credential-egress.js";
@@ -55,6 +56,7 @@ export const CLEANUP_ORDER: readonly RunStep[] = [
   revokeCredentialEgress,
   settleAbandonedLease,
   terminateSandbox,
+  settleJournal,
   releaseOutputs,
   releaseCredentialEgress,
   releaseWorkspace,

@@ -1,8 +1,9 @@
 import type { ManagedSandboxLease } from "@open-managed-agents/runtime-resource-contract";
 import { redactedMessage } from "../errors.js";
 import { reusableCheckpoint } from "../host/runtime-identity.js";
-import { checkLease } from "./acquire-sandbox.js";
+import { checkLease } from "./check-lease.js";
 import { callPort } from "./port-call.js";
+import { journalBinding, journalReturnedLease } from "./sandbox-journal.js";
 import type { RunStep } from "./step.js";
 
 const stage = "runtime-checkpoint-restore";
@@ -19,7 +20,8 @@ export const restoreRuntimeCheckpoint: RunStep = {
     const checkpoint = reusableCheckpoint(run);
     if (!port || !checkpoint) return;
     const fence = run.requireFence();
-    const pending = Promise.resolve().then(() => port.restore({ scope: run.scope, fence, checkpoint, signal: run.signal }));
+    const journal = journalBinding(run, stage);
+    const pending = Promise.resolve().then(() => port.restore({ scope: run.scope, fence, checkpoint, signal: run.signal, ...(journal ? { journal } : {}) }));
     run.pendingLease = pending;
     let lease: ManagedSandboxLease;
     try {
@@ -34,6 +36,7 @@ export const restoreRuntimeCheckpoint: RunStep = {
     // A restored runtime exists from here on: cleanup terminates it even if the lease is malformed.
     run.lease = lease;
     checkLease(run, lease, stage);
+    await journalReturnedLease(run, lease, stage);
     run.log.info("runtime_checkpoint.restored", { checkpointId: checkpoint.checkpointId, runtimeId: lease.runtimeId });
   },
 };

@@ -1,5 +1,5 @@
 import { callPort } from "./port-call.js";
-import { checkLease } from "./acquire-sandbox.js";
+import { checkLease } from "./check-lease.js";
 import type { RunStep } from "./step.js";
 
 const stage = "sandbox-suspend";

@@ -81,6 +81,15 @@ export class InsufficientCapacityError extends ManagedRuntimeError {
 }
 registerErrorClass("insufficient_capacity", InsufficientCapacityError);
 
+/** `storage_unwritable`: A store refuses writes (read-only filesystem or bucket, or no write permission). */
+export class StorageUnwritableError extends ManagedRuntimeError {
+  constructor(options: ManagedRuntimeErrorOptions) {
+    super("storage_unwritable", options);
+    this.name = "StorageUnwritableError";
+  }
+}
+registerErrorClass("storage_unwritable", StorageUnwritableError);
+
 /** `provider_mismatch`: A record, handle or driver names a different provider. */
 export class ProviderMismatchError extends ManagedRuntimeError {
   constructor(options: ManagedRuntimeErrorOptions) {

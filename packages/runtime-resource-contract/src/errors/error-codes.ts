@@ -21,6 +21,11 @@ export const ERROR_CODES = [
   "sandbox_failed",
   /** The provider is at a capacity limit (instances, memory, vCPU, disk). */
   "insufficient_capacity",
+  /**
+   * A store refuses writes it should accept: a read-only filesystem or bucket (EROFS) or missing write
+   * permission (EACCES, EPERM). Retrying does not help until an operator fixes the store.
+   */
+  "storage_unwritable",
   /** A record, handle or driver names a different provider than the one asked to act on it. */
   "provider_mismatch",
   /** A driver module could not be imported or did not export the expected factory. */
@@ -66,6 +71,7 @@ export const ERROR_HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   unsupported_operation: 501,
   sandbox_failed: 502,
   insufficient_capacity: 503,
+  storage_unwritable: 503,
   provider_mismatch: 409,
   driver_load_failed: 500,
   readiness_failed: 502,

@@ -1,0 +1,168 @@
+/**
+ * Faults injected into real runs: the bridge Worker killed, the host process SIGKILLed, the blob store made
+ * read-only, each at a named stage. After each: nothing was published, the sandbox was journaled, the
+ * reconciler (after recovery) leaves zero containers on the runtime, and the next work item restores the
+ * last published tree.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { type LocalBridge, startLocalBridge } from "@open-managed-agents/local-container";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type StackWorld, bodyContains, createStackWorld, faultingFetch, shellProfile, workItem } from "./faults/stack-world.js";
+
+let bridge: LocalBridge;
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  bridge = await startLocalBridge();
+}, 120_000);
+
+afterAll(async () => {
+  await bridge?.stop();
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+const containers = () => bridge.containerServer.containers.list().map((container) => container.id);
+
+async function newWorld(storeDir?: string): Promise<StackWorld> {
+  const dir = await mkdtemp(join(tmpdir(), "oma-faults-"));
+  dirs.push(dir);
+  const world = createStackWorld({ bridge, dir, ...(storeDir ? { storeDir } : {}) });
+  await world.ready();
+  return world;
+}
+
+/** Publishes `tree.txt = v1` for the session: the tree every later work item must restore. */
+async function seed(world: StackWorld, session: string): Promise<void> {
+  expect(await world.run(workItem(session), shellProfile("echo v1 > tree.txt"))).toMatchObject({ type: "completed", revision: 1 });
+  expect(containers()).toEqual([]);
+}
+
+/** The next work item sees the last published tree and publishes revision 2: the faulted run published nothing. */
+async function expectRecovered(world: StackWorld, session: string): Promise<void> {
+  const next = await world.run(workItem(session), shellProfile('test "$(cat tree.txt)" = v1'));
+  expect(next).toMatchObject({ type: "completed", revision: 2 });
+  expect(containers()).toEqual([]);
+  expect(await world.journal.list({ limit: 10 })).toEqual([]);
+}
+
+const TRIGGERS = {
+  restore: (url: URL) => url.pathname.endsWith("/hydrate"),
+  harness: (url: URL, init: RequestInit | undefined) => bodyContains(init, "FAULT_HARNESS"),
+  checkpoint: (url: URL) => url.pathname.endsWith("/persist"),
+} as const;
+
+describe("bridge Worker killed", () => {
+  it.each(Object.keys(TRIGGERS) as (keyof typeof TRIGGERS)[])("during %s", async (stage) => {
+    const world = await newWorld();
+    const session = `worker-killed-${stage}`;
+    await seed(world, session);
+    let fired = false;
+    const fetchImpl = faultingFetch(async (url, init) => {
+      if (fired || !TRIGGERS[stage](url, init)) return;
+      fired = true;
+      await bridge.stopWorker();
+    });
+    const faulted = await world.run(workItem(session), shellProfile("echo FAULT_HARNESS > /dev/null; echo v2 > tree.txt"), fetchImpl);
+    expect(fired).toBe(true);
+    expect(faulted.type).not.toBe("completed");
+    expect((await world.journal.list({ limit: 10 })).length).toBeGreaterThan(0);
+    expect(containers().length).toBeGreaterThan(0);
+
+    await bridge.restartWorker();
+    const summary = await world.reconcile(workItem(session));
+    expect(summary.journal).toMatchObject({ failed: 0, held: 0 });
+    expect(containers()).toEqual([]);
+    expect(await world.orphans.list({ limit: 10 })).toEqual([]);
+    await expectRecovered(world, session);
+  }, 180_000);
+});
+
+describe("host process SIGKILLed", () => {
+  const child = fileURLToPath(new URL("./faults/host-child.mjs", import.meta.url));
+  const LEASE_TTL_MS = 6_000;
+
+  it.each(["harness", "checkpoint"] as const)("during %s", async (stage) => {
+    const world = await newWorld();
+    const session = `host-killed-${stage}`;
+    await seed(world, session);
+    const dir = dirs[dirs.length - 1] as string;
+    const scope = workItem(session);
+    const config = {
+      database: join(dir, "runtime.sqlite"),
+      storeDir: join(dir, "store"),
+      bridgeUrl: bridge.url,
+      stage,
+      leaseTtlMs: LEASE_TTL_MS,
+      scope,
+      profile: shellProfile("echo FAULT_HARNESS > /dev/null; echo v2 > tree.txt"),
+    };
+    const host: ChildProcess = spawn(process.execPath, [child, JSON.stringify(config)], {
+      env: { ...process.env, BRIDGE_API_KEY: bridge.apiKey },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => host.once("exit", (_code, signal) => resolve(signal)));
+    for await (const line of createInterface({ input: host.stdout as NodeJS.ReadableStream })) {
+      if (line === `fault-point ${stage}`) break;
+      if (line.startsWith("result")) throw new Error(`the child host finished before the fault: ${line}`);
+    }
+    host.kill("SIGKILL");
+    expect(await exited).toBe("SIGKILL");
+    expect(await world.journal.list({ limit: 10 })).toMatchObject([{ scope, sandbox: { provider: "cloudflare-bridge" } }]);
+    expect(containers()).toHaveLength(1);
+
+    // The dead host's fence is still current until it expires: its sandbox is not touched before that.
+    expect((await world.reconcile(scope)).journal).toMatchObject({ held: 1, reaped: 0 });
+    expect(containers()).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, LEASE_TTL_MS + 500));
+    expect((await world.reconcile(scope)).journal).toMatchObject({ reaped: 1, held: 0 });
+    expect(containers()).toEqual([]);
+    await expectRecovered(world, session);
+  }, 180_000);
+});
+
+const canMount = process.getuid?.() === 0 && (() => {
+  try {
+    execFileSync("mount", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe("blob store made read-only", () => {
+  it.skipIf(!canMount)("during checkpoint fails the run with storage_unwritable and still stops the sandbox", async () => {
+    const source = await mkdtemp(join(tmpdir(), "oma-faults-store-src-"));
+    const target = await mkdtemp(join(tmpdir(), "oma-faults-store-"));
+    dirs.push(source);
+    await mkdir(target, { recursive: true });
+    execFileSync("mount", ["--bind", source, target]);
+    try {
+      const world = await newWorld(target);
+      const session = "store-read-only";
+      await seed(world, session);
+      let fired = false;
+      const fetchImpl = faultingFetch((url) => {
+        if (fired || !TRIGGERS.checkpoint(url)) return;
+        fired = true;
+        execFileSync("mount", ["-o", "remount,bind,ro", target]);
+      });
+      const faulted = await world.run(workItem(session), shellProfile("echo v2 > tree.txt"), fetchImpl);
+      expect(fired).toBe(true);
+      expect(faulted).toMatchObject({ type: "failed", error: { code: "storage_unwritable" } });
+      expect(faulted.type === "failed" && faulted.error.message).toContain("EROFS");
+      // The bridge is up: terminate is confirmed in cleanup, so the journal record is already resolved.
+      expect(containers()).toEqual([]);
+      expect(await world.journal.list({ limit: 10 })).toEqual([]);
+      execFileSync("mount", ["-o", "remount,bind,rw", target]);
+      await expectRecovered(world, session);
+    } finally {
+      execFileSync("umount", ["-l", target]);
+      await rm(target, { recursive: true, force: true });
+    }
+  }, 180_000);
+});

@@ -1,0 +1,73 @@
+import type { RuntimeResourceFencePort, SandboxJournalPort, SandboxJournalRecord } from "@open-managed-agents/runtime-resource-contract";
+import { MAX_ORPHAN_LIST_LIMIT } from "../stores/orphan-inputs.js";
+import { type ReconcilerSandbox, reapAndConfirm } from "./confirm-gone.js";
+
+/** What one pass did with the sandbox journal. */
+export interface JournalReconcileSummary {
+  /** Records whose sandbox was reaped, confirmed gone and resolved. */
+  readonly reaped: number;
+  /** Records whose reap failed or was not confirmed; retried with backoff. */
+  readonly failed: number;
+  /** Records given up in this pass; they stay listed. */
+  readonly givenUp: number;
+  /** Records whose generation is still current: a live run holds the sandbox, so it is left alone. */
+  readonly held: number;
+  /** Records waiting for their backoff delay. */
+  readonly deferred: number;
+  /** Records given up in an earlier pass, skipped. */
+  readonly exhausted: number;
+}
+
+/** Dependencies of {@link reapJournal}. */
+export interface JournalReaper {
+  readonly journal: SandboxJournalPort;
+  readonly fences: Pick<RuntimeResourceFencePort, "isGenerationCurrent">;
+  readonly sandbox: ReconcilerSandbox;
+  readonly maxAttempts: number;
+  /** When a record with `attempts` failures becomes due again (a record never attempted is due at once). */
+  readonly dueAt: (record: { readonly attempts: number; readonly updatedAt: string }) => number;
+  /** Redacted message of a failure. */
+  readonly describe: (error: unknown) => string;
+}
+
+/**
+ * Reaps up to `limit` journaled sandboxes, oldest first, whose generation is no longer current (expired,
+ * released or superseded). A record of a live generation is never touched.
+ */
+export async function reapJournal(reaper: JournalReaper, input: { readonly limit: number; readonly now: number; readonly signal?: AbortSignal }): Promise<JournalReconcileSummary> {
+  const counts = { reaped: 0, failed: 0, givenUp: 0, held: 0, deferred: 0, exhausted: 0 };
+  const records = await reaper.journal.list({ limit: Math.min(MAX_ORPHAN_LIST_LIMIT, input.limit * 4) });
+  let handled = 0;
+  for (const record of records) {
+    if (input.signal?.aborted || handled >= input.limit) break;
+    if (record.attempts >= reaper.maxAttempts) {
+      counts.exhausted += 1;
+      continue;
+    }
+    if (record.attempts > 0 && reaper.dueAt(record) > input.now) {
+      counts.deferred += 1;
+      continue;
+    }
+    if (await reaper.fences.isGenerationCurrent({ scope: record.scope, generation: record.generation })) {
+      counts.held += 1;
+      continue;
+    }
+    handled += 1;
+    counts[await reapOne(reaper, record)] += 1;
+  }
+  return counts;
+}
+
+async function reapOne(reaper: JournalReaper, record: SandboxJournalRecord): Promise<"reaped" | "failed" | "givenUp"> {
+  try {
+    await reapAndConfirm(reaper.sandbox, { scope: record.scope, lease: record.sandbox, reason: "lease_lost" });
+    await reaper.journal.resolve({ id: record.id });
+    return "reaped";
+  } catch (error) {
+    const attempts = record.attempts + 1;
+    const message = reaper.describe(error);
+    const givenUp = attempts >= reaper.maxAttempts;
+    await reaper.journal.failed({ id: record.id, error: givenUp ? `gave up after ${attempts} attempts: ${message}` : message });
+    return givenUp ? "givenUp" : "failed";
+  }
+}

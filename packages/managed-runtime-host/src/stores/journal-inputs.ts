@@ -1,0 +1,29 @@
+import { z } from "zod";
+import {
+  type ManagedSandboxLease,
+  type RuntimeResourceScope,
+  managedSandboxLeaseSchema,
+  nonEmptyString,
+  parseRecord,
+  runtimeResourceScopeSchema,
+} from "@open-managed-agents/runtime-resource-contract";
+
+const recordInputSchema = z.object({
+  scope: runtimeResourceScopeSchema,
+  generation: z.number().int().nonnegative(),
+  ownerId: nonEmptyString,
+  sandbox: managedSandboxLeaseSchema,
+});
+
+/** A validated journal record request. */
+export interface JournalRecordRequest {
+  readonly scope: RuntimeResourceScope;
+  readonly generation: number;
+  readonly ownerId: string;
+  readonly sandbox: ManagedSandboxLease;
+}
+
+/** Journal `list`, `failed` and `resolve` take the orphan queue's inputs; only `record` differs. */
+export function parseJournalRecordInput(input: unknown): JournalRecordRequest {
+  return parseRecord(recordInputSchema, input, { record: "sandbox journal record input" });
+}

@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { ManagedRuntimeError, type RuntimeResourceScope, type SandboxJournalPort, sandboxJournalId } from "@open-managed-agents/runtime-resource-contract";
+import { type ManualTime, createManualTime } from "../time.js";
+
+/** Builds an empty sandbox journal under test. */
+export type JournalPortFactory = (context: { readonly clock: ManualTime }) => Promise<SandboxJournalPort>;
+
+const scope = (workId: string): RuntimeResourceScope => ({ workspaceId: "ws-1", environmentId: "env-1", sessionId: "session-1", workId });
+const sandbox = (runtimeId: string) => ({ provider: "test", runtimeId, metadata: { region: "local", cpu: 2 } });
+const entry = (workId: string, generation = 4) => ({ scope: scope(workId), generation, ownerId: "owner-a", sandbox: sandbox(`rt-${workId}`) });
+
+/** The behaviour every {@link SandboxJournalPort} in this package shares. */
+export function describeJournalPortSuite(name: string, factory: JournalPortFactory): void {
+  describe(`sandbox journal: ${name}`, () => {
+    const setup = async () => {
+      const clock = createManualTime();
+      return { clock, journal: await factory({ clock }) };
+    };
+
+    it("records the lease-to-be with no attempts, keyed like the orphan of the same lease", async () => {
+      const { clock, journal } = await setup();
+      const record = await journal.record(entry("work-1"));
+      const now = new Date(clock.now()).toISOString();
+      expect(record).toEqual({
+        id: sandboxJournalId(scope("work-1"), 4, sandbox("rt-work-1")),
+        scope: scope("work-1"),
+        generation: 4,
+        ownerId: "owner-a",
+        sandbox: sandbox("rt-work-1"),
+        attempts: 0,
+        lastError: "",
+        createdAt: now,
+        updatedAt: now,
+      });
+      expect(await journal.list({ limit: 10 })).toEqual([record]);
+    });
+
+    it("keeps the first record when the same lease is recorded again", async () => {
+      const { clock, journal } = await setup();
+      const first = await journal.record(entry("work-1"));
+      await clock.advance(5_000);
+      await journal.failed({ id: first.id, error: "delete unconfirmed" });
+      const again = await journal.record(entry("work-1"));
+      expect(again.createdAt).toBe(first.createdAt);
+      expect(again.attempts).toBe(1);
+      expect(await journal.list({ limit: 10 })).toHaveLength(1);
+    });
+
+    it("lists oldest first, bounded by limit, and tells generations apart", async () => {
+      const { clock, journal } = await setup();
+      await journal.record(entry("work-1"));
+      await clock.advance(1);
+      await journal.record(entry("work-2"));
+      await journal.record(entry("work-2", 5));
+      const listed = await journal.list({ limit: 2 });
+      expect(listed.map((record) => [record.scope.workId, record.generation])).toEqual([
+        ["work-1", 4],
+        ["work-2", 4],
+      ]);
+      expect(await journal.list({ limit: 10 })).toHaveLength(3);
+    });
+
+    it("counts failed attempts with their message and time, and resolves idempotently", async () => {
+      const { clock, journal } = await setup();
+      const record = await journal.record(entry("work-1"));
+      await clock.advance(2_000);
+      await journal.failed({ id: record.id, error: "still running after delete" });
+      const [failed] = await journal.list({ limit: 1 });
+      expect(failed).toMatchObject({ attempts: 1, lastError: "still running after delete", updatedAt: new Date(clock.now()).toISOString() });
+      await journal.resolve({ id: record.id });
+      await journal.resolve({ id: record.id });
+      await journal.failed({ id: record.id, error: "late" });
+      expect(await journal.list({ limit: 10 })).toEqual([]);
+    });
+
+    it("rejects malformed input with invalid_request", async () => {
+      const { journal } = await setup();
+      const invalid = (error: unknown) => ManagedRuntimeError.hasCode(error, "invalid_request");
+      await expect(journal.record({ ...entry("work-1"), sandbox: { provider: "", runtimeId: "x" } })).rejects.toSatisfy(invalid);
+      await expect(journal.record({ ...entry("work-1"), generation: -1 })).rejects.toSatisfy(invalid);
+      await expect(journal.list({ limit: 0 })).rejects.toSatisfy(invalid);
+      await expect(journal.resolve({ id: "" })).rejects.toSatisfy(invalid);
+    });
+  });
+}

@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { type ManagedSandboxPort, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import { createManagedRuntimeOrphanReconciler } from "../src/orphan-reconciler.js";
+import { createFakeSandbox } from "../src/testing/fake-sandbox.js";
+import { createHostFixture, scope } from "./support/fixture.js";
+import { tokensOf } from "./support/invariants.js";
+
+describe("write-ahead sandbox journal", () => {
+  it("journals the lease-to-be before the runtime exists and resolves it once terminate is confirmed", async () => {
+    const fixture = createHostFixture();
+    const record = fixture.deps.sandboxJournal.record.bind(fixture.deps.sandboxJournal);
+    const runtimesAtRecord: number[] = [];
+    fixture.deps.sandboxJournal.record = async (input) => {
+      runtimesAtRecord.push(fixture.deps.sandbox.runtimes.size);
+      return record(input);
+    };
+    const result = await fixture.run();
+    expect(result.type).toBe("completed");
+    expect(runtimesAtRecord).toEqual([0]);
+    expect(fixture.deps.sandbox.runtimes.get("fake-rt-1")?.state).toBe("stopped");
+    expect(await fixture.deps.sandboxJournal.list({ limit: 10 })).toEqual([]);
+    expect(fixture.logger.entries.filter((entry) => entry.event.startsWith("sandbox.journal")).map((entry) => entry.event)).toEqual([
+      "sandbox.journaled",
+      "sandbox.journal_resolved",
+    ]);
+  });
+
+  it("keeps the token-free record beside the orphan when terminate fails", async () => {
+    const fixture = createHostFixture();
+    fixture.deps.faults.add({ port: "sandbox", method: "terminate", kind: "throw" });
+    const result = await fixture.run();
+    expect(result.type).toBe("completed");
+    const records = await fixture.deps.sandboxJournal.list({ limit: 10 });
+    expect(records).toMatchObject([{ scope, generation: 1, ownerId: "owner-a", sandbox: { provider: "fake", runtimeId: "fake-rt-1" }, attempts: 0 }]);
+    expect(await fixture.deps.orphanStore.list({ limit: 10 })).toHaveLength(1);
+    for (const token of tokensOf(fixture.journal)) expect(JSON.stringify(records)).not.toContain(token);
+  });
+
+  it("starts nothing and fails the run when the journal cannot be written", async () => {
+    const fixture = createHostFixture();
+    fixture.deps.sandboxJournal.record = async () => {
+      throw new Error("database is locked");
+    };
+    const result = await fixture.run();
+    expect(result).toMatchObject({ type: "failed", error: { context: { stage: "sandbox-acquire-journal" } } });
+    expect(result.type === "failed" && result.error.message).toContain("database is locked");
+    expect(fixture.deps.sandbox.runtimes.size).toBe(0);
+  });
+
+  it("reaps in cleanup a runtime a failed acquire started and could not destroy", async () => {
+    const fake = createFakeSandbox();
+    const fixture = createHostFixture({ host: { sandbox: failingAfterStart(fake) } });
+    const result = await fixture.run();
+    expect(result).toMatchObject({ type: "failed", error: { code: "sandbox_failed" } });
+    expect(fake.runtimes.get("fake-rt-1")).toMatchObject({ state: "stopped", reapCalls: 1 });
+    expect(await fixture.deps.sandboxJournal.list({ limit: 10 })).toEqual([]);
+  });
+
+  it("leaves the record of an unreachable provider to the reconciler, which reaps it once the fence is released", async () => {
+    const fake = createFakeSandbox();
+    let providerDown = true;
+    const sandbox = failingAfterStart(fake);
+    const reap = sandbox.reap;
+    sandbox.reap = async (input) => {
+      if (providerDown) throw new SandboxFailedError({ message: "bridge delete unreachable" });
+      return reap(input);
+    };
+    const fixture = createHostFixture({ host: { sandbox } });
+    expect((await fixture.run()).type).toBe("failed");
+    expect(fake.runtimes.get("fake-rt-1")?.state).toBe("running");
+    expect(await fixture.deps.sandboxJournal.list({ limit: 10 })).toHaveLength(1);
+
+    const reconciler = createManagedRuntimeOrphanReconciler({
+      orphans: fixture.deps.orphanStore,
+      journal: fixture.deps.sandboxJournal,
+      fences: fixture.deps.fenceStore,
+      sandbox,
+      clock: fixture.time,
+      backoff: { baseMs: 1_000, maxMs: 1_000, jitter: 0 },
+    });
+    expect((await reconciler.runOnce({ limit: 10 })).journal).toMatchObject({ reaped: 0, failed: 1 });
+    providerDown = false;
+    await fixture.time.advance(1_000);
+    expect((await reconciler.runOnce({ limit: 10 })).journal).toMatchObject({ reaped: 1, failed: 0 });
+    expect(fake.runtimes.get("fake-rt-1")?.state).toBe("stopped");
+    expect(await fixture.deps.sandboxJournal.list({ limit: 10 })).toEqual([]);
+  });
+});
+
+/** A driver whose acquire journals and starts a runtime, then fails before returning a lease (destroy failed too). */
+function failingAfterStart(fake: ReturnType<typeof createFakeSandbox>): ManagedSandboxPort {
+  return {
+    ...fake.port,
+    async acquire({ journal }) {
+      const runtimeId = fake.nextId();
+      await journal?.record({ provider: fake.provider, runtimeId });
+      fake.start("acquire", runtimeId);
+      throw new SandboxFailedError({ message: "hydrate failed: HTTP 500; destroying the runtime also failed: bridge unreachable" });
+    },
+  };
+}
