@@ -1,8 +1,24 @@
 #!/bin/sh
-# Sets up a fresh machine that has Node 20 and npm: installs pnpm 12.4.2 when it is missing, then the
-# workspace's dependencies from the lockfile. Used by the README's Quick start and by CI.
+# Sets up a fresh machine that has Node 20 and npm: installs bubblewrap (the local container runtime's
+# confinement) when it is missing, pnpm 12.4.2 when it is missing, then the workspace's dependencies from
+# the lockfile. Used by the README's Quick start and by CI.
 set -eu
 cd "$(dirname "$0")/.."
+
+# The local container runtime refuses to start without bubblewrap (and util-linux's nsenter, prlimit,
+# setpriv, unshare). As root with apt, it is installed; otherwise say what to install and go on, since the
+# rest of the workspace builds without it.
+if [ "$(uname -s)" = Linux ] && ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap
+  else
+    echo "bootstrap: bubblewrap is missing; the local container runtime needs it (as root: apt-get install -y bubblewrap)" >&2
+  fi
+fi
+for tool in nsenter prlimit setpriv unshare; do
+  command -v "$tool" >/dev/null 2>&1 || echo "bootstrap: $tool is missing; the local container runtime needs util-linux" >&2
+done
 
 if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version)" != "12.4.2" ]; then
   npm install --global pnpm@12.4.2

@@ -31,6 +31,11 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   "local-container": [CONTRACT, "sandbox"],
   // A stand-in for the Managed Agents Work API; the SDK is only a devDependency of its tests.
   "local-control-plane": [CONTRACT],
+  // Claims Work API items and runs them through the host; it takes the caller's SDK client (a peer
+  // dependency) and uses the sandbox layer's hosted-inference projection for the harness env.
+  "managed-environment-worker": [CONTRACT, "managed-runtime-host", "sandbox"],
+  // The in-sandbox AMA worker bin: the official SDK only, no workspace package.
+  "ama-worker": [],
 };
 // Apps compose drivers and the host; they may import any package under packages/*, never another app.
 

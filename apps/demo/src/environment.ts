@@ -1,6 +1,7 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
+import { DEFAULT_AMA_WORKER_BIN_DIRECTORY, installAmaWorkerBin } from "@open-managed-agents/ama-worker";
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { createFsBlobStore } from "@open-managed-agents/blob-store/fs";
 import { createR2BlobStoreFromEnv } from "@open-managed-agents/blob-store/s3";
@@ -12,10 +13,24 @@ export interface DemoEnvironment {
   readonly bridgeUrl: string;
   readonly apiKey: string;
   readonly bridgeDescription: string;
+  /** Directory on the sandbox's PATH holding `oma-ama-worker`. */
+  readonly binDirectory: string;
   readonly store: BlobStore;
   readonly storeDescription: string;
   readonly workDirectory: string;
   stop(): Promise<void>;
+}
+
+/** The demo refuses to run agent tool calls outside a confinement; this says why. */
+export class UnconfinedRuntimeError extends Error {
+  constructor(mode: string | undefined) {
+    super(
+      `the local container runtime runs in confinement "${mode ?? "unknown"}", not "bubblewrap": the agent's tool ` +
+        "calls would run on this machine with the demo's rights, so the demo does not run them. Install bubblewrap " +
+        "(scripts/bootstrap.sh does) and run the demo again.",
+    );
+    this.name = "UnconfinedRuntimeError";
+  }
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -23,15 +38,31 @@ type Env = Readonly<Record<string, string | undefined>>;
 export async function openDemoEnvironment(env: Env): Promise<DemoEnvironment> {
   const workDirectory = await mkdtemp(join(tmpdir(), "oma-demo-"));
   const remoteBridge = env[CLOUDFLARE_BRIDGE_ENV_KEYS.url] && env[CLOUDFLARE_BRIDGE_ENV_KEYS.apiKey];
-  const local = remoteBridge ? null : await startLocalBridge();
+  // The Cloudflare image installs the bin in /usr/local/bin; locally it goes where the confined runtime
+  // sees it (the host's /opt, copy-on-write), and onto the runtime's PATH for the readiness probe.
+  const binDirectory = remoteBridge ? "/usr/local/bin" : (env.OMA_AMA_WORKER_BIN_DIR ?? DEFAULT_AMA_WORKER_BIN_DIRECTORY);
+  if (!remoteBridge) {
+    await installAmaWorkerBin(binDirectory);
+    process.env.PATH = `${binDirectory}${delimiter}${process.env.PATH ?? ""}`;
+  }
+  // Asking for the unconfined runtime exists to show the refusal below; the demo never runs tools in it.
+  const unconfined = env.OMA_DEMO_LOCAL_CONFINEMENT === "unconfined-unsafe";
+  const local = remoteBridge ? null : await startLocalBridge(unconfined ? { confinement: "unconfined-unsafe" } : {});
+  // A Cloudflare sandbox is its own VM; a local one must be inside bubblewrap before any tool call runs.
+  const confinement = local?.containerServer.confinement;
+  if (local && confinement !== "bubblewrap") {
+    await local.stop();
+    throw new UnconfinedRuntimeError(confinement);
+  }
   const useR2 = Boolean(env.R2_ACCESS_KEY_ID || env.R2_SECRET_ACCESS_KEY || env.R2_ENDPOINT || env[CLOUDFLARE_BRIDGE_ENV_KEYS.bucket]);
   const store = useR2 ? createR2BlobStoreFromEnv(env) : createFsBlobStore({ rootDir: join(workDirectory, "blobs") });
   return {
     bridgeUrl: local ? local.url : (env[CLOUDFLARE_BRIDGE_ENV_KEYS.url] as string),
     apiKey: local ? local.apiKey : (env[CLOUDFLARE_BRIDGE_ENV_KEYS.apiKey] as string),
     bridgeDescription: local
-      ? `local stack at ${local.url} (Cloudflare's bridge Worker in workerd over the local container runtime)`
+      ? `local stack at ${local.url} (Cloudflare's bridge Worker in workerd over the local container runtime, confined in ${confinement})`
       : `Cloudflare Sandbox Bridge at ${new URL(env[CLOUDFLARE_BRIDGE_ENV_KEYS.url] as string).origin}`,
+    binDirectory,
     store,
     storeDescription: useR2 ? `R2 bucket ${env[CLOUDFLARE_BRIDGE_ENV_KEYS.bucket]}` : `filesystem blob store in ${join(workDirectory, "blobs")}`,
     workDirectory,

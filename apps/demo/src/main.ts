@@ -1,106 +1,158 @@
 import { rm } from "node:fs/promises";
+import Anthropic from "@anthropic-ai/sdk";
+import { type LocalControlPlane, startLocalControlPlane } from "@open-managed-agents/local-control-plane";
 import { createCloudflareBridgeManagedRuntime } from "@open-managed-agents/managed-runtime-cloudflare-bridge";
+import { type WorkItemReport, createManagedEnvironmentWorker } from "@open-managed-agents/managed-environment-worker";
 import { createManagedRuntimeHost, createManagedRuntimeProviderRegistry } from "@open-managed-agents/managed-runtime-host";
 import { CHECKPOINT_METADATA_KEY, readOutputManifest } from "@open-managed-agents/managed-runtime-sandbox";
 import {
-  type ManagedRuntimeProfile,
-  type RuntimeResourceScope,
   type SessionOutputManifestCandidate,
   type WorkspaceCheckpointCandidate,
   parseSandboxCheckpointHandle,
 } from "@open-managed-agents/runtime-resource-contract";
-import { openDemoEnvironment } from "./environment.js";
+import { type DemoEnvironment, UnconfinedRuntimeError, openDemoEnvironment } from "./environment.js";
 import { formatBytes, say } from "./format.js";
 import { instrument } from "./instrument.js";
 import { openSqliteStores } from "./stores.js";
-import { firstWorkItem, secondWorkItem } from "./work-items.js";
+import { printTranscript } from "./transcript.js";
+import { amaWorkerProfile, firstTurn, secondTurn } from "./turns.js";
 
 const PROGRESS_STEP_BYTES = 4 * 1024 * 1024;
 
 async function main(): Promise<number> {
   const dataMiB = Number.parseInt(process.env.OMA_DEMO_DATA_MIB ?? "24", 10);
-  say("open-managed-agents demo: two work items of one session through the fenced host");
+  say("open-managed-agents demo: one session, two user turns, as claimed work through the environment worker and the fenced host");
   const environment = await openDemoEnvironment(process.env);
   const stores = await openSqliteStores(environment.workDirectory);
+  const plane = await startLocalControlPlane();
+  say(`  control  local control plane at ${plane.url} (stand-in for Claude Managed Agents: Work API, sessions, scripted agent turns)`);
   say(`  bridge   ${environment.bridgeDescription}`);
   say(`  fences   SQLite ${stores.path} (migrations: ${stores.applied.join(", ") || "already applied"})`);
   say(`  blobs    ${environment.storeDescription}`);
+  say(`  sandbox  oma-ama-worker from ${environment.binDirectory} (the SDK's EnvironmentWorker.handleItem)`);
   try {
-    let lastReported = 0;
-    const driver = createCloudflareBridgeManagedRuntime({
-      baseUrl: environment.bridgeUrl,
-      apiKey: environment.apiKey,
-      checkpointStore: environment.store,
-      outputStore: environment.store,
-      onProgress: ({ phase, bytes, totalBytes }) => {
-        if (bytes - lastReported < PROGRESS_STEP_BYTES && bytes !== totalBytes) return;
-        lastReported = bytes;
-        const total = totalBytes ? ` of ~${formatBytes(totalBytes)}` : "";
-        say(`      ${phase} transfer ${formatBytes(bytes)}${total}`);
-      },
-    });
-    const registry = createManagedRuntimeProviderRegistry({ drivers: [driver] });
-    const sessionId = `demo-session-${Date.now().toString(36)}`;
-    const items: [string, ManagedRuntimeProfile][] = [
-      ["work-1", firstWorkItem(dataMiB)],
-      ["work-2", secondWorkItem()],
+    const managed = plane.createEnvironment({ name: "demo" });
+    const session = plane.createSession({ environmentId: managed.id, title: "demo session" });
+    const turns = [
+      plane.queueTurn(session.id, { message: "write some files", toolCalls: firstTurn(dataMiB), finalMessage: "files written" }),
+      plane.queueTurn(session.id, { message: "read them back", toolCalls: secondTurn(), finalMessage: "files verified" }),
     ];
-    for (const [workId, profile] of items) {
-      lastReported = 0;
-      const scope: RuntimeResourceScope = { workspaceId: "demo-workspace", environmentId: "demo-environment", sessionId, workId };
-      if (!(await runWorkItem(registry, stores, environment, scope, profile))) return 1;
-    }
+    say(`  session  ${session.id} with turns ${turns.map((turn) => turn.id).join(", ")}`);
+    const reports = await runWorker(environment, stores, plane, managed, turns.length);
+    const turnOf = (turnId: string) => turns.findIndex((turn) => turn.id === turnId) + 1;
+    printTranscript(plane, session.id, turnOf);
+    const allCompleted = reports.every((report) => report.outcome.type === "ran" && report.outcome.result.type === "completed");
+    const verified = plane.transcript(session.id).entries.some((entry) => JSON.stringify(entry.result?.content ?? []).includes("data.bin: OK"));
     say();
-    say("done: the second work item found the first one's workspace, restored from its checkpoint.");
+    if (!allCompleted || !verified) {
+      say("failed: a turn did not complete, or turn 2 did not find turn 1's files");
+      return 1;
+    }
+    say("done: turn 2's agent read back turn 1's files, restored in a new sandbox from the checkpoint the host published.");
     return 0;
   } finally {
+    await plane.stop();
     stores.close();
     await environment.stop();
     if (!process.env.OMA_DEMO_KEEP) await rm(environment.workDirectory, { recursive: true, force: true });
   }
 }
 
-async function runWorkItem(
-  registry: ReturnType<typeof createManagedRuntimeProviderRegistry>,
+async function runWorker(
+  environment: DemoEnvironment,
   stores: Awaited<ReturnType<typeof openSqliteStores>>,
-  environment: Awaited<ReturnType<typeof openDemoEnvironment>>,
-  scope: RuntimeResourceScope,
-  profile: ManagedRuntimeProfile,
-): Promise<boolean> {
-  say();
-  say(`work item ${scope.workId} of ${scope.sessionId}`);
-  const prepared = await registry.prepare({ provider: "cloudflare-bridge", placement: "driver_service", scope, profile, providerConfig: {} });
+  plane: LocalControlPlane,
+  managed: { id: string; environmentKey: string },
+  expected: number,
+): Promise<WorkItemReport[]> {
+  let lastReported = 0;
   let checkpoint: WorkspaceCheckpointCandidate | null = null;
   let manifest: SessionOutputManifestCandidate | null = null;
+  let started = 0;
   const observe = (call: string, result: unknown) => {
     if (call === "workspace.checkpoint") checkpoint = result as WorkspaceCheckpointCandidate;
     if (call === "outputs.finalize") manifest = result as SessionOutputManifestCandidate;
   };
-  const { resources } = prepared;
-  const host = createManagedRuntimeHost({
-    ownerId: "demo-host",
-    leaseTtlMs: 120_000,
-    heartbeatIntervalMs: 30_000,
-    fences: instrument("fence", stores.fences),
-    orphans: instrument("orphans", stores.orphans),
-    sandbox: instrument("sandbox", resources.sandbox),
-    workspace: instrument("workspace", resources.workspace, observe),
-    outputs: instrument("outputs", resources.outputs, observe),
-    harnessDriver: instrument("harness", resources.harnessDriver),
+  const driver = createCloudflareBridgeManagedRuntime({
+    baseUrl: environment.bridgeUrl,
+    apiKey: environment.apiKey,
+    checkpointStore: environment.store,
+    outputStore: environment.store,
+    onProgress: ({ phase, bytes, totalBytes }) => {
+      if (bytes - lastReported < PROGRESS_STEP_BYTES && bytes !== totalBytes) return;
+      lastReported = bytes;
+      say(`      ${phase} transfer ${formatBytes(bytes)}${totalBytes ? ` of ~${formatBytes(totalBytes)}` : ""}`);
+    },
   });
-  const started = performance.now();
-  const result = await host.run({ scope, profile });
-  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  const registry = createManagedRuntimeProviderRegistry({ drivers: [driver] });
+  const reports: WorkItemReport[] = [];
+  const controller = new AbortController();
+  // The worker's own client: the environment key is all it holds (no Claude API key).
+  const client = new Anthropic({ baseURL: plane.url, apiKey: null, authToken: null });
+  const worker = createManagedEnvironmentWorker({
+    client,
+    environmentId: managed.id,
+    environmentKey: managed.environmentKey,
+    workspaceId: "demo-workspace",
+    profileFor: () => amaWorkerProfile(environment.binDirectory),
+    fallbackPollIntervalMs: 2_000,
+    async host({ scope, profile }) {
+      say();
+      say(`work item ${scope.workId} of ${scope.sessionId} (claimed with the SDK's WorkPoller)`);
+      lastReported = 0;
+      checkpoint = null;
+      manifest = null;
+      started = performance.now();
+      const { resources } = await registry.prepare({ provider: "cloudflare-bridge", placement: "driver_service", scope, profile, providerConfig: {} });
+      return createManagedRuntimeHost({
+        ownerId: "demo-host",
+        leaseTtlMs: 120_000,
+        heartbeatIntervalMs: 30_000,
+        fences: instrument("fence", stores.fences),
+        orphans: instrument("orphans", stores.orphans),
+        sandbox: instrument("sandbox", resources.sandbox),
+        workspace: instrument("workspace", resources.workspace, observe),
+        outputs: instrument("outputs", resources.outputs, observe),
+        harnessDriver: instrument("harness", resources.harnessDriver),
+      });
+    },
+    async onRunResult(report) {
+      reports.push(report);
+      await printReport(environment, report, (performance.now() - started) / 1000, checkpoint, manifest);
+      if (reports.length >= expected || report.outcome.type !== "ran" || report.outcome.result.type !== "completed") controller.abort();
+    },
+  });
+  await worker.run(controller.signal);
+  return reports;
+}
+
+async function printReport(
+  environment: DemoEnvironment,
+  report: WorkItemReport,
+  seconds: number,
+  checkpoint: WorkspaceCheckpointCandidate | null,
+  manifest: SessionOutputManifestCandidate | null,
+): Promise<void> {
+  const { outcome } = report;
+  if (outcome.type !== "ran") {
+    say(`  result   ${outcome.type}${outcome.type === "rejected" ? ` (${outcome.error.code}: ${outcome.error.message})` : ""}`);
+    return;
+  }
+  const result = outcome.result;
+  const retries = outcome.attempts > 1 ? `, after ${outcome.attempts - 1} conflict retries` : "";
   if (result.type !== "completed") {
     const detail = result.type === "conflict" ? `fence held until ${result.expiresAt}` : `${result.error.code}: ${result.error.message}`;
-    say(`  result   ${result.type} after ${seconds} s (${detail})`);
-    return false;
+    say(`  result   ${result.type} after ${seconds.toFixed(1)} s (${detail})`);
+    return;
   }
-  say(`  result   completed in ${seconds} s, session revision ${result.revision}, generation ${result.generation}`);
+  say(`  result   completed in ${seconds.toFixed(1)} s, session revision ${result.revision}, generation ${result.generation}${retries}`);
   for (const error of result.cleanupErrors) say(`  cleanup  ${error.code}: ${error.message}`);
   printCheckpoint(checkpoint);
-  if (manifest) await printManifest(environment, manifest);
-  return true;
+  if (manifest) {
+    const read = await readOutputManifest(environment.store, manifest);
+    say(`  outputs  manifest ${(manifest as SessionOutputManifestCandidate).id} with ${read.entries.length} entries`);
+    for (const entry of read.entries) say(`           ${entry.logicalPath.padEnd(20)} ${formatBytes(entry.size).padStart(10)}  ${entry.contentHash}`);
+  }
 }
 
 function printCheckpoint(candidate: WorkspaceCheckpointCandidate | null): void {
@@ -111,15 +163,13 @@ function printCheckpoint(candidate: WorkspaceCheckpointCandidate | null): void {
   say(`  checkpoint ${candidate.id}: archive ${handle?.checkpointId ?? "?"}${typeof size === "number" ? ` (${formatBytes(size)})` : ""}`);
 }
 
-async function printManifest(environment: Awaited<ReturnType<typeof openDemoEnvironment>>, candidate: SessionOutputManifestCandidate): Promise<void> {
-  const manifest = await readOutputManifest(environment.store, candidate);
-  say(`  outputs  manifest ${candidate.id} with ${manifest.entries.length} entries`);
-  for (const entry of manifest.entries) say(`           ${entry.logicalPath.padEnd(20)} ${formatBytes(entry.size).padStart(10)}  ${entry.contentHash}`);
-}
-
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
+    if (error instanceof UnconfinedRuntimeError) {
+      process.stderr.write(`demo refused: ${error.message}\n`);
+      process.exit(2);
+    }
     process.stderr.write(`demo failed: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);
   },

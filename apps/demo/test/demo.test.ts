@@ -5,8 +5,8 @@ import { describe, expect, it } from "vitest";
 const MAIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 
 /** Runs the built demo as `pnpm demo` does, with a small workspace, and returns its exit code and output. */
-function runDemo(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, OMA_DEMO_DATA_MIB: "1" };
+function runDemo(extra: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, OMA_DEMO_DATA_MIB: "1", ...extra };
   for (const key of Object.keys(env)) if (key.startsWith("OMA_CLOUDFLARE_") || key.startsWith("R2_")) delete env[key];
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [MAIN], { env, stdio: ["ignore", "pipe", "pipe"] });
@@ -19,16 +19,32 @@ function runDemo(): Promise<{ code: number | null; stdout: string; stderr: strin
 }
 
 describe("pnpm demo", () => {
-  it("runs two work items of one session on the local stack and proves the workspace came back", async () => {
+  it("runs one session's two turns as claimed work: the AMA worker in the sandbox, checkpoint, restore", async () => {
     const { code, stdout, stderr } = await runDemo();
     expect(stderr).not.toContain("demo failed");
+    expect(stderr).not.toContain("demo refused");
     expect(code).toBe(0);
-    expect(stdout).toMatch(/work item work-1 of demo-session-/);
+    expect(stdout).toMatch(/confined in bubblewrap/);
+    expect(stdout.match(/work item work_\S+ of sesn_\S+ \(claimed with the SDK's WorkPoller\)/g)).toHaveLength(2);
     expect(stdout).toMatch(/fence\.acquire\s+\d+ ms/);
+    expect(stdout).toMatch(/harness\.run\s+\d+ ms/);
     expect(stdout).toMatch(/workspace\.checkpoint\s+\d+ ms/);
     expect(stdout).toMatch(/checkpoint wrc_[0-9a-f]+: archive sha256:[0-9a-f]{64}/);
     expect(stdout).toMatch(/report\.md/);
     expect(stdout).toMatch(/session revision 2/);
     expect(stdout).toMatch(/verified\.txt/);
+    // The transcript: turn 1's agent wrote in /workspace, turn 2's agent read it back.
+    expect(stdout).toMatch(/turn 1 {2}write \/workspace\/notes\/plan\.md/);
+    expect(stdout).toMatch(/\| \/workspace\n/);
+    expect(stdout).toMatch(/turn 2 {2}read {2}\/workspace\/notes\/plan\.md\n\s+\| # Plan/);
+    expect(stdout).toMatch(/\| data\.bin: OK/);
+    expect(stdout).toMatch(/\| turn 2 found: hello from turn 1/);
+  });
+
+  it("refuses to run the agent's tool calls on an unconfined local runtime, saying why", async () => {
+    const { code, stdout, stderr } = await runDemo({ OMA_DEMO_LOCAL_CONFINEMENT: "unconfined-unsafe" });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/demo refused: .*not "bubblewrap".*would run on this machine/);
+    expect(stdout).not.toMatch(/work item work_/);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestServer, isAlive, parseDataFrames, startTestServer, waitFor } from "./helpers.js";
+import { type TestServer, hostPidOf, isAlive, parseDataFrames, startTestServer, waitFor } from "./helpers.js";
 
 const SESSIONLESS = "__DISABLE_SESSION__";
 let harness: TestServer;
@@ -112,7 +112,7 @@ describe("/api/execute/stream", () => {
     let text = "";
     while (!/"type":"stdout"[^\n]*\n\n/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
     const complete = text.slice(0, text.lastIndexOf("\n\n") + 2);
-    const pid = Number(String(parseDataFrames(complete).find((frame) => frame.type === "stdout")?.data).trim());
+    const pid = hostPidOf(harness, "exec", Number(String(parseDataFrames(complete).find((frame) => frame.type === "stdout")?.data).trim()));
     expect(isAlive(pid)).toBe(true);
     aborted.abort();
     expect(await waitFor(() => !isAlive(pid))).toBe(true);

@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestServer, parseDataFrames, startTestServer } from "./helpers.js";
 
@@ -39,12 +41,15 @@ describe("write and read", () => {
     expect(cat.body.stdout).toBe("api");
   });
 
-  it("refuses paths outside the container's trees with 403 PERMISSION_DENIED", async () => {
-    const outside = await post("/api/read", { path: "/etc/hostname" });
-    expect(outside.status).toBe(403);
-    expect(outside.body.code).toBe("PERMISSION_DENIED");
-    const climbing = await post("/api/write", { path: "/workspace/../../etc/evil", content: "x" });
-    expect(climbing.status).toBe(403);
+  it("resolves every path in the container's copy-on-write root: /etc writes land in its tree, never the host's", async () => {
+    const hostname = await post("/api/read", { path: "/etc/hostname" });
+    expect(hostname.status).toBe(200);
+    const written = await post("/api/write", { path: "/workspace/../../etc/oma-files-probe", content: "x" });
+    expect(written.body).toMatchObject({ success: true, path: "/etc/oma-files-probe" });
+    expect(existsSync("/etc/oma-files-probe")).toBe(false);
+    const seen = await harness.json("files", "POST", "/api/execute", { command: "cat /etc/oma-files-probe", sessionId: SESSIONLESS });
+    expect(seen.body.stdout).toBe("x");
+    expect(readFileSync(join(harness.rootDir, "files", "upper", "etc", "oma-files-probe"), "utf8")).toBe("x");
   });
 });
 

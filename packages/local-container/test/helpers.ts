@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,10 +18,14 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-/** Starts a server on a free port with its own root directory under `rootParent`. */
+/**
+ * Starts a server on a free port with its own root directory under `rootParent`. An explicit path mapping
+ * is a mode of unconfined containers, so it starts the server `unconfined-unsafe`; `auto` confines.
+ */
 export async function startTestServer(limits: Partial<LocalContainerLimits> = {}, pathMapping: PathMapping = "auto", rootParent = tmpdir()): Promise<TestServer> {
   const rootDir = await mkdtemp(join(rootParent, "oma-local-container-test-"));
-  const server = await createLocalContainerServer({ rootDir, limits, pathMapping });
+  const confinement = pathMapping === "auto" ? "bubblewrap" : "unconfined-unsafe";
+  const server = await createLocalContainerServer({ rootDir, limits, pathMapping, confinement });
   const call = (containerId: string, method: string, path: string, body?: unknown): Promise<Response> =>
     fetch(`${server.url}${path}`, {
       method,
@@ -71,6 +75,27 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Host pid of a process a confined container's command reported (`$$`, `$!`: pids of the container's
+ * own PID namespace); an unconfined container's pids are host pids already. -1 when no such process is
+ * left, which `isAlive` reports as gone.
+ */
+export function hostPidOf(harness: TestServer, containerId: string, containerPid: number): number {
+  const root = harness.server.containers.get(containerId)?.root;
+  if (root === undefined) return containerPid;
+  const namespace = readlinkSync(`/proc/${root.pid}/ns/pid`);
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const nsPids = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${entry}/status`, "utf8"))?.[1]?.trim().split(/\s+/);
+      if (nsPids?.at(-1) === String(containerPid) && readlinkSync(`/proc/${entry}/ns/pid`) === namespace) return Number(entry);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return -1;
 }
 
 /** Polls `check` until it is true or `timeoutMs` passed. */

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { InvalidConfigError, ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLocalContainerServer } from "../src/server/server.js";
-import { type TestServer, isAlive, startTestServer, waitFor } from "./helpers.js";
+import { type TestServer, hostPidOf, isAlive, startTestServer, waitFor } from "./helpers.js";
 
 const SESSIONLESS = "__DISABLE_SESSION__";
 let harness: TestServer | undefined;
@@ -47,7 +47,7 @@ describe("container lifecycle", () => {
       command: "sleep 60 >/dev/null 2>&1 & echo $!; setsid sleep 61 >/dev/null 2>&1 & sleep 0.2; pgrep -n -f 'sleep 61'",
       sessionId: SESSIONLESS,
     });
-    const pids = String(run.body.stdout).trim().split("\n").map(Number);
+    const pids = String(run.body.stdout).trim().split("\n").map((pid) => hostPidOf(harness as TestServer, "leftovers", Number(pid)));
     expect(pids).toHaveLength(2);
     expect(pids.every((pid) => isAlive(pid))).toBe(true);
     await fetch(`${harness.server.url}/__oma/containers/leftovers`, { method: "DELETE" });
@@ -65,7 +65,7 @@ describe("container lifecycle", () => {
     const id = String(started.body.processId);
     const server = harness;
     expect(await waitFor(async () => ((await server.json("unmarked", "GET", `/api/process/${id}`)).body.process as Record<string, unknown>).status === "completed")).toBe(true);
-    const sleeper = Number(String((await harness.json("unmarked", "GET", `/api/process/${id}/logs`)).body.stdout).trim());
+    const sleeper = hostPidOf(harness, "unmarked", Number(String((await harness.json("unmarked", "GET", `/api/process/${id}/logs`)).body.stdout).trim()));
     expect(isAlive(sleeper)).toBe(true);
     await fetch(`${harness.server.url}/__oma/containers/unmarked`, { method: "DELETE" });
     expect(await waitFor(() => !isAlive(sleeper))).toBe(true);
@@ -84,7 +84,7 @@ describe("container lifecycle", () => {
     const pidFile = { path: "/tmp/shell.pid", sessionId: SESSIONLESS };
     const server = harness;
     await waitFor(async () => (await server.json("impatient", "POST", "/api/exists", pidFile)).body.exists === true);
-    const pid = Number((await server.json("impatient", "POST", "/api/read", pidFile)).body.content);
+    const pid = hostPidOf(server, "impatient", Number((await server.json("impatient", "POST", "/api/read", pidFile)).body.content));
     expect(isAlive(pid)).toBe(true);
     aborted.abort();
     await pending;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestServer, isAlive, parseDataFrames, startTestServer, waitFor } from "./helpers.js";
+import { type TestServer, hostPidOf, isAlive, parseDataFrames, startTestServer, waitFor } from "./helpers.js";
 
 const SESSIONLESS = "__DISABLE_SESSION__";
 let harness: TestServer;
@@ -42,7 +42,7 @@ describe("background processes", () => {
   it("kills a process group with SIGTERM: status killed, exit code 143, children gone", async () => {
     const started = await start("sleep 60 & echo $! > /tmp/child.pid; wait", "job-3");
     await waitFor(async () => (await harness.json("procs", "POST", "/api/exists", { path: "/tmp/child.pid", sessionId: SESSIONLESS })).body.exists === true);
-    const child = Number((await harness.json("procs", "POST", "/api/read", { path: "/tmp/child.pid", sessionId: SESSIONLESS })).body.content);
+    const child = hostPidOf(harness, "procs", Number((await harness.json("procs", "POST", "/api/read", { path: "/tmp/child.pid", sessionId: SESSIONLESS })).body.content));
     expect(isAlive(child)).toBe(true);
     const killed = await harness.json("procs", "DELETE", "/api/process/job-3");
     expect(killed.body).toMatchObject({ success: true, processId: "job-3" });
@@ -69,7 +69,7 @@ describe("background processes", () => {
     await start(leaveBehind, "job-7");
     const finished = async (id: string): Promise<number> => {
       await waitFor(async () => ((await harness.json("procs", "GET", `/api/process/${id}`)).body.process as Record<string, unknown>).status === "completed");
-      return Number(String((await harness.json("procs", "GET", `/api/process/${id}/logs`)).body.stdout).trim());
+      return hostPidOf(harness, "procs", Number(String((await harness.json("procs", "GET", `/api/process/${id}/logs`)).body.stdout).trim()));
     };
     const [first, second] = [await finished("job-6"), await finished("job-7")];
     expect([isAlive(first), isAlive(second)]).toEqual([true, true]);

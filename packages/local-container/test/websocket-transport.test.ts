@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { type TestServer, isAlive, startTestServer, waitFor } from "./helpers.js";
+import { type TestServer, hostPidOf, isAlive, startTestServer, waitFor } from "./helpers.js";
 
 let harness: TestServer;
 let socket: WebSocket;
@@ -56,7 +56,7 @@ describe("websocket transport", () => {
     request("c1", "POST", "/api/execute/stream", { command: "echo $$; sleep 60", sessionId: "__DISABLE_SESSION__" });
     await waitFor(() => messages.some((message) => message.id === "c1" && String(message.data).includes('"stdout"')));
     const stdout = messages.find((message) => message.id === "c1" && String(message.data).includes('"stdout"'));
-    const pid = Number(String((JSON.parse(String(stdout?.data)) as Record<string, unknown>).data).trim());
+    const pid = hostPidOf(harness, "ws", Number(String((JSON.parse(String(stdout?.data)) as Record<string, unknown>).data).trim()));
     expect(isAlive(pid)).toBe(true);
     socket.send(JSON.stringify({ type: "cancel", id: "c1" }));
     expect(await waitFor(() => !isAlive(pid))).toBe(true);

@@ -1,6 +1,6 @@
 /**
  * Runs commands as local processes that see sandbox paths (`/workspace`, `/mnt/session/outputs`) backed
- * by host directories. This module offers NO isolation boundary: the process runs as the current user
+ * by host directories. `spawnMapped` and `createMountNamespace` offer NO isolation boundary: the process runs as the current user
  * with the host's network and the rest of the host filesystem. It exists for tests and local stacks.
  *
  * Two ways to map paths, detected once per process and cached:
@@ -11,6 +11,10 @@
  * - `rewrite`: otherwise, the literal sandbox path prefixes in the command, its arguments, its working
  *   directory and its environment values are rewritten to the host directories, and the mapping is
  *   exported as `OPENMA_PATH_MAP` (JSON object, sandbox path → host directory).
+ *
+ * `createConfinedRoot` is the boundary: one bubblewrap confinement per container (own mount, PID, IPC,
+ * UTS, user and cgroup namespaces, no capabilities, a copy-on-write root over the host's system
+ * directories, rlimits), which commands enter with `nsenter`.
  *
  * Host directories may live anywhere, `/tmp` included, whatever the mount points are.
  * Every process leads its own process group, so {@link MappedProcess.kill} takes the whole tree.
@@ -34,6 +38,11 @@ export { DEFAULT_SANDBOX_CWD, PATH_MAP_ENV } from "./local-process-types.js";
 export type { MappedCommand, MappedProcess, PathMappingMode, PathMounts, SpawnMappedOptions } from "./local-process-types.js";
 export { type MapPathOptions, mapPath, normalizeSandboxPath, rewriteSandboxPaths } from "./local-process-paths.js";
 export { releaseMountNamespace } from "./local-process-namespace-cache.js";
+export {
+  type ConfinedRoot, type ConfinedRootOptions, type ConfinementLimits, type ConfinementMode, type ConfinementNetwork,
+  DEFAULT_CONFINEMENT_LIMITS, assertConfinementAvailable, createConfinedRoot,
+} from "./local-process-confinement.js";
+export { type ResolveInRootOptions, resolveInRoot } from "./local-process-root-paths.js";
 
 let cachedMode: PathMappingMode | undefined;
 

@@ -1,5 +1,6 @@
 import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
 import { z } from "zod";
+import type { ConfinementMode, ConfinementNetwork, LocalContainerLimits } from "../server/options.js";
 
 const limitsSchema = z
   .object({
@@ -7,6 +8,9 @@ const limitsSchema = z
     maxProcessesPerContainer: z.number().int().positive(),
     maxOutputBytes: z.number().int().positive(),
     maxBodyBytes: z.number().int().positive(),
+    maxContainerProcesses: z.number().int().positive(),
+    maxOpenFiles: z.number().int().positive(),
+    maxFileBytes: z.number().int().positive(),
   })
   .partial()
   .strict();
@@ -21,6 +25,8 @@ const launcherOptionsSchema = z
     rootDir: z.string().min(1).optional(),
     stateDir: z.string().min(1).optional(),
     workerScriptPath: z.string().min(1).optional(),
+    confinement: z.enum(["bubblewrap", "unconfined-unsafe"]).default("bubblewrap"),
+    network: z.enum(["shared", "none"]).default("shared"),
     limits: limitsSchema.default({}),
     verbose: z.boolean().default(false),
   })
@@ -44,13 +50,16 @@ export interface StartLocalBridgeOptions {
   readonly stateDir?: string;
   /** A pre-bundled ES module Worker exporting `Sandbox`, `WarmPool` and the bridge; the packaged bundle when omitted. */
   readonly workerScriptPath?: string;
+  /**
+   * Confinement of the local containers (see `LocalContainerServerOptions.confinement`): `bubblewrap`, or
+   * `unconfined-unsafe` to run commands on the host with the server's rights. Read the mode in force from
+   * `bridge.containerServer.confinement`. @default "bubblewrap"
+   */
+  readonly confinement?: ConfinementMode;
+  /** Network of the confined containers: the host's, or `none`. @default "shared" */
+  readonly network?: ConfinementNetwork;
   /** Limits of the local container server. */
-  readonly limits?: {
-    readonly maxContainers?: number;
-    readonly maxProcessesPerContainer?: number;
-    readonly maxOutputBytes?: number;
-    readonly maxBodyBytes?: number;
-  };
+  readonly limits?: Partial<LocalContainerLimits>;
   /** Shows workerd's log lines. @default false */
   readonly verbose?: boolean;
 }

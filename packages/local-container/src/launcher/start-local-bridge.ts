@@ -79,7 +79,7 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
   let containerServer: LocalContainerServer | undefined;
   let miniflare: Miniflare | undefined;
   try {
-    containerServer = await createLocalContainerServer({ rootDir, limits: resolved.limits });
+    containerServer = await createLocalContainerServer({ rootDir, limits: resolved.limits, confinement: resolved.confinement, network: resolved.network });
     const scriptPath = resolved.workerScriptPath ?? defaultBridgeWorkerPath();
     miniflare = new Miniflare({
       host: resolved.host,

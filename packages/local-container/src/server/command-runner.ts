@@ -45,10 +45,13 @@ export function containerPath(path: string, cwd = "/workspace"): string {
 }
 
 /**
- * Host path backing a container path. In `rewrite` mode a session's cwd is already a host path (the
- * shell saw host paths), so a path under a host directory of the container maps to itself.
+ * Host path backing a container path. A confined container resolves it inside its root, following
+ * symlinks as its own processes would (`followFinal: false` keeps a final symlink itself). In `rewrite`
+ * mode a session's cwd is already a host path (the shell saw host paths), so a path under a host
+ * directory of the container maps to itself.
  */
-export function hostPath(container: LocalContainer, path: string, cwd = "/workspace"): string {
+export function hostPath(container: LocalContainer, path: string, cwd = "/workspace", followFinal = true): string {
+  if (container.root !== undefined) return container.root.hostPath(path, { cwd, followFinal });
   return mapPath(path, container.mounts, cwd, { mode: container.namespace.mode });
 }
 

@@ -2,7 +2,9 @@ import { rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { type MountNamespace, type PathMounts, createMountNamespace } from "@open-managed-agents/sandbox/local-process";
+import {
+  type ConfinedRoot, type ConfinementMode, type ConfinementNetwork, type MountNamespace, type PathMounts, createConfinedRoot, createMountNamespace,
+} from "@open-managed-agents/sandbox/local-process";
 import type { LocalContainerLimits, PathMapping } from "./options.js";
 import { CONTAINER_MARKER_ENV, killMarkedProcesses } from "./process-reaper.js";
 import { type ProcessTable, createProcessTable } from "./process-table.js";
@@ -30,7 +32,19 @@ export interface LocalContainer {
   readonly marker: string;
   /** The configured mapping; `namespace.mode` is the one in use. */
   readonly pathMapping: PathMapping;
+  /** The container's confinement; undefined for an `unconfined-unsafe` container. `namespace` is the same object. */
+  readonly root: ConfinedRoot | undefined;
 }
+
+/** How a registry runs its containers. */
+export interface ContainerRuntimeOptions {
+  readonly confinement: ConfinementMode;
+  readonly network: ConfinementNetwork;
+  /** Used by unconfined containers only. */
+  readonly pathMapping: PathMapping;
+}
+
+const DEFAULT_RUNTIME: ContainerRuntimeOptions = { confinement: "bubblewrap", network: "shared", pathMapping: "auto" };
 
 /** The containers of one server. */
 export interface ContainerRegistry {
@@ -46,7 +60,8 @@ export interface ContainerRegistry {
 }
 
 /** Creates the registry that keeps container trees under `rootDir`. */
-export function createContainerRegistry(rootDir: string, limits: LocalContainerLimits, pathMapping: PathMapping = "auto"): ContainerRegistry {
+export function createContainerRegistry(rootDir: string, limits: LocalContainerLimits, runtime: ContainerRuntimeOptions = DEFAULT_RUNTIME): ContainerRegistry {
+  const { pathMapping } = runtime;
   const containers = new Map<string, LocalContainer>();
   // Tells this server's processes apart from those of another server on the same host.
   const serverId = randomBytes(6).toString("hex");
@@ -78,8 +93,17 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
       [CONTAINER_MARKER_ENV]: marker,
     };
     let namespace: MountNamespace;
+    let root: ConfinedRoot | undefined;
     try {
-      namespace = await createMountNamespace(mounts, { mapping: pathMapping });
+      if (runtime.confinement === "bubblewrap") {
+        root = await createConfinedRoot({
+          tree: directory,
+          mounts,
+          network: runtime.network,
+          limits: { maxProcesses: limits.maxContainerProcesses, maxOpenFiles: limits.maxOpenFiles, maxFileBytes: limits.maxFileBytes },
+        });
+        namespace = root;
+      } else namespace = await createMountNamespace(mounts, { mapping: pathMapping });
     } catch (error) {
       await rm(directory, { recursive: true, force: true });
       throw error;
@@ -92,6 +116,7 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
       baseEnv,
       marker,
       pathMapping,
+      root,
       sessions: createSessionStore(baseEnv),
       processes: createProcessTable(limits),
       createdAt: new Date(),
@@ -126,13 +151,18 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
         const container = containers.get(id);
         if (container === undefined) return false;
         containers.delete(id);
-        // No new command enters it; running ones keep the namespace until they exit.
-        container.namespace.dispose();
+        // No new command enters it; running ones keep the namespace until they exit. A confined
+        // container ends only after its commands had their gentle signal: ending it kills the rest.
+        if (container.root === undefined) container.namespace.dispose();
         container.processes.killAll(signal);
         // A group that ignores a gentle signal is not allowed to keep the tree alive.
         const forced = setTimeout(() => container.processes.killAll("SIGKILL"), 2_000);
         await container.processes.drain();
         clearTimeout(forced);
+        if (container.root !== undefined) {
+          container.root.dispose();
+          await container.root.ended;
+        }
         // Members a finished process left behind in its group are found by the marker.
         killMarkedProcesses(container.marker, "SIGKILL");
         await rm(container.directory, { recursive: true, force: true });

@@ -1,3 +1,4 @@
+import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { normalizeSandboxPath } from "@open-managed-agents/sandbox/local-process";
 import { hostPath } from "./command-runner.js";
 import type { LocalContainer } from "./container-registry.js";
@@ -12,16 +13,28 @@ export interface ResolvedPath {
 }
 
 /**
- * Resolves a file route's path (relative paths against the session's cwd). File routes reach only the
- * container's own trees; any other path → 403 `PERMISSION_DENIED`.
+ * Resolves a file route's path (relative paths against the session's cwd). In a confined container every
+ * path lies in the container's root and resolves there, symlinks included, so a route touches what a
+ * process in the container would (`follow: false` for routes that act on a link itself). An unconfined
+ * container's routes reach only its own trees; any other path → 403 `PERMISSION_DENIED`.
  */
-export function resolveFilePath(container: LocalContainer, rawPath: string, sessionId: string | undefined): ResolvedPath {
+export function resolveFilePath(container: LocalContainer, rawPath: string, sessionId: string | undefined, follow = true): ResolvedPath {
   const session = sessionId === undefined || sessionId === SESSIONLESS_ID ? undefined : container.sessions.getOrCreate(sessionId);
   let path: string;
   try {
     path = normalizeSandboxPath(rawPath, session?.cwd ?? "/workspace");
   } catch {
     throw new ControlApiError("VALIDATION_FAILED", 400, "Path contains a NUL byte", {});
+  }
+  if (container.root !== undefined) {
+    try {
+      return { path, host: hostPath(container, path, "/", follow) };
+    } catch (error) {
+      if (ManagedRuntimeError.hasCode(error, "invalid_request")) {
+        throw new ControlApiError("VALIDATION_FAILED", 400, `Too many levels of symbolic links: ${path}`, { path });
+      }
+      throw error;
+    }
   }
   // In rewrite mode a session's cwd is a host path, so a relative path may resolve under a host directory.
   const roots = container.namespace.mode === "rewrite" ? [...Object.keys(container.mounts), ...Object.values(container.mounts)] : Object.keys(container.mounts);

@@ -73,7 +73,7 @@ export async function handleMkdir(context: RouteContext): Promise<void> {
 /** `POST /api/exists`. */
 export async function handleExists(context: RouteContext): Promise<void> {
   const body = await readJson(context.request, pathRequestSchema, context.limits.maxBodyBytes);
-  const target = resolveFilePath(context.container, body.path, body.sessionId);
+  const target = resolveFilePath(context.container, body.path, body.sessionId, false);
   const exists = await lstat(target.host).then(() => true, () => false);
   sendJson(context.response, 200, { success: true, path: target.path, exists, timestamp: now() });
 }
@@ -81,7 +81,7 @@ export async function handleExists(context: RouteContext): Promise<void> {
 /** `POST /api/delete`: removes a file; a directory → 400 `IS_DIRECTORY`, a missing path → 404. */
 export async function handleDelete(context: RouteContext): Promise<void> {
   const body = await readJson(context.request, pathRequestSchema, context.limits.maxBodyBytes);
-  const target = resolveFilePath(context.container, body.path, body.sessionId);
+  const target = resolveFilePath(context.container, body.path, body.sessionId, false);
   const info = await lstat(target.host).catch(() => undefined);
   if (info === undefined) throw fileNotFound(target.path, "file.delete");
   try {
@@ -94,8 +94,8 @@ export async function handleDelete(context: RouteContext): Promise<void> {
 }
 
 async function moveEntry(context: RouteContext, from: string, to: string, sessionId: string | undefined, operation: string): Promise<{ path: string; newPath: string }> {
-  const source = resolveFilePath(context.container, from, sessionId);
-  const destination = resolveFilePath(context.container, to, sessionId);
+  const source = resolveFilePath(context.container, from, sessionId, false);
+  const destination = resolveFilePath(context.container, to, sessionId, false);
   if (!(await lstat(source.host).then(() => true, () => false))) throw fileNotFound(source.path, operation);
   try {
     await mkdir(dirname(destination.host), { recursive: true });

@@ -1,5 +1,6 @@
 import { tmpdir } from "node:os";
 import { resolve, sep } from "node:path";
+import { type ConfinementMode, type ConfinementNetwork, DEFAULT_CONFINEMENT_LIMITS } from "@open-managed-agents/sandbox/local-process";
 import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
 import { z } from "zod";
 
@@ -15,6 +16,9 @@ const limitsSchema = z
     maxProcessesPerContainer: z.number().int().positive().default(32),
     maxOutputBytes: z.number().int().positive().default(16 * MIB),
     maxBodyBytes: z.number().int().positive().default(64 * MIB),
+    maxContainerProcesses: z.number().int().positive().default(DEFAULT_CONFINEMENT_LIMITS.maxProcesses),
+    maxOpenFiles: z.number().int().positive().default(DEFAULT_CONFINEMENT_LIMITS.maxOpenFiles),
+    maxFileBytes: z.number().int().positive().default(DEFAULT_CONFINEMENT_LIMITS.maxFileBytes),
   })
   .strict();
 
@@ -29,6 +33,8 @@ const serverOptionsSchema = z
     port: z.number().int().min(0).max(65_535).default(0),
     version: z.string().min(1).default("unknown"),
     pathMapping: z.enum(["auto", "namespace", "rewrite"]).default("auto"),
+    confinement: z.enum(["bubblewrap", "unconfined-unsafe"]).default("bubblewrap"),
+    network: z.enum(["shared", "none"]).default("shared"),
     limits: limitsSchema.default(() => limitsSchema.parse({})),
   })
   .strict();
@@ -43,6 +49,15 @@ export interface LocalContainerLimits {
   readonly maxOutputBytes: number;
   /** Largest request body accepted. @default 64 MiB */
   readonly maxBodyBytes: number;
+  /**
+   * Processes one confined container may have at once (`RLIMIT_NPROC`, counted in the container's own user
+   * namespace): a fork bomb stops there. @default 256
+   */
+  readonly maxContainerProcesses: number;
+  /** Open descriptors per confined process (`RLIMIT_NOFILE`). @default 4096 */
+  readonly maxOpenFiles: number;
+  /** Largest file a confined process may write (`RLIMIT_FSIZE`), in bytes. @default 4 GiB */
+  readonly maxFileBytes: number;
 }
 
 /** Options of `createLocalContainerServer`. */
@@ -60,6 +75,16 @@ export interface LocalContainerServerOptions {
    * (root on Linux), literal path rewriting, or `auto` to pick the first that works. @default "auto"
    */
   readonly pathMapping?: PathMapping;
+  /**
+   * How commands run. `bubblewrap` (the default) confines each container: its own mount, PID, IPC, UTS,
+   * user and cgroup namespaces, no capabilities, a copy-on-write root over the host's system directories,
+   * rlimits; the server refuses to start (`capability_unsupported`) when bubblewrap or overlayfs is
+   * missing. `unconfined-unsafe` runs commands on the host as the server's user with only the sandbox
+   * paths mapped: a command can then read and change anything the server can. @default "bubblewrap"
+   */
+  readonly confinement?: ConfinementMode;
+  /** Network of confined containers: the host's, or `none` (loopback only). Needs `bubblewrap`. @default "shared" */
+  readonly network?: ConfinementNetwork;
   readonly limits?: Partial<LocalContainerLimits>;
 }
 
@@ -70,10 +95,14 @@ export interface ResolvedServerOptions {
   readonly port: number;
   readonly version: string;
   readonly pathMapping: PathMapping;
+  readonly confinement: ConfinementMode;
+  readonly network: ConfinementNetwork;
   readonly limits: LocalContainerLimits;
 }
 
-/** How commands see container paths. */
+export type { ConfinementMode, ConfinementNetwork } from "@open-managed-agents/sandbox/local-process";
+
+/** How commands see container paths (unconfined containers only; confined ones always see literal paths). */
 export type PathMapping = "auto" | "namespace" | "rewrite";
 
 /** Validates options once; failure → InvalidConfigError naming the field. */
@@ -96,6 +125,19 @@ export function resolveServerOptions(options: LocalContainerServerOptions): Reso
     throw new InvalidConfigError({
       message: `invalid local container server option rootDir: it lies under ${clash}, a path every container maps to its own directory; use a directory elsewhere (for example under ${tmpdir()})`,
       context: { field: "rootDir", mountPoint: clash },
+    });
+  }
+  const { confinement, pathMapping, network } = result.data;
+  if (confinement === "bubblewrap" && pathMapping === "rewrite") {
+    throw new InvalidConfigError({
+      message: 'invalid local container server option pathMapping: "rewrite" runs commands on the host; it needs confinement: "unconfined-unsafe"',
+      context: { field: "pathMapping" },
+    });
+  }
+  if (confinement === "unconfined-unsafe" && network === "none") {
+    throw new InvalidConfigError({
+      message: 'invalid local container server option network: "none" needs confinement: "bubblewrap"',
+      context: { field: "network" },
     });
   }
   return { ...result.data, rootDir };

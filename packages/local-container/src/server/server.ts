@@ -3,7 +3,10 @@ import { type IncomingMessage, type ServerResponse, createServer } from "node:ht
 import type { AddressInfo } from "node:net";
 import { ADMIN_PREFIX, CONTAINER_ID_HEADER, CONTAINER_STATE_HEADER } from "../protocol.js";
 import { type ContainerRegistry, createContainerRegistry } from "./container-registry.js";
-import { type LocalContainerLimits, type LocalContainerServerOptions, resolveServerOptions } from "./options.js";
+import { assertConfinementAvailable } from "@open-managed-agents/sandbox/local-process";
+import {
+  type ConfinementMode, type ConfinementNetwork, type LocalContainerLimits, type LocalContainerServerOptions, resolveServerOptions,
+} from "./options.js";
 import { readJson } from "./request-body.js";
 import { containerStartRequestSchema } from "./request-schemas.js";
 import { findRoute } from "./router.js";
@@ -17,6 +20,10 @@ export interface LocalContainerServer {
   readonly url: string;
   readonly port: number;
   readonly limits: LocalContainerLimits;
+  /** The confinement every container of this server runs in (`"bubblewrap"` unless `"unconfined-unsafe"` was asked for). */
+  readonly confinement: ConfinementMode;
+  /** Network of confined containers. */
+  readonly network: ConfinementNetwork;
   /** The live containers, for tests and tooling. */
   readonly containers: Pick<ContainerRegistry, "ensure" | "get" | "list" | "destroy">;
   /** Stops listening, kills every container's processes and removes their trees. */
@@ -27,12 +34,15 @@ const SIGNALS: Readonly<Record<string, NodeJS.Signals>> = { "2": "SIGINT", "9": 
 
 /**
  * Starts an HTTP server that answers the Cloudflare Sandbox container control API (`@cloudflare/sandbox`
- * 0.12.10) for many containers at once, running commands as local processes.
+ * 0.12.10) for many containers at once, running each container's commands in its own bubblewrap
+ * confinement (or, when asked for by name, unconfined on the host).
  */
 export async function createLocalContainerServer(options: LocalContainerServerOptions): Promise<LocalContainerServer> {
   const resolved = resolveServerOptions(options);
+  // Refuses to start rather than run a container less confined than asked for.
+  if (resolved.confinement === "bubblewrap") assertConfinementAvailable();
   await mkdir(resolved.rootDir, { recursive: true });
-  const registry = createContainerRegistry(resolved.rootDir, resolved.limits, resolved.pathMapping);
+  const registry = createContainerRegistry(resolved.rootDir, resolved.limits, resolved);
 
   const handleAdmin = async (request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> => {
     const id = decodeURIComponent(url.pathname.slice(ADMIN_PREFIX.length + 1));
@@ -118,6 +128,8 @@ export async function createLocalContainerServer(options: LocalContainerServerOp
     url: baseUrl,
     port,
     limits: resolved.limits,
+    confinement: resolved.confinement,
+    network: resolved.network,
     containers: registry,
     close() {
       closing ??= (async () => {

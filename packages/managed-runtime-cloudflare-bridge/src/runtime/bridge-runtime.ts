@@ -8,6 +8,7 @@ import {
 } from "@open-managed-agents/runtime-resource-contract";
 import type { ManagedSandboxRuntime, SandboxDuplexProcess } from "@open-managed-agents/sandbox";
 import type { BridgeClient } from "../wire/bridge-client.js";
+import { stageEnvFile } from "./env-file.js";
 import { buildArgv, demultiplex, execCollect } from "./exec.js";
 import { createBridgeFiles } from "./files.js";
 import { WORKSPACE_ROOT, assertWorkspaceCwd } from "./paths.js";
@@ -91,15 +92,21 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
     async exec(command, execOptions = {}) {
       const cwd = execOptions.cwd ?? WORKSPACE_ROOT;
       assertWorkspaceCwd(cwd);
-      return execCollect(client, sandboxId, {
-        command: "sh",
-        args: ["-c", command],
-        env: execOptions.env,
-        cwd,
-        timeoutMs: execOptions.timeoutMs,
-        signal: execOptions.signal,
-        maxOutputBytes: options.maxExecOutputBytes,
-      });
+      const envFile = hasEntries(execOptions.env) ? await stageEnvFile(files, execOptions.env, execOptions.signal) : null;
+      try {
+        return await execCollect(client, sandboxId, {
+          command: "sh",
+          args: ["-c", command],
+          ...(envFile ? { envFile: envFile.path } : {}),
+          cwd,
+          timeoutMs: execOptions.timeoutMs,
+          signal: execOptions.signal,
+          maxOutputBytes: options.maxExecOutputBytes,
+        });
+      } finally {
+        // The launcher deleted it unless the command never started.
+        await envFile?.discard();
+      }
     },
 
     async readFile(path) {
@@ -118,7 +125,8 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
       const controller = new AbortController();
       // The process records its pid so `kill` can reach it inside the sandbox, not only drop the stream.
       const pidFile = `/tmp/oma-process-${crypto.randomUUID()}.pid`;
-      const argv = ["sh", "-c", 'echo $$ > "$0"; exec "$@"', pidFile, ...buildArgv({ command: spec.command, args: spec.args, env: spec.env })];
+      const envFile = hasEntries(spec.env) ? await stageEnvFile(files, spec.env) : null;
+      const argv = ["sh", "-c", 'echo $$ > "$0"; exec "$@"', pidFile, ...buildArgv({ command: spec.command, args: spec.args, ...(envFile ? { envFile: envFile.path } : {}) })];
       const events = client.exec(sandboxId, { argv, cwd, signal: controller.signal });
       const { stdout, stderr, exitCode } = demultiplex(events);
       let killedWith: string | null = null;
@@ -130,7 +138,7 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
         },
       );
       // Keep an unobserved failure from becoming an unhandled rejection; callers read `exited`.
-      exited.catch(() => undefined);
+      exited.catch(() => undefined).finally(() => void envFile?.discard());
       const stdin = new WritableStream<Uint8Array>({
         write() {
           throw new CapabilityUnsupportedError({
@@ -156,4 +164,8 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
       };
     },
   };
+}
+
+function hasEntries(env: Readonly<Record<string, string>> | undefined): env is Readonly<Record<string, string>> {
+  return env !== undefined && Object.keys(env).length > 0;
 }

@@ -1,6 +1,7 @@
 import { LimitExceededError, TimeoutError } from "@open-managed-agents/runtime-resource-contract";
 import type { SandboxExecResult } from "@open-managed-agents/sandbox";
 import type { BridgeClient, BridgeExecEvent } from "../wire/bridge-client.js";
+import { ENV_FILE_LAUNCHER } from "./env-file.js";
 
 /** Exit code of GNU `timeout` when the deadline passed. */
 const TIMEOUT_EXIT_CODE = 124;
@@ -11,21 +12,20 @@ const CLIENT_GRACE_MS = 5_000;
 export interface BridgeCommand {
   readonly command: string;
   readonly args?: readonly string[];
-  readonly env?: Readonly<Record<string, string>>;
+  /** Sandbox path of an env file from `stageEnvFile`; its variables become the process environment. */
+  readonly envFile?: string;
   readonly cwd?: string;
   readonly timeoutMs?: number;
 }
 
 /**
  * Builds the argv sent to the bridge. The bridge ignores per-call env and may ignore `timeout_ms`, so
- * the env is applied with `env K=V…` (sorted keys) and the deadline with `timeout` inside the sandbox.
+ * the env comes from an env file the launcher sources and deletes (values never enter argv, which `ps`
+ * shows), and the deadline from `timeout` inside the sandbox.
  */
 export function buildArgv(input: BridgeCommand): string[] {
-  const env = Object.entries(input.env ?? {})
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([key, value]) => `${key}=${value}`);
   const program = [input.command, ...(input.args ?? [])];
-  const withEnv = env.length > 0 ? ["env", ...env, ...program] : program;
+  const withEnv = input.envFile ? ["sh", "-c", ENV_FILE_LAUNCHER, input.envFile, ...program] : program;
   if (!input.timeoutMs) return withEnv;
   const seconds = Math.max(1, Math.ceil(input.timeoutMs / 1000));
   return ["timeout", "-k", "2", String(seconds), ...withEnv];

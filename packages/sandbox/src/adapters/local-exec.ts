@@ -1,11 +1,12 @@
 import { AbortedError, LimitExceededError, SandboxFailedError, TimeoutError } from "@open-managed-agents/runtime-resource-contract";
-import { type MappedProcess, type PathMounts, spawnMapped } from "../local-process.js";
+import type { MappedCommand, MappedProcess } from "../local-process.js";
 import type { SandboxExecResult } from "../ports.js";
 
 /** Inputs of {@link execMapped}. */
 export interface ExecMappedInput {
   readonly command: string;
-  readonly mounts: PathMounts;
+  /** Starts the process: in the runtime's confinement, or mapped on the host. */
+  readonly spawn: (command: MappedCommand) => MappedProcess;
   readonly cwd: string;
   readonly env: Readonly<Record<string, string>>;
   readonly timeoutMs: number;
@@ -22,7 +23,7 @@ export interface ExecMappedInput {
  */
 export function execMapped(input: ExecMappedInput): Promise<SandboxExecResult> {
   if (input.signal?.aborted) return Promise.reject(abortedError());
-  const mapped = spawnMapped({ command: "sh", args: ["-c", input.command], mounts: input.mounts, cwd: input.cwd, env: input.env });
+  const mapped = input.spawn({ command: "sh", args: ["-c", input.command], cwd: input.cwd, env: input.env });
   input.onStart?.(mapped);
   const stdout: Buffer[] = [];
   const stderr: Buffer[] = [];

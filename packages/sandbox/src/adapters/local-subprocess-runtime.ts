@@ -13,7 +13,10 @@ import {
   parseRecord,
   sandboxCheckpointHandleSchema,
 } from "@open-managed-agents/runtime-resource-contract";
-import { type MappedProcess, type PathMounts, mapPath, normalizeSandboxPath, spawnMapped, toDuplexProcess } from "../local-process.js";
+import {
+  type ConfinementMode, type MappedCommand, type MappedProcess, type PathMounts, mapPath, normalizeSandboxPath, spawnMapped, toDuplexProcess,
+} from "../local-process.js";
+import { confinedRootFor, releaseConfinedRoot } from "./local-confined-roots.js";
 import type { ManagedSandboxRuntime, SandboxExecOptions, SandboxPort, SandboxRuntimeCapabilities } from "../ports.js";
 import { execMapped } from "./local-exec.js";
 import type { LocalCheckpointStore } from "./local-checkpoint-store.js";
@@ -30,9 +33,14 @@ export interface LocalRuntimeSetup {
   readonly checkpoints: LocalCheckpointStore;
   readonly defaultTimeoutMs: number;
   readonly maxOutputBytes: number;
+  /** `bubblewrap` runs commands in a confinement kept per runtime; `unconfined-unsafe` maps paths on the host. */
+  readonly confinement: ConfinementMode;
 }
 
-/** A local-subprocess runtime: {@link ManagedSandboxRuntime} with byte and stream file I/O and `setEnvVars`. NO isolation boundary. */
+/**
+ * A local-subprocess runtime: {@link ManagedSandboxRuntime} with byte and stream file I/O and `setEnvVars`.
+ * Confined by bubblewrap unless built `unconfined-unsafe`.
+ */
 export type LocalSubprocessRuntime = ManagedSandboxRuntime &
   Required<Pick<SandboxPort, "readFileBytes" | "writeFileBytes" | "readFileStream" | "setEnvVars">>;
 
@@ -53,11 +61,20 @@ export function createLocalRuntime(setup: LocalRuntimeSetup): LocalSubprocessRun
     if (!(await exists())) throw new NotFoundError({ message: `local runtime ${runtimeId} does not exist or was destroyed`, context: { runtimeId } });
   };
   const baseEnv = (): Record<string, string> => ({ PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin", HOME: workdir, LANG: "C.UTF-8", ...extraEnv });
-  // File I/O is confined to the runtime's mounts so a stray path never writes elsewhere on the host.
-  const hostPath = (path: string): string => {
+  const confined = setup.confinement === "bubblewrap";
+  const spawner = async (): Promise<(command: MappedCommand) => MappedProcess> => {
+    if (!confined) return (command) => spawnMapped({ ...command, mounts });
+    const root = await confinedRootFor(runtimeDir, mounts);
+    return (command) => root.spawn(command);
+  };
+  // File I/O reaches only the runtime's mounts, so a stray path never writes elsewhere; in a confined
+  // runtime symlinks resolve inside its root, as its own processes would see them.
+  const hostPath = async (path: string): Promise<string> => {
     const sandboxPath = normalizeSandboxPath(path, workdir);
-    const mapped = mapPath(sandboxPath, mounts, workdir);
-    if (mapped === sandboxPath && !Object.keys(mounts).includes(sandboxPath)) {
+    if (confined) await requireRunning();
+    const mapped = confined ? (await confinedRootFor(runtimeDir, mounts)).hostPath(sandboxPath) : mapPath(sandboxPath, mounts, workdir);
+    const underMount = Object.keys(mounts).some((mountPoint) => sandboxPath === mountPoint || sandboxPath.startsWith(`${mountPoint}/`));
+    if (!underMount || (!confined && mapped === sandboxPath)) {
       throw new InvalidRequestError({ message: `path ${sandboxPath} is outside the runtime's mounts`, context: { path: sandboxPath } });
     }
     return mapped;
@@ -69,7 +86,7 @@ export function createLocalRuntime(setup: LocalRuntimeSetup): LocalSubprocessRun
     return new SandboxFailedError({ message: `file operation on ${path} failed: ${String(code ?? error)}`, context: { path }, cause: error });
   };  const writeBytes = async (path: string, content: Uint8Array): Promise<void> => {
     await requireRunning();
-    const target = hostPath(path);
+    const target = await hostPath(path);
     await mkdir(dirname(target), { recursive: true }).catch((error: unknown) => Promise.reject(fileError(error, path)));
     await writeFile(target, content).catch((error: unknown) => Promise.reject(fileError(error, path)));
   };
@@ -79,7 +96,7 @@ export function createLocalRuntime(setup: LocalRuntimeSetup): LocalSubprocessRun
       await requireRunning();
       return execMapped({
         command,
-        mounts,
+        spawn: await spawner(),
         cwd: normalizeSandboxPath(options.cwd ?? workdir, workdir),
         env: { ...baseEnv(), ...options.env },
         timeoutMs: options.timeoutMs ?? setup.defaultTimeoutMs,
@@ -89,18 +106,18 @@ export function createLocalRuntime(setup: LocalRuntimeSetup): LocalSubprocessRun
       });
     },
     async readFile(path) {
-      const target = hostPath(path);
+      const target = await hostPath(path);
       return readFile(target, "utf8").catch((error: unknown) => Promise.reject(fileError(error, path)));
     },
     writeFile: (path, content) => writeBytes(path, Buffer.from(content, "utf8")),
     async readFileBytes(path) {
-      const target = hostPath(path);
+      const target = await hostPath(path);
       const bytes = await readFile(target).catch((error: unknown) => Promise.reject(fileError(error, path)));
       return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     },
     writeFileBytes: writeBytes,
     async readFileStream(path) {
-      const target = hostPath(path);
+      const target = await hostPath(path);
       // Opening first makes a missing file fail here, not on the first read of the stream.
       const handle = await open(target, "r").catch((error: unknown) => Promise.reject(fileError(error, path)));
       if ((await handle.stat()).isDirectory()) {
@@ -114,10 +131,10 @@ export function createLocalRuntime(setup: LocalRuntimeSetup): LocalSubprocessRun
     },
     async spawnDuplexProcess(spec) {
       await requireRunning();
-      const mapped = spawnMapped({
+      const spawn = await spawner();
+      const mapped = spawn({
         command: spec.command,
         ...(spec.args ? { args: spec.args } : {}),
-        mounts,
         cwd: normalizeSandboxPath(spec.cwd ?? workdir, workdir),
         env: { ...baseEnv(), ...spec.env },
       });
@@ -162,6 +179,7 @@ export function createLocalRuntime(setup: LocalRuntimeSetup): LocalSubprocessRun
     },
     async destroy() {
       for (const process of live) process.kill("SIGKILL");
+      await releaseConfinedRoot(runtimeDir);
       await rm(runtimeDir, { recursive: true, force: true });
     },
   };

@@ -1,8 +1,9 @@
 /**
  * The local-subprocess sandbox provider: runtimes are host directories and commands are local
- * processes. It has NO isolation boundary — commands run with the host's user, network, processes
- * and filesystem — so it refuses to load unless `NODE_ENV` is `test`. It exists to exercise the
- * sandbox ports end to end in tests and local stacks, never to run untrusted code.
+ * processes, each runtime's in its own bubblewrap confinement (`createConfinedRoot` of
+ * `@open-managed-agents/sandbox/local-process`: own namespaces, no capabilities, a copy-on-write root)
+ * unless `confinement: "unconfined-unsafe"` is asked for. It refuses to load unless `NODE_ENV` is
+ * `test`: it exists to exercise the sandbox ports end to end in tests and local stacks.
  *
  * @module
  */
@@ -18,7 +19,7 @@ import {
   nonEmptyString,
   parseRecord,
 } from "@open-managed-agents/runtime-resource-contract";
-import type { PathMounts } from "../local-process.js";
+import { type ConfinementMode, type PathMounts, assertConfinementAvailable } from "../local-process.js";
 import type { SandboxFactory, SandboxFactoryContext, SandboxProviderPort } from "../ports.js";
 import { createLocalCheckpointStore } from "./local-checkpoint-store.js";
 import { type LocalSubprocessRuntime, createLocalRuntime, parseOwnCheckpointHandle } from "./local-subprocess-runtime.js";
@@ -43,6 +44,12 @@ export interface LocalSubprocessSandboxProviderOptions {
   readonly defaultTimeoutMs?: number;
   /** Most bytes of stdout plus stderr one `exec` collects before it fails with `limit_exceeded`. @default 67_108_864 */
   readonly maxOutputBytes?: number;
+  /**
+   * `bubblewrap` runs each runtime's commands in its own confinement (own namespaces, no capabilities, a
+   * copy-on-write root) and fails with `capability_unsupported` where bubblewrap cannot run;
+   * `unconfined-unsafe` runs them on the host with the host user's rights. @default "bubblewrap"
+   */
+  readonly confinement?: ConfinementMode;
 }
 
 /** A provider of local-subprocess runtimes. */
@@ -57,6 +64,7 @@ const optionsSchema = z
     provider: z.literal(LOCAL_SUBPROCESS_PROVIDER).optional(),
     defaultTimeoutMs: z.number().int().positive().optional(),
     maxOutputBytes: z.number().int().positive().optional(),
+    confinement: z.enum(["bubblewrap", "unconfined-unsafe"]).optional(),
   })
   .strict();
 
@@ -90,6 +98,8 @@ export function createLocalSubprocessSandboxProvider(options: LocalSubprocessSan
   const provider = settings.provider ?? LOCAL_SUBPROCESS_PROVIDER;
   const rootDir = settings.rootDir ?? join(tmpdir(), "openma-local-subprocess");
   const checkpoints = createLocalCheckpointStore(join(rootDir, "checkpoints"));
+  const confinement = settings.confinement ?? "bubblewrap";
+  if (confinement === "bubblewrap") assertConfinementAvailable();
 
   const runtimeFor = (runtimeId: string, rawContext: SandboxFactoryContext): LocalSubprocessRuntime => {
     const context = parseRecord(contextSchema, rawContext, { record: "sandbox factory context" });
@@ -108,6 +118,7 @@ export function createLocalSubprocessSandboxProvider(options: LocalSubprocessSan
       checkpoints,
       defaultTimeoutMs: settings.defaultTimeoutMs ?? 600_000,
       maxOutputBytes: settings.maxOutputBytes ?? 64 * 1024 * 1024,
+      confinement,
     });
   };
 

@@ -1,0 +1,35 @@
+import Anthropic from "@anthropic-ai/sdk";
+import { betaAgentToolset20260401 } from "@anthropic-ai/sdk/tools/agent-toolset/node";
+import { readAmaWorkerConfig } from "./config.js";
+
+/** Options of {@link runAmaWorkerItem}. */
+export interface RunAmaWorkerItemOptions {
+  /** @default process.env */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Services the one work item the `ANTHROPIC_*` variables name with the SDK's
+ * `EnvironmentWorker.handleItem()` and the standard `agent_toolset_20260401` (bash, read, write, edit,
+ * glob, grep) confined to the workdir. The SDK heartbeats the item's lease and force-stops it on exit.
+ */
+export async function runAmaWorkerItem(options: RunAmaWorkerItemOptions = {}): Promise<void> {
+  const env = options.env ?? process.env;
+  const config = readAmaWorkerConfig(env);
+  // apiKey null: an ANTHROPIC_API_KEY that leaked into the sandbox is never sent.
+  const client = new Anthropic({ baseURL: config.baseURL, apiKey: null, authToken: config.authToken });
+  const worker = client.beta.environments.work.worker({
+    workdir: config.workdir,
+    tools: (context) => betaAgentToolset20260401(context),
+    ...(config.maxIdleMs === undefined ? {} : { maxIdleMs: config.maxIdleMs }),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  await worker.handleItem({
+    workId: env.ANTHROPIC_WORK_ID,
+    environmentId: env.ANTHROPIC_ENVIRONMENT_ID,
+    sessionId: env.ANTHROPIC_SESSION_ID,
+    ...(env.ANTHROPIC_WORK_SECRET ? { workSecret: env.ANTHROPIC_WORK_SECRET } : {}),
+    ...(env.ANTHROPIC_ENVIRONMENT_KEY ? { environmentKey: env.ANTHROPIC_ENVIRONMENT_KEY } : {}),
+  });
+}

@@ -1,0 +1,192 @@
+import Anthropic from "@anthropic-ai/sdk";
+import type { BetaSelfHostedWork } from "@anthropic-ai/sdk/resources/beta/environments/work";
+import {
+  type HostLogger,
+  type ManagedRuntimeHost,
+  type ManagedRuntimeRunInput,
+  type ManagedRuntimeRunResult,
+  createRedactingLogger,
+} from "@open-managed-agents/managed-runtime-host";
+import {
+  InternalError,
+  InvalidRequestError,
+  LeaseLostError,
+  ManagedRuntimeError,
+  type RuntimeResourceScope,
+  parseManagedRuntimeProfile,
+} from "@open-managed-agents/runtime-resource-contract";
+import { projectWorkEnv, withHarnessEnv } from "./harness-env.js";
+import type { ResolvedWorkerOptions, WorkItemOutcome, WorkItemReport } from "./options.js";
+import { checkSessionBelongs, createSessionInputAccess, toSessionSnapshot } from "./session.js";
+import { type SessionGate, conflictDelayMs } from "./session-gate.js";
+import { decodeWorkSecret } from "./work-secret.js";
+import { startWorkLease } from "./work-lease.js";
+
+/** What every item shares. */
+export interface ItemContext {
+  readonly options: ResolvedWorkerOptions;
+  readonly logger: HostLogger;
+  readonly gate: SessionGate;
+  /** Aborted at the shutdown deadline: running host calls end as `lease_lost`. */
+  readonly abort: AbortSignal;
+  /** Aborted when shutdown starts: conflict waits end and the item is deferred. */
+  readonly stopping: AbortSignal;
+}
+
+/**
+ * Runs one claimed item end to end and reports how it ended. Never throws: every failure becomes a
+ * `rejected` outcome, so one bad item never stops the loop.
+ */
+export async function handleWorkItem(context: ItemContext, work: BetaSelfHostedWork): Promise<WorkItemReport> {
+  const { options } = context;
+  let sessionsToken: string | null = null;
+  const logger = createRedactingLogger(context.logger, () => [options.environmentKey, work.secret ?? "", sessionsToken ?? ""].filter(Boolean));
+  const environmentClient = itemClient(options.client, options.environmentKey);
+  if (work.data.type !== "session") {
+    await stopWork(environmentClient, work, logger);
+    logger.info("work.skipped", { workId: work.id, reason: "healthcheck" });
+    return { workId: work.id, scope: null, lane: null, outcome: { type: "skipped", reason: "healthcheck" } };
+  }
+  const scope: RuntimeResourceScope = {
+    workspaceId: options.workspaceId,
+    environmentId: options.environmentId,
+    sessionId: work.data.id,
+    workId: work.id,
+  };
+  let client = environmentClient;
+  let lane: WorkItemReport["lane"] = null;
+  try {
+    if (work.environment_id !== options.environmentId) {
+      throw new InvalidRequestError({ message: "the work item belongs to another environment", context: { field: "environment_id" } });
+    }
+    const decoded = decodeWorkSecret(work.secret);
+    sessionsToken = decoded.sessionsToken;
+    if (sessionsToken === null) logger.warn("work.secret_without_sessions_token", { workId: work.id, hasSecret: work.secret !== null });
+    client = sessionsToken === null ? environmentClient : itemClient(options.client, sessionsToken);
+    const session = await client.beta.sessions.retrieve(scope.sessionId, {}, { signal: context.abort });
+    checkSessionBelongs(session, { sessionId: scope.sessionId, environmentId: options.environmentId });
+    if (session.status === "terminated") {
+      await stopWork(client, work, logger);
+      logger.info("work.skipped", { workId: work.id, sessionId: scope.sessionId, reason: "session_terminated" });
+      return { workId: work.id, scope, lane, outcome: { type: "skipped", reason: "session_terminated" } };
+    }
+    // A profile is caller input: refused here, typed, before anything reads it.
+    const base = parseManagedRuntimeProfile(await options.profileFor(work, session));
+    lane = base.driver?.type ?? null;
+    const env = (own: Readonly<Record<string, string>> | undefined) =>
+      projectWorkEnv(own, {
+        workId: work.id,
+        environmentId: options.environmentId,
+        sessionId: scope.sessionId,
+        secret: work.secret,
+        decoded,
+        apiBaseUrl: decoded.apiBaseUrl ?? options.apiBaseUrl ?? options.client.baseURL,
+        environmentKey: options.environmentKey,
+        hostedInference: options.hostedInference ?? null,
+      });
+    const profile = withHarnessEnv(base, env);
+    const host = typeof options.host === "function" ? await options.host({ scope, profile, signal: context.abort }) : options.host;
+    const run = {
+      host,
+      scope,
+      profile,
+      session: toSessionSnapshot(session),
+      sessionInputAccess: createSessionInputAccess(client),
+    };
+    const outcome = lane === "openma_supervised" ? await runSupervised(context, logger, run, client, work) : await runWithRetries(context, logger, run, context.abort, work);
+    return { workId: work.id, scope, lane, outcome };
+  } catch (error) {
+    const typed = ManagedRuntimeError.isInstance(error) ? error : describeUnexpected(error);
+    logger.error("work.rejected", { workId: work.id, sessionId: scope.sessionId, code: typed.code, message: typed.message });
+    await stopWork(client, work, logger);
+    return { workId: work.id, scope, lane, outcome: { type: "rejected", error: typed } };
+  }
+}
+
+type RunInput = ManagedRuntimeRunInput & { readonly host: ManagedRuntimeHost };
+
+/** Runs the host, retrying `conflict` (the previous turn still holds the session fence) with backoff. */
+async function runWithRetries(context: ItemContext, logger: HostLogger, input: RunInput, signal: AbortSignal, work: BetaSelfHostedWork): Promise<WorkItemOutcome> {
+  const policy = context.options.conflictRetry;
+  for (let attempt = 1; ; attempt += 1) {
+    const leave = context.gate.enter(input.scope.sessionId);
+    let result: ManagedRuntimeRunResult;
+    try {
+      const { host, ...rest } = input;
+      result = await host.run({ ...rest, signal });
+    } finally {
+      leave();
+    }
+    logger.info("work.run_result", { workId: work.id, sessionId: input.scope.sessionId, result: result.type, attempt });
+    if (result.type !== "conflict") return { type: "ran", result, attempts: attempt };
+    if (attempt >= policy.attempts) {
+      logger.warn("work.deferred", { workId: work.id, reason: "conflict_retries_exhausted", attempts: attempt });
+      return { type: "deferred", reason: "conflict_retries_exhausted", attempts: attempt };
+    }
+    const wake = AbortSignal.any([context.stopping, signal]);
+    await context.gate.waitForRelease(input.scope.sessionId, conflictDelayMs(attempt, result.expiresAt, policy), wake);
+    if (wake.aborted) {
+      const reason = context.stopping.aborted ? "shutdown" : "lease_lost";
+      logger.warn("work.deferred", { workId: work.id, reason, attempts: attempt });
+      return reason === "shutdown" ? { type: "deferred", reason, attempts: attempt } : { type: "ran", result: leaseLostResult(signal), attempts: attempt };
+    }
+  }
+}
+
+/**
+ * Supervised lane: this worker holds the Work lease for the whole item (conflict retries included, so
+ * `expected_last_heartbeat` stays this worker's own) and stops the item afterwards unless the lease was lost.
+ */
+async function runSupervised(context: ItemContext, logger: HostLogger, input: RunInput, client: Anthropic, work: BetaSelfHostedWork): Promise<WorkItemOutcome> {
+  const lease = await startWorkLease({
+    client,
+    workId: work.id,
+    environmentId: work.environment_id,
+    intervalMs: context.options.heartbeatIntervalMs,
+    ttlSeconds: context.options.heartbeatTtlSeconds,
+    logger,
+  });
+  try {
+    if (lease.lost()) return { type: "ran", result: leaseLostResult(lease.signal), attempts: 0 };
+    const outcome = await runWithRetries(context, logger, input, AbortSignal.any([lease.signal, context.abort]), work);
+    if (outcome.type === "ran" && !lease.lost()) await stopWork(client, work, logger);
+    return outcome;
+  } finally {
+    await lease.close();
+  }
+}
+
+function leaseLostResult(signal: AbortSignal): ManagedRuntimeRunResult {
+  const reason: unknown = signal.reason;
+  const error = ManagedRuntimeError.hasCode(reason, "lease_lost")
+    ? (reason as LeaseLostError)
+    : new LeaseLostError({ message: "work lease lost before the run", context: { trigger: "aborted" } });
+  return { type: "lease_lost", error, cleanupErrors: [] };
+}
+
+/** A copy of `client` that sends only `token` as its Bearer credential. */
+function itemClient(client: Anthropic, token: string): Anthropic {
+  return client.withOptions({ apiKey: null, authToken: token });
+}
+
+/** Force-stops an item; a 409 (already stopped) is expected after the in-sandbox worker's own stop. */
+async function stopWork(client: Anthropic, work: BetaSelfHostedWork, logger: HostLogger): Promise<void> {
+  try {
+    await client.beta.environments.work.stop(work.id, { environment_id: work.environment_id, force: true });
+    logger.info("work.stopped", { workId: work.id });
+  } catch (error) {
+    if (error instanceof Anthropic.APIError && error.status === 409) return;
+    logger.warn("work.stop_failed", { workId: work.id, status: error instanceof Anthropic.APIError ? (error.status ?? null) : null });
+  }
+}
+
+function describeUnexpected(error: unknown): ManagedRuntimeError {
+  if (error instanceof Anthropic.APIError) {
+    return new ManagedRuntimeError(error.status === 401 || error.status === 403 ? "unauthorized" : error.status === 404 ? "not_found" : "upstream_protocol", {
+      message: `Managed Agents API answered ${error.status ?? "without a status"}`,
+      context: { status: error.status ?? null },
+      cause: error,
+    });
+  }
+  return new InternalError({ message: "unexpected failure while preparing the work item", cause: error });
+}

@@ -1,0 +1,139 @@
+import type Anthropic from "@anthropic-ai/sdk";
+import type { BetaSelfHostedWork } from "@anthropic-ai/sdk/resources/beta/environments/work";
+import type { BetaManagedAgentsSession } from "@anthropic-ai/sdk/resources/beta/sessions/sessions";
+import type { HostLogger, ManagedRuntimeHost, ManagedRuntimeRunResult } from "@open-managed-agents/managed-runtime-host";
+import {
+  type ManagedRuntimeError,
+  type ManagedRuntimeProfile,
+  type RuntimeResourceScope,
+  parseRecord,
+} from "@open-managed-agents/runtime-resource-contract";
+import { z } from "zod";
+import type { HostedInferenceOptions } from "./harness-env.js";
+
+/** How one claimed item ended, as {@link ManagedEnvironmentWorkerOptions.onRunResult} sees it. */
+export type WorkItemOutcome =
+  /** The host ran the item; `result` is its answer (after any conflict retries). */
+  | { readonly type: "ran"; readonly result: ManagedRuntimeRunResult; readonly attempts: number }
+  /** A health check or terminated session: stopped without running anything. */
+  | { readonly type: "skipped"; readonly reason: "healthcheck" | "session_terminated" }
+  /** The item could not be run (bad secret, foreign session, profile refused, …); it was stopped. */
+  | { readonly type: "rejected"; readonly error: ManagedRuntimeError }
+  /** Still `conflict` after every retry, or shutdown came first: left unstopped, so it is reclaimed, never dropped. */
+  | { readonly type: "deferred"; readonly reason: "conflict_retries_exhausted" | "shutdown"; readonly attempts: number };
+
+/** What {@link ManagedEnvironmentWorkerOptions.onRunResult} receives. */
+export interface WorkItemReport {
+  readonly workId: string;
+  /** Null for a non-session item. */
+  readonly scope: RuntimeResourceScope | null;
+  readonly lane: "ama_worker" | "openma_supervised" | null;
+  readonly outcome: WorkItemOutcome;
+}
+
+/** Builds the host for one item; see {@link ManagedEnvironmentWorkerOptions.host}. */
+export type ManagedRuntimeHostFactory = (input: {
+  readonly scope: RuntimeResourceScope;
+  readonly profile: ManagedRuntimeProfile;
+  readonly signal: AbortSignal;
+}) => ManagedRuntimeHost | Promise<ManagedRuntimeHost>;
+
+/** Backoff of conflict retries. */
+export interface ConflictRetryOptions {
+  /** Runs tried per item, the first included. @default 8 */
+  readonly attempts?: number;
+  /** @default 250 */
+  readonly baseDelayMs?: number;
+  /** @default 15000 */
+  readonly maxDelayMs?: number;
+}
+
+/** Options of {@link createManagedEnvironmentWorker}. Validated once, at creation (`invalid_config`). */
+export interface ManagedEnvironmentWorkerOptions {
+  /** The caller's SDK client; this worker derives per-credential copies with `withOptions`. */
+  readonly client: Anthropic;
+  readonly environmentId: string;
+  /** The environment key: polling credential, and an item's credential when its secret has no sessions token. */
+  readonly environmentKey: string;
+  /** Tenant workspace written into every scope. */
+  readonly workspaceId: string;
+  /**
+   * The fenced host, or a factory asked once per item (after the profile is known) for a host built on
+   * that item's admitted driver ports, as `registry.prepare` gives them.
+   */
+  readonly host: ManagedRuntimeHost | ManagedRuntimeHostFactory;
+  /** The runtime profile of one item. Its harness env gets the `ANTHROPIC_*` work variables added. */
+  readonly profileFor: (work: BetaSelfHostedWork, session: BetaManagedAgentsSession) => ManagedRuntimeProfile | Promise<ManagedRuntimeProfile>;
+  /** Sent as `Anthropic-Worker-ID` by the poller. */
+  readonly workerId?: string;
+  /** Items run at once. @default 1 */
+  readonly concurrency?: number;
+  /** Period of the fallback non-blocking poll `run` adds to the long poll. @default 30000 */
+  readonly fallbackPollIntervalMs?: number;
+  /** Passed to `work.poll` as `reclaim_older_than_ms`. */
+  readonly reclaimOlderThanMs?: number;
+  /** Managed Agents API origin given to the sandbox when a secret names none. @default the client's baseURL */
+  readonly apiBaseUrl?: string;
+  /** Work-lease heartbeat period of the supervised lane. @default 20000 */
+  readonly heartbeatIntervalMs?: number;
+  /** Work-lease TTL asked for by the supervised lane. @default 60 */
+  readonly heartbeatTtlSeconds?: number;
+  readonly conflictRetry?: ConflictRetryOptions;
+  /** How long shutdown lets running items finish before aborting them. @default 30000 */
+  readonly shutdownGraceMs?: number;
+  /** Apply the hosted-inference projection to every harness env. Absent: not applied. */
+  readonly hostedInference?: HostedInferenceOptions;
+  /** Standard Webhooks signing key for `handleWebhook`. @default the client's webhookKey */
+  readonly webhookKey?: string;
+  /** Called once per claimed item when it is done with. Throwing here is logged, never fatal. */
+  readonly onRunResult?: (report: WorkItemReport) => void | Promise<void>;
+  /** Structured events; never a secret (strings are redacted against every known credential). */
+  readonly logger?: HostLogger;
+}
+
+const positiveInt = z.number().int().positive().refine(Number.isSafeInteger, "must be a positive safe integer");
+const isFunction = (value: unknown) => typeof value === "function";
+const isClient = (value: unknown) =>
+  typeof value === "object" && value !== null && isFunction((value as { withOptions?: unknown }).withOptions) && "beta" in value;
+const isHost = (value: unknown) => isFunction(value) || (typeof value === "object" && value !== null && isFunction((value as { run?: unknown }).run));
+const isLogger = (value: unknown) =>
+  typeof value === "object" && value !== null && ["info", "warn", "error"].every((level) => isFunction((value as Record<string, unknown>)[level]));
+
+const optionsSchema = z
+  .object({
+    client: z.custom<Anthropic>(isClient, "must be an Anthropic client"),
+    environmentId: z.string().min(1),
+    environmentKey: z.string().min(1, "must not be empty"),
+    workspaceId: z.string().min(1),
+    host: z.custom<ManagedRuntimeHost | ManagedRuntimeHostFactory>(isHost, "must be a ManagedRuntimeHost or a function returning one"),
+    profileFor: z.custom<ManagedEnvironmentWorkerOptions["profileFor"]>(isFunction, "must be a function"),
+    workerId: z.string().min(1).optional(),
+    concurrency: positiveInt.default(1),
+    fallbackPollIntervalMs: positiveInt.default(30_000),
+    reclaimOlderThanMs: positiveInt.optional(),
+    apiBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
+    heartbeatIntervalMs: positiveInt.default(20_000),
+    heartbeatTtlSeconds: positiveInt.default(60),
+    conflictRetry: z
+      .object({ attempts: positiveInt.default(8), baseDelayMs: positiveInt.default(250), maxDelayMs: positiveInt.default(15_000) })
+      .strict()
+      .default({ attempts: 8, baseDelayMs: 250, maxDelayMs: 15_000 }),
+    shutdownGraceMs: z.number().int().nonnegative().default(30_000),
+    hostedInference: z.object({ gatewayBaseUrl: z.url({ protocol: /^https?$/ }) }).strict().optional(),
+    webhookKey: z.string().min(1).optional(),
+    onRunResult: z.custom<NonNullable<ManagedEnvironmentWorkerOptions["onRunResult"]>>(isFunction, "must be a function").optional(),
+    logger: z.custom<HostLogger>(isLogger, "must be a logger").optional(),
+  })
+  .strict()
+  .refine((options) => options.heartbeatIntervalMs < options.heartbeatTtlSeconds * 1000, {
+    message: "must be shorter than heartbeatTtlSeconds",
+    path: ["heartbeatIntervalMs"],
+  });
+
+/** Options with every default applied. */
+export type ResolvedWorkerOptions = z.output<typeof optionsSchema>;
+
+/** Validates options; a bad field throws `invalid_config` naming it (never its value). */
+export function resolveWorkerOptions(options: ManagedEnvironmentWorkerOptions): ResolvedWorkerOptions {
+  return parseRecord(optionsSchema, options, { record: "environment worker options", code: "invalid_config" });
+}

@@ -1,0 +1,200 @@
+import type { BetaSelfHostedWork } from "@anthropic-ai/sdk/resources/beta/environments/work";
+import { createRedactingLogger, silentLogger } from "@open-managed-agents/managed-runtime-host";
+import { InvalidRequestError } from "@open-managed-agents/runtime-resource-contract";
+import { type ItemContext, handleWorkItem } from "./handle-item.js";
+import { type ManagedEnvironmentWorkerOptions, type WorkItemReport, resolveWorkerOptions } from "./options.js";
+import { createSessionGate } from "./session-gate.js";
+import { createSlots } from "./slots.js";
+import { type WebhookReceipt, type WebhookRequest, createRecentIds, verifyWebhook } from "./webhook.js";
+
+/** What one {@link ManagedEnvironmentWorker.drain} did. */
+export interface DrainSummary {
+  /** Items claimed by the pass (and any pass coalesced into it). */
+  readonly claimed: number;
+}
+
+/** A self-hosted environment worker: claims Work API items and runs each through the fenced host. */
+export interface ManagedEnvironmentWorker {
+  /**
+   * Claims with the SDK's WorkPoller (long poll, `autoStop: false`) plus a periodic fallback drain,
+   * until `signal` aborts. Then stops claiming, lets running items finish for `shutdownGraceMs`, aborts
+   * the rest (their runs end `lease_lost`, nothing published) and resolves.
+   */
+  run(signal: AbortSignal): Promise<void>;
+  /**
+   * One non-blocking pass: claims what is queued now (up to the free concurrency) and resolves when
+   * those items are done with. Calls made while a pass runs share it and add one more pass after it.
+   */
+  drain(signal?: AbortSignal): Promise<DrainSummary>;
+  /**
+   * Verifies a webhook (`unauthorized` when the signature is bad or stale) and schedules one drain,
+   * handed to `waitUntil` when given. A redelivery of the same `webhook-id` schedules nothing.
+   */
+  handleWebhook(request: WebhookRequest): Promise<WebhookReceipt>;
+}
+
+/** Creates a {@link ManagedEnvironmentWorker}. Options are validated here (`invalid_config` naming the field). */
+export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorkerOptions): ManagedEnvironmentWorker {
+  const resolved = resolveWorkerOptions(options);
+  const logger = createRedactingLogger(resolved.logger ?? silentLogger, () => [resolved.environmentKey]);
+  const stopping = new AbortController();
+  const abort = new AbortController();
+  const context: ItemContext = { options: resolved, logger, gate: createSessionGate(), abort: abort.signal, stopping: stopping.signal };
+  const slots = createSlots(resolved.concurrency);
+  const running = new Set<Promise<void>>();
+  const recentWebhooks = createRecentIds(1024);
+  let running_ = false;
+  let currentDrain: Promise<DrainSummary> | null = null;
+  let drainAgain = false;
+
+  const deliver = async (report: WorkItemReport) => {
+    try {
+      await resolved.onRunResult?.(report);
+    } catch {
+      logger.warn("worker.on_run_result_failed", { workId: report.workId });
+    }
+  };
+
+  const launch = (work: BetaSelfHostedWork): Promise<void> => {
+    const release = slots.take();
+    logger.info("work.claimed", { workId: work.id, type: work.data.type });
+    const item = handleWorkItem(context, work)
+      .then(deliver)
+      .finally(() => {
+        release();
+        running.delete(item);
+      });
+    running.add(item);
+    return item;
+  };
+
+  const poller = (signal: AbortSignal, drain: boolean) =>
+    resolved.client.beta.environments.work.poller({
+      environmentId: resolved.environmentId,
+      environmentKey: resolved.environmentKey,
+      autoStop: false,
+      signal,
+      ...(resolved.workerId ? { workerId: resolved.workerId } : {}),
+      ...(resolved.reclaimOlderThanMs ? { reclaimOlderThanMs: resolved.reclaimOlderThanMs } : {}),
+      ...(drain ? { drain: true, blockMs: null } : {}),
+    });
+
+  const drainPass = async (signal: AbortSignal, launched: Promise<void>[]): Promise<number> => {
+    if (!slots.free()) return 0;
+    let claimed = 0;
+    const pass = new AbortController();
+    const stop = () => pass.abort();
+    signal.addEventListener("abort", stop, { once: true });
+    try {
+      for await (const work of poller(AbortSignal.any([pass.signal, stopping.signal]), true)) {
+        claimed += 1;
+        launched.push(launch(work));
+        if (!slots.free()) break;
+      }
+    } catch (error) {
+      logger.warn("worker.drain_failed", { message: error instanceof Error ? error.message : String(error) });
+    } finally {
+      signal.removeEventListener("abort", stop);
+    }
+    logger.info("worker.drain_pass", { claimed });
+    return claimed;
+  };
+
+  const drain = (signal: AbortSignal = new AbortController().signal): Promise<DrainSummary> => {
+    if (currentDrain) {
+      drainAgain = true;
+      return currentDrain;
+    }
+    currentDrain = (async () => {
+      const launched: Promise<void>[] = [];
+      let claimed = 0;
+      do {
+        drainAgain = false;
+        claimed += await drainPass(signal, launched);
+      } while (drainAgain && !signal.aborted && !stopping.signal.aborted);
+      await Promise.allSettled(launched);
+      return { claimed };
+    })().finally(() => {
+      currentDrain = null;
+    });
+    return currentDrain;
+  };
+
+  const longPoll = async () => {
+    while (!stopping.signal.aborted) {
+      await slots.whenFree(stopping.signal);
+      if (stopping.signal.aborted) return;
+      try {
+        for await (const work of poller(stopping.signal, false)) {
+          launch(work);
+          await slots.whenFree(stopping.signal);
+        }
+      } catch (error) {
+        if (stopping.signal.aborted) return;
+        // The poller backs off transient failures itself; what reaches here is fatal for this poller
+        // (a 4xx such as a revoked key). The fallback drain keeps trying at its own period.
+        logger.error("worker.poller_failed", { message: error instanceof Error ? error.message : String(error) });
+        await sleep(resolved.fallbackPollIntervalMs, stopping.signal);
+      }
+    }
+  };
+
+  const shutdown = async () => {
+    stopping.abort();
+    const grace = new Promise<void>((resolve) => setTimeout(resolve, resolved.shutdownGraceMs).unref?.());
+    const settled = Promise.allSettled([...running]).then(() => undefined);
+    await Promise.race([settled, grace]);
+    if (running.size > 0) {
+      logger.warn("worker.shutdown_aborting", { running: running.size });
+      abort.abort();
+      await Promise.allSettled([...running]);
+    }
+    logger.info("worker.stopped", {});
+  };
+
+  return {
+    async run(signal) {
+      if (running_) throw new InvalidRequestError({ message: "the environment worker is already running" });
+      if (stopping.signal.aborted) throw new InvalidRequestError({ message: "the environment worker was shut down" });
+      running_ = true;
+      const onAbort = () => stopping.abort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      if (signal.aborted) stopping.abort();
+      logger.info("worker.started", { environmentId: resolved.environmentId, concurrency: resolved.concurrency });
+      const fallback = setInterval(() => {
+        if (slots.free()) void drain(stopping.signal);
+      }, resolved.fallbackPollIntervalMs);
+      try {
+        await longPoll();
+      } finally {
+        clearInterval(fallback);
+        signal.removeEventListener("abort", onAbort);
+        await shutdown();
+      }
+    },
+    drain,
+    async handleWebhook(request) {
+      const { id, eventType } = verifyWebhook(resolved.client, request, resolved.webhookKey);
+      if (recentWebhooks.seen(id)) {
+        logger.info("webhook.duplicate", { webhookId: id, eventType });
+        return { eventType, duplicate: true };
+      }
+      logger.info("webhook.accepted", { webhookId: id, eventType });
+      const scheduled = drain().catch(() => undefined);
+      request.waitUntil?.(scheduled);
+      return { eventType, duplicate: false };
+    },
+  };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

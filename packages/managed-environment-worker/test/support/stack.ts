@@ -1,0 +1,118 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import Anthropic from "@anthropic-ai/sdk";
+import { DEFAULT_AMA_WORKER_BIN_DIRECTORY, installAmaWorkerBin } from "@open-managed-agents/ama-worker";
+import { type LocalControlPlane, startLocalControlPlane } from "@open-managed-agents/local-control-plane";
+import { REFERENCE_PROVIDER, createReferenceManagedRuntimeDriver } from "@open-managed-agents/managed-runtime-conformance/testing";
+import { type LogEntry, createMemoryFencePort, createMemoryOrphanPort, createRecordingLogger } from "@open-managed-agents/managed-runtime-host/testing";
+import type { ManagedRuntimeProfile, RuntimeResourceFencePort } from "@open-managed-agents/runtime-resource-contract";
+import {
+  type ManagedEnvironmentWorker,
+  type ManagedEnvironmentWorkerOptions,
+  type WorkItemReport,
+  createManagedEnvironmentWorkerInstallation,
+} from "../../src/index.js";
+
+/**
+ * The pieces a user runs, all real: the local control plane (stand-in for Claude Managed Agents), the
+ * official SDK client, this worker, the fenced host over the conformance reference driver (real `sh`
+ * and `node` subprocesses that see `/workspace`), and the `oma-ama-worker` bin inside that sandbox.
+ */
+export interface Stack {
+  readonly plane: LocalControlPlane;
+  readonly client: Anthropic;
+  readonly environment: { readonly id: string; readonly environmentKey: string };
+  readonly fences: ReturnType<typeof createMemoryFencePort>;
+  readonly orphans: ReturnType<typeof createMemoryOrphanPort>;
+  readonly driver: ReturnType<typeof createReferenceManagedRuntimeDriver>;
+  readonly reports: WorkItemReport[];
+  readonly logs: readonly LogEntry[];
+  readonly rootDir: string;
+  worker(overrides?: Partial<ManagedEnvironmentWorkerOptions>, hostFences?: RuntimeResourceFencePort): Promise<ManagedEnvironmentWorker>;
+  /** Resolves once `count` reports arrived. */
+  reportsAfter(count: number): Promise<WorkItemReport[]>;
+  close(): Promise<void>;
+}
+
+/** An `ama_worker` profile naming the bin, whose env reaches Node and the bin. */
+export function amaWorkerProfile(binDirectory: string): ManagedRuntimeProfile {
+  return {
+    workspace: { requirement: "durable", preferredStrategies: ["checkpoint_restore"] },
+    outputs: { requirement: "disabled" },
+    runtimeCheckpoint: "disabled",
+    driver: {
+      type: "ama_worker",
+      process: { command: "oma-ama-worker", env: { PATH: `${binDirectory}${delimiter}/usr/local/bin:/usr/bin:/bin`, OMA_AMA_MAX_IDLE_MS: "400" } },
+    },
+  };
+}
+
+export async function startStack(options: { webhook?: { url: string; secret: string }; defaultTtlSeconds?: number; clock?: () => number } = {}): Promise<Stack> {
+  const rootDir = await mkdtemp(join(tmpdir(), "oma-env-worker-"));
+  // A directory the confined local runtime sees (the host's /opt, copy-on-write), not the host's /tmp.
+  const binDirectory = process.env.OMA_AMA_WORKER_BIN_DIR ?? DEFAULT_AMA_WORKER_BIN_DIRECTORY;
+  await installAmaWorkerBin(binDirectory);
+  // The readiness probe runs with the runtime's own PATH, as a sandbox image's would carry the bin.
+  process.env.PATH = `${binDirectory}${delimiter}${process.env.PATH ?? ""}`;
+  const plane = await startLocalControlPlane({
+    ...(options.defaultTtlSeconds ? { defaultTtlSeconds: options.defaultTtlSeconds } : {}),
+    ...(options.webhook ? { webhook: options.webhook } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const environment = plane.createEnvironment({ name: "env-worker-test" });
+  const client = new Anthropic({ baseURL: plane.url, apiKey: null, authToken: null, maxRetries: 0 });
+  const fences = createMemoryFencePort();
+  const orphans = createMemoryOrphanPort();
+  const driver = createReferenceManagedRuntimeDriver({ rootDir: join(rootDir, "runtimes"), supervised: true });
+  const reports: WorkItemReport[] = [];
+  const waiters: (() => void)[] = [];
+  const logger = createRecordingLogger();
+  return {
+    plane,
+    client,
+    environment,
+    fences,
+    orphans,
+    driver,
+    reports,
+    logs: logger.entries,
+    rootDir,
+    async worker(overrides = {}, hostFences = fences) {
+      const installation = await createManagedEnvironmentWorkerInstallation({
+        mode: "runtime_host",
+        worker: {
+          client,
+          environmentId: environment.id,
+          environmentKey: environment.environmentKey,
+          workspaceId: "ws_test",
+          profileFor: () => amaWorkerProfile(binDirectory),
+          conflictRetry: { attempts: 40, baseDelayMs: 100, maxDelayMs: 1_000 },
+          shutdownGraceMs: 20_000,
+          logger,
+          onRunResult: (report) => {
+            reports.push(report);
+            for (const wake of waiters.splice(0)) wake();
+          },
+          ...overrides,
+        },
+        provider: {
+          driver,
+          provider: REFERENCE_PROVIDER,
+          placement: "in_process",
+          host: { ownerId: "env-worker-test", leaseTtlMs: 60_000, heartbeatIntervalMs: 5_000, fences: hostFences, orphans, logger },
+        },
+      });
+      if (installation.mode !== "runtime_host") throw new Error("expected a runtime_host installation");
+      return installation.worker;
+    },
+    async reportsAfter(count) {
+      while (reports.length < count) await new Promise<void>((resolve) => waiters.push(resolve));
+      return reports.slice(0, count);
+    },
+    async close() {
+      await plane.stop();
+      await rm(rootDir, { recursive: true, force: true });
+    },
+  };
+}
