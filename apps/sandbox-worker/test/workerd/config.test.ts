@@ -22,7 +22,7 @@ describe("settings from the Worker environment", () => {
 
   it("reads wrangler.jsonc's vars, PROFILES as an object", () => {
     const config = readConfig(testEnv);
-    expect(config).toMatchObject({ environmentId: "production", localBackups: true });
+    expect(config).toMatchObject({ environmentId: testEnv.TEST_ENVIRONMENT.environmentId, localBackups: true });
     expect(Object.keys(config.profiles)).toEqual(["hello"]);
   });
 
