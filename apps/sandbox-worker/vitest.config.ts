@@ -50,6 +50,8 @@ export default defineConfig({
           MANAGED_AGENTS_BASE_URL: environment.planeUrl,
           TEST_ENVIRONMENT: environment,
           PROFILES,
+          // Host lease renewals every 5 s, so a lease taken over mid-run is noticed within the test.
+          LEASE_TTL_MS: "15000",
           OMA_TEST_CONTAINER_URL: inject("containerServerUrl"),
           // The local container has no presigned-URL upload path; backups go through the binding.
           SANDBOX_LOCAL_BACKUPS: "true",

@@ -1,6 +1,7 @@
-import { SELF } from "cloudflare:test";
+import { SELF, createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { expect } from "vitest";
 import type { ClaimedWorkRecord } from "../../src/environment/claimed-store.js";
+import worker from "../../src/index.js";
 import { ORIGIN, call, testEnv } from "./api.js";
 import type { RecordedWebhook } from "./environment-types.js";
 
@@ -105,4 +106,17 @@ export function resultText(entry: TranscriptEntry): string {
   const content = entry.result?.content;
   if (typeof content === "string") return content;
   return Array.isArray(content) ? content.map((block: { text?: string }) => block.text ?? "").join("") : "";
+}
+
+/** Runs the Worker's cron trigger once and waits for everything it scheduled. */
+export async function runCron(env: typeof testEnv = testEnv): Promise<void> {
+  const ctx = createExecutionContext();
+  await worker.scheduled(createScheduledController({ cron: "*/5 * * * *", scheduledTime: Date.now() }), env, ctx);
+  await waitOnExecutionContext(ctx);
+}
+
+/** Rows of every claimed item in D1. */
+export async function claimedRowCount(): Promise<number> {
+  const row = await testEnv.DB.prepare("SELECT COUNT(*) AS n FROM environment_work").first<{ n: number }>();
+  return row?.n ?? 0;
 }
