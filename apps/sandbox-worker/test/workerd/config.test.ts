@@ -23,7 +23,8 @@ describe("settings from the Worker environment", () => {
   it("reads wrangler.jsonc's vars, PROFILES as an object", () => {
     const config = readConfig(testEnv);
     expect(config).toMatchObject({ environmentId: testEnv.TEST_ENVIRONMENT.environmentId, localBackups: true });
-    expect(Object.keys(config.profiles)).toEqual(["hello"]);
+    expect(Object.keys(config.profiles).sort()).toEqual(["ama-worker", "hello"]);
+    expect(config.profiles["ama-worker"]?.driver).toMatchObject({ type: "ama_worker", process: { command: "oma-ama-worker" } });
   });
 
   it("accepts PROFILES as JSON text, as a secret or a .dev.vars line would carry it", () => {
