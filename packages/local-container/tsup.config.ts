@@ -2,7 +2,7 @@ import { defineConfig } from "tsup";
 
 export default defineConfig([
   {
-    entry: { index: "src/index.ts" },
+    entry: { index: "src/index.ts", testing: "src/testing/index.ts" },
     format: ["esm"],
     platform: "node",
     dts: true,

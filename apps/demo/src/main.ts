@@ -25,7 +25,7 @@ async function main(): Promise<number> {
   const environment = await openDemoEnvironment(process.env);
   const stores = await openSqliteStores(environment.workDirectory);
   const plane = await startLocalControlPlane();
-  say(`  control  local control plane at ${plane.url} (stand-in for Claude Managed Agents: Work API, sessions, scripted agent turns)`);
+  say(`  control  local control plane at ${plane.url} (stand-in for Anthropic Managed Agents: Work API, sessions, scripted agent turns)`);
   say(`  bridge   ${environment.bridgeDescription}`);
   say(`  fences   SQLite ${stores.path} (migrations: ${stores.applied.join(", ") || "already applied"})`);
   say(`  blobs    ${environment.storeDescription}`);
@@ -87,7 +87,7 @@ async function runWorker(
   const registry = createManagedRuntimeProviderRegistry({ drivers: [driver] });
   const reports: WorkItemReport[] = [];
   const controller = new AbortController();
-  // The worker's own client: the environment key is all it holds (no Claude API key).
+  // The worker's own client: the environment key is all it holds (no Anthropic API key).
   const client = new Anthropic({ baseURL: plane.url, apiKey: null, authToken: null });
   const worker = createManagedEnvironmentWorker({
     client,

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
@@ -18,6 +18,22 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** Host pids of the processes in the PID namespace of `namespacePid`, by their pid inside it. */
+function processesInNamespaceOf(namespacePid: number): Map<number, number> {
+  const namespace = readlinkSync(`/proc/${namespacePid}/ns/pid`);
+  const found = new Map<number, number>();
+  for (const entry of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (readlinkSync(`/proc/${entry}/ns/pid`) !== namespace) continue;
+      const inner = /^NSpid:.*\s(\d+)$/m.exec(readFileSync(`/proc/${entry}/status`, "utf8"))?.[1];
+      if (inner !== undefined) found.set(Number(inner), Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
 beforeAll(async () => {
   // The app's own Worker, bundled by wrangler with its `@cloudflare/containers` alias.
   if (!existsSync(appBundle)) await promisify(execFile)("pnpm", ["exec", "wrangler", "deploy", "--dry-run", "--outdir", "dist"], { cwd: fileURLToPath(new URL("..", import.meta.url)) });
@@ -29,7 +45,9 @@ describe("the app's wrangler-bundled Worker", () => {
     const client = bridgeClient(bridge.url, bridge.apiKey);
     const id = await client.create();
     const { frames } = await client.exec(id, ["sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $!"]);
-    const pid = Number(decodeOutput(frames, "stdout").trim());
+    // The pid is the container's own (its PID namespace); the host knows the process by another.
+    const [container] = bridge.containerServer.containers.list();
+    const pid = processesInNamespaceOf(container?.root?.pid ?? -1).get(Number(decodeOutput(frames, "stdout").trim())) ?? -1;
     expect(isAlive(pid)).toBe(true);
     await bridge.stop();
     expect(isAlive(pid)).toBe(false);

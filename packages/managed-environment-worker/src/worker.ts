@@ -1,6 +1,7 @@
+import Anthropic from "@anthropic-ai/sdk";
 import type { BetaSelfHostedWork } from "@anthropic-ai/sdk/resources/beta/environments/work";
 import { createRedactingLogger, silentLogger } from "@open-managed-agents/managed-runtime-host";
-import { InvalidRequestError } from "@open-managed-agents/runtime-resource-contract";
+import { InvalidRequestError, UnauthorizedError } from "@open-managed-agents/runtime-resource-contract";
 import { type ItemContext, handleWorkItem } from "./handle-item.js";
 import { type ManagedEnvironmentWorkerOptions, type WorkItemReport, resolveWorkerOptions } from "./options.js";
 import { createSessionGate } from "./session-gate.js";
@@ -50,7 +51,7 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
   const slots = createSlots(resolved.concurrency);
   const running = new Set<Promise<void>>();
   const recentWebhooks = createRecentIds(1024);
-  let running_ = false;
+  let started = false;
   let currentDrain: Promise<DrainSummary> | null = null;
   let drainAgain = false;
 
@@ -99,6 +100,10 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
         if (!slots.free()) break;
       }
     } catch (error) {
+      // A refused environment key never recovers: the caller hears it; anything else waits for the next pass.
+      if (error instanceof Anthropic.APIError && (error.status === 401 || error.status === 403)) {
+        throw new UnauthorizedError({ message: `the Work API refused the environment key (${error.status})`, context: { status: error.status }, cause: error });
+      }
       logger.warn("worker.drain_failed", { message: error instanceof Error ? error.message : String(error) });
     } finally {
       signal.removeEventListener("abort", stop);
@@ -161,15 +166,18 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
 
   return {
     async run(signal) {
-      if (running_) throw new InvalidRequestError({ message: "the environment worker is already running" });
+      if (started) throw new InvalidRequestError({ message: "the environment worker is already running" });
       if (stopping.signal.aborted) throw new InvalidRequestError({ message: "the environment worker was shut down" });
-      running_ = true;
+      started = true;
       const onAbort = () => stopping.abort();
       signal.addEventListener("abort", onAbort, { once: true });
       if (signal.aborted) stopping.abort();
       logger.info("worker.started", { environmentId: resolved.environmentId, concurrency: resolved.concurrency });
       const fallback = setInterval(() => {
-        if (slots.free()) void drain(stopping.signal);
+        if (!slots.free()) return;
+        drain(stopping.signal).catch((error: unknown) => {
+          logger.error("worker.fallback_drain_failed", { code: error instanceof Error && "code" in error ? String(error.code) : "unknown" });
+        });
       }, resolved.fallbackPollIntervalMs);
       try {
         await longPoll();
@@ -187,7 +195,9 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
         return { eventType, duplicate: true };
       }
       logger.info("webhook.accepted", { webhookId: id, eventType });
-      const scheduled = drain().catch(() => undefined);
+      const scheduled = drain().catch((error: unknown) => {
+        logger.error("webhook.drain_failed", { webhookId: id, code: error instanceof Error && "code" in error ? String(error.code) : "unknown" });
+      });
       request.waitUntil?.(scheduled);
       return { eventType, duplicate: false };
     },

@@ -97,3 +97,14 @@ function defaultProfile() {
     },
   };
 }
+
+it("answers a drain with unauthorized when the Work API refuses the environment key, never echoing it", async () => {
+  stack = await startStack();
+  const worker = await stack.worker({ environmentKey: "not-the-environment-key" });
+  const error = await worker.drain().then(
+    () => null,
+    (caught: unknown) => caught as { code?: string; message?: string },
+  );
+  expect(error?.code).toBe("unauthorized");
+  expect(error?.message).not.toContain("not-the-environment-key");
+});

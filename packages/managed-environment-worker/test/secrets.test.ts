@@ -1,8 +1,6 @@
 import { readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
-import { createManagedRuntimeHost, createManagedRuntimeProviderRegistry } from "@open-managed-agents/managed-runtime-host";
-import { REFERENCE_PROVIDER } from "@open-managed-agents/managed-runtime-conformance/testing";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { decodeWorkSecret } from "../src/index.js";
 import { allCommandLines } from "./support/processes.js";
@@ -60,27 +58,19 @@ it("puts the environment key, work secrets and sessions tokens in no lease, chec
         };
       },
     });
-  const registry = createManagedRuntimeProviderRegistry({ drivers: [stack.driver] });
   const binDirectory = process.env.OMA_AMA_WORKER_BIN_DIR ?? "/opt/open-managed-agents/bin";
-  const profile = amaWorkerProfile(binDirectory);
-  const withOutputs = { ...profile, outputs: { requirement: "durable" as const } };
+  const withOutputs = { ...amaWorkerProfile(binDirectory), outputs: { requirement: "durable" as const } };
   const worker = await stack.worker({
     client,
     profileFor: () => withOutputs,
-    async host({ scope, profile: itemProfile }) {
-      const { resources } = await registry.prepare({ provider: REFERENCE_PROVIDER, placement: "in_process", scope, profile: itemProfile, providerConfig: {} });
-      return createManagedRuntimeHost({
-        ownerId: "secrets-test",
-        leaseTtlMs: 60_000,
-        heartbeatIntervalMs: 5_000,
-        fences: observed(stack.fences),
-        orphans: observed(stack.orphans),
-        sandbox: observed(resources.sandbox),
-        workspace: observed(resources.workspace),
-        outputs: observed(resources.outputs),
-        harnessDriver: resources.harnessDriver,
-      });
-    },
+    host: stack.hostFactory((ports) => ({
+      ...ports,
+      fences: observed(ports.fences),
+      orphans: observed(ports.orphans),
+      sandbox: observed(ports.sandbox),
+      workspace: observed(ports.workspace),
+      outputs: observed(ports.outputs),
+    })),
   });
 
   const session = stack.plane.createSession({ environmentId: stack.environment.id });

@@ -83,6 +83,14 @@ describe("openma_supervised lane", () => {
     // The host terminated the sandbox (not kept as an orphan) because the run ended lease_lost.
     expect(stack.logs.some((entry) => entry.event === "sandbox.terminated" && entry.fields.reason === "lease_lost")).toBe(true);
     expect(await stack.orphans.list({ limit: 10 })).toEqual([]);
+    // And the supervisor process is gone: terminate reached the sandbox's processes.
+    const deadline = Date.now() + 20_000;
+    let left = await processesContaining(marker);
+    while (left.length > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      left = await processesContaining(marker);
+    }
+    expect(left).toEqual([]);
     // Not stopped by this worker: the lease belongs to whoever renewed it.
     expect(stack.plane.workItems(stack.environment.id).find((candidate) => candidate.id === workId)?.state).not.toBe("stopped");
   });

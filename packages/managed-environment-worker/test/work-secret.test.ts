@@ -1,20 +1,10 @@
-import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { describe, expect, it } from "vitest";
 import { projectWorkEnv, withHarnessEnv } from "../src/harness-env.js";
 import { decodeWorkSecret } from "../src/work-secret.js";
+import { typedError } from "./support/errors.js";
 
 const encode = (payload: unknown) => Buffer.from(JSON.stringify(payload)).toString("base64url");
 const SECRET_TOKEN = "sessions-token-value-1";
-
-function refusal(secret: string): ManagedRuntimeError {
-  try {
-    decodeWorkSecret(secret);
-  } catch (error) {
-    if (ManagedRuntimeError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error("decodeWorkSecret accepted the secret");
-}
 
 describe("decodeWorkSecret", () => {
   it("reads sessions_token and api_base_url from URL-safe base64 JSON", () => {
@@ -34,8 +24,8 @@ describe("decodeWorkSecret", () => {
     ["an array", encode([SECRET_TOKEN]), "secret"],
     ["a non-string token", encode({ sessions_token: 42 }), "secret.sessions_token"],
     ["a bad api_base_url", encode({ sessions_token: SECRET_TOKEN, api_base_url: "ftp://x" }), "secret.api_base_url"],
-  ])("refuses %s with invalid_request naming the field, never the value", (_name, secret, field) => {
-    const error = refusal(secret);
+  ])("refuses %s with invalid_request naming the field, never the value", async (_name, secret, field) => {
+    const error = await typedError(() => decodeWorkSecret(secret));
     expect(error.code).toBe("invalid_request");
     expect(error.context.field).toBe(field);
     expect(JSON.stringify(error.toJSON())).not.toContain(SECRET_TOKEN);

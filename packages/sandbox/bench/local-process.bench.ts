@@ -1,6 +1,7 @@
 /**
- * Cost of one short command (`true`) started with mapped paths, against a plain `spawn` of the same
- * program in the same process. Rounds interleave the variants so machine load hits them alike.
+ * Cost of one short command (`true`) started with mapped paths and in a bubblewrap confinement (as the
+ * local container server runs every command), against a plain `spawn` of the same program in the same
+ * process, and confined against unconfined (the kept mount namespace the unconfined server uses). Rounds interleave the variants so machine load hits them alike.
  * Run: `pnpm --filter @open-managed-agents/sandbox bench`.
  * `ROUNDS=N` changes the number of rounds (default 40).
  */
@@ -8,7 +9,9 @@ import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createMountNamespace, detectPathMappingMode, releaseMountNamespace, spawnMapped } from "../src/local-process.js";
+import {
+  type ConfinedRoot, createConfinedRoot, createMountNamespace, isConfinementAvailable, detectPathMappingMode, releaseMountNamespace, spawnMapped,
+} from "../src/local-process.js";
 
 const rounds = Number(process.env.ROUNDS ?? 40);
 const root = await mkdtemp(join(tmpdir(), "local-process-bench-"));
@@ -18,6 +21,10 @@ await Promise.all(Object.values(mounts).map((directory) => mkdir(directory, { re
 
 const mode = detectPathMappingMode();
 const namespace = mode === "namespace" ? await createMountNamespace(mounts) : undefined;
+const confinedAvailable = isConfinementAvailable();
+const setupStarted = process.hrtime.bigint();
+const confined: ConfinedRoot | undefined = confinedAvailable ? await createConfinedRoot({ tree: join(root, "confined"), mounts }) : undefined;
+const setupMs = Number(process.hrtime.bigint() - setupStarted) / 1e6;
 const waitClose = (child: ReturnType<typeof spawn>): Promise<unknown> => new Promise((resolve) => child.once("close", resolve));
 
 const variants: Record<string, () => Promise<unknown>> = {
@@ -29,6 +36,7 @@ if (namespace !== undefined) {
   variants["namespace, kept (spawnMapped)"] = () => spawnMapped({ command: "true", mounts, mapping: "namespace" }).exited;
   variants["namespace, createMountNamespace"] = () => namespace.spawn({ command: "true" }).exited;
 }
+if (confined !== undefined) variants["confined (bubblewrap, entered)"] = () => confined.spawn({ command: "true", cwd: "/" }).exited;
 
 const samples = new Map<string, number[]>(Object.keys(variants).map((name) => [name, []]));
 for (const run of Object.values(variants)) await run(); // warm-up; also builds the kept namespace
@@ -58,6 +66,18 @@ if (perCommand !== undefined && keptTimes !== undefined) {
   console.log(`kept namespace vs one per command: ${(percentile(perCommand, 0.5) / percentile(keptTimes, 0.5)).toFixed(2)}× faster (median)`);
 }
 
+const confinedTimes = samples.get("confined (bubblewrap, entered)");
+const unconfinedTimes = samples.get("namespace, createMountNamespace");
+if (confinedTimes !== undefined) {
+  console.log(`confined container start (overlay root + bubblewrap): ${setupMs.toFixed(1)} ms`);
+  if (unconfinedTimes !== undefined) {
+    const extra = percentile(confinedTimes, 0.5) - percentile(unconfinedTimes, 0.5);
+    console.log(`confined vs unconfined per command: ${(percentile(confinedTimes, 0.5) / percentile(unconfinedTimes, 0.5)).toFixed(2)}× (median, +${extra.toFixed(2)} ms)`);
+  }
+} else console.log("confined: bubblewrap unavailable here, not measured");
+
+confined?.dispose();
+await confined?.ended;
 namespace?.dispose();
 releaseMountNamespace();
 await rm(root, { recursive: true, force: true });

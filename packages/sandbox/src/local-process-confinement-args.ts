@@ -13,10 +13,12 @@ export interface ConfinementLimits {
   readonly maxOpenFiles: number;
   /** `RLIMIT_FSIZE`: largest file a process may write, in bytes. @default 4 GiB */
   readonly maxFileBytes: number;
+  /** `RLIMIT_AS`: address space of one process, in bytes (a memory bound per process, not per container). @default 16 GiB */
+  readonly maxMemoryBytes: number;
 }
 
 /** Defaults of {@link ConfinementLimits}. */
-export const DEFAULT_CONFINEMENT_LIMITS: ConfinementLimits = { maxProcesses: 256, maxOpenFiles: 4096, maxFileBytes: 4 * 1024 ** 3 };
+export const DEFAULT_CONFINEMENT_LIMITS: ConfinementLimits = { maxProcesses: 256, maxOpenFiles: 4096, maxFileBytes: 4 * 1024 ** 3, maxMemoryBytes: 16 * 1024 ** 3 };
 
 /** Top-level host directories a confined root is built from; everything else of the host stays invisible. */
 const SYSTEM_ENTRIES = ["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "var", "opt"] as const;
@@ -63,7 +65,14 @@ export const HOLDER_SCRIPT = [
   '  shift',
   'done; shift',
   'while [ "$1" != -- ]; do ln -sfn "$2" "rootfs/$1" || exit 125; shift 2; done; shift',
-  'mkdir -p rootfs/proc rootfs/dev rootfs/root rootfs/home rootfs/mnt rootfs/run rootfs/srv || exit 125',
+  'mkdir -p rootfs/proc rootfs/dev rootfs/root rootfs/home rootfs/mnt rootfs/run rootfs/srv rootfs/tmp private/var/tmp || exit 125',
+  'chmod 1777 rootfs/tmp private/var/tmp || exit 125',
+  // The container's root holds no capability and maps only uid 0, so directories of other users are
+  // closed to it. apt downloads as `_apt` into such directories; the container's copies become root's
+  // and apt is told to stay root (copy-on-write: the host's files keep their owners).
+  'for d in var/cache/apt/archives/partial var/lib/apt/lists/partial var/lib/apt/lists/auxfiles; do [ -d "rootfs/$d" ] && chown root:root "rootfs/$d"; done',
+  '[ -d rootfs/etc/apt/apt.conf.d ] && echo \'APT::Sandbox::User "root";\' > rootfs/etc/apt/apt.conf.d/00openma-sandbox-user',
+  'true',
   'exec "$@"',
 ].join("\n");
 
@@ -80,6 +89,10 @@ export interface HolderArgsInput {
   readonly bwrap: string;
   /** Descriptor bubblewrap writes its JSON info (with `child-pid`) to. */
   readonly infoFd: number;
+  /** Further host paths (files or directories) bound at container paths, after the mounts. */
+  readonly extraBinds?: readonly (readonly [hostPath: string, containerPath: string])[];
+  /** The first process instead of {@link INIT}: it must print `ready` and exit when its stdin closes. */
+  readonly init?: readonly string[];
 }
 
 /**
@@ -91,10 +104,14 @@ const INIT = ["/bin/sh", "-c", "echo ready; read -r _ || true"];
 /** `unshare` arguments that build the confined root and keep it with {@link INIT} as its first process. */
 export function holderArgs(input: HolderArgsInput): string[] {
   const binds = mountPointsShortestFirst(input.mounts).flatMap((mountPoint) => ["--bind", input.mounts[mountPoint] as string, mountPoint]);
+  // The host's /var/tmp holds other programs' files; the container gets a fresh one of its own.
+  const privateVarTmp = input.plan.overlays.includes("var") ? ["--bind", `${input.tree}/private/var/tmp`, "/var/tmp"] : [];
   const bwrap = [
     input.bwrap,
     "--bind", `${input.tree}/rootfs`, "/",
+    ...privateVarTmp,
     ...binds,
+    ...(input.extraBinds ?? []).flatMap(([hostPath, containerPath]) => ["--bind", hostPath, containerPath]),
     "--proc", "/proc",
     "--dev", "/dev",
     "--unshare-all",
@@ -106,7 +123,7 @@ export function holderArgs(input: HolderArgsInput): string[] {
     "--info-fd", String(input.infoFd),
     "--chdir", "/",
     "--",
-    ...INIT,
+    ...(input.init ?? INIT),
   ];
   return [
     "--mount", "--propagation", "private", "--",
@@ -116,19 +133,28 @@ export function holderArgs(input: HolderArgsInput): string[] {
   ];
 }
 
-/** After entering: go to the working directory and become the command. */
-const RUN_COMMAND = 'cd "$1" || exit 125; shift; exec "$@"';
+/**
+ * After entering: close every descriptor but stdin, stdout and stderr (the namespace handles, and any the
+ * server itself inherited without close-on-exec), go to the working directory and become the command.
+ * bash names any descriptor; a POSIX shell only 0–9, which still covers the namespace handles.
+ */
+const RUN_COMMAND_BASH = 'for fd in /proc/self/fd/*; do fd=${fd##*/}; case $fd in 0|1|2) ;; *) eval "exec $fd>&-" ;; esac; done; cd "$1" || exit 125; shift; exec "$@"';
+const RUN_COMMAND_SH = 'exec 3<&- 4<&- 5<&- 6<&- 7<&- 8<&- 9<&-; cd "$1" || exit 125; shift; exec "$@"';
 
 /** What {@link enterArgs} needs. */
 export interface EnterArgsInput {
-  /** Host pid of the container's first process. */
-  readonly pid: number;
-  /** `nsenter` flags of the namespaces the container has of its own (`--user`, `--mount`, …). */
-  readonly namespaces: readonly string[];
+  /**
+   * Each namespace the container has of its own: its `nsenter` flag (`--user`, `--mount`, …) and the
+   * descriptor, in the started process, of the server's handle on it. Descriptors, not a pid: a pid may
+   * name another process once the container's first one is gone, a held namespace never does.
+   */
+  readonly namespaces: readonly (readonly [flag: string, fd: number])[];
   readonly limits: ConfinementLimits;
   readonly nsenter: string;
   /** Path of `setpriv`, the same inside the container (its `/usr` is the host's, copy-on-write). */
   readonly setpriv: string;
+  /** Shell that closes descriptors and starts the command: `/bin/bash` where present, else `/bin/sh`. */
+  readonly shell: string;
   readonly cwd: string;
   readonly command: string;
   readonly args: readonly string[];
@@ -143,12 +169,12 @@ export interface EnterArgsInput {
 export function enterArgs(input: EnterArgsInput): string[] {
   const { limits } = input;
   return [
-    `--nproc=${limits.maxProcesses}`, `--nofile=${limits.maxOpenFiles}`, `--fsize=${limits.maxFileBytes}`, "--",
-    input.nsenter, "--target", String(input.pid),
-    ...input.namespaces,
-    "--root", "--",
+    `--nproc=${limits.maxProcesses}`, `--nofile=${limits.maxOpenFiles}`, `--fsize=${limits.maxFileBytes}`, `--as=${limits.maxMemoryBytes}`, "--",
+    input.nsenter,
+    // Joining the mount namespace also moves to its root, the container's (bubblewrap pivoted into it).
+    ...input.namespaces.map(([flag, fd]) => `${flag}=/proc/self/fd/${fd}`), "--",
     input.setpriv, "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--",
-    "/bin/sh", "-c", RUN_COMMAND, "openma-enter", input.cwd, input.command, ...input.args,
+    input.shell, "-c", input.shell.endsWith("/bash") ? RUN_COMMAND_BASH : RUN_COMMAND_SH, "openma-enter", input.cwd, input.command, ...input.args,
   ];
 }
 

@@ -1,11 +1,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync, readlinkSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { closeSync, existsSync, openSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
-import { CapabilityUnsupportedError, InvalidRequestError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import { CapabilityUnsupportedError, InvalidConfigError, InvalidRequestError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
 import { wrapChild } from "./local-process-child.js";
 import {
   type ConfinementLimits, type ConfinementNetwork, DEFAULT_CONFINEMENT_LIMITS, NAMESPACE_FLAGS, enterArgs, holderArgs, planRoot,
 } from "./local-process-confinement-args.js";
+import { JOIN_CGROUP_SCRIPT, createPidsCgroup } from "./local-process-cgroup.js";
+import { EGRESS_FORWARDER, EGRESS_PROXY_ENV, EGRESS_SOCKET_PATH, startEgressProxy } from "./local-process-egress-proxy.js";
 import { findExecutable } from "./local-process-mount-script.js";
 import { mapPath, normalizeSandboxPath, validateMounts } from "./local-process-paths.js";
 import { resolveInRoot } from "./local-process-root-paths.js";
@@ -32,6 +35,12 @@ export interface ConfinedRootOptions {
   readonly limits?: Partial<ConfinementLimits>;
   /** Host name inside the container. @default "sandbox" */
   readonly hostname?: string;
+  /**
+   * With `network: "none"`: the only way out is a filtering HTTP(S) proxy on the host that lets through
+   * these destinations (`host`, `host:port`, `*.domain`; no port = 80 and 443). Commands get
+   * `HTTP(S)_PROXY` pointing at it; a command that ignores them has no network at all.
+   */
+  readonly egressAllowList?: readonly string[];
 }
 
 /** A running confinement: the container's first process and how to run more commands beside it. */
@@ -43,8 +52,12 @@ export interface ConfinedRoot {
   readonly mounts: PathMounts;
   readonly network: ConfinementNetwork;
   readonly limits: ConfinementLimits;
-  /** Host pid of the container's first process; its `/proc/<pid>/root` is the container's root. */
+  /** The egress proxy when an allow-list was given: destinations it refused, newest last. */
+  readonly egress: { readonly allowList: readonly string[]; readonly refused: readonly string[] } | undefined;
+  /** Host pid of the container's first process (commands enter through held descriptors, never through this pid). */
   readonly pid: number;
+  /** Whether a pids cgroup bounds the container's processes together (`limits.maxProcesses`); otherwise only `RLIMIT_NPROC` does. */
+  readonly processCgroup: boolean;
   /** Starts a command inside the confinement, in its own process group. Throws `invalid_request` once disposed. */
   spawn(command: MappedCommand): MappedProcess;
   /**
@@ -79,6 +92,12 @@ export function assertConfinementAvailable(): void {
   });
 }
 
+/** Whether bubblewrap confinement can run here (see {@link assertConfinementAvailable}). */
+export function isConfinementAvailable(): boolean {
+  checked ??= missingRequirement() ?? "";
+  return checked === "";
+}
+
 function missingRequirement(): string | undefined {
   if (process.platform !== "linux") return `it needs Linux (this is ${process.platform})`;
   if (process.getuid?.() !== 0) return "it needs root (the copy-on-write root is an overlayfs mount)";
@@ -98,13 +117,36 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
   const { mounts } = validateMounts(options.mounts);
   const network = options.network ?? "shared";
   const limits = { ...DEFAULT_CONFINEMENT_LIMITS, ...options.limits };
+  if (options.egressAllowList !== undefined && network !== "none") {
+    throw new InvalidConfigError({
+      message: 'egressAllowList needs network: "none": with the host network a command could go around the proxy',
+      context: { field: "egressAllowList" },
+    });
+  }
+  if (options.egressAllowList !== undefined && !process.execPath.startsWith("/usr/")) {
+    throw new CapabilityUnsupportedError({
+      message: `the egress forwarder runs this Node inside the container, so it must live under /usr (it is ${process.execPath})`,
+      context: { execPath: process.execPath },
+    });
+  }
   await mkdir(options.tree, { recursive: true });
-  const holder = spawn(findExecutable("unshare") as string, holderArgs({
+  const proxy = options.egressAllowList === undefined ? undefined : await startEgressProxy(options.egressAllowList);
+  // Every process of the container, the first one and each command, joins one pids cgroup before it
+  // enters: RLIMIT_NPROC does not bind a container whose root is the host's uid 0.
+  const cgroup = createPidsCgroup(`openma-${randomBytes(8).toString("hex")}`, limits.maxProcesses);
+  const joining = (command: string, args: readonly string[]): [string, string[]] =>
+    cgroup === undefined ? [command, [...args]] : ["/bin/sh", ["-c", JOIN_CGROUP_SCRIPT, cgroup.procsFile, command, ...args]];
+  const [holderCommand, holderArguments] = joining(findExecutable("unshare") as string, holderArgs({
     tree: options.tree, mounts, plan: planRoot(), network, hostname: options.hostname ?? "sandbox", bwrap: findExecutable("bwrap") as string, infoFd: 3,
-  }), { cwd: "/", env: { PATH: SYSTEM_PATH }, stdio: ["pipe", "pipe", "pipe", "pipe"] });
+    ...(proxy === undefined ? {} : { extraBinds: [[proxy.socketPath, EGRESS_SOCKET_PATH]], init: [process.execPath, "-e", EGRESS_FORWARDER] }),
+  }));
+  const holder = spawn(holderCommand, holderArguments, { cwd: "/", env: { PATH: SYSTEM_PATH }, stdio: ["pipe", "pipe", "pipe", "pipe"] });
   const ended = new Promise<void>((resolve) => {
     holder.once("close", () => resolve());
     holder.once("error", () => resolve());
+  }).then(async () => {
+    await proxy?.close();
+    await cgroup?.remove();
   });
   holder.stdin?.on("error", () => undefined);
   const dispose = (): void => {
@@ -112,20 +154,30 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
     if (holder.exitCode === null && holder.signalCode === null) holder.kill("SIGKILL");
   };
   let pid: number;
+  let handles: { readonly flags: string[]; readonly fds: number[]; readonly rootFd: number };
   try {
     pid = await waitForReady(holder);
+    handles = holdNamespaces(pid, network);
   } catch (error) {
     dispose();
     await ended;
     throw error;
   }
-  const namespaces = ownNamespaces(pid, network);
+  const held = handles;
+  void ended.then(() => {
+    for (const fd of [...held.fds, held.rootFd]) closeSync(fd);
+  });
+  // In each started process the held descriptors follow stdin, stdout and stderr, in this order.
+  const namespaces = held.flags.map((flag, index) => [flag, 3 + index] as const);
   const prlimit = findExecutable("prlimit") as string;
   const nsenter = findExecutable("nsenter") as string;
   const setpriv = findExecutable("setpriv") as string;
+  const shell = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
+  // The held root descriptor reaches the container's root for as long as the server holds it.
+  const rootPrefix = `/proc/${process.pid}/fd/${held.rootFd}`;
   const toHost = (containerPath: string): string => {
     const mapped = mapPath(containerPath, mounts, "/");
-    return mapped === containerPath ? `/proc/${pid}/root${containerPath}` : mapped;
+    return mapped === containerPath ? `${rootPrefix}${containerPath}` : mapped;
   };
   let disposed = false;
   return {
@@ -135,15 +187,20 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
     network,
     limits,
     pid,
+    processCgroup: cgroup !== undefined,
+    egress: proxy === undefined ? undefined : { allowList: [...(options.egressAllowList ?? [])], refused: proxy.refused },
     ended,
     spawn(command) {
       if (disposed) throw new InvalidRequestError({ message: "the confined container was disposed", context: { pid } });
       const cwd = normalizeSandboxPath(command.cwd ?? DEFAULT_SANDBOX_CWD, "/");
-      const child = spawn(prlimit, enterArgs({ pid, namespaces, limits, nsenter, setpriv, cwd, command: command.command, args: command.args ?? [] }), {
+      const [program, args] = joining(prlimit, enterArgs({ namespaces, limits, nsenter, setpriv, shell, cwd, command: command.command, args: command.args ?? [] }));
+      const child = spawn(program, args, {
         cwd: "/",
-        env: { ...(command.env ?? {}) },
+        env: { ...(proxy === undefined ? {} : EGRESS_PROXY_ENV), ...(command.env ?? {}) },
         detached: true,
-        stdio: "pipe",
+        // The descriptors reach the child at fork time; the entered shell closes them before the
+        // command runs, so it inherits none.
+        stdio: ["pipe", "pipe", "pipe", ...held.fds],
       });
       return wrapChild(child, "namespace", command.signal);
     },
@@ -158,18 +215,29 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
   };
 }
 
-/** `nsenter` flags for every namespace the container does not share with this process; the essential ones must be its own. */
-function ownNamespaces(pid: number, network: ConfinementNetwork): string[] {
-  const own: string[] = [];
+/**
+ * Opens a descriptor on every namespace the container does not share with this process, and on its root
+ * directory, while its first process is known to be alive; the essential namespaces must be its own.
+ */
+function holdNamespaces(pid: number, network: ConfinementNetwork): { flags: string[]; fds: number[]; rootFd: number } {
+  const flags: string[] = [];
   for (const [name, flag] of Object.entries(NAMESPACE_FLAGS)) {
-    if (readlinkSync(`/proc/${pid}/ns/${name}`) !== readlinkSync(`/proc/self/ns/${name}`)) own.push(flag);
+    if (readlinkSync(`/proc/${pid}/ns/${name}`) !== readlinkSync(`/proc/self/ns/${name}`)) flags.push(flag);
   }
   const required = ["--user", "--mount", "--pid", ...(network === "none" ? ["--net"] : [])];
-  const shared = required.filter((flag) => !own.includes(flag));
+  const shared = required.filter((flag) => !flags.includes(flag));
   if (shared.length > 0) {
     throw new SandboxFailedError({ message: `bubblewrap did not give the container its own namespaces: ${shared.join(", ")}`, context: { shared } });
   }
-  return own;
+  const names = Object.fromEntries(Object.entries(NAMESPACE_FLAGS).map(([name, flag]) => [flag, name]));
+  const fds: number[] = [];
+  try {
+    for (const flag of flags) fds.push(openSync(`/proc/${pid}/ns/${names[flag] as string}`, "r"));
+    return { flags, fds, rootFd: openSync(`/proc/${pid}/root`, "r") };
+  } catch (error) {
+    for (const fd of fds) closeSync(fd);
+    throw new SandboxFailedError({ message: `could not hold the container's namespaces: ${String(error)}`, cause: error });
+  }
 }
 
 /** Resolves with the first process's host pid once bubblewrap reported it and the process said `ready`. */

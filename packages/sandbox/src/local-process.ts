@@ -40,7 +40,7 @@ export { type MapPathOptions, mapPath, normalizeSandboxPath, rewriteSandboxPaths
 export { releaseMountNamespace } from "./local-process-namespace-cache.js";
 export {
   type ConfinedRoot, type ConfinedRootOptions, type ConfinementLimits, type ConfinementMode, type ConfinementNetwork,
-  DEFAULT_CONFINEMENT_LIMITS, assertConfinementAvailable, createConfinedRoot,
+  DEFAULT_CONFINEMENT_LIMITS, assertConfinementAvailable, createConfinedRoot, isConfinementAvailable,
 } from "./local-process-confinement.js";
 export { type ResolveInRootOptions, resolveInRoot } from "./local-process-root-paths.js";
 

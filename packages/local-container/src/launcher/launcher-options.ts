@@ -11,6 +11,7 @@ const limitsSchema = z
     maxContainerProcesses: z.number().int().positive(),
     maxOpenFiles: z.number().int().positive(),
     maxFileBytes: z.number().int().positive(),
+    maxMemoryBytes: z.number().int().positive(),
   })
   .partial()
   .strict();
@@ -27,6 +28,7 @@ const launcherOptionsSchema = z
     workerScriptPath: z.string().min(1).optional(),
     confinement: z.enum(["bubblewrap", "unconfined-unsafe"]).default("bubblewrap"),
     network: z.enum(["shared", "none"]).default("shared"),
+    egressAllowList: z.array(z.string().min(1).max(300)).max(1_000).optional(),
     limits: limitsSchema.default({}),
     verbose: z.boolean().default(false),
   })
@@ -58,6 +60,8 @@ export interface StartLocalBridgeOptions {
   readonly confinement?: ConfinementMode;
   /** Network of the confined containers: the host's, or `none`. @default "shared" */
   readonly network?: ConfinementNetwork;
+  /** With `network: "none"`: destinations the containers may reach through the host's filtering proxy (see `LocalContainerServerOptions.egressAllowList`). */
+  readonly egressAllowList?: readonly string[];
   /** Limits of the local container server. */
   readonly limits?: Partial<LocalContainerLimits>;
   /** Shows workerd's log lines. @default false */

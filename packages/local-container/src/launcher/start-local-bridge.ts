@@ -79,7 +79,9 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
   let containerServer: LocalContainerServer | undefined;
   let miniflare: Miniflare | undefined;
   try {
-    containerServer = await createLocalContainerServer({ rootDir, limits: resolved.limits, confinement: resolved.confinement, network: resolved.network });
+    containerServer = await createLocalContainerServer({ rootDir, limits: resolved.limits, confinement: resolved.confinement, network: resolved.network,
+      ...(resolved.egressAllowList === undefined ? {} : { egressAllowList: resolved.egressAllowList }),
+    });
     const scriptPath = resolved.workerScriptPath ?? defaultBridgeWorkerPath();
     miniflare = new Miniflare({
       host: resolved.host,

@@ -40,6 +40,7 @@ export interface LocalContainer {
 export interface ContainerRuntimeOptions {
   readonly confinement: ConfinementMode;
   readonly network: ConfinementNetwork;
+  readonly egressAllowList?: readonly string[] | undefined;
   /** Used by unconfined containers only. */
   readonly pathMapping: PathMapping;
 }
@@ -100,7 +101,8 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
           tree: directory,
           mounts,
           network: runtime.network,
-          limits: { maxProcesses: limits.maxContainerProcesses, maxOpenFiles: limits.maxOpenFiles, maxFileBytes: limits.maxFileBytes },
+          ...(runtime.egressAllowList === undefined ? {} : { egressAllowList: runtime.egressAllowList }),
+          limits: { maxProcesses: limits.maxContainerProcesses, maxOpenFiles: limits.maxOpenFiles, maxFileBytes: limits.maxFileBytes, maxMemoryBytes: limits.maxMemoryBytes },
         });
         namespace = root;
       } else namespace = await createMountNamespace(mounts, { mapping: pathMapping });

@@ -19,6 +19,7 @@ const limitsSchema = z
     maxContainerProcesses: z.number().int().positive().default(DEFAULT_CONFINEMENT_LIMITS.maxProcesses),
     maxOpenFiles: z.number().int().positive().default(DEFAULT_CONFINEMENT_LIMITS.maxOpenFiles),
     maxFileBytes: z.number().int().positive().default(DEFAULT_CONFINEMENT_LIMITS.maxFileBytes),
+    maxMemoryBytes: z.number().int().positive().default(DEFAULT_CONFINEMENT_LIMITS.maxMemoryBytes),
   })
   .strict();
 
@@ -35,6 +36,7 @@ const serverOptionsSchema = z
     pathMapping: z.enum(["auto", "namespace", "rewrite"]).default("auto"),
     confinement: z.enum(["bubblewrap", "unconfined-unsafe"]).default("bubblewrap"),
     network: z.enum(["shared", "none"]).default("shared"),
+    egressAllowList: z.array(z.string().min(1).max(300)).max(1_000).optional(),
     limits: limitsSchema.default(() => limitsSchema.parse({})),
   })
   .strict();
@@ -58,6 +60,8 @@ export interface LocalContainerLimits {
   readonly maxOpenFiles: number;
   /** Largest file a confined process may write (`RLIMIT_FSIZE`), in bytes. @default 4 GiB */
   readonly maxFileBytes: number;
+  /** Address space of one confined process (`RLIMIT_AS`), in bytes. No per-container memory bound: see docs/local-stack.md. @default 16 GiB */
+  readonly maxMemoryBytes: number;
 }
 
 /** Options of `createLocalContainerServer`. */
@@ -85,6 +89,12 @@ export interface LocalContainerServerOptions {
   readonly confinement?: ConfinementMode;
   /** Network of confined containers: the host's, or `none` (loopback only). Needs `bubblewrap`. @default "shared" */
   readonly network?: ConfinementNetwork;
+  /**
+   * With `network: "none"`: the containers' only way out is a filtering HTTP(S) proxy on the host that lets
+   * through these destinations (`host`, `host:port`, `*.domain`; no port = 80 and 443). Commands get
+   * `HTTP(S)_PROXY`; one that ignores them has no network at all. Needs `network: "none"`.
+   */
+  readonly egressAllowList?: readonly string[];
   readonly limits?: Partial<LocalContainerLimits>;
 }
 
@@ -97,6 +107,7 @@ export interface ResolvedServerOptions {
   readonly pathMapping: PathMapping;
   readonly confinement: ConfinementMode;
   readonly network: ConfinementNetwork;
+  readonly egressAllowList: readonly string[] | undefined;
   readonly limits: LocalContainerLimits;
 }
 
@@ -134,11 +145,17 @@ export function resolveServerOptions(options: LocalContainerServerOptions): Reso
       context: { field: "pathMapping" },
     });
   }
+  if (result.data.egressAllowList !== undefined && network !== "none") {
+    throw new InvalidConfigError({
+      message: 'invalid local container server option egressAllowList: it needs network: "none" (with the host network a command could go around the proxy)',
+      context: { field: "egressAllowList" },
+    });
+  }
   if (confinement === "unconfined-unsafe" && network === "none") {
     throw new InvalidConfigError({
       message: 'invalid local container server option network: "none" needs confinement: "bubblewrap"',
       context: { field: "network" },
     });
   }
-  return { ...result.data, rootDir };
+  return { ...result.data, egressAllowList: result.data.egressAllowList, rootDir };
 }

@@ -5,17 +5,19 @@ import Anthropic from "@anthropic-ai/sdk";
 import { DEFAULT_AMA_WORKER_BIN_DIRECTORY, installAmaWorkerBin } from "@open-managed-agents/ama-worker";
 import { type LocalControlPlane, startLocalControlPlane } from "@open-managed-agents/local-control-plane";
 import { REFERENCE_PROVIDER, createReferenceManagedRuntimeDriver } from "@open-managed-agents/managed-runtime-conformance/testing";
+import { type ManagedRuntimeHostOptions, createManagedRuntimeHost, createManagedRuntimeProviderRegistry } from "@open-managed-agents/managed-runtime-host";
 import { type LogEntry, createMemoryFencePort, createMemoryOrphanPort, createRecordingLogger } from "@open-managed-agents/managed-runtime-host/testing";
 import type { ManagedRuntimeProfile, RuntimeResourceFencePort } from "@open-managed-agents/runtime-resource-contract";
 import {
   type ManagedEnvironmentWorker,
   type ManagedEnvironmentWorkerOptions,
+  type ManagedRuntimeHostFactory,
   type WorkItemReport,
   createManagedEnvironmentWorkerInstallation,
 } from "../../src/index.js";
 
 /**
- * The pieces a user runs, all real: the local control plane (stand-in for Claude Managed Agents), the
+ * The pieces a user runs, all real: the local control plane (stand-in for Anthropic Managed Agents), the
  * official SDK client, this worker, the fenced host over the conformance reference driver (real `sh`
  * and `node` subprocesses that see `/workspace`), and the `oma-ama-worker` bin inside that sandbox.
  */
@@ -30,6 +32,11 @@ export interface Stack {
   readonly logs: readonly LogEntry[];
   readonly rootDir: string;
   worker(overrides?: Partial<ManagedEnvironmentWorkerOptions>, hostFences?: RuntimeResourceFencePort): Promise<ManagedEnvironmentWorker>;
+  /**
+   * A per-item host factory over the reference driver, like the installation's, with `wrap` to replace or
+   * observe ports (its second argument counts items from 1).
+   */
+  hostFactory(wrap?: (ports: HostPorts, item: number) => HostPorts): ManagedRuntimeHostFactory;
   /** Resolves once `count` reports arrived. */
   reportsAfter(count: number): Promise<WorkItemReport[]>;
   close(): Promise<void>;
@@ -47,6 +54,9 @@ export function amaWorkerProfile(binDirectory: string): ManagedRuntimeProfile {
     },
   };
 }
+
+/** The ports a host is built from. */
+export type HostPorts = Omit<ManagedRuntimeHostOptions, "ownerId" | "leaseTtlMs" | "heartbeatIntervalMs">;
 
 export async function startStack(options: { webhook?: { url: string; secret: string }; defaultTtlSeconds?: number; clock?: () => number } = {}): Promise<Stack> {
   const rootDir = await mkdtemp(join(tmpdir(), "oma-env-worker-"));
@@ -105,6 +115,17 @@ export async function startStack(options: { webhook?: { url: string; secret: str
       });
       if (installation.mode !== "runtime_host") throw new Error("expected a runtime_host installation");
       return installation.worker;
+    },
+    hostFactory(wrap = (ports) => ports) {
+      const registry = createManagedRuntimeProviderRegistry({ drivers: [driver] });
+      let item = 0;
+      return async ({ scope, profile }) => {
+        item += 1;
+        const { resources } = await registry.prepare({ provider: REFERENCE_PROVIDER, placement: "in_process", scope, profile, providerConfig: {} });
+        // The supervisor transport is already inside the wrapped harness driver.
+        const { supervisorTransport: _transport, ...ports } = resources;
+        return createManagedRuntimeHost({ ownerId: "env-worker-test", leaseTtlMs: 60_000, heartbeatIntervalMs: 5_000, ...wrap({ fences, orphans, logger, ...ports }, item) });
+      };
     },
     async reportsAfter(count) {
       while (reports.length < count) await new Promise<void>((resolve) => waiters.push(resolve));

@@ -3,7 +3,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { DEFAULT_AMA_WORKER_BIN_DIRECTORY, installAmaWorkerBin } from "@open-managed-agents/ama-worker";
 import { createLocalContainerServer } from "@open-managed-agents/local-container";
+import { startLocalControlPlane } from "@open-managed-agents/local-control-plane";
 import type { TestProject } from "vitest/node";
 import { startEgressRelay } from "./relay-server.js";
 
@@ -12,6 +14,9 @@ declare module "vitest" {
     containerServerUrl: string;
     upstreamUrl: string;
     relayUrl: string;
+    controlPlaneUrl: string;
+    controlPlaneAdminToken: string;
+    amaWorkerBinDirectory: string;
   }
 }
 
@@ -32,7 +37,16 @@ function echo(request: IncomingMessage, response: ServerResponse): void {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const rootDir = await mkdtemp(join("/var/tmp", "oma-cf-containers-"));
+  // The AMA worker an ama_worker profile names, where the confined containers see it and on their PATH.
+  const binDirectory = process.env.OMA_AMA_WORKER_BIN_DIR ?? DEFAULT_AMA_WORKER_BIN_DIRECTORY;
+  await installAmaWorkerBin(binDirectory);
+  process.env.PATH = `${binDirectory}:${process.env.PATH ?? ""}`;
   const containers = await createLocalContainerServer({ rootDir });
+  // The Managed Agents stand-in claimed work comes from; containers reach it over the shared network.
+  const plane = await startLocalControlPlane();
+  project.provide("controlPlaneUrl", plane.url);
+  project.provide("controlPlaneAdminToken", plane.adminToken);
+  project.provide("amaWorkerBinDirectory", binDirectory);
   const upstream = createServer(echo);
   await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
   project.provide("containerServerUrl", containers.url);
@@ -40,6 +54,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const relay = await startEgressRelay();
   project.provide("relayUrl", relay.url);
   return async () => {
+    await plane.stop();
     await relay.close();
     upstream.closeAllConnections();
     await new Promise<void>((resolve) => upstream.close(() => resolve()));

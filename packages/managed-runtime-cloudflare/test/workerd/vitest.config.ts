@@ -25,6 +25,9 @@ export default defineConfig({
           OMA_TEST_CONTAINER_URL: inject("containerServerUrl"),
           UPSTREAM_URL: inject("upstreamUrl"),
           OMA_TEST_RELAY_URL: inject("relayUrl"),
+          OMA_TEST_CONTROL_PLANE_URL: inject("controlPlaneUrl"),
+          OMA_TEST_CONTROL_PLANE_ADMIN_TOKEN: inject("controlPlaneAdminToken"),
+          OMA_TEST_AMA_WORKER_BIN_DIR: inject("amaWorkerBinDirectory"),
           SANDBOX_LOG_LEVEL: "error",
           // Settings of the durable workspace mount; the secret is a marker the tests search for.
           WORKSPACE_BUCKET_NAME: "oma-workspaces",
