@@ -9,7 +9,7 @@ import type { RecordedWebhook, TestEnvironment } from "./environment-types.js";
 export type { TestEnvironment } from "./environment-types.js";
 
 /**
- * Starts, in Node, the local control plane (the stand-in for Claude Managed Agents that the SDK inside
+ * Starts, in Node, the local control plane (the stand-in for Managed Agents that the SDK inside
  * the Worker talks to over loopback) and installs `oma-ama-worker` where the confined local container
  * runtime finds it, on the PATH that runtime gives its processes (as the image puts it on its PATH).
  * The platform would POST each signed webhook to the deployed Worker; workerd's test Worker has no
