@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { unstable_readConfig } from "wrangler";
 import { defineConfig } from "vitest/config";
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
@@ -13,6 +14,18 @@ const here = (path: string): string => fileURLToPath(new URL(path, import.meta.u
  */
 const UPSTREAM_CANCELLED_BODY = new Set(["Stream was cancelled.", "Network connection lost."]);
 
+const deployed = unstable_readConfig({ config: here("./wrangler.jsonc") }).vars as { PROFILES: Record<string, { driver: { process: object } }> };
+const amaWorker = deployed.PROFILES["ama-worker"];
+
+/**
+ * wrangler.jsonc's profiles, with the deployed `ama-worker` profile's worker ending a turn after 1 s of
+ * session idle instead of the SDK's 60 s, so each claimed item stops promptly.
+ */
+const PROFILES = {
+  ...deployed.PROFILES,
+  "ama-worker": { ...amaWorker, driver: { ...amaWorker?.driver, process: { ...amaWorker?.driver.process, env: { OMA_AMA_MAX_IDLE_MS: "1000" } } } },
+};
+
 /** A test bearer token; the deployed Worker gets its own with `wrangler secret put API_TOKEN`. */
 export const TEST_API_TOKEN = "test-token-0123456789abcdef";
 
@@ -23,11 +36,22 @@ export const TEST_API_TOKEN = "test-token-0123456789abcdef";
  */
 export default defineConfig({
   plugins: [
-    cloudflareTest(async ({ inject }) => ({
+    cloudflareTest(async ({ inject }) => {
+      const environment = inject("environment");
+      return {
       wrangler: { configPath: here("./wrangler.jsonc") },
       miniflare: {
         bindings: {
           API_TOKEN: TEST_API_TOKEN,
+          // The self-hosted environment on the local control plane the global setup started.
+          ENVIRONMENT_ID: environment.environmentId,
+          ENVIRONMENT_KEY: environment.environmentKey,
+          WEBHOOK_SECRET: environment.webhookSecret,
+          MANAGED_AGENTS_BASE_URL: environment.planeUrl,
+          TEST_ENVIRONMENT: environment,
+          PROFILES,
+          // Host lease renewals every 5 s, so a lease taken over mid-run is noticed within the test.
+          LEASE_TTL_MS: "15000",
           OMA_TEST_CONTAINER_URL: inject("containerServerUrl"),
           // The local container has no presigned-URL upload path; backups go through the binding.
           SANDBOX_LOCAL_BACKUPS: "true",
@@ -36,7 +60,8 @@ export default defineConfig({
           TEST_MIGRATIONS: await readD1Migrations(here("./migrations")),
         },
       },
-    })),
+      };
+    }),
   ],
   resolve: { alias: { "@cloudflare/containers": here("./test/support/containers-shim.ts") } },
   test: {

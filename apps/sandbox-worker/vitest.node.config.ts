@@ -4,6 +4,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/node/**/*.test.ts"],
+    // deploy:check and certify share one generated config file next to wrangler.jsonc.
+    fileParallelism: false,
     testTimeout: 30_000,
   },
 });

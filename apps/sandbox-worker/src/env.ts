@@ -1,13 +1,17 @@
 import type { Sandbox } from "@cloudflare/sandbox";
+import type { EnvironmentRunner } from "./environment/environment-runner.js";
 import type { WorkRunner } from "./work/work-runner.js";
 
 /**
- * The Worker's bindings (wrangler.jsonc). Secrets: `API_TOKEN`, and for presigned backups
+ * The Worker's bindings (wrangler.jsonc). Secrets: `API_TOKEN`, `ENVIRONMENT_KEY` and `WEBHOOK_SECRET`
+ * of the self-hosted environment, and for presigned backups
  * `R2_ACCESS_KEY_ID` and `R2_SECRET_ACCESS_KEY` (read by the Sandbox Durable Object itself).
  */
 export type WorkerEnv = {
   readonly Sandbox: DurableObjectNamespace<Sandbox>;
   readonly WORK_RUNNER: DurableObjectNamespace<WorkRunner>;
+  /** One object per claimed work item, named by its work id. */
+  readonly ENVIRONMENT_RUNNER: DurableObjectNamespace<EnvironmentRunner>;
   readonly DB: D1Database;
   readonly OUTPUTS_BUCKET: R2Bucket;
   readonly BACKUP_BUCKET: R2Bucket;
@@ -28,6 +32,16 @@ export type WorkerEnv = {
   readonly LOG_LEVEL?: string;
   /** The container class's `instance_type`; keep it equal to wrangler.jsonc's. @default "standard-1" */
   readonly CONTAINER_INSTANCE_TYPE?: string;
+  /** The self-hosted environment's key (a secret): claims work. */
+  readonly ENVIRONMENT_KEY?: string;
+  /** Standard Webhooks signing secret of the environment's webhook (a secret, `whsec_…`). */
+  readonly WEBHOOK_SECRET?: string;
+  /** Managed Agents API origin. @default https://api.anthropic.com */
+  readonly MANAGED_AGENTS_BASE_URL?: string;
+  /** Name in `PROFILES` of the profile claimed session items run. @default ama-worker */
+  readonly ENVIRONMENT_PROFILE?: string;
+  /** Items running at once, across triggers, before a pass stops claiming. @default 10 */
+  readonly ENVIRONMENT_MAX_CLAIMS?: string;
   /** Named profiles: an object (a JSON var) or its JSON text. */
   readonly PROFILES?: unknown;
 };

@@ -1,12 +1,13 @@
 import type { WorkerEnv } from "./env.js";
 import { handleFetch } from "./http/router.js";
-import { reconcileOrphans } from "./scheduled/reconcile-orphans.js";
+import { runScheduled } from "./scheduled/run-scheduled.js";
 
 export { Sandbox } from "@cloudflare/sandbox";
 export { WorkRunner } from "./work/work-runner.js";
+export { EnvironmentRunner } from "./environment/environment-runner.js";
 export type { WorkerEnv } from "./env.js";
 
 export default {
-  fetch: (request: Request, env: WorkerEnv) => handleFetch(request, env),
-  scheduled: (_controller, env, ctx) => ctx.waitUntil(reconcileOrphans(env)),
+  fetch: (request: Request, env: WorkerEnv, ctx: ExecutionContext) => handleFetch(request, env, ctx),
+  scheduled: (_controller, env, ctx) => ctx.waitUntil(runScheduled(env)),
 } satisfies ExportedHandler<WorkerEnv>;

@@ -32,6 +32,13 @@ export interface ManagedEnvironmentWorker {
    * handed to `waitUntil` when given. A redelivery of the same `webhook-id` schedules nothing.
    */
   handleWebhook(request: WebhookRequest): Promise<WebhookReceipt>;
+  /**
+   * Runs one item the caller already claimed (polled and acked) elsewhere, exactly as a drain runs the
+   * items it claims, and resolves with its report (also given to `onRunResult`). Never rejects. For
+   * hosts that claim in one place and run in another, such as a Worker that hands each claimed item to
+   * its own Durable Object.
+   */
+  handleClaimed(work: BetaSelfHostedWork): Promise<WorkItemReport>;
 }
 
 /** Creates a {@link ManagedEnvironmentWorker}. Options are validated here (`invalid_config` naming the field). */
@@ -193,6 +200,11 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
       });
       request.waitUntil?.(scheduled);
       return { eventType, duplicate: false };
+    },
+    async handleClaimed(work) {
+      const report = await handleWorkItem(context, work);
+      await deliver(report);
+      return report;
     },
   };
 }

@@ -1,4 +1,4 @@
-import { createManagedRuntimeHost, createManagedRuntimeProviderRegistry } from "@open-managed-agents/managed-runtime-host";
+import { type ManagedRuntimeHost, createManagedRuntimeHost, createManagedRuntimeProviderRegistry } from "@open-managed-agents/managed-runtime-host";
 import { CLOUDFLARE_PROVIDER, createCloudflareManagedRuntimeDriver } from "@open-managed-agents/managed-runtime-cloudflare";
 import type { ManagedRuntimeProfile, RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
 import { readConfig } from "../config.js";
@@ -32,19 +32,37 @@ export async function runWorkItem(env: WorkerEnv, item: WorkItem, options: RunWo
   try {
     const config = readConfig(env);
     const scope: RuntimeResourceScope = { workspaceId: config.workspaceId, environmentId: config.environmentId, sessionId: item.sessionId, workId: item.workId };
-    const driver = createCloudflareManagedRuntimeDriver(env, cloudflareDriverOptions(env, config, options.observeRuntime));
-    const registry = createManagedRuntimeProviderRegistry({ drivers: [driver] });
-    const { resources } = await registry.prepare({ provider: CLOUDFLARE_PROVIDER, placement: "in_process", scope, profile: item.profile, providerConfig: {} });
-    const host = createManagedRuntimeHost({
-      ownerId: options.ownerId,
-      leaseTtlMs: config.leaseTtlMs,
-      heartbeatIntervalMs: config.heartbeatIntervalMs,
-      ...runtimeStores(env),
-      ...resources,
-      logger: createConsoleLogger(config.logLevel),
-    });
+    const host = await createWorkHost(env, { scope, profile: item.profile, ownerId: options.ownerId, ...(options.observeRuntime ? { observeRuntime: options.observeRuntime } : {}) });
     return outcomeOf(await host.run({ scope, profile: item.profile, ...(options.signal ? { signal: options.signal } : {}) }));
   } catch (error) {
     return { type: "failed", error: errorJSON(error), cleanupErrors: [] };
   }
+}
+
+/** What {@link createWorkHost} needs for one item. */
+export interface WorkHostInput {
+  readonly scope: RuntimeResourceScope;
+  readonly profile: ManagedRuntimeProfile;
+  /** The host instance: written into the fence and into orphan records. */
+  readonly ownerId: string;
+  readonly observeRuntime?: RuntimeObserver;
+}
+
+/**
+ * The fenced host for one item: the Cloudflare driver admitted by the registry for the item's profile,
+ * over the D1 fence and orphan stores. A profile the driver cannot serve is refused here, typed.
+ */
+export async function createWorkHost(env: WorkerEnv, input: WorkHostInput): Promise<ManagedRuntimeHost> {
+  const config = readConfig(env);
+  const driver = createCloudflareManagedRuntimeDriver(env, cloudflareDriverOptions(env, config, input.observeRuntime));
+  const registry = createManagedRuntimeProviderRegistry({ drivers: [driver] });
+  const { resources } = await registry.prepare({ provider: CLOUDFLARE_PROVIDER, placement: "in_process", scope: input.scope, profile: input.profile, providerConfig: {} });
+  return createManagedRuntimeHost({
+    ownerId: input.ownerId,
+    leaseTtlMs: config.leaseTtlMs,
+    heartbeatIntervalMs: config.heartbeatIntervalMs,
+    ...runtimeStores(env),
+    ...resources,
+    logger: createConsoleLogger(config.logLevel),
+  });
 }

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { APP_DIR, appFile, installedPackage } from "./artefacts.js";
 
 /** The app's own migrations, after the host's. */
-const APP_MIGRATIONS = ["0002_work_items.sql", "0003_usage_records.sql"];
+const APP_MIGRATIONS = ["0002_work_items.sql", "0003_usage_records.sql", "0004_environment_work.sql"];
 
 describe("D1 migrations (migrations/, applied by `wrangler d1 migrations apply`)", () => {
   it("carry each migration the host ships, byte for byte, under the same name", async () => {

@@ -1,4 +1,4 @@
-import { SELF } from "cloudflare:test";
+import { SELF, createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.js";
 import { ORIGIN, TOKEN, call, testEnv } from "../support/api.js";
@@ -46,7 +46,7 @@ describe("bearer authentication", () => {
   ])("refuses every request when the Worker has %s", async (_case, apiToken, message) => {
     const env = { ...testEnv, API_TOKEN: apiToken };
     for (const authorization of [`Bearer ${TOKEN}`, `Bearer ${apiToken ?? ""}`, ""]) {
-      const response = await worker.fetch(new Request(`${ORIGIN}${ITEM}`, { headers: { authorization } }), env);
+      const response = await worker.fetch(new Request(`${ORIGIN}${ITEM}`, { headers: { authorization } }), env, createExecutionContext());
       expect(await refusal(response)).toMatchObject({ status: 500, code: "invalid_config", message: expect.stringContaining(message) });
     }
   });

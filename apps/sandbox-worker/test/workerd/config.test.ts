@@ -3,7 +3,7 @@ import { readConfig } from "../../src/config.js";
 import type { WorkerEnv } from "../../src/env.js";
 import { testEnv } from "../support/api.js";
 
-const bare = { Sandbox: testEnv.Sandbox, WORK_RUNNER: testEnv.WORK_RUNNER, DB: testEnv.DB, OUTPUTS_BUCKET: testEnv.OUTPUTS_BUCKET, BACKUP_BUCKET: testEnv.BACKUP_BUCKET };
+const bare = { Sandbox: testEnv.Sandbox, WORK_RUNNER: testEnv.WORK_RUNNER, ENVIRONMENT_RUNNER: testEnv.ENVIRONMENT_RUNNER, DB: testEnv.DB, OUTPUTS_BUCKET: testEnv.OUTPUTS_BUCKET, BACKUP_BUCKET: testEnv.BACKUP_BUCKET };
 
 function configError(env: Partial<WorkerEnv>): unknown {
   try {
@@ -22,8 +22,9 @@ describe("settings from the Worker environment", () => {
 
   it("reads wrangler.jsonc's vars, PROFILES as an object", () => {
     const config = readConfig(testEnv);
-    expect(config).toMatchObject({ environmentId: "production", localBackups: true });
-    expect(Object.keys(config.profiles)).toEqual(["hello"]);
+    expect(config).toMatchObject({ environmentId: testEnv.TEST_ENVIRONMENT.environmentId, localBackups: true });
+    expect(Object.keys(config.profiles).sort()).toEqual(["ama-worker", "hello"]);
+    expect(config.profiles["ama-worker"]?.driver).toMatchObject({ type: "ama_worker", process: { command: "oma-ama-worker" } });
   });
 
   it("accepts PROFILES as JSON text, as a secret or a .dev.vars line would carry it", () => {

@@ -26,7 +26,8 @@ it("reaps a due orphan's container on the cron trigger, records a failed reap, a
   const fresh = await createSqlOrphanPort({ client }).enqueue({ scope: scope(), generation: 1, ownerId: "gone-host", sandbox: { provider: "cloudflare", runtimeId: `oma-${crypto.randomUUID()}` }, reason: "failed", error: "terminate timed out" });
 
   const ctx = createExecutionContext();
-  await worker.scheduled(createScheduledController({ cron: "*/5 * * * *", scheduledTime: Date.now() }), testEnv, ctx);
+  // Reaping only: without the environment key the cron trigger claims nothing (environment.test.ts claims).
+  await worker.scheduled(createScheduledController({ cron: "*/5 * * * *", scheduledTime: Date.now() }), { ...testEnv, ENVIRONMENT_KEY: "" }, ctx);
   await waitOnExecutionContext(ctx);
 
   const remaining = new Map((await anHourAgo.list({ limit: 1000 })).map((record) => [record.id, record]));

@@ -1,3 +1,4 @@
+import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.js";
 import { runWorkItem } from "../../src/work/run-work-item.js";
@@ -11,7 +12,7 @@ describe("presigned workspace backups without their settings", () => {
   it("refuses to queue a durable work item, naming the first missing key", async () => {
     const sessionId = newSessionId();
     const start = (profile: unknown, env = presigned) =>
-      worker.fetch(new Request(`${ORIGIN}/v1/sessions/${sessionId}/work`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ profile }) }), env);
+      worker.fetch(new Request(`${ORIGIN}/v1/sessions/${sessionId}/work`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ profile }) }), env, createExecutionContext());
     const refused = await start(shellProfile("true"));
     expect(refused.status).toBe(500);
     expect(await refused.json()).toMatchObject({ error: { code: "invalid_config", context: { field: "CLOUDFLARE_ACCOUNT_ID" } } });

@@ -1,3 +1,4 @@
+import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.js";
 import { MAX_START_BODY_BYTES } from "../../src/http/work-request.js";
@@ -44,7 +45,7 @@ describe("request validation: typed errors, and nothing recorded", () => {
     });
     const request = new Request(`${ORIGIN}/v1/sessions/${sessionId}/work`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: stream });
     expect(request.headers.get("content-length")).toBeNull();
-    expect(await errorOf(await worker.fetch(request, testEnv))).toMatchObject({ status: 413, code: "limit_exceeded" });
+    expect(await errorOf(await worker.fetch(request, testEnv, createExecutionContext()))).toMatchObject({ status: 413, code: "limit_exceeded" });
     expect(await countItems(sessionId)).toBe(0);
   });
 
@@ -64,7 +65,7 @@ describe("request validation: typed errors, and nothing recorded", () => {
   it("reports a bad setting as invalid_config naming the variable, not its value", async () => {
     const env = { ...testEnv, PROFILES: { broken: { workspace: { requirement: "forever" } } } };
     const request = new Request(`${ORIGIN}/v1/sessions/s-1/work`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ profile: "broken" }) });
-    const result = await errorOf(await worker.fetch(request, env));
+    const result = await errorOf(await worker.fetch(request, env, createExecutionContext()));
     expect(result).toMatchObject({ status: 500, code: "invalid_config", message: expect.stringMatching(/^PROFILES\.broken/) });
     expect(result.message).not.toContain("forever");
   });

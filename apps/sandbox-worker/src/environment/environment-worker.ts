@@ -1,0 +1,52 @@
+import type { BetaSelfHostedWork } from "@anthropic-ai/sdk/resources/beta/environments/work";
+import { type ManagedEnvironmentWorker, createManagedEnvironmentWorker } from "@open-managed-agents/managed-environment-worker";
+import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
+import { readConfig } from "../config.js";
+import type { WorkerEnv } from "../env.js";
+import { createConsoleLogger } from "../logger.js";
+import type { RuntimeObserver } from "../runtime/driver-options.js";
+import { createWorkHost } from "../work/run-work-item.js";
+import { createManagedAgentsClient } from "./client.js";
+import { readEnvironmentSettings } from "./settings.js";
+
+/** What one claimed item's environment worker needs besides the Worker's environment. */
+export interface ClaimedItemWorkerOptions {
+  /** The host instance: written into the fence and into orphan records. */
+  readonly ownerId: string;
+  readonly observeRuntime?: RuntimeObserver;
+}
+
+/**
+ * The environment worker that runs one claimed item inside its Durable Object: the official SDK client,
+ * the `ENVIRONMENT_PROFILE` profile from `PROFILES`, and a host over the Cloudflare driver and D1 per item.
+ */
+export function createClaimedItemWorker(env: WorkerEnv, options: ClaimedItemWorkerOptions): ManagedEnvironmentWorker {
+  const config = readConfig(env);
+  const settings = readEnvironmentSettings(env);
+  const profile = Object.hasOwn(config.profiles, settings.profileName) ? config.profiles[settings.profileName] : undefined;
+  if (profile === undefined) {
+    throw new InvalidConfigError({ message: `ENVIRONMENT_PROFILE names "${settings.profileName}", which PROFILES does not define`, context: { field: "ENVIRONMENT_PROFILE" } });
+  }
+  return createManagedEnvironmentWorker({
+    client: createManagedAgentsClient(settings),
+    environmentId: config.environmentId,
+    environmentKey: settings.environmentKey,
+    workspaceId: config.workspaceId,
+    apiBaseUrl: settings.baseUrl,
+    profileFor: () => profile,
+    host: ({ scope, profile: itemProfile }) =>
+      createWorkHost(env, { scope, profile: itemProfile, ownerId: options.ownerId, ...(options.observeRuntime ? { observeRuntime: options.observeRuntime } : {}) }),
+    logger: createConsoleLogger(config.logLevel),
+  });
+}
+
+/** The fields of a claimed item the Worker keeps anywhere: never its secret. */
+export interface ClaimedItemRef {
+  readonly workId: string;
+  readonly sessionId: string | null;
+}
+
+/** The persistable part of a claimed item. */
+export function claimedItemRef(work: BetaSelfHostedWork): ClaimedItemRef {
+  return { workId: work.id, sessionId: work.data.type === "session" ? work.data.id : null };
+}

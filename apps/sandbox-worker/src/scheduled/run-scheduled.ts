@@ -1,0 +1,19 @@
+import { readConfig } from "../config.js";
+import type { WorkerEnv } from "../env.js";
+import { claimQueuedWork } from "../environment/claim-queued.js";
+import { createConsoleLogger } from "../logger.js";
+import { reconcileOrphans } from "./reconcile-orphans.js";
+
+/**
+ * The cron trigger: reaps orphans, and polls the environment's queue as the fallback for a lost webhook
+ * (only when `ENVIRONMENT_KEY` is set: a Worker serving the bearer API alone polls nothing). One failing
+ * half never stops the other.
+ */
+export async function runScheduled(env: WorkerEnv): Promise<void> {
+  const logger = createConsoleLogger(readConfig(env).logLevel);
+  const claiming = typeof env.ENVIRONMENT_KEY === "string" && env.ENVIRONMENT_KEY !== "" ? claimQueuedWork(env) : Promise.resolve(null);
+  const [reaped, claimed] = await Promise.allSettled([reconcileOrphans(env), claiming]);
+  for (const [task, result] of [["reconcile", reaped], ["claim", claimed]] as const) {
+    if (result.status === "rejected") logger.error("scheduled.failed", { task, message: result.reason instanceof Error ? result.reason.message : String(result.reason) });
+  }
+}
