@@ -1,8 +1,7 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { createMemoryBlobStore } from "@open-managed-agents/blob-store";
-import { buildWheel, packNpmTool } from "@open-managed-agents/environment-packages/testing";
+import { buildWheel, createPackageFilesDir, packNpmTool } from "@open-managed-agents/environment-packages/testing";
 import { type HostLogger, createManagedRuntimeHost, createMemoryFencePort, createMemoryOrphanPort } from "@open-managed-agents/managed-runtime-host";
 import { ManagedRuntimeError, type RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
 import { createLocalSubprocessSandboxProvider } from "@open-managed-agents/sandbox/adapters/local-subprocess";
@@ -22,7 +21,7 @@ const logger: HostLogger = {
 };
 
 beforeAll(() => {
-  files = mkdtempSync(join(tmpdir(), "oma-mrs-env-packages-"));
+  files = createPackageFilesDir("oma-mrs-env-packages");
   buildWheel(files, "oma-demo-tool", "1.0.0", "oma-demo-py");
   tarball = packNpmTool(files, "oma-demo-npm", "2.0.0", "oma-demo-js");
 });
