@@ -20,7 +20,7 @@ export default defineConfig({
           PLAIN_SANDBOX: { className: "PlainSandbox", useSQLite: true },
         },
         d1Databases: ["VAULT_DB"],
-        r2Buckets: ["FILES_BUCKET", "BACKUP_BUCKET", "WORKSPACE_BUCKET", "MEMORY_BUCKET"],
+        r2Buckets: ["FILES_BUCKET", "BACKUP_BUCKET", "WORKSPACE_BUCKET"],
         bindings: {
           OMA_TEST_CONTAINER_URL: inject("containerServerUrl"),
           UPSTREAM_URL: inject("upstreamUrl"),
@@ -28,7 +28,6 @@ export default defineConfig({
           SANDBOX_LOG_LEVEL: "error",
           // Settings of the durable workspace mount; the secret is a marker the tests search for.
           WORKSPACE_BUCKET_NAME: "oma-workspaces",
-          MEMORY_BUCKET_NAME: "oma-memory",
           R2_ENDPOINT: "https://test-account.r2.cloudflarestorage.com",
           R2_ACCESS_KEY_ID: "test-r2-access-key-id",
           R2_SECRET_ACCESS_KEY: "test-r2-secret-access-key-marker",

@@ -43,7 +43,6 @@ export const PROVIDER_ROWS = [
     workspace: portableWorkspace,
     outputs: collectedOutputs,
     runtimeCheckpoints: [],
-    memoryStores: "mount",
     sandboxPortFacts: {
       available: [
         "duplex_process",
