@@ -23,8 +23,8 @@ export const CLOUDFLARE_BRIDGE_SANDBOX_PORT_FACTS = {
 /**
  * Creates the `cloudflare-bridge` managed-runtime driver: an operator-deployed Cloudflare Sandbox
  * Bridge reached over HTTP (`driver_service` placement), `ama_worker` lane only, `checkpoint_restore`
- * workspaces in a blob store, `final_collect` outputs when an output store is set, and no credential
- * egress.
+ * workspaces in a blob store, `final_collect` outputs when an output store is set, `file_sync` memory
+ * stores at `/mnt/memory/<storeName>/`, and no credential egress.
  */
 export function createCloudflareBridgeManagedRuntime(options: CloudflareBridgeManagedRuntimeOptions): ManagedRuntimeProviderDriverPort {
   const resolved = resolveBridgeOptions(options);
@@ -43,6 +43,8 @@ export function createCloudflareBridgeManagedRuntime(options: CloudflareBridgeMa
       ...(resolved.readiness ? { readiness: resolved.readiness } : {}),
       ...(options.environmentPackages === undefined ? {} : { environmentPackages: options.environmentPackages }),
       drivers: ["ama_worker"],
+      // The bridge cannot mount a bucket; memory stores are copied in and written back over exec and the file routes.
+      memoryStores: "file_sync",
     },
   });
 }

@@ -50,6 +50,8 @@ export function compositionOptions<Env extends CloudflareManagedRuntimeEnv>(
     ...(resolved.readiness ? { readiness: resolved.readiness } : {}),
     // The supervised lane rides on duplex processes whose stdin the file-fed wrapper carries.
     drivers: ["ama_worker", "openma_supervised"],
+    // Only with a memory bucket: each runtime's mountMemoryStore then mounts the store's prefix over FUSE.
+    ...(resolved.memoryMount ? { memoryStores: "mount" as const } : {}),
   };
 }
 

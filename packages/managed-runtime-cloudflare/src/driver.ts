@@ -31,7 +31,8 @@ export function createCloudflareManagedRuntime<Env extends CloudflareManagedRunt
 /**
  * The Cloudflare managed-runtime driver. The descriptor is derived from the same resolved options the
  * ports are built from: `durable_mount` appears only with `workspaceDurableMount`, `final_collect` only
- * with an output store, enforced egress only with a credential vault.
+ * with an output store, enforced egress only with a credential vault, `mount` memory stores only with
+ * `memoryStoreMount`.
  */
 export function createCloudflareManagedRuntimeDriver<Env extends CloudflareManagedRuntimeEnv>(
   env: Env,
@@ -50,6 +51,7 @@ export function createCloudflareManagedRuntimeDriver<Env extends CloudflareManag
         workspace: { strategies: resolved.workspaceMount ? ["durable_mount", ...composed.workspace.strategies] : composed.workspace.strategies },
       },
       credentialEgress: resolved.credentialVault ? CLOUDFLARE_CREDENTIAL_EGRESS : NO_CREDENTIAL_EGRESS,
+      ...(resolved.memoryMount ? { memoryStores: "mount" as const } : {}),
     },
     { record: "Cloudflare driver descriptor", code: "invalid_config" },
   );
@@ -73,6 +75,7 @@ export function createCloudflareManagedRuntimeDriver<Env extends CloudflareManag
         ...(runtime.credentialEgress ? { credentialEgress: runtime.credentialEgress } : {}),
         ...(resolved.sessionInputs ? { sessionInputs: resolved.sessionInputs } : {}),
         ...(runtime.environmentPackages ? { environmentPackages: runtime.environmentPackages } : {}),
+        ...(runtime.memoryStores ? { memoryStores: runtime.memoryStores } : {}),
       };
     },
   };

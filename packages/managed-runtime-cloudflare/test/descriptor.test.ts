@@ -55,6 +55,15 @@ describe("descriptor", () => {
     expect(filesBucket.capabilities.outputs.strategies).toEqual([{ strategy: "final_collect", durability: "durable" }]);
   });
 
+  it("claims mount memory stores only with memoryStoreMount, and create returns the port of that mode", async () => {
+    expect(createCloudflareManagedRuntimeDriver({}, { createSandbox: unreachableSandbox, runtimeEnvironment }).descriptor().memoryStores).toBeUndefined();
+    const memoryEnv = { ...mountEnv, MEMORY_BUCKET: r2BindingShape(), MEMORY_BUCKET_NAME: "oma-memory" };
+    const driver = createCloudflareManagedRuntimeDriver(memoryEnv, { createSandbox: unreachableSandbox, runtimeEnvironment, memoryStoreMount: true });
+    expect(driver.descriptor().memoryStores).toBe("mount");
+    const resources = await driver.create({ environmentId: "e", placement: "in_process", profile, plan, providerConfig: {} });
+    expect(resources.memoryStores?.mode).toBe("mount");
+  });
+
   it("the live ports agree with the descriptor, and create refuses other placements", async () => {
     const driver = createCloudflareManagedRuntimeDriver(mountEnv, { createSandbox: unreachableSandbox, runtimeEnvironment, outputs: { store }, workspaceDurableMount: true, credentialVault: vault });
     const scope = { workspaceId: "w", environmentId: "e", sessionId: "s", workId: "k" };

@@ -39,7 +39,7 @@ describe("oma-conformance", () => {
     expect(stdout).toMatch(/^lifecycle\.suspend\s+sandbox\.suspendResume\s+yes\s+behaviour\s+pass$/m);
     expect(stdout).toMatch(/^admission\.credential-egress\s+credentialEgress\.enforced\s+no\s+fail-closed\s+pass$/m);
     expect(stdout).toMatch(/^persistence\.workspace\s+workspace persistence\s+yes\s+not-run\s+not-run$/m);
-    expect(stdout).toContain("PASSED: 3 pass, 0 fail, 20 not-run");
+    expect(stdout).toContain("PASSED: 3 pass, 0 fail, 21 not-run");
   });
 
   it("prints a machine-readable report with --json", async () => {
@@ -49,7 +49,7 @@ describe("oma-conformance", () => {
     const report = JSON.parse(stdout) as { passed: boolean; provider: string; cases: { id: string; result: string }[] };
     expect(report).toMatchObject({ passed: true, provider: "conformance-reference" });
     expect(report.cases.filter((entry) => entry.result === "pass").map((entry) => entry.id)).toEqual(["lifecycle.reap-serialized"]);
-    expect(report.cases.filter((entry) => entry.result === "not-run")).toHaveLength(22);
+    expect(report.cases.filter((entry) => entry.result === "not-run")).toHaveLength(23);
   });
 
   it("opens --blob-store URLs and passes the stores as factory options", async () => {

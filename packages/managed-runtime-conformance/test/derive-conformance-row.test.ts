@@ -56,10 +56,10 @@ describe("deriveConformanceRow", () => {
 
   it("derives a catalog row exactly when the driver matches it", async () => {
     const expected = getManagedRuntimeProviderConformance("cloudflare-bridge");
-    const honest = reference({ provider: "cloudflare-bridge", suspend: false, supervised: false });
+    const honest = reference({ provider: "cloudflare-bridge", suspend: false, supervised: false, memoryStores: true });
     const derived = await deriveConformanceRow({ descriptor: honest.descriptor(), resources: await portsOf(honest), sandboxPortFacts: expected.sandboxPortFacts });
     expect(diffConformanceRows(expected, derived)).toEqual([]);
-    const outputless = reference({ provider: "cloudflare-bridge", suspend: false, supervised: false, outputs: false });
+    const outputless = reference({ provider: "cloudflare-bridge", suspend: false, supervised: false, outputs: false, memoryStores: true });
     const other = await deriveConformanceRow({ descriptor: outputless.descriptor(), resources: await portsOf(outputless), sandboxPortFacts: expected.sandboxPortFacts });
     expect(diffConformanceRows(expected, other)).toEqual(["outputs.strategies", "outputs.durability"]);
   });

@@ -36,11 +36,12 @@ describe("reference driver variants", () => {
       "processes.bytes-io",
       "processes.duplex-stdin",
       "persistence.outputs",
+      "persistence.memory-stores",
     ]);
   });
 
-  it("a driver with egress and runtime checkpoints passes their claimed branches", async () => {
-    const report = await runVariant("full", { simulateEnforcedEgress: true, runtimeCheckpoint: true }, CLAIM_DEPENDENT);
+  it("a driver with egress, runtime checkpoints and memory stores passes their claimed branches", async () => {
+    const report = await runVariant("full", { simulateEnforcedEgress: true, runtimeCheckpoint: true, memoryStores: true }, CLAIM_DEPENDENT);
     expect(failures(report)).toEqual([]);
     expect(verifiedAs(report, "fail-closed")).toEqual(["catalog.row"]);
     expect(verifiedAs(report, "behaviour")).toEqual(CLAIM_DEPENDENT.filter((id) => id !== "catalog.row"));
@@ -49,7 +50,7 @@ describe("reference driver variants", () => {
   it("the reference driver claimed under a catalog id is compared with that row", async () => {
     const report = await runManagedRuntimeConformance({
       name: "bridge-shaped",
-      driver: createReferenceManagedRuntimeDriver({ rootDir: mkdtempSync(join(rootDir, "bridge-")), provider: "cloudflare-bridge", suspend: false, supervised: false }),
+      driver: createReferenceManagedRuntimeDriver({ rootDir: mkdtempSync(join(rootDir, "bridge-")), provider: "cloudflare-bridge", suspend: false, supervised: false, memoryStores: true }),
       cases: ["catalog.row"],
     });
     expect(report.cases.find((entry) => entry.id === "catalog.row")).toMatchObject({ claimed: true, verified: "behaviour", result: "pass" });

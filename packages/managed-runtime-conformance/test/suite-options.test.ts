@@ -27,7 +27,7 @@ describe("conformance suite options", () => {
     expect(resolved.harness).toEqual({ shell: "sh", missingCommand: "openma-conformance-missing-harness", env: {} });
     expect(resolved.timeouts).toEqual({ caseMs: 60_000, heartbeatIntervalMs: 1_000, leaseTtlMs: 30_000 });
     expect(resolved.secrets).toEqual(["extra-secret-000", "acme-key-123456", "acme-secret-654321"]);
-    expect(resolved.cases).toHaveLength(23);
+    expect(resolved.cases).toHaveLength(24);
   });
 
   it("refuses bad options with invalid_config naming the field", () => {

@@ -33,3 +33,5 @@ export {
   type MemorySyncReport,
   createMemoryFileSync,
 } from "./memory/memory-file-sync.js";
+export { createProviderMemoryStoresPort } from "./memory/memory-stores-port.js";
+export { type BlobMemoryAccessOptions, createBlobMemoryAccess } from "./memory/blob-memory-access.js";

@@ -13,6 +13,8 @@ import {
   outputDurabilitySchema,
   parseRecord,
   sandboxResourceCapabilitiesSchema,
+  MEMORY_STORE_MODES,
+  type MemoryStoreMode,
 } from "@open-managed-agents/runtime-resource-contract";
 import type { EnvironmentPackagesInstallerOptions } from "@open-managed-agents/environment-packages";
 import type { ManagedSandboxRuntime, SandboxFactoryContext, SandboxFactoryEnv, SandboxProviderPort } from "@open-managed-agents/sandbox";
@@ -83,6 +85,12 @@ export interface ProviderManagedRuntimeOptions<R extends ManagedSandboxRuntime =
    * host then refuses environments that list packages. @default {} (the installer's defaults)
    */
   readonly environmentPackages?: EnvironmentPackagesInstallerOptions | false;
+  /**
+   * How runtimes put memory stores at `/mnt/memory/<storeName>/`: `mount` through the runtime's own
+   * `mountMemoryStore`, `file_sync` by copying over `exec`/`readFile`/`writeFile`. Absent: no memory-stores
+   * port, nothing claimed, and the host refuses runs that carry stores.
+   */
+  readonly memoryStores?: MemoryStoreMode;
 }
 
 /** Options with every default applied. */
@@ -135,6 +143,7 @@ const optionsSchema = z
     profile: managedRuntimeProfileSchema.optional(),
     // The installer validates its own options when the composition builds it.
     environmentPackages: z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional(),
+    memoryStores: z.enum(MEMORY_STORE_MODES).optional(),
   })
   .superRefine((options, context) => {
     if (options.provider.provider !== options.providerName) {

@@ -55,6 +55,7 @@ export function createProviderManagedRuntimeDriver<R extends ManagedSandboxRunti
       placements: options.placements,
       capabilities: describeProviderManagedRuntime(options.composition),
       credentialEgress: options.credentialEgress ?? NO_CREDENTIAL_EGRESS,
+      ...(options.composition.memoryStores ? { memoryStores: options.composition.memoryStores } : {}),
     },
     { record: "driver descriptor", code: "invalid_config" },
   );
@@ -85,6 +86,7 @@ export function createProviderManagedRuntimeDriver<R extends ManagedSandboxRunti
         ...(extra.credentialEgress ? { credentialEgress: extra.credentialEgress } : {}),
         ...(extra.sessionInputs ? { sessionInputs: extra.sessionInputs } : {}),
         ...(runtime.environmentPackages ? { environmentPackages: runtime.environmentPackages } : {}),
+        ...(runtime.memoryStores ? { memoryStores: runtime.memoryStores } : {}),
       };
     },
   };

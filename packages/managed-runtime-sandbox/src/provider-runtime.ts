@@ -6,6 +6,7 @@ import {
   type ManagedRuntimeResourceCapabilities,
   type ManagedSandboxLease,
   type ManagedSandboxPort,
+  type MemoryStoresPort,
   type RuntimeResourceScope,
   type SandboxHarnessDriverPort,
   type SessionOutputPort,
@@ -14,6 +15,7 @@ import {
 import type { ManagedSandboxRuntime } from "@open-managed-agents/sandbox";
 import { createProviderEnvironmentPackagesPort } from "./environment-packages-port.js";
 import { createAmaWorkerHarnessDriver } from "./harness-driver.js";
+import { createProviderMemoryStoresPort } from "./memory/memory-stores-port.js";
 import { type ProviderManagedRuntimeOptions, type ResolvedProviderManagedRuntimeOptions, resolveProviderManagedRuntimeOptions } from "./options.js";
 import { createProviderOutputsPort } from "./outputs/outputs-port.js";
 import { createRuntimeRegistry } from "./runtime-registry.js";
@@ -34,6 +36,8 @@ export interface ProviderManagedRuntime<R extends ManagedSandboxRuntime = Manage
   readonly supervisorTransport?: HarnessSupervisorTransportPort;
   /** Installs `Environment.config.packages` through `exec`; absent when `environmentPackages` is `false`. */
   readonly environmentPackages?: EnvironmentPackagesPort;
+  /** Mounts or projects memory stores; present exactly when the `memoryStores` option names a mode. */
+  readonly memoryStores?: MemoryStoresPort;
   /** What a descriptor must advertise so that it agrees with these live ports. */
   readonly descriptorCapabilities: ManagedRuntimeResourceCapabilities;
   /**
@@ -72,6 +76,7 @@ export function createProviderManagedRuntime<R extends ManagedSandboxRuntime>(op
     ...(resolved.environmentPackages === false
       ? {}
       : { environmentPackages: createProviderEnvironmentPackagesPort({ registry, installer: resolved.environmentPackages ?? {} }) }),
+    ...(resolved.memoryStores ? { memoryStores: createProviderMemoryStoresPort({ registry, mode: resolved.memoryStores }) } : {}),
     descriptorCapabilities: describeCapabilities(resolved),
     runtime: ({ scope, lease }) => registry.resolve(scope, registry.ownLease(lease)),
   };

@@ -14,6 +14,7 @@ export * from "./supervisor-ndjson.js";
 export * from "./credential-egress.js";
 export * from "./session-inputs.js";
 export * from "./environment-packages.js";
+export * from "./memory-stores.js";
 export * from "./usage.js";
 export * from "./orphan.js";
 export * from "./sandbox-journal.js";

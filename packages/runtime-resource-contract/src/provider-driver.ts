@@ -9,6 +9,7 @@ import type { SessionOutputPort } from "./outputs.js";
 import type { ManagedRuntimePlan, ManagedRuntimeProfile } from "./profile.js";
 import type { ManagedSandboxPort } from "./sandbox.js";
 import type { SessionInputMaterializerPort } from "./session-inputs.js";
+import { MEMORY_STORE_MODES, type MemoryStoreMode, type MemoryStoresPort } from "./memory-stores.js";
 import type { HarnessSupervisorTransportPort } from "./supervisor.js";
 import type { WorkspacePersistencePort } from "./workspace.js";
 
@@ -30,6 +31,11 @@ export interface ManagedRuntimeProviderDriverDescriptor {
   readonly placements: readonly ManagedRuntimeProviderPlacement[];
   readonly capabilities: ManagedRuntimeResourceCapabilities;
   readonly credentialEgress: CredentialEgressCapabilities;
+  /**
+   * How the driver puts memory stores at `/mnt/memory/<storeName>/`, claimed only when its
+   * `create` returns a `memoryStores` port of that mode. Absent: runs that carry memory stores are refused.
+   */
+  readonly memoryStores?: MemoryStoreMode;
 }
 
 /** Input of {@link ManagedRuntimeProviderDriverPort.create}. */
@@ -55,6 +61,8 @@ export interface ManagedRuntimeProviderResources {
   readonly sessionInputs?: SessionInputMaterializerPort;
   /** Installs `Environment.config.packages` before the harness; absent means environments with packages are refused. */
   readonly environmentPackages?: EnvironmentPackagesPort;
+  /** Mounts or projects memory stores; present exactly when the descriptor claims `memoryStores`. */
+  readonly memoryStores?: MemoryStoresPort;
 }
 
 /** A swappable managed-runtime backend. Packages export `createManagedRuntimeProviderDriver(options)` returning one. */
@@ -84,4 +92,5 @@ export const managedRuntimeProviderDriverDescriptorSchema = z.object({
     credentialMode: z.enum(["live", "snapshot"]),
     interceptedProtocols: z.array(z.enum(["http", "https", "tcp"])),
   }),
+  memoryStores: z.enum(MEMORY_STORE_MODES).optional(),
 });

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { nonEmptyString } from "./json.js";
 import { runtimeOrphanId } from "./orphan.js";
 import { type ManagedSandboxLease, managedSandboxLeaseSchema } from "./sandbox.js";

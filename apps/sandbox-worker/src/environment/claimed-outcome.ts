@@ -1,6 +1,6 @@
 import type { WorkItemReport } from "@open-managed-agents/managed-environment-worker";
 import type { ManagedRuntimeErrorJSON } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import { type WorkOutcome, errorJSON, outcomeOf } from "../work/work-outcome.js";
 
 /** How a claimed item ended, as stored in D1 and returned by the operator API. Holds no credential. */

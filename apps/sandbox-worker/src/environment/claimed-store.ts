@@ -1,6 +1,6 @@
 import { createD1SqlClient } from "@open-managed-agents/managed-runtime-host";
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import { type ClaimedOutcome, type ClaimedStatus, claimedOutcomeSchema } from "./claimed-outcome.js";
 
 /** A claimed work item as the operator API returns it. */

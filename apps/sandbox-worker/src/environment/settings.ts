@@ -1,5 +1,5 @@
 import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
-import { z } from "zod";
+import * as z from "zod";
 import type { WorkerEnv } from "../env.js";
 
 /** Settings of the self-hosted environment the Worker serves, read from its environment. */

@@ -2,18 +2,21 @@ import { InvalidRequestError } from "@open-managed-agents/runtime-resource-contr
 
 export const WORKSPACE_ROOT = "/workspace";
 export const OUTPUTS_ROOT = "/mnt/session/outputs";
+/** Memory stores projected by file sync: `/mnt/memory/<storeName>/`. */
+export const MEMORY_ROOT = "/mnt/memory";
 
-/** Where a path lives: the bridge's file routes reach only `/workspace`; outputs go through exec. */
-export type BridgePathKind = "workspace" | "outputs";
+/** Where a path lives: the bridge's file routes reach only `/workspace`; outputs and memory go through exec. */
+export type BridgePathKind = "workspace" | "outputs" | "memory";
 
 /**
  * Validates an absolute sandbox path and says how the bridge can reach it. Paths must be under
- * `/workspace/` or `/mnt/session/outputs/`, with no empty, `.` or `..` segment.
+ * `/workspace/`, `/mnt/session/outputs/` or `/mnt/memory/`, with no empty, `.` or `..` segment.
  */
 export function classifyPath(path: string): { readonly kind: BridgePathKind; readonly relative: string } {
   for (const [kind, root] of [
     ["workspace", WORKSPACE_ROOT],
     ["outputs", OUTPUTS_ROOT],
+    ["memory", MEMORY_ROOT],
   ] as const) {
     if (!path.startsWith(`${root}/`)) continue;
     const relative = path.slice(root.length + 1);
@@ -22,7 +25,7 @@ export function classifyPath(path: string): { readonly kind: BridgePathKind; rea
     return { kind, relative };
   }
   throw new InvalidRequestError({
-    message: "sandbox path must be a file under /workspace/ or /mnt/session/outputs/ without empty, '.' or '..' segments",
+    message: "sandbox path must be a file under /workspace/, /mnt/session/outputs/ or /mnt/memory/ without empty, '.' or '..' segments",
     context: { path: path.slice(0, 256) },
   });
 }

@@ -41,6 +41,7 @@ export const CONFORMANCE_CASES = [
   conformanceCase({ id: "processes.duplex-stdin", title: "the supervised lane carries stdin to the supervisor and its events back", group: "processes", capability: "duplex stdin", tier: "capability" }),
   conformanceCase({ id: "persistence.workspace", title: "the workspace written in one run is there in a fresh acquire of the next", group: "persistence", capability: "workspace persistence", tier: "capability" }),
   conformanceCase({ id: "persistence.outputs", title: "files in /mnt/session/outputs are collected into a published manifest", group: "persistence", capability: "session outputs", tier: "capability" }),
+  conformanceCase({ id: "persistence.memory-stores", title: "memory stores appear at /mnt/memory/<store>/, writes reach writable stores only, and unclaimed stores are refused", group: "persistence", capability: "memoryStores", tier: "capability" }),
   conformanceCase({ id: "credentials.guest-env", title: "with hosted inference on, no provider key reaches the guest environment", group: "credentials", capability: "guest environment", tier: "core" }),
   conformanceCase({ id: "credentials.token-redaction", title: "the inference proxy token appears in no lease, checkpoint, manifest, URL or log field", group: "credentials", capability: "secret redaction", tier: "core" }),
   conformanceCase({ id: "readiness.lease-gated", title: "no lease is published and no harness starts until the readiness probe passed", group: "readiness", capability: "readiness probe", tier: "core" }),

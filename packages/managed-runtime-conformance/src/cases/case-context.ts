@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import {
+  type ManagedRuntimeRunInput,
   type ManagedRuntimeRunResult,
   createManagedRuntimeHost,
   createManagedRuntimeProviderRegistry,
@@ -34,6 +35,8 @@ export interface CaseRunOptions {
   readonly wrapDriver?: (driver: ManagedRuntimeProviderDriverPort) => ManagedRuntimeProviderDriverPort;
   /** Runs instead of the harness, with the live lease the host hands to it. */
   readonly probe?: HarnessProbe;
+  /** Run-input fields beyond scope and profile (memory stores and the control-plane access they use). */
+  readonly input?: Pick<ManagedRuntimeRunInput, "memoryStores" | "sessionInputAccess">;
 }
 
 /** One finished host run. */
@@ -111,9 +114,10 @@ export function createCaseContext(subject: ConformanceSubject, caseId: string): 
         ...(observed.credentialEgress ? { credentialEgress: observed.credentialEgress } : {}),
         ...(observed.sessionInputs ? { sessionInputs: observed.sessionInputs } : {}),
         ...(resources.environmentPackages ? { environmentPackages: resources.environmentPackages } : {}),
+        ...(resources.memoryStores ? { memoryStores: resources.memoryStores } : {}),
         logger: recordingLogger(observations),
       });
-      const result = await host.run({ scope, profile });
+      const result = await host.run({ scope, profile, ...options.input });
       if (observations.probeError !== undefined) throw observations.probeError;
       return { scope, result, resources, observations };
     },

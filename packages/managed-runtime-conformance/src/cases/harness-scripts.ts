@@ -54,6 +54,14 @@ export const SCRIPTS = {
     `test -n "$HOSTED_INFERENCE_TOKEN" || fail 53 "HOSTED_INFERENCE_TOKEN is missing"`,
     `if env | grep -q '${CANARY_PREFIX}'; then fail 54 "a host-side secret reached the guest"; fi`,
   ].join("\n"),
+  memoryStores: [
+    `fail() { printf '%s\\n' "$2" >&2; exit "$1"; }`,
+    `test "$(cat /mnt/memory/conformance-notes/seed.md)" = seed || fail 71 "the writable store's document is missing"`,
+    `test "$(cat /mnt/memory/conformance-handbook/rules.md)" = rules || fail 72 "the read-only store's document is missing"`,
+    `printf edited > /mnt/memory/conformance-notes/seed.md && mkdir -p /mnt/memory/conformance-notes/deep && printf fresh > /mnt/memory/conformance-notes/deep/new.md || fail 73 "cannot write the writable store"`,
+    // A read-only store may refuse the write (a mount) or accept it locally (a copy); it must never reach the store.
+    `printf changed > /mnt/memory/conformance-handbook/rules.md 2>/dev/null || true`,
+  ].join("\n"),
   supervisor: [
     `fail() { printf '%s\\n' "$2" >&2; exit "$1"; }`,
     `printf '%s\\n' '{"type":"ready","protocol":"openma-harness-supervisor-v1"}'`,

@@ -3,6 +3,7 @@ import { catalogRowCase } from "./catalog-cases.js";
 import type { ConformanceCaseImplementations } from "./case-definition.js";
 import { guestEnvironmentCase, tokenRedactionCase } from "./credential-cases.js";
 import { forkCase, heartbeatCase, leaseCase, orphanCase, reapCase, suspendCase, terminateCase } from "./lifecycle-cases.js";
+import { memoryStoresCase } from "./memory-store-cases.js";
 import { outputsCase, workspacePersistenceCase } from "./persistence-cases.js";
 import { bytesCase, duplexCase, execExitCodeCase, readinessCase, workspaceFilesCase } from "./process-cases.js";
 
@@ -28,6 +29,7 @@ export const CONFORMANCE_CASE_IMPLEMENTATIONS = {
   "processes.duplex-stdin": duplexCase,
   "persistence.workspace": workspacePersistenceCase,
   "persistence.outputs": outputsCase,
+  "persistence.memory-stores": memoryStoresCase,
   "credentials.guest-env": guestEnvironmentCase,
   "credentials.token-redaction": tokenRedactionCase,
   "readiness.lease-gated": readinessCase,

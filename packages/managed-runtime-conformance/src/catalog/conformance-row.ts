@@ -1,5 +1,5 @@
-import { harnessDriverTypeSchema, outputStrategySchema, runtimeCheckpointKindSchema, workspaceStrategySchema } from "@open-managed-agents/runtime-resource-contract";
-import type { HarnessDriverType, OutputStrategy, RuntimeCheckpointKind, WorkspaceStrategy } from "@open-managed-agents/runtime-resource-contract";
+import { MEMORY_STORE_MODES, harnessDriverTypeSchema, outputStrategySchema, runtimeCheckpointKindSchema, workspaceStrategySchema } from "@open-managed-agents/runtime-resource-contract";
+import type { HarnessDriverType, MemoryStoreMode, OutputStrategy, RuntimeCheckpointKind, WorkspaceStrategy } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 
 /**
@@ -72,6 +72,11 @@ export interface ManagedRuntimeProviderConformance {
   readonly outputs: { readonly strategies: readonly OutputStrategy[]; readonly durability: ConformanceDurability };
   /** Runtime checkpoint kinds; empty until a `RuntimeCheckpointPort` is wired. */
   readonly runtimeCheckpoints: readonly RuntimeCheckpointKind[];
+  /**
+   * How memory stores reach `/mnt/memory/<storeName>/` (`mount` or `file_sync`), as the descriptor claims
+   * and the live memory-stores port confirms. Absent: not claimed; runs that carry memory stores are refused.
+   */
+  readonly memoryStores?: MemoryStoreMode;
   readonly sandboxPortFacts: { readonly available: readonly SandboxPortFact[]; readonly unavailable: readonly SandboxPortFact[] };
   /** Why the row looks the way it does, when that is not obvious from the columns. */
   readonly reason?: string;
@@ -103,6 +108,7 @@ export const managedRuntimeProviderConformanceSchema = z
     workspace: z.object({ strategies: uniqueList(workspaceStrategySchema), durability: durabilitySchema }),
     outputs: z.object({ strategies: uniqueList(outputStrategySchema), durability: durabilitySchema }),
     runtimeCheckpoints: uniqueList(runtimeCheckpointKindSchema),
+    memoryStores: z.enum(MEMORY_STORE_MODES).optional(),
     sandboxPortFacts: sandboxPortFactsSchema,
     reason: z.string().min(1).optional(),
   })

@@ -38,7 +38,7 @@ const DERIVATION_SCOPE: RuntimeResourceScope = {
 /**
  * Derives a catalog row from what a driver advertises and what its live ports report. Every advertised
  * capability must match the live ports exactly (strategies, durabilities, lanes, runtime checkpoints,
- * egress enforcement); any difference throws `capability_drift` naming the field. A driver package asserts
+ * egress enforcement, memory-store mode); any difference throws `capability_drift` naming the field. A driver package asserts
  * the derived row equals its catalog row, so the catalog is checked against code on every test run.
  */
 export async function deriveConformanceRow(input: DeriveConformanceRowInput): Promise<ManagedRuntimeProviderConformance> {
@@ -75,6 +75,7 @@ export async function deriveConformanceRow(input: DeriveConformanceRowInput): Pr
   if (descriptor.credentialEgress.enforcement !== "unsupported" || resources.credentialEgress) {
     drift("credentialEgress.enforcement", descriptor.credentialEgress.enforcement, liveEnforcement);
   }
+  drift("memoryStores", descriptor.memoryStores ?? "unsupported", resources.memoryStores?.mode ?? "unsupported");
 
   const row: ManagedRuntimeProviderConformance = {
     id: descriptor.provider,
@@ -90,6 +91,7 @@ export async function deriveConformanceRow(input: DeriveConformanceRowInput): Pr
     workspace: { strategies: [...workspace.strategies], durability: workspaceDurability(workspace.strategies) },
     outputs: { strategies: outputs.strategies.map((entry) => entry.strategy), durability: outputDurability(outputs.strategies) },
     runtimeCheckpoints: [...sandbox.runtimeCheckpoints],
+    ...(descriptor.memoryStores ? { memoryStores: descriptor.memoryStores } : {}),
     sandboxPortFacts: { available: [...input.sandboxPortFacts.available], unavailable: [...input.sandboxPortFacts.unavailable] },
     ...(input.reason === undefined ? {} : { reason: input.reason }),
   };
@@ -115,6 +117,7 @@ export function diffConformanceRows(expected: ManagedRuntimeProviderConformance,
     "outputs.strategies": (row) => sorted(row.outputs.strategies),
     "outputs.durability": (row) => row.outputs.durability,
     runtimeCheckpoints: (row) => sorted(row.runtimeCheckpoints),
+    memoryStores: (row) => row.memoryStores ?? "unsupported",
     "sandboxPortFacts.available": (row) => sorted(row.sandboxPortFacts.available),
     "sandboxPortFacts.unavailable": (row) => sorted(row.sandboxPortFacts.unavailable),
   };

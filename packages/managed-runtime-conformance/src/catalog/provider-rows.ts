@@ -65,6 +65,7 @@ export const PROVIDER_ROWS = [
     workspace: portableWorkspace,
     outputs: collectedOutputs,
     runtimeCheckpoints: [],
+    memoryStores: "file_sync",
     sandboxPortFacts: {
       available: ["http_bridge", "argv_sse_process", "workspace_file_io", "workspace_tar_checkpoint"],
       unavailable: ["interactive_stdin_without_pty", "provider_lease", "process_memory_checkpoint"],

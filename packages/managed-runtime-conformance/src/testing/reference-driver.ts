@@ -1,3 +1,4 @@
+import { createReferenceMemoryStoresPort } from "./reference-memory-stores-port.js";
 import {
   CapabilityUnsupportedError,
   type ManagedRuntimeProviderDriverDescriptor,
@@ -47,6 +48,7 @@ export function createReferenceManagedRuntimeDriver(options: ReferenceDriverOpti
     credentialEgress: settings.simulateEnforcedEgress
       ? SIMULATED_EGRESS_CAPABILITIES
       : { enforcement: "unsupported", credentialMode: "snapshot", interceptedProtocols: [] },
+    ...(settings.memoryStores ? { memoryStores: "file_sync" as const } : {}),
   };
 
   return {
@@ -71,6 +73,7 @@ export function createReferenceManagedRuntimeDriver(options: ReferenceDriverOpti
         ...(settings.supervised ? { supervisorTransport: createReferenceSupervisorTransport(world) } : {}),
         ...(settings.runtimeCheckpoint ? { runtimeCheckpoint: createReferenceRuntimeCheckpointPort(world, readinessCommand) } : {}),
         ...(settings.simulateEnforcedEgress ? { credentialEgress: createSimulatedEgressPort(egressBindings) } : {}),
+        ...(settings.memoryStores ? { memoryStores: createReferenceMemoryStoresPort(world) } : {}),
       };
     },
   };

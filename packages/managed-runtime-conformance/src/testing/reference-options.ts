@@ -28,6 +28,8 @@ export interface ReferenceDriverOptions {
    * @default false
    */
   readonly simulateEnforcedEgress?: boolean;
+  /** Claims `file_sync` memory stores, copied into `/mnt/memory/<store>/` and written back from the host side. @default false */
+  readonly memoryStores?: boolean;
   /** Deadline of the readiness probe. @default 10_000 */
   readonly readinessTimeoutMs?: number;
   /** Wraps every runtime the driver starts or reconnects to; used to inject faults. */
@@ -44,6 +46,7 @@ export interface ResolvedReferenceDriverOptions {
   readonly supervised: boolean;
   readonly runtimeCheckpoint: boolean;
   readonly simulateEnforcedEgress: boolean;
+  readonly memoryStores: boolean;
   readonly readinessTimeoutMs: number;
   readonly decorateRuntime: (runtime: LocalSubprocessRuntime) => ManagedSandboxRuntime;
 }
@@ -58,6 +61,7 @@ const optionsSchema = z
     supervised: z.boolean().optional(),
     runtimeCheckpoint: z.boolean().optional(),
     simulateEnforcedEgress: z.boolean().optional(),
+    memoryStores: z.boolean().optional(),
     readinessTimeoutMs: z.number().int().positive().optional(),
     decorateRuntime: z.custom<(runtime: LocalSubprocessRuntime) => ManagedSandboxRuntime>((value) => typeof value === "function", "must be a function").optional(),
   })
@@ -75,6 +79,7 @@ export function resolveReferenceDriverOptions(options: unknown): ResolvedReferen
     supervised: parsed.supervised ?? true,
     runtimeCheckpoint: parsed.runtimeCheckpoint ?? false,
     simulateEnforcedEgress: parsed.simulateEnforcedEgress ?? false,
+    memoryStores: parsed.memoryStores ?? false,
     readinessTimeoutMs: parsed.readinessTimeoutMs ?? 10_000,
     decorateRuntime: parsed.decorateRuntime ?? ((runtime) => runtime),
   };

@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ManagedSandboxLease, ProviderMismatchError, parseManagedSandboxLease } from "@open-managed-agents/runtime-resource-contract";
@@ -22,6 +22,8 @@ export interface ReferenceWorld {
   connect(lease: ManagedSandboxLease): Promise<ManagedSandboxRuntime>;
   /** Restores a portable filesystem checkpoint into a new runtime. */
   restore(checkpointId: string, sourceRuntimeId: string, sessionId: string): Promise<ManagedSandboxRuntime>;
+  /** Host directory behind `/mnt/memory` of a session's runtimes. */
+  memoryDir(sessionId: string): string;
   /** The lease of a runtime: provider and runtime id only. */
   leaseOf(runtime: ManagedSandboxRuntime, metadata?: ManagedSandboxLease["metadata"]): ManagedSandboxLease;
 }
@@ -32,13 +34,23 @@ const WORKDIR = "/workspace";
 export function createReferenceWorld(options: ResolvedReferenceDriverOptions): ReferenceWorld {
   const rootDir = options.rootDir ?? mkdtempSync(join(tmpdir(), "openma-conformance-reference-"));
   const provider = createLocalSubprocessSandboxProvider({ rootDir });
-  const context = (sessionId: string): SandboxFactoryContext => ({ sessionId, workdir: WORKDIR });
+  const sessionsByRuntime = new Map<string, string>();
+  const memoryDir = (sessionId: string): string => join(rootDir, "memory", sessionId.replace(/[^A-Za-z0-9._-]/g, "_"));
+  // Only with the memory-store claim does /mnt/memory map to a host directory.
+  const context = (sessionId: string): SandboxFactoryContext => {
+    if (!options.memoryStores) return { sessionId, workdir: WORKDIR };
+    mkdirSync(memoryDir(sessionId), { recursive: true });
+    return { sessionId, workdir: WORKDIR, memoryRoot: memoryDir(sessionId) };
+  };
   return {
     options,
     provider,
     blobs: new Map(),
+    memoryDir,
     async createRuntime(sessionId) {
-      return options.decorateRuntime(await provider.create(context(sessionId)));
+      const runtime = await provider.create(context(sessionId));
+      sessionsByRuntime.set(runtime.runtimeHandle().runtimeId, sessionId);
+      return options.decorateRuntime(runtime);
     },
     async connect(rawLease) {
       const lease = parseManagedSandboxLease(rawLease);
@@ -48,11 +60,14 @@ export function createReferenceWorld(options: ResolvedReferenceDriverOptions): R
           context: { expected: options.provider, actual: lease.provider },
         });
       }
-      return options.decorateRuntime(await provider.connect(lease.runtimeId, context("reconnect")));
+      // A reconnected runtime keeps its session's /mnt/memory.
+      return options.decorateRuntime(await provider.connect(lease.runtimeId, context(sessionsByRuntime.get(lease.runtimeId) ?? "reconnect")));
     },
     async restore(checkpointId, sourceRuntimeId, sessionId) {
       const handle = { provider: provider.provider, checkpointId, sourceRuntimeId, kind: "filesystem", scope: "portable" } as const;
-      return options.decorateRuntime(await provider.restore(handle, context(sessionId)));
+      const runtime = await provider.restore(handle, context(sessionId));
+      sessionsByRuntime.set(runtime.runtimeHandle().runtimeId, sessionId);
+      return options.decorateRuntime(runtime);
     },
     leaseOf(runtime, metadata) {
       const { runtimeId } = runtime.runtimeHandle();

@@ -25,6 +25,7 @@ export async function admit(run: RunContext): Promise<Admission> {
   if (hasEnvironmentPackages(run.environmentPackages) && !options.environmentPackages) {
     throw refusal("environment_packages", "the environment lists packages, and no environment-packages installer is configured");
   }
+  admitMemoryStores(run);
   const egressRequirement = egressRequirementOf(session, profile.credentialEgress?.requirement);
 
   const [sandbox, workspace, outputs, harness] = await Promise.all([
@@ -52,6 +53,16 @@ export async function admit(run: RunContext): Promise<Admission> {
     harnessVersion: harnessVersionOf(profile.driver),
     runtimeIdentity: runtimeIdentityOf(profile.driver),
   };
+}
+
+/** A run with memory stores needs a memory-stores port, and a `file_sync` one needs the control plane's memory access. */
+function admitMemoryStores(run: RunContext): void {
+  if (run.memoryStores.length === 0) return;
+  const port = run.options.memoryStores;
+  if (!port) throw refusal("memory_stores", "the run carries memory stores, and no memory-stores port is configured");
+  if (port.mode === "file_sync" && !run.sessionInputAccess?.memories) {
+    throw refusal("memory_stores", "file-sync memory stores need the control plane's memory access (sessionInputAccess.memories)");
+  }
 }
 
 /** The AMA worker owns memory stores itself; anything else needs the host's materializer. */

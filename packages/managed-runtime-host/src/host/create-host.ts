@@ -1,6 +1,7 @@
 import {
   InvalidRequestError,
   environmentPackagesSchema,
+  runtimeMemoryStoresSchema,
   parseManagedRuntimeProfile,
   parseRecord,
   parseRuntimeResourceScope,
@@ -23,7 +24,7 @@ const sessionSnapshotSchema = z.object({
  * Creates the fenced managed-runtime host. Options are validated here (`invalid_config` naming the
  * field). Each `run` executes, in this order: admission, fence acquire, workspace materialize, outputs
  * prepare, credential-egress prepare, optional runtime-checkpoint restore, sandbox acquire, attaches,
- * environment packages, session inputs, harness run, retained-runtime suspend, workspace checkpoint, runtime checkpoint,
+ * memory stores, environment packages, session inputs, harness run, memory-store write-back, retained-runtime suspend, workspace checkpoint, runtime checkpoint,
  * outputs collect/finalize, fence publish; then cleanup: egress revoke, terminate (or orphan), releases.
  */
 export function createManagedRuntimeHost(options: ManagedRuntimeHostOptions): ManagedRuntimeHost {
@@ -39,6 +40,7 @@ export function createManagedRuntimeHost(options: ManagedRuntimeHostOptions): Ma
         }
       }
       if (input.environmentPackages !== undefined) parseRecord(environmentPackagesSchema, input.environmentPackages, { record: "environment packages" });
+      if (input.memoryStores !== undefined) parseRecord(runtimeMemoryStoresSchema, input.memoryStores, { record: "memory stores" });
       if (input.sandboxImageAlias !== undefined) parseRecord(sandboxImageAliasSchema, input.sandboxImageAlias, { record: "sandbox image alias" });
       return executeRun(createRunContext(resolved, input));
     },

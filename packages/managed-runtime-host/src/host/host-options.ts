@@ -6,8 +6,10 @@ import { type Clock, type Scheduler, systemClock, systemScheduler } from "../tim
 import type { ManagedRuntimeHostOptions } from "./types.js";
 
 /** Options after validation, with defaults applied. */
-export type ResolvedHostOptions = Required<Omit<ManagedRuntimeHostOptions, "runtimeCheckpoint" | "credentialEgress" | "sessionInputs" | "environmentPackages" | "journal">> &
-  Pick<ManagedRuntimeHostOptions, "runtimeCheckpoint" | "credentialEgress" | "sessionInputs" | "environmentPackages" | "journal"> & {
+export type ResolvedHostOptions = Required<
+  Omit<ManagedRuntimeHostOptions, "runtimeCheckpoint" | "credentialEgress" | "sessionInputs" | "environmentPackages" | "journal" | "memoryStores">
+> &
+  Pick<ManagedRuntimeHostOptions, "runtimeCheckpoint" | "credentialEgress" | "sessionInputs" | "environmentPackages" | "journal" | "memoryStores"> & {
     readonly clock: Clock;
     readonly scheduler: Scheduler;
     readonly logger: HostLogger;
@@ -39,6 +41,7 @@ const hostOptionsSchema = z
     credentialEgress: portSchema(["capabilities", "prepare", "attach", "revoke", "release"]).optional(),
     sessionInputs: portSchema(["materialize", "synchronize"]).optional(),
     environmentPackages: portSchema(["install"]).optional(),
+    memoryStores: portSchema(["mount", "synchronize"]).optional(),
     clock: portSchema(["now"]).optional(),
     scheduler: portSchema(["sleep"]).optional(),
     logger: portSchema(["info", "warn", "error"]).optional(),

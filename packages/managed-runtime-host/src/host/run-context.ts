@@ -9,6 +9,7 @@ import {
   type ManagedRuntimeProfile,
   type ManagedSandboxLease,
   type RuntimeCheckpointRef,
+  type RuntimeMemoryStore,
   type RuntimeResourceFence,
   type RuntimeResourcePublication,
   type RuntimeResourceScope,
@@ -61,6 +62,8 @@ export interface RunContext {
   readonly sessionInputAccess: SessionInputAccessPort | undefined;
   readonly environmentPackages: EnvironmentPackages | undefined;
   readonly sandboxImageAlias: string | undefined;
+  /** Memory stores of the run; empty when it carries none. */
+  readonly memoryStores: readonly RuntimeMemoryStore[];
   /** Redacts every known fence token from every field. */
   readonly log: HostLogger;
   /** Aborted on lease loss, caller abort or failure; passed to every transaction port call. */
@@ -133,6 +136,7 @@ export function createRunContext(options: ResolvedHostOptions, input: ManagedRun
     sessionInputAccess: input.sessionInputAccess,
     environmentPackages: input.environmentPackages,
     sandboxImageAlias: input.sandboxImageAlias,
+    memoryStores: input.memoryStores ?? [],
     log: createRedactingLogger(options.logger, secrets),
     signal: controller.signal,
     backgroundSignal: background.signal,

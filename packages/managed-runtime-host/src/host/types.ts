@@ -6,7 +6,9 @@ import type {
   ManagedRuntimeError,
   ManagedRuntimeProfile,
   ManagedSandboxPort,
+  MemoryStoresPort,
   RuntimeCheckpointPort,
+  RuntimeMemoryStore,
   RuntimeOrphanPort,
   RuntimeResourceFencePort,
   RuntimeResourceScope,
@@ -56,6 +58,8 @@ export interface ManagedRuntimeHostOptions {
   readonly sessionInputs?: SessionInputMaterializerPort;
   /** Installs the environment's packages before the harness; a run that carries packages is refused without it. */
   readonly environmentPackages?: EnvironmentPackagesPort;
+  /** Mounts the run's memory stores before the harness and writes them back at checkpoint; a run that carries stores is refused without it. */
+  readonly memoryStores?: MemoryStoresPort;
   /** @default systemClock */
   readonly clock?: Clock;
   /** Drives renewal, heartbeat, sync and cleanup deadlines. @default systemScheduler */
@@ -76,6 +80,11 @@ export interface ManagedRuntimeRunInput {
   readonly environmentPackages?: EnvironmentPackages;
   /** The catalog sandbox image alias the environment selected; part of the setup markers. */
   readonly sandboxImageAlias?: string;
+  /**
+   * Memory stores to put at `/mnt/memory/<storeName>/` (`memoryStoresOfSession(session)` derives them from
+   * the session's `memory_store` resources). A `file_sync` port reads and writes them through `sessionInputAccess.memories`.
+   */
+  readonly memoryStores?: readonly RuntimeMemoryStore[];
   /** Aborting it ends the run as `lease_lost` and aborts every in-flight port call. */
   readonly signal?: AbortSignal;
 }

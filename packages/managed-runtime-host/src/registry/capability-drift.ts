@@ -62,3 +62,10 @@ export function drift(provider: string, field: string, advertised: string, live:
     context: { provider, field, advertised, live },
   });
 }
+
+/** Throws when the descriptor's `memoryStores` claim and the live memory-stores port disagree (absent on both is agreement). */
+export function assertMemoryStoresMatch(provider: string, advertised: string | undefined, live: { readonly mode: string } | undefined): void {
+  const claimed = advertised ?? "unsupported";
+  const actual = live?.mode ?? "unsupported";
+  if (claimed !== actual) throw drift(provider, "memoryStores", claimed, actual);
+}

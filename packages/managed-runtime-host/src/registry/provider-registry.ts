@@ -19,7 +19,7 @@ import {
 import * as z from "zod";
 import { portSchema } from "../host/host-options.js";
 import { resolveManagedRuntimePlan } from "../plan.js";
-import { assertEgressMatches, assertNoDrift, drift } from "./capability-drift.js";
+import { assertEgressMatches, assertMemoryStoresMatch, assertNoDrift, drift } from "./capability-drift.js";
 import { superviseIfAdvertised } from "./supervise-if-advertised.js";
 import type { ManagedRuntimeProviderRegistry, ManagedRuntimeProviderRegistryOptions, PreparedManagedRuntimeProvider } from "./types.js";
 
@@ -98,6 +98,7 @@ export function createManagedRuntimeProviderRegistry(options: ManagedRuntimeProv
         throw drift(provider, "resources.runtimeCheckpoint", `${plan.runtimeCheckpoint} checkpoints`, "no runtime-checkpoint port");
       }
       await checkLiveEgress(provider, descriptor, resources, scope, egressRequired);
+      assertMemoryStoresMatch(provider, descriptor.memoryStores, resources.memoryStores);
       return { descriptor, plan, resources };
     },
   };

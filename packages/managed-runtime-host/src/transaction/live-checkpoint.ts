@@ -5,6 +5,7 @@ import { takeWorkspaceCheckpoint } from "./checkpoint-workspace.js";
 import { collectAndFinalizeOutputs } from "./finalize-outputs.js";
 import { publishUnderFence, rotateFence } from "./publish.js";
 import { synchronizeSessionInputs } from "./session-inputs.js";
+import { synchronizeMemoryStores } from "./synchronize-memory-stores.js";
 
 /** Longest accepted checkpoint id; ids become part of stage names and idempotency keys. */
 export const MAX_CHECKPOINT_ID_LENGTH = 200;
@@ -30,7 +31,7 @@ export interface LiveCheckpoints {
 /**
  * Creates the live-checkpoint callback. A request is refused when its id is empty, too long or already
  * used in this run, when it names another session, or after the harness returned. Accepted requests
- * run one at a time: session-input sync, workspace checkpoint, output collect and finalize, publish,
+ * run one at a time: session-input sync, memory-store write-back, workspace checkpoint, output collect and finalize, publish,
  * then rotation to the next fence generation. A lost fence rejects the request and ends the run as `lease_lost`.
  */
 export function createLiveCheckpoints(run: RunContext): LiveCheckpoints {
@@ -58,6 +59,7 @@ export function createLiveCheckpoints(run: RunContext): LiveCheckpoints {
 
 async function commit(run: RunContext, checkpointId: string): Promise<void> {
   await synchronizeSessionInputs(run, `checkpoint-${checkpointId}`);
+  await synchronizeMemoryStores(run, `checkpoint-${checkpointId}`);
   const workspaceCandidate = await takeWorkspaceCheckpoint(run, `workspace-checkpoint-${checkpointId}`);
   const outputCandidate = await collectAndFinalizeOutputs(run, `-${checkpointId}`);
   const generation = run.requireFence().generation;

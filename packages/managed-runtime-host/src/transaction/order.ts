@@ -17,10 +17,12 @@ import { installEnvironmentPackages } from "./install-environment-packages.js";
 import { prepareCredentialEgress } from "./prepare-credential-egress.js";
 import { prepareOutputs } from "./prepare-outputs.js";
 import { materializeWorkspace } from "./materialize-workspace.js";
+import { mountMemoryStores } from "./mount-memory-stores.js";
 import { publishFinal } from "./publish.js";
 import { restoreRuntimeCheckpoint } from "./restore-runtime-checkpoint.js";
 import { runHarness } from "./run-harness.js";
 import { suspendRetainedRuntime } from "./suspend-retained-runtime.js";
+import { synchronizeMemoryStoresFinal } from "./synchronize-memory-stores.js";
 import { materializeSessionInputs, synchronizeSessionInputsFinal } from "./session-inputs.js";
 import type { RunStep } from "./step.js";
 
@@ -37,10 +39,12 @@ export const TRANSACTION_ORDER: readonly RunStep[] = [
   attachWorkspace,
   attachOutputs,
   attachCredentialEgress,
+  mountMemoryStores,
   installEnvironmentPackages,
   materializeSessionInputs,
   runHarness,
   synchronizeSessionInputsFinal,
+  synchronizeMemoryStoresFinal,
   suspendRetainedRuntime,
   checkpointWorkspace,
   createRuntimeCheckpoint,

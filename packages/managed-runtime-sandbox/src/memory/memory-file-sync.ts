@@ -1,30 +1,23 @@
 import {
   InvalidRequestError,
+  MEMORY_STORES_ROOT,
+  type MemoryStoreSyncConflict,
+  type MemoryStoreSyncReport,
   type SessionMemoryAccessPort,
   type SessionMemoryWriteResult,
   UpstreamProtocolError,
 } from "@open-managed-agents/runtime-resource-contract";
 import type { SandboxMemoryMountPort, SandboxPort } from "@open-managed-agents/sandbox";
+import { sha256Hex } from "./memory-hash.js";
 
 /** Where projected memory stores live in the sandbox. */
-export const MEMORY_PROJECTION_ROOT = "/mnt/memory";
+export const MEMORY_PROJECTION_ROOT = MEMORY_STORES_ROOT;
 
 /** One write-back the store refused, or a file that cannot be a memory document. */
-export interface MemorySyncConflict {
-  readonly storeId: string;
-  readonly path: string;
-  readonly reason: "changed_in_store" | "gone_from_store" | "not_a_document_path";
-}
+export type MemorySyncConflict = MemoryStoreSyncConflict;
 
 /** What {@link MemoryFileSync.synchronizeMemoryStores} wrote back. */
-export interface MemorySyncReport {
-  readonly created: number;
-  readonly updated: number;
-  readonly deleted: number;
-  /** Changes found in read-only stores; never written back. */
-  readonly readOnlyChanges: number;
-  readonly conflicts: readonly MemorySyncConflict[];
-}
+export type MemorySyncReport = MemoryStoreSyncReport;
 
 /** Memory stores as copied files: `mountMemoryStore` downloads, `synchronizeMemoryStores` uploads what changed. */
 export interface MemoryFileSync extends SandboxMemoryMountPort {
@@ -35,11 +28,6 @@ const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 // A document path: relative, `/`-separated segments, none empty, `.` or `..`, no control characters.
 const isDocumentPath = (path: string): boolean =>
   path.length > 0 && path.length <= 1024 && !/[\u0000-\u001f\\]/.test(path) && path.split("/").every((segment) => segment !== "" && segment !== "." && segment !== "..");
-
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
-}
 
 interface ProjectedStore {
   readonly storeId: string;
