@@ -12,7 +12,7 @@ import { TEMPLATE_PROVIDER, type TemplateDriverOptions, parseTemplateDriverOptio
  */
 export function createTemplateDriver(options: TemplateDriverOptions): ManagedRuntimeProviderDriverPort {
   const settings = parseTemplateDriverOptions(options);
-  // Test-only stand-in for a real sandbox service: plain local processes, refused unless NODE_ENV=test.
+  // Stand-in for a real sandbox service: local processes, each runtime confined with bubblewrap.
   const provider = createLocalSubprocessSandboxProvider({ rootDir: join(settings.rootDir, "runtimes"), provider: TEMPLATE_PROVIDER });
   return createProviderManagedRuntimeDriver({
     version: "0.0.0",

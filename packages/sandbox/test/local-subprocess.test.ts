@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { readdir, mkdtemp, rm, stat, writeFile as writeHostFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -42,12 +43,23 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
 }
 
 describe("local-subprocess provider", () => {
-  it("refuses to load outside NODE_ENV=test: its runtimes are local processes on the host's kernel", () => {
+  it("loads confined outside NODE_ENV=test, and refuses unconfined there: those commands are the host's own", async () => {
     const previous = process.env.NODE_ENV;
     process.env.NODE_ENV = "production";
     try {
-      expect(() => createLocalSubprocessSandboxProvider({ rootDir })).toThrow(/loads only when NODE_ENV=test/);
-      expect(() => createLocalSubprocessSandboxProvider({ rootDir })).toThrow(expect.objectContaining({ code: "invalid_config" }));
+      expect(() => createLocalSubprocessSandboxProvider({ rootDir, confinement: "unconfined-unsafe" })).toThrow(/loads only when NODE_ENV=test/);
+      expect(() => createLocalSubprocessSandboxProvider({ rootDir, confinement: "unconfined-unsafe" })).toThrow(
+        expect.objectContaining({ code: "invalid_config", context: expect.objectContaining({ field: "confinement" }) }),
+      );
+      const confined = createLocalSubprocessSandboxProvider({ rootDir });
+      const runtime = await confined.create({ sessionId: "ses-production", workdir: "/workspace" });
+      try {
+        const result = await runtime.exec("touch /etc/oma-production-probe 2>/dev/null; test -e /etc/oma-production-probe && echo written; echo done");
+        expect(result.stdout).toContain("done");
+        expect(existsSync("/etc/oma-production-probe")).toBe(false);
+      } finally {
+        await runtime.destroy();
+      }
     } finally {
       process.env.NODE_ENV = previous;
     }

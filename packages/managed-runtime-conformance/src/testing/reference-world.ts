@@ -1,3 +1,4 @@
+import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,8 +31,17 @@ export interface ReferenceWorld {
 
 const WORKDIR = "/workspace";
 
-/** Creates the world. The local-subprocess provider refuses to load unless `NODE_ENV` is `test`. */
+/**
+ * Creates the world. Refused unless `NODE_ENV` is `test`: the reference driver's ports are in-memory
+ * stand-ins (and can simulate enforced egress), so it must not be reachable from a production configuration.
+ */
 export function createReferenceWorld(options: ResolvedReferenceDriverOptions): ReferenceWorld {
+  if (process.env.NODE_ENV !== "test") {
+    throw new InvalidConfigError({
+      message: "the conformance reference driver is a test fixture; it loads only when NODE_ENV=test",
+      context: { field: "NODE_ENV", nodeEnv: process.env.NODE_ENV ?? null },
+    });
+  }
   const rootDir = options.rootDir ?? mkdtempSync(join(tmpdir(), "openma-conformance-reference-"));
   const provider = createLocalSubprocessSandboxProvider({ rootDir });
   const sessionsByRuntime = new Map<string, string>();

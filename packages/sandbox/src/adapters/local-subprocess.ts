@@ -2,8 +2,9 @@
  * The local-subprocess sandbox provider: runtimes are host directories and commands are local
  * processes, each runtime's in its own bubblewrap confinement (`createConfinedRoot` of
  * `@open-managed-agents/sandbox/local-process`: own namespaces, no capabilities, a copy-on-write root)
- * unless `confinement: "unconfined-unsafe"` is asked for. It refuses to load unless `NODE_ENV` is
- * `test`: it exists to exercise the sandbox ports end to end in tests and local stacks.
+ * unless `confinement: "unconfined-unsafe"` is asked for. Confined, it is a local provider for driver
+ * development and local stacks; unconfined, its commands are the host's own, so it loads only when
+ * `NODE_ENV` is `test`.
  *
  * @module
  */
@@ -81,28 +82,28 @@ const contextSchema = z.object({
 const RUNTIME_ID = /^local-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
- * Throws `invalid_config` unless `NODE_ENV` is `test`: the adapter's runtimes share the host's kernel
- * (and, when built `unconfined-unsafe`, everything else of the host), so it must not be reachable from a
- * production configuration.
+ * Throws `invalid_config` for an unconfined provider unless `NODE_ENV` is `test`: unconfined runtimes share
+ * everything of the host, so they must not be reachable from a production configuration. Confined ones
+ * (bubblewrap, the default) load anywhere.
  */
-export function assertLocalSubprocessAllowed(): void {
-  if (process.env.NODE_ENV !== "test") {
+export function assertLocalSubprocessAllowed(confinement: "bubblewrap" | "unconfined-unsafe"): void {
+  if (confinement === "unconfined-unsafe" && process.env.NODE_ENV !== "test") {
     throw new InvalidConfigError({
       message:
-        "the local-subprocess sandbox is for tests (its runtimes are local processes sharing the host's kernel, or the whole host when unconfined); it loads only when NODE_ENV=test",
-      context: { field: "NODE_ENV", nodeEnv: process.env.NODE_ENV ?? null },
+        'an unconfined local-subprocess sandbox runs commands as the host itself; confinement "unconfined-unsafe" loads only when NODE_ENV=test',
+      context: { field: "confinement", nodeEnv: process.env.NODE_ENV ?? null },
     });
   }
 }
 
 /** Creates the provider. Validates options once; throws `invalid_config` naming the bad field. */
 export function createLocalSubprocessSandboxProvider(options: LocalSubprocessSandboxProviderOptions = {}): LocalSubprocessSandboxProvider {
-  assertLocalSubprocessAllowed();
   const settings = parseRecord(optionsSchema, options, { record: "local-subprocess provider options", code: "invalid_config" });
   const provider = settings.provider ?? LOCAL_SUBPROCESS_PROVIDER;
   const rootDir = settings.rootDir ?? join(tmpdir(), "openma-local-subprocess");
   const checkpoints = createLocalCheckpointStore(join(rootDir, "checkpoints"));
   const confinement = settings.confinement ?? "bubblewrap";
+  assertLocalSubprocessAllowed(confinement);
   if (confinement === "bubblewrap") assertConfinementAvailable();
 
   const runtimeFor = (runtimeId: string, rawContext: SandboxFactoryContext): LocalSubprocessRuntime => {
