@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -47,8 +46,9 @@ afterAll(async () => {
   if (files) rmSync(files, { recursive: true, force: true });
 });
 
-// The interpreter behind the host's `python3` (a version-manager shim may need the host's environment).
-const python = execFileSync("python3", ["-c", "import sys; print(sys.executable)"]).toString().trim();
+// A system interpreter: the confined container sees the host's /usr (copy-on-write), not /root, where a
+// version manager's interpreter may live.
+const python = "/usr/bin/python3";
 
 async function run(sessionId: string, script: string, environmentPackages?: EnvironmentPackages) {
   const driver = createCloudflareBridgeManagedRuntime({
