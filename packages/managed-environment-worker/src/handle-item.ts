@@ -86,12 +86,15 @@ export async function handleWorkItem(context: ItemContext, work: BetaSelfHostedW
       });
     const profile = withHarnessEnv(base, env);
     const host = typeof options.host === "function" ? await options.host({ scope, profile, signal: context.abort }) : options.host;
+    const setup = options.environmentFor ? await options.environmentFor(work, session) : null;
     const run = {
       host,
       scope,
       profile,
       session: toSessionSnapshot(session),
       sessionInputAccess: createSessionInputAccess(client),
+      ...(setup?.packages ? { environmentPackages: setup.packages } : {}),
+      ...(setup?.sandboxImageAlias ? { sandboxImageAlias: setup.sandboxImageAlias } : {}),
     };
     const outcome = lane === "openma_supervised" ? await runSupervised(context, logger, run, client, work) : await runWithRetries(context, logger, run, context.abort, work);
     return { workId: work.id, scope, lane, outcome };

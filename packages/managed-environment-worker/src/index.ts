@@ -1,6 +1,7 @@
 export { type DrainSummary, type ManagedEnvironmentWorker, createManagedEnvironmentWorker } from "./worker.js";
 export type {
   ConflictRetryOptions,
+  ManagedEnvironmentSetup,
   ManagedEnvironmentWorkerOptions,
   ManagedRuntimeHostFactory,
   WorkItemOutcome,

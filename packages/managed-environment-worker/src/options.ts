@@ -3,6 +3,7 @@ import type { BetaSelfHostedWork } from "@anthropic-ai/sdk/resources/beta/enviro
 import type { BetaManagedAgentsSession } from "@anthropic-ai/sdk/resources/beta/sessions/sessions";
 import type { HostLogger, ManagedRuntimeHost, ManagedRuntimeRunResult } from "@open-managed-agents/managed-runtime-host";
 import {
+  type EnvironmentPackages,
   type ManagedRuntimeError,
   type ManagedRuntimeProfile,
   type RuntimeResourceScope,
@@ -48,6 +49,14 @@ export interface ConflictRetryOptions {
   readonly maxDelayMs?: number;
 }
 
+/** What the host installs into one item's sandbox before the harness (see the host's `environmentPackages`). */
+export interface ManagedEnvironmentSetup {
+  /** Packages per manager, as `Environment.config.packages` holds them. */
+  readonly packages?: EnvironmentPackages;
+  /** The catalog image alias, when one is selected; part of the setup markers. */
+  readonly sandboxImageAlias?: string;
+}
+
 /** Options of {@link createManagedEnvironmentWorker}. Validated once, at creation (`invalid_config`). */
 export interface ManagedEnvironmentWorkerOptions {
   /** The caller's SDK client; this worker derives per-credential copies with `withOptions`. */
@@ -64,6 +73,16 @@ export interface ManagedEnvironmentWorkerOptions {
   readonly host: ManagedRuntimeHost | ManagedRuntimeHostFactory;
   /** The runtime profile of one item. Its harness env gets the `ANTHROPIC_*` work variables added. */
   readonly profileFor: (work: BetaSelfHostedWork, session: BetaManagedAgentsSession) => ManagedRuntimeProfile | Promise<ManagedRuntimeProfile>;
+  /**
+   * The environment's setup for one item: `packages` (`Environment.config.packages`) and the catalog
+   * `sandboxImageAlias`, installed by the host before the harness. A self-hosted environment's config on the
+   * platform carries only its type (the SDK's `BetaSelfHostedConfig`), so the deployer supplies them here.
+   * Absent or `null`: nothing is installed.
+   */
+  readonly environmentFor?: (
+    work: BetaSelfHostedWork,
+    session: BetaManagedAgentsSession,
+  ) => ManagedEnvironmentSetup | null | Promise<ManagedEnvironmentSetup | null>;
   /** Sent as `Anthropic-Worker-ID` by the poller. */
   readonly workerId?: string;
   /** Items run at once. @default 1 */
@@ -107,6 +126,7 @@ const optionsSchema = z
     workspaceId: z.string().min(1),
     host: z.custom<ManagedRuntimeHost | ManagedRuntimeHostFactory>(isHost, "must be a ManagedRuntimeHost or a function returning one"),
     profileFor: z.custom<ManagedEnvironmentWorkerOptions["profileFor"]>(isFunction, "must be a function"),
+    environmentFor: z.custom<NonNullable<ManagedEnvironmentWorkerOptions["environmentFor"]>>(isFunction, "must be a function").optional(),
     workerId: z.string().min(1).optional(),
     concurrency: positiveInt.default(1),
     fallbackPollIntervalMs: positiveInt.default(30_000),
