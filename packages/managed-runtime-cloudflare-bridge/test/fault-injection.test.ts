@@ -12,7 +12,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { type LocalBridge, startLocalBridge } from "@open-managed-agents/local-container";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type StackWorld, bodyContains, createStackWorld, faultingFetch, shellProfile, workItem } from "./faults/stack-world.js";
+import { type StackWorld, bodyContains, createStackWorld, faultingFetch, isCheckpointTransfer, shellProfile, workItem } from "./faults/stack-world.js";
 
 let bridge: LocalBridge;
 const dirs: string[] = [];
@@ -53,7 +53,7 @@ async function expectRecovered(world: StackWorld, session: string): Promise<void
 const TRIGGERS = {
   restore: (url: URL) => url.pathname.endsWith("/hydrate"),
   harness: (url: URL, init: RequestInit | undefined) => bodyContains(init, "FAULT_HARNESS"),
-  checkpoint: (url: URL) => url.pathname.endsWith("/persist"),
+  checkpoint: isCheckpointTransfer,
 } as const;
 
 describe("bridge Worker killed", () => {
@@ -146,8 +146,8 @@ describe("blob store made read-only", () => {
       const session = "store-read-only";
       await seed(world, session);
       let fired = false;
-      const fetchImpl = faultingFetch((url) => {
-        if (fired || !TRIGGERS.checkpoint(url)) return;
+      const fetchImpl = faultingFetch((url, init) => {
+        if (fired || !TRIGGERS.checkpoint(url, init)) return;
         fired = true;
         execFileSync("mount", ["-o", "remount,bind,ro", target]);
       });

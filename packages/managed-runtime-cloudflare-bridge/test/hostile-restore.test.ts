@@ -126,7 +126,10 @@ describe("restores inspect first", () => {
 
   it("restores a benign archive with a link into /workspace, so the checks above are what refuse", async () => {
     const { provider } = components();
-    const handle = await storedHandle("benign", await tarOf([...padding, { name: "./sub/", type: "directory" }, file("./sub/x", "inside"), { name: "./abs", type: "symlink", linkname: "/workspace/sub" }]));
+    // A directory as tar writes one (0755; tarOf's default is a file's 0644): the confined container's root
+    // holds no capability, so tar, which as uid 0 keeps a directory's own bits, cannot enter a 0644 one.
+    const directory: Entry = { name: "./sub/", type: "directory", mode: 0o755 };
+    const handle = await storedHandle("benign", await tarOf([...padding, directory, file("./sub/x", "inside"), { name: "./abs", type: "symlink", linkname: "/workspace/sub" }]));
     requests.length = 0;
     const runtime = await provider.restore(handle, { sessionId: "s", workdir: "/workspace" });
     try {

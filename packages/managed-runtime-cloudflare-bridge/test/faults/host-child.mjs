@@ -20,7 +20,8 @@ database.pragma("busy_timeout = 5000");
 const client = createBetterSqliteClient(database);
 const store = createFsBlobStore({ rootDir: config.storeDir });
 const holdAt = (url, init) =>
-  (config.stage === "checkpoint" && url.pathname.endsWith("/persist")) ||
+  // The first request of the checkpoint's content transfer (the `.oma-checkpoint-*` scratch folder).
+  (config.stage === "checkpoint" && (url.pathname.includes(".oma-checkpoint-") || (typeof init?.body === "string" && init.body.includes(".oma-checkpoint-")))) ||
   (config.stage === "harness" && typeof init?.body === "string" && init.body.includes("FAULT_HARNESS"));
 const driver = createCloudflareBridgeManagedRuntime({
   baseUrl: config.bridgeUrl,

@@ -115,6 +115,15 @@ export function faultingFetch(onRequest: (url: URL, init: RequestInit | undefine
   };
 }
 
+/**
+ * True for the first request of a checkpoint's content transfer: the driver has the sandbox archive the files
+ * the store lacks into a `.oma-checkpoint-*` scratch folder under /workspace (its exec argv or file path names
+ * it). Content blobs and then the manifest are stored after it, so a fault here must publish nothing.
+ */
+export function isCheckpointTransfer(url: URL, init: RequestInit | undefined): boolean {
+  return url.pathname.includes(".oma-checkpoint-") || bodyContains(init, ".oma-checkpoint-");
+}
+
 /** True when a request body (JSON exec argv) contains `marker`. */
 export function bodyContains(init: RequestInit | undefined, marker: string): boolean {
   return typeof init?.body === "string" && init.body.includes(marker);
