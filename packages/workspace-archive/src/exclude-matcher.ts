@@ -36,6 +36,10 @@ function compilePattern(raw: string): CompiledPattern | null {
   pattern = pattern.replace(/^\/+/, "");
   if (pattern === "" || pattern === ".") return null;
   // Braces and extglobs stay literal, as the patterns' documented grammar has neither.
-  const test = picomatch(pattern, { dot: true, nobrace: true, noextglob: true, posix: true });
+  const options = { dot: true, nobrace: true, noextglob: true, posix: true };
+  const matches = picomatch(pattern, options);
+  // picomatch lets `dir/**` match `dir` itself; here a trailing `/**` means what lies below it, not the directory.
+  const itself = pattern.endsWith("/**") ? picomatch(pattern.slice(0, -3), options) : null;
+  const test = itself ? (path: string) => matches(path) && !itself(path) : matches;
   return { test, basenameOnly: !anchored && !pattern.includes("/"), directoryOnly };
 }
