@@ -126,8 +126,8 @@ describe("restores inspect first", () => {
 
   it("restores a benign archive with a link into /workspace, so the checks above are what refuse", async () => {
     const { provider } = components();
-    // A directory as tar writes one (0755; tarOf's default is a file's 0644): the confined container's root
-    // holds no capability, so tar, which as uid 0 keeps a directory's own bits, cannot enter a 0644 one.
+    // A directory as tar writes one (0755; tarOf's default is a file's 0644). A full-tar handle goes to the
+    // bridge as stored, and tar running as a root without capabilities cannot extract into a 0644 directory.
     const directory: Entry = { name: "./sub/", type: "directory", mode: 0o755 };
     const handle = await storedHandle("benign", await tarOf([...padding, directory, file("./sub/x", "inside"), { name: "./abs", type: "symlink", linkname: "/workspace/sub" }]));
     requests.length = 0;

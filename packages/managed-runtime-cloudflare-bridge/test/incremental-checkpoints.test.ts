@@ -75,6 +75,26 @@ describe("incremental bridge checkpoints", () => {
     expect(bridge.containerServer.containers.list()).toEqual([]);
   }, 900_000);
 
+  it("restores directories the owner cannot write, with their modes, into a sandbox whose root holds no capability", async () => {
+    const { provider } = components();
+    const context = { sessionId: "read-only-dirs", workdir: "/workspace" };
+    let runtime = await provider.create(context);
+    try {
+      // A Go-module-cache-like 0555 tree holding a 0500 directory: tar as uid 0 would keep their owner bits
+      // while extracting into them, which only a root with CAP_DAC_OVERRIDE gets away with.
+      await run(runtime, "mkdir -p mod/pkg/sub && echo hi > mod/pkg/sub/f && chmod -R a-w mod && chmod 500 mod/pkg/sub");
+      const describe = "stat -c '%n %a' mod mod/pkg mod/pkg/sub mod/pkg/sub/f && cat mod/pkg/sub/f";
+      const before = await run(runtime, describe);
+      expect(before).toBe("mod 555\nmod/pkg 555\nmod/pkg/sub 500\nmod/pkg/sub/f 444\nhi\n");
+      const handle = await runtime.checkpoint({ kind: "filesystem" });
+      await runtime.destroy();
+      runtime = await provider.restore(handle, context);
+      expect(await run(runtime, describe)).toBe(before);
+    } finally {
+      await runtime.destroy();
+    }
+  }, 120_000);
+
   it("transfers only content the store lacks, and the handle id is the manifest's hash", async () => {
     const { provider } = components();
     const context = { sessionId: "only-changes", workdir: "/workspace" };

@@ -5,6 +5,7 @@ import type { BridgeCheckpointer, PreparedRestore } from "../runtime/bridge-runt
 import { createBridgeFiles } from "../runtime/files.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
 import { createCheckpointHandle, readCheckpointHandle, safeCheckpointName } from "./checkpoint-handle.js";
+import { type DeferredDirectoryMode, applyDeferredDirectoryModes } from "./directory-modes.js";
 import { createIncrementalCheckpoints } from "./incremental.js";
 import { isManifestHandle, readManifestHandle } from "./manifest-handle.js";
 import { fetchTarInParts } from "./sandbox-parts.js";
@@ -98,9 +99,14 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
 
   const incremental = createIncrementalCheckpoints(options);
 
-  const prepared = (spool: Spool, size: number): PreparedRestore => ({
+  const prepared = (spool: Spool, size: number, deferred: readonly DeferredDirectoryMode[] = []): PreparedRestore => ({
     size,
-    send: (sandboxId, sendSignal) => sendArchive(sandboxId, spool, size, sendSignal),
+    async send(sandboxId, sendSignal) {
+      await sendArchive(sandboxId, spool, size, sendSignal);
+      if (deferred.length === 0) return;
+      const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
+      await applyDeferredDirectoryModes(files, deferred, options.maxRequestBytes, sendSignal);
+    },
     dispose: () => spool.dispose(),
   });
 
@@ -127,10 +133,10 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
         const metadata = readManifestHandle(handle, { keyPrefix: options.keyPrefix, maxBytes: options.maxCheckpointBytes });
         const spool = await createSpool({ maxBytes: options.maxCheckpointBytes, directory: options.spoolDirectory });
         try {
-          await incremental.assemble(metadata, spool, sessionId, signal);
+          const deferred = await incremental.assemble(metadata, spool, sessionId, signal);
           const { size } = await spool.finish();
           await inspectCheckpointArchive(spool.read(), options.archiveLimits);
-          return prepared(spool, size);
+          return prepared(spool, size, deferred);
         } catch (error) {
           await spool.dispose();
           throw error;

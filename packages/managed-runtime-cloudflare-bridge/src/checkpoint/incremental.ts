@@ -9,6 +9,7 @@ import tar from "tar-stream";
 import { createBridgeFiles } from "../runtime/files.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
 import { blobKeyOf, manifestKeyOf, sessionKeyOf } from "./blob-keys.js";
+import { type DeferredDirectoryMode, extractedDirectoryMode, isDeferredDirectoryMode } from "./directory-modes.js";
 import { type ManifestEntry, type ManifestFile, encodeManifest } from "./manifest.js";
 import { type ManifestHandleMetadata, createManifestHandle } from "./manifest-handle.js";
 import { loadManifest } from "./manifest-store.js";
@@ -189,9 +190,10 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
     },
     /**
      * Writes the tar a restore sends into `spool`, from the manifest and the session's blobs; every blob is
-     * hashed on its way and a mismatch is `integrity_failed` before any byte leaves the driver.
+     * hashed on its way and a mismatch is `integrity_failed` before any byte leaves the driver. Returns the
+     * directory modes to apply once the tar is extracted (see {@link extractedDirectoryMode}).
      */
-    async assemble(metadata: ManifestHandleMetadata, spool: Spool, restoringSession: string | undefined, signal?: AbortSignal): Promise<void> {
+    async assemble(metadata: ManifestHandleMetadata, spool: Spool, restoringSession: string | undefined, signal?: AbortSignal): Promise<DeferredDirectoryMode[]> {
       if (restoringSession !== undefined && sessionKeyOf(restoringSession) !== metadata.session) {
         throw new IntegrityError({ message: "checkpoint belongs to another session", context: { reason: "foreign_session" } });
       }
@@ -210,6 +212,7 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
       }
       await appended;
       remember(metadata.session, manifest.entries, sweepGeneration(store, lockKey(metadata.session)));
+      return manifest.entries.filter((entry) => entry.type === "directory" && isDeferredDirectoryMode(entry.mode)).map(({ path, mode }) => ({ path, mode }));
     },
   };
 
@@ -261,7 +264,7 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
 
   async function packEntry(pack: tar.Pack, session: string, entry: ManifestEntry, prefetched: Promise<Buffer> | null): Promise<void> {
     const mtime = new Date(entry.mtime * 1000);
-    if (entry.type === "directory") return void pack.entry({ name: `./${entry.path}/`, type: "directory", mode: entry.mode, mtime });
+    if (entry.type === "directory") return void pack.entry({ name: `./${entry.path}/`, type: "directory", mode: extractedDirectoryMode(entry.mode), mtime });
     if (entry.type === "symlink") return void pack.entry({ name: `./${entry.path}`, type: "symlink", linkname: entry.target, mode: entry.mode, mtime });
     const header = { name: `./${entry.path}`, type: "file" as const, size: entry.size, mode: entry.mode, mtime };
     if (prefetched) {
