@@ -40,11 +40,12 @@ export function managerPlan(options: ResolvedInstallerOptions, manager: Environm
         ...findLinks.flatMap((link) => ["--find-links", link]),
       ];
       const python = `${dir}/bin/python`;
+      // `--copies`: a venv's default interpreter links point outside /workspace, which checkpoints refuse.
       return {
         type: "install",
         binDir: `${dir}/bin`,
         command: (spec) =>
-          `{ [ -x ${shellQuote(python)} ] || ${shellCommand([options.python, "-m", "venv", dir])}; } && ${shellCommand([python, "-m", "pip", "install", ...flags, spec])}`,
+          `{ [ -x ${shellQuote(python)} ] || ${shellCommand([options.python, "-m", "venv", "--copies", dir])}; } && ${shellCommand([python, "-m", "pip", "install", ...flags, spec])}`,
       };
     }
     case "npm": {
