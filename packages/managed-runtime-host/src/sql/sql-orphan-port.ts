@@ -1,7 +1,8 @@
 import { InternalError, type RuntimeOrphanPort, type RuntimeOrphanRecord, runtimeOrphanId } from "@open-managed-agents/runtime-resource-contract";
-import { parseEnqueueInput, parseFailedInput, parseListInput, parseResolveInput } from "../stores/orphan-inputs.js";
+import { parseEnqueueInput } from "../stores/orphan-inputs.js";
 import { type SqlStoreOptions, parseSqlStoreOptions } from "./sql-store-options.js";
 import { ORPHAN_COLUMNS, type OrphanRow, readOrphanRow } from "./sql-orphan-rows.js";
+import { createSqlRetryQueue } from "./sql-retry-queue.js";
 
 /** Options of {@link createSqlOrphanPort}. */
 export type SqlOrphanPortOptions = SqlStoreOptions;
@@ -12,10 +13,6 @@ const ENQUEUE = `INSERT INTO runtime_orphans
   ON CONFLICT (id) DO UPDATE SET
     attempts = runtime_orphans.attempts + 1, last_error = excluded.last_error, updated_at = excluded.updated_at
   RETURNING ${ORPHAN_COLUMNS}`;
-// rowid breaks ties between records written in the same millisecond, in insertion order.
-const LIST = `SELECT ${ORPHAN_COLUMNS} FROM runtime_orphans ORDER BY created_at, rowid LIMIT ?`;
-const FAILED = "UPDATE runtime_orphans SET attempts = attempts + 1, last_error = ?, updated_at = ? WHERE id = ?";
-const RESOLVE = "DELETE FROM runtime_orphans WHERE id = ?";
 
 /**
  * A {@link RuntimeOrphanPort} over a {@link SqlClient} (SQLite, Cloudflare D1). `enqueue` is one upsert,
@@ -23,6 +20,7 @@ const RESOLVE = "DELETE FROM runtime_orphans WHERE id = ?";
  */
 export function createSqlOrphanPort(options: SqlOrphanPortOptions): RuntimeOrphanPort {
   const { client, clock } = parseSqlStoreOptions(options, "SQL orphan port options");
+  const queue = createSqlRetryQueue(client, clock, "runtime_orphans", ORPHAN_COLUMNS, readOrphanRow);
 
   return {
     async enqueue(input): Promise<RuntimeOrphanRecord> {
@@ -47,19 +45,8 @@ export function createSqlOrphanPort(options: SqlOrphanPortOptions): RuntimeOrpha
       return readOrphanRow(row);
     },
 
-    async list(input): Promise<readonly RuntimeOrphanRecord[]> {
-      const { limit } = parseListInput(input);
-      const rows = await client.all<OrphanRow>(LIST, [limit]);
-      return rows.map(readOrphanRow);
-    },
-
-    async failed(input): Promise<void> {
-      const { id, error } = parseFailedInput(input);
-      await client.run(FAILED, [error, clock.now(), id]);
-    },
-
-    async resolve(input): Promise<void> {
-      await client.run(RESOLVE, [parseResolveInput(input).id]);
-    },
+    list: queue.list,
+    failed: queue.failed,
+    resolve: queue.resolve,
   };
 }

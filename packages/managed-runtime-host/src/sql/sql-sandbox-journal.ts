@@ -1,8 +1,8 @@
 import { InternalError, type SandboxJournalPort, type SandboxJournalRecord, sandboxJournalId } from "@open-managed-agents/runtime-resource-contract";
 import { parseJournalRecordInput } from "../stores/journal-inputs.js";
-import { parseFailedInput, parseListInput, parseResolveInput } from "../stores/orphan-inputs.js";
 import { type SqlStoreOptions, parseSqlStoreOptions } from "./sql-store-options.js";
 import { JOURNAL_COLUMNS, type JournalRow, readJournalRow } from "./sql-journal-rows.js";
+import { createSqlRetryQueue } from "./sql-retry-queue.js";
 
 /** Options of {@link createSqlSandboxJournal}. */
 export type SqlSandboxJournalOptions = SqlStoreOptions;
@@ -13,10 +13,6 @@ const RECORD = `INSERT INTO sandbox_journal
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, '', ?, ?)
   ON CONFLICT (id) DO UPDATE SET id = sandbox_journal.id
   RETURNING ${JOURNAL_COLUMNS}`;
-// rowid breaks ties between records written in the same millisecond, in insertion order.
-const LIST = `SELECT ${JOURNAL_COLUMNS} FROM sandbox_journal ORDER BY created_at, rowid LIMIT ?`;
-const FAILED = "UPDATE sandbox_journal SET attempts = attempts + 1, last_error = ?, updated_at = ? WHERE id = ?";
-const RESOLVE = "DELETE FROM sandbox_journal WHERE id = ?";
 
 /**
  * A {@link SandboxJournalPort} over a {@link SqlClient} (SQLite, Cloudflare D1), in the `sandbox_journal`
@@ -24,6 +20,7 @@ const RESOLVE = "DELETE FROM sandbox_journal WHERE id = ?";
  */
 export function createSqlSandboxJournal(options: SqlSandboxJournalOptions): SandboxJournalPort {
   const { client, clock } = parseSqlStoreOptions(options, "SQL sandbox journal options");
+  const queue = createSqlRetryQueue(client, clock, "sandbox_journal", JOURNAL_COLUMNS, readJournalRow);
 
   return {
     async record(input): Promise<SandboxJournalRecord> {
@@ -46,18 +43,8 @@ export function createSqlSandboxJournal(options: SqlSandboxJournalOptions): Sand
       return readJournalRow(row);
     },
 
-    async list(input): Promise<readonly SandboxJournalRecord[]> {
-      const { limit } = parseListInput(input);
-      return (await client.all<JournalRow>(LIST, [limit])).map(readJournalRow);
-    },
-
-    async failed(input): Promise<void> {
-      const { id, error } = parseFailedInput(input);
-      await client.run(FAILED, [error, clock.now(), id]);
-    },
-
-    async resolve(input): Promise<void> {
-      await client.run(RESOLVE, [parseResolveInput(input).id]);
-    },
+    list: queue.list,
+    failed: queue.failed,
+    resolve: queue.resolve,
   };
 }

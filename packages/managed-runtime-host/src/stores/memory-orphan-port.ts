@@ -1,5 +1,6 @@
 import { type RuntimeOrphanPort, type RuntimeOrphanRecord, runtimeOrphanId } from "@open-managed-agents/runtime-resource-contract";
-import { parseEnqueueInput, parseFailedInput, parseListInput, parseResolveInput } from "./orphan-inputs.js";
+import { parseEnqueueInput } from "./orphan-inputs.js";
+import { memoryRetryQueue } from "./memory-retry-queue.js";
 import { type StoreClockOptions, isoTime, parseStoreClockOptions } from "./store-options.js";
 
 /** Options of {@link createMemoryOrphanPort}. */
@@ -12,6 +13,7 @@ export type MemoryOrphanPortOptions = StoreClockOptions;
 export function createMemoryOrphanPort(options: MemoryOrphanPortOptions = {}): RuntimeOrphanPort {
   const { clock } = parseStoreClockOptions(options, "memory orphan port options");
   const records = new Map<string, RuntimeOrphanRecord>();
+  const queue = memoryRetryQueue(records, clock);
 
   return {
     async enqueue(input): Promise<RuntimeOrphanRecord> {
@@ -37,21 +39,6 @@ export function createMemoryOrphanPort(options: MemoryOrphanPortOptions = {}): R
       return structuredClone(record);
     },
 
-    async list(input): Promise<readonly RuntimeOrphanRecord[]> {
-      const { limit } = parseListInput(input);
-      return [...records.values()].slice(0, limit).map((record) => structuredClone(record));
-    },
-
-    async failed(input): Promise<void> {
-      const { id, error } = parseFailedInput(input);
-      const existing = records.get(id);
-      // A record resolved by a concurrent reconciler stays resolved.
-      if (!existing) return;
-      records.set(id, { ...existing, attempts: existing.attempts + 1, lastError: error, updatedAt: isoTime(clock.now()) });
-    },
-
-    async resolve(input): Promise<void> {
-      records.delete(parseResolveInput(input).id);
-    },
+    ...queue,
   };
 }

@@ -1,6 +1,6 @@
 import { type SandboxJournalPort, type SandboxJournalRecord, sandboxJournalId } from "@open-managed-agents/runtime-resource-contract";
 import { parseJournalRecordInput } from "./journal-inputs.js";
-import { parseFailedInput, parseListInput, parseResolveInput } from "./orphan-inputs.js";
+import { memoryRetryQueue } from "./memory-retry-queue.js";
 import { type StoreClockOptions, isoTime, parseStoreClockOptions } from "./store-options.js";
 
 /** Options of {@link createMemorySandboxJournal}. */
@@ -14,6 +14,7 @@ export type MemorySandboxJournalOptions = StoreClockOptions;
 export function createMemorySandboxJournal(options: MemorySandboxJournalOptions = {}): SandboxJournalPort {
   const { clock } = parseStoreClockOptions(options, "memory sandbox journal options");
   const records = new Map<string, SandboxJournalRecord>();
+  const queue = memoryRetryQueue(records, clock);
 
   return {
     async record(input): Promise<SandboxJournalRecord> {
@@ -27,21 +28,6 @@ export function createMemorySandboxJournal(options: MemorySandboxJournalOptions 
       return structuredClone(record);
     },
 
-    async list(input): Promise<readonly SandboxJournalRecord[]> {
-      const { limit } = parseListInput(input);
-      return [...records.values()].slice(0, limit).map((record) => structuredClone(record));
-    },
-
-    async failed(input): Promise<void> {
-      const { id, error } = parseFailedInput(input);
-      const existing = records.get(id);
-      // A record resolved concurrently stays resolved.
-      if (!existing) return;
-      records.set(id, { ...existing, attempts: existing.attempts + 1, lastError: error, updatedAt: isoTime(clock.now()) });
-    },
-
-    async resolve(input): Promise<void> {
-      records.delete(parseResolveInput(input).id);
-    },
+    ...queue,
   };
 }
