@@ -20,6 +20,23 @@ for tool in nsenter prlimit setpriv unshare; do
   command -v "$tool" >/dev/null 2>&1 || echo "bootstrap: $tool is missing; the local container runtime needs util-linux" >&2
 done
 
+# The sandbox image ships bun; local containers find it in /opt/open-managed-agents/bun/bin, which the
+# confined container sees through its copy-on-write root. Installed from the npm registry's `bun` package
+# (its platform binary) when missing; without write access there, say how and go on.
+BUN_VERSION=1.3.14
+BUN_PREFIX=/opt/open-managed-agents/bun
+if [ "$(uname -s)" = Linux ] && [ ! -x "$BUN_PREFIX/bin/bun" ]; then
+  if mkdir -p "$BUN_PREFIX/bin" 2>/dev/null && [ -w "$BUN_PREFIX" ]; then
+    npm install --prefix "$BUN_PREFIX" --no-save --no-audit --no-fund "bun@$BUN_VERSION"
+    ln -sf ../node_modules/bun/bin/bun.exe "$BUN_PREFIX/bin/bun"
+    ln -sf ../node_modules/bun/bin/bun.exe "$BUN_PREFIX/bin/bunx"
+    # The package places its platform binary in a postinstall step; run it where install scripts are off.
+    "$BUN_PREFIX/bin/bun" --version >/dev/null 2>&1 || (cd "$BUN_PREFIX/node_modules/bun" && node install.js)
+  else
+    echo "bootstrap: bun is missing; local containers need it in $BUN_PREFIX/bin (as root: npm install --prefix $BUN_PREFIX bun@$BUN_VERSION)" >&2
+  fi
+fi
+
 if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version)" != "12.4.2" ]; then
   npm install --global pnpm@12.4.2
 fi

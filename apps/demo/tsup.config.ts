@@ -1,9 +1,3 @@
-import { defineConfig } from "tsup";
+import { libraryConfig } from "../../tsup.base.js";
 
-export default defineConfig({
-  entry: { main: "src/main.ts" },
-  format: ["esm"],
-  sourcemap: true,
-  clean: true,
-  target: "es2022",
-});
+export default libraryConfig({ main: "src/main.ts" }, { dts: false });

@@ -1,14 +1,8 @@
 import { defineConfig } from "tsup";
+import { libraryConfig } from "../../tsup.base.js";
 
 export default defineConfig([
-  {
-    entry: { index: "src/index.ts" },
-    format: ["esm"],
-    dts: true,
-    sourcemap: true,
-    clean: false,
-    target: "es2022",
-  },
+  libraryConfig({ index: "src/index.ts" }, { clean: false }),
   {
     // The bin is one self-contained file (the SDK inlined), so a sandbox image or a confined local
     // runtime needs only Node and this file on PATH: no node_modules inside the sandbox.

@@ -1,12 +1,4 @@
-import { defineConfig } from "vitest/config";
+import { packageTestConfig } from "../../vitest.base.js";
 
-export default defineConfig({
-  test: {
-    include: ["test/**/*.test.ts"],
-    // `tsc --noEmit` (the typecheck script) already compiles src and test, *.test-d.ts included.
-    typecheck: { enabled: false },
-    // Cases run the SDK's worker, which spawns bash, on a shared machine.
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-  },
-});
+// Cases run the SDK's worker, which spawns bash, on a shared machine.
+export default packageTestConfig(60_000);

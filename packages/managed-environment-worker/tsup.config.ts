@@ -1,10 +1,3 @@
-import { defineConfig } from "tsup";
+import { libraryConfig } from "../../tsup.base.js";
 
-export default defineConfig({
-  entry: { index: "src/index.ts" },
-  format: ["esm"],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: "es2022",
-});
+export default libraryConfig({ index: "src/index.ts" });

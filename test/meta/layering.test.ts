@@ -9,36 +9,41 @@ import { SCOPE, type WorkspaceMember, discoverMembers, repoPath, workspacePackag
 // dependencies / peerDependencies / optionalDependencies. Test files, helpers only tests reach, and
 // devDependencies are exempt: a driver's tests may run the host and the conformance suite.
 const CONTRACT = "runtime-resource-contract";
+// The shared helpers sit directly above the contract; every package above them may use them.
+const UTILS = "runtime-utils";
 const SHARED = ["sandbox", "blob-store", "workspace-archive", "environment-packages"];
-const DRIVER_MAY = [CONTRACT, ...SHARED, "managed-runtime-sandbox"];
+const DRIVER_MAY = [CONTRACT, UTILS, ...SHARED, "managed-runtime-sandbox"];
 const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   // The contract is the bottom layer: zod only (see CONTRACT_THIRD_PARTY).
   [CONTRACT]: [],
-  sandbox: [CONTRACT],
-  "blob-store": [CONTRACT],
-  "workspace-archive": [CONTRACT],
+  // Deadlines, bounded reads, hashing, stable JSON, shape checks, shared schemas, bearer and route
+  // helpers: the contract (for its typed errors) and zod only (see UTILS_THIRD_PARTY).
+  [UTILS]: [CONTRACT],
+  sandbox: [CONTRACT, UTILS],
+  "blob-store": [CONTRACT, UTILS],
+  "workspace-archive": [CONTRACT, UTILS],
   // The exec-only installer of Environment.config.packages, over the sandbox layer's exec port.
-  "environment-packages": [CONTRACT, "sandbox"],
+  "environment-packages": [CONTRACT, UTILS, "sandbox"],
   // Prices the usage ledger; apps register its ports. Nothing below the apps imports it.
-  "cost-attribution": [CONTRACT],
+  "cost-attribution": [CONTRACT, UTILS],
   // The shared composition every driver builds on.
-  "managed-runtime-sandbox": [CONTRACT, ...SHARED],
+  "managed-runtime-sandbox": [CONTRACT, UTILS, ...SHARED],
   // Drivers: never the host, the conformance suite or an app.
   "managed-runtime-cloudflare": DRIVER_MAY,
   "managed-runtime-cloudflare-bridge": DRIVER_MAY,
-  "managed-runtime-host": [CONTRACT],
+  "managed-runtime-host": [CONTRACT, UTILS],
   // The suite reads the sandbox layer's list of provider secret variables and its hosted-inference
   // projection, so it probes drivers for exactly the keys drivers are meant to strip; its `./testing`
   // reference driver runs on the local-subprocess provider. The sandbox layer sits below the host and
   // imports only the contract, so this adds no upward or driver edge. The CLI opens the blob stores
   // that `--blob-store` names (the blob store sits below the host too).
-  "managed-runtime-conformance": [CONTRACT, "managed-runtime-host", "sandbox", "blob-store"],
-  "local-container": [CONTRACT, "sandbox"],
+  "managed-runtime-conformance": [CONTRACT, UTILS, "managed-runtime-host", "sandbox", "blob-store"],
+  "local-container": [CONTRACT, UTILS, "sandbox"],
   // A stand-in for the Managed Agents Work API; the SDK is only a devDependency of its tests.
-  "local-control-plane": [CONTRACT],
+  "local-control-plane": [CONTRACT, UTILS],
   // Claims Work API items and runs them through the host; it takes the caller's SDK client (a peer
   // dependency) and uses the sandbox layer's hosted-inference projection for the harness env.
-  "managed-environment-worker": [CONTRACT, "managed-runtime-host", "sandbox"],
+  "managed-environment-worker": [CONTRACT, UTILS, "managed-runtime-host", "sandbox"],
   // The in-sandbox AMA worker bin: the official SDK only, no workspace package.
   "ama-worker": [],
 };
@@ -52,6 +57,9 @@ const TEST_ONLY_SUBPATHS: Readonly<Record<string, readonly string[]>> = {
 
 /** Third-party packages the contract's production code may import; Node and Workers builtins are not allowed. */
 const CONTRACT_THIRD_PARTY = ["zod"];
+
+/** Third-party packages the shared helpers may import: zod, and the deterministic JSON writer `stableJson` wraps. */
+const UTILS_THIRD_PARTY = ["safe-stable-stringify", "zod"];
 
 /** Third-party packages a build bundles into its output, so a devDependency is enough. */
 const BUNDLED: Readonly<Record<string, readonly string[]>> = {
@@ -159,4 +167,16 @@ it("keeps the contract's production code on zod alone, without Node or Workers b
   const offences = entries.filter((entry) => isRuntimeBuiltin(entry.specifier) || !CONTRACT_THIRD_PARTY.includes(thirdPartyName(entry.specifier)));
   expect(offences.map(where)).toEqual([]);
   expect(Object.keys(contract?.manifest.dependencies ?? {}), `${join("packages", CONTRACT)}/package.json dependencies`).toEqual(CONTRACT_THIRD_PARTY);
+});
+
+it("keeps the shared helpers on the contract, zod and safe-stable-stringify, with Node builtins only behind ./node", () => {
+  const utils = members.find((member) => shortName(member) === UTILS);
+  expect(utils, `packages/${UTILS} is missing`).toBeDefined();
+  const entries = (imports.get(utils?.name ?? "") ?? []).filter((entry) => !entry.testOnly && !entry.specifier.startsWith("."));
+  const offences = entries.filter((entry) => {
+    if (isRuntimeBuiltin(entry.specifier)) return !repoPath(entry.file).startsWith(`packages/${UTILS}/src/node/`);
+    return workspacePackageOf(entry.specifier) !== `${SCOPE}${CONTRACT}` && !UTILS_THIRD_PARTY.includes(thirdPartyName(entry.specifier));
+  });
+  expect(offences.map(where)).toEqual([]);
+  expect(Object.keys(utils?.manifest.dependencies ?? {}).sort()).toEqual([`${SCOPE}${CONTRACT}`, ...UTILS_THIRD_PARTY].sort());
 });

@@ -21,6 +21,8 @@ export interface DemoEnvironment {
   stop(): Promise<void>;
 }
 
+const UNCONFINED_RUNTIME_ERROR_MARKER = Symbol.for("open-managed-agents.demo-unconfined-runtime-error");
+
 /** The demo refuses to run agent tool calls outside a confinement; this says why. */
 export class UnconfinedRuntimeError extends Error {
   constructor(mode: string | undefined) {
@@ -30,6 +32,12 @@ export class UnconfinedRuntimeError extends Error {
         "(scripts/bootstrap.sh does) and run the demo again.",
     );
     this.name = "UnconfinedRuntimeError";
+    Object.defineProperty(this, UNCONFINED_RUNTIME_ERROR_MARKER, { value: true });
+  }
+
+  /** True for an {@link UnconfinedRuntimeError} from whichever copy of this module built it. */
+  static isInstance(error: unknown): error is UnconfinedRuntimeError {
+    return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[UNCONFINED_RUNTIME_ERROR_MARKER] === true;
   }
 }
 

@@ -166,7 +166,7 @@ function printCheckpoint(candidate: WorkspaceCheckpointCandidate | null): void {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    if (error instanceof UnconfinedRuntimeError) {
+    if (UnconfinedRuntimeError.isInstance(error)) {
       process.stderr.write(`demo refused: ${error.message}\n`);
       process.exit(2);
     }

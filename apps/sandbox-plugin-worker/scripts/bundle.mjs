@@ -3,23 +3,17 @@
 // container runtime swapped for the local one.
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { WORKER_BUNDLE_OPTIONS } from "../../../scripts/worker-bundle-options.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
 /** Bundles src/index.ts into `outfile`; `plugins` may redirect modules (the tests replace @cloudflare/containers). */
 export async function bundleWorker(outfile, plugins = []) {
   await build({
+    ...WORKER_BUNDLE_OPTIONS,
     entryPoints: [`${root}src/index.ts`],
     outfile,
-    bundle: true,
-    format: "esm",
-    platform: "neutral",
-    target: "es2022",
-    conditions: ["workerd", "worker", "browser", "import"],
-    mainFields: ["module", "main"],
-    external: ["cloudflare:*", "node:*"],
     plugins,
-    sourcemap: true,
     logLevel: "error",
   });
 }

@@ -4,6 +4,7 @@
 import { builtinModules } from "node:module";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { WORKER_BUNDLE_OPTIONS } from "../../../scripts/worker-bundle-options.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const bareBuiltins = new RegExp(`^(${builtinModules.map((name) => name.replace(/[/]/g, "\\/")).join("|")})$`);
@@ -17,16 +18,9 @@ const nodeBuiltins = {
 };
 
 await build({
+  ...WORKER_BUNDLE_OPTIONS,
   entryPoints: [`${root}src/index.ts`],
   outfile: `${root}dist/index.js`,
-  bundle: true,
-  format: "esm",
-  platform: "neutral",
-  target: "es2022",
-  conditions: ["workerd", "worker", "browser", "import"],
-  mainFields: ["module", "main"],
-  external: ["cloudflare:*", "node:*"],
   plugins: [nodeBuiltins],
-  sourcemap: true,
   logLevel: "warning",
 });

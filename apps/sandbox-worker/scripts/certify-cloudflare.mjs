@@ -1,10 +1,14 @@
 // `pnpm certify:cloudflare [--dry-run] [--keep]`: deploys a certification build of this Worker to the
-// caller's Cloudflare account under a fresh name (its own D1 database and R2 buckets), runs a smoke test
-// through it against the real container (two work items of one session: the second must see the first's
-// workspace, restored from an R2 backup), prints the capability table and tears everything down.
-// `--dry-run` checks the settings and the bundle (`deploy:check`) and prints the plan, touching nothing.
-// Needs: CLOUDFLARE_API_TOKEN, CLOUDFLARE_ACCOUNT_ID, R2_ACCESS_KEY_ID, R2_SECRET_ACCESS_KEY, and Docker
-// (wrangler builds the image). Secrets go to wrangler on stdin, never on a command line.
+// caller's Cloudflare account under a fresh name (its own D1 database and R2 buckets, `CERTIFICATION=true`),
+// then, through the deployed Worker against real containers: runs the managed-runtime conformance suite
+// inside the Worker (`POST /v1/certification/conformance`, one request per case), a smoke test of two
+// work items of one session (the second must see the first's workspace, restored from an R2 backup), and,
+// given a Managed Agents environment, one claimed-work item end to end. Prints the capability table and
+// tears everything down. `--dry-run` checks the settings and the bundle (`deploy:check`) and prints the
+// plan, touching nothing. Needs: CLOUDFLARE_API_TOKEN, CLOUDFLARE_ACCOUNT_ID, R2_ACCESS_KEY_ID,
+// R2_SECRET_ACCESS_KEY, and Docker (wrangler builds the image); the claimed-work item also needs
+// ANTHROPIC_API_KEY, CERTIFY_ENVIRONMENT_ID, CERTIFY_ENVIRONMENT_KEY and CERTIFY_AGENT_ID. Secrets go to
+// wrangler on stdin, never on a command line.
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFile, rm, writeFile } from "node:fs/promises";
@@ -16,6 +20,7 @@ const args = new Set(process.argv.slice(2));
 const dryRun = args.has("--dry-run");
 const keep = args.has("--keep");
 const REQUIRED = ["CLOUDFLARE_API_TOKEN", "CLOUDFLARE_ACCOUNT_ID", "R2_ACCESS_KEY_ID", "R2_SECRET_ACCESS_KEY"];
+const CLAIMED_WORK = ["ANTHROPIC_API_KEY", "CERTIFY_ENVIRONMENT_ID", "CERTIFY_ENVIRONMENT_KEY", "CERTIFY_AGENT_ID"];
 
 /** What a certification run establishes, and how. */
 export const CAPABILITIES = [
@@ -24,9 +29,12 @@ export const CAPABILITIES = [
   ["fenced work item on a real container", "smoke item 1 completes"],
   ["workspace backup to R2 through presigned URLs, restored into the next item", "smoke item 2 sees item 1's run"],
   ["container stopped when its item ends", "runtime state of both items"],
+  ["managed-runtime conformance suite, in the deployed Worker, on real containers", "POST /v1/certification/conformance, every case"],
+  ["claimed work: platform queue → cron/claim pass → EnvironmentRunner → container → completed", "one session of CERTIFY_AGENT_ID in CERTIFY_ENVIRONMENT_ID"],
 ];
 
 const name = `oma-cert-${randomBytes(4).toString("hex")}`;
+const { CONFORMANCE_CASES } = await import("@open-managed-agents/managed-runtime-conformance");
 const plan = [
   ["deploy:check", ["node", "scripts/deploy-check.mjs"]],
   ["create D1 database", ["wrangler", "d1", "create", name]],
@@ -64,7 +72,50 @@ async function certificationConfig(databaseId, accountId) {
     .replace(/"bucket_name": "oma-sandbox-outputs"/, `"bucket_name": "${name}-outputs"`)
     .replace(/"bucket_name": "oma-sandbox-backups"/, `"bucket_name": "${name}-backups"`)
     .replace(/"BACKUP_BUCKET_NAME": "[^"]*"/, `"BACKUP_BUCKET_NAME": "${name}-backups"`)
-    .replace(/"CLOUDFLARE_ACCOUNT_ID": "[^"]*"/, `"CLOUDFLARE_ACCOUNT_ID": "${accountId}"`);
+    .replace(/"CLOUDFLARE_ACCOUNT_ID": "[^"]*"/, `"CLOUDFLARE_ACCOUNT_ID": "${accountId}"`)
+    .replace(/"CERTIFICATION": "[^"]*"/, '"CERTIFICATION": "true"')
+    .replace(/"ENVIRONMENT_ID": "[^"]*"/, `"ENVIRONMENT_ID": "${process.env.CERTIFY_ENVIRONMENT_ID ?? "certification"}"`);
+}
+
+async function bearer(url, token, path, init = {}) {
+  const response = await fetch(`${url}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" } });
+  return { status: response.status, body: await response.json() };
+}
+
+/** Runs every conformance case through the deployed Worker, one request each, and prints its line. */
+async function conformance(url, token, results) {
+  const failed = [];
+  process.stdout.write("\nconformance case | claimed | verified | result\n--- | --- | --- | ---\n");
+  for (const entry of CONFORMANCE_CASES) {
+    const { status, body } = await bearer(url, token, "/v1/certification/conformance", { method: "POST", body: JSON.stringify({ cases: [entry.id] }) });
+    const outcome = status === 200 ? body.cases.find((item) => item.id === entry.id) : { claimed: "?", verified: "?", result: `http ${status}`, error: body.error };
+    process.stdout.write(`${entry.id} | ${outcome.claimed} | ${outcome.verified} | ${outcome.result}${outcome.error ? ` (${outcome.error.code ?? outcome.error.name}: ${outcome.error.message})` : ""}\n`);
+    if (outcome.result !== "pass") failed.push(entry.id);
+  }
+  results.set(CAPABILITIES[5][0], failed.length === 0 ? "pass" : `fail (${failed.join(", ")})`);
+}
+
+/** One session in the deployer's environment; the Worker claims its work item and runs it. */
+async function claimedWork(url, token, results) {
+  const { default: Anthropic } = await import("@anthropic-ai/sdk");
+  const client = new Anthropic({ apiKey: process.env.ANTHROPIC_API_KEY });
+  const session = await client.beta.sessions.create({
+    agent: process.env.CERTIFY_AGENT_ID,
+    environment_id: process.env.CERTIFY_ENVIRONMENT_ID,
+    initial_events: [{ type: "user.message", content: [{ type: "text", text: "Run `echo certified > certify.txt && cat certify.txt` with the bash tool, then reply done." }] }],
+  });
+  for (let attempt = 0; attempt < 120; attempt += 1) {
+    // The webhook of a fresh certification Worker is not registered: a claim pass drains the queue.
+    await bearer(url, token, "/v1/environment/claim", { method: "POST", body: "{}" });
+    const { body } = await bearer(url, token, "/v1/environment/work?limit=100");
+    const item = (body.data ?? []).find((record) => record.sessionId === session.id && record.status !== "running");
+    if (item) {
+      results.set(CAPABILITIES[6][0], item.status === "completed" ? "pass" : `fail (${item.status})`);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+  }
+  results.set(CAPABILITIES[6][0], "fail (no claimed item ended within 10 minutes)");
 }
 
 async function smoke(url, token, results) {
@@ -93,8 +144,15 @@ if (dryRun) {
   run(plan[0][1]);
   process.stdout.write(`certify:cloudflare --dry-run: bundle valid; certification name would be ${name}\n`);
   if (missing.length > 0) process.stdout.write(`a real run also needs: ${missing.join(", ")} (and Docker)\n`);
+  const claimedMissing = CLAIMED_WORK.filter((variable) => !process.env[variable]);
+  if (claimedMissing.length > 0) process.stdout.write(`the claimed-work item also needs: ${claimedMissing.join(", ")}\n`);
   process.stdout.write("plan:\n");
-  for (const [step, command] of [...plan, ["smoke test: two work items of one session through the bearer API", ["fetch"]], ...teardown]) {
+  const through = [
+    ["smoke test: two work items of one session through the bearer API", ["fetch"]],
+    [`conformance: ${CONFORMANCE_CASES.length} cases, one POST /v1/certification/conformance each`, ["fetch"]],
+    ["claimed work: one session in CERTIFY_ENVIRONMENT_ID, drained with POST /v1/environment/claim", ["fetch"]],
+  ];
+  for (const [step, command] of [...plan, ...through, ...teardown]) {
     process.stdout.write(`  - ${step}: ${command.join(" ")}\n`);
   }
   printTable(new Map([[CAPABILITIES[0][0], "pass (deploy:check)"]]));
@@ -117,11 +175,20 @@ if (dryRun) {
     run(plan[4][1]);
     const deployed = run(plan[5][1]);
     results.set(CAPABILITIES[0][0], "pass");
-    const secrets = { API_TOKEN: token, R2_ACCESS_KEY_ID: process.env.R2_ACCESS_KEY_ID, R2_SECRET_ACCESS_KEY: process.env.R2_SECRET_ACCESS_KEY };
+    const claimedReady = CLAIMED_WORK.every((variable) => process.env[variable]);
+    const secrets = {
+      API_TOKEN: token,
+      R2_ACCESS_KEY_ID: process.env.R2_ACCESS_KEY_ID,
+      R2_SECRET_ACCESS_KEY: process.env.R2_SECRET_ACCESS_KEY,
+      ...(claimedReady ? { ENVIRONMENT_KEY: process.env.CERTIFY_ENVIRONMENT_KEY, WEBHOOK_SECRET: `whsec_${randomBytes(24).toString("base64")}` } : {}),
+    };
     run(plan[6][1], JSON.stringify(secrets));
     const url = /https:\/\/\S+\.workers\.dev/.exec(deployed)?.[0];
     if (!url) throw new Error("wrangler deploy printed no workers.dev URL");
     await smoke(url, token, results);
+    await conformance(url, token, results);
+    if (claimedReady) await claimedWork(url, token, results);
+    else results.set(CAPABILITIES[6][0], `not run (needs ${CLAIMED_WORK.filter((variable) => !process.env[variable]).join(", ")})`);
   } catch (error) {
     process.stderr.write(`certify:cloudflare: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exitCode = 1;

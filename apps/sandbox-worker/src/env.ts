@@ -1,4 +1,5 @@
 import type { Sandbox } from "@cloudflare/sandbox";
+import type { ClaimCoordinator } from "./environment/claim-coordinator.js";
 import type { EnvironmentRunner } from "./environment/environment-runner.js";
 import type { WorkRunner } from "./work/work-runner.js";
 
@@ -12,6 +13,8 @@ export type WorkerEnv = {
   readonly WORK_RUNNER: DurableObjectNamespace<WorkRunner>;
   /** One object per claimed work item, named by its work id. */
   readonly ENVIRONMENT_RUNNER: DurableObjectNamespace<EnvironmentRunner>;
+  /** The one object that runs claim passes one at a time (named `environment-queue`). */
+  readonly CLAIM_COORDINATOR: DurableObjectNamespace<ClaimCoordinator>;
   readonly DB: D1Database;
   readonly OUTPUTS_BUCKET: R2Bucket;
   readonly BACKUP_BUCKET: R2Bucket;
@@ -42,6 +45,8 @@ export type WorkerEnv = {
   readonly ENVIRONMENT_PROFILE?: string;
   /** Items running at once, across triggers, before a pass stops claiming. @default 10 */
   readonly ENVIRONMENT_MAX_CLAIMS?: string;
+  /** "true" in a certification build only: serves `POST /v1/certification/conformance`. @default "false" */
+  readonly CERTIFICATION?: string;
   /** Named profiles: an object (a JSON var) or its JSON text. */
   readonly PROFILES?: unknown;
 };

@@ -5,6 +5,7 @@ import { runScheduled } from "./scheduled/run-scheduled.js";
 export { Sandbox } from "@cloudflare/sandbox";
 export { WorkRunner } from "./work/work-runner.js";
 export { EnvironmentRunner } from "./environment/environment-runner.js";
+export { ClaimCoordinator } from "./environment/claim-coordinator.js";
 export type { WorkerEnv } from "./env.js";
 
 export default {

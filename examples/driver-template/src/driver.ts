@@ -10,11 +10,12 @@ import { TEMPLATE_PROVIDER, type TemplateDriverOptions, parseTemplateDriverOptio
  * local-subprocess provider with one over your sandbox service; the composition, the descriptor and
  * the loader entry stay as they are.
  */
-export function createTemplateDriver(options: TemplateDriverOptions): ManagedRuntimeProviderDriverPort {
+export function createTemplateManagedRuntime(options: TemplateDriverOptions): ManagedRuntimeProviderDriverPort {
   const settings = parseTemplateDriverOptions(options);
   // Stand-in for a real sandbox service: local processes, each runtime confined with bubblewrap.
   const provider = createLocalSubprocessSandboxProvider({ rootDir: join(settings.rootDir, "runtimes"), provider: TEMPLATE_PROVIDER });
   return createProviderManagedRuntimeDriver({
+    specificationVersion: "v1",
     version: "0.0.0",
     placements: ["in_process"],
     composition: {

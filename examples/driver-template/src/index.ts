@@ -1,8 +1,8 @@
 import type { ManagedRuntimeProviderDriverPort } from "@open-managed-agents/runtime-resource-contract";
-import { createTemplateDriver } from "./driver.js";
+import { createTemplateManagedRuntime } from "./driver.js";
 import type { TemplateDriverOptions } from "./options.js";
 
-export { createTemplateDriver } from "./driver.js";
+export { createTemplateManagedRuntime } from "./driver.js";
 export { TEMPLATE_PROVIDER, type TemplateDriverOptions } from "./options.js";
 
 /**
@@ -10,5 +10,5 @@ export { TEMPLATE_PROVIDER, type TemplateDriverOptions } from "./options.js";
  * "@open-managed-agents/driver-template", factoryOptions})` and `oma-conformance` call it.
  */
 export function createManagedRuntimeProviderDriver(factoryOptions: TemplateDriverOptions): ManagedRuntimeProviderDriverPort {
-  return createTemplateDriver(factoryOptions);
+  return createTemplateManagedRuntime(factoryOptions);
 }

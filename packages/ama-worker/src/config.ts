@@ -10,6 +10,8 @@ export interface AmaWorkerConfig {
   readonly maxIdleMs: number | undefined;
 }
 
+const AMA_WORKER_CONFIG_ERROR_MARKER = Symbol.for("open-managed-agents.ama-worker-config-error");
+
 /** A configuration problem, named by the variable; the message never carries a value. */
 export class AmaWorkerConfigError extends Error {
   /** The variable that is missing or malformed. */
@@ -18,7 +20,13 @@ export class AmaWorkerConfigError extends Error {
   constructor(variable: string, problem: string) {
     super(`${variable} ${problem}`);
     this.name = "AmaWorkerConfigError";
+    Object.defineProperty(this, AMA_WORKER_CONFIG_ERROR_MARKER, { value: true });
     this.variable = variable;
+  }
+
+  /** True for an {@link AmaWorkerConfigError} from whichever copy of this module built it. */
+  static isInstance(error: unknown): error is AmaWorkerConfigError {
+    return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[AMA_WORKER_CONFIG_ERROR_MARKER] === true;
   }
 }
 

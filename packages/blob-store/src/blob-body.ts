@@ -1,5 +1,8 @@
 import { InvalidRequestError } from "@open-managed-agents/runtime-resource-contract";
+import { readAllBytes } from "@open-managed-agents/runtime-utils";
 import type { BlobBody } from "./ports.js";
+
+export { readAllBytes };
 
 /** A put body after validation: whole bytes, or a stream with an optional promised length. */
 export type NormalizedBody =
@@ -70,27 +73,6 @@ export function checkBodyStream(source: ReadableStream<Uint8Array>, promisedLeng
     }),
   );
   return { stream, bytesRead: () => total, failure: () => failed };
-}
-
-/** Reads a whole stream into one array. */
-export async function readAllBytes(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = stream.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    total += value.byteLength;
-  }
-  if (chunks.length === 1 && chunks[0]) return chunks[0];
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
 }
 
 /** A stream over bytes already in memory, in chunks of at most `chunkSize`. */

@@ -1,3 +1,4 @@
+import { sha256Hex } from "@open-managed-agents/runtime-utils";
 import { compareBlobKeys, validateBlobKey } from "./blob-key.js";
 import { bytesToStream, checkBodyStream, normalizeBody, readAllBytes } from "./blob-body.js";
 import { createBlobObject } from "./blob-object.js";
@@ -81,9 +82,4 @@ async function readChecked(stream: ReadableStream<Uint8Array>, length: number | 
 
 function copyInfo(info: BlobObjectInfo): BlobObjectInfo {
   return { ...info, customMetadata: { ...info.customMetadata }, uploaded: new Date(info.uploaded.getTime()) };
-}
-
-async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes);
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }

@@ -1,5 +1,6 @@
 import type { EnvironmentPackages } from "@open-managed-agents/runtime-resource-contract";
 import { ENVIRONMENT_PACKAGE_MANAGERS } from "@open-managed-agents/runtime-resource-contract";
+import { sha256Hex } from "@open-managed-agents/runtime-utils";
 
 /** Bumped when the install layout changes, so old markers stop matching. */
 const LAYOUT_VERSION = 1;
@@ -16,8 +17,7 @@ export async function setupFingerprint(packages: EnvironmentPackages, imageAlias
     toolRoot,
     packages: ENVIRONMENT_PACKAGE_MANAGERS.map((manager) => [manager, packages[manager] ?? []]),
   });
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonical));
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return sha256Hex(canonical);
 }
 
 /**

@@ -1,6 +1,7 @@
 // Bundles the bridge Worker for local workerd, with `@cloudflare/containers` replaced by the built shim.
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { WORKER_BUNDLE_OPTIONS } from "../../../scripts/worker-bundle-options.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const shim = `${root}dist/containers-shim.js`;
@@ -14,16 +15,9 @@ const containersShim = {
 };
 
 await build({
+  ...WORKER_BUNDLE_OPTIONS,
   entryPoints: [`${root}src/worker/bridge-worker.ts`],
   outfile: `${root}dist/worker/bridge-worker.js`,
-  bundle: true,
-  format: "esm",
-  platform: "neutral",
-  target: "es2022",
-  conditions: ["workerd", "worker", "browser", "import"],
-  mainFields: ["module", "main"],
-  external: ["cloudflare:*", "node:*"],
   plugins: [containersShim],
-  sourcemap: true,
   logLevel: "warning",
 });

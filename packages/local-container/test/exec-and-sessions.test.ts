@@ -35,12 +35,12 @@ describe("/api/execute", () => {
     expect(other.body.stdout).toBe("/workspace\nunset");
   });
 
-  it("applies per-call cwd and env to that call only", async () => {
+  it("applies per-call cwd and env to that call only; what the command itself exports stays, as in the session shell", async () => {
     await execute({ command: "export BASE=session", sessionId: "s3" });
     const scoped = await execute({ command: 'pwd; echo "$BASE-$EXTRA"; export LEAK=1', sessionId: "s3", cwd: "/tmp", env: { EXTRA: "call" } });
     expect(scoped.body.stdout).toBe("/tmp\nsession-call");
-    const after = await execute({ command: 'pwd; echo "${LEAK:-none}"', sessionId: "s3" });
-    expect(after.body.stdout).toBe("/workspace\nnone");
+    const after = await execute({ command: 'pwd; echo "${EXTRA:-none}-$LEAK"', sessionId: "s3" });
+    expect(after.body.stdout).toBe("/workspace\nnone-1");
   });
 
   it("answers 410 SESSION_TERMINATED when a session command runs exit, then starts the session afresh", async () => {
@@ -60,16 +60,31 @@ describe("/api/execute", () => {
     expect(body).toMatchObject({ success: false, exitCode: 1, stderr: "Failed to change directory to '/workspace/does-not-exist'" });
   });
 
-  it("enforces timeoutMs with exit code 124, keeping a session as it was", async () => {
+  it("runs one session's commands one at a time and different sessions' commands at once", async () => {
+    const span = { command: "date +%s%N; sleep 1; date +%s%N" };
+    const interval = (body: Record<string, unknown>): [number, number] => String(body.stdout).split("\n").map(Number) as [number, number];
+    const overlap = ([a0, a1]: [number, number], [b0, b1]: [number, number]): boolean => a0 < b1 && b0 < a1;
+    const same = await Promise.all([execute({ ...span, sessionId: "one" }), execute({ ...span, sessionId: "one" })]);
+    expect(overlap(interval(same[0].body), interval(same[1].body))).toBe(false);
+    const apart = await Promise.all([execute({ ...span, sessionId: "left" }), execute({ ...span, sessionId: "right" })]);
+    expect(overlap(interval(apart[0].body), interval(apart[1].body))).toBe(true);
+  });
+
+  it("keeps functions and plain variables in the session's shell, and a syntax error ends the shell as it does there", async () => {
+    await execute({ command: 'twice() { echo "$1$1"; }; PLAIN=here', sessionId: "fn" });
+    expect((await execute({ command: 'twice ab; echo "$PLAIN"', sessionId: "fn" })).body.stdout).toBe("abab\nhere");
+    const broken = await execute({ command: "if then fi", sessionId: "fn" });
+    expect(broken).toMatchObject({ status: 410, body: { code: "SESSION_TERMINATED", message: "Session 'fn' shell exited (exit code: 2)" } });
+    expect((await execute({ command: "type twice >/dev/null 2>&1 || echo gone", sessionId: "fn" })).body.stdout).toBe("gone");
+  });
+
+  it("answers 500 COMMAND_EXECUTION_ERROR when timeoutMs passes; a sessionless command is killed", async () => {
     const started = Date.now();
-    const { body } = await execute({ command: "sleep 20", sessionId: SESSIONLESS, timeoutMs: 300 });
-    expect(body).toMatchObject({ success: false, exitCode: 124, stderr: "Command timed out after 300ms" });
+    const { status, body } = await execute({ command: "echo $$ > /tmp/timed.pid; sleep 20", sessionId: SESSIONLESS, timeoutMs: 300 });
+    expect(status).toBe(500);
+    expect(body).toMatchObject({ code: "COMMAND_EXECUTION_ERROR", httpStatus: 500, context: { stderr: "Command timeout after 300ms" } });
+    expect(String(body.message)).toBe("Failed to execute command 'echo $$ > /tmp/timed.pid; sleep 20' in sessionless execution: Command timeout after 300ms");
     expect(Date.now() - started).toBeLessThan(10_000);
-    await execute({ command: "cd /tmp && export BEFORE=1", sessionId: "timed" });
-    const timed = await execute({ command: "cd / && sleep 20", sessionId: "timed", timeoutMs: 300 });
-    expect(timed).toMatchObject({ status: 200, body: { exitCode: 124 } });
-    const after = await execute({ command: 'pwd; echo "$BEFORE"', sessionId: "timed" });
-    expect(after.body.stdout).toBe("/tmp\n1");
   });
 });
 
@@ -89,8 +104,9 @@ describe("/api/execute/stream", () => {
     expect(frames[3]?.exitCode).toBe(124);
   });
 
-  it("keeps session state across streamed commands and lists streamed commands as proc_ processes", async () => {
-    await harness.call("exec", "POST", "/api/execute/stream", { command: "cd /tmp && export STREAMED=1", sessionId: "st" }).then((response) => response.text());
+  it("runs streamed commands in the session's state without carrying theirs back, and lists them as proc_ processes", async () => {
+    await execute({ command: "cd /tmp && export STREAMED=1", sessionId: "st" });
+    await harness.call("exec", "POST", "/api/execute/stream", { command: "cd / && export STREAMED=2", sessionId: "st" }).then((response) => response.text());
     const response = await harness.call("exec", "POST", "/api/execute/stream", { command: 'pwd; echo "$STREAMED"', sessionId: "st" });
     const output = parseDataFrames(await response.text()).filter((frame) => frame.type === "stdout").map((frame) => frame.data).join("");
     expect(output).toBe("/tmp\n1\n");
@@ -118,11 +134,12 @@ describe("/api/execute/stream", () => {
     expect(await waitFor(() => !isAlive(pid))).toBe(true);
   });
 
-  it("ends with an error frame, not a hang, when a session stream runs exit", async () => {
+  it("completes, not hangs, when a session stream runs exit, and the session's shell lives on", async () => {
+    await execute({ command: "export KEEP=kept", sessionId: "st2" });
     const response = await harness.call("exec", "POST", "/api/execute/stream", { command: "exit 3", sessionId: "st2" });
     const frames = parseDataFrames(await response.text());
-    expect(frames.at(-1)).toMatchObject({ type: "error" });
-    expect(String(frames.at(-1)?.error)).toContain("terminated");
+    expect(frames.at(-1)).toMatchObject({ type: "complete", exitCode: 3 });
+    expect((await execute({ command: 'echo "$KEEP"', sessionId: "st2" })).body.stdout).toBe("kept");
   });
 });
 

@@ -96,12 +96,25 @@ describe("directory operations", () => {
     await post("/api/write", { path: "/workspace/list/sub/two.txt", content: "22" });
     const flat = await post("/api/list-files", { path: "/workspace/list", options: {} });
     const files = flat.body.files as Record<string, unknown>[];
-    expect(files.map((file) => file.name)).toEqual(["one.txt", "sub"]);
-    expect(files[0]).toMatchObject({ absolutePath: "/workspace/list/one.txt", relativePath: "one.txt", type: "file", size: 1, mode: "rw-r--r--" });
-    expect(files[0]?.permissions).toEqual({ readable: true, writable: true, executable: false });
+    expect(files.map((file) => file.name).sort()).toEqual(["one.txt", "sub"]);
+    expect(files.find((file) => file.name === "one.txt")).toMatchObject({ absolutePath: "/workspace/list/one.txt", relativePath: "one.txt", type: "file", size: 1, mode: "rw-r--r--" });
+    expect(files.find((file) => file.name === "one.txt")?.permissions).toEqual({ readable: true, writable: true, executable: false });
     expect(flat.body.count).toBe(2);
     const deep = await post("/api/list-files", { path: "/workspace/list", options: { recursive: true, includeHidden: true } });
-    expect((deep.body.files as Record<string, unknown>[]).map((file) => file.relativePath)).toEqual([".hidden", "one.txt", "sub", "sub/two.txt"]);
+    expect((deep.body.files as Record<string, unknown>[]).map((file) => String(file.relativePath)).sort()).toEqual([".hidden", "one.txt", "sub", "sub/two.txt"]);
+  });
+
+  it("lists in the order of the find command the published server runs: directory order, each directory followed by its entries", async () => {
+    const names = ["m.txt", "b", "z.txt", "a.txt", "b/y.txt", "b/c", "b/c/x.txt", "k.txt", "b/d.txt"];
+    for (const name of names) await harness.json("files", "POST", "/api/execute", { command: name.endsWith(".txt") ? `mkdir -p /workspace/order/$(dirname ${name}) && echo > /workspace/order/${name}` : `mkdir -p /workspace/order/${name}`, sessionId: SESSIONLESS });
+    const found = await harness.json("files", "POST", "/api/execute", { command: "find /workspace/order -mindepth 1 -printf '%P\\n'", sessionId: SESSIONLESS });
+    const order = String(found.body.stdout).trim().split("\n");
+    expect([...order].sort()).toEqual([...names].sort());
+    const listed = await post("/api/list-files", { path: "/workspace/order", options: { recursive: true } });
+    expect((listed.body.files as Record<string, unknown>[]).map((file) => file.relativePath)).toEqual(order);
+    const top = await post("/api/list-files", { path: "/workspace/order", options: {} });
+    const foundTop = await harness.json("files", "POST", "/api/execute", { command: "find /workspace/order -mindepth 1 -maxdepth 1 -printf '%P\\n'", sessionId: SESSIONLESS });
+    expect((top.body.files as Record<string, unknown>[]).map((file) => file.name)).toEqual(String(foundTop.body.stdout).trim().split("\n"));
   });
 
   it("deletes, renames and moves, with 404 FILE_NOT_FOUND for missing sources", async () => {
@@ -118,7 +131,9 @@ describe("directory operations", () => {
     expect(missing.body).toMatchObject({ code: "FILE_NOT_FOUND", operation: "file.delete" });
     const directory = await post("/api/delete", { path: "/workspace/mv" });
     expect(directory.status).toBe(400);
-    expect(directory.body.code).toBe("IS_DIRECTORY");
+    expect(directory.body).toMatchObject({
+      code: "IS_DIRECTORY", operation: "file.delete", message: "Cannot delete directory with deleteFile() at '/workspace/mv'. Use exec('rm -rf <path>') instead.",
+    });
     const noSource = await harness.json("files", "POST", "/api/rename", { oldPath: "/workspace/none", newPath: "/workspace/x", sessionId: SESSIONLESS });
     expect(noSource.status).toBe(404);
   });

@@ -31,6 +31,16 @@ describe("startLocalBridge options", () => {
     expect((await failure({ warmPoolTarget: -1 })).context.field).toBe("warmPoolTarget");
     expect((await failure({ limits: { maxBodyBytes: 0 } })).context.field).toBe("limits.maxBodyBytes");
     expect((await failure({ port: 70_000 })).context.field).toBe("port");
+    expect((await failure({ requireBun: "yes" as never })).context.field).toBe("requireBun");
     expect((await failure({ apiKeyy: "x" } as never)).code).toBe("invalid_config");
+  });
+});
+
+describe("resolveLauncherOptions limits", () => {
+  it("takes every bound the server takes and forwards only those given", async () => {
+    const { resolveLauncherOptions } = await import("../src/launcher/launcher-options.js");
+    const resolved = resolveLauncherOptions({ limits: { maxContainerMemoryBytes: 512 * 1024 * 1024, maxContainerCpus: 1.5 } });
+    expect(resolved.limits).toEqual({ maxContainerMemoryBytes: 512 * 1024 * 1024, maxContainerCpus: 1.5 });
+    expect(() => resolveLauncherOptions({ limits: { maxContainerCpus: 0 } })).toThrow(/limits\.maxContainerCpus/);
   });
 });

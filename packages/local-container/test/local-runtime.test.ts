@@ -32,13 +32,31 @@ describe("local container runtime", () => {
     expect(harness.server.containers.get("rt-1")).toBeUndefined();
   });
 
-  it("serves only the control port and refuses outbound interception", async () => {
+  it("keeps a container running when a caller aborts its request, as a health check past its deadline does", async () => {
+    const runtime = createLocalContainerRuntime(harness.server.url, "rt-abort");
+    runtime.start();
+    const controller = new AbortController();
+    controller.abort(new Error("health check deadline"));
+    await expect(runtime.getTcpPort(3000).fetch("http://ping/", { signal: controller.signal })).rejects.toThrow();
+    // Reporting it exited would leave it running on the server with nothing that stops it.
+    expect(runtime.running).toBe(true);
+    expect(harness.server.containers.get("rt-abort")).toBeDefined();
+    expect(await (await runtime.getTcpPort(3000).fetch("http://ping/")).text()).toBe("ready");
+    await runtime.destroy();
+    expect(harness.server.containers.get("rt-abort")).toBeUndefined();
+  });
+
+  it("serves only the control port and refuses outbound interception of a host-network container", async () => {
     const runtime = createLocalContainerRuntime(harness.server.url, "rt-2");
     runtime.start();
     await expect(runtime.getTcpPort(8080).fetch("http://localhost:8080/")).rejects.toThrow(/not listening on port 8080/);
-    await expect(runtime.interceptOutboundHttp("example.com", {})).rejects.toThrow(/not supported/);
-    await expect(runtime.interceptAllOutboundHttp({})).rejects.toThrow(/not supported/);
-    await expect(runtime.interceptOutboundHttps("*", {})).rejects.toThrow(/not supported/);
+    await expect(runtime.interceptOutboundHttp("example.com", { fetch })).rejects.toThrow(/shares the host network/);
+    await expect(runtime.interceptAllOutboundHttp({ fetch })).rejects.toThrow(/shares the host network/);
+    await expect(runtime.interceptOutboundHttps("*", { fetch })).rejects.toThrow(/shares the host network/);
+    const refusing = createLocalContainerRuntime(harness.server.url, "rt-2", { outbound: "refuse" });
+    await expect(refusing.interceptOutboundHttp("example.com", { fetch })).rejects.toThrow(/not supported/);
+    await expect(refusing.interceptAllOutboundHttp({ fetch })).rejects.toThrow(/not supported/);
+    await expect(refusing.interceptOutboundHttps("*", { fetch })).rejects.toThrow(/not supported/);
     runtime.signal(15);
     await runtime.monitor();
     expect(await waitFor(() => harness.server.containers.get("rt-2") === undefined)).toBe(true);

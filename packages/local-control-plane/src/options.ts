@@ -1,4 +1,5 @@
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
+import { isFunction, positiveSafeIntegerSchema } from "@open-managed-agents/runtime-utils";
 import * as z from "zod";
 import type { ControlPlaneObserver } from "./events.js";
 import type { WebhookTarget } from "./webhooks.js";
@@ -37,8 +38,7 @@ export interface LocalControlPlaneOptions {
   readonly onEvent?: ControlPlaneObserver;
 }
 
-const isFunction = (value: unknown) => typeof value === "function";
-const positive = z.number().int().positive();
+const positive = positiveSafeIntegerSchema;
 
 const optionsSchema = z
   .object({

@@ -9,6 +9,7 @@ import {
   type RuntimeResourceScope,
   parseRecord,
 } from "@open-managed-agents/runtime-resource-contract";
+import { isFunction, positiveSafeIntegerSchema } from "@open-managed-agents/runtime-utils";
 import * as z from "zod";
 import type { HostedInferenceOptions } from "./harness-env.js";
 
@@ -110,8 +111,7 @@ export interface ManagedEnvironmentWorkerOptions {
   readonly logger?: HostLogger;
 }
 
-const positiveInt = z.number().int().positive().refine(Number.isSafeInteger, "must be a positive safe integer");
-const isFunction = (value: unknown) => typeof value === "function";
+const positiveInt = positiveSafeIntegerSchema;
 const isClient = (value: unknown) =>
   typeof value === "object" && value !== null && isFunction((value as { withOptions?: unknown }).withOptions) && "beta" in value;
 const isHost = (value: unknown) => isFunction(value) || (typeof value === "object" && value !== null && isFunction((value as { run?: unknown }).run));

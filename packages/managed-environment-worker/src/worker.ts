@@ -2,6 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import type { BetaSelfHostedWork } from "@anthropic-ai/sdk/resources/beta/environments/work";
 import { createRedactingLogger, silentLogger } from "@open-managed-agents/managed-runtime-host";
 import { InvalidRequestError, UnauthorizedError } from "@open-managed-agents/runtime-resource-contract";
+import { abortableSleep } from "@open-managed-agents/runtime-utils";
 import { type ItemContext, handleWorkItem } from "./handle-item.js";
 import { type ManagedEnvironmentWorkerOptions, type WorkItemReport, resolveWorkerOptions } from "./options.js";
 import { createSessionGate } from "./session-gate.js";
@@ -209,14 +210,7 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
   };
 }
 
+// Stopping ends the wait early; the loop then sees the signal and returns.
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
+  return abortableSleep(ms, signal).catch(() => undefined);
 }

@@ -13,6 +13,9 @@ const childResultSchema = z.object({
   steps: z.array(stepSchema),
   rssAtStartBytes: z.number(),
   peakRssBytes: z.number(),
+  /** Peaks of `process.memoryUsage()` sampled through the run, and when RSS peaked. */
+  memoryPeaks: z.object({ rss: z.number(), heapUsed: z.number(), heapTotal: z.number(), external: z.number(), arrayBuffers: z.number(), rssPeakAtMs: z.number() }),
+  spans: z.array(z.object({ step: z.string(), start: z.number(), end: z.number() })).optional(),
   handle: z.custom<SandboxCheckpointHandle>((value) => typeof value === "object" && value !== null).optional(),
   runtimeId: z.string().optional(),
 });
@@ -31,7 +34,9 @@ export interface ChildEnvironment {
 /** Runs the driver child (a separate Node process, so its peak RSS is its own) and parses its result. */
 export function runDriverChild(environment: ChildEnvironment, args: readonly string[]): Promise<ChildResult> {
   const script = fileURLToPath(new URL("./driver-child.js", import.meta.url));
-  const child = spawn(process.execPath, [script, ...args], {
+  // e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the driver alone (not allowed in NODE_OPTIONS).
+  const nodeArgs = (process.env.OMA_BENCH_CHILD_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "");
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
     stdio: ["ignore", "pipe", "pipe"],
     env: {
       ...process.env,

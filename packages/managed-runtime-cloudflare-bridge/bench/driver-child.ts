@@ -12,6 +12,28 @@ import { createStepRecorder, instrumentClient, instrumentStore, summarizeSpans }
 
 
 const KIB = 1024;
+/** How often memory is sampled: each figure's peak says which kind of memory a phase's peak RSS is. */
+const MEMORY_SAMPLE_MS = 50;
+
+/** Samples `process.memoryUsage()` and keeps each figure's peak and when (ms since the start) RSS peaked. */
+function sampleMemory(now: () => number) {
+  const peaks = { rss: 0, heapUsed: 0, heapTotal: 0, external: 0, arrayBuffers: 0 };
+  let rssPeakAtMs = 0;
+  const sample = () => {
+    const usage = process.memoryUsage();
+    if (usage.rss > peaks.rss) rssPeakAtMs = now();
+    for (const key of Object.keys(peaks) as (keyof typeof peaks)[]) peaks[key] = Math.max(peaks[key], usage[key]);
+  };
+  const timer = setInterval(sample, MEMORY_SAMPLE_MS);
+  timer.unref();
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      return { ...peaks, rssPeakAtMs };
+    },
+  };
+}
 
 function requiredEnv(name: string): string {
   const value = process.env[name];
@@ -36,6 +58,7 @@ async function main(): Promise<void> {
   const rssAtStartBytes = process.memoryUsage().rss;
 
   recorder.restart();
+  const memory = sampleMemory(() => recorder.now());
   let output: Record<string, unknown> = {};
   if (mode === "checkpoint") {
     const runtime = await provider.connect(argument, context);
@@ -48,12 +71,15 @@ async function main(): Promise<void> {
     throw new Error(`driver child: unknown mode ${mode}`);
   }
   const elapsedMs = recorder.now();
+  const memoryPeaks = memory.stop();
   const result = {
     mode,
     elapsedMs,
     steps: summarizeSpans(recorder.spans, elapsedMs),
     rssAtStartBytes,
     peakRssBytes: process.resourceUsage().maxRSS * KIB,
+    memoryPeaks,
+    spans: recorder.spans.map(({ step, start, end }) => ({ step, start, end })),
     ...output,
   };
   process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { mkdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { shellQuote } from "@open-managed-agents/runtime-resource-contract";
 
 /** GNU tar on the host, on the same tree, for reference. */
 export interface HostTarReference {
@@ -21,17 +22,15 @@ function run(script: string): Promise<number> {
   });
 }
 
-const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
-
 /** Times GNU tar creating an archive of `treeDirectory` into a pipe, and extracting it into a new directory. */
 export async function hostTarReference(treeDirectory: string, scratchDirectory: string): Promise<HostTarReference> {
   const archive = join(scratchDirectory, "reference.tar");
   const target = join(scratchDirectory, "reference-extract");
   await mkdir(target, { recursive: true });
   try {
-    const createSeconds = await run(`tar -cf - -C ${quote(treeDirectory)} . | cat > /dev/null`);
-    await run(`tar -cf ${quote(archive)} -C ${quote(treeDirectory)} .`);
-    const extractSeconds = await run(`tar -xf ${quote(archive)} -C ${quote(target)}`);
+    const createSeconds = await run(`tar -cf - -C ${shellQuote(treeDirectory)} . | cat > /dev/null`);
+    await run(`tar -cf ${shellQuote(archive)} -C ${shellQuote(treeDirectory)} .`);
+    const extractSeconds = await run(`tar -xf ${shellQuote(archive)} -C ${shellQuote(target)}`);
     return { archiveBytes: (await stat(archive)).size, createSeconds, extractSeconds };
   } finally {
     await rm(archive, { force: true });
@@ -41,5 +40,5 @@ export async function hostTarReference(treeDirectory: string, scratchDirectory: 
 
 /** Writes a GNU tar of `treeDirectory` to `file` (the raw `/hydrate` baseline sends it in parts). */
 export async function hostTarFile(treeDirectory: string, file: string): Promise<void> {
-  await run(`tar -cf ${quote(file)} -C ${quote(treeDirectory)} .`);
+  await run(`tar -cf ${shellQuote(file)} -C ${shellQuote(treeDirectory)} .`);
 }

@@ -37,7 +37,13 @@ export function createStepRecorder(): StepRecorder {
 export function execStep(argv: readonly string[]): string {
   const script = argv.join(" ");
   if (script.includes("du -sb")) return "sandbox: measure (du)";
-  if (script.includes("split -b")) return "sandbox: tar | split";
+  if (script.includes("split -b") && script.includes("xargs -0 -r cat")) return "sandbox: cat contents [| gzip] | split (part GETs overlap)";
+  if (script.includes("split -b")) return "sandbox: tar | split (part GETs overlap)";
+  if (script.includes("sha256sum -z")) return "sandbox: manifest (find + sha256sum)";
+  if (script.includes("sort -z")) return "sandbox: manifest hash cache update";
+  if (script.includes("gzip -1 <")) return "sandbox: compression sample";
+  if (script.includes("rm -f part-")) return "sandbox: remove fetched parts";
+  if (script.includes("rm -rf") && script.includes(".oma-manifest-")) return "sandbox: remove manifest listing";
   if (argv[0] === "test" || script.includes(" test -f ")) return "sandbox: part exists check";
   if (script.includes("rm -rf") && script.includes(".oma-checkpoint-")) return "sandbox: remove parts";
   if (script.includes("sha256sum -c")) return "sandbox: join chunks";
@@ -74,7 +80,8 @@ export function instrumentClient(client: BridgeClient, recorder: StepRecorder): 
     async readFile(id, path, signal) {
       const start = recorder.now();
       const stream = await client.readFile(id, path, signal);
-      return timedStream(stream, (bytes) => recorder.record("bridge: file GET (+ spool, hash)", start, bytes));
+      const step = path.includes("/part-") ? "bridge: part GET (+ driver consume)" : "bridge: file GET (+ spool, hash)";
+      return timedStream(stream, (bytes) => recorder.record(step, start, bytes));
     },
     async persist(id, excludes, signal) {
       const start = recorder.now();

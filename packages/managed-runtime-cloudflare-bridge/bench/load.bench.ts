@@ -4,8 +4,9 @@
  * then restore and verify); this process samples the containers alive, then runs the reconciler and counts
  * the containers left (must be 0). Peak RSS is the driver process's own, against an idle driver process.
  *
- * Env: OMA_LOAD_LEVELS (default "1,5,20"), OMA_LOAD_MIB per session (default 2), OMA_LOAD_MAX_CONTAINERS
- * (default 16), OMA_LOAD_WARM_POOL (bridge warm pool target, default 1; its containers are not counted as left).
+ * Env: OMA_LOAD_LEVELS (default "1,5,20,5": the last level shows the stack still serves after the burst), OMA_LOAD_MIB per session (default 2), OMA_LOAD_MAX_CONTAINERS
+ * (default 16), OMA_LOAD_WARM_POOL (bridge warm pool target, default 1; its containers are not counted as left),
+ * OMA_LOAD_VERBOSE=1 (pass workerd's output through).
  */
 import Database from "better-sqlite3";
 import { spawn } from "node:child_process";
@@ -28,7 +29,7 @@ import { createCloudflareBridgeManagedRuntime } from "../src/index.js";
 import { LOAD_RESULT_PREFIX } from "./load-protocol.js";
 
 const MIB = 1024 * 1024;
-const levels = (process.env.OMA_LOAD_LEVELS ?? "1,5,20").split(",").map(Number);
+const levels = (process.env.OMA_LOAD_LEVELS ?? "1,5,20,5").split(",").map(Number);
 const workspaceMiB = Number(process.env.OMA_LOAD_MIB ?? "2");
 const maxContainers = Number(process.env.OMA_LOAD_MAX_CONTAINERS ?? "16");
 // With no warm target the bridge's pool never re-probes a capacity limit it inferred too low under a burst.
@@ -61,7 +62,7 @@ function runChild(config: Record<string, unknown>, apiKey: string): Promise<Chil
 }
 
 async function main(): Promise<void> {
-  const bridge = await startLocalBridge({ limits: { maxContainers }, warmPoolTarget });
+  const bridge = await startLocalBridge({ limits: { maxContainers }, warmPoolTarget, verbose: process.env.OMA_LOAD_VERBOSE === "1" });
   const dir = await mkdtemp(join(tmpdir(), "oma-bench-load-"));
   try {
     const database = join(dir, "runtime.sqlite");

@@ -111,6 +111,8 @@ export function formatReport(figures: BenchFigures): string {
     `  checkpoint: ${mib(figures.checkpoint.peakRssBytes)}  ${verdict(figures.checkpoint.peakRssBytes <= RSS_TARGET_BYTES)}`,
     `  second checkpoint: ${mib(figures.secondCheckpoint.peakRssBytes)}  ${verdict(figures.secondCheckpoint.peakRssBytes <= RSS_TARGET_BYTES)}`,
     `  restore:    ${mib(figures.restore.peakRssBytes)}  ${verdict(figures.restore.peakRssBytes <= RSS_TARGET_BYTES)}`,
+    "  sampled peaks (each its own maximum; heap / external / arrayBuffers; steps running at the RSS peak):",
+    ...(["checkpoint", "secondCheckpoint", "restore"] as const).map((phase) => `    ${phase}: ${memoryLine(figures[phase])}`),
     "",
     ...stepTable("driver checkpoint steps", figures.checkpoint),
     "",
@@ -121,6 +123,12 @@ export function formatReport(figures: BenchFigures): string {
     `total bench time ${figures.totalSeconds.toFixed(0)} s`,
   ];
   return lines.join("\n");
+}
+
+function memoryLine(result: ChildResult): string {
+  const { memoryPeaks: peaks } = result;
+  const running = new Set((result.spans ?? []).filter((span) => span.start <= peaks.rssPeakAtMs && span.end >= peaks.rssPeakAtMs).map((span) => span.step));
+  return `rss ${mib(peaks.rss)}, heap used ${mib(peaks.heapUsed)} of ${mib(peaks.heapTotal)}, external ${mib(peaks.external)}, arrayBuffers ${mib(peaks.arrayBuffers)}; at ${(peaks.rssPeakAtMs / 1000).toFixed(1)} s: ${[...running].join(", ") || "no store or bridge call"}`;
 }
 
 function failures(transfers: RawTransfers): string {

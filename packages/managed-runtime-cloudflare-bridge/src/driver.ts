@@ -2,8 +2,9 @@ import type { ManagedRuntimeProviderDriverPort } from "@open-managed-agents/runt
 import { createProviderManagedRuntimeDriver } from "@open-managed-agents/managed-runtime-sandbox";
 import { createBridgeCheckpointer } from "./checkpoint/bridge-checkpointer.js";
 import { type CloudflareBridgeManagedRuntimeOptions, type ResolvedCloudflareBridgeOptions, resolveBridgeOptions } from "./options.js";
+import { processMemoryBudget } from "./memory-budget.js";
 import { createBridgeSandboxProvider } from "./runtime/bridge-provider.js";
-import { createTombstoningClient } from "./runtime/destroyed-sandboxes.js";
+import { createTombstoningClient } from "./runtime/tombstoning-client.js";
 import { type BridgeClient, createBridgeClient } from "./wire/bridge-client.js";
 
 /** The provider id in the descriptor, every lease, every checkpoint handle and the conformance catalog. */
@@ -30,6 +31,7 @@ export function createCloudflareBridgeManagedRuntime(options: CloudflareBridgeMa
   const resolved = resolveBridgeOptions(options);
   const { provider } = createBridgeSandboxComponents(resolved);
   return createProviderManagedRuntimeDriver({
+    specificationVersion: "v1",
     version: CLOUDFLARE_BRIDGE_DRIVER_VERSION,
     placements: ["driver_service"],
     composition: {
@@ -71,6 +73,7 @@ export function createBridgeSandboxComponents(
     maxCheckpointBytes: resolved.maxCheckpointBytes,
     archiveLimits: resolved.archiveLimits,
     spoolDirectory: resolved.spoolDirectory,
+    memoryBudget: resolved.memoryBudget ?? processMemoryBudget(),
     onProgress: resolved.onProgress,
   });
   const provider = createBridgeSandboxProvider({

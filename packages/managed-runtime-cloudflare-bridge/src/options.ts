@@ -1,8 +1,10 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import type { ProviderManagedRuntimeOptions } from "@open-managed-agents/managed-runtime-sandbox";
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
+import { hasMethods, isFunction, positiveSafeIntegerSchema } from "@open-managed-agents/runtime-utils";
 import * as z from "zod";
 import type { CheckpointProgress } from "./checkpoint/bridge-checkpointer.js";
+import type { MemoryBudget } from "./memory-budget.js";
 import type { RetryPolicy } from "./wire/retry.js";
 
 const MIB = 1024 * 1024;
@@ -55,6 +57,12 @@ export interface CloudflareBridgeManagedRuntimeOptions {
   readonly maxExecOutputBytes?: number;
   /** Directory for temporary archive spools. @default the OS temp directory */
   readonly spoolDirectory?: string;
+  /**
+   * The budget of archive bytes held in memory (restore parts, small archives read whole), shared by every
+   * run. @default the process-wide budget of 32 MiB ({@link processMemoryBudget}), shared by every driver
+   * of the process
+   */
+  readonly memoryBudget?: MemoryBudget;
   /** Progress of checkpoint and restore transfers. */
   readonly onProgress?: (progress: CheckpointProgress) => void;
   /**
@@ -69,10 +77,11 @@ const keyPrefix = z
   .min(1)
   .refine((value) => !value.startsWith("/") && !value.endsWith("/"), "must not start or end with '/'")
   .refine((value) => value.split("/").every((segment) => segment !== "" && segment !== "." && segment !== ".."), "must not contain empty, '.' or '..' segments");
-const positiveSafeInteger = z.number().int().positive().refine(Number.isSafeInteger, "must be a positive safe integer");
-const isFunction = (value: unknown) => typeof value === "function";
-const isBlobStore = (value: unknown) =>
-  typeof value === "object" && value !== null && ["put", "get", "head", "delete", "list"].every((method) => isFunction((value as Record<string, unknown>)[method]));
+const positiveSafeInteger = positiveSafeIntegerSchema;
+const isBlobStore = (value: unknown) => hasMethods(value, ["put", "get", "head", "delete", "list"]);
+
+const isMemoryBudget = (value: unknown) =>
+  typeof value === "object" && value !== null && ["acquire", "use"].every((method) => isFunction((value as Record<string, unknown>)[method]));
 
 const optionsSchema = z
   .object({
@@ -103,6 +112,7 @@ const optionsSchema = z
     retry: z.object({ attempts: positiveSafeInteger, baseDelayMs: z.number().int().nonnegative(), maxDelayMs: z.number().int().nonnegative() }).optional(),
     maxExecOutputBytes: positiveSafeInteger.default(16 * MIB),
     spoolDirectory: z.string().min(1).optional(),
+    memoryBudget: z.custom<MemoryBudget>(isMemoryBudget, "must be a MemoryBudget").optional(),
     onProgress: z.custom<(progress: CheckpointProgress) => void>(isFunction, "must be a function").optional(),
   })
   .strict()

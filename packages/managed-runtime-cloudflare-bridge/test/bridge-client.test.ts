@@ -126,6 +126,60 @@ describe("bridge client against a hostile bridge", () => {
     expect(calls).toBe(1);
   });
 
+  it("retries a helper exec whose connection was reset before any answer, never an agent's exec, and no answer", async () => {
+    let calls = 0;
+    const resetFirst = (answer: (response: Parameters<Parameters<HostileBridge["respond"]>[0]>[1]) => void) =>
+      bridge.respond((_request, response) => {
+        calls++;
+        if (calls === 1) return void response.socket?.resetAndDestroy();
+        answer(response);
+      });
+    const exitZero = (response: Parameters<Parameters<HostileBridge["respond"]>[0]>[1]) =>
+      sse(response, ['event: exit\ndata: {"exit_code":0}\n\n']);
+    const helperExec = async () => {
+      const events = [];
+      for await (const event of client.exec(ID, { argv: ["true"], retryUnreachable: true })) events.push(event);
+      return events;
+    };
+
+    resetFirst(exitZero);
+    expect(await helperExec()).toEqual([{ type: "exit", exitCode: 0 }]);
+    expect(calls).toBe(2);
+
+    calls = 0;
+    resetFirst(exitZero);
+    const error = await failure(execAll());
+    expect(error.code).toBe("sandbox_failed");
+    expect(error.message).toMatch(/bridge exec unreachable: .*ECONNRESET/);
+    expect(calls).toBe(1);
+
+    // A capacity refusal is an answer: it surfaces at once, also for a helper.
+    calls = 0;
+    bridge.respond((_request, response) => {
+      calls++;
+      json(response, 503, { error: "instance limit reached", code: "capacity_exceeded" });
+    });
+    expect((await failure(helperExec())).code).toBe("insufficient_capacity");
+    expect(calls).toBe(1);
+  });
+
+  it("sends no retry for a sandbox once a delete of it was sent", async () => {
+    const slow = createBridgeClient({ baseUrl: bridge.url, apiKey: API_KEY, retry: { attempts: 4, baseDelayMs: 400, maxDelayMs: 400 }, random: () => 0 });
+    const seen: string[] = [];
+    bridge.respond((request, response) => {
+      seen.push(`${request.method} ${request.url?.replace(`/v1/sandbox/${ID}`, "") || "/"}`);
+      if (request.method === "DELETE") return void response.writeHead(204).end();
+      response.socket?.resetAndDestroy();
+    });
+    const read = failure(slow.readFile(ID, "/workspace/a.txt"));
+    // The read failed once and waits 400 ms before its retry; the delete goes out meanwhile.
+    while (seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await slow.destroy(ID);
+    expect((await read).code).toBe("lease_lost");
+    // One read, the delete, and no read after it: a retry would have started a fresh container for the id.
+    expect(seen).toEqual(["GET /file/workspace/a.txt", "DELETE /"]);
+  });
+
   it("treats 204 and 404 deletes as success and shares concurrent deletes", async () => {
     let calls = 0;
     bridge.respond((_request, response) => {

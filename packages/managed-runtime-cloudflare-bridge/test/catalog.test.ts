@@ -17,7 +17,7 @@ describe("cloudflare-bridge catalog row", () => {
       providerConfig: {},
     });
     const catalogRow = getManagedRuntimeProviderConformance(CLOUDFLARE_BRIDGE_PROVIDER);
-    const derived = await deriveConformanceRow({ descriptor, resources, sandboxPortFacts: CLOUDFLARE_BRIDGE_SANDBOX_PORT_FACTS, reason: catalogRow.reason });
+    const derived = await deriveConformanceRow({ descriptor, resources, sandboxPortFacts: CLOUDFLARE_BRIDGE_SANDBOX_PORT_FACTS, reason: catalogRow.reason, driverPackage: "@open-managed-agents/managed-runtime-cloudflare-bridge" });
     expect(derived).toEqual(catalogRow);
     expect(descriptor.provider).toBe(CLOUDFLARE_BRIDGE_PROVIDER);
   });

@@ -39,5 +39,11 @@ defineManagedRuntimeConformanceSuite({
 it("leaves no container running on the local runtime after the suite", async () => {
   const deadline = Date.now() + 60_000;
   while (bridge.containerServer.containers.list().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
-  expect(bridge.containerServer.containers.list().map((container) => container.id)).toEqual([]);
+  // A leftover says when it started and what ran in it, to tell which case or late call started it.
+  const left = bridge.containerServer.containers.list().map((container) => ({
+    id: container.id,
+    createdAt: container.createdAt.toISOString(),
+    processes: container.processes.list().map((record) => record.command.slice(0, 120)),
+  }));
+  expect(left).toEqual([]);
 }, 90_000);

@@ -1,6 +1,6 @@
 /**
- * Faults injected into real runs: the bridge Worker killed, the host process SIGKILLed, the blob store made
- * read-only, each at a named stage. After each: nothing was published, the sandbox was journaled, the
+ * Faults injected into real runs: the bridge Worker killed, the container server stopped, the host process
+ * SIGKILLed, the blob store made read-only, each at restore, harness and checkpoint. After each: nothing was published, the sandbox was journaled, the
  * reconciler (after recovery) leaves zero containers on the runtime, and the next work item restores the
  * last published tree.
  */
@@ -55,20 +55,28 @@ const TRIGGERS = {
   harness: (url: URL, init: RequestInit | undefined) => bodyContains(init, "FAULT_HARNESS"),
   checkpoint: isCheckpointTransfer,
 } as const;
+type Stage = keyof typeof TRIGGERS;
+const STAGES = Object.keys(TRIGGERS) as Stage[];
+
+/** Seeds the session, then runs a work item that `fault` breaks at the first request of `stage`. */
+async function runFaulted(world: StackWorld, session: string, stage: Stage, fault: () => Promise<void> | void) {
+  await seed(world, session);
+  let fired = false;
+  const fetchImpl = faultingFetch(async (url, init) => {
+    if (fired || !TRIGGERS[stage](url, init)) return;
+    fired = true;
+    await fault();
+  });
+  const faulted = await world.run(workItem(session), shellProfile("echo FAULT_HARNESS > /dev/null; echo v2 > tree.txt"), fetchImpl);
+  expect(fired).toBe(true);
+  return faulted;
+}
 
 describe("bridge Worker killed", () => {
-  it.each(Object.keys(TRIGGERS) as (keyof typeof TRIGGERS)[])("during %s", async (stage) => {
+  it.each(STAGES)("during %s", async (stage) => {
     const world = await newWorld();
     const session = `worker-killed-${stage}`;
-    await seed(world, session);
-    let fired = false;
-    const fetchImpl = faultingFetch(async (url, init) => {
-      if (fired || !TRIGGERS[stage](url, init)) return;
-      fired = true;
-      await bridge.stopWorker();
-    });
-    const faulted = await world.run(workItem(session), shellProfile("echo FAULT_HARNESS > /dev/null; echo v2 > tree.txt"), fetchImpl);
-    expect(fired).toBe(true);
+    const faulted = await runFaulted(world, session, stage, () => bridge.stopWorker());
     expect(faulted.type).not.toBe("completed");
     expect((await world.journal.list({ limit: 10 })).length).toBeGreaterThan(0);
     expect(containers().length).toBeGreaterThan(0);
@@ -82,11 +90,30 @@ describe("bridge Worker killed", () => {
   }, 180_000);
 });
 
+describe("container server stopped", () => {
+  it.each(STAGES)("during %s", async (stage) => {
+    const world = await newWorld();
+    const session = `container-server-stopped-${stage}`;
+    const faulted = await runFaulted(world, session, stage, () => bridge.stopContainerServer());
+    expect(faulted.type).not.toBe("completed");
+    // Terminate cannot be confirmed while the runtime is down, so the record stays for the reconciler.
+    expect((await world.journal.list({ limit: 10 })).length).toBeGreaterThan(0);
+
+    await bridge.restartContainerServer();
+    const summary = await world.reconcile(workItem(session));
+    expect(summary.journal).toMatchObject({ failed: 0, held: 0 });
+    expect(await world.journal.list({ limit: 10 })).toEqual([]);
+    expect(containers()).toEqual([]);
+    expect(await world.orphans.list({ limit: 10 })).toEqual([]);
+    await expectRecovered(world, session);
+  }, 180_000);
+});
+
 describe("host process SIGKILLed", () => {
   const child = fileURLToPath(new URL("./faults/host-child.mjs", import.meta.url));
   const LEASE_TTL_MS = 6_000;
 
-  it.each(["harness", "checkpoint"] as const)("during %s", async (stage) => {
+  it.each(["restore", "harness", "checkpoint"] as const)("during %s", async (stage) => {
     const world = await newWorld();
     const session = `host-killed-${stage}`;
     await seed(world, session);
@@ -135,34 +162,37 @@ const canMount = process.getuid?.() === 0 && (() => {
 })();
 
 describe("blob store made read-only", () => {
-  it.skipIf(!canMount)("during checkpoint fails the run with storage_unwritable and still stops the sandbox", async () => {
-    const source = await mkdtemp(join(tmpdir(), "oma-faults-store-src-"));
-    const target = await mkdtemp(join(tmpdir(), "oma-faults-store-"));
-    dirs.push(source);
-    await mkdir(target, { recursive: true });
-    execFileSync("mount", ["--bind", source, target]);
-    try {
-      const world = await newWorld(target);
-      const session = "store-read-only";
-      await seed(world, session);
-      let fired = false;
-      const fetchImpl = faultingFetch((url, init) => {
-        if (fired || !TRIGGERS.checkpoint(url, init)) return;
-        fired = true;
-        execFileSync("mount", ["-o", "remount,bind,ro", target]);
-      });
-      const faulted = await world.run(workItem(session), shellProfile("echo v2 > tree.txt"), fetchImpl);
-      expect(fired).toBe(true);
-      expect(faulted).toMatchObject({ type: "failed", error: { code: "storage_unwritable" } });
-      expect(faulted.type === "failed" && faulted.error.message).toContain("EROFS");
-      // The bridge is up: terminate is confirmed in cleanup, so the journal record is already resolved.
-      expect(containers()).toEqual([]);
-      expect(await world.journal.list({ limit: 10 })).toEqual([]);
-      execFileSync("mount", ["-o", "remount,bind,rw", target]);
-      await expectRecovered(world, session);
-    } finally {
-      execFileSync("umount", ["-l", target]);
-      await rm(target, { recursive: true, force: true });
-    }
-  }, 180_000);
+  it.skipIf(!canMount).each(STAGES)(
+    "during %s fails the run with storage_unwritable and still stops the sandbox",
+    async (stage) => {
+      const source = await mkdtemp(join(tmpdir(), "oma-faults-store-src-"));
+      const target = await mkdtemp(join(tmpdir(), "oma-faults-store-"));
+      dirs.push(source);
+      await mkdir(target, { recursive: true });
+      execFileSync("mount", ["--bind", source, target]);
+      try {
+        const world = await newWorld(target);
+        const session = `store-read-only-${stage}`;
+        let journaled = 0;
+        const faulted = await runFaulted(world, session, stage, async () => {
+          journaled = (await world.journal.list({ limit: 10 })).length;
+          execFileSync("mount", ["-o", "remount,bind,ro", target]);
+        });
+        expect(journaled).toBe(1);
+        // Reads still work, so the run gets as far as storing the checkpoint, which names the real cause.
+        expect(faulted).toMatchObject({ type: "failed", error: { code: "storage_unwritable" } });
+        expect(faulted.type === "failed" && faulted.error.message).toContain("EROFS");
+        // The bridge is up: terminate is confirmed in cleanup, so the journal record is already resolved.
+        expect(containers()).toEqual([]);
+        expect(await world.journal.list({ limit: 10 })).toEqual([]);
+        expect((await world.reconcile(workItem(session))).journal).toMatchObject({ failed: 0, held: 0 });
+        execFileSync("mount", ["-o", "remount,bind,rw", target]);
+        await expectRecovered(world, session);
+      } finally {
+        execFileSync("umount", ["-l", target]);
+        await rm(target, { recursive: true, force: true });
+      }
+    },
+    180_000,
+  );
 });

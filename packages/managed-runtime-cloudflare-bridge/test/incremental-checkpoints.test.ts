@@ -4,13 +4,18 @@ import { join } from "node:path";
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { createFsBlobStore } from "@open-managed-agents/blob-store/fs";
 import { type LocalBridge, startLocalBridge } from "@open-managed-agents/local-container";
-import { ManagedRuntimeError, type SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
+import type { SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
 import type { ManagedSandboxRuntime } from "@open-managed-agents/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createBridgeSandboxComponents } from "../src/driver.js";
+import { createHash } from "node:crypto";
+import { blobKeyOf, manifestKeyOf, packKeyOf, sessionKeyOf } from "../src/checkpoint/blob-keys.js";
+import { createManifestHandle } from "../src/checkpoint/manifest-handle.js";
+import { CLOUDFLARE_BRIDGE_PROVIDER, createBridgeSandboxComponents } from "../src/driver.js";
 import { sweepBridgeCheckpointBlobs } from "../src/index.js";
 import { resolveBridgeOptions } from "../src/options.js";
+import { encodeManifestV2 } from "./legacy-manifest.js";
 import { DESCRIBE_WORKSPACE, mutationScript, prng } from "./random-workspace.js";
+import { codeOf, run } from "./runtime-helpers.js";
 
 // Cloudflare's bridge Worker in local workerd over the local container runtime; a filesystem blob store.
 let bridge: LocalBridge;
@@ -18,6 +23,8 @@ let storeDir: string;
 let store: BlobStore;
 const requests: string[] = [];
 const puts: string[] = [];
+/** The script of every exec, in order. */
+const execs: string[] = [];
 
 beforeAll(async () => {
   bridge = await startLocalBridge();
@@ -33,21 +40,24 @@ afterAll(async () => {
 function components(overrides: { fetch?: typeof fetch } = {}) {
   const recording: typeof fetch = (input, init) => {
     requests.push(`${init?.method ?? "GET"} ${new URL(String(input)).pathname.replace(/\/v1\/sandbox\/[a-z2-7]+/, "/v1/sandbox/:id")}`);
+    if (String(input).endsWith("/exec") && typeof init?.body === "string") execs.push((JSON.parse(init.body) as { argv: string[] }).argv.join(" "));
     return (overrides.fetch ?? fetch)(input, init);
   };
   const resolved = resolveBridgeOptions({ baseUrl: bridge.url, apiKey: bridge.apiKey, checkpointStore: store, fetch: recording, singleRequestBytes: 64 * 1024, partBytes: 64 * 1024 });
   return createBridgeSandboxComponents(resolved);
 }
 
-async function run(runtime: ManagedSandboxRuntime, script: string): Promise<string> {
-  const result = await runtime.exec(script);
-  expect(result.exitCode, result.stderr).toBe(0);
-  return result.stdout;
-}
 
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  const error = await promise.then(() => null, (caught: unknown) => caught);
-  return ManagedRuntimeError.isInstance(error) ? error.code : `not refused: ${String(error)}`;
+/** Checkpoints `runtime`, restores it into a fresh sandbox and expects each `describe` script to print the same there. */
+async function expectRestoredAlike(provider: ReturnType<typeof components>["provider"], runtime: ManagedSandboxRuntime, context: { sessionId: string; workdir: string }, describe: readonly string[]) {
+  const before = await Promise.all(describe.map((script) => run(runtime, script)));
+  const handle = await runtime.checkpoint({ kind: "filesystem" });
+  const restored = await provider.restore(handle, context);
+  try {
+    expect(await Promise.all(describe.map((script) => run(restored, script)))).toEqual(before);
+  } finally {
+    await restored.destroy();
+  }
 }
 
 const blobKeys = async (prefix: string) => (await store.list({ prefix })).objects.map((object) => object.key);
@@ -103,38 +113,47 @@ describe("incremental bridge checkpoints", () => {
       await run(runtime, "for i in $(seq 1 100); do head -c 20000 /dev/urandom > f$i; done");
       puts.length = 0;
       const first = await runtime.checkpoint({ kind: "filesystem" });
-      expect(puts.filter((key) => key.includes("/blobs/"))).toHaveLength(100);
+      // A hundred small contents share one pack object: one store call, not a hundred.
+      expect(puts.filter((key) => key.includes("/blobs/"))).toHaveLength(0);
+      expect(puts.filter((key) => key.includes("/packs/"))).toHaveLength(1);
       await run(runtime, "head -c 20000 /dev/urandom > f7");
       puts.length = 0;
       requests.length = 0;
       const second = await runtime.checkpoint({ kind: "filesystem" });
-      expect(puts.filter((key) => key.includes("/blobs/"))).toHaveLength(1);
+      expect(puts.filter((key) => key.includes("/packs/") || key.includes("/blobs/"))).toHaveLength(1);
       expect(puts.filter((key) => key.includes("/manifests/"))).toHaveLength(1);
-      // Two listing GETs and one part of the changed file, not a hundred files' worth.
+      // Two small GETs of the listing's delta (records lost and gained) and one part of the changed file, not a hundred files' worth.
       expect(requests.filter((request) => request.startsWith("GET") && request.includes("/file/")).length).toBeLessThanOrEqual(3);
       expect(second.checkpointId).not.toBe(first.checkpointId);
       const manifestKey = puts.find((key) => key.includes("/manifests/")) as string;
       expect(manifestKey.endsWith(`${second.checkpointId.slice("sha256:".length)}.json`)).toBe(true);
+      // A driver that never saw this session finds the stored packs through its latest manifest.
+      await run(runtime, "printf changed > f8");
+      puts.length = 0;
+      const { checkpointer: restarted } = components();
+      await restarted.checkpoint({ sandboxId: runtime.runtimeHandle().runtimeId, sessionId: "only-changes" });
+      expect(puts.filter((key) => key.includes("/packs/") || key.includes("/blobs/"))).toHaveLength(1);
     } finally {
       await runtime.destroy();
     }
   }, 300_000);
 
-  it("refuses a tampered blob or manifest before any sandbox exists or any byte is hydrated", async () => {
+  it("refuses a tampered pack, blob or manifest before any sandbox exists or any byte is hydrated", async () => {
     const { provider } = components();
     const context = { sessionId: "tamper", workdir: "/workspace" };
     const runtime = await provider.create(context);
     let handle: SandboxCheckpointHandle;
     try {
-      await run(runtime, "printf 'original' > a.txt && mkdir -p d && printf 'other' > d/b.txt");
+      await run(runtime, "printf 'original' > a.txt && mkdir -p d && printf 'other' > d/b.txt && head -c 300000 /dev/urandom > big.bin");
       handle = await runtime.checkpoint({ kind: "filesystem" });
     } finally {
       await runtime.destroy();
     }
     const own = `cloudflare-bridge-workspaces/sessions/${String(handle.metadata?.session)}/`;
+    const [pack] = await blobKeys(`${own}packs/`);
     const [blob] = await blobKeys(`${own}blobs/`);
     const [manifest] = (await blobKeys(`${own}manifests/`)).filter((key) => key.includes(handle.checkpointId.slice("sha256:".length)));
-    for (const key of [blob as string, manifest as string]) {
+    for (const key of [pack as string, blob as string, manifest as string]) {
       const original = new Uint8Array(await new Response((await store.get(key))?.stream()).arrayBuffer());
       const tampered = new Uint8Array(original);
       tampered[0] = (tampered[0] ?? 0) ^ 0x01;
@@ -147,7 +166,7 @@ describe("incremental bridge checkpoints", () => {
       await store.put(key, original);
     }
     const restored = await provider.restore(handle, context);
-    expect(await run(restored, "cat a.txt d/b.txt")).toBe("originalother");
+    expect(await run(restored, "cat a.txt d/b.txt && wc -c < big.bin")).toBe("originalother300000\n");
     await restored.destroy();
   }, 300_000);
 
@@ -190,7 +209,7 @@ describe("incremental bridge checkpoints", () => {
     const [alice, bob] = handles as [SandboxCheckpointHandle, SandboxCheckpointHandle];
     expect(alice.metadata?.session).not.toBe(bob.metadata?.session);
     for (const session of [alice.metadata?.session, bob.metadata?.session]) {
-      expect((await blobKeys(`cloudflare-bridge-workspaces/sessions/${String(session)}/blobs/`)).length).toBe(2);
+      expect((await blobKeys(`cloudflare-bridge-workspaces/sessions/${String(session)}/packs/`)).length).toBe(1);
     }
     requests.length = 0;
     expect(await codeOf(provider.restore(alice, { sessionId: "bob", workdir: "/workspace" }))).toBe("integrity_failed");
@@ -209,6 +228,7 @@ describe("incremental bridge checkpoints", () => {
       await run(runtime, "rm dropped.txt && printf three > added.txt");
       const second = await runtime.checkpoint({ kind: "filesystem" });
       const own = `cloudflare-bridge-workspaces/sessions/${String(second.metadata?.session)}/`;
+      // Two packs (one, two; three), two manifests and the latest-manifest pointer.
       expect(await blobKeys(own)).toHaveLength(5);
       const options = { checkpointStore: store, sessionId: "sweep", published: [second] };
       expect(await sweepBridgeCheckpointBlobs({ ...options, graceMs: 3_600_000 })).toEqual({ kept: 5, deleted: 0 });
@@ -218,8 +238,9 @@ describe("incremental bridge checkpoints", () => {
       const swept = sweepBridgeCheckpointBlobs({ ...options, published: [second], graceMs: 0, now: () => new Date(Date.now() + 1_000) }).then((result) => (order.push("sweep"), result));
       const [third, result] = await Promise.all([running, swept]);
       expect(order).toEqual(["checkpoint", "sweep"]);
-      // Gone: the first manifest, dropped.txt's blob, and the third checkpoint (not published); kept: the second.
-      expect(result).toEqual({ kept: 3, deleted: 4 });
+      // Gone: the first manifest and the third checkpoint's pack and manifest (not published). Kept: the second
+      // manifest, its new pack, the first pack, which still holds kept.txt (and dropped.txt with it), and the pointer.
+      expect(result).toEqual({ kept: 4, deleted: 3 });
       expect(await codeOf(provider.restore(first, context))).toBe("not_found");
       expect(await codeOf(provider.restore(third, context))).toBe("not_found");
       const restored = await provider.restore(second, context);
@@ -240,22 +261,49 @@ describe("incremental bridge checkpoints", () => {
     const context = { sessionId: "compression", workdir: "/workspace" };
     const runtime = await provider.create(context);
     const partGets = () => requests.filter((request) => request.startsWith("GET") && request.includes("/part-")).length;
+    // The transfer's own pipeline (not the sample) runs through gzip.
+    const compressed = () => execs.some((script) => script.includes("split -b") && script.includes("| gzip -1"));
     try {
       // 3 MiB of text in 48 parts of 64 KiB uncompressed; gzip -1 shrinks it far below that.
       await run(runtime, "mkdir -p text && seq 1 400000 | sed 's/^/line number /' | head -c 3145728 | split -b 65536 -a 3 -d - text/f");
       requests.length = 0;
+      execs.length = 0;
       const text = await runtime.checkpoint({ kind: "filesystem" });
       expect(partGets()).toBeLessThan(16);
+      expect(compressed()).toBe(true);
       await run(runtime, "mkdir -p noise && head -c 3145728 /dev/urandom | split -b 65536 -a 3 -d - noise/f");
       requests.length = 0;
+      execs.length = 0;
       const noise = await runtime.checkpoint({ kind: "filesystem" });
       expect(partGets()).toBeGreaterThanOrEqual(48);
+      expect(compressed()).toBe(false);
+      // Random contents behind a folder of tiny files: the sample spread over the bytes finds the contents
+      // incompressible (4,594,304 bytes of contents: 71 parts of 64 KiB uncompressed).
+      await run(runtime, "mkdir -p a-tiny b-noise && for i in $(seq 1 2000); do head -c 200 /dev/urandom > a-tiny/f$i; done && head -c 4194304 /dev/urandom | split -b 65536 -a 3 -d - b-noise/f");
+      requests.length = 0;
+      execs.length = 0;
+      await runtime.checkpoint({ kind: "filesystem" });
+      expect(partGets()).toBeGreaterThanOrEqual(71);
+      expect(compressed()).toBe(false);
+      await run(runtime, "rm -rf a-tiny b-noise");
       const expected = await run(runtime, DESCRIBE_WORKSPACE);
-      for (const handle of [noise]) {
+      // Restores compress the same way: text goes gzip-compressed through file PUTs, random bytes as hydrates.
+      const restoreCounting = async (handle: SandboxCheckpointHandle, tree: string) => {
+        requests.length = 0;
         const restored = await provider.restore(handle, context);
-        expect(await run(restored, DESCRIBE_WORKSPACE)).toBe(expected);
+        expect(await run(restored, DESCRIBE_WORKSPACE)).toBe(tree);
         await restored.destroy();
-      }
+        const count = (match: (request: string) => boolean) => requests.filter(match).length;
+        return { writes: count((request) => request.startsWith("PUT") && request.includes("/file/")), hydrates: count((request) => request.endsWith("/hydrate")) };
+      };
+      const fromNoise = await restoreCounting(noise, expected);
+      expect(fromNoise.hydrates).toBeGreaterThanOrEqual(48);
+      expect(fromNoise.writes).toBe(0);
+      await run(runtime, "rm -rf noise");
+      const fromText = await restoreCounting(text, await run(runtime, DESCRIBE_WORKSPACE));
+      // At most the first part, too small to be a fair sample (folders only), goes as a hydrate.
+      expect(fromText.hydrates).toBeLessThanOrEqual(1);
+      expect(fromText.writes).toBeGreaterThan(10);
       expect(text.checkpointId).not.toBe(noise.checkpointId);
     } finally {
       await runtime.destroy();
@@ -272,5 +320,133 @@ describe("incremental bridge checkpoints", () => {
     const restored = await provider.restore(handle, { sessionId: "legacy", workdir: "/workspace" });
     expect(await run(restored, "cat old/file.txt")).toBe("from a full tar");
     await restored.destroy();
+  }, 300_000);
+
+  it("still restores a handle of the earlier manifest format, a blob per content", async () => {
+    const session = sessionKeyOf("manifest-v1");
+    const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+    const contents = { "docs/readme.txt": "written before packs", "run.sh": "#!/bin/sh\necho hi\n", empty: "" };
+    const entries: unknown[] = [{ type: "directory", path: "docs", mode: 0o755, mtime: 1_700_000_000 }];
+    for (const [path, text] of Object.entries(contents)) {
+      await store.put(blobKeyOf("cloudflare-bridge-workspaces", session, sha(text)), new TextEncoder().encode(text));
+      entries.push({ type: "file", path, mode: path === "run.sh" ? 0o755 : 0o644, mtime: 1_700_000_000, size: text.length, sha256: sha(text) });
+    }
+    entries.push({ type: "symlink", path: "link", mode: 0o777, mtime: 1_700_000_000, target: "docs/readme.txt" });
+    entries.sort((left, right) => ((left as { path: string }).path < (right as { path: string }).path ? -1 : 1));
+    const bytes = new TextEncoder().encode(JSON.stringify({ format: "oma-workspace-manifest/1", entries }));
+    const manifestSha = createHash("sha256").update(bytes).digest("hex");
+    await store.put(manifestKeyOf("cloudflare-bridge-workspaces", session, manifestSha), bytes);
+    const { provider } = components();
+    const handle = createManifestHandle({ provider: CLOUDFLARE_BRIDGE_PROVIDER, sandboxId: "earlier", session, sha256: manifestSha, size: bytes.byteLength });
+    const restored = await provider.restore(handle, { sessionId: "manifest-v1", workdir: "/workspace" });
+    try {
+      expect(await run(restored, "cat docs/readme.txt link && ./run.sh && wc -c < empty && stat -c '%a' run.sh")).toBe("written before packswritten before packshi\n0\n755\n");
+    } finally {
+      await restored.destroy();
+    }
+  }, 120_000);
+
+  it("still restores a handle of the one-document packed format /2, and the next checkpoint of its session streams /3", async () => {
+    const session = sessionKeyOf("manifest-v2");
+    const sha = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex");
+    const small = ["packed one", "packed two, longer"];
+    const packBytes = new TextEncoder().encode(small.join(""));
+    const pack = { sha256: sha(packBytes), size: packBytes.byteLength };
+    await store.put(packKeyOf("cloudflare-bridge-workspaces", session, pack.sha256), packBytes);
+    const own = "a blob of its own";
+    await store.put(blobKeyOf("cloudflare-bridge-workspaces", session, sha(own)), new TextEncoder().encode(own));
+    const { bytes, sha256: manifestSha } = encodeManifestV2([
+      { type: "directory", path: "d", mode: 0o755, mtime: 1_700_000_000 },
+      { type: "file", path: "d/one", mode: 0o644, mtime: 1_700_000_000, size: small[0]?.length ?? 0, sha256: sha(small[0] ?? ""), location: { pack, offset: 0 } },
+      { type: "file", path: "d/two", mode: 0o600, mtime: 1_700_000_000, size: small[1]?.length ?? 0, sha256: sha(small[1] ?? ""), location: { pack, offset: small[0]?.length ?? 0 } },
+      { type: "file", path: "own", mode: 0o644, mtime: 1_700_000_000, size: own.length, sha256: sha(own) },
+      { type: "symlink", path: "link", mode: 0o777, mtime: 1_700_000_000, target: "d/two" },
+    ]);
+    await store.put(manifestKeyOf("cloudflare-bridge-workspaces", session, manifestSha), bytes);
+    const { provider } = components();
+    const handle = createManifestHandle({ provider: CLOUDFLARE_BRIDGE_PROVIDER, sandboxId: "earlier", session, sha256: manifestSha, size: bytes.byteLength });
+    const context = { sessionId: "manifest-v2", workdir: "/workspace" };
+    const restored = await provider.restore(handle, context);
+    try {
+      expect(await run(restored, "cat d/one link own && stat -c '%a' d/two")).toBe(`${small[0]}${small[1]}${own}600\n`);
+      puts.length = 0;
+      const next = await restored.checkpoint({ kind: "filesystem" });
+      // What the /2 manifest named is known stored: nothing is sent again, only the new manifest.
+      expect(puts.filter((key) => key.includes("/packs/") || key.includes("/blobs/"))).toEqual([]);
+      const stored = await store.get(manifestKeyOf("cloudflare-bridge-workspaces", session, next.checkpointId.slice("sha256:".length)));
+      expect((await new Response(stored?.stream()).text()).split("\n")[0]).toBe('{"format":"oma-workspace-manifest/3"}');
+    } finally {
+      await restored.destroy();
+    }
+  }, 120_000);
+
+  it("checkpoints hard-linked and duplicate files and restores every path with its bytes", async () => {
+    const { provider } = components();
+    const context = { sessionId: "hard-links", workdir: "/workspace" };
+    const runtime = await provider.create(context);
+    try {
+      await run(runtime, "head -c 300000 /dev/urandom > big && ln big big-link && mkdir d && ln big d/third && printf 'same' > s1 && ln s1 s2 && printf 'same' > s3");
+      await expectRestoredAlike(provider, runtime, context, [DESCRIBE_WORKSPACE, "sha256sum big big-link d/third s1 s2 s3"]);
+    } finally {
+      await runtime.destroy();
+    }
+  }, 120_000);
+
+  it("hashes only files changed since the last pass in the same sandbox, and never trusts a stale or broken cache", async () => {
+    const { provider } = components();
+    const context = { sessionId: "hash-cache", workdir: "/workspace" };
+    const runtime = await provider.create(context);
+    const roundTrip = () => expectRestoredAlike(provider, runtime, context, [DESCRIBE_WORKSPACE, "sha256sum a.txt c.txt d/e.txt 2>&1; ls"]);
+    try {
+      await run(runtime, "printf 'first' > a.txt && printf 'other' > b.txt && mkdir d && printf 'deep' > d/e.txt");
+      await roundTrip();
+      expect(await run(runtime, "ls /tmp/.oma-manifest-cache")).toBe("hashes\npass\nrecords\nstamp\n");
+      // Same size, and the old mtime put back: only the ctime tells, and it does.
+      await run(runtime, "touch -r a.txt /tmp/ref && printf 'FIRST' > a.txt && touch -r /tmp/ref a.txt && rm b.txt && printf 'new' > c.txt && touch -d 2001-01-01 c.txt");
+      await roundTrip();
+      // A cache naming a wrong hash is dropped and the checkpoint taken once more; garbage is passed over.
+      await run(runtime, "printf 'deeper' > d/e.txt");
+      await run(runtime, "cd /tmp/.oma-manifest-cache && sed -z 's/^[0-9a-f]\\{64\\}  \\.\\/a\\.txt$/" + "0".repeat(64) + "  .\\/a.txt/' hashes > h && mv h hashes");
+      await roundTrip();
+      await run(runtime, "printf 'not a hash list' > /tmp/.oma-manifest-cache/hashes && printf 'again' > d/e.txt");
+      await roundTrip();
+    } finally {
+      await runtime.destroy();
+    }
+  }, 300_000);
+
+  it("takes a later checkpoint from what changed since the session's previous manifest, and the full listing whenever the delta does not fit", async () => {
+    const { provider } = components();
+    const context = { sessionId: "listing-delta", workdir: "/workspace" };
+    const runtime = await provider.create(context);
+    const cache = "/tmp/.oma-manifest-cache";
+    const listingGets = () => requests.filter((request) => request.startsWith("GET") && /\/\.oma-manifest-[^/]+\/(records|added|removed)$/.test(request)).map((request) => request.slice(request.lastIndexOf("/") + 1));
+    const step = async (change: string, expected: readonly string[]) => {
+      await run(runtime, change);
+      requests.length = 0;
+      await expectRestoredAlike(provider, runtime, context, [DESCRIBE_WORKSPACE, "sha256sum $(find . -type f | sort) 2>&1"]);
+      expect(listingGets()).toEqual(expected);
+    };
+    try {
+      await step("mkdir -p d/e && printf one > d/a && printf two > d/b && printf three > q.txt && ln -s d/a link && for i in $(seq 1 40); do printf $i > d/e/f$i; done", ["records"]);
+      // Changed, added, removed, a mode, a link target, and new bytes under the old mtime (the ctime tells).
+      await step("printf ONE > d/a && printf new > d/c && rm d/b && chmod 700 d/e && ln -sfn d/c link && touch -r q.txt /tmp/ref && printf THREE > q.txt && touch -r /tmp/ref q.txt", ["removed", "added"]);
+      // A cache of another pass than the published manifest's: the full listing.
+      await step(`printf x > d/e/f1 && printf '%s' ${"0".repeat(8)}-0000-4000-8000-${"0".repeat(12)} > ${cache}/pass`, ["records"]);
+      // Records the cache lost: their paths read as changed, and the manifest is still right.
+      await step(`printf y > d/e/f2 && sed -z -i '/^d\\/e\\/f3\\/\\//d' ${cache}/records`, ["removed", "added"]);
+      // A path gone from the workspace and from the cache: the previous manifest would keep it, the count tells.
+      await step(`rm q.txt && sed -z -i '/^q\\.txt\\/\\//d' ${cache}/records`, ["removed", "added", "records"]);
+      // Garbage in the cache's records: the full listing.
+      await step(`printf z > d/e/f4 && printf 'garbage\\0' >> ${cache}/records`, ["removed", "added", "records"]);
+      // The previous manifest gone from the store: the full listing.
+      await run(runtime, "printf w > d/e/f5");
+      for (const key of await blobKeys(`cloudflare-bridge-workspaces/sessions/${sessionKeyOf("listing-delta")}/manifests/`)) await store.delete(key);
+      requests.length = 0;
+      await expectRestoredAlike(provider, runtime, context, [DESCRIBE_WORKSPACE, "sha256sum $(find . -type f | sort) 2>&1"]);
+      expect(listingGets()).toEqual(["removed", "added", "records"]);
+    } finally {
+      await runtime.destroy();
+    }
   }, 300_000);
 });

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CloudflareBridgeManagedRuntimeOptions, createCloudflareBridgeManagedRuntime } from "../src/index.js";
 import { createBridgeCheckpointer } from "../src/checkpoint/bridge-checkpointer.js";
 import { createBridgeSandboxProvider } from "../src/runtime/bridge-provider.js";
+import { createTombstoningClient } from "../src/runtime/tombstoning-client.js";
 import { createBridgeClient } from "../src/wire/bridge-client.js";
 import { scopeFor, shellProfile } from "./support.js";
 
@@ -94,5 +95,32 @@ describe("cloudflare-bridge driver against the local stack", () => {
     const error = await runtime.renewLease({ ttlMs: 60_000 }).then(() => null, (caught: unknown) => caught);
     expect(["lease_lost", "sandbox_failed"]).toContain((error as { code?: string } | null)?.code);
     await runtime.destroy();
+  }, 120_000);
+
+  it("leaves no container behind when a driver instance probes a sandbox another one deleted", async () => {
+    // Two driver instances with their own destroyed-sandbox records, as a host and a later reaper would have.
+    const providerOf = () => {
+      const client = createTombstoningClient(createBridgeClient({ baseUrl: bridge.url, apiKey: bridge.apiKey }));
+      const checkpointer = createBridgeCheckpointer({
+        provider: "cloudflare-bridge", client, store, keyPrefix: "probed", excludes: [],
+        maxRequestBytes: 1 << 20, singleRequestBytes: 1 << 20, partBytes: 1 << 18, maxCheckpointBytes: 1 << 24,
+        archiveLimits: { maxEntries: 10_000, maxBytes: 1 << 24, maxEntryBytes: 1 << 24 },
+      });
+      return createBridgeSandboxProvider({ provider: "cloudflare-bridge", client, checkpointer, maxRequestBytes: 1 << 20, maxExecOutputBytes: 1 << 20 });
+    };
+    const earlier = new Set(bridge.containerServer.containers.list().map((container) => container.id));
+    const holder = await providerOf().create({ sessionId: "s", workdir: "/workspace" });
+    const runtimeId = holder.runtimeHandle().runtimeId;
+    await (await providerOf().connect(runtimeId, { sessionId: "s", workdir: "/workspace" })).destroy();
+
+    // The bridge answers the holder's calls with a fresh container; the holder sees it is not its own and deletes it.
+    expect(await holder.status()).toBe("stopped");
+    const renewal = await holder.renewLease({ ttlMs: 60_000 }).then(() => null, (caught: unknown) => caught);
+    expect((renewal as { code?: string } | null)?.code).toBe("lease_lost");
+    const deadline = Date.now() + 30_000;
+    // Neither the holder's own container nor a replacement its calls started is left.
+    const started = () => bridge.containerServer.containers.list().filter((container) => !earlier.has(container.id));
+    while (started().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(started().map((container) => container.id)).toEqual([]);
   }, 120_000);
 });

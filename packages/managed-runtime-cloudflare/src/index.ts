@@ -1,11 +1,11 @@
+export { CLOUDFLARE_DRIVER_VERSION, CLOUDFLARE_PROVIDER } from "./provider-id.js";
 export {
-  CLOUDFLARE_DRIVER_VERSION,
   type CloudflareDriverFactoryOptions,
   createCloudflareManagedRuntime,
   createCloudflareManagedRuntimeDriver,
   createManagedRuntimeProviderDriver,
 } from "./driver.js";
-export { CLOUDFLARE_SANDBOX_CAPABILITIES, type CloudflareManagedRuntime } from "./composition.js";
+export { CLOUDFLARE_SANDBOX_CAPABILITIES } from "./cloudflare-ports.js";
 export {
   DEFAULT_BACKUP_TTL_SEC,
   DEFAULT_LEASE_TTL_MS,
@@ -20,7 +20,6 @@ export {
 } from "./options.js";
 export { MAX_TRACKED_CONTAINERS } from "./usage/usage-recording.js";
 export { MEMORY_MOUNT_ROOT, memoryStorePrefix } from "./memory/memory-mount.js";
-export { CLOUDFLARE_PROVIDER } from "./runtime/backup-handle.js";
 export { type CloudflareRuntime, createCloudflareRuntime, DEFAULT_EXEC_TIMEOUT_MS } from "./runtime/cloudflare-runtime.js";
 export { createCloudflareSandboxProvider, newRuntimeId, type CloudflareSandboxProviderOptions } from "./provider.js";
 export { CLOUDFLARE_CREDENTIAL_EGRESS, createCloudflareCredentialEgressPort } from "./egress/egress-port.js";

@@ -9,6 +9,7 @@ import {
   parseRecord,
   runtimeEnvironmentSchema,
 } from "@open-managed-agents/runtime-resource-contract";
+import { hasMethods, positiveSafeIntegerSchema } from "@open-managed-agents/runtime-utils";
 import * as z from "zod";
 import type { CloudflareCredentialVault } from "./egress/credential-vault.js";
 import type { MemoryMountSettings } from "./memory/memory-mount.js";
@@ -117,21 +118,27 @@ export interface ResolvedCloudflareOptions<Env extends CloudflareManagedRuntimeE
   readonly usage: CloudflareUsageSettings | null;
 }
 
-const hasMethods = (value: unknown, methods: readonly string[]): boolean =>
-  typeof value === "object" && value !== null && methods.every((method) => typeof (value as Record<string, unknown>)[method] === "function");
-const positiveInteger = z.number().int().positive().refine(Number.isSafeInteger, "must be a safe integer");
+const positiveInteger = positiveSafeIntegerSchema;
 
-const originSchema = z.string().superRefine((value, context) => {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    context.addIssue({ code: "custom", message: "must be an absolute URL" });
-    return;
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") context.addIssue({ code: "custom", message: "must use http or https" });
-  if (url.username !== "" || url.password !== "") context.addIssue({ code: "custom", message: "must not carry credentials" });
-  if (url.search !== "" || url.hash !== "") context.addIssue({ code: "custom", message: "must not carry a query or fragment" });
+/** An absolute http(s) URL; `rules` adds the checks of one use. */
+function httpUrlSchema(rules: (url: URL, addIssue: (message: string) => void) => void) {
+  return z.string().superRefine((value, context) => {
+    const addIssue = (message: string): void => context.addIssue({ code: "custom", message });
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      addIssue("must be an absolute URL");
+      return;
+    }
+    if (url.protocol !== "https:" && url.protocol !== "http:") addIssue("must use http or https");
+    rules(url, addIssue);
+  });
+}
+
+const originSchema = httpUrlSchema((url, addIssue) => {
+  if (url.username !== "" || url.password !== "") addIssue("must not carry credentials");
+  if (url.search !== "" || url.hash !== "") addIssue("must not carry a query or fragment");
 });
 
 const optionsSchema = z.object({
@@ -168,16 +175,8 @@ const optionsSchema = z.object({
 });
 
 const bucketNameSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/, "must be an R2 bucket name (3-63 lowercase letters, digits, hyphens)");
-const endpointSchema = z.string().superRefine((value, context) => {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    context.addIssue({ code: "custom", message: "must be an absolute URL" });
-    return;
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") context.addIssue({ code: "custom", message: "must use https" });
-  if (url.pathname !== "/" || url.search !== "" || url.username !== "") context.addIssue({ code: "custom", message: "must be an origin without path, query or credentials" });
+const endpointSchema = httpUrlSchema((url, addIssue) => {
+  if (url.pathname !== "/" || url.search !== "" || url.username !== "") addIssue("must be an origin without path, query or credentials");
 });
 
 /**

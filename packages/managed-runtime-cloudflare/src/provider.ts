@@ -1,9 +1,12 @@
 import { UnsupportedOperationError, ProviderMismatchError } from "@open-managed-agents/runtime-resource-contract";
+import { createDestroyedSandboxes } from "@open-managed-agents/managed-runtime-sandbox";
 import type { SandboxFactoryContext, SandboxProviderPort } from "@open-managed-agents/sandbox";
 import type { CloudflareManagedRuntimeEnv, CloudflareManagedRuntimeOptions } from "./options.js";
-import { CLOUDFLARE_PROVIDER, backupFromCheckpointHandle } from "./runtime/backup-handle.js";
+import { CLOUDFLARE_PROVIDER } from "./provider-id.js";
+import { backupFromCheckpointHandle } from "./runtime/backup-handle.js";
 import type { MemoryMountSettings } from "./memory/memory-mount.js";
 import { type CloudflareRuntime, createCloudflareRuntime } from "./runtime/cloudflare-runtime.js";
+import { guardDestroyedSandbox } from "./runtime/guarded-sandbox.js";
 
 /** Options of {@link createCloudflareSandboxProvider}. */
 export interface CloudflareSandboxProviderOptions<Env extends CloudflareManagedRuntimeEnv> {
@@ -26,13 +29,16 @@ export function newRuntimeId(): string {
 /**
  * The {@link SandboxProviderPort} of the Cloudflare driver. `resume` is refused: a container cannot be
  * retained; `restore` starts a new container and applies the backup, destroying the container when that fails.
+ * A runtime the provider destroyed refuses every later call with `lease_lost` (see guarded-sandbox.ts).
  */
 export function createCloudflareSandboxProvider<Env extends CloudflareManagedRuntimeEnv>(
   options: CloudflareSandboxProviderOptions<Env>,
 ): SandboxProviderPort<CloudflareRuntime> {
+  // Once this driver destroyed a runtime, nothing it does afterwards may start that sandbox again.
+  const destroyed = createDestroyedSandboxes();
   const open = async (runtimeId: string): Promise<CloudflareRuntime> =>
     createCloudflareRuntime({
-      sandbox: await options.createSandbox(options.env, runtimeId),
+      sandbox: guardDestroyedSandbox(destroyed, runtimeId, await options.createSandbox(options.env, runtimeId)),
       runtimeId,
       backupTtlSec: options.backupTtlSec,
       memoryMount: options.memoryMount ?? null,

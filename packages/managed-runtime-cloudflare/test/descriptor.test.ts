@@ -27,6 +27,7 @@ describe("descriptor", () => {
   it("claims only what the configured ports deliver", () => {
     const minimal = createCloudflareManagedRuntimeDriver({}, { createSandbox: unreachableSandbox, runtimeEnvironment }).descriptor();
     expect(minimal).toEqual({
+      specificationVersion: "v1",
       provider: "cloudflare",
       version: "0.1.0",
       placements: ["in_process"],

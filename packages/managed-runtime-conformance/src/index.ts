@@ -7,6 +7,8 @@ export {
   managedRuntimeProviderConformanceSchema,
   sandboxPortFactsSchema,
 } from "./catalog/conformance-row.js";
+export { type ConformanceRowProvenance, conformanceRowProvenanceSchema, describeRowProvenance } from "./catalog/row-provenance.js";
+export { formatConformanceCatalog } from "./catalog/catalog-listing.js";
 export {
   MANAGED_RUNTIME_PROVIDER_CONFORMANCE,
   MANAGED_RUNTIME_PROVIDER_IDS,

@@ -4,6 +4,7 @@ import {
   MANAGED_RUNTIME_PROVIDER_CONFORMANCE,
   MANAGED_RUNTIME_PROVIDER_IDS,
   createConformanceCatalog,
+  describeRowProvenance,
   getManagedRuntimeProviderConformance,
   isManagedRuntimeProviderId,
   requireManagedRuntimeProvider,
@@ -94,5 +95,42 @@ describe("provider conformance catalog", () => {
     );
     expect(codeOf(() => createConformanceCatalog([{ ...base, managedRuntime: false }]))).toBe("invalid_config");
     expect(codeOf(() => createConformanceCatalog([{ ...base, driverLanes: [] }]))).toBe("invalid_config");
+  });
+});
+
+describe("catalog row provenance", () => {
+  it("marks the two rows with a driver in this repository as derived, naming the package, and every other row as declared", () => {
+    const derived = MANAGED_RUNTIME_PROVIDER_CONFORMANCE.filter((row) => row.provenance.source === "derived");
+    expect(derived.map((row) => [row.id, row.provenance])).toEqual([
+      ["cloudflare", { source: "derived", driverPackage: "@open-managed-agents/managed-runtime-cloudflare" }],
+      ["cloudflare-bridge", { source: "derived", driverPackage: "@open-managed-agents/managed-runtime-cloudflare-bridge" }],
+    ]);
+    const declared = MANAGED_RUNTIME_PROVIDER_CONFORMANCE.filter((row) => row.provenance.source === "declared").map((row) => row.id);
+    expect(declared).toEqual(["node-docker", "e2b", "daytona", "litebox", "boxrun", "blaxel", "sprites", "vercel", "modal", "superserve"]);
+  });
+
+  it("says in words how far a row can be trusted", () => {
+    expect(describeRowProvenance(getManagedRuntimeProviderConformance("cloudflare-bridge").provenance)).toBe(
+      "derived from the driver @open-managed-agents/managed-runtime-cloudflare-bridge in this repository and checked equal to it by its tests",
+    );
+    expect(describeRowProvenance(getManagedRuntimeProviderConformance("e2b").provenance)).toBe(
+      "declared from the provider's documentation (https://e2b.dev/docs); unverified, no driver in this repository",
+    );
+    expect(describeRowProvenance(getManagedRuntimeProviderConformance("boxrun").provenance)).toBe(
+      "declared from the provider's documentation; unverified, no driver in this repository",
+    );
+  });
+
+  it("is required, and a derived catalog row must name its driver package", () => {
+    const { provenance: _omitted, ...base } = getManagedRuntimeProviderConformance("modal");
+    expect(codeOf(() => createConformanceCatalog([base]))).toBe("invalid_config");
+    expect(codeOf(() => createConformanceCatalog([{ ...base, provenance: { source: "derived" } }]))).toBe("invalid_config");
+    expect(codeOf(() => createConformanceCatalog([{ ...base, provenance: { source: "derived", driverPackage: "" } }]))).toBe("invalid_config");
+    expect(codeOf(() => createConformanceCatalog([{ ...base, provenance: { source: "declared", documentation: "http://insecure.example" } }]))).toBe("invalid_config");
+    expect(codeOf(() => createConformanceCatalog([{ ...base, provenance: { source: "guessed" } }]))).toBe("invalid_config");
+    expect(createConformanceCatalog([{ ...base, provenance: { source: "derived", driverPackage: "@example/driver" } }]).get("modal").provenance).toEqual({
+      source: "derived",
+      driverPackage: "@example/driver",
+    });
   });
 });

@@ -51,6 +51,7 @@ describe("deriveConformanceRow", () => {
       outputs: { strategies: ["final_collect"], durability: "durable" },
       runtimeCheckpoints: [],
       sandboxPortFacts: { available: ["duplex_process"], unavailable: ["sandbox_fork"] },
+      provenance: { source: "derived" },
     });
   });
 

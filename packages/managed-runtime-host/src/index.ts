@@ -20,6 +20,7 @@ export type {
 } from "./registry/types.js";
 export { createManagedRuntimeProviderRegistry } from "./registry/provider-registry.js";
 export { type LoadManagedRuntimeProviderDriverOptions, loadManagedRuntimeProviderDriver } from "./loader/load-driver.js";
+export { assertSpecificationVersion } from "./loader/specification-version.js";
 export { type SupervisedSandboxHarnessDriverOptions, createSupervisedSandboxHarnessDriver } from "./supervisor/supervised-harness-driver.js";
 export { composeSandboxHarnessDrivers } from "./supervisor/compose-harness-drivers.js";
 export * from "./stores/index.js";

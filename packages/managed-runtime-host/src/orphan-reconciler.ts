@@ -5,9 +5,11 @@ import {
   type RuntimeOrphanRecord,
   type RuntimeResourceFencePort,
   type SandboxJournalPort,
+  jitteredBackoffMs,
   parseRecord,
   redactSecrets,
 } from "@open-managed-agents/runtime-resource-contract";
+import { functionSchema } from "@open-managed-agents/runtime-utils";
 import { type ReconcilerSandbox, reapAndConfirm } from "./reconciler/confirm-gone.js";
 import { type JournalReconcileSummary, reapJournal } from "./reconciler/reap-journal.js";
 import { clockSchema, hasMethods } from "./stores/store-options.js";
@@ -100,7 +102,7 @@ const optionsSchema = z
       .default({ baseMs: 10_000, maxMs: 3_600_000, jitter: 0.2 }),
     scheduler: z.custom<Scheduler>((value) => hasMethods(value, ["sleep"]), "must be a Scheduler with sleep()").optional(),
     clock: clockSchema.optional(),
-    random: z.custom<() => number>((value) => typeof value === "function", "must be a function").optional(),
+    random: functionSchema<() => number>().optional(),
     secrets: z.array(z.string()).default([]),
   })
   .refine((options) => options.journal === undefined || options.fences !== undefined, { message: "is required with journal", path: ["fences"] });
@@ -129,8 +131,7 @@ export function createManagedRuntimeOrphanReconciler(options: ManagedRuntimeOrph
   const random = config.random ?? Math.random;
 
   const dueAt = (record: Pick<RuntimeOrphanRecord, "attempts" | "updatedAt">): number => {
-    const delay = Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.max(0, record.attempts - 1));
-    return Date.parse(record.updatedAt) + delay * (1 - backoff.jitter * random());
+    return Date.parse(record.updatedAt) + jitteredBackoffMs({ attempt: record.attempts - 1, baseMs: backoff.baseMs, maxMs: backoff.maxMs, jitter: backoff.jitter, random });
   };
 
   // Records given up or not yet due may fill the oldest-first window; widen it until `limit` due records show.

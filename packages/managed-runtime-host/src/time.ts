@@ -1,4 +1,4 @@
-import { AbortedError } from "@open-managed-agents/runtime-resource-contract";
+import { abortReason, abortableSleep } from "@open-managed-agents/runtime-utils";
 
 /** Source of the current time in epoch milliseconds. */
 export interface Clock {
@@ -14,22 +14,7 @@ export interface Scheduler {
 export const systemClock: Clock = { now: () => Date.now() };
 
 /** Timer-based scheduler. */
-export const systemScheduler: Scheduler = {
-  sleep(ms, signal) {
-    return new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) return reject(abortedError(signal));
-      const timer = setTimeout(() => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve();
-      }, ms);
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(abortedError(signal));
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
-  },
-};
+export const systemScheduler: Scheduler = { sleep: abortableSleep };
 
 /** A clock and scheduler driven by hand: time moves only through {@link ManualTime.advance}. */
 export interface ManualTime extends Clock, Scheduler {
@@ -49,11 +34,11 @@ export function createManualTime(startMs = Date.UTC(2026, 0, 1)): ManualTime {
     pending: () => sleepers.size,
     sleep(ms, signal) {
       return new Promise<void>((resolve, reject) => {
-        if (signal?.aborted) return reject(abortedError(signal));
+        if (signal?.aborted) return reject(abortReason(signal));
         const id = sequence++;
         const onAbort = () => {
           sleepers.delete(id);
-          reject(abortedError(signal));
+          reject(abortReason(signal as AbortSignal));
         };
         sleepers.set(id, {
           at: now + Math.max(0, ms),
@@ -79,10 +64,4 @@ export function createManualTime(startMs = Date.UTC(2026, 0, 1)): ManualTime {
       now = target;
     },
   };
-}
-
-// A signal aborted with an Error reason (a lost lease, a stopped timer) rejects with that reason, so
-// cancelling a timer allocates nothing.
-function abortedError(signal?: AbortSignal): unknown {
-  return signal?.reason instanceof Error ? signal.reason : new AbortedError({ message: "operation aborted" });
 }

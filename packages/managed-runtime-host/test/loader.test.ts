@@ -27,7 +27,7 @@ describe("loadManagedRuntimeProviderDriver", () => {
       `export function createManagedRuntimeProviderDriver(options) {
         return {
           descriptor: () => ({
-            provider: options.provider, version: "0.0.1", placements: ["driver_service"],
+            specificationVersion: "v1", provider: options.provider, version: "0.0.1", placements: ["driver_service"],
             capabilities: { sandbox: { suspendResume: "unsupported", hardTerminate: "supported", runtimeCheckpoints: [] },
               workspace: { strategies: ["checkpoint_restore"] }, outputs: { strategies: [] }, harness: { drivers: ["ama_worker"] } },
             credentialEgress: { enforcement: "unsupported", credentialMode: "snapshot", interceptedProtocols: [] },
@@ -53,7 +53,7 @@ describe("loadManagedRuntimeProviderDriver", () => {
     ["a module without the factory export", { other: () => undefined }, "does not export createManagedRuntimeProviderDriver"],
     ["a factory that throws", { createManagedRuntimeProviderDriver: () => { throw new Error("bad options"); } }, "threw: bad options"],
     ["a factory that returns no driver", { createManagedRuntimeProviderDriver: () => ({ descriptor: () => ({}) }) }, "descriptor() and create()"],
-    ["an invalid descriptor", { createManagedRuntimeProviderDriver: () => ({ descriptor: () => ({ provider: "fake" }), create: async () => ({}) }) }, "invalid driver descriptor"],
+    ["an invalid descriptor", { createManagedRuntimeProviderDriver: () => ({ descriptor: () => ({ specificationVersion: "v1", provider: "fake" }), create: async () => ({}) }) }, "invalid driver descriptor"],
   ])("fails with driver_load_failed for %s", async (_name, module, message) => {
     await expect(load(module)).rejects.toMatchObject({ code: "driver_load_failed", message: expect.stringContaining(message) });
   });

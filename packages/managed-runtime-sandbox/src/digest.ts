@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
-import { configure } from "safe-stable-stringify";
+import { sha256HexSync } from "@open-managed-agents/runtime-utils/node";
 import { throwIfAborted } from "./abort.js";
+
+export { stableJson } from "@open-managed-agents/runtime-utils";
 
 /** A content digest: lowercase sha256 hex and the byte length it covers. */
 export interface ContentDigest {
@@ -11,25 +13,11 @@ export interface ContentDigest {
 const SHA256_HASH = /^sha256:([0-9a-f]{64})$/;
 
 /** Lowercase sha256 hex of a string (as UTF-8) or of bytes. */
-export function sha256Hex(data: string | Uint8Array): string {
-  return createHash("sha256").update(data).digest("hex");
-}
+export const sha256Hex: (data: string | Uint8Array) => string = sha256HexSync;
 
 /** The hex part of a `sha256:<hex>` hash, or null when `hash` is not one. */
 export function sha256HexOf(hash: string): string | null {
   return SHA256_HASH.exec(hash)?.[1] ?? null;
-}
-
-// Circular values throw, as `JSON.stringify` does, instead of becoming a "[Circular]" marker.
-const deterministicStringify = configure({ deterministic: true, circularValue: TypeError });
-
-/**
- * JSON with object keys sorted at every depth, so equal values always give equal text and equal
- * hashes. `undefined` members are dropped, as `JSON.stringify` does.
- */
-export function stableJson(value: unknown): string {
-  // Like `JSON.stringify`, a top-level `undefined` gives `undefined`; every caller passes a record.
-  return deterministicStringify(value) as string;
 }
 
 /** Options of {@link digestStream}. */

@@ -9,7 +9,8 @@ import {
   redactSecrets,
 } from "@open-managed-agents/runtime-resource-contract";
 import type { ManagedSandboxRuntime, SandboxDuplexProcessSpec } from "@open-managed-agents/sandbox";
-import { closeStdin, createByteTail, drainStream, onAbort, stopProcess } from "./process-io.js";
+import { closeStdin, onAbort, stopProcess } from "./process-control.js";
+import { createByteTail, drainStream } from "./process-output.js";
 import { type RuntimeRegistry, providerFailure } from "./runtime-registry.js";
 
 /** Environment values shorter than this are not redacted from output tails: they are flags, not secrets. */

@@ -26,6 +26,7 @@ export {
 } from "./outputs/output-manifest.js";
 export { outputBlobKey, outputManifestKey } from "./outputs/output-keys.js";
 export { stableJson } from "./digest.js";
+export { DEFAULT_DESTROYED_SANDBOXES, type DestroyedSandboxes, createDestroyedSandboxes } from "./destroyed-sandboxes.js";
 export {
   MEMORY_PROJECTION_ROOT,
   type MemoryFileSync,

@@ -1,3 +1,4 @@
+import { hasMethods, isFunction, positiveSafeIntegerSchema } from "@open-managed-agents/runtime-utils";
 import * as z from "zod";
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import {
@@ -100,11 +101,7 @@ export interface ResolvedProviderManagedRuntimeOptions<R extends ManagedSandboxR
   readonly outputs?: Required<ProviderManagedRuntimeOutputsOptions>;
 }
 
-const isFunction = (value: unknown): boolean => typeof value === "function";
-const hasMethods = (value: unknown, methods: readonly string[]): boolean =>
-  typeof value === "object" && value !== null && methods.every((method) => isFunction((value as Record<string, unknown>)[method]));
-
-const positiveInteger = z.number().int().positive().refine(Number.isSafeInteger, "must be a safe integer");
+const positiveInteger = positiveSafeIntegerSchema;
 const uniqueList = <T extends z.ZodType>(item: T) =>
   z.array(item).min(1, "must not be empty").refine((values) => new Set(values).size === values.length, "must not repeat a value");
 

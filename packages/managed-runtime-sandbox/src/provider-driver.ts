@@ -8,7 +8,11 @@ import {
   type ManagedRuntimeProviderDriverPort,
   type ManagedRuntimeProviderPlacement,
   type ManagedRuntimeProviderResources,
+  type ManagedRuntimeResourceCapabilities,
+  type ManagedSandboxPort,
+  type ManagedRuntimeSpecificationVersion,
   type SessionInputMaterializerPort,
+  type WorkspacePersistencePort,
   managedRuntimeProviderDriverDescriptorSchema,
   parseRecord,
 } from "@open-managed-agents/runtime-resource-contract";
@@ -21,12 +25,18 @@ export const NO_CREDENTIAL_EGRESS: CredentialEgressCapabilities = { enforcement:
 
 /** Driver-specific ports built over the composition. */
 export interface ProviderManagedRuntimeExtraResources {
+  /** Replaces the composition's sandbox port, typically wrapping it (usage recording, mounts). */
+  readonly sandbox?: ManagedSandboxPort;
+  /** Replaces the composition's workspace port, typically wrapping it with a strategy the composition lacks. */
+  readonly workspace?: WorkspacePersistencePort;
   readonly credentialEgress?: CredentialEgressPort;
   readonly sessionInputs?: SessionInputMaterializerPort;
 }
 
 /** Options of {@link createProviderManagedRuntimeDriver}. */
 export interface ProviderManagedRuntimeDriverOptions<R extends ManagedSandboxRuntime = ManagedSandboxRuntime> {
+  /** The contract revision the driver is written against; the descriptor carries it and the host checks it. */
+  readonly specificationVersion: ManagedRuntimeSpecificationVersion;
   /** Driver version (semver). */
   readonly version: string;
   /** Placements the driver implements; `create` refuses any other with `capability_unsupported`. */
@@ -37,6 +47,12 @@ export interface ProviderManagedRuntimeDriverOptions<R extends ManagedSandboxRun
   readonly credentialEgress?: CredentialEgressCapabilities;
   /** Builds driver-specific ports; required to return `credentialEgress` when its enforcement is not `unsupported`. */
   readonly resources?: (runtime: ProviderManagedRuntime<R>, input: ManagedRuntimeProviderCreateInput) => ProviderManagedRuntimeExtraResources;
+  /**
+   * Adjusts the capabilities derived from the composition, for what the ports `resources` returns add
+   * (a workspace strategy of a wrapping workspace port). The registry still checks the result against the
+   * live ports, so a claim the ports do not keep is `capability_drift`. @default the derived capabilities
+   */
+  readonly capabilities?: (derived: ManagedRuntimeResourceCapabilities) => ManagedRuntimeResourceCapabilities;
 }
 
 /**
@@ -50,10 +66,11 @@ export function createProviderManagedRuntimeDriver<R extends ManagedSandboxRunti
   const descriptor: ManagedRuntimeProviderDriverDescriptor = parseRecord(
     managedRuntimeProviderDriverDescriptorSchema,
     {
+      specificationVersion: options.specificationVersion,
       provider: options.composition.providerName,
       version: options.version,
       placements: options.placements,
-      capabilities: describeProviderManagedRuntime(options.composition),
+      capabilities: (options.capabilities ?? ((derived) => derived))(describeProviderManagedRuntime(options.composition)),
       credentialEgress: options.credentialEgress ?? NO_CREDENTIAL_EGRESS,
       ...(options.composition.memoryStores ? { memoryStores: options.composition.memoryStores } : {}),
     },
@@ -78,8 +95,8 @@ export function createProviderManagedRuntimeDriver<R extends ManagedSandboxRunti
         });
       }
       return {
-        sandbox: runtime.sandbox,
-        workspace: runtime.workspace,
+        sandbox: extra.sandbox ?? runtime.sandbox,
+        workspace: extra.workspace ?? runtime.workspace,
         outputs: runtime.outputs,
         harnessDriver: runtime.harnessDriver,
         ...(runtime.supervisorTransport ? { supervisorTransport: runtime.supervisorTransport } : {}),

@@ -2,7 +2,8 @@ import { type HarnessSupervisorTransportPort, createNdjsonSupervisorChannel } fr
 import type { ManagedSandboxRuntime } from "@open-managed-agents/sandbox";
 import { throwIfAborted } from "./abort.js";
 import { processSpec } from "./harness-driver.js";
-import { drainStream, onAbort, stopProcess } from "./process-io.js";
+import { onAbort, stopProcess } from "./process-control.js";
+import { drainStream } from "./process-output.js";
 import { type RuntimeRegistry, providerFailure } from "./runtime-registry.js";
 
 /** Dependencies of {@link createDuplexSupervisorTransport}. */

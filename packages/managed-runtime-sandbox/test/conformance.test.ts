@@ -12,6 +12,7 @@ const provider = createLocalSubprocessSandboxProvider({ rootDir: mkdtempSync(joi
 defineManagedRuntimeConformanceSuite({
   name: "provider composition over local-subprocess",
   driver: createProviderManagedRuntimeDriver({
+    specificationVersion: "v1",
     version: "0.1.0",
     placements: ["in_process"],
     composition: {

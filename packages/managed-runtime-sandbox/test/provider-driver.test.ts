@@ -15,7 +15,7 @@ const createInput = (placement: "in_process" | "driver_service" = "in_process") 
 function driverFor(extra: Partial<Parameters<typeof createProviderManagedRuntimeDriver>[0]> = {}) {
   // No readiness command: the driver probes the profile's harness command of each create input.
   const { readiness: _readiness, ...composition } = localWorld().options;
-  return createProviderManagedRuntimeDriver({ version: "1.0.0", placements: ["in_process"], composition, ...extra });
+  return createProviderManagedRuntimeDriver({ specificationVersion: "v1", version: "1.0.0", placements: ["in_process"], composition, ...extra });
 }
 
 describe("createProviderManagedRuntimeDriver", () => {

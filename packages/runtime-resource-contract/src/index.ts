@@ -21,5 +21,6 @@ export * from "./sandbox-journal.js";
 export * from "./runtime-environment.js";
 export * from "./provider-driver.js";
 export * from "./parsers.js";
+export * from "./bytes.js";
 export * from "./shell.js";
 export * from "./backoff.js";

@@ -25,18 +25,21 @@ export interface RuntimeOrphanRecord {
   readonly updatedAt: string;
 }
 
+/** What {@link RuntimeOrphanPort.enqueue} records. */
+export interface RuntimeOrphanEnqueueInput {
+  readonly scope: RuntimeResourceScope;
+  readonly generation: number;
+  readonly ownerId: string;
+  readonly sandbox: ManagedSandboxLease;
+  readonly reason: TerminationReason;
+  /** Already redacted. */
+  readonly error: string;
+}
+
 /** Durable queue of orphans. */
 export interface RuntimeOrphanPort {
   /** Records an orphan. Idempotent by id: enqueueing again bumps attempts and replaces the error. */
-  enqueue(input: {
-    readonly scope: RuntimeResourceScope;
-    readonly generation: number;
-    readonly ownerId: string;
-    readonly sandbox: ManagedSandboxLease;
-    readonly reason: TerminationReason;
-    /** Already redacted. */
-    readonly error: string;
-  }): Promise<RuntimeOrphanRecord>;
+  enqueue(input: RuntimeOrphanEnqueueInput): Promise<RuntimeOrphanRecord>;
   /** Unresolved orphans, oldest first. */
   list(input: { readonly limit: number }): Promise<readonly RuntimeOrphanRecord[]>;
   /** Records a failed reap attempt. */

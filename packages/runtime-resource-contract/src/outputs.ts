@@ -34,6 +34,15 @@ export interface SessionOutputManifestCandidate {
   readonly metadata?: ScalarMetadata;
 }
 
+/** What {@link SessionOutputPort.attach} and {@link SessionOutputPort.collect} act on: a prepared binding in one sandbox. */
+export type SessionOutputSandboxInput = Abortable & {
+  readonly scope: RuntimeResourceScope;
+  readonly fence: RuntimeResourceFence;
+  readonly strategy: OutputStrategy;
+  readonly binding: SessionOutputBinding;
+  readonly sandbox: ManagedSandboxLease;
+};
+
 /** Session outputs at `/mnt/session/outputs`. */
 export interface SessionOutputPort {
   capabilities(scope: RuntimeResourceScope): Promise<SessionOutputCapabilities>;
@@ -47,25 +56,9 @@ export interface SessionOutputPort {
     },
   ): Promise<SessionOutputBinding>;
   /** Makes the outputs directory exist (or mounted) inside the sandbox. */
-  attach(
-    input: Abortable & {
-      readonly scope: RuntimeResourceScope;
-      readonly fence: RuntimeResourceFence;
-      readonly strategy: OutputStrategy;
-      readonly binding: SessionOutputBinding;
-      readonly sandbox: ManagedSandboxLease;
-    },
-  ): Promise<void>;
+  attach(input: SessionOutputSandboxInput): Promise<void>;
   /** Lists and hashes every output file. Throws `limit_exceeded` past the file or byte limits, `invalid_request` for non-UTF-8 names. */
-  collect(
-    input: Abortable & {
-      readonly scope: RuntimeResourceScope;
-      readonly fence: RuntimeResourceFence;
-      readonly strategy: OutputStrategy;
-      readonly binding: SessionOutputBinding;
-      readonly sandbox: ManagedSandboxLease;
-    },
-  ): Promise<readonly SessionOutputEntryCandidate[]>;
+  collect(input: SessionOutputSandboxInput): Promise<readonly SessionOutputEntryCandidate[]>;
   /** Stores the entries and their manifest durably. Idempotent per key; content is re-verified while stored. */
   finalize(
     input: Abortable & {

@@ -21,8 +21,23 @@ export const MANAGED_RUNTIME_PROVIDER_PLACEMENTS = ["in_process", "driver_servic
 export type EnvironmentWorkerInstallationMode = "runtime_host" | "provider_dispatch" | "provider_activation" | "external_worker";
 export const ENVIRONMENT_WORKER_INSTALLATION_MODES = ["runtime_host", "provider_dispatch", "provider_activation", "external_worker"] as const;
 
+/**
+ * The revision of this contract. A driver states the revision it implements in its descriptor; a host
+ * loads only drivers of the revision it implements. The revision changes only when a change to the
+ * ports, records or descriptor breaks a driver or a host written against the previous one (docs/contract.md).
+ */
+export const MANAGED_RUNTIME_SPECIFICATION_VERSION = "v1";
+
+/** The contract revision a driver implements; a literal, so a driver of another revision does not type-check. */
+export type ManagedRuntimeSpecificationVersion = typeof MANAGED_RUNTIME_SPECIFICATION_VERSION;
+
 /** What a driver advertises before it creates anything. The registry checks it against the live ports. */
 export interface ManagedRuntimeProviderDriverDescriptor {
+  /**
+   * The contract revision the driver implements. Required: the loader and the registry refuse a driver
+   * whose revision is missing or is not {@link MANAGED_RUNTIME_SPECIFICATION_VERSION}, naming both.
+   */
+  readonly specificationVersion: ManagedRuntimeSpecificationVersion;
   /** Stable provider id; equals every lease's and handle's `provider`. */
   readonly provider: string;
   /** Driver version (semver). */
@@ -83,6 +98,7 @@ export type CreateManagedRuntimeProviderDriver<TFactoryOptions = unknown> = (
 
 /** Schema for {@link ManagedRuntimeProviderDriverDescriptor}. */
 export const managedRuntimeProviderDriverDescriptorSchema = z.object({
+  specificationVersion: z.literal(MANAGED_RUNTIME_SPECIFICATION_VERSION),
   provider: nonEmptyString,
   version: nonEmptyString,
   placements: z.array(z.enum(MANAGED_RUNTIME_PROVIDER_PLACEMENTS)).min(1),

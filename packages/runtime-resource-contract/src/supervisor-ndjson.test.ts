@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ManagedRuntimeError } from "./errors/managed-runtime-error.js";
+import { ManagedRuntimeError } from "./errors/error-classes.js";
 import type { HarnessSupervisorEvent } from "./supervisor.js";
 import { createNdjsonSupervisorChannel } from "./supervisor-ndjson.js";
 

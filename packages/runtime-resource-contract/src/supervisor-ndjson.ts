@@ -1,4 +1,5 @@
-import { createError } from "./errors/managed-runtime-error.js";
+import { concatBytes } from "./bytes.js";
+import { createError } from "./errors/error-classes.js";
 import { parseRecord } from "./errors/parse-record.js";
 import {
   type HarnessSupervisorChannel,
@@ -111,7 +112,7 @@ async function* readEvents(
       if (done) break;
       let start = 0;
       for (let index = value.indexOf(NEWLINE); index !== -1; index = value.indexOf(NEWLINE, start)) {
-        const line = concat([...pending, value.subarray(start, index)], pendingBytes + index - start);
+        const line = concatBytes([...pending, value.subarray(start, index)]);
         pending = [];
         pendingBytes = 0;
         start = index + 1;
@@ -128,7 +129,7 @@ async function* readEvents(
       }
     }
     if (pendingBytes > 0) {
-      const last = concat(pending, pendingBytes);
+      const last = concatBytes(pending);
       checkLength(contentLength(last), maxLineBytes, lineNumber + 1);
       const event = parseLine(last, decoder, lineNumber + 1);
       if (event) yield event;
@@ -168,17 +169,6 @@ function checkLength(bytes: number, maxLineBytes: number, lineNumber: number): v
       context: { limit: maxLineBytes, line: lineNumber },
     });
   }
-}
-
-function concat(parts: readonly Uint8Array[], total: number): Uint8Array {
-  if (parts.length === 1 && parts[0]) return parts[0];
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.byteLength;
-  }
-  return out;
 }
 
 function protocolError(message: string, lineNumber: number, cause: unknown) {

@@ -63,6 +63,7 @@ export const profile: ManagedRuntimeProfile = {
 };
 
 export const descriptor: ManagedRuntimeProviderDriverDescriptor = {
+  specificationVersion: "v1",
   provider: "cloudflare",
   version: "0.1.0",
   placements: ["in_process"],

@@ -146,6 +146,9 @@ describe("rejects malformed records naming the failing path", () => {
     );
     expectRejectedAt(() => parseManagedRuntimeProfile({ ...profile, driver: { ...profile.driver, readyTimeoutMs: 0 } }), "driver.readyTimeoutMs");
     expectRejectedAt(() => parseManagedRuntimeProviderDriverDescriptor({ ...descriptor, placements: [] }), "placements");
+    expectRejectedAt(() => parseManagedRuntimeProviderDriverDescriptor({ ...descriptor, specificationVersion: "v2" }), "specificationVersion");
+    const { specificationVersion: _omitted, ...unversioned } = descriptor;
+    expectRejectedAt(() => parseManagedRuntimeProviderDriverDescriptor(unversioned), "specificationVersion");
     expectRejectedAt(
       () => parseManagedRuntimeProviderDriverDescriptor({ ...descriptor, capabilities: { ...descriptor.capabilities, harness: { drivers: ["shell"] } } }),
       "capabilities.harness.drivers.0",

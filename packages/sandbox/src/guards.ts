@@ -1,3 +1,4 @@
+import { hasMethods } from "@open-managed-agents/runtime-utils";
 import type {
   ProcessHandle,
   SandboxDuplexProcessPort,
@@ -24,16 +25,6 @@ export type SandboxWithBackgroundProcess = SandboxPort & {
 export type SandboxWithDestroy = SandboxPort & { destroy(): Promise<void> };
 
 const RUNTIME_METHODS = ["runtimeHandle", "runtimeCapabilities", "status", "renewLease", "suspend", "resume", "checkpoint", "destroy"] as const;
-
-/**
- * True when every named member of `value` is a function. A missing member, a non-object or a
- * non-function member is never success: hosts treat absence as "unsupported".
- */
-function hasMethods(value: unknown, methods: readonly string[]): boolean {
-  if ((typeof value !== "object" && typeof value !== "function") || value === null) return false;
-  const record = value as Record<string, unknown>;
-  return methods.every((method) => typeof record[method] === "function");
-}
 
 /** True when the sandbox also implements {@link SandboxRuntimePort} (lifecycle, lease, checkpoints). */
 export function supportsSandboxRuntime<S extends SandboxPort>(sandbox: S): sandbox is S & SandboxRuntimePort {

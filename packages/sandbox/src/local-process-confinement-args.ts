@@ -15,6 +15,17 @@ export interface ConfinementLimits {
   readonly maxFileBytes: number;
   /** `RLIMIT_AS`: address space of one process, in bytes (a memory bound per process, not per container). @default 16 GiB */
   readonly maxMemoryBytes: number;
+  /**
+   * Memory of all the container's processes together, in bytes, through a memory cgroup (swap counted);
+   * past it the kernel's OOM killer ends a process of the container. Refused with `capability_unsupported`
+   * where the machine gives no memory cgroup. @default undefined (no bound)
+   */
+  readonly maxContainerMemoryBytes?: number | undefined;
+  /**
+   * CPU time of all the container's processes together, in cores (`1.5` = one and a half), through a CPU
+   * cgroup's quota. Refused with `capability_unsupported` where the machine gives no CPU cgroup. @default undefined (no bound)
+   */
+  readonly maxCpus?: number | undefined;
 }
 
 /** Defaults of {@link ConfinementLimits}. */

@@ -7,8 +7,11 @@ import { wrapChild } from "./local-process-child.js";
 import {
   type ConfinementLimits, type ConfinementNetwork, DEFAULT_CONFINEMENT_LIMITS, NAMESPACE_FLAGS, enterArgs, holderArgs, planRoot,
 } from "./local-process-confinement-args.js";
-import { JOIN_CGROUP_SCRIPT, createPidsCgroup } from "./local-process-cgroup.js";
-import { EGRESS_FORWARDER, EGRESS_PROXY_ENV, EGRESS_SOCKET_PATH, startEgressProxy } from "./local-process-egress-proxy.js";
+import { JOIN_CGROUP_SCRIPT, createContainerCgroups } from "./local-process-cgroup.js";
+import {
+  EGRESS_FORWARDER, EGRESS_PROXY_ENV, EGRESS_SOCKET_PATH, type EgressHttpHandler, type EgressHttpsInterception, startEgressProxy,
+} from "./local-process-egress-proxy.js";
+import { EGRESS_TLS_ENV, installEgressTrust } from "./local-process-egress-trust.js";
 import { findExecutable } from "./local-process-mount-script.js";
 import { mapPath, normalizeSandboxPath, validateMounts } from "./local-process-paths.js";
 import { resolveInRoot } from "./local-process-root-paths.js";
@@ -41,6 +44,18 @@ export interface ConfinedRootOptions {
    * `HTTP(S)_PROXY` pointing at it; a command that ignores them has no network at all.
    */
   readonly egressAllowList?: readonly string[];
+  /**
+   * With `network: "none"`, instead of `egressAllowList`: the proxy hands every plain-HTTP request to this
+   * handler and refuses every `CONNECT` (403) but those `egressHttps` intercepts. Commands get
+   * `HTTP(S)_PROXY` as with an allow-list.
+   */
+  readonly egressHandler?: EgressHttpHandler;
+  /**
+   * With `egressHandler`: the HTTPS the proxy terminates and hands to the handler. The container's own
+   * copy of `/etc` gets the CA certificate (never its key) and commands get `NODE_EXTRA_CA_CERTS`,
+   * `SSL_CERT_FILE` and `REQUESTS_CA_BUNDLE` pointing at it.
+   */
+  readonly egressHttps?: EgressHttpsInterception;
 }
 
 /** A running confinement: the container's first process and how to run more commands beside it. */
@@ -58,6 +73,11 @@ export interface ConfinedRoot {
   readonly pid: number;
   /** Whether a pids cgroup bounds the container's processes together (`limits.maxProcesses`); otherwise only `RLIMIT_NPROC` does. */
   readonly processCgroup: boolean;
+  /**
+   * Which cgroups bound the container's processes together: `pids` where the machine allows, `memory`
+   * and `cpu` when `limits.maxContainerMemoryBytes` / `limits.maxCpus` were given (they are never skipped).
+   */
+  readonly cgroups: { readonly pids: boolean; readonly memory: boolean; readonly cpu: boolean };
   /** Starts a command inside the confinement, in its own process group. Throws `invalid_request` once disposed. */
   spawn(command: MappedCommand): MappedProcess;
   /**
@@ -117,25 +137,48 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
   const { mounts } = validateMounts(options.mounts);
   const network = options.network ?? "shared";
   const limits = { ...DEFAULT_CONFINEMENT_LIMITS, ...options.limits };
-  if (options.egressAllowList !== undefined && network !== "none") {
+  for (const field of ["maxContainerMemoryBytes", "maxCpus"] as const) {
+    const value = limits[field];
+    if (value !== undefined && !(Number.isFinite(value) && value > 0)) {
+      throw new InvalidConfigError({ message: `limits.${field} must be a positive number`, context: { field: `limits.${field}` } });
+    }
+  }
+  if (options.egressAllowList !== undefined && options.egressHandler !== undefined) {
+    throw new InvalidConfigError({ message: "egressAllowList and egressHandler exclude each other", context: { field: "egressHandler" } });
+  }
+  if (options.egressHttps !== undefined && options.egressHandler === undefined) {
+    throw new InvalidConfigError({ message: "egressHttps needs egressHandler: the intercepted requests go to it", context: { field: "egressHttps" } });
+  }
+  const egressPolicy = options.egressHandler !== undefined ? { handleHttp: options.egressHandler, https: options.egressHttps } : options.egressAllowList;
+  if (egressPolicy !== undefined && network !== "none") {
+    const field = options.egressHandler !== undefined ? "egressHandler" : "egressAllowList";
     throw new InvalidConfigError({
-      message: 'egressAllowList needs network: "none": with the host network a command could go around the proxy',
-      context: { field: "egressAllowList" },
+      message: `${field} needs network: "none": with the host network a command could go around the proxy`,
+      context: { field },
     });
   }
-  if (options.egressAllowList !== undefined && !process.execPath.startsWith("/usr/")) {
+  if (egressPolicy !== undefined && !process.execPath.startsWith("/usr/")) {
     throw new CapabilityUnsupportedError({
       message: `the egress forwarder runs this Node inside the container, so it must live under /usr (it is ${process.execPath})`,
       context: { execPath: process.execPath },
     });
   }
   await mkdir(options.tree, { recursive: true });
-  const proxy = options.egressAllowList === undefined ? undefined : await startEgressProxy(options.egressAllowList);
-  // Every process of the container, the first one and each command, joins one pids cgroup before it
-  // enters: RLIMIT_NPROC does not bind a container whose root is the host's uid 0.
-  const cgroup = createPidsCgroup(`openma-${randomBytes(8).toString("hex")}`, limits.maxProcesses);
+  // Every process of the container, the first one and each command, joins its cgroups before it
+  // enters: RLIMIT_NPROC does not bind a container whose root is the host's uid 0, and rlimits bind one
+  // process each. A requested memory or CPU bound the machine cannot give refuses here.
+  const cgroup = createContainerCgroups(`openma-${randomBytes(8).toString("hex")}`, {
+    maxProcesses: limits.maxProcesses, maxMemoryBytes: limits.maxContainerMemoryBytes, maxCpus: limits.maxCpus,
+  });
+  let proxy: Awaited<ReturnType<typeof startEgressProxy>> | undefined;
+  try {
+    proxy = egressPolicy === undefined ? undefined : await startEgressProxy(egressPolicy);
+  } catch (error) {
+    await cgroup.remove();
+    throw error;
+  }
   const joining = (command: string, args: readonly string[]): [string, string[]] =>
-    cgroup === undefined ? [command, [...args]] : ["/bin/sh", ["-c", JOIN_CGROUP_SCRIPT, cgroup.procsFile, command, ...args]];
+    cgroup.procsFiles.length === 0 ? [command, [...args]] : ["/bin/sh", ["-c", JOIN_CGROUP_SCRIPT, "openma-join", ...cgroup.procsFiles, "--", command, ...args]];
   const holderCommand = holderArgs({
     tree: options.tree, mounts, plan: planRoot(), network, hostname: options.hostname ?? "sandbox", bwrap: findExecutable("bwrap") as string, infoFd: 3, argsFd: 4,
     ...(proxy === undefined ? {} : { extraBinds: [[proxy.socketPath, EGRESS_SOCKET_PATH]], init: [process.execPath, "-e", EGRESS_FORWARDER] }),
@@ -150,7 +193,7 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
     holder.once("error", () => resolve());
   }).then(async () => {
     await proxy?.close();
-    await cgroup?.remove();
+    await cgroup.remove();
   });
   holder.stdin?.on("error", () => undefined);
   const dispose = (): void => {
@@ -162,6 +205,7 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
   try {
     pid = await waitForReady(holder);
     handles = holdNamespaces(pid, network);
+
   } catch (error) {
     dispose();
     await ended;
@@ -183,6 +227,16 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
     const mapped = mapPath(containerPath, mounts, "/");
     return mapped === containerPath ? `${rootPrefix}${containerPath}` : mapped;
   };
+  if (options.egressHttps !== undefined) {
+    try {
+      // Before any command runs, so none sees the bundle half written.
+      await installEgressTrust((path) => toHost(resolveInRoot(path, toHost, { followFinal: false })), options.egressHttps.authority.certificatePem);
+    } catch (error) {
+      dispose();
+      await ended;
+      throw new SandboxFailedError({ message: `could not install the egress CA certificate in the container: ${String(error)}`, cause: error });
+    }
+  }
   let disposed = false;
   return {
     confinement: "bubblewrap",
@@ -191,7 +245,8 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
     network,
     limits,
     pid,
-    processCgroup: cgroup !== undefined,
+    processCgroup: cgroup.controllers.pids,
+    cgroups: cgroup.controllers,
     egress: proxy === undefined ? undefined : { allowList: [...(options.egressAllowList ?? [])], refused: proxy.refused },
     ended,
     spawn(command) {
@@ -200,7 +255,7 @@ export async function createConfinedRoot(options: ConfinedRootOptions): Promise<
       const [program, args] = joining(prlimit, enterArgs({ namespaces, limits, nsenter, setpriv, shell, cwd, command: command.command, args: command.args ?? [] }));
       const child = spawn(program, args, {
         cwd: "/",
-        env: { ...(proxy === undefined ? {} : EGRESS_PROXY_ENV), ...(command.env ?? {}) },
+        env: { ...(proxy === undefined ? {} : EGRESS_PROXY_ENV), ...(options.egressHttps === undefined ? {} : EGRESS_TLS_ENV), ...(command.env ?? {}) },
         detached: true,
         // The descriptors reach the child at fork time; the entered shell closes them before the
         // command runs, so it inherits none.

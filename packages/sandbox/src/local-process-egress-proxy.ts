@@ -1,9 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { type IncomingMessage, type ServerResponse, createServer, request as httpRequest } from "node:http";
 import { type Socket, connect } from "node:net";
+import { TLSSocket } from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { InvalidRequestError } from "@open-managed-agents/runtime-resource-contract";
+import type { EgressCertificateAuthority } from "./local-process-egress-ca.js";
 
 /** A filtering HTTP proxy on a Unix socket: the only way out of a container that has no network. */
 export interface EgressProxy {
@@ -20,6 +22,9 @@ interface Rule {
   readonly wildcard: boolean;
   readonly ports: readonly number[];
 }
+
+/** Where an intercepted TLS socket keeps the origin (`https://host[:port]`) of its CONNECT. */
+const ORIGIN = Symbol("egress-origin");
 
 const ENTRY = /^(\*\.)?([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
 
@@ -46,12 +51,40 @@ function splitAuthority(authority: string, defaultPort: number): { host: string;
 }
 
 /**
- * Starts the proxy: `CONNECT host:port` (HTTPS and any TCP) and absolute-URI HTTP requests reach the
- * destination only when the allow-list names it; everything else gets 403. It resolves names itself, so
- * the container needs no DNS.
+ * Answers one plain-HTTP request a container sent to its proxy (`request.url` is the absolute URL the
+ * guest asked for). The proxy calls it instead of the allow-list when the decision lies elsewhere, for
+ * example with a Worker's outbound handlers.
  */
-export async function startEgressProxy(allowList: readonly string[]): Promise<EgressProxy> {
-  const rules = parseEgressAllowList(allowList);
+export type EgressHttpHandler = (request: IncomingMessage, response: ServerResponse) => void;
+
+/**
+ * HTTPS interception in handler mode: a `CONNECT host:port` that `intercepts` accepts is answered by the
+ * proxy itself, which terminates the guest's TLS with a leaf certificate of `authority` for `host` and
+ * hands each request inside to the handler with an `https://host[:port]` URL; its answer goes back
+ * inside the TLS session. Any other `CONNECT` gets 403.
+ */
+export interface EgressHttpsInterception {
+  readonly authority: EgressCertificateAuthority;
+  intercepts(host: string, port: number): boolean;
+}
+
+/**
+ * What a proxy lets through: an allow-list, or a handler that answers every HTTP request (and the HTTPS
+ * requests `https` intercepts; every other `CONNECT` refused).
+ */
+export type EgressPolicy = readonly string[] | { readonly handleHttp: EgressHttpHandler; readonly https?: EgressHttpsInterception | undefined };
+
+/**
+ * Starts the proxy. With an allow-list, `CONNECT host:port` (HTTPS and any TCP) and absolute-URI HTTP
+ * requests reach the destination only when the list names it; everything else gets 403. It resolves names
+ * itself, so the container needs no DNS. With a handler, every HTTP request goes to it, and so does
+ * every request inside a `CONNECT` that its HTTPS interception accepts; every other `CONNECT` gets 403.
+ * The proxy then opens no connection of its own.
+ */
+export async function startEgressProxy(policy: EgressPolicy): Promise<EgressProxy> {
+  const handleHttp = "handleHttp" in policy ? policy.handleHttp : undefined;
+  const https = "handleHttp" in policy ? policy.https : undefined;
+  const rules = "handleHttp" in policy ? [] : parseEgressAllowList(policy as readonly string[]);
   const directory = mkdtempSync(join(tmpdir(), "oma-egress-"));
   const socketPath = join(directory, "proxy.sock");
   const refused: string[] = [];
@@ -68,6 +101,7 @@ export async function startEgressProxy(allowList: readonly string[]): Promise<Eg
       response.writeHead(400).end("absolute URL required\n");
       return;
     }
+    if (handleHttp !== undefined && target.protocol === "http:") return handleHttp(request, response);
     const port = target.port === "" ? 80 : Number(target.port);
     if (target.protocol !== "http:" || !allowed(rules, target.hostname, port)) {
       refuse(`${target.hostname}:${port}`);
@@ -82,8 +116,34 @@ export async function startEgressProxy(allowList: readonly string[]): Promise<Eg
     upstream.on("error", () => response.headersSent ? response.destroy() : response.writeHead(502).end("upstream unreachable\n"));
     request.pipe(upstream);
   });
+  // Requests inside intercepted TLS sessions: their URL is set from the CONNECT target, never from the
+  // guest's Host header, so what the handler sees is what the proxy agreed to intercept.
+  const inner = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const origin = (request.socket as Socket & { [ORIGIN]?: string })[ORIGIN] as string;
+    request.url = `${origin}${request.url?.startsWith("/") === true ? request.url : "/"}`;
+    (handleHttp as EgressHttpHandler)(request, response);
+  });
+  inner.on("clientError", (_error, socket) => socket.destroy());
   server.on("connect", (request: IncomingMessage, client: Socket, head: Buffer) => {
     const target = splitAuthority(request.url ?? "", 443);
+    if (handleHttp !== undefined) {
+      if (target === undefined || https === undefined || !https.intercepts(target.host, target.port)) {
+        refuse(request.url ?? "");
+        client.end("HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n");
+        return;
+      }
+      const authority = https.authority;
+      const host = target.host;
+      if (head.length > 0) client.unshift(head);
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      const tls = new TLSSocket(client, { isServer: true, secureContext: authority.secureContextFor(host), SNICallback: (_name, done) => done(null, authority.secureContextFor(host)) });
+      const bracketed = host.includes(":") ? `[${host}]` : host;
+      (tls as TLSSocket & { [ORIGIN]?: string })[ORIGIN] = `https://${bracketed}${target.port === 443 ? "" : `:${target.port}`}`;
+      tls.on("error", () => client.destroy());
+      client.on("error", () => tls.destroy());
+      inner.emit("connection", tls);
+      return;
+    }
     if (target === undefined || !allowed(rules, target.host, target.port)) {
       refuse(request.url ?? "");
       client.end("HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n");
@@ -109,6 +169,7 @@ export async function startEgressProxy(allowList: readonly string[]): Promise<Eg
     async close() {
       for (const socket of open) socket.destroy();
       server.closeAllConnections();
+      inner.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       rmSync(directory, { recursive: true, force: true });
     },

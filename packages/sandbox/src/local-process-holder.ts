@@ -64,7 +64,7 @@ export async function openNamespace(mounts: PathMounts): Promise<NamespaceHandle
     };
   } catch (error) {
     if (fd !== undefined) closeSync(fd);
-    throw error instanceof SandboxFailedError
+    throw SandboxFailedError.isInstance(error)
       ? error
       : new SandboxFailedError({ message: `could not keep the mount namespace: ${String(error)}`, cause: error });
   } finally {

@@ -1,3 +1,4 @@
+import { stableJson } from "@open-managed-agents/runtime-utils";
 import { type KeptNamespace, createKeptNamespace } from "./local-process-namespace.js";
 import { type DirectoryIdentity, normalizeMounts } from "./local-process-paths.js";
 import type { MappedCommand, MappedProcess, PathMounts } from "./local-process-types.js";
@@ -54,5 +55,5 @@ function release(key: string): boolean {
 }
 
 function tableKey(mounts: PathMounts): string {
-  return JSON.stringify(Object.keys(mounts).sort().map((mountPoint) => [mountPoint, mounts[mountPoint]]));
+  return stableJson(mounts);
 }

@@ -42,7 +42,13 @@ export {
   type ConfinedRoot, type ConfinedRootOptions, type ConfinementLimits, type ConfinementMode, type ConfinementNetwork,
   DEFAULT_CONFINEMENT_LIMITS, assertConfinementAvailable, createConfinedRoot, isConfinementAvailable,
 } from "./local-process-confinement.js";
+export type { EgressHttpHandler, EgressHttpsInterception } from "./local-process-egress-proxy.js";
+export {
+  EGRESS_CA_CERTIFICATE_PATH, type EgressCertificateAuthority, type EgressCertificateAuthorityOptions, createEgressCertificateAuthority,
+} from "./local-process-egress-ca.js";
+export { EGRESS_TLS_ENV, SYSTEM_CA_BUNDLE_PATH } from "./local-process-egress-trust.js";
 export { type ResolveInRootOptions, resolveInRoot } from "./local-process-root-paths.js";
+export { type ContainerCgroupLimits, assertContainerCgroupsAvailable } from "./local-process-cgroup.js";
 
 let cachedMode: PathMappingMode | undefined;
 

@@ -55,4 +55,32 @@ describe("egress allow-list", () => {
       app.close();
     }
   });
+
+  it("with a handler, hands every HTTP request to it and refuses every CONNECT", async () => {
+    const seen: string[] = [];
+    const proxy = await startEgressProxy({
+      handleHttp: (incoming, response) => {
+        seen.push(`${incoming.method} ${incoming.url}`);
+        response.end("answered by the handler");
+      },
+    });
+    try {
+      expect(await viaProxy(proxy.socketPath, "http://api.example.test/v1?q=1")).toEqual({ status: 200, body: "answered by the handler" });
+      const connected = await new Promise<number>((resolve, reject) => {
+        const outgoing = request({ socketPath: proxy.socketPath, method: "CONNECT", path: "api.example.test:443" });
+        outgoing.on("connect", (response, socket) => {
+          socket.destroy();
+          resolve(response.statusCode ?? 0);
+        });
+        outgoing.on("response", (response) => resolve(response.statusCode ?? 0));
+        outgoing.on("error", reject);
+        outgoing.end();
+      });
+      expect(connected).toBe(403);
+      expect(seen).toEqual(["GET http://api.example.test/v1?q=1"]);
+      expect(proxy.refused).toEqual(["api.example.test:443"]);
+    } finally {
+      await proxy.close();
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, readFileSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { fileURLToPath } from "node:url";
@@ -21,47 +21,71 @@ interface Measurement {
   readonly seconds: number;
   /** Peak resident set of the measured process, bytes. */
   readonly peakRss: number;
+  /** CPU time (user + system, all threads and waited-for children); for our child processes the operation's own. */
+  readonly cpuSeconds: number;
+  /** Our child processes: CPU time of the main thread alone during the operation (the critical path). */
+  readonly mainThreadSeconds: number;
 }
 
-/** Runs a command under `/usr/bin/time`, returning wall seconds and the peak RSS of the process tree's largest member. */
+/** CPU seconds of this process's main thread so far (Linux `/proc`, clock ticks of 10 ms). */
+function mainThreadCpu(): number {
+  const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Runs a command under `/usr/bin/time`, returning wall and CPU seconds and the peak RSS of the process tree's largest member. */
 function measure(command: string, args: readonly string[]): Promise<Measurement> {
   return new Promise((resolve, reject) => {
     const start = process.hrtime.bigint();
-    const child = spawn("/usr/bin/time", ["-f", "%M", command, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("/usr/bin/time", ["-f", "%U %S %M", command, ...args], { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     child.on("exit", (code) => {
       const wall = Number(process.hrtime.bigint() - start) / 1e9;
-      const kib = Number(stderr.trim().split("\n").at(-1));
-      const reported = /^operation-seconds (\S+)$/m.exec(stdout);
+      const [user, system, kib] = (stderr.trim().split("\n").at(-1) ?? "").split(" ").map(Number) as [number, number, number];
+      const reported = /^operation-seconds (\S+) cpu (\S+) main-thread (\S+)$/m.exec(stdout);
       if (code !== 0 || !Number.isFinite(kib)) reject(new Error(`${command} ${args.join(" ")} failed (${code}): ${stderr}`));
-      else resolve({ seconds: reported ? Number(reported[1]) : wall, peakRss: kib * 1024 });
+      else resolve({ seconds: reported ? Number(reported[1]) : wall, peakRss: kib * 1024, cpuSeconds: reported ? Number(reported[2]) : user + system, mainThreadSeconds: reported ? Number(reported[3]) : NaN });
     });
   });
 }
 
-/** Best time of ROUNDS, alternating contenders so both meet the same cache and load; RSS is the worst seen. */
-async function compare(ours: () => Promise<Measurement>, gnu: () => Promise<Measurement>, before: () => Promise<void>) {
-  const best = { ours: Infinity, gnu: Infinity, peakRss: 0 };
+interface Comparison {
+  ours: number;
+  gnu: number;
+  oursCpu: number;
+  oursMainThread: number;
+  gnuCpu: number;
+  peakRss: number;
+}
+
+/** Best wall and CPU time of ROUNDS, alternating contenders so both meet the same cache and load; RSS is the worst seen. */
+async function compare(ours: () => Promise<Measurement>, gnu: () => Promise<Measurement>, before: () => Promise<void>): Promise<Comparison> {
+  const best = { ours: Infinity, gnu: Infinity, oursCpu: Infinity, oursMainThread: Infinity, gnuCpu: Infinity, peakRss: 0 };
   for (let round = 0; round < ROUNDS; round += 1) {
     await before();
-    best.gnu = Math.min(best.gnu, (await gnu()).seconds);
+    const theirs = await gnu();
+    best.gnu = Math.min(best.gnu, theirs.seconds);
+    best.gnuCpu = Math.min(best.gnuCpu, theirs.cpuSeconds);
     await before();
     const run = await ours();
     best.ours = Math.min(best.ours, run.seconds);
+    best.oursCpu = Math.min(best.oursCpu, run.cpuSeconds);
+    best.oursMainThread = Math.min(best.oursMainThread, run.mainThreadSeconds);
     best.peakRss = Math.max(best.peakRss, run.peakRss);
   }
   return best;
 }
 
-function report(label: string, bytes: number, result: { ours: number; gnu: number; peakRss: number }): void {
+function report(label: string, bytes: number, result: Comparison): void {
   const rate = (seconds: number) => `${(bytes / MIB / seconds).toFixed(0)} MB/s`;
   const ratio = result.gnu / result.ours;
   console.log(
     `${label.padEnd(34)} ours ${result.ours.toFixed(2)} s (${rate(result.ours)})  GNU tar ${result.gnu.toFixed(2)} s (${rate(result.gnu)})  ` +
-      `ratio ${ratio.toFixed(2)}× (target ≥ 0.7×)  peak RSS ${(result.peakRss / MIB).toFixed(0)} MiB (target ≤ 128 MiB)`,
+      `ratio ${ratio.toFixed(2)}× (target ≥ 0.7×)  peak RSS ${(result.peakRss / MIB).toFixed(0)} MiB (target ≤ 128 MiB)  ` +
+      `CPU ours ${result.oursCpu.toFixed(2)} s (main thread ${result.oursMainThread.toFixed(2)} s), GNU tar ${result.gnuCpu.toFixed(2)} s  load ${loadavg()[0]?.toFixed(2)}`,
   );
 }
 
@@ -73,6 +97,8 @@ async function checkDigest(digest: Promise<{ files: number; sha256: string }>): 
 /** Child mode: one pack or extract in a fresh process, so its peak RSS is ours alone. */
 async function child(mode: string, source: string, target: string): Promise<void> {
   const start = process.hrtime.bigint();
+  const cpuStart = process.cpuUsage();
+  const mainStart = mainThreadCpu();
   if (mode === "pack") {
     // A null sink that reuses one buffer, as `cat > /dev/null` does: a BYOB reader of the byte stream.
     const packed = packDirectory(source);
@@ -91,7 +117,9 @@ async function child(mode: string, source: string, target: string): Promise<void
   } else {
     await extractArchive({ file: source }, target);
   }
-  console.log(`operation-seconds ${Number(process.hrtime.bigint() - start) / 1e9}`);
+  const cpu = process.cpuUsage(cpuStart);
+  const main = mainThreadCpu() - mainStart;
+  console.log(`operation-seconds ${Number(process.hrtime.bigint() - start) / 1e9} cpu ${(cpu.user + cpu.system) / 1e6} main-thread ${main.toFixed(2)}`);
 }
 
 async function main(): Promise<void> {

@@ -3,7 +3,7 @@ import { constants } from "node:fs";
 import { link, lstat, mkdir, open, rename, rmdir, unlink, utimes } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { IntegrityError } from "@open-managed-agents/runtime-resource-contract";
-import { IO_CHUNK_BYTES } from "./constants.js";
+import { IO_CHUNK_BYTES } from "./io-sizes.js";
 import { ancestorsOf, parentOf } from "./entry-name.js";
 import { type JoinPlan, parseJoinPlan } from "./join-plan.js";
 import { rejectEntry } from "./rejections.js";

@@ -2,7 +2,7 @@ import { createReadStream } from "node:fs";
 import { Readable } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { InvalidRequestError } from "@open-managed-agents/runtime-resource-contract";
-import { IO_CHUNK_BYTES } from "./constants.js";
+import { IO_CHUNK_BYTES } from "./io-sizes.js";
 
 /** An archive in a local file. `extractArchive` reads it with reused buffers (no page faults per chunk). */
 export interface ArchiveFile {

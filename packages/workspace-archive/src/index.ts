@@ -3,6 +3,7 @@ export { extractArchive, type ExtractArchiveOptions, type ExtractionResult } fro
 export { inspectArchive, type InspectArchiveOptions, type ArchiveInspection, type ArchiveSummary } from "./inspect-archive.js";
 export { splitArchive, type SplitArchive, type SplitArchiveOptions } from "./split-archive.js";
 export type { ArchivePart } from "./part-builder.js";
+export { type MemberHeader, encodeMemberHeader } from "./tar-header.js";
 export { type JoinPlan, joinPlanSchema, parseJoinPlan } from "./join-plan.js";
 export { joinPlanCommands, type JoinPlanCommandOptions } from "./join-plan-commands.js";
 export { applyJoinPlan } from "./apply-join-plan.js";
@@ -10,4 +11,5 @@ export { type ArchiveFile, type ArchiveSource, toNodeReadable, toWebStream } fro
 export type { AdmittedEntry as ArchiveEntryInfo, ArchiveEntryKind } from "./entry-guard.js";
 export type { ArchiveLimits, ReadArchiveOptions } from "./options.js";
 export type { RejectionReason } from "./rejections.js";
-export { DEFAULT_LIMITS, DEFAULT_CHUNK_DIRECTORY, MIN_PART_BYTES } from "./constants.js";
+export { DEFAULT_LIMITS, DEFAULT_CHUNK_DIRECTORY, MIN_PART_BYTES } from "./archive-limits.js";
+export { END_OF_ARCHIVE_BYTES } from "./tar-blocks.js";

@@ -1,8 +1,9 @@
 import * as z from "zod";
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
-import { DEFAULT_CHUNK_DIRECTORY, DEFAULT_LIMITS, MIN_PART_BYTES } from "./constants.js";
+import { positiveSafeIntegerSchema } from "@open-managed-agents/runtime-utils";
+import { DEFAULT_CHUNK_DIRECTORY, DEFAULT_LIMITS, MIN_PART_BYTES } from "./archive-limits.js";
 
-const positiveInteger = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+const positiveInteger = positiveSafeIntegerSchema;
 
 const limitsSchema = z
   .object({

@@ -42,7 +42,8 @@ export interface PackedDirectory {
   readonly digest: Promise<PackDigest>;
   /**
    * The same bytes as a web `ReadableStream`. Without gzip it is a byte stream: a BYOB reader that reuses
-   * its buffer gets files read from disk straight into it, the fastest way to consume an archive.
+   * its buffer gets files read from disk straight into it, the fastest way to consume an archive; its
+   * sha256 is computed on a worker thread that ends with the stream.
    */
   toWebStream(): ReadableStream<Uint8Array>;
 }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { END_OF_ARCHIVE_BYTES, padToBlock } from "./constants.js";
+import { END_OF_ARCHIVE_BYTES, padToBlock } from "./tar-blocks.js";
 import { encodeMemberHeader, type MemberHeader } from "./tar-header.js";
 
 /** One self-contained tar archive produced by `splitArchive`. */
@@ -16,9 +16,13 @@ export interface ArchivePart {
   readonly entries: number;
 }
 
-/** Collects members into one in-memory tar part that never exceeds `maxPartBytes`. */
+/**
+ * Collects members into one in-memory tar part that never exceeds `maxPartBytes`. Members are copied into
+ * a single buffer as they are added, so the chunks they came from are released at once and finishing
+ * the part copies nothing.
+ */
 export class PartBuilder {
-  private readonly buffers: Buffer[] = [];
+  private buffer: Buffer | null = null;
   private used = 0;
   entries = 0;
 
@@ -43,16 +47,22 @@ export class PartBuilder {
     const padding = padToBlock(header.size) - header.size;
     const total = encoded.length + header.size + padding;
     if (total > this.remaining) throw new RangeError(`member ${header.name} does not fit the part`);
-    this.buffers.push(encoded, ...body);
-    if (padding > 0) this.buffers.push(Buffer.alloc(padding));
+    // Every byte handed out is written here: headers and bodies copied, padding and the end marker zeroed.
+    this.buffer ??= Buffer.allocUnsafe(this.maxPartBytes);
+    let offset = this.used + encoded.copy(this.buffer, this.used);
+    for (const chunk of body) offset += chunk.copy(this.buffer, offset);
+    this.buffer.fill(0, offset, offset + padding);
     this.used += total;
     this.entries += 1;
   }
 
   /** Closes the part with the end-of-archive marker. */
   finish(): ArchivePart {
-    const bytes = Buffer.concat([...this.buffers, Buffer.alloc(END_OF_ARCHIVE_BYTES)]);
-    this.buffers.length = 0;
-    return { index: this.index, bytes, size: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex"), entries: this.entries };
+    const size = this.used + END_OF_ARCHIVE_BYTES;
+    const buffer = this.buffer ?? Buffer.allocUnsafe(size);
+    this.buffer = null;
+    buffer.fill(0, this.used, size);
+    const bytes = buffer.subarray(0, size);
+    return { index: this.index, bytes, size, sha256: createHash("sha256").update(bytes).digest("hex"), entries: this.entries };
   }
 }

@@ -1,5 +1,5 @@
 import type { FileHandle } from "node:fs/promises";
-import { IO_CHUNK_BYTES } from "./constants.js";
+import { IO_CHUNK_BYTES } from "./io-sizes.js";
 
 const SLOTS = 4;
 

@@ -1,5 +1,5 @@
 import { open } from "node:fs/promises";
-import { IO_CHUNK_BYTES } from "./constants.js";
+import { IO_CHUNK_BYTES } from "./io-sizes.js";
 import { readFully } from "./read-ahead.js";
 
 /**

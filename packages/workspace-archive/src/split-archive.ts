@@ -3,7 +3,7 @@ import { LimitExceededError } from "@open-managed-agents/runtime-resource-contra
 import type { Header } from "tar-stream";
 import type { ArchiveSource } from "./archive-source.js";
 import { createByteReader, type ByteReader } from "./byte-reader.js";
-import { padToBlock } from "./constants.js";
+import { padToBlock } from "./tar-blocks.js";
 import { toMemberName } from "./entry-name.js";
 import { type AdmittedEntry, EntryGuard } from "./entry-guard.js";
 import type { JoinPlan } from "./join-plan.js";

@@ -1,7 +1,7 @@
 import fs, { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
-import { IO_CHUNK_BYTES, SMALL_FILE_BYTES } from "./constants.js";
+import { IO_CHUNK_BYTES, SMALL_FILE_BYTES } from "./io-sizes.js";
 import { ancestorsOf, parentOf } from "./entry-name.js";
 import type { AdmittedEntry } from "./entry-guard.js";
 import { rejectEntry } from "./rejections.js";

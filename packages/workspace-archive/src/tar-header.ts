@@ -1,4 +1,4 @@
-import { BLOCK, padToBlock } from "./constants.js";
+import { BLOCK, padToBlock } from "./tar-blocks.js";
 
 /** What a member header holds (owners are numeric; names are member names such as `./a.txt`). */
 export interface MemberHeader {

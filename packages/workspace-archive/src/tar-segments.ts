@@ -2,7 +2,8 @@ import { readlinkSync } from "node:fs";
 import { type FileHandle, stat } from "node:fs/promises";
 import { setImmediate as nextMacrotask } from "node:timers/promises";
 import { InvalidRequestError, NotFoundError } from "@open-managed-agents/runtime-resource-contract";
-import { END_OF_ARCHIVE_BYTES, IO_CHUNK_BYTES, padToBlock, SMALL_FILE_BYTES } from "./constants.js";
+import { IO_CHUNK_BYTES, SMALL_FILE_BYTES } from "./io-sizes.js";
+import { END_OF_ARCHIVE_BYTES, padToBlock } from "./tar-blocks.js";
 import { toMemberName } from "./entry-name.js";
 import { createExcludeMatcher } from "./exclude-matcher.js";
 import { openForRead, readSmallFile } from "./file-reader.js";
@@ -70,7 +71,7 @@ export async function* tarSegments(root: string, excludes: readonly string[], ta
     batchBytes = 0;
     return segment;
   };
-  for await (const entry of walkTree(root, createExcludeMatcher(excludes))) {
+  for (const entry of walkTree(root, createExcludeMatcher(excludes))) {
     const header = headerOf(entry);
     const { stats } = entry;
     if (stats.isDirectory()) {

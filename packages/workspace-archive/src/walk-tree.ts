@@ -1,5 +1,4 @@
-import { lstatSync, type Stats } from "node:fs";
-import { lstat, readdir } from "node:fs/promises";
+import { lstatSync, readdirSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import type { ExcludeMatcher } from "./exclude-matcher.js";
 
@@ -11,49 +10,36 @@ export interface WalkEntry {
   readonly stats: Stats;
 }
 
-const STAT_BATCH = 64;
-
 /**
  * Walks a tree depth first, parents before children, siblings sorted by name, so that the same tree
  * always yields the same sequence. Symlinks are reported, never followed. Entries that vanish while the
- * walk runs are left out.
+ * walk runs are left out. Synchronous: a folder lists and an inode stats in microseconds, far less than
+ * a thread-pool round trip or a promise per entry; the pack returns to the event loop between segments.
  */
-export async function* walkTree(root: string, excluded: ExcludeMatcher): AsyncGenerator<WalkEntry> {
-  const stats = await lstat(root);
+export function* walkTree(root: string, excluded: ExcludeMatcher): Generator<WalkEntry> {
+  const stats = lstatSync(root);
   yield { path: "", absolute: root, stats };
   if (stats.isDirectory()) yield* walkChildren(root, "", excluded);
 }
 
-async function* walkChildren(absolute: string, path: string, excluded: ExcludeMatcher): AsyncGenerator<WalkEntry> {
-  const names = await readdir(absolute).catch(ignoreVanished<string[]>([]));
+function* walkChildren(absolute: string, path: string, excluded: ExcludeMatcher): Generator<WalkEntry> {
+  const names = readdirOrEmpty(absolute);
   names.sort();
-  for (let start = 0; start < names.length; start += STAT_BATCH) {
-    const batch = names.slice(start, start + STAT_BATCH);
-    const entries = await Promise.all(
-      batch.map(async (name): Promise<WalkEntry | null> => {
-        const childPath = path === "" ? name : `${path}/${name}`;
-        const childAbsolute = join(absolute, name);
-        const childStats = lstatSyncOrNull(childAbsolute);
-        if (childStats === null || excluded(childPath, childStats.isDirectory())) return null;
-        return { path: childPath, absolute: childAbsolute, stats: childStats };
-      }),
-    );
-    for (const entry of entries) {
-      if (entry === null) continue;
-      yield entry;
-      if (entry.stats.isDirectory()) yield* walkChildren(entry.absolute, entry.path, excluded);
-    }
+  for (const name of names) {
+    const childPath = path === "" ? name : `${path}/${name}`;
+    const childAbsolute = join(absolute, name);
+    const stats = lstatSync(childAbsolute, { throwIfNoEntry: false });
+    if (stats === undefined || excluded(childPath, stats.isDirectory())) continue;
+    yield { path: childPath, absolute: childAbsolute, stats };
+    if (stats.isDirectory()) yield* walkChildren(childAbsolute, childPath, excluded);
   }
 }
 
-/** `lstat` through the callback API: far cheaper than the promise API when called thousands of times. */
-function lstatSyncOrNull(path: string): Stats | null {
-  return lstatSync(path, { throwIfNoEntry: false }) ?? null;
-}
-
-function ignoreVanished<T>(fallback: T): (error: unknown) => T {
-  return (error) => {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return fallback;
+function readdirOrEmpty(path: string): string[] {
+  try {
+    return readdirSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw error;
-  };
+  }
 }

@@ -110,11 +110,11 @@ export function loadPluginConfig(env: object): PluginConfig {
     try {
       entry = parsePluginConfig(env as Record<string, unknown>);
     } catch (error) {
-      if (!(error instanceof InvalidConfigError)) throw error;
+      if (!InvalidConfigError.isInstance(error)) throw error;
       entry = error;
     }
     cache.set(env, entry);
   }
-  if (entry instanceof InvalidConfigError) throw entry;
+  if (InvalidConfigError.isInstance(entry)) throw entry;
   return entry;
 }

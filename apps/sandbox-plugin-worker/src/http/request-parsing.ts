@@ -1,4 +1,5 @@
 import { InvalidRequestError, LimitExceededError } from "@open-managed-agents/runtime-resource-contract";
+import { readBoundedBytes } from "@open-managed-agents/runtime-utils";
 import type * as z from "zod";
 import { reportableIssue } from "../protocol/issues.js";
 
@@ -21,27 +22,7 @@ export async function readBody(request: Request, maxBytes: number): Promise<Uint
   const declared = Number(request.headers.get("Content-Length") ?? Number.NaN);
   const tooLarge = (): LimitExceededError => new LimitExceededError({ message: `the request body is larger than ${maxBytes} bytes`, context: { maxBytes } });
   if (declared > maxBytes) throw tooLarge();
-  if (request.body === null) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel();
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const body = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
+  return readBoundedBytes(request.body, { maxBytes, tooLarge });
 }
 
 /** Parses a JSON body with `schema`; malformed JSON or a bad shape → `invalid_request`. */

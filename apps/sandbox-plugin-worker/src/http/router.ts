@@ -1,3 +1,4 @@
+import { matchRoute } from "@open-managed-agents/runtime-utils/http";
 import type { PluginConfig } from "../config/plugin-config.js";
 
 /** What a route handler receives. */
@@ -20,39 +21,8 @@ export interface Route {
   readonly handler: RouteHandler;
 }
 
-function matchPattern(pattern: string, pathname: string): Record<string, string> | undefined {
-  const wanted = pattern.split("/").filter(Boolean);
-  const actual = pathname.split("/").filter(Boolean);
-  const params: Record<string, string> = {};
-  for (let index = 0; index < wanted.length; index += 1) {
-    const segment = wanted[index] as string;
-    if (segment.startsWith("*")) {
-      // The remainder keeps its own slashes (including a trailing one) as the client sent them.
-      const prefix = `/${actual.slice(0, index).join("/")}`;
-      params[segment.slice(1)] = pathname.length > prefix.length ? pathname.slice(prefix.length) : "/";
-      return params;
-    }
-    const value = actual[index];
-    if (value === undefined) return undefined;
-    if (segment.startsWith(":")) {
-      try {
-        params[segment.slice(1)] = decodeURIComponent(value);
-      } catch {
-        return undefined;
-      }
-    } else if (segment !== value) {
-      return undefined;
-    }
-  }
-  return actual.length === wanted.length ? params : undefined;
-}
-
 /** The first route matching method and path, with its parameters. */
 export function findRoute(routes: readonly Route[], method: string, pathname: string): { route: Route; params: Record<string, string> } | undefined {
-  for (const route of routes) {
-    if (route.method !== "*" && route.method !== method) continue;
-    const params = matchPattern(route.pattern, pathname);
-    if (params !== undefined) return { route, params };
-  }
-  return undefined;
+  const match = matchRoute(routes, method, pathname);
+  return match.kind === "matched" ? { route: match.route, params: match.params } : undefined;
 }

@@ -1,11 +1,11 @@
 import { Sandbox } from "@cloudflare/sandbox";
 import { InvalidRequestError, NotFoundError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import { withDeadline } from "@open-managed-agents/runtime-utils";
 import { REGISTRY_BINDING, loadPluginConfig } from "../config/plugin-config.js";
 import { errorResponse, wireErrorResponse } from "../http/responses.js";
 import type { DirectoryEntry, ExecRequest, ExecResponse, SandboxView } from "../protocol/schemas.js";
 import type { SandboxRegistry } from "../registry/sandbox-registry.js";
 import { runBuffered, runStreaming } from "./command-runner.js";
-import { withDeadline } from "./deadline.js";
 import { listDirectory, makeDirectory, readPath, removePath, writePath } from "./file-access.js";
 import { classifyOperationFailure, instanceLostError } from "./operation-failures.js";
 import { type Outcome, settle } from "./outcome.js";
@@ -275,7 +275,7 @@ export class PluginSandbox extends Sandbox<PluginEnv> {
    */
   private async discard(record: SandboxRecord, strict: boolean): Promise<void> {
     try {
-      await withDeadline(this.destroy(), DESTROY_TIMEOUT_MS);
+      await withDeadline(this.destroy(), { ms: DESTROY_TIMEOUT_MS, operation: "destroy" });
     } catch (error) {
       if (strict) throw new SandboxFailedError({ message: `destroying the instance of ${record.id} failed: ${error instanceof Error ? error.message : String(error)}`, context: { sandboxId: record.id }, cause: error });
     }

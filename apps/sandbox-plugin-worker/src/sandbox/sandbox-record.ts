@@ -1,3 +1,4 @@
+import { sha256Hex, stableJson } from "@open-managed-agents/runtime-utils";
 import * as z from "zod";
 import type { SandboxView } from "../protocol/schemas.js";
 
@@ -52,8 +53,5 @@ export function toView(record: SandboxRecord, running: boolean, starting: boolea
 
 /** SHA-256 hex of the parts of a create request that make it the same sandbox. */
 export async function createFingerprint(parts: { image: string; size: unknown; env: Readonly<Record<string, string>> }): Promise<string> {
-  const env = Object.fromEntries(Object.entries(parts.env).sort(([left], [right]) => left.localeCompare(right)));
-  const canonical = JSON.stringify({ image: parts.image, size: parts.size, env });
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonical));
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return sha256Hex(stableJson({ image: parts.image, size: parts.size, env: parts.env }));
 }

@@ -11,13 +11,16 @@ export interface ClaimSummary {
   readonly claimed: number;
   /** Of those, items whose object was running them already (a replay). */
   readonly duplicates: number;
+  /** The pass stopped at the budget: items may still be queued. */
+  readonly saturated: boolean;
 }
 
 /**
  * One non-blocking pass over the environment's queue (a webhook's `waitUntil`, or the cron fallback):
  * the SDK's WorkPoller claims (polls and acks) each queued item, which is handed to the Durable Object
- * named by its work id. Claims stop when `ENVIRONMENT_MAX_CLAIMS` items run at once. The Work API hands
- * a queued item to one poller only, so concurrent passes never claim one item twice; a replay of an item
+ * named by its work id. Claims stop when `ENVIRONMENT_MAX_CLAIMS` items run at once; the triggers run
+ * their passes through the `ClaimCoordinator`, one at a time, so that bound holds across triggers. The
+ * Work API hands a queued item to one poller only, so no two passes claim one item; a replay of an item
  * reaches the same object, which runs it once.
  */
 export async function claimQueuedWork(env: WorkerEnv, signal?: AbortSignal): Promise<ClaimSummary> {
@@ -44,6 +47,7 @@ export async function claimQueuedWork(env: WorkerEnv, signal?: AbortSignal): Pro
       if (claimed >= budget) break;
     }
   }
-  logger.info("environment.claim_pass", { claimed, duplicates, budget });
-  return { claimed, duplicates };
+  const saturated = budget <= 0 || claimed >= budget;
+  logger.info("environment.claim_pass", { claimed, duplicates, budget, saturated });
+  return { claimed, duplicates, saturated };
 }

@@ -2,6 +2,7 @@ import type { BetaSelfHostedWork } from "@anthropic-ai/sdk/resources/beta/enviro
 import { DurableObject } from "cloudflare:workers";
 import type { WorkerEnv } from "../env.js";
 import { errorJSON } from "../work/work-outcome.js";
+import { announceSlotFreed } from "./claim-coordinator.js";
 import { claimedOutcomeOf } from "./claimed-outcome.js";
 import { createClaimedWorkStore } from "./claimed-store.js";
 import { type ClaimedItemRef, claimedItemRef, createClaimedItemWorker } from "./environment-worker.js";
@@ -19,6 +20,7 @@ export type ClaimAnswer = "started" | "already_running";
  * secret is never persisted. An alarm fires every {@link KEEP_ALIVE_MS} while the run is under way, which
  * keeps the object alive for as long as the run needs; an alarm that finds ids in storage but no run in
  * memory means the object restarted, and the item is recorded `interrupted` and left to be reclaimed.
+ * When the run ends, the object tells the `ClaimCoordinator` that a slot is free.
  */
 export class EnvironmentRunner extends DurableObject<WorkerEnv> {
   #run: Promise<void> | null = null;
@@ -62,5 +64,7 @@ export class EnvironmentRunner extends DurableObject<WorkerEnv> {
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
     }
+    // The item's slot is free: an item left queued for want of one is claimed now, not at the next cron.
+    await announceSlotFreed(this.env);
   }
 }

@@ -1,9 +1,10 @@
 import { InvalidRequestError, LimitExceededError, UnauthorizedError } from "@open-managed-agents/runtime-resource-contract";
+import { readBoundedBytes } from "@open-managed-agents/runtime-utils";
 import { readConfig } from "../config.js";
 import type { WorkerEnv } from "../env.js";
 import { json } from "../http/responses.js";
 import { createConsoleLogger } from "../logger.js";
-import { claimQueuedWork } from "./claim-queued.js";
+import { requestClaimPass } from "./claim-coordinator.js";
 import { createManagedAgentsClient } from "./client.js";
 import { readEnvironmentSettings } from "./settings.js";
 
@@ -27,10 +28,10 @@ export async function handleEnvironmentWebhook(request: Request, env: WorkerEnv,
     return json(405, { error: error.toJSON() }, { allow: "POST" });
   }
   const settings = readEnvironmentSettings(env);
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_WEBHOOK_BYTES) throw new LimitExceededError({ message: `webhook body is larger than ${MAX_WEBHOOK_BYTES} bytes`, context: { limit: MAX_WEBHOOK_BYTES } });
-  const body = await request.text();
-  if (body.length > MAX_WEBHOOK_BYTES) throw new LimitExceededError({ message: `webhook body is larger than ${MAX_WEBHOOK_BYTES} bytes`, context: { limit: MAX_WEBHOOK_BYTES } });
+  const tooLarge = () => new LimitExceededError({ message: `webhook body is larger than ${MAX_WEBHOOK_BYTES} bytes`, context: { limit: MAX_WEBHOOK_BYTES } });
+  if (Number(request.headers.get("content-length") ?? "0") > MAX_WEBHOOK_BYTES) throw tooLarge();
+  // Read no more than the limit: a larger body is refused without being held.
+  const body = new TextDecoder().decode(await readBoundedBytes(request.body, { maxBytes: MAX_WEBHOOK_BYTES, tooLarge }));
   const headers: Record<string, string> = {};
   for (const name of SIGNATURE_HEADERS) {
     const value = request.headers.get(name);
@@ -46,7 +47,7 @@ export async function handleEnvironmentWebhook(request: Request, env: WorkerEnv,
   const logger = createConsoleLogger(readConfig(env).logLevel);
   logger.info("environment.webhook_accepted", { webhookId: headers["webhook-id"] ?? null, eventType });
   ctx.waitUntil(
-    claimQueuedWork(env).catch((error: unknown) => {
+    requestClaimPass(env).catch((error: unknown) => {
       logger.error("environment.claim_failed", { message: error instanceof Error ? error.message : String(error) });
     }),
   );

@@ -1,14 +1,27 @@
 import { InvalidRequestError, NotFoundError } from "@open-managed-agents/runtime-resource-contract";
+import { matchRoute } from "@open-managed-agents/runtime-utils/http";
 import type { WorkerEnv } from "../env.js";
 import { authorize } from "./auth.js";
 import { costCapabilities, costReport } from "./cost-routes.js";
 import { errorResponse, json } from "./responses.js";
 import { readWork, startWork } from "./work-routes.js";
+import { CONFORMANCE_PATH, certificationEnabled, runConformanceRoute } from "../certification/conformance-route.js";
+import { requestClaimPass } from "../environment/claim-coordinator.js";
 import { routeOperatorReads } from "../environment/operator-routes.js";
 import { WEBHOOK_PATH, handleEnvironmentWebhook } from "../environment/webhook-route.js";
 
-const WORK_COLLECTION = /^\/v1\/sessions\/([^/]+)\/work$/;
-const WORK_ITEM = /^\/v1\/sessions\/([^/]+)\/work\/([^/]+)$/;
+/** Operators drain the environment's queue now, without waiting for a webhook or the cron trigger. */
+const CLAIM_PASS = "/v1/environment/claim";
+
+type Handler = (request: Request, env: WorkerEnv, url: URL, params: Record<string, string>) => Promise<Response>;
+
+const ROUTES: readonly { method: string; pattern: string; handler: Handler }[] = [
+  { method: "GET", pattern: "/v1/cost/report", handler: (_request, env, url) => costReport(env, url) },
+  { method: "GET", pattern: "/v1/cost/capabilities", handler: (_request, env, url) => costCapabilities(env, url) },
+  { method: "POST", pattern: "/v1/sessions/:sessionId/work", handler: (request, env, _url, params) => startWork(request, env, params.sessionId ?? "") },
+  { method: "GET", pattern: "/v1/sessions/:sessionId/work/:workId", handler: (_request, env, _url, params) => readWork(env, params.sessionId ?? "", params.workId ?? "") },
+  { method: "POST", pattern: CLAIM_PASS, handler: async (_request, env) => json(200, await requestClaimPass(env)) },
+];
 
 function methodNotAllowed(allowed: string): Response {
   const error = new InvalidRequestError({ message: `method not allowed; use ${allowed}`, context: { allowed } });
@@ -18,12 +31,10 @@ function methodNotAllowed(allowed: string): Response {
 async function route(request: Request, env: WorkerEnv): Promise<Response> {
   const url = new URL(request.url);
   const { pathname } = url;
-  if (pathname === "/v1/cost/report") return request.method === "GET" ? costReport(env, url) : methodNotAllowed("GET");
-  if (pathname === "/v1/cost/capabilities") return request.method === "GET" ? costCapabilities(env, url) : methodNotAllowed("GET");
-  const collection = WORK_COLLECTION.exec(pathname);
-  if (collection) return request.method === "POST" ? startWork(request, env, collection[1] ?? "") : methodNotAllowed("POST");
-  const item = WORK_ITEM.exec(pathname);
-  if (item) return request.method === "GET" ? readWork(env, item[1] ?? "", item[2] ?? "") : methodNotAllowed("GET");
+  const match = matchRoute(ROUTES, request.method, pathname);
+  if (match.kind === "matched") return match.route.handler(request, env, url, match.params);
+  if (match.kind === "method_not_allowed") return methodNotAllowed(match.allowed.join(", "));
+  if (pathname === CONFORMANCE_PATH && certificationEnabled(env)) return runConformanceRoute(request, env);
   const operatorRead = await routeOperatorReads(request, env);
   if (operatorRead) return operatorRead;
   throw new NotFoundError({ message: `no route for ${request.method} ${pathname}` });

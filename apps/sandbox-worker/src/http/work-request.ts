@@ -6,6 +6,7 @@ import {
   managedRuntimeProfileSchema,
   parseRecord,
 } from "@open-managed-agents/runtime-resource-contract";
+import { readBoundedBytes } from "@open-managed-agents/runtime-utils";
 import * as z from "zod";
 import { ID_PATTERN } from "../config.js";
 
@@ -33,29 +34,9 @@ export function parseId(value: string, field: "sessionId" | "workId"): string {
 }
 
 async function readBody(request: Request): Promise<string> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_START_BODY_BYTES) throw new LimitExceededError({ message: `request body is larger than ${MAX_START_BODY_BYTES} bytes`, context: { limit: MAX_START_BODY_BYTES } });
-  if (request.body === null) return "";
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_START_BODY_BYTES) {
-      await reader.cancel();
-      throw new LimitExceededError({ message: `request body is larger than ${MAX_START_BODY_BYTES} bytes`, context: { limit: MAX_START_BODY_BYTES } });
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
+  const tooLarge = () => new LimitExceededError({ message: `request body is larger than ${MAX_START_BODY_BYTES} bytes`, context: { limit: MAX_START_BODY_BYTES } });
+  if (Number(request.headers.get("content-length") ?? "0") > MAX_START_BODY_BYTES) throw tooLarge();
+  return new TextDecoder().decode(await readBoundedBytes(request.body, { maxBytes: MAX_START_BODY_BYTES, tooLarge }));
 }
 
 /**

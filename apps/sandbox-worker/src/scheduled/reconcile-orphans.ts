@@ -1,10 +1,19 @@
 import { createCloudflareManagedRuntime } from "@open-managed-agents/managed-runtime-cloudflare";
-import { type OrphanReconcileSummary, createManagedRuntimeOrphanReconciler } from "@open-managed-agents/managed-runtime-host";
+import { type OrphanReconcileSummary, createManagedRuntimeOrphanReconciler, resolveManagedRuntimePlan } from "@open-managed-agents/managed-runtime-host";
+import type { ManagedRuntimeProfile } from "@open-managed-agents/runtime-resource-contract";
 import { readConfig } from "../config.js";
 import { createConsoleLogger } from "../logger.js";
 import type { WorkerEnv } from "../env.js";
 import { cloudflareDriverOptions } from "../runtime/driver-options.js";
 import { runtimeStores } from "../runtime/stores.js";
+
+/** Reaping runs no harness: this profile only lets the driver build its sandbox port. */
+const REAP_PROFILE: ManagedRuntimeProfile = {
+  workspace: { requirement: "ephemeral" },
+  outputs: { requirement: "disabled" },
+  runtimeCheckpoint: "disabled",
+  driver: { type: "ama_worker", process: { command: "sh" } },
+};
 
 /**
  * One reconciler pass (the cron trigger): reaps up to `ORPHAN_REAP_LIMIT` due orphans (containers whose
@@ -13,8 +22,14 @@ import { runtimeStores } from "../runtime/stores.js";
  */
 export async function reconcileOrphans(env: WorkerEnv, signal?: AbortSignal): Promise<OrphanReconcileSummary> {
   const config = readConfig(env);
-  // Reaping needs no profile: the probe command only completes the driver's options.
-  const { sandbox } = createCloudflareManagedRuntime(env, { ...cloudflareDriverOptions(env, config), readiness: { command: "sh" } });
+  const driver = createCloudflareManagedRuntime(env, cloudflareDriverOptions(env, config));
+  const { sandbox } = await driver.create({
+    environmentId: "orphan-reaper",
+    placement: "in_process",
+    profile: REAP_PROFILE,
+    plan: resolveManagedRuntimePlan(REAP_PROFILE, driver.descriptor().capabilities),
+    providerConfig: {},
+  });
   const { orphans, journal, fences } = runtimeStores(env);
   const reconciler = createManagedRuntimeOrphanReconciler({ orphans, journal, fences, sandbox });
   const { journal: journaled, ...summary } = await reconciler.runOnce({ limit: config.orphanReapLimit, ...(signal ? { signal } : {}) });

@@ -1,6 +1,6 @@
 import { readConfig } from "../config.js";
 import type { WorkerEnv } from "../env.js";
-import { claimQueuedWork } from "../environment/claim-queued.js";
+import { requestClaimPass } from "../environment/claim-coordinator.js";
 import { createConsoleLogger } from "../logger.js";
 import { reconcileOrphans } from "./reconcile-orphans.js";
 
@@ -11,7 +11,7 @@ import { reconcileOrphans } from "./reconcile-orphans.js";
  */
 export async function runScheduled(env: WorkerEnv): Promise<void> {
   const logger = createConsoleLogger(readConfig(env).logLevel);
-  const claiming = typeof env.ENVIRONMENT_KEY === "string" && env.ENVIRONMENT_KEY !== "" ? claimQueuedWork(env) : Promise.resolve(null);
+  const claiming = typeof env.ENVIRONMENT_KEY === "string" && env.ENVIRONMENT_KEY !== "" ? requestClaimPass(env) : Promise.resolve(null);
   const [reaped, claimed] = await Promise.allSettled([reconcileOrphans(env), claiming]);
   for (const [task, result] of [["reconcile", reaped], ["claim", claimed]] as const) {
     if (result.status === "rejected") logger.error("scheduled.failed", { task, message: result.reason instanceof Error ? result.reason.message : String(result.reason) });

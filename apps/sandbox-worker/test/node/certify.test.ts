@@ -6,7 +6,7 @@ import { APP_DIR } from "./artefacts.js";
 const script = join(APP_DIR, "scripts", "certify-cloudflare.mjs");
 const env = (extra: Record<string, string | undefined>) => {
   const base: Record<string, string | undefined> = { ...process.env, PATH: `${join(APP_DIR, "node_modules", ".bin")}:${process.env.PATH ?? ""}` };
-  for (const name of ["CLOUDFLARE_API_TOKEN", "CLOUDFLARE_ACCOUNT_ID", "R2_ACCESS_KEY_ID", "R2_SECRET_ACCESS_KEY"]) delete base[name];
+  for (const name of ["CLOUDFLARE_API_TOKEN", "CLOUDFLARE_ACCOUNT_ID", "R2_ACCESS_KEY_ID", "R2_SECRET_ACCESS_KEY", "ANTHROPIC_API_KEY", "CERTIFY_ENVIRONMENT_ID", "CERTIFY_ENVIRONMENT_KEY", "CERTIFY_AGENT_ID"]) delete base[name];
   return { ...base, ...extra };
 };
 
@@ -19,6 +19,10 @@ describe("pnpm certify:cloudflare", () => {
     for (const step of ["wrangler d1 create", "wrangler deploy --config", "wrangler delete --name", "wrangler r2 bucket delete"]) expect(result.stdout).toContain(step);
     expect(result.stdout).toMatch(/bundle, bindings, Durable Object migrations \| .* \| pass \(deploy:check\)/);
     expect(result.stdout).toMatch(/fenced work item on a real container \| .* \| not run/);
+    // The conformance suite runs through the deployed Worker, one request per case, and a claimed item end to end.
+    expect(result.stdout).toMatch(/conformance: \d{2} cases, one POST \/v1\/certification\/conformance each/);
+    expect(result.stdout).toMatch(/managed-runtime conformance suite, in the deployed Worker, on real containers \| .* \| not run/);
+    expect(result.stdout).toContain("the claimed-work item also needs: ANTHROPIC_API_KEY, CERTIFY_ENVIRONMENT_ID, CERTIFY_ENVIRONMENT_KEY, CERTIFY_AGENT_ID");
   }, 180_000);
 
   it("refuses a real run without the account settings, before touching anything", () => {

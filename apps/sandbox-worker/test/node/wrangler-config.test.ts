@@ -27,11 +27,11 @@ describe("wrangler.jsonc, as wrangler reads it", () => {
 
   it("binds every Durable Object class src/index.ts exports, each created by a SQLite migration", async () => {
     const classes = await exportedClasses();
-    expect(classes.sort()).toEqual(["EnvironmentRunner", "Sandbox", "WorkRunner"]);
+    expect(classes.sort()).toEqual(["ClaimCoordinator", "EnvironmentRunner", "Sandbox", "WorkRunner"]);
     expect(config.durable_objects.bindings.map((binding: Named) => binding.class_name).sort()).toEqual(classes);
     expect(config.migrations.flatMap((migration: { new_sqlite_classes?: string[] }) => migration.new_sqlite_classes ?? []).sort()).toEqual(classes);
-    // getSandbox(env.Sandbox, id) and env.WORK_RUNNER are the names the code uses.
-    expect(config.durable_objects.bindings.map((binding: Named) => binding.name).sort()).toEqual(["ENVIRONMENT_RUNNER", "Sandbox", "WORK_RUNNER"]);
+    // getSandbox(env.Sandbox, id), env.WORK_RUNNER, env.ENVIRONMENT_RUNNER and env.CLAIM_COORDINATOR are the names the code uses.
+    expect(config.durable_objects.bindings.map((binding: Named) => binding.name).sort()).toEqual(["CLAIM_COORDINATOR", "ENVIRONMENT_RUNNER", "Sandbox", "WORK_RUNNER"]);
   });
 
   it("binds D1 with the app's migrations directory, the R2 buckets and a cron trigger", () => {

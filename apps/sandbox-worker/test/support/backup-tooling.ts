@@ -7,6 +7,7 @@
  * published; only the container's side of the wire is emulated.
  */
 import type { LocalContainerRuntime } from "@open-managed-agents/local-container/containers-shim";
+import { shellQuote } from "@open-managed-agents/runtime-resource-contract";
 
 const IMAGE_BACKUP_DIR = "/var/backups";
 const LOCAL_BACKUP_DIR = "/tmp/.oma-var-backups";
@@ -16,7 +17,6 @@ const COMMAND_ROUTES = new Set(["/api/execute", "/api/execute/stream"]);
 
 type Fetch = (input: string | URL | Request, init?: RequestInit | Request) => Promise<Response>;
 
-const quote = (value: string): string => `'${value.replace(/'/g, "'\\''")}'`;
 const relocate = (text: string): string => text.split(IMAGE_BACKUP_DIR).join(LOCAL_BACKUP_DIR);
 
 function rewriteCommand(command: string): string {
@@ -27,8 +27,8 @@ function rewriteCommand(command: string): string {
 
 async function createArchive(inner: Fetch, request: Request): Promise<Response> {
   const body = (await request.json()) as { dir: string; archivePath: string; sessionId?: string };
-  const archive = quote(relocate(body.archivePath));
-  const command = `mkdir -p ${quote(LOCAL_BACKUP_DIR)} && tar cf ${archive} -C ${quote(body.dir)} . && wc -c < ${archive}`;
+  const archive = shellQuote(relocate(body.archivePath));
+  const command = `mkdir -p ${shellQuote(LOCAL_BACKUP_DIR)} && tar cf ${archive} -C ${shellQuote(body.dir)} . && wc -c < ${archive}`;
   const executed = await inner(new Request(new URL("/api/execute", request.url), {
     method: "POST",
     headers: { "content-type": "application/json" },

@@ -2,10 +2,14 @@
  * `@cloudflare/containers` for the workerd tests: the local container runtime of
  * `@open-managed-agents/local-container` stands in for workerd's container (the real `Container` class
  * and the real `Sandbox` Durable Object run unchanged over it), with the image's backup tooling
- * emulated (see backup-tooling.ts). The server URL comes from the `OMA_TEST_CONTAINER_URL` binding.
+ * emulated (see backup-tooling.ts), connections dropped the moment a container is destroyed, as on
+ * Cloudflare (see dropped-connections.ts), and destroys that tests arm to fail (see destroy-faults.ts).
+ * The server URL comes from the `OMA_TEST_CONTAINER_URL` binding.
  */
 import { Container as LocalContainer, createLocalContainerRuntime } from "@open-managed-agents/local-container/containers-shim";
 import { withBackupTooling } from "./backup-tooling.js";
+import { withDestroyFaults } from "./destroy-faults.js";
+import { withConnectionsDroppedOnDestroy } from "./dropped-connections.js";
 
 export * from "@open-managed-agents/local-container/containers-shim";
 
@@ -20,7 +24,7 @@ export class Container<Env = unknown> extends LocalContainer<Env> {
     const serverUrl = (args[1] as unknown as Record<string, unknown>)[TEST_CONTAINER_URL_BINDING];
     if (typeof serverUrl !== "string") throw new Error(`${TEST_CONTAINER_URL_BINDING} is not bound`);
     Object.defineProperty(ctx, "container", {
-      value: withBackupTooling(createLocalContainerRuntime(serverUrl, ctx.id.toString())),
+      value: withDestroyFaults(withBackupTooling(withConnectionsDroppedOnDestroy(createLocalContainerRuntime(serverUrl, ctx.id.toString()))), ctx.id.toString()),
       configurable: true,
       enumerable: true,
     });

@@ -120,3 +120,56 @@ export async function claimedRowCount(): Promise<number> {
   const row = await testEnv.DB.prepare("SELECT COUNT(*) AS n FROM environment_work").first<{ n: number }>();
   return row?.n ?? 0;
 }
+
+/** Ids of the containers alive on the local container server (each a `Sandbox` Durable Object id). */
+export async function liveContainers(): Promise<string[]> {
+  const response = await fetch(`${testEnv.OMA_TEST_CONTAINER_URL}/__oma/containers/`);
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { containers: string[] }).containers;
+}
+
+/**
+ * Waits (up to `timeout`) until no container of a claimed item's runtime is alive on the local container
+ * server, and fails naming the ones still alive. Only this file's items are looked at, so files running
+ * alongside do not interfere.
+ */
+export async function expectNoItemContainers(timeout = 30_000): Promise<void> {
+  const { results } = await testEnv.DB.prepare("SELECT runtime_id FROM environment_work WHERE runtime_id IS NOT NULL").all<{ runtime_id: string }>();
+  const ours = new Map(results.map((row) => [containerIdOf(row.runtime_id), row.runtime_id]));
+  const alive = async () => (await liveContainers()).filter((id) => ours.has(id)).map((id) => `${ours.get(id)} (container ${id})`);
+  await expect.poll(alive, { timeout, interval: 250, message: "containers of ended items still alive" }).toEqual([]);
+}
+
+/** The container id (its `Sandbox` Durable Object id) of a runtime id. */
+export function containerIdOf(runtimeId: string): string {
+  return testEnv.Sandbox.idFromName(runtimeId).toString();
+}
+
+/** Claimed items running now: each is an `EnvironmentRunner` running its item (the Worker's D1 table). */
+export async function runningClaims(): Promise<number> {
+  const row = await testEnv.DB.prepare("SELECT COUNT(*) AS n FROM environment_work WHERE status = 'running'").first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+/** `count` fresh sessions, each with one queued turn running `bash` once, and their signed webhooks. */
+export async function queueSessions(count: number): Promise<{ sessionIds: string[]; hooks: RecordedWebhook[] }> {
+  const sessionIds: string[] = [];
+  for (let index = 0; index < count; index += 1) {
+    const sessionId = await newSession();
+    await queueTurn(sessionId, [{ name: "bash", input: { command: `echo item-${index} > item.txt && cat item.txt` } }]);
+    sessionIds.push(sessionId);
+  }
+  const wanted = new Set(sessionIds);
+  let hooks: RecordedWebhook[] = [];
+  await expect
+    .poll(
+      async () => {
+        const all = (await (await fetch(`${environment.relayUrl}/deliveries`)).json()) as RecordedWebhook[];
+        hooks = all.filter((hook) => wanted.has((JSON.parse(hook.body) as { data?: { id?: string } }).data?.id ?? ""));
+        return hooks.length;
+      },
+      { timeout: 120_000, interval: 200 },
+    )
+    .toBeGreaterThanOrEqual(count);
+  return { sessionIds, hooks };
+}

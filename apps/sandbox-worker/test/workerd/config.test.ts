@@ -3,7 +3,7 @@ import { readConfig } from "../../src/config.js";
 import type { WorkerEnv } from "../../src/env.js";
 import { testEnv } from "../support/api.js";
 
-const bare = { Sandbox: testEnv.Sandbox, WORK_RUNNER: testEnv.WORK_RUNNER, ENVIRONMENT_RUNNER: testEnv.ENVIRONMENT_RUNNER, DB: testEnv.DB, OUTPUTS_BUCKET: testEnv.OUTPUTS_BUCKET, BACKUP_BUCKET: testEnv.BACKUP_BUCKET };
+const bare = { Sandbox: testEnv.Sandbox, WORK_RUNNER: testEnv.WORK_RUNNER, ENVIRONMENT_RUNNER: testEnv.ENVIRONMENT_RUNNER, CLAIM_COORDINATOR: testEnv.CLAIM_COORDINATOR, DB: testEnv.DB, OUTPUTS_BUCKET: testEnv.OUTPUTS_BUCKET, BACKUP_BUCKET: testEnv.BACKUP_BUCKET };
 
 function configError(env: Partial<WorkerEnv>): unknown {
   try {

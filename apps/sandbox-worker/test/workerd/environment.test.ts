@@ -1,16 +1,24 @@
 import { getSandbox } from "@cloudflare/sandbox";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { claimQueuedWork } from "../../src/environment/claim-queued.js";
-import { testEnv } from "../support/api.js";
+import { readEnvironmentSettings } from "../../src/environment/settings.js";
+import { call, testEnv } from "../support/api.js";
+import { DESTROY_FAULT_MESSAGE, failNextDestroys } from "../support/destroy-faults.js";
 import {
+  admin,
   claimedRowCount,
   claimedWork,
+  containerIdOf,
   deliver,
   environment,
+  expectNoItemContainers,
+  liveContainers,
   newSession,
+  queueSessions,
   queueTurn,
   resultText,
   runCron,
+  runningClaims,
   sessionWork,
   transcript,
   waitForClaimedEnd,
@@ -33,6 +41,10 @@ beforeAll(() => {
 afterAll(() => {
   vi.restoreAllMocks();
 });
+// No sandbox outlives its work item: once a test's items ended, none of their containers is left running.
+afterEach(async () => {
+  await expectNoItemContainers();
+}, 45_000);
 
 describe("a self-hosted environment: signed webhook → claim → Durable Object → sandbox → AMA worker", () => {
   it("runs two turns of a session as claimed work, the second on the first's restored workspace", async () => {
@@ -109,7 +121,12 @@ describe("a self-hosted environment: signed webhook → claim → Durable Object
   it("claims nothing and starts no sandbox when the cron trigger finds the queue empty", async () => {
     const before = await claimedRowCount();
     await runCron();
-    expect(await claimQueuedWork(testEnv)).toEqual({ claimed: 0, duplicates: 0 });
+    expect(await claimQueuedWork(testEnv)).toEqual({ claimed: 0, duplicates: 0, saturated: false });
+    // The operators' claim pass goes through the same coordinator.
+    const drained = await call("/v1/environment/claim", { method: "POST" });
+    expect(drained.status).toBe(200);
+    expect(await drained.json()).toEqual({ claimed: 0, duplicates: 0, saturated: false });
+    expect((await call("/v1/environment/claim")).status).toBe(405);
     expect(await claimedRowCount()).toBe(before);
   });
 
@@ -136,7 +153,72 @@ describe("a self-hosted environment: signed webhook → claim → Durable Object
     await expect.poll(async () => (await getSandbox(testEnv.Sandbox, ended.runtimeId ?? "").getState()).status, { timeout: 30_000, interval: 200 }).toMatch(/^stopped/);
     // The tool call never finished: the sandbox was destroyed under it.
     expect((await transcript(sessionId))[0]?.result ?? null).toBeNull();
-  }, 90_000);
+    // The destroy broke the worker's log stream (connections drop, as on Cloudflare): the harness still
+    // stops the process and reads its status, and none of that may start the item's container again.
+    await expectNoItemContainers();
+    // The waits above may take up to 30 + 30 + 60 + 30 s on a loaded machine: the deadline covers them all.
+  }, 150_000);
+
+  it("records an orphan when a claimed item's container destroy fails, and the cron reconciler reaps it: the container is gone", async () => {
+    const sessionId = await newSession();
+    await queueTurn(sessionId, [{ name: "bash", input: { command: "echo orphaned > orphan.txt && sleep 5 && cat orphan.txt" } }]);
+    const [hook] = await webhooksFor(sessionId, 1);
+    expect((await deliver(hook!)).status).toBe(202);
+    const [work] = await waitForSessionWork(sessionId, 1);
+    let runtimeId = "";
+    await expect.poll(async () => (runtimeId = (await claimedWork(work!.id))?.runtimeId ?? ""), { timeout: 30_000, interval: 100 }).not.toBe("");
+    // The container's stop request is lost: the runtime throws and the container keeps running.
+    const containerId = containerIdOf(runtimeId);
+    failNextDestroys(containerId);
+
+    const ended = await waitForClaimedEnd(work!.id);
+    expect(ended).toMatchObject({ status: "completed", runtimeId, result: { type: "completed", revision: 1 } });
+    const cleanupErrors = ended.result?.type === "completed" ? ended.result.cleanupErrors : [];
+    expect(cleanupErrors.map((error) => error.context?.stage)).toContain("sandbox-terminate");
+    expect(JSON.stringify(cleanupErrors)).toContain(DESTROY_FAULT_MESSAGE);
+    const orphanOf = async () => ((await (await call("/v1/orphans")).json()) as { data: { sandbox: { runtimeId: string } }[] }).data.find((orphan) => orphan.sandbox.runtimeId === runtimeId);
+    // The item published before cleanup, so the orphan is recorded for a completed run.
+    expect(await orphanOf()).toMatchObject({ reason: "completed", attempts: 1, lastError: expect.stringContaining(DESTROY_FAULT_MESSAGE) });
+    expect(await liveContainers()).toContain(containerId);
+    // The platform stopped the item; the container outlived it until the reconciler reaps it.
+    expect((await sessionWork(sessionId)).map((item) => item.state)).toEqual(["stopped"]);
+
+    // The orphan becomes due once its backoff after the failed terminate passed; each cron pass tries.
+    await expect
+      .poll(
+        async () => {
+          await runCron();
+          return (await orphanOf()) === undefined;
+        },
+        { timeout: 90_000, interval: 2_000 },
+      )
+      .toBe(true);
+    expect(await liveContainers()).not.toContain(containerId);
+    expect(await getSandbox(testEnv.Sandbox, runtimeId).getState()).toMatchObject({ status: expect.stringMatching(/^stopped/) });
+  }, 180_000);
+
+  it("keeps ENVIRONMENT_MAX_CLAIMS items running at most when more webhooks arrive at once, and each ending item hands its slot on", async () => {
+    const bound = readEnvironmentSettings(testEnv).maxClaimsPerPass;
+    const { sessionIds, hooks } = await queueSessions(bound + 2);
+    expect((await Promise.all(hooks.map((hook) => deliver(hook)))).map((answer) => answer.status)).toEqual(hooks.map(() => 202));
+    // Sampled while the items run; without the coordinator the concurrent passes claim all of them at once.
+    let peak = 0;
+    const wanted = new Set(sessionIds);
+    const items = async () => (await admin<{ data: Awaited<ReturnType<typeof sessionWork>> }>(`/admin/v1/work?environment_id=${environment.environmentId}`)).data.filter((item) => wanted.has(item.data.id));
+    await expect
+      .poll(
+        async () => {
+          peak = Math.max(peak, await runningClaims());
+          return (await items()).filter((item) => item.state === "stopped").length;
+        },
+        { timeout: 120_000, interval: 100 },
+      )
+      .toBe(bound + 2);
+    expect(peak).toBeGreaterThan(0);
+    expect(peak).toBeLessThanOrEqual(bound);
+    // No cron trigger ran: the two items over the bound were claimed as slots were freed.
+    for (const item of await items()) expect(await waitForClaimedEnd(item.id)).toMatchObject({ status: "completed", claims: 1 });
+  }, 180_000);
 
   it("keeps the environment key, the webhook secret and every work secret out of D1, Durable Object storage, R2 and logs", async () => {
     const text = await persistedText(environment);

@@ -1,20 +1,7 @@
 import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
+import { confinementOptionFields, partialLimitsSchema } from "../server/container-options-schema.js";
 import type { ConfinementMode, ConfinementNetwork, LocalContainerLimits } from "../server/options.js";
-
-const limitsSchema = z
-  .object({
-    maxContainers: z.number().int().positive(),
-    maxProcessesPerContainer: z.number().int().positive(),
-    maxOutputBytes: z.number().int().positive(),
-    maxBodyBytes: z.number().int().positive(),
-    maxContainerProcesses: z.number().int().positive(),
-    maxOpenFiles: z.number().int().positive(),
-    maxFileBytes: z.number().int().positive(),
-    maxMemoryBytes: z.number().int().positive(),
-  })
-  .partial()
-  .strict();
 
 const launcherOptionsSchema = z
   .object({
@@ -26,10 +13,8 @@ const launcherOptionsSchema = z
     rootDir: z.string().min(1).optional(),
     stateDir: z.string().min(1).optional(),
     workerScriptPath: z.string().min(1).optional(),
-    confinement: z.enum(["bubblewrap", "unconfined-unsafe"]).default("bubblewrap"),
-    network: z.enum(["shared", "none"]).default("shared"),
-    egressAllowList: z.array(z.string().min(1).max(300)).max(1_000).optional(),
-    limits: limitsSchema.default({}),
+    ...confinementOptionFields,
+    limits: partialLimitsSchema.default({}),
     verbose: z.boolean().default(false),
   })
   .strict();
@@ -62,6 +47,8 @@ export interface StartLocalBridgeOptions {
   readonly network?: ConfinementNetwork;
   /** With `network: "none"`: destinations the containers may reach through the host's filtering proxy (see `LocalContainerServerOptions.egressAllowList`). */
   readonly egressAllowList?: readonly string[];
+  /** Refuse to start unless `bun` is on the containers' PATH, as in the image (see `LocalContainerServerOptions.requireBun`). @default false */
+  readonly requireBun?: boolean;
   /** Limits of the local container server. */
   readonly limits?: Partial<LocalContainerLimits>;
   /** Shows workerd's log lines. @default false */

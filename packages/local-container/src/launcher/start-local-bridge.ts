@@ -41,8 +41,16 @@ export interface LocalBridge {
   readonly url: string;
   /** The bridge's `SANDBOX_API_KEY`; send it as `Authorization: Bearer <apiKey>`. */
   readonly apiKey: string;
-  /** The local container server the Worker's containers run on. */
+  /** The local container server the Worker's containers run on (a new one after {@link LocalBridge.restartContainerServer}). */
   readonly containerServer: LocalContainerServer;
+  /**
+   * Stops the container server as a crashed container runtime would stop: its containers' processes are
+   * killed and their trees removed, and requests the Worker sends it fail until
+   * {@link LocalBridge.restartContainerServer}. workerd keeps running.
+   */
+  stopContainerServer(): Promise<void>;
+  /** Starts a fresh container server (no containers) on the port the Worker was given. */
+  restartContainerServer(): Promise<void>;
   /**
    * Kills workerd (as a crashed or redeployed Worker would be) and starts it again on the same port and
    * Durable Object state, leaving the container server and its containers running.
@@ -86,11 +94,16 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
   let containerServer: LocalContainerServer | undefined;
   let miniflare: Miniflare | undefined;
   try {
-    containerServer = await createLocalContainerServer({ rootDir, limits: resolved.limits, confinement: resolved.confinement, network: resolved.network,
-      ...(resolved.egressAllowList === undefined ? {} : { egressAllowList: resolved.egressAllowList }),
-    });
+    const startServer = (port?: number): Promise<LocalContainerServer> =>
+      createLocalContainerServer({ rootDir, limits: resolved.limits, confinement: resolved.confinement, network: resolved.network,
+        requireBun: resolved.requireBun,
+        ...(port === undefined ? {} : { port }),
+        ...(resolved.egressAllowList === undefined ? {} : { egressAllowList: resolved.egressAllowList }),
+      });
+    containerServer = await startServer();
     const scriptPath = resolved.workerScriptPath ?? defaultBridgeWorkerPath();
-    const server = containerServer;
+    let server = containerServer;
+    let serverStopped = false;
     const startWorker = (port: number): Miniflare =>
       new Miniflare({
         host: resolved.host,
@@ -129,7 +142,18 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
     return {
       url,
       apiKey,
-      containerServer: server,
+      get containerServer() {
+        return server;
+      },
+      async stopContainerServer() {
+        serverStopped = true;
+        await server.close();
+      },
+      async restartContainerServer() {
+        if (!serverStopped) await server.close();
+        server = await startServer(server.port);
+        serverStopped = false;
+      },
       stopWorker,
       async restartWorker() {
         await stopWorker();

@@ -1,26 +1,12 @@
-import { randomBytes } from "node:crypto";
-import { readFile, rm, stat } from "node:fs/promises";
 import { type MappedProcess, mapPath, normalizeSandboxPath } from "@open-managed-agents/sandbox/local-process";
 import type { LocalContainer } from "./container-registry.js";
-import type { SessionState } from "./sessions.js";
-
-/** Largest session state file read back; larger means the command exported something absurd. */
-const MAX_STATE_BYTES = 1024 * 1024;
-/** Variables bash manages itself; carrying them over would confuse the next command. */
-const TRANSIENT_VARIABLES = new Set(["PWD", "OLDPWD", "SHLVL", "_", "OPENMA_PATH_MAP"]);
+import { statPath } from "./file-ops.js";
 
 /**
- * Runs the command with `eval` in a fresh bash, then records the shell's working directory and exported
- * environment to a state file. An `exit` inside the command ends the shell before the state is written,
- * which is how a session shell ends on the published control server too.
+ * Runs a command after sourcing a snapshot of its session shell's variables, functions and aliases, so a
+ * streamed or background command sees the session as a subshell of it would; what it changes stays its own.
  */
-const SESSION_STEP_SCRIPT = [
-  '__oma_state_file=$1; __oma_command=$2; set --',
-  'eval "$__oma_command"',
-  '__oma_status=$?',
-  '{ printf "%s\\0" "$PWD"; env -0; } > "$__oma_state_file" 2>/dev/null',
-  'exit $__oma_status',
-].join("\n");
+const SNAPSHOT_SCRIPT = 'source "$1" 2>/dev/null; rm -f -- "$1"; eval "$2"';
 
 /** A command to run in a container. */
 export interface CommandSpec {
@@ -28,15 +14,10 @@ export interface CommandSpec {
   /** Working directory as a container path. */
   readonly cwd: string;
   readonly env: Readonly<Record<string, string>>;
-  /** The session whose state this command continues and updates; undefined runs it on its own. */
-  readonly session?: SessionState;
-}
-
-/** A started command and how to read back its session state. */
-export interface RunningCommand {
-  readonly mapped: MappedProcess;
-  /** After exit: the session's new state, or undefined when the shell exited early (session terminated). */
-  readSessionState(): Promise<SessionState | undefined>;
+  /** Positional parameters of the command (`$1`…); not used with a snapshot. */
+  readonly args?: readonly string[];
+  /** Container path of a session snapshot to source first (removed once read). */
+  readonly snapshot?: string | undefined;
 }
 
 /** Resolves `path` (absolute or relative to `cwd`) to a container path. */
@@ -55,10 +36,18 @@ export function hostPath(container: LocalContainer, path: string, cwd = "/worksp
   return mapPath(path, container.mounts, cwd, { mode: container.namespace.mode });
 }
 
-/** True when the container path is an existing directory. */
+/**
+ * The path the container's file helper opens for a container path: the path itself in a confined
+ * container (the kernel resolves it in the container's root, races included), the host path otherwise.
+ */
+export function helperPath(container: LocalContainer, path: string): string {
+  return container.root === undefined ? hostPath(container, path) : path;
+}
+
+/** True when the container path is an existing directory, as a process in the container would see it. */
 export async function isDirectory(container: LocalContainer, path: string): Promise<boolean> {
   try {
-    return (await stat(hostPath(container, path))).isDirectory();
+    return (await statPath(container.files, helperPath(container, path), true)).type === "directory";
   } catch {
     return false;
   }
@@ -71,41 +60,12 @@ export function exitCodeOf(exit: Awaited<MappedProcess["exited"]>): number {
   return 128 + (exit.signal === null ? 1 : (numbers[exit.signal] ?? 1));
 }
 
-/** Starts `bash -c` for the spec in its own process group, with container paths mapped. */
-export function startCommand(container: LocalContainer, spec: CommandSpec): RunningCommand {
-  const session = spec.session;
-  if (session === undefined) {
-    const mapped = container.namespace.spawn({ command: "bash", args: ["-c", spec.command], cwd: spec.cwd, env: spec.env });
-    return { mapped, readSessionState: async () => undefined };
-  }
-  const stateFile = `/tmp/.oma-session-state-${randomBytes(8).toString("hex")}`;
-  const mapped = container.namespace.spawn({ command: "bash", args: ["-c", SESSION_STEP_SCRIPT, "bash", stateFile, spec.command], cwd: spec.cwd, env: spec.env });
-  return {
-    mapped,
-    async readSessionState() {
-      const file = hostPath(container, stateFile);
-      try {
-        const info = await stat(file);
-        if (info.size > MAX_STATE_BYTES) return undefined;
-        return parseState(session.id, await readFile(file, "utf8"));
-      } catch {
-        return undefined;
-      } finally {
-        await rm(file, { force: true });
-      }
-    },
-  };
-}
-
-function parseState(id: string, text: string): SessionState | undefined {
-  const [cwd, ...variables] = text.split("\0");
-  if (cwd === undefined || cwd === "") return undefined;
-  const env: Record<string, string> = {};
-  for (const entry of variables) {
-    const separator = entry.indexOf("=");
-    if (separator <= 0) continue;
-    const name = entry.slice(0, separator);
-    if (!TRANSIENT_VARIABLES.has(name)) env[name] = entry.slice(separator + 1);
-  }
-  return { id, cwd, env };
+/** Starts `bash -c` for the spec in its own process group, with container paths mapped; stdin is at EOF. */
+export function startCommand(container: LocalContainer, spec: CommandSpec): MappedProcess {
+  const args = spec.snapshot === undefined ? ["-c", spec.command, "bash", ...(spec.args ?? [])] : ["-c", SNAPSHOT_SCRIPT, "bash", spec.snapshot, spec.command];
+  const mapped = container.namespace.spawn({ command: "bash", args, cwd: spec.cwd, env: spec.env });
+  // No route streams input to a command, so it reads end of file at once, as on the published container.
+  mapped.child.stdin?.on("error", () => undefined);
+  mapped.child.stdin?.end();
+  return mapped;
 }

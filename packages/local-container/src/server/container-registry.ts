@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { mkdir, rm } from "node:fs/promises";
@@ -5,11 +6,17 @@ import { join } from "node:path";
 import {
   type ConfinedRoot, type ConfinementMode, type ConfinementNetwork, type MountNamespace, type PathMounts, createConfinedRoot, createMountNamespace,
 } from "@open-managed-agents/sandbox/local-process";
+import { CapabilityUnsupportedError } from "@open-managed-agents/runtime-resource-contract";
+import { type FileHelper, createFileHelper } from "./file-helper.js";
+import { statPath } from "./file-ops.js";
+import { FILE_HELPER_SCRIPT } from "./file-helper-script.js";
 import type { LocalContainerLimits, PathMapping } from "./options.js";
+import { IMAGE_ENV, containerSearchPath } from "./image-env.js";
+import type { OutboundRelay } from "./outbound-relay.js";
 import { CONTAINER_MARKER_ENV, killMarkedProcesses } from "./process-reaper.js";
 import { type ProcessTable, createProcessTable } from "./process-table.js";
 import { type SessionStore, createSessionStore } from "./sessions.js";
-import { ControlApiError } from "./wire.js";
+import { ControlApiError } from "./control-api-error.js";
 
 /** Container ids are path segments on the host, so only a safe alphabet is accepted. */
 export const CONTAINER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -34,6 +41,13 @@ export interface LocalContainer {
   readonly pathMapping: PathMapping;
   /** The container's confinement; undefined for an `unconfined-unsafe` container. `namespace` is the same object. */
   readonly root: ConfinedRoot | undefined;
+  /**
+   * The file routes' helper: started on first use inside the confinement (so every path resolves in the
+   * container's root, by the kernel), or on the host for an unconfined container. Disposed on destroy.
+   */
+  readonly files: FileHelper;
+  /** Whether its outbound HTTP goes to its Worker (`outbound: "worker"` at start). */
+  readonly routed: boolean;
 }
 
 /** How a registry runs its containers. */
@@ -41,16 +55,47 @@ export interface ContainerRuntimeOptions {
   readonly confinement: ConfinementMode;
   readonly network: ConfinementNetwork;
   readonly egressAllowList?: readonly string[] | undefined;
+  /** Where the proxy of a container started with `outbound: "worker"` queues its requests; without it such a start is refused. */
+  readonly outboundRelay?: OutboundRelay | undefined;
   /** Used by unconfined containers only. */
   readonly pathMapping: PathMapping;
 }
 
 const DEFAULT_RUNTIME: ContainerRuntimeOptions = { confinement: "bubblewrap", network: "shared", pathMapping: "auto" };
 
+/** Host directories a confined root shows as they are on the host (copy-on-write), so a Node there runs inside too. */
+const SYSTEM_PREFIXES = ["/usr/", "/opt/", "/bin/", "/sbin/"];
+const HELPER_ENV = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", LANG: "C.UTF-8" };
+
+/** The file helper of a container: inside its confinement when it has one, otherwise a plain host process. */
+function fileHelperFor(root: ConfinedRoot | undefined): FileHelper {
+  const args = ["-e", FILE_HELPER_SCRIPT];
+  if (root !== undefined) {
+    return createFileHelper({ start: () => root.spawn({ command: process.execPath, args, cwd: "/", env: HELPER_ENV }) });
+  }
+  return createFileHelper({
+    start: () => {
+      const child = spawn(process.execPath, args, { cwd: "/", env: HELPER_ENV, stdio: ["pipe", "pipe", "pipe"] });
+      return { child, kill: (signal?: NodeJS.Signals) => child.kill(signal) };
+    },
+  });
+}
+
+/** How one container starts. */
+export interface ContainerStartOptions {
+  /**
+   * `worker`: no network but a proxy whose every plain-HTTP request, and every HTTPS request to a host
+   * the Worker intercepts, waits in the outbound relay for the container's Worker to answer (any other
+   * `CONNECT` refused; the container trusts the server's egress CA). Needs bubblewrap; refused with `capability_unsupported`
+   * otherwise. An existing container keeps the network it started with.
+   */
+  readonly outbound?: "worker" | undefined;
+}
+
 /** The containers of one server. */
 export interface ContainerRegistry {
   /** Creates the container unless it exists; at `maxContainers` → 503 `CONTAINER_LIMIT_REACHED`. */
-  ensure(id: string, env?: Readonly<Record<string, string>>): Promise<{ container: LocalContainer; created: boolean }>;
+  ensure(id: string, env?: Readonly<Record<string, string>>, start?: ContainerStartOptions): Promise<{ container: LocalContainer; created: boolean }>;
   get(id: string): LocalContainer | undefined;
   list(): LocalContainer[];
   /** Disposes the container's namespace, kills its process groups with `signal`, waits for them, removes its tree. */
@@ -81,7 +126,14 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
     return next;
   };
 
-  const create = async (id: string, env: Readonly<Record<string, string>>): Promise<LocalContainer> => {
+  const create = async (id: string, env: Readonly<Record<string, string>>, start: ContainerStartOptions): Promise<LocalContainer> => {
+    const relay = runtime.outboundRelay;
+    if (start.outbound === "worker" && (runtime.confinement !== "bubblewrap" || relay === undefined)) {
+      throw new CapabilityUnsupportedError({
+        message: "Worker-routed egress needs a confined container (confinement: \"bubblewrap\"): an unconfined process could go around the proxy",
+        context: { confinement: runtime.confinement },
+      });
+    }
     const directory = join(rootDir, id);
     const mounts = { "/workspace": join(directory, "workspace"), "/mnt/session/outputs": join(directory, "outputs"), "/tmp": join(directory, "tmp") };
     await Promise.all(Object.values(mounts).map((hostDir) => mkdir(hostDir, { recursive: true })));
@@ -89,7 +141,8 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
     const marker = `${serverId}:${id}`;
     // Commands never see the server's own environment, which may hold keys.
     const baseEnv = {
-      PATH: process.env.PATH ?? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+      ...IMAGE_ENV,
+      PATH: containerSearchPath(process.env.PATH),
       HOME: "/tmp/home",
       LANG: "C.UTF-8",
       ...env,
@@ -99,16 +152,39 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
     let root: ConfinedRoot | undefined;
     try {
       if (runtime.confinement === "bubblewrap") {
+        if (!SYSTEM_PREFIXES.some((prefix) => process.execPath.startsWith(prefix))) {
+          throw new CapabilityUnsupportedError({
+            message: `the file helper runs this Node inside the container, so it must live under /usr or /opt (it is ${process.execPath})`,
+            context: { execPath: process.execPath },
+          });
+        }
         root = await createConfinedRoot({
           tree: directory,
           mounts,
-          network: runtime.network,
-          ...(runtime.egressAllowList === undefined ? {} : { egressAllowList: runtime.egressAllowList }),
-          limits: { maxProcesses: limits.maxContainerProcesses, maxOpenFiles: limits.maxOpenFiles, maxFileBytes: limits.maxFileBytes, maxMemoryBytes: limits.maxMemoryBytes },
+          ...(start.outbound === "worker" && relay !== undefined
+            ? { network: "none" as const, egressHandler: relay.handlerFor(id), egressHttps: relay.httpsFor(id) }
+            : { network: runtime.network, ...(runtime.egressAllowList === undefined ? {} : { egressAllowList: runtime.egressAllowList }) }),
+          limits: {
+            maxProcesses: limits.maxContainerProcesses, maxOpenFiles: limits.maxOpenFiles, maxFileBytes: limits.maxFileBytes, maxMemoryBytes: limits.maxMemoryBytes,
+            maxContainerMemoryBytes: limits.maxContainerMemoryBytes, maxCpus: limits.maxContainerCpus,
+          },
         });
         namespace = root;
       } else namespace = await createMountNamespace(mounts, { mapping: pathMapping });
     } catch (error) {
+      await rm(directory, { recursive: true, force: true });
+      throw error;
+    }
+    const files = fileHelperFor(root);
+    // The helper starts before any command of the container runs: a command that exhausts the container's
+    // process limit (a fork bomb) must not keep the file routes from starting theirs, as a real container's
+    // control server is already running when its first command starts.
+    try {
+      await statPath(files, "/", false);
+    } catch (error) {
+      files.dispose();
+      namespace.dispose();
+      if (root !== undefined) await root.ended;
       await rm(directory, { recursive: true, force: true });
       throw error;
     }
@@ -121,6 +197,8 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
       marker,
       pathMapping,
       root,
+      files,
+      routed: start.outbound === "worker",
       sessions: createSessionStore(baseEnv),
       processes: createProcessTable(limits),
       createdAt: new Date(),
@@ -128,7 +206,7 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
   };
 
   return {
-    ensure(id, env = {}) {
+    ensure(id, env = {}, start = {}) {
       assertContainerId(id);
       return serialize(id, async () => {
         const existing = containers.get(id);
@@ -142,7 +220,7 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
         }
         creating += 1;
         try {
-          const container = await create(id, env);
+          const container = await create(id, env, start);
           containers.set(id, container);
           return { container, created: true };
         } finally {
@@ -162,9 +240,12 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
         const container = containers.get(id);
         if (container === undefined) return false;
         containers.delete(id);
+        runtime.outboundRelay?.drop(id);
+        container.files.dispose();
         // No new command enters it; running ones keep the namespace until they exit. A confined
         // container ends only after its commands had their gentle signal: ending it kills the rest.
         if (container.root === undefined) container.namespace.dispose();
+        container.sessions.clear();
         container.processes.killAll(signal);
         // A group that ignores a gentle signal is not allowed to keep the tree alive.
         const forced = setTimeout(() => container.processes.killAll("SIGKILL"), 2_000);
@@ -185,6 +266,7 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
     },
     destroyAllSync() {
       for (const container of containers.values()) {
+        container.files.dispose();
         container.namespace.dispose();
         container.processes.killAll("SIGKILL");
         killMarkedProcesses(container.marker, "SIGKILL");

@@ -1,30 +1,26 @@
-import { lstat, mkdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
 import { classifyContent } from "./file-info.js";
+import { deleteFile, makeDirectory, moveEntry as moveInContainer, pathExists, readWholeFile, writeWholeFile } from "./file-ops.js";
 import { fileSystemError, resolveFilePath } from "./file-paths.js";
 import { readJson } from "./request-body.js";
 import {
   mkdirRequestSchema, moveRequestSchema, pathRequestSchema, readRequestSchema, renameRequestSchema, writeRequestSchema,
 } from "./request-schemas.js";
 import type { RouteContext } from "./route-context.js";
-import { ControlApiError, fileNotFound, now, sendJson } from "./wire.js";
+import { ControlApiError } from "./control-api-error.js";
+import { now, sendJson } from "./control-api-responses.js";
 
 /** `POST /api/read`: the whole file as UTF-8 text or base64, up to `maxOutputBytes`. */
 export async function handleRead(context: RouteContext): Promise<void> {
   const body = await readJson(context.request, readRequestSchema, context.limits.maxBodyBytes);
   const target = resolveFilePath(context.container, body.path, body.sessionId);
-  const info = await stat(target.host).catch((error: unknown) => {
+  const { stat, content } = await readWholeFile(context.container.files, target.target, context.limits.maxOutputBytes).catch((error: unknown) => {
     throw fileSystemError(error, target.path, "file.read");
   });
-  if (info.isDirectory()) throw fileSystemError(Object.assign(new Error("is a directory"), { code: "EISDIR" }), target.path, "file.read");
-  if (info.size > context.limits.maxOutputBytes) {
-    throw new ControlApiError("FILE_TOO_LARGE", 413, `File is ${info.size} bytes; /api/read returns at most ${context.limits.maxOutputBytes}. Use /api/read/stream`, {
-      path: target.path, size: info.size, maxOutputBytes: context.limits.maxOutputBytes,
+  if (content === undefined) {
+    throw new ControlApiError("FILE_TOO_LARGE", 413, `File is ${stat.size} bytes; /api/read returns at most ${context.limits.maxOutputBytes}. Use /api/read/stream`, {
+      path: target.path, size: stat.size, maxOutputBytes: context.limits.maxOutputBytes,
     }, { operation: "file.read" });
   }
-  const content = await readFile(target.host).catch((error: unknown) => {
-    throw fileSystemError(error, target.path, "file.read");
-  });
   const kind = classifyContent(target.path, content);
   const asBase64 = kind.isBinary || body.encoding === "base64";
   sendJson(context.response, 200, {
@@ -45,8 +41,7 @@ export async function handleWrite(context: RouteContext): Promise<void> {
   const target = resolveFilePath(context.container, body.path, body.sessionId);
   const content = body.encoding === "base64" ? Buffer.from(body.content, "base64") : Buffer.from(body.content, "utf8");
   try {
-    await mkdir(dirname(target.host), { recursive: true });
-    await writeFile(target.host, content);
+    await writeWholeFile(context.container.files, target.target, content);
   } catch (error) {
     throw fileSystemError(error, target.path, "file.write");
   }
@@ -59,8 +54,9 @@ export async function handleMkdir(context: RouteContext): Promise<void> {
   const target = resolveFilePath(context.container, body.path, body.sessionId);
   const recursive = body.recursive ?? false;
   try {
-    await mkdir(target.host, { recursive });
+    await makeDirectory(context.container.files, target.target, recursive);
   } catch (error) {
+    if (ControlApiError.isInstance(error)) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     const reason = code === "EEXIST" ? "File exists" : code === "ENOENT" ? "No such file or directory" : code === "ENOTDIR" ? "Not a directory" : "Permission denied";
     throw new ControlApiError("FILESYSTEM_ERROR", 500, "mkdir operation failed with exit code 1", {
@@ -73,33 +69,33 @@ export async function handleMkdir(context: RouteContext): Promise<void> {
 /** `POST /api/exists`. */
 export async function handleExists(context: RouteContext): Promise<void> {
   const body = await readJson(context.request, pathRequestSchema, context.limits.maxBodyBytes);
-  const target = resolveFilePath(context.container, body.path, body.sessionId, false);
-  const exists = await lstat(target.host).then(() => true, () => false);
+  const target = resolveFilePath(context.container, body.path, body.sessionId);
+  const exists = await pathExists(context.container.files, target.target);
   sendJson(context.response, 200, { success: true, path: target.path, exists, timestamp: now() });
 }
 
-/** `POST /api/delete`: removes a file; a directory → 400 `IS_DIRECTORY`, a missing path → 404. */
+/** `POST /api/delete`: removes a file; a directory → 400 `IS_DIRECTORY` worded as the published server words it, a missing path → 404. */
 export async function handleDelete(context: RouteContext): Promise<void> {
   const body = await readJson(context.request, pathRequestSchema, context.limits.maxBodyBytes);
-  const target = resolveFilePath(context.container, body.path, body.sessionId, false);
-  const info = await lstat(target.host).catch(() => undefined);
-  if (info === undefined) throw fileNotFound(target.path, "file.delete");
+  const target = resolveFilePath(context.container, body.path, body.sessionId);
   try {
-    if (info.isDirectory()) throw Object.assign(new Error("is a directory"), { code: "EISDIR" });
-    await unlink(target.host);
+    await deleteFile(context.container.files, target.target);
   } catch (error) {
+    if ((error as { code?: unknown }).code === "EISDIR") {
+      throw new ControlApiError("IS_DIRECTORY", 400, `Cannot delete directory with deleteFile() at '${target.path}'. Use exec('rm -rf <path>') instead.`, {
+        path: target.path, operation: "file.delete",
+      }, { operation: "file.delete" });
+    }
     throw fileSystemError(error, target.path, "file.delete");
   }
   sendJson(context.response, 200, { success: true, path: target.path, timestamp: now() });
 }
 
 async function moveEntry(context: RouteContext, from: string, to: string, sessionId: string | undefined, operation: string): Promise<{ path: string; newPath: string }> {
-  const source = resolveFilePath(context.container, from, sessionId, false);
-  const destination = resolveFilePath(context.container, to, sessionId, false);
-  if (!(await lstat(source.host).then(() => true, () => false))) throw fileNotFound(source.path, operation);
+  const source = resolveFilePath(context.container, from, sessionId);
+  const destination = resolveFilePath(context.container, to, sessionId);
   try {
-    await mkdir(dirname(destination.host), { recursive: true });
-    await rename(source.host, destination.host);
+    await moveInContainer(context.container.files, source.target, destination.target);
   } catch (error) {
     throw fileSystemError(error, source.path, operation);
   }

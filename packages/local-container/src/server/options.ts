@@ -1,27 +1,14 @@
 import { tmpdir } from "node:os";
 import { resolve, sep } from "node:path";
-import { type ConfinementMode, type ConfinementNetwork, DEFAULT_CONFINEMENT_LIMITS } from "@open-managed-agents/sandbox/local-process";
+import type { ConfinementMode, ConfinementNetwork } from "@open-managed-agents/sandbox/local-process";
 import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
+import { confinementOptionFields, limitsSchema } from "./container-options-schema.js";
 
 /** Container mount points a root directory must not lie under (each container also maps `/tmp`, which is fine). */
 const REFUSED_ROOT_PARENTS = ["/workspace", "/mnt/session/outputs"] as const;
 
-const MIB = 1024 * 1024;
 const LOOPBACK_HOSTS = /^(127(\.\d{1,3}){3}|::1|localhost)$/;
-
-const limitsSchema = z
-  .object({
-    maxContainers: z.number().int().positive().default(16),
-    maxProcessesPerContainer: z.number().int().positive().default(32),
-    maxOutputBytes: z.number().int().positive().default(16 * MIB),
-    maxBodyBytes: z.number().int().positive().default(64 * MIB),
-    maxContainerProcesses: z.number().int().positive().default(DEFAULT_CONFINEMENT_LIMITS.maxProcesses),
-    maxOpenFiles: z.number().int().positive().default(DEFAULT_CONFINEMENT_LIMITS.maxOpenFiles),
-    maxFileBytes: z.number().int().positive().default(DEFAULT_CONFINEMENT_LIMITS.maxFileBytes),
-    maxMemoryBytes: z.number().int().positive().default(DEFAULT_CONFINEMENT_LIMITS.maxMemoryBytes),
-  })
-  .strict();
 
 const serverOptionsSchema = z
   .object({
@@ -34,9 +21,7 @@ const serverOptionsSchema = z
     port: z.number().int().min(0).max(65_535).default(0),
     version: z.string().min(1).default("unknown"),
     pathMapping: z.enum(["auto", "namespace", "rewrite"]).default("auto"),
-    confinement: z.enum(["bubblewrap", "unconfined-unsafe"]).default("bubblewrap"),
-    network: z.enum(["shared", "none"]).default("shared"),
-    egressAllowList: z.array(z.string().min(1).max(300)).max(1_000).optional(),
+    ...confinementOptionFields,
     limits: limitsSchema.default(() => limitsSchema.parse({})),
   })
   .strict();
@@ -60,8 +45,16 @@ export interface LocalContainerLimits {
   readonly maxOpenFiles: number;
   /** Largest file a confined process may write (`RLIMIT_FSIZE`), in bytes. @default 4 GiB */
   readonly maxFileBytes: number;
-  /** Address space of one confined process (`RLIMIT_AS`), in bytes. No per-container memory bound: see docs/local-stack.md. @default 16 GiB */
+  /** Address space of one confined process (`RLIMIT_AS`), in bytes. @default 16 GiB */
   readonly maxMemoryBytes: number;
+  /**
+   * Memory of all processes of one confined container together (a memory cgroup, swap counted): past it the
+   * kernel ends a process of that container, and the server goes on. A container start where the machine
+   * gives no memory cgroup → 503 with `capability_unsupported`'s message. @default undefined (no bound)
+   */
+  readonly maxContainerMemoryBytes?: number | undefined;
+  /** CPU of one confined container, in cores (a CPU cgroup's quota); refused like `maxContainerMemoryBytes`. @default undefined (no bound) */
+  readonly maxContainerCpus?: number | undefined;
 }
 
 /** Options of `createLocalContainerServer`. */
@@ -95,6 +88,12 @@ export interface LocalContainerServerOptions {
    * `HTTP(S)_PROXY`; one that ignores them has no network at all. Needs `network: "none"`.
    */
   readonly egressAllowList?: readonly string[];
+  /**
+   * Refuse to start (`capability_unsupported`, naming what to install) unless `bun` is on the containers'
+   * PATH, as the sandbox image has it. Without it, a missing bun shows only as `bun: command not found`
+   * in the commands that call it. `scripts/bootstrap.sh` installs it. @default false
+   */
+  readonly requireBun?: boolean;
   readonly limits?: Partial<LocalContainerLimits>;
 }
 
@@ -108,6 +107,7 @@ export interface ResolvedServerOptions {
   readonly confinement: ConfinementMode;
   readonly network: ConfinementNetwork;
   readonly egressAllowList: readonly string[] | undefined;
+  readonly requireBun: boolean;
   readonly limits: LocalContainerLimits;
 }
 
@@ -149,6 +149,14 @@ export function resolveServerOptions(options: LocalContainerServerOptions): Reso
     throw new InvalidConfigError({
       message: 'invalid local container server option egressAllowList: it needs network: "none" (with the host network a command could go around the proxy)',
       context: { field: "egressAllowList" },
+    });
+  }
+  const { maxContainerMemoryBytes, maxContainerCpus } = result.data.limits;
+  if (confinement === "unconfined-unsafe" && (maxContainerMemoryBytes !== undefined || maxContainerCpus !== undefined)) {
+    const field = maxContainerMemoryBytes !== undefined ? "limits.maxContainerMemoryBytes" : "limits.maxContainerCpus";
+    throw new InvalidConfigError({
+      message: `invalid local container server option ${field}: a container bound needs confinement: "bubblewrap"`,
+      context: { field },
     });
   }
   if (confinement === "unconfined-unsafe" && network === "none") {

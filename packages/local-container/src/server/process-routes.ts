@@ -1,10 +1,11 @@
 import { isDirectory, startCommand } from "./command-runner.js";
-import { commandSettings } from "./exec-routes.js";
+import { requestSession, spawnSettings } from "./exec-routes.js";
 import type { ProcessEvent, ProcessRecord } from "./process-table.js";
 import { readJson } from "./request-body.js";
 import { processStartRequestSchema } from "./request-schemas.js";
 import type { RouteContext } from "./route-context.js";
-import { ControlApiError, now, openSse, sendJson } from "./wire.js";
+import { ControlApiError } from "./control-api-error.js";
+import { now, openSse, sendJson } from "./control-api-responses.js";
 
 function processInfo(record: ProcessRecord): Record<string, unknown> {
   return {
@@ -28,16 +29,25 @@ function findProcess(context: RouteContext, id: string): ProcessRecord {
 export async function handleProcessStart(context: RouteContext): Promise<void> {
   const { container } = context;
   const body = await readJson(context.request, processStartRequestSchema, context.limits.maxBodyBytes);
-  // A background process never carries session state back: it may outlive the request.
-  const { cwd, env } = commandSettings(container, { ...body, sessionId: body.sessionId });
+  // A background process sees its session as it is now and never carries state back. It takes the
+  // session's turn only to start, as on the published container.
+  const session = requestSession(container, body.sessionId);
+  const settings = session === undefined ? await spawnSettings(context, body) : await session.exclusive(() => spawnSettings(context, body));
+  const { cwd } = settings;
   if (!(await isDirectory(container, cwd))) {
     throw new ControlApiError("PROCESS_START_ERROR", 500, `Failed to start process '${body.command}': working directory does not exist: ${cwd}`, { command: body.command, cwd });
   }
   if (body.processId !== undefined && container.processes.get(body.processId)?.status === "running") {
     throw new ControlApiError("PROCESS_ALREADY_EXISTS", 409, `Process '${body.processId}' is already running`, { processId: body.processId });
   }
-  const mapped = container.processes.launch(() => startCommand(container, { command: body.command, cwd, env }).mapped);
+  const mapped = container.processes.launch(() => startCommand(container, settings));
   const record = container.processes.register(mapped, body.command, body.processId);
+  if (session !== undefined) {
+    // Deleting the session kills what it started.
+    const kill = (): void => container.processes.kill(record);
+    session.members.add(kill);
+    void mapped.exited.then(() => session.members.delete(kill));
+  }
   sendJson(context.response, 200, { success: true, processId: record.id, pid: record.pid, command: record.command, timestamp: now() });
 }
 
@@ -53,7 +63,7 @@ export async function handleProcessGet(context: RouteContext, id: string): Promi
   sendJson(context.response, 200, { success: true, process: processInfo(findProcess(context, id)), timestamp: now() });
 }
 
-/** `DELETE /api/process/:id`: SIGTERM to the process group. */
+/** `DELETE /api/process/:id`: SIGTERM to the process group, SIGKILL after the grace period. */
 export async function handleProcessKill(context: RouteContext, id: string): Promise<void> {
   context.container.processes.kill(findProcess(context, id));
   sendJson(context.response, 200, { success: true, processId: id, timestamp: now() });

@@ -2,7 +2,10 @@ import { randomBytes } from "node:crypto";
 import type { MappedProcess } from "@open-managed-agents/sandbox/local-process";
 import { exitCodeOf } from "./command-runner.js";
 import { type OutputBuffer, createOutputBuffer } from "./output-buffer.js";
-import { ControlApiError } from "./wire.js";
+import { ControlApiError } from "./control-api-error.js";
+
+/** How long a process has after SIGTERM before SIGKILL, as on the published container. */
+export const KILL_GRACE_MS = 5_000;
 
 /** Finished process records kept for `list`/`logs`; older ones are forgotten first. */
 const MAX_FINISHED_RECORDS = 256;
@@ -35,9 +38,12 @@ export interface ProcessTable {
   register(mapped: MappedProcess, command: string, id?: string): ProcessRecord;
   get(id: string): ProcessRecord | undefined;
   list(): ProcessRecord[];
-  /** Signals one process group, also one whose leader already finished, and marks a running one killed. */
+  /**
+   * Signals one process group, also one whose leader already finished. SIGTERM is followed by SIGKILL
+   * after {@link KILL_GRACE_MS}; a running process reads `killed` once it is dead, not before.
+   */
   kill(record: ProcessRecord, signal?: NodeJS.Signals): void;
-  /** Signals every process group, finished listed ones included; returns how many were running. */
+  /** {@link kill} for every process group, finished listed ones included; returns how many were running. */
   killAll(signal?: NodeJS.Signals): number;
   /** Resolves once every launched process exited. */
   drain(): Promise<void>;
@@ -51,6 +57,23 @@ export function generateProcessId(): string {
 /** Creates the process table of one container. */
 export function createProcessTable(limits: { maxProcessesPerContainer: number; maxOutputBytes: number }): ProcessTable {
   const active = new Set<MappedProcess>();
+  const killRequested = new WeakSet<ProcessRecord>();
+  // Processes still running when the grace ended: SIGKILL ended them. The leader a confined container
+  // reports is the `nsenter` that entered it, which SIGTERM ends at once while the command lives on; the
+  // command's own end is the SIGKILL, so that is the status to report.
+  const forced = new WeakSet<ProcessRecord>();
+  const signalGroup = (record: ProcessRecord, signal: NodeJS.Signals): void => {
+    if (record.status === "running") killRequested.add(record);
+    record.mapped.kill(signal);
+    if (signal !== "SIGTERM") return;
+    // A group that ignores SIGTERM gets SIGKILL after the grace period, members left behind included.
+    const timer = setTimeout(() => {
+      if (record.status === "running") forced.add(record);
+      record.mapped.kill("SIGKILL");
+    }, KILL_GRACE_MS);
+    timer.unref();
+    if (active.has(record.mapped)) void record.mapped.exited.then(() => clearTimeout(timer));
+  };
   const records = new Map<string, ProcessRecord>();
   const forgetOldFinished = (): void => {
     const finished = [...records.values()].filter((record) => record.status !== "running");
@@ -94,9 +117,9 @@ export function createProcessTable(limits: { maxProcessesPerContainer: number; m
       void mapped.exited.then((exit) => {
         record.stdout.finish();
         record.stderr.finish();
-        record.exitCode = exitCodeOf(exit);
+        record.exitCode = forced.has(record) ? exitCodeOf({ code: null, signal: "SIGKILL" }) : exitCodeOf(exit);
         record.endTime = new Date();
-        if (record.status === "running") record.status = record.exitCode === 0 ? "completed" : "failed";
+        if (record.status === "running") record.status = killRequested.has(record) ? "killed" : record.exitCode === 0 ? "completed" : "failed";
         emit({ type: "exit" });
         record.listeners.clear();
         forgetOldFinished();
@@ -111,20 +134,18 @@ export function createProcessTable(limits: { maxProcessesPerContainer: number; m
       return [...records.values()];
     },
     kill(record, signal = "SIGTERM") {
-      if (record.status === "running") record.status = "killed";
       // A finished command may have left members running in its group (`cmd &`); they go too.
-      record.mapped.kill(signal);
+      signalGroup(record, signal);
     },
     killAll(signal = "SIGTERM") {
       let count = 0;
+      const listed = new Set<MappedProcess>();
       for (const record of records.values()) {
-        if (record.status === "running") {
-          record.status = "killed";
-          count += 1;
-        }
-        if (!active.has(record.mapped)) record.mapped.kill(signal);
+        if (record.status === "running") count += 1;
+        listed.add(record.mapped);
+        signalGroup(record, signal);
       }
-      for (const mapped of active) mapped.kill(signal);
+      for (const mapped of active) if (!listed.has(mapped)) mapped.kill(signal);
       return count;
     },
     async drain() {

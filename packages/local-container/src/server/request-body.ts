@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type * as z from "zod";
-import { ControlApiError } from "./wire.js";
+import { ControlApiError } from "./control-api-error.js";
 
 /** Reads the whole request body, refusing more than `maxBytes` with 413 `PAYLOAD_TOO_LARGE`. */
 export async function readBody(request: IncomingMessage, maxBytes: number): Promise<Buffer> {

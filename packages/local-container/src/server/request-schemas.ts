@@ -25,6 +25,7 @@ export const sessionCreateRequestSchema = z.object({
   id: z.string().min(1).max(256).optional(),
   env: envRecord.optional(),
   cwd: z.string().min(1).max(4096).optional(),
+  commandTimeoutMs: z.number().int().positive().optional(),
 });
 
 export const sessionDeleteRequestSchema = z.object({ sessionId: z.string().min(1).max(256) });
@@ -48,4 +49,11 @@ export const renameRequestSchema = z.object({ oldPath: path, newPath: path, sess
 
 export const moveRequestSchema = z.object({ sourcePath: path, destinationPath: path, sessionId });
 
-export const containerStartRequestSchema = z.object({ env: envRecord.optional() });
+/** Hosts a Worker intercepts HTTPS for (`*` = all): names only, at most 1000. */
+export const httpsHostsSchema = z.array(z.string().regex(/^(\*|[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:.]+)$/)).max(1000);
+
+/** `PUT …/outbound/https`: the hosts the Worker intercepts HTTPS for from now on. */
+export const httpsHostsRequestSchema = z.object({ hosts: httpsHostsSchema }).strict();
+
+/** `outbound: "worker"`: the container has no network but a proxy whose requests its Worker answers (a Cloudflare container with `enableInternet: false`). */
+export const containerStartRequestSchema = z.object({ env: envRecord.optional(), outbound: z.enum(["worker"]).optional(), interceptHttps: httpsHostsSchema.optional() });

@@ -4,6 +4,7 @@ import { handleListFiles } from "./list-files-route.js";
 import {
   handleProcessGet, handleProcessKill, handleProcessKillAll, handleProcessList, handleProcessLogs, handleProcessStart, handleProcessStream,
 } from "./process-routes.js";
+import { handlePortWatch } from "./port-watch-route.js";
 import { handleReadStream } from "./read-stream-route.js";
 import type { RouteContext, RouteHandler } from "./route-context.js";
 import { handleSessionCreate, handleSessionDelete, handleSessionList } from "./session-routes.js";
@@ -27,6 +28,7 @@ const FIXED_ROUTES: Readonly<Record<string, RouteHandler>> = {
   "POST /api/process/start": handleProcessStart,
   "GET /api/process/list": handleProcessList,
   "DELETE /api/process/kill-all": handleProcessKillAll,
+  "POST /api/port-watch": handlePortWatch,
 };
 
 const PROCESS_ROUTE = /^\/api\/process\/([^/]+)(?:\/(logs|stream))?$/;

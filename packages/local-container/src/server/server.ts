@@ -1,16 +1,19 @@
 import { mkdir } from "node:fs/promises";
 import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ADMIN_PREFIX, CONTAINER_ID_HEADER, CONTAINER_STATE_HEADER } from "../protocol.js";
+import { ADMIN_PREFIX, CONTAINER_ID_HEADER, CONTAINER_STATE_HEADER, OUTBOUND_HTTPS_PATH, OUTBOUND_PATH } from "../protocol.js";
 import { type ContainerRegistry, createContainerRegistry } from "./container-registry.js";
-import { assertConfinementAvailable } from "@open-managed-agents/sandbox/local-process";
+import { assertConfinementAvailable, assertContainerCgroupsAvailable } from "@open-managed-agents/sandbox/local-process";
 import {
   type ConfinementMode, type ConfinementNetwork, type LocalContainerLimits, type LocalContainerServerOptions, resolveServerOptions,
 } from "./options.js";
+import { assertBunAvailable } from "./image-env.js";
+import { COLLECT_WAIT_MS, createOutboundRelay, outboundAnswerSchema } from "./outbound-relay.js";
 import { readJson } from "./request-body.js";
-import { containerStartRequestSchema } from "./request-schemas.js";
+import { containerStartRequestSchema, httpsHostsRequestSchema } from "./request-schemas.js";
 import { findRoute } from "./router.js";
-import { CORS_HEADERS, ControlApiError, now, sendError, sendJson, sendText } from "./wire.js";
+import { ControlApiError } from "./control-api-error.js";
+import { CORS_HEADERS, now, sendError, sendJson, sendText } from "./control-api-responses.js";
 import { WEBSOCKET_PATHS, createWebSocketAdapter } from "./ws-adapter.js";
 
 
@@ -30,6 +33,14 @@ export interface LocalContainerServer {
   close(): Promise<void>;
 }
 
+/**
+ * How long an idle keep-alive connection stays open. workerd closes its idle pooled connections after 5 s;
+ * Node's default of 5 s raced it, so workerd sometimes wrote a request on a connection the server was
+ * closing and read "Network connection lost." (the Worker then reported the container gone). Longer than
+ * any client's idle timeout, the client always closes first.
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 const SIGNALS: Readonly<Record<string, NodeJS.Signals>> = { "2": "SIGINT", "9": "SIGKILL", "15": "SIGTERM", SIGINT: "SIGINT", SIGKILL: "SIGKILL", SIGTERM: "SIGTERM" };
 
 /**
@@ -40,17 +51,27 @@ const SIGNALS: Readonly<Record<string, NodeJS.Signals>> = { "2": "SIGINT", "9": 
 export async function createLocalContainerServer(options: LocalContainerServerOptions): Promise<LocalContainerServer> {
   const resolved = resolveServerOptions(options);
   // Refuses to start rather than run a container less confined than asked for.
-  if (resolved.confinement === "bubblewrap") assertConfinementAvailable();
+  if (resolved.confinement === "bubblewrap") {
+    assertConfinementAvailable();
+    await assertContainerCgroupsAvailable({ maxMemoryBytes: resolved.limits.maxContainerMemoryBytes, maxCpus: resolved.limits.maxContainerCpus });
+  }
   await mkdir(resolved.rootDir, { recursive: true });
-  const registry = createContainerRegistry(resolved.rootDir, resolved.limits, resolved);
+  if (resolved.requireBun) assertBunAvailable(process.env.PATH);
+  const outbound = createOutboundRelay(resolved.limits.maxBodyBytes);
+  const registry = createContainerRegistry(resolved.rootDir, resolved.limits, { ...resolved, outboundRelay: outbound });
 
   const handleAdmin = async (request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> => {
-    const id = decodeURIComponent(url.pathname.slice(ADMIN_PREFIX.length + 1));
+    const [rawId = "", sub, jobId, ...rest] = url.pathname.slice(ADMIN_PREFIX.length + 1).split("/");
+    const id = decodeURIComponent(rawId);
+    if (sub === OUTBOUND_PATH && rest.length === 0) return handleOutbound(request, response, id, jobId);
+    if (sub !== undefined) throw new ControlApiError("NOT_FOUND", 404, `No route ${request.method} ${url.pathname}`, {});
     if (id === "" && request.method === "GET") {
-      sendJson(response, 200, { success: true, containers: registry.list().map((container) => container.id), timestamp: now() });
+      const containers = registry.list();
+      sendJson(response, 200, { success: true, containers: containers.map((container) => container.id), routed: containers.filter((container) => container.routed).map((container) => container.id), timestamp: now() });
     } else if (request.method === "PUT") {
       const body = await readJson(request, containerStartRequestSchema, resolved.limits.maxBodyBytes);
-      const { created } = await registry.ensure(id, body.env);
+      if (body.outbound === "worker" && registry.get(id) === undefined) outbound.setHttpsHosts(id, body.interceptHttps ?? []);
+      const { created } = await registry.ensure(id, body.env, { outbound: body.outbound });
       sendJson(response, 200, { success: true, id, created, timestamp: now() });
     } else if (request.method === "DELETE") {
       const signal = SIGNALS[url.searchParams.get("signal") ?? "SIGKILL"] ?? "SIGKILL";
@@ -59,6 +80,30 @@ export async function createLocalContainerServer(options: LocalContainerServerOp
     } else {
       throw new ControlApiError("NOT_FOUND", 404, `No route ${request.method} ${url.pathname}`, {});
     }
+  };
+
+  /** The Worker's side of Worker-routed egress: collect the next request, or answer one. */
+  const handleOutbound = async (request: IncomingMessage, response: ServerResponse, id: string, jobId: string | undefined): Promise<void> => {
+    if (registry.get(id) === undefined) {
+      response.setHeader(CONTAINER_STATE_HEADER, "missing");
+      throw new ControlApiError("CONTAINER_NOT_FOUND", 404, "The container is not running", { containerId: id });
+    }
+    if (request.method === "GET" && jobId === undefined) {
+      const job = await outbound.collect(id, COLLECT_WAIT_MS);
+      if (job === null) return void response.writeHead(204, CORS_HEADERS).end();
+      return sendJson(response, 200, job);
+    }
+    if (request.method === "PUT" && jobId === OUTBOUND_HTTPS_PATH) {
+      const body = await readJson(request, httpsHostsRequestSchema, resolved.limits.maxBodyBytes);
+      outbound.setHttpsHosts(id, body.hosts);
+      return sendJson(response, 200, { success: true, timestamp: now() });
+    }
+    if (request.method === "POST" && jobId !== undefined) {
+      const answer = await readJson(request, outboundAnswerSchema, resolved.limits.maxBodyBytes * 2);
+      const delivered = outbound.answer(id, decodeURIComponent(jobId), answer);
+      return sendJson(response, delivered ? 200 : 404, { success: delivered, timestamp: now() });
+    }
+    throw new ControlApiError("NOT_FOUND", 404, `No outbound route ${request.method}`, {});
   };
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
@@ -92,12 +137,15 @@ export async function createLocalContainerServer(options: LocalContainerServerOp
         response.end();
         return;
       }
-      const controlError = error instanceof ControlApiError
+      const controlError = ControlApiError.isInstance(error)
         ? error
         : new ControlApiError("INTERNAL_ERROR", 500, error instanceof Error ? error.message : String(error), {});
       sendError(response, controlError);
     });
   });
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  // Node requires the headers timeout to exceed the keep-alive timeout, or it may cut a request short.
+  server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
   let baseUrl = "";
   const webSockets = createWebSocketAdapter(() => baseUrl, resolved.limits.maxBodyBytes);
   server.on("upgrade", (request, socket, head) => {

@@ -11,7 +11,7 @@ import { createLocalContainerRuntime } from "./local-runtime.js";
 
 export * from "@cloudflare/containers";
 export { CONTAINER_ID_HEADER, CONTROL_PORT } from "../protocol.js";
-export { type AdoptingContainerRuntime, type LocalContainerRuntime, createLocalContainerRuntime } from "./local-runtime.js";
+export { type AdoptingContainerRuntime, type LocalContainerRuntime, type LocalContainerRuntimeOptions, createLocalContainerRuntime } from "./local-runtime.js";
 
 /** Name of the binding that carries the local container server's base URL. */
 export const LOCAL_CONTAINER_URL_BINDING = "OMA_LOCAL_CONTAINER_URL";

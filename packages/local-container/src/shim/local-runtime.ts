@@ -3,7 +3,8 @@
  * server over HTTP. Workers code only: no Node APIs.
  */
 
-import { ADMIN_PREFIX, CONTAINER_ID_HEADER, CONTAINER_STATE_HEADER, CONTROL_PORT } from "../protocol.js";
+import { ADMIN_PREFIX, CONTAINER_ID_HEADER, CONTAINER_STATE_HEADER, CONTROL_PORT, OUTBOUND_HTTPS_PATH, OUTBOUND_PATH } from "../protocol.js";
+import { type Interceptions, createInterceptions, httpsHosts, pumpOutbound, registerInterception } from "./outbound-pump.js";
 
 /** Messages the `Container` class of `@cloudflare/containers` recognises by substring. */
 const NO_INSTANCE_MESSAGE = "there is no container instance that can be provided to this durable object";
@@ -44,8 +45,25 @@ export interface AdoptingContainerRuntime extends LocalContainerRuntime {
   adopt(): Promise<void>;
 }
 
+/** Options of {@link createLocalContainerRuntime}. */
+export interface LocalContainerRuntimeOptions {
+  /**
+   * `worker` (the default): a container started with `enableInternet: false`, or after outbound
+   * interception was registered, has no network but a proxy whose every HTTP request the registered
+   * fetcher (the Worker's outbound handlers) answers, and HTTPS to the hosts `interceptOutboundHttps`
+   * named is decrypted with the local server's CA (which the container trusts, at Cloudflare's path)
+   * and answered the same way; any other HTTPS (`CONNECT`) is refused. `refuse`: containers
+   * share the host network and every interception call is refused.
+   */
+  readonly outbound?: "worker" | "refuse";
+}
+
 interface RunState {
   running: boolean;
+  /** Whether the container's outbound HTTP goes to its Worker. */
+  routed?: boolean;
+  /** Whether a pump collects its outbound requests. */
+  pumping?: boolean;
   /** Settles when the server has the container (or refused it); never rejects. */
   starting: Promise<void>;
   exited: Promise<void>;
@@ -54,26 +72,68 @@ interface RunState {
 
 /** Run state per container id; it outlives one Durable Object instance, as a real container does. */
 const runs = new Map<string, RunState>();
+/** Registered outbound interception per container id, kept across restarts as workerd keeps it per container. */
+const intercepted = new Map<string, Interceptions>();
 
 function settledRun(): RunState {
   return { running: false, starting: Promise.resolve(), exited: Promise.resolve(), finish: () => undefined };
 }
 
 /** A run for a container the server already has: running until stopped or reported missing. */
-function adoptedRun(): RunState {
+function adoptedRun(routed: boolean): RunState {
   let finish: (error?: Error) => void = () => undefined;
   const exited = new Promise<void>((resolve, reject) => {
     finish = (error) => (error === undefined ? resolve() : reject(error));
   });
   exited.catch(() => undefined);
-  return { running: true, starting: Promise.resolve(), exited, finish };
+  return { running: true, routed, starting: Promise.resolve(), exited, finish };
 }
 
 /** Creates the runtime object for container `containerId` on the server at `serverUrl`. */
-export function createLocalContainerRuntime(serverUrl: string, containerId: string): AdoptingContainerRuntime {
+export function createLocalContainerRuntime(serverUrl: string, containerId: string, options: LocalContainerRuntimeOptions = {}): AdoptingContainerRuntime {
   const base = serverUrl.replace(/\/+$/, "");
   const adminUrl = `${base}${ADMIN_PREFIX}/${encodeURIComponent(containerId)}`;
   const current = (): RunState => runs.get(containerId) ?? settledRun();
+  const routing = (options.outbound ?? "worker") === "worker";
+  const interceptionsOf = (): Interceptions => {
+    let found = intercepted.get(containerId);
+    if (found === undefined) {
+      found = createInterceptions();
+      intercepted.set(containerId, found);
+    }
+    return found;
+  };
+  /** Checks and registers an interception call. */
+  const intercept = async (what: string, scheme: "http" | "https", host: string, fetcher: unknown): Promise<void> => {
+    if (!routing) return unsupported(what);
+    const run = current();
+    // A container already running on the host network could go around any handler: fail closed.
+    if (run.running && run.routed !== true) {
+      throw new Error(`${what} needs a container started with enableInternet: false or with interception registered first: this one shares the host network`);
+    }
+    registerInterception(interceptionsOf(), scheme, host, fetcher);
+    if (scheme === "https" && run.running) await announceHttps(run);
+    // An adopted container (after a workerd restart) gets its pump when the Container class re-registers.
+    if (run.running && run.routed === true && run.pumping !== true) pump(run);
+  };
+  /** Tells the server of a running container which hosts' HTTPS to decrypt; one that has not started learns them at start. */
+  const announceHttps = async (run: RunState): Promise<void> => {
+    await run.starting;
+    if (!run.running) return;
+    // A server that did not take the hosts (gone, or lost the container) keeps refusing CONNECT: fail closed.
+    await fetch(`${adminUrl}/${OUTBOUND_PATH}/${OUTBOUND_HTTPS_PATH}`, {
+      method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ hosts: httpsHosts(interceptionsOf()) }),
+    }).then(
+      async (response) => void (await response.body?.cancel()),
+      () => undefined,
+    );
+  };
+  const pump = (run: RunState): void => {
+    run.pumping = true;
+    void pumpOutbound(`${adminUrl}/${OUTBOUND_PATH}`, interceptionsOf(), () => runs.get(containerId) === run && run.running).finally(() => {
+      run.pumping = false;
+    });
+  };
 
   const stop = (run: RunState, signal: string): Promise<void> => {
     run.running = false;
@@ -99,11 +159,16 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
       });
       // The Container class attaches its own handlers; this one only keeps an early failure from being unhandled.
       exited.catch(() => undefined);
-      const run: RunState = { running: true, starting: Promise.resolve(), exited, finish };
-      run.starting = fetch(adminUrl, { method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ env: options.env ?? {} }) }).then(
+      const routed = routing && (options.enableInternet === false || intercepted.has(containerId));
+      const run: RunState = { running: true, routed, starting: Promise.resolve(), exited, finish };
+      const body = { env: options.env ?? {}, ...(routed ? { outbound: "worker", interceptHttps: httpsHosts(interceptionsOf()) } : {}) };
+      run.starting = fetch(adminUrl, { method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }).then(
         async (response) => {
           await response.body?.cancel();
-          if (response.ok) return;
+          if (response.ok) {
+            if (routed) pump(run);
+            return;
+          }
           run.running = false;
           // At the server's limit, fail at once as Cloudflare does past max_instances, rather than with the
           // no-instance error the Container class keeps retrying.
@@ -124,6 +189,7 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
       await run.starting;
       await stop(run, "SIGKILL");
       runs.delete(containerId);
+      intercepted.delete(containerId);
     },
     signal(signo) {
       const run = current();
@@ -144,6 +210,10 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
           try {
             response = await fetch(forwarded);
           } catch (error) {
+            // The caller gave up (its health-check deadline passed while a start waited under load): the
+            // container still runs on the server, so it is not reported as exited, which would leave it
+            // running with nothing that stops it.
+            if (original.signal.aborted) throw error;
             run.running = false;
             run.finish(new Error(`${UNEXPECTED_EXIT_MESSAGE} 1 (local container server unreachable: ${String(error)})`));
             throw new Error(`${NOT_LISTENING_MESSAGE}: ${String(error)}`);
@@ -164,14 +234,16 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
       if (runs.has(containerId)) return;
       try {
         const response = await fetch(`${base}${ADMIN_PREFIX}`);
-        const listed = (await response.json()) as { containers?: unknown };
-        if (Array.isArray(listed.containers) && listed.containers.includes(containerId) && !runs.has(containerId)) runs.set(containerId, adoptedRun());
+        const listed = (await response.json()) as { containers?: unknown; routed?: unknown };
+        if (Array.isArray(listed.containers) && listed.containers.includes(containerId) && !runs.has(containerId)) {
+          runs.set(containerId, adoptedRun(routing && Array.isArray(listed.routed) && listed.routed.includes(containerId)));
+        }
       } catch {
         // An unreachable server has no container to adopt; start() reports it when asked to run one.
       }
     },
-    interceptOutboundHttp: () => unsupported("Outbound HTTP interception"),
-    interceptOutboundHttps: () => unsupported("Outbound HTTPS interception"),
-    interceptAllOutboundHttp: () => unsupported("Outbound HTTP interception"),
+    interceptOutboundHttp: (host, fetcher) => intercept("Outbound HTTP interception", "http", host, fetcher),
+    interceptOutboundHttps: (host, fetcher) => intercept("Outbound HTTPS interception", "https", host, fetcher),
+    interceptAllOutboundHttp: (fetcher) => intercept("Outbound HTTP interception", "http", "*", fetcher),
   };
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createError } from "@open-managed-agents/runtime-resource-contract";
+import { matchRoute } from "@open-managed-agents/runtime-utils/http";
 
 /** What a route handler gets. */
 export interface RouteContext {
@@ -18,35 +19,14 @@ export interface Route {
   readonly handler: (context: RouteContext) => Promise<void> | void;
 }
 
-interface CompiledRoute extends Route {
-  readonly pattern: RegExp;
-  readonly names: readonly string[];
-}
-
 /** Matches requests against `routes` in order: list a literal segment before a parameter in the same place (`work/poll` before `work/:work_id`). */
 export function createRouter(routes: readonly Route[]) {
-  const compiled: CompiledRoute[] = routes.map((route) => {
-    const names: string[] = [];
-    const source = route.path.replace(/:([a-z_]+)/g, (_, name: string) => {
-      names.push(name);
-      return "([^/]+)";
-    });
-    return { ...route, pattern: new RegExp(`^${source}$`), names };
-  });
+  const patterns = routes.map((route) => ({ method: route.method, pattern: route.path, route }));
   return {
-    match(method: string, pathname: string): { route: CompiledRoute; params: Record<string, string> } {
-      let pathMatched = false;
-      for (const route of compiled) {
-        const found = route.pattern.exec(pathname);
-        if (!found) continue;
-        pathMatched = true;
-        if (route.method !== method) continue;
-        const params: Record<string, string> = {};
-        route.names.forEach((name, index) => {
-          params[name] = decodeURIComponent(found[index + 1]!);
-        });
-        return { route, params };
-      }
+    match(method: string, pathname: string): { route: Route; params: Record<string, string> } {
+      const found = matchRoute(patterns, method, pathname);
+      if (found.kind === "matched") return { route: found.route.route, params: found.params };
+      const pathMatched = found.kind === "method_not_allowed";
       throw createError(pathMatched ? "invalid_request" : "not_found", { message: pathMatched ? `${method} is not allowed on ${pathname}` : `no route ${method} ${pathname}`, context: { method } });
     },
   };

@@ -1,6 +1,7 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { IntegrityError, NotFoundError, SandboxFailedError, shellQuote } from "@open-managed-agents/runtime-resource-contract";
 import { type ArchiveLimits, joinPlanCommands, splitArchive } from "@open-managed-agents/workspace-archive";
+import type { MemoryBudget } from "../memory-budget.js";
 import type { BridgeCheckpointer, PreparedRestore } from "../runtime/bridge-runtime.js";
 import { createBridgeFiles } from "../runtime/files.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
@@ -8,7 +9,8 @@ import { createCheckpointHandle, readCheckpointHandle, safeCheckpointName } from
 import { type DeferredDirectoryMode, applyDeferredDirectoryModes } from "./directory-modes.js";
 import { createIncrementalCheckpoints } from "./incremental.js";
 import { isManifestHandle, readManifestHandle } from "./manifest-handle.js";
-import { fetchTarInParts } from "./sandbox-parts.js";
+import { sendParts } from "./compressed-send.js";
+import { fetchArchiveInParts } from "./sandbox-parts.js";
 import { checkpointReadOptions, inspectCheckpointArchive } from "./archive-policy.js";
 import { type Spool, createSpool, hashStream } from "./spool.js";
 
@@ -37,6 +39,8 @@ export interface BridgeCheckpointerOptions {
   /** Limits every checkpoint archive is inspected against, when stored and before it is restored. */
   readonly archiveLimits: ArchiveLimits;
   readonly spoolDirectory?: string;
+  /** Bounds the archive bytes held in memory across every run of the process. */
+  readonly memoryBudget?: MemoryBudget;
   readonly onProgress?: (progress: CheckpointProgress) => void;
 }
 
@@ -62,14 +66,14 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
   };
 
   const archiveInParts = (sandboxId: string, spool: Spool, signal?: AbortSignal): Promise<void> =>
-    fetchTarInParts({
+    fetchArchiveInParts({
       client,
       sandboxId,
       spool,
       signal,
       partBytes: options.partBytes,
       maxRequestBytes: options.maxRequestBytes,
-      tarCommand: (_directory, directoryName) =>
+      command: (_directory, directoryName) =>
         `tar -cf - -C /workspace ${[directoryName, ...options.excludes].map((pattern) => `--exclude=${shellQuote(pattern)}`).join(" ")} .`,
     });
 
@@ -179,19 +183,21 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
 
   async function sendArchive(sandboxId: string, spool: Spool, size: number, signal?: AbortSignal): Promise<void> {
     const report = progress("restore", sandboxId, size);
+    const budget = options.memoryBudget;
     if (size <= options.singleRequestBytes && size <= options.maxRequestBytes) {
-      const bytes = new Uint8Array(await new Response(spool.read()).arrayBuffer());
-      await client.hydrate(sandboxId, bytes, signal);
+      const lease = await budget?.acquire(size, signal);
+      try {
+        const bytes = new Uint8Array(await new Response(spool.read()).arrayBuffer());
+        await client.hydrate(sandboxId, bytes, signal);
+      } finally {
+        lease?.release();
+      }
       report(size);
       return;
     }
-    let sent = 0;
-    const parts = splitArchive(spool.read(), { ...archiveReadOptions, maxPartBytes: Math.min(options.partBytes, options.maxRequestBytes) });
-    for await (const part of parts) {
-      await client.hydrate(sandboxId, part.bytes, signal);
-      sent += part.size;
-      report(sent);
-    }
+    const partBytes = Math.min(options.partBytes, options.maxRequestBytes);
+    const parts = splitArchive(spool.read(), { ...archiveReadOptions, maxPartBytes: partBytes });
+    await sendParts(parts, { client, sandboxId, maxRequestBytes: options.maxRequestBytes, partBytes, signal, onBytes: report, ...(budget === undefined ? {} : { budget }) });
     // Files larger than a part arrived as chunks; join them in the sandbox now that every part is in.
     const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
     for (const plan of parts.joinPlans) await files.run(joinPlanCommands(plan, { cwd: "/workspace", verify: true }), signal);

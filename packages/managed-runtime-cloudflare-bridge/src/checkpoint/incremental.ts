@@ -1,24 +1,28 @@
-import { createHash } from "node:crypto";
-import { once } from "node:events";
 import { Readable } from "node:stream";
-import { createGunzip } from "node:zlib";
 import type { BlobStore } from "@open-managed-agents/blob-store";
-import { IntegrityError, NotFoundError, SandboxFailedError, type SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
+import { IntegrityError, ManagedRuntimeError, type SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
 import type { ArchiveLimits } from "@open-managed-agents/workspace-archive";
 import tar from "tar-stream";
 import { createBridgeFiles } from "../runtime/files.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
 import { blobKeyOf, manifestKeyOf, sessionKeyOf } from "./blob-keys.js";
-import { type DeferredDirectoryMode, extractedDirectoryMode, isDeferredDirectoryMode } from "./directory-modes.js";
-import { type ManifestEntry, type ManifestFile, encodeManifest } from "./manifest.js";
-import { type ManifestHandleMetadata, createManifestHandle } from "./manifest-handle.js";
-import { loadManifest } from "./manifest-store.js";
-import { sweepGeneration, withCheckpointLock } from "./session-locks.js";
+import { createContentTransfer } from "./content-transfer.js";
+import type { DeferredDirectoryMode } from "./directory-modes.js";
 import { createLimiter } from "./limiter.js";
-import { checkLimits, inspectManifest } from "./manifest-checks.js";
-import { fetchTarInParts } from "./sandbox-parts.js";
-import { readSandboxManifest } from "./sandbox-manifest.js";
+import { createDigestSet } from "./digest-set.js";
+import type { ManifestEntry, PackLocation } from "./manifest.js";
+import { inspectManifest, withinLimits } from "./manifest-checks.js";
+import { MANIFEST_HANDLE_FORMAT, type ManifestHandleMetadata, createManifestHandle } from "./manifest-handle.js";
+import { encodeManifestLines } from "./manifest-lines.js";
+import { openManifest, streamManifestOnce } from "./manifest-store.js";
+import { type LatestManifest, createPackedContentsCollector, latestManifest, publishLatest, recallLatest } from "./latest-manifest.js";
+import { SMALL_BLOB_BYTES } from "./pack-writer.js";
+import { type Assembled, assembleTar } from "./restore-assembly.js";
+import { forgetHashCache, readSandboxManifest } from "./sandbox-manifest.js";
+import { sweepGeneration, withCheckpointLock } from "./session-locks.js";
 import { type Spool, createSpool } from "./spool.js";
+import { NO_STORED_CONTENTS, type StoredContents, createStoredContentsBuilder } from "./stored-contents.js";
+import { collectMissingContents } from "./missing-contents.js";
 
 /** Options of {@link createIncrementalCheckpoints}; validated by the driver factory. */
 export interface IncrementalCheckpointOptions {
@@ -34,14 +38,7 @@ export interface IncrementalCheckpointOptions {
   readonly spoolDirectory?: string;
 }
 
-/** Bytes of the outgoing tar sampled to decide on compression; smaller transfers go uncompressed. */
-const COMPRESSION_SAMPLE_BYTES = 1024 * 1024;
-/** Compress when the sample shrinks below this fraction of its size. */
-const COMPRESSION_WORTH = 0.8;
-
-/** Files up to this size are moved between the store and the driver whole, several at a time. */
-const SMALL_BLOB_BYTES = 256 * 1024;
-/** Store calls in flight for small blobs. */
+/** Store calls in flight for existence checks. */
 const PARALLEL_STORE_CALLS = 8;
 
 /** Sessions whose stored hashes are remembered between checkpoints; older ones are forgotten first. */
@@ -54,139 +51,158 @@ const KNOWN_SESSIONS = 64;
  */
 export function createIncrementalCheckpoints(options: IncrementalCheckpointOptions) {
   const { client, store } = options;
-  // Hashes known to be stored per session (from the last checkpoint or restore): the previous checkpoint of
-  // this workspace. Anything else is checked with a HEAD before it is sent.
-  // A sweep since then may have collected them, so they count only within the same sweep generation.
-  const known = new Map<string, { readonly generation: number; readonly hashes: Set<string> }>();
-  const remember = (session: string, entries: readonly ManifestEntry[], generation: number) => {
+  // Contents known to be stored per session (from the last checkpoint or restore: the previous checkpoint of
+  // this workspace), each with its pack location or null for a blob of its own, in a compact set. A large
+  // content not known is checked with a HEAD before it is sent; a small one is found through the latest
+  // manifest's packs or sent again. A sweep since then may have collected them, so they count only within
+  // the same sweep generation.
+  // With them, the session's latest manifest as this driver published or restored it.
+  const known = new Map<string, { readonly generation: number; readonly contents: StoredContents; readonly latest: LatestManifest }>();
+  const remember = (session: string, contents: StoredContents, generation: number, latest: LatestManifest) => {
     known.delete(session);
-    known.set(session, { generation, hashes: new Set(entries.filter(isFile).map((entry) => entry.sha256)) });
+    known.set(session, { generation, contents, latest });
     if (known.size > KNOWN_SESSIONS) known.delete(known.keys().next().value as string);
   };
   const lockKey = (session: string) => `${options.keyPrefix}\0${session}`;
+  const contents = createContentTransfer(options);
+  const spoolOptions = { maxBytes: options.maxCheckpointBytes, ...(options.spoolDirectory === undefined ? {} : { directory: options.spoolDirectory }) };
 
-  const missingBlobs = async (session: string, files: readonly ManifestFile[]): Promise<Map<string, ManifestFile>> => {
+  /**
+   * The contents the session has stored, and those of `entries` still to send (each content once), spooled:
+   * a first checkpoint sends every file, too many to hold as objects.
+   */
+  const planContents = async (session: string, entries: AsyncIterable<ManifestEntry>, previous: Previous | undefined) => {
     const remembered = known.get(session);
-    const stored = remembered && remembered.generation === sweepGeneration(store, lockKey(session)) ? remembered.hashes : new Set<string>();
-    const unknown = new Map<string, ManifestFile>();
-    for (const file of files) if (!stored.has(file.sha256) && !unknown.has(file.sha256)) unknown.set(file.sha256, file);
-    // Several HEADs at a time: after a driver restart every hash is unknown and one round trip each adds up.
-    const missing = new Map<string, ManifestFile>();
-    const heads = createLimiter(PARALLEL_STORE_CALLS);
-    for (const [sha256, file] of unknown) {
-      await heads.run(async () => {
-        if ((await store.head(blobKeyOf(options.keyPrefix, session, sha256))) === null) missing.set(sha256, file);
-      });
-    }
-    await heads.drain();
-    return missing;
-  };
-
-  /** Streams one tar entry into the store under its expected hash; a different content is deleted and refused. */
-  const storeBlob = async (session: string, expected: ManifestFile, body: AsyncIterable<Buffer>, size: number): Promise<void> => {
-    const key = blobKeyOf(options.keyPrefix, session, expected.sha256);
-    const hash = createHash("sha256");
-    const hashed = Readable.from(body).on("data", (chunk: Buffer) => hash.update(chunk));
-    await store.put(key, Readable.toWeb(hashed) as ReadableStream<Uint8Array>, { contentLength: size, contentType: "application/octet-stream", ifNoneMatch: "*" });
-    if (hash.digest("hex") !== expected.sha256 || size !== expected.size) {
-      await store.delete(key);
-      throw new SandboxFailedError({ message: "a workspace file changed while it was checkpointed", context: { path: expected.path.slice(0, 256) } });
-    }
-  };
-
-  const storeSmallBlob = async (session: string, expected: ManifestFile, bytes: Buffer): Promise<void> => {
-    if (createHash("sha256").update(bytes).digest("hex") !== expected.sha256 || bytes.byteLength !== expected.size) {
-      throw new SandboxFailedError({ message: "a workspace file changed while it was checkpointed", context: { path: expected.path.slice(0, 256) } });
-    }
-    await store.put(blobKeyOf(options.keyPrefix, session, expected.sha256), bytes, { contentType: "application/octet-stream", ifNoneMatch: "*" });
-  };
-
-  const transfer = async (sandboxId: string, session: string, missing: Map<string, ManifestFile>, signal?: AbortSignal) => {
-    const missingBytes = [...missing.values()].reduce((sum, file) => sum + file.size, 0);
-    const byPath = new Map([...missing.values()].map((file) => [file.path, file]));
-    const list = new TextEncoder().encode([...byPath.keys()].map((path) => `./${path}\0`).join(""));
-    const tarOf = (directory: string) => `cat ${directory}/list-* | tar -cf - -C /workspace --null --no-recursion --hard-dereference -T -`;
-    let compress = false;
-    const spool = await createSpool({ maxBytes: options.maxCheckpointBytes, directory: options.spoolDirectory });
+    // Not remembered here (a restarted driver, another process): the session's latest manifest tells, from the
+    // listing delta's own read of it when that read was whole, or from a read of its own.
+    const recalled = previous?.recalled();
+    const stored =
+      remembered && remembered.generation === sweepGeneration(store, lockKey(session))
+        ? remembered.contents
+        : recalled
+          ? await recalled.resolve(store, options.keyPrefix, session)
+          : await recallLatest(store, options.keyPrefix, session);
+    const seen = createDigestSet();
+    const missing = await collectMissingContents(spoolOptions);
     try {
-      await fetchTarInParts({
-        client,
-        sandboxId,
-        spool,
-        signal,
-        partBytes: options.partBytes,
-        maxRequestBytes: options.maxRequestBytes,
-        prepare: async (directory) => {
-          for (let offset = 0, index = 0; offset < list.byteLength; offset += options.maxRequestBytes, index += 1) {
-            const name = `${directory}/list-${String(index).padStart(6, "0")}`;
-            await client.writeFile(sandboxId, name, list.subarray(offset, offset + options.maxRequestBytes), signal);
-          }
-          compress = missingBytes >= COMPRESSION_SAMPLE_BYTES && (await compressionPays(sandboxId, tarOf(directory), signal));
-        },
-        tarCommand: (directory) => (compress ? `{ ${tarOf(directory)}; echo $? > ${directory}/tar-status; } | gzip -1` : tarOf(directory)),
-      });
-      const extract = tar.extract();
-      const source = Readable.fromWeb(spool.read() as never);
-      if (compress) {
-        // Decompressed as it streams, never as a whole.
-        const gunzip = createGunzip();
-        gunzip.on("error", (error) => extract.destroy(error));
-        source.pipe(gunzip).pipe(extract);
-      } else source.pipe(extract);
-      const received = new Set<string>();
-      const puts = createLimiter(PARALLEL_STORE_CALLS);
-      for await (const entry of extract) {
-        const path = entry.header.name.replace(/^\.\//, "");
-        const expected = byPath.get(path);
-        if (!expected || entry.header.type !== "file") throw new SandboxFailedError({ message: "the sandbox sent an entry that was not asked for", context: { path: path.slice(0, 256) } });
-        const size = entry.header.size ?? 0;
-        if (size <= SMALL_BLOB_BYTES) {
-          // Small blobs are read whole and stored several at a time: a store round trip each would dominate.
-          const chunks: Buffer[] = [];
-          for await (const chunk of entry as AsyncIterable<Buffer>) chunks.push(chunk);
-          const bytes = Buffer.concat(chunks);
-          await puts.run(() => storeSmallBlob(session, expected, bytes));
-        } else {
-          await storeBlob(session, expected, entry as AsyncIterable<Buffer>, size);
+      // Several HEADs at a time: after a driver restart every large hash is unknown and one round trip each adds up.
+      const heads = createLimiter(PARALLEL_STORE_CALLS);
+      for await (const entry of entries) {
+        if (entry.type !== "file" || entry.size === 0 || stored.get(entry.sha256) !== undefined || !seen.add(entry.sha256)) continue;
+        if (entry.size <= SMALL_BLOB_BYTES) missing.add(entry);
+        else {
+          await heads.run(async () => {
+            if ((await store.head(blobKeyOf(options.keyPrefix, session, entry.sha256))) === null) missing.add(entry);
+          });
         }
-        received.add(path);
+        await missing.flushed();
       }
-      await puts.drain();
-      if (received.size !== byPath.size) throw new SandboxFailedError({ message: "a workspace file vanished while it was checkpointed", context: { expected: byPath.size, received: received.size } });
-    } finally {
-      await spool.dispose();
+      await heads.drain();
+      return { stored, missing: await missing.finish() };
+    } catch (error) {
+      await missing.dispose();
+      throw error;
     }
   };
 
-  const capture = async (input: { readonly sandboxId: string; readonly signal?: AbortSignal }, session: string): Promise<SandboxCheckpointHandle> => {
-    const generation = sweepGeneration(store, lockKey(session));
-    const entries = await readSandboxManifest({ client, sandboxId: input.sandboxId, excludes: options.excludes, maxRequestBytes: options.maxRequestBytes, signal: input.signal });
-    checkLimits(entries, options.archiveLimits);
-    await inspectManifest(entries, options.archiveLimits);
-    const missing = await missingBlobs(session, entries.filter(isFile));
-    if (missing.size > 0) await transfer(input.sandboxId, session, missing, input.signal);
-    const { bytes, sha256 } = encodeManifest(entries);
-    // Published last: before this put no manifest references the new blobs, so nothing is visible.
-    await store.put(manifestKeyOf(options.keyPrefix, session, sha256), bytes, { contentType: "application/json", ifNoneMatch: "*", contentLength: bytes.byteLength });
-    remember(session, entries, generation);
-    return createManifestHandle({ provider: options.provider, sandboxId: input.sandboxId, session, sha256, size: bytes.byteLength });
+  /** Writes the manifest of `entries` (each file at its location) to a spool; returns it and the contents it names. */
+  const writeManifest = async (entries: AsyncIterable<ManifestEntry>, locate: (sha256: string) => PackLocation | null) => {
+    const named = createStoredContentsBuilder();
+    async function* located(): AsyncGenerator<ManifestEntry> {
+      for await (const entry of entries) {
+        if (entry.type !== "file" || entry.size === 0) {
+          yield entry;
+          continue;
+        }
+        const location = locate(entry.sha256);
+        named.add(entry.sha256, location);
+        yield location ? { ...entry, location } : entry;
+      }
+    }
+    const spool = await createSpool(spoolOptions);
+    try {
+      await spool.append(Readable.toWeb(Readable.from(encodeManifestLines(located()))) as ReadableStream<Uint8Array>);
+      return { spool, digest: await spool.finish(), named: named.build() };
+    } catch (error) {
+      await spool.dispose();
+      throw error;
+    }
   };
 
   /**
-   * Whether gzip is in the sandbox and shrinks a sample of what is about to be sent (the first
-   * {@link COMPRESSION_SAMPLE_BYTES} of the tar) below {@link COMPRESSION_WORTH}; decided per checkpoint.
+   * The session's previous published manifest and its sandbox pass, for a listing delta against it. Its
+   * entries are read once, hash-checked as they stream (a mismatch fails the merge, which then takes the
+   * full listing), and the packed contents they name are collected on the way for {@link planContents}.
    */
-  const compressionPays = async (sandboxId: string, tarCommand: string, signal?: AbortSignal): Promise<boolean> => {
-    const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
-    const output = await files.run(`command -v gzip >/dev/null 2>&1 || { echo none; exit 0; }; ${tarCommand} 2>/dev/null | head -c ${COMPRESSION_SAMPLE_BYTES} | gzip -1 | wc -c`, signal);
-    const compressed = Number.parseInt(output.trim(), 10);
-    return Number.isSafeInteger(compressed) && compressed < COMPRESSION_SAMPLE_BYTES * COMPRESSION_WORTH;
+  const previousOf = async (session: string): Promise<Previous | undefined> => {
+    const latest = known.get(session)?.latest ?? (await latestManifest(store, options.keyPrefix, session));
+    if (!latest?.pass) return undefined;
+    const metadata = { format: MANIFEST_HANDLE_FORMAT, session, contentHash: `sha256:${latest.sha256}`, size: latest.size, manifestKey: manifestKeyOf(options.keyPrefix, session, latest.sha256) } as const;
+    let whole: ReturnType<typeof createPackedContentsCollector> | undefined;
+    return {
+      pass: latest.pass,
+      async *entries() {
+        const collector = createPackedContentsCollector();
+        for await (const entry of streamManifestOnce(store, metadata)) {
+          collector.add(entry);
+          yield entry;
+        }
+        // Only a read that reached the end (and so matched its hash) counts.
+        whole = collector;
+      },
+      recalled: () => whole,
+    };
+  };
+
+  const capture = async (input: { readonly sandboxId: string; readonly signal?: AbortSignal }, session: string, retried = false): Promise<SandboxCheckpointHandle> => {
+    const generation = sweepGeneration(store, lockKey(session));
+    const pass = crypto.randomUUID();
+    // A retry after a cached hash did not match takes the full listing.
+    const previous = retried ? undefined : await previousOf(session);
+    const listed = await readSandboxManifest({
+      pass,
+      ...(previous === undefined ? {} : { previous }),
+      client,
+      sandboxId: input.sandboxId,
+      excludes: options.excludes,
+      maxRequestBytes: options.maxRequestBytes,
+      ...spoolOptions,
+      ...(options.spoolDirectory === undefined ? {} : { spoolDirectory: options.spoolDirectory }),
+      check: (entries) => inspectManifest(entries, options.archiveLimits),
+      ...(input.signal === undefined ? {} : { signal: input.signal }),
+    });
+    try {
+      const { stored, missing } = await planContents(session, listed.entries(), previous);
+      const packed = await (missing.count > 0 ? contents.transfer(input.sandboxId, session, missing, input.signal) : Promise.resolve(NO_STORED_CONTENTS))
+        .catch(async (error: unknown) => {
+          // A content that did not match its hash may have come from the sandbox's hash cache: drop it and
+          // take the checkpoint once more, hashing everything.
+          if (!listed.cached || retried || !ManagedRuntimeError.hasCode(error, "sandbox_failed")) throw error;
+          await forgetHashCache(createBridgeFiles(client, input.sandboxId, { maxRequestBytes: options.maxRequestBytes }));
+          throw new CacheMissed(error);
+        })
+        .finally(() => missing.dispose());
+      const { spool, digest, named } = await writeManifest(listed.entries(), (sha256) => packed.get(sha256) ?? stored.get(sha256) ?? null);
+      try {
+        // Published last: before this put no manifest references the new blobs, so nothing is visible.
+        await store.put(manifestKeyOf(options.keyPrefix, session, digest.sha256), spool.read(), { contentType: "application/x-ndjson", ifNoneMatch: "*", contentLength: digest.size });
+      } finally {
+        await spool.dispose();
+      }
+      // Only a hint for later drivers: failing to record it costs them a transfer, not this checkpoint.
+      const latest = { sha256: digest.sha256, size: digest.size, pass };
+      await publishLatest(store, options.keyPrefix, session, latest).catch(() => undefined);
+      remember(session, named, generation, latest);
+      return createManifestHandle({ provider: options.provider, sandboxId: input.sandboxId, session, sha256: digest.sha256, size: digest.size });
+    } finally {
+      await listed.dispose();
+    }
   };
 
   return {
     async checkpoint(input: { readonly sandboxId: string; readonly sessionId: string; readonly signal?: AbortSignal }): Promise<SandboxCheckpointHandle> {
       const session = sessionKeyOf(input.sessionId);
-      return withCheckpointLock(store, lockKey(session), () => capture(input, session));
+      return withCheckpointLock(store, lockKey(session), () => capture(input, session).catch((error: unknown) => (error instanceof CacheMissed ? capture(input, session, true) : Promise.reject(error))));
     },
     /**
      * Writes the tar a restore sends into `spool`, from the manifest and the session's blobs; every blob is
@@ -197,100 +213,40 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
       if (restoringSession !== undefined && sessionKeyOf(restoringSession) !== metadata.session) {
         throw new IntegrityError({ message: "checkpoint belongs to another session", context: { reason: "foreign_session" } });
       }
-      const manifest = await loadManifest(store, metadata);
-      checkLimits(manifest.entries, options.archiveLimits);
+      const manifest = await openManifest(store, metadata);
       const pack = tar.pack();
       const appended = spool.append(Readable.toWeb(Readable.from(pack)) as ReadableStream<Uint8Array>, signal);
       appended.catch(() => undefined);
+      let assembled: Assembled;
       try {
-        const ahead = prefetchSmallBlobs(metadata.session, manifest.entries);
-        for (const [index, entry] of manifest.entries.entries()) await packEntry(pack, metadata.session, entry, ahead(index));
+        // Limits hold on every pass; the first (folders) reads every entry before any content is read.
+        assembled = await assembleTar({ store, keyPrefix: options.keyPrefix, session: metadata.session }, () => withinLimits(manifest.entries(), options.archiveLimits), pack);
         pack.finalize();
       } catch (error) {
         pack.destroy();
         throw error;
       }
       await appended;
-      remember(metadata.session, manifest.entries, sweepGeneration(store, lockKey(metadata.session)));
-      return manifest.entries.filter((entry) => entry.type === "directory" && isDeferredDirectoryMode(entry.mode)).map(({ path, mode }) => ({ path, mode }));
+      // A restore publishes nothing: the session's latest manifest (and the pass it came from) stays.
+      const latest = known.get(metadata.session)?.latest ?? { sha256: metadata.contentHash.slice("sha256:".length), size: metadata.size };
+      remember(metadata.session, assembled.stored, sweepGeneration(store, lockKey(metadata.session)), latest);
+      return assembled.deferred;
     },
   };
+}
 
-  /**
-   * Keeps the reads of the next small blobs in flight while earlier entries are packed; returns, per entry
-   * index, the verified bytes of a small file (or null for anything else).
-   */
-  function prefetchSmallBlobs(session: string, entries: readonly ManifestEntry[]) {
-    const pending = new Map<number, Promise<Buffer>>();
-    let next = 0;
-    const fill = (from: number) => {
-      next = Math.max(next, from);
-      while (next < entries.length && pending.size < PARALLEL_STORE_CALLS * 2) {
-        const entry = entries[next] as ManifestEntry;
-        if (entry.type === "file" && entry.size <= SMALL_BLOB_BYTES) {
-          const read = readSmallBlob(session, entry);
-          read.catch(() => undefined);
-          pending.set(next, read);
-        }
-        next += 1;
-      }
-    };
-    return (index: number): Promise<Buffer> | null => {
-      const read = pending.get(index) ?? null;
-      pending.delete(index);
-      fill(index + 1);
-      return read;
-    };
-  }
+/** The session's previous published manifest, read by a listing delta. */
+interface Previous {
+  readonly pass: string;
+  entries(): AsyncIterable<ManifestEntry>;
+  /** The packed contents it names, once a read of its entries reached the end; undefined before. */
+  recalled(): ReturnType<typeof createPackedContentsCollector> | undefined;
+}
 
-  async function readSmallBlob(session: string, entry: ManifestFile): Promise<Buffer> {
-    const object = await openBlob(session, entry);
-    const bytes = Buffer.from(await new Response(object.stream()).arrayBuffer());
-    if (createHash("sha256").update(bytes).digest("hex") !== entry.sha256) {
-      throw new IntegrityError({ message: "a checkpoint blob's hash does not match the manifest", context: { path: entry.path.slice(0, 256) } });
-    }
-    return bytes;
-  }
-
-  async function openBlob(session: string, entry: ManifestFile) {
-    const object = await store.get(blobKeyOf(options.keyPrefix, session, entry.sha256));
-    if (!object) throw new NotFoundError({ message: "a checkpoint blob is missing from the store", context: { path: entry.path.slice(0, 256) } });
-    if (object.size !== entry.size) {
-      await object.stream().cancel().catch(() => undefined);
-      throw new IntegrityError({ message: "a checkpoint blob's size does not match the manifest", context: { path: entry.path.slice(0, 256) } });
-    }
-    return object;
-  }
-
-  async function packEntry(pack: tar.Pack, session: string, entry: ManifestEntry, prefetched: Promise<Buffer> | null): Promise<void> {
-    const mtime = new Date(entry.mtime * 1000);
-    if (entry.type === "directory") return void pack.entry({ name: `./${entry.path}/`, type: "directory", mode: extractedDirectoryMode(entry.mode), mtime });
-    if (entry.type === "symlink") return void pack.entry({ name: `./${entry.path}`, type: "symlink", linkname: entry.target, mode: entry.mode, mtime });
-    const header = { name: `./${entry.path}`, type: "file" as const, size: entry.size, mode: entry.mode, mtime };
-    if (prefetched) {
-      const bytes = await prefetched;
-      // Waits for the pack to flush the entry, so entries never pile up ahead of the spool.
-      return new Promise<void>((resolve, reject) => pack.entry(header, bytes, (error?: Error | null) => (error ? reject(error) : resolve())));
-    }
-    const object = await openBlob(session, entry);
-    if (!object) throw new NotFoundError({ message: "a checkpoint blob is missing from the store", context: { path: entry.path.slice(0, 256) } });
-    if (object.size !== entry.size) {
-      await object.stream().cancel().catch(() => undefined);
-      throw new IntegrityError({ message: "a checkpoint blob's size does not match the manifest", context: { path: entry.path.slice(0, 256) } });
-    }
-    const hash = createHash("sha256");
-    const sink = pack.entry(header);
-    for await (const chunk of object.stream() as unknown as AsyncIterable<Uint8Array>) {
-      hash.update(chunk);
-      if (!sink.write(chunk)) await once(sink, "drain");
-    }
-    if (hash.digest("hex") !== entry.sha256) {
-      throw new IntegrityError({ message: "a checkpoint blob's hash does not match the manifest", context: { path: entry.path.slice(0, 256) } });
-    }
-    sink.end(undefined);
+/** A checkpoint that failed on a hash from the sandbox's cache, to be taken once more without it. */
+class CacheMissed extends Error {
+  constructor(readonly original: unknown) {
+    super("a cached hash did not match its file");
   }
 }
 
-function isFile(entry: ManifestEntry): entry is ManifestFile {
-  return entry.type === "file";
-}

@@ -1,9 +1,10 @@
-import { createHash } from "node:crypto";
-import { ArchiveRejectedError, IntegrityError, SandboxFailedError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
+import { IntegrityError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 
-/** Format tag of an incremental checkpoint's manifest. */
-export const MANIFEST_FORMAT = "oma-workspace-manifest/1";
+/** Format tag of an incremental checkpoint's manifest whose contents are each one blob. */
+export const MANIFEST_FORMAT_V1 = "oma-workspace-manifest/1";
+/** Format tag of a manifest (one JSON document) that may place small contents in shared pack objects. */
+export const MANIFEST_FORMAT = "oma-workspace-manifest/2";
 
 const relativePath = z
   .string()
@@ -14,38 +15,49 @@ const relativePath = z
 const mode = z.number().int().min(0).max(0o7777);
 const mtime = z.number().int().min(0).max(2 ** 33);
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
+const byteCount = z.number().int().nonnegative().refine(Number.isSafeInteger);
 
-const entrySchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("directory"), path: relativePath, mode, mtime }).strict(),
-  z.object({ type: z.literal("file"), path: relativePath, mode, mtime, size: z.number().int().nonnegative().refine(Number.isSafeInteger), sha256 }).strict(),
-  z.object({ type: z.literal("symlink"), path: relativePath, mode, mtime, target: z.string().min(1).max(4096) }).strict(),
+const fileFields = { type: z.literal("file"), path: relativePath, mode, mtime, size: byteCount, sha256 };
+const directorySchema = z.object({ type: z.literal("directory"), path: relativePath, mode, mtime }).strict();
+const symlinkSchema = z.object({ type: z.literal("symlink"), path: relativePath, mode, mtime, target: z.string().min(1).max(4096) }).strict();
+const entrySchema = z.discriminatedUnion("type", [directorySchema, z.object(fileFields).strict(), symlinkSchema]);
+/** An entry as /2 and /3 manifests store it; on the wire a packed file names its pack by index into the manifest's pack table. */
+export const wireEntrySchema = z.discriminatedUnion("type", [
+  directorySchema,
+  z.object({ ...fileFields, pack: z.number().int().nonnegative().optional(), offset: byteCount.optional() }).strict(),
+  symlinkSchema,
+]);
+/** A pack as a manifest names it. */
+export const packSchema = z.object({ sha256, size: byteCount.refine((value) => value > 0) }).strict();
+
+const manifestSchema = z.discriminatedUnion("format", [
+  z.object({ format: z.literal(MANIFEST_FORMAT_V1), entries: z.array(entrySchema) }).strict(),
+  z.object({ format: z.literal(MANIFEST_FORMAT), packs: z.array(packSchema), entries: z.array(wireEntrySchema) }).strict(),
 ]);
 
-const manifestSchema = z.object({ format: z.literal(MANIFEST_FORMAT), entries: z.array(entrySchema) }).strict();
+/** A stored pack object: small contents concatenated, named by the sha256 of the whole. */
+export interface PackRef {
+  readonly sha256: string;
+  readonly size: number;
+}
+/** Where a packed content lies: its pack and the offset of its first byte there. */
+export interface PackLocation {
+  readonly pack: PackRef;
+  readonly offset: number;
+}
 
+type PlainEntry = z.output<typeof entrySchema>;
+/** A regular file entry; a packed one carries its location, any other lives in a blob of its own (or is empty). */
+export type ManifestFile = Extract<PlainEntry, { type: "file" }> & { readonly location?: PackLocation };
 /** One path of a workspace: a folder, a regular file (by content hash) or a symlink. */
-export type ManifestEntry = z.output<typeof entrySchema>;
-/** A file entry. */
-export type ManifestFile = Extract<ManifestEntry, { type: "file" }>;
-/** A workspace as a list of entries, sorted by path; a parent always precedes its children. */
+export type ManifestEntry = Exclude<PlainEntry, { type: "file" }> | ManifestFile;
+/** An earlier (/1, /2) manifest: a list of entries, sorted by path. */
 export interface WorkspaceManifest {
-  readonly format: typeof MANIFEST_FORMAT;
+  readonly format: typeof MANIFEST_FORMAT | typeof MANIFEST_FORMAT_V1;
   readonly entries: readonly ManifestEntry[];
 }
 
-/** Entries in manifest order: by path, so a parent always precedes its children. */
-export function sortEntries(entries: readonly ManifestEntry[]): ManifestEntry[] {
-  return [...entries].sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
-}
-
-/** The canonical bytes of a manifest and their sha256 (the checkpoint id). */
-export function encodeManifest(entries: readonly ManifestEntry[]): { readonly bytes: Uint8Array; readonly sha256: string } {
-  const sorted = sortEntries(entries);
-  const bytes = new TextEncoder().encode(JSON.stringify({ format: MANIFEST_FORMAT, entries: sorted }));
-  return { bytes, sha256: createHash("sha256").update(bytes).digest("hex") };
-}
-
-/** Parses stored manifest bytes after their hash was checked; a malformed manifest is `integrity_failed`. */
+/** Parses the bytes of an earlier (/1, /2) manifest after their hash was checked; a malformed manifest is `integrity_failed`. */
 export function decodeManifest(bytes: Uint8Array): WorkspaceManifest {
   let json: unknown;
   try {
@@ -59,46 +71,16 @@ export function decodeManifest(bytes: Uint8Array): WorkspaceManifest {
     if (seen.has(entry.path)) throw new IntegrityError({ message: "checkpoint manifest lists a path twice", context: { path: entry.path.slice(0, 256) } });
     seen.add(entry.path);
   }
-  return manifest;
-}
-
-const TYPES: Readonly<Record<string, ManifestEntry["type"]>> = { f: "file", d: "directory", l: "symlink" };
-
-/**
- * Builds manifest entries from what the sandbox reported: `find -printf '%y %m %s %T@ %P\0%l\0'` records
- * and `sha256sum -z` lines. Devices, FIFOs and sockets are refused (`archive_rejected`), as a restore
- * would refuse them.
- */
-export function entriesFromSandbox(listing: Uint8Array, hashes: Uint8Array): ManifestEntry[] {
-  const digests = new Map<string, string>();
-  for (const line of splitNul(hashes)) {
-    const match = /^([0-9a-f]{64}) [ *]\.\/(.+)$/s.exec(line);
-    if (!match) throw new SandboxFailedError({ message: "the sandbox reported a malformed file hash" });
-    digests.set(match[2] as string, match[1] as string);
-  }
-  const fields = splitNul(listing);
-  const entries: ManifestEntry[] = [];
-  for (let index = 0; index < fields.length; index += 2) {
-    const match = /^(\w) (\d+) (\d+) (\d+)(?:\.\d+)? (.+)$/s.exec(fields[index] as string);
-    if (!match) throw new SandboxFailedError({ message: "the sandbox reported a malformed workspace listing" });
-    const [, kind = "", octal = "0", size = "0", seconds = "0", path = ""] = match;
-    const type = TYPES[kind];
-    if (!type) throw new ArchiveRejectedError({ message: `workspace entry ${JSON.stringify(path)} is a special file (${kind})`, context: { entry: path, reason: "unsupported_type" } });
-    const base = { path, mode: Number.parseInt(octal, 8), mtime: Number(seconds) };
-    if (type === "directory") entries.push({ type, ...base });
-    else if (type === "symlink") entries.push({ type, ...base, target: fields[index + 1] ?? "" });
-    else {
-      const digest = digests.get(path);
-      // A file removed between the listing and the hashing is simply not part of the checkpoint.
-      if (digest) entries.push({ type, ...base, size: Number(size), sha256: digest });
+  if (manifest.format === MANIFEST_FORMAT_V1) return manifest;
+  const packs = manifest.packs;
+  const entries = manifest.entries.map((entry): ManifestEntry => {
+    if (entry.type !== "file" || (entry.pack === undefined && entry.offset === undefined)) return entry;
+    const { pack: index, offset, ...plain } = entry;
+    const pack = index === undefined ? undefined : packs[index];
+    if (!pack || offset === undefined || offset + plain.size > pack.size) {
+      throw new IntegrityError({ message: "checkpoint manifest places a file outside its pack", context: { path: entry.path.slice(0, 256) } });
     }
-  }
-  return entries;
-}
-
-function splitNul(bytes: Uint8Array): string[] {
-  const text = new TextDecoder().decode(bytes);
-  const parts = text.split("\0");
-  if (parts.at(-1) === "") parts.pop();
-  return parts;
+    return { ...plain, location: { pack, offset } };
+  });
+  return { format: manifest.format, entries };
 }

@@ -1,7 +1,11 @@
-import { createBridgeFiles } from "../runtime/files.js";
 import { shellQuote } from "@open-managed-agents/runtime-resource-contract";
+import { type BridgeFiles, createBridgeFiles } from "../runtime/files.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
-import { type ManifestEntry, entriesFromSandbox } from "./manifest.js";
+import type { ManifestEntry } from "./manifest.js";
+import { mergeDelta } from "./sandbox-delta.js";
+import { HashMissing, parseSandboxRecords, recordGroups } from "./sandbox-records.js";
+import { type Spool, createSpool } from "./spool.js";
+import { readSpooledEntries, spoolEntries } from "./spooled-entries.js";
 
 /** find(1) expression that prunes one tar-style exclude pattern: a bare name matches any component. */
 function pruneExpression(pattern: string): string {
@@ -10,34 +14,151 @@ function pruneExpression(pattern: string): string {
 }
 
 /**
- * Computes the manifest of `/workspace` inside the sandbox: one `find` for types, modes, sizes, mtimes
- * and link targets, one `sha256sum` pass over the regular files. Both land in a scratch folder (excluded)
- * that is fetched with two file GETs and removed.
+ * Hashes of the last pass in this sandbox and a stamp older than that pass's listing. Kept outside
+ * `/workspace`, so never checkpointed; what is in it only spares hashing: a stale or altered cache can name
+ * for a file only some content of the session's own, and content the store lacks is verified when sent.
+ */
+const CACHE = "/tmp/.oma-manifest-cache";
+
+/** The workspace's entries as the sandbox reported them, spooled on the driver's disk. */
+export interface SandboxManifest {
+  /** The entries in manifest order, parsed afresh from the spool on each call. */
+  entries(): AsyncIterable<ManifestEntry>;
+  /** Whether some hashes came from the sandbox's cache (a mismatch then means: take it again without). */
+  readonly cached: boolean;
+  /** Whether the entries are the previous manifest merged with the sandbox's delta (not the full listing). */
+  readonly delta: boolean;
+  /** Deletes the spool. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Computes the manifest of `/workspace` inside the sandbox: one `find` for types, modes, sizes, mtimes and
+ * link targets, `sha256sum` over the regular files (only over those changed, by mtime or ctime, since the
+ * last pass in this sandbox when its hashes are cached), both joined into one sorted record file there, so
+ * the driver fetches it with one file GET into a spool and reads it as a stream, never whole. `check` gets
+ * the first read of the entries; a cache that missed a file (other excludes, a clock step) is passed over
+ * and everything hashed again.
  */
 export async function readSandboxManifest(input: {
   readonly client: BridgeClient;
   readonly sandboxId: string;
   readonly excludes: readonly string[];
   readonly maxRequestBytes: number;
+  readonly maxBytes: number;
+  readonly spoolDirectory?: string;
+  readonly check: (entries: AsyncIterable<ManifestEntry>) => Promise<void>;
+  /** This pass's id, kept with the sandbox's cache (and, once published, in the session's latest pointer). */
+  readonly pass: string;
+  /** The session's previous published manifest and the pass it was built from, when known. */
+  readonly previous?: { readonly pass: string; entries(): AsyncIterable<ManifestEntry> };
   readonly signal?: AbortSignal;
-}): Promise<ManifestEntry[]> {
+}): Promise<SandboxManifest> {
   const { client, sandboxId, signal } = input;
   const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: input.maxRequestBytes });
   const name = `.oma-manifest-${crypto.randomUUID()}`;
   const directory = `/workspace/${name}`;
   const prune = [`-path ./${name}`, ...input.excludes.map(pruneExpression)].join(" -o ");
+  const regularFiles = `find . -mindepth 1 \\( ${prune} \\) -prune -o -type f`;
+  const hashAll = `${regularFiles} -print0 | xargs -0 -r sha256sum -z > ${directory}/merged`;
+  // Hash lines become `<path>//h<sha256>` records; sorted with the entries, each lands right after its own.
+  const records =
+    `{ cat ${directory}/entries && sed -z -E 's#^([0-9a-f]{64}) [ *]\\./(.*)$#\\2//h\\1#' ${directory}/merged; } | LC_ALL=C sort -z > ${directory}/records`;
   const script = [
-    `mkdir -p ${directory}`,
+    // Two seconds back: a write in the same clock tick as the stamp still counts as newer next time.
+    `mkdir -p ${directory} && touch -d "@$(( $(date +%s) - 2 ))" ${directory}/stamp`,
     "cd /workspace",
-    `find . -mindepth 1 \\( ${prune} \\) -prune -o -printf '%y %m %s %T@ %P\\0%l\\0' > ${directory}/entries`,
-    `find . -mindepth 1 \\( ${prune} \\) -prune -o -type f -print0 | xargs -0 -r sha256sum -z > ${directory}/hashes`,
+    `find . -mindepth 1 \\( ${prune} \\) -prune -o -printf '%P//e%y %m %s %T@ %l\\0' > ${directory}/entries`,
+    // Newest hash per path first: the changed files' hashes, then the cached ones.
+    `if [ -f ${CACHE}/stamp ] && cp ${CACHE}/hashes ${directory}/previous 2>/dev/null; then ` +
+      `${regularFiles} \\( -newer ${CACHE}/stamp -o -cnewer ${CACHE}/stamp \\) -print0 | xargs -0 -r sha256sum -z > ${directory}/hashes && ` +
+      `cat ${directory}/hashes ${directory}/previous | LC_ALL=C sort -z -s -u -k2 > ${directory}/merged && ${records} && echo partial; ` +
+      `else ${hashAll} && ${records} && echo full; fi`,
+    // What changed since the cached pass, if there is one: records only it had and records only this one has.
+    `if [ -f ${CACHE}/records ] && [ -f ${CACHE}/pass ] && LC_ALL=C comm -z --nocheck-order -23 ${CACHE}/records ${directory}/records > ${directory}/removed 2>/dev/null && ` +
+      `LC_ALL=C comm -z --nocheck-order -13 ${CACHE}/records ${directory}/records > ${directory}/added 2>/dev/null; then ` +
+      `echo "delta $(head -c 64 ${CACHE}/pass) $(tr -cd '\\0' < ${directory}/entries | wc -c)"; fi`,
   ].join(" && ");
+  const chunks = (spool: Spool) => spool.read() as unknown as AsyncIterable<Uint8Array>;
+  const read = (spool: Spool, partial: boolean) => () => parseSandboxRecords(chunks(spool), partial);
+  const spoolOptions = { maxBytes: input.maxBytes, ...(input.spoolDirectory === undefined ? {} : { directory: input.spoolDirectory }) };
+  const fetch = async (file = "records") => {
+    const spool = await createSpool(spoolOptions);
+    try {
+      await spool.append(await client.readFile(sandboxId, `${directory}/${file}`, signal), signal);
+      await spool.finish();
+      return spool;
+    } catch (error) {
+      await spool.dispose();
+      throw error;
+    }
+  };
   try {
-    await files.run(script, signal);
-    const listing = new Uint8Array(await new Response(await client.readFile(sandboxId, `${directory}/entries`, signal)).arrayBuffer());
-    const hashes = new Uint8Array(await new Response(await client.readFile(sandboxId, `${directory}/hashes`, signal)).arrayBuffer());
-    return entriesFromSandbox(listing, hashes);
+    const [pass = "", delta] = (await files.run(script, signal)).trim().split("\n");
+    let cached = pass === "partial";
+    const listed = await (input.previous && cached ? fromDelta(input.previous, delta) : null) ?? (await fromListing());
+    // Best effort: a failure only costs the next pass its shortcuts.
+    await files
+      .run(`{ mkdir -p ${CACHE} && rm -f ${CACHE}/pass && mv ${directory}/merged ${CACHE}/hashes && mv ${directory}/records ${CACHE}/records && mv ${directory}/stamp ${CACHE}/stamp && printf '%s' ${shellQuote(input.pass)} > ${CACHE}/pass; } 2>/dev/null || rm -rf ${CACHE}`, signal)
+      .catch(() => undefined);
+    return listed;
+
+    /**
+     * The previous manifest merged with what changed, when the sandbox's cache is the pass that manifest was
+     * built from; null (take the full listing) when it is not or anything in the merge does not fit.
+     */
+    async function fromDelta(previous: NonNullable<typeof input.previous>, line: string | undefined): Promise<SandboxManifest | null> {
+      const [, cachedPass, listedCount] = /^delta ([0-9a-f-]{36}) (\d+)$/.exec(line ?? "") ?? [];
+      if (cachedPass !== previous.pass || listedCount === undefined) return null;
+      const removed = await fetch("removed");
+      const added = await fetch("added").catch(async (error: unknown) => {
+        await removed.dispose();
+        throw error;
+      });
+      // The merge runs once: its entries are spooled as they are checked and read back from there.
+      const merged = await createSpool(spoolOptions);
+      const dispose = async () => void (await Promise.all([removed.dispose(), added.dispose(), merged.dispose()]));
+      try {
+        const entries = mergeDelta(previous.entries(), recordGroups(chunks(removed), true), recordGroups(chunks(added), true), Number(listedCount));
+        await input.check(spoolEntries(entries, merged));
+        await merged.finish();
+        return { entries: () => readSpooledEntries(chunks(merged)), cached: true, delta: true, dispose };
+      } catch {
+        // Whatever did not fit (a stale or altered cache, a swept manifest): the full listing decides.
+        await dispose();
+        return null;
+      } finally {
+        await Promise.all([removed.dispose(), added.dispose()]);
+      }
+    }
+
+    /** The full listing, checked; a cache that missed a file is passed over and everything hashed again. */
+    async function fromListing(): Promise<SandboxManifest> {
+      let spool = await fetch();
+      try {
+        try {
+          await input.check(read(spool, cached)());
+        } catch (error) {
+          if (!(error instanceof HashMissing)) throw error;
+          await spool.dispose();
+          await files.run(`cd /workspace && ${hashAll} && ${records}`, signal);
+          cached = false;
+          spool = await fetch();
+          await input.check(read(spool, false)());
+        }
+      } catch (error) {
+        await spool.dispose();
+        throw error;
+      }
+      const done = spool;
+      return { entries: read(done, cached), cached, delta: false, dispose: () => done.dispose() };
+    }
   } finally {
     await files.run(`rm -rf ${directory}`).catch(() => undefined);
   }
+}
+
+/** Drops the sandbox's hash cache (after a content did not match its hash), so the next pass hashes all. */
+export async function forgetHashCache(files: BridgeFiles): Promise<void> {
+  await files.run(`rm -rf ${CACHE}`).catch(() => undefined);
 }

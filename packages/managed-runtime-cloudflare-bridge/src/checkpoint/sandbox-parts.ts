@@ -1,63 +1,119 @@
 import { SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
 import { createBridgeFiles } from "../runtime/files.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
+import { type AnnouncedPart, countingStream, readAnnouncedParts } from "./part-announcements.js";
 import type { Spool } from "./spool.js";
 
-/** Options of {@link fetchTarInParts}. */
-export interface TarInPartsOptions {
+/** Finished parts the sandbox holds at once by default; its archiving waits until the driver fetched one. */
+export const DEFAULT_PARTS_ON_DISK = 4;
+
+/** Options of {@link fetchArchiveInParts}. */
+export interface ArchiveInPartsOptions {
   readonly client: BridgeClient;
   readonly sandboxId: string;
   readonly partBytes: number;
   readonly maxRequestBytes: number;
   /**
-   * The `tar` invocation writing an archive to stdout, given the scratch folder (excluded from it). Stages
-   * before the last one may record their exit status in `<folder>/<name>-status`; all are checked.
+   * The shell pipeline writing the bytes to send to stdout, given the scratch folder (excluded from it). Stages
+   * before the last one may record their exit status in `<folder>/<name>-status`; all must be 0 or 1.
    */
-  readonly tarCommand: (directory: string, directoryName: string) => string;
-  /** Runs in the scratch folder before tar (to place a file list there); optional. */
+  readonly command: (directory: string, directoryName: string) => string;
+  /** Runs in the scratch folder before the command (to place a file list there); optional. */
   readonly prepare?: (directory: string) => Promise<void>;
-  readonly spool: Spool;
+  /** Receives the parts in order: a spool, or a sink read while parts still arrive. */
+  readonly spool: Pick<Spool, "append"> & { finish(): Promise<{ readonly size: number }> };
+  /** Finished parts the sandbox may hold before its command waits; default {@link DEFAULT_PARTS_ON_DISK}. */
+  readonly maxPartsOnDisk?: number;
   readonly signal?: AbortSignal;
 }
 
 /**
- * Has the sandbox write an archive in parts of `partBytes` into a scratch folder under `/workspace`,
- * fetches each part with a file GET into a fresh `spool`, and removes the folder, whatever happens.
+ * Has the sandbox run `command` into parts of `partBytes` in a scratch folder under `/workspace` and fetches
+ * each part with a file GET into `spool` as soon as it is complete, while the sandbox still writes the next
+ * ones: `split --filter` writes a part under a temporary name, renames it once whole and announces it with its
+ * size on the exec's output. A fetched part is deleted, and the filter waits while `maxPartsOnDisk` finished
+ * parts are still there, so the sandbox's disk holds a few parts at most. The folder is removed whatever happens.
  */
-export async function fetchTarInParts(options: TarInPartsOptions): Promise<void> {
-  const { client, sandboxId, spool, signal } = options;
+export async function fetchArchiveInParts(options: ArchiveInPartsOptions): Promise<void> {
+  const { client, sandboxId, spool } = options;
   const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
   const directoryName = `.oma-checkpoint-${crypto.randomUUID()}`;
   const directory = `/workspace/${directoryName}`;
+  const maxParts = options.maxPartsOnDisk ?? DEFAULT_PARTS_ON_DISK;
+  // Stops the sandbox's command when fetching fails, and fetching when the command fails.
+  const stop = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+  const removals = createPartRemover(files, directory);
   try {
     await files.run(`mkdir -p ${directory}`, signal);
     await options.prepare?.(directory);
+    const pattern = `${directory}/part-[0-9][0-9][0-9][0-9][0-9][0-9]`;
+    const filter = [
+      `while set -- ${pattern}; [ -e "$1" ] && [ $# -ge ${maxParts} ]; do sleep 0.05; done`,
+      `cat > "$FILE.partial" && mv "$FILE.partial" "$FILE" && stat -c "%n %s" "$FILE"`,
+    ].join("; ");
     // tar exits 1 when files change while read; that is still a consistent-enough snapshot of a live tree.
     const script = [
-      `{ ${options.tarCommand(directory, directoryName)}; echo $? > ${directory}/status; } | split -b ${options.partBytes} -a 6 -d - ${directory}/part-`,
-      // Every stage that records a status (tar, and a compressor behind it) must have succeeded.
+      `{ ${options.command(directory, directoryName)}; echo $? > ${directory}/status; } | split -b ${options.partBytes} -a 6 -d --filter='${filter}' - ${directory}/part-`,
+      // Every stage that records a status (the producer, and a compressor behind it) must have succeeded.
       `for file in ${directory}/*status; do status=$(cat "$file"); [ "$status" -le 1 ] || { echo "archiving failed: $status" >&2; exit 1; }; done`,
-      `cd ${directory} && stat -c '%n %s' part-*`,
     ].join(" && ");
-    const listing = await files.run(script, signal);
-    const parts = listing
-      .split("\n")
-      .map((line) => /^(part-\d{6}) (\d+)$/.exec(line.trim()))
-      .filter((match): match is RegExpExecArray => match !== null)
-      .map(([, part = "", size = "0"]) => ({ part, size: Number(size) }))
-      .sort((a, b) => (a.part < b.part ? -1 : 1));
-    if (parts.length === 0) throw new SandboxFailedError({ message: "archiving the workspace produced no parts" });
-    // The listing proves every part exists, so parts are fetched without a check each (an exec between
-    // file GETs slows the GET after it); the listed sizes catch a part that reads short or empty.
-    for (const { part } of parts) {
-      await spool.append(await client.readFile(sandboxId, `${directory}/${part}`, signal), signal);
+    const announced = readAnnouncedParts(client, sandboxId, script, `${directory}/part-`, signal);
+    let index = 0;
+    let received = 0;
+    try {
+      for await (const part of announced) {
+        if (part.index !== index) throw new SandboxFailedError({ message: "archive parts were announced out of order", context: { expected: index, announced: part.index } });
+        received += await fetchPart(part);
+        removals.remove(part.name);
+        index += 1;
+      }
+    } catch (error) {
+      stop.abort(error);
+      throw error;
     }
-    const expected = parts.reduce((sum, { size }) => sum + size, 0);
+    if (index === 0) throw new SandboxFailedError({ message: "archiving the workspace produced no parts" });
     const { size } = await spool.finish();
-    if (size !== expected) {
-      throw new SandboxFailedError({ message: `archive parts arrived with ${size} of ${expected} bytes`, context: { expected, received: size } });
-    }
+    if (size !== received) throw new SandboxFailedError({ message: `archive parts arrived with ${size} of ${received} bytes`, context: { expected: received, received: size } });
   } finally {
+    await removals.settled();
     await files.run(`rm -rf ${directory}`).catch(() => undefined);
   }
+
+  /** One GET; a part that reads short or long (a real bridge answers a missing file with an empty 200) fails. */
+  async function fetchPart(part: AnnouncedPart): Promise<number> {
+    const counted = countingStream(await client.readFile(sandboxId, `${directory}/${part.name}`, signal));
+    await spool.append(counted.stream, signal);
+    if (counted.bytes() !== part.size) {
+      throw new SandboxFailedError({ message: `archive part ${part.name} arrived with ${counted.bytes()} of ${part.size} bytes`, context: { expected: part.size, received: counted.bytes() } });
+    }
+    return part.size;
+  }
+}
+
+/**
+ * Deletes fetched parts without holding up the next GET: one `rm` at a time, covering every part fetched
+ * since the last one started. A failed removal only leaves the filter waiting on a part the folder's
+ * removal takes with it.
+ */
+function createPartRemover(files: ReturnType<typeof createBridgeFiles>, directory: string) {
+  let pending: string[] = [];
+  let running: Promise<void> = Promise.resolve();
+  let active = false;
+  const drain = async (): Promise<void> => {
+    active = true;
+    while (pending.length > 0) {
+      const names = pending;
+      pending = [];
+      await files.run(`cd ${directory} && rm -f ${names.join(" ")}`).catch(() => undefined);
+    }
+    active = false;
+  };
+  return {
+    remove(name: string) {
+      pending.push(name);
+      if (!active) running = drain();
+    },
+    settled: () => running,
+  };
 }

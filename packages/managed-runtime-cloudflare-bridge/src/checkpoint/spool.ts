@@ -5,7 +5,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { once } from "node:events";
 import { Readable } from "node:stream";
-import { LimitExceededError } from "@open-managed-agents/runtime-resource-contract";
+import { copyBounded } from "./bounded-copy.js";
+
+/** Read and write chunk size: small enough that chunks awaiting collection stay a few MiB in all. */
+const SPOOL_CHUNK_BYTES = 256 * 1024;
 
 /** A temporary file holding one archive, hashed while it was written. */
 export interface Spool {
@@ -28,7 +31,7 @@ export async function createSpool(options: { readonly maxBytes: number; readonly
   const directory = await mkdtemp(join(options.directory ?? tmpdir(), "oma-bridge-spool-"));
   const path = join(directory, "archive.tar");
   const hash = createHash("sha256");
-  const file = createWriteStream(path, { highWaterMark: 1024 * 1024 });
+  const file = createWriteStream(path, { highWaterMark: SPOOL_CHUNK_BYTES });
   let size = 0;
   let finished: { sha256: string; size: number } | null = null;
   const opened = new Promise<void>((resolve, reject) => file.once("open", () => resolve()).once("error", reject));
@@ -37,23 +40,11 @@ export async function createSpool(options: { readonly maxBytes: number; readonly
   return {
     path,
     async append(stream, signal) {
-      const reader = stream.getReader();
-      try {
-        for (;;) {
-          if (signal?.aborted) throw signal.reason;
-          const { value, done } = await reader.read();
-          if (done) return;
-          size += value.byteLength;
-          if (size > options.maxBytes) {
-            throw new LimitExceededError({ message: `checkpoint exceeds ${options.maxBytes} bytes`, context: { limit: "maxCheckpointBytes", maxCheckpointBytes: options.maxBytes } });
-          }
-          hash.update(value);
-          options.onBytes?.(size);
-          if (!file.write(value)) await once(file, "drain");
-        }
-      } finally {
-        await reader.cancel().catch(() => undefined);
-      }
+      size = await copyBounded(stream, { startBytes: size, maxBytes: options.maxBytes, signal }, async (value, total) => {
+        hash.update(value);
+        options.onBytes?.(total);
+        if (!file.write(value)) await once(file, "drain");
+      });
     },
     async finish() {
       if (!finished) {
@@ -63,7 +54,7 @@ export async function createSpool(options: { readonly maxBytes: number; readonly
       return finished;
     },
     read() {
-      return Readable.toWeb(createReadStream(path, { highWaterMark: 1024 * 1024 })) as ReadableStream<Uint8Array>;
+      return Readable.toWeb(createReadStream(path, { highWaterMark: SPOOL_CHUNK_BYTES })) as ReadableStream<Uint8Array>;
     },
     async dispose() {
       file.destroy();

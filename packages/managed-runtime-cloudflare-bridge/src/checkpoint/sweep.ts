@@ -1,9 +1,10 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { IntegrityError, type SandboxCheckpointHandle, parseRecord } from "@open-managed-agents/runtime-resource-contract";
+import { isFunction } from "@open-managed-agents/runtime-utils";
 import * as z from "zod";
 import { blobPrefixOf, sessionKeyOf } from "./blob-keys.js";
 import { isManifestHandle, readManifestHandle } from "./manifest-handle.js";
-import { loadManifest } from "./manifest-store.js";
+import { openManifest } from "./manifest-store.js";
 import { withSweepLock } from "./session-locks.js";
 
 /** Options of {@link sweepBridgeCheckpointBlobs}. */
@@ -28,7 +29,6 @@ export interface SweepResult {
   readonly deleted: number;
 }
 
-const isFunction = (value: unknown) => typeof value === "function";
 const schema = z
   .object({
     checkpointStore: z.custom<BlobStore>((value) => typeof value === "object" && value !== null, "must be a BlobStore"),
@@ -41,7 +41,7 @@ const schema = z
   .strict();
 
 /**
- * Deletes a session's content blobs and manifests that no published checkpoint references and that are
+ * Deletes a session's content blobs, packs and manifests that no published checkpoint references and that are
  * older than the grace period. Waits for this process's running checkpoints of the session and holds new
  * ones until it is done; a published manifest that is missing or altered stops the sweep before anything
  * is deleted (`not_found` / `integrity_failed`).
@@ -57,7 +57,9 @@ export async function sweepBridgeCheckpointBlobs(options: SweepBridgeCheckpointB
       const metadata = readManifestHandle(handle, { keyPrefix: resolved.checkpointKeyPrefix, maxBytes: Number.MAX_SAFE_INTEGER });
       if (metadata.session !== session) throw new IntegrityError({ message: "a published checkpoint belongs to another session", context: { reason: "foreign_session" } });
       referenced.add(metadata.manifestKey);
-      for (const entry of (await loadManifest(store, metadata)).entries) if (entry.type === "file") referenced.add(entry.sha256);
+      for await (const entry of (await openManifest(store, metadata)).entries()) {
+        if (entry.type === "file") referenced.add(entry.location ? entry.location.pack.sha256 : entry.sha256);
+      }
     }
     const cutoff = resolved.now().getTime() - resolved.graceMs;
     let kept = 0;
@@ -68,7 +70,8 @@ export async function sweepBridgeCheckpointBlobs(options: SweepBridgeCheckpointB
       const page = await store.list({ prefix: sessionPrefix, ...(cursor ? { cursor } : {}) });
       for (const object of page.objects) {
         const name = object.key.slice(object.key.lastIndexOf("/") + 1);
-        const live = referenced.has(object.key) || referenced.has(name);
+        // The latest-manifest pointer is a hint read only through a hash-checked manifest; it always stays.
+        const live = referenced.has(object.key) || referenced.has(name) || name === "latest.json";
         if (live || object.uploaded.getTime() > cutoff) kept += 1;
         else doomed.push(object.key);
       }

@@ -70,19 +70,28 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
   const { client, sandboxId, provider } = options;
   const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
 
+  // A bridge starts a fresh container for a known id on any call after eviction, sleep or a delete by
+  // another driver instance, so "running" alone would present an empty container as the same runtime.
+  // The marker written at start tells them apart; a replacement is deleted at once, or it would run on
+  // unowned (this call started it) and the id would stay assigned to it.
+  const holdsOwnContainer = async (): Promise<boolean> => {
+    const probe = await execCollect(client, sandboxId, { command: "test", args: ["-f", runtimeMarkerPath(sandboxId)], maxOutputBytes: 4096 });
+    if (probe.exitCode === 0) return true;
+    await client.destroy(sandboxId).catch(() => undefined);
+    return false;
+  };
+
   return {
     runtimeHandle: () => ({ provider, runtimeId: sandboxId }),
     runtimeCapabilities: () => ({ lease: false, suspend: [], checkpoint: ["filesystem"] }),
 
     async status() {
-      return (await client.running(sandboxId)) ? "running" : "stopped";
+      if (!(await client.running(sandboxId))) return "stopped";
+      return (await holdsOwnContainer()) ? "running" : "stopped";
     },
 
     async renewLease() {
-      // A bridge starts a fresh container for a known id after eviction or sleep, so "running" alone would
-      // present an empty container as the same runtime. The marker written at start tells them apart.
-      const probe = await execCollect(client, sandboxId, { command: "test", args: ["-f", runtimeMarkerPath(sandboxId)], maxOutputBytes: 4096 });
-      if (probe.exitCode !== 0) {
+      if (!(await holdsOwnContainer())) {
         throw new LeaseLostError({ message: "bridge sandbox was stopped or replaced; its files are gone", context: { runtimeId: sandboxId } });
       }
     },

@@ -43,7 +43,7 @@ export function deadlineSignal(timeoutMs: number | undefined, signal: AbortSigna
 export async function execCollect(
   client: BridgeClient,
   sandboxId: string,
-  input: BridgeCommand & { readonly signal?: AbortSignal; readonly maxOutputBytes: number },
+  input: BridgeCommand & { readonly signal?: AbortSignal; readonly maxOutputBytes: number; readonly retryUnreachable?: boolean },
 ): Promise<SandboxExecResult> {
   const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder(), output: new TextDecoder() };
   let stdout = "";
@@ -53,7 +53,7 @@ export async function execCollect(
   const signal = deadlineSignal(input.timeoutMs, input.signal);
   let exitCode: number | null = null;
   try {
-    for await (const event of client.exec(sandboxId, { argv: buildArgv(input), cwd: input.cwd, timeoutMs: input.timeoutMs, signal })) {
+    for await (const event of client.exec(sandboxId, { argv: buildArgv(input), cwd: input.cwd, timeoutMs: input.timeoutMs, signal, retryUnreachable: input.retryUnreachable })) {
       if (event.type === "exit") {
         exitCode = event.exitCode;
         break;

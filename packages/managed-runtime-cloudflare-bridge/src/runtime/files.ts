@@ -17,7 +17,8 @@ export interface BridgeFiles {
 
 export function createBridgeFiles(client: BridgeClient, sandboxId: string, options: { readonly maxRequestBytes: number }): BridgeFiles {
   const run = async (script: string, signal?: AbortSignal): Promise<string> => {
-    const result = await execCollect(client, sandboxId, { command: "sh", args: ["-c", script], signal, maxOutputBytes: HELPER_OUTPUT_BYTES });
+    // Helper scripts are written to be run again (scratch folders, overwrites, reads), so a reset connection is retried.
+    const result = await execCollect(client, sandboxId, { command: "sh", args: ["-c", script], signal, maxOutputBytes: HELPER_OUTPUT_BYTES, retryUnreachable: true });
     if (result.exitCode !== 0) {
       throw new SandboxFailedError({
         message: `sandbox helper command failed with exit code ${result.exitCode}: ${result.stderr.slice(0, 300)}`,
@@ -28,7 +29,7 @@ export function createBridgeFiles(client: BridgeClient, sandboxId: string, optio
   };
 
   const assertFileExists = async (path: string, signal?: AbortSignal): Promise<void> => {
-    const result = await execCollect(client, sandboxId, { command: "test", args: ["-f", path], signal, maxOutputBytes: HELPER_OUTPUT_BYTES });
+    const result = await execCollect(client, sandboxId, { command: "test", args: ["-f", path], signal, maxOutputBytes: HELPER_OUTPUT_BYTES, retryUnreachable: true });
     if (result.exitCode !== 0) throw new NotFoundError({ message: "file does not exist in the sandbox", context: { path: path.slice(0, 256) } });
   };
 

@@ -1,5 +1,6 @@
 import {
   AbortedError,
+  LeaseLostError,
   SandboxFailedError,
   UpstreamProtocolError,
   parseRecord,
@@ -7,6 +8,7 @@ import {
 } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 import { bridgeErrorFromPayload, bridgeErrorFromResponse } from "./bridge-errors.js";
+import { bridgeFetch } from "./keep-alive-fetch.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, backoffDelay, delay } from "./retry.js";
 import { parseSseStream } from "./sse-parser.js";
 
@@ -18,6 +20,7 @@ export interface BridgeClientOptions {
   readonly baseUrl: string;
   /** The bridge's SANDBOX_API_KEY. Sent only in the Authorization header. */
   readonly apiKey: string;
+  /** @default a fetch that closes idle connections before the bridge does ({@link bridgeFetch}) */
   readonly fetch?: typeof fetch;
   readonly retry?: RetryPolicy;
   /** Largest accepted exec event frame. @default 8 MiB */
@@ -36,6 +39,12 @@ export interface BridgeExecInput {
   readonly cwd?: string;
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
+  /**
+   * The command is safe to run twice (a driver helper that writes only into its own scratch folder, or reads):
+   * a connection that fails before any answer is retried with the retry policy. Answers (429, 503 …) are never
+   * retried for exec, so capacity refusals still surface at once. @default false
+   */
+  readonly retryUnreachable?: boolean;
 }
 
 /** Typed HTTP client of the Cloudflare Sandbox Bridge API (`/v1/sandbox…`). */
@@ -44,7 +53,7 @@ export interface BridgeClient {
   create(signal?: AbortSignal): Promise<string>;
   /** `GET …/running`. Retried. Note: the bridge starts a container to answer. */
   running(id: string, signal?: AbortSignal): Promise<boolean>;
-  /** `POST …/exec`: streams decoded events; the last one is `exit`. Never retried. */
+  /** `POST …/exec`: streams decoded events; the last one is `exit`. Retried only when unreachable and `retryUnreachable`. */
   exec(id: string, input: BridgeExecInput): AsyncGenerator<BridgeExecEvent>;
   /** `GET …/file/<path>`: raw bytes. Retried. A missing file reads as an empty body on real bridges. */
   readFile(id: string, workspacePath: string, signal?: AbortSignal): Promise<ReadableStream<Uint8Array>>;
@@ -66,10 +75,17 @@ const BASE64_PATTERN = /^[A-Za-z0-9+/]*={0,2}$/;
 /** Creates a {@link BridgeClient}. Options are validated by the driver factory. */
 export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
-  const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const fetchImpl = options.fetch ?? bridgeFetch();
   const retry = options.retry ?? DEFAULT_RETRY_POLICY;
   const maxFrameBytes = options.maxFrameBytes ?? 8 * 1024 * 1024;
   const deletes = new Map<string, Promise<void>>();
+  // Ids a delete was sent for, newest last, bounded: a retry of another call for one of them is not sent.
+  const deletedIds = new Set<string>();
+  const rememberDeleted = (id: string): void => {
+    deletedIds.delete(id);
+    deletedIds.add(id);
+    if (deletedIds.size > 4096) deletedIds.delete(deletedIds.values().next().value as string);
+  };
 
   const sandboxUrl = (id: string, suffix = ""): string => {
     if (!BRIDGE_SANDBOX_ID_PATTERN.test(id)) {
@@ -78,10 +94,13 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
     return `${baseUrl}/v1/sandbox/${id}${suffix}`;
   };
 
-  const send = async (operation: string, url: string, init: RequestInit, idempotent: boolean): Promise<Response> => {
+  /** `idempotent`: retried when unreachable and on 429/502/503/504; `"unreachable"`: only when no answer came. */
+  const send = async (operation: string, url: string, init: RequestInit, idempotent: boolean | "unreachable", id?: string): Promise<Response> => {
     const headers = new Headers(init.headers);
     headers.set("authorization", `Bearer ${options.apiKey}`);
     const attempts = idempotent ? retry.attempts : 1;
+    // The bridge answers any call for an id with a fresh container: nothing is retried past a delete of it.
+    const deleted = (): boolean => id !== undefined && operation !== "delete" && deletedIds.has(id);
     for (let attempt = 0; ; attempt++) {
       let response: Response | null = null;
       let failure: unknown = null;
@@ -91,8 +110,8 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
         if (init.signal?.aborted) throw new AbortedError({ message: `bridge ${operation} aborted`, cause: error });
         failure = error;
       }
-      const transient = response === null || [429, 502, 503, 504].includes(response.status);
-      if (!transient || attempt + 1 >= attempts) {
+      const transient = response === null || (idempotent === true && [429, 502, 503, 504].includes(response.status));
+      if (!transient || attempt + 1 >= attempts || deleted()) {
         if (response === null) {
           throw new SandboxFailedError({
             message: redactSecrets(`bridge ${operation} unreachable: ${describeNetworkError(failure)}`, [options.apiKey]),
@@ -104,6 +123,7 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
       }
       await response?.body?.cancel().catch(() => undefined);
       await delay(backoffDelay(retry, attempt, options.random), init.signal ?? undefined);
+      if (deleted()) throw new LeaseLostError({ message: `bridge sandbox was destroyed; ${operation} not retried`, context: { operation } });
     }
   };
 
@@ -134,7 +154,7 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
     },
 
     async running(id, signal) {
-      const response = await expectOk("running", await send("running", sandboxUrl(id, "/running"), { method: "GET", signal }, true));
+      const response = await expectOk("running", await send("running", sandboxUrl(id, "/running"), { method: "GET", signal }, true, id));
       return (await readJson("running", response, runningResponseSchema)).running;
     },
 
@@ -142,7 +162,7 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
       const body = JSON.stringify({ argv: input.argv, ...(input.cwd ? { cwd: input.cwd } : {}), ...(input.timeoutMs ? { timeout_ms: input.timeoutMs } : {}) });
       const response = await expectOk(
         "exec",
-        await send("exec", sandboxUrl(id, "/exec"), { method: "POST", body, headers: { "content-type": "application/json" }, signal: input.signal }, false),
+        await send("exec", sandboxUrl(id, "/exec"), { method: "POST", body, headers: { "content-type": "application/json" }, signal: input.signal }, input.retryUnreachable ? "unreachable" : false, id),
       );
       const contentType = response.headers.get("content-type") ?? "";
       if (!contentType.startsWith("text/event-stream") || !response.body) {
@@ -170,7 +190,7 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
     },
 
     async readFile(id, workspacePath, signal) {
-      const response = await expectOk("file.read", await send("file.read", fileUrl(id, workspacePath), { method: "GET", signal }, true));
+      const response = await expectOk("file.read", await send("file.read", fileUrl(id, workspacePath), { method: "GET", signal }, true, id));
       return response.body ?? new ReadableStream({ start: (controller) => controller.close() });
     },
 
@@ -178,7 +198,7 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
       const response = await send(
         "file.write",
         fileUrl(id, workspacePath),
-        { method: "PUT", body, headers: { "content-type": "application/octet-stream" }, signal },
+        { method: "PUT", ...uncopiedBody(body, "application/octet-stream"), signal },
         false,
       );
       await expectOk("file.write", response);
@@ -196,7 +216,7 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
       const response = await send(
         "hydrate",
         sandboxUrl(id, "/hydrate"),
-        { method: "POST", body: tar, headers: { "content-type": "application/x-tar" }, signal },
+        { method: "POST", ...uncopiedBody(tar, "application/x-tar"), signal },
         false,
       );
       await expectOk("hydrate", response);
@@ -206,6 +226,7 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
     destroy(id) {
       const inFlight = deletes.get(id);
       if (inFlight) return inFlight;
+      rememberDeleted(id);
       const attempt = (async () => {
         const response = await send("delete", sandboxUrl(id), { method: "DELETE" }, true);
         if (!response.ok && response.status !== 404) throw await bridgeErrorFromResponse("delete", response);
@@ -215,6 +236,15 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
       return attempt;
     },
   };
+}
+
+/**
+ * A request body of `bytes` that Node's fetch sends as it lies: given a Uint8Array it first copies it whole
+ * (a part's size more memory per request in flight); a one-chunk stream with its length is not copied.
+ */
+function uncopiedBody(bytes: Uint8Array, contentType: string): Pick<RequestInit, "body" | "headers"> & { readonly duplex: "half" } {
+  const body = new ReadableStream<Uint8Array>({ start: (controller) => (controller.enqueue(bytes), controller.close()) });
+  return { body, duplex: "half", headers: { "content-type": contentType, "content-length": String(bytes.byteLength) } };
 }
 
 /** `fetch failed (ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:8787)`: the fetch error and the socket error behind it. */

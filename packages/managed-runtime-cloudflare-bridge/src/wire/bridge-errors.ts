@@ -4,6 +4,7 @@ import {
   UpstreamProtocolError,
   createError,
 } from "@open-managed-agents/runtime-resource-contract";
+import { readBoundedBytes } from "@open-managed-agents/runtime-utils";
 import * as z from "zod";
 
 /** The bridge's JSON error body. */
@@ -84,30 +85,5 @@ export async function bridgeErrorFromResponse(operation: string, response: Respo
 
 /** Reads at most `maxBytes` of a body as text and cancels the rest. */
 export async function readBoundedText(response: Response, maxBytes: number): Promise<string> {
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < maxBytes) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-  return new TextDecoder().decode(concatBytes(chunks)).slice(0, maxBytes);
-}
-
-function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
-  const total = chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0);
-  const result = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    result.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return result;
+  return new TextDecoder().decode(await readBoundedBytes(response.body, { maxBytes, overflow: "truncate" })).slice(0, maxBytes);
 }

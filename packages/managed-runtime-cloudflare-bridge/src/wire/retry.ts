@@ -1,4 +1,5 @@
 import { AbortedError, jitteredBackoffMs } from "@open-managed-agents/runtime-resource-contract";
+import { abortableSleep } from "@open-managed-agents/runtime-utils";
 
 /** Backoff policy for idempotent bridge calls. */
 export interface RetryPolicy {
@@ -17,16 +18,7 @@ export function backoffDelay(policy: RetryPolicy, attempt: number, random: () =>
 
 /** Sleeps `ms`, rejecting with `aborted` when the signal fires. */
 export function delay(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new AbortedError({ message: "bridge call aborted" }));
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new AbortedError({ message: "bridge call aborted" }));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
+  return abortableSleep(ms, signal).catch((reason: unknown) => {
+    throw new AbortedError({ message: "bridge call aborted", cause: reason });
   });
 }

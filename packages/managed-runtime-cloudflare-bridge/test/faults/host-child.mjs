@@ -22,7 +22,8 @@ const store = createFsBlobStore({ rootDir: config.storeDir });
 const holdAt = (url, init) =>
   // The first request of the checkpoint's content transfer (the `.oma-checkpoint-*` scratch folder).
   (config.stage === "checkpoint" && (url.pathname.includes(".oma-checkpoint-") || (typeof init?.body === "string" && init.body.includes(".oma-checkpoint-")))) ||
-  (config.stage === "harness" && typeof init?.body === "string" && init.body.includes("FAULT_HARNESS"));
+  (config.stage === "harness" && typeof init?.body === "string" && init.body.includes("FAULT_HARNESS")) ||
+  (config.stage === "restore" && url.pathname.endsWith("/hydrate"));
 const driver = createCloudflareBridgeManagedRuntime({
   baseUrl: config.bridgeUrl,
   apiKey: process.env.BRIDGE_API_KEY,

@@ -1,8 +1,6 @@
 import { InvalidRequestError, ProviderMismatchError, type SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
+import { CLOUDFLARE_PROVIDER } from "../provider-id.js";
 import type { CloudflareBackupHandle } from "../sandbox/cloudflare-sandbox.js";
-
-/** Provider id of this driver: every lease, handle and descriptor says `cloudflare`. */
-export const CLOUDFLARE_PROVIDER = "cloudflare";
 
 /** The checkpoint handle of a backup: portable, filesystem, with the backup's directory in metadata. */
 export function backupCheckpointHandle(backup: CloudflareBackupHandle, sourceRuntimeId: string): SandboxCheckpointHandle {

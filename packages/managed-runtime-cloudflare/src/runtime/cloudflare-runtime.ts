@@ -7,7 +7,8 @@ import {
 import type { ManagedSandboxRuntime, SandboxExecResult, SandboxMemoryMountPort, SandboxRuntimeStatus, SandboxWorkspaceBackupPort } from "@open-managed-agents/sandbox";
 import { type MemoryMountSettings, createMemoryStoreMount } from "../memory/memory-mount.js";
 import type { CloudflareBackupHandle, CloudflareContainerState, CloudflareSandbox } from "../sandbox/cloudflare-sandbox.js";
-import { CLOUDFLARE_PROVIDER, backupCheckpointHandle, backupFromCheckpointHandle } from "./backup-handle.js";
+import { CLOUDFLARE_PROVIDER } from "../provider-id.js";
+import { backupCheckpointHandle, backupFromCheckpointHandle } from "./backup-handle.js";
 import { spawnCloudflareDuplexProcess } from "./duplex-process.js";
 
 /** Deadline of an `exec` that names none. */

@@ -1,4 +1,5 @@
-import { AbortedError, SandboxFailedError, TimeoutError, UpstreamProtocolError, WORKSPACE_MOUNT_PATH } from "@open-managed-agents/runtime-resource-contract";
+import { AbortedError, SandboxFailedError, UpstreamProtocolError, WORKSPACE_MOUNT_PATH } from "@open-managed-agents/runtime-resource-contract";
+import { withDeadline } from "@open-managed-agents/runtime-utils";
 import { shellQuote } from "@open-managed-agents/sandbox";
 import * as z from "zod";
 import type { CloudflareBackupHandle, CloudflareContainerState, CloudflareProcessState, CloudflareSandbox } from "../sandbox/cloudflare-sandbox.js";
@@ -39,7 +40,7 @@ export function createCloudflareSdkSandbox(stub: CloudflareSandboxStub, options:
       const call = callSdk("exec", () =>
         stub.exec(`sh -c ${shellQuote(command)}`, { timeout: timeoutMs, cwd: cwd ?? WORKSPACE_MOUNT_PATH, ...(env ? { env: { ...env } } : {}) }),
       );
-      const result = await withDeadline(call, timeoutMs, signal, "exec");
+      const result = await withDeadline(call, { ms: timeoutMs, operation: "exec", ...(signal ? { signal, abortError: abortedError("exec") } : {}) });
       return { exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr };
     },
 
@@ -138,7 +139,7 @@ export function createCloudflareSdkSandbox(stub: CloudflareSandboxStub, options:
     },
 
     destroy() {
-      destroying ??= withDeadline(callSdk("destroy", () => stub.destroy()), destroyTimeoutMs, undefined, "destroy").finally(() => {
+      destroying ??= withDeadline(callSdk("destroy", () => stub.destroy()), { ms: destroyTimeoutMs, operation: "destroy" }).finally(() => {
         destroying = undefined;
       });
       return destroying;
@@ -146,24 +147,5 @@ export function createCloudflareSdkSandbox(stub: CloudflareSandboxStub, options:
   };
 }
 
-/** Resolves with `call`, or rejects with `timeout` after `ms` or `aborted` when the signal fires. */
-async function withDeadline<T>(call: Promise<T>, ms: number, signal: AbortSignal | undefined, operation: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let detach = (): void => undefined;
-  const limits = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TimeoutError({ message: `${operation} did not finish within ${ms} ms`, context: { operation, timeoutMs: ms } })), ms);
-    if (signal) {
-      const onAbort = (): void => reject(new AbortedError({ message: `${operation} was aborted`, context: { operation } }));
-      signal.addEventListener("abort", onAbort, { once: true });
-      detach = () => signal.removeEventListener("abort", onAbort);
-    }
-  });
-  // The losing side may still settle later; its result is not wanted.
-  call.catch(() => undefined);
-  try {
-    return await Promise.race([call, limits]);
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
-    detach();
-  }
-}
+// The SDK call was aborted by the caller: an `aborted` error naming it, whatever the signal's reason.
+const abortedError = (operation: string) => (): AbortedError => new AbortedError({ message: `${operation} was aborted`, context: { operation } });

@@ -5,7 +5,7 @@ import {
   type UsageRecorderPort,
   activeSeconds,
 } from "@open-managed-agents/runtime-resource-contract";
-import { CLOUDFLARE_PROVIDER } from "../runtime/backup-handle.js";
+import { CLOUDFLARE_PROVIDER } from "../provider-id.js";
 
 /** Most containers whose start one driver instance remembers; the oldest is forgotten (and emits nothing) beyond it. */
 export const MAX_TRACKED_CONTAINERS = 10_000;

@@ -9,7 +9,7 @@ import {
   SandboxFailedError,
   WORKSPACE_MOUNT_PATH,
 } from "@open-managed-agents/runtime-resource-contract";
-import { stableJson } from "@open-managed-agents/managed-runtime-sandbox";
+import { sha256Hex, stableJson } from "@open-managed-agents/runtime-utils";
 import type { WorkspaceMountSettings } from "../options.js";
 import type { CloudflareRuntime } from "../runtime/cloudflare-runtime.js";
 
@@ -30,11 +30,6 @@ export interface DurableWorkspaceMountDependencies {
 /** The R2 key prefix (s3fs form, leading and trailing `/`) of a session's workspace. */
 export function sessionWorkspacePrefix(sessionId: string): string {
   return `/sessions/${encodeURIComponent(sessionId)}/workspace/`;
-}
-
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
 /**

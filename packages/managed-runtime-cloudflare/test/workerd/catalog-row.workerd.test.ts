@@ -17,7 +17,12 @@ describe("the cloudflare catalog row", () => {
   it("is what the descriptor and the live ports derive, in every capability column", async () => {
     const driver = createCloudflareManagedRuntimeDriver(testEnv, { createSandbox, runtimeEnvironment: TEST_RUNTIME_ENVIRONMENT, credentialVault: createD1Vault(testEnv.VAULT_DB) });
     const resources = await driver.create({ environmentId: "env", placement: "in_process", profile, plan: resolveManagedRuntimePlan(profile, driver.descriptor().capabilities), providerConfig: {} });
-    const derived = await deriveConformanceRow({ descriptor: driver.descriptor(), resources, sandboxPortFacts: CLOUDFLARE_SANDBOX_PORT_FACTS });
+    const derived = await deriveConformanceRow({
+      descriptor: driver.descriptor(),
+      resources,
+      sandboxPortFacts: CLOUDFLARE_SANDBOX_PORT_FACTS,
+      driverPackage: "@open-managed-agents/managed-runtime-cloudflare",
+    });
     const catalog = getManagedRuntimeProviderConformance("cloudflare");
     expect(diffConformanceRows(catalog, derived)).toEqual([]);
     expect(derived).toEqual(catalog);

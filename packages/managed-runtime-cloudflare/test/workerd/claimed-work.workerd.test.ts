@@ -11,7 +11,7 @@ import {
 import type { ManagedRuntimeProfile } from "@open-managed-agents/runtime-resource-contract";
 import { describe, expect, it } from "vitest";
 import { createCloudflareManagedRuntimeDriver } from "../../src/index.js";
-import { TEST_RUNTIME_ENVIRONMENT, createSandbox, testEnv } from "./fixtures.js";
+import { TEST_RUNTIME_ENVIRONMENT, createSandbox, expectNoContainerOutlivesItsRun, testEnv } from "./fixtures.js";
 
 /** The local control plane's admin API (not part of the platform): environments, sessions, scripted turns. */
 async function admin<T>(path: string, body?: unknown): Promise<T> {
@@ -35,6 +35,8 @@ function amaWorkerProfile(): ManagedRuntimeProfile {
     },
   };
 }
+
+expectNoContainerOutlivesItsRun();
 
 describe("claimed work through the Cloudflare SDK driver in workerd", () => {
   it("claims two turns with the SDK, runs the AMA worker in the Sandbox Durable Object's container, restores turn 1's workspace in turn 2", async () => {

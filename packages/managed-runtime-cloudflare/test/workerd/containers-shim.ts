@@ -1,7 +1,9 @@
 /**
  * `@cloudflare/containers` for the workerd tests: the local container runtime of
- * `@open-managed-agents/local-container` stands in for workerd's container, wrapped so that outbound
- * interception can be exercised (see egress-relay.ts).
+ * `@open-managed-agents/local-container` stands in for workerd's container. `ConfinedSandbox` gets it as
+ * it is: its container has no network but a proxy into this Worker's outbound handlers. The other classes
+ * get it on the host network (so their containers reach the local control plane), wrapped so that
+ * outbound interception can still be exercised (see egress-relay.ts).
  */
 import { Container as LocalContainer, createLocalContainerRuntime } from "@open-managed-agents/local-container/containers-shim";
 import { withOutboundRelay } from "./egress-relay.js";
@@ -10,6 +12,9 @@ export * from "@open-managed-agents/local-container/containers-shim";
 
 /** Binding naming the local container server; deliberately not the shim's own binding name. */
 export const TEST_CONTAINER_URL_BINDING = "OMA_TEST_CONTAINER_URL";
+
+/** The class whose container the local runtime confines with Worker-routed egress. */
+const CONFINED_CLASS = "ConfinedSandbox";
 
 type LocalArgs<Env> = ConstructorParameters<typeof LocalContainer<Env>>;
 
@@ -20,8 +25,11 @@ export class Container<Env = unknown> extends LocalContainer<Env> {
     const serverUrl = env[TEST_CONTAINER_URL_BINDING];
     if (typeof serverUrl !== "string") throw new Error(`${TEST_CONTAINER_URL_BINDING} is not bound`);
     const containerId = ctx.id.toString();
+    const confined = new.target.name === CONFINED_CLASS;
     Object.defineProperty(ctx, "container", {
-      value: withOutboundRelay(createLocalContainerRuntime(serverUrl, containerId), containerId, typeof env.OMA_TEST_RELAY_URL === "string" ? env.OMA_TEST_RELAY_URL : undefined),
+      value: confined
+        ? createLocalContainerRuntime(serverUrl, containerId)
+        : withOutboundRelay(createLocalContainerRuntime(serverUrl, containerId, { outbound: "refuse" }), containerId, typeof env.OMA_TEST_RELAY_URL === "string" ? env.OMA_TEST_RELAY_URL : undefined),
       configurable: true,
       enumerable: true,
     });

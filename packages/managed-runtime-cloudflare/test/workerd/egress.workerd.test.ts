@@ -1,10 +1,10 @@
 import { runInDurableObject } from "cloudflare:test";
 import { resolveManagedRuntimePlan } from "@open-managed-agents/managed-runtime-host";
-import type { ManagedRuntimeProfile, RuntimeResourceFence, RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
+import type { RuntimeResourceFence, RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createCloudflareManagedRuntimeDriver } from "../../src/index.js";
 import { createD1Vault, ensureVaultSchema } from "./d1-vault.js";
-import { type ContainerResponse, TEST_RUNTIME_ENVIRONMENT, createSandbox, requestFromContainer, testEnv } from "./fixtures.js";
+import { CREDENTIAL_EGRESS_PROFILE, type ContainerResponse, TEST_RUNTIME_ENVIRONMENT, createSandbox, requestFromContainer, testEnv } from "./fixtures.js";
 
 const SECRET = `oma-vault-secret-${crypto.randomUUID()}`;
 const logged: string[] = [];
@@ -37,13 +37,7 @@ describe("credential egress through the Worker's outbound interception", () => {
     credentialVault: vault,
     controlPlaneBaseUrl: "http://control.upstream.test",
   });
-  const profile: ManagedRuntimeProfile = {
-    workspace: { requirement: "durable" },
-    outputs: { requirement: "durable" },
-    runtimeCheckpoint: "disabled",
-    credentialEgress: { requirement: "required" },
-    driver: { type: "ama_worker", process: { command: "sh", args: ["-c", "true"] } },
-  };
+  const profile = CREDENTIAL_EGRESS_PROFILE;
   const plan = resolveManagedRuntimePlan(profile, driver.descriptor().capabilities);
 
   beforeAll(async () => {

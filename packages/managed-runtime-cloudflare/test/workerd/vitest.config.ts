@@ -1,8 +1,12 @@
 import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { createStallWatchdog } from "../../../../vitest.stall-watchdog.js";
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
+
+/** Longest deadline a test here sets for itself (lifecycle's lost-lease run); the stall watchdog waits past it. */
+const LONGEST_TEST_MS = 120_000;
 
 /**
  * Tests that run inside workerd: the real Sandbox Durable Object and the SDK's client code, real D1 and
@@ -18,6 +22,7 @@ export default defineConfig({
         durableObjects: {
           SANDBOX: { className: "TestSandbox", useSQLite: true },
           PLAIN_SANDBOX: { className: "PlainSandbox", useSQLite: true },
+          CONFINED_SANDBOX: { className: "ConfinedSandbox", useSQLite: true },
         },
         d1Databases: ["VAULT_DB"],
         r2Buckets: ["FILES_BUCKET", "BACKUP_BUCKET", "WORKSPACE_BUCKET"],
@@ -28,6 +33,11 @@ export default defineConfig({
           OMA_TEST_CONTROL_PLANE_URL: inject("controlPlaneUrl"),
           OMA_TEST_CONTROL_PLANE_ADMIN_TOKEN: inject("controlPlaneAdminToken"),
           OMA_TEST_AMA_WORKER_BIN_DIR: inject("amaWorkerBinDirectory"),
+          // What the hostile-command probes check the host and the container runtime against.
+          OMA_TEST_CONTAINER_CONFINEMENT: inject("containerConfinement"),
+          OMA_TEST_CONTAINER_MAX_FILE_BYTES: inject("containerMaxFileBytes"),
+          OMA_TEST_HOST_SENTINELS: inject("hostSentinels"),
+          OMA_TEST_HOST_CHANGES_URL: inject("hostChangesUrl"),
           SANDBOX_LOG_LEVEL: "error",
           // Settings of the durable workspace mount; the secret is a marker the tests search for.
           WORKSPACE_BUCKET_NAME: "oma-workspaces",
@@ -45,5 +55,8 @@ export default defineConfig({
     globalSetup: [here("./global-setup.ts")],
     testTimeout: 90_000,
     hookTimeout: 60_000,
+    // vitest-pool-workers 0.15.1 can wait forever between files; scripts/run-workerd-tests.mjs runs a stalled
+    // run once more (never one in which a test failed).
+    reporters: ["default", createStallWatchdog({ stallMs: LONGEST_TEST_MS + 120_000 })],
   },
 });

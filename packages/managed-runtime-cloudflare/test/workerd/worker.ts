@@ -8,6 +8,7 @@ export { ContainerProxy } from "@cloudflare/sandbox";
 export interface TestEnv {
   readonly SANDBOX: DurableObjectNamespace<TestSandbox>;
   readonly PLAIN_SANDBOX: DurableObjectNamespace<PlainSandbox>;
+  readonly CONFINED_SANDBOX: DurableObjectNamespace<ConfinedSandbox>;
   readonly VAULT_DB: D1Database;
   readonly FILES_BUCKET: R2Bucket;
   readonly BACKUP_BUCKET: R2Bucket;
@@ -21,6 +22,10 @@ export interface TestEnv {
   readonly OMA_TEST_CONTROL_PLANE_URL: string;
   readonly OMA_TEST_CONTROL_PLANE_ADMIN_TOKEN: string;
   readonly OMA_TEST_AMA_WORKER_BIN_DIR: string;
+  readonly OMA_TEST_CONTAINER_CONFINEMENT: string;
+  readonly OMA_TEST_CONTAINER_MAX_FILE_BYTES: number;
+  readonly OMA_TEST_HOST_SENTINELS: { readonly tag: string; readonly etcFile: string; readonly rootFile: string; readonly hostOnlyDir: string; readonly secret: string; readonly hostPid: number };
+  readonly OMA_TEST_HOST_CHANGES_URL: string;
 }
 
 /**
@@ -60,6 +65,17 @@ async function toTestUpstream(request: Request, env: TestEnv): Promise<Response>
   headers.set("x-original-url", request.url);
   return fetch(new Request(target, { method: request.method, headers, body: request.body }));
 }
+
+/**
+ * The same application class, but its container is confined as on Cloudflare: with `enableInternet = false`
+ * the local container runtime gives it no network except a proxy whose every request goes to this
+ * Worker's outbound handlers (containers-shim.ts leaves this class to the local runtime unwrapped).
+ */
+export class ConfinedSandbox extends Sandbox<TestEnv> {
+  override enableInternet = false;
+  override interceptHttps = true;
+}
+installCredentialEgress<TestEnv>(ConfinedSandbox, { vault: (env) => createD1Vault(env.VAULT_DB), fetch: toTestUpstream });
 
 /** The SDK's Sandbox unchanged: its backup and mount calls reach the (local) container as they are. */
 export class PlainSandbox extends Sandbox<TestEnv> {}

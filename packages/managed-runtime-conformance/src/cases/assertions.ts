@@ -1,5 +1,7 @@
 import { type ErrorCode, ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 
+const CONFORMANCE_FAILURE_MARKER = Symbol.for("open-managed-agents.conformance-failure");
+
 /**
  * A driver did not do what a conformance case requires. It is not a runtime error of the seam, so it is
  * not part of the contract's taxonomy; reports show its message.
@@ -8,6 +10,12 @@ export class ConformanceFailure extends Error {
   constructor(message: string, options?: { readonly cause?: unknown }) {
     super(message, options);
     this.name = "ConformanceFailure";
+    Object.defineProperty(this, CONFORMANCE_FAILURE_MARKER, { value: true });
+  }
+
+  /** True for a {@link ConformanceFailure} from whichever copy of this module built it. */
+  static isInstance(error: unknown): error is ConformanceFailure {
+    return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[CONFORMANCE_FAILURE_MARKER] === true;
   }
 }
 
@@ -36,7 +44,7 @@ export async function expectSuccess<T>(action: () => Promise<T>, what: string): 
   try {
     return await action();
   } catch (error) {
-    if (error instanceof ConformanceFailure) throw error;
+    if (ConformanceFailure.isInstance(error)) throw error;
     throw new ConformanceFailure(`${what} failed: ${describeError(error)}`, { cause: error });
   }
 }

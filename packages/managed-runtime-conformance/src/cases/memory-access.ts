@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
 import type { SessionMemoryAccessPort, SessionMemoryWriteResult } from "@open-managed-agents/runtime-resource-contract";
+import { sha256HexSync } from "@open-managed-agents/runtime-utils/node";
 
-const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex");
+const sha256 = sha256HexSync;
 
 /**
  * The control plane's memory API as the suite needs it: documents per store, and create, update and delete

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256HexSync } from "@open-managed-agents/runtime-utils/node";
 import { check, describeError } from "./assertions.js";
 import type { CaseRun } from "./case-context.js";
 
@@ -11,5 +11,5 @@ export function checkCompleted(run: CaseRun, what: string): void {
 
 /** `sha256:<hex>` of bytes. */
 export function sha256(bytes: Uint8Array): string {
-  return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+  return `sha256:${sha256HexSync(bytes)}`;
 }

@@ -1,4 +1,4 @@
-import { loadManagedRuntimeProviderDriver } from "@open-managed-agents/managed-runtime-host";
+import { assertSpecificationVersion, loadManagedRuntimeProviderDriver } from "@open-managed-agents/managed-runtime-host";
 import {
   CapabilityUnsupportedError,
   InvalidConfigError,
@@ -29,12 +29,14 @@ export interface ConformanceSubject {
 
 /**
  * Loads the driver (through the real loader when `loadDriver` is set), parses its descriptor and picks the
- * placement. Throws `invalid_config` for a descriptor that does not parse and `capability_unsupported` for
- * a placement the descriptor does not list.
+ * placement. Throws `invalid_config` for a descriptor of another contract revision (naming both) or one
+ * that does not parse, and `capability_unsupported` for a placement the descriptor does not list.
  */
 export async function loadConformanceSubject(options: ResolvedConformanceOptions): Promise<ConformanceSubject> {
   const driver = await loadDriver(options);
-  const descriptor = parseManagedRuntimeProviderDriverDescriptor(driver.descriptor(), { code: "invalid_config" });
+  const raw = driver.descriptor();
+  assertSpecificationVersion(raw, { driver: options.name, code: "invalid_config" });
+  const descriptor = parseManagedRuntimeProviderDriverDescriptor(raw, { code: "invalid_config" });
   const placement = options.placement ?? descriptor.placements[0];
   if (placement === undefined || !descriptor.placements.includes(placement)) {
     throw new CapabilityUnsupportedError({

@@ -1,6 +1,7 @@
 import { MEMORY_STORE_MODES, harnessDriverTypeSchema, outputStrategySchema, runtimeCheckpointKindSchema, workspaceStrategySchema } from "@open-managed-agents/runtime-resource-contract";
 import type { HarnessDriverType, MemoryStoreMode, OutputStrategy, RuntimeCheckpointKind, WorkspaceStrategy } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
+import { type ConformanceRowProvenance, conformanceRowProvenanceSchema } from "./row-provenance.js";
 
 /**
  * Facts about a driver's tool-sandbox surface that the managed ports cannot show: how commands and files
@@ -80,6 +81,8 @@ export interface ManagedRuntimeProviderConformance {
   readonly sandboxPortFacts: { readonly available: readonly SandboxPortFact[]; readonly unavailable: readonly SandboxPortFact[] };
   /** Why the row looks the way it does, when that is not obvious from the columns. */
   readonly reason?: string;
+  /** Whether the row is derived from a driver in this repository (and checked) or declared from documentation. */
+  readonly provenance: ConformanceRowProvenance;
 }
 
 const durabilitySchema = z.enum(["durable", "best_effort", "unavailable"]);
@@ -111,6 +114,7 @@ export const managedRuntimeProviderConformanceSchema = z
     memoryStores: z.enum(MEMORY_STORE_MODES).optional(),
     sandboxPortFacts: sandboxPortFactsSchema,
     reason: z.string().min(1).optional(),
+    provenance: conformanceRowProvenanceSchema,
   })
   .refine((row) => row.managedRuntime === (row.status === "managed-runtime"), {
     message: "managedRuntime must be true exactly when status is managed-runtime",

@@ -24,6 +24,8 @@ export interface DeriveConformanceRowInput {
   /** Facts about the tool-sandbox surface, which the managed ports cannot show. */
   readonly sandboxPortFacts: { readonly available: readonly SandboxPortFact[]; readonly unavailable: readonly SandboxPortFact[] };
   readonly reason?: string;
+  /** The workspace package of the driver; the row's provenance names it. A catalog row requires it. */
+  readonly driverPackage?: string;
   /** Scope passed to the capability queries. @default a fixed derivation scope */
   readonly scope?: RuntimeResourceScope;
 }
@@ -94,13 +96,14 @@ export async function deriveConformanceRow(input: DeriveConformanceRowInput): Pr
     ...(descriptor.memoryStores ? { memoryStores: descriptor.memoryStores } : {}),
     sandboxPortFacts: { available: [...input.sandboxPortFacts.available], unavailable: [...input.sandboxPortFacts.unavailable] },
     ...(input.reason === undefined ? {} : { reason: input.reason }),
+    provenance: input.driverPackage === undefined ? { source: "derived" } : { source: "derived", driverPackage: input.driverPackage },
   };
   return parseRecord(managedRuntimeProviderConformanceSchema, row, { record: "derived conformance row" });
 }
 
 /**
  * Field paths where two rows differ, comparing lists as sets and ignoring `reason` (prose, not a
- * capability). Empty when the rows agree.
+ * capability) and `provenance`. Empty when the rows agree.
  */
 export function diffConformanceRows(expected: ManagedRuntimeProviderConformance, actual: ManagedRuntimeProviderConformance): string[] {
   const fields: Record<string, (row: ManagedRuntimeProviderConformance) => unknown> = {

@@ -18,13 +18,16 @@ export interface ConformanceCatalog<Id extends string = string> {
 }
 
 /**
- * Validates `rows` (every row parses, no id repeats; `invalid_config` naming the row otherwise) and returns
- * lookups over a frozen copy.
+ * Validates `rows` (every row parses, a derived row names its driver package, no id repeats; `invalid_config`
+ * naming the row otherwise) and returns lookups over a frozen copy.
  */
 export function createConformanceCatalog<Id extends string = string>(rows: readonly unknown[]): ConformanceCatalog<Id> {
   const seen = new Set<string>();
   const validated = rows.map((candidate, index) => {
     const parsed = parseRecord(managedRuntimeProviderConformanceSchema, candidate, { record: `conformance row ${index}`, code: "invalid_config" });
+    if (parsed.provenance.source === "derived" && parsed.provenance.driverPackage === undefined) {
+      throw new InvalidConfigError({ message: `conformance row ${parsed.id} is derived but names no driver package`, context: { provider: parsed.id, path: `${index}.provenance.driverPackage` } });
+    }
     if (seen.has(parsed.id)) {
       throw new InvalidConfigError({ message: `conformance catalog repeats provider ${parsed.id}`, context: { provider: parsed.id } });
     }

@@ -4,6 +4,8 @@ import { parseArgs } from "node:util";
 import { MANAGED_RUNTIME_PROVIDER_PLACEMENTS, ManagedRuntimeError, type ManagedRuntimeProviderPlacement, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 import { CONFORMANCE_CASE_IDS, type ConformanceCaseId } from "../cases/case-catalog.js";
+import { formatConformanceCatalog } from "../catalog/catalog-listing.js";
+import { MANAGED_RUNTIME_PROVIDER_CONFORMANCE } from "../catalog/provider-conformance.js";
 import { formatConformanceReport } from "../runner/report-format.js";
 import { runManagedRuntimeConformance } from "../runner/run-conformance.js";
 import { resolveDriverModule } from "./resolve-module.js";
@@ -22,6 +24,7 @@ export interface CliEnvironment {
 
 /** Usage text of `oma-conformance`. */
 export const CLI_USAGE = `Usage: oma-conformance --module <specifier> --provider <id> [options]
+       oma-conformance --catalog [--json]
 
 Runs the managed-runtime conformance suite against a driver package through the real registry and host.
 
@@ -34,7 +37,9 @@ Runs the managed-runtime conformance suite against a driver package through the 
   --provider-config <file>    JSON file passed to create() as providerConfig
   --placement <placement>     in_process | driver_service | provider_native (default: the first listed)
   --case <id>                 run only this case (repeatable); others are reported as not-run
-  --json                      print the report as JSON
+  --catalog                   print the provider catalog: each row derived from a driver in this repository
+                              (checked by its tests) or declared from provider documentation (unverified)
+  --json                      print the report (or the catalog) as JSON
   --help                      print this text
 
 Exit status: 0 when every case passed, 1 when a case failed, 2 for a usage or load error.`;
@@ -55,6 +60,7 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
         "blob-store": { type: "string", multiple: true },
         placement: { type: "string" },
         case: { type: "string", multiple: true },
+        catalog: { type: "boolean", default: false },
         json: { type: "boolean", default: false },
         help: { type: "boolean", default: false },
       },
@@ -66,6 +72,11 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
   }
   if (values.help) {
     environment.stdout(`${CLI_USAGE}\n`);
+    return 0;
+  }
+  if (values.catalog) {
+    const rows = MANAGED_RUNTIME_PROVIDER_CONFORMANCE;
+    environment.stdout(values.json ? `${JSON.stringify(rows, null, 2)}\n` : `${formatConformanceCatalog(rows)}\n`);
     return 0;
   }
   try {

@@ -1,8 +1,10 @@
+import { describeRowProvenance } from "../catalog/row-provenance.js";
 import type { ConformanceReport } from "./run-conformance.js";
 
 /**
  * The report as a text table with the columns capability, claimed, verified and result, one row per
- * case, followed by the message of every failure.
+ * case, followed by the message of every failure. The heading names the contract revision the driver
+ * implements and where the catalog row it is compared with comes from.
  */
 export function formatConformanceReport(report: ConformanceReport): string {
   const header = ["case", "capability", "claimed", "verified", "result"];
@@ -18,7 +20,8 @@ export function formatConformanceReport(report: ConformanceReport): string {
   const failures = report.cases.filter((entry) => entry.result === "fail");
   const counts = ["pass", "fail", "not-run"].map((result) => `${report.cases.filter((entry) => entry.result === result).length} ${result}`).join(", ");
   return [
-    `${report.name}: ${report.provider} ${report.version} (${report.placement})`,
+    `${report.name}: ${report.provider} ${report.version} (${report.placement}), contract specification ${report.specificationVersion}`,
+    `catalog row: ${report.catalogRow ? `${report.catalogRow.id}, ${describeRowProvenance(report.catalogRow.provenance)}` : "none (the catalog.row case is not claimed)"}`,
     "",
     line(header),
     line(widths.map((width) => "-".repeat(width))),

@@ -1,8 +1,10 @@
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
+import { withDeadline } from "@open-managed-agents/runtime-utils";
 import { ConformanceFailure } from "../cases/assertions.js";
 import { CONFORMANCE_CASES, type ConformanceCase, type ConformanceCaseId } from "../cases/case-catalog.js";
 import { createCaseContext } from "../cases/case-context.js";
-import { CONFORMANCE_CASE_IMPLEMENTATIONS } from "../cases/index.js";
+import { CONFORMANCE_CASE_IMPLEMENTATIONS } from "../cases/case-implementations.js";
+import type { ConformanceRowProvenance } from "../catalog/row-provenance.js";
 import { type ConformanceSubject, loadConformanceSubject } from "../cases/subject.js";
 import { type ManagedRuntimeConformanceOptions, resolveConformanceOptions } from "./suite-options.js";
 
@@ -23,7 +25,14 @@ export interface ConformanceReport {
   readonly name: string;
   readonly provider: string;
   readonly version: string;
+  /** The contract revision the driver implements: its descriptor's `specificationVersion`. */
+  readonly specificationVersion: string;
   readonly placement: string;
+  /**
+   * The row the `catalog.row` case compares with and where it comes from (derived from a driver in this
+   * repository, or declared from the provider's documentation and unverified); null when there is none.
+   */
+  readonly catalogRow: { readonly id: string; readonly provenance: ConformanceRowProvenance } | null;
   /** True when every selected case passed. */
   readonly passed: boolean;
   readonly cases: readonly ConformanceCaseResult[];
@@ -38,7 +47,8 @@ export async function executeConformanceCase(subject: ConformanceSubject, id: Co
   const context = createCaseContext(subject, id);
   const claimed = implementation.claimed(subject);
   const work = claimed || !implementation.refuse ? implementation.verify(context) : implementation.refuse(context);
-  await withDeadline(work, subject.timeouts.caseMs, id);
+  const ms = subject.timeouts.caseMs;
+  await withDeadline(work, { ms, timeoutError: () => new ConformanceFailure(`case ${id} did not finish within ${ms} ms`) });
   return claimed ? "behaviour" : "fail-closed";
 }
 
@@ -71,7 +81,9 @@ export async function runManagedRuntimeConformance<TFactoryOptions = unknown>(op
     name: resolved.name,
     provider: subject.descriptor.provider,
     version: subject.descriptor.version,
+    specificationVersion: subject.descriptor.specificationVersion,
     placement: subject.placement,
+    catalogRow: subject.expectedRow ? { id: subject.expectedRow.id, provenance: subject.expectedRow.provenance } : null,
     passed: cases.every((entry) => entry.result !== "fail") && cases.some((entry) => entry.result === "pass"),
     cases,
   };
@@ -91,16 +103,4 @@ function summarize(error: unknown): NonNullable<ConformanceCaseResult["error"]> 
 
 function elapsed(started: number): number {
   return Math.round(performance.now() - started);
-}
-
-async function withDeadline(work: Promise<void>, ms: number, id: string): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ConformanceFailure(`case ${id} did not finish within ${ms} ms`)), ms);
-  });
-  try {
-    await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -6,6 +6,7 @@ import {
   isSecretBearingKey,
   parseRecord,
 } from "@open-managed-agents/runtime-resource-contract";
+import { hasMethods, isFunction, positiveSafeIntegerSchema } from "@open-managed-agents/runtime-utils";
 import * as z from "zod";
 import { CONFORMANCE_CASE_IDS, type ConformanceCaseId } from "../cases/case-catalog.js";
 import { type ManagedRuntimeProviderConformance, managedRuntimeProviderConformanceSchema } from "../catalog/conformance-row.js";
@@ -82,10 +83,8 @@ export interface ResolvedConformanceOptions {
   readonly cases: readonly ConformanceCaseId[];
 }
 
-const isFunction = (value: unknown): boolean => typeof value === "function";
-const isDriverPort = (value: unknown): boolean =>
-  typeof value === "object" && value !== null && isFunction((value as Record<string, unknown>).descriptor) && isFunction((value as Record<string, unknown>).create);
-const positiveMs = z.number().int().positive();
+const isDriverPort = (value: unknown): boolean => typeof value === "object" && hasMethods(value, ["descriptor", "create"]);
+const positiveMs = positiveSafeIntegerSchema;
 const DEFAULT_TIMEOUTS: Required<ConformanceTimeouts> = { caseMs: 60_000, heartbeatIntervalMs: 1_000, leaseTtlMs: 30_000 };
 
 const optionsSchema = z

@@ -32,6 +32,7 @@ export function createReferenceManagedRuntimeDriver(options: ReferenceDriverOpti
   const world = createReferenceWorld(settings);
   const egressBindings = new Map<string, SimulatedEgressState>();
   const descriptor: ManagedRuntimeProviderDriverDescriptor = {
+    specificationVersion: "v1",
     provider: settings.provider,
     version: "1.0.0",
     placements: [...settings.placements],

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import {
@@ -8,9 +7,10 @@ import {
   type RuntimeMemoryStore,
   type SessionMemoryAccessPort,
 } from "@open-managed-agents/runtime-resource-contract";
+import { sha256HexSync } from "@open-managed-agents/runtime-utils/node";
 import type { ReferenceWorld } from "./reference-world.js";
 
-const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex");
+const sha256 = sha256HexSync;
 
 function filesUnder(root: string): string[] {
   return readdirSync(root, { recursive: true, withFileTypes: true })

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import {
   CapabilityUnsupportedError,
   IntegrityError,
@@ -11,6 +10,7 @@ import {
   type SessionOutputEntryCandidate,
   type SessionOutputPort,
 } from "@open-managed-agents/runtime-resource-contract";
+import { sha256HexSync } from "@open-managed-agents/runtime-utils/node";
 import type { ReferenceWorld } from "./reference-world.js";
 
 const MAX_FILES = 1_000;
@@ -62,7 +62,7 @@ export function createReferenceOutputsPort(world: ReferenceWorld, strategies: re
         const bytes = await readBytes(input.sandbox, logicalPath);
         total += bytes.byteLength;
         if (total > MAX_BYTES) throw new LimitExceededError({ message: `outputs exceed ${MAX_BYTES} bytes`, context: { maxBytes: MAX_BYTES } });
-        entries.push({ logicalPath, contentHash: sha256(bytes), size: bytes.byteLength });
+        entries.push({ logicalPath, contentHash: `sha256:${sha256HexSync(bytes)}`, size: bytes.byteLength });
       }
       return entries;
     },
@@ -70,7 +70,7 @@ export function createReferenceOutputsPort(world: ReferenceWorld, strategies: re
     async finalize(input) {
       for (const entry of input.entries) {
         const bytes = await readBytes(input.sandbox, entry.logicalPath);
-        if (sha256(bytes) !== entry.contentHash || bytes.byteLength !== entry.size) {
+        if (`sha256:${sha256HexSync(bytes)}` !== entry.contentHash || bytes.byteLength !== entry.size) {
           throw new IntegrityError({ message: `output ${entry.logicalPath} changed after it was collected`, context: { path: entry.logicalPath } });
         }
         world.blobs.set(`blobs/${entry.contentHash}`, bytes);
@@ -78,7 +78,7 @@ export function createReferenceOutputsPort(world: ReferenceWorld, strategies: re
       const manifest = new TextEncoder().encode(
         JSON.stringify({ version: 1, sessionId: input.scope.sessionId, workId: input.scope.workId, generation: input.fence.generation, entries: input.entries }),
       );
-      const contentHash = sha256(manifest);
+      const contentHash = `sha256:${sha256HexSync(manifest)}`;
       world.blobs.set(`manifests/${contentHash}`, manifest);
       return { id: `out_${contentHash.slice("sha256:".length, 39)}`, contentHash, entries: input.entries.length };
     },
@@ -91,8 +91,4 @@ export function createReferenceOutputsPort(world: ReferenceWorld, strategies: re
       // Unpublished blobs are content-addressed and harmless; a real store would expire them.
     },
   };
-}
-
-function sha256(bytes: Uint8Array): string {
-  return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
 }

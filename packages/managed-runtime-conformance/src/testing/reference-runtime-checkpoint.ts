@@ -1,5 +1,5 @@
 import { type ManagedSandboxLease, ProviderMismatchError, type RuntimeCheckpointPort, UnsupportedOperationError } from "@open-managed-agents/runtime-resource-contract";
-import { verifyRuntimeEnvironment } from "@open-managed-agents/sandbox";
+import { readyLease } from "./reference-ready-lease.js";
 import type { ReferenceWorld } from "./reference-world.js";
 
 /**
@@ -33,13 +33,7 @@ export function createReferenceRuntimeCheckpointPort(world: ReferenceWorld, read
         });
       }
       const runtime = await world.restore(input.checkpoint.checkpointId, input.checkpoint.sourceRuntimeId, input.scope.sessionId);
-      try {
-        await verifyRuntimeEnvironment(runtime, { command: readinessCommand, timeoutMs: world.options.readinessTimeoutMs, signal: input.signal });
-      } catch (error) {
-        await runtime.destroy();
-        throw error;
-      }
-      return world.leaseOf(runtime);
+      return readyLease(world, runtime, readinessCommand, input.signal);
     },
   };
 }

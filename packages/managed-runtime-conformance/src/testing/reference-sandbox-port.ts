@@ -6,7 +6,8 @@ import {
   SandboxFailedError,
   UnsupportedOperationError,
 } from "@open-managed-agents/runtime-resource-contract";
-import { type ManagedSandboxRuntime, verifyRuntimeEnvironment } from "@open-managed-agents/sandbox";
+import type { ManagedSandboxRuntime } from "@open-managed-agents/sandbox";
+import { readyLease } from "./reference-ready-lease.js";
 import { readBindingCheckpoint } from "./reference-workspace-port.js";
 import type { ReferenceWorld } from "./reference-world.js";
 
@@ -37,13 +38,7 @@ export function createReferenceSandboxPort(world: ReferenceWorld, capabilities: 
     async acquire(input) {
       if (input.signal.aborted) throw new AbortedError({ message: "acquire was aborted before it started" });
       const runtime = await start(input);
-      try {
-        await verifyRuntimeEnvironment(runtime, { command: readinessCommand, timeoutMs: world.options.readinessTimeoutMs, signal: input.signal });
-      } catch (error) {
-        await runtime.destroy();
-        throw error;
-      }
-      return world.leaseOf(runtime);
+      return readyLease(world, runtime, readinessCommand, input.signal);
     },
 
     async heartbeat(input) {

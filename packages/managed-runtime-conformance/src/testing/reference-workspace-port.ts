@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import {
   CapabilityUnsupportedError,
   IntegrityError,
@@ -7,6 +6,8 @@ import {
   type WorkspacePersistencePort,
   type WorkspaceStrategy,
 } from "@open-managed-agents/runtime-resource-contract";
+import { stableJson } from "@open-managed-agents/runtime-utils";
+import { sha256HexSync } from "@open-managed-agents/runtime-utils/node";
 import type { ReferenceWorld } from "./reference-world.js";
 
 /** What a workspace binding carries into `acquire`: nothing, a portable checkpoint or a retained runtime. */
@@ -79,6 +80,5 @@ export function createReferenceWorkspacePort(world: ReferenceWorld, strategies: 
 
 // The candidate hash covers the stored directory's own sha256 id, so it pins the content.
 function digestOf(metadata: Readonly<Record<string, unknown>>): string {
-  const stable = JSON.stringify(Object.keys(metadata).sort().map((key) => [key, metadata[key]]));
-  return `sha256:${createHash("sha256").update(stable).digest("hex")}`;
+  return `sha256:${sha256HexSync(stableJson(metadata))}`;
 }

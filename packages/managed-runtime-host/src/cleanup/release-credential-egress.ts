@@ -1,5 +1,5 @@
-import { cleanupCall } from "../transaction/port-call.js";
 import type { RunStep } from "../transaction/step.js";
+import { credentialEgressCall } from "./credential-egress-call.js";
 
 const stage = "credential-egress-release";
 
@@ -8,9 +8,6 @@ export const releaseCredentialEgress: RunStep = {
   stage,
   applies: (run) => run.egress !== null,
   async run(run) {
-    const { egress } = run;
-    const port = run.options.credentialEgress;
-    if (!egress || !port) return;
-    await cleanupCall(run, stage, () => port.release({ scope: run.scope, fence: egress.fence, binding: egress.binding }));
+    await credentialEgressCall(run, stage, (port, target) => port.release(target));
   },
 };

@@ -1,6 +1,6 @@
-import { cleanupCall } from "../transaction/port-call.js";
 import type { RunStep } from "../transaction/step.js";
 import { cleanupReason } from "./cleanup-reason.js";
+import { credentialEgressCall } from "./credential-egress-call.js";
 
 const stage = "credential-egress-revoke";
 
@@ -12,13 +12,8 @@ export const revokeCredentialEgress: RunStep = {
   stage,
   applies: (run) => run.egress !== null,
   async run(run) {
-    const { egress } = run;
-    const port = run.options.credentialEgress;
-    if (!egress || !port) return;
-    const settled = await cleanupCall(run, stage, () =>
-      port.revoke({ scope: run.scope, fence: egress.fence, binding: egress.binding, reason: cleanupReason(run) }),
-    );
-    if (!settled.ok && run.retained) {
+    const settled = await credentialEgressCall(run, stage, (port, target) => port.revoke({ ...target, reason: cleanupReason(run) }));
+    if (settled && !settled.ok && run.retained) {
       run.retained = false;
       run.log.warn("sandbox.retention_cancelled", { stage });
     }

@@ -1,4 +1,5 @@
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
+import { positiveSafeIntegerSchema } from "@open-managed-agents/runtime-utils";
 import * as z from "zod";
 import { type HostLogger, silentLogger } from "../logger.js";
 import { hasMethods } from "../stores/store-options.js";
@@ -20,7 +21,7 @@ export function portSchema(methods: readonly string[]) {
   return z.custom<object>((value) => hasMethods(value, methods), { message: `must implement ${methods.join(", ")}` });
 }
 
-const positiveMs = z.number().int().positive();
+const positiveMs = positiveSafeIntegerSchema;
 
 const hostOptionsSchema = z
   .object({

@@ -7,6 +7,7 @@ import {
   redactSecrets,
 } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
+import { assertSpecificationVersion } from "./specification-version.js";
 
 /** Options of {@link loadManagedRuntimeProviderDriver}. */
 export interface LoadManagedRuntimeProviderDriverOptions {
@@ -31,10 +32,10 @@ const optionsSchema = z.object({
 /**
  * Loads a driver package by module specifier: imports it, calls its `createManagedRuntimeProviderDriver`
  * export (sync or async) with `factoryOptions`, checks the result is a driver and its validated
- * descriptor names `provider`. An empty or whitespace-only `provider` or `moduleSpecifier` is
+ * descriptor names `provider` and this host's contract revision (`specificationVersion`). An empty or whitespace-only `provider` or `moduleSpecifier` is
  * `invalid_config` before anything is imported. Fails with `driver_load_failed` (an import failure
- * carries an install hint; a factory that throws says so, with the factory's error as `cause`) or
- * `provider_mismatch`.
+ * carries an install hint; a factory that throws says so, with the factory's error as `cause`; a driver of
+ * another contract revision, or of none, names both revisions) or `provider_mismatch`.
  */
 export async function loadManagedRuntimeProviderDriver(options: LoadManagedRuntimeProviderDriverOptions): Promise<ManagedRuntimeProviderDriverPort> {
   const { provider, moduleSpecifier } = parseRecord(optionsSchema, options, { record: "driver loader options", code: "invalid_config" });
@@ -67,9 +68,16 @@ export async function loadManagedRuntimeProviderDriver(options: LoadManagedRunti
     throw new DriverLoadFailedError({ message: `createManagedRuntimeProviderDriver of ${moduleSpecifier} did not return a driver with descriptor() and create()`, context });
   }
 
+  let descriptor: unknown;
+  try {
+    descriptor = candidate.descriptor();
+  } catch (error) {
+    throw new DriverLoadFailedError({ message: `${moduleSpecifier} returned an invalid driver descriptor`, context, cause: error });
+  }
+  assertSpecificationVersion(descriptor, { driver: moduleSpecifier, code: "driver_load_failed", context });
   let actual: string;
   try {
-    actual = parseManagedRuntimeProviderDriverDescriptor(candidate.descriptor()).provider;
+    actual = parseManagedRuntimeProviderDriverDescriptor(descriptor).provider;
   } catch (error) {
     throw new DriverLoadFailedError({ message: `${moduleSpecifier} returned an invalid driver descriptor`, context, cause: error });
   }

@@ -18,6 +18,7 @@ import {
 } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 import { portSchema } from "../host/host-options.js";
+import { assertSpecificationVersion } from "../loader/specification-version.js";
 import { resolveManagedRuntimePlan } from "../plan.js";
 import { assertEgressMatches, assertMemoryStoresMatch, assertNoDrift, drift } from "./capability-drift.js";
 import { superviseIfAdvertised } from "./supervise-if-advertised.js";
@@ -39,14 +40,16 @@ const requiredPorts = {
 } as const;
 
 /**
- * Creates the registry. Every descriptor is validated with the contract schema and provider ids must be
- * unique; either failure is `invalid_config`.
+ * Creates the registry. Every descriptor must name this host's contract revision, is validated with the
+ * contract schema, and provider ids must be unique; each failure is `invalid_config`.
  */
 export function createManagedRuntimeProviderRegistry(options: ManagedRuntimeProviderRegistryOptions): ManagedRuntimeProviderRegistry {
   parseRecord(optionsSchema, options, { record: "provider registry options", code: "invalid_config" });
   const entries = new Map<string, { readonly driver: ManagedRuntimeProviderDriverPort; readonly descriptor: ManagedRuntimeProviderDriverDescriptor }>();
   options.drivers.forEach((driver, index) => {
-    const descriptor = parseManagedRuntimeProviderDriverDescriptor(driver.descriptor(), { code: "invalid_config" });
+    const raw = driver.descriptor();
+    assertSpecificationVersion(raw, { driver: `drivers.${index}`, code: "invalid_config", context: { path: `drivers.${index}` } });
+    const descriptor = parseManagedRuntimeProviderDriverDescriptor(raw, { code: "invalid_config" });
     if (entries.has(descriptor.provider)) {
       throw new InvalidConfigError({
         message: `provider id ${descriptor.provider} is registered twice`,

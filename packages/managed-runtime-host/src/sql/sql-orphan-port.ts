@@ -1,5 +1,6 @@
 import { InternalError, type RuntimeOrphanPort, type RuntimeOrphanRecord, runtimeOrphanId } from "@open-managed-agents/runtime-resource-contract";
 import { parseEnqueueInput } from "../stores/orphan-inputs.js";
+import { queuedKeyValues } from "./sql-queued-rows.js";
 import { type SqlStoreOptions, parseSqlStoreOptions } from "./sql-store-options.js";
 import { ORPHAN_COLUMNS, type OrphanRow, readOrphanRow } from "./sql-orphan-rows.js";
 import { createSqlRetryQueue } from "./sql-retry-queue.js";
@@ -8,7 +9,7 @@ import { createSqlRetryQueue } from "./sql-retry-queue.js";
 export type SqlOrphanPortOptions = SqlStoreOptions;
 
 const ENQUEUE = `INSERT INTO runtime_orphans
-  (id, workspace_id, environment_id, session_id, work_id, generation, owner_id, sandbox, reason, attempts, last_error, created_at, updated_at)
+  (${ORPHAN_COLUMNS})
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
   ON CONFLICT (id) DO UPDATE SET
     attempts = runtime_orphans.attempts + 1, last_error = excluded.last_error, updated_at = excluded.updated_at
@@ -28,14 +29,7 @@ export function createSqlOrphanPort(options: SqlOrphanPortOptions): RuntimeOrpha
       const { scope } = request;
       const now = clock.now();
       const [row] = await client.all<OrphanRow>(ENQUEUE, [
-        runtimeOrphanId(scope, request.generation, request.sandbox),
-        scope.workspaceId,
-        scope.environmentId,
-        scope.sessionId,
-        scope.workId,
-        request.generation,
-        request.ownerId,
-        JSON.stringify(request.sandbox),
+        ...queuedKeyValues(runtimeOrphanId(scope, request.generation, request.sandbox), request),
         request.reason,
         request.error,
         now,

@@ -1,5 +1,6 @@
 import { InternalError, type SandboxJournalPort, type SandboxJournalRecord, sandboxJournalId } from "@open-managed-agents/runtime-resource-contract";
 import { parseJournalRecordInput } from "../stores/journal-inputs.js";
+import { queuedKeyValues } from "./sql-queued-rows.js";
 import { type SqlStoreOptions, parseSqlStoreOptions } from "./sql-store-options.js";
 import { JOURNAL_COLUMNS, type JournalRow, readJournalRow } from "./sql-journal-rows.js";
 import { createSqlRetryQueue } from "./sql-retry-queue.js";
@@ -9,7 +10,7 @@ export type SqlSandboxJournalOptions = SqlStoreOptions;
 
 // A second record of the same id keeps the first row; the no-op update makes RETURNING answer either way.
 const RECORD = `INSERT INTO sandbox_journal
-  (id, workspace_id, environment_id, session_id, work_id, generation, owner_id, sandbox, attempts, last_error, created_at, updated_at)
+  (${JOURNAL_COLUMNS})
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, '', ?, ?)
   ON CONFLICT (id) DO UPDATE SET id = sandbox_journal.id
   RETURNING ${JOURNAL_COLUMNS}`;
@@ -28,14 +29,7 @@ export function createSqlSandboxJournal(options: SqlSandboxJournalOptions): Sand
       const { scope } = request;
       const now = clock.now();
       const [row] = await client.all<JournalRow>(RECORD, [
-        sandboxJournalId(scope, request.generation, request.sandbox),
-        scope.workspaceId,
-        scope.environmentId,
-        scope.sessionId,
-        scope.workId,
-        request.generation,
-        request.ownerId,
-        JSON.stringify(request.sandbox),
+        ...queuedKeyValues(sandboxJournalId(scope, request.generation, request.sandbox), request),
         now,
         now,
       ]);

@@ -1,8 +1,6 @@
 import * as z from "zod";
 import {
-  type ManagedSandboxLease,
-  type RuntimeResourceScope,
-  type TerminationReason,
+  type RuntimeOrphanEnqueueInput,
   managedSandboxLeaseSchema,
   nonEmptyString,
   parseRecord,
@@ -28,15 +26,8 @@ const listInputSchema = z.object({ limit: z.number().int().positive().max(MAX_OR
 const failedInputSchema = z.object({ id: nonEmptyString, error: z.string() });
 const resolveInputSchema = z.object({ id: nonEmptyString });
 
-/** A validated enqueue request. */
-export interface OrphanEnqueueRequest {
-  readonly scope: RuntimeResourceScope;
-  readonly generation: number;
-  readonly ownerId: string;
-  readonly sandbox: ManagedSandboxLease;
-  readonly reason: TerminationReason;
-  readonly error: string;
-}
+/** A validated enqueue request (its error clipped). */
+export type OrphanEnqueueRequest = RuntimeOrphanEnqueueInput;
 
 export function parseEnqueueInput(input: unknown): OrphanEnqueueRequest {
   const parsed = parseRecord(enqueueInputSchema, input, { record: "orphan enqueue input" });

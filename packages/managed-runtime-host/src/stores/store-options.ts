@@ -1,11 +1,9 @@
 import * as z from "zod";
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
+import { hasMethods } from "@open-managed-agents/runtime-utils";
 import { type Clock, systemClock } from "../time.js";
 
-/** True when `value` is an object with a function under each of `methods`. */
-export function hasMethods(value: unknown, methods: readonly string[]): boolean {
-  return typeof value === "object" && value !== null && methods.every((method) => typeof (value as Record<string, unknown>)[method] === "function");
-}
+export { hasMethods };
 
 /** Accepts any object with a `now()` function. */
 export const clockSchema = z.custom<Clock>((value) => hasMethods(value, ["now"]), "must be a Clock with a now() function");

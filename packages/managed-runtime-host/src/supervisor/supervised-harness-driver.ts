@@ -13,6 +13,7 @@ import {
   parseHarnessSupervisorEvent,
   parseRecord,
 } from "@open-managed-agents/runtime-resource-contract";
+import { positiveSafeIntegerSchema } from "@open-managed-agents/runtime-utils";
 import * as z from "zod";
 import { raceAbort } from "../abort.js";
 import { portSchema } from "../host/host-options.js";
@@ -31,7 +32,7 @@ export interface SupervisedSandboxHarnessDriverOptions {
 }
 
 /** A timeout of the lane declaration: a positive safe integer of milliseconds. */
-const timeoutMs = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+const timeoutMs = positiveSafeIntegerSchema;
 const timeoutsSchema = z.object({
   driver: z.object({ readyTimeoutMs: timeoutMs, heartbeatTimeoutMs: timeoutMs, drainTimeoutMs: timeoutMs }),
 });

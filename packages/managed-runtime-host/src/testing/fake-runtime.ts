@@ -125,6 +125,7 @@ export function createFakeProviderDriver(options: FakeProviderDriverOptions = {}
   const created: FakeManagedRuntime[] = [];
   const egress = options.credentialEgress === undefined ? FAKE_EGRESS_CAPABILITIES : options.credentialEgress;
   const descriptor: ManagedRuntimeProviderDriverDescriptor = {
+    specificationVersion: "v1",
     provider: options.provider ?? "fake",
     version: "1.0.0",
     placements: options.placements ?? ["in_process"],

@@ -1,6 +1,6 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { InvalidRequestError, type SessionMemoryAccessPort, type SessionMemoryWriteResult } from "@open-managed-agents/runtime-resource-contract";
-import { sha256Hex } from "./memory-hash.js";
+import { sha256Hex } from "@open-managed-agents/runtime-utils";
 
 /** Options of {@link createBlobMemoryAccess}. */
 export interface BlobMemoryAccessOptions {

@@ -8,7 +8,7 @@ import {
   UpstreamProtocolError,
 } from "@open-managed-agents/runtime-resource-contract";
 import type { SandboxMemoryMountPort, SandboxPort } from "@open-managed-agents/sandbox";
-import { sha256Hex } from "./memory-hash.js";
+import { sha256Hex } from "@open-managed-agents/runtime-utils";
 
 /** Where projected memory stores live in the sandbox. */
 export const MEMORY_PROJECTION_ROOT = MEMORY_STORES_ROOT;

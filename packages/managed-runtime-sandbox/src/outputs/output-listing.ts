@@ -6,7 +6,8 @@ import {
 } from "@open-managed-agents/runtime-resource-contract";
 import type { SandboxDuplexProcessPort } from "@open-managed-agents/sandbox";
 import { throwIfAborted } from "../abort.js";
-import { closeStdin, createByteTail, drainStream, onAbort } from "../process-io.js";
+import { closeStdin, onAbort } from "../process-control.js";
+import { createByteTail, drainStream } from "../process-output.js";
 import { providerFailure } from "../runtime-registry.js";
 import { maxFilesExceeded } from "./output-limits.js";
 

@@ -1,199 +1,194 @@
-import { ManagedRuntimeError, type ManagedRuntimeErrorOptions, registerErrorClass } from "./managed-runtime-error.js";
+import { type ErrorCode, isErrorCode, ERROR_HTTP_STATUS } from "./error-codes.js";
+import { type ErrorContext, type ErrorContextValue, sanitizeErrorContext } from "./error-context.js";
+import type { ManagedRuntimeErrorJSON, ManagedRuntimeErrorOptions } from "./error-wire.js";
+
+// The base class, one class per code and the code -> class table share this module: `fromJSON` needs the
+// table, the table needs the classes and the classes need the base, and ES modules cannot split that cycle.
+
+const MARKER = Symbol.for("open-managed-agents.runtime-error");
+
+/**
+ * Base class of every error this project throws on purpose. Each carries a stable {@link ErrorCode},
+ * a safe context and an optional cause. Use {@link ManagedRuntimeError.isInstance},
+ * {@link ManagedRuntimeError.hasCode} or a subclass's own `isInstance` rather than `instanceof`: they hold
+ * across duplicate installs of this package.
+ */
+export class ManagedRuntimeError extends Error {
+  /** Stable machine-readable code. */
+  readonly code: ErrorCode;
+  /** Safe details; never contains secrets. */
+  readonly context: Readonly<Record<string, ErrorContextValue>>;
+
+  constructor(code: ErrorCode, options: ManagedRuntimeErrorOptions) {
+    super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ManagedRuntimeError";
+    this.code = code;
+    this.context = Object.freeze(sanitizeErrorContext(options.context));
+    // A property rather than a class field keeps the marker out of the declared type, which the
+    // per-code classes (built by a function) could not otherwise export.
+    Object.defineProperty(this, MARKER, { value: true });
+  }
+
+  /** HTTP status this error maps to. */
+  get httpStatus(): number {
+    return ERROR_HTTP_STATUS[this.code];
+  }
+
+  /** True for any error built by this package, whichever copy of it is installed, whatever its code. */
+  static isInstance(error: unknown): error is ManagedRuntimeError {
+    return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[MARKER] === true;
+  }
+
+  /** True when `error` is a {@link ManagedRuntimeError} with the given code. */
+  static hasCode(error: unknown, code: ErrorCode): error is ManagedRuntimeError {
+    return ManagedRuntimeError.isInstance(error) && error.code === code;
+  }
+
+  /** The wire form: `{code, message, context}`. */
+  toJSON(): ManagedRuntimeErrorJSON {
+    return Object.keys(this.context).length === 0
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, context: this.context };
+  }
+
+  /**
+   * Rebuilds a typed error, of the class for its code, from its wire form. An unknown or missing code
+   * becomes `upstream_protocol`, so a peer that speaks a newer taxonomy still yields a typed error.
+   */
+  static fromJSON(json: unknown): ManagedRuntimeError {
+    const record = typeof json === "object" && json !== null ? (json as Record<string, unknown>) : {};
+    const message = typeof record.message === "string" ? record.message : "error without a message";
+    const context = sanitizeErrorContext(record.context) as ErrorContext;
+    if (!isErrorCode(record.code)) {
+      return createError("upstream_protocol", {
+        message: `peer sent an error with an unknown code: ${message}`,
+        context: { ...context, peerCode: typeof record.code === "string" ? record.code : null },
+      });
+    }
+    return createError(record.code, { message, context });
+  }
+}
+
+/** A {@link ManagedRuntimeError} whose code is `C`: what a per-code class's `isInstance` narrows to. */
+export type ManagedRuntimeErrorWithCode<C extends ErrorCode> = ManagedRuntimeError & { readonly code: C };
+
+/**
+ * The base of the one class for `code`: fixes the code (as a literal type too) and the name, and gives the
+ * class an `isInstance` that checks that code, so `SandboxFailedError.isInstance(timeout)` is false.
+ */
+function codedErrorClass<C extends ErrorCode>(code: C, name: string) {
+  return class CodedManagedRuntimeError extends ManagedRuntimeError {
+    declare readonly code: C;
+
+    constructor(options: ManagedRuntimeErrorOptions) {
+      super(code, options);
+      this.name = name;
+    }
+
+    /** True only for an error of this class's code, whichever copy of the package built it. */
+    static override isInstance(error: unknown): error is ManagedRuntimeErrorWithCode<C> {
+      return ManagedRuntimeError.hasCode(error, code);
+    }
+  };
+}
 
 /** `capability_unsupported`: A capability the caller asked for is not offered. */
-export class CapabilityUnsupportedError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("capability_unsupported", options);
-    this.name = "CapabilityUnsupportedError";
-  }
-}
-registerErrorClass("capability_unsupported", CapabilityUnsupportedError);
+export class CapabilityUnsupportedError extends codedErrorClass("capability_unsupported", "CapabilityUnsupportedError") {}
 
 /** `capability_drift`: Live ports disagree with the advertised capabilities. */
-export class CapabilityDriftError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("capability_drift", options);
-    this.name = "CapabilityDriftError";
-  }
-}
-registerErrorClass("capability_drift", CapabilityDriftError);
+export class CapabilityDriftError extends codedErrorClass("capability_drift", "CapabilityDriftError") {}
 
 /** `fence_conflict`: Another owner holds the fence, or the fence is stale. */
-export class FenceConflictError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("fence_conflict", options);
-    this.name = "FenceConflictError";
-  }
-}
-registerErrorClass("fence_conflict", FenceConflictError);
+export class FenceConflictError extends codedErrorClass("fence_conflict", "FenceConflictError") {}
 
 /** `lease_lost`: The fence or sandbox lease was lost mid-flight. */
-export class LeaseLostError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("lease_lost", options);
-    this.name = "LeaseLostError";
-  }
-}
-registerErrorClass("lease_lost", LeaseLostError);
+export class LeaseLostError extends codedErrorClass("lease_lost", "LeaseLostError") {}
 
 /** `invalid_request`: A request, record or argument is malformed. */
-export class InvalidRequestError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("invalid_request", options);
-    this.name = "InvalidRequestError";
-  }
-}
-registerErrorClass("invalid_request", InvalidRequestError);
+export class InvalidRequestError extends codedErrorClass("invalid_request", "InvalidRequestError") {}
 
 /** `invalid_config`: Options or environment configuration are missing or invalid. */
-export class InvalidConfigError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("invalid_config", options);
-    this.name = "InvalidConfigError";
-  }
-}
-registerErrorClass("invalid_config", InvalidConfigError);
+export class InvalidConfigError extends codedErrorClass("invalid_config", "InvalidConfigError") {}
 
 /** `unsupported_operation`: The implementation refuses this operation on purpose. */
-export class UnsupportedOperationError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("unsupported_operation", options);
-    this.name = "UnsupportedOperationError";
-  }
-}
-registerErrorClass("unsupported_operation", UnsupportedOperationError);
+export class UnsupportedOperationError extends codedErrorClass("unsupported_operation", "UnsupportedOperationError") {}
 
 /** `sandbox_failed`: The sandbox failed to start or an operation inside it failed. */
-export class SandboxFailedError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("sandbox_failed", options);
-    this.name = "SandboxFailedError";
-  }
-}
-registerErrorClass("sandbox_failed", SandboxFailedError);
+export class SandboxFailedError extends codedErrorClass("sandbox_failed", "SandboxFailedError") {}
 
 /** `insufficient_capacity`: The provider is at a capacity limit. */
-export class InsufficientCapacityError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("insufficient_capacity", options);
-    this.name = "InsufficientCapacityError";
-  }
-}
-registerErrorClass("insufficient_capacity", InsufficientCapacityError);
+export class InsufficientCapacityError extends codedErrorClass("insufficient_capacity", "InsufficientCapacityError") {}
 
 /** `storage_unwritable`: A store refuses writes (read-only filesystem or bucket, or no write permission). */
-export class StorageUnwritableError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("storage_unwritable", options);
-    this.name = "StorageUnwritableError";
-  }
-}
-registerErrorClass("storage_unwritable", StorageUnwritableError);
+export class StorageUnwritableError extends codedErrorClass("storage_unwritable", "StorageUnwritableError") {}
 
 /** `provider_mismatch`: A record, handle or driver names a different provider. */
-export class ProviderMismatchError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("provider_mismatch", options);
-    this.name = "ProviderMismatchError";
-  }
-}
-registerErrorClass("provider_mismatch", ProviderMismatchError);
+export class ProviderMismatchError extends codedErrorClass("provider_mismatch", "ProviderMismatchError") {}
 
 /** `driver_load_failed`: A driver module could not be loaded. */
-export class DriverLoadFailedError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("driver_load_failed", options);
-    this.name = "DriverLoadFailedError";
-  }
-}
-registerErrorClass("driver_load_failed", DriverLoadFailedError);
+export class DriverLoadFailedError extends codedErrorClass("driver_load_failed", "DriverLoadFailedError") {}
 
 /** `readiness_failed`: The runtime environment readiness probe failed. */
-export class ReadinessFailedError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("readiness_failed", options);
-    this.name = "ReadinessFailedError";
-  }
-}
-registerErrorClass("readiness_failed", ReadinessFailedError);
+export class ReadinessFailedError extends codedErrorClass("readiness_failed", "ReadinessFailedError") {}
 
 /** `archive_rejected`: An archive was refused as hostile or corrupt. */
-export class ArchiveRejectedError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("archive_rejected", options);
-    this.name = "ArchiveRejectedError";
-  }
-}
-registerErrorClass("archive_rejected", ArchiveRejectedError);
+export class ArchiveRejectedError extends codedErrorClass("archive_rejected", "ArchiveRejectedError") {}
 
 /** `limit_exceeded`: A configured limit was exceeded. */
-export class LimitExceededError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("limit_exceeded", options);
-    this.name = "LimitExceededError";
-  }
-}
-registerErrorClass("limit_exceeded", LimitExceededError);
+export class LimitExceededError extends codedErrorClass("limit_exceeded", "LimitExceededError") {}
 
 /** `unauthorized`: Authentication or authorization failed. */
-export class UnauthorizedError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("unauthorized", options);
-    this.name = "UnauthorizedError";
-  }
-}
-registerErrorClass("unauthorized", UnauthorizedError);
+export class UnauthorizedError extends codedErrorClass("unauthorized", "UnauthorizedError") {}
 
 /** `upstream_protocol`: An upstream service broke its protocol. */
-export class UpstreamProtocolError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("upstream_protocol", options);
-    this.name = "UpstreamProtocolError";
-  }
-}
-registerErrorClass("upstream_protocol", UpstreamProtocolError);
+export class UpstreamProtocolError extends codedErrorClass("upstream_protocol", "UpstreamProtocolError") {}
 
 /** `not_found`: A named object does not exist. */
-export class NotFoundError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("not_found", options);
-    this.name = "NotFoundError";
-  }
-}
-registerErrorClass("not_found", NotFoundError);
+export class NotFoundError extends codedErrorClass("not_found", "NotFoundError") {}
 
 /** `integrity_failed`: Stored content does not match its promised hash or size. */
-export class IntegrityError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("integrity_failed", options);
-    this.name = "IntegrityError";
-  }
-}
-registerErrorClass("integrity_failed", IntegrityError);
+export class IntegrityError extends codedErrorClass("integrity_failed", "IntegrityError") {}
 
 /** `timeout`: An operation did not finish before its deadline. */
-export class TimeoutError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("timeout", options);
-    this.name = "TimeoutError";
-  }
-}
-registerErrorClass("timeout", TimeoutError);
+export class TimeoutError extends codedErrorClass("timeout", "TimeoutError") {}
 
 /** `aborted`: The caller aborted the operation. */
-export class AbortedError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("aborted", options);
-    this.name = "AbortedError";
-  }
-}
-registerErrorClass("aborted", AbortedError);
+export class AbortedError extends codedErrorClass("aborted", "AbortedError") {}
 
 /** `internal`: An unexpected internal failure. */
-export class InternalError extends ManagedRuntimeError {
-  constructor(options: ManagedRuntimeErrorOptions) {
-    super("internal", options);
-    this.name = "InternalError";
-  }
+export class InternalError extends codedErrorClass("internal", "InternalError") {}
+
+/** The class of each code: what {@link createError} and {@link ManagedRuntimeError.fromJSON} build. */
+export const ERROR_CLASSES = {
+  capability_unsupported: CapabilityUnsupportedError,
+  capability_drift: CapabilityDriftError,
+  fence_conflict: FenceConflictError,
+  lease_lost: LeaseLostError,
+  invalid_request: InvalidRequestError,
+  invalid_config: InvalidConfigError,
+  unsupported_operation: UnsupportedOperationError,
+  sandbox_failed: SandboxFailedError,
+  insufficient_capacity: InsufficientCapacityError,
+  storage_unwritable: StorageUnwritableError,
+  provider_mismatch: ProviderMismatchError,
+  driver_load_failed: DriverLoadFailedError,
+  readiness_failed: ReadinessFailedError,
+  archive_rejected: ArchiveRejectedError,
+  limit_exceeded: LimitExceededError,
+  unauthorized: UnauthorizedError,
+  upstream_protocol: UpstreamProtocolError,
+  not_found: NotFoundError,
+  integrity_failed: IntegrityError,
+  timeout: TimeoutError,
+  aborted: AbortedError,
+  internal: InternalError,
+} as const satisfies { readonly [C in ErrorCode]: new (options: ManagedRuntimeErrorOptions) => ManagedRuntimeErrorWithCode<C> };
+
+/** The error class {@link createError} builds for `code`. */
+export type ErrorForCode<C extends ErrorCode> = InstanceType<(typeof ERROR_CLASSES)[C]>;
+
+/** Builds the error of the class for `code`. */
+export function createError<C extends ErrorCode>(code: C, options: ManagedRuntimeErrorOptions): ErrorForCode<C> {
+  const errorClass: new (options: ManagedRuntimeErrorOptions) => ManagedRuntimeError = ERROR_CLASSES[code];
+  return new errorClass(options) as ErrorForCode<C>;
 }
-registerErrorClass("internal", InternalError);

@@ -1,6 +1,6 @@
 import type * as z from "zod";
 import type { ErrorCode } from "./error-codes.js";
-import { createError } from "./managed-runtime-error.js";
+import { createError } from "./error-classes.js";
 
 /** How {@link parseRecord} reports a failure. */
 export interface ParseRecordOptions {

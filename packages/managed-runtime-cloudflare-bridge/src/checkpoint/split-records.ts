@@ -1,0 +1,31 @@
+/**
+ * Splits a byte stream into the records between `separator` bytes, holding at most one record and one
+ * chunk: listings and manifests are read as they arrive, never whole. A record longer than `maxBytes`
+ * (or a stream not ending in the separator, when `terminated`) is refused through `refuse`.
+ */
+export async function* splitRecords(
+  source: AsyncIterable<Uint8Array>,
+  options: { readonly separator: number; readonly maxBytes: number; readonly terminated: boolean; readonly refuse: (reason: string) => Error },
+): AsyncGenerator<Buffer> {
+  let rest: Buffer = Buffer.alloc(0);
+  for await (const chunk of source) {
+    const bytes = rest.byteLength === 0 ? Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength) : Buffer.concat([rest, chunk]);
+    let start = 0;
+    for (let end = bytes.indexOf(options.separator, start); end !== -1; end = bytes.indexOf(options.separator, start)) {
+      yield bytes.subarray(start, end);
+      start = end + 1;
+    }
+    // Copied, so a retained remainder never pins the whole chunk it came from.
+    rest = Buffer.from(bytes.subarray(start));
+    if (rest.byteLength > options.maxBytes) throw options.refuse("record too long");
+  }
+  if (rest.byteLength > 0) {
+    if (options.terminated) throw options.refuse("unterminated record");
+    yield rest;
+  }
+}
+
+/** The order of entries in a manifest: bytes of `path + "//"`, which is also `LC_ALL=C sort` order of the sandbox's records. */
+export function pathKey(path: string): Buffer {
+  return Buffer.from(`${path}//`);
+}

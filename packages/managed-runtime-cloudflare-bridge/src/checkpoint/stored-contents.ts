@@ -1,0 +1,113 @@
+import type { PackLocation, PackRef } from "./manifest.js";
+
+/** The contents a session has stored, by sha256: where each lies (null: a blob of its own). */
+export interface StoredContents {
+  /** How many distinct contents are known. */
+  readonly size: number;
+  /** Where the content lies, null for a blob of its own, undefined when not known to be stored. */
+  get(sha256: string): PackLocation | null | undefined;
+}
+
+/** Bytes of one digest. */
+const DIGEST = 32;
+const OWN_BLOB = -1;
+
+/**
+ * Collects contents for a {@link StoredContents}: 32-byte digests in one growing buffer with a pack index
+ * and offset each (about 40 bytes a content, a few packs as objects), sorted once and searched by halves,
+ * so a workspace of any number of files costs no object per file.
+ */
+export function createStoredContentsBuilder() {
+  let digests = Buffer.alloc(DIGEST * 1024);
+  let packIndex = new Int32Array(1024);
+  let offsets = new Float64Array(1024);
+  let count = 0;
+  const packs: PackRef[] = [];
+  const packIndexes = new Map<string, number>();
+
+  const grow = () => {
+    const capacity = packIndex.length * 2;
+    const nextDigests = Buffer.alloc(DIGEST * capacity);
+    digests.copy(nextDigests);
+    digests = nextDigests;
+    const nextPacks = new Int32Array(capacity);
+    nextPacks.set(packIndex);
+    packIndex = nextPacks;
+    const nextOffsets = new Float64Array(capacity);
+    nextOffsets.set(offsets);
+    offsets = nextOffsets;
+  };
+
+  return {
+    /** Records that `sha256` is stored at `location` (null: its own blob). */
+    add(sha256: string, location: PackLocation | null): void {
+      if (count === packIndex.length) grow();
+      digests.write(sha256, count * DIGEST, DIGEST, "hex");
+      if (location) {
+        let index = packIndexes.get(location.pack.sha256);
+        if (index === undefined) {
+          packIndexes.set(location.pack.sha256, (index = packs.length));
+          packs.push(location.pack);
+        }
+        packIndex[count] = index;
+        offsets[count] = location.offset;
+      } else packIndex[count] = OWN_BLOB;
+      count += 1;
+    },
+    /** Sorts what was added (the first of equal digests wins) and returns the searchable set. */
+    build(): StoredContents {
+      // Sorted by the digests' first four bytes as numbers (uniform, so ties are rare), then by the whole digest.
+      const heads = new Uint32Array(count);
+      for (let index = 0; index < count; index += 1) heads[index] = digests.readUInt32BE(index * DIGEST);
+      const order = new Uint32Array(count);
+      for (let index = 0; index < count; index += 1) order[index] = index;
+      const whole = (left: number, right: number) => digests.compare(digests, right * DIGEST, (right + 1) * DIGEST, left * DIGEST, (left + 1) * DIGEST);
+      order.sort((left, right) => (heads[left] as number) - (heads[right] as number) || whole(left, right) || left - right);
+      const sorted = Buffer.alloc(count * DIGEST);
+      const sortedHeads = new Uint32Array(count);
+      const sortedPacks = new Int32Array(count);
+      const sortedOffsets = new Float64Array(count);
+      let kept = 0;
+      for (let position = 0; position < count; position += 1) {
+        const index = order[position] as number;
+        // The first of equal digests wins.
+        if (kept > 0 && sortedHeads[kept - 1] === heads[index] && digests.compare(sorted, (kept - 1) * DIGEST, kept * DIGEST, index * DIGEST, (index + 1) * DIGEST) === 0) continue;
+        digests.copy(sorted, kept * DIGEST, index * DIGEST, (index + 1) * DIGEST);
+        sortedHeads[kept] = heads[index] as number;
+        sortedPacks[kept] = packIndex[index] as number;
+        sortedOffsets[kept] = offsets[index] as number;
+        kept += 1;
+      }
+      return searchable(sorted.subarray(0, kept * DIGEST), sortedHeads.subarray(0, kept), sortedPacks.subarray(0, kept), sortedOffsets.subarray(0, kept), packs);
+    },
+  };
+}
+
+/** An empty set: nothing known to be stored. */
+export const NO_STORED_CONTENTS: StoredContents = { size: 0, get: () => undefined };
+
+function searchable(digests: Buffer, heads: Uint32Array, packIndex: Int32Array, offsets: Float64Array, packs: readonly PackRef[]): StoredContents {
+  const size = heads.length;
+  const wanted = Buffer.alloc(DIGEST);
+  return {
+    size,
+    get(sha256) {
+      if (sha256.length !== DIGEST * 2 || wanted.write(sha256, 0, DIGEST, "hex") !== DIGEST) return undefined;
+      const head = wanted.readUInt32BE(0);
+      // The first digest whose head is not below the wanted one, then each with the same head.
+      let low = 0;
+      let high = size;
+      while (low < high) {
+        const middle = (low + high) >>> 1;
+        if ((heads[middle] as number) < head) low = middle + 1;
+        else high = middle;
+      }
+      for (let index = low; index < size && heads[index] === head; index += 1) {
+        if (digests.compare(wanted, 0, DIGEST, index * DIGEST, (index + 1) * DIGEST) !== 0) continue;
+        const pack = packIndex[index] as number;
+        return pack === OWN_BLOB ? null : { pack: packs[pack] as PackRef, offset: offsets[index] as number };
+      }
+      return undefined;
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import { type DestroyedSandboxes, createDestroyedSandboxes } from "@open-managed-agents/managed-runtime-sandbox";
+import type { BridgeClient, BridgeExecEvent } from "../wire/bridge-client.js";
+
+/**
+ * Wraps a client so that nothing reaches the bridge for a sandbox this driver destroyed. The bridge
+ * answers every call for a known id by starting a fresh, empty container, so a late exec, file read,
+ * persist or hydrate after `destroy` (a checkpoint after the runtime was reaped, a heartbeat after a
+ * terminate) would leave a container running and present it as the old runtime. Those calls fail
+ * with `lease_lost` instead; `running` reports false; `destroy` stays idempotent.
+ *
+ * A call already in flight when `destroy` is issued may still be starting a container that the
+ * delete cannot see yet (the bridge deletes only an assigned container), so each such call is
+ * followed by one more best-effort delete once it settles.
+ */
+export function createTombstoningClient(client: BridgeClient, destroyed: DestroyedSandboxes = createDestroyedSandboxes()): BridgeClient {
+  const guarded = async <T>(id: string, operation: string, call: () => Promise<T>): Promise<T> => {
+    destroyed.refuse(id, operation);
+    try {
+      return await call();
+    } finally {
+      deleteIfDestroyedMeanwhile(id);
+    }
+  };
+  // Deletes this wrapper issued and that have not answered; a follow-up waits for them so that it is a
+  // request of its own, not one joined to a delete the bridge may have answered before the start landed.
+  const deleting = new Map<string, Promise<void>>();
+  const deleteIfDestroyedMeanwhile = (id: string) => {
+    if (!destroyed.has(id)) return;
+    const previous = deleting.get(id) ?? Promise.resolve();
+    void previous
+      .catch(() => undefined)
+      .then(() => client.destroy(id))
+      .catch(() => undefined);
+  };
+
+  return {
+    create: (signal) => client.create(signal),
+    async running(id, signal) {
+      return destroyed.has(id) ? false : guarded(id, "running", () => client.running(id, signal));
+    },
+    async *exec(id, input): AsyncGenerator<BridgeExecEvent> {
+      destroyed.refuse(id, "exec");
+      try {
+        yield* client.exec(id, input);
+      } finally {
+        deleteIfDestroyedMeanwhile(id);
+      }
+    },
+    readFile: (id, path, signal) => guarded(id, "file read", () => client.readFile(id, path, signal)),
+    writeFile: (id, path, body, signal) => guarded(id, "file write", () => client.writeFile(id, path, body, signal)),
+    persist: (id, excludes, signal) => guarded(id, "persist", () => client.persist(id, excludes, signal)),
+    hydrate: (id, tar, signal) => guarded(id, "hydrate", () => client.hydrate(id, tar, signal)),
+    async destroy(id) {
+      // Remembered before the request: a call racing the delete must not start a fresh container either.
+      destroyed.remember(id);
+      const request = client.destroy(id);
+      deleting.set(id, request);
+      try {
+        await request;
+      } finally {
+        if (deleting.get(id) === request) deleting.delete(id);
+      }
+    },
+  };
+}

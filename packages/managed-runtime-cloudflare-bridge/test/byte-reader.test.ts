@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { createByteReader } from "../src/checkpoint/byte-reader.js";
+
+async function* chunksOf(...chunks: string[]): AsyncGenerator<Buffer> {
+  for (const chunk of chunks) yield Buffer.from(chunk);
+}
+
+async function collect(chunks: AsyncIterable<Buffer>): Promise<string[]> {
+  const out: string[] = [];
+  for await (const chunk of chunks) out.push(chunk.toString());
+  return out;
+}
+
+describe("byte reader", () => {
+  it("cuts a stream into slices of given sizes across chunk boundaries, empty slices included", async () => {
+    const reader = createByteReader(chunksOf("abc", "defgh", "", "ij"));
+    const slices = [];
+    for (const size of [2, 0, 4, 1, 3]) slices.push((await reader.read(size))?.toString());
+    expect(slices).toEqual(["ab", "", "cdef", "g", "hij"]);
+    expect(await reader.atEnd()).toBe(true);
+  });
+
+  it("answers null for a slice the stream ends before, and tells when bytes are left over", async () => {
+    const short = createByteReader(chunksOf("abc", "de"));
+    expect((await short.read(4))?.toString()).toBe("abcd");
+    expect(await short.read(2)).toBeNull();
+    const long = createByteReader(chunksOf("abcdef"));
+    expect((await long.read(5))?.toString()).toBe("abcde");
+    expect(await long.atEnd()).toBe(false);
+  });
+
+  it("streams a large slice as chunks, stopping at its size or where the stream ends", async () => {
+    const reader = createByteReader(chunksOf("abc", "defgh", "ij"));
+    expect(await collect(reader.chunks(6))).toEqual(["abc", "def"]);
+    expect(await collect(reader.chunks(10))).toEqual(["gh", "ij"]);
+    expect(await reader.atEnd()).toBe(true);
+  });
+
+  it("passes errors of the source on", async () => {
+    async function* failing(): AsyncGenerator<Buffer> {
+      yield Buffer.from("ab");
+      throw new Error("connection reset");
+    }
+    const reader = createByteReader(failing());
+    await expect(reader.read(3)).rejects.toThrow("connection reset");
+  });
+});

@@ -1,0 +1,110 @@
+import { describe, expect, it } from "vitest";
+import { createTombstoningClient } from "../src/runtime/tombstoning-client.js";
+import type { BridgeClient, BridgeExecEvent } from "../src/wire/bridge-client.js";
+
+// A recording client in place of the HTTP one: these tests are about which calls the wrapper lets through
+// and when it deletes; the wrapper over the real bridge is exercised by local-stack.test.ts.
+function recordingClient() {
+  const calls: string[] = [];
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let holdCalls = false;
+  const step = async (name: string) => {
+    calls.push(`${name}:start`);
+    if (holdCalls) await gate;
+    calls.push(`${name}:end`);
+  };
+  const client: BridgeClient = {
+    create: async () => "sandbox",
+    running: async (id) => (await step(`running ${id}`), true),
+    async *exec(id): AsyncGenerator<BridgeExecEvent> {
+      await step(`exec ${id}`);
+      yield { type: "exit", exitCode: 0 };
+    },
+    readFile: async (id) => (await step(`readFile ${id}`), new ReadableStream()),
+    writeFile: async (id) => void (await step(`writeFile ${id}`)),
+    persist: async (id) => (await step(`persist ${id}`), new ReadableStream()),
+    hydrate: async (id) => void (await step(`hydrate ${id}`)),
+    destroy: async (id) => void calls.push(`destroy ${id}`),
+  };
+  return {
+    client,
+    calls,
+    hold: () => void (holdCalls = true),
+    release: () => release(),
+  };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+describe("tombstoning bridge client", () => {
+  it("refuses every call for a destroyed sandbox with lease_lost and reaches nothing", async () => {
+    const inner = recordingClient();
+    const client = createTombstoningClient(inner.client);
+    await client.destroy("a");
+    inner.calls.length = 0;
+
+    expect(await client.running("a")).toBe(false);
+    const refusals = await Promise.all([
+      client.readFile("a", "/workspace/x").catch((error: { code?: string }) => error.code),
+      client.writeFile("a", "/workspace/x", new Uint8Array()).catch((error: { code?: string }) => error.code),
+      client.persist("a", []).catch((error: { code?: string }) => error.code),
+      client.hydrate("a", new Uint8Array()).catch((error: { code?: string }) => error.code),
+      client.exec("a", { argv: ["true"] }).next().catch((error: { code?: string }) => error.code),
+    ]);
+    expect(refusals).toEqual(["lease_lost", "lease_lost", "lease_lost", "lease_lost", "lease_lost"]);
+    await settle();
+    expect(inner.calls).toEqual([]);
+  });
+
+  it("deletes once more after a call that was in flight when the sandbox was destroyed", async () => {
+    const inner = recordingClient();
+    const client = createTombstoningClient(inner.client);
+    inner.hold();
+    const status = client.running("a");
+    const exec = (async () => {
+      for await (const _event of client.exec("a", { argv: ["true"] })) void _event;
+    })();
+    await settle();
+    await client.destroy("a");
+    inner.release();
+    await Promise.all([status, exec]);
+    await settle();
+    // The first delete may have found no container yet; each call that was starting one is followed by a delete.
+    expect(inner.calls.filter((call) => call.startsWith("destroy"))).toHaveLength(3);
+    expect(inner.calls.indexOf("destroy a")).toBeLessThan(inner.calls.indexOf("running a:end"));
+    expect(inner.calls.lastIndexOf("destroy a")).toBeGreaterThan(inner.calls.indexOf("exec a:end"));
+  });
+
+  it("issues no delete after calls for sandboxes that stay alive", async () => {
+    const inner = recordingClient();
+    const client = createTombstoningClient(inner.client);
+    await client.running("b");
+    await client.writeFile("b", "/workspace/x", new Uint8Array());
+    for await (const _event of client.exec("b", { argv: ["true"] })) void _event;
+    await settle();
+    expect(inner.calls.some((call) => call.startsWith("destroy"))).toBe(false);
+  });
+
+  it("waits for its own delete to answer before the follow-up, so the follow-up is a request of its own", async () => {
+    const inner = recordingClient();
+    let answerDelete: () => void = () => undefined;
+    const deleteAnswered = new Promise<void>((resolve) => (answerDelete = resolve));
+    const originalDestroy = inner.client.destroy;
+    inner.client.destroy = async (id) => {
+      inner.calls.push(`destroy ${id}:start`);
+      if (inner.calls.filter((call) => call.startsWith("destroy")).length === 1) await deleteAnswered;
+      await originalDestroy(id);
+    };
+    const client = createTombstoningClient(inner.client);
+    const status = client.running("c");
+    const destroyed = client.destroy("c");
+    await status;
+    await settle();
+    expect(inner.calls.filter((call) => call === "destroy c:start")).toHaveLength(1);
+    answerDelete();
+    await destroyed;
+    await settle();
+    expect(inner.calls.filter((call) => call === "destroy c:start")).toHaveLength(2);
+  });
+});

@@ -1,0 +1,2 @@
+// The `./node` entry: helpers that need Node builtins (or Workers' `nodejs_compat`).
+export * from "./node/sha256-hex-sync.js";

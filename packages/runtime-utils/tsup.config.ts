@@ -1,0 +1,3 @@
+import { libraryConfig } from "../../tsup.base.js";
+
+export default libraryConfig({ index: "src/index.ts", http: "src/http.ts", node: "src/node.ts" });
