@@ -100,8 +100,15 @@ export function createProtocolClient(options: ClientOptions) {
       return { contentType: response.headers.get("Content-Type"), text, lines };
     },
     readFile: async (id: string, path: string) => new Uint8Array(await (await failOn(await raw("GET", sandboxPath(id, `/files${withPath(path)}`)))).arrayBuffer()),
-    writeFile: async (id: string, path: string, content: Uint8Array | string) =>
-      (await call(pathResultSchema, "PUT", sandboxPath(id, `/files${withPath(path)}`), { body: content, headers: { "Content-Type": "application/octet-stream" } })).body,
+    /**
+     * `closeConnection` sends `Connection: close`: workerd answers a body it refuses by its length before reading
+     * it and then resets the connection, which a pooled client would otherwise reuse for the next request.
+     */
+    writeFile: async (id: string, path: string, content: Uint8Array | string, init: { closeConnection?: boolean } = {}) =>
+      (await call(pathResultSchema, "PUT", sandboxPath(id, `/files${withPath(path)}`), {
+        body: content,
+        headers: { "Content-Type": "application/octet-stream", ...(init.closeConnection ? { Connection: "close" } : {}) },
+      })).body,
     removePath: async (id: string, path: string, recursive = false) =>
       (await call(pathResultSchema, "DELETE", sandboxPath(id, `/files${withPath(path, { recursive: String(recursive) })}`))).body,
     makeDirectory: async (id: string, path: string, recursive = false) =>

@@ -86,7 +86,13 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
     runtimeCapabilities: () => ({ lease: false, suspend: [], checkpoint: ["filesystem"] }),
 
     async status() {
-      if (!(await client.running(sandboxId))) return "stopped";
+      // The bridge answers `running` by starting (and assigning) a container for the id when none runs, and
+      // reports false when that container is not ready in time: a "stopped" answer deletes whatever the
+      // question left behind, since only a replacement can be assigned to the id by then.
+      if (!(await client.running(sandboxId))) {
+        await client.destroy(sandboxId).catch(() => undefined);
+        return "stopped";
+      }
       return (await holdsOwnContainer()) ? "running" : "stopped";
     },
 
