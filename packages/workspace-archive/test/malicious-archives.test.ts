@@ -2,7 +2,7 @@ import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { describe, expect, it } from "vitest";
-import { extractArchive, inspectArchive, splitArchive, type ReadArchiveOptions } from "../src/index.js";
+import { extractArchive, inspectArchive, inspectHeaders, type ListedHeader, splitArchive, type ReadArchiveOptions } from "../src/index.js";
 import { type CraftedEntry, craftArchive } from "./support/crafted-archive.js";
 import { tempDir } from "./support/temp-dir.js";
 import { snapshotTree } from "./support/tree-snapshot.js";
@@ -97,8 +97,24 @@ async function expectRejection(promise: Promise<unknown>, hostile: HostileCase):
   return typed;
 }
 
+/** The headers of a crafted archive, as a listing describes them (device and FIFO types passed through as they are). */
+function headersOf(entries: readonly CraftedEntry[]): ListedHeader[] {
+  return entries.map(({ name, body, type, mode, linkname }) => ({
+    name,
+    type: (type ?? "file") as ListedHeader["type"],
+    mode: mode ?? 0o644,
+    mtime: 1_700_000_000,
+    size: body === undefined ? 0 : Buffer.byteLength(body),
+    linkname: linkname ?? null,
+  }));
+}
+
 describe("hostile archives", () => {
   for (const hostile of CASES) {
+    it(`inspectHeaders rejects ${hostile.title} as the archive of those headers is rejected`, async () => {
+      await expectRejection(inspectHeaders(headersOf(hostile.entries), hostile.options), hostile);
+    });
+
     it(`extractArchive rejects ${hostile.title} and writes nothing anywhere`, async () => {
       const base = await tempDir("hostile");
       const target = join(base, "work", "space");
@@ -128,6 +144,24 @@ describe("hostile archives", () => {
       await expectRejection(drain(), hostile);
     });
   }
+
+  it("inspectHeaders summarises an accepted listing as inspectArchive summarises its archive", async () => {
+    const entries: CraftedEntry[] = [
+      { name: "./", type: "directory" },
+      { name: "./sub/", type: "directory" },
+      file("./sub/a.txt", "alpha"),
+      { name: "./sub/link", type: "symlink", linkname: "a.txt" },
+      { name: "./top", type: "symlink", linkname: "/workspace/sub" },
+      { name: "./hard", type: "link", linkname: "sub/a.txt" },
+      file("./b.bin", "x".repeat(3000)),
+    ];
+    const options = { absoluteRoot: "/workspace" };
+    const { archiveBytes: _bytes, gzip: _gzip, sha256: _sha, ...archive } = await inspectArchive(await craftArchive(entries), options);
+    const seen: string[] = [];
+    expect(await inspectHeaders(headersOf(entries), { ...options, onEntry: (entry) => seen.push(`${entry.kind} ${entry.path}`) })).toEqual(archive);
+    expect(seen).toEqual(["directory ", "directory sub", "file sub/a.txt", "symlink sub/link", "symlink top", "hardlink hard", "file b.bin"]);
+    await expect(inspectHeaders(headersOf(entries), { limits: { maxEntries: 0 } } as never)).rejects.toMatchObject({ code: "invalid_config" });
+  });
 
   it("accepts outside symlinks when allowed but still refuses writing through them", async () => {
     const target = join(await tempDir("allow"), "ws");

@@ -18,13 +18,16 @@ export async function inspectCheckpointArchive(source: ArchiveSource, limits: Ar
   try {
     return await inspectArchive(source, checkpointReadOptions(limits));
   } catch (error) {
-    if (ManagedRuntimeError.hasCode(error, "limit_exceeded")) {
-      throw new ArchiveRejectedError({
-        message: `checkpoint archive refused: ${error.message}`,
-        context: { reason: "limit_exceeded", ...error.context },
-        cause: error,
-      });
-    }
-    throw error;
+    throw asCheckpointRefusal(error);
   }
+}
+
+/** A crossed limit (`limit_exceeded`) as the `archive_rejected` it means for a checkpoint; any other error as is. */
+export function asCheckpointRefusal(error: unknown): unknown {
+  if (!ManagedRuntimeError.hasCode(error, "limit_exceeded")) return error;
+  return new ArchiveRejectedError({
+    message: `checkpoint archive refused: ${error.message}`,
+    context: { reason: "limit_exceeded", ...error.context },
+    cause: error,
+  });
 }

@@ -1,46 +1,32 @@
 import { ArchiveRejectedError, LimitExceededError } from "@open-managed-agents/runtime-resource-contract";
-import { type ArchiveLimits, END_OF_ARCHIVE_BYTES, encodeMemberHeader } from "@open-managed-agents/workspace-archive";
-import { inspectCheckpointArchive } from "./archive-policy.js";
+import { type ArchiveLimits, type ListedHeader, inspectHeaders } from "@open-managed-agents/workspace-archive";
+import { asCheckpointRefusal, checkpointReadOptions } from "./archive-policy.js";
 import type { ManifestEntry } from "./manifest.js";
-
-/** Header bytes handed to the inspector at a time. */
-const HEADER_CHUNK_BYTES = 256 * 1024;
 
 /**
  * Holds a manifest to the rules a restore applies (names, link targets, write-through) and to the archive
- * limits, by inspecting a tar of its headers alone as the entries stream by, so a checkpoint that could not
- * be restored is never published. Headers are encoded synchronously and handed over in chunks.
+ * limits as the entries stream by, so a checkpoint that could not be restored is never published. Each entry
+ * is checked as the header its archive member would carry, by the same checks an archive inspection runs.
  */
 export async function inspectManifest(entries: Iterable<ManifestEntry> | AsyncIterable<ManifestEntry>, limits: ArchiveLimits): Promise<void> {
-  await inspectCheckpointArchive(headerTar(withinLimits(entries, limits)), limits);
+  try {
+    await inspectHeaders(memberHeaders(withinLimits(entries, limits)), checkpointReadOptions(limits));
+  } catch (error) {
+    throw asCheckpointRefusal(error);
+  }
 }
 
-async function* headerTar(entries: AsyncIterable<ManifestEntry>): AsyncGenerator<Buffer> {
-  let chunk: Buffer[] = [];
-  let bytes = 0;
+async function* memberHeaders(entries: AsyncIterable<ManifestEntry>): AsyncGenerator<ListedHeader> {
   for await (const entry of entries) {
-    const header = encodeMemberHeader({
+    yield {
       name: entry.type === "directory" ? `./${entry.path}/` : `./${entry.path}`,
       type: entry.type,
       mode: entry.mode,
       mtime: entry.mtime,
       size: 0,
       linkname: entry.type === "symlink" ? entry.target : null,
-      uid: 0,
-      gid: 0,
-      uname: "",
-      gname: "",
-    });
-    chunk.push(header);
-    bytes += header.byteLength;
-    if (bytes >= HEADER_CHUNK_BYTES) {
-      yield Buffer.concat(chunk, bytes);
-      chunk = [];
-      bytes = 0;
-    }
+    };
   }
-  chunk.push(Buffer.alloc(END_OF_ARCHIVE_BYTES));
-  yield Buffer.concat(chunk);
 }
 
 /**
