@@ -1,6 +1,7 @@
+import type { Header } from "tar-stream";
 import { type ArchiveSource } from "./archive-source.js";
 import { type AdmittedEntry, EntryGuard } from "./entry-guard.js";
-import { parseInspectOptions, type ReadArchiveOptions } from "./options.js";
+import { parseInspectOptions, type ReadArchiveOptions, type ResolvedReadOptions } from "./options.js";
 import { createSourceMeter, readTarEntries } from "./tar-reader.js";
 
 /** Options of {@link inspectArchive}. */
@@ -59,22 +60,36 @@ export function countEntry(counters: SummaryCounters, entry: AdmittedEntry): voi
  */
 export async function inspectArchive(source: ArchiveSource, options: InspectArchiveOptions = {}): Promise<ArchiveInspection> {
   const resolved = parseInspectOptions<AdmittedEntry>(options);
-  const guard = new EntryGuard(resolved);
+  const admission = createAdmission(resolved);
   const meter = createSourceMeter(true);
-  const counters = createCounters();
   for await (const entry of readTarEntries(source, resolved.gzip, meter)) {
-    const admitted = guard.admit(entry.header);
-    countEntry(counters, admitted);
-    resolved.onEntry?.(admitted);
+    admission.admit(entry.header);
     entry.resume();
   }
-  await guard.verifySymlinks();
+  return { ...(await admission.finish()), archiveBytes: meter.bytes, gzip: meter.gzip, sha256: meter.hash?.digest("hex") ?? "" };
+}
+
+/** The checks of an inspection, one header at a time, and the summary once every header was admitted. */
+export interface Admission {
+  /** Checks one header (throws `archive_rejected` / `limit_exceeded`), counts it and reports it to `onEntry`. */
+  admit(header: Header): void;
+  /** Resolves every symlink seen through the others; the summary of what was admitted. */
+  finish(): Promise<Omit<ArchiveSummary, "archiveBytes" | "gzip">>;
+}
+
+/** An {@link Admission} under validated inspect options; shared by every inspection, whatever feeds it headers. */
+export function createAdmission(resolved: ResolvedReadOptions & { readonly onEntry: ((entry: AdmittedEntry) => void) | null }): Admission {
+  const guard = new EntryGuard(resolved);
+  const counters = createCounters();
   return {
-    entries: guard.entries,
-    ...counters,
-    bytes: guard.bytes,
-    archiveBytes: meter.bytes,
-    gzip: meter.gzip,
-    sha256: meter.hash?.digest("hex") ?? "",
+    admit(header) {
+      const admitted = guard.admit(header);
+      countEntry(counters, admitted);
+      resolved.onEntry?.(admitted);
+    },
+    async finish() {
+      await guard.verifySymlinks();
+      return { entries: guard.entries, ...counters, bytes: guard.bytes };
+    },
   };
 }

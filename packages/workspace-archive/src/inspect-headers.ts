@@ -1,6 +1,6 @@
 import type { Header } from "tar-stream";
-import { type AdmittedEntry, EntryGuard } from "./entry-guard.js";
-import { type ArchiveSummary, type InspectArchiveOptions, countEntry, createCounters } from "./inspect-archive.js";
+import type { AdmittedEntry } from "./entry-guard.js";
+import { type ArchiveSummary, type InspectArchiveOptions, createAdmission } from "./inspect-archive.js";
 import { parseInspectOptions } from "./options.js";
 import type { MemberHeader } from "./tar-header.js";
 
@@ -17,16 +17,9 @@ export type HeaderInspection = Omit<ArchiveSummary, "archiveBytes" | "gzip">;
  * offending entry, exactly as the archive of those headers would be rejected.
  */
 export async function inspectHeaders(headers: Iterable<ListedHeader> | AsyncIterable<ListedHeader>, options: InspectArchiveOptions = {}): Promise<HeaderInspection> {
-  const resolved = parseInspectOptions<AdmittedEntry>(options);
-  const guard = new EntryGuard(resolved);
-  const counters = createCounters();
-  for await (const header of headers) {
-    const admitted = guard.admit(asTarHeader(header));
-    countEntry(counters, admitted);
-    resolved.onEntry?.(admitted);
-  }
-  await guard.verifySymlinks();
-  return { entries: guard.entries, ...counters, bytes: guard.bytes };
+  const admission = createAdmission(parseInspectOptions<AdmittedEntry>(options));
+  for await (const header of headers) admission.admit(asTarHeader(header));
+  return admission.finish();
 }
 
 /** The header as the tar reader would have decoded it: mode within 07777, mtime as a date, no body for non-files. */
