@@ -99,7 +99,7 @@ export function hostPidOf(harness: TestServer, containerId: string, containerPid
 }
 
 /** Polls `check` until it is true or `timeoutMs` passed. */
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<boolean> {
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return true;
