@@ -47,9 +47,9 @@ describe("background processes", () => {
     const killed = await harness.json("procs", "DELETE", "/api/process/job-3");
     expect(killed.body).toMatchObject({ success: true, processId: "job-3" });
     expect(await waitFor(() => !isAlive(child))).toBe(true);
-    await waitFor(async () => ((await harness.json("procs", "GET", "/api/process/job-3")).body.process as Record<string, unknown>).exitCode !== undefined);
+    expect(await waitFor(async () => ((await harness.json("procs", "GET", "/api/process/job-3")).body.process as Record<string, unknown>).exitCode !== undefined)).toBe(true);
     const got = await harness.json("procs", "GET", "/api/process/job-3");
-    expect(got.body.process).toMatchObject({ status: "killed" });
+    expect(got.body.process).toMatchObject({ status: "killed", exitCode: 143 });
     expect(isAlive(Number(started.body.pid))).toBe(false);
   });
 
