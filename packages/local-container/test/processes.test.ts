@@ -60,7 +60,7 @@ describe("background processes", () => {
     expect(result.body).toMatchObject({ success: true, cleanedCount: 2 });
     // Each record settles when its own process has exited and closed its output; the two need not end in order.
     const ended = async (id: string) => ((await harness.json("procs", "GET", `/api/process/${id}`)).body.process as Record<string, unknown>).exitCode !== undefined;
-    expect(await waitFor(async () => (await ended("job-4")) && (await ended("job-5")), 15_000)).toBe(true);
+    expect(await waitFor(async () => (await ended("job-4")) && (await ended("job-5")))).toBe(true);
     for (const id of ["job-4", "job-5"]) {
       expect((await harness.json("procs", "GET", `/api/process/${id}`)).body.process).toMatchObject({ status: "killed" });
     }
