@@ -238,10 +238,10 @@ describe("incremental bridge checkpoints", () => {
       const swept = sweepBridgeCheckpointBlobs({ ...options, published: [second], graceMs: 0, now: () => new Date(Date.now() + 1_000) }).then((result) => (order.push("sweep"), result));
       const [third, result] = await Promise.all([running, swept]);
       expect(order).toEqual(["checkpoint", "sweep"]);
-      // Gone: the first manifest and the third checkpoint's pack and manifest (not published). Kept: the second
-      // manifest, its new pack, the first pack, which still holds kept.txt (and dropped.txt with it), and the pointer.
-      expect(result).toEqual({ kept: 4, deleted: 3 });
-      expect(await codeOf(provider.restore(first, context))).toBe("not_found");
+      // Gone: the third checkpoint's pack and manifest (not published). Kept: the second manifest (a delta), the
+      // first manifest (its base), its new pack, the first pack, which still holds kept.txt (and dropped.txt with
+      // it), and the pointer.
+      expect(result).toEqual({ kept: 5, deleted: 2 });
       expect(await codeOf(provider.restore(third, context))).toBe("not_found");
       const restored = await provider.restore(second, context);
       expect(await run(restored, "cat kept.txt added.txt")).toBe("onethree");

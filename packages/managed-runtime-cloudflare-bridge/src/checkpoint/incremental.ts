@@ -5,24 +5,28 @@ import type { ArchiveLimits } from "@open-managed-agents/workspace-archive";
 import tar from "tar-stream";
 import { createBridgeFiles } from "../runtime/files.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
-import { blobKeyOf, manifestKeyOf, sessionKeyOf } from "./blob-keys.js";
+import { blobKeyOf, manifestKeyOf, packKeyOf, sessionKeyOf } from "./blob-keys.js";
 import { createContentTransfer } from "./content-transfer.js";
 import type { DeferredDirectoryMode } from "./directory-modes.js";
 import { createLimiter } from "./limiter.js";
 import { createDigestSet } from "./digest-set.js";
 import type { ManifestEntry, PackLocation } from "./manifest.js";
-import { inspectManifest, withinLimits } from "./manifest-checks.js";
+import { checkTotals, inspectManifest, withinLimits } from "./manifest-checks.js";
 import { MANIFEST_HANDLE_FORMAT, type ManifestHandleMetadata, createManifestHandle } from "./manifest-handle.js";
-import { encodeManifestLines } from "./manifest-lines.js";
-import { openManifest, streamManifestOnce } from "./manifest-store.js";
+import { type ManifestChanges, computeChanges } from "./manifest-changes.js";
+import { deltaHeaderLine } from "./manifest-delta.js";
+import { type ManifestItem, encodeManifestLines } from "./manifest-lines.js";
+import { deltaPartsOf, openManifest, streamManifestOnce } from "./manifest-store.js";
 import { type LatestManifest, createPackedContentsCollector, latestManifest, publishLatest, recallLatest } from "./latest-manifest.js";
 import { SMALL_BLOB_BYTES } from "./pack-writer.js";
 import { type Assembled, assembleTar } from "./restore-assembly.js";
 import { forgetHashCache, readSandboxManifest } from "./sandbox-manifest.js";
+import type { RecordGroup } from "./sandbox-records.js";
 import { sweepGeneration, withCheckpointLock } from "./session-locks.js";
 import { type Spool, createSpool } from "./spool.js";
-import { NO_STORED_CONTENTS, type StoredContents, createStoredContentsBuilder } from "./stored-contents.js";
+import { NO_STORED_CONTENTS, type StoredContents, createStoredContentsBuilder, unionOf } from "./stored-contents.js";
 import { collectMissingContents } from "./missing-contents.js";
+import { allStored } from "./stored-objects.js";
 
 /** Options of {@link createIncrementalCheckpoints}; validated by the driver factory. */
 export interface IncrementalCheckpointOptions {
@@ -45,6 +49,13 @@ const PARALLEL_STORE_CALLS = 8;
 const KNOWN_SESSIONS = 64;
 
 /**
+ * Most lines a delta manifest holds before the next checkpoint writes a full one: an eighth of the
+ * workspace's entries, within these bounds (a delta is held in memory while it is written).
+ */
+const MIN_DELTA_ITEMS = 1024;
+const MAX_DELTA_ITEMS = 32 * 1024;
+
+/**
  * Incremental checkpoints: a manifest computed in the sandbox plus content blobs stored once by hash under
  * the session's own prefix. Only content the store lacks crosses the bridge, as one tar of just those files
  * fetched in parts; the manifest is stored last, so an interrupted checkpoint publishes nothing.
@@ -57,10 +68,11 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
   // manifest's packs or sent again. A sweep since then may have collected them, so they count only within
   // the same sweep generation.
   // With them, the session's latest manifest as this driver published or restored it.
-  const known = new Map<string, { readonly generation: number; readonly contents: StoredContents; readonly latest: LatestManifest }>();
-  const remember = (session: string, contents: StoredContents, generation: number, latest: LatestManifest) => {
+  // `base` is what of `contents` the latest full manifest named: a delta written next names only its own lines.
+  const known = new Map<string, { readonly generation: number; readonly contents: StoredContents; readonly base: StoredContents; readonly latest: LatestManifest }>();
+  const remember = (session: string, contents: StoredContents, generation: number, latest: LatestManifest, base = contents) => {
     known.delete(session);
-    known.set(session, { generation, contents, latest });
+    known.set(session, { generation, contents, base, latest });
     if (known.size > KNOWN_SESSIONS) known.delete(known.keys().next().value as string);
   };
   const lockKey = (session: string) => `${options.keyPrefix}\0${session}`;
@@ -71,17 +83,18 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
    * The contents the session has stored, and those of `entries` still to send (each content once), spooled:
    * a first checkpoint sends every file, too many to hold as objects.
    */
-  const planContents = async (session: string, entries: AsyncIterable<ManifestEntry>, previous: Previous | undefined) => {
+  const planContents = async (session: string, entries: AsyncIterable<ManifestEntry>, previous: Previous | undefined, override?: StoredContents) => {
     const remembered = known.get(session);
     // Not remembered here (a restarted driver, another process): the session's latest manifest tells, from the
     // listing delta's own read of it when that read was whole, or from a read of its own.
     const recalled = previous?.recalled();
     const stored =
-      remembered && remembered.generation === sweepGeneration(store, lockKey(session))
+      override ??
+      (remembered && remembered.generation === sweepGeneration(store, lockKey(session))
         ? remembered.contents
         : recalled
           ? await recalled.resolve(store, options.keyPrefix, session)
-          : await recallLatest(store, options.keyPrefix, session);
+          : await recallLatest(store, options.keyPrefix, session));
     const seen = createDigestSet();
     const missing = await collectMissingContents(spoolOptions);
     try {
@@ -105,23 +118,26 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
     }
   };
 
-  /** Writes the manifest of `entries` (each file at its location) to a spool; returns it and the contents it names. */
-  const writeManifest = async (entries: AsyncIterable<ManifestEntry>, locate: (sha256: string) => PackLocation | null) => {
+  /**
+   * Writes the manifest of `entries` (each file at its location; one that has a location keeps it) to a
+   * spool, after `header` (a delta's); returns it and the contents it names.
+   */
+  const writeManifest = async (entries: AsyncIterable<ManifestItem>, locate: (sha256: string) => PackLocation | null, header?: string) => {
     const named = createStoredContentsBuilder();
-    async function* located(): AsyncGenerator<ManifestEntry> {
+    async function* located(): AsyncGenerator<ManifestItem> {
       for await (const entry of entries) {
         if (entry.type !== "file" || entry.size === 0) {
           yield entry;
           continue;
         }
-        const location = locate(entry.sha256);
+        const location = entry.location ?? locate(entry.sha256);
         named.add(entry.sha256, location);
         yield location ? { ...entry, location } : entry;
       }
     }
     const spool = await createSpool(spoolOptions);
     try {
-      await spool.append(Readable.toWeb(Readable.from(encodeManifestLines(located()))) as ReadableStream<Uint8Array>);
+      await spool.append(Readable.toWeb(Readable.from(encodeManifestLines(located(), header))) as ReadableStream<Uint8Array>);
       return { spool, digest: await spool.finish(), named: named.build() };
     } catch (error) {
       await spool.dispose();
@@ -130,9 +146,10 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
   };
 
   /**
-   * The session's previous published manifest and its sandbox pass, for a listing delta against it. Its
-   * entries are read once, hash-checked as they stream (a mismatch fails the merge, which then takes the
-   * full listing), and the packed contents they name are collected on the way for {@link planContents}.
+   * The session's previous published manifest and its sandbox pass, for a listing delta against it. As a
+   * delta over its base (`changes`) when that fits; else its entries are read once, hash-checked as they
+   * stream (a mismatch fails the merge, which then takes the full listing), and the packed contents they
+   * name are collected on the way for {@link planContents}.
    */
   const previousOf = async (session: string): Promise<Previous | undefined> => {
     const latest = known.get(session)?.latest ?? (await latestManifest(store, options.keyPrefix, session));
@@ -151,8 +168,84 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
         whole = collector;
       },
       recalled: () => whole,
+      async changes(removed, added, listedCount) {
+        const parts = await deltaPartsOf(store, metadata, latest.delta === true);
+        if (!parts) return null;
+        const maxItems = Math.min(MAX_DELTA_ITEMS, Math.max(MIN_DELTA_ITEMS, Math.floor(listedCount / 8)));
+        const changes = await computeChanges({ store, base: parts.base, prior: parts.prior, removed, added, listedCount, maxItems });
+        if (!changes) return null;
+        // A sweep since (or a driver that never saw the session) may have collected what the base places
+        // contents in while keeping the base: then a full manifest is due.
+        const remembered = known.get(session);
+        if (!(remembered && remembered.generation === sweepGeneration(store, lockKey(session))) && !(await allStored(store, objectKeys(session, changes.baseObjects)))) return null;
+        // The restore rules for every line that changed, the limits for the whole workspace.
+        await inspectManifest(entriesOf(changes), options.archiveLimits);
+        checkTotals(changes, options.archiveLimits);
+        return changes;
+      },
     };
   };
+
+  const objectKeys = (session: string, objects: ManifestChanges["baseObjects"]) => [
+    ...objects.packs.map((sha256) => packKeyOf(options.keyPrefix, session, sha256)),
+    ...objects.blobs.map((sha256) => blobKeyOf(options.keyPrefix, session, sha256)),
+  ];
+
+  /**
+   * Stores the contents a delta's fresh lines need and publishes the delta manifest: only what changed
+   * since the base crosses the bridge and is written, whatever the workspace's size.
+   */
+  const captureChanges = async (input: { readonly sandboxId: string; readonly signal?: AbortSignal }, session: string, changes: ManifestChanges, generation: number, pass: string, retried: boolean) => {
+    const remembered = known.get(session);
+    const current = remembered && remembered.generation === generation ? remembered : undefined;
+    // Contents the delta's untouched lines place: stored, since the latest manifest names them.
+    const carried = createPackedContentsCollector();
+    for (const { item, fresh } of changes.items) if (!fresh && item.type === "file") carried.add(item);
+    const stored = current ? unionOf(current.contents, await carried.resolve(store, options.keyPrefix, session)) : await carried.resolve(store, options.keyPrefix, session);
+    const fresh = (async function* () {
+      for (const { item, fresh: touched } of changes.items) if (touched && item.type === "file") yield item;
+    })();
+    const { missing } = await planContents(session, fresh, undefined, stored);
+    const packed = await transferMissing(input, session, missing, true, retried);
+    const lines = (async function* () {
+      for (const { item } of changes.items) yield item;
+    })();
+    const written = await writeManifest(lines, (sha256) => packed.get(sha256) ?? stored.get(sha256) ?? null, deltaHeaderLine(changes.base));
+    const latest = await publish(session, written, pass, true);
+    const base = current?.base ?? NO_STORED_CONTENTS;
+    remember(session, unionOf(written.named, base), generation, latest, base);
+    return createManifestHandle({ provider: options.provider, sandboxId: input.sandboxId, session, sha256: latest.sha256, size: latest.size });
+  };
+
+  /**
+   * Stores a written manifest, then points the session's latest-manifest hint at it. Published last: before
+   * the put no manifest references the new contents, so nothing is visible.
+   */
+  const publish = async (session: string, written: { readonly spool: Spool; readonly digest: { readonly sha256: string; readonly size: number } }, pass: string, delta?: true): Promise<LatestManifest> => {
+    const { spool, digest } = written;
+    try {
+      await store.put(manifestKeyOf(options.keyPrefix, session, digest.sha256), spool.read(), { contentType: "application/x-ndjson", ifNoneMatch: "*", contentLength: digest.size });
+    } finally {
+      await spool.dispose();
+    }
+    // Only a hint for later drivers: failing to record it costs them a transfer, not this checkpoint.
+    const latest = { sha256: digest.sha256, size: digest.size, pass, ...(delta ? { delta } : {}) };
+    await publishLatest(store, options.keyPrefix, session, latest).catch(() => undefined);
+    return latest;
+  };
+
+  /**
+   * Sends the missing contents; a content that did not match its hash may have come from the sandbox's
+   * hash cache: the cache is dropped and the checkpoint taken once more, hashing everything.
+   */
+  const transferMissing = async (input: { readonly sandboxId: string; readonly signal?: AbortSignal }, session: string, missing: Awaited<ReturnType<typeof planContents>>["missing"], cached: boolean, retried: boolean) =>
+    (missing.count > 0 ? contents.transfer(input.sandboxId, session, missing, input.signal) : Promise.resolve(NO_STORED_CONTENTS))
+      .catch(async (error: unknown) => {
+        if (!cached || retried || !ManagedRuntimeError.hasCode(error, "sandbox_failed")) throw error;
+        await forgetHashCache(createBridgeFiles(client, input.sandboxId, { maxRequestBytes: options.maxRequestBytes }));
+        throw new CacheMissed(error);
+      })
+      .finally(() => missing.dispose());
 
   const capture = async (input: { readonly sandboxId: string; readonly signal?: AbortSignal }, session: string, retried = false): Promise<SandboxCheckpointHandle> => {
     const generation = sweepGeneration(store, lockKey(session));
@@ -172,28 +265,13 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
       ...(input.signal === undefined ? {} : { signal: input.signal }),
     });
     try {
+      if (listed.kind === "changes") return await captureChanges(input, session, listed.changes, generation, pass, retried);
       const { stored, missing } = await planContents(session, listed.entries(), previous);
-      const packed = await (missing.count > 0 ? contents.transfer(input.sandboxId, session, missing, input.signal) : Promise.resolve(NO_STORED_CONTENTS))
-        .catch(async (error: unknown) => {
-          // A content that did not match its hash may have come from the sandbox's hash cache: drop it and
-          // take the checkpoint once more, hashing everything.
-          if (!listed.cached || retried || !ManagedRuntimeError.hasCode(error, "sandbox_failed")) throw error;
-          await forgetHashCache(createBridgeFiles(client, input.sandboxId, { maxRequestBytes: options.maxRequestBytes }));
-          throw new CacheMissed(error);
-        })
-        .finally(() => missing.dispose());
-      const { spool, digest, named } = await writeManifest(listed.entries(), (sha256) => packed.get(sha256) ?? stored.get(sha256) ?? null);
-      try {
-        // Published last: before this put no manifest references the new blobs, so nothing is visible.
-        await store.put(manifestKeyOf(options.keyPrefix, session, digest.sha256), spool.read(), { contentType: "application/x-ndjson", ifNoneMatch: "*", contentLength: digest.size });
-      } finally {
-        await spool.dispose();
-      }
-      // Only a hint for later drivers: failing to record it costs them a transfer, not this checkpoint.
-      const latest = { sha256: digest.sha256, size: digest.size, pass };
-      await publishLatest(store, options.keyPrefix, session, latest).catch(() => undefined);
-      remember(session, named, generation, latest);
-      return createManifestHandle({ provider: options.provider, sandboxId: input.sandboxId, session, sha256: digest.sha256, size: digest.size });
+      const packed = await transferMissing(input, session, missing, listed.cached, retried);
+      const written = await writeManifest(listed.entries(), (sha256) => packed.get(sha256) ?? stored.get(sha256) ?? null);
+      const latest = await publish(session, written, pass);
+      remember(session, written.named, generation, latest);
+      return createManifestHandle({ provider: options.provider, sandboxId: input.sandboxId, session, sha256: latest.sha256, size: latest.size });
     } finally {
       await listed.dispose();
     }
@@ -239,8 +317,15 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
 interface Previous {
   readonly pass: string;
   entries(): AsyncIterable<ManifestEntry>;
+  /** The delta over its base that the sandbox's changed records make, checked; null when a full manifest is due. */
+  changes(removed: AsyncIterable<RecordGroup>, added: AsyncIterable<RecordGroup>, listedCount: number): Promise<ManifestChanges | null>;
   /** The packed contents it names, once a read of its entries reached the end; undefined before. */
   recalled(): ReturnType<typeof createPackedContentsCollector> | undefined;
+}
+
+/** The entries (not the removals) of a delta's lines. */
+async function* entriesOf(changes: ManifestChanges): AsyncGenerator<ManifestEntry> {
+  for (const { item } of changes.items) if (item.type !== "removed") yield item;
 }
 
 /** A checkpoint that failed on a hash from the sandbox's cache, to be taken once more without it. */

@@ -11,7 +11,12 @@ import { NO_STORED_CONTENTS, type StoredContents, createStoredContentsBuilder } 
 const PARALLEL_HEADS = 8;
 
 const pointerSchema = z
-  .object({ sha256: z.string().regex(/^[0-9a-f]{64}$/), size: z.number().int().positive().refine(Number.isSafeInteger), pass: z.uuid().optional() })
+  .object({
+    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    size: z.number().int().positive().refine(Number.isSafeInteger),
+    pass: z.uuid().optional(),
+    delta: z.literal(true).optional(),
+  })
   .strict();
 
 /** The session's latest published manifest, and the sandbox pass it was built from (absent after a restore or from older drivers). */
@@ -22,11 +27,14 @@ export interface LatestManifest {
   readonly size: number;
   /** The id of the sandbox pass whose records it was built from. */
   readonly pass?: string;
+  /** Whether it is a delta (/4) manifest: its base is then named in its first line. */
+  readonly delta?: true;
 }
 
 /** Records the session's newest manifest, so a driver that never saw it (restarted, another process) finds it. */
 export async function publishLatest(store: BlobStore, keyPrefix: string, session: string, manifest: LatestManifest): Promise<void> {
-  const bytes = new TextEncoder().encode(JSON.stringify({ sha256: manifest.sha256, size: manifest.size, ...(manifest.pass === undefined ? {} : { pass: manifest.pass }) }));
+  const { sha256, size, pass, delta } = manifest;
+  const bytes = new TextEncoder().encode(JSON.stringify({ sha256, size, ...(pass === undefined ? {} : { pass }), ...(delta === undefined ? {} : { delta }) }));
   await store.put(latestKeyOf(keyPrefix, session), bytes, { contentType: "application/json", contentLength: bytes.byteLength });
 }
 
@@ -37,8 +45,8 @@ export async function latestManifest(store: BlobStore, keyPrefix: string, sessio
     if (!object) return null;
     const pointer = pointerSchema.safeParse(JSON.parse(await new Response(object.stream()).text()));
     if (!pointer.success) return null;
-    const { sha256, size, pass } = pointer.data;
-    return pass === undefined ? { sha256, size } : { sha256, size, pass };
+    const { sha256, size, pass, delta } = pointer.data;
+    return { sha256, size, ...(pass === undefined ? {} : { pass }), ...(delta === undefined ? {} : { delta }) };
   } catch {
     return null;
   }

@@ -48,6 +48,12 @@ export async function* withinLimits(entries: Iterable<ManifestEntry> | AsyncIter
   }
 }
 
+/** The archive limits on a whole workspace's totals (entries and file bytes), as a delta's base scan counts them. */
+export function checkTotals(totals: { readonly count: number; readonly bytes: number }, limits: ArchiveLimits): void {
+  if (totals.count > limits.maxEntries) throw refuse(limits, "maxEntries", totals.count);
+  if (totals.bytes > limits.maxBytes) throw refuse(limits, "maxBytes", totals.bytes);
+}
+
 /** The archive limits, applied to a list of entries at once. */
 export async function checkLimits(entries: Iterable<ManifestEntry> | AsyncIterable<ManifestEntry>, limits: ArchiveLimits): Promise<void> {
   for await (const _ of withinLimits(entries, limits));

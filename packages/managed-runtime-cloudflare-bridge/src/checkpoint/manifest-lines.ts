@@ -1,6 +1,6 @@
 import { IntegrityError, SandboxFailedError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
-import { type ManifestEntry, type PackRef, packSchema, wireEntrySchema } from "./manifest.js";
+import { type ManifestEntry, type PackRef, packSchema, relativePath, wireEntrySchema } from "./manifest.js";
 import { pathKey, splitRecords } from "./split-records.js";
 
 /** Format tag of a manifest stored as one JSON record a line (NDJSON), written and read as a stream. */
@@ -14,21 +14,32 @@ const MAX_LINE_BYTES = 16 * 1024;
 const CHUNK_LINES = 2048;
 
 const packLineSchema = packSchema.extend({ type: z.literal("pack") }).strict();
+const removedLineSchema = z.object({ type: z.literal("removed"), path: relativePath }).strict();
+
+/** A path a delta manifest (/4) removes from its base. */
+export interface RemovedPath {
+  readonly type: "removed";
+  readonly path: string;
+}
+/** One line's item: an entry, or (in a delta manifest only) a removed path. */
+export type ManifestItem = ManifestEntry | RemovedPath;
 
 /**
  * Writes entries (in {@link pathKey} order, each at most once) as /3 lines: the header, then each entry, a
  * pack declared by a line of its own before its first use and named by its index after. Yields chunks of
- * lines, so a manifest of any size is written with one chunk in memory.
+ * lines, so a manifest of any size is written with one chunk in memory. A delta manifest passes its own
+ * header line and may hold removed paths.
  */
-export async function* encodeManifestLines(entries: AsyncIterable<ManifestEntry>): AsyncGenerator<Buffer> {
+export async function* encodeManifestLines(entries: AsyncIterable<ManifestItem>, header = MANIFEST_V3_HEADER.slice(0, -1)): AsyncGenerator<Buffer> {
   const packs = new Map<string, number>();
-  let lines: string[] = [MANIFEST_V3_HEADER.slice(0, -1)];
+  let lines: string[] = [header];
   let previous: Buffer | null = null;
   for await (const entry of entries) {
     const key = pathKey(entry.path);
     if (previous && Buffer.compare(previous, key) >= 0) throw new SandboxFailedError({ message: "workspace entries are out of order", context: { path: entry.path.slice(0, 256) } });
     previous = key;
-    if (entry.type === "file" && entry.location) {
+    if (entry.type === "removed") lines.push(JSON.stringify({ type: "removed", path: entry.path }));
+    else if (entry.type === "file" && entry.location) {
       const { location } = entry;
       let index = packs.get(location.pack.sha256);
       if (index === undefined) {
@@ -51,6 +62,15 @@ export async function* encodeManifestLines(entries: AsyncIterable<ManifestEntry>
  * `integrity_failed`. The caller checks the bytes' hash (see `openManifest`).
  */
 export async function* decodeManifestLines(source: AsyncIterable<Uint8Array>): AsyncGenerator<ManifestEntry> {
+  const header = (json: unknown) => `${JSON.stringify(json)}\n` === MANIFEST_V3_HEADER;
+  yield* decodeManifestItems(source, { header, removals: false }) as AsyncGenerator<ManifestEntry>;
+}
+
+/**
+ * {@link decodeManifestLines} for any line format: `header` accepts or refuses the first line, and
+ * `removals` allows removed-path lines (a delta manifest's).
+ */
+export async function* decodeManifestItems(source: AsyncIterable<Uint8Array>, format: { readonly header: (json: unknown) => boolean; readonly removals: boolean }): AsyncGenerator<ManifestItem> {
   const refuse = (reason: string, path?: string) => new IntegrityError({ message: `checkpoint manifest is malformed: ${reason}`, context: path === undefined ? {} : { path: path.slice(0, 256) } });
   const decoder = new TextDecoder("utf-8", { fatal: true });
   const packs: PackRef[] = [];
@@ -64,13 +84,22 @@ export async function* decodeManifestLines(source: AsyncIterable<Uint8Array>): A
       throw new IntegrityError({ message: "checkpoint manifest holds a line that is not JSON", cause: error });
     }
     if (!header) {
-      if (`${JSON.stringify(json)}\n` !== MANIFEST_V3_HEADER) throw refuse("not a /3 manifest");
+      if (!format.header(json)) throw refuse("not a manifest of the expected format");
       header = true;
       continue;
     }
-    if (typeof json === "object" && json !== null && (json as { type?: unknown }).type === "pack") {
+    const type = typeof json === "object" && json !== null ? (json as { type?: unknown }).type : undefined;
+    if (type === "pack") {
       const { sha256, size } = parseRecord(packLineSchema, json, { record: "checkpoint manifest pack", code: "integrity_failed" });
       packs.push({ sha256, size });
+      continue;
+    }
+    if (type === "removed" && format.removals) {
+      const removed = parseRecord(removedLineSchema, json, { record: "checkpoint manifest removal", code: "integrity_failed" });
+      const key = pathKey(removed.path);
+      if (previous && Buffer.compare(previous, key) >= 0) throw refuse("entries out of order or repeated", removed.path);
+      previous = key;
+      yield { type: "removed", path: removed.path };
       continue;
     }
     const entry = parseRecord(wireEntrySchema, json, { record: "checkpoint manifest entry", code: "integrity_failed" });

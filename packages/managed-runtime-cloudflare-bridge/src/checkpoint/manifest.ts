@@ -6,7 +6,8 @@ export const MANIFEST_FORMAT_V1 = "oma-workspace-manifest/1";
 /** Format tag of a manifest (one JSON document) that may place small contents in shared pack objects. */
 export const MANIFEST_FORMAT = "oma-workspace-manifest/2";
 
-const relativePath = z
+/** A workspace-relative path as manifests hold it. */
+export const relativePath = z
   .string()
   .min(1)
   .max(4096)

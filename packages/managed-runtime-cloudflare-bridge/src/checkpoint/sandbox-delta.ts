@@ -50,7 +50,7 @@ export async function* mergeDelta(
 }
 
 /** A touched path's entry now, from its previous entry and the records it lost and gained. */
-function changed(old: ManifestEntry | null, minus: RecordGroup | null, plus: RecordGroup | null): ManifestEntry | null {
+export function changed(old: ManifestEntry | null, minus: RecordGroup | null, plus: RecordGroup | null): ManifestEntry | null {
   const entry = plus?.entry;
   if (entry) {
     if (entry.type !== "file") return entry;

@@ -2,8 +2,9 @@ import { shellQuote } from "@open-managed-agents/runtime-resource-contract";
 import { type BridgeFiles, createBridgeFiles } from "../runtime/files.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
 import type { ManifestEntry } from "./manifest.js";
+import type { ManifestChanges } from "./manifest-changes.js";
 import { mergeDelta } from "./sandbox-delta.js";
-import { HashMissing, parseSandboxRecords, recordGroups } from "./sandbox-records.js";
+import { HashMissing, type RecordGroup, parseSandboxRecords, recordGroups } from "./sandbox-records.js";
 import { type Spool, createSpool } from "./spool.js";
 import { readSpooledEntries, spoolEntries } from "./spooled-entries.js";
 
@@ -20,8 +21,21 @@ function pruneExpression(pattern: string): string {
  */
 const CACHE = "/tmp/.oma-manifest-cache";
 
-/** The workspace's entries as the sandbox reported them, spooled on the driver's disk. */
-export interface SandboxManifest {
+/** The workspace's entries as the sandbox reported them, spooled on the driver's disk, or only what changed. */
+export type SandboxManifest = SandboxListing | SandboxChanges;
+
+/** What changed since the session's previous manifest, as a delta over its base (see {@link ManifestChanges}). */
+export interface SandboxChanges {
+  readonly kind: "changes";
+  readonly changes: ManifestChanges;
+  /** Always true: a delta comes only from the sandbox's cached pass. */
+  readonly cached: true;
+  dispose(): Promise<void>;
+}
+
+/** Every entry of the workspace. */
+export interface SandboxListing {
+  readonly kind: "listing";
   /** The entries in manifest order, parsed afresh from the spool on each call. */
   entries(): AsyncIterable<ManifestEntry>;
   /** Whether some hashes came from the sandbox's cache (a mismatch then means: take it again without). */
@@ -50,8 +64,16 @@ export async function readSandboxManifest(input: {
   readonly check: (entries: AsyncIterable<ManifestEntry>) => Promise<void>;
   /** This pass's id, kept with the sandbox's cache (and, once published, in the session's latest pointer). */
   readonly pass: string;
-  /** The session's previous published manifest and the pass it was built from, when known. */
-  readonly previous?: { readonly pass: string; entries(): AsyncIterable<ManifestEntry> };
+  /**
+   * The session's previous published manifest and the pass it was built from, when known. `changes` gets
+   * the first try at the sandbox's delta: it answers the delta manifest to write, or null to have the
+   * delta merged into a full listing.
+   */
+  readonly previous?: {
+    readonly pass: string;
+    entries(): AsyncIterable<ManifestEntry>;
+    changes?(removed: AsyncIterable<RecordGroup>, added: AsyncIterable<RecordGroup>, listedCount: number): Promise<ManifestChanges | null>;
+  };
   readonly signal?: AbortSignal;
 }): Promise<SandboxManifest> {
   const { client, sandboxId, signal } = input;
@@ -104,8 +126,9 @@ export async function readSandboxManifest(input: {
     return listed;
 
     /**
-     * The previous manifest merged with what changed, when the sandbox's cache is the pass that manifest was
-     * built from; null (take the full listing) when it is not or anything in the merge does not fit.
+     * What changed since the previous manifest, as a delta or merged with that manifest into a full listing,
+     * when the sandbox's cache is the pass that manifest was built from; null (take the full listing) when it
+     * is not or anything in the merge does not fit.
      */
     async function fromDelta(previous: NonNullable<typeof input.previous>, line: string | undefined): Promise<SandboxManifest | null> {
       const [, cachedPass, listedCount] = /^delta ([0-9a-f-]{36}) (\d+)$/.exec(line ?? "") ?? [];
@@ -115,6 +138,17 @@ export async function readSandboxManifest(input: {
         await removed.dispose();
         throw error;
       });
+      // A delta over the previous manifest's base first (held in memory, so the record spools can go); the
+      // merge into a full listing when it does not fit or has grown too large.
+      // Opened only when read: a delta given up before its records are read leaves no spool read open.
+      const groups = async function* (spool: Spool) {
+        yield* recordGroups(chunks(spool), true);
+      };
+      const changes = await previous.changes?.(groups(removed), groups(added), Number(listedCount)).catch(() => null);
+      if (changes) {
+        await Promise.all([removed.dispose(), added.dispose()]);
+        return { kind: "changes", changes, cached: true, dispose: async () => undefined };
+      }
       // The merge runs once: its entries are spooled as they are checked and read back from there.
       const merged = await createSpool(spoolOptions);
       const dispose = async () => void (await Promise.all([removed.dispose(), added.dispose(), merged.dispose()]));
@@ -122,7 +156,7 @@ export async function readSandboxManifest(input: {
         const entries = mergeDelta(previous.entries(), recordGroups(chunks(removed), true), recordGroups(chunks(added), true), Number(listedCount));
         await input.check(spoolEntries(entries, merged));
         await merged.finish();
-        return { entries: () => readSpooledEntries(chunks(merged)), cached: true, delta: true, dispose };
+        return { kind: "listing", entries: () => readSpooledEntries(chunks(merged)), cached: true, delta: true, dispose };
       } catch {
         // Whatever did not fit (a stale or altered cache, a swept manifest): the full listing decides.
         await dispose();
@@ -151,7 +185,7 @@ export async function readSandboxManifest(input: {
         throw error;
       }
       const done = spool;
-      return { entries: read(done, cached), cached, delta: false, dispose: () => done.dispose() };
+      return { kind: "listing", entries: read(done, cached), cached, delta: false, dispose: () => done.dispose() };
     }
   } finally {
     await files.run(`rm -rf ${directory}`).catch(() => undefined);

@@ -86,6 +86,17 @@ export function createStoredContentsBuilder() {
 /** An empty set: nothing known to be stored. */
 export const NO_STORED_CONTENTS: StoredContents = { size: 0, get: () => undefined };
 
+/** Contents either set knows (`first` answers where both do); its size counts each set's own. */
+export function unionOf(first: StoredContents, second: StoredContents): StoredContents {
+  return {
+    size: first.size + second.size,
+    get(sha256) {
+      const location = first.get(sha256);
+      return location === undefined ? second.get(sha256) : location;
+    },
+  };
+}
+
 function searchable(digests: Buffer, heads: Uint32Array, packIndex: Int32Array, offsets: Float64Array, packs: readonly PackRef[]): StoredContents {
   const size = heads.length;
   const wanted = Buffer.alloc(DIGEST);

@@ -57,7 +57,10 @@ export async function sweepBridgeCheckpointBlobs(options: SweepBridgeCheckpointB
       const metadata = readManifestHandle(handle, { keyPrefix: resolved.checkpointKeyPrefix, maxBytes: Number.MAX_SAFE_INTEGER });
       if (metadata.session !== session) throw new IntegrityError({ message: "a published checkpoint belongs to another session", context: { reason: "foreign_session" } });
       referenced.add(metadata.manifestKey);
-      for await (const entry of (await openManifest(store, metadata)).entries()) {
+      const manifest = await openManifest(store, metadata);
+      // A delta manifest keeps its base, and the contents the base places that the delta does not replace.
+      if (manifest.base) referenced.add(manifest.base.manifestKey);
+      for await (const entry of manifest.entries()) {
         if (entry.type === "file") referenced.add(entry.location ? entry.location.pack.sha256 : entry.sha256);
       }
     }

@@ -1,0 +1,102 @@
+import type { BlobStore } from "@open-managed-agents/blob-store";
+import { type BaseScan, scanBase } from "./base-scan.js";
+import type { ManifestHandleMetadata } from "./manifest-handle.js";
+import type { ManifestEntry } from "./manifest.js";
+import type { DeltaBase } from "./manifest-delta.js";
+import type { ManifestItem } from "./manifest-lines.js";
+import { DeltaInconsistent, changed } from "./sandbox-delta.js";
+import type { RecordGroup } from "./sandbox-records.js";
+import { pathKey } from "./split-records.js";
+
+/** One line of a delta about to be written. */
+export interface ChangeItem {
+  readonly item: ManifestItem;
+  /** Whether the sandbox's listing touched it in this pass (its content, if a file, is located afresh). */
+  readonly fresh: boolean;
+}
+
+/** The workspace as a delta over a base manifest: every change since that base, sorted by path. */
+export interface ManifestChanges {
+  readonly base: DeltaBase;
+  readonly items: readonly ChangeItem[];
+  /** Entries of the workspace the delta describes. */
+  readonly count: number;
+  /** Bytes of its regular files. */
+  readonly bytes: number;
+  /** The store objects the base places contents in (see {@link BaseScan}). */
+  readonly baseObjects: BaseScan["objects"];
+}
+
+/**
+ * The next delta over `base` from the previous delta's items (`prior`, empty when the previous manifest was
+ * the base itself) and the sandbox's records that changed since the pass the previous manifest was built
+ * from. The base is read once, parsing only the touched paths. Null when the changes outgrow `maxItems`
+ * (a full manifest is then due) or do not fit: a removal or entry the base contradicts, or a total other
+ * than the `listedCount` entries the sandbox listed.
+ */
+export async function computeChanges(input: {
+  readonly store: BlobStore;
+  readonly base: ManifestHandleMetadata;
+  readonly prior: readonly ManifestItem[];
+  readonly removed: AsyncIterable<RecordGroup>;
+  readonly added: AsyncIterable<RecordGroup>;
+  readonly listedCount: number;
+  readonly maxItems: number;
+}): Promise<ManifestChanges | null> {
+  const touched = await touchedPaths(input.removed, input.added, input.maxItems);
+  if (!touched || touched.size + input.prior.length > 2 * input.maxItems) return null;
+  const prior = new Map(input.prior.map((item) => [item.path, item]));
+  const wanted = new Set([...touched.keys(), ...prior.keys()]);
+  const scan = await scanBase(input.store, input.base, wanted);
+  const paths = [...wanted].map((path) => ({ path, key: pathKey(path) })).sort((a, b) => Buffer.compare(a.key, b.key));
+  const items: ChangeItem[] = [];
+  let count = scan.count;
+  let bytes = scan.bytes;
+  try {
+    for (const { path } of paths) {
+      const under = scan.found.get(path) ?? null;
+      const before = prior.get(path);
+      const old = before === undefined ? under : before.type === "removed" ? null : before;
+      const change = touched.get(path);
+      const now = change ? changed(old, change.minus, change.plus) : old;
+      count += (now ? 1 : 0) - (under ? 1 : 0);
+      bytes += sizeOf(now) - sizeOf(under);
+      if (now === null) {
+        if (under) items.push({ item: { type: "removed", path }, fresh: false });
+      } else if (!change && before !== undefined) items.push({ item: before, fresh: false });
+      else items.push({ item: now, fresh: true });
+    }
+  } catch (error) {
+    if (error instanceof DeltaInconsistent) return null;
+    throw error;
+  }
+  if (count !== input.listedCount || items.length > input.maxItems) return null;
+  return { base: { sha256: input.base.contentHash.slice("sha256:".length), size: input.base.size }, items, count, bytes, baseObjects: scan.objects };
+}
+
+function sizeOf(entry: ManifestEntry | null): number {
+  return entry?.type === "file" ? entry.size : 0;
+}
+
+/**
+ * The paths the records touch, each with what it lost and gained; null past `limit` paths. Both sources
+ * are read to their end either way: a spool read given up midway would be cancelled while it still flows.
+ */
+async function touchedPaths(removed: AsyncIterable<RecordGroup>, added: AsyncIterable<RecordGroup>, limit: number) {
+  const touched = new Map<string, { minus: RecordGroup | null; plus: RecordGroup | null }>();
+  let over = false;
+  const note = (group: RecordGroup, side: "minus" | "plus") => {
+    if (over) return;
+    const path = group.key.subarray(0, group.key.byteLength - 2).toString("utf8");
+    const change = touched.get(path) ?? { minus: null, plus: null };
+    change[side] = group;
+    touched.set(path, change);
+    if (touched.size > limit) {
+      over = true;
+      touched.clear();
+    }
+  };
+  for await (const group of removed) note(group, "minus");
+  for await (const group of added) note(group, "plus");
+  return over ? null : touched;
+}
