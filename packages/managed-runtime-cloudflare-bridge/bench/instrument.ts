@@ -43,6 +43,7 @@ export function execStep(argv: readonly string[]): string {
   if (script.includes("sort -z")) return "sandbox: manifest hash cache update";
   if (script.includes("gzip -1 <")) return "sandbox: compression sample";
   if (script.includes("rm -f part-")) return "sandbox: remove fetched parts";
+  if (script.includes("mv ") && script.includes(".oma-manifest-cache/hashes")) return "sandbox: keep hash cache, remove listing";
   if (script.includes("rm -rf") && script.includes(".oma-manifest-")) return "sandbox: remove manifest listing";
   if (argv[0] === "test" || script.includes(" test -f ")) return "sandbox: part exists check";
   if (script.includes("rm -rf") && script.includes(".oma-checkpoint-")) return "sandbox: remove parts";

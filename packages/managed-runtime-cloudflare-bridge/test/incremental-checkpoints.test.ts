@@ -246,6 +246,10 @@ describe("incremental bridge checkpoints", () => {
       const restored = await provider.restore(second, context);
       expect(await run(restored, "cat kept.txt added.txt")).toBe("onethree");
       await restored.destroy();
+      // The base stays whole: it restores on its own too.
+      const base = await provider.restore(first, context);
+      expect(await run(base, "cat kept.txt dropped.txt")).toBe("onetwo");
+      await base.destroy();
       // The next checkpoint re-sends what the sweep collected instead of trusting what it remembered.
       const fourth = await runtime.checkpoint({ kind: "filesystem" });
       const again = await provider.restore(fourth, context);
@@ -401,6 +405,8 @@ describe("incremental bridge checkpoints", () => {
       await run(runtime, "printf 'first' > a.txt && printf 'other' > b.txt && mkdir d && printf 'deep' > d/e.txt");
       await roundTrip();
       expect(await run(runtime, "ls /tmp/.oma-manifest-cache")).toBe("hashes\npass\nrecords\nstamp\n");
+      // The pass's own folder went with the cache update.
+      expect(await run(runtime, "ls -A /workspace")).toBe("a.txt\nb.txt\nd\n");
       // Same size, and the old mtime put back: only the ctime tells, and it does.
       await run(runtime, "touch -r a.txt /tmp/ref && printf 'FIRST' > a.txt && touch -r /tmp/ref a.txt && rm b.txt && printf 'new' > c.txt && touch -d 2001-01-01 c.txt");
       await roundTrip();

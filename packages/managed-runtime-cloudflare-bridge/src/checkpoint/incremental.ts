@@ -10,22 +10,22 @@ import { createContentTransfer } from "./content-transfer.js";
 import type { DeferredDirectoryMode } from "./directory-modes.js";
 import { createLimiter } from "./limiter.js";
 import { createDigestSet } from "./digest-set.js";
-import type { ManifestEntry, PackLocation } from "./manifest.js";
+import type { ManifestEntry } from "./manifest.js";
 import { checkTotals, inspectManifest, withinLimits } from "./manifest-checks.js";
 import { MANIFEST_HANDLE_FORMAT, type ManifestHandleMetadata, createManifestHandle } from "./manifest-handle.js";
 import { type ManifestChanges, computeChanges } from "./manifest-changes.js";
 import { deltaHeaderLine } from "./manifest-delta.js";
-import { type ManifestItem, encodeManifestLines } from "./manifest-lines.js";
 import { deltaPartsOf, openManifest, streamManifestOnce } from "./manifest-store.js";
-import { type LatestManifest, createPackedContentsCollector, latestManifest, publishLatest, recallLatest } from "./latest-manifest.js";
+import { type LatestManifest, createPackedContentsCollector, latestManifest, recallLatest } from "./latest-manifest.js";
 import { SMALL_BLOB_BYTES } from "./pack-writer.js";
 import { type Assembled, assembleTar } from "./restore-assembly.js";
 import { forgetHashCache, readSandboxManifest } from "./sandbox-manifest.js";
 import type { RecordGroup } from "./sandbox-records.js";
 import { sweepGeneration, withCheckpointLock } from "./session-locks.js";
-import { type Spool, createSpool } from "./spool.js";
-import { NO_STORED_CONTENTS, type StoredContents, createStoredContentsBuilder, unionOf } from "./stored-contents.js";
+import type { Spool } from "./spool.js";
+import { NO_STORED_CONTENTS, type StoredContents, unionOf } from "./stored-contents.js";
 import { collectMissingContents } from "./missing-contents.js";
+import { createManifestWriter } from "./manifest-writer.js";
 import { allStored } from "./stored-objects.js";
 
 /** Options of {@link createIncrementalCheckpoints}; validated by the driver factory. */
@@ -78,6 +78,7 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
   const lockKey = (session: string) => `${options.keyPrefix}\0${session}`;
   const contents = createContentTransfer(options);
   const spoolOptions = { maxBytes: options.maxCheckpointBytes, ...(options.spoolDirectory === undefined ? {} : { directory: options.spoolDirectory }) };
+  const manifests = createManifestWriter({ store, keyPrefix: options.keyPrefix, spool: spoolOptions });
 
   /**
    * The contents the session has stored, and those of `entries` still to send (each content once), spooled:
@@ -114,33 +115,6 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
       return { stored, missing: await missing.finish() };
     } catch (error) {
       await missing.dispose();
-      throw error;
-    }
-  };
-
-  /**
-   * Writes the manifest of `entries` (each file at its location; one that has a location keeps it) to a
-   * spool, after `header` (a delta's); returns it and the contents it names.
-   */
-  const writeManifest = async (entries: AsyncIterable<ManifestItem>, locate: (sha256: string) => PackLocation | null, header?: string) => {
-    const named = createStoredContentsBuilder();
-    async function* located(): AsyncGenerator<ManifestItem> {
-      for await (const entry of entries) {
-        if (entry.type !== "file" || entry.size === 0) {
-          yield entry;
-          continue;
-        }
-        const location = entry.location ?? locate(entry.sha256);
-        named.add(entry.sha256, location);
-        yield location ? { ...entry, location } : entry;
-      }
-    }
-    const spool = await createSpool(spoolOptions);
-    try {
-      await spool.append(Readable.toWeb(Readable.from(encodeManifestLines(located(), header))) as ReadableStream<Uint8Array>);
-      return { spool, digest: await spool.finish(), named: named.build() };
-    } catch (error) {
-      await spool.dispose();
       throw error;
     }
   };
@@ -210,28 +184,11 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
     const lines = (async function* () {
       for (const { item } of changes.items) yield item;
     })();
-    const written = await writeManifest(lines, (sha256) => packed.get(sha256) ?? stored.get(sha256) ?? null, deltaHeaderLine(changes.base));
-    const latest = await publish(session, written, pass, true);
+    const written = await manifests.write(lines, (sha256) => packed.get(sha256) ?? stored.get(sha256) ?? null, deltaHeaderLine(changes.base));
+    const latest = await manifests.publish(session, written, pass, true);
     const base = current?.base ?? NO_STORED_CONTENTS;
     remember(session, unionOf(written.named, base), generation, latest, base);
     return createManifestHandle({ provider: options.provider, sandboxId: input.sandboxId, session, sha256: latest.sha256, size: latest.size });
-  };
-
-  /**
-   * Stores a written manifest, then points the session's latest-manifest hint at it. Published last: before
-   * the put no manifest references the new contents, so nothing is visible.
-   */
-  const publish = async (session: string, written: { readonly spool: Spool; readonly digest: { readonly sha256: string; readonly size: number } }, pass: string, delta?: true): Promise<LatestManifest> => {
-    const { spool, digest } = written;
-    try {
-      await store.put(manifestKeyOf(options.keyPrefix, session, digest.sha256), spool.read(), { contentType: "application/x-ndjson", ifNoneMatch: "*", contentLength: digest.size });
-    } finally {
-      await spool.dispose();
-    }
-    // Only a hint for later drivers: failing to record it costs them a transfer, not this checkpoint.
-    const latest = { sha256: digest.sha256, size: digest.size, pass, ...(delta ? { delta } : {}) };
-    await publishLatest(store, options.keyPrefix, session, latest).catch(() => undefined);
-    return latest;
   };
 
   /**
@@ -268,8 +225,8 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
       if (listed.kind === "changes") return await captureChanges(input, session, listed.changes, generation, pass, retried);
       const { stored, missing } = await planContents(session, listed.entries(), previous);
       const packed = await transferMissing(input, session, missing, listed.cached, retried);
-      const written = await writeManifest(listed.entries(), (sha256) => packed.get(sha256) ?? stored.get(sha256) ?? null);
-      const latest = await publish(session, written, pass);
+      const written = await manifests.write(listed.entries(), (sha256) => packed.get(sha256) ?? stored.get(sha256) ?? null);
+      const latest = await manifests.publish(session, written, pass);
       remember(session, written.named, generation, latest);
       return createManifestHandle({ provider: options.provider, sandboxId: input.sandboxId, session, sha256: latest.sha256, size: latest.size });
     } finally {

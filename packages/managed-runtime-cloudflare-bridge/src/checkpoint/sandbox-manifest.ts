@@ -81,21 +81,27 @@ export async function readSandboxManifest(input: {
   const name = `.oma-manifest-${crypto.randomUUID()}`;
   const directory = `/workspace/${name}`;
   const prune = [`-path ./${name}`, ...input.excludes.map(pruneExpression)].join(" -o ");
-  const regularFiles = `find . -mindepth 1 \\( ${prune} \\) -prune -o -type f`;
-  const hashAll = `${regularFiles} -print0 | xargs -0 -r sha256sum -z > ${directory}/merged`;
-  // Hash lines become `<path>//h<sha256>` records; sorted with the entries, each lands right after its own.
+  const walk = `find . -mindepth 1 \\( ${prune} \\) -prune -o`;
+  const listEntries = `-fprintf ${directory}/entries '%P//e%y %m %s %T@ %l\\0'`;
+  const hash = (list: string, into: string) => `xargs -0 -r sha256sum -z < ${directory}/${list} > ${directory}/${into}`;
+  // Every regular file again, when cached hashes turned out incomplete (the entries are listed by then).
+  const hashAll = `${walk} -type f -print0 | xargs -0 -r sha256sum -z > ${directory}/merged`;
+  // Hash lines (`<sha256>  ./<path>`) become `<path>//h<sha256>` records, by byte columns (a sed regex here
+  // took over a second per 200,000 files); sorted with the entries, each lands right after its own.
   const records =
-    `{ cat ${directory}/entries && sed -z -E 's#^([0-9a-f]{64}) [ *]\\./(.*)$#\\2//h\\1#' ${directory}/merged; } | LC_ALL=C sort -z > ${directory}/records`;
+    `LC_ALL=C cut -z -c69- ${directory}/merged > ${directory}/paths && LC_ALL=C cut -z -c1-64 ${directory}/merged > ${directory}/digests && ` +
+    `LC_ALL=C paste -z -d '//h' ${directory}/paths /dev/null /dev/null ${directory}/digests | LC_ALL=C sort -z - ${directory}/entries > ${directory}/records && ` +
+    `rm -f ${directory}/paths ${directory}/digests`;
   const script = [
     // Two seconds back: a write in the same clock tick as the stamp still counts as newer next time.
     `mkdir -p ${directory} && touch -d "@$(( $(date +%s) - 2 ))" ${directory}/stamp`,
     "cd /workspace",
-    `find . -mindepth 1 \\( ${prune} \\) -prune -o -printf '%P//e%y %m %s %T@ %l\\0' > ${directory}/entries`,
-    // Newest hash per path first: the changed files' hashes, then the cached ones.
+    // One walk lists every entry and the regular files to hash: those changed, by mtime or ctime, since the
+    // cached pass (their hashes first, then the cached ones: the newest per path wins), or all of them.
     `if [ -f ${CACHE}/stamp ] && cp ${CACHE}/hashes ${directory}/previous 2>/dev/null; then ` +
-      `${regularFiles} \\( -newer ${CACHE}/stamp -o -cnewer ${CACHE}/stamp \\) -print0 | xargs -0 -r sha256sum -z > ${directory}/hashes && ` +
+      `${walk} ${listEntries} -type f \\( -newer ${CACHE}/stamp -o -cnewer ${CACHE}/stamp \\) -fprint0 ${directory}/files && ${hash("files", "hashes")} && ` +
       `cat ${directory}/hashes ${directory}/previous | LC_ALL=C sort -z -s -u -k2 > ${directory}/merged && ${records} && echo partial; ` +
-      `else ${hashAll} && ${records} && echo full; fi`,
+      `else ${walk} ${listEntries} -type f -fprint0 ${directory}/files && ${hash("files", "merged")} && ${records} && echo full; fi`,
     // What changed since the cached pass, if there is one: records only it had and records only this one has.
     `if [ -f ${CACHE}/records ] && [ -f ${CACHE}/pass ] && LC_ALL=C comm -z --nocheck-order -23 ${CACHE}/records ${directory}/records > ${directory}/removed 2>/dev/null && ` +
       `LC_ALL=C comm -z --nocheck-order -13 ${CACHE}/records ${directory}/records > ${directory}/added 2>/dev/null; then ` +
@@ -115,14 +121,16 @@ export async function readSandboxManifest(input: {
       throw error;
     }
   };
+  let removed = false;
   try {
     const [pass = "", delta] = (await files.run(script, signal)).trim().split("\n");
     let cached = pass === "partial";
     const listed = await (input.previous && cached ? fromDelta(input.previous, delta) : null) ?? (await fromListing());
-    // Best effort: a failure only costs the next pass its shortcuts.
+    // Best effort: a failure only costs the next pass its shortcuts. Everything is read by now, so the
+    // listing's folder goes in the same call.
     await files
-      .run(`{ mkdir -p ${CACHE} && rm -f ${CACHE}/pass && mv ${directory}/merged ${CACHE}/hashes && mv ${directory}/records ${CACHE}/records && mv ${directory}/stamp ${CACHE}/stamp && printf '%s' ${shellQuote(input.pass)} > ${CACHE}/pass; } 2>/dev/null || rm -rf ${CACHE}`, signal)
-      .catch(() => undefined);
+      .run(`{ mkdir -p ${CACHE} && rm -f ${CACHE}/pass && mv ${directory}/merged ${CACHE}/hashes && mv ${directory}/records ${CACHE}/records && mv ${directory}/stamp ${CACHE}/stamp && printf '%s' ${shellQuote(input.pass)} > ${CACHE}/pass; } 2>/dev/null || rm -rf ${CACHE}; rm -rf ${directory}`, signal)
+      .then(() => void (removed = true), () => undefined);
     return listed;
 
     /**
@@ -188,7 +196,7 @@ export async function readSandboxManifest(input: {
       return { kind: "listing", entries: read(done, cached), cached, delta: false, dispose: () => done.dispose() };
     }
   } finally {
-    await files.run(`rm -rf ${directory}`).catch(() => undefined);
+    if (!removed) await files.run(`rm -rf ${directory}`).catch(() => undefined);
   }
 }
 
