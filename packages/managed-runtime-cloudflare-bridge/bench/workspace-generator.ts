@@ -52,8 +52,8 @@ export function workspacePlan(totalMiB: number): WorkspacePlan {
   return { kind: "random", script: lines.join("\n"), smallFiles, mediumFiles, largeFiles, totalBytes: total };
 }
 
-/** Packages of the node_modules-shaped source tree. */
-const SOURCE_PACKAGES = 64;
+/** Packages of the node_modules-shaped source tree per 256 MiB (a folder stays under split's 10,000 names). */
+const SOURCE_PACKAGES_PER_256_MIB = 64;
 
 /**
  * A shell script that fills `/workspace` with `totalMiB` of source-like, compressible text: JavaScript-like
@@ -63,19 +63,20 @@ const SOURCE_PACKAGES = 64;
  */
 export function sourcePlan(totalMiB: number): WorkspacePlan {
   const total = totalMiB * MIB;
-  const perPackage = Math.floor(total / (SOURCE_PACKAGES + 1));
+  const packages = SOURCE_PACKAGES_PER_256_MIB * Math.max(1, Math.ceil(totalMiB / 256));
+  const perPackage = Math.floor(total / (packages + 1));
   const lines = ["set -e", "cd /workspace", "mkdir -p src empty/nested bin"];
   let smallFiles = 0;
   const generator = (seed: number, bytes: number, size: number, directory: string) =>
     `mkdir -p ${directory} && awk -v seed=${seed} 'BEGIN { srand(seed); for (;;) { n = int(rand() * 100000); printf "export function handler_%d_%d(request, options) { const value = options.limit * %d + request.size; return value > %d ? \\"large\\" : \\"small\\"; } // line %d\\n", seed, n, n % 97, n, NR++ } }' | head -c ${bytes} | split -b ${size} -a 4 -d - ${directory}/f`;
-  for (let index = 0; index <= SOURCE_PACKAGES; index++) {
+  for (let index = 0; index <= packages; index++) {
     const size = SMALL_FILE_SIZES[index % SMALL_FILE_SIZES.length] ?? 4096;
-    const directory = index === SOURCE_PACKAGES ? "src" : `node_modules/pkg${String(index).padStart(3, "0")}/lib`;
+    const directory = index === packages ? "src" : `node_modules/pkg${String(index).padStart(3, "0")}/lib`;
     lines.push(generator(index + 1, perPackage, size, directory));
     smallFiles += Math.ceil(perPackage / size);
   }
   lines.push("printf '#!/bin/sh\\necho tool\\n' > bin/tool.sh && chmod 755 bin/tool.sh", "ln -s ../src bin/src-link");
-  return { kind: "source", script: lines.join("\n"), smallFiles, mediumFiles: 0, largeFiles: 0, totalBytes: perPackage * (SOURCE_PACKAGES + 1) };
+  return { kind: "source", script: lines.join("\n"), smallFiles, mediumFiles: 0, largeFiles: 0, totalBytes: perPackage * (packages + 1) };
 }
 
 /**
