@@ -441,8 +441,6 @@ describe("incremental bridge checkpoints", () => {
       await step(`printf x > d/e/f1 && printf '%s' ${"0".repeat(8)}-0000-4000-8000-${"0".repeat(12)} > ${cache}/pass`, ["records"]);
       // Records the cache lost: their paths read as changed, and the manifest is still right.
       await step(`printf y > d/e/f2 && sed -z -i '/^d\\/e\\/f3\\/\\//d' ${cache}/records`, ["removed", "added"]);
-      // Cached hashes not sorted by path (as an older driver left them): sorted whole, and the delta still holds.
-      await step(`printf w > d/e/f6 && LC_ALL=C sort -z -r -k2 ${cache}/hashes > ${cache}/h && mv ${cache}/h ${cache}/hashes`, ["removed", "added"]);
       // A path gone from the workspace and from the cache: the previous manifest would keep it, the count tells.
       await step(`rm q.txt && sed -z -i '/^q\\.txt\\/\\//d' ${cache}/records`, ["removed", "added", "records"]);
       // Garbage in the cache's records: the full listing.

@@ -83,18 +83,9 @@ export async function readSandboxManifest(input: {
   const prune = [`-path ./${name}`, ...input.excludes.map(pruneExpression)].join(" -o ");
   const walk = `find . -mindepth 1 \\( ${prune} \\) -prune -o`;
   const listEntries = `-fprintf ${directory}/entries '%P//e%y %m %s %T@ %l\\0'`;
-  // Hash lines sorted by path (`-k2`), as the cache keeps them: the next pass merges into them.
-  const byPath = "LC_ALL=C sort -z -s -k2";
-  // Written first and sorted after, so a failed `sha256sum` (a file gone) fails the pass.
-  const sorted = (into: string) => `${byPath} ${directory}/${into}.lines > ${directory}/${into} && rm -f ${directory}/${into}.lines`;
-  const hash = (list: string, into: string) => `xargs -0 -r sha256sum -z < ${directory}/${list} > ${directory}/${into}.lines && ${sorted(into)}`;
+  const hash = (list: string, into: string) => `xargs -0 -r sha256sum -z < ${directory}/${list} > ${directory}/${into}`;
   // Every regular file again, when cached hashes turned out incomplete (the entries are listed by then).
-  const hashAll = `${walk} -type f -print0 | xargs -0 -r sha256sum -z > ${directory}/merged.lines && ${sorted("merged")}`;
-  // The changed files' hashes merged into the cached ones, the newest per path winning (on equal keys a merge
-  // takes the earlier file first); a cache not sorted so (an older driver's) is sorted whole instead.
-  const mergeHashes =
-    `{ if ${byPath} -C ${directory}/previous; then ${byPath} -m -u ${directory}/hashes ${directory}/previous; ` +
-    `else cat ${directory}/hashes ${directory}/previous | ${byPath} -u; fi; } > ${directory}/merged`;
+  const hashAll = `${walk} -type f -print0 | xargs -0 -r sha256sum -z > ${directory}/merged`;
   // Hash lines (`<sha256>  ./<path>`) become `<path>//h<sha256>` records, by byte columns (a sed regex here
   // took over a second per 200,000 files); sorted with the entries, each lands right after its own.
   const records =
@@ -106,10 +97,10 @@ export async function readSandboxManifest(input: {
     `mkdir -p ${directory} && touch -d "@$(( $(date +%s) - 2 ))" ${directory}/stamp`,
     "cd /workspace",
     // One walk lists every entry and the regular files to hash: those changed, by mtime or ctime, since the
-    // cached pass, or all of them.
+    // cached pass (their hashes first, then the cached ones: the newest per path wins), or all of them.
     `if [ -f ${CACHE}/stamp ] && cp ${CACHE}/hashes ${directory}/previous 2>/dev/null; then ` +
       `${walk} ${listEntries} -type f \\( -newer ${CACHE}/stamp -o -cnewer ${CACHE}/stamp \\) -fprint0 ${directory}/files && ${hash("files", "hashes")} && ` +
-      `${mergeHashes} && ${records} && echo partial; ` +
+      `cat ${directory}/hashes ${directory}/previous | LC_ALL=C sort -z -s -u -k2 > ${directory}/merged && ${records} && echo partial; ` +
       `else ${walk} ${listEntries} -type f -fprint0 ${directory}/files && ${hash("files", "merged")} && ${records} && echo full; fi`,
     // What changed since the cached pass, if there is one: records only it had and records only this one has.
     `if [ -f ${CACHE}/records ] && [ -f ${CACHE}/pass ] && LC_ALL=C comm -z --nocheck-order -23 ${CACHE}/records ${directory}/records > ${directory}/removed 2>/dev/null && ` +
