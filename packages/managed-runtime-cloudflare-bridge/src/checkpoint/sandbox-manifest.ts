@@ -85,7 +85,7 @@ export async function readSandboxManifest(input: {
   const listEntries = `-fprintf ${directory}/entries '%P//e%y %m %s %T@ %l\\0'`;
   const hash = (list: string, into: string) => `xargs -0 -r sha256sum -z < ${directory}/${list} > ${directory}/${into}`;
   // Every regular file again, when cached hashes turned out incomplete (the entries are listed by then).
-  const hashAll = `${walk} -type f -print0 | xargs -0 -r sha256sum -z > ${directory}/merged`;
+  const hashAll = `${walk} -type f -fprint0 ${directory}/files && ${hash("files", "merged")}`;
   // Hash lines (`<sha256>  ./<path>`) become `<path>//h<sha256>` records, by byte columns (a sed regex here
   // took over a second per 200,000 files); sorted with the entries, each lands right after its own.
   const records =
@@ -121,7 +121,7 @@ export async function readSandboxManifest(input: {
       throw error;
     }
   };
-  let removed = false;
+  let listingRemoved = false;
   try {
     const [pass = "", delta] = (await files.run(script, signal)).trim().split("\n");
     let cached = pass === "partial";
@@ -130,7 +130,7 @@ export async function readSandboxManifest(input: {
     // listing's folder goes in the same call.
     await files
       .run(`{ mkdir -p ${CACHE} && rm -f ${CACHE}/pass && mv ${directory}/merged ${CACHE}/hashes && mv ${directory}/records ${CACHE}/records && mv ${directory}/stamp ${CACHE}/stamp && printf '%s' ${shellQuote(input.pass)} > ${CACHE}/pass; } 2>/dev/null || rm -rf ${CACHE}; rm -rf ${directory}`, signal)
-      .then(() => void (removed = true), () => undefined);
+      .then(() => void (listingRemoved = true), () => undefined);
     return listed;
 
     /**
@@ -196,7 +196,7 @@ export async function readSandboxManifest(input: {
       return { kind: "listing", entries: read(done, cached), cached, delta: false, dispose: () => done.dispose() };
     }
   } finally {
-    if (!removed) await files.run(`rm -rf ${directory}`).catch(() => undefined);
+    if (!listingRemoved) await files.run(`rm -rf ${directory}`).catch(() => undefined);
   }
 }
 
