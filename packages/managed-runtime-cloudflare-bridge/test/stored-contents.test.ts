@@ -33,4 +33,18 @@ describe("stored contents", () => {
     expect(stored.get(`00000000${"d".repeat(56)}`)).toBeUndefined();
     expect(stored.get(`ffffffff${"d".repeat(56)}`)).toBeUndefined();
   });
+
+  it("keeps offsets beyond 32 bits, answers the same set when built twice and takes nothing after", () => {
+    const pack = { sha256: "d".repeat(64), size: 2 ** 40 };
+    const builder = createStoredContentsBuilder();
+    builder.add(sha(1), { pack, offset: 2 ** 33 + 5 });
+    builder.add(sha(2), { pack, offset: 0xffffffff });
+    builder.add(sha(3), { pack, offset: 0xfffffffe });
+    const stored = builder.build();
+    expect(stored.get(sha(1))).toEqual({ pack, offset: 2 ** 33 + 5 });
+    expect(stored.get(sha(2))).toEqual({ pack, offset: 0xffffffff });
+    expect(stored.get(sha(3))).toEqual({ pack, offset: 0xfffffffe });
+    expect(builder.build()).toBe(stored);
+    expect(() => builder.add(sha(4), null)).toThrow(/after build/);
+  });
 });

@@ -11,29 +11,35 @@ export interface StoredContents {
 /** Bytes of one digest. */
 const DIGEST = 32;
 const OWN_BLOB = -1;
+/** An offset too large for 32 bits: it is kept in a map by entry instead. */
+const LARGE_OFFSET = 0xffffffff;
 
 /**
  * Collects contents for a {@link StoredContents}: 32-byte digests in one growing buffer with a pack index
- * and offset each (about 40 bytes a content, a few packs as objects), sorted once and searched by halves,
- * so a workspace of any number of files costs no object per file.
+ * and a 32-bit offset each (36 bytes a content, growing by half; a few packs as objects), sorted once and
+ * searched by halves, so a workspace of any number of files costs no object per file.
  */
 export function createStoredContentsBuilder() {
   let digests = Buffer.alloc(DIGEST * 1024);
   let packIndex = new Int32Array(1024);
-  let offsets = new Float64Array(1024);
+  let offsets = new Uint32Array(1024);
+  // Offsets only a hostile or huge pack reaches, by the index of their content.
+  let largeOffsets = new Map<number, number>();
   let count = 0;
+  let built: StoredContents | undefined;
   const packs: PackRef[] = [];
   const packIndexes = new Map<string, number>();
 
   const grow = () => {
-    const capacity = packIndex.length * 2;
+    // By half, not doubling: a first checkpoint's sets are the driver's largest, and a copy is alive while it grows.
+    const capacity = Math.ceil(packIndex.length * 1.5);
     const nextDigests = Buffer.alloc(DIGEST * capacity);
     digests.copy(nextDigests);
     digests = nextDigests;
     const nextPacks = new Int32Array(capacity);
     nextPacks.set(packIndex);
     packIndex = nextPacks;
-    const nextOffsets = new Float64Array(capacity);
+    const nextOffsets = new Uint32Array(capacity);
     nextOffsets.set(offsets);
     offsets = nextOffsets;
   };
@@ -41,6 +47,7 @@ export function createStoredContentsBuilder() {
   return {
     /** Records that `sha256` is stored at `location` (null: its own blob). */
     add(sha256: string, location: PackLocation | null): void {
+      if (built) throw new Error("stored contents: add after build");
       if (count === packIndex.length) grow();
       digests.write(sha256, count * DIGEST, DIGEST, "hex");
       if (location) {
@@ -50,12 +57,20 @@ export function createStoredContentsBuilder() {
           packs.push(location.pack);
         }
         packIndex[count] = index;
-        offsets[count] = location.offset;
+        if (location.offset < LARGE_OFFSET) offsets[count] = location.offset;
+        else {
+          offsets[count] = LARGE_OFFSET;
+          largeOffsets.set(count, location.offset);
+        }
       } else packIndex[count] = OWN_BLOB;
       count += 1;
     },
-    /** Sorts what was added (the first of equal digests wins) and returns the searchable set. */
+    /**
+     * Sorts what was added (the first of equal digests wins) and returns the searchable set. The builder lets
+     * go of its own buffers: it is done, and a second call answers the same set.
+     */
     build(): StoredContents {
+      if (built) return built;
       // Sorted by the digests' first four bytes as numbers (uniform, so ties are rare), then by the whole digest.
       const heads = new Uint32Array(count);
       for (let index = 0; index < count; index += 1) heads[index] = digests.readUInt32BE(index * DIGEST);
@@ -64,21 +79,27 @@ export function createStoredContentsBuilder() {
       const whole = (left: number, right: number) => digests.compare(digests, right * DIGEST, (right + 1) * DIGEST, left * DIGEST, (left + 1) * DIGEST);
       order.sort((left, right) => (heads[left] as number) - (heads[right] as number) || whole(left, right) || left - right);
       const sorted = Buffer.alloc(count * DIGEST);
-      const sortedHeads = new Uint32Array(count);
       const sortedPacks = new Int32Array(count);
-      const sortedOffsets = new Float64Array(count);
+      const sortedOffsets = new Uint32Array(count);
+      const sortedLarge = new Map<number, number>();
       let kept = 0;
       for (let position = 0; position < count; position += 1) {
         const index = order[position] as number;
         // The first of equal digests wins.
-        if (kept > 0 && sortedHeads[kept - 1] === heads[index] && digests.compare(sorted, (kept - 1) * DIGEST, kept * DIGEST, index * DIGEST, (index + 1) * DIGEST) === 0) continue;
+        if (kept > 0 && digests.compare(sorted, (kept - 1) * DIGEST, kept * DIGEST, index * DIGEST, (index + 1) * DIGEST) === 0) continue;
         digests.copy(sorted, kept * DIGEST, index * DIGEST, (index + 1) * DIGEST);
-        sortedHeads[kept] = heads[index] as number;
         sortedPacks[kept] = packIndex[index] as number;
         sortedOffsets[kept] = offsets[index] as number;
+        if (offsets[index] === LARGE_OFFSET && packIndex[index] !== OWN_BLOB) sortedLarge.set(kept, largeOffsets.get(index) as number);
         kept += 1;
       }
-      return searchable(sorted.subarray(0, kept * DIGEST), sortedHeads.subarray(0, kept), sortedPacks.subarray(0, kept), sortedOffsets.subarray(0, kept), packs);
+      digests = Buffer.alloc(0);
+      packIndex = new Int32Array(0);
+      offsets = new Uint32Array(0);
+      largeOffsets = new Map();
+      count = 0;
+      built = searchable(sorted.subarray(0, kept * DIGEST), sortedPacks.subarray(0, kept), sortedOffsets.subarray(0, kept), sortedLarge, packs);
+      return built;
     },
   };
 }
@@ -97,9 +118,10 @@ export function unionOf(first: StoredContents, second: StoredContents): StoredCo
   };
 }
 
-function searchable(digests: Buffer, heads: Uint32Array, packIndex: Int32Array, offsets: Float64Array, packs: readonly PackRef[]): StoredContents {
-  const size = heads.length;
+function searchable(digests: Buffer, packIndex: Int32Array, offsets: Uint32Array, largeOffsets: ReadonlyMap<number, number>, packs: readonly PackRef[]): StoredContents {
+  const size = packIndex.length;
   const wanted = Buffer.alloc(DIGEST);
+  const headOf = (index: number) => digests.readUInt32BE(index * DIGEST);
   return {
     size,
     get(sha256) {
@@ -110,13 +132,15 @@ function searchable(digests: Buffer, heads: Uint32Array, packIndex: Int32Array, 
       let high = size;
       while (low < high) {
         const middle = (low + high) >>> 1;
-        if ((heads[middle] as number) < head) low = middle + 1;
+        if (headOf(middle) < head) low = middle + 1;
         else high = middle;
       }
-      for (let index = low; index < size && heads[index] === head; index += 1) {
+      for (let index = low; index < size && headOf(index) === head; index += 1) {
         if (digests.compare(wanted, 0, DIGEST, index * DIGEST, (index + 1) * DIGEST) !== 0) continue;
         const pack = packIndex[index] as number;
-        return pack === OWN_BLOB ? null : { pack: packs[pack] as PackRef, offset: offsets[index] as number };
+        if (pack === OWN_BLOB) return null;
+        const offset = offsets[index] as number;
+        return { pack: packs[pack] as PackRef, offset: offset === LARGE_OFFSET ? (largeOffsets.get(index) as number) : offset };
       }
       return undefined;
     },
