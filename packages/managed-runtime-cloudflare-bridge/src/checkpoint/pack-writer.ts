@@ -33,17 +33,20 @@ export function createPackWriter(options: { readonly store: BlobStore; readonly 
   // Compact: a first checkpoint of a tree of small files packs every one of them.
   const locations = createStoredContentsBuilder();
   const puts = createLimiter(PARALLEL_PACK_PUTS);
-  let chunks: Buffer[] = [];
+  // Contents are copied in as they are added, so the chunks they were sliced from are let go at once instead
+  // of held (and aged into the old generation) until the pack is sealed.
+  let buffer = Buffer.allocUnsafeSlow(PACK_BYTES + SMALL_BLOB_BYTES);
   let pending: Array<{ readonly sha256: string; readonly offset: number }> = [];
   let size = 0;
   let hash = createHash("sha256");
 
   const seal = async () => {
     if (size === 0) return;
-    const bytes = Buffer.concat(chunks, size);
+    const bytes = buffer.subarray(0, size);
     const pack = { sha256: hash.digest("hex"), size };
     for (const { sha256, offset } of pending) locations.add(sha256, { pack, offset });
-    chunks = [];
+    // The sealed bytes stay the put's until it ends; the next pack gets a buffer of its own.
+    buffer = Buffer.allocUnsafeSlow(PACK_BYTES + SMALL_BLOB_BYTES);
     pending = [];
     size = 0;
     hash = createHash("sha256");
@@ -57,8 +60,14 @@ export function createPackWriter(options: { readonly store: BlobStore; readonly 
       if (bytes.byteLength !== expected.size || sha256HexSync(bytes) !== expected.sha256) {
         throw new SandboxFailedError({ message: "a workspace file changed while it was checkpointed", context: { path: expected.path.slice(0, 256) } });
       }
+      if (size + bytes.byteLength > buffer.byteLength) {
+        // Only a caller adding contents above SMALL_BLOB_BYTES gets here: the pack grows to hold them.
+        const grown = Buffer.allocUnsafeSlow(size + bytes.byteLength);
+        buffer.copy(grown, 0, 0, size);
+        buffer = grown;
+      }
       pending.push({ sha256: expected.sha256, offset: size });
-      chunks.push(bytes);
+      bytes.copy(buffer, size);
       size += bytes.byteLength;
       hash.update(bytes);
       if (size >= PACK_BYTES) await seal();

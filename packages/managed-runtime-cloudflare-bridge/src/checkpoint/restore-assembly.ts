@@ -111,8 +111,15 @@ async function open(source: AssemblySource, key: string, size: number, entry: Ma
 
 async function readWhole(source: AssemblySource, key: string, size: number, sha256: string, entry: ManifestEntry): Promise<Buffer> {
   const object = await open(source, key, size, entry);
-  const bytes = Buffer.from(await new Response(object.stream()).arrayBuffer());
-  if (sha256HexSync(bytes) !== sha256) throw refused(entry, "a checkpoint blob's hash does not match the manifest");
+  // Copied into one buffer of the known size as chunks arrive, so each chunk is let go at once.
+  const bytes = Buffer.allocUnsafeSlow(size);
+  let filled = 0;
+  for await (const chunk of object.stream() as unknown as AsyncIterable<Uint8Array>) {
+    if (filled + chunk.byteLength > size) throw refused(entry, "a checkpoint blob's size does not match the manifest");
+    bytes.set(chunk, filled);
+    filled += chunk.byteLength;
+  }
+  if (filled !== size || sha256HexSync(bytes) !== sha256) throw refused(entry, "a checkpoint blob's hash does not match the manifest");
   return bytes;
 }
 
