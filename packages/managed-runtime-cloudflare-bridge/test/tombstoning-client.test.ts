@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { createTombstoningClient } from "../src/runtime/tombstoning-client.js";
+import { describe, expect, it, vi } from "vitest";
+import { LATE_START_MS, createTombstoningClient } from "../src/runtime/tombstoning-client.js";
 import type { BridgeClient, BridgeExecEvent } from "../src/wire/bridge-client.js";
 
 // A recording client in place of the HTTP one: these tests are about which calls the wrapper lets through
@@ -106,5 +106,28 @@ describe("tombstoning bridge client", () => {
     await destroyed;
     await settle();
     expect(inner.calls.filter((call) => call === "destroy c:start")).toHaveLength(2);
+  });
+
+  it("deletes again a while after a late call settled, for a container the bridge may still have been starting", async () => {
+    vi.useFakeTimers();
+    try {
+      const inner = recordingClient();
+      const client = createTombstoningClient(inner.client);
+      inner.hold();
+      const status = client.running("d");
+      await vi.advanceTimersByTimeAsync(0);
+      await client.destroy("d");
+      inner.release();
+      await status;
+      await vi.advanceTimersByTimeAsync(0);
+      const deletes = () => inner.calls.filter((call) => call === "destroy d").length;
+      expect(deletes()).toBe(2);
+      await vi.advanceTimersByTimeAsync(LATE_START_MS - 1);
+      expect(deletes()).toBe(2);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(deletes()).toBe(3);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -1,6 +1,9 @@
 import { type DestroyedSandboxes, createDestroyedSandboxes } from "@open-managed-agents/managed-runtime-sandbox";
 import type { BridgeClient, BridgeExecEvent } from "../wire/bridge-client.js";
 
+/** How long after a late call settled its container may still be starting in the bridge. */
+export const LATE_START_MS = 3_000;
+
 /**
  * Wraps a client so that nothing reaches the bridge for a sandbox this driver destroyed. The bridge
  * answers every call for a known id by starting a fresh, empty container, so a late exec, file read,
@@ -10,7 +13,7 @@ import type { BridgeClient, BridgeExecEvent } from "../wire/bridge-client.js";
  *
  * A call already in flight when `destroy` is issued may still be starting a container that the
  * delete cannot see yet (the bridge deletes only an assigned container), so each such call is
- * followed by one more best-effort delete once it settles.
+ * followed by best-effort deletes once it settles: one at once, one {@link LATE_START_MS} later.
  */
 export function createTombstoningClient(client: BridgeClient, destroyed: DestroyedSandboxes = createDestroyedSandboxes()): BridgeClient {
   const guarded = async <T>(id: string, operation: string, call: () => Promise<T>): Promise<T> => {
@@ -29,6 +32,10 @@ export function createTombstoningClient(client: BridgeClient, destroyed: Destroy
     const previous = deleting.get(id) ?? Promise.resolve();
     void previous
       .catch(() => undefined)
+      .then(() => client.destroy(id))
+      .catch(() => undefined)
+      // A call given up on this side (aborted, timed out) may still be starting its container in the bridge.
+      .then(() => new Promise<void>((resolve) => setTimeout(resolve, LATE_START_MS).unref?.()))
       .then(() => client.destroy(id))
       .catch(() => undefined);
   };
