@@ -110,11 +110,15 @@ async function run(context: BenchContext, kind: "random" | "source", workspaceMi
     const tree = container.mounts["/workspace"] ?? "";
     const tarFile = join(context.scratch, "workspace.tar");
     await hostTarFile(tree, tarFile);
+    // While the tree is sure to be there: a source sandbox left idle through the restore phase may be gone by its end.
+    log("GNU tar on the host tree");
+    const hostTar = await hostTarReference(tree, context.scratch).catch((error: unknown) => {
+      log(`GNU tar on the host tree failed, left out: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
+      return null;
+    });
     const restored = await restorePhase(context, second.handle, manifest, tarFile, workspaceBytes);
     await rm(tarFile, { force: true });
 
-    log("GNU tar on the host tree");
-    const hostTar = await hostTarReference(tree, context.scratch);
     let persist: PersistAttempt | null = null;
     if (persistTimeoutSeconds > 0) {
       // Last: a failing /persist may take the local bridge's memory with it.

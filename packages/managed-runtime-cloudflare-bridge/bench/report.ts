@@ -96,7 +96,7 @@ export function formatReport(figures: BenchFigures): string {
           row("GNU tar -cf - | cat > /dev/null (host)", figures.hostTar.archiveBytes, figures.hostTar.createSeconds),
           row("GNU tar -xf (host)", figures.hostTar.archiveBytes, figures.hostTar.extractSeconds),
         ]
-      : [row("GNU tar (host)", null, null, "container tree not found")]),
+      : [row("GNU tar (host)", null, null, "not measured (see the log)")]),
     "",
     `ratios (target ≥ ${target.toFixed(2)} of the raw bridge figure for the ${plan.kind} workspace):`,
     `  checkpoint: driver ${mbps(archiveBytes, checkpointSeconds).toFixed(1)} MB/s / raw GET ${mbps(figures.rawGets.bytes, figures.rawGets.seconds).toFixed(1)} MB/s = ${checkpointRatio.toFixed(2)}  ${verdict(checkpointRatio >= target)}`,
