@@ -15,6 +15,11 @@ const PARALLEL_BLOB_READS = 16;
 /** Packs held at once (each whole, at most a few MiB): the least recently used is dropped first. */
 const PACKS_HELD = 4;
 const EMPTY_SHA256 = sha256HexSync("");
+/**
+ * Largest pack a restore reads (each is read whole into a buffer of its stated size): packs this driver writes
+ * stay under PACK_BYTES + SMALL_BLOB_BYTES, so anything far larger is refused before a byte is read.
+ */
+export const MAX_PACK_READ_BYTES = 64 * 1024 * 1024;
 
 /** Where assembly reads from: the store and the session's own key namespace. */
 export interface AssemblySource {
@@ -126,7 +131,10 @@ async function readWhole(source: AssemblySource, key: string, size: number, sha2
 const readBlob = (source: AssemblySource, file: ManifestFile) => readWhole(source, blobKeyOf(source.keyPrefix, source.session, file.sha256), file.size, file.sha256, file);
 
 /** A whole pack, its hash checked (each content is checked again as it is written). */
-const readPack = (source: AssemblySource, ref: PackRef, first: ManifestFile) => readWhole(source, packKeyOf(source.keyPrefix, source.session, ref.sha256), ref.size, ref.sha256, first);
+const readPack = async (source: AssemblySource, ref: PackRef, first: ManifestFile) => {
+  if (ref.size > MAX_PACK_READ_BYTES) throw refused(first, "a checkpoint pack is larger than any pack a checkpoint writes");
+  return readWhole(source, packKeyOf(source.keyPrefix, source.session, ref.sha256), ref.size, ref.sha256, first);
+};
 
 async function streamBlob(source: AssemblySource, file: ManifestFile, pack: tar.Pack): Promise<void> {
   const object = await open(source, blobKeyOf(source.keyPrefix, source.session, file.sha256), file.size, file);
