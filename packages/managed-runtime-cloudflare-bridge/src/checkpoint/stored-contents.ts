@@ -90,7 +90,7 @@ export function createStoredContentsBuilder() {
         digests.copy(sorted, kept * DIGEST, index * DIGEST, (index + 1) * DIGEST);
         sortedPacks[kept] = packIndex[index] as number;
         sortedOffsets[kept] = offsets[index] as number;
-        if (offsets[index] === LARGE_OFFSET && packIndex[index] !== OWN_BLOB) sortedLarge.set(kept, largeOffsets.get(index) as number);
+        if (offsets[index] === LARGE_OFFSET) sortedLarge.set(kept, largeOffsets.get(index) as number);
         kept += 1;
       }
       digests = Buffer.alloc(0);
