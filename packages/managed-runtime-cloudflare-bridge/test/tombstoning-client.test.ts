@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { LATE_START_MS, createTombstoningClient } from "../src/runtime/tombstoning-client.js";
+import { LATE_DELETES_MS, createTombstoningClient } from "../src/runtime/tombstoning-client.js";
 import type { BridgeClient, BridgeExecEvent } from "../src/wire/bridge-client.js";
 
 // A recording client in place of the HTTP one: these tests are about which calls the wrapper lets through
@@ -122,10 +122,16 @@ describe("tombstoning bridge client", () => {
       await vi.advanceTimersByTimeAsync(0);
       const deletes = () => inner.calls.filter((call) => call === "destroy d").length;
       expect(deletes()).toBe(2);
-      await vi.advanceTimersByTimeAsync(LATE_START_MS - 1);
-      expect(deletes()).toBe(2);
-      await vi.advanceTimersByTimeAsync(1);
-      expect(deletes()).toBe(3);
+      let elapsed = 0;
+      for (const [index, delayMs] of LATE_DELETES_MS.entries()) {
+        await vi.advanceTimersByTimeAsync(delayMs - elapsed - 1);
+        expect(deletes()).toBe(2 + index);
+        await vi.advanceTimersByTimeAsync(1);
+        expect(deletes()).toBe(3 + index);
+        elapsed = delayMs;
+      }
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(deletes()).toBe(2 + LATE_DELETES_MS.length);
     } finally {
       vi.useRealTimers();
     }

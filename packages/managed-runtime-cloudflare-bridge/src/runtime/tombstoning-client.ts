@@ -1,8 +1,12 @@
 import { type DestroyedSandboxes, createDestroyedSandboxes } from "@open-managed-agents/managed-runtime-sandbox";
 import type { BridgeClient, BridgeExecEvent } from "../wire/bridge-client.js";
 
-/** How long after a late call settled its container may still be starting in the bridge. */
-export const LATE_START_MS = 3_000;
+/**
+ * When, after a late call settled, its container may still be starting in the bridge: soon for a call
+ * the bridge answered, and up to the Container class's whole start budget (8 s to get an instance, 20 s
+ * for the port, each ping up to 5 s) for a call given up on this side while the bridge went on starting.
+ */
+export const LATE_DELETES_MS: readonly number[] = [3_000, 35_000];
 
 /**
  * Wraps a client so that nothing reaches the bridge for a sandbox this driver destroyed. The bridge
@@ -13,7 +17,7 @@ export const LATE_START_MS = 3_000;
  *
  * A call already in flight when `destroy` is issued may still be starting a container that the
  * delete cannot see yet (the bridge deletes only an assigned container), so each such call is
- * followed by best-effort deletes once it settles: one at once, one {@link LATE_START_MS} later.
+ * followed by best-effort deletes once it settles: one at once, then at each of {@link LATE_DELETES_MS}.
  */
 export function createTombstoningClient(client: BridgeClient, destroyed: DestroyedSandboxes = createDestroyedSandboxes()): BridgeClient {
   const guarded = async <T>(id: string, operation: string, call: () => Promise<T>): Promise<T> => {
@@ -33,11 +37,12 @@ export function createTombstoningClient(client: BridgeClient, destroyed: Destroy
     void previous
       .catch(() => undefined)
       .then(() => client.destroy(id))
-      .catch(() => undefined)
-      // A call given up on this side (aborted, timed out) may still be starting its container in the bridge.
-      .then(() => new Promise<void>((resolve) => setTimeout(resolve, LATE_START_MS).unref?.()))
-      .then(() => client.destroy(id))
       .catch(() => undefined);
+    // A call given up on this side (aborted, timed out) may still be starting its container in the bridge.
+    // The timers do not hold the process open.
+    for (const delayMs of LATE_DELETES_MS) {
+      setTimeout(() => void client.destroy(id).catch(() => undefined), delayMs).unref?.();
+    }
   };
 
   return {
