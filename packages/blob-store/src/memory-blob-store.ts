@@ -23,7 +23,8 @@ export function createMemoryBlobStore(): BlobStore {
       validateBlobKey(key);
       const parsed = parsePutOptions(options);
       const normalized = normalizeBody(body, parsed.contentLength);
-      const bytes = normalized.kind === "bytes" ? normalized.bytes.slice() : await readChecked(normalized.stream, normalized.length);
+      // A copy the caller cannot reach: a Node Buffer's own `slice` is a view, so the copy is a plain Uint8Array.
+      const bytes = normalized.kind === "bytes" ? new Uint8Array(normalized.bytes) : await readChecked(normalized.stream, normalized.length);
       const info: BlobObjectInfo = {
         key,
         size: bytes.byteLength,

@@ -72,6 +72,17 @@ export function describeBlobStoreSuite(name: string, setup: BlobStoreSuiteSetup)
       expect([...((await object?.bytes()) ?? [])]).toEqual([0, 1, 2, 250, 255]);
     });
 
+    it("keeps what was put: a Buffer the caller changes or reuses after put changes nothing stored", async () => {
+      const pooled = Buffer.alloc(64 * 1024, 1);
+      await store.put("reused/a", pooled.subarray(0, 32 * 1024));
+      pooled.fill(2);
+      await store.put("reused/b", pooled.subarray(0, 32 * 1024));
+      pooled.fill(3);
+      const bytesOf = async (key: string) => Buffer.from(await new Response((await store.get(key))?.stream()).arrayBuffer());
+      expect((await bytesOf("reused/a")).equals(Buffer.alloc(32 * 1024, 1))).toBe(true);
+      expect((await bytesOf("reused/b")).equals(Buffer.alloc(32 * 1024, 2))).toBe(true);
+    });
+
     it("round-trips string, empty and stream bodies, with and without contentLength", async () => {
       await store.put("body/string", "héllo wörld ✓");
       await store.put("body/empty", new Uint8Array(0));
