@@ -83,7 +83,9 @@ export class EntryGuard {
   }
 
   private refuseWriteThrough(name: string, path: string): void {
-    for (const ancestor of ancestorsOf(path)) {
+    if (this.symlinks.size === 0) return;
+    for (let index = path.indexOf("/"); index !== -1; index = path.indexOf("/", index + 1)) {
+      const ancestor = path.slice(0, index);
       if (this.symlinks.has(ancestor)) {
         throw rejectEntry(name, "write_through_symlink", `it would be written through symlink ${JSON.stringify(`./${ancestor}`)}`);
       }

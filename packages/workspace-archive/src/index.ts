@@ -1,7 +1,8 @@
 export { packDirectory, type PackDirectoryOptions, type PackDigest, type PackedDirectory } from "./pack-directory.js";
 export { extractArchive, type ExtractArchiveOptions, type ExtractionResult } from "./extract-archive.js";
 export { inspectArchive, type InspectArchiveOptions, type ArchiveInspection, type ArchiveSummary } from "./inspect-archive.js";
-export { inspectHeaders, type HeaderInspection, type ListedHeader } from "./inspect-headers.js";
+export { inspectHeaders, createHeaderInspection, type HeaderInspection, type HeaderInspector, type ListedHeader } from "./inspect-headers.js";
+export { createTarMemberReader, type TarMember, type TarMemberReader, type TarMemberReaderOptions } from "./tar-member-reader.js";
 export { splitArchive, type SplitArchive, type SplitArchiveOptions } from "./split-archive.js";
 export type { ArchivePart } from "./part-builder.js";
 export { type MemberHeader, encodeMemberHeader } from "./tar-header.js";

@@ -17,9 +17,29 @@ export type HeaderInspection = Omit<ArchiveSummary, "archiveBytes" | "gzip">;
  * offending entry, exactly as the archive of those headers would be rejected.
  */
 export async function inspectHeaders(headers: Iterable<ListedHeader> | AsyncIterable<ListedHeader>, options: InspectArchiveOptions = {}): Promise<HeaderInspection> {
+  const inspection = createHeaderInspection(options);
+  for await (const header of headers) inspection.admit(header);
+  return inspection.finish();
+}
+
+/** The checks of {@link inspectHeaders} one header at a time, for a caller that produces headers as it goes. */
+export interface HeaderInspector {
+  /** Checks one header (throws `archive_rejected` / `limit_exceeded` naming it). */
+  admit(header: ListedHeader): void;
+  /** Resolves every symlink admitted through the others; the summary of what was admitted. */
+  finish(): Promise<HeaderInspection>;
+}
+
+/**
+ * {@link inspectHeaders} as a push API: the same checks, header by header, with the symlink resolution and
+ * the summary at {@link HeaderInspector.finish}. Options are validated here, once.
+ */
+export function createHeaderInspection(options: InspectArchiveOptions = {}): HeaderInspector {
   const admission = createAdmission(parseInspectOptions<AdmittedEntry>(options));
-  for await (const header of headers) admission.admit(asTarHeader(header));
-  return admission.finish();
+  return {
+    admit: (header) => admission.admit(asTarHeader(header)),
+    finish: () => admission.finish(),
+  };
 }
 
 /** The header as the tar reader would have decoded it: mode within 07777, mtime as a date, no body for non-files. */
