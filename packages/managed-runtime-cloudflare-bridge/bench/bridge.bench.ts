@@ -142,6 +142,7 @@ async function run(context: BenchContext, kind: "random" | "source", workspaceMi
       hostTar,
       loads: context.loads,
       totalSeconds: (performance.now() - started) / 1000,
+      scratch: context.scratch,
     });
   } finally {
     await client.destroy(source).catch(() => undefined);
@@ -151,12 +152,13 @@ async function run(context: BenchContext, kind: "random" | "source", workspaceMi
 async function main(): Promise<void> {
   const config = readBenchConfig();
   const started = performance.now();
-  const scratch = await mkdtemp("/var/tmp/oma-bridge-bench-");
+  const scratch = await mkdtemp(join(config.scratch, "oma-bridge-bench-"));
   const storeDir = join(scratch, "store");
   const spoolDir = join(scratch, "spool");
-  await Promise.all([storeDir, spoolDir].map((directory) => mkdir(directory, { recursive: true })));
-  log("starting the local bridge (workerd + local container server)");
-  const bridge = await startLocalBridge();
+  const containersDir = join(scratch, "containers");
+  await Promise.all([storeDir, spoolDir, containersDir].map((directory) => mkdir(directory, { recursive: true })));
+  log(`starting the local bridge (workerd + local container server), files under ${scratch}`);
+  const bridge = await startLocalBridge({ rootDir: containersDir });
   try {
     const context: BenchContext = {
       bridge,

@@ -37,17 +37,22 @@ export function createStepRecorder(): StepRecorder {
 export function execStep(argv: readonly string[]): string {
   const script = argv.join(" ");
   if (script.includes("du -sb")) return "sandbox: measure (du)";
-  if (script.includes("split -b") && script.includes("xargs -0 -r cat")) return "sandbox: cat contents [| gzip] | split (part GETs overlap)";
+  if (script.includes(".oma-restore-") && script.includes("tar -xf")) return "sandbox: extract restore parts as they arrive (PUTs overlap) [+ listing cache]";
+  if (script.includes(".oma-restore-") && script.includes("command -v")) return "sandbox: restore scratch folder, tools";
+  if (script.includes("split -b") && script.includes("xargs -0 -r cat")) return "sandbox: cat contents [| zstd/gzip] | split (part GETs overlap)";
+  if (script.includes("split -b") && script.includes("--verbatim-files-from")) return "sandbox: tar listed entries [| zstd/gzip] | split (part GETs overlap)";
   if (script.includes("split -b")) return "sandbox: tar | split (part GETs overlap)";
   if (script.includes("sha256sum -z")) return "sandbox: manifest (find + sha256sum)";
+  if (script.includes("-fprintf") && script.includes("/special")) return "sandbox: list and sort entries, choose codec";
+  if (script.includes(".oma-seed-")) return "sandbox: listing cache after restore";
+  if (script.includes("mv ") && script.includes(".oma-manifest-cache/records")) return "sandbox: keep listing cache, remove scratch";
   if (script.includes("sort -z")) return "sandbox: manifest hash cache update";
   if (script.includes("gzip -1 <")) return "sandbox: compression sample";
+  if (script.includes("command -v zstd")) return "sandbox: codec check";
   if (script.includes("rm -f part-")) return "sandbox: remove fetched parts";
-  if (script.includes("mv ") && script.includes(".oma-manifest-cache/hashes")) return "sandbox: keep hash cache, remove listing";
   if (script.includes("rm -rf") && script.includes(".oma-manifest-")) return "sandbox: remove manifest listing";
   if (argv[0] === "test" || script.includes(" test -f ")) return "sandbox: part exists check";
   if (script.includes("rm -rf") && script.includes(".oma-checkpoint-")) return "sandbox: remove parts";
-  if (script.includes("sha256sum -c")) return "sandbox: join chunks";
   if (argv[0] === "touch" && script.includes(".oma-runtime-")) return "sandbox: runtime marker";
   return "sandbox: other exec";
 }
@@ -88,6 +93,11 @@ export function instrumentClient(client: BridgeClient, recorder: StepRecorder): 
       const start = recorder.now();
       const stream = await client.persist(id, excludes, signal);
       return timedStream(stream, (bytes) => recorder.record("bridge: /persist (+ spool, hash)", start, bytes));
+    },
+    async writeFile(id, path, body, signal) {
+      const start = recorder.now();
+      await client.writeFile(id, path, body, signal);
+      recorder.record(path.includes("/part-") ? "bridge: part PUT" : "bridge: file PUT", start, body.byteLength);
     },
     async hydrate(id, tar, signal) {
       const start = recorder.now();

@@ -34,6 +34,8 @@ export interface BenchFigures {
   readonly hostTar: HostTarReference | null;
   readonly loads: LoadWindows;
   readonly totalSeconds: number;
+  /** Where the sandboxes' trees, the store and the spools lived. */
+  readonly scratch: string;
 }
 
 const mbps = (bytes: number, seconds: number) => (seconds > 0 ? bytes / 1e6 / seconds : 0);
@@ -77,7 +79,7 @@ export function formatReport(figures: BenchFigures): string {
   const persist = figures.persist;
   const lines = [
     "",
-    `Cloudflare Sandbox Bridge driver benchmark: local bridge Worker (workerd) over local containers, fs blob store`,
+    `Cloudflare Sandbox Bridge driver benchmark: local bridge Worker (workerd) over local containers, fs blob store; files under ${figures.scratch}`,
     `${plan.kind} workspace ${mib(plan.totalBytes)} generated in the sandbox: ${plan.smallFiles} small files, ${plan.mediumFiles} files of 1–6 MiB, ${plan.largeFiles} files of up to 48 MiB;`,
     `  du ${figures.workspaceBytes} bytes, ${figures.entries} entries, checkpoint archive ${archiveBytes} bytes (MB = 10^6 bytes)`,
     "",

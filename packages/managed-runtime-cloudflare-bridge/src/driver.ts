@@ -72,6 +72,7 @@ export function createBridgeSandboxComponents(
     partBytes: resolved.partBytes,
     maxCheckpointBytes: resolved.maxCheckpointBytes,
     archiveLimits: resolved.archiveLimits,
+    compression: resolved.compression,
     spoolDirectory: resolved.spoolDirectory,
     memoryBudget: resolved.memoryBudget ?? processMemoryBudget(),
     onProgress: resolved.onProgress,

@@ -41,6 +41,13 @@ export interface CloudflareBridgeManagedRuntimeOptions {
     /** Size of one regular file. @default 4 GiB */
     readonly maxEntryBytes?: number;
   };
+  /**
+   * How checkpoint and restore transfers are compressed. `auto`: zstd when both the sandbox and the driver
+   * have it (Node's zlib from 22.15, else a `zstd` command on the driver's PATH), else gzip where a sample of
+   * the workspace shows it pays; `gzip`: gzip only, where a sample shows it pays; `off`: never.
+   * @default "auto"
+   */
+  readonly compression?: "auto" | "gzip" | "off";
   /** Custom fetch (tests, proxies). */
   readonly fetch?: typeof fetch;
   /** TTL the host renews; the bridge has no provider lease, so renewals are liveness checks. @default 90_000 */
@@ -102,6 +109,7 @@ const optionsSchema = z
       })
       .strict()
       .prefault({}),
+    compression: z.enum(["auto", "gzip", "off"]).default("auto"),
     fetch: z.custom<typeof fetch>(isFunction, "must be a function").optional(),
     leaseTtlMs: positiveSafeInteger.default(90_000),
     outputStore: z.custom<BlobStore>(isBlobStore, "must be a BlobStore").nullable().default(null),

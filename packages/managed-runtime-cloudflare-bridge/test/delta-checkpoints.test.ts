@@ -75,7 +75,9 @@ describe("delta checkpoints", () => {
       const first = await runtime.checkpoint({ kind: "filesystem" });
       expect((await manifestOf(first)).header).toEqual({ format: "oma-workspace-manifest/3" });
 
-      await run(runtime, "printf changed > a/f2 && rm a/f3 && printf new > b/y");
+      // The folders' mtimes are set apart from the first pass's second: a manifest keeps whole seconds, and an
+      // entry that reads the same there is no change.
+      await run(runtime, "printf changed > a/f2 && rm a/f3 && printf new > b/y && touch -d @1700000000 a b");
       const secondState = await describeOf(runtime);
       requests.length = 0;
       const second = await runtime.checkpoint({ kind: "filesystem" });

@@ -5,19 +5,21 @@ import type { AddressInfo } from "node:net";
 export interface HostileBridge {
   readonly url: string;
   readonly requests: { method: string; url: string; authorization: string | undefined }[];
-  respond(handler: (request: IncomingMessage, response: ServerResponse) => void): void;
+  /** Sets how requests are answered; `body` is the request's whole body. */
+  respond(handler: (request: IncomingMessage, response: ServerResponse, body: Buffer) => void): void;
   close(): Promise<void>;
 }
 
 export async function startHostileBridge(): Promise<HostileBridge> {
-  let handler: (request: IncomingMessage, response: ServerResponse) => void = (_request, response) => {
+  let handler: (request: IncomingMessage, response: ServerResponse, body: Buffer) => void = (_request, response) => {
     response.writeHead(404, { "content-type": "text/plain" }).end("404 Not Found");
   };
   const requests: HostileBridge["requests"] = [];
   const server = createServer((request, response) => {
     requests.push({ method: request.method ?? "", url: request.url ?? "", authorization: request.headers.authorization });
-    request.resume();
-    request.on("end", () => handler(request, response));
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => handler(request, response, Buffer.concat(chunks)));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;

@@ -1,17 +1,17 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { IntegrityError, NotFoundError, SandboxFailedError, shellQuote } from "@open-managed-agents/runtime-resource-contract";
-import { type ArchiveLimits, joinPlanCommands, splitArchive } from "@open-managed-agents/workspace-archive";
+import type { ArchiveLimits } from "@open-managed-agents/workspace-archive";
 import type { MemoryBudget } from "../memory-budget.js";
 import type { BridgeCheckpointer, PreparedRestore } from "../runtime/bridge-runtime.js";
 import { createBridgeFiles } from "../runtime/files.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
 import { createCheckpointHandle, readCheckpointHandle, safeCheckpointName } from "./checkpoint-handle.js";
-import { type DeferredDirectoryMode, applyDeferredDirectoryModes } from "./directory-modes.js";
 import { createIncrementalCheckpoints } from "./incremental.js";
 import { isManifestHandle, readManifestHandle } from "./manifest-handle.js";
-import { sendParts } from "./compressed-send.js";
+import { type Codec, zstdSupport } from "./codec.js";
+import { sendRestoreArchive } from "./restore-send.js";
 import { fetchArchiveInParts } from "./sandbox-parts.js";
-import { checkpointReadOptions, inspectCheckpointArchive } from "./archive-policy.js";
+import { inspectCheckpointArchive } from "./archive-policy.js";
 import { type Spool, createSpool, hashStream } from "./spool.js";
 
 /** A transfer in progress, for progress lines. */
@@ -38,6 +38,8 @@ export interface BridgeCheckpointerOptions {
   readonly maxCheckpointBytes: number;
   /** Limits every checkpoint archive is inspected against, when stored and before it is restored. */
   readonly archiveLimits: ArchiveLimits;
+  /** How transfers are compressed (see the driver option). @default "auto" */
+  readonly compression?: "auto" | "gzip" | "off";
   readonly spoolDirectory?: string;
   /** Bounds the archive bytes held in memory across every run of the process. */
   readonly memoryBudget?: MemoryBudget;
@@ -52,7 +54,6 @@ export interface BridgeCheckpointerOptions {
  */
 export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): BridgeCheckpointer {
   const { client, store } = options;
-  const archiveReadOptions = checkpointReadOptions(options.archiveLimits);
 
   const progress = (phase: CheckpointProgress["phase"], sandboxId: string, totalBytes: number | null) => (bytes: number) =>
     options.onProgress?.({ phase, sandboxId, bytes, totalBytes });
@@ -103,15 +104,32 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
 
   const incremental = createIncrementalCheckpoints(options);
 
-  const prepared = (spool: Spool, size: number, deferred: readonly DeferredDirectoryMode[] = []): PreparedRestore => ({
+  const codecs = async (): Promise<Codec[]> => {
+    const compression = options.compression ?? "auto";
+    if (compression === "off") return [];
+    if (compression === "gzip") return ["gzip"];
+    return (await zstdSupport()) ? ["zstd", "gzip"] : ["gzip"];
+  };
+
+  /** A restore ready to go: `segments` streams the whole tar, in order. */
+  const prepared = (segments: () => AsyncIterable<Uint8Array>, size: number, extra: { readonly compressible: boolean; readonly afterExtract?: string; readonly dispose: () => Promise<void> }): PreparedRestore => ({
     size,
     async send(sandboxId, sendSignal) {
-      await sendArchive(sandboxId, spool, size, sendSignal);
-      if (deferred.length === 0) return;
-      const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
-      await applyDeferredDirectoryModes(files, deferred, options.maxRequestBytes, sendSignal);
+      await sendRestoreArchive(segments, size, {
+        client,
+        sandboxId,
+        maxRequestBytes: options.maxRequestBytes,
+        partBytes: Math.min(options.partBytes, options.maxRequestBytes),
+        singleRequestBytes: options.singleRequestBytes,
+        codecs: await codecs(),
+        compressible: extra.compressible,
+        ...(extra.afterExtract === undefined ? {} : { afterExtract: extra.afterExtract }),
+        ...(options.memoryBudget === undefined ? {} : { budget: options.memoryBudget }),
+        onBytes: progress("restore", sandboxId, size),
+        ...(sendSignal === undefined ? {} : { signal: sendSignal }),
+      });
     },
-    dispose: () => spool.dispose(),
+    dispose: extra.dispose,
   });
 
   const checkpointer: BridgeCheckpointer = {
@@ -135,16 +153,11 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
     async prepareRestore({ handle, sessionId, signal }): Promise<PreparedRestore> {
       if (handle.provider === options.provider && isManifestHandle(handle)) {
         const metadata = readManifestHandle(handle, { keyPrefix: options.keyPrefix, maxBytes: options.maxCheckpointBytes });
-        const spool = await createSpool({ maxBytes: options.maxCheckpointBytes, directory: options.spoolDirectory });
-        try {
-          const deferred = await incremental.assemble(metadata, spool, sessionId, signal);
-          const { size } = await spool.finish();
-          await inspectCheckpointArchive(spool.read(), options.archiveLimits);
-          return prepared(spool, size, deferred);
-        } catch (error) {
-          await spool.dispose();
-          throw error;
-        }
+        const { archive, afterExtract } = await incremental.assemble(metadata, sessionId);
+        const segments = async function* () {
+          for (const segment of archive.segments) yield* segment.read() as AsyncIterable<Uint8Array>;
+        };
+        return prepared(segments, archive.size, { compressible: archive.compressible, ...(afterExtract === undefined ? {} : { afterExtract }), dispose: archive.dispose });
       }
       const metadata = readCheckpointHandle(handle, { provider: options.provider, keyPrefix: options.keyPrefix, maxBytes: options.maxCheckpointBytes });
       const object = await store.get(metadata.blobKey);
@@ -163,7 +176,7 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
           throw new IntegrityError({ message: "checkpoint archive hash does not match its handle", context: { blobKey: metadata.blobKey } });
         }
         await inspectCheckpointArchive(spool.read(), options.archiveLimits);
-        return prepared(spool, digest.size);
+        return prepared(() => spool.read() as unknown as AsyncIterable<Uint8Array>, digest.size, { compressible: false, dispose: () => spool.dispose() });
       } catch (error) {
         await spool.dispose();
         throw error;
@@ -180,26 +193,4 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
     },
   };
   return checkpointer;
-
-  async function sendArchive(sandboxId: string, spool: Spool, size: number, signal?: AbortSignal): Promise<void> {
-    const report = progress("restore", sandboxId, size);
-    const budget = options.memoryBudget;
-    if (size <= options.singleRequestBytes && size <= options.maxRequestBytes) {
-      const lease = await budget?.acquire(size, signal);
-      try {
-        const bytes = new Uint8Array(await new Response(spool.read()).arrayBuffer());
-        await client.hydrate(sandboxId, bytes, signal);
-      } finally {
-        lease?.release();
-      }
-      report(size);
-      return;
-    }
-    const partBytes = Math.min(options.partBytes, options.maxRequestBytes);
-    const parts = splitArchive(spool.read(), { ...archiveReadOptions, maxPartBytes: partBytes });
-    await sendParts(parts, { client, sandboxId, maxRequestBytes: options.maxRequestBytes, partBytes, signal, onBytes: report, ...(budget === undefined ? {} : { budget }) });
-    // Files larger than a part arrived as chunks; join them in the sandbox now that every part is in.
-    const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
-    for (const plan of parts.joinPlans) await files.run(joinPlanCommands(plan, { cwd: "/workspace", verify: true }), signal);
-  }
 }

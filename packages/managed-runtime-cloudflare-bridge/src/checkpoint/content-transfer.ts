@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
-import { createGunzip } from "node:zlib";
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { ManagedRuntimeError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
 import { createBridgeFiles } from "../runtime/files.js";
@@ -13,6 +12,7 @@ import { createByteReader } from "./byte-reader.js";
 import { fetchArchiveInParts } from "./sandbox-parts.js";
 import type { StoredContents } from "./stored-contents.js";
 import { createStreamSink } from "./stream-sink.js";
+import { type Codec, decoded } from "./codec.js";
 
 /** Options of {@link createContentTransfer}: the checkpointer's own. */
 export interface ContentTransferOptions {
@@ -31,13 +31,11 @@ const COMPRESSION_SAMPLE_FILES = 32;
 const COMPRESSION_SAMPLE_FILE_BYTES = 32 * 1024;
 /** Compress when the sample shrinks below this fraction of its size. */
 const COMPRESSION_WORTH = 0.8;
-/** Decompressed chunk size: fewer, larger chunks to slice. */
-const GUNZIP_CHUNK_BYTES = 256 * 1024;
 
 /**
  * Moves the contents a checkpoint found missing from the store out of the sandbox: those files concatenated in
- * list order (no archive headers or padding; the manifest knows every size), compressed in the sandbox when a
- * sample shows it pays, fetched in parts while the sandbox still writes the next ones, and stored as it
+ * list order (no archive headers or padding; the manifest knows every size), compressed in the sandbox (zstd
+ * when both ends have it; gzip when a sample shows it pays), fetched in parts while the sandbox still writes the next ones, and stored as it
  * arrives (small contents into packs, larger ones into a blob each), every content checked against its hash.
  */
 export function createContentTransfer(options: ContentTransferOptions) {
@@ -59,11 +57,11 @@ export function createContentTransfer(options: ContentTransferOptions) {
     }
   };
 
-  /** Sends the missing contents; returns where the small ones were packed. */
-  const transfer = async (sandboxId: string, session: string, missing: MissingContents, signal?: AbortSignal): Promise<StoredContents> => {
+  /** Sends the missing contents with the first of `codecs` that fits; returns where the small ones were packed. */
+  const transfer = async (sandboxId: string, session: string, missing: MissingContents, codecs: readonly Codec[], signal?: AbortSignal): Promise<StoredContents> => {
     // `cat` in list order; a file that vanished fails `xargs` (123), which the status check refuses.
     const concatenate = (directory: string) => `cat ${directory}/list-* | xargs -0 -r cat --`;
-    let compress = false;
+    let codec: Codec = "none";
     // Contents are stored as the parts arrive: receiving and storing overlap, and nothing is spooled to disk.
     const sink = createStreamSink({ maxBytes: options.maxCheckpointBytes });
     let stored: Promise<StoredContents> | null = null;
@@ -77,14 +75,14 @@ export function createContentTransfer(options: ContentTransferOptions) {
         maxRequestBytes: options.maxRequestBytes,
         prepare: async (directory) => {
           await writeList(sandboxId, directory, missing, signal);
-          compress = missing.bytes >= COMPRESSION_SAMPLE_BYTES && (await compressionPays(sandboxId, directory, await samplePaths(missing), signal));
-          stored = storeContents(sink.readable, compress, session, missing).catch((error: unknown) => {
+          codec = missing.bytes >= COMPRESSION_SAMPLE_BYTES ? await chooseCodec(sandboxId, directory, missing, codecs, signal) : "none";
+          stored = storeContents(decoded(sink.readable, codec), session, missing).catch((error: unknown) => {
             if (ManagedRuntimeError.isInstance(error)) throw error;
             throw new SandboxFailedError({ message: "the sandbox sent contents that could not be read", cause: error });
           });
           stored.catch((error: unknown) => sink.destroy(error instanceof Error ? error : new Error(String(error))));
         },
-        command: (directory) => (compress ? `{ ${concatenate(directory)}; echo $? > ${directory}/cat-status; } | gzip -1` : concatenate(directory)),
+        command: (directory) => (codec === "none" ? concatenate(directory) : `{ ${concatenate(directory)}; echo $? > ${directory}/cat-status; } | ${codec === "zstd" ? "zstd -1 -q -c" : "gzip -1"}`),
       });
     } catch (error) {
       sink.destroy(error instanceof Error ? error : new Error(String(error)));
@@ -94,6 +92,16 @@ export function createContentTransfer(options: ContentTransferOptions) {
     }
     if (!stored) throw new SandboxFailedError({ message: "archiving the workspace produced no parts" });
     return await stored;
+  };
+
+  /** zstd when the sandbox has it (cheap even on random bytes), else gzip when a sample shows it pays. */
+  const chooseCodec = async (sandboxId: string, directory: string, missing: MissingContents, codecs: readonly Codec[], signal?: AbortSignal): Promise<Codec> => {
+    if (codecs.includes("zstd")) {
+      const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
+      if ((await files.run("command -v zstd >/dev/null 2>&1 && echo zstd || echo none", signal)).trim() === "zstd") return "zstd";
+    }
+    if (codecs.includes("gzip") && (await compressionPays(sandboxId, directory, await samplePaths(missing), signal))) return "gzip";
+    return "none";
   };
 
   /**
@@ -126,14 +134,7 @@ export function createContentTransfer(options: ContentTransferOptions) {
    * larger ones each into a blob. A file that changed shifts every slice after it, so its hash (or the total
    * length) no longer matches: the checkpoint is refused, nothing is published.
    */
-  const storeContents = async (readable: Readable, compressed: boolean, session: string, missing: MissingContents): Promise<StoredContents> => {
-    let source: Readable = readable;
-    if (compressed) {
-      // Decompressed as it streams, never as a whole.
-      const gunzip = createGunzip({ chunkSize: GUNZIP_CHUNK_BYTES });
-      readable.on("error", (error) => gunzip.destroy(error));
-      source = readable.pipe(gunzip);
-    }
+  const storeContents = async (source: AsyncIterable<Buffer>, session: string, missing: MissingContents): Promise<StoredContents> => {
     const reader = createByteReader(source);
     const packs = createPackWriter({ store, keyPrefix: options.keyPrefix, session });
     for await (const file of missing.files()) {

@@ -1,32 +1,31 @@
-import { Readable } from "node:stream";
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { IntegrityError, ManagedRuntimeError, type SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
 import type { ArchiveLimits } from "@open-managed-agents/workspace-archive";
-import tar from "tar-stream";
 import { createBridgeFiles } from "../runtime/files.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
 import { blobKeyOf, manifestKeyOf, packKeyOf, sessionKeyOf } from "./blob-keys.js";
 import { createContentTransfer } from "./content-transfer.js";
-import type { DeferredDirectoryMode } from "./directory-modes.js";
 import { createLimiter } from "./limiter.js";
 import { createDigestSet } from "./digest-set.js";
 import type { ManifestEntry } from "./manifest.js";
-import { checkTotals, inspectManifest, withinLimits } from "./manifest-checks.js";
+import { checkTotals, inspectManifest } from "./manifest-checks.js";
 import { MANIFEST_HANDLE_FORMAT, type ManifestHandleMetadata, createManifestHandle } from "./manifest-handle.js";
 import { type ManifestChanges, computeChanges } from "./manifest-changes.js";
 import { deltaHeaderLine } from "./manifest-delta.js";
-import { deltaPartsOf, openManifest, streamManifestOnce } from "./manifest-store.js";
+import { deltaPartsOf, streamManifestOnce } from "./manifest-store.js";
 import { type LatestManifest, createPackedContentsCollector, latestManifest, recallLatest } from "./latest-manifest.js";
 import { SMALL_BLOB_BYTES } from "./pack-writer.js";
-import { type Assembled, assembleTar } from "./restore-assembly.js";
+import { type RestoreArchive, assembleRestoreArchive } from "./restore-archive.js";
 import { forgetHashCache, readSandboxManifest } from "./sandbox-manifest.js";
+import { seedListingCache } from "./sandbox-scripts.js";
 import type { RecordGroup } from "./sandbox-records.js";
 import { sweepGeneration, withCheckpointLock } from "./session-locks.js";
-import type { Spool } from "./spool.js";
 import { NO_STORED_CONTENTS, type StoredContents, unionOf } from "./stored-contents.js";
 import { collectMissingContents } from "./missing-contents.js";
 import { createManifestWriter } from "./manifest-writer.js";
 import { allStored } from "./stored-objects.js";
+import { type Codec, zstdSupport } from "./codec.js";
+import { captureStreamed } from "./streamed-capture.js";
 
 /** Options of {@link createIncrementalCheckpoints}; validated by the driver factory. */
 export interface IncrementalCheckpointOptions {
@@ -39,6 +38,8 @@ export interface IncrementalCheckpointOptions {
   readonly maxRequestBytes: number;
   readonly maxCheckpointBytes: number;
   readonly archiveLimits: ArchiveLimits;
+  /** How transfers are compressed (see the driver option). @default "auto" */
+  readonly compression?: "auto" | "gzip" | "off";
   readonly spoolDirectory?: string;
 }
 
@@ -125,8 +126,7 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
    * stream (a mismatch fails the merge, which then takes the full listing), and the packed contents they
    * name are collected on the way for {@link planContents}.
    */
-  const previousOf = async (session: string): Promise<Previous | undefined> => {
-    const latest = known.get(session)?.latest ?? (await latestManifest(store, options.keyPrefix, session));
+  const previousOf = async (session: string, latest: LatestManifest | null): Promise<Previous | undefined> => {
     if (!latest?.pass) return undefined;
     const metadata = { format: MANIFEST_HANDLE_FORMAT, session, contentHash: `sha256:${latest.sha256}`, size: latest.size, manifestKey: manifestKeyOf(options.keyPrefix, session, latest.sha256) } as const;
     let whole: ReturnType<typeof createPackedContentsCollector> | undefined;
@@ -196,7 +196,7 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
    * hash cache: the cache is dropped and the checkpoint taken once more, hashing everything.
    */
   const transferMissing = async (input: { readonly sandboxId: string; readonly signal?: AbortSignal }, session: string, missing: Awaited<ReturnType<typeof planContents>>["missing"], cached: boolean, retried: boolean) =>
-    (missing.count > 0 ? contents.transfer(input.sandboxId, session, missing, input.signal) : Promise.resolve(NO_STORED_CONTENTS))
+    (missing.count > 0 ? codecs().then((allowed) => contents.transfer(input.sandboxId, session, missing, allowed, input.signal)) : Promise.resolve(NO_STORED_CONTENTS))
       .catch(async (error: unknown) => {
         if (!cached || retried || !ManagedRuntimeError.hasCode(error, "sandbox_failed")) throw error;
         await forgetHashCache(createBridgeFiles(client, input.sandboxId, { maxRequestBytes: options.maxRequestBytes }));
@@ -204,11 +204,49 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
       })
       .finally(() => missing.dispose());
 
+  /** The codecs a transfer may use, in preference order. */
+  const codecs = async (): Promise<Codec[]> => {
+    const compression = options.compression ?? "auto";
+    if (compression === "off") return [];
+    if (compression === "gzip") return ["gzip"];
+    return (await zstdSupport()) ? ["zstd", "gzip"] : ["gzip"];
+  };
+
+  /**
+   * A first checkpoint of a session (nothing stored, nothing remembered): every content must cross, so the
+   * sandbox archives the workspace once and the driver hashes it as it arrives.
+   */
+  const captureFirst = async (input: { readonly sandboxId: string; readonly signal?: AbortSignal }, session: string, generation: number, pass: string) => {
+    const written = await captureStreamed({
+      client,
+      store,
+      keyPrefix: options.keyPrefix,
+      sandboxId: input.sandboxId,
+      session,
+      pass,
+      excludes: options.excludes,
+      partBytes: options.partBytes,
+      maxRequestBytes: options.maxRequestBytes,
+      maxCheckpointBytes: options.maxCheckpointBytes,
+      archiveLimits: options.archiveLimits,
+      spool: spoolOptions,
+      codecs: await codecs(),
+      stored: NO_STORED_CONTENTS,
+      ...(input.signal === undefined ? {} : { signal: input.signal }),
+    });
+    const latest = await manifests.publish(session, written, pass);
+    remember(session, written.named, generation, latest);
+    return createManifestHandle({ provider: options.provider, sandboxId: input.sandboxId, session, sha256: latest.sha256, size: latest.size });
+  };
+
   const capture = async (input: { readonly sandboxId: string; readonly signal?: AbortSignal }, session: string, retried = false): Promise<SandboxCheckpointHandle> => {
     const generation = sweepGeneration(store, lockKey(session));
     const pass = crypto.randomUUID();
+    const remembered = known.get(session);
+    const latest = remembered?.latest ?? (await latestManifest(store, options.keyPrefix, session));
+    if (!retried && !remembered && !latest) return captureFirst(input, session, generation, pass);
     // A retry after a cached hash did not match takes the full listing.
-    const previous = retried ? undefined : await previousOf(session);
+    const previous = retried ? undefined : await previousOf(session, latest);
     const listed = await readSandboxManifest({
       pass,
       ...(previous === undefined ? {} : { previous }),
@@ -240,32 +278,25 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
       return withCheckpointLock(store, lockKey(session), () => capture(input, session).catch((error: unknown) => (error instanceof CacheMissed ? capture(input, session, true) : Promise.reject(error))));
     },
     /**
-     * Writes the tar a restore sends into `spool`, from the manifest and the session's blobs; every blob is
-     * hashed on its way and a mismatch is `integrity_failed` before any byte leaves the driver. Returns the
-     * directory modes to apply once the tar is extracted (see {@link extractedDirectoryMode}).
+     * Assembles the tar a restore sends from the manifest and the session's blobs, in one pass over the
+     * manifest; every content is hashed on its way and a mismatch is `integrity_failed` before any byte
+     * leaves the driver. When the manifest is the session's latest, the sandbox's listing cache is seeded
+     * once the archive is extracted (`afterExtract`), so the next checkpoint there hashes only what changed.
      */
-    async assemble(metadata: ManifestHandleMetadata, spool: Spool, restoringSession: string | undefined, signal?: AbortSignal): Promise<DeferredDirectoryMode[]> {
+    async assemble(metadata: ManifestHandleMetadata, restoringSession: string | undefined): Promise<{ readonly archive: RestoreArchive; readonly afterExtract?: string }> {
       if (restoringSession !== undefined && sessionKeyOf(restoringSession) !== metadata.session) {
         throw new IntegrityError({ message: "checkpoint belongs to another session", context: { reason: "foreign_session" } });
       }
-      const manifest = await openManifest(store, metadata);
-      const pack = tar.pack();
-      const appended = spool.append(Readable.toWeb(Readable.from(pack)) as ReadableStream<Uint8Array>, signal);
-      appended.catch(() => undefined);
-      let assembled: Assembled;
-      try {
-        // Limits hold on every pass; the first (folders) reads every entry before any content is read.
-        assembled = await assembleTar({ store, keyPrefix: options.keyPrefix, session: metadata.session }, () => withinLimits(manifest.entries(), options.archiveLimits), pack);
-        pack.finalize();
-      } catch (error) {
-        pack.destroy();
-        throw error;
-      }
-      await appended;
+      const session = metadata.session;
+      const generation = sweepGeneration(store, lockKey(session));
+      const entries = streamManifestOnce(store, metadata, { legacy: true });
+      const archive = await assembleRestoreArchive({ store, keyPrefix: options.keyPrefix, session }, entries, { limits: options.archiveLimits, spool: spoolOptions });
       // A restore publishes nothing: the session's latest manifest (and the pass it came from) stays.
-      const latest = known.get(metadata.session)?.latest ?? { sha256: metadata.contentHash.slice("sha256:".length), size: metadata.size };
-      remember(metadata.session, assembled.stored, sweepGeneration(store, lockKey(metadata.session)), latest);
-      return assembled.deferred;
+      const sha256 = metadata.contentHash.slice("sha256:".length);
+      const latest = known.get(session)?.latest ?? (await latestManifest(store, options.keyPrefix, session)) ?? { sha256, size: metadata.size };
+      const restored = latest.sha256 === sha256 ? latest : { sha256, size: metadata.size };
+      remember(session, archive.stored, generation, restored);
+      return { archive, ...(restored.pass ? { afterExtract: seedListingCache(restored.pass, options.excludes) } : {}) };
     },
   };
 }

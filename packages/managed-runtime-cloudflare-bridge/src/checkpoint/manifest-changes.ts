@@ -8,6 +8,9 @@ import { DeltaInconsistent, changed } from "./sandbox-delta.js";
 import type { RecordGroup } from "./sandbox-records.js";
 import { pathKey } from "./split-records.js";
 
+/** Most paths a delta's records may touch before a full manifest is written instead. */
+const MAX_TOUCHED_PATHS = 32 * 1024;
+
 /** One line of a delta about to be written. */
 export interface ChangeItem {
   readonly item: ManifestItem;
@@ -43,8 +46,12 @@ export async function computeChanges(input: {
   readonly listedCount: number;
   readonly maxItems: number;
 }): Promise<ManifestChanges | null> {
-  const touched = await touchedPaths(input.removed, input.added, input.maxItems);
-  if (!touched || touched.size + input.prior.length > 2 * input.maxItems) return null;
+  // Paths the records touch can outnumber the delta's lines: a file hashed again because its ctime moved
+  // (a rewrite of the same bytes, or a write in the seconds before the last pass's stamp) reads as touched
+  // until its hash is compared with the base's. Bounded all the same: they are held in memory.
+  const touchLimit = Math.max(input.maxItems, Math.min(4 * input.maxItems, MAX_TOUCHED_PATHS));
+  const touched = await touchedPaths(input.removed, input.added, touchLimit);
+  if (!touched || touched.size + input.prior.length > touchLimit + input.maxItems) return null;
   const prior = new Map(input.prior.map((item) => [item.path, item]));
   const wanted = new Set([...touched.keys(), ...prior.keys()]);
   const scan = await scanBase(input.store, input.base, wanted);
@@ -57,14 +64,18 @@ export async function computeChanges(input: {
       const under = scan.found.get(path) ?? null;
       const before = prior.get(path);
       const old = before === undefined ? under : before.type === "removed" ? null : before;
-      const change = touched.get(path);
-      const now = change ? changed(old, change.minus, change.plus) : old;
+      const touchedNow = touched.get(path);
+      const now = touchedNow ? changed(old, touchedNow.minus, touchedNow.plus) : old;
+      // A file hashed again only because its ctime moved (a rewrite of the same bytes) is no change.
+      const change = touchedNow && !(now && old && sameEntry(now, old)) ? touchedNow : undefined;
       count += (now ? 1 : 0) - (under ? 1 : 0);
       bytes += sizeOf(now) - sizeOf(under);
       if (now === null) {
         if (under) items.push({ item: { type: "removed", path }, fresh: false });
-      } else if (!change && before !== undefined) items.push({ item: before, fresh: false });
-      else items.push({ item: now, fresh: true });
+      } else if (!change) {
+        // Untouched since the previous manifest: its line stays as it was (a base entry needs none).
+        if (before !== undefined) items.push({ item: before, fresh: false });
+      } else items.push({ item: now, fresh: true });
     }
   } catch (error) {
     if (error instanceof DeltaInconsistent) return null;
@@ -72,6 +83,14 @@ export async function computeChanges(input: {
   }
   if (count !== input.listedCount || items.length > input.maxItems) return null;
   return { base: { sha256: input.base.contentHash.slice("sha256:".length), size: input.base.size }, items, count, bytes, baseObjects: scan.objects };
+}
+
+/** Whether two entries describe the same path alike (locations aside). */
+function sameEntry(a: ManifestEntry, b: ManifestEntry): boolean {
+  if (a.type !== b.type || a.path !== b.path || a.mode !== b.mode || a.mtime !== b.mtime) return false;
+  if (a.type === "file" && b.type === "file") return a.size === b.size && a.sha256 === b.sha256;
+  if (a.type === "symlink" && b.type === "symlink") return a.target === b.target;
+  return true;
 }
 
 function sizeOf(entry: ManifestEntry | null): number {

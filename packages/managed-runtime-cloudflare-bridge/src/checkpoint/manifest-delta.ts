@@ -2,7 +2,7 @@ import { IntegrityError } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 import type { ManifestEntry } from "./manifest.js";
 import { type ManifestItem, decodeManifestItems } from "./manifest-lines.js";
-import { pathKey } from "./split-records.js";
+import { comparePaths } from "./split-records.js";
 
 /**
  * Format tag of a delta manifest: /3 lines over a base /3 manifest of the same session, each line an entry
@@ -50,7 +50,7 @@ export function decodeDeltaItems(source: AsyncIterable<Uint8Array>): AsyncGenera
 }
 
 /**
- * The workspace a delta describes: `base` and `delta` (both in {@link pathKey} order) merged as two sorted
+ * The workspace a delta describes: `base` and `delta` (both in `pathKey` order) merged as two sorted
  * streams. A delta entry replaces the base's at its path or adds one; a removal must name a path the base
  * holds, or the delta is `integrity_failed`.
  */
@@ -60,9 +60,8 @@ export async function* overlay(base: AsyncIterable<ManifestEntry>, delta: AsyncI
   try {
     let low = await under.next();
     let high = await over.next();
-    let highKey = high.done ? null : pathKey(high.value.path);
     while (!low.done || !high.done) {
-      const order = low.done ? 1 : highKey === null ? -1 : Buffer.compare(pathKey(low.value.path), highKey);
+      const order = low.done ? 1 : high.done ? -1 : comparePaths(low.value.path, high.value.path);
       if (order < 0 && !low.done) {
         yield low.value;
         low = await under.next();
@@ -74,7 +73,6 @@ export async function* overlay(base: AsyncIterable<ManifestEntry>, delta: AsyncI
       if (item.type !== "removed") yield item;
       if (order === 0) low = await under.next();
       high = await over.next();
-      highKey = high.done ? null : pathKey(high.value.path);
     }
   } finally {
     await Promise.allSettled([under.return?.(), over.return?.()]);

@@ -1,7 +1,7 @@
 import { IntegrityError, SandboxFailedError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 import { type ManifestEntry, type PackRef, packSchema, relativePath, wireEntrySchema } from "./manifest.js";
-import { pathKey, splitRecords } from "./split-records.js";
+import { comparePaths, splitRecords } from "./split-records.js";
 
 /** Format tag of a manifest stored as one JSON record a line (NDJSON), written and read as a stream. */
 export const MANIFEST_FORMAT_V3 = "oma-workspace-manifest/3";
@@ -24,30 +24,46 @@ export interface RemovedPath {
 /** One line's item: an entry, or (in a delta manifest only) a removed path. */
 export type ManifestItem = ManifestEntry | RemovedPath;
 
+/** Turns items (in `pathKey` order, each at most once) into /3 lines one item at a time. */
+export interface ManifestLineEncoder {
+  /** The lines `item` adds: a pack's declaration before its first use, then the item's own line. */
+  encode(item: ManifestItem): string[];
+}
+
 /**
- * Writes entries (in {@link pathKey} order, each at most once) as /3 lines: the header, then each entry, a
+ * The line encoding of /3 manifests: each entry a line, a pack declared by a line of its own before its
+ * first use and named by its index after; an item out of order is `sandbox_failed`. Removed paths (a delta's)
+ * are encoded too; only delta manifests hold them.
+ */
+export function createManifestLineEncoder(): ManifestLineEncoder {
+  const packs = new Map<string, number>();
+  let previous: string | null = null;
+  return {
+    encode(entry) {
+      if (previous !== null && comparePaths(previous, entry.path) >= 0) throw new SandboxFailedError({ message: "workspace entries are out of order", context: { path: entry.path.slice(0, 256) } });
+      previous = entry.path;
+      if (entry.type === "removed") return [JSON.stringify({ type: "removed", path: entry.path })];
+      if (entry.type !== "file" || !entry.location) return [wireLine(entry)];
+      const { location } = entry;
+      const index = packs.get(location.pack.sha256);
+      if (index !== undefined) return [wireLine(entry, { pack: index, offset: location.offset })];
+      packs.set(location.pack.sha256, packs.size);
+      return [JSON.stringify({ type: "pack", sha256: location.pack.sha256, size: location.pack.size }), wireLine(entry, { pack: packs.size - 1, offset: location.offset })];
+    },
+  };
+}
+
+/**
+ * Writes entries (in `pathKey` order, each at most once) as /3 lines: the header, then each entry, a
  * pack declared by a line of its own before its first use and named by its index after. Yields chunks of
  * lines, so a manifest of any size is written with one chunk in memory. A delta manifest passes its own
  * header line and may hold removed paths.
  */
 export async function* encodeManifestLines(entries: AsyncIterable<ManifestItem>, header = MANIFEST_V3_HEADER.slice(0, -1)): AsyncGenerator<Buffer> {
-  const packs = new Map<string, number>();
+  const encoder = createManifestLineEncoder();
   let lines: string[] = [header];
-  let previous: Buffer | null = null;
   for await (const entry of entries) {
-    const key = pathKey(entry.path);
-    if (previous && Buffer.compare(previous, key) >= 0) throw new SandboxFailedError({ message: "workspace entries are out of order", context: { path: entry.path.slice(0, 256) } });
-    previous = key;
-    if (entry.type === "removed") lines.push(JSON.stringify({ type: "removed", path: entry.path }));
-    else if (entry.type === "file" && entry.location) {
-      const { location } = entry;
-      let index = packs.get(location.pack.sha256);
-      if (index === undefined) {
-        packs.set(location.pack.sha256, (index = packs.size));
-        lines.push(JSON.stringify({ type: "pack", sha256: location.pack.sha256, size: location.pack.size }));
-      }
-      lines.push(wireLine(entry, { pack: index, offset: location.offset }));
-    } else lines.push(wireLine(entry));
+    for (const line of encoder.encode(entry)) lines.push(line);
     if (lines.length >= CHUNK_LINES) {
       yield Buffer.from(`${lines.join("\n")}\n`);
       lines = [];
@@ -58,7 +74,7 @@ export async function* encodeManifestLines(entries: AsyncIterable<ManifestItem>,
 
 /**
  * Reads /3 lines as they arrive and yields the entries, each held to the entry schema, strictly in
- * {@link pathKey} order (so no path twice), a packed file within its declared pack. Anything else is
+ * `pathKey` order (so no path twice), a packed file within its declared pack. Anything else is
  * `integrity_failed`. The caller checks the bytes' hash (see `openManifest`).
  */
 export async function* decodeManifestLines(source: AsyncIterable<Uint8Array>): AsyncGenerator<ManifestEntry> {
@@ -74,7 +90,7 @@ export async function* decodeManifestItems(source: AsyncIterable<Uint8Array>, fo
   const refuse = (reason: string, path?: string) => new IntegrityError({ message: `checkpoint manifest is malformed: ${reason}`, context: path === undefined ? {} : { path: path.slice(0, 256) } });
   const decoder = new TextDecoder("utf-8", { fatal: true });
   const packs: PackRef[] = [];
-  let previous: Buffer | null = null;
+  let previous: string | null = null;
   let header = false;
   for await (const line of splitRecords(source, { separator: 0x0a, maxBytes: MAX_LINE_BYTES, terminated: true, refuse })) {
     let json: unknown;
@@ -96,16 +112,16 @@ export async function* decodeManifestItems(source: AsyncIterable<Uint8Array>, fo
     }
     if (type === "removed" && format.removals) {
       const removed = parseRecord(removedLineSchema, json, { record: "checkpoint manifest removal", code: "integrity_failed" });
-      const key = pathKey(removed.path);
-      if (previous && Buffer.compare(previous, key) >= 0) throw refuse("entries out of order or repeated", removed.path);
-      previous = key;
+      if (previous !== null && comparePaths(previous, removed.path) >= 0) throw refuse("entries out of order or repeated", removed.path);
+      previous = removed.path;
       yield { type: "removed", path: removed.path };
       continue;
     }
-    const entry = parseRecord(wireEntrySchema, json, { record: "checkpoint manifest entry", code: "integrity_failed" });
-    const key = pathKey(entry.path);
-    if (previous && Buffer.compare(previous, key) >= 0) throw refuse("entries out of order or repeated", entry.path);
-    previous = key;
+    // The common line takes a hand check that accepts only what the schema accepts; anything it does not
+    // accept goes to the schema, which decides and names what is wrong.
+    const entry = quickEntry(json) ?? parseRecord(wireEntrySchema, json, { record: "checkpoint manifest entry", code: "integrity_failed" });
+    if (previous !== null && comparePaths(previous, entry.path) >= 0) throw refuse("entries out of order or repeated", entry.path);
+    previous = entry.path;
     if (entry.type !== "file" || (entry.pack === undefined && entry.offset === undefined)) {
       yield entry;
       continue;
@@ -118,10 +134,45 @@ export async function* decodeManifestItems(source: AsyncIterable<Uint8Array>, fo
   if (!header) throw refuse("empty");
 }
 
-/** One entry's line, its fields always in the same order (the manifest's bytes are its id). */
+/**
+ * One entry's line, its fields always in the same order (the manifest's bytes are its id): what
+ * `JSON.stringify` gives for the entry's fields, built from parts (only the strings need its escaping).
+ */
 function wireLine(entry: ManifestEntry, packed?: { readonly pack: number; readonly offset: number }): string {
-  const { type, path, mode, mtime } = entry;
-  if (entry.type === "directory") return JSON.stringify({ type, path, mode, mtime });
-  if (entry.type === "symlink") return JSON.stringify({ type, path, mode, mtime, target: entry.target });
-  return JSON.stringify({ type, path, mode, mtime, size: entry.size, sha256: entry.sha256, ...packed });
+  const head = `{"type":"${entry.type}","path":${JSON.stringify(entry.path)},"mode":${entry.mode},"mtime":${entry.mtime}`;
+  if (entry.type === "directory") return `${head}}`;
+  if (entry.type === "symlink") return `${head},"target":${JSON.stringify(entry.target)}}`;
+  const location = packed ? `,"pack":${packed.pack},"offset":${packed.offset}` : "";
+  return `${head},"size":${entry.size},"sha256":${JSON.stringify(entry.sha256)}${location}}`;
+}
+
+const SHA256 = /^[0-9a-f]{64}$/;
+const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
+type WireEntry = ReturnType<typeof wireEntrySchema.parse>;
+
+/**
+ * A manifest line checked by hand against {@link wireEntrySchema}, for speed (a schema parse per line was the
+ * largest cost of reading a manifest of 200,000 entries). Returns the entry only when every field is
+ * certainly valid; null means "ask the schema", never "invalid".
+ */
+function quickEntry(json: unknown): WireEntry | null {
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return null;
+  const line = json as Record<string, unknown>;
+  const { type, path, mode, mtime } = line;
+  if (typeof path !== "string" || path.length === 0 || path.length > 4096 || path.startsWith("/") || path.endsWith("/") || path.includes("\0") || path.includes("//") || DOT_SEGMENT.test(path)) return null;
+  if (typeof mode !== "number" || !Number.isInteger(mode) || mode < 0 || mode > 0o7777) return null;
+  if (typeof mtime !== "number" || !Number.isInteger(mtime) || mtime < 0 || mtime > 2 ** 33) return null;
+  let keys = 0;
+  for (const _ in line) keys += 1;
+  if (type === "directory") return keys === 4 ? { type, path, mode, mtime } : null;
+  if (type === "symlink") {
+    const { target } = line;
+    return keys === 5 && typeof target === "string" && target.length > 0 && target.length <= 4096 ? { type, path, mode, mtime, target } : null;
+  }
+  if (type !== "file") return null;
+  const { size, sha256, pack, offset } = line;
+  if (typeof size !== "number" || !Number.isSafeInteger(size) || size < 0 || typeof sha256 !== "string" || !SHA256.test(sha256)) return null;
+  if (pack === undefined && offset === undefined) return keys === 6 ? { type, path, mode, mtime, size, sha256 } : null;
+  if (typeof pack !== "number" || !Number.isSafeInteger(pack) || pack < 0 || typeof offset !== "number" || !Number.isSafeInteger(offset) || offset < 0 || keys !== 8) return null;
+  return { type, path, mode, mtime, size, sha256, pack, offset };
 }

@@ -63,11 +63,18 @@ export async function openManifest(store: BlobStore, metadata: ManifestHandleMet
  * The entries of a /3 or /4 manifest in one streamed pass, without a pass beforehand: its size and hash
  * are checked as it streams and a mismatch is `integrity_failed` at the end, so a caller must discard
  * whatever it made of the entries when the pass throws. A delta (small by construction) is read and
- * checked whole first, then laid over its base as that streams. Any other format is `integrity_failed`.
+ * checked whole first, then laid over its base as that streams. With `legacy`, an earlier one-document
+ * manifest is read whole, hash-checked, then given; without, any other format is `integrity_failed`.
  */
-export async function* streamManifestOnce(store: BlobStore, metadata: ManifestHandleMetadata): AsyncGenerator<ManifestEntry> {
+export async function* streamManifestOnce(store: BlobStore, metadata: ManifestHandleMetadata, options: { readonly legacy?: boolean } = {}): AsyncGenerator<ManifestEntry> {
   const chunks = verifiedChunks(store, metadata);
   const head = await headOf(chunks);
+  if (options.legacy && !head.toString("latin1").startsWith(MANIFEST_V3_HEADER) && !isDelta(head)) {
+    // An earlier format: one JSON document, read whole (and hash-checked) before any entry is given.
+    if (metadata.size > MAX_LEGACY_MANIFEST_BYTES) throw new IntegrityError({ message: "checkpoint manifest is too large", context: { manifestKey: metadata.manifestKey } });
+    yield* decodeManifest(await rest(head, chunks)).entries;
+    return;
+  }
   if (!isDelta(head)) {
     yield* decodeManifestLines(prepend(head, chunks));
     return;

@@ -5,21 +5,11 @@ import type { ManifestEntry } from "./manifest.js";
 import type { ManifestChanges } from "./manifest-changes.js";
 import { mergeDelta } from "./sandbox-delta.js";
 import { HashMissing, type RecordGroup, parseSandboxRecords, recordGroups } from "./sandbox-records.js";
+import { SANDBOX_CACHE, pruneExpression } from "./sandbox-scripts.js";
 import { type Spool, createSpool } from "./spool.js";
 import { readSpooledEntries, spoolEntries } from "./spooled-entries.js";
 
-/** find(1) expression that prunes one tar-style exclude pattern: a bare name matches any component. */
-function pruneExpression(pattern: string): string {
-  const trimmed = pattern.replace(/^\.\//, "").replace(/\/+$/, "");
-  return trimmed.includes("/") ? `-path ${shellQuote(`./${trimmed}`)}` : `-name ${shellQuote(trimmed)}`;
-}
-
-/**
- * Hashes of the last pass in this sandbox and a stamp older than that pass's listing. Kept outside
- * `/workspace`, so never checkpointed; what is in it only spares hashing: a stale or altered cache can name
- * for a file only some content of the session's own, and content the store lacks is verified when sent.
- */
-const CACHE = "/tmp/.oma-manifest-cache";
+const CACHE = SANDBOX_CACHE;
 
 /** The workspace's entries as the sandbox reported them, spooled on the driver's disk, or only what changed. */
 export type SandboxManifest = SandboxListing | SandboxChanges;
@@ -92,20 +82,26 @@ export async function readSandboxManifest(input: {
     `LC_ALL=C cut -z -c69- ${directory}/merged > ${directory}/paths && LC_ALL=C cut -z -c1-64 ${directory}/merged > ${directory}/digests && ` +
     `LC_ALL=C paste -z -d '//h' ${directory}/paths /dev/null /dev/null ${directory}/digests | LC_ALL=C sort -z - ${directory}/entries > ${directory}/records && ` +
     `rm -f ${directory}/paths ${directory}/digests`;
+  // The cache holds the sorted entry records of the pass the previous manifest was built from: this pass
+  // then hashes only files changed since its stamp (by mtime or ctime) and reports the records that differ;
+  // any other cache (none, another pass's, unreadable) means hashing every file.
+  const expected = input.previous?.pass;
+  const matching = expected === undefined ? "false" : `[ -f ${CACHE}/stamp ] && [ -f ${CACHE}/records ] && [ "$(cat ${CACHE}/pass 2>/dev/null)" = ${shellQuote(expected)} ]`;
   const script = [
     // Two seconds back: a write in the same clock tick as the stamp still counts as newer next time.
     `mkdir -p ${directory} && touch -d "@$(( $(date +%s) - 2 ))" ${directory}/stamp`,
     "cd /workspace",
-    // One walk lists every entry and the regular files to hash: those changed, by mtime or ctime, since the
-    // cached pass (their hashes first, then the cached ones: the newest per path wins), or all of them.
-    `if [ -f ${CACHE}/stamp ] && cp ${CACHE}/hashes ${directory}/previous 2>/dev/null; then ` +
-      `${walk} ${listEntries} -type f \\( -newer ${CACHE}/stamp -o -cnewer ${CACHE}/stamp \\) -fprint0 ${directory}/files && ${hash("files", "hashes")} && ` +
-      `cat ${directory}/hashes ${directory}/previous | LC_ALL=C sort -z -s -u -k2 > ${directory}/merged && ${records} && echo partial; ` +
+    `if ${matching}; then ` +
+      `${walk} ${listEntries} -type f \\( -newer ${CACHE}/stamp -o -cnewer ${CACHE}/stamp \\) -fprint0 ${directory}/files && ${hash("files", "merged")} && ${records} && ` +
+      // What changed since the cached pass: records only it had and records only this one has.
+      // A cache that is not a sorted record list only loses the delta: the records lack unchanged hashes, so the
+      // driver then hashes everything.
+      `echo partial && { LC_ALL=C comm -z --nocheck-order -23 ${CACHE}/records ${directory}/records > ${directory}/removed 2>/dev/null && ` +
+      `LC_ALL=C comm -z --nocheck-order -13 ${CACHE}/records ${directory}/records > ${directory}/added 2>/dev/null && ` +
+      `echo "delta $(head -c 64 ${CACHE}/pass) $(tr -cd '\\0' < ${directory}/entries | wc -c)" || true; }; ` +
       `else ${walk} ${listEntries} -type f -fprint0 ${directory}/files && ${hash("files", "merged")} && ${records} && echo full; fi`,
-    // What changed since the cached pass, if there is one: records only it had and records only this one has.
-    `if [ -f ${CACHE}/records ] && [ -f ${CACHE}/pass ] && LC_ALL=C comm -z --nocheck-order -23 ${CACHE}/records ${directory}/records > ${directory}/removed 2>/dev/null && ` +
-      `LC_ALL=C comm -z --nocheck-order -13 ${CACHE}/records ${directory}/records > ${directory}/added 2>/dev/null; then ` +
-      `echo "delta $(head -c 64 ${CACHE}/pass) $(tr -cd '\\0' < ${directory}/entries | wc -c)"; fi`,
+    // The next pass's cache: this listing's entry records alone, sorted.
+    `LC_ALL=C sort -z ${directory}/entries > ${directory}/listing`,
   ].join(" && ");
   const chunks = (spool: Spool) => spool.read() as unknown as AsyncIterable<Uint8Array>;
   const read = (spool: Spool, partial: boolean) => () => parseSandboxRecords(chunks(spool), partial);
@@ -129,7 +125,7 @@ export async function readSandboxManifest(input: {
     // Best effort: a failure only costs the next pass its shortcuts. Everything is read by now, so the
     // listing's folder goes in the same call.
     await files
-      .run(`{ mkdir -p ${CACHE} && rm -f ${CACHE}/pass && mv ${directory}/merged ${CACHE}/hashes && mv ${directory}/records ${CACHE}/records && mv ${directory}/stamp ${CACHE}/stamp && printf '%s' ${shellQuote(input.pass)} > ${CACHE}/pass; } 2>/dev/null || rm -rf ${CACHE}; rm -rf ${directory}`, signal)
+      .run(`{ mkdir -p ${CACHE} && rm -f ${CACHE}/pass ${CACHE}/hashes && mv ${directory}/listing ${CACHE}/records && mv ${directory}/stamp ${CACHE}/stamp && printf '%s' ${shellQuote(input.pass)} > ${CACHE}/pass; } 2>/dev/null || rm -rf ${CACHE}; rm -rf ${directory}`, signal)
       .then(() => void (listingRemoved = true), () => undefined);
     return listed;
 
@@ -174,8 +170,15 @@ export async function readSandboxManifest(input: {
       }
     }
 
-    /** The full listing, checked; a cache that missed a file is passed over and everything hashed again. */
+    /**
+     * The full listing, checked. A pass that hashed only changed files (its delta did not fit) lacks the rest,
+     * so everything is hashed first; a listing that still misses a hash is hashed again once more.
+     */
     async function fromListing(): Promise<SandboxManifest> {
+      if (cached) {
+        await files.run(`cd /workspace && ${hashAll} && ${records}`, signal);
+        cached = false;
+      }
       let spool = await fetch();
       try {
         try {

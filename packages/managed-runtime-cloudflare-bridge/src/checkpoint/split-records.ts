@@ -29,3 +29,16 @@ export async function* splitRecords(
 export function pathKey(path: string): Buffer {
   return Buffer.from(`${path}//`);
 }
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * `Buffer.compare(pathKey(a), pathKey(b))` without the buffers: for ASCII paths (nearly all) UTF-16 order is
+ * byte order, so the keys compare as strings; any other path takes the buffers.
+ */
+export function comparePaths(a: string, b: string): number {
+  if (NON_ASCII.test(a) || NON_ASCII.test(b)) return Buffer.compare(pathKey(a), pathKey(b));
+  const left = `${a}//`;
+  const right = `${b}//`;
+  return left < right ? -1 : left > right ? 1 : 0;
+}

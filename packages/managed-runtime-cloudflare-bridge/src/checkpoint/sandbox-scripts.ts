@@ -1,0 +1,59 @@
+import { shellQuote } from "@open-managed-agents/runtime-resource-contract";
+
+/**
+ * The sandbox's listing cache: the sorted entry records of its last pass (`records`), a stamp older than that
+ * listing (`stamp`) and the pass's id (`pass`). Kept outside `/workspace`, so never checkpointed. The next
+ * pass lists again, hashes only files changed since the stamp (by mtime or ctime) and reports the records
+ * that differ; what it does not hash is taken from the manifest that pass built, so the cache can never
+ * name a content: a stale or altered cache only costs a full pass.
+ */
+export const SANDBOX_CACHE = "/tmp/.oma-manifest-cache";
+
+/**
+ * A script that makes the workspace as it is now the listing cache of pass `pass` (run right after a restore
+ * of the manifest that pass built): a stamp, then the sorted entry records, as a checkpoint's pass leaves
+ * them. Best effort: it fails by leaving no cache.
+ */
+export function seedListingCache(pass: string, excludes: readonly string[]): string {
+  const scratch = `/tmp/.oma-seed-${crypto.randomUUID()}`;
+  const prune = excludes.length === 0 ? "" : `\\( ${excludes.map(pruneExpression).join(" -o ")} \\) -prune -o `;
+  return [
+    `rm -rf ${SANDBOX_CACHE} && mkdir -p ${scratch} && touch -d "@$(( $(date +%s) - 2 ))" ${scratch}/stamp && cd /workspace`,
+    `find . -mindepth 1 ${prune}-fprintf ${scratch}/listed '%P//e%y %m %s %T@ %l\\0'`,
+    `LC_ALL=C sort -z ${scratch}/listed > ${scratch}/records`,
+    `mkdir -p ${SANDBOX_CACHE} && mv ${scratch}/records ${SANDBOX_CACHE}/records && mv ${scratch}/stamp ${SANDBOX_CACHE}/stamp && printf '%s' ${shellQuote(pass)} > ${SANDBOX_CACHE}/pass`,
+  ].join(" && ") + `; rm -rf ${scratch}`;
+}
+
+/** Files sampled to decide on gzip, spread evenly over the bytes to send, and bytes read from each. */
+const SAMPLE_FILES = 32;
+const SAMPLE_FILE_BYTES = 32 * 1024;
+/** Workspaces smaller than this go uncompressed when only gzip is at hand: a sample says little, and it costs little. */
+const SAMPLE_MIN_BYTES = 1024 * 1024;
+
+/** find(1) expression that prunes one tar-style exclude pattern: a bare name matches any component. */
+export function pruneExpression(pattern: string): string {
+  const trimmed = pattern.replace(/^\.\//, "").replace(/\/+$/, "");
+  return trimmed.includes("/") ? `-path ${shellQuote(`./${trimmed}`)}` : `-name ${shellQuote(trimmed)}`;
+}
+
+/**
+ * A shell condition, run in `/workspace`, that holds when gzip -1 shrinks a sample of the listed files below
+ * 80 %: the first 32 KiB of up to 32 files at even steps through their bytes (the head of the listing is no
+ * fair sample: it is the first files in path order, often a folder of small ones unlike the rest, and gzip
+ * over a whole random workspace made archiving 15× slower). `entries` holds the listing's records.
+ */
+export function samplePaysScript(entries: string, scratch: string): string {
+  const paths = `${scratch}/sample-paths`;
+  const bytes = `${scratch}/sample-bytes`;
+  // Records `<path>//e<type> <mode> <size> …`, one a line for awk (a path holding a newline is only skipped).
+  const program = [
+    `function size(line,  at, rest, fields) { at = index(line, "//e"); if (at == 0) return -1; rest = substr(line, at + 3); if (substr(rest, 1, 2) != "f ") return -1; split(rest, fields, " "); return fields[3] + 0 }`,
+    `NR == FNR { s = size($0); if (s > 0) total += s; next }`,
+    `FNR == 1 { if (total < least) exit; step = total / want }`,
+    `{ s = size($0); if (s <= 0) next; if (reached + s > picked * step) { print "./" substr($0, 1, index($0, "//e") - 1); picked++ } reached += s; if (picked >= want) exit }`,
+  ].join("\n");
+  const pick = `tr '\\0' '\\n' < ${entries} > ${scratch}/sample-lines && awk -v want=${SAMPLE_FILES} -v least=${SAMPLE_MIN_BYTES} '${program}' ${scratch}/sample-lines ${scratch}/sample-lines > ${paths}`;
+  const read = `while IFS= read -r file; do head -c ${SAMPLE_FILE_BYTES} "$file" 2>/dev/null; done < ${paths} > ${bytes}`;
+  return `{ ${pick} && ${read} && raw=$(wc -c < ${bytes}) && packed=$(gzip -1 < ${bytes} | wc -c) && rm -f ${scratch}/sample-lines ${paths} ${bytes} && [ "$raw" -gt 0 ] && [ $((packed * 5)) -lt $((raw * 4)) ]; }`;
+}

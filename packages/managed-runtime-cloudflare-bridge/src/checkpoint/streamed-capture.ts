@@ -1,0 +1,188 @@
+import type { Readable } from "node:stream";
+import type { BlobStore } from "@open-managed-agents/blob-store";
+import { ArchiveRejectedError, LimitExceededError, ManagedRuntimeError, SandboxFailedError, shellQuote } from "@open-managed-agents/runtime-resource-contract";
+import { type ArchiveLimits, type TarMember, createHeaderInspection, createTarMemberReader } from "@open-managed-agents/workspace-archive";
+import { createBridgeFiles } from "../runtime/files.js";
+import type { BridgeClient } from "../wire/bridge-client.js";
+import { asCheckpointRefusal, checkpointReadOptions } from "./archive-policy.js";
+import { type Codec, decoded } from "./codec.js";
+import { type PendingFile, createContentStore } from "./content-store.js";
+import type { ManifestEntry, ManifestFile } from "./manifest.js";
+import type { WrittenManifest } from "./manifest-writer.js";
+import { createManifestSink } from "./manifest-sink.js";
+import { SANDBOX_CACHE, pruneExpression, samplePaysScript } from "./sandbox-scripts.js";
+import { fetchArchiveInParts } from "./sandbox-parts.js";
+import { createStreamSink } from "./stream-sink.js";
+import type { StoredContents } from "./stored-contents.js";
+
+/** Options of {@link captureStreamed}: the checkpointer's own, plus this checkpoint's session and pass. */
+export interface StreamedCaptureInput {
+  readonly client: BridgeClient;
+  readonly store: BlobStore;
+  readonly keyPrefix: string;
+  readonly sandboxId: string;
+  readonly session: string;
+  /** This pass's id, kept with the sandbox's listing cache for the next checkpoint's delta. */
+  readonly pass: string;
+  readonly excludes: readonly string[];
+  readonly partBytes: number;
+  readonly maxRequestBytes: number;
+  readonly maxCheckpointBytes: number;
+  readonly archiveLimits: ArchiveLimits;
+  readonly spool: { readonly maxBytes: number; readonly directory?: string };
+  /** Codecs the transfer may use, in preference order (`zstd` only when the driver can decode it). */
+  readonly codecs: readonly Codec[];
+  /** Contents the session is known to have stored; they are not stored again. */
+  readonly stored: StoredContents;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * A checkpoint that reads every file once: the sandbox lists the workspace (sorted in manifest order, kept
+ * as its listing cache for the next pass), then archives exactly that list with tar, compressed when it
+ * pays, in parts fetched while it still writes. The driver hashes each content as it arrives, packs the small
+ * ones, streams the large ones into blobs and writes the manifest line by line: no hash pass in the
+ * sandbox, and nothing held per entry but the compact set of what the manifest names. For a session whose
+ * store holds nothing yet, where every content must cross anyway.
+ */
+export async function captureStreamed(input: StreamedCaptureInput): Promise<WrittenManifest> {
+  const { client, sandboxId, signal } = input;
+  const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: input.maxRequestBytes });
+  const name = `.oma-manifest-${crypto.randomUUID()}`;
+  const directory = `/workspace/${name}`;
+  let cached = false;
+  try {
+    const codec = await listWorkspace(files, directory, name, input, signal);
+    const sink = createStreamSink({ maxBytes: input.maxCheckpointBytes });
+    let consumed: Promise<WrittenManifest> | null = null;
+    try {
+      await fetchArchiveInParts({
+        client,
+        sandboxId,
+        spool: sink,
+        signal,
+        partBytes: input.partBytes,
+        maxRequestBytes: input.maxRequestBytes,
+        prepare: async () => {
+          consumed = consume(sink.readable, codec, input);
+          consumed.catch((error: unknown) => sink.destroy(error instanceof Error ? error : new Error(String(error))));
+        },
+        command: (parts) => {
+          const archive = `tar -cf - -C /workspace --no-recursion --null --verbatim-files-from -T ${directory}/names --hard-dereference --ignore-failed-read`;
+          if (codec === "none") return archive;
+          const compress = codec === "zstd" ? "zstd -1 -q -c" : "gzip -1";
+          return `{ ${archive}; echo $? > ${parts}/tar-status; } | ${compress}`;
+        },
+      });
+    } catch (error) {
+      sink.destroy(error instanceof Error ? error : new Error(String(error)));
+      // The reader's own refusal (a limit, a special file, a content it could not store) says more.
+      const refused = await (consumed as Promise<unknown> | null)?.then(() => null, (reason: unknown) => reason);
+      throw ManagedRuntimeError.isInstance(refused) ? refused : error;
+    }
+    if (!consumed) throw new SandboxFailedError({ message: "archiving the workspace produced no parts" });
+    const written: WrittenManifest = await consumed;
+    // The listing becomes the sandbox's cache: the next pass lists again and hashes only what changed since.
+    cached = await files
+      .run(`{ mkdir -p ${SANDBOX_CACHE} && rm -f ${SANDBOX_CACHE}/pass ${SANDBOX_CACHE}/hashes && mv ${directory}/entries ${SANDBOX_CACHE}/records && mv ${directory}/stamp ${SANDBOX_CACHE}/stamp && printf '%s' ${shellQuote(input.pass)} > ${SANDBOX_CACHE}/pass; } 2>/dev/null || rm -rf ${SANDBOX_CACHE}; rm -rf ${directory}`, signal)
+      .then(
+        () => true,
+        () => false,
+      );
+    return written;
+  } finally {
+    if (!cached) await files.run(`rm -rf ${directory}`).catch(() => undefined);
+  }
+}
+
+/**
+ * Lists the workspace into `<directory>/entries` (the listing-cache records, sorted: manifest order) and
+ * `<directory>/names` (the same paths for tar) and chooses the transfer's codec. A device, FIFO or socket
+ * is `archive_rejected`.
+ */
+async function listWorkspace(files: ReturnType<typeof createBridgeFiles>, directory: string, name: string, input: StreamedCaptureInput, signal?: AbortSignal): Promise<Codec> {
+  const prune = [`-path ./${name}`, ...input.excludes.map(pruneExpression)].join(" -o ");
+  const zstd = input.codecs.includes("zstd") ? "command -v zstd >/dev/null 2>&1 && echo zstd && exit 0; " : "";
+  const gzip = input.codecs.includes("gzip") ? `command -v gzip >/dev/null 2>&1 && ${samplePaysScript(`${directory}/entries`, directory)} && echo gzip && exit 0; ` : "";
+  const script = [
+    // Two seconds back: a write in the same clock tick as the stamp still counts as newer next time.
+    `mkdir -p ${directory} && touch -d "@$(( $(date +%s) - 2 ))" ${directory}/stamp`,
+    "cd /workspace",
+    `find . -mindepth 1 \\( ${prune} \\) -prune -o \\( -type f -o -type d -o -type l \\) -fprintf ${directory}/listed '%P//e%y %m %s %T@ %l\\0' -o -fprintf ${directory}/special '%y %P\\0'`,
+    `if [ -s ${directory}/special ]; then printf 'special '; head -c 4200 ${directory}/special | tr '\\0' '\\n' | head -n 1; exit 0; fi`,
+    `LC_ALL=C sort -z ${directory}/listed > ${directory}/entries`,
+    `rm -f ${directory}/listed`,
+    // Records are `<path>//e…`: a path never holds `//`, so the first one ends it.
+    `LC_ALL=C sed -z 's#//e.*##; s#^#./#' ${directory}/entries > ${directory}/names`,
+    `{ ${zstd}${gzip}echo none; }`,
+  ].join(" && ");
+  const output = (await files.run(script, signal)).trim();
+  if (output.startsWith("special ")) {
+    const [kind = "?", ...rest] = output.slice("special ".length).split(" ");
+    const path = rest.join(" ");
+    throw new ArchiveRejectedError({ message: `workspace entry ${JSON.stringify(path.slice(0, 256))} is a special file (${kind})`, context: { entry: path.slice(0, 256), reason: "unsupported_type" } });
+  }
+  const codec = output.split("\n").at(-1);
+  if (codec !== "zstd" && codec !== "gzip" && codec !== "none") throw new SandboxFailedError({ message: "listing the workspace answered unexpectedly" });
+  return codec;
+}
+
+/**
+ * Reads the archive as it arrives (decoded as it streams), admits every member under the restore rules and
+ * limits, stores contents and writes the manifest. Members arrive in manifest order, since tar archives the
+ * sorted list; anything out of order fails the manifest.
+ */
+export async function consume(readable: Readable, codec: Codec, input: Pick<StreamedCaptureInput, "store" | "keyPrefix" | "session" | "stored" | "spool" | "archiveLimits" | "maxCheckpointBytes">): Promise<WrittenManifest> {
+  const sink = await createManifestSink(input.spool);
+  try {
+    const contents = createContentStore({ store: input.store, keyPrefix: input.keyPrefix, session: input.session, stored: input.stored, spool: input.spool, write: (entry) => sink.add(entry) });
+    const inspection = createHeaderInspection(checkpointReadOptions(input.archiveLimits));
+    const reader = createTarMemberReader(decodedArchive(readable, codec));
+    try {
+      for (let member = await reader.next(); member !== null; member = await reader.next()) {
+        if (reader.position > input.maxCheckpointBytes) {
+          throw new LimitExceededError({ message: `checkpoint exceeds ${input.maxCheckpointBytes} bytes`, context: { limit: "maxCheckpointBytes", maxCheckpointBytes: input.maxCheckpointBytes } });
+        }
+        if (member.type === "other") {
+          throw new ArchiveRejectedError({ message: `workspace entry ${JSON.stringify(member.name.slice(0, 256))} is a special file (type ${JSON.stringify(member.typeflag)})`, context: { entry: member.name.slice(0, 256), reason: "unsupported_type" } });
+        }
+        inspection.admit({ ...member, type: member.type });
+        const entry = entryOf(member);
+        if (entry.type !== "file") contents.place(entry);
+        else if (entry.size <= contents.smallBytes) await contents.addSmall(entry, await reader.readBody());
+        else await contents.addLarge(entry, reader.bodyChunks());
+        await sink.flushed();
+      }
+      await inspection.finish();
+    } catch (error) {
+      throw asCheckpointRefusal(error);
+    }
+    await contents.finish();
+    return await sink.finish();
+  } catch (error) {
+    await sink.dispose();
+    throw error;
+  }
+}
+
+/** The manifest entry a member describes (a file's content, not yet read, is filled in by the content store). */
+function entryOf(member: TarMember): Exclude<ManifestEntry, ManifestFile> | Omit<PendingFile, "sha256"> {
+  const path = member.name.startsWith("./") ? member.name.slice(2).replace(/\/+$/, "") : member.name.replace(/\/+$/, "");
+  const mode = member.mode & 0o7777;
+  const mtime = Math.min(Math.max(member.mtime, 0), 2 ** 33);
+  if (member.type === "directory") return { type: "directory", path, mode, mtime };
+  if (member.type === "symlink") return { type: "symlink", path, mode, mtime, target: member.linkname ?? "" };
+  if (member.type === "file") return { type: "file", path, mode, mtime, size: member.size };
+  // tar stores hard links as files here (--hard-dereference); admission refused every other type.
+  throw new SandboxFailedError({ message: "the workspace archive holds a member the listing cannot describe", context: { path: path.slice(0, 256) } });
+}
+
+/** The archive decoded; a stream that does not decode is the sandbox's failure. */
+async function* decodedArchive(readable: Readable, codec: Codec): AsyncGenerator<Buffer> {
+  try {
+    yield* decoded(readable, codec);
+  } catch (error) {
+    if (ManagedRuntimeError.isInstance(error)) throw error;
+    throw new SandboxFailedError({ message: "the sandbox sent an archive that could not be decoded", cause: error });
+  }
+}
