@@ -142,6 +142,34 @@ describe("restores inspect first", () => {
     expect(bridge.containerServer.containers.list()).toEqual([]);
   }, 60_000);
 
+  it.each([
+    ["a link out of /workspace", "ln -s /etc/passwd leak"],
+    ["a FIFO", "mkfifo pipe"],
+    ["more entries than maxEntries", "mkdir many && cd many && for i in $(seq 1 250); do : > f$i; done"],
+    ["a file over maxEntryBytes", "head -c 1100000 /dev/urandom > big"],
+  ])("refuses to store a session's first (streamed) and later (listed) checkpoint of a workspace holding %s, and publishes nothing", async (_title, script) => {
+    const { provider, checkpointer } = components();
+    const sessionId = `hostile-${crypto.randomUUID()}`;
+    const manifests = async () => (await store.list({ prefix: "cloudflare-bridge-workspaces/sessions/" })).objects.filter((object) => object.key.includes("/manifests/")).length;
+    const runtime = await provider.create({ sessionId, workdir: "/workspace" });
+    try {
+      await runtime.exec("echo ok > kept.txt");
+      const sandboxId = runtime.runtimeHandle().runtimeId;
+      const published = await manifests();
+      await runtime.exec(script);
+      expect(await refusal(checkpointer.checkpoint({ sandboxId, sessionId }))).toBe("archive_rejected");
+      expect(await manifests()).toBe(published);
+      // A later checkpoint of the session (its first one published) takes the listing and refuses alike.
+      await runtime.exec("rm -rf leak pipe many big");
+      await checkpointer.checkpoint({ sandboxId, sessionId });
+      await runtime.exec(script);
+      expect(await refusal(checkpointer.checkpoint({ sandboxId, sessionId }))).toBe("archive_rejected");
+      expect(await manifests()).toBe(published + 1);
+    } finally {
+      await runtime.destroy();
+    }
+  }, 60_000);
+
   it("refuses to store a checkpoint of a workspace holding a link out of /workspace", async () => {
     const { provider, checkpointer } = components();
     const runtime = await provider.create({ sessionId: "s", workdir: "/workspace" });

@@ -1,7 +1,7 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { IntegrityError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import type { ManifestHandleMetadata } from "./manifest-handle.js";
-import { type ManifestEntry, wireEntrySchema } from "./manifest.js";
+import { type ManifestEntry, type PackLocation, type PackRef, wireEntrySchema } from "./manifest.js";
 import { MANIFEST_V3_HEADER } from "./manifest-lines.js";
 import { verifiedChunks } from "./manifest-store.js";
 import { splitRecords } from "./split-records.js";
@@ -16,6 +16,8 @@ export interface BaseScan {
   readonly found: ReadonlyMap<string, ManifestEntry>;
   /** The store objects the base places contents in: its packs and the sha256 of each content in a blob of its own. */
   readonly objects: { readonly packs: readonly string[]; readonly blobs: readonly string[] };
+  /** Where the base places each of the wanted contents it holds: a pack location, or null for a blob of its own. */
+  readonly contents: ReadonlyMap<string, PackLocation | null>;
 }
 
 const PATH_FIELD = Buffer.from('"path":"');
@@ -24,23 +26,28 @@ const PACK_LINE = Buffer.from('{"type":"pack",');
 const FILE_LINE = Buffer.from('{"type":"file",');
 const SHA_FIELD = Buffer.from('"sha256":"');
 const PACK_FIELD = Buffer.from('"pack":');
+const OFFSET_FIELD = Buffer.from('"offset":');
+const PACK_SIZE_FIELD = Buffer.from('"size":');
 const MAX_LINE_BYTES = 16 * 1024;
 
 /**
  * Reads a /3 manifest once for a delta: counts its entries and file bytes, notes the objects it places
- * contents in, and parses only the lines at `wanted` paths. Every other line is read for its path and size alone (no JSON or schema parse: the
+ * contents in and where it places the `contents` asked for (so a delta stores none of them again), and
+ * parses only the lines at `wanted` paths. Every other line is read for its path and size alone (no JSON or schema parse: the
  * manifest is one this driver wrote, its bytes hash-checked here as they stream and strictly parsed by any
  * restore), which is what keeps a small delta cheap over a large base. Anything not a /3 manifest, or a
  * mismatched hash, is `integrity_failed`.
  */
-export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, wanted: ReadonlySet<string>): Promise<BaseScan> {
+export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, wanted: ReadonlySet<string>, contents: ReadonlySet<string> = new Set()): Promise<BaseScan> {
   const refuse = (reason: string) => new IntegrityError({ message: `checkpoint manifest is malformed: ${reason}`, context: { manifestKey: base.manifestKey } });
   const found = new Map<string, ManifestEntry>();
   let count = 0;
   let bytes = 0;
   let header = false;
   const packs: string[] = [];
+  const packRefs: PackRef[] = [];
   const blobs: string[] = [];
+  const located = new Map<string, PackLocation | null>();
   for await (const line of splitRecords(verifiedChunks(store, base), { separator: 0x0a, maxBytes: MAX_LINE_BYTES, terminated: true, refuse })) {
     if (!header) {
       if (`${line.toString("latin1")}\n` !== MANIFEST_V3_HEADER) throw refuse("not a /3 manifest");
@@ -48,7 +55,9 @@ export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, w
       continue;
     }
     if (startsWith(line, PACK_LINE)) {
-      packs.push(shaOf(line, refuse));
+      const sha256 = shaOf(line, refuse);
+      packs.push(sha256);
+      packRefs.push({ sha256, size: numberAfter(line, PACK_SIZE_FIELD, refuse) });
       continue;
     }
     count += 1;
@@ -59,7 +68,16 @@ export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, w
     }
     const size = sizeOf(line, refuse);
     bytes += size;
-    if (size > 0 && line.indexOf(PACK_FIELD) === -1) blobs.push(shaOf(line, refuse));
+    const packed = line.indexOf(PACK_FIELD) !== -1;
+    if (size > 0 && !packed) blobs.push(shaOf(line, refuse));
+    if (size > 0 && contents.size > 0) {
+      const sha256 = shaOf(line, refuse);
+      if (contents.has(sha256) && !located.has(sha256)) {
+        const pack = packed ? packRefs[numberAfter(line, PACK_FIELD, refuse)] : undefined;
+        if (packed && !pack) throw refuse("a file placed in a pack not declared before it");
+        located.set(sha256, pack ? { pack, offset: numberAfter(line, OFFSET_FIELD, refuse) } : null);
+      }
+    }
     if (wanted.has(path)) {
       const entry = parseRecord(wireEntrySchema, JSON.parse(line.toString("utf8")), { record: "checkpoint manifest entry", code: "integrity_failed" });
       if (entry.type !== "file" || entry.size !== size) throw refuse("an entry that does not parse alike");
@@ -68,7 +86,7 @@ export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, w
     }
   }
   if (!header) throw refuse("empty");
-  return { count, bytes, found, objects: { packs, blobs } };
+  return { count, bytes, found, objects: { packs, blobs }, contents: located };
 }
 
 function startsWith(line: Buffer, prefix: Buffer): boolean {
@@ -95,16 +113,21 @@ function shaOf(line: Buffer, refuse: (reason: string) => Error): string {
 }
 
 function sizeOf(line: Buffer, refuse: (reason: string) => Error): number {
-  const field = line.indexOf(SIZE_FIELD);
-  if (field === -1) throw refuse("a file without a size");
+  return numberAfter(line, SIZE_FIELD, refuse);
+}
+
+/** The non-negative integer right after `field` in a line. */
+function numberAfter(line: Buffer, fieldName: Buffer, refuse: (reason: string) => Error): number {
+  const field = line.indexOf(fieldName);
+  if (field === -1) throw refuse(`a line without ${fieldName.toString("latin1")}`);
   let size = 0;
   let digits = 0;
-  for (let index = field + SIZE_FIELD.byteLength; index < line.byteLength; index += 1) {
+  for (let index = field + fieldName.byteLength; index < line.byteLength; index += 1) {
     const digit = (line[index] ?? 0) - 0x30;
     if (digit < 0 || digit > 9) break;
     size = size * 10 + digit;
     digits += 1;
   }
-  if (digits === 0) throw refuse("a file without a size");
+  if (digits === 0) throw refuse(`a line without ${fieldName.toString("latin1")}`);
   return size;
 }

@@ -155,7 +155,7 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
         const metadata = readManifestHandle(handle, { keyPrefix: options.keyPrefix, maxBytes: options.maxCheckpointBytes });
         const { archive, afterExtract } = await incremental.assemble(metadata, sessionId);
         const segments = async function* () {
-          for (const segment of archive.segments) yield* segment.read() as AsyncIterable<Uint8Array>;
+          for (const segment of archive.segments) yield* segment.chunks();
         };
         return prepared(segments, archive.size, { compressible: archive.compressible, ...(afterExtract === undefined ? {} : { afterExtract }), dispose: archive.dispose });
       }

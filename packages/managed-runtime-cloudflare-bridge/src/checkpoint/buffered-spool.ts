@@ -1,3 +1,4 @@
+import { type Hash, createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { type FileHandle, mkdtemp, open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -18,10 +19,22 @@ export interface BufferedSpool {
    * small appends costs no promise each. Past `maxBytes` in all, `limit_exceeded`.
    */
   write(bytes: Uint8Array): Promise<void> | undefined;
+  /**
+   * {@link write} for text: encoded as UTF-8 straight into the staging buffer (no buffer of its own), unless it
+   * is longer than the staging buffer can take at once.
+   */
+  writeText(text: string): Promise<void> | undefined;
   /** Writes what is staged and closes the file; returns its size. */
   finish(): Promise<number>;
+  /** The sha256 of everything written (with `hash`), after {@link finish}. */
+  sha256(): string;
   /** The written bytes as a Node stream (after {@link finish}). */
   read(): NodeJS.ReadableStream;
+  /**
+   * The written bytes read into one reused buffer (after {@link finish}): each piece is a view, valid until the
+   * next is asked for. Reading a spool of hundreds of MiB then allocates one buffer, not one per chunk.
+   */
+  chunks(): AsyncGenerator<Buffer>;
   /** Deletes the file. Idempotent. */
   dispose(): Promise<void>;
 }
@@ -31,13 +44,15 @@ export interface BufferedSpool {
  * into one reused 1 MiB buffer and written when it fills, so assembling 200,000 members costs a write per
  * MiB rather than a stream write each.
  */
-export async function createBufferedSpool(options: { readonly maxBytes: number; readonly directory?: string }): Promise<BufferedSpool> {
+export async function createBufferedSpool(options: { readonly maxBytes: number; readonly directory?: string; readonly hash?: boolean }): Promise<BufferedSpool> {
   const directory = await mkdtemp(join(options.directory ?? tmpdir(), "oma-bridge-spool-"));
   const path = join(directory, "spool");
   let handle: FileHandle | null = await open(path, "w");
   const staging = Buffer.allocUnsafeSlow(STAGING_BYTES);
   let staged = 0;
   let size = 0;
+  const hash: Hash | null = options.hash ? createHash("sha256") : null;
+  let digest = "";
 
   const flush = async () => {
     let written = 0;
@@ -45,39 +60,71 @@ export async function createBufferedSpool(options: { readonly maxBytes: number; 
     staged = 0;
   };
 
+  const write = (bytes: Uint8Array): Promise<void> | undefined => {
+    size += bytes.byteLength;
+    if (size > options.maxBytes) throw new LimitExceededError({ message: `checkpoint exceeds ${options.maxBytes} bytes`, context: { limit: "maxCheckpointBytes", maxCheckpointBytes: options.maxBytes } });
+    hash?.update(bytes);
+    if (staged + bytes.byteLength <= STAGING_BYTES) {
+      staging.set(bytes, staged);
+      staged += bytes.byteLength;
+      return undefined;
+    }
+    return (async () => {
+      let offset = 0;
+      while (offset < bytes.byteLength) {
+        const step = Math.min(STAGING_BYTES - staged, bytes.byteLength - offset);
+        staging.set(bytes.subarray(offset, offset + step), staged);
+        staged += step;
+        offset += step;
+        if (staged === STAGING_BYTES) await flush();
+      }
+    })();
+  };
+
   return {
     get size() {
       return size;
     },
-    write(bytes) {
-      size += bytes.byteLength;
-      if (size > options.maxBytes) throw new LimitExceededError({ message: `checkpoint exceeds ${options.maxBytes} bytes`, context: { limit: "maxCheckpointBytes", maxCheckpointBytes: options.maxBytes } });
-      if (staged + bytes.byteLength <= STAGING_BYTES) {
-        staging.set(bytes, staged);
-        staged += bytes.byteLength;
-        return undefined;
-      }
-      return (async () => {
-        let offset = 0;
-        while (offset < bytes.byteLength) {
-          const step = Math.min(STAGING_BYTES - staged, bytes.byteLength - offset);
-          staging.set(bytes.subarray(offset, offset + step), staged);
-          staged += step;
-          offset += step;
-          if (staged === STAGING_BYTES) await flush();
-        }
-      })();
+    write,
+    writeText(text) {
+      // UTF-8 takes at most three bytes per UTF-16 unit: when that fits, the text is encoded in place (after the
+      // staged bytes went to disk, if need be) and hashed from there.
+      if (text.length * 3 > STAGING_BYTES) return write(Buffer.from(text, "utf8"));
+      const encode = () => {
+        const written = staging.write(text, staged, "utf8");
+        size += written;
+        if (size > options.maxBytes) throw new LimitExceededError({ message: `checkpoint exceeds ${options.maxBytes} bytes`, context: { limit: "maxCheckpointBytes", maxCheckpointBytes: options.maxBytes } });
+        hash?.update(staging.subarray(staged, staged + written));
+        staged += written;
+      };
+      if (staged + text.length * 3 <= STAGING_BYTES) return void encode();
+      return flush().then(encode);
     },
     async finish() {
       if (handle) {
         await flush();
         await handle.close();
         handle = null;
+        digest = hash?.digest("hex") ?? "";
       }
       return size;
     },
+    sha256: () => digest,
     read() {
       return createReadStream(path, { highWaterMark: READ_CHUNK_BYTES });
+    },
+    async *chunks() {
+      const reader = await open(path, "r");
+      try {
+        const buffer = Buffer.allocUnsafeSlow(STAGING_BYTES);
+        for (;;) {
+          const { bytesRead } = await reader.read(buffer, 0, STAGING_BYTES, null);
+          if (bytesRead === 0) return;
+          yield buffer.subarray(0, bytesRead);
+        }
+      } finally {
+        await reader.close();
+      }
     },
     async dispose() {
       await handle?.close().catch(() => undefined);

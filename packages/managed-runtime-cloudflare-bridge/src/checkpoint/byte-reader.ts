@@ -12,7 +12,8 @@ const EMPTY = Buffer.alloc(0);
 
 /**
  * A reader over chunks (a Node readable, say), holding at most the chunk being sliced: a concatenation of
- * contents is cut back into its contents without copying a content that lies within one chunk.
+ * contents is cut back into its contents without copying a content that lies within one chunk. Slices are
+ * views: valid until the next read when the source reuses its buffers, so a caller copies what it keeps.
  */
 export function createByteReader(source: AsyncIterable<Buffer | Uint8Array>): ByteReader {
   const iterator = source[Symbol.asyncIterator]();
@@ -52,13 +53,14 @@ export function createByteReader(source: AsyncIterable<Buffer | Uint8Array>): By
       if (size === 0) return EMPTY;
       if (!(await fill())) return null;
       if (head.byteLength >= size) return take(size);
-      const parts: Buffer[] = [];
+      // Copied as it arrives: a chunk may be a view of a buffer its source reuses for the next one.
+      const whole = Buffer.allocUnsafe(size);
       let got = 0;
       for await (const slice of chunks(size)) {
-        parts.push(slice);
+        whole.set(slice, got);
         got += slice.byteLength;
       }
-      return got === size ? Buffer.concat(parts, size) : null;
+      return got === size ? whole : null;
     },
     chunks,
     async atEnd() {

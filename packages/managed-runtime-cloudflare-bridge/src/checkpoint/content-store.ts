@@ -6,7 +6,7 @@ import { createLimiter } from "./limiter.js";
 import type { ManifestEntry, ManifestFile, PackRef } from "./manifest.js";
 import { SMALL_BLOB_BYTES, createPackWriter } from "./pack-writer.js";
 import { createRecentContents } from "./recent-contents.js";
-import { createSpool } from "./spool.js";
+import { createBufferedSpool } from "./buffered-spool.js";
 import type { StoredContents } from "./stored-contents.js";
 
 /** Large contents being stored at once, each from a spool of its own. */
@@ -123,24 +123,28 @@ export function createContentStore(options: ContentStoreOptions) {
       queue.push({ entry: file, pack: at.pack, offset: at.offset });
       await packs.sealIfFull();
     },
-    /** A large file's content as it arrives: spooled while hashed, then stored under its hash. */
+    /**
+     * A large file's content as it arrives (views of a buffer the source reuses: each is copied into the spool
+     * before the next is read), spooled while hashed, then stored under its hash.
+     */
     async addLarge(entry: UnplacedFile, chunks: AsyncIterable<Buffer>): Promise<void> {
       const file = entry as PendingFile;
-      const spool = await createSpool(options.spool);
+      const spool = await createBufferedSpool({ ...options.spool, hash: true });
       try {
-        await spool.append(Readable.toWeb(Readable.from(chunks, { objectMode: false })) as ReadableStream<Uint8Array>);
-        const { sha256, size } = await spool.finish();
+        for await (const chunk of chunks) await spool.write(chunk);
+        const size = await spool.finish();
         if (size !== file.size) throw new Error(`a content of ${size} bytes where ${file.size} were listed`);
-        file.sha256 = sha256;
+        file.sha256 = spool.sha256();
         if (known(file)) {
           await spool.dispose();
           return;
         }
-        recent.add(sha256, null);
+        recent.add(file.sha256, null);
         place(file);
+        const key = blobKeyOf(options.keyPrefix, options.session, file.sha256);
         await blobs.run(async () => {
           try {
-            await store.put(blobKeyOf(options.keyPrefix, options.session, sha256), spool.read(), { contentLength: size, contentType: "application/octet-stream", ifNoneMatch: "*" });
+            await store.put(key, Readable.toWeb(spool.read() as Readable) as ReadableStream<Uint8Array>, { contentLength: size, contentType: "application/octet-stream", ifNoneMatch: "*" });
           } finally {
             await spool.dispose();
           }

@@ -12,7 +12,7 @@ import { createByteReader } from "./byte-reader.js";
 import { fetchArchiveInParts } from "./sandbox-parts.js";
 import type { StoredContents } from "./stored-contents.js";
 import { createStreamSink } from "./stream-sink.js";
-import { type Codec, decoded } from "./codec.js";
+import { type Codec, transcode } from "./codec.js";
 
 /** Options of {@link createContentTransfer}: the checkpointer's own. */
 export interface ContentTransferOptions {
@@ -46,7 +46,11 @@ export function createContentTransfer(options: ContentTransferOptions) {
     const key = blobKeyOf(options.keyPrefix, session, expected.sha256);
     const hash = createHash("sha256");
     let size = 0;
-    const hashed = Readable.from(body).on("data", (chunk: Buffer) => {
+    // Each piece is copied as it passes: the reader's pieces are views of a buffer reused for the next read.
+    const copies = async function* () {
+      for await (const chunk of body) yield Buffer.from(chunk);
+    };
+    const hashed = Readable.from(copies()).on("data", (chunk: Buffer) => {
       hash.update(chunk);
       size += chunk.byteLength;
     });
@@ -76,7 +80,7 @@ export function createContentTransfer(options: ContentTransferOptions) {
         prepare: async (directory) => {
           await writeList(sandboxId, directory, missing, signal);
           codec = missing.bytes >= COMPRESSION_SAMPLE_BYTES ? await chooseCodec(sandboxId, directory, missing, codecs, signal) : "none";
-          stored = storeContents(decoded(sink.readable, codec), session, missing).catch((error: unknown) => {
+          stored = storeContents(transcode(sink.readable, codec, "decode"), session, missing).catch((error: unknown) => {
             if (ManagedRuntimeError.isInstance(error)) throw error;
             throw new SandboxFailedError({ message: "the sandbox sent contents that could not be read", cause: error });
           });

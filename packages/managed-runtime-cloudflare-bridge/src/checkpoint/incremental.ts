@@ -7,7 +7,7 @@ import { blobKeyOf, manifestKeyOf, packKeyOf, sessionKeyOf } from "./blob-keys.j
 import { createContentTransfer } from "./content-transfer.js";
 import { createLimiter } from "./limiter.js";
 import { createDigestSet } from "./digest-set.js";
-import type { ManifestEntry } from "./manifest.js";
+import type { ManifestEntry, PackLocation } from "./manifest.js";
 import { checkTotals, inspectManifest } from "./manifest-checks.js";
 import { MANIFEST_HANDLE_FORMAT, type ManifestHandleMetadata, createManifestHandle } from "./manifest-handle.js";
 import { type ManifestChanges, computeChanges } from "./manifest-changes.js";
@@ -63,17 +63,14 @@ const MAX_DELTA_ITEMS = 32 * 1024;
  */
 export function createIncrementalCheckpoints(options: IncrementalCheckpointOptions) {
   const { client, store } = options;
-  // Contents known to be stored per session (from the last checkpoint or restore: the previous checkpoint of
-  // this workspace), each with its pack location or null for a blob of its own, in a compact set. A large
-  // content not known is checked with a HEAD before it is sent; a small one is found through the latest
-  // manifest's packs or sent again. A sweep since then may have collected them, so they count only within
-  // the same sweep generation.
-  // With them, the session's latest manifest as this driver published or restored it.
-  // `base` is what of `contents` the latest full manifest named: a delta written next names only its own lines.
-  const known = new Map<string, { readonly generation: number; readonly contents: StoredContents; readonly base: StoredContents; readonly latest: LatestManifest }>();
-  const remember = (session: string, contents: StoredContents, generation: number, latest: LatestManifest, base = contents) => {
+  // The session's latest manifest as this driver published or restored it, and the sweep generation it was
+  // seen in (a sweep since may have collected what it places contents in). No set of the session's contents is
+  // kept: a delta learns where its changed contents already lie from its base, which it reads anyway, and a
+  // full listing from the previous manifest; memory does not grow with the workspace or the sessions served.
+  const known = new Map<string, { readonly generation: number; readonly latest: LatestManifest }>();
+  const remember = (session: string, generation: number, latest: LatestManifest) => {
     known.delete(session);
-    known.set(session, { generation, contents, base, latest });
+    known.set(session, { generation, latest });
     if (known.size > KNOWN_SESSIONS) known.delete(known.keys().next().value as string);
   };
   const lockKey = (session: string) => `${options.keyPrefix}\0${session}`;
@@ -86,17 +83,12 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
    * a first checkpoint sends every file, too many to hold as objects.
    */
   const planContents = async (session: string, entries: AsyncIterable<ManifestEntry>, previous: Previous | undefined, override?: StoredContents) => {
-    const remembered = known.get(session);
-    // Not remembered here (a restarted driver, another process): the session's latest manifest tells, from the
-    // listing delta's own read of it when that read was whole, or from a read of its own.
+    // The session's latest manifest tells (the one this driver published or restored, else the pointer's), from
+    // the listing delta's own read of it when that read was whole, or from a read of its own.
     const recalled = previous?.recalled();
-    const stored =
-      override ??
-      (remembered && remembered.generation === sweepGeneration(store, lockKey(session))
-        ? remembered.contents
-        : recalled
-          ? await recalled.resolve(store, options.keyPrefix, session)
-          : await recallLatest(store, options.keyPrefix, session));
+    const remembered = known.get(session);
+    const latest = remembered && remembered.generation === sweepGeneration(store, lockKey(session)) ? remembered.latest : undefined;
+    const stored = override ?? (recalled ? await recalled.resolve(store, options.keyPrefix, session) : await recallLatest(store, options.keyPrefix, session, latest));
     const seen = createDigestSet();
     const missing = await collectMissingContents(spoolOptions);
     try {
@@ -133,7 +125,9 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
     return {
       pass: latest.pass,
       async *entries() {
-        const collector = createPackedContentsCollector();
+        // Blobs of their own count as stored when this driver published or restored the manifest since the last sweep.
+        const remembered = known.get(session);
+        const collector = createPackedContentsCollector({ blobs: remembered !== undefined && remembered.generation === sweepGeneration(store, lockKey(session)) && remembered.latest.sha256 === latest.sha256 });
         for await (const entry of streamManifestOnce(store, metadata)) {
           collector.add(entry);
           yield entry;
@@ -170,12 +164,11 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
    * since the base crosses the bridge and is written, whatever the workspace's size.
    */
   const captureChanges = async (input: { readonly sandboxId: string; readonly signal?: AbortSignal }, session: string, changes: ManifestChanges, generation: number, pass: string, retried: boolean) => {
-    const remembered = known.get(session);
-    const current = remembered && remembered.generation === generation ? remembered : undefined;
-    // Contents the delta's untouched lines place: stored, since the latest manifest names them.
+    // Contents the delta's untouched lines place, and those of the base the changed lines name again: stored,
+    // since the latest manifest names them.
     const carried = createPackedContentsCollector();
     for (const { item, fresh } of changes.items) if (!fresh && item.type === "file") carried.add(item);
-    const stored = current ? unionOf(current.contents, await carried.resolve(store, options.keyPrefix, session)) : await carried.resolve(store, options.keyPrefix, session);
+    const stored = unionOf(mapContents(changes.baseContents), await carried.resolve(store, options.keyPrefix, session));
     const fresh = (async function* () {
       for (const { item, fresh: touched } of changes.items) if (touched && item.type === "file") yield item;
     })();
@@ -186,8 +179,7 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
     })();
     const written = await manifests.write(lines, (sha256) => packed.get(sha256) ?? stored.get(sha256) ?? null, deltaHeaderLine(changes.base));
     const latest = await manifests.publish(session, written, pass, true);
-    const base = current?.base ?? NO_STORED_CONTENTS;
-    remember(session, unionOf(written.named, base), generation, latest, base);
+    remember(session, generation, latest);
     return createManifestHandle({ provider: options.provider, sandboxId: input.sandboxId, session, sha256: latest.sha256, size: latest.size });
   };
 
@@ -235,7 +227,7 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
       ...(input.signal === undefined ? {} : { signal: input.signal }),
     });
     const latest = await manifests.publish(session, written, pass);
-    remember(session, written.named, generation, latest);
+    remember(session, generation, latest);
     return createManifestHandle({ provider: options.provider, sandboxId: input.sandboxId, session, sha256: latest.sha256, size: latest.size });
   };
 
@@ -265,7 +257,7 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
       const packed = await transferMissing(input, session, missing, listed.cached, retried);
       const written = await manifests.write(listed.entries(), (sha256) => packed.get(sha256) ?? stored.get(sha256) ?? null);
       const latest = await manifests.publish(session, written, pass);
-      remember(session, written.named, generation, latest);
+      remember(session, generation, latest);
       return createManifestHandle({ provider: options.provider, sandboxId: input.sandboxId, session, sha256: latest.sha256, size: latest.size });
     } finally {
       await listed.dispose();
@@ -295,7 +287,7 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
       const sha256 = metadata.contentHash.slice("sha256:".length);
       const latest = known.get(session)?.latest ?? (await latestManifest(store, options.keyPrefix, session)) ?? { sha256, size: metadata.size };
       const restored = latest.sha256 === sha256 ? latest : { sha256, size: metadata.size };
-      remember(session, archive.stored, generation, restored);
+      remember(session, generation, restored);
       return { archive, ...(restored.pass ? { afterExtract: seedListingCache(restored.pass, options.excludes) } : {}) };
     },
   };
@@ -309,6 +301,11 @@ interface Previous {
   changes(removed: AsyncIterable<RecordGroup>, added: AsyncIterable<RecordGroup>, listedCount: number): Promise<ManifestChanges | null>;
   /** The packed contents it names, once a read of its entries reached the end; undefined before. */
   recalled(): ReturnType<typeof createPackedContentsCollector> | undefined;
+}
+
+/** A map of contents as the lookup {@link StoredContents} answers. */
+function mapContents(contents: ReadonlyMap<string, PackLocation | null>): StoredContents {
+  return { size: contents.size, get: (sha256) => contents.get(sha256) };
 }
 
 /** The entries (not the removals) of a delta's lines. */

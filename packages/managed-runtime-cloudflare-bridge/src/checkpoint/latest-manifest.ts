@@ -56,17 +56,21 @@ export async function latestManifest(store: BlobStore, keyPrefix: string, sessio
  * Collects the packed contents of a manifest as its entries pass by, then keeps those whose packs are still
  * stored (a HEAD per pack), in a compact set: a manifest of any size costs no object per entry.
  */
-export function createPackedContentsCollector() {
+export function createPackedContentsCollector(options: { readonly blobs?: boolean } = {}) {
   const contents = createStoredContentsBuilder();
   const packs = new Map<string, boolean>();
   return {
-    /** Notes the entry's content when it lies in a pack. */
+    /** Notes the entry's content when it lies in a pack (or, with `blobs`, in a blob of its own). */
     add(entry: ManifestEntry): void {
-      if (entry.type !== "file" || !entry.location) return;
+      if (entry.type !== "file" || entry.size === 0) return;
+      if (!entry.location) {
+        if (options.blobs) contents.add(entry.sha256, null);
+        return;
+      }
       packs.set(entry.location.pack.sha256, false);
       contents.add(entry.sha256, entry.location);
     },
-    /** The collected contents whose packs the store still holds. */
+    /** The collected contents whose packs the store still holds (blobs of their own as they were noted). */
     async resolve(store: BlobStore, keyPrefix: string, session: string): Promise<StoredContents> {
       const heads = createLimiter(PARALLEL_HEADS);
       for (const pack of packs.keys()) {
@@ -78,6 +82,7 @@ export function createPackedContentsCollector() {
         size: all.size,
         get: (sha256) => {
           const location = all.get(sha256);
+          if (location === null) return null;
           return location && packs.get(location.pack.sha256) ? location : undefined;
         },
       };
@@ -86,16 +91,19 @@ export function createPackedContentsCollector() {
 }
 
 /**
- * The packed contents of the session's latest manifest whose packs are still stored, by sha256. Anything
- * unreadable (no pointer, a manifest swept or altered) yields nothing: the contents are then sent again.
+ * The packed contents of the session's latest manifest (`known`, this driver's own since the last sweep, or the
+ * one the pointer names) whose packs are still stored, by sha256, and with `known` its blobs as well. Anything unreadable (no pointer, a manifest swept or altered) yields nothing: the
+ * contents are then sent again.
  */
-export async function recallLatest(store: BlobStore, keyPrefix: string, session: string): Promise<StoredContents> {
+export async function recallLatest(store: BlobStore, keyPrefix: string, session: string, known?: LatestManifest): Promise<StoredContents> {
   try {
-    const pointer = await latestManifest(store, keyPrefix, session);
+    const pointer = known ?? (await latestManifest(store, keyPrefix, session));
     if (!pointer) return NO_STORED_CONTENTS;
     const { sha256, size } = pointer;
     const manifest = await openManifest(store, { format: MANIFEST_HANDLE_FORMAT, session, contentHash: `sha256:${sha256}`, size, manifestKey: manifestKeyOf(keyPrefix, session, sha256) });
-    const collector = createPackedContentsCollector();
+    // A manifest this driver published or restored since the last sweep names blobs it saw stored; one found
+    // through the pointer only lends its packs (checked), and a large content of its own is checked when sent.
+    const collector = createPackedContentsCollector({ blobs: known !== undefined });
     for await (const entry of manifest.entries()) collector.add(entry);
     return await collector.resolve(store, keyPrefix, session);
   } catch {

@@ -28,6 +28,8 @@ export interface ManifestChanges {
   readonly bytes: number;
   /** The store objects the base places contents in (see {@link BaseScan}). */
   readonly baseObjects: BaseScan["objects"];
+  /** Where the base places the contents the sandbox hashed in this pass, those it holds (see {@link BaseScan}). */
+  readonly baseContents: BaseScan["contents"];
 }
 
 /**
@@ -54,7 +56,10 @@ export async function computeChanges(input: {
   if (!touched || touched.size + input.prior.length > touchLimit + input.maxItems) return null;
   const prior = new Map(input.prior.map((item) => [item.path, item]));
   const wanted = new Set([...touched.keys(), ...prior.keys()]);
-  const scan = await scanBase(input.store, input.base, wanted);
+  // The contents hashed in this pass: the base tells where those it holds already lie.
+  const hashed = new Set<string>();
+  for (const { plus } of touched.values()) if (plus?.sha256 !== undefined) hashed.add(plus.sha256);
+  const scan = await scanBase(input.store, input.base, wanted, hashed);
   const paths = [...wanted].map((path) => ({ path, key: pathKey(path) })).sort((a, b) => Buffer.compare(a.key, b.key));
   const items: ChangeItem[] = [];
   let count = scan.count;
@@ -82,7 +87,7 @@ export async function computeChanges(input: {
     throw error;
   }
   if (count !== input.listedCount || items.length > input.maxItems) return null;
-  return { base: { sha256: input.base.contentHash.slice("sha256:".length), size: input.base.size }, items, count, bytes, baseObjects: scan.objects };
+  return { base: { sha256: input.base.contentHash.slice("sha256:".length), size: input.base.size }, items, count, bytes, baseObjects: scan.objects, baseContents: scan.contents };
 }
 
 /** Whether two entries describe the same path alike (locations aside). */

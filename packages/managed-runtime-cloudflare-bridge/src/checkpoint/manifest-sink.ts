@@ -1,11 +1,10 @@
 import { Readable } from "node:stream";
+import { createBufferedSpool } from "./buffered-spool.js";
 import { type ManifestItem, MANIFEST_V3_HEADER, createManifestLineEncoder } from "./manifest-lines.js";
 import type { WrittenManifest } from "./manifest-writer.js";
-import { createSpool } from "./spool.js";
-import { createStoredContentsBuilder } from "./stored-contents.js";
 
-/** Lines gathered before they are written to the spool as one chunk. */
-const CHUNK_LINES = 2048;
+/** Lines gathered before they are written to the spool as one chunk (encoded in place: well under 1 MiB). */
+const CHUNK_LINES = 1024;
 
 /** A manifest written item by item as a checkpoint produces them (see {@link createManifestSink}). */
 export interface ManifestSink {
@@ -22,25 +21,22 @@ export interface ManifestSink {
 /**
  * A /3 manifest written to a spool as its items arrive, for a checkpoint that learns the workspace as it
  * streams rather than from a listing read beforehand. Lines go to disk in chunks; nothing grows with the
- * workspace but the compact set of the contents it names.
+ * workspace.
  */
 export async function createManifestSink(spoolOptions: { readonly maxBytes: number; readonly directory?: string }): Promise<ManifestSink> {
-  const spool = await createSpool(spoolOptions);
+  const spool = await createBufferedSpool({ ...spoolOptions, hash: true });
   const encoder = createManifestLineEncoder();
-  const named = createStoredContentsBuilder();
   let lines: string[] = [MANIFEST_V3_HEADER.slice(0, -1)];
   let writing: Promise<void> = Promise.resolve();
   let failure: unknown = null;
+  // Lines are encoded straight into the spool's staging buffer, a chunk at a time, in order.
   const write = () => {
-    const chunk = Buffer.from(`${lines.join("\n")}\n`);
+    const text = `${lines.join("\n")}\n`;
     lines = [];
-    writing = writing
-      .then(() => spool.append(Readable.toWeb(Readable.from([chunk])) as ReadableStream<Uint8Array>))
-      .catch((error: unknown) => void (failure ??= error));
+    writing = writing.then(() => spool.writeText(text)).catch((error: unknown) => void (failure ??= error));
   };
   return {
     add(item) {
-      if (item.type === "file" && item.size > 0) named.add(item.sha256, item.location ?? null);
       for (const line of encoder.encode(item)) lines.push(line);
       if (lines.length >= CHUNK_LINES) write();
     },
@@ -52,7 +48,11 @@ export async function createManifestSink(spoolOptions: { readonly maxBytes: numb
       if (lines.length > 0) write();
       await writing;
       if (failure) throw failure;
-      return { spool, digest: await spool.finish(), named: named.build() };
+      const size = await spool.finish();
+      return {
+        spool: { read: () => Readable.toWeb(spool.read() as Readable) as ReadableStream<Uint8Array>, dispose: () => spool.dispose() },
+        digest: { sha256: spool.sha256(), size },
+      };
     },
     dispose: () => spool.dispose(),
   };

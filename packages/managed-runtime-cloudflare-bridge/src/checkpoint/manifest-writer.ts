@@ -5,14 +5,12 @@ import { type LatestManifest, publishLatest } from "./latest-manifest.js";
 import type { PackLocation } from "./manifest.js";
 import { type ManifestItem, encodeManifestLines } from "./manifest-lines.js";
 import { type Spool, createSpool } from "./spool.js";
-import { type StoredContents, createStoredContentsBuilder } from "./stored-contents.js";
 
 /** A manifest written to a spool, not yet stored. */
 export interface WrittenManifest {
-  readonly spool: Spool;
+  /** Where its bytes wait to be stored. */
+  readonly spool: Pick<Spool, "read" | "dispose">;
   readonly digest: { readonly sha256: string; readonly size: number };
-  /** The contents it names, each with its location. */
-  readonly named: StoredContents;
 }
 
 /** Writes a checkpoint's manifest to a spool, then stores it and points the session's latest hint at it. */
@@ -24,22 +22,20 @@ export function createManifestWriter(options: { readonly store: BlobStore; reado
      * spool, after `header` (a delta's).
      */
     async write(entries: AsyncIterable<ManifestItem>, locate: (sha256: string) => PackLocation | null, header?: string): Promise<WrittenManifest> {
-      const named = createStoredContentsBuilder();
       async function* located(): AsyncGenerator<ManifestItem> {
         for await (const entry of entries) {
-          if (entry.type !== "file" || entry.size === 0) {
+          if (entry.type !== "file" || entry.size === 0 || entry.location) {
             yield entry;
             continue;
           }
-          const location = entry.location ?? locate(entry.sha256);
-          named.add(entry.sha256, location);
+          const location = locate(entry.sha256);
           yield location ? { ...entry, location } : entry;
         }
       }
       const spool = await createSpool(options.spool);
       try {
         await spool.append(Readable.toWeb(Readable.from(encodeManifestLines(located(), header))) as ReadableStream<Uint8Array>);
-        return { spool, digest: await spool.finish(), named: named.build() };
+        return { spool, digest: await spool.finish() };
       } catch (error) {
         await spool.dispose();
         throw error;

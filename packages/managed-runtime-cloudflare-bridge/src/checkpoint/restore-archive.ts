@@ -8,7 +8,7 @@ import { asCheckpointRefusal, checkpointReadOptions } from "./archive-policy.js"
 import { blobKeyOf, packKeyOf } from "./blob-keys.js";
 import { type BufferedSpool, createBufferedSpool } from "./buffered-spool.js";
 import type { ManifestEntry, ManifestFile, PackRef } from "./manifest.js";
-import { type StoredContents, createStoredContentsBuilder } from "./stored-contents.js";
+import { PACK_BYTES, SMALL_BLOB_BYTES } from "./pack-writer.js";
 
 /**
  * Largest pack a restore reads (each is read whole into a buffer of its stated size): packs this driver writes
@@ -38,8 +38,6 @@ export interface RestoreArchive {
   readonly segments: readonly BufferedSpool[];
   /** Bytes of the whole tar. */
   readonly size: number;
-  /** The contents the manifest names, each with its location. */
-  readonly stored: StoredContents;
   /** Whether gzip -1 shrank a sample spread over the contents below 80 %. */
   readonly compressible: boolean;
   dispose(): Promise<void>;
@@ -62,8 +60,7 @@ export async function assembleRestoreArchive(source: RestoreSource, entries: Asy
   const dispose = async () => void (await Promise.all(segments.map((segment) => segment.dispose())));
   try {
     const inspection = createHeaderInspection(checkpointReadOptions(options.limits));
-    const stored = createStoredContentsBuilder();
-    const packs = new Map<string, Buffer>();
+    const packs = createPackCache();
     const sample = createSample();
     // Each header is copied into its spool before the next is encoded: one buffer serves them all.
     const scratch = Buffer.alloc(BLOCK);
@@ -77,7 +74,7 @@ export async function assembleRestoreArchive(source: RestoreSource, entries: Asy
         else if (entry.type === "symlink") await symlinks.write(header);
         else {
           await files.write(header);
-          await writeContent(source, entry, files, packs, stored, sample);
+          await writeContent(source, entry, files, packs, sample);
         }
       }
       await inspection.finish();
@@ -87,27 +84,22 @@ export async function assembleRestoreArchive(source: RestoreSource, entries: Asy
     await folders.write(ZEROS);
     let size = 0;
     for (const segment of segments) size += await segment.finish();
-    return { segments, size, stored: stored.build(), compressible: sample.compressible(), dispose };
+    return { segments, size, compressible: sample.compressible(), dispose };
   } catch (error) {
     await dispose();
     throw error;
   }
 }
 
-/** Writes one file's content and its padding, hashed on the way; the content's location is noted. */
-async function writeContent(source: RestoreSource, file: ManifestFile, out: BufferedSpool, packs: Map<string, Buffer>, stored: ReturnType<typeof createStoredContentsBuilder>, sample: ReturnType<typeof createSample>): Promise<void> {
+/** Writes one file's content and its padding, hashed on the way. */
+async function writeContent(source: RestoreSource, file: ManifestFile, out: BufferedSpool, packs: ReturnType<typeof createPackCache>, sample: ReturnType<typeof createSample>): Promise<void> {
   if (file.size === 0) {
     if (file.sha256 !== EMPTY_SHA256) throw refused(file, "a checkpoint blob's hash does not match the manifest");
     return;
   }
   const { location } = file;
-  stored.add(file.sha256, location ?? null);
   if (location) {
-    let pack = packs.get(location.pack.sha256);
-    if (pack) packs.delete(location.pack.sha256);
-    else pack = await readPack(source, location.pack, file);
-    packs.set(location.pack.sha256, pack);
-    if (packs.size > PACKS_HELD) packs.delete(packs.keys().next().value as string);
+    const pack = await packs.get(location.pack, () => readPack(source, location.pack, file, packs.buffer(location.pack.size)));
     if (location.offset + file.size > pack.byteLength) throw refused(file, "a checkpoint manifest places a file outside its pack");
     const content = pack.subarray(location.offset, location.offset + file.size);
     if (sha256HexSync(content) !== file.sha256) throw refused(file, "a checkpoint blob's hash does not match the manifest");
@@ -144,10 +136,10 @@ async function open(source: RestoreSource, key: string, size: number, entry: Man
  * A whole pack, of the size the manifest states, copied into one buffer as it arrives. Its contents are each
  * hashed as they are written; the pack's own name needs no check of its own.
  */
-async function readPack(source: RestoreSource, ref: PackRef, first: ManifestFile): Promise<Buffer> {
+async function readPack(source: RestoreSource, ref: PackRef, first: ManifestFile, into: () => Buffer): Promise<Buffer> {
   if (ref.size > MAX_PACK_READ_BYTES) throw refused(first, "a checkpoint pack is larger than any pack a checkpoint writes");
   const object = await open(source, packKeyOf(source.keyPrefix, source.session, ref.sha256), ref.size, first);
-  const bytes = Buffer.allocUnsafeSlow(ref.size);
+  const bytes = into();
   let filled = 0;
   for await (const chunk of object.stream() as unknown as AsyncIterable<Uint8Array>) {
     if (filled + chunk.byteLength > ref.size) throw refused(first, "a checkpoint blob's size does not match the manifest");
@@ -156,6 +148,32 @@ async function readPack(source: RestoreSource, ref: PackRef, first: ManifestFile
   }
   if (filled !== ref.size) throw refused(first, "a checkpoint blob's size does not match the manifest");
   return bytes;
+}
+
+/**
+ * The last few packs read, least recently used dropped first; a dropped pack's buffer (of the size packs are
+ * written in) is reused for the next, so a restore of any size allocates a few.
+ */
+function createPackCache() {
+  const held = new Map<string, Buffer>();
+  const spare: Buffer[] = [];
+  const standard = PACK_BYTES + SMALL_BLOB_BYTES;
+  return {
+    /** A buffer of `size` bytes to read a pack into. */
+    buffer: (size: number) => () => (size <= standard ? (spare.pop() ?? Buffer.allocUnsafeSlow(standard)).subarray(0, size) : Buffer.allocUnsafeSlow(size)),
+    async get(ref: PackRef, read: () => Promise<Buffer>): Promise<Buffer> {
+      let pack = held.get(ref.sha256);
+      if (pack) held.delete(ref.sha256);
+      else pack = await read();
+      held.set(ref.sha256, pack);
+      if (held.size > PACKS_HELD) {
+        const [oldest, bytes] = held.entries().next().value as [string, Buffer];
+        held.delete(oldest);
+        if (bytes.buffer.byteLength === standard) spare.push(Buffer.from(bytes.buffer, bytes.byteOffset, standard));
+      }
+      return pack;
+    },
+  };
 }
 
 /**

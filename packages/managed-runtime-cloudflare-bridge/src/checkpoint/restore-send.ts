@@ -1,10 +1,9 @@
-import { Readable } from "node:stream";
 import { SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
 import { createBridgeFiles } from "../runtime/files.js";
 import { execCollect } from "../runtime/exec.js";
 import type { MemoryBudget } from "../memory-budget.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
-import { type Codec, encoder } from "./codec.js";
+import { type Codec, transcode } from "./codec.js";
 
 /** Options of {@link sendRestoreArchive}. */
 export interface SendRestoreOptions {
@@ -86,7 +85,7 @@ export async function sendRestoreArchive(segments: () => AsyncIterable<Uint8Arra
         yield chunk;
       }
     };
-    await uploadParts(Readable.from(counted(), { objectMode: false }), codec, directory, { ...options, onBytes: () => options.onBytes?.(read) }, extraction);
+    await uploadParts(transcode(counted(), codec, "encode"), directory, { ...options, onBytes: () => options.onBytes?.(read) }, extraction);
     await client.writeFile(sandboxId, `${directory}/end`, new Uint8Array(0), signal);
     const result = await extraction;
     options.onBytes?.(size);
@@ -103,14 +102,12 @@ export async function sendRestoreArchive(segments: () => AsyncIterable<Uint8Arra
 }
 
 /**
- * Encodes the archive and writes it in parts, filling the next part while the previous one uploads (two
- * buffers, reused). Stops early when the sandbox's extraction ended first (it failed).
+ * Writes the encoded archive in parts, filling the next part while the previous one uploads (two buffers,
+ * reused; every piece is copied in before the next is read). Stops early when the sandbox's extraction ended
+ * first (it failed).
  */
-async function uploadParts(source: Readable, codec: Codec, directory: string, options: SendRestoreOptions, extraction: Promise<unknown>): Promise<void> {
+async function uploadParts(encoded: AsyncIterable<Buffer>, directory: string, options: SendRestoreOptions, extraction: Promise<unknown>): Promise<void> {
   const { client, sandboxId, signal, partBytes } = options;
-  const transform = await encoder(codec);
-  const encoded = source.pipe(transform);
-  source.once("error", (error) => transform.destroy(error));
   const buffers = [Buffer.allocUnsafeSlow(partBytes), Buffer.allocUnsafeSlow(partBytes)];
   let index = 0;
   let filled = 0;
@@ -135,22 +132,17 @@ async function uploadParts(source: Readable, codec: Codec, directory: string, op
     index += 1;
     filled = 0;
   };
-  try {
-    for await (const chunk of encoded as AsyncIterable<Buffer>) {
-      let offset = 0;
-      while (offset < chunk.byteLength) {
-        const buffer = buffers[index % 2] as Buffer;
-        const step = Math.min(partBytes - filled, chunk.byteLength - offset);
-        chunk.copy(buffer, filled, offset, offset + step);
-        filled += step;
-        offset += step;
-        if (filled === partBytes) await ship();
-      }
+  for await (const chunk of encoded) {
+    let offset = 0;
+    while (offset < chunk.byteLength) {
+      const buffer = buffers[index % 2] as Buffer;
+      const step = Math.min(partBytes - filled, chunk.byteLength - offset);
+      chunk.copy(buffer, filled, offset, offset + step);
+      filled += step;
+      offset += step;
+      if (filled === partBytes) await ship();
     }
-    if (filled > 0) await ship();
-    await uploading;
-  } finally {
-    encoded.destroy();
-    source.destroy();
   }
+  if (filled > 0) await ship();
+  await uploading;
 }

@@ -5,7 +5,7 @@ import { type ArchiveLimits, type TarMember, createHeaderInspection, createTarMe
 import { createBridgeFiles } from "../runtime/files.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
 import { asCheckpointRefusal, checkpointReadOptions } from "./archive-policy.js";
-import { type Codec, decoded } from "./codec.js";
+import { type Codec, transcode } from "./codec.js";
 import { type PendingFile, createContentStore } from "./content-store.js";
 import type { ManifestEntry, ManifestFile } from "./manifest.js";
 import type { WrittenManifest } from "./manifest-writer.js";
@@ -180,7 +180,7 @@ function entryOf(member: TarMember): Exclude<ManifestEntry, ManifestFile> | Omit
 /** The archive decoded; a stream that does not decode is the sandbox's failure. */
 async function* decodedArchive(readable: Readable, codec: Codec): AsyncGenerator<Buffer> {
   try {
-    yield* decoded(readable, codec);
+    yield* transcode(readable, codec, "decode");
   } catch (error) {
     if (ManagedRuntimeError.isInstance(error)) throw error;
     throw new SandboxFailedError({ message: "the sandbox sent an archive that could not be decoded", cause: error });
