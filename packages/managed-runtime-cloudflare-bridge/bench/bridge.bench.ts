@@ -83,7 +83,9 @@ async function restorePhase(context: BenchContext, handle: unknown, manifest: st
   return { restore, verified, rawHydrates: hydrated };
 }
 
-async function run(context: BenchContext, kind: "random" | "source", workspaceMiB: number, persistTimeoutSeconds: number, started: number): Promise<string> {
+async function run(benchContext: BenchContext, kind: "random" | "source", workspaceMiB: number, persistTimeoutSeconds: number, started: number): Promise<string> {
+  // A session of its own: its first checkpoint is the session's first, whatever ran before in this store.
+  const context: BenchContext = { ...benchContext, child: { ...benchContext.child, sessionId: `bench-${kind}-${crypto.randomUUID()}` } };
   const { client } = context;
   const plan = kind === "source" ? sourcePlan(workspaceMiB) : workspacePlan(workspaceMiB);
   const source = await client.create();
@@ -164,7 +166,7 @@ async function main(): Promise<void> {
       bridge,
       client: createBridgeClient({ baseUrl: bridge.url, apiKey: bridge.apiKey }),
       endpoint: { url: bridge.url, apiKey: bridge.apiKey },
-      child: { bridgeUrl: bridge.url, apiKey: bridge.apiKey, storeDir, spoolDir },
+      child: { bridgeUrl: bridge.url, apiKey: bridge.apiKey, storeDir, spoolDir, sessionId: "bench" },
       store: createFsBlobStore({ rootDir: storeDir }),
       scratch,
       loads: {},

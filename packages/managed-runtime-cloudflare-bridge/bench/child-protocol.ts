@@ -29,6 +29,8 @@ export interface ChildEnvironment {
   readonly apiKey: string;
   readonly storeDir: string;
   readonly spoolDir: string;
+  /** The session every checkpoint and restore of one workload run belongs to. */
+  readonly sessionId: string;
 }
 
 /** Runs the driver child (a separate Node process, so its peak RSS is its own) and parses its result. */
@@ -43,6 +45,7 @@ export function runDriverChild(environment: ChildEnvironment, args: readonly str
       OMA_BENCH_BRIDGE_URL: environment.bridgeUrl,
       OMA_BENCH_BRIDGE_API_KEY: environment.apiKey,
       OMA_BENCH_STORE_DIR: environment.storeDir,
+      OMA_BENCH_SESSION: environment.sessionId,
       OMA_BENCH_SPOOL_DIR: environment.spoolDir,
     },
   });

@@ -54,7 +54,7 @@ async function main(): Promise<void> {
     ...(spoolDirectory ? { spoolDirectory } : {}),
   });
   const { provider } = createBridgeSandboxComponents(resolved, { wrapClient: (client) => instrumentClient(client, recorder) });
-  const context = { sessionId: "bench", workdir: "/workspace" };
+  const context = { sessionId: requiredEnv("OMA_BENCH_SESSION"), workdir: "/workspace" };
   const rssAtStartBytes = process.memoryUsage().rss;
 
   recorder.restart();

@@ -40,7 +40,6 @@ export interface TarMemberReaderOptions {
 }
 
 const EMPTY = Buffer.alloc(0);
-const USTAR = Buffer.from("ustar\u0000");
 const FILE_FLAGS = new Set(["0", "\u0000", "7"]);
 
 /**
@@ -118,10 +117,15 @@ export function createTarMemberReader(source: AsyncIterable<Uint8Array>, options
     }
   };
 
+  /** Skips what is left of the current member: without a wait when it lies in the chunk at hand. */
   const skipRest = async () => {
-    await skip(bodyLeft + paddingLeft);
+    const left = bodyLeft + paddingLeft;
     bodyLeft = 0;
     paddingLeft = 0;
+    if (left <= head.byteLength) {
+      head = head.subarray(left);
+      position += left;
+    } else await skip(left);
   };
 
   /** Reads the rest of the source and discards it: the end-of-archive padding. */
@@ -136,9 +140,15 @@ export function createTarMemberReader(source: AsyncIterable<Uint8Array>, options
     }
   };
 
+  /** The next header block (without a wait when it lies in the chunk at hand), or null for a zero block. */
   const readHeader = async () => {
-    const block = await take(BLOCK);
-    if (isZero(block)) return null;
+    let block: Buffer;
+    if (head.byteLength >= BLOCK) {
+      block = head.subarray(0, BLOCK);
+      head = head.subarray(BLOCK);
+      position += BLOCK;
+    } else block = await take(BLOCK);
+    if (block[0] === 0 && isZero(block)) return null;
     if (!checksumMatches(block)) throw corrupt("a header checksum does not match");
     return block;
   };
@@ -189,7 +199,7 @@ export function createTarMemberReader(source: AsyncIterable<Uint8Array>, options
           if (typeflag === "x") pax = { ...pax, ...parsePax(body, corrupt) };
           continue;
         }
-        const ustar = block.compare(USTAR, 0, USTAR.byteLength, 257, 263) === 0;
+        const ustar = block[257] === 0x75 && block[258] === 0x73 && block[259] === 0x74 && block[260] === 0x61 && block[261] === 0x72 && block[262] === 0;
         const stored = block.toString("utf8", 0, nulEnd(block, 0, 100));
         const prefix = ustar ? block.toString("utf8", 345, nulEnd(block, 345, 500)) : "";
         const name = pax.path ?? longName ?? (prefix ? `${prefix}/${stored}` : stored);
@@ -212,9 +222,15 @@ export function createTarMemberReader(source: AsyncIterable<Uint8Array>, options
       }
     },
     async readBody() {
-      const body = await take(bodyLeft);
+      const size = bodyLeft;
       bodyLeft = 0;
-      return body;
+      if (size > 0 && head.byteLength >= size) {
+        const body = head.subarray(0, size);
+        head = head.subarray(size);
+        position += size;
+        return body;
+      }
+      return take(size);
     },
     bodyChunks,
   };
@@ -228,15 +244,33 @@ function isZero(block: Buffer): boolean {
 
 /** Unsigned sum with the checksum field read as spaces; old writers used a signed sum, also accepted. */
 function checksumMatches(block: Buffer): boolean {
-  let unsigned = 0;
-  let signed = 0;
+  let unsigned = 8 * 0x20;
+  for (let index = 0; index < 148; index += 1) unsigned += block[index] as number;
+  for (let index = 156; index < BLOCK; index += 1) unsigned += block[index] as number;
+  const stored = readChecksum(block);
+  if (stored === unsigned) return true;
+  let signed = 8 * 0x20;
   for (let index = 0; index < BLOCK; index += 1) {
-    const byte = index >= 148 && index < 156 ? 0x20 : (block[index] as number);
-    unsigned += byte;
+    if (index >= 148 && index < 156) continue;
+    const byte = block[index] as number;
     signed += byte > 127 ? byte - 256 : byte;
   }
-  const stored = Number.parseInt(block.toString("latin1", 148, 156).replace(/[\0 ]+/g, " ").trim(), 8);
-  return stored === unsigned || stored === signed;
+  return stored === signed;
+}
+
+/** The checksum field: octal digits, padded with spaces or NULs. */
+function readChecksum(block: Buffer): number {
+  let value = 0;
+  let digits = 0;
+  for (let index = 148; index < 156; index += 1) {
+    const byte = block[index] as number;
+    if (byte >= 0x30 && byte <= 0x37) {
+      value = value * 8 + (byte - 0x30);
+      digits += 1;
+    } else if (digits > 0) break;
+    else if (byte !== 0x20 && byte !== 0) return -1;
+  }
+  return digits > 0 ? value : -1;
 }
 
 function nulEnd(buffer: Buffer, start = 0, end = buffer.byteLength): number {

@@ -1,4 +1,7 @@
 import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Transform } from "node:stream";
 import * as zlib from "node:zlib";
 import { fifoFilter } from "./fifo-filter.js";
@@ -32,16 +35,26 @@ let support: Promise<ZstdSupport> | undefined;
  */
 export function zstdSupport(): Promise<ZstdSupport> {
   if ((zlib as ZstdZlib).createZstdDecompress) return Promise.resolve("zlib");
-  support ??= Promise.all(["zstd", "mkfifo"].map((tool) => found(tool))).then(([zstd, mkfifo]) => (zstd && mkfifo ? "command" : null));
+  support ??= Promise.all([succeeds("zstd", ["--version"]), canMakeFifo()]).then(([zstd, fifo]) => (zstd && fifo ? "command" : null));
   return support;
 }
 
-function found(tool: string): Promise<boolean> {
+function succeeds(command: string, args: readonly string[]): Promise<boolean> {
   return new Promise((resolve) => {
-    const child = spawn(tool, ["--version"], { stdio: "ignore" });
+    const child = spawn(command, [...args], { stdio: "ignore" });
     child.once("error", () => resolve(false));
     child.once("close", (code) => resolve(code === 0));
   });
+}
+
+/** Whether `mkfifo` makes a named pipe here (tried once, in a folder of its own). */
+async function canMakeFifo(): Promise<boolean> {
+  const directory = await mkdtemp(join(tmpdir(), "oma-bridge-fifo-probe-"));
+  try {
+    return await succeeds("mkfifo", [join(directory, "probe")]);
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
 }
 
 /**

@@ -39,7 +39,13 @@ export async function* fifoFilter(command: string, args: readonly string[], sour
     };
     exited.then(unblock, unblock);
     const feeding = feed(spawned, source);
-    feeding.catch(() => spawned.kill("SIGKILL"));
+    // A source that failed while the process ran is the cause of whatever the process then does.
+    let sourceFailed = false;
+    feeding.catch(() => {
+      if (spawned.exitCode !== null || spawned.signalCode !== null) return;
+      sourceFailed = true;
+      spawned.kill("SIGKILL");
+    });
     reader = await open(fifo, constants.O_RDONLY);
     opened = true;
     const buffer = Buffer.allocUnsafeSlow(READ_BYTES);
@@ -51,6 +57,7 @@ export async function* fifoFilter(command: string, args: readonly string[], sour
     // The pipe's end is only the end when the process succeeded and took all its input; when it failed, its
     // own complaint says more than the broken pipe its input then met.
     const [fed, done] = await Promise.allSettled([feeding, exited]);
+    if (fed.status === "rejected" && sourceFailed) throw fed.reason;
     if (done.status === "rejected") throw done.reason;
     if (fed.status === "rejected") throw fed.reason;
   } finally {

@@ -3,8 +3,12 @@ import { createBufferedSpool } from "./buffered-spool.js";
 import { type ManifestItem, MANIFEST_V3_HEADER, createManifestLineEncoder } from "./manifest-lines.js";
 import type { WrittenManifest } from "./manifest-writer.js";
 
-/** Lines gathered before they are written to the spool as one chunk (encoded in place: well under 1 MiB). */
-const CHUNK_LINES = 1024;
+/**
+ * Lines gathered before they are written to the spool as one chunk, encoded in place: well under 128 KiB, so
+ * the joined text is an ordinary young object (a larger one goes to the large-object space, which only a full
+ * collection frees: hundreds of them piled up as old-generation garbage).
+ */
+const CHUNK_LINES = 256;
 
 /** A manifest written item by item as a checkpoint produces them (see {@link createManifestSink}). */
 export interface ManifestSink {

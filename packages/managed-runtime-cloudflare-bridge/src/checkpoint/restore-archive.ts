@@ -16,7 +16,7 @@ import { PACK_BYTES, SMALL_BLOB_BYTES } from "./pack-writer.js";
  */
 export const MAX_PACK_READ_BYTES = 64 * 1024 * 1024;
 /** Packs held at once (each whole, a few MiB): the least recently used is dropped first. */
-const PACKS_HELD = 4;
+const PACKS_HELD = 3;
 const BLOCK = 512;
 const EMPTY_SHA256 = sha256HexSync("");
 const ZEROS = Buffer.alloc(END_OF_ARCHIVE_BYTES);

@@ -43,7 +43,9 @@ export async function fetchArchiveInParts(options: ArchiveInPartsOptions): Promi
   // Stops the sandbox's command when fetching fails, and fetching when the command fails.
   const stop = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
-  const removals = createPartRemover(files, directory);
+  // Fetched parts are removed in batches of half the bound: the filter then never waits long, and a transfer that
+  // stays under the bound sends no removal at all (the folder's removal takes them).
+  const removals = createPartRemover(files, directory, Math.max(1, Math.floor(maxParts / 2)));
   try {
     await files.run(`mkdir -p ${directory}`, signal);
     await options.prepare?.(directory);
@@ -65,7 +67,7 @@ export async function fetchArchiveInParts(options: ArchiveInPartsOptions): Promi
       for await (const part of announced) {
         if (part.index !== index) throw new SandboxFailedError({ message: "archive parts were announced out of order", context: { expected: index, announced: part.index } });
         received += await fetchPart(part);
-        removals.remove(part.name);
+        removals.fetched(part.name);
         index += 1;
       }
     } catch (error) {
@@ -92,17 +94,17 @@ export async function fetchArchiveInParts(options: ArchiveInPartsOptions): Promi
 }
 
 /**
- * Deletes fetched parts without holding up the next GET: one `rm` at a time, covering every part fetched
- * since the last one started. A failed removal only leaves the filter waiting on a part the folder's
+ * Deletes fetched parts without holding up the next GET: once `batch` fetched parts wait, one `rm` covers them
+ * (and any fetched while it runs). A failed removal only leaves the filter waiting on a part the folder's
  * removal takes with it.
  */
-function createPartRemover(files: ReturnType<typeof createBridgeFiles>, directory: string) {
+function createPartRemover(files: ReturnType<typeof createBridgeFiles>, directory: string, batch: number) {
   let pending: string[] = [];
   let running: Promise<void> = Promise.resolve();
   let active = false;
   const drain = async (): Promise<void> => {
     active = true;
-    while (pending.length > 0) {
+    while (pending.length >= batch) {
       const names = pending;
       pending = [];
       await files.run(`cd ${directory} && rm -f ${names.join(" ")}`).catch(() => undefined);
@@ -110,9 +112,9 @@ function createPartRemover(files: ReturnType<typeof createBridgeFiles>, director
     active = false;
   };
   return {
-    remove(name: string) {
+    fetched(name: string) {
       pending.push(name);
-      if (!active) running = drain();
+      if (!active && pending.length >= batch) running = drain();
     },
     settled: () => running,
   };

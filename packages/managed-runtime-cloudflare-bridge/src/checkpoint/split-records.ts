@@ -9,9 +9,24 @@ export async function* splitRecords(
 ): AsyncGenerator<Buffer> {
   let rest: Buffer = Buffer.alloc(0);
   for await (const chunk of source) {
-    const bytes = rest.byteLength === 0 ? Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength) : Buffer.concat([rest, chunk]);
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let start = 0;
+    if (rest.byteLength > 0) {
+      // Only the record the chunk boundary cut is joined: the rest of the chunk is split where it lies.
+      const end = bytes.indexOf(options.separator);
+      if (end === -1) {
+        rest = Buffer.concat([rest, bytes]);
+        if (rest.byteLength > options.maxBytes) throw options.refuse("record too long");
+        continue;
+      }
+      const joined = Buffer.concat([rest, bytes.subarray(0, end)]);
+      if (joined.byteLength > options.maxBytes) throw options.refuse("record too long");
+      rest = Buffer.alloc(0);
+      yield joined;
+      start = end + 1;
+    }
     for (let end = bytes.indexOf(options.separator, start); end !== -1; end = bytes.indexOf(options.separator, start)) {
+      if (end - start > options.maxBytes) throw options.refuse("record too long");
       yield bytes.subarray(start, end);
       start = end + 1;
     }

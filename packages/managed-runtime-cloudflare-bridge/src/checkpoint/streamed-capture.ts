@@ -11,9 +11,13 @@ import type { ManifestEntry, ManifestFile } from "./manifest.js";
 import type { WrittenManifest } from "./manifest-writer.js";
 import { createManifestSink } from "./manifest-sink.js";
 import { SANDBOX_CACHE, pruneExpression, samplePaysScript } from "./sandbox-scripts.js";
-import { fetchArchiveInParts } from "./sandbox-parts.js";
+import { DEFAULT_PARTS_ON_DISK, fetchArchiveInParts } from "./sandbox-parts.js";
 import { createStreamSink } from "./stream-sink.js";
 import type { StoredContents } from "./stored-contents.js";
+
+/** Largest part of a compressed transfer, and the bytes of its parts the sandbox may hold before it waits. */
+const COMPRESSED_PART_BYTES = 2 * 1024 * 1024;
+const COMPRESSED_PARTS_ON_DISK_BYTES = 64 * 1024 * 1024;
 
 /** Options of {@link captureStreamed}: the checkpointer's own, plus this checkpoint's session and pass. */
 export interface StreamedCaptureInput {
@@ -61,7 +65,11 @@ export async function captureStreamed(input: StreamedCaptureInput): Promise<Writ
         sandboxId,
         spool: sink,
         signal,
-        partBytes: input.partBytes,
+        // Compressed, a part of the usual size stands for ten or more times its bytes of archive: smaller parts
+        // let the driver start (and keep) reading while the sandbox still archives.
+        partBytes: codec === "none" ? input.partBytes : Math.min(input.partBytes, COMPRESSED_PART_BYTES),
+        // The sandbox's disk holds at most this many of them: 64 MiB of small compressed parts, not four.
+        ...(codec === "none" ? {} : { maxPartsOnDisk: Math.max(DEFAULT_PARTS_ON_DISK, Math.floor(COMPRESSED_PARTS_ON_DISK_BYTES / Math.min(input.partBytes, COMPRESSED_PART_BYTES))) }),
         maxRequestBytes: input.maxRequestBytes,
         prepare: async () => {
           consumed = consume(sink.readable, codec, input);
