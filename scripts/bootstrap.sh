@@ -1,19 +1,27 @@
 #!/bin/sh
 # Sets up a fresh machine that has Node 20 and npm: installs bubblewrap (the local container runtime's
-# confinement) when it is missing, pnpm 12.4.2 when it is missing, then the workspace's dependencies from
-# the lockfile. Used by the README's Quick start and by CI.
+# confinement) and zstd when they are missing, pnpm 12.4.2 when it is missing, then the workspace's
+# dependencies from the lockfile. Used by the README's Quick start and by CI.
 set -eu
 cd "$(dirname "$0")/.."
 
 # The local container runtime refuses to start without bubblewrap (and util-linux's nsenter, prlimit,
-# setpriv, unshare). As root with apt, it is installed; otherwise say what to install and go on, since the
-# rest of the workspace builds without it.
-if [ "$(uname -s)" = Linux ] && ! command -v bwrap >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get update
-    DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap
-  else
-    echo "bootstrap: bubblewrap is missing; the local container runtime needs it (as root: apt-get install -y bubblewrap)" >&2
+# setpriv, unshare); zstd compresses checkpoint transfers in the sandbox (which sees this machine's tools) and
+# decodes them in a driver whose Node has no zstd in zlib. As root with apt, missing ones are installed;
+# otherwise say what to install and go on, since the rest of the workspace builds without them (transfers
+# fall back to gzip without zstd).
+if [ "$(uname -s)" = Linux ]; then
+  missing=""
+  command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
+  command -v zstd >/dev/null 2>&1 || missing="$missing zstd"
+  if [ -n "$missing" ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      apt-get update
+      # shellcheck disable=SC2086 # one word per package
+      DEBIAN_FRONTEND=noninteractive apt-get install -y $missing
+    else
+      echo "bootstrap: missing$missing (bubblewrap confines local containers, zstd compresses checkpoint transfers; as root: apt-get install -y$missing)" >&2
+    fi
   fi
 fi
 for tool in nsenter prlimit setpriv unshare; do

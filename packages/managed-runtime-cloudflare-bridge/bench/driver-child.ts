@@ -9,9 +9,8 @@ import { createBridgeSandboxComponents } from "../src/driver.js";
 import { resolveBridgeOptions } from "../src/options.js";
 import { RESULT_PREFIX } from "./child-protocol.js";
 import { createStepRecorder, instrumentClient, instrumentStore, summarizeSpans } from "./instrument.js";
+import { ownPeakRssBytes } from "./peak-rss.js";
 
-
-const KIB = 1024;
 /** How often memory is sampled: each figure's peak says which kind of memory a phase's peak RSS is. */
 const MEMORY_SAMPLE_MS = 50;
 
@@ -77,7 +76,7 @@ async function main(): Promise<void> {
     elapsedMs,
     steps: summarizeSpans(recorder.spans, elapsedMs),
     rssAtStartBytes,
-    peakRssBytes: process.resourceUsage().maxRSS * KIB,
+    peakRssBytes: ownPeakRssBytes(),
     memoryPeaks,
     spans: recorder.spans.map(({ step, start, end }) => ({ step, start, end })),
     ...output,

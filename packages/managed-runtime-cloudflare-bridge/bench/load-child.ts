@@ -18,8 +18,7 @@ import {
 import type { ManagedRuntimeProfile, RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
 import { createCloudflareBridgeManagedRuntime } from "../src/index.js";
 import { LOAD_RESULT_PREFIX } from "./load-protocol.js";
-
-const KIB = 1024;
+import { ownPeakRssBytes } from "./peak-rss.js";
 
 interface LoadConfig {
   readonly sessions: number;
@@ -87,7 +86,7 @@ async function main(): Promise<void> {
     completions: outcomes.filter((outcome) => outcome === "completed").length,
     failures,
     samples,
-    peakRssBytes: process.resourceUsage().maxRSS * KIB,
+    peakRssBytes: ownPeakRssBytes(),
   };
   database.close();
   process.stdout.write(`${LOAD_RESULT_PREFIX}${JSON.stringify(result)}\n`);

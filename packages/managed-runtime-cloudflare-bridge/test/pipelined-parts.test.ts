@@ -9,7 +9,7 @@ import type { ManagedSandboxRuntime } from "@open-managed-agents/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBridgeSandboxComponents } from "../src/driver.js";
 import { resolveBridgeOptions } from "../src/options.js";
-import { DEFAULT_PARTS_ON_DISK } from "../src/checkpoint/sandbox-parts.js";
+import { partsOnDisk } from "../src/checkpoint/sandbox-parts.js";
 import { DESCRIBE_WORKSPACE } from "./random-workspace.js";
 import { refusalOf, run } from "./runtime-helpers.js";
 
@@ -91,7 +91,7 @@ describe("pipelined checkpoint parts", () => {
       expect(seen.map(({ part }) => part)).toEqual(Array.from({ length: seen.length }, (_, index) => `part-${String(index).padStart(6, "0")}`));
       // The first part was fetched before the sandbox finished producing the rest.
       expect(seen[0]?.producerDone).toBe(false);
-      expect(Math.max(...seen.map(({ finished }) => finished))).toBeLessThanOrEqual(DEFAULT_PARTS_ON_DISK);
+      expect(Math.max(...seen.map(({ finished }) => finished))).toBeLessThanOrEqual(partsOnDisk(PART_BYTES));
       expect(Math.max(...seen.map(({ partial }) => partial))).toBeLessThanOrEqual(1);
       expect(readdirSync(tree).filter((name) => name.startsWith(".oma-checkpoint-"))).toEqual([]);
       const restored = await provider.restore(handle, context);

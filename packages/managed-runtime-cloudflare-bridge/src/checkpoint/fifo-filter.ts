@@ -38,14 +38,15 @@ export async function* fifoFilter(command: string, args: readonly string[], sour
       if (!opened) void open(fifo, constants.O_WRONLY | constants.O_NONBLOCK).then((handle) => handle.close(), () => undefined);
     };
     exited.then(unblock, unblock);
-    const feeding = feed(spawned, source);
-    // A source that failed while the process ran is the cause of whatever the process then does.
+    // A source that failed is the cause of whatever the process then does; a write the process refused (it
+    // exited, so its stdin broke) is not, and its exit says why.
     let sourceFailed = false;
-    feeding.catch(() => {
-      if (spawned.exitCode !== null || spawned.signalCode !== null) return;
+    const feeding = feed(spawned, source, () => {
       sourceFailed = true;
       spawned.kill("SIGKILL");
     });
+    // Its failure is reported below, or not at all when the reader left early.
+    feeding.catch(() => undefined);
     reader = await open(fifo, constants.O_RDONLY);
     opened = true;
     const buffer = Buffer.allocUnsafeSlow(READ_BYTES);
@@ -67,13 +68,31 @@ export async function* fifoFilter(command: string, args: readonly string[], sour
   }
 }
 
-/** Writes `source` into the process's stdin one chunk at a time, each once the previous was taken. */
-async function feed(child: ReturnType<typeof spawn>, source: AsyncIterable<Uint8Array>): Promise<void> {
+/**
+ * Writes `source` into the process's stdin one chunk at a time, each once the previous was taken; calls
+ * `onSourceFailed` when reading the source (not writing to the process) fails.
+ */
+async function feed(child: ReturnType<typeof spawn>, source: AsyncIterable<Uint8Array>, onSourceFailed: () => void): Promise<void> {
   const stdin = child.stdin;
   if (!stdin) throw new Error("the filter process has no stdin");
   stdin.on("error", () => undefined);
-  for await (const chunk of source) {
-    await new Promise<void>((resolve, reject) => stdin.write(chunk, (error) => (error ? reject(error) : resolve())));
+  const chunks = source[Symbol.asyncIterator]();
+  for (;;) {
+    let next: IteratorResult<Uint8Array>;
+    try {
+      next = await chunks.next();
+    } catch (error) {
+      onSourceFailed();
+      throw error;
+    }
+    if (next.done) break;
+    const chunk = next.value;
+    try {
+      await new Promise<void>((resolve, reject) => stdin.write(chunk, (error) => (error ? reject(error) : resolve())));
+    } catch (error) {
+      await Promise.resolve(chunks.return?.()).catch(() => undefined);
+      throw error;
+    }
   }
   await new Promise<void>((resolve) => stdin.end(resolve));
 }

@@ -4,8 +4,16 @@ import type { BridgeClient } from "../wire/bridge-client.js";
 import { type AnnouncedPart, countingStream, readAnnouncedParts } from "./part-announcements.js";
 import type { Spool } from "./spool.js";
 
-/** Finished parts the sandbox holds at once by default; its archiving waits until the driver fetched one. */
-export const DEFAULT_PARTS_ON_DISK = 4;
+/** Bytes of finished parts the sandbox may hold before its archiving waits for the driver. */
+const PARTS_ON_DISK_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Finished parts the sandbox holds at most: 64 MiB of them, at least 4 and at most 16. Fetched parts are removed
+ * by an exec each batch, and fewer of them leave more of the sandbox's CPU to the archiving.
+ */
+export function partsOnDisk(partBytes: number): number {
+  return Math.min(16, Math.max(4, Math.floor(PARTS_ON_DISK_BYTES / partBytes)));
+}
 
 /** Options of {@link fetchArchiveInParts}. */
 export interface ArchiveInPartsOptions {
@@ -22,8 +30,6 @@ export interface ArchiveInPartsOptions {
   readonly prepare?: (directory: string) => Promise<void>;
   /** Receives the parts in order: a spool, or a sink read while parts still arrive. */
   readonly spool: Pick<Spool, "append"> & { finish(): Promise<{ readonly size: number }> };
-  /** Finished parts the sandbox may hold before its command waits; default {@link DEFAULT_PARTS_ON_DISK}. */
-  readonly maxPartsOnDisk?: number;
   readonly signal?: AbortSignal;
 }
 
@@ -31,7 +37,7 @@ export interface ArchiveInPartsOptions {
  * Has the sandbox run `command` into parts of `partBytes` in a scratch folder under `/workspace` and fetches
  * each part with a file GET into `spool` as soon as it is complete, while the sandbox still writes the next
  * ones: `split --filter` writes a part under a temporary name, renames it once whole and announces it with its
- * size on the exec's output. A fetched part is deleted, and the filter waits while `maxPartsOnDisk` finished
+ * size on the exec's output. A fetched part is deleted, and the filter waits while {@link partsOnDisk} finished
  * parts are still there, so the sandbox's disk holds a few parts at most. The folder is removed whatever happens.
  */
 export async function fetchArchiveInParts(options: ArchiveInPartsOptions): Promise<void> {
@@ -39,7 +45,7 @@ export async function fetchArchiveInParts(options: ArchiveInPartsOptions): Promi
   const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
   const directoryName = `.oma-checkpoint-${crypto.randomUUID()}`;
   const directory = `/workspace/${directoryName}`;
-  const maxParts = options.maxPartsOnDisk ?? DEFAULT_PARTS_ON_DISK;
+  const maxParts = partsOnDisk(options.partBytes);
   // Stops the sandbox's command when fetching fails, and fetching when the command fails.
   const stop = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;

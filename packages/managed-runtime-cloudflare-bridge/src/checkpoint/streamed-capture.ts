@@ -11,13 +11,12 @@ import type { ManifestEntry, ManifestFile } from "./manifest.js";
 import type { WrittenManifest } from "./manifest-writer.js";
 import { createManifestSink } from "./manifest-sink.js";
 import { SANDBOX_CACHE, pruneExpression, samplePaysScript } from "./sandbox-scripts.js";
-import { DEFAULT_PARTS_ON_DISK, fetchArchiveInParts } from "./sandbox-parts.js";
+import { fetchArchiveInParts } from "./sandbox-parts.js";
 import { createStreamSink } from "./stream-sink.js";
 import type { StoredContents } from "./stored-contents.js";
 
-/** Largest part of a compressed transfer, and the bytes of its parts the sandbox may hold before it waits. */
+/** Largest part of a transfer that compresses well. */
 const COMPRESSED_PART_BYTES = 2 * 1024 * 1024;
-const COMPRESSED_PARTS_ON_DISK_BYTES = 64 * 1024 * 1024;
 
 /** Options of {@link captureStreamed}: the checkpointer's own, plus this checkpoint's session and pass. */
 export interface StreamedCaptureInput {
@@ -56,7 +55,7 @@ export async function captureStreamed(input: StreamedCaptureInput): Promise<Writ
   const directory = `/workspace/${name}`;
   let cached = false;
   try {
-    const codec = await listWorkspace(files, directory, name, input, signal);
+    const { codec, partBytes } = await listWorkspace(files, directory, name, input, signal);
     const sink = createStreamSink({ maxBytes: input.maxCheckpointBytes });
     let consumed: Promise<WrittenManifest> | null = null;
     try {
@@ -65,11 +64,7 @@ export async function captureStreamed(input: StreamedCaptureInput): Promise<Writ
         sandboxId,
         spool: sink,
         signal,
-        // Compressed, a part of the usual size stands for ten or more times its bytes of archive: smaller parts
-        // let the driver start (and keep) reading while the sandbox still archives.
-        partBytes: codec === "none" ? input.partBytes : Math.min(input.partBytes, COMPRESSED_PART_BYTES),
-        // The sandbox's disk holds at most this many of them: 64 MiB of small compressed parts, not four.
-        ...(codec === "none" ? {} : { maxPartsOnDisk: Math.max(DEFAULT_PARTS_ON_DISK, Math.floor(COMPRESSED_PARTS_ON_DISK_BYTES / Math.min(input.partBytes, COMPRESSED_PART_BYTES))) }),
+        partBytes,
         maxRequestBytes: input.maxRequestBytes,
         prepare: async () => {
           consumed = consume(sink.readable, codec, input);
@@ -105,12 +100,16 @@ export async function captureStreamed(input: StreamedCaptureInput): Promise<Writ
 
 /**
  * Lists the workspace into `<directory>/entries` (the listing-cache records, sorted: manifest order) and
- * `<directory>/names` (the same paths for tar) and chooses the transfer's codec. A device, FIFO or socket
- * is `archive_rejected`.
+ * `<directory>/names` (the same paths for tar) and chooses the transfer's codec and part size. A device, FIFO
+ * or socket is `archive_rejected`.
  */
-async function listWorkspace(files: ReturnType<typeof createBridgeFiles>, directory: string, name: string, input: StreamedCaptureInput, signal?: AbortSignal): Promise<Codec> {
+async function listWorkspace(files: ReturnType<typeof createBridgeFiles>, directory: string, name: string, input: StreamedCaptureInput, signal?: AbortSignal): Promise<{ readonly codec: Codec; readonly partBytes: number }> {
   const prune = [`-path ./${name}`, ...input.excludes.map(pruneExpression)].join(" -o ");
-  const zstd = input.codecs.includes("zstd") ? "command -v zstd >/dev/null 2>&1 && echo zstd && exit 0; " : "";
+  // zstd costs little whatever the bytes; how much the first 4 MiB of contents shrink decides the part size.
+  const head = `${directory}/head`;
+  const zstd = input.codecs.includes("zstd")
+    ? `command -v zstd >/dev/null 2>&1 && { head -z -n 4096 ${directory}/names | xargs -0 -r cat -- 2>/dev/null | head -c 4194304 > ${head}; echo "zstd $(wc -c < ${head}) $(zstd -1 -q -c < ${head} | wc -c)"; rm -f ${head}; exit 0; }; `
+    : "";
   const gzip = input.codecs.includes("gzip") ? `command -v gzip >/dev/null 2>&1 && ${samplePaysScript(`${directory}/entries`, directory)} && echo gzip && exit 0; ` : "";
   const script = [
     // Two seconds back: a write in the same clock tick as the stamp still counts as newer next time.
@@ -130,9 +129,13 @@ async function listWorkspace(files: ReturnType<typeof createBridgeFiles>, direct
     const path = rest.join(" ");
     throw new ArchiveRejectedError({ message: `workspace entry ${JSON.stringify(path.slice(0, 256))} is a special file (${kind})`, context: { entry: path.slice(0, 256), reason: "unsupported_type" } });
   }
-  const codec = output.split("\n").at(-1);
+  const [codec, raw, packed] = (output.split("\n").at(-1) ?? "").split(" ");
   if (codec !== "zstd" && codec !== "gzip" && codec !== "none") throw new SandboxFailedError({ message: "listing the workspace answered unexpectedly" });
-  return codec;
+  // Parts of the usual size stand for ten or more times their bytes of archive when the contents shrink to a
+  // third or less: smaller parts let the driver start (and keep) reading while the sandbox still archives,
+  // where for bytes that do not shrink they only add requests.
+  const shrinks = codec === "gzip" || (codec === "zstd" && Number(packed) * 3 < Number(raw));
+  return { codec, partBytes: shrinks ? Math.min(input.partBytes, COMPRESSED_PART_BYTES) : input.partBytes };
 }
 
 /**
