@@ -66,7 +66,8 @@ export async function sendRestoreArchive(segments: () => AsyncIterable<Uint8Arra
     `cd ${directory} && i=0 && while :; do`,
     `set -- part-$(printf %06d $i)-*;`,
     `if [ -e "$1" ]; then want=\${1##*-}; while [ "$(stat -c %s "$1")" != "$want" ]; do sleep ${POLL_SECONDS}; done; cat "$1" && rm -f "$1" || exit 1; i=$((i+1));`,
-    `elif [ -e end ]; then break; else sleep ${POLL_SECONDS}; fi;`,
+    // A refused restore removes the folder: the loop then ends rather than waiting for parts that never come.
+    `elif [ -e end ]; then break; elif [ ! -d ${directory} ]; then exit 1; else sleep ${POLL_SECONDS}; fi;`,
     `done | ${decode}tar -xf - -C /workspace`,
   ].join(" ");
   // tar's complaints go to a file, and only their start to the exec's output: a broken archive can print a line per entry.

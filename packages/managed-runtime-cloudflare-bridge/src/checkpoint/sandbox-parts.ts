@@ -85,7 +85,7 @@ export async function fetchArchiveInParts(options: ArchiveInPartsOptions): Promi
     if (size !== received) throw new SandboxFailedError({ message: `archive parts arrived with ${size} of ${received} bytes`, context: { expected: received, received: size } });
   } finally {
     await removals.settled();
-    await files.run(`rm -rf ${directory}`).catch(() => undefined);
+    await files.run(removeWhileWritten(directory)).catch(() => undefined);
   }
 
   /** One GET; a part that reads short or long (a real bridge answers a missing file with an empty 200) fails. */
@@ -97,6 +97,15 @@ export async function fetchArchiveInParts(options: ArchiveInPartsOptions): Promi
     }
     return part.size;
   }
+}
+
+/**
+ * Removes the scratch folder even while a refused transfer's filter still writes a part into it (a single
+ * `rm -rf` then fails on a folder that is no longer empty): once the folder is gone, the filter's next part
+ * fails, `split` exits and the archiving behind it ends on a broken pipe. Bounded at 5 s of retries.
+ */
+export function removeWhileWritten(directory: string): string {
+  return `i=0; while [ -e ${directory} ] && [ $i -lt 100 ]; do rm -rf ${directory} 2>/dev/null || sleep 0.05; i=$((i+1)); done; [ ! -e ${directory} ]`;
 }
 
 /**
