@@ -23,14 +23,20 @@ describe("scratch folder removal", () => {
   it("removes a folder a writer keeps adding parts to, and the writer stops on the missing folder", async () => {
     const directory = join(root, ".oma-checkpoint-test");
     await mkdir(directory);
-    // Writes parts as fast as it can; never creates the folder, so it fails once the folder is gone.
-    const writer = spawn("sh", ["-c", `i=0; while :; do head -c 65536 /dev/zero > ${directory}/part-$i.partial || exit 3; i=$((i+1)); done`], { stdio: "ignore" });
+    // Writes small parts as fast as it can, at most 4,000 (16 MiB); never creates the folder, so it fails with 3
+    // once the folder is gone, and ends with 4 if it never was.
+    const script = `i=0; while [ $i -lt 4000 ]; do head -c 4096 /dev/zero > ${directory}/part-$i.partial || exit 3; i=$((i+1)); done; exit 4`;
+    const writer = spawn("sh", ["-c", script], { stdio: "ignore" });
     const exited = new Promise<number | null>((resolve) => writer.once("exit", (code) => resolve(code)));
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    await exec("sh", ["-c", removeWhileWritten(directory)]);
-    expect(existsSync(directory)).toBe(false);
-    expect(await exited).toBe(3);
-    expect(existsSync(directory)).toBe(false);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await exec("sh", ["-c", removeWhileWritten(directory)]);
+      expect(existsSync(directory)).toBe(false);
+      expect(await exited).toBe(3);
+      expect(existsSync(directory)).toBe(false);
+    } finally {
+      writer.kill("SIGKILL");
+    }
   });
 
   it("succeeds on a folder that is already gone", async () => {
