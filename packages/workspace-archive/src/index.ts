@@ -3,6 +3,7 @@ export { extractArchive, type ExtractArchiveOptions, type ExtractionResult } fro
 export { inspectArchive, type InspectArchiveOptions, type ArchiveInspection, type ArchiveSummary } from "./inspect-archive.js";
 export { inspectHeaders, createHeaderInspection, type HeaderInspection, type HeaderInspector, type ListedHeader } from "./inspect-headers.js";
 export { createTarMemberReader, type TarMember, type TarMemberReader, type TarMemberReaderOptions } from "./tar-member-reader.js";
+export { type ByteReader, createByteReader } from "./byte-reader.js";
 export { splitArchive, type SplitArchive, type SplitArchiveOptions } from "./split-archive.js";
 export type { ArchivePart } from "./part-builder.js";
 export { type MemberHeader, encodeMemberHeader } from "./tar-header.js";

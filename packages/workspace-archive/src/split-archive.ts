@@ -82,10 +82,10 @@ async function* splitParts(source: ArchiveSource, options: ReturnType<typeof par
     }
     const header = memberHeader(admitted, entry.header);
     const total = memberHeaderSize(header) + padToBlock(header.size);
-    const body = createByteReader(entry);
+    const body = createByteReader(entry as AsyncIterable<Buffer>);
     if (total <= capacity) {
       if (total > part.remaining) yield nextPart();
-      part.add(header, await body.read(header.size));
+      part.add(header, await bodyChunks(body, header.size));
       entry.resume();
       continue;
     }
@@ -124,7 +124,7 @@ async function* writeChunks(
       yield nextPart();
       continue;
     }
-    const data = await body.read(size);
+    const data = await bodyChunks(body, size);
     for (const buffer of data) hash.update(buffer);
     current().add({ ...chunkHeader, size }, data);
     plan.chunks.push({ name, size });
@@ -163,4 +163,19 @@ function memberHeader(entry: AdmittedEntry, source: Header): MemberHeader {
     uname: source.uname ?? "",
     gname: source.gname ?? "",
   };
+}
+
+/**
+ * Exactly `size` bytes of an entry body as the chunks it arrived in: tar-stream hands out fresh buffers, so
+ * they are kept as they are, without a copy.
+ */
+async function bodyChunks(body: ByteReader, size: number): Promise<Buffer[]> {
+  const chunks: Buffer[] = [];
+  let got = 0;
+  for await (const chunk of body.chunks(size)) {
+    chunks.push(chunk);
+    got += chunk.byteLength;
+  }
+  if (got < size) throw new Error("entry body ended early");
+  return chunks;
 }

@@ -1,4 +1,5 @@
 import { ArchiveRejectedError } from "@open-managed-agents/runtime-resource-contract";
+import { createByteReader } from "./byte-reader.js";
 import { BLOCK, padToBlock } from "./tar-blocks.js";
 
 /** One archive member as {@link createTarMemberReader} reads it: long names and pax records already applied. */
@@ -39,7 +40,6 @@ export interface TarMemberReaderOptions {
   readonly maxPaxBytes?: number;
 }
 
-const EMPTY = Buffer.alloc(0);
 const FILE_FLAGS = new Set(["0", "\u0000", "7"]);
 
 /**
@@ -52,11 +52,8 @@ const FILE_FLAGS = new Set(["0", "\u0000", "7"]);
 export function createTarMemberReader(source: AsyncIterable<Uint8Array>, options: TarMemberReaderOptions = {}): TarMemberReader {
   const maxNameBytes = options.maxNameBytes ?? 64 * 1024;
   const maxPaxBytes = options.maxPaxBytes ?? 1024 * 1024;
-  const iterator = source[Symbol.asyncIterator]();
-  let head: Buffer = EMPTY;
-  let ended = false;
+  const reader = createByteReader(source);
   let finished = false;
-  let position = 0;
   /** Body bytes of the current member still unread, and the padding after them. */
   let bodyLeft = 0;
   let paddingLeft = 0;
@@ -67,54 +64,17 @@ export function createTarMemberReader(source: AsyncIterable<Uint8Array>, options
       message: `archive is corrupt${lastName === null ? "" : ` after entry ${JSON.stringify(lastName)}`}: ${detail}`,
       context: { reason: "corrupt_archive", entry: lastName },
     });
-
-  /** Ensures `head` holds at least one byte; false at the end of the source. */
-  const fill = async (): Promise<boolean> => {
-    while (head.byteLength === 0) {
-      if (ended) return false;
-      const next = await iterator.next();
-      if (next.done) {
-        ended = true;
-        return false;
-      }
-      const value = next.value;
-      head = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-    }
-    return true;
-  };
+  const truncated = () => corrupt("the archive ends inside a member");
 
   /** Exactly `size` bytes (a view when they lie in one chunk); throws when the source ends first. */
   const take = async (size: number): Promise<Buffer> => {
-    if (size === 0) return EMPTY;
-    if (!(await fill())) throw corrupt("the archive ends inside a member");
-    if (head.byteLength >= size) {
-      const slice = head.subarray(0, size);
-      head = head.subarray(size);
-      position += size;
-      return slice;
-    }
-    const whole = Buffer.allocUnsafe(size);
-    let filled = 0;
-    while (filled < size) {
-      if (!(await fill())) throw corrupt("the archive ends inside a member");
-      const piece = head.subarray(0, size - filled);
-      piece.copy(whole, filled);
-      filled += piece.byteLength;
-      head = head.subarray(piece.byteLength);
-    }
-    position += size;
-    return whole;
+    const bytes = await reader.read(size);
+    if (bytes === null) throw truncated();
+    return bytes;
   };
 
   const skip = async (size: number): Promise<void> => {
-    let left = size;
-    while (left > 0) {
-      if (!(await fill())) throw corrupt("the archive ends inside a member");
-      const step = Math.min(left, head.byteLength);
-      head = head.subarray(step);
-      left -= step;
-      position += step;
-    }
+    if ((await reader.skip(size)) < size) throw truncated();
   };
 
   /** Skips what is left of the current member: without a wait when it lies in the chunk at hand. */
@@ -122,52 +82,28 @@ export function createTarMemberReader(source: AsyncIterable<Uint8Array>, options
     const left = bodyLeft + paddingLeft;
     bodyLeft = 0;
     paddingLeft = 0;
-    if (left <= head.byteLength) {
-      head = head.subarray(left);
-      position += left;
-    } else await skip(left);
-  };
-
-  /** Reads the rest of the source and discards it: the end-of-archive padding. */
-  const drain = async () => {
-    finished = true;
-    position += head.byteLength;
-    head = EMPTY;
-    while (!ended) {
-      const next = await iterator.next();
-      if (next.done) ended = true;
-      else position += next.value.byteLength;
-    }
+    if (left > 0 && reader.readNow(left) === null) await skip(left);
   };
 
   /** The next header block (without a wait when it lies in the chunk at hand), or null for a zero block. */
   const readHeader = async () => {
-    let block: Buffer;
-    if (head.byteLength >= BLOCK) {
-      block = head.subarray(0, BLOCK);
-      head = head.subarray(BLOCK);
-      position += BLOCK;
-    } else block = await take(BLOCK);
+    const block = reader.readNow(BLOCK) ?? (await take(BLOCK));
     if (block[0] === 0 && isZero(block)) return null;
     if (!checksumMatches(block)) throw corrupt("a header checksum does not match");
     return block;
   };
 
   async function* bodyChunks(): AsyncGenerator<Buffer> {
-    while (bodyLeft > 0) {
-      if (!(await fill())) throw corrupt("the archive ends inside a member");
-      const step = Math.min(bodyLeft, head.byteLength);
-      const piece = head.subarray(0, step);
-      head = head.subarray(step);
-      bodyLeft -= step;
-      position += step;
+    for await (const piece of reader.chunks(bodyLeft)) {
+      bodyLeft -= piece.byteLength;
       yield piece;
     }
+    if (bodyLeft > 0) throw truncated();
   }
 
   return {
     get position() {
-      return position;
+      return reader.position;
     },
     async next() {
       if (finished) return null;
@@ -178,7 +114,8 @@ export function createTarMemberReader(source: AsyncIterable<Uint8Array>, options
       for (;;) {
         const block = await readHeader();
         if (block === null) {
-          await drain();
+          finished = true;
+          await reader.drain();
           return null;
         }
         const typeflag = String.fromCharCode(block[156] as number);
@@ -224,13 +161,7 @@ export function createTarMemberReader(source: AsyncIterable<Uint8Array>, options
     async readBody() {
       const size = bodyLeft;
       bodyLeft = 0;
-      if (size > 0 && head.byteLength >= size) {
-        const body = head.subarray(0, size);
-        head = head.subarray(size);
-        position += size;
-        return body;
-      }
-      return take(size);
+      return reader.readNow(size) ?? take(size);
     },
     bodyChunks,
   };

@@ -2,16 +2,15 @@ import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { ManagedRuntimeError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import { createByteReader } from "@open-managed-agents/workspace-archive";
 import { createBridgeFiles } from "../runtime/files.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
 import { blobKeyOf } from "./blob-keys.js";
 import type { ManifestFile } from "./manifest.js";
 import type { MissingContents } from "./missing-contents.js";
 import { SMALL_BLOB_BYTES, createPackWriter } from "./pack-writer.js";
-import { createByteReader } from "./byte-reader.js";
-import { fetchArchiveInParts } from "./sandbox-parts.js";
+import { fetchConsumedParts } from "./consumed-parts.js";
 import type { StoredContents } from "./stored-contents.js";
-import { createStreamSink } from "./stream-sink.js";
 import { type Codec, transcode } from "./codec.js";
 
 /** Options of {@link createContentTransfer}: the checkpointer's own. */
@@ -66,36 +65,25 @@ export function createContentTransfer(options: ContentTransferOptions) {
     // `cat` in list order; a file that vanished fails `xargs` (123), which the status check refuses.
     const concatenate = (directory: string) => `cat ${directory}/list-* | xargs -0 -r cat --`;
     let codec: Codec = "none";
-    // Contents are stored as the parts arrive: receiving and storing overlap, and nothing is spooled to disk.
-    const sink = createStreamSink({ maxBytes: options.maxCheckpointBytes });
-    let stored: Promise<StoredContents> | null = null;
-    try {
-      await fetchArchiveInParts({
-        client,
-        sandboxId,
-        spool: sink,
-        signal,
-        partBytes: options.partBytes,
-        maxRequestBytes: options.maxRequestBytes,
-        prepare: async (directory) => {
-          await writeList(sandboxId, directory, missing, signal);
-          codec = missing.bytes >= COMPRESSION_SAMPLE_BYTES ? await chooseCodec(sandboxId, directory, missing, codecs, signal) : "none";
-          stored = storeContents(transcode(sink.readable, codec, "decode"), session, missing).catch((error: unknown) => {
-            if (ManagedRuntimeError.isInstance(error)) throw error;
-            throw new SandboxFailedError({ message: "the sandbox sent contents that could not be read", cause: error });
-          });
-          stored.catch((error: unknown) => sink.destroy(error instanceof Error ? error : new Error(String(error))));
-        },
-        command: (directory) => (codec === "none" ? concatenate(directory) : `{ ${concatenate(directory)}; echo $? > ${directory}/cat-status; } | ${codec === "zstd" ? "zstd -1 -q -c" : "gzip -1"}`),
-      });
-    } catch (error) {
-      sink.destroy(error instanceof Error ? error : new Error(String(error)));
-      // The reader's own refusal (a content that did not match) says more than the fetch it stopped.
-      const refused = await (stored as Promise<unknown> | null)?.then(() => null, (reason: unknown) => reason);
-      throw ManagedRuntimeError.isInstance(refused) ? refused : error;
-    }
-    if (!stored) throw new SandboxFailedError({ message: "archiving the workspace produced no parts" });
-    return await stored;
+    // Contents are stored as the parts arrive.
+    return fetchConsumedParts({
+      client,
+      sandboxId,
+      signal,
+      partBytes: options.partBytes,
+      maxRequestBytes: options.maxRequestBytes,
+      maxBytes: options.maxCheckpointBytes,
+      prepare: async (directory) => {
+        await writeList(sandboxId, directory, missing, signal);
+        codec = missing.bytes >= COMPRESSION_SAMPLE_BYTES ? await chooseCodec(sandboxId, directory, missing, codecs, signal) : "none";
+      },
+      consume: (readable) =>
+        storeContents(transcode(readable, codec, "decode"), session, missing).catch((error: unknown) => {
+          if (ManagedRuntimeError.isInstance(error)) throw error;
+          throw new SandboxFailedError({ message: "the sandbox sent contents that could not be read", cause: error });
+        }),
+      command: (directory) => (codec === "none" ? concatenate(directory) : `{ ${concatenate(directory)}; echo $? > ${directory}/cat-status; } | ${codec === "zstd" ? "zstd -1 -q -c" : "gzip -1"}`),
+    });
   };
 
   /** zstd when the sandbox has it (cheap even on random bytes), else gzip when a sample shows it pays. */

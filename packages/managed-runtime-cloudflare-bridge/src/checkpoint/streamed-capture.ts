@@ -11,8 +11,7 @@ import type { ManifestEntry, ManifestFile } from "./manifest.js";
 import type { WrittenManifest } from "./manifest-writer.js";
 import { createManifestSink } from "./manifest-sink.js";
 import { SANDBOX_CACHE, pruneExpression, samplePaysScript } from "./sandbox-scripts.js";
-import { fetchArchiveInParts } from "./sandbox-parts.js";
-import { createStreamSink } from "./stream-sink.js";
+import { fetchConsumedParts } from "./consumed-parts.js";
 import type { StoredContents } from "./stored-contents.js";
 
 /** Largest part of a transfer that compresses well. */
@@ -56,35 +55,21 @@ export async function captureStreamed(input: StreamedCaptureInput): Promise<Writ
   let cached = false;
   try {
     const { codec, partBytes } = await listWorkspace(files, directory, name, input, signal);
-    const sink = createStreamSink({ maxBytes: input.maxCheckpointBytes });
-    let consumed: Promise<WrittenManifest> | null = null;
-    try {
-      await fetchArchiveInParts({
-        client,
-        sandboxId,
-        spool: sink,
-        signal,
-        partBytes,
-        maxRequestBytes: input.maxRequestBytes,
-        prepare: async () => {
-          consumed = consume(sink.readable, codec, input);
-          consumed.catch((error: unknown) => sink.destroy(error instanceof Error ? error : new Error(String(error))));
-        },
-        command: (parts) => {
-          const archive = `tar -cf - -C /workspace --no-recursion --null --verbatim-files-from -T ${directory}/names --hard-dereference --ignore-failed-read`;
-          if (codec === "none") return archive;
-          const compress = codec === "zstd" ? "zstd -1 -q -c" : "gzip -1";
-          return `{ ${archive}; echo $? > ${parts}/tar-status; } | ${compress}`;
-        },
-      });
-    } catch (error) {
-      sink.destroy(error instanceof Error ? error : new Error(String(error)));
-      // The reader's own refusal (a limit, a special file, a content it could not store) says more.
-      const refused = await (consumed as Promise<unknown> | null)?.then(() => null, (reason: unknown) => reason);
-      throw ManagedRuntimeError.isInstance(refused) ? refused : error;
-    }
-    if (!consumed) throw new SandboxFailedError({ message: "archiving the workspace produced no parts" });
-    const written: WrittenManifest = await consumed;
+    const written = await fetchConsumedParts({
+      client,
+      sandboxId,
+      signal,
+      partBytes,
+      maxRequestBytes: input.maxRequestBytes,
+      maxBytes: input.maxCheckpointBytes,
+      consume: (readable) => consume(readable, codec, input),
+      command: (parts) => {
+        const archive = `tar -cf - -C /workspace --no-recursion --null --verbatim-files-from -T ${directory}/names --hard-dereference --ignore-failed-read`;
+        if (codec === "none") return archive;
+        const compress = codec === "zstd" ? "zstd -1 -q -c" : "gzip -1";
+        return `{ ${archive}; echo $? > ${parts}/tar-status; } | ${compress}`;
+      },
+    });
     // The listing becomes the sandbox's cache: the next pass lists again and hashes only what changed since.
     cached = await files
       .run(`{ mkdir -p ${SANDBOX_CACHE} && rm -f ${SANDBOX_CACHE}/pass ${SANDBOX_CACHE}/hashes && mv ${directory}/entries ${SANDBOX_CACHE}/records && mv ${directory}/stamp ${SANDBOX_CACHE}/stamp && printf '%s' ${shellQuote(input.pass)} > ${SANDBOX_CACHE}/pass; } 2>/dev/null || rm -rf ${SANDBOX_CACHE}; rm -rf ${directory}`, signal)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createByteReader } from "../src/checkpoint/byte-reader.js";
+import { createByteReader } from "../src/byte-reader.js";
 
 async function* chunksOf(...chunks: string[]): AsyncGenerator<Buffer> {
   for (const chunk of chunks) yield Buffer.from(chunk);
@@ -34,6 +34,21 @@ describe("byte reader", () => {
     expect(await collect(reader.chunks(6))).toEqual(["abc", "def"]);
     expect(await collect(reader.chunks(10))).toEqual(["gh", "ij"]);
     expect(await reader.atEnd()).toBe(true);
+  });
+
+  it("hands out buffered bytes without a wait, skips and drains, counting every byte it consumed", async () => {
+    const reader = createByteReader(chunksOf("abcd", "efgh", "ijkl"));
+    expect(reader.readNow(1)).toBeNull(); // nothing buffered before the first read
+    expect((await reader.read(1))?.toString()).toBe("a");
+    expect(reader.readNow(3)?.toString()).toBe("bcd");
+    expect(reader.readNow(1)).toBeNull(); // the chunk at hand is used up: no wait, nothing consumed
+    expect(reader.position).toBe(4);
+    expect(await reader.skip(5)).toBe(5);
+    expect(reader.position).toBe(9);
+    await reader.drain();
+    expect(reader.position).toBe(12);
+    expect(await reader.atEnd()).toBe(true);
+    expect(await createByteReader(chunksOf("ab")).skip(3)).toBe(2);
   });
 
   it("passes errors of the source on", async () => {
