@@ -123,7 +123,7 @@ describe("lifecycle through the real host, D1 fences and the Sandbox Durable Obj
     const serialized = JSON.parse(JSON.stringify(lease));
     await other.sandbox.reap({ scope, lease: serialized, reason: "failed" });
     await other.sandbox.reap({ scope, lease: serialized, reason: "failed" });
-    expect(await getSandbox(testEnv.SANDBOX, lease.runtimeId).getState()).toMatchObject({ status: expect.stringMatching(/^stopped/) });
+    await expect.poll(async () => (await getSandbox(testEnv.SANDBOX, lease.runtimeId).getState()).status, { timeout: 30_000, interval: 250 }).toMatch(/^stopped/);
     expect(Object.keys(lease).sort()).toEqual(["provider", "runtimeId"]);
   });
 });
@@ -198,7 +198,8 @@ describe("a destroyed runtime is never started again", () => {
 
     const result = await run;
     expect(result).toMatchObject({ type: "lease_lost", error: { code: "lease_lost" } });
-    expect(await getSandbox(testEnv.SANDBOX, runtimeId).getState()).toMatchObject({ status: expect.stringMatching(/^stopped/) });
+    // The state lags the destroy (see above): wait for the Container class to record the stop.
+    await expect.poll(async () => (await getSandbox(testEnv.SANDBOX, runtimeId).getState()).status, { timeout: 30_000, interval: 250 }).toMatch(/^stopped/);
     // The harness still stops its process (SIGTERM, then SIGKILL) and reads its status once the log stream
     // broke under the destroy: none of it may reach the destroyed Sandbox object, which would start a fresh container.
     const until = Date.now() + LATE_CALL_WINDOW_MS;
