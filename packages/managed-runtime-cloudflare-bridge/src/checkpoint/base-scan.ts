@@ -4,7 +4,8 @@ import type { ManifestHandleMetadata } from "./manifest-handle.js";
 import { type ManifestEntry, type PackLocation, type PackRef, wireEntrySchema } from "./manifest.js";
 import { MANIFEST_V3_HEADER } from "./manifest-lines.js";
 import { verifiedChunks } from "./manifest-store.js";
-import { splitRecords } from "./split-records.js";
+import { readLineFields } from "./line-fields.js";
+import { forEachRecord } from "./split-records.js";
 
 /** What a scan of a base manifest found. */
 export interface BaseScan {
@@ -20,23 +21,19 @@ export interface BaseScan {
   readonly contents: ReadonlyMap<string, PackLocation | null>;
 }
 
-const PATH_FIELD = Buffer.from('"path":"');
-const SIZE_FIELD = Buffer.from('"size":');
-const PACK_LINE = Buffer.from('{"type":"pack",');
-const FILE_LINE = Buffer.from('{"type":"file",');
-const SHA_FIELD = Buffer.from('"sha256":"');
-const PACK_FIELD = Buffer.from('"pack":');
-const OFFSET_FIELD = Buffer.from('"offset":');
-const PACK_SIZE_FIELD = Buffer.from('"size":');
+const HEADER = Buffer.from(MANIFEST_V3_HEADER.slice(0, -1), "latin1");
 const MAX_LINE_BYTES = 16 * 1024;
+const SLASH = 0x2f;
 
 /**
  * Reads a /3 manifest once for a delta: counts its entries and file bytes, notes the objects it places
  * contents in and where it places the `contents` asked for (so a delta stores none of them again), and
- * parses only the lines at `wanted` paths. Every other line is read for its path and size alone (no JSON or schema parse: the
- * manifest is one this driver wrote, its bytes hash-checked here as they stream and strictly parsed by any
- * restore), which is what keeps a small delta cheap over a large base. Anything not a /3 manifest, or a
- * mismatched hash, is `integrity_failed`.
+ * parses only the lines at `wanted` paths. Every other line is read where it lies in its chunk, for its
+ * path, size and the head of its hash alone (see {@link readLineFields}): no string, JSON or schema parse
+ * (the manifest is one this driver wrote, its bytes hash-checked here as they stream and strictly parsed by
+ * any restore), which is what keeps a small delta cheap over a large base. The wanted paths are found by a
+ * merge, so the lines' paths must strictly increase. Anything not a /3 manifest, or a mismatched hash, is
+ * `integrity_failed`.
  */
 export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, wanted: ReadonlySet<string>, contents: ReadonlySet<string> = new Set()): Promise<BaseScan> {
   const refuse = (reason: string) => new IntegrityError({ message: `checkpoint manifest is malformed: ${reason}`, context: { manifestKey: base.manifestKey } });
@@ -48,86 +45,112 @@ export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, w
   const packRefs: PackRef[] = [];
   const blobs: string[] = [];
   const located = new Map<string, PackLocation | null>();
-  for await (const line of splitRecords(verifiedChunks(store, base), { separator: 0x0a, maxBytes: MAX_LINE_BYTES, terminated: true, refuse })) {
+  // The wanted paths in manifest order, met by a merge; the contents by the first 32 bits of their hash first.
+  const targets = [...wanted].map((path) => Buffer.from(path)).sort((a, b) => compareKeys(a, 0, a.length, b, 0, b.length));
+  let target = 0;
+  const heads = new Set<number>();
+  for (const sha256 of contents) heads.add(hashHead(Buffer.from(sha256, "latin1"), 0, refuse));
+  // The previous entry's path, for the order check.
+  let previous: Buffer = Buffer.alloc(0);
+  let previousStart = 0;
+  let previousEnd = -1;
+
+  const visit = (chunk: Buffer, start: number, end: number) => {
     if (!header) {
-      if (`${line.toString("latin1")}\n` !== MANIFEST_V3_HEADER) throw refuse("not a /3 manifest");
+      if (end - start !== HEADER.byteLength || HEADER.compare(chunk, start, end) !== 0) throw refuse("not a /3 manifest");
       header = true;
-      continue;
+      return;
     }
-    if (startsWith(line, PACK_LINE)) {
-      const sha256 = shaOf(line, refuse);
+    const line = readLineFields(chunk, start, end, refuse);
+    if (line.kind === "pack") {
+      const sha256 = hashAt(chunk, line.shaAt, refuse);
       packs.push(sha256);
-      packRefs.push({ sha256, size: numberAfter(line, PACK_SIZE_FIELD, refuse) });
-      continue;
+      packRefs.push({ sha256, size: line.size });
+      return;
     }
     count += 1;
-    const path = pathOf(line, refuse);
-    if (!startsWith(line, FILE_LINE)) {
-      if (wanted.has(path)) found.set(path, parseRecord(wireEntrySchema, JSON.parse(line.toString("utf8")), { record: "checkpoint manifest entry", code: "integrity_failed" }));
-      continue;
+    const { pathBytes, pathStart, pathEnd } = line;
+    if (previousEnd !== -1 && compareKeys(previous, previousStart, previousEnd, pathBytes, pathStart, pathEnd) >= 0) throw refuse("entries out of order");
+    previous = pathBytes;
+    previousStart = pathStart;
+    previousEnd = pathEnd;
+    let next = targets[target];
+    while (next !== undefined && compareKeys(next, 0, next.length, pathBytes, pathStart, pathEnd) < 0) next = targets[++target];
+    const wantedPath = next !== undefined && compareKeys(next, 0, next.length, pathBytes, pathStart, pathEnd) === 0 ? next.toString("utf8") : null;
+    if (line.kind !== "file") {
+      if (wantedPath !== null) found.set(wantedPath, parseEntry(chunk, start, end));
+      return;
     }
-    const size = sizeOf(line, refuse);
+    const { size } = line;
     bytes += size;
-    const packed = line.indexOf(PACK_FIELD) !== -1;
-    if (size > 0 && !packed) blobs.push(shaOf(line, refuse));
-    if (size > 0 && contents.size > 0) {
-      const sha256 = shaOf(line, refuse);
-      if (contents.has(sha256) && !located.has(sha256)) {
-        const pack = packed ? packRefs[numberAfter(line, PACK_FIELD, refuse)] : undefined;
-        if (packed && !pack) throw refuse("a file placed in a pack not declared before it");
-        located.set(sha256, pack ? { pack, offset: numberAfter(line, OFFSET_FIELD, refuse) } : null);
+    if (size > 0) {
+      if (line.pack === -1) blobs.push(hashAt(chunk, line.shaAt, refuse));
+      else if (heads.has(hashHead(chunk, line.shaAt, refuse))) {
+        const sha256 = hashAt(chunk, line.shaAt, refuse);
+        if (contents.has(sha256) && !located.has(sha256)) {
+          const pack = packRefs[line.pack];
+          if (!pack) throw refuse("a file placed in a pack not declared before it");
+          located.set(sha256, { pack, offset: line.offset });
+        }
       }
     }
-    if (wanted.has(path)) {
-      const entry = parseRecord(wireEntrySchema, JSON.parse(line.toString("utf8")), { record: "checkpoint manifest entry", code: "integrity_failed" });
+    if (wantedPath !== null) {
+      const entry = parseEntry(chunk, start, end);
       if (entry.type !== "file" || entry.size !== size) throw refuse("an entry that does not parse alike");
       const { pack: _pack, offset: _offset, ...plain } = entry;
-      found.set(path, plain);
+      found.set(wantedPath, plain);
     }
-  }
+  };
+  await forEachRecord(verifiedChunks(store, base), { separator: 0x0a, maxBytes: MAX_LINE_BYTES, terminated: true, refuse }, visit);
   if (!header) throw refuse("empty");
+  // A content the base holds in a blob of its own is located as such.
+  if (contents.size > 0) for (const sha256 of blobs) if (contents.has(sha256) && !located.has(sha256)) located.set(sha256, null);
   return { count, bytes, found, objects: { packs, blobs }, contents: located };
 }
 
-function startsWith(line: Buffer, prefix: Buffer): boolean {
-  return line.byteLength >= prefix.byteLength && line.compare(prefix, 0, prefix.byteLength, 0, prefix.byteLength) === 0;
+function parseEntry(chunk: Buffer, start: number, end: number) {
+  return parseRecord(wireEntrySchema, JSON.parse(chunk.toString("utf8", start, end)), { record: "checkpoint manifest entry", code: "integrity_failed" });
 }
 
-/** The path of an entry line: its `path` field is always second, right after `type`. */
-function pathOf(line: Buffer, refuse: (reason: string) => Error): string {
-  const field = line.indexOf(PATH_FIELD);
-  if (field === -1) throw refuse("an entry without a path");
-  const start = field + PATH_FIELD.byteLength;
-  const end = line.indexOf(0x22, start);
-  if (end === -1) throw refuse("an entry without a path");
-  const escaped = line.indexOf(0x5c, start);
-  if (escaped !== -1 && escaped < end) return (JSON.parse(line.toString("utf8")) as { path: string }).path;
-  return line.toString("utf8", start, end);
+/**
+ * `Buffer.compare(pathKey(a), pathKey(b))` for paths given as ranges of UTF-8 bytes, without building the
+ * keys. A loop in JavaScript: paths are short, and a native compare per line cost more in its call.
+ */
+export function compareKeys(a: Buffer, aStart: number, aEnd: number, b: Buffer, bStart: number, bEnd: number): number {
+  const aLength = aEnd - aStart;
+  const bLength = bEnd - bStart;
+  const shared = Math.min(aLength, bLength);
+  for (let index = 0; index < shared; index += 1) {
+    const left = a[aStart + index] as number;
+    const right = b[bStart + index] as number;
+    if (left !== right) return left < right ? -1 : 1;
+  }
+  if (aLength === bLength) return 0;
+  // One is a prefix of the other: the shorter goes on with "//", the longer with its own next bytes (no
+  // path holds "//", so the second of them settles it).
+  const [longer, longerStart, sign] = aLength > bLength ? [a, aStart, 1] : [b, bStart, -1];
+  const first = longer[longerStart + shared] as number;
+  if (first !== SLASH) return first > SLASH ? sign : -sign;
+  const second = shared + 1 < Math.max(aLength, bLength) ? (longer[longerStart + shared + 1] as number) : SLASH;
+  return second >= SLASH ? sign : -sign;
 }
 
-function shaOf(line: Buffer, refuse: (reason: string) => Error): string {
-  const field = line.indexOf(SHA_FIELD);
-  const sha256 = field === -1 ? "" : line.toString("latin1", field + SHA_FIELD.byteLength, field + SHA_FIELD.byteLength + 64);
+const HEX = new Int8Array(256).fill(-1);
+for (let digit = 0; digit < 16; digit += 1) HEX["0123456789abcdef".charCodeAt(digit)] = digit;
+
+/** The first 32 bits of a hex hash at `at`, read in place. */
+function hashHead(bytes: Buffer, at: number, refuse: (reason: string) => Error): number {
+  let head = 0;
+  for (let index = at; index < at + 8; index += 1) {
+    const digit = HEX[bytes[index] ?? 0] as number;
+    if (digit < 0) throw refuse("a content without a hash");
+    head = head * 16 + digit;
+  }
+  return head;
+}
+
+function hashAt(bytes: Buffer, at: number, refuse: (reason: string) => Error): string {
+  const sha256 = at < 0 ? "" : bytes.toString("latin1", at, at + 64);
   if (!/^[0-9a-f]{64}$/.test(sha256)) throw refuse("a content without a hash");
   return sha256;
-}
-
-function sizeOf(line: Buffer, refuse: (reason: string) => Error): number {
-  return numberAfter(line, SIZE_FIELD, refuse);
-}
-
-/** The non-negative integer right after `field` in a line. */
-function numberAfter(line: Buffer, fieldName: Buffer, refuse: (reason: string) => Error): number {
-  const field = line.indexOf(fieldName);
-  if (field === -1) throw refuse(`a line without ${fieldName.toString("latin1")}`);
-  let size = 0;
-  let digits = 0;
-  for (let index = field + fieldName.byteLength; index < line.byteLength; index += 1) {
-    const digit = (line[index] ?? 0) - 0x30;
-    if (digit < 0 || digit > 9) break;
-    size = size * 10 + digit;
-    digits += 1;
-  }
-  if (digits === 0) throw refuse(`a line without ${fieldName.toString("latin1")}`);
-  return size;
 }

@@ -1,0 +1,174 @@
+import { createHash } from "node:crypto";
+import { type BlobStore, createMemoryBlobStore } from "@open-managed-agents/blob-store";
+import { describe, expect, it } from "vitest";
+import { compareKeys, scanBase } from "../src/checkpoint/base-scan.js";
+import { MANIFEST_HANDLE_FORMAT, type ManifestHandleMetadata } from "../src/checkpoint/manifest-handle.js";
+import type { ManifestEntry, PackLocation } from "../src/checkpoint/manifest.js";
+import { MANIFEST_V3_HEADER, encodeManifestLines } from "../src/checkpoint/manifest-lines.js";
+import { pathKey } from "../src/checkpoint/split-records.js";
+import { prng } from "./random-workspace.js";
+import { codeOf } from "./runtime-helpers.js";
+
+// scanBase reads every line of a base manifest in place (a fast path for lines as this driver writes them,
+// a field search for any other): checked here against what the entries say, over real encoded manifests
+// in an in-memory blob store that hands the bytes out in chunks of every size.
+const NAMES = ["a", "a-b", "a.b", "b", "é", "日本", 'q"uote', "back\\slash", "sp ace", "z", "a0", "Z", "tab\tname"];
+
+function sha(seed: string): string {
+  return createHash("sha256").update(seed).digest("hex");
+}
+
+/** A store whose objects stream in chunks of `size` bytes, so lines are cut at every position. */
+function chunkedStore(store: BlobStore, size: number): BlobStore {
+  return {
+    ...store,
+    async get(key) {
+      const object = await store.get(key);
+      if (!object) return null;
+      const bytes = await object.bytes();
+      return {
+        ...object,
+        stream: () =>
+          new ReadableStream<Uint8Array>({
+            start(controller) {
+              for (let offset = 0; offset < bytes.byteLength; offset += size) controller.enqueue(bytes.subarray(offset, offset + size));
+              controller.close();
+            },
+          }),
+      };
+    },
+  };
+}
+
+async function putBytes(store: BlobStore, bytes: Buffer): Promise<ManifestHandleMetadata> {
+  const sha256 = sha(bytes.toString("latin1"));
+  const contentHash = `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+  const manifestKey = `m/${sha256}`;
+  await store.put(manifestKey, bytes);
+  return { format: MANIFEST_HANDLE_FORMAT, session: "0".repeat(32), contentHash, size: bytes.byteLength, manifestKey };
+}
+
+async function encode(entries: readonly ManifestEntry[]): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of encodeManifestLines((async function* () {
+    yield* entries;
+  })())) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+/** A random tree's entries in manifest order: folders, symlinks, files packed, in blobs of their own and empty. */
+function randomEntries(random: () => number): ManifestEntry[] {
+  const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)] as T;
+  const packs = [0, 1, 2].map((index) => ({ sha256: sha(`pack${index}`), size: 10_000 }));
+  const paths = new Set<string>();
+  for (let index = 0; index < 120; index += 1) paths.add([pick(NAMES), pick(NAMES), pick(NAMES)].slice(0, 1 + Math.floor(random() * 3)).join("/"));
+  const entries: ManifestEntry[] = [];
+  for (const path of [...paths].sort((a, b) => Buffer.compare(pathKey(a), pathKey(b)))) {
+    const roll = random();
+    const content = sha(`content${Math.floor(random() * 90)}`);
+    if (roll < 0.15) entries.push({ type: "directory", path, mode: 0o755, mtime: 7 });
+    else if (roll < 0.25) entries.push({ type: "symlink", path, mode: 0o777, mtime: 7, target: pick(NAMES) });
+    else if (roll < 0.3) entries.push({ type: "file", path, mode: 0o644, mtime: 7, size: 0, sha256: sha("") });
+    else if (roll < 0.5) entries.push({ type: "file", path, mode: 0o600, mtime: 9, size: 300_000 + Math.floor(random() * 1000), sha256: content });
+    else entries.push({ type: "file", path, mode: 0o644, mtime: 8, size: 1 + Math.floor(random() * 500), sha256: content, location: { pack: pick(packs), offset: Math.floor(random() * 9000) } });
+  }
+  return entries;
+}
+
+/** What a scan must find, worked out from the entries themselves. */
+function expected(entries: readonly ManifestEntry[], wanted: ReadonlySet<string>, contents: ReadonlySet<string>) {
+  const files = entries.filter((entry) => entry.type === "file");
+  const packs = [...new Set(files.flatMap((entry) => (entry.location ? [entry.location.pack.sha256] : [])))];
+  const located = new Map<string, PackLocation | null>();
+  for (const entry of files) if (entry.size > 0 && entry.location && contents.has(entry.sha256) && !located.has(entry.sha256)) located.set(entry.sha256, entry.location);
+  for (const entry of files) if (entry.size > 0 && !entry.location && contents.has(entry.sha256) && !located.has(entry.sha256)) located.set(entry.sha256, null);
+  const found = new Map<string, ManifestEntry>();
+  for (const entry of entries) {
+    if (!wanted.has(entry.path)) continue;
+    if (entry.type !== "file" || !entry.location) found.set(entry.path, entry);
+    else {
+      const { location: _, ...plain } = entry;
+      found.set(entry.path, plain);
+    }
+  }
+  return {
+    count: entries.length,
+    bytes: files.reduce((total, entry) => total + entry.size, 0),
+    found,
+    objects: { packs, blobs: files.filter((entry) => entry.size > 0 && !entry.location).map((entry) => entry.sha256) },
+    contents: located,
+  };
+}
+
+describe("scanBase", () => {
+  it("finds totals, objects, the wanted entries and the asked contents as the entries say, at any chunk size (30 seeds)", async () => {
+    for (let seed = 1; seed <= 30; seed += 1) {
+      const random = prng(seed);
+      const entries = randomEntries(random);
+      const wanted = new Set([...entries.filter(() => random() < 0.3).map((entry) => entry.path), "absent", "a/absent", "é/x"]);
+      const contents = new Set([...entries.flatMap((entry) => (entry.type === "file" && random() < 0.4 ? [entry.sha256] : [])), sha("nowhere")]);
+      const store = createMemoryBlobStore();
+      const base = await putBytes(store, await encode(entries));
+      const want = expected(entries, wanted, contents);
+      for (const size of [1, 7, 64, 1 << 20]) {
+        const scan = await scanBase(chunkedStore(store, size), base, wanted, contents);
+        expect({ ...scan, found: new Map([...scan.found].sort()), contents: new Map([...scan.contents].sort()) }, `seed ${seed}, chunks of ${size}`).toEqual({
+          ...want,
+          found: new Map([...want.found].sort()),
+          contents: new Map([...want.contents].sort()),
+        });
+      }
+    }
+  });
+
+  it("reads lines whose fields come in another order alike", async () => {
+    const pack = { sha256: sha("pack"), size: 100 };
+    const entries: ManifestEntry[] = [
+      { type: "file", path: "a", mode: 0o644, mtime: 1, size: 5, sha256: sha("a"), location: { pack, offset: 3 } },
+      { type: "file", path: "b", mode: 0o644, mtime: 1, size: 400_000, sha256: sha("b") },
+    ];
+    const lines = [
+      MANIFEST_V3_HEADER.trimEnd(),
+      JSON.stringify({ type: "pack", size: 100, sha256: pack.sha256 }),
+      JSON.stringify({ type: "file", path: "a", sha256: sha("a"), offset: 3, size: 5, pack: 0, mtime: 1, mode: 0o644 }),
+      JSON.stringify({ type: "file", path: "b", size: 400_000, mode: 0o644, sha256: sha("b"), mtime: 1 }),
+    ];
+    const store = createMemoryBlobStore();
+    const base = await putBytes(store, Buffer.from(`${lines.join("\n")}\n`));
+    const scan = await scanBase(store, base, new Set(["a", "b"]), new Set([sha("a"), sha("b")]));
+    expect(scan).toEqual(expected(entries, new Set(["a", "b"]), new Set([sha("a"), sha("b")])));
+  });
+
+  it("refuses lines out of order, a line without a path or size, and a file without a hash", async () => {
+    const file = (path: string) => ({ type: "file", path, mode: 420, mtime: 1, size: 5, sha256: sha(path) });
+    const bad = [
+      [file("b"), file("a")],
+      [file("a"), file("a")],
+      [file("a/b"), file("a-b")],
+      [{ type: "directory", mode: 493, mtime: 1 }],
+      [{ type: "file", path: "a", mode: 420, mtime: 1, sha256: sha("a") }],
+      [{ type: "file", path: "a", mode: 420, mtime: 1, size: 5 }],
+    ];
+    for (const lines of bad) {
+      const store = createMemoryBlobStore();
+      const base = await putBytes(store, Buffer.from(`${[MANIFEST_V3_HEADER.trimEnd(), ...lines.map((line) => JSON.stringify(line))].join("\n")}\n`));
+      expect(await codeOf(scanBase(store, base, new Set())), JSON.stringify(lines)).toBe("integrity_failed");
+    }
+  });
+});
+
+describe("compareKeys", () => {
+  it("orders paths as Buffer.compare orders their keys", () => {
+    const random = prng(7);
+    const paths = [...NAMES, "a/b", "a/b/c", "a//", "a/", "ab", "a\u0000"];
+    for (let index = 0; index < 200; index += 1) paths.push([NAMES[Math.floor(random() * NAMES.length)], NAMES[Math.floor(random() * NAMES.length)]].join(random() < 0.5 ? "/" : ""));
+    for (const left of paths) {
+      for (const right of paths) {
+        const a = Buffer.from(left);
+        const b = Buffer.from(`__${right}`);
+        const order = Math.sign(compareKeys(a, 0, a.length, b, 2, b.length));
+        expect(order, `${left} vs ${right}`).toBe(Math.sign(Buffer.compare(pathKey(left), pathKey(right))));
+      }
+    }
+  });
+});
