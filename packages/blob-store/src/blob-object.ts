@@ -14,18 +14,25 @@ export function createBlobObject(info: BlobObjectInfo, openBody: () => ReadableS
   };
   const stream = (): ReadableStream<Uint8Array> => {
     claim();
-    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
-    return new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        reader ??= (await openBody()).getReader();
-        const { done, value } = await reader.read();
-        if (done) controller.close();
-        else controller.enqueue(value);
+    // The body opens on the first read, not when the stream is made (a high-water mark of 0 pulls only on
+    // demand), and a cancel waits for an open in flight and cancels what it opened: a body cancelled or
+    // dropped before it was read leaves no file or connection open behind it.
+    let opening: Promise<ReadableStreamDefaultReader<Uint8Array>> | undefined;
+    const open = () => (opening ??= Promise.resolve(openBody()).then((body) => body.getReader()));
+    return new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          const { done, value } = await (await open()).read();
+          if (done) controller.close();
+          else controller.enqueue(value);
+        },
+        async cancel(reason) {
+          const reader = await opening?.catch(() => undefined);
+          await reader?.cancel(reason);
+        },
       },
-      async cancel(reason) {
-        await reader?.cancel(reason);
-      },
-    });
+      { highWaterMark: 0 },
+    );
   };
   const bytes = async (): Promise<Uint8Array> => {
     claim();

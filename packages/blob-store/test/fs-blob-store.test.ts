@@ -89,6 +89,25 @@ describe("filesystem blob store specifics", () => {
     expect(await (await store.get("moving"))?.text()).toBe("version two");
   });
 
+  it("closes the object file when a body is cancelled, read partly or never read", async () => {
+    const store = createFsBlobStore({ rootDir: await freshRoot() });
+    await store.put("k", new Uint8Array(1024 * 1024).fill(7));
+    const openFiles = async () => (await readdir("/proc/self/fd")).length;
+    const before = await openFiles();
+    for (let round = 0; round < 20; round += 1) {
+      // Cancelled at once, while the body may still be opening its file.
+      await (await store.get("k"))?.stream().cancel();
+      // Cancelled after one chunk.
+      const reader = (await store.get("k"))?.stream().getReader();
+      await reader?.read();
+      await reader?.cancel();
+      // Taken and dropped unread: nothing is opened for it.
+      (await store.get("k"))?.stream();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await openFiles()).toBe(before);
+  });
+
   it("refuses a key segment longer than a file name with limit_exceeded, and reports it missing", async () => {
     const store = createFsBlobStore({ rootDir: await freshRoot() });
     const key = `dir/${"s".repeat(251)}`;
