@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
+import { createByteReader } from "@open-managed-agents/workspace-archive";
 import { type Codec, transcode, zstdSupport } from "../src/checkpoint/codec.js";
 
 /** Chunks of `bytes` handed out from one reused buffer, as a spool reader does. */
@@ -73,6 +74,16 @@ describe("transcode", () => {
       expect(piece.byteLength).toBeGreaterThan(0);
       break;
     }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(execFileSync("sh", ["-c", "pgrep -c -x zstd || true"]).toString().trim()).toBe(before);
+  });
+
+  it("stops its process when a byte reader over it is closed early, as a refused checkpoint does", async () => {
+    const before = execFileSync("sh", ["-c", "pgrep -c -x zstd || true"]).toString().trim();
+    const encoded = execFileSync("zstd", ["-1", "-q", "-c"], { input: Buffer.concat([noise, noise, noise]), maxBuffer: 64 * 1024 * 1024 });
+    const reader = createByteReader(transcode(reused(encoded), "zstd", "decode"));
+    expect((await reader.read(1024))?.byteLength).toBe(1024);
+    await reader.close();
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(execFileSync("sh", ["-c", "pgrep -c -x zstd || true"]).toString().trim()).toBe(before);
   });

@@ -14,6 +14,11 @@ export interface ByteReader {
   drain(): Promise<void>;
   /** Whether the stream has no byte left. */
   atEnd(): Promise<boolean>;
+  /**
+   * Stops reading: the source's iterator is returned (a generator runs its cleanup, a process behind it is
+   * ended), and every later read finds the end. Call it when leaving before the end, as on a refusal.
+   */
+  close(): Promise<void>;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -96,6 +101,12 @@ export function createByteReader(source: AsyncIterable<Buffer | Uint8Array>): By
     },
     async atEnd() {
       return !(await fill());
+    },
+    async close() {
+      head = EMPTY;
+      if (ended) return;
+      ended = true;
+      await iterator.return?.();
     },
   };
 }

@@ -30,6 +30,8 @@ export interface TarMemberReader {
   bodyChunks(): AsyncGenerator<Buffer>;
   /** Bytes of the archive read so far. */
   readonly position: number;
+  /** Stops reading the archive before its end, returning the source's iterator (see `ByteReader.close`). */
+  close(): Promise<void>;
 }
 
 /** Options of {@link createTarMemberReader}. */
@@ -104,6 +106,12 @@ export function createTarMemberReader(source: AsyncIterable<Uint8Array>, options
   return {
     get position() {
       return reader.position;
+    },
+    async close() {
+      finished = true;
+      bodyLeft = 0;
+      paddingLeft = 0;
+      await reader.close();
     },
     async next() {
       if (finished) return null;

@@ -51,6 +51,25 @@ describe("byte reader", () => {
     expect(await createByteReader(chunksOf("ab")).skip(3)).toBe(2);
   });
 
+  it("closes its source when left early: the generator's cleanup runs and later reads find the end", async () => {
+    let cleaned = 0;
+    async function* source(): AsyncGenerator<Buffer> {
+      try {
+        for (;;) yield Buffer.from("abcd");
+      } finally {
+        cleaned += 1;
+      }
+    }
+    const reader = createByteReader(source());
+    expect((await reader.read(6))?.toString()).toBe("abcdab");
+    await reader.close();
+    expect(cleaned).toBe(1);
+    expect(await reader.read(1)).toBeNull();
+    expect(await reader.atEnd()).toBe(true);
+    await reader.close();
+    expect(cleaned).toBe(1);
+  });
+
   it("passes errors of the source on", async () => {
     async function* failing(): AsyncGenerator<Buffer> {
       yield Buffer.from("ab");

@@ -99,6 +99,23 @@ describe("createTarMemberReader", () => {
     expect(seen).toEqual(["fifo:other:6", "device:other:3", "file:file:0", "hard:link:1", "after:file:0"]);
   });
 
+  it("closes its source when left after the first member, and answers the end after", async () => {
+    const archive = await craftArchive([{ name: "a.txt", body: "hello" }, { name: "b.txt", body: "world" }]);
+    let cleaned = false;
+    async function* chunks(): AsyncGenerator<Buffer> {
+      try {
+        for (let offset = 0; offset < archive.byteLength; offset += 512) yield archive.subarray(offset, offset + 512);
+      } finally {
+        cleaned = true;
+      }
+    }
+    const reader = createTarMemberReader(chunks());
+    expect((await reader.next())?.name).toBe("a.txt");
+    await reader.close();
+    expect(cleaned).toBe(true);
+    expect(await reader.next()).toBeNull();
+  });
+
   it("refuses a bad checksum, a truncated member and an oversized long name as corrupt_archive", async () => {
     const good = await craftArchive([{ name: "a.txt", body: "hello" }]);
     const badChecksum = Buffer.from(good);

@@ -129,17 +129,23 @@ export function createContentTransfer(options: ContentTransferOptions) {
   const storeContents = async (source: AsyncIterable<Buffer>, session: string, missing: MissingContents): Promise<StoredContents> => {
     const reader = createByteReader(source);
     const packs = createPackWriter({ store, keyPrefix: options.keyPrefix, session });
-    for await (const file of missing.files()) {
-      if (file.size <= SMALL_BLOB_BYTES) {
-        // Small contents share pack objects: a store call each would dominate the checkpoint.
-        const bytes = await reader.read(file.size);
-        if (!bytes) throw changedWhileCheckpointed(file);
-        await packs.add(file, bytes);
-      } else {
-        await storeBlob(session, file, reader.chunks(file.size));
+    try {
+      for await (const file of missing.files()) {
+        if (file.size <= SMALL_BLOB_BYTES) {
+          // Small contents share pack objects: a store call each would dominate the checkpoint.
+          const bytes = await reader.read(file.size);
+          if (!bytes) throw changedWhileCheckpointed(file);
+          await packs.add(file, bytes);
+        } else {
+          await storeBlob(session, file, reader.chunks(file.size));
+        }
       }
+      if (!(await reader.atEnd())) throw new SandboxFailedError({ message: "a workspace file changed while it was checkpointed: the sandbox sent more bytes than listed" });
+    } catch (error) {
+      // Left early: the decoder behind the reader (a process, when it is zstd's) is ended with it.
+      await reader.close().catch(() => undefined);
+      throw error;
     }
-    if (!(await reader.atEnd())) throw new SandboxFailedError({ message: "a workspace file changed while it was checkpointed: the sandbox sent more bytes than listed" });
     return await packs.finish();
   };
 

@@ -151,6 +151,8 @@ export async function consume(readable: Readable, codec: Codec, input: Pick<Stre
       }
       await inspection.finish();
     } catch (error) {
+      // Left early: the decoder behind the reader (a process, when it is zstd's) is ended with it.
+      await reader.close().catch(() => undefined);
       throw asCheckpointRefusal(error);
     }
     await contents.finish();
