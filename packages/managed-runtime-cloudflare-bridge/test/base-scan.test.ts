@@ -139,7 +139,7 @@ describe("scanBase", () => {
     expect(scan).toEqual(expected(entries, new Set(["a", "b"]), new Set([sha("a"), sha("b")])));
   });
 
-  it("refuses lines out of order, a line without a path or size, and a file without a hash", async () => {
+  it("refuses lines out of order, a line without a path or size, a file without a hash, and a path that is not JSON", async () => {
     const file = (path: string) => ({ type: "file", path, mode: 420, mtime: 1, size: 5, sha256: sha(path) });
     const bad = [
       [file("b"), file("a")],
@@ -148,10 +148,12 @@ describe("scanBase", () => {
       [{ type: "directory", mode: 493, mtime: 1 }],
       [{ type: "file", path: "a", mode: 420, mtime: 1, sha256: sha("a") }],
       [{ type: "file", path: "a", mode: 420, mtime: 1, size: 5 }],
+      // An escape that is no JSON, in a path read for its order only.
+      ['{"type":"directory","path":"a\\x\\","mode":493,"mtime":1}'],
     ];
     for (const lines of bad) {
       const store = createMemoryBlobStore();
-      const base = await putBytes(store, Buffer.from(`${[MANIFEST_V3_HEADER.trimEnd(), ...lines.map((line) => JSON.stringify(line))].join("\n")}\n`));
+      const base = await putBytes(store, Buffer.from(`${[MANIFEST_V3_HEADER.trimEnd(), ...lines.map((line) => (typeof line === "string" ? line : JSON.stringify(line)))].join("\n")}\n`));
       expect(await codeOf(scanBase(store, base, new Set())), JSON.stringify(lines)).toBe("integrity_failed");
     }
   });

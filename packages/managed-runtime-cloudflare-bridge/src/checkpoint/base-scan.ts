@@ -4,7 +4,7 @@ import type { ManifestHandleMetadata } from "./manifest-handle.js";
 import { type ManifestEntry, type PackLocation, type PackRef, wireEntrySchema } from "./manifest.js";
 import { MANIFEST_V3_HEADER } from "./manifest-lines.js";
 import { verifiedChunks } from "./manifest-store.js";
-import { readLineFields } from "./line-fields.js";
+import { parseLine, readLineFields } from "./line-fields.js";
 import { forEachRecord } from "./split-records.js";
 
 /** What a scan of a base manifest found. */
@@ -78,7 +78,7 @@ export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, w
     while (next !== undefined && compareKeys(next, 0, next.length, pathBytes, pathStart, pathEnd) < 0) next = targets[++target];
     const wantedPath = next !== undefined && compareKeys(next, 0, next.length, pathBytes, pathStart, pathEnd) === 0 ? next.toString("utf8") : null;
     if (line.kind !== "file") {
-      if (wantedPath !== null) found.set(wantedPath, parseEntry(chunk, start, end));
+      if (wantedPath !== null) found.set(wantedPath, parseEntry(chunk, start, end, refuse));
       return;
     }
     const { size } = line;
@@ -95,7 +95,7 @@ export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, w
       }
     }
     if (wantedPath !== null) {
-      const entry = parseEntry(chunk, start, end);
+      const entry = parseEntry(chunk, start, end, refuse);
       if (entry.type !== "file" || entry.size !== size) throw refuse("an entry that does not parse alike");
       const { pack: _pack, offset: _offset, ...plain } = entry;
       found.set(wantedPath, plain);
@@ -108,8 +108,8 @@ export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, w
   return { count, bytes, found, objects: { packs, blobs }, contents: located };
 }
 
-function parseEntry(chunk: Buffer, start: number, end: number) {
-  return parseRecord(wireEntrySchema, JSON.parse(chunk.toString("utf8", start, end)), { record: "checkpoint manifest entry", code: "integrity_failed" });
+function parseEntry(chunk: Buffer, start: number, end: number, refuse: (reason: string) => Error) {
+  return parseRecord(wireEntrySchema, parseLine(chunk, start, end, refuse), { record: "checkpoint manifest entry", code: "integrity_failed" });
 }
 
 /**

@@ -140,7 +140,7 @@ function readPath(bytes: Buffer, start: number, end: number, refuse: (reason: st
       return;
     }
     if (byte === BACKSLASH) {
-      const decoded = (JSON.parse(bytes.toString("utf8", start, end)) as { path?: unknown }).path;
+      const decoded = (parseLine(bytes, start, end, refuse) as { path?: unknown } | null)?.path;
       if (typeof decoded !== "string") break;
       fields.pathBytes = Buffer.from(decoded);
       fields.pathStart = 0;
@@ -196,4 +196,13 @@ function shaAt(bytes: Buffer, start: number, end: number, refuse: (reason: strin
   const at = fieldAt(bytes, start, end, SHA_FIELD);
   if (at === -1 || at + SHA_FIELD.byteLength + 64 > end) throw refuse("a content without a hash");
   return at + SHA_FIELD.byteLength;
+}
+
+/** The line as JSON; a line that is not JSON is refused through `refuse`. */
+export function parseLine(bytes: Buffer, start: number, end: number, refuse: (reason: string) => Error): unknown {
+  try {
+    return JSON.parse(bytes.toString("utf8", start, end));
+  } catch {
+    throw refuse("a line that is not JSON");
+  }
 }
