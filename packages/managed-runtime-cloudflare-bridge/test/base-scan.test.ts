@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import { type BlobStore, createMemoryBlobStore } from "@open-managed-agents/blob-store";
 import { describe, expect, it } from "vitest";
-import { compareKeys, scanBase } from "../src/checkpoint/base-scan.js";
+import { scanBase } from "../src/checkpoint/base-scan.js";
 import { MANIFEST_HANDLE_FORMAT, type ManifestHandleMetadata } from "../src/checkpoint/manifest-handle.js";
 import type { ManifestEntry, PackLocation } from "../src/checkpoint/manifest.js";
 import { MANIFEST_V3_HEADER, encodeManifestLines } from "../src/checkpoint/manifest-lines.js";
-import { pathKey } from "../src/checkpoint/split-records.js";
+import { compareKeys, pathKey } from "../src/checkpoint/split-records.js";
 import { prng } from "./random-workspace.js";
 import { codeOf } from "./runtime-helpers.js";
 

@@ -5,7 +5,7 @@ import { type ManifestEntry, type PackLocation, type PackRef, wireEntrySchema } 
 import { MANIFEST_V3_HEADER } from "./manifest-lines.js";
 import { verifiedChunks } from "./manifest-store.js";
 import { parseLine, readLineFields } from "./line-fields.js";
-import { forEachRecord } from "./split-records.js";
+import { compareKeys, forEachRecord } from "./split-records.js";
 
 /** What a scan of a base manifest found. */
 export interface BaseScan {
@@ -23,7 +23,6 @@ export interface BaseScan {
 
 const HEADER = Buffer.from(MANIFEST_V3_HEADER.slice(0, -1), "latin1");
 const MAX_LINE_BYTES = 16 * 1024;
-const SLASH = 0x2f;
 
 /**
  * Reads a /3 manifest once for a delta: counts its entries and file bytes, notes the objects it places
@@ -110,29 +109,6 @@ export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, w
 
 function parseEntry(chunk: Buffer, start: number, end: number, refuse: (reason: string) => Error) {
   return parseRecord(wireEntrySchema, parseLine(chunk, start, end, refuse), { record: "checkpoint manifest entry", code: "integrity_failed" });
-}
-
-/**
- * `Buffer.compare(pathKey(a), pathKey(b))` for paths given as ranges of UTF-8 bytes, without building the
- * keys. A loop in JavaScript: paths are short, and a native compare per line cost more in its call.
- */
-export function compareKeys(a: Buffer, aStart: number, aEnd: number, b: Buffer, bStart: number, bEnd: number): number {
-  const aLength = aEnd - aStart;
-  const bLength = bEnd - bStart;
-  const shared = Math.min(aLength, bLength);
-  for (let index = 0; index < shared; index += 1) {
-    const left = a[aStart + index] as number;
-    const right = b[bStart + index] as number;
-    if (left !== right) return left < right ? -1 : 1;
-  }
-  if (aLength === bLength) return 0;
-  // One is a prefix of the other: the shorter goes on with "//", the longer with its own next bytes (no
-  // path holds "//", so the second of them settles it).
-  const [longer, longerStart, sign] = aLength > bLength ? [a, aStart, 1] : [b, bStart, -1];
-  const first = longer[longerStart + shared] as number;
-  if (first !== SLASH) return first > SLASH ? sign : -sign;
-  const second = shared + 1 < Math.max(aLength, bLength) ? (longer[longerStart + shared + 1] as number) : SLASH;
-  return second >= SLASH ? sign : -sign;
 }
 
 const HEX = new Int8Array(256).fill(-1);

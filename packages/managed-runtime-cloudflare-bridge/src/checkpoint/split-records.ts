@@ -108,3 +108,28 @@ export function comparePaths(a: string, b: string): number {
   const right = `${b}//`;
   return left < right ? -1 : left > right ? 1 : 0;
 }
+
+const SLASH = 0x2f;
+
+/**
+ * `Buffer.compare(pathKey(a), pathKey(b))` for paths given as ranges of UTF-8 bytes, without building the
+ * keys. A loop in JavaScript: paths are short, and a native compare per line cost more in its call.
+ */
+export function compareKeys(a: Buffer, aStart: number, aEnd: number, b: Buffer, bStart: number, bEnd: number): number {
+  const aLength = aEnd - aStart;
+  const bLength = bEnd - bStart;
+  const shared = Math.min(aLength, bLength);
+  for (let index = 0; index < shared; index += 1) {
+    const left = a[aStart + index] as number;
+    const right = b[bStart + index] as number;
+    if (left !== right) return left < right ? -1 : 1;
+  }
+  if (aLength === bLength) return 0;
+  // One is a prefix of the other: the shorter goes on with "//", the longer with its own next bytes (no
+  // path holds "//", so the second of them settles it).
+  const [longer, longerStart, sign] = aLength > bLength ? [a, aStart, 1] : [b, bStart, -1];
+  const first = longer[longerStart + shared] as number;
+  if (first !== SLASH) return first > SLASH ? sign : -sign;
+  const second = shared + 1 < Math.max(aLength, bLength) ? (longer[longerStart + shared + 1] as number) : SLASH;
+  return second >= SLASH ? sign : -sign;
+}
