@@ -191,4 +191,30 @@ describe("bridge client against a hostile bridge", () => {
     await client.destroy(ID);
     expect(calls).toBe(2);
   });
+
+  it("sends a delete of a sandbox only after another client's delete of it in this process answered", async () => {
+    // The bridge starts a container to answer a delete of a sandbox whose container is gone; two at once can
+    // leave one of those containers running unassigned, so a host's late delete and a reconciler's reap queue.
+    const other = createBridgeClient({ baseUrl: bridge.url, apiKey: API_KEY, retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 } });
+    const OTHER_ID = "zyxwvutsrqponmlkjihgfedcba";
+    const events: string[] = [];
+    let first = true;
+    bridge.respond((request, response) => {
+      const name = request.url?.endsWith(OTHER_ID) ? "other" : "id";
+      events.push(`start ${name}`);
+      // The first answer is a bridge error: the queue waits for a failed delete as for a successful one.
+      const status = name === "id" && first ? 500 : 204;
+      if (name === "id") first = false;
+      setTimeout(() => {
+        events.push(`end ${name}`);
+        response.writeHead(status).end();
+      }, 50);
+    });
+    const results = await Promise.allSettled([client.destroy(ID), other.destroy(ID), other.destroy(OTHER_ID), client.destroy(ID)]);
+    // The last call joins the first one's request on the same client.
+    expect(results.map((result) => result.status)).toEqual(["rejected", "fulfilled", "fulfilled", "rejected"]);
+    expect(events.filter((event) => event.endsWith(" id"))).toEqual(["start id", "end id", "start id", "end id"]);
+    // Another sandbox's delete does not wait.
+    expect(events.slice(0, 2)).toEqual(["start id", "start other"]);
+  });
 });

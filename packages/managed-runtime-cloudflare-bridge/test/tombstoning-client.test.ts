@@ -136,4 +136,45 @@ describe("tombstoning bridge client", () => {
       vi.useRealTimers();
     }
   });
+
+  it("moves the late deletes after the last late call instead of adding a set per call", async () => {
+    vi.useFakeTimers();
+    try {
+      const inner = recordingClient();
+      let releaseSecond: () => void = () => undefined;
+      const secondGate = new Promise<void>((resolve) => (releaseSecond = resolve));
+      const originalReadFile = inner.client.readFile;
+      inner.client.readFile = async (id, path) => {
+        await secondGate;
+        return originalReadFile(id, path);
+      };
+      const client = createTombstoningClient(inner.client);
+      inner.hold();
+      const status = client.running("e");
+      const read = client.readFile("e", "/workspace/x");
+      await vi.advanceTimersByTimeAsync(0);
+      await client.destroy("e");
+      inner.release();
+      await status;
+      await vi.advanceTimersByTimeAsync(1_000);
+      releaseSecond();
+      await read;
+      await vi.advanceTimersByTimeAsync(0);
+      const deletes = () => inner.calls.filter((call) => call === "destroy e").length;
+      // The delete itself and one at once after each late call.
+      expect(deletes()).toBe(3);
+      // The first call's late deletes were moved to follow the second call's settling, 1 s later.
+      const [soon, last] = LATE_DELETES_MS as [number, number];
+      await vi.advanceTimersByTimeAsync(soon - 1);
+      expect(deletes()).toBe(3);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(deletes()).toBe(4);
+      await vi.advanceTimersByTimeAsync(last - soon);
+      expect(deletes()).toBe(5);
+      await vi.advanceTimersByTimeAsync(120_000);
+      expect(deletes()).toBe(5);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });

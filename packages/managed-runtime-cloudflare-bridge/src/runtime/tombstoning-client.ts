@@ -17,7 +17,9 @@ export const LATE_DELETES_MS: readonly number[] = [3_000, 35_000];
  *
  * A call already in flight when `destroy` is issued may still be starting a container that the
  * delete cannot see yet (the bridge deletes only an assigned container), so each such call is
- * followed by best-effort deletes once it settles: one at once, then at each of {@link LATE_DELETES_MS}.
+ * followed by best-effort deletes once it settles: one at once, then at each of {@link LATE_DELETES_MS}
+ * after the last such call of that sandbox settled. Each of these deletes costs the bridge a container
+ * start when nothing is left to delete, so calls settling one after another share one set of late deletes.
  */
 export function createTombstoningClient(client: BridgeClient, destroyed: DestroyedSandboxes = createDestroyedSandboxes()): BridgeClient {
   const guarded = async <T>(id: string, operation: string, call: () => Promise<T>): Promise<T> => {
@@ -31,6 +33,8 @@ export function createTombstoningClient(client: BridgeClient, destroyed: Destroy
   // Deletes this wrapper issued and that have not answered; a follow-up waits for them so that it is a
   // request of its own, not one joined to a delete the bridge may have answered before the start landed.
   const deleting = new Map<string, Promise<void>>();
+  // The late deletes each sandbox has scheduled: a call that settles later moves them later.
+  const lateDeletes = new Map<string, ReturnType<typeof setTimeout>[]>();
   const deleteIfDestroyedMeanwhile = (id: string) => {
     if (!destroyed.has(id)) return;
     const previous = deleting.get(id) ?? Promise.resolve();
@@ -39,10 +43,17 @@ export function createTombstoningClient(client: BridgeClient, destroyed: Destroy
       .then(() => client.destroy(id))
       .catch(() => undefined);
     // A call given up on this side (aborted, timed out) may still be starting its container in the bridge.
-    // The timers do not hold the process open.
-    for (const delayMs of LATE_DELETES_MS) {
-      setTimeout(() => void client.destroy(id).catch(() => undefined), delayMs).unref?.();
-    }
+    // Deletes after the last settled call cover every earlier one's start too. The timers do not hold the
+    // process open.
+    for (const timer of lateDeletes.get(id) ?? []) clearTimeout(timer);
+    const timers = LATE_DELETES_MS.map((delayMs, index) =>
+      setTimeout(() => {
+        if (index === LATE_DELETES_MS.length - 1 && lateDeletes.get(id) === timers) lateDeletes.delete(id);
+        void client.destroy(id).catch(() => undefined);
+      }, delayMs),
+    );
+    for (const timer of timers) timer.unref?.();
+    lateDeletes.set(id, timers);
   };
 
   return {

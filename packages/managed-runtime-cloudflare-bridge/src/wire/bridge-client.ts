@@ -15,6 +15,15 @@ import { parseSseStream } from "./sse-parser.js";
 /** Sandbox ids the bridge accepts. */
 export const BRIDGE_SANDBOX_ID_PATTERN = /^[a-z2-7]{1,128}$/;
 
+/**
+ * The delete of each sandbox this process has in flight, by bridge and id, across every client. The bridge
+ * answers a delete of a sandbox whose container is gone by starting a fresh one and then destroying it; two
+ * such deletes at once can both start one while only the one assigned last is destroyed, which leaves the
+ * other running with nothing pointing at it. So deletes of one sandbox from this process go one at a time,
+ * also between driver instances (a host's late deletes and a reconciler's reap of the same sandbox).
+ */
+const processDeletes = new Map<string, Promise<void>>();
+
 /** Options of {@link createBridgeClient}. */
 export interface BridgeClientOptions {
   readonly baseUrl: string;
@@ -63,7 +72,10 @@ export interface BridgeClient {
   persist(id: string, excludes: readonly string[], signal?: AbortSignal): Promise<ReadableStream<Uint8Array>>;
   /** `POST …/hydrate`: extracts a tar into `/workspace`. Never retried. */
   hydrate(id: string, tar: Uint8Array, signal?: AbortSignal): Promise<void>;
-  /** `DELETE /v1/sandbox/:id`: 204 and 404 are success; concurrent calls share one request. Retried. */
+  /**
+   * `DELETE /v1/sandbox/:id`: 204 and 404 are success; concurrent calls on this client share one request, and
+   * a delete of the same sandbox by another client in this process is waited for first. Retried.
+   */
   destroy(id: string): Promise<void>;
 }
 
@@ -227,12 +239,19 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
       const inFlight = deletes.get(id);
       if (inFlight) return inFlight;
       rememberDeleted(id);
+      const key = `${baseUrl} ${id}`;
+      const before = processDeletes.get(key);
       const attempt = (async () => {
+        await before?.catch(() => undefined);
         const response = await send("delete", sandboxUrl(id), { method: "DELETE" }, true);
         if (!response.ok && response.status !== 404) throw await bridgeErrorFromResponse("delete", response);
         await response.body?.cancel().catch(() => undefined);
-      })().finally(() => deletes.delete(id));
+      })().finally(() => {
+        deletes.delete(id);
+        if (processDeletes.get(key) === attempt) processDeletes.delete(key);
+      });
       deletes.set(id, attempt);
+      processDeletes.set(key, attempt);
       return attempt;
     },
   };
