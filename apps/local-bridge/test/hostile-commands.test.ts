@@ -6,7 +6,7 @@
  * next request.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { type LocalBridge, startLocalBridge } from "@open-managed-agents/local-container";
 import { type HostSentinels, plantHostSentinels } from "@open-managed-agents/local-container/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -40,6 +40,18 @@ async function run(id: string, script: string): Promise<{ stdout: string; stderr
   return { stdout: decodeOutput(frames, "stdout"), stderr: decodeOutput(frames, "stderr"), exitCode: exit === undefined ? -1 : (JSON.parse(exit.data) as { exit_code: number }).exit_code };
 }
 
+/**
+ * A script that prints `found <path>` for files holding `content` in every directory of the container's own
+ * (its home directories, temporary directories, mounts and workspace) and for any path anywhere named `name`.
+ * The rest (`/usr`, `/etc`, `/opt`, `/var` but its `tmp`) is the host's system tree shown copy-on-write, where
+ * the sentinels never were; reading all of it (gigabytes on a build machine) would time the probe by the disk.
+ */
+function searchEverywhere(content: string, name: string): string {
+  const holders = `grep -rls -D skip ${content} /root /home /mnt /tmp /var/tmp /workspace /srv`;
+  const named = `find / -path /proc -prune -o -path /sys -prune -o -name ${name} -print`;
+  return `{ ${holders}; ${named}; } 2>/dev/null | head -3 | sed 's/^/found /'`;
+}
+
 /** The host as the probes found it: every sentinel as planted, the host process alive, and the stack serving. */
 async function expectHostUntouched(): Promise<void> {
   expect(host.changes()).toEqual([]);
@@ -69,8 +81,9 @@ describe("hostile commands through bridge exec", () => {
 
   it("cannot read host-only files: the host's /root, /home, /var/tmp, /tmp, /mnt and the checkout are not there", async () => {
     const id = await client.create();
-    const result = await run(id, `cat ${sentinels.hostDir}/secret ${sentinels.root}; ls /home /mnt /var/tmp /tmp ${process.cwd()} 2>&1; grep -rs -D skip ${sentinels.secret} /root /home /mnt /tmp /var /workspace /opt /srv | head -1`);
+    const result = await run(id, `cat ${sentinels.hostDir}/secret ${sentinels.root}; ls /home /mnt /var/tmp /tmp ${process.cwd()} 2>&1; ${searchEverywhere(sentinels.secret, basename(sentinels.hostDir))}`);
     expect(result.stdout + result.stderr).not.toContain(sentinels.secret);
+    expect(result.stdout).not.toMatch(/^found /m);
     expect(result.stdout + result.stderr).not.toContain("host root sentinel");
     expect(result.stdout).toContain(`${process.cwd()}': No such file or directory`);
     await expectHostUntouched();
@@ -98,8 +111,10 @@ describe("hostile commands through bridge exec", () => {
     await run(theirs, `echo their-secret-${tag} > /workspace/secret.txt`);
     const theirTree = join(bridge.containerServer.containers.list().find((container) => existsSync(join(container.directory, "workspace", "secret.txt")))?.directory ?? "/nonexistent", "workspace", "secret.txt");
     expect(readFileSync(theirTree, "utf8")).toBe(`their-secret-${tag}\n`);
-    const result = await run(mine, `cat /workspace/secret.txt ${theirTree} 2>&1; grep -rs -D skip their-secret-${tag} /root /home /mnt /tmp /var /workspace /opt /srv | head -1`);
+    const theirDirectory = basename(dirname(dirname(theirTree)));
+    const result = await run(mine, `cat /workspace/secret.txt ${theirTree} 2>&1; ${searchEverywhere(`their-secret-${tag}`, theirDirectory)}`);
     expect(result.stdout).not.toContain(`their-secret-${tag}`);
+    expect(result.stdout).not.toMatch(/^found /m);
     await expectHostUntouched();
   }, 120_000);
 
