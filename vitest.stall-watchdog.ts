@@ -29,6 +29,8 @@ export function createStallWatchdog(options: StallWatchdogOptions): Reporter {
   let last = { at: Date.now(), what: "run started" };
   const open = new Map<string, string>();
   const failed: string[] = [];
+  // The run's own report of a failure comes at its end, which a stalled run never reaches: kept to print.
+  const failures: string[] = [];
   const seen = (what: string) => {
     last = { at: Date.now(), what };
   };
@@ -41,9 +43,9 @@ export function createStallWatchdog(options: StallWatchdogOptions): Reporter {
         if (silentMs < options.stallMs) return;
         clearInterval(timer);
         const modules = [...open.values()].join(", ") || "none";
-        const failures = failed.length === 0 ? "" : ` Failed before the stall: ${failed.join("; ")}.`;
+        const named = failed.length === 0 ? "" : ` Failed before the stall: ${failed.join("; ")}.`;
         process.stderr.write(
-          `\nvitest stalled: no test event for ${Math.round(silentMs / 1000)} s. Last: ${last.what} at ${new Date(last.at).toISOString()}. Files not reported finished: ${modules}.${failures}\n`,
+          `\nvitest stalled: no test event for ${Math.round(silentMs / 1000)} s. Last: ${last.what} at ${new Date(last.at).toISOString()}. Files not reported finished: ${modules}.${named}\n${failures.join("")}`,
         );
         process.exit(failed.length === 0 ? STALL_EXIT_CODE : STALL_AFTER_FAILURE_EXIT_CODE);
       }, options.checkMs ?? 5_000);
@@ -65,7 +67,11 @@ export function createStallWatchdog(options: StallWatchdogOptions): Reporter {
       seen(`began "${test.fullName}"`);
     },
     onTestCaseResult(test: TestCase) {
-      if (test.result().state === "failed") failed.push(`"${test.fullName}" in ${test.module.relativeModuleId}`);
+      const result = test.result();
+      if (result.state === "failed") {
+        failed.push(`"${test.fullName}" in ${test.module.relativeModuleId}`);
+        failures.push(describeFailure(test.fullName, result.errors ?? []));
+      }
       seen(`finished "${test.fullName}"`);
     },
     onHookStart(hook) {
@@ -78,4 +84,13 @@ export function createStallWatchdog(options: StallWatchdogOptions): Reporter {
       clearInterval(timer);
     },
   };
+}
+
+/** A failed test's errors as the run's own report would have shown them: message, diff and the stack's top. */
+function describeFailure(name: string, errors: readonly { message?: string; diff?: string; stack?: string }[]): string {
+  const shown = errors.map((error) => {
+    const stack = (error.stack ?? "").split("\n").slice(0, 12).join("\n");
+    return [error.message ?? "(no message)", error.diff, stack].filter((part) => part !== undefined && part !== "").join("\n");
+  });
+  return `\nFAILED "${name}":\n${shown.join("\n\n") || "(no error recorded)"}\n`;
 }
