@@ -74,8 +74,9 @@ export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, w
     previousStart = pathStart;
     previousEnd = pathEnd;
     let next = targets[target];
-    while (next !== undefined && compareKeys(next, 0, next.length, pathBytes, pathStart, pathEnd) < 0) next = targets[++target];
-    const wantedPath = next !== undefined && compareKeys(next, 0, next.length, pathBytes, pathStart, pathEnd) === 0 ? next.toString("utf8") : null;
+    let order = 1;
+    while (next !== undefined && (order = compareKeys(next, 0, next.length, pathBytes, pathStart, pathEnd)) < 0) next = targets[++target];
+    const wantedPath = next !== undefined && order === 0 ? next.toString("utf8") : null;
     if (line.kind !== "file") {
       if (wantedPath !== null) found.set(wantedPath, parseEntry(chunk, start, end, refuse));
       return;

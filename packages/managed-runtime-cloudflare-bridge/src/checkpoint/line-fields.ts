@@ -103,8 +103,8 @@ function readWrittenFileLine(bytes: Buffer, start: number, end: number): boolean
   at = sha + 64;
   let pack = -1;
   let offset = 0;
-  if (at + 2 === end && bytes[at] === QUOTE && bytes[at + 1] === CLOSE) at = end;
-  else {
+  // A blob file's line ends right after its hash; a packed file's names its pack and offset.
+  if (at + 2 !== end || bytes[at] !== QUOTE || bytes[at + 1] !== CLOSE) {
     if (!startsWith(bytes, at, end, PACK_AFTER_SHA)) return false;
     const packAt = at + PACK_AFTER_SHA.length;
     at = digitsEnd(bytes, packAt, end);
