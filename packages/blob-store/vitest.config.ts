@@ -9,5 +9,6 @@ export default defineConfig({
     // Cases talk to an s3rver child process or workerd on a shared machine.
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    globalSetup: ["../../vitest.temporary-folder.ts"],
   },
 });

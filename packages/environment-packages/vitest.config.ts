@@ -7,5 +7,6 @@ export default defineConfig({
     // Cases run real pip, npm and venv creation on a shared machine.
     testTimeout: 240_000,
     hookTimeout: 240_000,
+    globalSetup: ["../../vitest.temporary-folder.ts"],
   },
 });

@@ -24,8 +24,8 @@ async function commandLines(): Promise<string[]> {
   return lines;
 }
 
-function runtimeProvider() {
-  const client = createBridgeClient({ baseUrl: bridge.url, apiKey: bridge.apiKey });
+function runtimeProvider(fetchImpl?: typeof fetch) {
+  const client = createBridgeClient({ baseUrl: bridge.url, apiKey: bridge.apiKey, ...(fetchImpl ? { fetch: fetchImpl } : {}) });
   const checkpointer = createBridgeCheckpointer({
     provider: "cloudflare-bridge", client, store: null as never, keyPrefix: "unused", excludes: [],
     maxRequestBytes: 1 << 20, singleRequestBytes: 1 << 20, partBytes: 1 << 18, maxCheckpointBytes: 1 << 24,
@@ -73,6 +73,41 @@ describe("harness env on the bridge", () => {
       const exec = await runtime.exec('printf %s "$OMA_TEST_SECRET" | sha256sum; ls -a /tmp', { env: { OMA_TEST_SECRET: secret } });
       expect(exec.stdout).toContain(sha256(secret));
       expect(exec.stdout).not.toContain(".oma-env-");
+    } finally {
+      await runtime.destroy();
+    }
+  });
+
+  it("sends nothing to the sandbox after a command that read its env file ends, and removes the file of one that never started", async () => {
+    const requests: string[] = [];
+    let refuseLauncher = false;
+    const recording: typeof fetch = async (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      const body = typeof init?.body === "string" ? init.body : "";
+      requests.push(`${init?.method ?? "GET"} ${url.pathname} ${body.slice(0, 300)}`);
+      // The launcher's exec fails before it reaches the sandbox: the command never starts.
+      if (refuseLauncher && body.includes("set -a;")) return Response.json({ error: "injected", code: "internal_error" }, { status: 500 });
+      return fetch(input, init);
+    };
+    const runtime = await runtimeProvider(recording).create({ sessionId: "env-file-cleanup", workdir: "/workspace" });
+    try {
+      const child = await runtime.spawnDuplexProcess({ command: "sh", args: ["-c", "exit 3"], env: { OMA_TEST_SECRET: "spawned" } });
+      expect((await child.exited).code).toBe(3);
+      const afterExit = requests.length;
+      // A call sent as the process ends would meet the host's delete of the sandbox.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(requests.slice(afterExit)).toEqual([]);
+
+      const beforeExec = requests.length;
+      expect((await runtime.exec("exit 4", { env: { OMA_TEST_SECRET: "exec" } })).exitCode).toBe(4);
+      expect(requests.slice(beforeExec).filter((request) => request.includes("rm -f '/tmp/.oma-env-"))).toEqual([]);
+
+      refuseLauncher = true;
+      await expect(runtime.exec("true", { env: { OMA_TEST_SECRET: "never-started" } })).rejects.toThrow();
+      refuseLauncher = false;
+      const listing = await runtime.exec("ls -a /tmp");
+      expect(listing.exitCode).toBe(0);
+      expect(listing.stdout).not.toContain(".oma-env-");
     } finally {
       await runtime.destroy();
     }

@@ -5,7 +5,7 @@
  * last published tree.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -129,12 +129,14 @@ describe("host process SIGKILLed", () => {
     const config = {
       database: join(dir, "runtime.sqlite"),
       storeDir: join(dir, "store"),
+      spoolDir: join(dir, "spool"),
       bridgeUrl: bridge.url,
       stage,
       leaseTtlMs: LEASE_TTL_MS,
       scope,
       profile: shellProfile("echo FAULT_HARNESS > /dev/null; echo v2 > tree.txt"),
     };
+    await mkdir(config.spoolDir);
     const host: ChildProcess = spawn(process.execPath, [child, JSON.stringify(config)], {
       env: { ...process.env, BRIDGE_API_KEY: bridge.apiKey },
       stdio: ["ignore", "pipe", "inherit"],
@@ -146,6 +148,8 @@ describe("host process SIGKILLed", () => {
     }
     host.kill("SIGKILL");
     expect(await exited).toBe("SIGKILL");
+    // Its spools (open at every stage's fault point) had no names: a killed host leaves none behind.
+    expect(await readdir(config.spoolDir)).toEqual([]);
     expect(await world.journal.list({ limit: 10 })).toMatchObject([{ scope, sandbox: { provider: "cloudflare-bridge" } }]);
     await expectContainers(1);
 

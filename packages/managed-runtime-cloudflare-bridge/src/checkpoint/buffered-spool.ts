@@ -1,9 +1,7 @@
 import { type Hash, createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { type FileHandle, mkdtemp, open, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { LimitExceededError } from "@open-managed-agents/runtime-resource-contract";
+import { openTemporaryFile } from "./temporary-file.js";
 
 /** Bytes gathered before one write to disk. */
 const STAGING_BYTES = 1024 * 1024;
@@ -42,21 +40,23 @@ export interface BufferedSpool {
 /**
  * A spool for output assembled from many small pieces (tar headers and small contents): pieces are copied
  * into one reused 1 MiB buffer and written when it fills, so assembling 200,000 members costs a write per
- * MiB rather than a stream write each.
+ * MiB rather than a stream write each. The file has no name while it is used (see {@link openTemporaryFile}).
  */
 export async function createBufferedSpool(options: { readonly maxBytes: number; readonly directory?: string; readonly hash?: boolean }): Promise<BufferedSpool> {
-  const directory = await mkdtemp(join(options.directory ?? tmpdir(), "oma-bridge-spool-"));
-  const path = join(directory, "spool");
-  let handle: FileHandle | null = await open(path, "w");
+  const file = await openTemporaryFile(options.directory);
   const staging = Buffer.allocUnsafeSlow(STAGING_BYTES);
   let staged = 0;
   let size = 0;
+  // Bytes already in the file: the staged ones follow them.
+  let flushed = 0;
+  let open = true;
   const hash: Hash | null = options.hash ? createHash("sha256") : null;
   let digest = "";
 
   const flush = async () => {
     let written = 0;
-    while (written < staged) written += (await (handle as FileHandle).write(staging, written, staged - written)).bytesWritten;
+    while (written < staged) written += (await file.handle.write(staging, written, staged - written, flushed + written)).bytesWritten;
+    flushed += staged;
     staged = 0;
   };
 
@@ -101,35 +101,27 @@ export async function createBufferedSpool(options: { readonly maxBytes: number; 
       return flush().then(encode);
     },
     async finish() {
-      if (handle) {
+      if (open) {
         await flush();
-        await handle.close();
-        handle = null;
+        open = false;
         digest = hash?.digest("hex") ?? "";
       }
       return size;
     },
     sha256: () => digest,
     read() {
-      return createReadStream(path, { highWaterMark: READ_CHUNK_BYTES });
+      // Positional reads over the shared handle, which stays open for the next reader (it closes at dispose).
+      return createReadStream("", { fd: file.handle, start: 0, autoClose: false, highWaterMark: READ_CHUNK_BYTES });
     },
     async *chunks() {
-      const reader = await open(path, "r");
-      try {
-        const buffer = Buffer.allocUnsafeSlow(STAGING_BYTES);
-        for (;;) {
-          const { bytesRead } = await reader.read(buffer, 0, STAGING_BYTES, null);
-          if (bytesRead === 0) return;
-          yield buffer.subarray(0, bytesRead);
-        }
-      } finally {
-        await reader.close();
+      const buffer = Buffer.allocUnsafeSlow(STAGING_BYTES);
+      for (let position = 0; ; ) {
+        const { bytesRead } = await file.handle.read(buffer, 0, STAGING_BYTES, position);
+        if (bytesRead === 0) return;
+        position += bytesRead;
+        yield buffer.subarray(0, bytesRead);
       }
     },
-    async dispose() {
-      await handle?.close().catch(() => undefined);
-      handle = null;
-      await rm(directory, { recursive: true, force: true });
-    },
+    dispose: () => file.close(),
   };
 }

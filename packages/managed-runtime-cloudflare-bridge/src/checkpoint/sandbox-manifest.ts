@@ -76,12 +76,16 @@ export async function readSandboxManifest(input: {
   const hash = (list: string, into: string) => `xargs -0 -r sha256sum -z < ${directory}/${list} > ${directory}/${into}`;
   // Every regular file again, when cached hashes turned out incomplete (the entries are listed by then).
   const hashAll = `${walk} -type f -fprint0 ${directory}/files && ${hash("files", "merged")}`;
+  // The entry records sorted once: the next pass's cache, and (merged with the hash records) this pass's records.
+  const sortEntries = `LC_ALL=C sort -z ${directory}/entries > ${directory}/listing`;
   // Hash lines (`<sha256>  ./<path>`) become `<path>//h<sha256>` records, by byte columns (a sed regex here
-  // took over a second per 200,000 files); sorted with the entries, each lands right after its own.
+  // took over a second per 200,000 files); merged into the sorted entries, each lands right after its own.
+  // Only the hash records are sorted here: a later pass hashes few files, and a merge is one linear read.
   const records =
     `LC_ALL=C cut -z -c69- ${directory}/merged > ${directory}/paths && LC_ALL=C cut -z -c1-64 ${directory}/merged > ${directory}/digests && ` +
-    `LC_ALL=C paste -z -d '//h' ${directory}/paths /dev/null /dev/null ${directory}/digests | LC_ALL=C sort -z - ${directory}/entries > ${directory}/records && ` +
-    `rm -f ${directory}/paths ${directory}/digests`;
+    `LC_ALL=C paste -z -d '//h' ${directory}/paths /dev/null /dev/null ${directory}/digests | LC_ALL=C sort -z > ${directory}/hashes && ` +
+    `LC_ALL=C sort -z -m ${directory}/listing ${directory}/hashes > ${directory}/records && ` +
+    `rm -f ${directory}/paths ${directory}/digests ${directory}/hashes`;
   // The cache holds the sorted entry records of the pass the previous manifest was built from: this pass
   // then hashes only files changed since its stamp (by mtime or ctime) and reports the records that differ;
   // any other cache (none, another pass's, unreadable) means hashing every file.
@@ -92,16 +96,14 @@ export async function readSandboxManifest(input: {
     `mkdir -p ${directory} && touch -d "@$(( $(date +%s) - 2 ))" ${directory}/stamp`,
     "cd /workspace",
     `if ${matching}; then ` +
-      `${walk} ${listEntries} -type f \\( -newer ${CACHE}/stamp -o -cnewer ${CACHE}/stamp \\) -fprint0 ${directory}/files && ${hash("files", "merged")} && ${records} && ` +
+      `${walk} ${listEntries} -type f \\( -newer ${CACHE}/stamp -o -cnewer ${CACHE}/stamp \\) -fprint0 ${directory}/files && ${sortEntries} && ${hash("files", "merged")} && ${records} && ` +
       // What changed since the cached pass: records only it had and records only this one has.
       // A cache that is not a sorted record list only loses the delta: the records lack unchanged hashes, so the
       // driver then hashes everything.
       `echo partial && { LC_ALL=C comm -z --nocheck-order -23 ${CACHE}/records ${directory}/records > ${directory}/removed 2>/dev/null && ` +
       `LC_ALL=C comm -z --nocheck-order -13 ${CACHE}/records ${directory}/records > ${directory}/added 2>/dev/null && ` +
       `echo "delta $(head -c 64 ${CACHE}/pass) $(tr -cd '\\0' < ${directory}/entries | wc -c)" || true; }; ` +
-      `else ${walk} ${listEntries} -type f -fprint0 ${directory}/files && ${hash("files", "merged")} && ${records} && echo full; fi`,
-    // The next pass's cache: this listing's entry records alone, sorted.
-    `LC_ALL=C sort -z ${directory}/entries > ${directory}/listing`,
+      `else ${walk} ${listEntries} -type f -fprint0 ${directory}/files && ${sortEntries} && ${hash("files", "merged")} && ${records} && echo full; fi`,
   ].join(" && ");
   const chunks = (spool: Spool) => spool.read() as unknown as AsyncIterable<Uint8Array>;
   const read = (spool: Spool, partial: boolean) => () => parseSandboxRecords(chunks(spool), partial);

@@ -5,6 +5,7 @@ import {
   type SandboxCheckpointHandle,
   SandboxFailedError,
   UnsupportedOperationError,
+  shellQuote,
 } from "@open-managed-agents/runtime-resource-contract";
 import type { ManagedSandboxRuntime, SandboxDuplexProcess } from "@open-managed-agents/sandbox";
 import type { BridgeClient } from "../wire/bridge-client.js";
@@ -126,8 +127,9 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
       const cwd = execOptions.cwd ?? WORKSPACE_ROOT;
       assertWorkspaceCwd(cwd);
       const envFile = hasEntries(execOptions.env) ? await stageEnvFile(files, execOptions.env, execOptions.signal) : null;
+      let exitCode: number | null = null;
       try {
-        return await execCollect(client, sandboxId, {
+        const result = await execCollect(client, sandboxId, {
           command: "sh",
           args: ["-c", command],
           ...(envFile ? { envFile: envFile.path } : {}),
@@ -136,9 +138,11 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
           signal: execOptions.signal,
           maxOutputBytes: options.maxExecOutputBytes,
         });
+        exitCode = result.exitCode;
+        return result;
       } finally {
         // The launcher deleted it unless the command never started.
-        await envFile?.discard();
+        await envFile?.discardUnlessRead(exitCode);
       }
     },
 
@@ -170,8 +174,12 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
           throw error;
         },
       );
-      // Keep an unobserved failure from becoming an unhandled rejection; callers read `exited`.
-      exited.catch(() => undefined).finally(() => void envFile?.discard());
+      // Keep an unobserved failure from becoming an unhandled rejection; callers read `exited`. A killed
+      // process's env file goes with the kill's own call.
+      exited.then(
+        (end) => void (killedWith === null && envFile?.discardUnlessRead(end.code)),
+        () => void envFile?.discard(),
+      );
       const stdin = new WritableStream<Uint8Array>({
         write() {
           throw new CapabilityUnsupportedError({
@@ -190,7 +198,7 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
           killedWith = signal;
           const name = signal === "SIGKILL" ? "KILL" : "TERM";
           void files
-            .run(`kill -s ${name} "$(cat ${pidFile})" 2>/dev/null; rm -f ${pidFile}`)
+            .run(`kill -s ${name} "$(cat ${pidFile})" 2>/dev/null; rm -f ${pidFile}${envFile ? ` ${shellQuote(envFile.path)}` : ""}`)
             .catch(() => undefined)
             .finally(() => controller.abort());
         },

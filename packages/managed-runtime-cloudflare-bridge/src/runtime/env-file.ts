@@ -16,7 +16,16 @@ export interface StagedEnvFile {
   readonly path: string;
   /** Deletes the file when the command never started (the launcher did not get to it). */
   discard(): Promise<void>;
+  /**
+   * Deletes the file unless the command's end shows the launcher read it (and so deleted it): after an exit
+   * code other than 126 or 127 (the shell could not run it) nothing is sent, since a call to the sandbox
+   * right as a command ends races the host's delete of the sandbox (a bridge then starts its container again).
+   */
+  discardUnlessRead(exitCode: number | null): Promise<void>;
 }
+
+/** Exit codes of a command the shell could not run: its launcher may never have read the env file. */
+const NOT_RUN_EXIT_CODES = new Set([126, 127]);
 
 /**
  * Writes `env` into a mode-0600 file under `/tmp` in the sandbox, so values (secrets among them) never
@@ -38,10 +47,14 @@ export async function stageEnvFile(files: BridgeFiles, env: Readonly<Record<stri
   const staged = `/workspace/${name}`;
   await files.writeBytes(staged, new TextEncoder().encode(`${lines.join("\n")}\n`), signal);
   await files.run(`chmod 600 ${shellQuote(staged)} && mkdir -p /tmp && mv -f ${shellQuote(staged)} ${shellQuote(path)}`, signal);
+  const discard = async () => {
+    await files.run(`rm -f ${shellQuote(path)}`).catch(() => undefined);
+  };
   return {
     path,
-    discard: async () => {
-      await files.run(`rm -f ${shellQuote(path)}`).catch(() => undefined);
+    discard,
+    discardUnlessRead: async (exitCode) => {
+      if (exitCode === null || NOT_RUN_EXIT_CODES.has(exitCode)) await discard();
     },
   };
 }

@@ -29,6 +29,7 @@ const driver = createCloudflareBridgeManagedRuntime({
   apiKey: process.env.BRIDGE_API_KEY,
   checkpointStore: store,
   outputStore: store,
+  spoolDirectory: config.spoolDir,
   async fetch(input, init) {
     const url = new URL(input instanceof Request ? input.url : String(input));
     if (holdAt(url, init)) {

@@ -1,0 +1,46 @@
+import { type FileHandle, mkdtemp, open, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** A read-write temporary file, known by its handle only. */
+export interface TemporaryFile {
+  readonly handle: FileHandle;
+  /** Whether its name is already gone (the file then lives exactly as long as the handle). */
+  readonly unlinked: boolean;
+  /** Closes the handle and removes the file if its name is still there. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a temporary file in a folder of its own under `directory` (the system's temporary folder by default)
+ * and removes its name at once where the platform lets an open file go (Linux, macOS): a driver process that
+ * dies mid-checkpoint (killed, out of memory) then leaves no spool behind, however large it had grown. Where
+ * the name cannot go while the file is open, it goes at {@link TemporaryFile.close}.
+ */
+export async function openTemporaryFile(directory?: string): Promise<TemporaryFile> {
+  const folder = await mkdtemp(join(directory ?? tmpdir(), "oma-bridge-spool-"));
+  const remove = () => rm(folder, { recursive: true, force: true });
+  let handle: FileHandle;
+  try {
+    handle = await open(join(folder, "spool"), "w+");
+  } catch (error) {
+    await remove().catch(() => undefined);
+    throw error;
+  }
+  const unlinked = await remove().then(
+    () => true,
+    () => false,
+  );
+  let closed: Promise<void> | null = null;
+  return {
+    handle,
+    unlinked,
+    close() {
+      closed ??= (async () => {
+        await handle.close().catch(() => undefined);
+        if (!unlinked) await remove();
+      })();
+      return closed;
+    },
+  };
+}
