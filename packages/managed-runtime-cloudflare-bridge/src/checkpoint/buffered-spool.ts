@@ -22,7 +22,7 @@ export interface BufferedSpool {
    * is longer than the staging buffer can take at once.
    */
   writeText(text: string): Promise<void> | undefined;
-  /** Writes what is staged and closes the file; returns its size. */
+  /** Writes what is staged and ends writing; returns the size (the file stays readable until {@link dispose}). */
   finish(): Promise<number>;
   /** The sha256 of everything written (with `hash`), after {@link finish}. */
   sha256(): string;
@@ -33,7 +33,7 @@ export interface BufferedSpool {
    * next is asked for. Reading a spool of hundreds of MiB then allocates one buffer, not one per chunk.
    */
   chunks(): AsyncGenerator<Buffer>;
-  /** Deletes the file. Idempotent. */
+  /** Closes the file, which removes it. Idempotent. */
   dispose(): Promise<void>;
 }
 

@@ -11,11 +11,11 @@ const SPOOL_CHUNK_BYTES = 256 * 1024;
 export interface Spool {
   /** Appends a stream, hashing as it goes; throws `limit_exceeded` past `maxBytes` total. */
   append(stream: ReadableStream<Uint8Array>, signal?: AbortSignal): Promise<void>;
-  /** Closes the spool and returns the digest of everything appended. */
+  /** Ends appending and returns the digest of everything appended (the file stays readable until {@link dispose}). */
   finish(): Promise<{ readonly sha256: string; readonly size: number }>;
   /** A fresh web stream over the spooled bytes. */
   read(): ReadableStream<Uint8Array>;
-  /** Deletes the file. Idempotent. */
+  /** Closes the file, which removes it. Idempotent. */
   dispose(): Promise<void>;
 }
 
