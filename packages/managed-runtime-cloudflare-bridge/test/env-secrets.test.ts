@@ -112,4 +112,37 @@ describe("harness env on the bridge", () => {
       await runtime.destroy();
     }
   });
+
+  it("holds a killed process's exit back until the kill's call answered, and sends nothing for a kill after the exit", async () => {
+    const events: string[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      const body = typeof init?.body === "string" ? init.body : "";
+      const response = await fetch(input, init);
+      if (!body.includes("kill -s")) return response;
+      // The kill runs in the sandbox at once; its answer reaches the driver later, as on a slow link.
+      events.push("kill sent");
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      events.push("kill answered");
+      return response;
+    };
+    const runtime = await runtimeProvider(recording).create({ sessionId: "process-kill", workdir: "/workspace" });
+    try {
+      const child = await runtime.spawnDuplexProcess({ command: "sleep", args: ["30"] });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      child.kill("SIGTERM");
+      const exit = await child.exited;
+      events.push("exited");
+      expect(exit.code === 143 || exit.signal === "SIGTERM").toBe(true);
+      expect(events).toEqual(["kill sent", "kill answered", "exited"]);
+
+      const ended = await runtime.spawnDuplexProcess({ command: "true" });
+      expect((await ended.exited).code).toBe(0);
+      const before = events.length;
+      ended.kill("SIGTERM");
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(events.slice(before)).toEqual([]);
+    } finally {
+      await runtime.destroy();
+    }
+  });
 });

@@ -167,11 +167,22 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
       const events = client.exec(sandboxId, { argv, cwd, signal: controller.signal });
       const { stdout, stderr, exitCode } = demultiplex(events);
       let killedWith: string | null = null;
+      // A kill still in flight when the process ends holds its exit back: the caller's next step may be
+      // deleting the sandbox, and a call that reaches the bridge's Sandbox Durable Object after the delete
+      // starts the container again, with nothing left to track it.
+      let ended = false;
+      let killing: Promise<void> = Promise.resolve();
       const exited = exitCode.then(
-        (code) => ({ code, signal: null }),
-        (error: unknown) => {
-          if (killedWith) return { code: null, signal: killedWith };
-          throw error;
+        async (code) => {
+          ended = true;
+          await killing;
+          return { code, signal: null };
+        },
+        async (error: unknown) => {
+          ended = true;
+          if (!killedWith) throw error;
+          await killing;
+          return { code: null, signal: killedWith };
         },
       );
       // Keep an unobserved failure from becoming an unhandled rejection; callers read `exited`. A killed
@@ -194,12 +205,16 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
         stderr,
         exited,
         kill(signal = "SIGTERM") {
-          if (killedWith) return;
+          // Once it ended there is nothing to stop, and a call now would only race the sandbox's delete.
+          if (killedWith || ended) return;
           killedWith = signal;
           const name = signal === "SIGKILL" ? "KILL" : "TERM";
-          void files
+          killing = files
             .run(`kill -s ${name} "$(cat ${pidFile})" 2>/dev/null; rm -f ${pidFile}${envFile ? ` ${shellQuote(envFile.path)}` : ""}`)
-            .catch(() => undefined)
+            .then(
+              () => undefined,
+              () => undefined,
+            )
             .finally(() => controller.abort());
         },
       };

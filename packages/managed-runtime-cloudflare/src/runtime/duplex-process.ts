@@ -9,6 +9,8 @@ export const DUPLEX_ROOT = "/tmp/.oma-duplex";
 const STDIN_CHUNK_BYTES = 48 * 1024;
 /** Deadline of one stdin write. */
 const STDIN_WRITE_TIMEOUT_MS = 30_000;
+/** Longest a process's exit waits for a kill still in flight. */
+const KILL_SETTLE_MS = 10_000;
 
 /**
  * The wrapper that gives an SDK background process a real stdin. SDK 0.12 processes have no stdin, so
@@ -75,8 +77,19 @@ export async function spawnCloudflareDuplexProcess(sandbox: CloudflareSandbox, s
     if (exitCode === undefined) exitCode = await finalStatus();
     return { code: exitCode, signal: killedWith !== null && (exitCode === null || exitCode > 128) ? killedWith : null };
   };
+  // A kill still in flight when the process ends holds its exit back: the caller's next step may be
+  // destroying the sandbox, and a kill that reaches the Sandbox Durable Object after the destroy starts the
+  // container again (`containerFetch` starts a stopped one), with nothing left to track it.
+  let ended = false;
+  let killing: Promise<unknown> = Promise.resolve();
   // The exit always resolves: a broken log stream is reported through the output streams instead.
-  const exited = pump().catch((): SandboxProcessExit => ({ code: null, signal: null }));
+  const exited = pump()
+    .catch((): SandboxProcessExit => ({ code: null, signal: null }))
+    .then(async (end) => {
+      ended = true;
+      await settledWithin(killing, KILL_SETTLE_MS);
+      return end;
+    });
 
   let written = 0;
   let writing: Promise<void> = Promise.resolve();
@@ -113,11 +126,24 @@ export async function spawnCloudflareDuplexProcess(sandbox: CloudflareSandbox, s
     stdout: stdout.stream,
     stderr: stderr.stream,
     kill(signal = "SIGTERM") {
+      // Once it ended there is nothing to stop, and a call now would only race the sandbox's destroy.
+      if (ended) return;
       killedWith = signal;
-      void sandbox.killProcess(started.id, signal).catch(() => undefined);
+      const kill = sandbox.killProcess(started.id, signal).catch(() => undefined);
+      killing = Promise.all([killing, kill]);
     },
     exited,
   };
+}
+
+/** Waits for `promise` to settle, or `ms`, whichever comes first. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([promise.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function runChecked(sandbox: CloudflareSandbox, command: string, what: string): Promise<void> {
