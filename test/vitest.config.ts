@@ -6,5 +6,6 @@ export default defineConfig({
     // Packing and installing every package happens once in beforeAll; it reads the shared pnpm store.
     hookTimeout: 80_000,
     testTimeout: 30_000,
+    globalSetup: ["../vitest.temporary-folder.ts"],
   },
 });

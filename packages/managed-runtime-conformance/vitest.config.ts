@@ -8,5 +8,6 @@ export default defineConfig({
     env: { NODE_ENV: "test" },
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    globalSetup: ["../../vitest.temporary-folder.ts"],
   },
 });
