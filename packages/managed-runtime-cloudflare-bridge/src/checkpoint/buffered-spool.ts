@@ -1,5 +1,4 @@
 import { type Hash, createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
 import { LimitExceededError } from "@open-managed-agents/runtime-resource-contract";
 import { openTemporaryFile } from "./temporary-file.js";
 
@@ -54,8 +53,7 @@ export async function createBufferedSpool(options: { readonly maxBytes: number; 
   let digest = "";
 
   const flush = async () => {
-    let written = 0;
-    while (written < staged) written += (await file.handle.write(staging, written, staged - written, flushed + written)).bytesWritten;
+    await file.writeAt(staging.subarray(0, staged), flushed);
     flushed += staged;
     staged = 0;
   };
@@ -109,10 +107,7 @@ export async function createBufferedSpool(options: { readonly maxBytes: number; 
       return size;
     },
     sha256: () => digest,
-    read() {
-      // Positional reads over the shared handle, which stays open for the next reader (it closes at dispose).
-      return createReadStream("", { fd: file.handle, start: 0, autoClose: false, highWaterMark: READ_CHUNK_BYTES });
-    },
+    read: () => file.stream(READ_CHUNK_BYTES),
     async *chunks() {
       const buffer = Buffer.allocUnsafeSlow(STAGING_BYTES);
       for (let position = 0; ; ) {

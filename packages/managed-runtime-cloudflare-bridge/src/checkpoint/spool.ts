@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
 import { Readable } from "node:stream";
 import { copyBounded } from "./bounded-copy.js";
 import { openTemporaryFile } from "./temporary-file.js";
@@ -35,21 +34,15 @@ export async function createSpool(options: { readonly maxBytes: number; readonly
       size = await copyBounded(stream, { startBytes: size, maxBytes: options.maxBytes, signal }, async (value, total) => {
         hash.update(value);
         options.onBytes?.(total);
-        // Positional writes: the chunk lands after everything appended before it, whatever reads run meanwhile.
-        for (let written = 0; written < value.byteLength; ) {
-          written += (await file.handle.write(value, written, value.byteLength - written, total - value.byteLength + written)).bytesWritten;
-        }
+        // The chunk lands right after everything appended before it.
+        await file.writeAt(value, total - value.byteLength);
       });
     },
     async finish() {
       finished ??= { sha256: hash.digest("hex"), size };
       return finished;
     },
-    read() {
-      // Positional reads from the start, over the shared handle: readers do not disturb each other, and the
-      // handle stays open for the next (it closes at dispose).
-      return Readable.toWeb(createReadStream("", { fd: file.handle, start: 0, autoClose: false, highWaterMark: SPOOL_CHUNK_BYTES })) as ReadableStream<Uint8Array>;
-    },
+    read: () => Readable.toWeb(file.stream(SPOOL_CHUNK_BYTES)) as ReadableStream<Uint8Array>,
     dispose: () => file.close(),
   };
 }

@@ -1,3 +1,4 @@
+import { type ReadStream, createReadStream } from "node:fs";
 import { type FileHandle, mkdtemp, open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +8,13 @@ export interface TemporaryFile {
   readonly handle: FileHandle;
   /** Whether its name is already gone (the file then lives exactly as long as the handle). */
   readonly unlinked: boolean;
+  /** Writes all of `bytes` at `position` (positional: reads running meanwhile are not disturbed). */
+  writeAt(bytes: Uint8Array, position: number): Promise<void>;
+  /**
+   * The file from its start as a Node stream of `chunkBytes` chunks. Positional reads over the shared handle,
+   * so several readers run at once, and the handle stays open for the next one (it closes with {@link close}).
+   */
+  stream(chunkBytes: number): ReadStream;
   /** Closes the handle and removes the file if its name is still there. Idempotent. */
   close(): Promise<void>;
 }
@@ -35,6 +43,12 @@ export async function openTemporaryFile(directory?: string): Promise<TemporaryFi
   return {
     handle,
     unlinked,
+    async writeAt(bytes, position) {
+      for (let written = 0; written < bytes.byteLength; ) {
+        written += (await handle.write(bytes, written, bytes.byteLength - written, position + written)).bytesWritten;
+      }
+    },
+    stream: (chunkBytes) => createReadStream("", { fd: handle, start: 0, autoClose: false, highWaterMark: chunkBytes }),
     close() {
       closed ??= (async () => {
         await handle.close().catch(() => undefined);

@@ -1,4 +1,5 @@
 import { SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import { withDeadline } from "@open-managed-agents/runtime-utils";
 import { type SandboxDuplexProcess, type SandboxDuplexProcessSpec, type SandboxProcessExit, shellQuote } from "@open-managed-agents/sandbox";
 import { bytesToBase64 } from "../base64.js";
 import type { CloudflareSandbox } from "../sandbox/cloudflare-sandbox.js";
@@ -87,7 +88,7 @@ export async function spawnCloudflareDuplexProcess(sandbox: CloudflareSandbox, s
     .catch((): SandboxProcessExit => ({ code: null, signal: null }))
     .then(async (end) => {
       ended = true;
-      await settledWithin(killing, KILL_SETTLE_MS);
+      await withDeadline(killing, { ms: KILL_SETTLE_MS, operation: "a kill" }).catch(() => undefined);
       return end;
     });
 
@@ -134,16 +135,6 @@ export async function spawnCloudflareDuplexProcess(sandbox: CloudflareSandbox, s
     },
     exited,
   };
-}
-
-/** Waits for `promise` to settle, or `ms`, whichever comes first. */
-async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    await Promise.race([promise.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 async function runChecked(sandbox: CloudflareSandbox, command: string, what: string): Promise<void> {
