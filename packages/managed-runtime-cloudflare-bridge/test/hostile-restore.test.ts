@@ -145,6 +145,7 @@ describe("restores inspect first", () => {
   it.each([
     ["a link out of /workspace", "ln -s /etc/passwd leak"],
     ["a FIFO", "mkfifo pipe"],
+    ["a FIFO four folders down", "mkdir -p many/a/b/c && mkfifo many/a/b/c/pipe"],
     ["more entries than maxEntries", "mkdir many && cd many && for i in $(seq 1 250); do : > f$i; done"],
     ["a file over maxEntryBytes", "head -c 1100000 /dev/urandom > big"],
   ])("refuses to store a session's first (streamed) and later (listed) checkpoint of a workspace holding %s, and publishes nothing", async (_title, script) => {
@@ -165,6 +166,19 @@ describe("restores inspect first", () => {
       await runtime.exec(script);
       expect(await refusal(checkpointer.checkpoint({ sandboxId, sessionId }))).toBe("archive_rejected");
       expect(await manifests()).toBe(published + 1);
+    } finally {
+      await runtime.destroy();
+    }
+  }, 60_000);
+
+  it("names a special file below the listing's top levels by its workspace path", async () => {
+    const { provider, checkpointer } = components();
+    const runtime = await provider.create({ sessionId: "s", workdir: "/workspace" });
+    try {
+      await runtime.exec("mkdir -p deep/a/b/c && mkfifo 'deep/a/b/c/a pipe'");
+      const error = await checkpointer.checkpoint({ sandboxId: runtime.runtimeHandle().runtimeId, sessionId: `special-${crypto.randomUUID()}` }).then(() => null, (caught: unknown) => caught);
+      expect(ManagedRuntimeError.isInstance(error) && error.code).toBe("archive_rejected");
+      expect(ManagedRuntimeError.isInstance(error) && error.context).toMatchObject({ entry: "deep/a/b/c/a pipe", reason: "unsupported_type" });
     } finally {
       await runtime.destroy();
     }

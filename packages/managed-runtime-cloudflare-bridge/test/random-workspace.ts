@@ -21,8 +21,9 @@ const DIR_MODES = ["755", "700", "750"];
 export function mutationScript(random: () => number, step: number): string {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   const name = () => `n${Math.floor(random() * 40)}`;
-  const dir = () => pick(["", "a/", "a/b/", "c/", "c/d e/"]);
-  const lines = ["set -e", "cd /workspace", "mkdir -p a/b c 'c/d e'"];
+  // Folders down to depth 4, below the levels one find of the sandbox's walk lists (see sandbox-walk.ts).
+  const dir = () => pick(["", "a/", "a/b/", "c/", "c/d e/", "a/b/e/f g/"]);
+  const lines = ["set -e", "cd /workspace", "mkdir -p a/b c 'c/d e' 'a/b/e/f g'"];
   const operations = step === 0 ? 30 : 6;
   for (let index = 0; index < operations; index += 1) {
     const folder = dir();
@@ -46,7 +47,7 @@ export function mutationScript(random: () => number, step: number): string {
       lines.push(`if [ -f ${quoted} ] && [ ! -L ${quoted} ]; then chmod ${pick(MODES)} ${quoted}; fi`);
     }
   }
-  lines.push("chmod u+rwx a a/b c 'c/d e'", `printf x > "c/name with space ${step}.txt"`);
+  lines.push("chmod u+rwx a a/b c 'c/d e' a/b/e 'a/b/e/f g'", `printf x > "c/name with space ${step}.txt"`);
   return lines.join("\n");
 }
 

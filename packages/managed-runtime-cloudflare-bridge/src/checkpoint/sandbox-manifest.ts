@@ -6,6 +6,7 @@ import type { ManifestChanges } from "./manifest-changes.js";
 import { mergeDelta } from "./sandbox-delta.js";
 import { HashMissing, type RecordGroup, parseSandboxRecords, recordGroups } from "./sandbox-records.js";
 import { SANDBOX_CACHE, pruneExpression } from "./sandbox-scripts.js";
+import { type WalkOutput, parallelWalk } from "./sandbox-walk.js";
 import { type Spool, createSpool } from "./spool.js";
 import { readSpooledEntries, spoolEntries } from "./spooled-entries.js";
 
@@ -71,11 +72,19 @@ export async function readSandboxManifest(input: {
   const name = `.oma-manifest-${crypto.randomUUID()}`;
   const directory = `/workspace/${name}`;
   const prune = [`-path ./${name}`, ...input.excludes.map(pruneExpression)].join(" -o ");
-  const walk = `find . -mindepth 1 \\( ${prune} \\) -prune -o`;
-  const listEntries = `-fprintf ${directory}/entries '%P//e%y %m %s %T@ %l\\0'`;
+  const entries: WalkOutput = { file: `${directory}/entries`, relative: true };
+  const changedFiles: WalkOutput = { file: `${directory}/files`, relative: false };
+  // Every entry's record and the regular files to hash (those newer than `stamp`, or all): several finds at once.
+  const walk = (stamp: string | null) =>
+    parallelWalk({
+      prune,
+      scratch: directory,
+      outputs: [entries, changedFiles],
+      actions: (path, into) => `-fprintf ${into(entries)} '${path}//e%y %m %s %T@ %l\\0' , \\( -type f ${stamp === null ? "" : `\\( -newer ${stamp} -o -cnewer ${stamp} \\) `}-fprint0 ${into(changedFiles)} \\)`,
+    });
   const hash = (list: string, into: string) => `xargs -0 -r sha256sum -z < ${directory}/${list} > ${directory}/${into}`;
   // Every regular file again, when cached hashes turned out incomplete (the entries are listed by then).
-  const hashAll = `${walk} -type f -fprint0 ${directory}/files && ${hash("files", "merged")}`;
+  const hashAll = `${parallelWalk({ prune, scratch: directory, outputs: [changedFiles], actions: (_path, into) => `-type f -fprint0 ${into(changedFiles)}` })} && ${hash("files", "merged")}`;
   // The entry records sorted once: the next pass's cache, and (merged with the hash records) this pass's records.
   const sortEntries = `LC_ALL=C sort -z ${directory}/entries > ${directory}/listing`;
   // Hash lines (`<sha256>  ./<path>`) become `<path>//h<sha256>` records, by byte columns (a sed regex here
@@ -96,14 +105,14 @@ export async function readSandboxManifest(input: {
     `mkdir -p ${directory} && touch -d "@$(( $(date +%s) - 2 ))" ${directory}/stamp`,
     "cd /workspace",
     `if ${matching}; then ` +
-      `${walk} ${listEntries} -type f \\( -newer ${CACHE}/stamp -o -cnewer ${CACHE}/stamp \\) -fprint0 ${directory}/files && ${sortEntries} && ${hash("files", "merged")} && ${records} && ` +
+      `${walk(`${CACHE}/stamp`)} && ${sortEntries} && ${hash("files", "merged")} && ${records} && ` +
       // What changed since the cached pass: records only it had and records only this one has.
       // A cache that is not a sorted record list only loses the delta: the records lack unchanged hashes, so the
       // driver then hashes everything.
       `echo partial && { LC_ALL=C comm -z --nocheck-order -23 ${CACHE}/records ${directory}/records > ${directory}/removed 2>/dev/null && ` +
       `LC_ALL=C comm -z --nocheck-order -13 ${CACHE}/records ${directory}/records > ${directory}/added 2>/dev/null && ` +
       `echo "delta $(head -c 64 ${CACHE}/pass) $(tr -cd '\\0' < ${directory}/entries | wc -c)" || true; }; ` +
-      `else ${walk} ${listEntries} -type f -fprint0 ${directory}/files && ${sortEntries} && ${hash("files", "merged")} && ${records} && echo full; fi`,
+      `else ${walk(null)} && ${sortEntries} && ${hash("files", "merged")} && ${records} && echo full; fi`,
   ].join(" && ");
   const chunks = (spool: Spool) => spool.read() as unknown as AsyncIterable<Uint8Array>;
   const read = (spool: Spool, partial: boolean) => () => parseSandboxRecords(chunks(spool), partial);

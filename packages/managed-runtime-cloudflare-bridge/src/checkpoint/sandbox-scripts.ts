@@ -1,4 +1,5 @@
 import { shellQuote } from "@open-managed-agents/runtime-resource-contract";
+import { type WalkOutput, parallelWalk } from "./sandbox-walk.js";
 
 /**
  * The sandbox's listing cache: the sorted entry records of its last pass (`records`), a stamp older than that
@@ -16,10 +17,11 @@ export const SANDBOX_CACHE = "/tmp/.oma-manifest-cache";
  */
 export function seedListingCache(pass: string, excludes: readonly string[]): string {
   const scratch = `/tmp/.oma-seed-${crypto.randomUUID()}`;
-  const prune = excludes.length === 0 ? "" : `\\( ${excludes.map(pruneExpression).join(" -o ")} \\) -prune -o `;
+  const listed: WalkOutput = { file: `${scratch}/listed`, relative: true };
+  const prune = excludes.length === 0 ? "-false" : excludes.map(pruneExpression).join(" -o ");
   return [
     `rm -rf ${SANDBOX_CACHE} && mkdir -p ${scratch} && touch -d "@$(( $(date +%s) - 2 ))" ${scratch}/stamp && cd /workspace`,
-    `find . -mindepth 1 ${prune}-fprintf ${scratch}/listed '%P//e%y %m %s %T@ %l\\0'`,
+    parallelWalk({ prune, scratch, outputs: [listed], actions: (path, into) => `-fprintf ${into(listed)} '${path}//e%y %m %s %T@ %l\\0'` }),
     `LC_ALL=C sort -z ${scratch}/listed > ${scratch}/records`,
     `mkdir -p ${SANDBOX_CACHE} && mv ${scratch}/records ${SANDBOX_CACHE}/records && mv ${scratch}/stamp ${SANDBOX_CACHE}/stamp && printf '%s' ${shellQuote(pass)} > ${SANDBOX_CACHE}/pass`,
   ].join(" && ") + `; rm -rf ${scratch}`;

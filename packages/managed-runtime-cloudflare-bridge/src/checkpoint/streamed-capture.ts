@@ -11,6 +11,7 @@ import type { ManifestEntry, ManifestFile } from "./manifest.js";
 import type { WrittenManifest } from "./manifest-writer.js";
 import { createManifestSink } from "./manifest-sink.js";
 import { SANDBOX_CACHE, pruneExpression, samplePaysScript } from "./sandbox-scripts.js";
+import { type WalkOutput, parallelWalk } from "./sandbox-walk.js";
 import { fetchConsumedParts } from "./consumed-parts.js";
 import type { StoredContents } from "./stored-contents.js";
 
@@ -90,6 +91,9 @@ export async function captureStreamed(input: StreamedCaptureInput): Promise<Writ
  */
 async function listWorkspace(files: ReturnType<typeof createBridgeFiles>, directory: string, name: string, input: StreamedCaptureInput, signal?: AbortSignal): Promise<{ readonly codec: Codec; readonly partBytes: number }> {
   const prune = [`-path ./${name}`, ...input.excludes.map(pruneExpression)].join(" -o ");
+  const listed: WalkOutput = { file: `${directory}/listed`, relative: true };
+  // `<type> <path>` of a device, FIFO or socket (the path as `./…` when a find below the top levels met it).
+  const special: WalkOutput = { file: `${directory}/special`, relative: false };
   // zstd costs little whatever the bytes; how much the first 4 MiB of contents shrink decides the part size.
   const head = `${directory}/head`;
   const zstd = input.codecs.includes("zstd")
@@ -100,7 +104,12 @@ async function listWorkspace(files: ReturnType<typeof createBridgeFiles>, direct
     // Two seconds back: a write in the same clock tick as the stamp still counts as newer next time.
     `mkdir -p ${directory} && touch -d "@$(( $(date +%s) - 2 ))" ${directory}/stamp`,
     "cd /workspace",
-    `find . -mindepth 1 \\( ${prune} \\) -prune -o \\( -type f -o -type d -o -type l \\) -fprintf ${directory}/listed '%P//e%y %m %s %T@ %l\\0' -o -fprintf ${directory}/special '%y %P\\0'`,
+    parallelWalk({
+      prune,
+      scratch: directory,
+      outputs: [listed, special],
+      actions: (path, into) => `\\( -type f -o -type d -o -type l \\) -fprintf ${into(listed)} '${path}//e%y %m %s %T@ %l\\0' -o -fprintf ${into(special)} '%y ${path}\\0'`,
+    }),
     `if [ -s ${directory}/special ]; then printf 'special '; head -c 4200 ${directory}/special | tr '\\0' '\\n' | head -n 1; exit 0; fi`,
     `LC_ALL=C sort -z ${directory}/listed > ${directory}/entries`,
     `rm -f ${directory}/listed`,
@@ -111,7 +120,7 @@ async function listWorkspace(files: ReturnType<typeof createBridgeFiles>, direct
   const output = (await files.run(script, signal)).trim();
   if (output.startsWith("special ")) {
     const [kind = "?", ...rest] = output.slice("special ".length).split(" ");
-    const path = rest.join(" ");
+    const path = rest.join(" ").replace(/^\.\//, "");
     throw new ArchiveRejectedError({ message: `workspace entry ${JSON.stringify(path.slice(0, 256))} is a special file (${kind})`, context: { entry: path.slice(0, 256), reason: "unsupported_type" } });
   }
   const [codec, raw, packed] = (output.split("\n").at(-1) ?? "").split(" ");
