@@ -90,11 +90,21 @@ export async function readSandboxManifest(input: {
   // Hash lines (`<sha256>  ./<path>`) become `<path>//h<sha256>` records, by byte columns (a sed regex here
   // took over a second per 200,000 files); merged into the sorted entries, each lands right after its own.
   // Only the hash records are sorted here: a later pass hashes few files, and a merge is one linear read.
-  const records =
+  const hashRecords =
     `LC_ALL=C cut -z -c69- ${directory}/merged > ${directory}/paths && LC_ALL=C cut -z -c1-64 ${directory}/merged > ${directory}/digests && ` +
     `LC_ALL=C paste -z -d '//h' ${directory}/paths /dev/null /dev/null ${directory}/digests | LC_ALL=C sort -z > ${directory}/hashes && ` +
-    `LC_ALL=C sort -z -m ${directory}/listing ${directory}/hashes > ${directory}/records && ` +
-    `rm -f ${directory}/paths ${directory}/digests ${directory}/hashes`;
+    `rm -f ${directory}/paths ${directory}/digests`;
+  const records = `${hashRecords} && LC_ALL=C sort -z -m ${directory}/listing ${directory}/hashes > ${directory}/records && rm -f ${directory}/hashes`;
+  // What changed since the cached pass, in one read of both listings: `comm` prints the records only the cache
+  // has as they are and those only this listing has behind a `/` (no record starts with one: paths are
+  // relative), split apart by that mark; every hash record counts as gained (the cache holds none), merged in
+  // so each lands right after its own entry. A cache that is not a sorted record list only loses the delta:
+  // the driver then hashes everything.
+  const differences =
+    `LC_ALL=C comm -z --nocheck-order -3 --output-delimiter=/ ${CACHE}/records ${directory}/listing > ${directory}/differ 2>/dev/null && ` +
+    `{ LC_ALL=C grep -a -z -v '^/' ${directory}/differ > ${directory}/removed; [ $? -le 1 ]; } && ` +
+    `{ LC_ALL=C grep -a -z '^/' ${directory}/differ > ${directory}/gained; [ $? -le 1 ]; } && ` +
+    `LC_ALL=C cut -z -c2- ${directory}/gained | LC_ALL=C sort -z -m - ${directory}/hashes > ${directory}/added`;
   // The cache holds the sorted entry records of the pass the previous manifest was built from: this pass
   // then hashes only files changed since its stamp (by mtime or ctime) and reports the records that differ;
   // any other cache (none, another pass's, unreadable) means hashing every file.
@@ -105,13 +115,9 @@ export async function readSandboxManifest(input: {
     `mkdir -p ${directory} && touch -d "@$(( $(date +%s) - 2 ))" ${directory}/stamp`,
     "cd /workspace",
     `if ${matching}; then ` +
-      `${walk(`${CACHE}/stamp`)} && ${sortEntries} && ${hash("files", "merged")} && ${records} && ` +
-      // What changed since the cached pass: records only it had and records only this one has.
-      // A cache that is not a sorted record list only loses the delta: the records lack unchanged hashes, so the
-      // driver then hashes everything.
-      `echo partial && { LC_ALL=C comm -z --nocheck-order -23 ${CACHE}/records ${directory}/records > ${directory}/removed 2>/dev/null && ` +
-      `LC_ALL=C comm -z --nocheck-order -13 ${CACHE}/records ${directory}/records > ${directory}/added 2>/dev/null && ` +
-      `echo "delta $(head -c 64 ${CACHE}/pass) $(tr -cd '\\0' < ${directory}/entries | wc -c)" || true; }; ` +
+      // No record file: the driver takes the delta, or hashes everything before it reads the full listing.
+      `${walk(`${CACHE}/stamp`)} && ${sortEntries} && ${hash("files", "merged")} && ${hashRecords} && ` +
+      `echo partial && { ${differences} && echo "delta $(head -c 64 ${CACHE}/pass) $(tr -cd '\\0' < ${directory}/entries | wc -c)" || true; }; ` +
       `else ${walk(null)} && ${sortEntries} && ${hash("files", "merged")} && ${records} && echo full; fi`,
   ].join(" && ");
   const chunks = (spool: Spool) => spool.read() as unknown as AsyncIterable<Uint8Array>;
