@@ -1,16 +1,12 @@
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  PutObjectCommand,
-  type S3Client,
-  UploadPartCommand,
-} from "@aws-sdk/client-s3";
+import type { S3Client } from "@aws-sdk/client-s3";
 import { createPartReader } from "../blob-parts.js";
 import { malformedS3Answer } from "./s3-errors.js";
+import type { S3Sdk } from "./s3-sdk.js";
 
 /** Everything a streamed upload sends besides the body. */
 export interface S3StreamUpload {
+  /** The SDK's command classes (see `loadS3Sdk`). */
+  readonly sdk: Pick<S3Sdk, "AbortMultipartUploadCommand" | "CompleteMultipartUploadCommand" | "CreateMultipartUploadCommand" | "PutObjectCommand" | "UploadPartCommand">;
   readonly client: S3Client;
   readonly params: {
     readonly Bucket: string;
@@ -38,6 +34,7 @@ export interface S3StreamUpload {
  */
 export async function uploadS3Stream(upload: S3StreamUpload, stream: ReadableStream<Uint8Array>): Promise<unknown> {
   const { client, params, partSizeBytes, concurrency } = upload;
+  const { AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, PutObjectCommand, UploadPartCommand } = upload.sdk;
   const freeBuffers: Uint8Array[] = [];
   const nextPart = createPartReader(stream.getReader(), partSizeBytes, () => freeBuffers.pop() ?? new Uint8Array(partSizeBytes));
   let part = await nextPart();
