@@ -75,6 +75,56 @@ export function checkBodyStream(source: ReadableStream<Uint8Array>, promisedLeng
   return { stream, bytesRead: () => total, failure: () => failed };
 }
 
+/**
+ * A body stream's chunks as they are read. A byte stream is read in BYOB mode into one buffer that goes back
+ * and forth between reader and stream: each chunk is a view valid only until the next one is asked for, so a
+ * body of any size costs one buffer rather than a fresh chunk per read (chunks that pile up as garbage between
+ * collections whenever a process allocates little else). Any other stream's chunks come as it makes them.
+ * Leaving early cancels the body.
+ */
+export async function* bodyChunks(source: ReadableStream<Uint8Array>, chunkBytes = 256 * 1024): AsyncGenerator<Uint8Array> {
+  let reader: ReadableStreamBYOBReader;
+  try {
+    reader = source.getReader({ mode: "byob" });
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    yield* source as unknown as AsyncIterable<Uint8Array>;
+    return;
+  }
+  let buffer = new ArrayBuffer(chunkBytes);
+  let ended = false;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read(new Uint8Array(buffer));
+      if (done) {
+        ended = true;
+        return;
+      }
+      buffer = value.buffer as ArrayBuffer;
+      yield value;
+    }
+  } finally {
+    if (!ended) await reader.cancel().catch(() => undefined);
+    reader.releaseLock();
+  }
+}
+
+/**
+ * {@link bodyChunks} with the checks of {@link checkBodyStream} (every chunk a Uint8Array, the total the
+ * promised length) and without a stream in between; empty chunks are skipped. A violation throws the
+ * InvalidRequestError.
+ */
+export async function* checkedChunks(source: ReadableStream<Uint8Array>, promisedLength?: number): AsyncGenerator<Uint8Array> {
+  let total = 0;
+  for await (const chunk of bodyChunks(source) as AsyncIterable<unknown>) {
+    if (!(chunk instanceof Uint8Array)) throw new InvalidRequestError({ message: "a body stream must yield Uint8Array chunks" });
+    total += chunk.byteLength;
+    if (promisedLength !== undefined && total > promisedLength) throw lengthMismatch(-1, promisedLength);
+    if (chunk.byteLength > 0) yield chunk;
+  }
+  if (promisedLength !== undefined && total !== promisedLength) throw lengthMismatch(total, promisedLength);
+}
+
 /** A stream over bytes already in memory, in chunks of at most `chunkSize`. */
 export function bytesToStream(bytes: Uint8Array, chunkSize = 64 * 1024): ReadableStream<Uint8Array> {
   let offset = 0;

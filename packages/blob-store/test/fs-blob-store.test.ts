@@ -108,6 +108,76 @@ describe("filesystem blob store specifics", () => {
     expect(await openFiles()).toBe(before);
   });
 
+  it("reads a body in BYOB mode straight into the reader's buffer, and in default mode as chunks", async () => {
+    const store = createFsBlobStore({ rootDir: await freshRoot() });
+    const body = new Uint8Array(3 * 1024 * 1024 + 123).map((_, index) => (index * 7) % 251);
+    await store.put("big", body);
+    const object = await store.get("big");
+    const reader = (object?.stream() as ReadableStream<Uint8Array>).getReader({ mode: "byob" });
+    // One buffer, handed back and forth: a read fills all of it, not a 256 KiB chunk copied in.
+    let buffer = new ArrayBuffer(1024 * 1024);
+    const sizes: number[] = [];
+    const read = new Uint8Array(body.byteLength);
+    for (let filled = 0; ; ) {
+      const { done, value } = await reader.read(new Uint8Array(buffer));
+      if (done) break;
+      expect(value.buffer.byteLength).toBe(1024 * 1024);
+      buffer = value.buffer;
+      read.set(value, filled);
+      filled += value.byteLength;
+      sizes.push(value.byteLength);
+    }
+    expect(sizes).toEqual([1024 * 1024, 1024 * 1024, 1024 * 1024, 123]);
+    expect(Buffer.from(read).equals(Buffer.from(body))).toBe(true);
+    const chunks: number[] = [];
+    for await (const chunk of ((await store.get("big"))?.stream() as ReadableStream<Uint8Array>) as unknown as AsyncIterable<Uint8Array>) chunks.push(chunk.byteLength);
+    expect(chunks.slice(0, 2)).toEqual([256 * 1024, 256 * 1024]);
+    expect(chunks.reduce((sum, size) => sum + size, 0)).toBe(body.byteLength);
+  });
+
+  it("writes a byte-stream body through the store's own buffer, and still checks its promised length", async () => {
+    const store = createFsBlobStore({ rootDir: await freshRoot() });
+    const body = new Uint8Array(1024 * 1024 + 5).map((_, index) => (index * 13) % 253);
+    const byteBody = (length: number) => {
+      let position = 0;
+      const pulls = { byob: 0, fresh: 0 };
+      const stream = new ReadableStream({
+        type: "bytes",
+        pull(controller) {
+          if (position >= length) {
+            controller.close();
+            controller.byobRequest?.respond(0);
+            return;
+          }
+          const view = controller.byobRequest?.view;
+          if (!view) {
+            pulls.fresh += 1;
+            const chunk = body.slice(position, Math.min(length, position + 4096));
+            position += chunk.byteLength;
+            controller.enqueue(chunk);
+            return;
+          }
+          pulls.byob += 1;
+          const step = Math.min(view.byteLength, length - position);
+          new Uint8Array(view.buffer, view.byteOffset, step).set(body.subarray(position, position + step));
+          position += step;
+          controller.byobRequest?.respond(step);
+        },
+      });
+      return { stream, pulls };
+    };
+    const whole = byteBody(body.byteLength);
+    const info = await store.put("byob", whole.stream, { contentLength: body.byteLength });
+    expect(info?.size).toBe(body.byteLength);
+    expect(whole.pulls).toEqual({ byob: 5, fresh: 0 });
+    expect(Buffer.from(await ((await store.get("byob")) as { bytes(): Promise<Uint8Array> }).bytes()).equals(Buffer.from(body))).toBe(true);
+    // A body shorter than promised is refused as any other, and nothing is stored.
+    await expect(store.put("short", byteBody(1000).stream, { contentLength: 1001 })).rejects.toMatchObject({ code: "invalid_request" });
+    await expect(store.put("long", byteBody(1002).stream, { contentLength: 1001 })).rejects.toMatchObject({ code: "invalid_request" });
+    expect(await store.head("short")).toBeNull();
+    expect(await store.head("long")).toBeNull();
+  });
+
   it("refuses a key segment longer than a file name with limit_exceeded, and reports it missing", async () => {
     const store = createFsBlobStore({ rootDir: await freshRoot() });
     const key = `dir/${"s".repeat(251)}`;

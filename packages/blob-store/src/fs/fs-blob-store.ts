@@ -5,12 +5,15 @@ import * as z from "zod";
 import { LimitExceededError, NotFoundError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import { validateBlobKey } from "../blob-key.js";
 import { guardOperation } from "../blob-errors.js";
-import { bytesToStream, checkBodyStream, normalizeBody } from "../blob-body.js";
+import { bytesToStream, checkedChunks, normalizeBody } from "../blob-body.js";
 import { createBlobObject } from "../blob-object.js";
 import { type ParsedPutOptions, parseListOptions, parsePutOptions } from "../blob-options.js";
 import type { BlobBody, BlobListOptions, BlobListResult, BlobObject, BlobObjectInfo, BlobPutOptions, BlobStore } from "../ports.js";
 import { encodeTrailer, fileBodyStream, readTrailer } from "./fs-object-file.js";
 import { MAX_FS_SEGMENT_BYTES, isErrorCode, objectPathForKey, parentDirectories, walkKeys } from "./fs-key-paths.js";
+
+/** Chunk size of a body read by a default reader (a BYOB reader reads as much as its buffer takes). */
+const BODY_CHUNK_BYTES = 256 * 1024;
 
 /** Options of {@link createFsBlobStore}. */
 export interface FsBlobStoreOptions {
@@ -91,8 +94,8 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
           await handle?.close();
           throw new NotFoundError({ message: `blob '${key}' changed or was deleted after it was read`, context: { key } });
         }
-        return fileBodyStream(handle, info.size);
-      });
+        return fileBodyStream(handle, info.size, BODY_CHUNK_BYTES);
+      }, { byteStream: { chunkBytes: BODY_CHUNK_BYTES } });
     },
 
     async head(key: string): Promise<BlobObjectInfo | null> {
@@ -149,19 +152,18 @@ async function writeTempObject(
 ): Promise<{ tempPath: string; info: BlobObjectInfo }> {
   const tempPath = join(dirname(path), `.${randomUUID()}.tmp`);
   const handle = await openTempFile(tempPath);
-  const checked = checkBodyStream(body, promisedLength);
   const hash = createHash("sha256");
+  let size = 0;
   try {
-    const reader = checked.stream.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      hash.update(value);
-      await writeAll(handle, value);
+    // Each chunk is written before the next is read: a byte stream's reads reuse one buffer.
+    for await (const chunk of checkedChunks(body, promisedLength)) {
+      hash.update(chunk);
+      await writeAll(handle, chunk);
+      size += chunk.byteLength;
     }
     const info: BlobObjectInfo = {
       key,
-      size: checked.bytesRead(),
+      size,
       etag: hash.digest("hex"),
       contentType: options.contentType,
       customMetadata: options.customMetadata,
@@ -172,7 +174,7 @@ async function writeTempObject(
     return { tempPath, info };
   } catch (error) {
     await unlink(tempPath).catch(() => undefined);
-    throw checked.failure() ?? error;
+    throw error;
   } finally {
     await handle.close();
   }

@@ -88,15 +88,33 @@ async function readExactly(handle: FileHandle, position: number, length: number)
   return buffer;
 }
 
-/** A stream over the first `size` bytes of an open file; it closes the handle when done or cancelled. */
+/**
+ * A byte stream over the first `size` bytes of an open file; it closes the handle when done or cancelled. A
+ * reader in BYOB mode has each read land in its own buffer, so reading a large object allocates nothing per
+ * chunk; a default reader gets chunks of `chunkSize`.
+ */
 export function fileBodyStream(handle: FileHandle, size: number, chunkSize = 256 * 1024): ReadableStream<Uint8Array> {
   let position = 0;
-  return new ReadableStream<Uint8Array>({
+  return new ReadableStream({
+    type: "bytes",
     async pull(controller) {
       try {
+        const request = controller.byobRequest;
         if (position >= size) {
           await handle.close();
-          return controller.close();
+          controller.close();
+          // A read waiting in BYOB mode is answered (empty) only once the stream is closed.
+          request?.respond(0);
+          return;
+        }
+        const view = request?.view;
+        if (view) {
+          const into = new Uint8Array(view.buffer, view.byteOffset, Math.min(view.byteLength, size - position));
+          const { bytesRead } = await handle.read(into, 0, into.byteLength, position);
+          if (bytesRead === 0) throw new IntegrityError({ message: "stored blob ended early", context: { expected: size, actual: position } });
+          position += bytesRead;
+          (request as ReadableStreamBYOBRequest).respond(bytesRead);
+          return;
         }
         const chunk = await readExactly(handle, position, Math.min(chunkSize, size - position));
         position += chunk.byteLength;
