@@ -5,7 +5,9 @@ import { join } from "node:path";
 import { createMemoryBlobStore } from "@open-managed-agents/blob-store";
 import { afterEach, describe, expect, it } from "vitest";
 import { blobKeyOf, packKeyOf } from "../src/checkpoint/blob-keys.js";
-import { createContentStore } from "../src/checkpoint/content-store.js";
+import { MAX_WAITING_LINE_BYTES, createContentStore } from "../src/checkpoint/content-store.js";
+import { decodeManifestLines } from "../src/checkpoint/manifest-lines.js";
+import { createManifestSink } from "../src/checkpoint/manifest-sink.js";
 import type { ManifestEntry, ManifestFile } from "../src/checkpoint/manifest.js";
 import { PACK_BYTES } from "../src/checkpoint/pack-writer.js";
 import { NO_STORED_CONTENTS, type StoredContents } from "../src/checkpoint/stored-contents.js";
@@ -18,12 +20,22 @@ afterEach(async () => {
 const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 const file = (path: string, size: number) => ({ type: "file" as const, path, mode: 0o644, mtime: 1_700_000_000, size });
 
+/** A content store writing into a real manifest sink; `finish` ends both and answers the manifest's entries, read back. */
 async function setup(stored: StoredContents = NO_STORED_CONTENTS) {
   directory = await mkdtemp(join(tmpdir(), "oma-content-store-"));
   const store = createMemoryBlobStore();
-  const written: ManifestEntry[] = [];
-  const contents = createContentStore({ store, keyPrefix: "p", session: "s", stored, spool: { maxBytes: 1 << 30, directory }, write: (entry) => written.push(entry) });
-  return { store, contents, written };
+  const spool = { maxBytes: 1 << 30, directory };
+  const sink = await createManifestSink(spool);
+  const contents = createContentStore({ store, keyPrefix: "p", session: "s", stored, spool, sink });
+  const finish = async (): Promise<ManifestEntry[]> => {
+    await contents.finish();
+    const written = await sink.finish();
+    const entries: ManifestEntry[] = [];
+    for await (const entry of decodeManifestLines(written.spool.read() as unknown as AsyncIterable<Uint8Array>)) entries.push(entry);
+    await written.spool.dispose();
+    return entries;
+  };
+  return { store, contents, sink, finish };
 }
 
 const packsRead = new Map<string, Buffer>();
@@ -42,7 +54,7 @@ async function bytesOf(store: ReturnType<typeof createMemoryBlobStore>, entry: M
 
 describe("content store", () => {
   it("hands entries on in the order given, each file once its pack is sealed, and every content where its entry says", async () => {
-    const { store, contents, written } = await setup();
+    const { store, contents, sink, finish } = await setup();
     const bodies = new Map<string, Buffer>();
     // Enough small contents for several packs, a folder and a symlink between them, a large one, and empty ones.
     const order: string[] = [];
@@ -51,6 +63,8 @@ describe("content store", () => {
       if (index === 300) {
         contents.place({ type: "directory", path: `${path}-dir`, mode: 0o755, mtime: 1 });
         order.push(`${path}-dir`);
+        // The folder's line waits behind the files of the open pack.
+        expect(sink.waitingBytes).toBeGreaterThan(0);
       }
       if (index === 700) {
         const big = randomBytes(600_000);
@@ -70,8 +84,9 @@ describe("content store", () => {
       bodies.set(path, body);
       await contents.addSmall(file(path, body.byteLength), body);
       order.push(path);
+      await sink.flushed();
     }
-    await contents.finish();
+    const written = await finish();
     expect(written.map((entry) => entry.path)).toEqual(order);
     const packs = new Set<string>();
     for (const entry of written) {
@@ -87,19 +102,45 @@ describe("content store", () => {
   it("stores a content once: a duplicate met again, or one the session holds, is referenced", async () => {
     const held = randomBytes(3000);
     const heldLocation = { pack: { sha256: "a".repeat(64), size: 10_000 }, offset: 40 };
-    const { store, contents, written } = await setup({ size: 1, get: (digest) => (digest === sha(held) ? heldLocation : undefined) });
+    const { store, contents, finish } = await setup({ size: 1, get: (digest) => (digest === sha(held) ? heldLocation : undefined) });
     const twice = randomBytes(4000);
     await contents.addSmall(file("a", twice.byteLength), twice);
     await contents.addSmall(file("b", held.byteLength), held);
     await contents.addSmall(file("c", twice.byteLength), Buffer.from(twice));
-    await contents.finish();
-    const [a, b, c] = written as ManifestFile[];
+    const [a, b, c] = (await finish()) as ManifestFile[];
     expect(b?.location).toEqual(heldLocation);
     expect(c?.location).toEqual(a?.location);
     // One pack, holding `twice` once.
     const packs = (await store.list({ prefix: "p/" })).objects;
     expect(packs).toHaveLength(1);
     expect(packs[0]?.size).toBe(twice.byteLength);
+  });
+
+  it("bounds the manifest lines waiting for the open pack: it is sealed early, short of its usual size", async () => {
+    const { store, contents, sink, finish } = await setup();
+    const long = "p".repeat(150);
+    let most = 0;
+    // Tiny distinct contents: their lines outgrow the bound long before their bytes fill a pack.
+    for (let index = 0; index < 30_000; index += 1) {
+      await contents.addSmall(file(`a/${long}${String(index).padStart(6, "0")}`, 4), Buffer.from(index.toString(36).padStart(4, "0")));
+      most = Math.max(most, sink.waitingBytes);
+      await sink.flushed();
+    }
+    // One small file, then a great many folders behind it.
+    await contents.addSmall(file("b/first", 3), Buffer.from("one"));
+    for (let index = 0; index < 30_000; index += 1) {
+      await contents.place({ type: "directory", path: `b/${long}${String(index).padStart(6, "0")}`, mode: 0o755, mtime: 1 });
+      most = Math.max(most, sink.waitingBytes);
+      await sink.flushed();
+    }
+    const written = await finish();
+    expect(written).toHaveLength(60_001);
+    expect(most).toBeLessThan(MAX_WAITING_LINE_BYTES + 1024);
+    expect(most).toBeGreaterThan(MAX_WAITING_LINE_BYTES / 2);
+    const packs = (await store.list({ prefix: "p/" })).objects;
+    // 120,003 content bytes, far under one pack's size, in several packs.
+    expect(packs.length).toBeGreaterThanOrEqual(3);
+    for (const entry of written) if (entry.type === "file") expect((await bytesOf(store, entry)).byteLength).toBe(entry.size);
   });
 
   it("refuses a large content whose size is not the one its entry states", async () => {

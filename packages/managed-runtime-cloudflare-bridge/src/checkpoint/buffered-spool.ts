@@ -25,8 +25,8 @@ export interface BufferedSpool {
   finish(): Promise<number>;
   /** The sha256 of everything written (with `hash`), after {@link finish}. */
   sha256(): string;
-  /** The written bytes as a Node stream (after {@link finish}). */
-  read(): NodeJS.ReadableStream;
+  /** The written bytes as a byte stream (after {@link finish}; see `TemporaryFile.stream`). */
+  read(): ReadableStream<Uint8Array>;
   /**
    * The written bytes read into one reused buffer (after {@link finish}): each piece is a view, valid until the
    * next is asked for. Reading a spool of hundreds of MiB then allocates one buffer, not one per chunk.

@@ -1,6 +1,6 @@
 import { IntegrityError, SandboxFailedError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
-import { type ManifestEntry, type PackRef, packSchema, relativePath, wireEntrySchema } from "./manifest.js";
+import { type ManifestEntry, type PackRef, fileEntry, packSchema, relativePath, wireEntrySchema } from "./manifest.js";
 import { comparePaths, splitRecords } from "./split-records.js";
 
 /** Format tag of a manifest stored as one JSON record a line (NDJSON), written and read as a stream. */
@@ -48,7 +48,7 @@ export function createManifestLineEncoder(): ManifestLineEncoder {
       const index = packs.get(location.pack.sha256);
       if (index !== undefined) return [wireLine(entry, { pack: index, offset: location.offset })];
       packs.set(location.pack.sha256, packs.size);
-      return [JSON.stringify({ type: "pack", sha256: location.pack.sha256, size: location.pack.size }), wireLine(entry, { pack: packs.size - 1, offset: location.offset })];
+      return [packLine(location.pack), wireLine(entry, { pack: packs.size - 1, offset: location.offset })];
     },
   };
 }
@@ -126,19 +126,24 @@ export async function* decodeManifestItems(source: AsyncIterable<Uint8Array>, fo
       yield entry;
       continue;
     }
-    const { pack: index, offset, ...plain } = entry;
+    const { pack: index, offset } = entry;
     const pack = index === undefined ? undefined : packs[index];
-    if (!pack || offset === undefined || offset + plain.size > pack.size) throw refuse("a file placed outside its pack", entry.path);
-    yield { ...plain, location: { pack, offset } };
+    if (!pack || offset === undefined || offset + entry.size > pack.size) throw refuse("a file placed outside its pack", entry.path);
+    yield fileEntry(entry, entry.sha256, { pack, offset });
   }
   if (!header) throw refuse("empty");
+}
+
+/** The line declaring a pack; the pack's index is the number of packs declared before it. */
+export function packLine(pack: PackRef): string {
+  return JSON.stringify({ type: "pack", sha256: pack.sha256, size: pack.size });
 }
 
 /**
  * One entry's line, its fields always in the same order (the manifest's bytes are its id): what
  * `JSON.stringify` gives for the entry's fields, built from parts (only the strings need its escaping).
  */
-function wireLine(entry: ManifestEntry, packed?: { readonly pack: number; readonly offset: number }): string {
+export function wireLine(entry: ManifestEntry, packed?: { readonly pack: number; readonly offset: number }): string {
   const head = `{"type":"${entry.type}","path":${JSON.stringify(entry.path)},"mode":${entry.mode},"mtime":${entry.mtime}`;
   if (entry.type === "directory") return `${head}}`;
   if (entry.type === "symlink") return `${head},"target":${JSON.stringify(entry.target)}}`;

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { BlobStore } from "@open-managed-agents/blob-store";
+import { type BlobStore, bodyChunks } from "@open-managed-agents/blob-store";
 import { IntegrityError, NotFoundError } from "@open-managed-agents/runtime-resource-contract";
 import { type ManifestEntry, decodeManifest } from "./manifest.js";
 import type { ManifestHandleMetadata } from "./manifest-handle.js";
@@ -49,7 +49,7 @@ export async function openManifest(store: BlobStore, metadata: ManifestHandleMet
   if (metadata.size > MAX_LEGACY_MANIFEST_BYTES) throw new IntegrityError({ message: "checkpoint manifest is too large", context: { manifestKey: metadata.manifestKey } });
   // An earlier format: one JSON document, read whole.
   const bytes: Uint8Array[] = [];
-  for await (const chunk of verifiedChunks(store, metadata)) bytes.push(chunk);
+  for await (const chunk of verifiedChunks(store, metadata)) bytes.push(Buffer.from(chunk));
   const manifest = decodeManifest(Buffer.concat(bytes));
   return {
     format: manifest.format,
@@ -152,7 +152,10 @@ async function* prepend(head: Uint8Array, rest: AsyncGenerator<Uint8Array>): Asy
   }
 }
 
-/** The manifest's bytes as they are read; past the last chunk, its size and hash must match the handle. */
+/**
+ * The manifest's bytes as they are read; past the last chunk, its size and hash must match the handle. Each
+ * chunk may be a view of a buffer the next read reuses (see `bodyChunks`): copy what you keep.
+ */
 export async function* verifiedChunks(store: BlobStore, metadata: ManifestHandleMetadata): AsyncGenerator<Uint8Array> {
   const object = await store.get(metadata.manifestKey);
   if (!object) throw new NotFoundError({ message: "checkpoint manifest is missing from the store", context: { manifestKey: metadata.manifestKey } });
@@ -162,7 +165,7 @@ export async function* verifiedChunks(store: BlobStore, metadata: ManifestHandle
   }
   const hash = createHash("sha256");
   let size = 0;
-  for await (const chunk of object.stream() as unknown as AsyncIterable<Uint8Array>) {
+  for await (const chunk of bodyChunks(object.stream())) {
     hash.update(chunk);
     size += chunk.byteLength;
     yield chunk;

@@ -2,7 +2,7 @@ import { Readable } from "node:stream";
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { manifestKeyOf } from "./blob-keys.js";
 import { type LatestManifest, publishLatest } from "./latest-manifest.js";
-import type { PackLocation } from "./manifest.js";
+import { type PackLocation, fileEntry } from "./manifest.js";
 import { type ManifestItem, encodeManifestLines } from "./manifest-lines.js";
 import { type Spool, createSpool } from "./spool.js";
 
@@ -29,7 +29,7 @@ export function createManifestWriter(options: { readonly store: BlobStore; reado
             continue;
           }
           const location = locate(entry.sha256);
-          yield location ? { ...entry, location } : entry;
+          yield location ? fileEntry(entry, entry.sha256, location) : entry;
         }
       }
       const spool = await createSpool(options.spool);

@@ -23,11 +23,16 @@ export interface PackWriter {
   add(expected: ManifestFile, bytes: Buffer): Promise<void>;
   /**
    * Appends a content the caller hashed from these very bytes (not hashed again to check it) and answers where it lands:
-   * the sequence number of the open pack (see `onSealed`) and its offset there. Call {@link sealIfFull} after.
+   * the sequence number of the open pack (see `onSealed`) and its offset there. Seal it once {@link full}.
    */
   append(sha256: string, bytes: Buffer): { readonly pack: number; readonly offset: number };
-  /** Seals and stores the open pack once it is full (at most a few puts run at once; this waits for a slot). */
-  sealIfFull(): Promise<void>;
+  /**
+   * Seals and stores the open pack whatever it holds (nothing when it is empty); at most a few puts run at
+   * once, and this waits for a slot.
+   */
+  seal(): Promise<void>;
+  /** Whether the open pack holds {@link PACK_BYTES} or more. */
+  readonly full: boolean;
   /** Stores the last pack and waits for every put; returns each content's location by sha256, in a compact set. */
   finish(): Promise<StoredContents>;
 }
@@ -111,8 +116,9 @@ export function createPackWriter(options: PackWriterOptions): PackWriter {
       if (size >= PACK_BYTES) await seal();
     },
     append,
-    async sealIfFull() {
-      if (size >= PACK_BYTES) await seal();
+    seal,
+    get full() {
+      return size >= PACK_BYTES;
     },
     async finish() {
       await seal();

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { deflateRawSync } from "node:zlib";
-import type { BlobStore } from "@open-managed-agents/blob-store";
+import { type BlobStore, bodyChunks } from "@open-managed-agents/blob-store";
 import { IntegrityError, NotFoundError } from "@open-managed-agents/runtime-resource-contract";
 import { sha256HexSync } from "@open-managed-agents/runtime-utils/node";
 import { type ArchiveLimits, END_OF_ARCHIVE_BYTES, createHeaderInspection, encodeMemberHeader } from "@open-managed-agents/workspace-archive";
@@ -9,6 +9,7 @@ import { blobKeyOf, packKeyOf } from "./blob-keys.js";
 import { type BufferedSpool, createBufferedSpool } from "./buffered-spool.js";
 import type { ManifestEntry, ManifestFile, PackRef } from "./manifest.js";
 import { PACK_BYTES, SMALL_BLOB_BYTES } from "./pack-writer.js";
+import { readWhole } from "./store-reads.js";
 
 /**
  * Largest pack a restore reads (each is read whole into a buffer of its stated size): packs this driver writes
@@ -109,7 +110,7 @@ async function writeContent(source: RestoreSource, file: ManifestFile, out: Buff
     const object = await open(source, blobKeyOf(source.keyPrefix, source.session, file.sha256), file.size, file);
     const hash = createHash("sha256");
     let size = 0;
-    for await (const chunk of object.stream() as unknown as AsyncIterable<Uint8Array>) {
+    for await (const chunk of bodyChunks(object.stream())) {
       size += chunk.byteLength;
       if (size > file.size) throw refused(file, "a checkpoint blob's size does not match the manifest");
       hash.update(chunk);
@@ -139,14 +140,8 @@ async function open(source: RestoreSource, key: string, size: number, entry: Man
 async function readPack(source: RestoreSource, ref: PackRef, first: ManifestFile, into: () => Buffer): Promise<Buffer> {
   if (ref.size > MAX_PACK_READ_BYTES) throw refused(first, "a checkpoint pack is larger than any pack a checkpoint writes");
   const object = await open(source, packKeyOf(source.keyPrefix, source.session, ref.sha256), ref.size, first);
-  const bytes = into();
-  let filled = 0;
-  for await (const chunk of object.stream() as unknown as AsyncIterable<Uint8Array>) {
-    if (filled + chunk.byteLength > ref.size) throw refused(first, "a checkpoint blob's size does not match the manifest");
-    bytes.set(chunk, filled);
-    filled += chunk.byteLength;
-  }
-  if (filled !== ref.size) throw refused(first, "a checkpoint blob's size does not match the manifest");
+  const bytes = await readWhole(object.stream(), into());
+  if (!bytes) throw refused(first, "a checkpoint blob's size does not match the manifest");
   return bytes;
 }
 

@@ -1,4 +1,4 @@
-import type { ManifestEntry } from "./manifest.js";
+import { type ManifestEntry, fileEntry } from "./manifest.js";
 import type { RecordGroup } from "./sandbox-records.js";
 import { pathKey } from "./split-records.js";
 
@@ -55,9 +55,9 @@ export function changed(old: ManifestEntry | null, minus: RecordGroup | null, pl
   if (entry) {
     if (entry.type !== "file") return entry;
     // Unchanged hash record: the one the previous entry was built from, if that was a file.
-    if (plus.sha256 !== undefined) return { ...entry, sha256: plus.sha256 };
+    if (plus.sha256 !== undefined) return fileEntry(entry, plus.sha256);
     if (minus?.sha256 !== undefined || old?.type !== "file") throw new DeltaInconsistent("a file without a hash");
-    return { ...entry, sha256: old.sha256 };
+    return fileEntry(entry, old.sha256);
   }
   // Its entry record went away and none came: removed.
   if (minus?.entry) return null;
@@ -65,7 +65,7 @@ export function changed(old: ManifestEntry | null, minus: RecordGroup | null, pl
   if (!old) throw new DeltaInconsistent("a hash of an unknown path");
   if (plus?.sha256 !== undefined) {
     if (old.type !== "file") throw new DeltaInconsistent("a hash of a path that is no file");
-    return { ...plain(old), sha256: plus.sha256 } as ManifestEntry;
+    return fileEntry(old, plus.sha256);
   }
   if (old.type === "file") throw new DeltaInconsistent("a file whose hash went away");
   return old;
@@ -73,8 +73,7 @@ export function changed(old: ManifestEntry | null, minus: RecordGroup | null, pl
 
 function plain(entry: ManifestEntry): ManifestEntry {
   if (entry.type !== "file" || !entry.location) return entry;
-  const { location: _, ...rest } = entry;
-  return rest;
+  return fileEntry(entry, entry.sha256);
 }
 
 /** One sorted stream's head; keys must strictly increase. */

@@ -1,5 +1,5 @@
 import { ArchiveRejectedError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
-import type { ManifestEntry, ManifestFile } from "./manifest.js";
+import { type ManifestEntry, type ManifestFile, fileEntry } from "./manifest.js";
 import { splitRecords } from "./split-records.js";
 
 /** Longest record the sandbox may report (a path and a link target of 4096 bytes each, with fields). */
@@ -69,7 +69,7 @@ export async function* parseSandboxRecords(source: AsyncIterable<Uint8Array>, ca
   for await (const { entry, sha256 } of recordGroups(source, cached)) {
     if (!entry) continue; // a hash of a path no longer listed: the cache's leftover
     if (entry.type !== "file") yield entry;
-    else if (sha256 !== undefined) yield { ...entry, sha256 };
+    else if (sha256 !== undefined) yield fileEntry(entry, sha256);
     else if (cached) throw new HashMissing();
   }
 }

@@ -42,7 +42,7 @@ export async function createSpool(options: { readonly maxBytes: number; readonly
       finished ??= { sha256: hash.digest("hex"), size };
       return finished;
     },
-    read: () => Readable.toWeb(file.stream(SPOOL_CHUNK_BYTES)) as ReadableStream<Uint8Array>,
+    read: () => file.stream(SPOOL_CHUNK_BYTES),
     dispose: () => file.close(),
   };
 }

@@ -140,7 +140,7 @@ async function listWorkspace(files: ReturnType<typeof createBridgeFiles>, direct
 export async function consume(readable: Readable, codec: Codec, input: Pick<StreamedCaptureInput, "store" | "keyPrefix" | "session" | "stored" | "spool" | "archiveLimits" | "maxCheckpointBytes">): Promise<WrittenManifest> {
   const sink = await createManifestSink(input.spool);
   try {
-    const contents = createContentStore({ store: input.store, keyPrefix: input.keyPrefix, session: input.session, stored: input.stored, spool: input.spool, write: (entry) => sink.add(entry) });
+    const contents = createContentStore({ store: input.store, keyPrefix: input.keyPrefix, session: input.session, stored: input.stored, spool: input.spool, sink });
     const inspection = createHeaderInspection(checkpointReadOptions(input.archiveLimits));
     const reader = createTarMemberReader(decodedArchive(readable, codec));
     try {
@@ -151,9 +151,9 @@ export async function consume(readable: Readable, codec: Codec, input: Pick<Stre
         if (member.type === "other") {
           throw new ArchiveRejectedError({ message: `workspace entry ${JSON.stringify(member.name.slice(0, 256))} is a special file (type ${JSON.stringify(member.typeflag)})`, context: { entry: member.name.slice(0, 256), reason: "unsupported_type" } });
         }
-        inspection.admit({ ...member, type: member.type });
+        inspection.admit({ name: member.name, type: member.type, mode: member.mode, mtime: member.mtime, size: member.size, linkname: member.linkname });
         const entry = entryOf(member);
-        if (entry.type !== "file") contents.place(entry);
+        if (entry.type !== "file") await contents.place(entry);
         else if (entry.size <= contents.smallBytes) await contents.addSmall(entry, await reader.readBody());
         else await contents.addLarge(entry, reader.bodyChunks());
         await sink.flushed();

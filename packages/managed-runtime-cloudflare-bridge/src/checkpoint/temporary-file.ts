@@ -1,4 +1,3 @@
-import { type ReadStream, createReadStream } from "node:fs";
 import { type FileHandle, mkdtemp, open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,10 +10,11 @@ export interface TemporaryFile {
   /** Writes all of `bytes` at `position` (positional: reads running meanwhile are not disturbed). */
   writeAt(bytes: Uint8Array, position: number): Promise<void>;
   /**
-   * The file from its start as a Node stream of `chunkBytes` chunks. Positional reads over the shared handle,
-   * so several readers run at once, and the handle stays open for the next one (it closes with {@link close}).
+   * The file from its start as a byte stream: a BYOB reader's reads land in its own buffer, a default reader
+   * gets fresh chunks of `chunkBytes`. Positional reads over the shared handle, so several readers run at
+   * once, and the handle stays open for the next one (it closes with {@link close}).
    */
-  stream(chunkBytes: number): ReadStream;
+  stream(chunkBytes: number): ReadableStream<Uint8Array>;
   /** Closes the handle and removes the file if its name is still there. Idempotent. */
   close(): Promise<void>;
 }
@@ -48,7 +48,7 @@ export async function openTemporaryFile(directory?: string): Promise<TemporaryFi
         written += (await handle.write(bytes, written, bytes.byteLength - written, position + written)).bytesWritten;
       }
     },
-    stream: (chunkBytes) => createReadStream("", { fd: handle, start: 0, autoClose: false, highWaterMark: chunkBytes }),
+    stream: (chunkBytes) => readFrom(handle, chunkBytes),
     close() {
       closed ??= (async () => {
         await handle.close().catch(() => undefined);
@@ -57,4 +57,26 @@ export async function openTemporaryFile(directory?: string): Promise<TemporaryFi
       return closed;
     },
   };
+}
+
+/** See {@link TemporaryFile.stream}. */
+function readFrom(handle: FileHandle, chunkBytes: number): ReadableStream<Uint8Array> {
+  let position = 0;
+  return new ReadableStream({
+    type: "bytes",
+    async pull(controller) {
+      const request = controller.byobRequest;
+      const view = request?.view;
+      const into = view ? new Uint8Array(view.buffer, view.byteOffset, view.byteLength) : new Uint8Array(chunkBytes);
+      const { bytesRead } = await handle.read(into, 0, into.byteLength, position);
+      if (bytesRead === 0) {
+        controller.close();
+        request?.respond(0);
+        return;
+      }
+      position += bytesRead;
+      if (request && view) request.respond(bytesRead);
+      else controller.enqueue(into.subarray(0, bytesRead));
+    },
+  });
 }
