@@ -23,6 +23,8 @@ const configSchema = z.object({
    * files on a shared VM disk, and different from run to run) out of figures about the bridge.
    */
   OMA_BENCH_SCRATCH: z.string().min(1).optional(),
+  /** `1` prints each phase's sampled memory over time (RSS, heap, array buffers) with the steps then running. */
+  OMA_BENCH_MEMORY_TIMELINE: z.enum(["0", "1"]).optional(),
 });
 
 /** Settings read from the environment. */
@@ -32,6 +34,8 @@ export interface BenchConfig {
   readonly workloads: readonly ("random" | "source")[];
   /** Where the run's files go (see OMA_BENCH_SCRATCH). */
   readonly scratch: string;
+  /** Whether the report prints each phase's memory timeline (OMA_BENCH_MEMORY_TIMELINE=1). */
+  readonly memoryTimeline: boolean;
 }
 
 /** Reads and validates the bench settings; a bad value throws `invalid_config` naming the variable. */
@@ -43,10 +47,11 @@ export function readBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
       OMA_BENCH_PERSIST_TIMEOUT_S: env.OMA_BENCH_PERSIST_TIMEOUT_S || undefined,
       OMA_BENCH_WORKLOAD: env.OMA_BENCH_WORKLOAD || undefined,
       OMA_BENCH_SCRATCH: env.OMA_BENCH_SCRATCH || undefined,
+      OMA_BENCH_MEMORY_TIMELINE: env.OMA_BENCH_MEMORY_TIMELINE || undefined,
     },
     { record: "bench environment", code: "invalid_config" },
   );
   const workloads = parsed.OMA_BENCH_WORKLOAD === "both" ? (["random", "source"] as const) : [parsed.OMA_BENCH_WORKLOAD];
   const scratch = parsed.OMA_BENCH_SCRATCH ?? (existsSync("/dev/shm") ? "/dev/shm" : "/var/tmp");
-  return { workspaceMiB: parsed.OMA_BENCH_WORKSPACE_MIB, persistTimeoutSeconds: parsed.OMA_BENCH_PERSIST_TIMEOUT_S, workloads, scratch };
+  return { workspaceMiB: parsed.OMA_BENCH_WORKSPACE_MIB, persistTimeoutSeconds: parsed.OMA_BENCH_PERSIST_TIMEOUT_S, workloads, scratch, memoryTimeline: parsed.OMA_BENCH_MEMORY_TIMELINE === "1" };
 }

@@ -33,6 +33,8 @@ interface BenchContext {
   readonly child: ChildEnvironment;
   readonly store: BlobStore;
   readonly scratch: string;
+  /** Whether the report prints each phase's memory timeline. */
+  readonly memoryTimeline: boolean;
   /** One-minute load average at the start and end of each measured phase: the host is shared. */
   readonly loads: LoadWindows;
 }
@@ -145,6 +147,7 @@ async function run(benchContext: BenchContext, kind: "random" | "source", worksp
       loads: context.loads,
       totalSeconds: (performance.now() - started) / 1000,
       scratch: context.scratch,
+      memoryTimeline: context.memoryTimeline,
     });
   } finally {
     await client.destroy(source).catch(() => undefined);
@@ -169,6 +172,7 @@ async function main(): Promise<void> {
       child: { bridgeUrl: bridge.url, apiKey: bridge.apiKey, storeDir, spoolDir, sessionId: "bench" },
       store: createFsBlobStore({ rootDir: storeDir }),
       scratch,
+      memoryTimeline: config.memoryTimeline,
       loads: {},
     };
     for (const kind of config.workloads) {

@@ -15,6 +15,8 @@ const childResultSchema = z.object({
   peakRssBytes: z.number(),
   /** Peaks of `process.memoryUsage()` sampled through the run, and when RSS peaked. */
   memoryPeaks: z.object({ rss: z.number(), heapUsed: z.number(), heapTotal: z.number(), external: z.number(), arrayBuffers: z.number(), rssPeakAtMs: z.number() }),
+  /** Every memory sample: [ms since the start, rss, heap total, heap used, array buffers], in whole MiB. */
+  timeline: z.array(z.tuple([z.number(), z.number(), z.number(), z.number(), z.number()])).optional(),
   spans: z.array(z.object({ step: z.string(), start: z.number(), end: z.number() })).optional(),
   handle: z.custom<SandboxCheckpointHandle>((value) => typeof value === "object" && value !== null).optional(),
   runtimeId: z.string().optional(),

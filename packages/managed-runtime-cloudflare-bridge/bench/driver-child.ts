@@ -18,8 +18,11 @@ const MEMORY_SAMPLE_MS = 50;
 function sampleMemory(now: () => number) {
   const peaks = { rss: 0, heapUsed: 0, heapTotal: 0, external: 0, arrayBuffers: 0 };
   let rssPeakAtMs = 0;
+  // Every sample, in whole MiB: [ms, rss, heap total, heap used, array buffers].
+  const timeline: Array<[number, number, number, number, number]> = [];
   const sample = () => {
     const usage = process.memoryUsage();
+    timeline.push([Math.round(now()), ...([usage.rss, usage.heapTotal, usage.heapUsed, usage.arrayBuffers].map((bytes) => Math.round(bytes / 1048576)) as [number, number, number, number])]);
     if (usage.rss > peaks.rss) rssPeakAtMs = now();
     for (const key of Object.keys(peaks) as (keyof typeof peaks)[]) peaks[key] = Math.max(peaks[key], usage[key]);
   };
@@ -29,7 +32,7 @@ function sampleMemory(now: () => number) {
     stop() {
       clearInterval(timer);
       sample();
-      return { ...peaks, rssPeakAtMs };
+      return { peaks: { ...peaks, rssPeakAtMs }, timeline };
     },
   };
 }
@@ -70,7 +73,7 @@ async function main(): Promise<void> {
     throw new Error(`driver child: unknown mode ${mode}`);
   }
   const elapsedMs = recorder.now();
-  const memoryPeaks = memory.stop();
+  const { peaks: memoryPeaks, timeline } = memory.stop();
   const result = {
     mode,
     elapsedMs,
@@ -78,6 +81,7 @@ async function main(): Promise<void> {
     rssAtStartBytes,
     peakRssBytes: ownPeakRssBytes(),
     memoryPeaks,
+    timeline,
     spans: recorder.spans.map(({ step, start, end }) => ({ step, start, end })),
     ...output,
   };

@@ -36,6 +36,8 @@ export interface BenchFigures {
   readonly totalSeconds: number;
   /** Where the sandboxes' trees, the store and the spools lived. */
   readonly scratch: string;
+  /** Whether the report prints each phase's memory timeline. */
+  readonly memoryTimeline?: boolean;
 }
 
 const mbps = (bytes: number, seconds: number) => (seconds > 0 ? bytes / 1e6 / seconds : 0);
@@ -115,6 +117,7 @@ export function formatReport(figures: BenchFigures): string {
     `  restore:    ${mib(figures.restore.peakRssBytes)}  ${verdict(figures.restore.peakRssBytes <= RSS_TARGET_BYTES)}`,
     "  sampled peaks (each its own maximum; heap / external / arrayBuffers; steps running at the RSS peak):",
     ...(["checkpoint", "secondCheckpoint", "restore"] as const).map((phase) => `    ${phase}: ${memoryLine(figures[phase])}`),
+    ...(figures.memoryTimeline ? (["checkpoint", "secondCheckpoint", "restore"] as const).flatMap((phase) => timelineLines(phase, figures[phase])) : []),
     "",
     ...stepTable("driver checkpoint steps", figures.checkpoint),
     "",
@@ -131,6 +134,22 @@ function memoryLine(result: ChildResult): string {
   const { memoryPeaks: peaks } = result;
   const running = new Set((result.spans ?? []).filter((span) => span.start <= peaks.rssPeakAtMs && span.end >= peaks.rssPeakAtMs).map((span) => span.step));
   return `rss ${mib(peaks.rss)}, heap used ${mib(peaks.heapUsed)} of ${mib(peaks.heapTotal)}, external ${mib(peaks.external)}, arrayBuffers ${mib(peaks.arrayBuffers)}; at ${(peaks.rssPeakAtMs / 1000).toFixed(1)} s: ${[...running].join(", ") || "no store or bridge call"}`;
+}
+
+/** Lines printed per phase's memory timeline, at most. */
+const TIMELINE_LINES = 40;
+
+/** A phase's memory over time (OMA_BENCH_MEMORY_TIMELINE=1): where heap and buffers grew, and with which steps. */
+function timelineLines(phase: string, result: ChildResult): string[] {
+  const samples = result.timeline ?? [];
+  const every = Math.max(1, Math.ceil(samples.length / TIMELINE_LINES));
+  const lines = [`  ${phase} memory timeline (ms: rss / heap total / heap used / arrayBuffers MiB; steps running):`];
+  for (const [index, [ms, rss, heapTotal, heapUsed, arrayBuffers]] of samples.entries()) {
+    if (index % every !== 0 && index !== samples.length - 1) continue;
+    const running = new Set((result.spans ?? []).filter((span) => span.start <= ms && span.end >= ms).map((span) => span.step));
+    lines.push(`    ${left(String(ms), 6)}: ${rss} / ${heapTotal} / ${heapUsed} / ${arrayBuffers}  ${[...running].join(", ")}`);
+  }
+  return lines;
 }
 
 function failures(transfers: RawTransfers): string {
