@@ -83,11 +83,8 @@ export function checkBodyStream(source: ReadableStream<Uint8Array>, promisedLeng
  * Leaving early cancels the body.
  */
 export async function* bodyChunks(source: ReadableStream<Uint8Array>, chunkBytes = 256 * 1024): AsyncGenerator<Uint8Array> {
-  let reader: ReadableStreamBYOBReader;
-  try {
-    reader = source.getReader({ mode: "byob" });
-  } catch (error) {
-    if (!(error instanceof TypeError)) throw error;
+  const reader = byobReaderOf(source);
+  if (!reader) {
     yield* source as unknown as AsyncIterable<Uint8Array>;
     return;
   }
@@ -106,6 +103,57 @@ export async function* bodyChunks(source: ReadableStream<Uint8Array>, chunkBytes
   } finally {
     if (!ended) await reader.cancel().catch(() => undefined);
     reader.releaseLock();
+  }
+}
+
+/**
+ * Reads a body of exactly `into.byteLength` bytes into `into`: straight from the source in BYOB mode when the
+ * body is a byte stream, chunk by chunk otherwise. Answers the filled bytes (in BYOB mode the memory comes back
+ * in a new ArrayBuffer and `into` is left detached) or null when the body held fewer or more bytes; a longer
+ * body is cancelled.
+ */
+export async function readBodyInto(source: ReadableStream<Uint8Array>, into: Uint8Array): Promise<Uint8Array | null> {
+  const size = into.byteLength;
+  const reader = byobReaderOf(source);
+  if (!reader) {
+    let filled = 0;
+    for await (const chunk of source as unknown as AsyncIterable<Uint8Array>) {
+      if (filled + chunk.byteLength > size) return null;
+      into.set(chunk, filled);
+      filled += chunk.byteLength;
+    }
+    return filled === size ? into : null;
+  }
+  let bytes = into;
+  let filled = 0;
+  let ended = false;
+  try {
+    while (filled < size) {
+      const { done, value } = await reader.read(new Uint8Array(bytes.buffer, bytes.byteOffset + filled, size - filled));
+      if (value) bytes = new Uint8Array(value.buffer, bytes.byteOffset, size);
+      if (done) {
+        ended = true;
+        return null;
+      }
+      filled += value.byteLength;
+    }
+    // One more read, into a byte of its own, must find the end: a longer body is refused.
+    const { done } = await reader.read(new Uint8Array(1));
+    ended = done;
+    return done ? bytes : null;
+  } finally {
+    if (!ended) await reader.cancel().catch(() => undefined);
+    reader.releaseLock();
+  }
+}
+
+/** A BYOB reader of `source` when it is a byte stream; null for any other. */
+function byobReaderOf(source: ReadableStream<Uint8Array>): ReadableStreamBYOBReader | null {
+  try {
+    return source.getReader({ mode: "byob" });
+  } catch (error) {
+    if (error instanceof TypeError) return null;
+    throw error;
   }
 }
 

@@ -3,4 +3,4 @@ export { MAX_BLOB_KEY_BYTES, compareBlobKeys, validateBlobKey, validateBlobPrefi
 export { DEFAULT_CONTENT_TYPE, MAX_CUSTOM_METADATA_BYTES, MAX_LIST_LIMIT } from "./blob-options.js";
 export { createMemoryBlobStore } from "./memory-blob-store.js";
 export { type PrefixedBlobStoreOptions, createPrefixedBlobStore } from "./prefixed-blob-store.js";
-export { bodyChunks } from "./blob-body.js";
+export { bodyChunks, readBodyInto } from "./blob-body.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bodyChunks } from "../src/index.js";
+import { bodyChunks, readBodyInto } from "../src/index.js";
 
 const body = Buffer.from(Array.from({ length: 700 * 1024 + 17 }, (_, index) => (index * 31) % 256));
 
@@ -38,7 +38,7 @@ function byteStream(bytes: Uint8Array) {
 
 const plainStream = (bytes: Uint8Array) => new Response(bytes).body as ReadableStream<Uint8Array>;
 
-describe("body chunks", () => {
+describe("body reads", () => {
   it("reads a byte stream into one reused buffer, a view per chunk, and any other stream as it comes", async () => {
     const { stream, seen } = byteStream(body);
     const buffers = new Set<ArrayBufferLike>();
@@ -66,4 +66,23 @@ describe("body chunks", () => {
     expect(seen.cancelled).toBe(true);
   });
 
+  it("reads a whole body straight into the buffer given, and refuses one shorter or longer", async () => {
+    const into = Buffer.allocUnsafeSlow(body.byteLength);
+    const { stream, seen } = byteStream(body);
+    const filled = await readBodyInto(stream, into);
+    expect(filled && Buffer.from(filled).equals(body)).toBe(true);
+    // The memory handed in came back filled: no chunk was allocated on the way.
+    expect(filled?.buffer.byteLength).toBe(body.byteLength);
+    expect(seen.fresh).toBe(0);
+    expect(into.byteLength).toBe(0);
+
+    expect(await readBodyInto(byteStream(body.subarray(0, body.byteLength - 1)).stream, Buffer.allocUnsafeSlow(body.byteLength))).toBeNull();
+    const longer = byteStream(Buffer.concat([body, Buffer.from([1])]));
+    expect(await readBodyInto(longer.stream, Buffer.allocUnsafeSlow(body.byteLength))).toBeNull();
+    expect(longer.seen.cancelled).toBe(true);
+    const plain = await readBodyInto(plainStream(body), Buffer.allocUnsafeSlow(body.byteLength));
+    expect(plain && Buffer.from(plain).equals(body)).toBe(true);
+    expect(await readBodyInto(plainStream(body), Buffer.allocUnsafeSlow(body.byteLength + 1))).toBeNull();
+    expect(await readBodyInto(plainStream(body), Buffer.allocUnsafeSlow(body.byteLength - 1))).toBeNull();
+  });
 });

@@ -1,7 +1,7 @@
 import { SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
 import { createBufferedSpool } from "./buffered-spool.js";
-import type { ManifestFile, PackRef } from "./manifest.js";
-import { type ManifestItem, MANIFEST_V3_HEADER, packLine, wireLine } from "./manifest-lines.js";
+import type { ManifestEntry, ManifestFile, PackRef } from "./manifest.js";
+import { MANIFEST_V3_HEADER, packLine, wireLine } from "./manifest-lines.js";
 import type { WrittenManifest } from "./manifest-writer.js";
 import { comparePaths } from "./split-records.js";
 
@@ -15,8 +15,8 @@ export type PackedFile = Omit<ManifestFile, "location">;
 
 /** A manifest written item by item as a checkpoint produces them (see {@link createManifestSink}). */
 export interface ManifestSink {
-  /** Encodes one item (in manifest order); a file with a location names a pack stored before this checkpoint. */
-  add(item: ManifestItem): void;
+  /** Encodes one entry (in manifest order); a file with a location names a pack stored before this checkpoint. */
+  add(entry: ManifestEntry): void;
   /**
    * Encodes a file whose content lies at `offset` of this checkpoint's pack `sequence`, sealed or not yet:
    * its line, and every line after it, reaches the spool once that pack is {@link sealed}.
@@ -104,18 +104,17 @@ export async function createManifestSink(spoolOptions: { readonly maxBytes: numb
 
   append(MANIFEST_V3_HEADER.slice(0, -1));
   return {
-    add(item) {
-      inOrder(item.path);
-      if (item.type === "removed") return append(JSON.stringify({ type: "removed", path: item.path }));
-      if (item.type !== "file" || !item.location) return append(wireLine(item));
-      const { pack, offset } = item.location;
+    add(entry) {
+      inOrder(entry.path);
+      if (entry.type !== "file" || !entry.location) return append(wireLine(entry));
+      const { pack, offset } = entry.location;
       let index = storedPacks.get(pack.sha256);
       if (index === undefined) {
         index = packCount++;
         storedPacks.set(pack.sha256, index);
         append(packLine(pack));
       }
-      append(wireLine(item, { pack: index, offset }));
+      append(wireLine(entry, { pack: index, offset }));
     },
     addPacked(file, sequence, offset) {
       inOrder(file.path);

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { deflateRawSync } from "node:zlib";
-import { type BlobStore, bodyChunks } from "@open-managed-agents/blob-store";
+import { type BlobStore, bodyChunks, readBodyInto } from "@open-managed-agents/blob-store";
 import { IntegrityError, NotFoundError } from "@open-managed-agents/runtime-resource-contract";
 import { sha256HexSync } from "@open-managed-agents/runtime-utils/node";
 import { type ArchiveLimits, END_OF_ARCHIVE_BYTES, createHeaderInspection, encodeMemberHeader } from "@open-managed-agents/workspace-archive";
@@ -9,7 +9,6 @@ import { blobKeyOf, packKeyOf } from "./blob-keys.js";
 import { type BufferedSpool, createBufferedSpool } from "./buffered-spool.js";
 import type { ManifestEntry, ManifestFile, PackRef } from "./manifest.js";
 import { PACK_BYTES, SMALL_BLOB_BYTES } from "./pack-writer.js";
-import { readWhole } from "./store-reads.js";
 
 /**
  * Largest pack a restore reads (each is read whole into a buffer of its stated size): packs this driver writes
@@ -134,15 +133,16 @@ async function open(source: RestoreSource, key: string, size: number, entry: Man
 }
 
 /**
- * A whole pack, of the size the manifest states, copied into one buffer as it arrives. Its contents are each
- * hashed as they are written; the pack's own name needs no check of its own.
+ * A whole pack, of the size the manifest states, read into one buffer (straight from the store when its body
+ * is a byte stream). Its contents are each hashed as they are written; the pack's own name needs no check
+ * of its own.
  */
 async function readPack(source: RestoreSource, ref: PackRef, first: ManifestFile, into: () => Buffer): Promise<Buffer> {
   if (ref.size > MAX_PACK_READ_BYTES) throw refused(first, "a checkpoint pack is larger than any pack a checkpoint writes");
   const object = await open(source, packKeyOf(source.keyPrefix, source.session, ref.sha256), ref.size, first);
-  const bytes = await readWhole(object.stream(), into());
+  const bytes = await readBodyInto(object.stream(), into());
   if (!bytes) throw refused(first, "a checkpoint blob's size does not match the manifest");
-  return bytes;
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /**
