@@ -57,6 +57,38 @@ export function execStep(argv: readonly string[]): string {
   return "sandbox: other exec";
 }
 
+/**
+ * {@link timedStream} for a store body, keeping what kind of stream it is: a byte stream stays one, its BYOB
+ * reads passed on with the reader's own buffer, so the driver reads it as it would unobserved (a plain
+ * pass-through would hand it a fresh chunk per read instead).
+ */
+function timedBody(stream: ReadableStream<Uint8Array>, onEnd: (bytes: number) => void): ReadableStream<Uint8Array> {
+  let reader: ReadableStreamBYOBReader;
+  try {
+    reader = stream.getReader({ mode: "byob" });
+  } catch {
+    return timedStream(stream, onEnd);
+  }
+  let bytes = 0;
+  return new ReadableStream({
+    type: "bytes",
+    // Default reads get chunks of this size, as the store's own byte streams give them.
+    autoAllocateChunkSize: 256 * 1024,
+    async pull(controller) {
+      const request = controller.byobRequest as ReadableStreamBYOBRequest;
+      const view = request.view as Uint8Array;
+      const { done, value } = await reader.read(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
+      bytes += value?.byteLength ?? 0;
+      if (done) {
+        onEnd(bytes);
+        controller.close();
+      }
+      request.respondWithNewView(value ?? new Uint8Array(0));
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}
+
 /** Ends a span when the consumer has read the stream to its end; a dropped stream records nothing. */
 function timedStream(stream: ReadableStream<Uint8Array>, onEnd: (bytes: number) => void): ReadableStream<Uint8Array> {
   let bytes = 0;
@@ -136,7 +168,7 @@ export function instrumentStore(store: BlobStore, recorder: StepRecorder): BlobS
         ...object,
         stream: () => {
           const start = recorder.now();
-          return timedStream(object.stream(), (bytes) => recorder.record("store: get (+ spool, hash)", start, bytes));
+          return timedBody(object.stream(), (bytes) => recorder.record("store: get (+ spool, hash)", start, bytes));
         },
       };
     },

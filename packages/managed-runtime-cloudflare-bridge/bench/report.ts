@@ -139,15 +139,23 @@ function memoryLine(result: ChildResult): string {
 /** Lines printed per phase's memory timeline, at most. */
 const TIMELINE_LINES = 40;
 
-/** A phase's memory over time (OMA_BENCH_MEMORY_TIMELINE=1): where heap and buffers grew, and with which steps. */
+/** Samples printed on each side of the one with the most RSS, whatever the spacing elsewhere. */
+const AROUND_PEAK = 3;
+
+/**
+ * A phase's memory over time (OMA_BENCH_MEMORY_TIMELINE=1): where heap and buffers grew, and with which
+ * steps. Evenly spaced samples, plus every sample near the RSS peak (marked `*`), so a short spike shows.
+ */
 function timelineLines(phase: string, result: ChildResult): string[] {
   const samples = result.timeline ?? [];
   const every = Math.max(1, Math.ceil(samples.length / TIMELINE_LINES));
+  const peak = samples.reduce((best, sample, index) => (sample[1] > (samples[best]?.[1] ?? -1) ? index : best), 0);
   const lines = [`  ${phase} memory timeline (ms: rss / heap total / heap used / arrayBuffers MiB; steps running):`];
   for (const [index, [ms, rss, heapTotal, heapUsed, arrayBuffers]] of samples.entries()) {
-    if (index % every !== 0 && index !== samples.length - 1) continue;
+    const near = Math.abs(index - peak) <= AROUND_PEAK;
+    if (index % every !== 0 && index !== samples.length - 1 && !near) continue;
     const running = new Set((result.spans ?? []).filter((span) => span.start <= ms && span.end >= ms).map((span) => span.step));
-    lines.push(`    ${left(String(ms), 6)}: ${rss} / ${heapTotal} / ${heapUsed} / ${arrayBuffers}  ${[...running].join(", ")}`);
+    lines.push(`  ${index === peak ? "*" : " "} ${left(String(ms), 6)}: ${rss} / ${heapTotal} / ${heapUsed} / ${arrayBuffers}  ${[...running].join(", ")}`);
   }
   return lines;
 }

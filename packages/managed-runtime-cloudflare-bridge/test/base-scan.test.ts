@@ -1,5 +1,9 @@
 import { createHash } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { type BlobStore, createMemoryBlobStore } from "@open-managed-agents/blob-store";
+import { createFsBlobStore } from "@open-managed-agents/blob-store/fs";
 import { describe, expect, it } from "vitest";
 import { scanBase } from "../src/checkpoint/base-scan.js";
 import { MANIFEST_HANDLE_FORMAT, type ManifestHandleMetadata } from "../src/checkpoint/manifest-handle.js";
@@ -18,23 +22,37 @@ function sha(seed: string): string {
   return createHash("sha256").update(seed).digest("hex");
 }
 
-/** A store whose objects stream in chunks of `size` bytes, so lines are cut at every position. */
-function chunkedStore(store: BlobStore, size: number): BlobStore {
+/**
+ * A store whose objects stream in chunks of `size` bytes, so lines are cut at every position. With `reuse`,
+ * every chunk is copied into one buffer when it is read, as `bodyChunks` hands out a byte stream's chunks:
+ * a chunk is then valid only until the next read.
+ */
+function chunkedStore(store: BlobStore, size: number, reuse = false): BlobStore {
   return {
     ...store,
     async get(key) {
       const object = await store.get(key);
       if (!object) return null;
       const bytes = await object.bytes();
+      const shared = new Uint8Array(size);
       return {
         ...object,
-        stream: () =>
-          new ReadableStream<Uint8Array>({
-            start(controller) {
-              for (let offset = 0; offset < bytes.byteLength; offset += size) controller.enqueue(bytes.subarray(offset, offset + size));
-              controller.close();
+        stream: () => {
+          let offset = 0;
+          return new ReadableStream<Uint8Array>(
+            {
+              pull(controller) {
+                if (offset >= bytes.byteLength) return controller.close();
+                const piece = bytes.subarray(offset, offset + size);
+                offset += piece.byteLength;
+                if (!reuse) return controller.enqueue(piece);
+                shared.fill(0x2f).set(piece);
+                controller.enqueue(shared.subarray(0, piece.byteLength));
+              },
             },
-          }),
+            { highWaterMark: 0 },
+          );
+        },
       };
     },
   };
@@ -110,14 +128,33 @@ describe("scanBase", () => {
       const store = createMemoryBlobStore();
       const base = await putBytes(store, await encode(entries));
       const want = expected(entries, wanted, contents);
-      for (const size of [1, 7, 64, 1 << 20]) {
-        const scan = await scanBase(chunkedStore(store, size), base, wanted, contents);
-        expect({ ...scan, found: new Map([...scan.found].sort()), contents: new Map([...scan.contents].sort()) }, `seed ${seed}, chunks of ${size}`).toEqual({
+      for (const [size, reuse] of [[1, false], [7, false], [64, false], [1 << 20, false], [7, true], [64, true], [1000, true]] as const) {
+        const scan = await scanBase(chunkedStore(store, size, reuse), base, wanted, contents);
+        expect({ ...scan, found: new Map([...scan.found].sort()), contents: new Map([...scan.contents].sort()) }, `seed ${seed}, chunks of ${size}${reuse ? " in one reused buffer" : ""}`).toEqual({
           ...want,
           found: new Map([...want.found].sort()),
           contents: new Map([...want.contents].sort()),
         });
       }
+    }
+  });
+
+  it("scans a base of many reads through the fs store, whose byte streams are read into one reused buffer", async () => {
+    const directory = await mkdtemp(join(tmpdir(), "oma-base-scan-"));
+    try {
+      const store = createFsBlobStore({ rootDir: directory });
+      const pack = { sha256: sha("pack"), size: 1 << 20 };
+      const paths = Array.from({ length: 6000 }, (_, index) => `src/module-${index % 97}/file-${index}.ts`).sort((a, b) => Buffer.compare(pathKey(a), pathKey(b)));
+      const entries: ManifestEntry[] = paths.map((path, index) => ({ type: "file", path, mode: 0o644, mtime: 8, size: 10 + index, sha256: sha(path), location: { pack, offset: index } }));
+      const bytes = await encode(entries);
+      expect(bytes.byteLength).toBeGreaterThan(4 * 256 * 1024);
+      const base = await putBytes(store, bytes);
+      const wanted = new Set(paths.filter((_, index) => index % 500 === 3));
+      const contents = new Set(entries.flatMap((entry, index) => (entry.type === "file" && index % 700 === 5 ? [entry.sha256] : [])));
+      const scan = await scanBase(store, base, wanted, contents);
+      expect(scan).toEqual(expected(entries, wanted, contents));
+    } finally {
+      await rm(directory, { recursive: true, force: true });
     }
   });
 

@@ -1,5 +1,6 @@
 import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll } from "vitest";
 
 /** A scripted HTTP peer standing in for a misbehaving Sandbox Bridge; real bridges never send most of these. */
 export interface HostileBridge {
@@ -41,4 +42,14 @@ export function sse(response: ServerResponse, frames: readonly string[], content
 
 export function json(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+}
+
+/** Starts a scripted bridge before the file's tests and closes it after them; the getter gives it. */
+export function hostileBridgeForFile(): () => HostileBridge {
+  let bridge: HostileBridge | undefined;
+  beforeAll(async () => {
+    bridge = await startHostileBridge();
+  });
+  afterAll(() => bridge?.close());
+  return () => bridge as HostileBridge;
 }

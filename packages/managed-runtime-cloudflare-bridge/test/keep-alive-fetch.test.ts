@@ -31,4 +31,68 @@ describe("bridge fetch", () => {
       await new Promise((resolve) => server.close(resolve));
     }
   }, 30_000);
+
+  it("streams a request body with its length, and answers with the status, headers and body, or no body where there is none", async () => {
+    const server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on("data", (chunk: Buffer) => chunks.push(chunk));
+      request.on("end", () => {
+        if (request.url === "/empty") return response.writeHead(204).end();
+        const body = Buffer.concat(chunks);
+        response.writeHead(201, { "x-length": request.headers["content-length"] ?? "none", "x-encoding": request.headers["transfer-encoding"] ?? "none" });
+        response.end(body.reverse());
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const fetchImpl = bridgeFetch();
+      const bytes = Buffer.from(Array.from({ length: 300_000 }, (_, index) => index % 251));
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(bytes.subarray(0, 100_000));
+          controller.enqueue(bytes.subarray(100_000));
+          controller.close();
+        },
+      });
+      const response = await fetchImpl(`http://127.0.0.1:${port}/echo`, { method: "PUT", body, headers: { "content-length": String(bytes.byteLength) }, duplex: "half" } as RequestInit);
+      expect(response.status).toBe(201);
+      expect(response.headers.get("x-length")).toBe("300000");
+      expect(response.headers.get("x-encoding")).toBe("none");
+      expect(Buffer.from(await response.arrayBuffer()).equals(Buffer.from(bytes).reverse())).toBe(true);
+      const empty = await fetchImpl(`http://127.0.0.1:${port}/empty`, { method: "POST", body: "x" });
+      expect(empty.status).toBe(204);
+      expect(empty.body).toBeNull();
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("rejects with the signal's reason when aborted before the answer, and errors the body when aborted while it streams", async () => {
+    const server = createServer((request, response) => {
+      if (request.url === "/slow") return; // never answers
+      response.writeHead(200);
+      response.write(Buffer.alloc(1024, 1)); // then never ends
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const fetchImpl = bridgeFetch();
+      const before = new AbortController();
+      const pending = fetchImpl(`http://127.0.0.1:${port}/slow`, { signal: before.signal });
+      const reason = new Error("stop");
+      setTimeout(() => before.abort(reason), 50);
+      await expect(pending).rejects.toBe(reason);
+      const during = new AbortController();
+      const response = await fetchImpl(`http://127.0.0.1:${port}/stream`, { signal: during.signal });
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      expect((await reader.read()).value?.byteLength).toBe(1024);
+      during.abort(new Error("stop reading"));
+      await expect(reader.read()).rejects.toThrow();
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 });

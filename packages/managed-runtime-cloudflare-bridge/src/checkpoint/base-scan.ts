@@ -49,9 +49,9 @@ export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, w
   let target = 0;
   const heads = new Set<number>();
   for (const sha256 of contents) heads.add(hashHead(Buffer.from(sha256, "latin1"), 0, refuse));
-  // The previous entry's path, for the order check.
-  let previous: Buffer = Buffer.alloc(0);
-  let previousStart = 0;
+  // The previous entry's path, for the order check: copied, since the chunk it lay in may be the buffer the
+  // next read refills (see `verifiedChunks`).
+  let previous = Buffer.allocUnsafe(256);
   let previousEnd = -1;
 
   const visit = (chunk: Buffer, start: number, end: number) => {
@@ -69,10 +69,9 @@ export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, w
     }
     count += 1;
     const { pathBytes, pathStart, pathEnd } = line;
-    if (previousEnd !== -1 && compareKeys(previous, previousStart, previousEnd, pathBytes, pathStart, pathEnd) >= 0) throw refuse("entries out of order");
-    previous = pathBytes;
-    previousStart = pathStart;
-    previousEnd = pathEnd;
+    if (previousEnd !== -1 && compareKeys(previous, 0, previousEnd, pathBytes, pathStart, pathEnd) >= 0) throw refuse("entries out of order");
+    if (pathEnd - pathStart > previous.byteLength) previous = Buffer.allocUnsafe(2 * (pathEnd - pathStart));
+    previousEnd = pathBytes.copy(previous, 0, pathStart, pathEnd);
     let next = targets[target];
     let order = 1;
     while (next !== undefined && (order = compareKeys(next, 0, next.length, pathBytes, pathStart, pathEnd)) < 0) next = targets[++target];

@@ -112,7 +112,7 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
   };
 
   /** A restore ready to go: `segments` streams the whole tar, in order. */
-  const prepared = (segments: () => AsyncIterable<Uint8Array>, size: number, extra: { readonly compressible: boolean; readonly afterExtract?: string; readonly dispose: () => Promise<void> }): PreparedRestore => ({
+  const prepared = (segments: () => AsyncIterable<Uint8Array>, size: number, extra: { readonly compressible: boolean; readonly afterExtract?: string; readonly scratch?: Uint8Array; readonly dispose: () => Promise<void> }): PreparedRestore => ({
     size,
     async send(sandboxId, sendSignal) {
       await sendRestoreArchive(segments, size, {
@@ -125,6 +125,7 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
         compressible: extra.compressible,
         ...(extra.afterExtract === undefined ? {} : { afterExtract: extra.afterExtract }),
         ...(options.memoryBudget === undefined ? {} : { budget: options.memoryBudget }),
+        ...(extra.scratch === undefined ? {} : { scratch: extra.scratch }),
         onBytes: progress("restore", sandboxId, size),
         ...(sendSignal === undefined ? {} : { signal: sendSignal }),
       });
@@ -157,7 +158,7 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
         const segments = async function* () {
           for (const segment of archive.segments) yield* segment.chunks();
         };
-        return prepared(segments, archive.size, { compressible: archive.compressible, ...(afterExtract === undefined ? {} : { afterExtract }), dispose: archive.dispose });
+        return prepared(segments, archive.size, { compressible: archive.compressible, scratch: archive.scratch, ...(afterExtract === undefined ? {} : { afterExtract }), dispose: archive.dispose });
       }
       const metadata = readCheckpointHandle(handle, { provider: options.provider, keyPrefix: options.keyPrefix, maxBytes: options.maxCheckpointBytes });
       const object = await store.get(metadata.blobKey);

@@ -282,7 +282,9 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
       const session = metadata.session;
       const generation = sweepGeneration(store, lockKey(session));
       const entries = streamManifestOnce(store, metadata, { legacy: true });
-      const archive = await assembleRestoreArchive({ store, keyPrefix: options.keyPrefix, session }, entries, { limits: options.archiveLimits, spool: spoolOptions });
+      // Its scratch holds the send's two parts (of the size the send uses) once the packs are done with.
+      const scratchBytes = 2 * Math.min(options.partBytes, options.maxRequestBytes);
+      const archive = await assembleRestoreArchive({ store, keyPrefix: options.keyPrefix, session }, entries, { limits: options.archiveLimits, spool: spoolOptions, scratchBytes });
       // A restore publishes nothing: the session's latest manifest (and the pass it came from) stays.
       const sha256 = metadata.contentHash.slice("sha256:".length);
       const latest = known.get(session)?.latest ?? (await latestManifest(store, options.keyPrefix, session)) ?? { sha256, size: metadata.size };

@@ -17,6 +17,8 @@ import { PACK_BYTES, SMALL_BLOB_BYTES } from "./pack-writer.js";
 export const MAX_PACK_READ_BYTES = 64 * 1024 * 1024;
 /** Packs held at once (each whole, a few MiB): the least recently used is dropped first. */
 const PACKS_HELD = 3;
+/** Bytes of one pack slot: packs this driver writes fit one. */
+const PACK_SLOT_BYTES = PACK_BYTES + SMALL_BLOB_BYTES;
 const BLOCK = 512;
 const EMPTY_SHA256 = sha256HexSync("");
 const ZEROS = Buffer.alloc(END_OF_ARCHIVE_BYTES);
@@ -40,7 +42,23 @@ export interface RestoreArchive {
   readonly size: number;
   /** Whether gzip -1 shrank a sample spread over the contents below 80 %. */
   readonly compressible: boolean;
+  /**
+   * The memory packs were read into, idle once the archive is assembled: the send builds its parts in it
+   * rather than beside it, so a restore holds one set of buffers, not the assembly's and the send's.
+   */
+  readonly scratch: Buffer;
   dispose(): Promise<void>;
+}
+
+/** Options of {@link assembleRestoreArchive}. */
+export interface AssembleRestoreOptions {
+  readonly limits: ArchiveLimits;
+  readonly spool: { readonly maxBytes: number; readonly directory?: string };
+  /**
+   * Bytes of {@link RestoreArchive.scratch} (at least the packs held, {@link PACKS_HELD} slots): two parts of
+   * the send that follows, so it needs no buffer of its own.
+   */
+  readonly scratchBytes?: number;
 }
 
 const refused = (entry: ManifestEntry, message: string) => new IntegrityError({ message, context: { path: entry.path.slice(0, 256) } });
@@ -52,7 +70,7 @@ const refused = (entry: ManifestEntry, message: string) => new IntegrityError({ 
  * time), symlinks after every file and folders last, so no file is written through a link and a folder's
  * own mode and mtime are applied once everything inside it is there. Nothing reaches a sandbox here.
  */
-export async function assembleRestoreArchive(source: RestoreSource, entries: AsyncIterable<ManifestEntry>, options: { readonly limits: ArchiveLimits; readonly spool: { readonly maxBytes: number; readonly directory?: string } }): Promise<RestoreArchive> {
+export async function assembleRestoreArchive(source: RestoreSource, entries: AsyncIterable<ManifestEntry>, options: AssembleRestoreOptions): Promise<RestoreArchive> {
   const files = await createBufferedSpool(options.spool);
   const symlinks = await createBufferedSpool(options.spool).catch(async (error: unknown) => Promise.reject(await files.dispose().then(() => error)));
   const folders = await createBufferedSpool(options.spool).catch(async (error: unknown) => Promise.reject(await Promise.all([files.dispose(), symlinks.dispose()]).then(() => error)));
@@ -60,7 +78,7 @@ export async function assembleRestoreArchive(source: RestoreSource, entries: Asy
   const dispose = async () => void (await Promise.all(segments.map((segment) => segment.dispose())));
   try {
     const inspection = createHeaderInspection(checkpointReadOptions(options.limits));
-    const packs = createPackCache();
+    const packs = createPackCache(Math.max(PACKS_HELD * PACK_SLOT_BYTES, options.scratchBytes ?? 0));
     const sample = createSample();
     // Each header is copied into its spool before the next is encoded: one buffer serves them all.
     const scratch = Buffer.alloc(BLOCK);
@@ -84,7 +102,7 @@ export async function assembleRestoreArchive(source: RestoreSource, entries: Asy
     await folders.write(ZEROS);
     let size = 0;
     for (const segment of segments) size += await segment.finish();
-    return { segments, size, compressible: sample.compressible(), dispose };
+    return { segments, size, compressible: sample.compressible(), scratch: packs.memory(), dispose };
   } catch (error) {
     await dispose();
     throw error;
@@ -99,7 +117,7 @@ async function writeContent(source: RestoreSource, file: ManifestFile, out: Buff
   }
   const { location } = file;
   if (location) {
-    const pack = await packs.get(location.pack, () => readPack(source, location.pack, file, packs.buffer(location.pack.size)));
+    const pack = await packs.get(location.pack, (into) => readPack(source, location.pack, file, into));
     if (location.offset + file.size > pack.byteLength) throw refused(file, "a checkpoint manifest places a file outside its pack");
     const content = pack.subarray(location.offset, location.offset + file.size);
     if (sha256HexSync(content) !== file.sha256) throw refused(file, "a checkpoint blob's hash does not match the manifest");
@@ -137,36 +155,50 @@ async function open(source: RestoreSource, key: string, size: number, entry: Man
  * is a byte stream). Its contents are each hashed as they are written; the pack's own name needs no check
  * of its own.
  */
-async function readPack(source: RestoreSource, ref: PackRef, first: ManifestFile, into: () => Buffer): Promise<Buffer> {
+async function readPack(source: RestoreSource, ref: PackRef, first: ManifestFile, into: (size: number) => Uint8Array): Promise<Uint8Array> {
   if (ref.size > MAX_PACK_READ_BYTES) throw refused(first, "a checkpoint pack is larger than any pack a checkpoint writes");
   const object = await open(source, packKeyOf(source.keyPrefix, source.session, ref.sha256), ref.size, first);
-  const bytes = await readBodyInto(object.stream(), into());
+  const bytes = await readBodyInto(object.stream(), into(ref.size));
   if (!bytes) throw refused(first, "a checkpoint blob's size does not match the manifest");
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return bytes;
 }
 
 /**
- * The last few packs read, least recently used dropped first; a dropped pack's buffer (of the size packs are
- * written in) is reused for the next, so a restore of any size allocates a few.
+ * The last {@link PACKS_HELD} packs read, least recently used dropped first, each read into a slot of one
+ * scratch memory (a larger pack, which this driver never writes, into a buffer of its own): a restore of any
+ * size reads its packs into the one scratch. A read in BYOB mode hands the whole memory back in a new
+ * ArrayBuffer (the one read into is detached), so packs are held as slots and viewed in the memory as it is now.
  */
-function createPackCache() {
-  const held = new Map<string, Buffer>();
-  const spare: Buffer[] = [];
-  const standard = PACK_BYTES + SMALL_BLOB_BYTES;
+function createPackCache(bytes: number) {
+  let memory = new ArrayBuffer(bytes);
+  const slots = Math.floor(bytes / PACK_SLOT_BYTES);
+  const held = new Map<string, { readonly slot: number; readonly size: number } | Buffer>();
+  const free = Array.from({ length: slots }, (_, slot) => slot);
+  const view = (pack: { readonly slot: number; readonly size: number } | Buffer) => (Buffer.isBuffer(pack) ? pack : Buffer.from(memory, pack.slot * PACK_SLOT_BYTES, pack.size));
   return {
-    /** A buffer of `size` bytes to read a pack into. */
-    buffer: (size: number) => () => (size <= standard ? (spare.pop() ?? Buffer.allocUnsafeSlow(standard)).subarray(0, size) : Buffer.allocUnsafeSlow(size)),
-    async get(ref: PackRef, read: () => Promise<Buffer>): Promise<Buffer> {
+    /** The scratch memory as it is now. */
+    memory: () => Buffer.from(memory),
+    /** The pack `ref`, read by `read` into the memory it is given (of the size asked for) unless held. */
+    async get(ref: PackRef, read: (into: (size: number) => Uint8Array) => Promise<Uint8Array>): Promise<Buffer> {
       let pack = held.get(ref.sha256);
       if (pack) held.delete(ref.sha256);
-      else pack = await read();
-      held.set(ref.sha256, pack);
-      if (held.size > PACKS_HELD) {
-        const [oldest, bytes] = held.entries().next().value as [string, Buffer];
-        held.delete(oldest);
-        if (bytes.buffer.byteLength === standard) spare.push(Buffer.from(bytes.buffer, bytes.byteOffset, standard));
+      else {
+        // The least recently used pack goes before the read, so its slot can take the new one.
+        if (held.size >= PACKS_HELD) {
+          const [oldest, dropped] = held.entries().next().value as [string, { readonly slot: number } | Buffer];
+          held.delete(oldest);
+          if (!Buffer.isBuffer(dropped)) free.push(dropped.slot);
+        }
+        const slot = ref.size <= PACK_SLOT_BYTES ? free.pop() : undefined;
+        const bytes = await read((size) => (slot === undefined ? Buffer.allocUnsafeSlow(size) : new Uint8Array(memory, slot * PACK_SLOT_BYTES, size)));
+        if (slot === undefined) pack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+        else {
+          memory = bytes.buffer as ArrayBuffer;
+          pack = { slot, size: bytes.byteLength };
+        }
       }
-      return pack;
+      held.set(ref.sha256, pack);
+      return view(pack);
     },
   };
 }

@@ -22,6 +22,11 @@ export interface SendRestoreOptions {
   readonly afterExtract?: string;
   /** Shared by every run: the part buffers of a send are held from it for the send's length. */
   readonly budget?: MemoryBudget;
+  /**
+   * Idle memory the send may build in (the assembly's pack buffers): its two part buffers when it holds two
+   * parts, or a single request's archive when it holds that; otherwise the send allocates its own.
+   */
+  readonly scratch?: Uint8Array;
   /** Called with the archive bytes sent so far (before compression). */
   readonly onBytes?: (sent: number) => void;
   readonly signal?: AbortSignal;
@@ -43,7 +48,7 @@ export async function sendRestoreArchive(segments: () => AsyncIterable<Uint8Arra
   if (size <= options.singleRequestBytes && size <= options.maxRequestBytes) {
     const lease = await options.budget?.acquire(size, signal);
     try {
-      const bytes = Buffer.allocUnsafeSlow(size);
+      const bytes = scratchOf(options, size) ?? Buffer.allocUnsafeSlow(size);
       let filled = 0;
       for await (const chunk of segments()) {
         bytes.set(chunk, filled);
@@ -109,7 +114,8 @@ export async function sendRestoreArchive(segments: () => AsyncIterable<Uint8Arra
  */
 async function uploadParts(encoded: AsyncIterable<Buffer>, directory: string, options: SendRestoreOptions, extraction: Promise<unknown>): Promise<void> {
   const { client, sandboxId, signal, partBytes } = options;
-  const buffers = [Buffer.allocUnsafeSlow(partBytes), Buffer.allocUnsafeSlow(partBytes)];
+  const pair = scratchOf(options, 2 * partBytes);
+  const buffers = pair ? [pair.subarray(0, partBytes), pair.subarray(partBytes)] : [Buffer.allocUnsafeSlow(partBytes), Buffer.allocUnsafeSlow(partBytes)];
   let index = 0;
   let filled = 0;
   let uploading: Promise<void> | null = null;
@@ -146,4 +152,10 @@ async function uploadParts(encoded: AsyncIterable<Buffer>, directory: string, op
   }
   if (filled > 0) await ship();
   await uploading;
+}
+
+/** The first `bytes` of the send's scratch memory as a Buffer, when it holds that many. */
+function scratchOf(options: SendRestoreOptions, bytes: number): Buffer | null {
+  const { scratch } = options;
+  return scratch && scratch.byteLength >= bytes ? Buffer.from(scratch.buffer, scratch.byteOffset, bytes) : null;
 }
