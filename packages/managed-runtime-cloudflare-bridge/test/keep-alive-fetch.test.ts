@@ -1,5 +1,5 @@
 import { createServer } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import { type AddressInfo, type Socket, createServer as createNetServer } from "node:net";
 import { describe, expect, it } from "vitest";
 import { BRIDGE_IDLE_CONNECTION_MS, bridgeFetch } from "../src/wire/keep-alive-fetch.js";
 
@@ -92,6 +92,19 @@ describe("bridge fetch", () => {
       await expect(reader.read()).rejects.toThrow();
     } finally {
       server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("fails an answer Response cannot hold (a status text with a control byte) as a network failure, not a crash", async () => {
+    const server = createNetServer((socket) => socket.once("data", () => socket.end("HTTP/1.1 200 O\x7fK\r\ncontent-length: 2\r\n\r\nok")));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const failure = await bridgeFetch()(`http://127.0.0.1:${port}/`).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(TypeError);
+      expect((failure as TypeError).message).toBe("fetch failed");
+    } finally {
       await new Promise((resolve) => server.close(resolve));
     }
   });

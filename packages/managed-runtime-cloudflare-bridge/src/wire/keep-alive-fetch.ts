@@ -47,16 +47,13 @@ function send(url: string, init: RequestInit, pools: NonNullable<typeof agents>)
     const request = (secure ? https : http).request(target, { method: init.method ?? "GET", headers, agent: secure ? pools.https : pools.http, ...(signal ? { signal } : {}) });
     request.once("error", fail);
     request.once("response", (incoming) => {
-      const status = incoming.statusCode ?? 0;
-      if (status < 200 || status > 599) {
+      try {
+        resolve(responseOf(incoming, init.method === "HEAD"));
+      } catch (error) {
+        // A status, status text or header `Response` does not take: not an answer the client can read.
         incoming.destroy();
-        return fail(new Error(`unexpected HTTP status ${status}`));
+        fail(error);
       }
-      const answer = new Headers();
-      for (let index = 0; index + 1 < incoming.rawHeaders.length; index += 2) answer.append(incoming.rawHeaders[index] as string, incoming.rawHeaders[index + 1] as string);
-      // An explicit byte strategy: without one, Node 20 reads ahead by chunk count, not by bytes.
-      const body = NULL_BODY_STATUSES.has(status) || init.method === "HEAD" ? (incoming.resume(), null) : (Readable.toWeb(incoming, { strategy: new ByteLengthQueuingStrategy({ highWaterMark: RESPONSE_READ_AHEAD_BYTES }) }) as unknown as ReadableStream<Uint8Array>);
-      resolve(new Response(body, { status, statusText: incoming.statusMessage ?? "", headers: answer }));
     });
     const { body } = init;
     if (body === undefined || body === null) request.end();
@@ -70,4 +67,21 @@ function send(url: string, init: RequestInit, pools: NonNullable<typeof agents>)
       reject(new TypeError("bridge fetch: unsupported request body"));
     }
   });
+}
+
+/** The `Response` of an answer whose headers came; its body streams from `incoming`. */
+function responseOf(incoming: http.IncomingMessage, head: boolean): Response {
+  const status = incoming.statusCode ?? 0;
+  if (status < 200 || status > 599) throw new Error(`unexpected HTTP status ${status}`);
+  const headers = new Headers();
+  for (let index = 0; index + 1 < incoming.rawHeaders.length; index += 2) headers.append(incoming.rawHeaders[index] as string, incoming.rawHeaders[index + 1] as string);
+  const response = (body: ReadableStream<Uint8Array> | null) => new Response(body, { status, statusText: incoming.statusMessage ?? "", headers });
+  if (NULL_BODY_STATUSES.has(status) || head) {
+    const answer = response(null);
+    // Drained, with a listener for an error of its socket, which then ends nothing else.
+    incoming.on("error", () => undefined).resume();
+    return answer;
+  }
+  // An explicit byte strategy: without one, Node 20 reads ahead by chunk count, not by bytes.
+  return response(Readable.toWeb(incoming, { strategy: new ByteLengthQueuingStrategy({ highWaterMark: RESPONSE_READ_AHEAD_BYTES }) }) as unknown as ReadableStream<Uint8Array>);
 }
