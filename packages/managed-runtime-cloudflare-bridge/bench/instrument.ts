@@ -48,6 +48,7 @@ export function execStep(argv: readonly string[]): string {
   if (script.includes("mv ") && script.includes(".oma-manifest-cache/records")) return "sandbox: keep listing cache, remove scratch";
   if (script.includes("sort -z")) return "sandbox: manifest hash cache update";
   if (script.includes("gzip -1 <")) return "sandbox: compression sample";
+  if (script.startsWith("sh -c mkdir -p") && script.includes(".oma-checkpoint-")) return script.includes("command -v zstd") ? "sandbox: scratch folder + codec check" : "sandbox: scratch folder";
   if (script.includes("command -v zstd")) return "sandbox: codec check";
   if (script.includes("rm -f part-")) return "sandbox: remove fetched parts";
   if (script.includes("rm -rf") && script.includes(".oma-manifest-")) return "sandbox: remove manifest listing";

@@ -334,6 +334,39 @@ describe("incremental bridge checkpoints", () => {
     expect(off.gets).toBeGreaterThanOrEqual(48);
   }, 300_000);
 
+  it("asks for zstd with a later checkpoint's scratch folder, and takes gzip by sample when the sandbox lacks zstd", async () => {
+    // A sandbox without zstd, made by asking it for a command no sandbox has.
+    const withoutZstd: typeof fetch = (input, init) => {
+      const body = String(input).endsWith("/exec") && typeof init?.body === "string" ? init.body.replaceAll("command -v zstd", "command -v zstd-not-installed") : init?.body;
+      return fetch(input, { ...init, body });
+    };
+    const text = "mkdir -p text && seq 1 400000 | sed 's/^/line number /' | head -c 3145728 | split -b 65536 -a 3 -d - text/f";
+    const noise = "mkdir -p noise && head -c 3145728 /dev/urandom | split -b 65536 -a 3 -d - noise/f";
+    const laterCheckpoint = async (provider: ReturnType<typeof components>["provider"], sessionId: string, change: string) => {
+      const context = { sessionId, workdir: "/workspace" };
+      const runtime = await provider.create(context);
+      try {
+        await run(runtime, "printf first > a.txt");
+        await runtime.checkpoint({ kind: "filesystem" });
+        await run(runtime, change);
+        execs.length = 0;
+        await expectRestoredAlike(provider, runtime, context, [DESCRIBE_WORKSPACE, "sha256sum $(find . -type f | sort) | sha256sum"]);
+        const transfer = execs.find((script) => script.includes("split -b") && script.includes("xargs -0 -r cat")) ?? "";
+        const folder = execs.filter((script) => script.startsWith("sh -c mkdir -p /workspace/.oma-checkpoint-"));
+        return { zstd: transfer.includes("| zstd"), gzip: transfer.includes("| gzip"), probes: folder.filter((script) => script.includes("command -v zstd")).length, folders: folder.length, lone: execs.filter((script) => /^sh -c command -v zstd/.test(script)).length };
+      } finally {
+        await runtime.destroy();
+      }
+    };
+    const auto = components();
+    expect(await laterCheckpoint(auto.provider, "later-zstd", text)).toEqual({ zstd: true, gzip: false, probes: 1, folders: 1, lone: 0 });
+    const lacking = components({ fetch: withoutZstd });
+    expect(await laterCheckpoint(lacking.provider, "later-no-zstd-text", text)).toMatchObject({ zstd: false, gzip: true, folders: 1, lone: 0 });
+    expect(await laterCheckpoint(lacking.provider, "later-no-zstd-noise", noise)).toMatchObject({ zstd: false, gzip: false, folders: 1, lone: 0 });
+    // Little to send: no compression, and no question asked.
+    expect(await laterCheckpoint(auto.provider, "later-small", "printf second > b.txt")).toEqual({ zstd: false, gzip: false, probes: 0, folders: 1, lone: 0 });
+  }, 300_000);
+
   it("still restores an older full-tar handle", async () => {
     const { provider, checkpointer } = components();
     const runtime = await provider.create({ sessionId: "legacy", workdir: "/workspace" });
@@ -475,6 +508,10 @@ describe("incremental bridge checkpoints", () => {
       requests.length = 0;
       await expectRestoredAlike(provider, runtime, context, [DESCRIBE_WORKSPACE, "sha256sum $(find . -type f | sort) 2>&1"]);
       expect(listingGets()).toEqual(["removed", "added", "records"]);
+      // A pass taken again after its delta did not fit leaves its own listing as the cache: the next one is a delta.
+      await step("printf v > d/e/f6", ["removed", "added"]);
+      expect(await run(runtime, `ls ${cache}`)).toBe("pass\nrecords\nstamp\n");
+      expect(await run(runtime, "ls -A /workspace | grep -c '^\\.oma-' || true")).toBe("0\n");
     } finally {
       await runtime.destroy();
     }

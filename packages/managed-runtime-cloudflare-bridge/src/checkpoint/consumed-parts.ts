@@ -26,8 +26,8 @@ export async function fetchConsumedParts<T>(options: ConsumedPartsOptions<T>): P
     await fetchArchiveInParts({
       ...transfer,
       spool: sink,
-      prepare: async (directory) => {
-        await prepare?.(directory);
+      prepare: async (directory, probed) => {
+        await prepare?.(directory, probed);
         const started = consume(sink.readable);
         started.catch((error: unknown) => sink.destroy(asError(error)));
         consumed = started;

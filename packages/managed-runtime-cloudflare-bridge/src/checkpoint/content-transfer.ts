@@ -30,6 +30,8 @@ const COMPRESSION_SAMPLE_FILES = 32;
 const COMPRESSION_SAMPLE_FILE_BYTES = 32 * 1024;
 /** Compress when the sample shrinks below this fraction of its size. */
 const COMPRESSION_WORTH = 0.8;
+/** Prints `zstd` when the sandbox has the command. */
+const ZSTD_PROBE = "command -v zstd >/dev/null 2>&1 && echo zstd || echo none";
 
 /**
  * Moves the contents a checkpoint found missing from the store out of the sandbox: those files concatenated in
@@ -65,6 +67,7 @@ export function createContentTransfer(options: ContentTransferOptions) {
     // `cat` in list order; a file that vanished fails `xargs` (123), which the status check refuses.
     const concatenate = (directory: string) => `cat ${directory}/list-* | xargs -0 -r cat --`;
     let codec: Codec = "none";
+    const compressing = missing.bytes >= COMPRESSION_SAMPLE_BYTES;
     // Contents are stored as the parts arrive.
     return fetchConsumedParts({
       client,
@@ -73,9 +76,11 @@ export function createContentTransfer(options: ContentTransferOptions) {
       partBytes: options.partBytes,
       maxRequestBytes: options.maxRequestBytes,
       maxBytes: options.maxCheckpointBytes,
-      prepare: async (directory) => {
+      // Whether the sandbox has zstd is asked with the scratch folder's creation.
+      ...(compressing && codecs.includes("zstd") ? { probe: ZSTD_PROBE } : {}),
+      prepare: async (directory, probed) => {
         await writeList(sandboxId, directory, missing, signal);
-        codec = missing.bytes >= COMPRESSION_SAMPLE_BYTES ? await chooseCodec(sandboxId, directory, missing, codecs, signal) : "none";
+        codec = compressing ? await chooseCodec(sandboxId, directory, missing, codecs, probed.trim() === "zstd", signal) : "none";
       },
       consume: (readable) =>
         storeContents(transcode(readable, codec, "decode"), session, missing).catch((error: unknown) => {
@@ -86,12 +91,9 @@ export function createContentTransfer(options: ContentTransferOptions) {
     });
   };
 
-  /** zstd when the sandbox has it (cheap even on random bytes), else gzip when a sample shows it pays. */
-  const chooseCodec = async (sandboxId: string, directory: string, missing: MissingContents, codecs: readonly Codec[], signal?: AbortSignal): Promise<Codec> => {
-    if (codecs.includes("zstd")) {
-      const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
-      if ((await files.run("command -v zstd >/dev/null 2>&1 && echo zstd || echo none", signal)).trim() === "zstd") return "zstd";
-    }
+  /** zstd when both ends have it (cheap even on random bytes), else gzip when a sample shows it pays. */
+  const chooseCodec = async (sandboxId: string, directory: string, missing: MissingContents, codecs: readonly Codec[], sandboxZstd: boolean, signal?: AbortSignal): Promise<Codec> => {
+    if (codecs.includes("zstd") && sandboxZstd) return "zstd";
     if (codecs.includes("gzip") && (await compressionPays(sandboxId, directory, await samplePaths(missing), signal))) return "gzip";
     return "none";
   };

@@ -134,16 +134,21 @@ export async function readSandboxManifest(input: {
       throw error;
     }
   };
+  // The full pass, for a listing that must hash every file once the delta's folder is gone.
+  const fullPass = `mkdir -p ${directory} && touch -d "@$(( $(date +%s) - 2 ))" ${directory}/stamp && cd /workspace && ${walk(null)} && ${sortEntries} && ${hash("files", "merged")} && ${records}`;
   let listingRemoved = false;
+  // This pass's listing kept as the sandbox's cache, once nothing more is read from the folder: best effort
+  // (a failure only costs the next pass its shortcuts), and the listing's folder goes in the same call.
+  let kept: Promise<void> | undefined;
+  const keepListing = () =>
+    files
+      .run(`{ mkdir -p ${CACHE} && rm -f ${CACHE}/pass ${CACHE}/hashes && mv ${directory}/listing ${CACHE}/records && mv ${directory}/stamp ${CACHE}/stamp && printf '%s' ${shellQuote(input.pass)} > ${CACHE}/pass; } 2>/dev/null || rm -rf ${CACHE}; rm -rf ${directory}`, signal)
+      .then(() => void (listingRemoved = true), () => undefined);
   try {
     const [pass = "", delta] = (await files.run(script, signal)).trim().split("\n");
     let cached = pass === "partial";
     const listed = await (input.previous && cached ? fromDelta(input.previous, delta) : null) ?? (await fromListing());
-    // Best effort: a failure only costs the next pass its shortcuts. Everything is read by now, so the
-    // listing's folder goes in the same call.
-    await files
-      .run(`{ mkdir -p ${CACHE} && rm -f ${CACHE}/pass ${CACHE}/hashes && mv ${directory}/listing ${CACHE}/records && mv ${directory}/stamp ${CACHE}/stamp && printf '%s' ${shellQuote(input.pass)} > ${CACHE}/pass; } 2>/dev/null || rm -rf ${CACHE}; rm -rf ${directory}`, signal)
-      .then(() => void (listingRemoved = true), () => undefined);
+    await (kept ?? keepListing());
     return listed;
 
     /**
@@ -159,6 +164,8 @@ export async function readSandboxManifest(input: {
         await removed.dispose();
         throw error;
       });
+      // Both record files are read: the cache is kept while the driver works out the delta.
+      kept = keepListing();
       // A delta over the previous manifest's base first (held in memory, so the record spools can go); the
       // merge into a full listing when it does not fit or has grown too large.
       // Opened only when read: a delta given up before its records are read leaves no spool read open.
@@ -192,7 +199,14 @@ export async function readSandboxManifest(input: {
      * so everything is hashed first; a listing that still misses a hash is hashed again once more.
      */
     async function fromListing(): Promise<SandboxManifest> {
-      if (cached) {
+      if (kept) {
+        // The delta's folder went with the kept cache: the pass is taken again, hashing every file.
+        await kept;
+        kept = undefined;
+        listingRemoved = false;
+        await files.run(fullPass, signal);
+        cached = false;
+      } else if (cached) {
         await files.run(`cd /workspace && ${hashAll} && ${records}`, signal);
         cached = false;
       }
@@ -216,6 +230,8 @@ export async function readSandboxManifest(input: {
       return { kind: "listing", entries: read(done, cached), cached, delta: false, dispose: () => done.dispose() };
     }
   } finally {
+    // A keep still running settles first: it removes the folder itself when it succeeds.
+    await kept;
     if (!listingRemoved) await files.run(`rm -rf ${directory}`).catch(() => undefined);
   }
 }

@@ -26,8 +26,13 @@ export interface ArchiveInPartsOptions {
    * before the last one may record their exit status in `<folder>/<name>-status`; all must be 0 or 1.
    */
   readonly command: (directory: string, directoryName: string) => string;
-  /** Runs in the scratch folder before the command (to place a file list there); optional. */
-  readonly prepare?: (directory: string) => Promise<void>;
+  /**
+   * A shell command run in the same call that makes the scratch folder (asking after the sandbox's tools costs
+   * no call of its own); its output goes to `prepare`. Optional.
+   */
+  readonly probe?: string;
+  /** Runs in the scratch folder before the command (to place a file list there), given the probe's output; optional. */
+  readonly prepare?: (directory: string, probed: string) => Promise<void>;
   /** Receives the parts in order: a spool, or a sink read while parts still arrive. */
   readonly spool: Pick<Spool, "append"> & { finish(): Promise<{ readonly size: number }> };
   readonly signal?: AbortSignal;
@@ -53,8 +58,8 @@ export async function fetchArchiveInParts(options: ArchiveInPartsOptions): Promi
   // stays under the bound sends no removal at all (the folder's removal takes them).
   const removals = createPartRemover(files, directory, Math.max(1, Math.floor(maxParts / 2)));
   try {
-    await files.run(`mkdir -p ${directory}`, signal);
-    await options.prepare?.(directory);
+    const probed = await files.run(options.probe === undefined ? `mkdir -p ${directory}` : `mkdir -p ${directory} && { ${options.probe}; }`, signal);
+    await options.prepare?.(directory, probed);
     const pattern = `${directory}/part-[0-9][0-9][0-9][0-9][0-9][0-9]`;
     const filter = [
       `while set -- ${pattern}; [ -e "$1" ] && [ $# -ge ${maxParts} ]; do sleep 0.05; done`,

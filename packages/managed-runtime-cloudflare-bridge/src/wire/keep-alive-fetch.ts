@@ -13,8 +13,8 @@ export const BRIDGE_IDLE_CONNECTION_MS = 2_000;
 
 /** Bytes of a response body read ahead of its consumer. */
 const RESPONSE_READ_AHEAD_BYTES = 64 * 1024;
-/** Statuses whose responses have no body, which `Response` refuses one for. */
-const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+/** Statuses (of those `responseOf` accepts) whose responses have no body, which `Response` refuses one for. */
+const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 
 let agents: { readonly http: http.Agent; readonly https: https.Agent } | undefined;
 
