@@ -5,7 +5,7 @@ import type { ManifestEntry } from "./manifest.js";
 import type { DeltaBase } from "./manifest-delta.js";
 import type { ManifestItem } from "./manifest-lines.js";
 import { DeltaInconsistent, changed } from "./sandbox-delta.js";
-import type { RecordGroup } from "./sandbox-records.js";
+import type { PathRecords, RecordGroup } from "./sandbox-records.js";
 import { pathKey } from "./split-records.js";
 
 /** Most paths a delta's records may touch before a full manifest is written instead. */
@@ -107,14 +107,16 @@ function sizeOf(entry: ManifestEntry | null): number {
  * are read to their end either way: a spool read given up midway would be cancelled while it still flows.
  */
 async function touchedPaths(removed: AsyncIterable<RecordGroup>, added: AsyncIterable<RecordGroup>, limit: number) {
-  const touched = new Map<string, { minus: RecordGroup | null; plus: RecordGroup | null }>();
+  const touched = new Map<string, { minus: PathRecords | null; plus: PathRecords | null }>();
   let over = false;
   const note = (group: RecordGroup, side: "minus" | "plus") => {
     if (over) return;
-    const path = group.key.subarray(0, group.key.byteLength - 2).toString("utf8");
+    // Kept without the group's key (a buffer of its own each), and keyed by the entry's own path string
+    // where there is one: held for every touched path, up to tens of thousands.
+    const path = group.entry?.path ?? group.key.toString("utf8", 0, group.key.byteLength - 2);
     const change = touched.get(path) ?? { minus: null, plus: null };
-    change[side] = group;
-    touched.set(path, change);
+    change[side] = group.sha256 === undefined ? { entry: group.entry } : { entry: group.entry, sha256: group.sha256 };
+    if (!touched.has(path)) touched.set(path, change);
     if (touched.size > limit) {
       over = true;
       touched.clear();

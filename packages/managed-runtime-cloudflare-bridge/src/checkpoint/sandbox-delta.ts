@@ -1,5 +1,5 @@
 import { type ManifestEntry, fileEntry } from "./manifest.js";
-import type { RecordGroup } from "./sandbox-records.js";
+import type { PathRecords, RecordGroup } from "./sandbox-records.js";
 import { pathKey } from "./split-records.js";
 
 /** The delta does not fit the previous manifest: the caller takes the full listing instead. */
@@ -50,7 +50,7 @@ export async function* mergeDelta(
 }
 
 /** A touched path's entry now, from its previous entry and the records it lost and gained. */
-export function changed(old: ManifestEntry | null, minus: RecordGroup | null, plus: RecordGroup | null): ManifestEntry | null {
+export function changed(old: ManifestEntry | null, minus: PathRecords | null, plus: PathRecords | null): ManifestEntry | null {
   const entry = plus?.entry;
   if (entry) {
     if (entry.type !== "file") return entry;

@@ -27,6 +27,9 @@ export interface RecordGroup {
   readonly sha256?: string;
 }
 
+/** What a path's records say, without its key: what a delta keeps of each path it touches. */
+export type PathRecords = Pick<RecordGroup, "entry" | "sha256">;
+
 /**
  * Reads the sandbox's records as they arrive: NUL-terminated, `LC_ALL=C`-sorted, each `<path>//e<%y %m %s
  * %T@ %l>` for an entry or `<path>//h<sha256>` for a regular file's hash (which sorts right after its
