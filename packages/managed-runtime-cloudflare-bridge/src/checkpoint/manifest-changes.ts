@@ -114,9 +114,9 @@ async function touchedPaths(removed: AsyncIterable<RecordGroup>, added: AsyncIte
     // Kept without the group's key (a buffer of its own each), and keyed by the entry's own path string
     // where there is one: held for every touched path, up to tens of thousands.
     const path = group.entry?.path ?? group.key.toString("utf8", 0, group.key.byteLength - 2);
-    const change = touched.get(path) ?? { minus: null, plus: null };
+    let change = touched.get(path);
+    if (!change) touched.set(path, (change = { minus: null, plus: null }));
     change[side] = group.sha256 === undefined ? { entry: group.entry } : { entry: group.entry, sha256: group.sha256 };
-    if (!touched.has(path)) touched.set(path, change);
     if (touched.size > limit) {
       over = true;
       touched.clear();

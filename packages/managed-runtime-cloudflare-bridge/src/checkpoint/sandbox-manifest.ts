@@ -110,16 +110,17 @@ export async function readSandboxManifest(input: {
   // any other cache (none, another pass's, unreadable) means hashing every file.
   const expected = input.previous?.pass;
   const matching = expected === undefined ? "false" : `[ -f ${CACHE}/stamp ] && [ -f ${CACHE}/records ] && [ "$(cat ${CACHE}/pass 2>/dev/null)" = ${shellQuote(expected)} ]`;
-  const script = [
-    // Two seconds back: a write in the same clock tick as the stamp still counts as newer next time.
-    `mkdir -p ${directory} && touch -d "@$(( $(date +%s) - 2 ))" ${directory}/stamp`,
-    "cd /workspace",
-    `if ${matching}; then ` +
-      // No record file: the driver takes the delta, or hashes everything before it reads the full listing.
-      `${walk(`${CACHE}/stamp`)} && ${sortEntries} && ${hash("files", "merged")} && ${hashRecords} && ` +
-      `echo partial && { ${differences} && echo "delta $(head -c 64 ${CACHE}/pass) $(tr -cd '\\0' < ${directory}/entries | wc -c)" || true; }; ` +
-      `else ${walk(null)} && ${sortEntries} && ${hash("files", "merged")} && ${records} && echo full; fi`,
-  ].join(" && ");
+  // The pass's folder and stamp, then `/workspace` as the working folder. Two seconds back: a write in the
+  // same clock tick as the stamp still counts as newer next time.
+  const begin = `mkdir -p ${directory} && touch -d "@$(( $(date +%s) - 2 ))" ${directory}/stamp && cd /workspace`;
+  // A pass that hashes every file.
+  const full = `${walk(null)} && ${sortEntries} && ${hash("files", "merged")} && ${records}`;
+  const script =
+    `${begin} && if ${matching}; then ` +
+    // No record file: the driver takes the delta, or hashes everything before it reads the full listing.
+    `${walk(`${CACHE}/stamp`)} && ${sortEntries} && ${hash("files", "merged")} && ${hashRecords} && ` +
+    `echo partial && { ${differences} && echo "delta $(head -c 64 ${CACHE}/pass) $(tr -cd '\\0' < ${directory}/entries | wc -c)" || true; }; ` +
+    `else ${full} && echo full; fi`;
   const chunks = (spool: Spool) => spool.read() as unknown as AsyncIterable<Uint8Array>;
   const read = (spool: Spool, partial: boolean) => () => parseSandboxRecords(chunks(spool), partial);
   const spoolOptions = { maxBytes: input.maxBytes, ...(input.spoolDirectory === undefined ? {} : { directory: input.spoolDirectory }) };
@@ -134,8 +135,6 @@ export async function readSandboxManifest(input: {
       throw error;
     }
   };
-  // The full pass, for a listing that must hash every file once the delta's folder is gone.
-  const fullPass = `mkdir -p ${directory} && touch -d "@$(( $(date +%s) - 2 ))" ${directory}/stamp && cd /workspace && ${walk(null)} && ${sortEntries} && ${hash("files", "merged")} && ${records}`;
   let listingRemoved = false;
   // This pass's listing kept as the sandbox's cache, once nothing more is read from the folder: best effort
   // (a failure only costs the next pass its shortcuts), and the listing's folder goes in the same call.
@@ -204,7 +203,7 @@ export async function readSandboxManifest(input: {
         await kept;
         kept = undefined;
         listingRemoved = false;
-        await files.run(fullPass, signal);
+        await files.run(`${begin} && ${full}`, signal);
         cached = false;
       } else if (cached) {
         await files.run(`cd /workspace && ${hashAll} && ${records}`, signal);
