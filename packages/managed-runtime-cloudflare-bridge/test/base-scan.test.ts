@@ -10,6 +10,7 @@ import { MANIFEST_HANDLE_FORMAT, type ManifestHandleMetadata } from "../src/chec
 import type { ManifestEntry, PackLocation } from "../src/checkpoint/manifest.js";
 import { MANIFEST_V3_HEADER, encodeManifestLines } from "../src/checkpoint/manifest-lines.js";
 import { compareKeys, pathKey } from "../src/checkpoint/split-records.js";
+import { wantedVisitor } from "./base-visitor.js";
 import { prng } from "./random-workspace.js";
 import { codeOf } from "./runtime-helpers.js";
 
@@ -123,16 +124,18 @@ describe("scanBase", () => {
     for (let seed = 1; seed <= 30; seed += 1) {
       const random = prng(seed);
       const entries = randomEntries(random);
-      const wanted = new Set([...entries.filter(() => random() < 0.3).map((entry) => entry.path), "absent", "a/absent", "é/x"]);
+      const wanted = new Set([...entries.filter(() => random() < 0.3).map((entry) => entry.path), "absent", "a/absent", "é/x", "ｚ-after-all"]);
       const contents = new Set([...entries.flatMap((entry) => (entry.type === "file" && random() < 0.4 ? [entry.sha256] : [])), sha("nowhere")]);
       const store = createMemoryBlobStore();
       const base = await putBytes(store, await encode(entries));
       const want = expected(entries, wanted, contents);
       for (const [size, reuse] of [[1, false], [7, false], [64, false], [1 << 20, false], [7, true], [64, true], [1000, true]] as const) {
-        const scan = await scanBase(chunkedStore(store, size, reuse), base, wanted, contents);
-        expect({ ...scan, found: new Map([...scan.found].sort()), contents: new Map([...scan.contents].sort()) }, `seed ${seed}, chunks of ${size}${reuse ? " in one reused buffer" : ""}`).toEqual({
+        const { visitor, found, lacking } = wantedVisitor(wanted);
+        const scan = await scanBase(chunkedStore(store, size, reuse), base, contents, visitor);
+        expect({ ...scan, found: new Map([...found].sort()), lacking: lacking.sort(), contents: new Map([...scan.contents].sort()) }, `seed ${seed}, chunks of ${size}${reuse ? " in one reused buffer" : ""}`).toEqual({
           ...want,
           found: new Map([...want.found].sort()),
+          lacking: [...wanted].filter((path) => !want.found.has(path)).sort(),
           contents: new Map([...want.contents].sort()),
         });
       }
@@ -151,8 +154,9 @@ describe("scanBase", () => {
       const base = await putBytes(store, bytes);
       const wanted = new Set(paths.filter((_, index) => index % 500 === 3));
       const contents = new Set(entries.flatMap((entry, index) => (entry.type === "file" && index % 700 === 5 ? [entry.sha256] : [])));
-      const scan = await scanBase(store, base, wanted, contents);
-      expect(scan).toEqual(expected(entries, wanted, contents));
+      const { visitor, found } = wantedVisitor(wanted);
+      const scan = await scanBase(store, base, contents, visitor);
+      expect({ ...scan, found }).toEqual(expected(entries, wanted, contents));
     } finally {
       await rm(directory, { recursive: true, force: true });
     }
@@ -172,8 +176,9 @@ describe("scanBase", () => {
     ];
     const store = createMemoryBlobStore();
     const base = await putBytes(store, Buffer.from(`${lines.join("\n")}\n`));
-    const scan = await scanBase(store, base, new Set(["a", "b"]), new Set([sha("a"), sha("b")]));
-    expect(scan).toEqual(expected(entries, new Set(["a", "b"]), new Set([sha("a"), sha("b")])));
+    const { visitor, found } = wantedVisitor(["a", "b"]);
+    const scan = await scanBase(store, base, new Set([sha("a"), sha("b")]), visitor);
+    expect({ ...scan, found }).toEqual(expected(entries, new Set(["a", "b"]), new Set([sha("a"), sha("b")])));
   });
 
   it("refuses lines out of order, a line without a path or size, a file without a hash, and a path that is not JSON", async () => {
@@ -191,7 +196,7 @@ describe("scanBase", () => {
     for (const lines of bad) {
       const store = createMemoryBlobStore();
       const base = await putBytes(store, Buffer.from(`${[MANIFEST_V3_HEADER.trimEnd(), ...lines.map((line) => (typeof line === "string" ? line : JSON.stringify(line)))].join("\n")}\n`));
-      expect(await codeOf(scanBase(store, base, new Set())), JSON.stringify(lines)).toBe("integrity_failed");
+      expect(await codeOf(scanBase(store, base)), JSON.stringify(lines)).toBe("integrity_failed");
     }
   });
 });

@@ -8,6 +8,7 @@ import type { ManifestEntry } from "../src/checkpoint/manifest.js";
 import { deltaHeaderLine } from "../src/checkpoint/manifest-delta.js";
 import { type ManifestItem, decodeManifestLines, encodeManifestLines } from "../src/checkpoint/manifest-lines.js";
 import { deltaPartsOf, openManifest, streamManifestOnce } from "../src/checkpoint/manifest-store.js";
+import { wantedVisitor } from "./base-visitor.js";
 import { codeOf } from "./runtime-helpers.js";
 
 // Delta (/4) manifests over a real /3 base in an in-memory blob store: what restores and sweeps read.
@@ -57,10 +58,17 @@ describe("delta manifests", () => {
     expect(await all(streamManifestOnce(store, over))).toEqual(expected);
     const parts = await deltaPartsOf(store, over, true);
     expect(parts?.base).toEqual(base);
-    expect(parts?.prior.map((item) => item.path)).toEqual(["d/big", "d/é", "new", "z"]);
+    if (!parts) throw new Error("no delta parts");
+    expect(parts.prior.count).toBe(4);
+    // Decoded afresh on every read.
+    for (let read = 0; read < 2; read += 1) expect((await all(parts.prior.items())).map((item) => item.path)).toEqual(["d/big", "d/é", "new", "z"]);
     // A hint that calls a full manifest a delta is read to its end and answered null; a full one is its own base.
     expect(await deltaPartsOf(store, base, true)).toBeNull();
-    expect(await deltaPartsOf(store, base, false)).toEqual({ base, prior: [] });
+    const whole = await deltaPartsOf(store, base, false);
+    if (!whole) throw new Error("no parts of a full manifest");
+    expect(whole.base).toEqual(base);
+    expect(whole.prior.count).toBe(0);
+    expect(await all(whole.prior.items())).toEqual([]);
   });
 
   it("refuses a removal of a path the base lacks, a tampered or missing base, a delta over a delta, and removals in a full manifest", async () => {
@@ -92,19 +100,39 @@ describe("delta manifests", () => {
     }
   });
 
+  it("reads back the longest lines it writes: a path and a link target of 4096 bytes, each byte a control character JSON spells in six", async () => {
+    const long = (character: string) => Array.from({ length: 16 }, () => character.repeat(250)).join("/");
+    const entries: ManifestEntry[] = [
+      { type: "file", path: long("\u0001"), mode: 0o644, mtime: 1, size: 5, sha256: "b".repeat(64), location: { pack, offset: 3 } },
+      { type: "symlink", path: long("\u0002"), mode: 0o777, mtime: 1, target: "\u0003".repeat(4096) },
+    ];
+    const store = createMemoryBlobStore();
+    const base = await put(store, entries);
+    expect(base.size).toBeGreaterThan(48 * 1024);
+    expect(await all(streamManifestOnce(store, base))).toEqual(entries);
+    const { visitor, found } = wantedVisitor(entries.map((entry) => entry.path));
+    const scan = await scanBase(store, base, new Set(["b".repeat(64)]), visitor);
+    expect([...found.keys()]).toEqual(entries.map((entry) => entry.path));
+    expect(scan.contents.get("b".repeat(64))).toEqual({ pack, offset: 3 });
+    const over = await delta(base, [{ type: "removed", path: long("\u0002") }], store);
+    expect(await all((await openManifest(store, over)).entries())).toEqual([entries[0]]);
+  });
+
   it("scans a base for a delta: totals, the objects it places contents in, and only the wanted entries parsed", async () => {
     const store = createMemoryBlobStore();
     const base = await put(store, BASE);
-    const scan = await scanBase(store, base, new Set(["d/a\"quoted", "d/é", "absent"]));
+    const { visitor, found, lacking } = wantedVisitor(["d/a\"quoted", "d/é", "absent"]);
+    const scan = await scanBase(store, base, new Set(), visitor);
     expect(scan.count).toBe(BASE.length);
     expect(scan.bytes).toBe(5 + 300_000 + 5);
-    expect([...scan.found.keys()]).toEqual(["d/a\"quoted", "d/é"]);
+    expect([...found.keys()]).toEqual(["d/a\"quoted", "d/é"]);
+    expect(lacking).toEqual(["absent"]);
     // Without its pack location: a delta places its fresh lines anew.
-    expect(scan.found.get("d/a\"quoted")).toEqual(file("d/a\"quoted"));
+    expect(found.get("d/a\"quoted")).toEqual(file("d/a\"quoted"));
     expect(scan.objects).toEqual({ packs: [pack.sha256], blobs: ["c".repeat(64), "d".repeat(64)] });
     const over = await delta(base, [file("new")], store);
-    expect(await codeOf(scanBase(store, over, new Set()))).toBe("integrity_failed");
+    expect(await codeOf(scanBase(store, over))).toBe("integrity_failed");
     await store.put(base.manifestKey, Buffer.from("{}\n"));
-    expect(await codeOf(scanBase(store, base, new Set()))).toBe("integrity_failed");
+    expect(await codeOf(scanBase(store, base))).toBe("integrity_failed");
   });
 });

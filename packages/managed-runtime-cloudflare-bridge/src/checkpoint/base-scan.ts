@@ -2,7 +2,7 @@ import type { BlobStore } from "@open-managed-agents/blob-store";
 import { IntegrityError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import type { ManifestHandleMetadata } from "./manifest-handle.js";
 import { type ManifestEntry, type PackLocation, type PackRef, wireEntrySchema } from "./manifest.js";
-import { MANIFEST_V3_HEADER } from "./manifest-lines.js";
+import { MANIFEST_V3_HEADER, MAX_LINE_BYTES } from "./manifest-lines.js";
 import { verifiedChunks } from "./manifest-store.js";
 import { parseLine, readLineFields } from "./line-fields.js";
 import { compareKeys, forEachRecord } from "./split-records.js";
@@ -13,30 +13,42 @@ export interface BaseScan {
   readonly count: number;
   /** Bytes of its regular files. */
   readonly bytes: number;
-  /** The base's entries at the wanted paths (without pack locations), by path. */
-  readonly found: ReadonlyMap<string, ManifestEntry>;
   /** The store objects the base places contents in: its packs and the sha256 of each content in a blob of its own. */
   readonly objects: { readonly packs: readonly string[]; readonly blobs: readonly string[] };
   /** Where the base places each of the wanted contents it holds: a pack location, or null for a blob of its own. */
   readonly contents: ReadonlyMap<string, PackLocation | null>;
 }
 
+/**
+ * The paths a scan stops at, met in manifest order as the base streams: each is handed the base's entry
+ * there, or null where the base holds none, so a caller can merge its own sorted paths with the base
+ * without holding either.
+ */
+export interface BaseVisitor {
+  /** The next path wanted, as UTF-8 bytes; null when none is left. */
+  next(): Buffer | null;
+  /** Takes the base's entry at {@link next}'s path (without its pack location), or null where it has none, and moves on. */
+  take(entry: ManifestEntry | null): Promise<void>;
+}
+
+const NO_VISITOR: BaseVisitor = { next: () => null, take: async () => undefined };
+
 const HEADER = Buffer.from(MANIFEST_V3_HEADER.slice(0, -1), "latin1");
-const MAX_LINE_BYTES = 16 * 1024;
+
 
 /**
  * Reads a /3 manifest once for a delta: counts its entries and file bytes, notes the objects it places
  * contents in and where it places the `contents` asked for (so a delta stores none of them again), and
- * parses only the lines at `wanted` paths. Every other line is read where it lies in its chunk, for its
- * path, size and the head of its hash alone (see {@link readLineFields}): no string, JSON or schema parse
- * (the manifest is one this driver wrote, its bytes hash-checked here as they stream and strictly parsed by
- * any restore), which is what keeps a small delta cheap over a large base. The wanted paths are found by a
- * merge, so the lines' paths must strictly increase. Anything not a /3 manifest, or a mismatched hash, is
- * `integrity_failed`.
+ * parses only the lines at the paths `visitor` asks for, handing each over as the scan passes it. Every
+ * other line is read where it lies in its chunk, for its path, size and the head of its hash alone (see
+ * {@link readLineFields}): no string, JSON or schema parse (the manifest is one this driver wrote, its bytes
+ * hash-checked here as they stream and strictly parsed by any restore), which is what keeps a small delta
+ * cheap over a large base. The visitor's paths are met by a merge, so the lines' paths must strictly
+ * increase. Anything not a /3 manifest, or a mismatched hash, is `integrity_failed`; whatever the visitor
+ * throws ends the scan.
  */
-export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, wanted: ReadonlySet<string>, contents: ReadonlySet<string> = new Set()): Promise<BaseScan> {
+export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, contents: ReadonlySet<string> = new Set(), visitor: BaseVisitor = NO_VISITOR): Promise<BaseScan> {
   const refuse = (reason: string) => new IntegrityError({ message: `checkpoint manifest is malformed: ${reason}`, context: { manifestKey: base.manifestKey } });
-  const found = new Map<string, ManifestEntry>();
   let count = 0;
   let bytes = 0;
   let header = false;
@@ -44,9 +56,7 @@ export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, w
   const packRefs: PackRef[] = [];
   const blobs: string[] = [];
   const located = new Map<string, PackLocation | null>();
-  // The wanted paths in manifest order, met by a merge; the contents by the first 32 bits of their hash first.
-  const targets = [...wanted].map((path) => Buffer.from(path)).sort((a, b) => compareKeys(a, 0, a.length, b, 0, b.length));
-  let target = 0;
+  // The contents are met by the first 32 bits of their hash first.
   const heads = new Set<number>();
   for (const sha256 of contents) heads.add(hashHead(Buffer.from(sha256, "latin1"), 0, refuse));
   // The previous entry's path, for the order check: copied, since the chunk it lay in may be the buffer the
@@ -72,17 +82,9 @@ export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, w
     if (previousEnd !== -1 && compareKeys(previous, 0, previousEnd, pathBytes, pathStart, pathEnd) >= 0) throw refuse("entries out of order");
     if (pathEnd - pathStart > previous.byteLength) previous = Buffer.allocUnsafe(2 * (pathEnd - pathStart));
     previousEnd = pathBytes.copy(previous, 0, pathStart, pathEnd);
-    let next = targets[target];
-    let order = 1;
-    while (next !== undefined && (order = compareKeys(next, 0, next.length, pathBytes, pathStart, pathEnd)) < 0) next = targets[++target];
-    const wantedPath = next !== undefined && order === 0 ? next.toString("utf8") : null;
-    if (line.kind !== "file") {
-      if (wantedPath !== null) found.set(wantedPath, parseEntry(chunk, start, end, refuse));
-      return;
-    }
-    const { size } = line;
-    bytes += size;
-    if (size > 0) {
+    const fileSize = line.kind === "file" ? line.size : -1;
+    if (fileSize > 0) {
+      bytes += fileSize;
       if (line.pack === -1) blobs.push(hashAt(chunk, line.shaAt, refuse));
       else if (heads.has(hashHead(chunk, line.shaAt, refuse))) {
         const sha256 = hashAt(chunk, line.shaAt, refuse);
@@ -93,22 +95,46 @@ export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, w
         }
       }
     }
-    if (wantedPath !== null) {
+    const next = visitor.next();
+    // The visitor's paths up to this one: the only lines that take an await.
+    if (next !== null && compareKeys(next, 0, next.length, previous, 0, previousEnd) <= 0) return meet(chunk, start, end, fileSize);
+  };
+
+  /**
+   * Hands the visitor each of its paths before this line's (the base has none of them), then this line's
+   * entry if it asks for it. The line's path is the one `previous` holds, and its chunk stays as it is: the
+   * scan reads on only once this is done.
+   */
+  const meet = async (chunk: Buffer, start: number, end: number, fileSize: number) => {
+    for (let next = visitor.next(); next !== null; next = visitor.next()) {
+      const order = compareKeys(next, 0, next.length, previous, 0, previousEnd);
+      if (order > 0) return;
+      if (order < 0) {
+        await visitor.take(null);
+        continue;
+      }
       const entry = parseEntry(chunk, start, end, refuse);
-      if (entry.type !== "file" || entry.size !== size) throw refuse("an entry that does not parse alike");
-      const { pack: _pack, offset: _offset, ...plain } = entry;
-      found.set(wantedPath, plain);
+      if (fileSize !== -1 && (entry.type !== "file" || entry.size !== fileSize)) throw refuse("an entry that does not parse alike");
+      return visitor.take(plainEntry(entry));
     }
   };
   await forEachRecord(verifiedChunks(store, base), { separator: 0x0a, maxBytes: MAX_LINE_BYTES, terminated: true, refuse }, visit);
   if (!header) throw refuse("empty");
+  // The visitor's paths after the base's last.
+  while (visitor.next() !== null) await visitor.take(null);
   // A content the base holds in a blob of its own is located as such.
   if (contents.size > 0) for (const sha256 of blobs) if (contents.has(sha256) && !located.has(sha256)) located.set(sha256, null);
-  return { count, bytes, found, objects: { packs, blobs }, contents: located };
+  return { count, bytes, objects: { packs, blobs }, contents: located };
 }
 
 function parseEntry(chunk: Buffer, start: number, end: number, refuse: (reason: string) => Error) {
   return parseRecord(wireEntrySchema, parseLine(chunk, start, end, refuse), { record: "checkpoint manifest entry", code: "integrity_failed" });
+}
+
+/** An entry without its pack location: a delta places its fresh lines anew. */
+function plainEntry(entry: ReturnType<typeof parseEntry>): ManifestEntry {
+  if (entry.type !== "file") return entry;
+  return { type: "file", path: entry.path, mode: entry.mode, mtime: entry.mtime, size: entry.size, sha256: entry.sha256 };
 }
 
 const HEX = new Int8Array(256).fill(-1);

@@ -140,16 +140,24 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
         const parts = await deltaPartsOf(store, metadata, latest.delta === true);
         if (!parts) return null;
         const maxItems = Math.min(MAX_DELTA_ITEMS, Math.max(MIN_DELTA_ITEMS, Math.floor(listedCount / 8)));
-        const changes = await computeChanges({ store, base: parts.base, prior: parts.prior, removed, added, listedCount, maxItems });
+        const changes = await computeChanges({ store, base: parts.base, prior: parts.prior, removed, added, listedCount, maxItems, spool: spoolOptions });
         if (!changes) return null;
-        // A sweep since (or a driver that never saw the session) may have collected what the base places
-        // contents in while keeping the base: then a full manifest is due.
-        const remembered = known.get(session);
-        if (!(remembered && remembered.generation === sweepGeneration(store, lockKey(session))) && !(await allStored(store, objectKeys(session, changes.baseObjects)))) return null;
-        // The restore rules for every line that changed, the limits for the whole workspace.
-        await inspectManifest(entriesOf(changes), options.archiveLimits);
-        checkTotals(changes, options.archiveLimits);
-        return changes;
+        try {
+          // A sweep since (or a driver that never saw the session) may have collected what the base places
+          // contents in while keeping the base: then a full manifest is due.
+          const remembered = known.get(session);
+          if (!(remembered && remembered.generation === sweepGeneration(store, lockKey(session))) && !(await allStored(store, objectKeys(session, changes.baseObjects)))) {
+            await changes.dispose();
+            return null;
+          }
+          // The restore rules for every line that changed, the limits for the whole workspace.
+          await inspectManifest(entriesOf(changes), options.archiveLimits);
+          checkTotals(changes, options.archiveLimits);
+          return changes;
+        } catch (error) {
+          await changes.dispose();
+          throw error;
+        }
       },
     };
   };
@@ -167,15 +175,15 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
     // Contents the delta's untouched lines place, and those of the base the changed lines name again: stored,
     // since the latest manifest names them.
     const carried = createPackedContentsCollector();
-    for (const { item, fresh } of changes.items) if (!fresh && item.type === "file") carried.add(item);
+    for await (const { item, fresh } of changes.items()) if (!fresh && item.type === "file") carried.add(item);
     const stored = unionOf(mapContents(changes.baseContents), await carried.resolve(store, options.keyPrefix, session));
     const fresh = (async function* () {
-      for (const { item, fresh: touched } of changes.items) if (touched && item.type === "file") yield item;
+      for await (const { item, fresh: touched } of changes.items()) if (touched && item.type === "file") yield item;
     })();
     const { missing } = await planContents(session, fresh, undefined, stored);
     const packed = await transferMissing(input, session, missing, true, retried);
     const lines = (async function* () {
-      for (const { item } of changes.items) yield item;
+      for await (const { item } of changes.items()) yield item;
     })();
     const written = await manifests.write(lines, (sha256) => packed.get(sha256) ?? stored.get(sha256) ?? null, deltaHeaderLine(changes.base));
     const latest = await manifests.publish(session, written, pass, true);
@@ -299,8 +307,11 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
 interface Previous {
   readonly pass: string;
   entries(): AsyncIterable<ManifestEntry>;
-  /** The delta over its base that the sandbox's changed records make, checked; null when a full manifest is due. */
-  changes(removed: AsyncIterable<RecordGroup>, added: AsyncIterable<RecordGroup>, listedCount: number): Promise<ManifestChanges | null>;
+  /**
+   * The delta over its base that the sandbox's changed records make (each opened afresh for every read),
+   * checked; null when a full manifest is due.
+   */
+  changes(removed: () => AsyncIterable<RecordGroup>, added: () => AsyncIterable<RecordGroup>, listedCount: number): Promise<ManifestChanges | null>;
   /** The packed contents it names, once a read of its entries reached the end; undefined before. */
   recalled(): ReturnType<typeof createPackedContentsCollector> | undefined;
 }
@@ -312,7 +323,7 @@ function mapContents(contents: ReadonlyMap<string, PackLocation | null>): Stored
 
 /** The entries (not the removals) of a delta's lines. */
 async function* entriesOf(changes: ManifestChanges): AsyncGenerator<ManifestEntry> {
-  for (const { item } of changes.items) if (item.type !== "removed") yield item;
+  for await (const { item } of changes.items()) if (item.type !== "removed") yield item;
 }
 
 /** A checkpoint that failed on a hash from the sandbox's cache, to be taken once more without it. */

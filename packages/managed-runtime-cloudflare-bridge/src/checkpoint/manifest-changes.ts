@@ -1,15 +1,20 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
-import { type BaseScan, scanBase } from "./base-scan.js";
+import { type BaseScan, type BaseVisitor, scanBase } from "./base-scan.js";
 import type { ManifestHandleMetadata } from "./manifest-handle.js";
 import type { ManifestEntry } from "./manifest.js";
 import type { DeltaBase } from "./manifest-delta.js";
 import type { ManifestItem } from "./manifest-lines.js";
+import type { PriorLines } from "./manifest-store.js";
 import { DeltaInconsistent, changed } from "./sandbox-delta.js";
-import type { PathRecords, RecordGroup } from "./sandbox-records.js";
-import { pathKey } from "./split-records.js";
+import type { RecordGroup } from "./sandbox-records.js";
+import { createSpool } from "./spool.js";
+import { createLineWriter, readSpooledLines } from "./spooled-entries.js";
+import { type TouchedPath, surveyTouched, touchedPaths } from "./touched-paths.js";
 
 /** Most paths a delta's records may touch before a full manifest is written instead. */
 const MAX_TOUCHED_PATHS = 32 * 1024;
+/** Delta lines written to the spool at a time. */
+const DELTA_CHUNK_LINES = 256;
 
 /** One line of a delta about to be written. */
 export interface ChangeItem {
@@ -21,7 +26,12 @@ export interface ChangeItem {
 /** The workspace as a delta over a base manifest: every change since that base, sorted by path. */
 export interface ManifestChanges {
   readonly base: DeltaBase;
-  readonly items: readonly ChangeItem[];
+  /** The delta's lines, read afresh from the driver's spool on every call, until {@link dispose}. */
+  items(): AsyncIterable<ChangeItem>;
+  /** How many lines it holds. */
+  readonly itemCount: number;
+  /** Removes the spool of its lines. Idempotent. */
+  dispose(): Promise<void>;
   /** Entries of the workspace the delta describes. */
   readonly count: number;
   /** Bytes of its regular files. */
@@ -33,61 +43,99 @@ export interface ManifestChanges {
 }
 
 /**
- * The next delta over `base` from the previous delta's items (`prior`, empty when the previous manifest was
+ * The next delta over `base` from the previous delta's lines (`prior`, none when the previous manifest was
  * the base itself) and the sandbox's records that changed since the pass the previous manifest was built
- * from. The base is read once, parsing only the touched paths. Null when the changes outgrow `maxItems`
- * (a full manifest is then due) or do not fit: a removal or entry the base contradicts, or a total other
- * than the `listedCount` entries the sandbox listed.
+ * from (`removed`, `added`: each opened afresh for every read). The records are read once ahead for the
+ * contents they hash, then merged with `prior` and the base as the base streams past (see {@link scanBase}),
+ * each path placed (its line, if it has one, written to a spool) and let go as the scan meets it. Null when the changes outgrow `maxItems` (a full manifest
+ * is then due) or do not fit: a removal or entry the base contradicts, or a total other than the
+ * `listedCount` entries the sandbox listed.
  */
 export async function computeChanges(input: {
   readonly store: BlobStore;
   readonly base: ManifestHandleMetadata;
-  readonly prior: readonly ManifestItem[];
-  readonly removed: AsyncIterable<RecordGroup>;
-  readonly added: AsyncIterable<RecordGroup>;
+  readonly prior: PriorLines;
+  readonly removed: () => AsyncIterable<RecordGroup>;
+  readonly added: () => AsyncIterable<RecordGroup>;
   readonly listedCount: number;
   readonly maxItems: number;
+  /** Where the delta's lines wait until they are written: they are only ever read in order. */
+  readonly spool: { readonly maxBytes: number; readonly directory?: string };
 }): Promise<ManifestChanges | null> {
   // Paths the records touch can outnumber the delta's lines: a file hashed again because its ctime moved
   // (a rewrite of the same bytes, or a write in the seconds before the last pass's stamp) reads as touched
-  // until its hash is compared with the base's. Bounded all the same: they are held in memory.
+  // until its hash is compared with the base's.
   const touchLimit = Math.max(input.maxItems, Math.min(4 * input.maxItems, MAX_TOUCHED_PATHS));
-  const touched = await touchedPaths(input.removed, input.added, touchLimit);
-  if (!touched || touched.size + input.prior.length > touchLimit + input.maxItems) return null;
-  const prior = new Map(input.prior.map((item) => [item.path, item]));
-  const wanted = new Set([...touched.keys(), ...prior.keys()]);
-  // The contents hashed in this pass: the base tells where those it holds already lie.
-  const hashed = new Set<string>();
-  for (const { plus } of touched.values()) if (plus?.sha256 !== undefined) hashed.add(plus.sha256);
-  const scan = await scanBase(input.store, input.base, wanted, hashed);
-  const paths = [...wanted].map((path) => ({ path, key: pathKey(path) })).sort((a, b) => Buffer.compare(a.key, b.key));
-  const items: ChangeItem[] = [];
-  let count = scan.count;
-  let bytes = scan.bytes;
+  const survey = await surveyTouched(input.removed(), input.added(), touchLimit);
+  if (survey.paths > touchLimit || survey.paths + input.prior.count > touchLimit + input.maxItems) return null;
+  // The lines go to a spool as they are placed, a few at a time: held as objects until the manifest is
+  // written, they grew with the change count (9.6 MiB of heap at 32,768 lines, 1.6 MiB spooled), and chunks
+  // of 2,048 lines are strings large enough for V8's large-object space.
+  const spool = await createSpool(input.spool);
+  const lines = createLineWriter(spool, DELTA_CHUNK_LINES);
+  let itemCount = 0;
+  const push = (item: ChangeItem) => {
+    itemCount += 1;
+    if (itemCount > input.maxItems) throw new DeltaInconsistent("more changes than a delta holds");
+    return lines.add(item);
+  };
+  // Entries and file bytes the delta adds to the base's (negative where it removes or shrinks).
+  let count = 0;
+  let bytes = 0;
+  const place = ({ path, minus, plus, prior: before }: TouchedPath, under: ManifestEntry | null): Promise<void> | undefined => {
+    const old = before === undefined ? under : before.type === "removed" ? null : before;
+    const touched = minus !== null || plus !== null;
+    const now = touched ? changed(old, minus, plus) : old;
+    // A file hashed again only because its ctime moved (a rewrite of the same bytes) is no change.
+    const change = touched && !(now && old && sameEntry(now, old));
+    count += (now ? 1 : 0) - (under ? 1 : 0);
+    bytes += sizeOf(now) - sizeOf(under);
+    if (now === null) return under ? push({ item: { type: "removed", path }, fresh: false }) : undefined;
+    // Untouched since the previous manifest: its line stays as it was (a base entry needs none).
+    if (!change) return before !== undefined ? push({ item: before, fresh: false }) : undefined;
+    return push({ item: now, fresh: true });
+  };
+  const paths = touchedPaths(input.removed(), input.added(), input.prior.items());
+  let current: TouchedPath | null = null;
+  const advance = async () => {
+    const next = await paths.next();
+    current = next.done ? null : next.value;
+  };
+  const visitor: BaseVisitor = {
+    next: () => current?.bytes ?? null,
+    async take(under) {
+      if (current) await place(current, under);
+      await advance();
+    },
+  };
+  let kept = false;
   try {
-    for (const { path } of paths) {
-      const under = scan.found.get(path) ?? null;
-      const before = prior.get(path);
-      const old = before === undefined ? under : before.type === "removed" ? null : before;
-      const touchedNow = touched.get(path);
-      const now = touchedNow ? changed(old, touchedNow.minus, touchedNow.plus) : old;
-      // A file hashed again only because its ctime moved (a rewrite of the same bytes) is no change.
-      const change = touchedNow && !(now && old && sameEntry(now, old)) ? touchedNow : undefined;
-      count += (now ? 1 : 0) - (under ? 1 : 0);
-      bytes += sizeOf(now) - sizeOf(under);
-      if (now === null) {
-        if (under) items.push({ item: { type: "removed", path }, fresh: false });
-      } else if (!change) {
-        // Untouched since the previous manifest: its line stays as it was (a base entry needs none).
-        if (before !== undefined) items.push({ item: before, fresh: false });
-      } else items.push({ item: now, fresh: true });
-    }
+    await advance();
+    const scan = await scanBase(input.store, input.base, survey.hashed, visitor);
+    count += scan.count;
+    bytes += scan.bytes;
+    if (count !== input.listedCount) return null;
+    await lines.flush();
+    await spool.finish();
+    kept = true;
+    return {
+      base: { sha256: input.base.contentHash.slice("sha256:".length), size: input.base.size },
+      items: () => readSpooledLines<ChangeItem>(spool.read() as unknown as AsyncIterable<Uint8Array>),
+      itemCount,
+      dispose: () => spool.dispose(),
+      count,
+      bytes,
+      baseObjects: scan.objects,
+      baseContents: scan.contents,
+    };
   } catch (error) {
     if (error instanceof DeltaInconsistent) return null;
     throw error;
+  } finally {
+    if (!kept) await spool.dispose();
+    // A merge given up early closes its record reads.
+    await paths.return(undefined);
   }
-  if (count !== input.listedCount || items.length > input.maxItems) return null;
-  return { base: { sha256: input.base.contentHash.slice("sha256:".length), size: input.base.size }, items, count, bytes, baseObjects: scan.objects, baseContents: scan.contents };
 }
 
 /** Whether two entries describe the same path alike (locations aside). */
@@ -100,29 +148,4 @@ function sameEntry(a: ManifestEntry, b: ManifestEntry): boolean {
 
 function sizeOf(entry: ManifestEntry | null): number {
   return entry?.type === "file" ? entry.size : 0;
-}
-
-/**
- * The paths the records touch, each with what it lost and gained; null past `limit` paths. Both sources
- * are read to their end either way: a spool read given up midway would be cancelled while it still flows.
- */
-async function touchedPaths(removed: AsyncIterable<RecordGroup>, added: AsyncIterable<RecordGroup>, limit: number) {
-  const touched = new Map<string, { minus: PathRecords | null; plus: PathRecords | null }>();
-  let over = false;
-  const note = (group: RecordGroup, side: "minus" | "plus") => {
-    if (over) return;
-    // Kept without the group's key (a buffer of its own each), and keyed by the entry's own path string
-    // where there is one: held for every touched path, up to tens of thousands.
-    const path = group.entry?.path ?? group.key.toString("utf8", 0, group.key.byteLength - 2);
-    let change = touched.get(path);
-    if (!change) touched.set(path, (change = { minus: null, plus: null }));
-    change[side] = group.sha256 === undefined ? { entry: group.entry } : { entry: group.entry, sha256: group.sha256 };
-    if (touched.size > limit) {
-      over = true;
-      touched.clear();
-    }
-  };
-  for await (const group of removed) note(group, "minus");
-  for await (const group of added) note(group, "plus");
-  return over ? null : touched;
 }

@@ -8,8 +8,11 @@ export const MANIFEST_FORMAT_V3 = "oma-workspace-manifest/3";
 /** The first line of every /3 manifest, byte for byte. */
 export const MANIFEST_V3_HEADER = `{"format":"${MANIFEST_FORMAT_V3}"}\n`;
 
-/** Longest line a /3 manifest may hold (a path and a link target of 4096 bytes each, with fields). */
-const MAX_LINE_BYTES = 16 * 1024;
+/**
+ * Longest line a /3 manifest may hold: a path and a link target of 4096 bytes each, every byte a control
+ * character JSON spells in six (`\u0001`), with the other fields.
+ */
+export const MAX_LINE_BYTES = 64 * 1024;
 /** Lines joined into one chunk of output. */
 const CHUNK_LINES = 2048;
 

@@ -88,8 +88,8 @@ export async function* streamManifestOnce(store: BlobStore, metadata: ManifestHa
  * read and hash-checked whole, when `delta` (the latest-manifest hint) says it is one; else the manifest
  * itself, whose hash the caller's own read of it checks. Null when the hint was wrong.
  */
-export async function deltaPartsOf(store: BlobStore, metadata: ManifestHandleMetadata, delta: boolean): Promise<{ readonly base: ManifestHandleMetadata; readonly prior: readonly ManifestItem[] } | null> {
-  if (!delta) return { base: metadata, prior: [] };
+export async function deltaPartsOf(store: BlobStore, metadata: ManifestHandleMetadata, delta: boolean): Promise<{ readonly base: ManifestHandleMetadata; readonly prior: PriorLines } | null> {
+  if (!delta) return { base: metadata, prior: NO_PRIOR_LINES };
   const chunks = verifiedChunks(store, metadata);
   const head = await headOf(chunks);
   if (!isDelta(head)) {
@@ -97,11 +97,28 @@ export async function deltaPartsOf(store: BlobStore, metadata: ManifestHandleMet
     for await (const _ of chunks);
     return null;
   }
+  // Kept as its hash-checked bytes, decoded on every read: as objects, its lines would outlive every young
+  // collection of the next delta's scan.
   const bytes = await rest(head, chunks);
-  const prior: ManifestItem[] = [];
-  for await (const item of decodeDeltaItems(once(bytes))) prior.push(item);
-  return { base: baseOf(metadata, firstLine(bytes)), prior };
+  const items = () => decodeDeltaItems(once(bytes));
+  let count = 0;
+  for await (const _ of items()) count += 1;
+  return { base: baseOf(metadata, firstLine(bytes)), prior: { count, items } };
 }
+
+/** A delta manifest's lines, as the next delta over the same base reads them. */
+export interface PriorLines {
+  readonly count: number;
+  /** Its items in order, decoded afresh on every call. */
+  items(): AsyncIterable<ManifestItem>;
+}
+
+const NO_PRIOR_LINES: PriorLines = {
+  count: 0,
+  async *items() {
+    yield* [];
+  },
+};
 
 async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
   yield bytes;

@@ -76,8 +76,8 @@ function plain(entry: ManifestEntry): ManifestEntry {
   return fileEntry(entry, entry.sha256);
 }
 
-/** One sorted stream's head; keys must strictly increase. */
-function cursor<T>(source: AsyncIterable<T>, keyOf: (item: T) => Buffer) {
+/** One sorted stream's head; keys must strictly increase ({@link DeltaInconsistent} otherwise). */
+export function cursor<T>(source: AsyncIterable<T>, keyOf: (item: T) => Buffer) {
   const iterator = source[Symbol.asyncIterator]();
   const state = {
     item: null as T | null,

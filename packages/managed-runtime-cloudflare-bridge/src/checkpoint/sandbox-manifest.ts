@@ -63,7 +63,7 @@ export async function readSandboxManifest(input: {
   readonly previous?: {
     readonly pass: string;
     entries(): AsyncIterable<ManifestEntry>;
-    changes?(removed: AsyncIterable<RecordGroup>, added: AsyncIterable<RecordGroup>, listedCount: number): Promise<ManifestChanges | null>;
+    changes?(removed: () => AsyncIterable<RecordGroup>, added: () => AsyncIterable<RecordGroup>, listedCount: number): Promise<ManifestChanges | null>;
   };
   readonly signal?: AbortSignal;
 }): Promise<SandboxManifest> {
@@ -165,16 +165,16 @@ export async function readSandboxManifest(input: {
       });
       // Both record files are read: the cache is kept while the driver works out the delta.
       kept = keepListing();
-      // A delta over the previous manifest's base first (held in memory, so the record spools can go); the
-      // merge into a full listing when it does not fit or has grown too large.
+      // A delta over the previous manifest's base first (its lines in a spool of their own, so the record
+      // spools can go); the merge into a full listing when it does not fit or has grown too large.
       // Opened only when read: a delta given up before its records are read leaves no spool read open.
       const groups = async function* (spool: Spool) {
         yield* recordGroups(chunks(spool), true);
       };
-      const changes = await previous.changes?.(groups(removed), groups(added), Number(listedCount)).catch(() => null);
+      const changes = await previous.changes?.(() => groups(removed), () => groups(added), Number(listedCount)).catch(() => null);
       if (changes) {
         await Promise.all([removed.dispose(), added.dispose()]);
-        return { kind: "changes", changes, cached: true, dispose: async () => undefined };
+        return { kind: "changes", changes, cached: true, dispose: () => changes.dispose() };
       }
       // The merge runs once: its entries are spooled as they are checked and read back from there.
       const merged = await createSpool(spoolOptions);

@@ -80,15 +80,19 @@ export async function* splitRecords(source: AsyncIterable<Uint8Array>, options: 
 /**
  * Calls `visit` with each record as a range of the chunk it lies in, with the limits of {@link splitRecords}
  * but no object and no await per record: for scans over every line of a large manifest, where those were
- * most of the cost.
+ * most of the cost. A visit that returns a promise is awaited before the next record (the chunk stays as it
+ * is until then), so the few records that need an await get one and the rest none.
  */
-export async function forEachRecord(source: AsyncIterable<Uint8Array>, options: SplitOptions, visit: (bytes: Buffer, start: number, end: number) => void): Promise<void> {
+export async function forEachRecord(source: AsyncIterable<Uint8Array>, options: SplitOptions, visit: (bytes: Buffer, start: number, end: number) => void | Promise<void>): Promise<void> {
   const splitter = createSplitter(options);
   for await (const chunk of source) {
     splitter.push(chunk);
-    while (splitter.next()) visit(splitter.bytes, splitter.start, splitter.end);
+    while (splitter.next()) {
+      const pending = visit(splitter.bytes, splitter.start, splitter.end);
+      if (pending) await pending;
+    }
   }
-  if (splitter.last()) visit(splitter.bytes, splitter.start, splitter.end);
+  if (splitter.last()) await visit(splitter.bytes, splitter.start, splitter.end);
 }
 
 /** The order of entries in a manifest: bytes of `path + "//"`, which is also `LC_ALL=C sort` order of the sandbox's records. */
