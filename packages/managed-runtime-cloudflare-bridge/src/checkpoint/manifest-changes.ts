@@ -47,9 +47,9 @@ export interface ManifestChanges {
  * the base itself) and the sandbox's records that changed since the pass the previous manifest was built
  * from (`removed`, `added`: each opened afresh for every read). The records are read once ahead for the
  * contents they hash, then merged with `prior` and the base as the base streams past (see {@link scanBase}),
- * each path placed (its line, if it has one, written to a spool) and let go as the scan meets it. Null when the changes outgrow `maxItems` (a full manifest
- * is then due) or do not fit: a removal or entry the base contradicts, or a total other than the
- * `listedCount` entries the sandbox listed.
+ * each path placed (its line, if it has one, written to a spool) and let go as the scan meets it. Null when
+ * the changes outgrow `maxItems` (a full manifest is then due) or do not fit: a record the base contradicts,
+ * or a total other than the `listedCount` entries the sandbox listed.
  */
 export async function computeChanges(input: {
   readonly store: BlobStore;
@@ -69,8 +69,8 @@ export async function computeChanges(input: {
   const survey = await surveyTouched(input.removed(), input.added(), touchLimit);
   if (survey.paths > touchLimit || survey.paths + input.prior.count > touchLimit + input.maxItems) return null;
   // The lines go to a spool as they are placed, a few at a time: held as objects until the manifest is
-  // written, they grew with the change count (9.6 MiB of heap at 32,768 lines, 1.6 MiB spooled), and chunks
-  // of 2,048 lines are strings large enough for V8's large-object space.
+  // written, they grew with the change count (about 8.5 MiB of heap at 32,768 lines), and chunks of 2,048
+  // lines are strings large enough for V8's large-object space.
   const spool = await createSpool(input.spool);
   const lines = createLineWriter(spool, DELTA_CHUNK_LINES);
   let itemCount = 0;
