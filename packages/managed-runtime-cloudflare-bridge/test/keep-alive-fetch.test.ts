@@ -96,6 +96,54 @@ describe("bridge fetch", () => {
     }
   });
 
+  it("hands a long body on in order, as the parser's own chunks, fails one cut short and closes the connection of one cancelled", async () => {
+    const bytes = Buffer.alloc(24 * 1024 * 1024);
+    for (let index = 0; index < bytes.byteLength; index += 4) bytes.writeUInt32LE(index, index);
+    const closed: string[] = [];
+    const server = createServer((request, response) => {
+      request.socket.once("close", () => closed.push(request.url ?? ""));
+      if (request.url === "/cut") {
+        response.writeHead(200, { "content-length": "10000" });
+        response.write(Buffer.alloc(5000, 7), () => setTimeout(() => request.socket.destroy(), 20));
+        return;
+      }
+      response.writeHead(200, { "content-length": String(bytes.byteLength) });
+      response.end(bytes);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const fetchImpl = bridgeFetch();
+      // Read slowly at first, so the body pauses and resumes many times; every byte must arrive in order.
+      const whole = await fetchImpl(`http://127.0.0.1:${port}/whole`);
+      const received = Buffer.alloc(bytes.byteLength);
+      let filled = 0;
+      let copies = 0;
+      for await (const chunk of whole.body as unknown as AsyncIterable<Uint8Array>) {
+        if (!Buffer.isBuffer(chunk)) copies += 1;
+        received.set(chunk, filled);
+        filled += chunk.byteLength;
+        if (filled < 2 * 1024 * 1024) await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      expect(filled).toBe(bytes.byteLength);
+      expect(received.equals(bytes)).toBe(true);
+      // No chunk was copied into a plain Uint8Array on its way (as `Readable.toWeb` does).
+      expect(copies).toBe(0);
+
+      const cut = await fetchImpl(`http://127.0.0.1:${port}/cut`);
+      await expect(cut.arrayBuffer()).rejects.toThrow();
+
+      const cancelled = await fetchImpl(`http://127.0.0.1:${port}/cancelled`);
+      const reader = (cancelled.body as ReadableStream<Uint8Array>).getReader();
+      expect((await reader.read()).done).toBe(false);
+      await reader.cancel();
+      await expect.poll(() => closed.includes("/cancelled")).toBe(true);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it("fails an answer Response cannot hold (a status text with a control byte) as a network failure, not a crash", async () => {
     const server = createNetServer((socket) => socket.once("data", () => socket.end("HTTP/1.1 200 O\x7fK\r\ncontent-length: 2\r\n\r\nok")));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -5,7 +5,7 @@ import * as z from "zod";
 import { LimitExceededError, NotFoundError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import { validateBlobKey } from "../blob-key.js";
 import { guardOperation } from "../blob-errors.js";
-import { bytesToStream, checkedChunks, normalizeBody } from "../blob-body.js";
+import { checkedChunks, normalizeBody } from "../blob-body.js";
 import { createBlobObject } from "../blob-object.js";
 import { type ParsedPutOptions, parseListOptions, parsePutOptions } from "../blob-options.js";
 import type { BlobBody, BlobListOptions, BlobListResult, BlobObject, BlobObjectInfo, BlobPutOptions, BlobStore } from "../ports.js";
@@ -59,9 +59,10 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
           context: { key: key.slice(0, 200), limit: MAX_FS_SEGMENT_BYTES },
         });
       }
-      const stream = normalized.kind === "bytes" ? bytesToStream(normalized.bytes) : normalized.stream;
+      // Bytes in memory are written as they are: slicing them into a stream would copy each one once more.
+      const chunks = normalized.kind === "bytes" ? [normalized.bytes] : checkedChunks(normalized.stream, normalized.length);
       return run("put", key, async () => {
-        const { tempPath, info } = await writeTempObject(path, key, stream, normalized.kind === "stream" ? normalized.length : undefined, parsed);
+        const { tempPath, info } = await writeTempObject(path, key, chunks, parsed);
         try {
           if (parsed.ifNoneMatch) {
             try {
@@ -143,20 +144,14 @@ async function removeObject(rootDir: string, key: string, path: string): Promise
   }
 }
 
-async function writeTempObject(
-  path: string,
-  key: string,
-  body: ReadableStream<Uint8Array>,
-  promisedLength: number | undefined,
-  options: ParsedPutOptions,
-): Promise<{ tempPath: string; info: BlobObjectInfo }> {
+async function writeTempObject(path: string, key: string, chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, options: ParsedPutOptions): Promise<{ tempPath: string; info: BlobObjectInfo }> {
   const tempPath = join(dirname(path), `.${randomUUID()}.tmp`);
   const handle = await openTempFile(tempPath);
   const hash = createHash("sha256");
   let size = 0;
   try {
     // Each chunk is written before the next is read: a byte stream's reads reuse one buffer.
-    for await (const chunk of checkedChunks(body, promisedLength)) {
+    for await (const chunk of chunks) {
       hash.update(chunk);
       await writeAll(handle, chunk);
       size += chunk.byteLength;

@@ -1,6 +1,6 @@
 import * as http from "node:http";
 import * as https from "node:https";
-import { Readable } from "node:stream";
+import { Readable, finished } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 
 /**
@@ -82,6 +82,42 @@ function responseOf(incoming: http.IncomingMessage, head: boolean): Response {
     incoming.on("error", () => undefined).resume();
     return answer;
   }
-  // An explicit byte strategy: without one, Node 20 reads ahead by chunk count, not by bytes.
-  return response(Readable.toWeb(incoming, { strategy: new ByteLengthQueuingStrategy({ highWaterMark: RESPONSE_READ_AHEAD_BYTES }) }) as unknown as ReadableStream<Uint8Array>);
+  return response(bodyOf(incoming));
+}
+
+/**
+ * `incoming` as a web stream that hands on the very chunks the HTTP parser made, reading
+ * {@link RESPONSE_READ_AHEAD_BYTES} ahead. Hand-written because `Readable.toWeb` copies every chunk into a
+ * new `Uint8Array`: reading 1 GiB from a local server took 0.61–0.80 s of CPU this way against 0.78–0.89 s
+ * through `toWeb` (same peak of array buffers and RSS). The parser's chunks are copies of their own, no view
+ * of a pool, so nothing else sees them.
+ */
+function bodyOf(incoming: http.IncomingMessage): ReadableStream<Uint8Array> {
+  let settled = false;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        incoming.on("data", (chunk: Buffer) => {
+          if (settled) return;
+          controller.enqueue(chunk);
+          if ((controller.desiredSize ?? 0) <= 0) incoming.pause();
+        });
+        // `finished` reports an answer cut short (the connection closed before the body ended) as an error.
+        finished(incoming, (error) => {
+          if (settled) return;
+          settled = true;
+          if (error) controller.error(error);
+          else controller.close();
+        });
+      },
+      pull() {
+        incoming.resume();
+      },
+      cancel() {
+        settled = true;
+        incoming.destroy();
+      },
+    },
+    new ByteLengthQueuingStrategy({ highWaterMark: RESPONSE_READ_AHEAD_BYTES }),
+  );
 }
