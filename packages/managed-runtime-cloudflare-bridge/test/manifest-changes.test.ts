@@ -5,7 +5,9 @@ import { type ChangeItem, type ManifestChanges, computeChanges } from "../src/ch
 import { MANIFEST_HANDLE_FORMAT, type ManifestHandleMetadata } from "../src/checkpoint/manifest-handle.js";
 import type { ManifestEntry } from "../src/checkpoint/manifest.js";
 import { type ManifestItem, encodeManifestLines } from "../src/checkpoint/manifest-lines.js";
+import { mergeDelta } from "../src/checkpoint/sandbox-delta.js";
 import { type RecordGroup, recordGroups } from "../src/checkpoint/sandbox-records.js";
+import { DeltaInconsistent } from "../src/checkpoint/touched-paths.js";
 import { pathKey } from "../src/checkpoint/split-records.js";
 import { prng } from "./random-workspace.js";
 
@@ -212,5 +214,43 @@ describe("computeChanges", () => {
     expect(await computeChanges({ ...input, prior: priorOf(disordered) })).toBeNull();
     // Records out of order are the sandbox's fault, refused by the record reader (its caller then takes the full listing).
     await expect(computeChanges({ ...input, added: groups(Buffer.from("b/1//ef 644 5 1.0 \0a/1//ef 644 5 1.0 \0")) })).rejects.toThrow();
+  });
+});
+
+// mergeDelta is the fallback of a delta given up: the previous manifest's entries and the records merged into
+// the full listing, over the same three-way merge of sorted sources (`touchedPaths`).
+describe("mergeDelta", () => {
+  async function merged(before: Tree, removed: Buffer, added: Buffer, listed: number): Promise<ManifestEntry[]> {
+    const entries: ManifestEntry[] = [];
+    const previous = (async function* () {
+      yield* [...before.values()].sort(byPath);
+    })();
+    for await (const entry of mergeDelta(previous, groups(removed)(), groups(added)(), listed)) entries.push(entry);
+    return entries;
+  }
+
+  it("gives exactly the workspace the records describe, its contents to be located afresh (30 seeds)", async () => {
+    for (let seed = 101; seed <= 130; seed += 1) {
+      const random = prng(seed);
+      const before = randomTree(random);
+      const { after, hashed } = mutate(random, before, 1);
+      const { removed, added } = records(before, after, hashed);
+      const entries = await merged(before, removed, added, after.size);
+      expect(entries, `seed ${seed}`).toEqual([...after.values()].sort(byPath));
+      expect(entries.some((entry) => entry.type === "file" && entry.location), `seed ${seed}`).toBe(false);
+    }
+  });
+
+  it("refuses a count other than the sandbox's, a hash of a folder and records out of order", async () => {
+    const before = randomTree(prng(9));
+    const { after, hashed } = mutate(prng(10), before, 1);
+    const { removed, added } = records(before, after, hashed);
+    await expect(merged(before, removed, added, after.size + 1)).rejects.toBeInstanceOf(DeltaInconsistent);
+    // A folder the records leave as it was: a hash record alone at its path.
+    const folder = [...before.values()].find((entry) => entry.type === "directory" && JSON.stringify(after.get(entry.path)) === JSON.stringify(entry)) as ManifestEntry;
+    const withFolderHash = Buffer.concat([added, Buffer.from(`${folder.path}//h${sha("x")}\0`)]);
+    const sorted = Buffer.concat(withFolderHash.toString("latin1").split("\0").filter(Boolean).map((record) => Buffer.from(`${record}\0`, "latin1")).sort(Buffer.compare));
+    await expect(merged(before, removed, sorted, after.size)).rejects.toBeInstanceOf(DeltaInconsistent);
+    await expect(merged(before, removed, withFolderHash, after.size)).rejects.toThrow();
   });
 });

@@ -5,11 +5,11 @@ import type { ManifestEntry } from "./manifest.js";
 import type { DeltaBase } from "./manifest-delta.js";
 import type { ManifestItem } from "./manifest-lines.js";
 import type { PriorLines } from "./manifest-store.js";
-import { DeltaInconsistent, changed } from "./sandbox-delta.js";
+import { changed } from "./sandbox-delta.js";
 import type { RecordGroup } from "./sandbox-records.js";
 import { createSpool } from "./spool.js";
 import { createLineWriter, readSpooledLines } from "./spooled-entries.js";
-import { type TouchedPath, surveyTouched, touchedPaths } from "./touched-paths.js";
+import { DeltaInconsistent, type TouchedPath, surveyTouched, touchedPaths } from "./touched-paths.js";
 
 /** Most paths a delta's records may touch before a full manifest is written instead. */
 const MAX_TOUCHED_PATHS = 32 * 1024;
@@ -82,7 +82,7 @@ export async function computeChanges(input: {
   // Entries and file bytes the delta adds to the base's (negative where it removes or shrinks).
   let count = 0;
   let bytes = 0;
-  const place = ({ path, minus, plus, prior: before }: TouchedPath, under: ManifestEntry | null): Promise<void> | undefined => {
+  const place = ({ path, minus, plus, prior: before }: TouchedPath<ManifestItem>, under: ManifestEntry | null): Promise<void> | undefined => {
     const old = before === undefined ? under : before.type === "removed" ? null : before;
     const touched = minus !== null || plus !== null;
     const now = touched ? changed(old, minus, plus) : old;
@@ -96,13 +96,16 @@ export async function computeChanges(input: {
     return push({ item: now, fresh: true });
   };
   const paths = touchedPaths(input.removed(), input.added(), input.prior.items());
-  let current: TouchedPath | null = null;
+  let current: TouchedPath<ManifestItem> | null = null;
+  // The path's bytes, asked for at every base line the scan passes.
+  let currentBytes: Buffer | null = null;
   const advance = async () => {
     const next = await paths.next();
     current = next.done ? null : next.value;
+    currentBytes = current && current.key.subarray(0, current.key.byteLength - 2);
   };
   const visitor: BaseVisitor = {
-    next: () => current?.bytes ?? null,
+    next: () => currentBytes,
     async take(under) {
       if (current) await place(current, under);
       await advance();

@@ -1,13 +1,6 @@
 import { type ManifestEntry, fileEntry } from "./manifest.js";
 import type { PathRecords, RecordGroup } from "./sandbox-records.js";
-import { pathKey } from "./split-records.js";
-
-/** The delta does not fit the previous manifest: the caller takes the full listing instead. */
-export class DeltaInconsistent extends Error {
-  constructor(reason: string) {
-    super(`the sandbox's listing delta does not fit the previous manifest (${reason})`);
-  }
-}
+import { DeltaInconsistent, touchedPaths } from "./touched-paths.js";
 
 /**
  * The workspace's entries from the previous manifest and the records that changed since the pass it was
@@ -22,29 +15,14 @@ export async function* mergeDelta(
   added: AsyncIterable<RecordGroup>,
   expectedEntries: number,
 ): AsyncGenerator<ManifestEntry> {
-  const before = cursor(previous, (entry) => pathKey(entry.path));
-  const gone = cursor(removed, (group) => group.key);
-  const fresh = cursor(added, (group) => group.key);
   let count = 0;
-  try {
-    await Promise.all([before.advance(), gone.advance(), fresh.advance()]);
-    for (;;) {
-      const keys = [before.key, gone.key, fresh.key].filter((key): key is Buffer => key !== null);
-      if (keys.length === 0) break;
-      const key = keys.reduce((least, candidate) => (Buffer.compare(candidate, least) < 0 ? candidate : least));
-      const old = before.take(key);
-      const minus = gone.take(key);
-      const plus = fresh.take(key);
-      await Promise.all([old && before.advance(), minus && gone.advance(), plus && fresh.advance()]);
-      const next = old && !minus && !plus ? plain(old) : changed(old, minus, plus);
-      if (next) {
-        count += 1;
-        yield next;
-      }
+  // Given up early, the merge closes its sources (a store read, two spool reads).
+  for await (const { minus, plus, prior: old } of touchedPaths(removed, added, previous)) {
+    const next = old && !minus && !plus ? plain(old) : changed(old ?? null, minus, plus);
+    if (next) {
+      count += 1;
+      yield next;
     }
-  } finally {
-    // A merge given up early closes its sources (a store read, two spool reads).
-    await Promise.allSettled([before.close(), gone.close(), fresh.close()]);
   }
   if (count !== expectedEntries) throw new DeltaInconsistent(`${count} entries, the sandbox listed ${expectedEntries}`);
 }
@@ -74,27 +52,4 @@ export function changed(old: ManifestEntry | null, minus: PathRecords | null, pl
 function plain(entry: ManifestEntry): ManifestEntry {
   if (entry.type !== "file" || !entry.location) return entry;
   return fileEntry(entry, entry.sha256);
-}
-
-/** One sorted stream's head; keys must strictly increase ({@link DeltaInconsistent} otherwise). */
-export function cursor<T>(source: AsyncIterable<T>, keyOf: (item: T) => Buffer) {
-  const iterator = source[Symbol.asyncIterator]();
-  const state = {
-    item: null as T | null,
-    key: null as Buffer | null,
-    async advance() {
-      const next = await iterator.next();
-      const key = next.done ? null : keyOf(next.value);
-      if (key && state.key && Buffer.compare(state.key, key) >= 0) throw new DeltaInconsistent("records out of order");
-      state.item = next.done ? null : next.value;
-      state.key = key;
-    },
-    take(key: Buffer): T | null {
-      return state.key && state.key.equals(key) ? state.item : null;
-    },
-    async close() {
-      await iterator.return?.();
-    },
-  };
-  return state;
 }

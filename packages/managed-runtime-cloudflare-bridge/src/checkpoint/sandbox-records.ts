@@ -27,7 +27,7 @@ export interface RecordGroup {
   readonly sha256?: string;
 }
 
-/** What a path's records say, without its key: what a delta keeps of each path it touches. */
+/** What a path's records say, without its key: what a merge of the records hands on for each path it touches. */
 export type PathRecords = Pick<RecordGroup, "entry" | "sha256">;
 
 /**

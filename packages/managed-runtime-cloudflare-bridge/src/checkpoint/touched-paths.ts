@@ -1,28 +1,35 @@
 import type { ManifestItem } from "./manifest-lines.js";
-import { cursor } from "./sandbox-delta.js";
 import type { PathRecords, RecordGroup } from "./sandbox-records.js";
 import { pathKey } from "./split-records.js";
 
-/** One path a delta looks at: what the sandbox's records lost and gained there, and the previous delta's line. */
-export interface TouchedPath {
-  /** The path's UTF-8 bytes (its records' key without the `//`). */
-  readonly bytes: Buffer;
+/** The delta does not fit the previous manifest: the caller takes the full listing instead. */
+export class DeltaInconsistent extends Error {
+  constructor(reason: string) {
+    super(`the sandbox's listing delta does not fit the previous manifest (${reason})`);
+  }
+}
+
+/** One path a merge looks at: what the sandbox's records lost and gained there, and the other source's item. */
+export interface TouchedPath<T> {
+  /** The path's key in the records: its UTF-8 bytes followed by `//`. */
+  readonly key: Buffer;
   readonly path: string;
   /** What the previous pass's records said of it and no longer do; null when they said nothing of it that changed. */
   readonly minus: PathRecords | null;
   /** What this pass's records say of it that the previous pass's did not; null likewise. */
   readonly plus: PathRecords | null;
-  /** The previous delta's line at the path, if it has one. */
-  readonly prior: ManifestItem | undefined;
+  /** The other source's item at the path (a previous delta's line, a previous manifest's entry), if it has one. */
+  readonly prior: T | undefined;
 }
 
 /**
- * The paths the sandbox's `removed` and `added` records and the previous delta's lines (`prior`) name, merged
- * in manifest order and handed out one at a time, so a delta over a large base holds none of them longer
- * than it takes to place it: a map of every touched path made the young generation of a busy driver grow
- * to its maximum. Keys must strictly increase in each source (`DeltaInconsistent` otherwise).
+ * The paths the sandbox's `removed` and `added` records and a third source of manifest items (`prior`: a
+ * previous delta's lines, or a previous manifest's entries) name, merged in manifest order and handed out one
+ * at a time, so a merge over a large base holds none of them longer than it takes to place it: a map of
+ * every touched path made the young generation of a busy driver grow to its maximum. Keys must strictly
+ * increase in each source ({@link DeltaInconsistent} otherwise). Leaving early closes all three sources.
  */
-export async function* touchedPaths(removed: AsyncIterable<RecordGroup>, added: AsyncIterable<RecordGroup>, prior: AsyncIterable<ManifestItem>): AsyncGenerator<TouchedPath> {
+export async function* touchedPaths<T extends { readonly path: string }>(removed: AsyncIterable<RecordGroup>, added: AsyncIterable<RecordGroup>, prior: AsyncIterable<T>): AsyncGenerator<TouchedPath<T>> {
   const gone = cursor(removed, (group) => group.key);
   const fresh = cursor(added, (group) => group.key);
   const before = cursor(prior, (item) => pathKey(item.path));
@@ -36,7 +43,7 @@ export async function* touchedPaths(removed: AsyncIterable<RecordGroup>, added: 
       const plus = fresh.take(key);
       const item = before.take(key);
       const path = plus?.entry?.path ?? minus?.entry?.path ?? item?.path ?? key.toString("utf8", 0, key.byteLength - 2);
-      const touched: TouchedPath = { bytes: key.subarray(0, key.byteLength - 2), path, minus, plus, prior: item ?? undefined };
+      const touched: TouchedPath<T> = { key, path, minus, plus, prior: item ?? undefined };
       await Promise.all([minus && gone.advance(), plus && fresh.advance(), item && before.advance()]);
       yield touched;
     }
@@ -63,4 +70,27 @@ export async function surveyTouched(removed: AsyncIterable<RecordGroup>, added: 
 
 async function* none(): AsyncGenerator<ManifestItem> {
   yield* [];
+}
+
+/** One sorted stream's head; keys must strictly increase ({@link DeltaInconsistent} otherwise). */
+function cursor<T>(source: AsyncIterable<T>, keyOf: (item: T) => Buffer) {
+  const iterator = source[Symbol.asyncIterator]();
+  const state = {
+    item: null as T | null,
+    key: null as Buffer | null,
+    async advance() {
+      const next = await iterator.next();
+      const key = next.done ? null : keyOf(next.value);
+      if (key && state.key && Buffer.compare(state.key, key) >= 0) throw new DeltaInconsistent("records out of order");
+      state.item = next.done ? null : next.value;
+      state.key = key;
+    },
+    take(key: Buffer): T | null {
+      return state.key && state.key.equals(key) ? state.item : null;
+    },
+    async close() {
+      await iterator.return?.();
+    },
+  };
+  return state;
 }
