@@ -83,7 +83,7 @@ export async function computeChanges(input: {
   let count = 0;
   let bytes = 0;
   const place = ({ path, minus, plus, prior: before }: TouchedPath<ManifestItem>, under: ManifestEntry | null): Promise<void> | undefined => {
-    const old = before === undefined ? under : before.type === "removed" ? null : before;
+    const old = before === null ? under : before.type === "removed" ? null : before;
     const touched = minus !== null || plus !== null;
     const now = touched ? changed(old, minus, plus) : old;
     // A file hashed again only because its ctime moved (a rewrite of the same bytes) is no change.
@@ -92,7 +92,7 @@ export async function computeChanges(input: {
     bytes += sizeOf(now) - sizeOf(under);
     if (now === null) return under ? push({ item: { type: "removed", path }, fresh: false }) : undefined;
     // Untouched since the previous manifest: its line stays as it was (a base entry needs none).
-    if (!change) return before !== undefined ? push({ item: before, fresh: false }) : undefined;
+    if (!change) return before !== null ? push({ item: before, fresh: false }) : undefined;
     return push({ item: now, fresh: true });
   };
   const paths = touchedPaths(input.removed(), input.added(), input.prior.items());

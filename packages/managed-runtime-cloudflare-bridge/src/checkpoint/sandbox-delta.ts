@@ -18,7 +18,7 @@ export async function* mergeDelta(
   let count = 0;
   // Given up early, the merge closes its sources (a store read, two spool reads).
   for await (const { minus, plus, prior: old } of touchedPaths(removed, added, previous)) {
-    const next = old && !minus && !plus ? plain(old) : changed(old ?? null, minus, plus);
+    const next = old && !minus && !plus ? plain(old) : changed(old, minus, plus);
     if (next) {
       count += 1;
       yield next;

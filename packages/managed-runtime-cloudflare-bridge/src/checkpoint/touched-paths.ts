@@ -18,8 +18,8 @@ export interface TouchedPath<T> {
   readonly minus: PathRecords | null;
   /** What this pass's records say of it that the previous pass's did not; null likewise. */
   readonly plus: PathRecords | null;
-  /** The other source's item at the path (a previous delta's line, a previous manifest's entry), if it has one. */
-  readonly prior: T | undefined;
+  /** The other source's item at the path (a previous delta's line, a previous manifest's entry); null likewise. */
+  readonly prior: T | null;
 }
 
 /**
@@ -43,7 +43,7 @@ export async function* touchedPaths<T extends { readonly path: string }>(removed
       const plus = fresh.take(key);
       const item = before.take(key);
       const path = plus?.entry?.path ?? minus?.entry?.path ?? item?.path ?? key.toString("utf8", 0, key.byteLength - 2);
-      const touched: TouchedPath<T> = { key, path, minus, plus, prior: item ?? undefined };
+      const touched: TouchedPath<T> = { key, path, minus, plus, prior: item };
       await Promise.all([minus && gone.advance(), plus && fresh.advance(), item && before.advance()]);
       yield touched;
     }
