@@ -6,13 +6,35 @@ import { createFsBlobStore } from "@open-managed-agents/blob-store/fs";
 import { type LocalBridge, startLocalBridge } from "@open-managed-agents/local-container";
 import type { SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
 import type { ManagedSandboxRuntime } from "@open-managed-agents/sandbox";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { manifestKeyOf, sessionKeyOf } from "../src/checkpoint/blob-keys.js";
 import { createBridgeSandboxComponents } from "../src/driver.js";
 import { sweepBridgeCheckpointBlobs } from "../src/index.js";
 import { resolveBridgeOptions } from "../src/options.js";
 import { DESCRIBE_WORKSPACE } from "./random-workspace.js";
 import { codeOf, run } from "./runtime-helpers.js";
+
+// The driver's temporary files (spools, copies of bases read ahead), counted while open.
+const spools = vi.hoisted(() => ({ open: 0 }));
+vi.mock("../src/checkpoint/temporary-file.js", async (importOriginal) => {
+  const original = await importOriginal<typeof import("../src/checkpoint/temporary-file.js")>();
+  return {
+    ...original,
+    async openTemporaryFile(directory?: string) {
+      const file = await original.openTemporaryFile(directory);
+      spools.open += 1;
+      let closed = false;
+      return {
+        ...file,
+        close() {
+          if (!closed) spools.open -= 1;
+          closed = true;
+          return file.close();
+        },
+      };
+    },
+  };
+});
 
 // Cloudflare's bridge Worker in local workerd over the local container runtime; a filesystem blob store.
 let bridge: LocalBridge;
@@ -134,6 +156,14 @@ describe("delta checkpoints", () => {
       expect((await manifestOf(after)).header.base).toBe(sha(compacted));
       await expectRestores(provider, compacted, context, compactedState);
       await expectRestores(provider, after, context, await describeOf(runtime));
+      // A sandbox whose listing cache is gone: the base read ahead is stopped and the full listing decides.
+      await run(rebuilt, "rm -rf /tmp/.oma-manifest-cache && printf last > a/f8");
+      const uncached = await rebuilt.checkpoint({ kind: "filesystem" });
+      expect((await manifestOf(uncached)).header).toEqual({ format: "oma-workspace-manifest/3" });
+      await expectRestores(provider, uncached, context, await describeOf(runtime));
+      // Every temporary file is closed again, the copies of the bases read ahead among them (a delta taken,
+      // given up for a full manifest, or outgrown): its name is gone once it is open, so only its handle would stay.
+      expect(spools.open).toBe(0);
     } finally {
       await runtime.destroy();
     }

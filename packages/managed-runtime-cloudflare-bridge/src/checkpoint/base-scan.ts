@@ -4,7 +4,7 @@ import type { ManifestHandleMetadata } from "./manifest-handle.js";
 import { type ManifestEntry, type PackLocation, type PackRef, wireEntrySchema } from "./manifest.js";
 import { MANIFEST_V3_HEADER, MAX_LINE_BYTES } from "./manifest-lines.js";
 import { verifiedChunks } from "./manifest-store.js";
-import { parseLine, readLineFields } from "./line-fields.js";
+import { type LineFields, parseLine, readLineFields } from "./line-fields.js";
 import { compareKeys, forEachRecord } from "./split-records.js";
 
 /** What a scan of a base manifest found. */
@@ -31,7 +31,7 @@ export interface BaseVisitor {
   take(entry: ManifestEntry | null): Promise<void>;
 }
 
-const NO_VISITOR: BaseVisitor = { next: () => null, take: async () => undefined };
+export const NO_VISITOR: BaseVisitor = { next: () => null, take: async () => undefined };
 
 const HEADER = Buffer.from(MANIFEST_V3_HEADER.slice(0, -1), "latin1");
 
@@ -48,7 +48,25 @@ const HEADER = Buffer.from(MANIFEST_V3_HEADER.slice(0, -1), "latin1");
  * throws ends the scan.
  */
 export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, contents: ReadonlySet<string> = new Set(), visitor: BaseVisitor = NO_VISITOR): Promise<BaseScan> {
-  const refuse = (reason: string) => new IntegrityError({ message: `checkpoint manifest is malformed: ${reason}`, context: { manifestKey: base.manifestKey } });
+  return scanLines(verifiedChunks(store, base), refusalOf(base), contents, visitor);
+}
+
+/** The error a malformed line of `base` is refused with. */
+export function refusalOf(base: ManifestHandleMetadata): (reason: string) => Error {
+  return (reason) => new IntegrityError({ message: `checkpoint manifest is malformed: ${reason}`, context: { manifestKey: base.manifestKey } });
+}
+
+/**
+ * {@link scanBase} over the bytes of a /3 manifest, however they are read. `onLine` sees each line after
+ * the header (a pack declaration or an entry) with the fields the scan read from it, before the visitor.
+ */
+export async function scanLines(
+  source: AsyncIterable<Uint8Array>,
+  refuse: (reason: string) => Error,
+  contents: ReadonlySet<string> = new Set(),
+  visitor: BaseVisitor = NO_VISITOR,
+  onLine?: (chunk: Buffer, start: number, end: number, line: LineFields) => void,
+): Promise<BaseScan> {
   let count = 0;
   let bytes = 0;
   let header = false;
@@ -71,6 +89,7 @@ export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, c
       return;
     }
     const line = readLineFields(chunk, start, end, refuse);
+    onLine?.(chunk, start, end, line);
     if (line.kind === "pack") {
       const sha256 = hashAt(chunk, line.shaAt, refuse);
       packs.push(sha256);
@@ -118,7 +137,7 @@ export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, c
       return visitor.take(plainEntry(entry));
     }
   };
-  await forEachRecord(verifiedChunks(store, base), { separator: 0x0a, maxBytes: MAX_LINE_BYTES, terminated: true, refuse }, visit);
+  await forEachRecord(source, { separator: 0x0a, maxBytes: MAX_LINE_BYTES, terminated: true, refuse }, visit);
   if (!header) throw refuse("empty");
   // The visitor's paths after the base's last.
   while (visitor.next() !== null) await visitor.take(null);
@@ -127,12 +146,12 @@ export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, c
   return { count, bytes, objects: { packs, blobs }, contents: located };
 }
 
-function parseEntry(chunk: Buffer, start: number, end: number, refuse: (reason: string) => Error) {
+export function parseEntry(chunk: Buffer, start: number, end: number, refuse: (reason: string) => Error) {
   return parseRecord(wireEntrySchema, parseLine(chunk, start, end, refuse), { record: "checkpoint manifest entry", code: "integrity_failed" });
 }
 
 /** An entry without its pack location: a delta places its fresh lines anew. */
-function plainEntry(entry: ReturnType<typeof parseEntry>): ManifestEntry {
+export function plainEntry(entry: ReturnType<typeof parseEntry>): ManifestEntry {
   if (entry.type !== "file") return entry;
   return { type: "file", path: entry.path, mode: entry.mode, mtime: entry.mtime, size: entry.size, sha256: entry.sha256 };
 }
@@ -141,7 +160,7 @@ const HEX = new Int8Array(256).fill(-1);
 for (let digit = 0; digit < 16; digit += 1) HEX["0123456789abcdef".charCodeAt(digit)] = digit;
 
 /** The first 32 bits of a hex hash at `at`, read in place. */
-function hashHead(bytes: Buffer, at: number, refuse: (reason: string) => Error): number {
+export function hashHead(bytes: Buffer, at: number, refuse: (reason: string) => Error): number {
   let head = 0;
   for (let index = at; index < at + 8; index += 1) {
     const digit = HEX[bytes[index] ?? 0] as number;
@@ -151,7 +170,7 @@ function hashHead(bytes: Buffer, at: number, refuse: (reason: string) => Error):
   return head;
 }
 
-function hashAt(bytes: Buffer, at: number, refuse: (reason: string) => Error): string {
+export function hashAt(bytes: Buffer, at: number, refuse: (reason: string) => Error): string {
   const sha256 = at < 0 ? "" : bytes.toString("latin1", at, at + 64);
   if (!/^[0-9a-f]{64}$/.test(sha256)) throw refuse("a content without a hash");
   return sha256;

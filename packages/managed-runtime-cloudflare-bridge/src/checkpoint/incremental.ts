@@ -13,6 +13,7 @@ import { MANIFEST_HANDLE_FORMAT, type ManifestHandleMetadata, createManifestHand
 import { type ManifestChanges, computeChanges } from "./manifest-changes.js";
 import { deltaHeaderLine } from "./manifest-delta.js";
 import { deltaPartsOf, streamManifestOnce } from "./manifest-store.js";
+import { prescanBase } from "./base-prescan.js";
 import { type LatestManifest, createPackedContentsCollector, latestManifest, recallLatest } from "./latest-manifest.js";
 import { SMALL_BLOB_BYTES } from "./pack-writer.js";
 import { type RestoreArchive, assembleRestoreArchive } from "./restore-archive.js";
@@ -122,8 +123,22 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
     if (!latest?.pass) return undefined;
     const metadata = { format: MANIFEST_HANDLE_FORMAT, session, contentHash: `sha256:${latest.sha256}`, size: latest.size, manifestKey: manifestKeyOf(options.keyPrefix, session, latest.sha256) } as const;
     let whole: ReturnType<typeof createPackedContentsCollector> | undefined;
+    // The base is read (hash-checked, counted, copied to the driver's disk) while the sandbox walks the
+    // workspace, so only a light second read of it waits for the sandbox's changes. A read that fails only
+    // fails the delta, as a scan after the walk would.
+    const ahead = new AbortController();
+    const prepared = deltaPartsOf(store, metadata, latest.delta === true).then(async (parts) => {
+      if (!parts) return null;
+      const base = await prescanBase(store, parts.base, { ...(options.spoolDirectory === undefined ? {} : { directory: options.spoolDirectory }), signal: ahead.signal });
+      return { parts, base };
+    });
+    const settled = prepared.catch(() => null);
     return {
       pass: latest.pass,
+      async dispose() {
+        ahead.abort();
+        await (await settled)?.base.dispose();
+      },
       async *entries() {
         // Blobs of their own count as stored when this driver published or restored the manifest since the last sweep.
         const remembered = known.get(session);
@@ -137,10 +152,11 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
       },
       recalled: () => whole,
       async changes(removed, added, listedCount) {
-        const parts = await deltaPartsOf(store, metadata, latest.delta === true);
-        if (!parts) return null;
+        const ready = await prepared;
+        if (!ready) return null;
+        const { parts, base } = ready;
         const maxItems = Math.min(MAX_DELTA_ITEMS, Math.max(MIN_DELTA_ITEMS, Math.floor(listedCount / 8)));
-        const changes = await computeChanges({ store, base: parts.base, prior: parts.prior, removed, added, listedCount, maxItems, spool: spoolOptions });
+        const changes = await computeChanges({ store, base: parts.base, prior: parts.prior, removed, added, listedCount, maxItems, spool: spoolOptions, scan: base.scan }).finally(() => base.dispose());
         if (!changes) return null;
         try {
           // A sweep since (or a driver that never saw the session) may have collected what the base places
@@ -247,6 +263,14 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
     if (!retried && !remembered && !latest) return captureFirst(input, session, generation, pass);
     // A retry after a cached hash did not match takes the full listing.
     const previous = retried ? undefined : await previousOf(session, latest);
+    try {
+      return await captureListed(input, session, generation, pass, retried, previous);
+    } finally {
+      await previous?.dispose();
+    }
+  };
+
+  const captureListed = async (input: { readonly sandboxId: string; readonly signal?: AbortSignal }, session: string, generation: number, pass: string, retried: boolean, previous: Previous | undefined): Promise<SandboxCheckpointHandle> => {
     const listed = await readSandboxManifest({
       pass,
       ...(previous === undefined ? {} : { previous }),
@@ -306,6 +330,8 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
 /** The session's previous published manifest, read by a listing delta. */
 interface Previous {
   readonly pass: string;
+  /** Stops the read of its base begun ahead and removes the copy it made. Idempotent. */
+  dispose(): Promise<void>;
   entries(): AsyncIterable<ManifestEntry>;
   /**
    * The delta over its base that the sandbox's changed records make (each opened afresh for every read),

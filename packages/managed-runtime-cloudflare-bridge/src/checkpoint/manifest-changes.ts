@@ -61,6 +61,8 @@ export async function computeChanges(input: {
   readonly maxItems: number;
   /** Where the delta's lines wait until they are written: they are only ever read in order. */
   readonly spool: { readonly maxBytes: number; readonly directory?: string };
+  /** The scan of `base` (see {@link scanBase}), when it was read ahead (see `prescanBase`). */
+  readonly scan?: (contents: ReadonlySet<string>, visitor: BaseVisitor) => Promise<BaseScan>;
 }): Promise<ManifestChanges | null> {
   // Paths the records touch can outnumber the delta's lines: a file hashed again because its ctime moved
   // (a rewrite of the same bytes, or a write in the seconds before the last pass's stamp) reads as touched
@@ -114,7 +116,7 @@ export async function computeChanges(input: {
   let kept = false;
   try {
     await advance();
-    const scan = await scanBase(input.store, input.base, survey.hashed, visitor);
+    const scan = await (input.scan ? input.scan(survey.hashed, visitor) : scanBase(input.store, input.base, survey.hashed, visitor));
     count += scan.count;
     bytes += scan.bytes;
     if (count !== input.listedCount) return null;
