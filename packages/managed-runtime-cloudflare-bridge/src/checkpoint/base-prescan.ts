@@ -105,7 +105,7 @@ export async function prescanBase(store: BlobStore, base: ManifestHandleMetadata
   }
 }
 
-/** The hash table's writer: records gather in a batch, written to `file` whenever {@link flush} is awaited. */
+/** The hash table's writer: records gather in a batch, written to `file` whenever `flush` is awaited. */
 function createRecordWriter(file: TemporaryFile) {
   let batch = new Uint32Array(TABLE_BATCH_BYTES / 4);
   let used = 0;

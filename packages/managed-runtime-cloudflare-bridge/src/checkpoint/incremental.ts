@@ -133,12 +133,14 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
       return { parts, base };
     });
     const settled = prepared.catch(() => null);
+    const dispose = async () => {
+      ahead.abort();
+      await (await settled)?.base.dispose();
+    };
     return {
       pass: latest.pass,
-      async dispose() {
-        ahead.abort();
-        await (await settled)?.base.dispose();
-      },
+      dispose,
+      release: dispose,
       async *entries() {
         // Blobs of their own count as stored when this driver published or restored the manifest since the last sweep.
         const remembered = known.get(session);
@@ -332,6 +334,8 @@ interface Previous {
   readonly pass: string;
   /** Stops the read of its base begun ahead and removes the copy it made. Idempotent. */
   dispose(): Promise<void>;
+  /** The same, as the sandbox's pass calls it once it shows that no delta will be asked for. */
+  release(): Promise<void>;
   entries(): AsyncIterable<ManifestEntry>;
   /**
    * The delta over its base that the sandbox's changed records make (each opened afresh for every read),

@@ -64,6 +64,8 @@ export async function readSandboxManifest(input: {
     readonly pass: string;
     entries(): AsyncIterable<ManifestEntry>;
     changes?(removed: () => AsyncIterable<RecordGroup>, added: () => AsyncIterable<RecordGroup>, listedCount: number): Promise<ManifestChanges | null>;
+    /** Called when the pass asks for no delta (another pass's cache, a full listing): stops work begun for one. */
+    release?(): Promise<void>;
   };
   readonly signal?: AbortSignal;
 }): Promise<SandboxManifest> {
@@ -146,7 +148,10 @@ export async function readSandboxManifest(input: {
   try {
     const [pass = "", delta] = (await files.run(script, signal)).trim().split("\n");
     let cached = pass === "partial";
-    const listed = await (input.previous && cached ? fromDelta(input.previous, delta) : null) ?? (await fromListing());
+    const changed = input.previous && cached ? await fromDelta(input.previous, delta) : null;
+    // No delta is asked for: whatever was begun for one stops before the full listing is read.
+    if (!changed) await input.previous?.release?.();
+    const listed = changed ?? (await fromListing());
     await (kept ?? keepListing());
     return listed;
 
