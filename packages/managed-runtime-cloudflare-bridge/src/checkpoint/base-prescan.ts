@@ -134,17 +134,6 @@ function createRecordWriter(file: TemporaryFile) {
   };
 }
 
-/** Reads `length` bytes of `file` at `position` into `into` from `offset` (fewer only at the end of the file). */
-async function readAt(file: TemporaryFile, into: Buffer, offset: number, length: number, position: number): Promise<number> {
-  let read = 0;
-  while (read < length) {
-    const { bytesRead } = await file.handle.read(into, offset + read, length - read, position + read);
-    if (bytesRead === 0) break;
-    read += bytesRead;
-  }
-  return read;
-}
-
 /**
  * Where the base places each of `contents`: the first packed line of each in manifest order (found by the
  * hash table: a record whose head matches is read from the copy and parsed), else a blob of its own.
@@ -162,7 +151,7 @@ async function locateContents(copy: TemporaryFile, table: TemporaryFile, tableBy
   const words = new Uint32Array(records.buffer);
   const line = Buffer.allocUnsafe(MAX_LINE_BYTES + 1);
   for (let position = 0; position < tableBytes && wanted.size > 0; ) {
-    const read = await readAt(table, records, 0, Math.min(TABLE_BATCH_BYTES, tableBytes - position), position);
+    const read = await table.readAt(records, 0, Math.min(TABLE_BATCH_BYTES, tableBytes - position), position);
     if (read === 0 || read % RECORD_BYTES !== 0) throw refuse("the driver's copy ended early");
     position += read;
     for (let at = 0; at < read / 4; at += RECORD_BYTES / 4) {
@@ -170,7 +159,7 @@ async function locateContents(copy: TemporaryFile, table: TemporaryFile, tableBy
       const left = wanted.get(head);
       if (left === undefined) continue;
       const lineAt = (words[at + 1] as number) + (words[at + 2] as number) * TWO_32;
-      const length = await readAt(copy, line, 0, line.byteLength, lineAt);
+      const length = await copy.readAt(line, 0, line.byteLength, lineAt);
       const end = line.indexOf(0x0a);
       if (end === -1 || end >= length) throw refuse("the driver's copy ended early");
       const fields = readLineFields(line, 0, end, refuse);
@@ -203,7 +192,7 @@ async function meetBySearch(copy: TemporaryFile, size: number, refuse: (reason: 
     filled -= end;
     end = 0;
     if (position >= size && filled === 0) return false;
-    const read = await readAt(copy, buffer, filled, Math.min(BLOCK_BYTES, size - position), position);
+    const read = await copy.readAt(buffer, filled, Math.min(BLOCK_BYTES, size - position), position);
     position += read;
     filled += read;
     end = filled === 0 ? 0 : buffer.lastIndexOf(0x0a, filled - 1) + 1;

@@ -133,14 +133,12 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
       return { parts, base };
     });
     const settled = prepared.catch(() => null);
-    const dispose = async () => {
-      ahead.abort();
-      await (await settled)?.base.dispose();
-    };
     return {
       pass: latest.pass,
-      dispose,
-      release: dispose,
+      async release() {
+        ahead.abort();
+        await (await settled)?.base.dispose();
+      },
       async *entries() {
         // Blobs of their own count as stored when this driver published or restored the manifest since the last sweep.
         const remembered = known.get(session);
@@ -268,7 +266,7 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
     try {
       return await captureListed(input, session, generation, pass, retried, previous);
     } finally {
-      await previous?.dispose();
+      await previous?.release();
     }
   };
 
@@ -332,9 +330,10 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
 /** The session's previous published manifest, read by a listing delta. */
 interface Previous {
   readonly pass: string;
-  /** Stops the read of its base begun ahead and removes the copy it made. Idempotent. */
-  dispose(): Promise<void>;
-  /** The same, as the sandbox's pass calls it once it shows that no delta will be asked for. */
+  /**
+   * Stops the read of its base begun ahead and removes the copy it made: once the sandbox's pass shows no
+   * delta will be asked for, and at the checkpoint's end. Idempotent.
+   */
   release(): Promise<void>;
   entries(): AsyncIterable<ManifestEntry>;
   /**

@@ -9,6 +9,8 @@ export interface TemporaryFile {
   readonly unlinked: boolean;
   /** Writes all of `bytes` at `position` (positional: reads running meanwhile are not disturbed). */
   writeAt(bytes: Uint8Array, position: number): Promise<void>;
+  /** Reads `length` bytes at `position` into `into` from `offset`; fewer only at the end of the file. Returns how many. */
+  readAt(into: Uint8Array, offset: number, length: number, position: number): Promise<number>;
   /**
    * The file from its start as a byte stream: a BYOB reader's reads land in its own buffer, a default reader
    * gets fresh chunks of `chunkBytes`. Positional reads over the shared handle, so several readers run at
@@ -47,6 +49,15 @@ export async function openTemporaryFile(directory?: string): Promise<TemporaryFi
       for (let written = 0; written < bytes.byteLength; ) {
         written += (await handle.write(bytes, written, bytes.byteLength - written, position + written)).bytesWritten;
       }
+    },
+    async readAt(into, offset, length, position) {
+      let read = 0;
+      while (read < length) {
+        const { bytesRead } = await handle.read(into, offset + read, length - read, position + read);
+        if (bytesRead === 0) break;
+        read += bytesRead;
+      }
+      return read;
     },
     stream: (chunkBytes) => readFrom(handle, chunkBytes),
     close() {
