@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { PutObjectCommand } from "@aws-sdk/client-s3";
+import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { createR2BlobStoreFromEnv, createS3BlobStore } from "../src/s3/index.js";
@@ -39,6 +39,31 @@ describe("S3 blob store specifics", () => {
     const put = (body: string) => s3rver.client.send(new PutObjectCommand({ Bucket: "plain", Key: "probe", Body: body, IfNoneMatch: "*" }));
     await put("first");
     await expect(put("second")).resolves.toBeDefined();
+  });
+
+  it("needs the test server's write ordering: plain s3rver 3.7.1 answers a PUT before the bytes are in its file", { timeout: 60_000 }, async () => {
+    // The first write of each of the server's file streams waits 300 ms, as a loaded disk can make it.
+    const slow = await startS3rver({ slowObjectWritesMs: 300 });
+    try {
+      await slow.client.send(new PutObjectCommand({ Bucket: "plain", Key: "probe", Body: "written late" }));
+      const early = await slow.client.send(new GetObjectCommand({ Bucket: "plain", Key: "probe" }));
+      expect(await early.Body?.transformToString()).toBe("");
+
+      const store = createS3BlobStore({ bucket: await slow.createBucket(), endpoint: slow.endpoint, ...S3RVER_CREDENTIALS, partSizeBytes: 5 * 1024 * 1024 });
+      const multipart = 6 * 1024 * 1024;
+      // Each read follows its write at once, as the store's callers do.
+      await store.put("bytes", "written late");
+      expect(await (await store.get("bytes"))?.text()).toBe("written late");
+      await store.put("stream", slowTextStream(["written ", "late"], 1), { ifNoneMatch: "*" });
+      expect(await (await store.get("stream"))?.text()).toBe("written late");
+      await store.put("multipart", deterministicStream(multipart, 7));
+      const expected = createHash("sha256");
+      for await (const chunk of deterministicStream(multipart, 7) as unknown as AsyncIterable<Uint8Array>) expected.update(chunk);
+      const stored = (await (await store.get("multipart"))?.bytes()) ?? new Uint8Array();
+      expect(createHash("sha256").update(stored).digest("hex")).toBe(expected.digest("hex"));
+    } finally {
+      await slow.stop();
+    }
   });
 
   it("encodes metadata names and values so S3's lower-casing and header rules lose nothing", () => {

@@ -1,7 +1,19 @@
 // Runs s3rver 3.7.1 on a free loopback port and prints `{"port": N}` on stdout once it listens.
-// Argument: the data directory. Every bucket but `plain` answers `If-None-Match: *` writes the way S3 and R2
-// do (412 when the key exists, checked and written under a per-key lock), because s3rver itself
-// ignores that header on PUT and on CompleteMultipartUpload. Bucket `plain` is left as s3rver ships.
+// Argument: the data directory. Every bucket but `plain` differs from s3rver in two ways, both to behave as
+// S3 and R2 do; bucket `plain` is left as s3rver ships.
+// - `If-None-Match: *` writes answer 412 when the key exists (checked and written under a per-key lock):
+//   s3rver ignores that header on PUT and on CompleteMultipartUpload.
+// - A PUT answers once the object's bytes are in its file. s3rver answers once they have passed its hashing
+//   step, while its file stream may still hold them, and a GET takes the object's length from the file's
+//   size: a GET right after a PUT could answer an empty or short body (seen once in CI under load).
+// OMA_S3RVER_SLOW_OBJECT_WRITES_MS delays the first write of every file stream in this process by that many
+// ms, so tests can show the second difference on demand.
+import { createHash } from "node:crypto";
+import { WriteStream, createWriteStream } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { dirname } from "node:path";
+import { Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import S3rver from "s3rver";
 import S3Error from "s3rver/lib/models/error.js";
 
@@ -18,6 +30,41 @@ const server = new S3rver({
   directory,
   configureBuckets: [{ name: "plain" }],
 });
+
+const slowWritesMs = Number(process.env.OMA_S3RVER_SLOW_OBJECT_WRITES_MS ?? 0);
+if (slowWritesMs > 0) {
+  const delayed = new WeakSet();
+  for (const method of ["_write", "_writev"]) {
+    const write = WriteStream.prototype[method];
+    WriteStream.prototype[method] = function slowFirstWrite(...args) {
+      if (delayed.has(this)) return write.apply(this, args);
+      delayed.add(this);
+      setTimeout(() => write.apply(this, args), slowWritesMs);
+    };
+  }
+}
+
+const stockPutObject = server.store.putObject;
+server.store.putObject = async function putObjectWhenWritten(object) {
+  if (object.bucket === "plain") return stockPutObject.call(this, object);
+  const objectPath = this.getResourcePath(object.bucket, object.key, "object");
+  await mkdir(dirname(objectPath), { recursive: true });
+  const md5 = createHash("md5");
+  let size = 0;
+  const hashing = new Transform({
+    transform(chunk, encoding, callback) {
+      md5.update(chunk);
+      size += chunk.length;
+      callback(null, chunk);
+    },
+  });
+  const content = Buffer.isBuffer(object.content) ? Readable.from([object.content]) : object.content;
+  // Resolves once the file stream has written every byte and closed the file.
+  await pipeline(content, hashing, createWriteStream(objectPath));
+  const digest = md5.digest("hex");
+  await this.putMetadata(object.bucket, object.key, object.metadata, digest);
+  return { size, md5: digest };
+};
 
 const keyLocks = new Map();
 

@@ -27,12 +27,14 @@ let bucketCounter = 0;
  * Starts s3rver-process.mjs in its own Node process on a free loopback port with a temporary data
  * directory. The child runs with `--openssl-legacy-provider` because s3rver 3.7.1 encrypts list
  * continuation tokens with DES, which OpenSSL 3 offers only there; without it every truncated
- * ListObjectsV2 answers 500.
+ * ListObjectsV2 answers 500. `slowObjectWritesMs` delays the first write of each of the child's file streams (see
+ * s3rver-process.mjs).
  */
-export async function startS3rver(): Promise<S3rverProcess> {
+export async function startS3rver(options: { readonly slowObjectWritesMs?: number } = {}): Promise<S3rverProcess> {
   const directory = await mkdtemp(join(tmpdir(), "oma-s3rver-"));
   const script = fileURLToPath(new URL("./s3rver-process.mjs", import.meta.url));
-  const child = spawn(process.execPath, ["--openssl-legacy-provider", script, directory], { stdio: ["pipe", "pipe", "inherit"] });
+  const env = { ...process.env, OMA_S3RVER_SLOW_OBJECT_WRITES_MS: String(options.slowObjectWritesMs ?? 0) };
+  const child = spawn(process.execPath, ["--openssl-legacy-provider", script, directory], { stdio: ["pipe", "pipe", "inherit"], env });
   const port = await readPort(child);
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new S3Client({
