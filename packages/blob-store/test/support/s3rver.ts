@@ -27,8 +27,8 @@ let bucketCounter = 0;
  * Starts s3rver-process.mjs in its own Node process on a free loopback port with a temporary data
  * directory. The child runs with `--openssl-legacy-provider` because s3rver 3.7.1 encrypts list
  * continuation tokens with DES, which OpenSSL 3 offers only there; without it every truncated
- * ListObjectsV2 answers 500. `slowObjectWritesMs` delays the first write of each of the child's file streams (see
- * s3rver-process.mjs).
+ * ListObjectsV2 answers 500. `slowObjectWritesMs` delays the first write of each of the child's file
+ * streams (see s3rver-process.mjs).
  */
 export async function startS3rver(options: { readonly slowObjectWritesMs?: number } = {}): Promise<S3rverProcess> {
   const directory = await mkdtemp(join(tmpdir(), "oma-s3rver-"));
