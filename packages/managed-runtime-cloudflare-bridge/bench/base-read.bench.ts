@@ -20,6 +20,7 @@ import { type BaseVisitor, scanBase } from "../src/checkpoint/base-scan.js";
 import { MANIFEST_HANDLE_FORMAT, type ManifestHandleMetadata } from "../src/checkpoint/manifest-handle.js";
 import { MANIFEST_V3_HEADER, packLine, wireLine } from "../src/checkpoint/manifest-lines.js";
 import { compareKeys } from "../src/checkpoint/split-records.js";
+import { wrapStoreBodies } from "./instrument.js";
 
 const entries = Number(process.env.OMA_BENCH_BASE_ENTRIES ?? "788000");
 const rounds = Number(process.env.OMA_BENCH_ROUNDS ?? "3");
@@ -47,31 +48,21 @@ function manifestOf(count: number): { readonly bytes: Buffer; readonly paths: re
 
 /** `store` whose reads pass at most `mbps` MB/s. */
 function throttled(store: BlobStore, mbps: number): BlobStore {
-  return {
-    ...store,
-    async get(key) {
-      const object = await store.get(key);
-      if (!object) return null;
-      return {
-        ...object,
-        stream: () => {
-          const started = performance.now();
-          let sent = 0;
-          return object.stream().pipeThrough(
-            new TransformStream<Uint8Array, Uint8Array>({
-              async transform(chunk, controller) {
-                sent += chunk.byteLength;
-                const due = started + (sent / (mbps * 1e6)) * 1000;
-                const wait = due - performance.now();
-                if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-                controller.enqueue(chunk);
-              },
-            }),
-          );
+  return wrapStoreBodies(store, (open) => {
+    const started = performance.now();
+    let sent = 0;
+    return open().pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        async transform(chunk, controller) {
+          sent += chunk.byteLength;
+          const due = started + (sent / (mbps * 1e6)) * 1000;
+          const wait = due - performance.now();
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+          controller.enqueue(chunk);
         },
-      };
-    },
-  };
+      }),
+    );
+  });
 }
 
 function visitorOf(wanted: readonly Buffer[]): BaseVisitor & { readonly met: () => number } {

@@ -152,26 +152,31 @@ export function instrumentClient(client: BridgeClient, recorder: StepRecorder): 
   };
 }
 
-/** Wraps a blob store so puts and reads become spans. */
-export function instrumentStore(store: BlobStore, recorder: StepRecorder): BlobStore {
+/** `store` whose read bodies are what `wrap` makes of each: it is given the object's own `stream` to open. */
+export function wrapStoreBodies(store: BlobStore, wrap: (open: () => ReadableStream<Uint8Array>) => ReadableStream<Uint8Array>): BlobStore {
   return {
     ...store,
+    async get(key) {
+      const object = await store.get(key);
+      if (!object) return object;
+      return { ...object, stream: () => wrap(() => object.stream()) };
+    },
+  };
+}
+
+/** Wraps a blob store so puts and reads become spans. */
+export function instrumentStore(store: BlobStore, recorder: StepRecorder): BlobStore {
+  const timed = wrapStoreBodies(store, (open) => {
+    const start = recorder.now();
+    return timedBody(open(), (bytes) => recorder.record("store: get (+ spool, hash)", start, bytes));
+  });
+  return {
+    ...timed,
     async put(key, body, options) {
       const start = recorder.now();
       const stored = await store.put(key, body, options);
       recorder.record("store: put (reads spool)", start, options?.contentLength ?? 0);
       return stored;
-    },
-    async get(key) {
-      const object = await store.get(key);
-      if (!object) return object;
-      return {
-        ...object,
-        stream: () => {
-          const start = recorder.now();
-          return timedBody(object.stream(), (bytes) => recorder.record("store: get (+ spool, hash)", start, bytes));
-        },
-      };
     },
   };
 }
