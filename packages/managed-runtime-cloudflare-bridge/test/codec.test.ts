@@ -69,22 +69,27 @@ describe("transcode", () => {
   });
 
   it("stops its process when the reader leaves early", async () => {
-    const before = execFileSync("sh", ["-c", "pgrep -c -x zstd || true"]).toString().trim();
+    const before = zstdChildren();
     for await (const piece of transcode(reused(Buffer.concat([noise, noise, noise])), "zstd", "encode")) {
       expect(piece.byteLength).toBeGreaterThan(0);
       break;
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(execFileSync("sh", ["-c", "pgrep -c -x zstd || true"]).toString().trim()).toBe(before);
+    expect(zstdChildren()).toBe(before);
   });
 
   it("stops its process when a byte reader over it is closed early, as a refused checkpoint does", async () => {
-    const before = execFileSync("sh", ["-c", "pgrep -c -x zstd || true"]).toString().trim();
+    const before = zstdChildren();
     const encoded = execFileSync("zstd", ["-1", "-q", "-c"], { input: Buffer.concat([noise, noise, noise]), maxBuffer: 64 * 1024 * 1024 });
     const reader = createByteReader(transcode(reused(encoded), "zstd", "decode"));
     expect((await reader.read(1024))?.byteLength).toBe(1024);
     await reader.close();
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(execFileSync("sh", ["-c", "pgrep -c -x zstd || true"]).toString().trim()).toBe(before);
+    expect(zstdChildren()).toBe(before);
   });
 });
+
+/** zstd processes started by this test process: a count over the whole machine would see other runs' zstd. */
+function zstdChildren(): string {
+  return execFileSync("sh", ["-c", `pgrep -c -x -P ${process.pid} zstd || true`]).toString().trim();
+}

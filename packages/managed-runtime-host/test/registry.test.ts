@@ -142,6 +142,35 @@ describe("createManagedRuntimeProviderRegistry", () => {
     });
   });
 
+  it("refuses a malformed live capability answer as drift naming the field, not a raw TypeError", async () => {
+    const driver = createFakeProviderDriver({});
+    const create = driver.create;
+    const malformed = (answer: unknown, port: "workspace" | "outputs" | "harnessDriver") =>
+      createManagedRuntimeProviderRegistry({
+        drivers: [
+          {
+            ...driver,
+            create: async (input) => {
+              const resources = await create(input);
+              const method = port === "harnessDriver" ? "driverCapabilities" : "capabilities";
+              return { ...resources, [port]: { ...resources[port], [method]: async () => answer } };
+            },
+          },
+        ],
+      }).prepare({ provider: "fake", placement: "in_process", scope, profile: amaProfile, providerConfig: {} });
+    await expect(malformed({}, "workspace")).rejects.toMatchObject({ code: "capability_drift", context: { field: "workspace.strategies" } });
+    await expect(malformed(null, "outputs")).rejects.toMatchObject({ code: "capability_drift", context: { field: "outputs" } });
+    await expect(malformed({ drivers: "ama_worker" }, "harnessDriver")).rejects.toMatchObject({
+      code: "capability_drift",
+      context: { field: "harness.drivers" },
+    });
+    const egress = { ...createFakeCredentialEgressPort(), capabilities: async () => ({ enforcement: "enforced" }) };
+    await expect(prepare({ resources: { credentialEgress: egress } })).rejects.toMatchObject({
+      code: "capability_drift",
+      context: { field: "credentialEgress.credentialMode" },
+    });
+  });
+
   it("refuses a create() result without the required ports", async () => {
     await expect(prepare({ resources: { outputs: undefined } })).rejects.toMatchObject({ code: "capability_drift", context: { field: "resources.outputs" } });
     await expect(prepare({ resources: { harnessDriver: createScriptedHarnessDriver() } })).resolves.toBeDefined();

@@ -99,7 +99,7 @@ describe("supervised lane: a supervisor that exited after completed", () => {
 });
 
 describe("supervised lane: live checkpoint commit failure", () => {
-  it("fails the run with the commit error and sends stop{failed} instead of checkpoint.reject", async () => {
+  it("answers a failed commit with checkpoint.reject naming the error, then fails the run with stop{failed}", async () => {
     let completedSent = false;
     const commitError = new LeaseLostError({ message: "lease lost (publish_refused) during fence-publish-turn-1" });
     const { run, transport } = harness(
@@ -116,8 +116,11 @@ describe("supervised lane: live checkpoint commit failure", () => {
       },
     );
     await expect(run()).rejects.toBe(commitError);
-    expect(transport.stdin()).toContain('{"type":"stop","reason":"failed"}');
-    expect(transport.stdin()).not.toContain("checkpoint.reject");
+    const stdin = transport.stdin();
+    const rejected = stdin.indexOf('"type":"checkpoint.reject","checkpointId":"turn-1"');
+    expect(rejected).toBeGreaterThan(-1);
+    expect(stdin).toContain("the checkpoint was not committed (lease_lost: lease lost (publish_refused)");
+    expect(stdin.indexOf('{"type":"stop","reason":"failed"}')).toBeGreaterThan(rejected);
     expect(completedSent).toBe(true);
   });
 
@@ -143,6 +146,9 @@ describe("supervised lane: live checkpoint commit failure", () => {
     );
     await expect(run()).rejects.toThrow("workspace checkpoint failed");
     expect(transport.stdin()).toContain('{"type":"stop","reason":"failed"}');
+    // An untyped error's text stays on the host: the supervisor is told only that the commit failed.
+    expect(transport.stdin()).toContain("the checkpoint was not committed (internal)");
+    expect(transport.stdin()).not.toContain("workspace checkpoint failed");
     expect(transport.stdin()).not.toContain('{"type":"drain"}');
   });
 });

@@ -178,17 +178,29 @@ describe("createSupervisedSandboxHarnessDriver", () => {
 });
 
 describe("composeSandboxHarnessDrivers", () => {
-  it("offers the union of lanes and runs each on the first driver that lists it", async () => {
+  const base = { scope, fence, sandbox: { provider: "fake", runtimeId: "rt" }, workspacePath: "/workspace", outputPath: null, signal: new AbortController().signal } as const;
+
+  it("offers the union of lanes and runs each on the driver that lists it", async () => {
     const ran: string[] = [];
     const worker = createScriptedHarnessDriver({ lanes: ["ama_worker"], script: async () => (ran.push("worker"), { type: "completed" }) });
-    const supervised = createScriptedHarnessDriver({ lanes: ["openma_supervised", "ama_worker"], script: async () => (ran.push("supervised"), { type: "completed" }) });
+    const supervised = createScriptedHarnessDriver({ lanes: ["openma_supervised"], script: async () => (ran.push("supervised"), { type: "completed" }) });
     const composed = composeSandboxHarnessDrivers(worker, supervised);
     expect(await composed.driverCapabilities(scope)).toEqual({ drivers: ["ama_worker", "openma_supervised"] });
-    const base = { scope, fence, sandbox: { provider: "fake", runtimeId: "rt" }, workspacePath: "/workspace", outputPath: null, signal: new AbortController().signal } as const;
     await composed.run({ ...base, driver: { type: "ama_worker", process: { command: "w" } } });
     await composed.run({ ...base, driver });
     expect(ran).toEqual(["worker", "supervised"]);
     await expect(composeSandboxHarnessDrivers(worker).run({ ...base, driver })).rejects.toMatchObject({ code: "capability_unsupported" });
     expect(() => composeSandboxHarnessDrivers()).toThrowError(expect.objectContaining({ code: "invalid_config" }));
+  });
+
+  it("refuses two drivers that claim the same lane, rather than running whichever comes first", async () => {
+    const ran: string[] = [];
+    const worker = createScriptedHarnessDriver({ lanes: ["ama_worker"], script: async () => (ran.push("worker"), { type: "completed" }) });
+    const both = createScriptedHarnessDriver({ lanes: ["openma_supervised", "ama_worker"], script: async () => (ran.push("both"), { type: "completed" }) });
+    const composed = composeSandboxHarnessDrivers(worker, both);
+    const duplicate = { code: "invalid_config", context: { path: "drivers.1", driver: "ama_worker" } };
+    await expect(composed.driverCapabilities(scope)).rejects.toMatchObject(duplicate);
+    await expect(composed.run({ ...base, driver })).rejects.toMatchObject(duplicate);
+    expect(ran).toEqual([]);
   });
 });

@@ -11,6 +11,8 @@ import {
   type ManagedRuntimeProviderResources,
   type RuntimeResourceScope,
   createError,
+  managedRuntimeProviderDriverDescriptorSchema,
+  managedRuntimeResourceCapabilitiesSchema,
   parseManagedRuntimeProfile,
   parseManagedRuntimeProviderDriverDescriptor,
   parseRecord,
@@ -21,8 +23,11 @@ import { portSchema } from "../host/host-options.js";
 import { assertSpecificationVersion } from "../loader/specification-version.js";
 import { resolveManagedRuntimePlan } from "../plan.js";
 import { assertEgressMatches, assertMemoryStoresMatch, assertNoDrift, drift } from "./capability-drift.js";
+import { parseLive } from "./parse-live.js";
 import { superviseIfAdvertised } from "./supervise-if-advertised.js";
 import type { ManagedRuntimeProviderRegistry, ManagedRuntimeProviderRegistryOptions, PreparedManagedRuntimeProvider } from "./types.js";
+
+const egressCapabilitiesSchema = managedRuntimeProviderDriverDescriptorSchema.shape.credentialEgress;
 
 const optionsSchema = z.object({ drivers: z.array(portSchema(["descriptor", "create"])) });
 
@@ -94,7 +99,7 @@ export function createManagedRuntimeProviderRegistry(options: ManagedRuntimeProv
       }
       const resources = await superviseIfAdvertised(provider, descriptor, created, scope);
 
-      const capabilities = await liveCapabilities(resources, scope);
+      const capabilities = await liveCapabilities(provider, resources, scope);
       const livePlan = resolveLivePlan(provider, profile, capabilities);
       assertNoDrift(provider, { capabilities: descriptor.capabilities, plan }, { capabilities, plan: livePlan });
       if (plan.runtimeCheckpoint !== null && !resources.runtimeCheckpoint) {
@@ -107,15 +112,25 @@ export function createManagedRuntimeProviderRegistry(options: ManagedRuntimeProv
   };
 }
 
-async function liveCapabilities(resources: ManagedRuntimeProviderResources, scope: RuntimeResourceScope): Promise<ManagedRuntimeResourceCapabilities> {
+/**
+ * The four live capability answers, each parsed with the contract's schema: a port that answers a shape the
+ * contract does not allow drifts from its descriptor, which did parse, so it is refused as drift naming the
+ * field rather than compared field by field into a raw `TypeError`.
+ */
+async function liveCapabilities(
+  provider: string,
+  resources: ManagedRuntimeProviderResources,
+  scope: RuntimeResourceScope,
+): Promise<ManagedRuntimeResourceCapabilities> {
   const [sandbox, workspace, outputs, harness] = await Promise.all([
     resources.sandbox.capabilities(scope),
     resources.workspace.capabilities(scope),
     resources.outputs.capabilities(scope),
     resources.harnessDriver.driverCapabilities(scope),
   ]);
-  return { sandbox, workspace, outputs, harness };
+  return parseLive(provider, managedRuntimeResourceCapabilitiesSchema, { sandbox, workspace, outputs, harness });
 }
+
 
 /** The advertised plan resolved, so a live refusal is drift, not an unsupported profile. */
 function resolveLivePlan(provider: string, profile: Parameters<typeof resolveManagedRuntimePlan>[0], capabilities: ManagedRuntimeResourceCapabilities) {
@@ -145,7 +160,7 @@ async function checkLiveEgress(
     }
     return;
   }
-  const live = await port.capabilities(scope);
+  const live = parseLive(provider, egressCapabilitiesSchema, await port.capabilities(scope), "credentialEgress");
   assertEgressMatches(provider, descriptor.credentialEgress, live);
   if (required && live.enforcement !== "enforced") throw drift(provider, "credentialEgress.enforcement", "enforced", live.enforcement);
 }

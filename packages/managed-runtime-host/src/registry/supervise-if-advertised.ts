@@ -3,9 +3,11 @@ import {
   type ManagedRuntimeProviderDriverDescriptor,
   type ManagedRuntimeProviderResources,
   type RuntimeResourceScope,
+  managedRuntimeResourceCapabilitiesSchema,
 } from "@open-managed-agents/runtime-resource-contract";
 import { composeSandboxHarnessDrivers } from "../supervisor/compose-harness-drivers.js";
 import { createSupervisedSandboxHarnessDriver } from "../supervisor/supervised-harness-driver.js";
+import { parseLive } from "./parse-live.js";
 
 /**
  * When the descriptor advertises `openma_supervised` and the driver's own harness port cannot run it,
@@ -19,7 +21,8 @@ export async function superviseIfAdvertised(
   scope: RuntimeResourceScope,
 ): Promise<ManagedRuntimeProviderResources> {
   if (!descriptor.capabilities.harness.drivers.includes("openma_supervised")) return resources;
-  const lanes = (await resources.harnessDriver.driverCapabilities(scope)).drivers;
+  const harness = managedRuntimeResourceCapabilitiesSchema.shape.harness;
+  const lanes = parseLive(provider, harness, await resources.harnessDriver.driverCapabilities(scope), "harness").drivers;
   if (lanes.includes("openma_supervised")) return resources;
   const transport = resources.supervisorTransport;
   if (!transport) {

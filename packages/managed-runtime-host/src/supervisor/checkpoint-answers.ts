@@ -2,6 +2,7 @@ import {
   type HarnessRunInput,
   type HarnessSupervisorChannel,
   type HarnessSupervisorEvent,
+  ManagedRuntimeError,
 } from "@open-managed-agents/runtime-resource-contract";
 import { isLiveCheckpointRefusal } from "../transaction/live-checkpoint.js";
 
@@ -24,8 +25,9 @@ export interface CheckpointAnswers {
  * A checkpoint the host refuses before doing anything (a reused id, another session, the harness run
  * ended: `invalid_request` with stage `live-checkpoint`), or one sent while live checkpoints are
  * disabled, is answered with `checkpoint.reject` and the run goes on. A commit that fails once started
- * fails the run: the supervisor gets no answer and the run sends `stop{failed}`, so a harness can never
- * finish believing an unpublished checkpoint is its state.
+ * is answered with `checkpoint.reject` too (naming the error's code, never an untyped error's text), and
+ * then fails the run, which sends `stop{failed}`: the supervisor learns its checkpoint's fate before it is
+ * stopped, and a harness can never finish believing an unpublished checkpoint is its state.
  */
 export function createCheckpointAnswers(input: HarnessRunInput, channel: HarnessSupervisorChannel): CheckpointAnswers {
   const failure = new AbortController();
@@ -58,10 +60,17 @@ async function commit(input: HarnessRunInput, channel: HarnessSupervisorChannel,
   try {
     await input.checkpoint({ checkpointId, sessionId: event.sessionId, ...(event.turnId === undefined ? {} : { turnId: event.turnId }) });
   } catch (error) {
-    if (!isLiveCheckpointRefusal(error)) throw error;
-    return reject(channel, checkpointId, error.message);
+    if (isLiveCheckpointRefusal(error)) return reject(channel, checkpointId, error.message);
+    await reject(channel, checkpointId, failureMessage(error));
+    throw error;
   }
   await channel.send({ type: "checkpoint.commit", checkpointId }).catch(() => undefined);
+}
+
+/** What a failed commit tells the supervisor: a typed error's code and message, nothing of any other error. */
+function failureMessage(error: unknown): string {
+  const detail = ManagedRuntimeError.isInstance(error) ? `${error.code}: ${error.message}` : "internal";
+  return `the checkpoint was not committed (${detail}); the run is failing`;
 }
 
 function reject(channel: HarnessSupervisorChannel, checkpointId: string, message: string): Promise<void> {
