@@ -47,8 +47,9 @@ export async function applyMigrations(client: SqlClient, options: ApplyMigration
     if (done.has(migration.name)) continue;
     const statements = splitSqlStatements(migration.sql).map((sql) => ({ sql, params: [] }));
     const record = { sql: `INSERT INTO ${MIGRATIONS_TABLE} (name, applied_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`, params: [migration.name, clock.now()] };
-    await client.batch([...lock, ...statements, record]);
-    applied.push(migration.name);
+    const results = await client.batch([...lock, ...statements, record]);
+    // A host that applied it between our read and our batch recorded it first: it is not ours to report.
+    if (results.at(-1)?.changes === 1) applied.push(migration.name);
   }
   return applied;
 }
