@@ -67,11 +67,18 @@ function freePort(): Promise<number> {
   });
 }
 
+/** Options of {@link startPostgresCluster}. */
+export interface PostgresClusterOptions {
+  /** Keep Postgres' default durability (fsync, synchronous commit): for benchmarks. @default false */
+  readonly durable?: boolean;
+}
+
 /**
  * Creates a cluster with `initdb` in a new temporary folder and starts `postgres` on a free port of 127.0.0.1,
- * durability traded for speed (fsync off: the data is thrown away). Nothing needs to run beforehand.
+ * durability traded for speed unless `durable` (fsync off: the data is thrown away). Nothing needs to run
+ * beforehand.
  */
-export async function startPostgresCluster(): Promise<PostgresCluster> {
+export async function startPostgresCluster(options: PostgresClusterOptions = {}): Promise<PostgresCluster> {
   const bin = binDir();
   const initdb = bin === undefined ? "initdb" : join(bin, "initdb");
   const postgres = bin === undefined ? "postgres" : join(bin, "postgres");
@@ -109,7 +116,7 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   const launch = async (): Promise<void> => {
     const [command, args] = as(postgres, [
       "-D", data, "-p", String(port), "-k", sockets, "-h", "127.0.0.1",
-      "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+      ...(options.durable ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
       "-c", "max_connections=200", "-c", "shared_buffers=32MB", "-c", `logging_collector=off`,
     ]);
     const started = spawn("sh", ["-c", `exec "$0" "$@" 2>>"${log}"`, command, ...args], { stdio: "ignore", cwd: folder });
