@@ -38,7 +38,8 @@ export async function applyMigrations(client: SqlClient, options: ApplyMigration
   const clock = parsed.clock ?? systemClock;
   const dialect = client.dialect ?? "sqlite";
   const lock = dialect === "postgres" ? MIGRATION_LOCK : [];
-  const migrations = [...(parsed.migrations ?? runtimeResourceMigrations(dialect))].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const migrations = [...(parsed.migrations ?? runtimeResourceMigrations(dialect))]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   await client.batch([...lock, { sql: migrationsTableSql(MIGRATIONS_TABLE, dialect), params: [] }]);
   const rows = await client.all<{ name: string }>(`SELECT name FROM ${MIGRATIONS_TABLE}`, []);
   const done = new Set(rows.map((row) => row.name));
@@ -46,7 +47,10 @@ export async function applyMigrations(client: SqlClient, options: ApplyMigration
   for (const migration of migrations) {
     if (done.has(migration.name)) continue;
     const statements = splitSqlStatements(migration.sql).map((sql) => ({ sql, params: [] }));
-    const record = { sql: `INSERT INTO ${MIGRATIONS_TABLE} (name, applied_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`, params: [migration.name, clock.now()] };
+    const record = {
+      sql: `INSERT INTO ${MIGRATIONS_TABLE} (name, applied_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`,
+      params: [migration.name, clock.now()],
+    };
     const results = await client.batch([...lock, ...statements, record]);
     // A host that applied it between our read and our batch recorded it first: it is not ours to report.
     if (results.at(-1)?.changes === 1) applied.push(migration.name);

@@ -15,7 +15,8 @@ export function loadPg(): Promise<PgModule> {
     // pg's ESM entry has named exports; older versions only a CommonJS default.
     .then((module: unknown) => ((module as { Pool?: unknown }).Pool ? module : (module as { default: unknown }).default) as PgModule)
     .catch((cause: unknown) => {
-      throw new InvalidConfigError({ message: "the Postgres SQL client needs the pg package", cause, context: { package: "pg" } });
+      const message = "the Postgres SQL client needs the pg package";
+      throw new InvalidConfigError({ message, cause, context: { package: "pg" } });
     });
   return loading;
 }

@@ -45,6 +45,7 @@ const optionsSchema = z.object({
 // Postgres BIGINT (type OID 20) arrives as text; the stores' BIGINT columns hold epoch milliseconds and
 // counters, well inside Number.MAX_SAFE_INTEGER.
 const INT8_OID = 20;
+const parseInt8 = (value: string): number => Number(value);
 
 /**
  * A {@link SqlClient} over Postgres through node-postgres (`pg`, an optional peer dependency, imported on the
@@ -72,10 +73,8 @@ export function createPostgresSqlClient(options: PostgresSqlClientOptions): Post
         // A batch whose caller vanished mid-transaction must not hold its row locks for long.
         idle_in_transaction_session_timeout: statementTimeoutMs,
         application_name: parsed.applicationName ?? "open-managed-agents",
-        types: {
-          getTypeParser: ((oid: number, format?: "text" | "binary") =>
-            oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-        },
+        types: { getTypeParser: ((oid: number, format?: "text" | "binary") =>
+          oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser },
       });
       // An idle connection that the server drops (a restart, a terminated backend) is reported here; the pool
       // discards it and the next call opens a new one, so the event needs no action beyond being handled.
@@ -85,7 +84,8 @@ export function createPostgresSqlClient(options: PostgresSqlClientOptions): Post
     return pool;
   };
 
-  const text = (sql: string, params: readonly SqlValue[]): string => (params.length === 0 ? sql : numberPlaceholders(sql, params.length));
+  const text = (sql: string, params: readonly SqlValue[]): string =>
+    params.length === 0 ? sql : numberPlaceholders(sql, params.length);
 
   const query = async <T>(sql: string, params: readonly SqlValue[]): Promise<{ rows: T[]; rowCount: number | null }> => {
     try {
@@ -97,7 +97,8 @@ export function createPostgresSqlClient(options: PostgresSqlClientOptions): Post
   };
 
   const runIn = async (connection: PoolClient, statement: SqlStatement): Promise<SqlRunResult> => {
-    const result = await connection.query({ text: text(statement.sql, statement.params), values: [...statement.params] });
+    const { sql, params } = statement;
+    const result = await connection.query({ text: text(sql, params), values: [...params] });
     return { changes: result.rowCount ?? 0 };
   };
 

@@ -135,7 +135,8 @@ describe("Postgres SQL client: typed failures", () => {
 
   it("keeps a constraint violation internal and rolls its batch back", async () => {
     const client = await schemas.client();
-    const insert = { sql: "INSERT INTO runtime_orphans (id, workspace_id, environment_id, session_id, work_id, generation, owner_id, sandbox, reason, attempts, last_error, created_at, updated_at) VALUES (?, 'w', 'e', 's', 'k', 1, 'o', '{}', 'r', 1, '', 0, 0)", params: ["dup"] };
+    const columns = "id, workspace_id, environment_id, session_id, work_id, generation, owner_id, sandbox, reason, attempts, last_error, created_at, updated_at";
+    const insert = { sql: `INSERT INTO runtime_orphans (${columns}) VALUES (?, 'w', 'e', 's', 'k', 1, 'o', '{}', 'r', 1, '', 0, 0)`, params: ["dup"] };
     await expect(client.batch([insert, insert])).rejects.toSatisfy(hasCode("internal"));
     expect(await client.all("SELECT id FROM runtime_orphans", [])).toEqual([]);
   });

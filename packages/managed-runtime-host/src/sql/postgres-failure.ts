@@ -12,9 +12,12 @@ const UNAVAILABLE_STATES = new Set(["57P01", "57P02", "57P03", "53000", "53200",
 // The server refuses the write itself: a read-only transaction, database or standby; a full disk; no privilege.
 const UNWRITABLE_STATES = new Set(["25006", "53100", "42501"]);
 // Socket errors of a server that is down, restarting or unreachable.
-const UNREACHABLE_ERRNOS = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EPIPE", "ENOENT"]);
+const UNREACHABLE_ERRNOS = new Set([
+  "ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EPIPE", "ENOENT",
+]);
 // node-postgres reports a lost or never-made connection without a code, in these words.
-const UNREACHABLE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|not queryable|Cannot use a pool after calling end/i;
+const UNREACHABLE_MESSAGE =
+  /Connection terminated|timeout exceeded when trying to connect|not queryable|Cannot use a pool after calling end/i;
 
 /**
  * Wraps a node-postgres failure in the typed error a caller can act on: `unavailable` when the server cannot be
@@ -37,7 +40,11 @@ export function postgresFailure(error: unknown): ManagedRuntimeError {
   if (code !== undefined && UNWRITABLE_STATES.has(code)) {
     return new StorageUnwritableError({ message: `Postgres refused the write: ${message}`, context, cause: error });
   }
-  if (code === "57014") return new TimeoutError({ message: `Postgres cancelled the statement: ${message}`, context, cause: error });
-  if (code === "28000" || code === "28P01") return new UnauthorizedError({ message: `Postgres refused the login: ${message}`, context, cause: error });
+  if (code === "57014") {
+    return new TimeoutError({ message: `Postgres cancelled the statement: ${message}`, context, cause: error });
+  }
+  if (code === "28000" || code === "28P01") {
+    return new UnauthorizedError({ message: `Postgres refused the login: ${message}`, context, cause: error });
+  }
   return new InternalError({ message: `SQL statement failed: ${message}`, context, cause: error });
 }

@@ -26,7 +26,8 @@ export function numberPlaceholders(sql: string, count: number): string {
     }
   }
   if (next - 1 !== count) {
-    throw new InvalidRequestError({ message: `statement has ${next - 1} placeholders for ${count} bound values`, context: { path: "params" } });
+    const message = `statement has ${next - 1} placeholders for ${count} bound values`;
+    throw new InvalidRequestError({ message, context: { path: "params" } });
   }
   return out;
 }

@@ -16,11 +16,19 @@ export function inSchema(url: string, schema: string): string {
   return parsed.toString();
 }
 
+/** What {@link postgresSchemas} hands a test file. */
+export interface PostgresSchemas {
+  /** A client on a new schema, migrated unless `migrated: false`. */
+  client(options?: { readonly migrated?: boolean; readonly maxConnections?: number }): Promise<PostgresSqlClient>;
+  /** A client of the superuser on the server's `postgres` database. */
+  admin(): PostgresSqlClient;
+}
+
 /**
  * Clients on a schema of their own in the test server, each closed after the test that made it: a test gets
  * an empty database without the cost of creating one.
  */
-export function postgresSchemas(): { client(options?: { readonly migrated?: boolean; readonly maxConnections?: number }): Promise<PostgresSqlClient>; admin(): PostgresSqlClient } {
+export function postgresSchemas(): PostgresSchemas {
   const open: PostgresSqlClient[] = [];
   let admin: PostgresSqlClient | undefined;
   afterEach(async () => {
@@ -38,7 +46,8 @@ export function postgresSchemas(): { client(options?: { readonly migrated?: bool
     async client(options = {}) {
       const schema = `test_${crypto.randomUUID().replaceAll("-", "")}`;
       await adminClient().run(`CREATE SCHEMA ${schema}`, []);
-      const client = createPostgresSqlClient({ connectionString: inSchema(postgresUrl(), schema), maxConnections: options.maxConnections ?? 4, idleTimeoutMs: 1_000 });
+      const connectionString = inSchema(postgresUrl(), schema);
+      const client = createPostgresSqlClient({ connectionString, maxConnections: options.maxConnections ?? 4, idleTimeoutMs: 1_000 });
       open.push(client);
       if (options.migrated !== false) await applyMigrations(client);
       return client;
