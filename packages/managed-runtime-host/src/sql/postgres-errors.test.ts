@@ -164,6 +164,22 @@ describe("Postgres SQL client: typed failures", () => {
     expect(String((failure as Error).message)).toContain("connectionString");
     expect(JSON.stringify((failure as ManagedRuntimeError).toJSON())).not.toContain("hunter2-secret");
   });
+
+  it.each([
+    ["maxConnections", { maxConnections: 0 }],
+    ["statementTimeoutMs", { statementTimeoutMs: -1 }],
+    ["connectTimeoutMs", { connectTimeoutMs: 1.5 }],
+    ["idleTimeoutMs", { idleTimeoutMs: "30s" }],
+  ])("refuses a bad %s as invalid_config naming it", (field, bad) => {
+    const create = () => createPostgresSqlClient({ connectionString: "postgres://db/x", ...(bad as object) });
+    expect(create).toThrowError(expect.objectContaining({ code: "invalid_config", message: expect.stringContaining(field) }));
+  });
+
+  it("closes more than once without failing", async () => {
+    const client = createPostgresSqlClient({ connectionString: postgresUrl() });
+    await client.close();
+    await client.close();
+  });
 });
 
 describe("numberPlaceholders", () => {
