@@ -1,6 +1,6 @@
 #!/bin/sh
 # Sets up a fresh machine that has Node 20 and npm: installs bubblewrap (the local container runtime's
-# confinement) and zstd when they are missing, pnpm 12.4.2 when it is missing, then the workspace's
+# confinement), zstd and Postgres (the SQL stores' tests start their own server) when they are missing, pnpm 12.4.2 when it is missing, then the workspace's
 # dependencies from the lockfile. Used by the README's Quick start and by CI.
 set -eu
 cd "$(dirname "$0")/.."
@@ -9,18 +9,22 @@ cd "$(dirname "$0")/.."
 # setpriv, unshare); zstd compresses checkpoint transfers in the sandbox (which sees this machine's tools) and
 # decodes them in a driver whose Node has no zstd in zlib. As root with apt, missing ones are installed;
 # otherwise say what to install and go on, since the rest of the workspace builds without them (transfers
-# fall back to gzip without zstd).
+# fall back to gzip without zstd). The host's tests create and start a Postgres cluster of their own with
+# initdb and postgres, which Debian keeps in /usr/lib/postgresql/<version>/bin, off PATH; no server is started here.
 if [ "$(uname -s)" = Linux ]; then
   missing=""
   command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
   command -v zstd >/dev/null 2>&1 || missing="$missing zstd"
+  if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    missing="$missing postgresql"
+  fi
   if [ -n "$missing" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
       apt-get update
       # shellcheck disable=SC2086 # one word per package
       DEBIAN_FRONTEND=noninteractive apt-get install -y $missing
     else
-      echo "bootstrap: missing$missing (bubblewrap confines local containers, zstd compresses checkpoint transfers; as root: apt-get install -y$missing)" >&2
+      echo "bootstrap: missing$missing (bubblewrap confines local containers, zstd compresses checkpoint transfers, postgresql serves the SQL stores' tests; as root: apt-get install -y$missing)" >&2
     fi
   fi
 fi

@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     typecheck: { enabled: true, include: ["src/**/*.test-d.ts", "test/**/*.test-d.ts"] },
-    globalSetup: ["../../vitest.temporary-folder.ts"],
+    // The Postgres server first: it picks its folder before the run's own temporary folder becomes TMPDIR.
+    globalSetup: ["./test/support/postgres-global-setup.ts", "../../vitest.temporary-folder.ts"],
   },
 });

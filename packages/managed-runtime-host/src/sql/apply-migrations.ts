@@ -2,8 +2,8 @@ import * as z from "zod";
 import { nonEmptyString, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import { clockSchema } from "../stores/store-options.js";
 import { type Clock, systemClock } from "../time.js";
-import { RUNTIME_RESOURCE_MIGRATIONS, type SqlMigration } from "./migration-sources.js";
-import type { SqlClient } from "./sql-client.js";
+import { type SqlMigration, migrationsTableSql, runtimeResourceMigrations } from "./migration-sources.js";
+import type { SqlClient, SqlStatement } from "./sql-client.js";
 import { splitSqlStatements } from "./split-sql-statements.js";
 
 /** Table that records which migrations {@link applyMigrations} applied. */
@@ -11,7 +11,7 @@ export const MIGRATIONS_TABLE = "runtime_resource_migrations";
 
 /** Options of {@link applyMigrations}. */
 export interface ApplyMigrationsOptions {
-  /** Migrations to apply. @default RUNTIME_RESOURCE_MIGRATIONS */
+  /** Migrations to apply. @default the shipped migrations in the client's dialect */
   readonly migrations?: readonly SqlMigration[];
   /** Stamps `applied_at`. @default systemClock */
   readonly clock?: Clock;
@@ -22,6 +22,11 @@ const optionsSchema = z.object({
   clock: clockSchema.optional(),
 });
 
+// Postgres: every migration batch first takes one transaction-scoped advisory lock, so hosts starting together
+// apply migrations one at a time (concurrent `CREATE TABLE IF NOT EXISTS` can collide in Postgres' catalog).
+// SQLite and D1 already run one writer at a time.
+const MIGRATION_LOCK: readonly SqlStatement[] = [{ sql: "SELECT pg_advisory_xact_lock(7249031542377166412)", params: [] }];
+
 /**
  * Applies every migration not yet recorded in {@link MIGRATIONS_TABLE}, in name order. Each migration
  * and its record are one batch, so a migration applies completely or not at all. The shipped statements
@@ -31,17 +36,24 @@ const optionsSchema = z.object({
 export async function applyMigrations(client: SqlClient, options: ApplyMigrationsOptions = {}): Promise<string[]> {
   const parsed = parseRecord(optionsSchema, options, { record: "applyMigrations options", code: "invalid_config" });
   const clock = parsed.clock ?? systemClock;
-  const migrations = [...(parsed.migrations ?? RUNTIME_RESOURCE_MIGRATIONS)].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  await client.run(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (name TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)`, []);
+  const dialect = client.dialect ?? "sqlite";
+  const lock = dialect === "postgres" ? MIGRATION_LOCK : [];
+  const migrations = [...(parsed.migrations ?? runtimeResourceMigrations(dialect))]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  await client.batch([...lock, { sql: migrationsTableSql(MIGRATIONS_TABLE, dialect), params: [] }]);
   const rows = await client.all<{ name: string }>(`SELECT name FROM ${MIGRATIONS_TABLE}`, []);
   const done = new Set(rows.map((row) => row.name));
   const applied: string[] = [];
   for (const migration of migrations) {
     if (done.has(migration.name)) continue;
     const statements = splitSqlStatements(migration.sql).map((sql) => ({ sql, params: [] }));
-    const record = { sql: `INSERT OR IGNORE INTO ${MIGRATIONS_TABLE} (name, applied_at) VALUES (?, ?)`, params: [migration.name, clock.now()] };
-    await client.batch([...statements, record]);
-    applied.push(migration.name);
+    const record = {
+      sql: `INSERT INTO ${MIGRATIONS_TABLE} (name, applied_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`,
+      params: [migration.name, clock.now()],
+    };
+    const results = await client.batch([...lock, ...statements, record]);
+    // A host that applied it between our read and our batch recorded it first: it is not ours to report.
+    if (results.at(-1)?.changes === 1) applied.push(migration.name);
   }
   return applied;
 }

@@ -1,17 +1,34 @@
 import { readFile, readdir } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { splitSqlStatements } from "./split-sql-statements.js";
-import { RUNTIME_RESOURCE_MIGRATIONS } from "./migration-sources.js";
+import { POSTGRES_RUNTIME_RESOURCE_MIGRATIONS, RUNTIME_RESOURCE_MIGRATIONS } from "./migration-sources.js";
 
 const migrationsDir = new URL("../../migrations/", import.meta.url);
 
 describe("shipped migrations", () => {
-  it("embed exactly the .sql files of migrations/, in order", async () => {
-    const files = (await readdir(migrationsDir)).filter((file) => file.endsWith(".sql")).sort();
-    expect(RUNTIME_RESOURCE_MIGRATIONS.map((migration) => `${migration.name}.sql`)).toEqual(files);
-    for (const migration of RUNTIME_RESOURCE_MIGRATIONS) {
-      expect(migration.sql, `${migration.name}.sql differs from its embedded copy`).toBe(await readFile(new URL(`${migration.name}.sql`, migrationsDir), "utf8"));
+  it.each([
+    ["SQLite and D1", migrationsDir, RUNTIME_RESOURCE_MIGRATIONS],
+    ["Postgres", new URL("postgres/", migrationsDir), POSTGRES_RUNTIME_RESOURCE_MIGRATIONS],
+  ] as const)("are built into the %s .sql files exactly, in order", async (_dialect, folder, migrations) => {
+    const files = (await readdir(folder)).filter((file) => file.endsWith(".sql")).sort();
+    expect(migrations.map((migration) => `${migration.name}.sql`)).toEqual(files);
+    for (const migration of migrations) {
+      expect(await readFile(new URL(`${migration.name}.sql`, folder), "utf8"), `${migration.name}.sql differs from its source`).toBe(migration.sql);
     }
+  });
+
+  it("differ between dialects only in integer width and the queues' insertion-order column", () => {
+    const normalized = (sql: string) =>
+      sql
+        .replace("the dialect SQLite and Cloudflare D1 share", "DIALECT")
+        .replace("Postgres' dialect", "DIALECT")
+        .replaceAll("  rowid BIGINT GENERATED ALWAYS AS IDENTITY,\n", "")
+        .replaceAll(" BIGINT ", " INTEGER ");
+    expect(POSTGRES_RUNTIME_RESOURCE_MIGRATIONS.map((migration) => migration.name)).toEqual(RUNTIME_RESOURCE_MIGRATIONS.map((migration) => migration.name));
+    POSTGRES_RUNTIME_RESOURCE_MIGRATIONS.forEach((migration, index) => {
+      expect(migration.sql).toContain(" BIGINT NOT NULL");
+      expect(normalized(migration.sql)).toBe(normalized(RUNTIME_RESOURCE_MIGRATIONS[index]?.sql ?? ""));
+    });
   });
 
   it("split into statements without comments", () => {

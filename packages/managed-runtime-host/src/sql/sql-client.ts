@@ -13,11 +13,16 @@ export interface SqlRunResult {
   readonly changes: number;
 }
 
+/** The SQL dialect a client's database speaks: `sqlite` (SQLite, Cloudflare D1) or `postgres`. */
+export type SqlDialect = "sqlite" | "postgres";
+
 /**
- * The small SQL surface the stores need, written in the dialect SQLite and Cloudflare D1 share. Every
- * value is bound through `?` placeholders; SQL text never embeds data.
+ * The small SQL surface the stores need. The stores' statements are written in what SQLite, Cloudflare D1
+ * and Postgres share; every value is bound through `?` placeholders, and SQL text never embeds data.
  */
 export interface SqlClient {
+  /** The database's dialect, which picks the migrations `applyMigrations` applies. @default "sqlite" */
+  readonly dialect?: SqlDialect;
   /** Runs a statement that returns rows (`SELECT`, or a write with `RETURNING`). */
   all<T>(sql: string, params: readonly SqlValue[]): Promise<T[]>;
   /** Runs a write and reports how many rows it changed. */

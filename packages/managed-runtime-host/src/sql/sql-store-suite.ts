@@ -39,8 +39,8 @@ export function describeSqlStoreSuite(name: string, migratedClient: MigratedClie
         "/* a block comment; with -- inside */",
         'CREATE TABLE IF NOT EXISTS "odd;--table" (id INTEGER PRIMARY KEY, note TEXT NOT NULL DEFAULT \'a;b -- c\');',
         "-- a line comment; with a semicolon",
-        'INSERT OR IGNORE INTO "odd;--table" (id, note) VALUES (1, \'it\'\'s; -- not a comment\'), (2, \'/* not a comment; */\');',
-        'INSERT OR IGNORE INTO "odd;--table" (id) VALUES (3); /* tail */',
+        'INSERT INTO "odd;--table" (id, note) VALUES (1, \'it\'\'s; -- not a comment\'), (2, \'/* not a comment; */\') ON CONFLICT DO NOTHING;',
+        'INSERT INTO "odd;--table" (id) VALUES (3) ON CONFLICT DO NOTHING; /* tail */',
       ].join("\n");
       expect(await applyMigrations(client, { migrations: [{ name: "0003_test_literals", sql }] })).toEqual(["0003_test_literals"]);
       const rows = await client.all<{ id: number; note: string }>('SELECT id, note FROM "odd;--table" ORDER BY id', []);
