@@ -1,7 +1,7 @@
-import {
-  type HarnessRunInput,
-  type HarnessSupervisorChannel,
-  type HarnessSupervisorEvent,
+import type {
+  HarnessRunInput,
+  HarnessSupervisorChannel,
+  HarnessSupervisorEvent,
 } from "@open-managed-agents/runtime-resource-contract";
 import { isLiveCheckpointRefusal } from "../transaction/live-checkpoint.js";
 
