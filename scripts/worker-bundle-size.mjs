@@ -32,7 +32,8 @@ export async function measureWorkerBundle(appDir, options = {}) {
     const scripts = (await readdir(outdir)).filter((name) => name.endsWith(".js"));
     if (scripts.length !== 1) throw new Error(`wrangler wrote ${scripts.length} scripts to ${outdir}: ${scripts.join(", ")}`);
     const bundle = await readFile(join(outdir, scripts[0]));
-    return { bytes: bundle.byteLength, gzipBytes: gzipSync(bundle, { level: 9 }).byteLength, warnings: warningsOf(`${result.stdout}\n${result.stderr}`) };
+    const gzipBytes = gzipSync(bundle, { level: 9 }).byteLength;
+    return { bytes: bundle.byteLength, gzipBytes, warnings: warningsOf(`${result.stdout}\n${result.stderr}`) };
   } finally {
     await rm(measureConfig, { force: true });
     await rm(outdir, { recursive: true, force: true });

@@ -95,7 +95,11 @@ export async function installTarballs(
  * Installs the project whose `package.json` is already at `project`, with every `@open-managed-agents/*`
  * package, wherever it appears in the tree, overridden to its tarball in `tarballs`.
  */
-export async function installProject(project: string, tarballs: ReadonlyMap<string, string>, options: TarballInstallOptions = {}): Promise<ScratchInstall["mode"]> {
+export async function installProject(
+  project: string,
+  tarballs: ReadonlyMap<string, string>,
+  options: TarballInstallOptions = {},
+): Promise<ScratchInstall["mode"]> {
   const overrides = [...[...tarballs].map(([name, path]) => [name, `file:${path}`] as const), ...Object.entries(options.overrides ?? {})]
     .map(([name, spec]) => `  ${JSON.stringify(name)}: ${JSON.stringify(spec)}`)
     .join("\n");

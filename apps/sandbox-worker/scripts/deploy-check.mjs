@@ -39,7 +39,8 @@ try {
     process.exitCode = result.status ?? 1;
   } else {
     process.stdout.write(`deploy:check: config, bindings and bundle valid (container image: ${base} + Dockerfile layers)\n`);
-    const left = deployTodo(unstable_readConfig({ config: join(root, "wrangler.jsonc") }), { dockerOnPath: onPath(process.env.WRANGLER_DOCKER_BIN ?? "docker") });
+    const deployed = unstable_readConfig({ config: join(root, "wrangler.jsonc") });
+    const left = deployTodo(deployed, { dockerOnPath: onPath(process.env.WRANGLER_DOCKER_BIN ?? "docker") });
     process.stdout.write(formatDeployTodo(left));
     if (left.todo.length > 0 && process.argv.includes("--strict")) process.exitCode = 1;
   }

@@ -48,7 +48,10 @@ export function deployTodo(config, { dockerOnPath }) {
     confirm.push({ what: `secret ${name} (${purpose})`, how: `wrangler secret put ${name}` });
   }
   for (const bucket of config.r2_buckets ?? []) {
-    confirm.push({ what: `R2 bucket ${bucket.bucket_name} (${bucket.binding}) exists`, how: `wrangler r2 bucket create ${bucket.bucket_name}` });
+    confirm.push({
+      what: `R2 bucket ${bucket.bucket_name} (${bucket.binding}) exists`,
+      how: `wrangler r2 bucket create ${bucket.bucket_name}`,
+    });
   }
   if (!dockerOnPath) {
     todo.push({ what: "no docker on PATH: wrangler deploy builds ./Dockerfile with Docker", how: "deploy from a machine with Docker" });
@@ -60,6 +63,9 @@ export function deployTodo(config, { dockerOnPath }) {
 /** Both lists as lines for the terminal. */
 export function formatDeployTodo({ todo, confirm }) {
   const list = (items) => items.map((item, index) => `  ${index + 1}. ${item.what}\n     ${item.how}`).join("\n");
-  const head = todo.length === 0 ? "deploy:check: nothing in wrangler.jsonc or on this machine is left to do before a real deploy\n" : `deploy:check: still to do before a real deploy (${todo.length}):\n${list(todo)}\n`;
+  const head =
+    todo.length === 0
+      ? "deploy:check: nothing in wrangler.jsonc or on this machine is left to do before a real deploy\n"
+      : `deploy:check: still to do before a real deploy (${todo.length}):\n${list(todo)}\n`;
   return `${head}deploy:check: confirm in the Cloudflare account (a dry run cannot see these):\n${list(confirm)}\n`;
 }

@@ -21,7 +21,10 @@ export function health(request: Request, env: WorkerEnv): Response {
   try {
     readConfig(env);
     if (typeof env.API_TOKEN !== "string" || env.API_TOKEN.length < MIN_TOKEN_LENGTH) {
-      throw new InvalidConfigError({ message: `API_TOKEN is not set or shorter than ${MIN_TOKEN_LENGTH} characters: every request is refused`, context: { field: "API_TOKEN" } });
+      throw new InvalidConfigError({
+        message: `API_TOKEN is not set or shorter than ${MIN_TOKEN_LENGTH} characters: every request is refused`,
+        context: { field: "API_TOKEN" },
+      });
     }
   } catch (error) {
     return json(503, { status: "unhealthy", error: errorJSON(error) });

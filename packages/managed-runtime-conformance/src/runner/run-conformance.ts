@@ -54,7 +54,11 @@ export interface ConformanceRunLimits {
  * Runs one case against a loaded subject and throws its failure. The vitest suite and the runner both
  * call it, so a case behaves the same under either.
  */
-export async function executeConformanceCase(subject: ConformanceSubject, id: ConformanceCaseId, runLeftMs = Infinity): Promise<"behaviour" | "fail-closed"> {
+export async function executeConformanceCase(
+  subject: ConformanceSubject,
+  id: ConformanceCaseId,
+  runLeftMs = Infinity,
+): Promise<"behaviour" | "fail-closed"> {
   const implementation = CONFORMANCE_CASE_IMPLEMENTATIONS[id];
   const context = createCaseContext(subject, id);
   const claimed = implementation.claimed(subject);
@@ -62,13 +66,19 @@ export async function executeConformanceCase(subject: ConformanceSubject, id: Co
   const { caseMs } = subject.timeouts;
   const ms = Math.max(1, Math.min(caseMs, Math.ceil(runLeftMs)));
   const timeoutError = () =>
-    new ConformanceFailure(ms < caseMs ? `case ${id} was stopped: the run's deadline passed after it ran ${ms} ms` : `case ${id} did not finish within ${ms} ms`);
+    new ConformanceFailure(
+      ms < caseMs ? `case ${id} was stopped: the run's deadline passed after it ran ${ms} ms` : `case ${id} did not finish within ${ms} ms`,
+    );
   await withDeadline(work, { ms, timeoutError });
   return claimed ? "behaviour" : "fail-closed";
 }
 
 /** Runs one case and reports its outcome instead of throwing. */
-export async function runConformanceCase(subject: ConformanceSubject, id: ConformanceCaseId, runLeftMs = Infinity): Promise<ConformanceCaseResult> {
+export async function runConformanceCase(
+  subject: ConformanceSubject,
+  id: ConformanceCaseId,
+  runLeftMs = Infinity,
+): Promise<ConformanceCaseResult> {
   const entry = caseOf(id);
   const claimed = CONFORMANCE_CASE_IMPLEMENTATIONS[id].claimed(subject);
   const started = performance.now();
@@ -110,7 +120,10 @@ export async function runManagedRuntimeConformance<TFactoryOptions = unknown>(
     specificationVersion: subject.descriptor.specificationVersion,
     placement: subject.placement,
     catalogRow: subject.expectedRow ? { id: subject.expectedRow.id, provenance: subject.expectedRow.provenance } : null,
-    passed: cases.every((entry) => entry.result !== "fail") && cases.some((entry) => entry.result === "pass") && leftoverRuntimes.failed.length === 0,
+    passed:
+      cases.every((entry) => entry.result !== "fail") &&
+      cases.some((entry) => entry.result === "pass") &&
+      leftoverRuntimes.failed.length === 0,
     cases,
     leftoverRuntimes,
   };
