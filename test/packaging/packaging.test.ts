@@ -77,16 +77,13 @@ describe.each(packages.map((workspacePackage) => [workspacePackage.name, workspa
 const OLDER_PEERS = { vitest: "4.1.11", "@cloudflare/sandbox": "0.12.9" } as const;
 /** The lowest zod the packages' `zod` range allows, forced on the whole tree: every entry must still load. */
 const LOWEST_ZOD = "4.0.0";
-/** The bridge driver depends on `@aws-sdk/client-s3` itself (its env form builds an R2 store); leaving it out proves the blob store does not. */
-const WITHOUT_S3_SDK = new Set(["@open-managed-agents/managed-runtime-cloudflare-bridge"]);
 
 describe("a consumer with older peers and without @aws-sdk/client-s3", () => {
   let project: string;
 
   beforeAll(async () => {
     project = join(dirname(install.dir), "older-peers");
-    const tarballs = new Map([...install.tarballs].filter(([name]) => !WITHOUT_S3_SDK.has(name)));
-    await installTarballs(project, tarballs, OLDER_PEERS, { strictPeers: true, overrides: { zod: LOWEST_ZOD } });
+    await installTarballs(project, install.tarballs, OLDER_PEERS, { strictPeers: true, overrides: { zod: LOWEST_ZOD } });
   });
 
   it("installs with strict peer dependencies and gets exactly those peer versions", async () => {
@@ -100,7 +97,7 @@ describe("a consumer with older peers and without @aws-sdk/client-s3", () => {
     const zods = (await readdir(join(project, "node_modules", ".pnpm"))).filter((name) => name.startsWith("zod@"));
     expect(zods, `zod ${LOWEST_ZOD} is the only zod installed`).toEqual([`zod@${LOWEST_ZOD}`]);
     const failures: string[] = [];
-    for (const workspacePackage of packages.filter((candidate) => !WITHOUT_S3_SDK.has(candidate.name))) {
+    for (const workspacePackage of packages) {
       for (const entry of workspacePackage.exports) {
         if (entry.subpath === "./package.json") continue;
         const specifier = entry.subpath === "." ? workspacePackage.name : `${workspacePackage.name}/${entry.subpath.slice(2)}`;
@@ -111,7 +108,14 @@ describe("a consumer with older peers and without @aws-sdk/client-s3", () => {
     expect(failures).toEqual([]);
   }, 120_000);
 
-  it.each(["@open-managed-agents/blob-store", "@open-managed-agents/blob-store/fs", "@open-managed-agents/blob-store/r2", "@open-managed-agents/blob-store/url", "@open-managed-agents/managed-runtime-cloudflare/sdk"])(
+  it.each([
+    "@open-managed-agents/blob-store",
+    "@open-managed-agents/blob-store/fs",
+    "@open-managed-agents/blob-store/r2",
+    "@open-managed-agents/blob-store/url",
+    "@open-managed-agents/managed-runtime-cloudflare/sdk",
+    "@open-managed-agents/managed-runtime-cloudflare-bridge",
+  ])(
     "imports %s",
     async (specifier) => {
       const outcome = await importEntry(project, specifier);

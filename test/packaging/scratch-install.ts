@@ -30,7 +30,7 @@ export function isolatedEnv(): NodeJS.ProcessEnv {
 }
 
 /** Packs each package with `pnpm pack` (which rewrites `workspace:*` to real versions). */
-async function packAll(packages: readonly WorkspacePackage[], tarballRoot: string): Promise<Map<string, string>> {
+export async function packAll(packages: readonly WorkspacePackage[], tarballRoot: string): Promise<Map<string, string>> {
   const tarballs = new Map<string, string>();
   await Promise.all(
     packages.map(async (workspacePackage, index) => {
@@ -88,6 +88,18 @@ export async function installTarballs(
   await mkdir(project, { recursive: true });
   const dependencies = { ...extra, ...Object.fromEntries([...tarballs].map(([name, path]) => [name, `file:${path}`])) };
   await writeFile(join(project, "package.json"), JSON.stringify({ name: "openma-packaging-check", private: true, type: "module", dependencies }, null, 2));
+  return installProject(project, tarballs, options);
+}
+
+/**
+ * Installs the project whose `package.json` is already at `project`, with every `@open-managed-agents/*`
+ * package, wherever it appears in the tree, overridden to its tarball in `tarballs`.
+ */
+export async function installProject(
+  project: string,
+  tarballs: ReadonlyMap<string, string>,
+  options: TarballInstallOptions = {},
+): Promise<ScratchInstall["mode"]> {
   const overrides = [...[...tarballs].map(([name, path]) => [name, `file:${path}`] as const), ...Object.entries(options.overrides ?? {})]
     .map(([name, spec]) => `  ${JSON.stringify(name)}: ${JSON.stringify(spec)}`)
     .join("\n");

@@ -29,6 +29,7 @@ interface PackageJson {
   readonly version?: string;
   readonly private?: boolean;
   readonly exports?: unknown;
+  readonly dependencies?: Readonly<Record<string, string>>;
   readonly devDependencies?: Readonly<Record<string, string>>;
   readonly peerDependencies?: Readonly<Record<string, string>>;
 }

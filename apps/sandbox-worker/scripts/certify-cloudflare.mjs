@@ -17,6 +17,31 @@ import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const args = new Set(process.argv.slice(2));
+const USAGE = `Usage: pnpm certify:cloudflare [--dry-run] [--keep]
+
+Deploys a certification build of this Worker to your Cloudflare account under a fresh name (its own D1
+database and R2 buckets), runs the managed-runtime conformance suite inside it against real containers, a
+two-item smoke test (the second item restores the first's workspace from R2) and, given a Managed Agents
+environment, one claimed work item; prints the capability table, then deletes everything it created.
+
+  --dry-run   check the settings and the bundle (deploy:check) and print the plan; touches nothing
+  --keep      leave the Worker, database and buckets in place after the run
+  --help      print this text
+
+Environment: CLOUDFLARE_API_TOKEN, CLOUDFLARE_ACCOUNT_ID, R2_ACCESS_KEY_ID, R2_SECRET_ACCESS_KEY (required
+for a real run; Docker too, wrangler builds the image). The claimed work item also needs ANTHROPIC_API_KEY,
+CERTIFY_ENVIRONMENT_ID, CERTIFY_ENVIRONMENT_KEY and CERTIFY_AGENT_ID. Secrets go to wrangler on stdin.
+
+Exit status: 0 when every step passed, 1 when one failed, 2 for a usage error or missing settings.`;
+const unknown = [...args].filter((arg) => !["--dry-run", "--keep", "--help", "-h"].includes(arg));
+if (args.has("--help") || args.has("-h")) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+if (unknown.length > 0) {
+  process.stderr.write(`certify:cloudflare: unknown option ${unknown.join(", ")}\n\n${USAGE}\n`);
+  process.exit(2);
+}
 const dryRun = args.has("--dry-run");
 const keep = args.has("--keep");
 const REQUIRED = ["CLOUDFLARE_API_TOKEN", "CLOUDFLARE_ACCOUNT_ID", "R2_ACCESS_KEY_ID", "R2_SECRET_ACCESS_KEY"];

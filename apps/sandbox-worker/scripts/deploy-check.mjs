@@ -3,10 +3,16 @@
 // run, which needs Docker; this runs the same dry run with the container class pointing at the
 // Dockerfile's base image as a registry reference (no build), and leaves the Dockerfile itself to
 // test/node/image.test.ts. Writes the bundle to .wrangler/deploy-check/ and exits non-zero on any error.
+// A valid dry run ends with what is still to do before a real deploy (placeholders in wrangler.jsonc,
+// Docker) and what to confirm in the account (secrets, buckets, remote migrations); `--strict` exits 1
+// while the first list is not empty.
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { readFile, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { unstable_readConfig } from "wrangler";
+import { deployTodo, formatDeployTodo } from "./deploy-todo.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const IMAGE_LINE = /"image":\s*"\.\/Dockerfile"/g;
@@ -33,7 +39,16 @@ try {
     process.exitCode = result.status ?? 1;
   } else {
     process.stdout.write(`deploy:check: config, bindings and bundle valid (container image: ${base} + Dockerfile layers)\n`);
+    const deployed = unstable_readConfig({ config: join(root, "wrangler.jsonc") });
+    const left = deployTodo(deployed, { dockerOnPath: onPath(process.env.WRANGLER_DOCKER_BIN ?? "docker") });
+    process.stdout.write(formatDeployTodo(left));
+    if (left.todo.length > 0 && process.argv.includes("--strict")) process.exitCode = 1;
   }
 } finally {
   await rm(checkConfig, { force: true });
+}
+
+function onPath(command) {
+  if (command.includes("/")) return existsSync(command);
+  return (process.env.PATH ?? "").split(delimiter).some((dir) => dir !== "" && existsSync(join(dir, command)));
 }

@@ -27,12 +27,14 @@ export interface WorkerConfig {
 export type LogLevel = "info" | "warn" | "error" | "silent";
 
 const id = z.string().regex(ID_PATTERN, "must be 1-128 letters, digits, '.', '_' or '-'");
-const integerText = (min: number, max: number) =>
-  z
+const integerText = (min: number, max: number) => {
+  const range = `must be a whole number from ${min} to ${max}`;
+  return z
     .string()
-    .regex(/^\d+$/, "must be a whole number")
+    .regex(/^[+-]?\d+$/, range)
     .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
+    .pipe(z.number().int().min(min, range).max(max, range));
+};
 
 const profilesSchema = z.preprocess(
   (value) => (typeof value === "string" ? JSON.parse(value) : value),

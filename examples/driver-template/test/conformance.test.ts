@@ -8,7 +8,7 @@ import { createManagedRuntimeProviderDriver } from "../src/index.js";
 const rootDir = mkdtempSync(join(tmpdir(), "driver-template-conformance-"));
 afterAll(() => rmSync(rootDir, { recursive: true, force: true }));
 
-// Every catalog case, through the real registry and host: 23 of 23 must pass.
+// Every catalog case, through the real registry and host: all must pass.
 defineManagedRuntimeConformanceSuite({
   name: "driver-template",
   driver: createManagedRuntimeProviderDriver,

@@ -27,6 +27,16 @@ describeBlobStoreSuite("filesystem", {
 });
 
 describe("filesystem blob store specifics", () => {
+  it.each(["blobs", "./blobs", "../blobs"])("refuses the relative root %s with invalid_config naming rootDir", (rootDir) => {
+    let refusal: unknown;
+    try {
+      createFsBlobStore({ rootDir });
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toMatchObject({ code: "invalid_config", message: "invalid filesystem blob store options at rootDir: must be an absolute path (resolve it against the folder you mean first)" });
+  });
+
   it("lays keys out as <segment>.d directories and one <segment>.blob file holding body and metadata", async () => {
     const rootDir = await freshRoot();
     const store = createFsBlobStore({ rootDir });

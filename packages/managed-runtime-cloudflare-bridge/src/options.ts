@@ -92,7 +92,7 @@ const isMemoryBudget = (value: unknown) =>
 
 const optionsSchema = z
   .object({
-    baseUrl: z.url({ protocol: /^https?$/ }),
+    baseUrl: z.url({ protocol: /^https?$/, error: "must be an absolute http(s) URL" }),
     apiKey: z.string().min(1, "must not be empty"),
     checkpointStore: z.custom<BlobStore>(isBlobStore, "must be a BlobStore"),
     checkpointKeyPrefix: keyPrefix.default("cloudflare-bridge-workspaces"),

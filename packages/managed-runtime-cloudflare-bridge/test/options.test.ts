@@ -64,6 +64,20 @@ describe("cloudflare-bridge options", () => {
     expect(configError(() => createCloudflareBridgeManagedRuntime({ ...valid, apiKeyy: "x" } as never)).code).toBe("invalid_config");
   });
 
+  it("says a baseUrl of another scheme must be http(s)", () => {
+    for (const baseUrl of ["ftp://x", "not a url"]) {
+      expect(configError(() => createCloudflareBridgeManagedRuntime({ ...valid, baseUrl })).message).toBe(
+        "invalid cloudflare-bridge options at baseUrl: must be an absolute http(s) URL",
+      );
+    }
+  });
+
+  it("names a misspelt key as unknown, not the required key it leaves missing", () => {
+    const { checkpointStore, ...rest } = valid;
+    const error = configError(() => createCloudflareBridgeManagedRuntime({ ...rest, checkpointStor: checkpointStore } as never));
+    expect(error.message).toBe('invalid cloudflare-bridge options at (root): unknown key "checkpointStor"');
+  });
+
   it("maps the deployment environment and names every missing variable", () => {
     const error = configError(() => cloudflareBridgeOptionsFromEnv({}));
     expect(error.context.missing).toEqual(["OMA_CLOUDFLARE_BRIDGE_URL", "OMA_CLOUDFLARE_BRIDGE_API_KEY", "OMA_CLOUDFLARE_R2_BUCKET"]);

@@ -1,4 +1,8 @@
-import { type ProviderManagedRuntime, type ProviderManagedRuntimeExtraResources, type ProviderManagedRuntimeOptions } from "@open-managed-agents/managed-runtime-sandbox";
+import type {
+  ProviderManagedRuntime,
+  ProviderManagedRuntimeExtraResources,
+  ProviderManagedRuntimeOptions,
+} from "@open-managed-agents/managed-runtime-sandbox";
 import {
   type ManagedRuntimeResourceCapabilities,
   type SandboxResourceCapabilities,

@@ -34,11 +34,13 @@ export { type ConformanceSubject, loadConformanceSubject } from "./cases/subject
 export {
   type ConformanceCaseResult,
   type ConformanceReport,
+  type ConformanceRunLimits,
   executeConformanceCase,
   runConformanceCase,
   runManagedRuntimeConformance,
 } from "./runner/run-conformance.js";
 export { formatConformanceReport } from "./runner/report-format.js";
+export { type LeftoverRuntimes, type StartedRuntimes, trackStartedRuntimes } from "./runner/started-runtimes.js";
 export {
   type ConformanceDriverModule,
   type ConformanceHarnessOptions,

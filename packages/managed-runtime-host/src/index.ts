@@ -32,3 +32,4 @@ export {
   type OrphanReconcileSummary,
   createManagedRuntimeOrphanReconciler,
 } from "./orphan-reconciler.js";
+export { type DriverReaperOptions, createDriverReaper } from "./reconciler/driver-reaper.js";

@@ -6,7 +6,7 @@ import { defineManagedRuntimeConformanceSuite } from "@open-managed-agents/manag
 import { createLocalSubprocessSandboxProvider } from "@open-managed-agents/sandbox/adapters/local-subprocess";
 import { createProviderManagedRuntimeDriver } from "../src/index.js";
 
-// The composition over the local-subprocess provider (NODE_ENV=test only): real processes and files.
+// The composition over the local-subprocess provider (confined with bubblewrap): real processes and files.
 const provider = createLocalSubprocessSandboxProvider({ rootDir: mkdtempSync(join(tmpdir(), "oma-mrs-conformance-")) });
 
 defineManagedRuntimeConformanceSuite({

@@ -1,3 +1,4 @@
+import * as z from "zod";
 import { describe, expect, it } from "vitest";
 import {
   ManagedRuntimeError,
@@ -181,6 +182,14 @@ describe("rejects malformed records naming the failing path", () => {
     expect(error.context).toMatchObject({ record: "metadata", issues: 2 });
     expect(error.cause).toBeInstanceOf(Error);
     expect(error.toJSON()).not.toHaveProperty("cause");
+  });
+
+  it("parseRecord names a misspelt key of a strict object before the required key it leaves missing", () => {
+    const schema = z.strictObject({ rootDir: z.string(), leaseTtlMs: z.number().optional() });
+    const error = rejection(() => parseRecord(schema, { rootdir: "/srv" }, { record: "acme options", code: "invalid_config" }));
+    expect(error.message).toBe('invalid acme options at (root): unknown key "rootdir"');
+    const nested = rejection(() => parseRecord(z.object({ limits: z.strictObject({ max: z.number() }) }), { limits: { max: 1, mx: 2, mix: 3 } }, { record: "acme options" }));
+    expect(nested.message).toBe('invalid acme options at limits: unknown keys "mx", "mix"');
   });
 });
 

@@ -1,5 +1,5 @@
 import type { Header } from "tar-stream";
-import { type ArchiveSource } from "./archive-source.js";
+import type { ArchiveSource } from "./archive-source.js";
 import { type AdmittedEntry, EntryGuard } from "./entry-guard.js";
 import { parseInspectOptions, type ReadArchiveOptions, type ResolvedReadOptions } from "./options.js";
 import { createSourceMeter, readTarEntries } from "./tar-reader.js";

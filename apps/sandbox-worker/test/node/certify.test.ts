@@ -25,6 +25,16 @@ describe("pnpm certify:cloudflare", () => {
     expect(result.stdout).toContain("the claimed-work item also needs: ANTHROPIC_API_KEY, CERTIFY_ENVIRONMENT_ID, CERTIFY_ENVIRONMENT_KEY, CERTIFY_AGENT_ID");
   }, 180_000);
 
+  it("--help prints what it does, its options, what it needs and its exit status; an unknown option exits 2", () => {
+    const help = spawnSync(process.execPath, [script, "--help"], { cwd: APP_DIR, encoding: "utf8", env: env({}) });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: pnpm certify:cloudflare \[--dry-run\] \[--keep\]/);
+    for (const text of ["--dry-run", "--keep", "CLOUDFLARE_API_TOKEN", "Exit status"]) expect(help.stdout).toContain(text);
+    const unknown = spawnSync(process.execPath, [script, "--dryrun"], { cwd: APP_DIR, encoding: "utf8", env: env({}) });
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toContain("unknown option --dryrun");
+  });
+
   it("refuses a real run without the account settings, before touching anything", () => {
     const result = spawnSync(process.execPath, [script], { cwd: APP_DIR, encoding: "utf8", env: env({ CLOUDFLARE_API_TOKEN: "x" }) });
     expect(result.status).toBe(2);

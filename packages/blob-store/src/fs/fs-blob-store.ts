@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { type FileHandle, link, mkdir, open, rename, rmdir, stat, unlink } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import * as z from "zod";
 import { LimitExceededError, NotFoundError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import { validateBlobKey } from "../blob-key.js";
@@ -17,11 +17,18 @@ const BODY_CHUNK_BYTES = 256 * 1024;
 
 /** Options of {@link createFsBlobStore}. */
 export interface FsBlobStoreOptions {
-  /** Directory that holds the objects; created on the first put. */
+  /** Absolute directory that holds the objects; created on the first put. */
   readonly rootDir: string;
 }
 
-const optionsSchema = z.strictObject({ rootDir: z.string().min(1) });
+// A relative root would follow the process's working directory: a host started from another folder would
+// write its checkpoints somewhere else and find none of the earlier ones.
+const optionsSchema = z.strictObject({
+  rootDir: z
+    .string()
+    .min(1)
+    .refine((dir) => isAbsolute(dir), "must be an absolute path (resolve it against the folder you mean first)"),
+});
 
 /**
  * A {@link BlobStore} on the local filesystem (Node only). Each object is one file holding its body
@@ -29,7 +36,7 @@ const optionsSchema = z.strictObject({ rootDir: z.string().min(1) });
  * syncs it and commits with `rename`, or with `link` when `ifNoneMatch` is set, which fails on an
  * existing name and so lets exactly one conditional writer win.
  *
- * @throws InvalidConfigError when `rootDir` is missing.
+ * @throws InvalidConfigError when `rootDir` is missing or not absolute.
  */
 export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
   const rootDir = resolve(parseRecord(optionsSchema, options, { record: "filesystem blob store options", code: "invalid_config" }).rootDir);

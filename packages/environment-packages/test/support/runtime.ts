@@ -5,7 +5,7 @@ import { createLocalSubprocessSandboxProvider } from "@open-managed-agents/sandb
 import { createPackageFilesDir } from "../../src/testing.js";
 
 /**
- * Real local processes over host directories (NODE_ENV=test only). `/workspace` is private to each
+ * Real local processes over host directories, confined with bubblewrap. `/workspace` is private to each
  * runtime; `/tmp` is the runtime's own and the host's `/usr` is copy-on-write.
  */
 export function createLocalProvider() {

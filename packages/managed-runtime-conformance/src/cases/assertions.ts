@@ -1,4 +1,4 @@
-import { type ErrorCode, ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
+import { type ErrorCode, ManagedRuntimeError, type RuntimeOrphanPort } from "@open-managed-agents/runtime-resource-contract";
 
 const CONFORMANCE_FAILURE_MARKER = Symbol.for("open-managed-agents.conformance-failure");
 
@@ -22,6 +22,18 @@ export class ConformanceFailure extends Error {
 /** Throws a {@link ConformanceFailure} with `message` unless `condition` holds. */
 export function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new ConformanceFailure(message);
+}
+
+/**
+ * Fails when `orphans` lists a record, naming `what` and the error the record keeps (why the host's
+ * terminate failed), so the failure line carries its cause.
+ */
+export async function checkNoOrphans(orphans: RuntimeOrphanPort, what: string): Promise<void> {
+  const records = await orphans.list({ limit: 10 });
+  const [first] = records;
+  if (first === undefined) return;
+  const count = records.length === 1 ? "one orphan" : `${records.length} orphans`;
+  throw new ConformanceFailure(`${what}: ${count}; the terminate failed with ${first.lastError}`);
 }
 
 /**

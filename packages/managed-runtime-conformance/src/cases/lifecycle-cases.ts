@@ -6,7 +6,7 @@ import {
   isSecretBearingKey,
   parseManagedSandboxLease,
 } from "@open-managed-agents/runtime-resource-contract";
-import { check, checkNoSecrets, expectSuccess, expectTypedError } from "./assertions.js";
+import { check, checkNoOrphans, checkNoSecrets, expectSuccess, expectTypedError } from "./assertions.js";
 import type { CaseContext } from "./case-context.js";
 import { type ConformanceCaseImplementation, always, leaseInput, wrapDriver } from "./case-definition.js";
 import { bind } from "./observe.js";
@@ -59,7 +59,7 @@ export const heartbeatCase: ConformanceCaseImplementation = {
         check(second.type === "lost", "heartbeat reports alive after the provider deleted the runtime");
       },
     });
-    check((await context.orphans.list({ limit: 10 })).length === 0, "terminating an already deleted runtime left an orphan");
+    await checkNoOrphans(context.orphans, "terminating an already deleted runtime left an orphan");
     const [lease] = run.observations.leases;
     check(lease, "the run acquired no lease");
     await checkGone(run.resources.sandbox, lease, "after reap");
@@ -78,7 +78,7 @@ export const terminateCase: ConformanceCaseImplementation = {
           await checkGone(resources.sandbox, input.sandbox, `after terminate (${reason})`);
         },
       });
-      check((await context.orphans.list({ limit: 10 })).length === 0, `the host's own terminate after terminate (${reason}) failed and left an orphan`);
+      await checkNoOrphans(context.orphans, `the host's own terminate after terminate (${reason}) failed and left an orphan`);
     }
   },
 };

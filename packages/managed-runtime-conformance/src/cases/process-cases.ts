@@ -1,5 +1,5 @@
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
-import { check, describeError, expectTypedError } from "./assertions.js";
+import { check, checkNoOrphans, describeError, expectTypedError } from "./assertions.js";
 import { type ConformanceCaseImplementation, always } from "./case-definition.js";
 import { EXPECTED_BINARY_OUTPUT, SESSION_ENV } from "./harness-scripts.js";
 import { checkCompleted, sha256 } from "./run-checks.js";
@@ -74,7 +74,7 @@ export const readinessCase: ConformanceCaseImplementation = {
       missing.observations.acquireErrors.some((error) => ManagedRuntimeError.hasCode(error, "readiness_failed")),
       "acquire did not fail with readiness_failed for a missing harness binary",
     );
-    check((await context.orphans.list({ limit: 10 })).length === 0, "a failed readiness probe left an orphan");
+    await checkNoOrphans(context.orphans, "a failed readiness probe left an orphan");
     const present = await context.run(context.profile("noop"));
     checkCompleted(present, "a run with a present harness binary");
     check(present.observations.leases.length === 1 && present.observations.harnessRuns === 1, "a ready runtime did not yield exactly one lease and one harness run");

@@ -37,12 +37,16 @@ Runs the managed-runtime conformance suite against a driver package through the 
   --provider-config <file>    JSON file passed to create() as providerConfig
   --placement <placement>     in_process | driver_service | provider_native (default: the first listed)
   --case <id>                 run only this case (repeatable); others are reported as not-run
+  --timeout <seconds>         deadline of the whole run: the running case fails, the rest are not-run
+                              (default: none beyond each case's 60 s)
   --catalog                   print the provider catalog: each row derived from a driver in this repository
                               (checked by its tests) or declared from provider documentation (unverified)
   --json                      print the report (or the catalog) as JSON
   --help                      print this text
 
-Exit status: 0 when every case passed, 1 when a case failed, 2 for a usage or load error.`;
+After the cases it reaps every runtime they left running (a driver whose terminate threw) and exits.
+Exit status: 0 when every case passed, 1 when a case failed, a runtime could not be reaped or the
+--timeout passed, 2 for a usage or load error.`;
 
 const jsonObjectSchema = z.record(z.string(), z.unknown());
 
@@ -60,6 +64,7 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
         "blob-store": { type: "string", multiple: true },
         placement: { type: "string" },
         case: { type: "string", multiple: true },
+        timeout: { type: "string" },
         catalog: { type: "boolean", default: false },
         json: { type: "boolean", default: false },
         help: { type: "boolean", default: false },
@@ -87,6 +92,7 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
       if (!(CONFORMANCE_CASE_IDS as readonly string[]).includes(id)) throw usageError(`unknown case ${id}; known cases: ${CONFORMANCE_CASE_IDS.join(", ")}`);
       return id as ConformanceCaseId;
     });
+    const timeoutMs = values.timeout === undefined ? undefined : parseTimeout(values.timeout);
     const storeFlags = (values["blob-store"] ?? []).map((flag) => {
       const parsed = parseBlobStoreFlag(flag);
       if (typeof parsed === "string") throw usageError(parsed);
@@ -101,7 +107,7 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
       providerConfig: values["provider-config"] ? await readJsonObject(resolve(environment.cwd, values["provider-config"]), "--provider-config") : {},
       ...(placement ? { placement: placement as ManagedRuntimeProviderPlacement } : {}),
       ...(cases.length > 0 ? { cases } : {}),
-    });
+    }, timeoutMs === undefined ? {} : { timeoutMs });
     environment.stdout(values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatConformanceReport(report)}\n`);
     return report.passed ? 0 : 1;
   } catch (error) {
@@ -124,6 +130,12 @@ async function readJsonObject(path: string, option: string): Promise<Record<stri
     throw usageError(`${option}: ${path} is not JSON`);
   }
   return parseRecord(jsonObjectSchema, parsed, { record: `${option} file`, code: "invalid_config" });
+}
+
+function parseTimeout(text: string): number {
+  const seconds = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || !(seconds > 0)) throw usageError(`--timeout takes a positive number of seconds, not ${text}`);
+  return Math.ceil(seconds * 1000);
 }
 
 function usageError(message: string): Error {

@@ -4,7 +4,8 @@ import type { ConformanceReport } from "./run-conformance.js";
 /**
  * The report as a text table with the columns capability, claimed, verified and result, one row per
  * case, followed by the message of every failure. The heading names the contract revision the driver
- * implements and where the catalog row it is compared with comes from.
+ * implements and where the catalog row it is compared with comes from; the tail names the runtimes the
+ * cases left running, which the runner reaped or could not reap.
  */
 export function formatConformanceReport(report: ConformanceReport): string {
   const header = ["case", "capability", "claimed", "verified", "result"];
@@ -29,5 +30,11 @@ export function formatConformanceReport(report: ConformanceReport): string {
     "",
     `${report.passed ? "PASSED" : "FAILED"}: ${counts}`,
     ...failures.map((entry) => `\n${entry.id}: ${entry.error?.name ?? "Error"}${entry.error?.code ? ` (${entry.error.code})` : ""}: ${entry.error?.message ?? ""}`),
+    ...leftoverLines(report.leftoverRuntimes),
   ].join("\n");
+}
+
+function leftoverLines({ reaped, failed }: ConformanceReport["leftoverRuntimes"]): string[] {
+  const lines = reaped > 0 ? [`\n${reaped} runtime${reaped === 1 ? "" : "s"} left running by the cases, reaped after the run`] : [];
+  return [...lines, ...failed.map((entry) => `\nruntime ${entry.runtimeId} left running and not reaped: ${entry.error}`)];
 }

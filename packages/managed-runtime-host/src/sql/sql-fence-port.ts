@@ -1,10 +1,10 @@
-import {
-  type FenceAcquireResult,
-  type FencePublishResult,
-  type FenceRenewResult,
-  type RuntimeResourceFence,
-  type RuntimeResourceFencePort,
-  type RuntimeResourceScope,
+import type {
+  FenceAcquireResult,
+  FencePublishResult,
+  FenceRenewResult,
+  RuntimeResourceFence,
+  RuntimeResourceFencePort,
+  RuntimeResourceScope,
 } from "@open-managed-agents/runtime-resource-contract";
 import {
   createFenceToken,
