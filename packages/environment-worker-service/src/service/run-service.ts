@@ -44,9 +44,14 @@ export async function startService(loaded: LoadedConfig, context: { env: Env; lo
   queries = createOperatorQueries(composition.store.client);
   const client = createWorkerClient(loaded, context.logger);
   const health = createDependencyHealth({ client, config, store: composition.store });
-  context.logger.tap((_level, event) => {
+  context.logger.tap((_level, event, fields) => {
     if (event === "worker.drain_failed" || event === "worker.poller_failed" || event === "worker.fallback_drain_failed") {
       metrics.apiFailures.inc({ operation: event.slice("worker.".length) });
+      health.apiFailed();
+    }
+    // The SDK's poller retries a failed poll itself and only logs it: counted here, so it is never silent.
+    if (event === "sdk.log" && typeof fields.message === "string" && fields.message.startsWith("poll failed")) {
+      metrics.apiFailures.inc({ operation: "poll" });
       health.apiFailed();
     }
   });

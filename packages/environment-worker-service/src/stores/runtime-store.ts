@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -85,16 +85,14 @@ async function openSqliteStore(url: URL): Promise<RuntimeStore> {
     orphans: createSqlOrphanPort({ client }),
     journal: createSqlSandboxJournal({ client }),
     async probeWritable() {
-      // A fresh connection, so a file that became read-only since start is seen (an open handle keeps its
-      // mode); a real write that takes SQLite's write lock, then undone.
-      const probe = new Database(path, { fileMustExist: true, timeout: 2_000 });
-      try {
-        probe.exec("BEGIN IMMEDIATE");
-        probe.exec("CREATE TABLE oma_service_write_probe (id INTEGER)");
-      } finally {
-        if (probe.inTransaction) probe.exec("ROLLBACK");
-        probe.close();
+      // The file is opened for writing afresh (SQLite's own connections keep the descriptors they opened,
+      // so a file made read-only since start would go unseen), then the store takes its write lock.
+      for (const file of [path, `${path}-wal`]) {
+        if (file !== path && !existsSync(file)) continue;
+        closeSync(openSync(file, "r+"));
       }
+      database.exec("BEGIN IMMEDIATE");
+      database.exec("ROLLBACK");
     },
     close: () => database.close(),
   };
