@@ -73,7 +73,7 @@ export async function composeDeployment(config: ServiceConfig, context: { env: E
       throw new DriverLoadFailedError({ message: `driver ${config.driver} did not load: ${error instanceof Error ? error.message : String(error)}`, context: { key: "driver" } });
     });
     const registry = createManagedRuntimeProviderRegistry({ drivers: [driver] });
-    const sweep = sweepOf(driverModule, checkpointStore, config.driverOptions);
+    const sweep = sweepOf(driverModule, checkpointStore, checkpointKeyPrefixOf(config.driverOptions, context.env));
     const instrument = <T extends object>(port: string, target: T) =>
       instrumentPort(port, target, { metrics: context.metrics, logger: context.logger, progress, progressIntervalMs: 5_000 });
     const prepare: Composition["prepare"] = (scope, profile) =>
@@ -103,10 +103,19 @@ export async function composeDeployment(config: ServiceConfig, context: { env: E
   }
 }
 
-function sweepOf(module: Record<string, unknown>, checkpointStore: BlobStore | null, driverOptions: Readonly<Record<string, unknown>>): CheckpointSweep | null {
+/**
+ * The checkpoint key prefix the bridge driver writes under: its option, else the env form's namespace
+ * (`OMA_CLOUDFLARE_BRIDGE_RUNTIME_ID`), else its default.
+ */
+function checkpointKeyPrefixOf(driverOptions: Readonly<Record<string, unknown>>, env: Env): string | undefined {
+  if (typeof driverOptions.checkpointKeyPrefix === "string") return driverOptions.checkpointKeyPrefix;
+  const runtimeId = env.OMA_CLOUDFLARE_BRIDGE_RUNTIME_ID;
+  return runtimeId ? `cloudflare-bridge-workspaces/${runtimeId}` : undefined;
+}
+
+function sweepOf(module: Record<string, unknown>, checkpointStore: BlobStore | null, prefix: string | undefined): CheckpointSweep | null {
   const sweep = module.sweepBridgeCheckpointBlobs;
   if (typeof sweep !== "function" || !checkpointStore) return null;
-  const prefix = typeof driverOptions.checkpointKeyPrefix === "string" ? driverOptions.checkpointKeyPrefix : undefined;
   return (input) =>
     (sweep as (options: Record<string, unknown>) => Promise<{ kept: number; deleted: number }>)({
       checkpointStore,
