@@ -28,7 +28,7 @@ describe("oma-environment-worker against the local control plane and the local s
       const session = stack.plane.createSession({ environmentId: stack.environment.id, title: "two turns" });
       stack.plane.queueTurn(session.id, {
         message: "write files",
-        toolCalls: [{ name: "bash", input: { command: "set -e; mkdir -p notes; echo 'hello from turn 1' > notes/hello.txt; head -c 3000000 /dev/urandom > data.bin; sha256sum data.bin notes/hello.txt > sums" } }],
+        toolCalls: [{ name: "bash", input: { command: "set -e; mkdir -p notes; echo 'hello from turn 1' > notes/hello.txt; head -c 20000000 /dev/urandom > data.bin; sha256sum data.bin notes/hello.txt > sums" } }],
         finalMessage: "written",
       });
       stack.plane.queueTurn(session.id, {
@@ -48,8 +48,9 @@ describe("oma-environment-worker against the local control plane and the local s
       expect(sample(metrics, "oma_work_items_total", { lane: "ama_worker", outcome: "completed" })).toBe(2);
       expect(sample(metrics, "oma_work_items_total", { outcome: "failed" })).toBe(0);
       expect(sample(metrics, "oma_checkpoint_transfer_duration_seconds_count", { phase: "checkpoint", result: "ok" })).toBe(2);
-      expect(sample(metrics, "oma_checkpoint_transfer_duration_seconds_count", { phase: "restore", result: "ok" })).toBe(2);
-      expect(sample(metrics, "oma_checkpoint_transfer_bytes_total", { phase: "checkpoint" })).toBeGreaterThan(3_000_000);
+      expect(sample(metrics, "oma_checkpoint_transfer_duration_seconds_count", { phase: "restore", result: "ok" })).toBe(1);
+      expect(sample(metrics, "oma_checkpoint_transfer_bytes_total", { phase: "checkpoint" })).toBeGreaterThan(20_000_000);
+      expect(sample(metrics, "oma_checkpoint_transfer_bytes_total", { phase: "restore" })).toBeGreaterThan(20_000_000);
       expect(sample(metrics, "oma_transaction_step_duration_seconds_count", { port: "harnessDriver", result: "ok" })).toBeGreaterThanOrEqual(2);
       expect(sample(metrics, "oma_transaction_step_duration_seconds_count", { port: "fence", call: "publish", result: "ok" })).toBe(2);
       expect(sample(metrics, "oma_sandboxes_alive")).toBe(0);
@@ -58,6 +59,11 @@ describe("oma-environment-worker against the local control plane and the local s
       // Checkpoints and restores report while they run and when they end, through the service's logger.
       expect(service.lines.filter((line) => line.event === "checkpoint.done" && line.sessionId === session.id)).toHaveLength(2);
       expect(service.lines.some((line) => line.event === "restore.done" && line.sessionId === session.id)).toBe(true);
+      // 20 MB moved each way: at least one line per 16 MiB while it moved, naming the session.
+      const transfer = service.lines.find((line) => line.event === "checkpoint.transfer" && line.sessionId === session.id);
+      expect(transfer?.bytes).toBeGreaterThanOrEqual(16 * 1024 * 1024);
+      expect(transfer?.objects).toBeGreaterThan(0);
+      expect(service.lines.some((line) => line.event === "restore.transfer" && line.sessionId === session.id)).toBe(true);
       const ready = await fetchText(`${http}/readyz`);
       expect(ready.status).toBe(200);
     } finally {

@@ -6,8 +6,16 @@ import type { TransferProgress } from "./transfer-progress.js";
 
 /** Calls made every few seconds; timing them would drown the histogram. */
 const UNTIMED = new Set(["capabilities", "driverCapabilities", "heartbeat", "renew", "isCurrent", "isGenerationCurrent", "inspect"]);
-/** Workspace calls that move a checkpoint, by the phase their progress reports. */
-const TRANSFERS: Readonly<Record<string, "checkpoint" | "restore">> = { checkpoint: "checkpoint", materialize: "restore" };
+/**
+ * Calls that may move a checkpoint, by the phase their progress reports. A sandbox driver restores the
+ * workspace in `acquire` (the bridge does), another may in `materialize`; a call that moved nothing (a fresh
+ * sandbox, a binding check) is not counted as a transfer.
+ */
+const TRANSFERS: Readonly<Record<string, "checkpoint" | "restore">> = {
+  "workspace.checkpoint": "checkpoint",
+  "workspace.materialize": "restore",
+  "sandbox.acquire": "restore",
+};
 const VERIFICATION_CODES = new Set(["integrity_failed", "archive_rejected"]);
 
 export interface InstrumentContext {
@@ -39,7 +47,7 @@ export function instrumentPort<T extends object>(port: string, target: T, contex
 
 async function observe(port: string, call: string, pending: Promise<unknown>, input: unknown, context: InstrumentContext): Promise<unknown> {
   const started = performance.now();
-  const phase = port === "workspace" ? TRANSFERS[call] : undefined;
+  const phase = TRANSFERS[`${port}.${call}`];
   const sessionId = sessionOf(input);
   const transfer = phase ? context.progress.begin(phase, sessionId) : null;
   const ticker = transfer
@@ -54,8 +62,9 @@ async function observe(port: string, call: string, pending: Promise<unknown>, in
     context.metrics.stepDuration.observe({ port, call, result: "ok" }, seconds);
     if (port === "sandbox" && call === "acquire") context.metrics.sandboxesAlive.inc();
     if (port === "sandbox" && call === "terminate") context.metrics.sandboxesAlive.dec();
-    if (phase && transfer) {
-      const { bytes, objects } = transfer.snapshot();
+    const moved = transfer?.snapshot();
+    if (phase && moved && (phase === "checkpoint" || moved.objects > 0 || moved.bytes > 0)) {
+      const { bytes, objects } = moved;
       context.metrics.transferBytes.inc({ phase }, bytes);
       context.metrics.transferDuration.observe({ phase, result: "ok" }, seconds);
       const archive = phase === "checkpoint" ? checkpointSize(result) : 0;
