@@ -14,6 +14,8 @@ if [ "$(uname -s)" = Linux ]; then
   missing=""
   command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
   command -v zstd >/dev/null 2>&1 || missing="$missing zstd"
+  # The service's tests make its store read-only for root with chattr +i.
+  command -v chattr >/dev/null 2>&1 || missing="$missing e2fsprogs"
   if [ -n "$missing" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
       apt-get update

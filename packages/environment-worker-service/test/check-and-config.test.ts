@@ -1,8 +1,7 @@
-import { execFileSync } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ServiceStack, sample, startServiceStack } from "./support/service-stack.js";
+import { type ServiceStack, makeReadOnly, sample, startServiceStack } from "./support/service-stack.js";
 
 let stack: ServiceStack;
 
@@ -88,16 +87,15 @@ describe("--check", () => {
   });
 
   it("fails naming the store when it cannot be written", async () => {
-    // Immutable even for root: nothing can be created in the directory.
     const directory = join(stack.dir, "read-only");
     await mkdir(directory);
-    execFileSync("chattr", ["+i", directory]);
+    const undo = makeReadOnly(directory, "directory");
     try {
       const result = await stack.run(["--check"], { OMA_STORE: `sqlite://${directory}/runtime.sqlite` });
       expect(result.code).toBe(1);
       expect(result.stdout).toMatch(new RegExp(`^FAIL {2}store +sqlite://${directory}/runtime\\.sqlite: `, "m"));
     } finally {
-      execFileSync("chattr", ["-i", directory]);
+      undo();
     }
   });
 

@@ -1,6 +1,5 @@
-import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ServiceStack, sample, startServiceStack } from "./support/service-stack.js";
+import { type ServiceStack, makeReadOnly, sample, startServiceStack } from "./support/service-stack.js";
 
 let stack: ServiceStack;
 
@@ -79,8 +78,7 @@ describe("oma-environment-worker against the local control plane and the local s
     try {
       const http = await service.httpUrl();
       expect((await fetchText(`${http}/readyz`)).status).toBe(200);
-      // Immutable even for root: the file cannot be opened for writing.
-      execFileSync("chattr", ["+i", stack.storePath]);
+      const undo = makeReadOnly(stack.storePath, "file");
       try {
         await new Promise((resolve) => setTimeout(resolve, 2_100));
         const failing = await fetchText(`${http}/readyz`);
@@ -91,7 +89,7 @@ describe("oma-environment-worker against the local control plane and the local s
         expect(body.checks.store?.detail).toMatch(/the store refused a write/);
         expect(body.checks.api?.ok).toBe(true);
       } finally {
-        execFileSync("chattr", ["-i", stack.storePath]);
+        undo();
       }
       await new Promise((resolve) => setTimeout(resolve, 2_100));
       expect((await fetchText(`${http}/readyz`)).status).toBe(200);

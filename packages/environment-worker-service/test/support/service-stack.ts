@@ -1,4 +1,5 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { chmodSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
@@ -180,4 +181,17 @@ export function sample(metrics: string, name: string, labels: Record<string, str
     if (Object.entries(labels).every(([key, value]) => labelText.includes(`${key}="${value}"`))) return Number(line.split(" ").at(-1));
   }
   return 0;
+}
+
+/**
+ * Makes a file or directory read-only for this process, root included: `chattr +i` (immutable) as root,
+ * whose writes a mode would not stop, else a mode without write bits. Returns the undo.
+ */
+export function makeReadOnly(path: string, kind: "file" | "directory"): () => void {
+  if (process.getuid?.() === 0) {
+    execFileSync("chattr", ["+i", path]);
+    return () => execFileSync("chattr", ["-i", path]);
+  }
+  chmodSync(path, kind === "file" ? 0o444 : 0o555);
+  return () => chmodSync(path, kind === "file" ? 0o644 : 0o755);
 }
