@@ -79,7 +79,25 @@ interface Line {
   http?: string;
 }
 
-async function measured(): Promise<{ samples: number[]; idleRss: number; afterRss: number }> {
+/** Seconds summed over every call of one port method, from the bin's own histogram. */
+function stepSeconds(metrics: string, port: string, call: string): number {
+  const pattern = new RegExp(`^oma_transaction_step_duration_seconds_sum\\{[^}]*port="${port}"[^}]*call="${call}"[^}]*\\} (\\S+)`, "gm");
+  let total = 0;
+  for (const match of metrics.matchAll(pattern)) total += Number(match[1]);
+  return total;
+}
+
+interface Measured {
+  samples: number[];
+  idleRss: number;
+  afterRss: number;
+  /** Per-item means, ms. */
+  sandboxMs: number;
+  harnessMs: number;
+  checkpointMs: number;
+}
+
+async function measured(): Promise<Measured> {
   const environment = plane.createEnvironment({ name: "bench-measured" });
   const profile = {
     workspace: { requirement: "durable" },
@@ -138,9 +156,18 @@ async function measured(): Promise<{ samples: number[]; idleRss: number; afterRs
     samples.push(Date.parse(done.time ?? "") - Date.parse(claimed?.time ?? ""));
   }
   const afterRss = await rss();
+  const metrics = await (await fetch(`${http}/metrics`)).text();
+  const perItem = (seconds: number) => (seconds * 1000) / ITEMS;
   child.kill("SIGTERM");
   await new Promise((resolve) => child.once("exit", resolve));
-  return { samples, idleRss, afterRss };
+  return {
+    samples,
+    idleRss,
+    afterRss,
+    sandboxMs: perItem(stepSeconds(metrics, "sandbox", "acquire") + stepSeconds(metrics, "sandbox", "terminate")),
+    harnessMs: perItem(stepSeconds(metrics, "harnessDriver", "run")),
+    checkpointMs: perItem(stepSeconds(metrics, "workspace", "checkpoint")),
+  };
 }
 
 const median = (values: readonly number[]): number => {
@@ -155,6 +182,9 @@ try {
   const done = median(run.samples);
   process.stdout.write(`service benchmark: ${ITEMS} items of one bash call each, medians (idle cut-off ${IDLE_MS} ms in both)\n\n`);
   process.stdout.write(`  claim → item done   baseline ${base.toFixed(0)} ms   bin ${done.toFixed(0)} ms   overhead ${(done - base).toFixed(0)} ms per item\n`);
+  const rest = done - run.sandboxMs - run.harnessMs - run.checkpointMs;
+  process.stdout.write(`  bin item, split (means): sandbox acquire+terminate ${run.sandboxMs.toFixed(0)} ms, harness ${run.harnessMs.toFixed(0)} ms, `);
+  process.stdout.write(`checkpoint ${run.checkpointMs.toFixed(0)} ms, the rest (worker, fence, store, publish) ${rest.toFixed(0)} ms\n`);
   process.stdout.write(`  bin RSS             idle ${mib(run.idleRss)}   after the items ${mib(run.afterRss)}\n`);
 } finally {
   await bridge.stop();
