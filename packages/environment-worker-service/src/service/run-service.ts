@@ -126,8 +126,10 @@ export async function startService(loaded: LoadedConfig, context: { env: Env; lo
                     const receipt = await worker.handleWebhook(request);
                     return { status: 200, body: `${JSON.stringify(receipt)}\n` };
                   } catch (error) {
-                    const code = ManagedRuntimeError.isInstance(error) ? error.code : "internal";
-                    return { status: code === "unauthorized" ? 401 : 400, body: `${JSON.stringify({ code, message: "webhook refused" })}\n` };
+                    // Errors cross HTTP as {code, message}; the message names no header or body value.
+                    const typed = ManagedRuntimeError.isInstance(error) ? error : null;
+                    const code = typed?.code ?? "internal";
+                    return { status: typed?.httpStatus ?? 500, body: `${JSON.stringify({ code, message: `webhook refused: ${code}` })}\n` };
                   }
                 },
               }

@@ -1,5 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { chmodSync } from "node:fs";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
@@ -51,13 +53,16 @@ export interface ServiceStack {
   close(): Promise<void>;
 }
 
-export async function startServiceStack(): Promise<ServiceStack> {
+/** With `webhook`, the control plane signs and posts its webhooks to `/webhook` on that port of this host. */
+export async function startServiceStack(options: { readonly webhook?: { readonly port: number; readonly secret: string } } = {}): Promise<ServiceStack> {
   const binDirectory = process.env.OMA_AMA_WORKER_BIN_DIR ?? DEFAULT_AMA_WORKER_BIN_DIRECTORY;
   await installAmaWorkerBin(binDirectory);
   // The readiness probe runs with the runtime's own PATH, as a sandbox image's would carry the bin.
   if (!(process.env.PATH ?? "").split(delimiter).includes(binDirectory)) process.env.PATH = `${binDirectory}${delimiter}${process.env.PATH ?? ""}`;
   const dir = await mkdtemp(join(tmpdir(), "oma-service-"));
-  const plane = await startLocalControlPlane();
+  const plane = await startLocalControlPlane(
+    options.webhook ? { webhook: { url: `http://127.0.0.1:${options.webhook.port}/webhook`, secret: options.webhook.secret } } : {},
+  );
   const bridge = await startLocalBridge();
   if (bridge.containerServer.confinement !== "bubblewrap") throw new Error("the local stack must confine its containers in bubblewrap");
   const environment = plane.createEnvironment({ name: "service-test" });
@@ -194,4 +199,13 @@ export function makeReadOnly(path: string, kind: "file" | "directory"): () => vo
   }
   chmodSync(path, kind === "file" ? 0o444 : 0o555);
   return () => chmodSync(path, kind === "file" ? 0o644 : 0o755);
+}
+
+/** A port free right now on 127.0.0.1 (for a listener whose URL must be known before it starts). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
