@@ -45,7 +45,13 @@ async function baseline(): Promise<number[]> {
   const workdir = await mkdtemp(join(rootDir, "baseline-"));
   const samples: number[] = [];
   for (const _session of queueItems(environment.id, ITEMS)) {
-    const poller = client.beta.environments.work.poller({ environmentId: environment.id, environmentKey: environment.environmentKey, autoStop: false, drain: true, blockMs: null });
+    const poller = client.beta.environments.work.poller({
+      environmentId: environment.id,
+      environmentKey: environment.environmentKey,
+      autoStop: false,
+      drain: true,
+      blockMs: null,
+    });
     for await (const work of poller) {
       const claimed = Date.now();
       await new Promise<void>((resolve, reject) => {
@@ -63,7 +69,9 @@ async function baseline(): Promise<number[]> {
           },
         });
         child.once("error", reject);
-        child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`oma-ama-worker exited ${code}`))));
+        child.once("exit", (code) =>
+          code === 0 ? resolve() : reject(new Error(`oma-ama-worker exited ${code}`))
+        );
       });
       samples.push(Date.now() - claimed);
       break;
@@ -81,7 +89,10 @@ interface Line {
 
 /** Seconds summed over every call of one port method, from the bin's own histogram. */
 function stepSeconds(metrics: string, port: string, call: string): number {
-  const pattern = new RegExp(`^oma_transaction_step_duration_seconds_sum\\{[^}]*port="${port}"[^}]*call="${call}"[^}]*\\} (\\S+)`, "gm");
+  const pattern = new RegExp(
+    `^oma_transaction_step_duration_seconds_sum\\{[^}]*port="${port}"[^}]*call="${call}"[^}]*\\} (\\S+)`,
+    "gm"
+  );
   let total = 0;
   for (const match of metrics.matchAll(pattern)) total += Number(match[1]);
   return total;
@@ -103,7 +114,13 @@ async function measured(): Promise<Measured> {
     workspace: { requirement: "durable" },
     outputs: { requirement: "disabled" },
     runtimeCheckpoint: "disabled",
-    driver: { type: "ama_worker", process: { command: "oma-ama-worker", env: { PATH: `${BIN_DIRECTORY}:/usr/bin:/bin`, OMA_AMA_MAX_IDLE_MS: String(IDLE_MS) } } },
+    driver: {
+      type: "ama_worker",
+      process: {
+        command: "oma-ama-worker",
+        env: { PATH: `${BIN_DIRECTORY}:/usr/bin:/bin`, OMA_AMA_MAX_IDLE_MS: String(IDLE_MS) },
+      },
+    },
   };
   const child: ChildProcess = spawn(process.execPath, [SERVICE_BIN], {
     stdio: ["ignore", "ignore", "pipe"],
@@ -164,7 +181,9 @@ async function measured(): Promise<Measured> {
     samples,
     idleRss,
     afterRss,
-    sandboxMs: perItem(stepSeconds(metrics, "sandbox", "acquire") + stepSeconds(metrics, "sandbox", "terminate")),
+    sandboxMs: perItem(
+      stepSeconds(metrics, "sandbox", "acquire") + stepSeconds(metrics, "sandbox", "terminate")
+    ),
     harnessMs: perItem(stepSeconds(metrics, "harnessDriver", "run")),
     checkpointMs: perItem(stepSeconds(metrics, "workspace", "checkpoint")),
   };
@@ -180,12 +199,28 @@ try {
   const base = median(await baseline());
   const run = await measured();
   const done = median(run.samples);
-  process.stdout.write(`service benchmark: ${ITEMS} items of one bash call each, medians (idle cut-off ${IDLE_MS} ms in both)\n\n`);
-  process.stdout.write(`  claim → item done   baseline ${base.toFixed(0)} ms   bin ${done.toFixed(0)} ms   overhead ${(done - base).toFixed(0)} ms per item\n`);
+  process.stdout.write(
+    `service benchmark: ${ITEMS} items of one bash call each, medians (idle cut-off ${IDLE_MS} ms in both)\n\n`
+  );
+  process.stdout.write(
+    `  claim → item done   baseline ${base.toFixed(0)} ms   bin ${done.toFixed(0)} ms   overhead ${(
+      done - base
+    ).toFixed(0)} ms per item\n`
+  );
   const rest = done - run.sandboxMs - run.harnessMs - run.checkpointMs;
-  process.stdout.write(`  bin item, split (means): sandbox acquire+terminate ${run.sandboxMs.toFixed(0)} ms, harness ${run.harnessMs.toFixed(0)} ms, `);
-  process.stdout.write(`checkpoint ${run.checkpointMs.toFixed(0)} ms, the rest (worker, fence, store, publish) ${rest.toFixed(0)} ms\n`);
-  process.stdout.write(`  bin RSS             idle ${mib(run.idleRss)}   after the items ${mib(run.afterRss)}\n`);
+  process.stdout.write(
+    `  bin item, split (means): sandbox acquire+terminate ${run.sandboxMs.toFixed(
+      0
+    )} ms, harness ${run.harnessMs.toFixed(0)} ms, `
+  );
+  process.stdout.write(
+    `checkpoint ${run.checkpointMs.toFixed(0)} ms, the rest (worker, fence, store, publish) ${rest.toFixed(
+      0
+    )} ms\n`
+  );
+  process.stdout.write(
+    `  bin RSS             idle ${mib(run.idleRss)}   after the items ${mib(run.afterRss)}\n`
+  );
 } finally {
   await bridge.stop();
   await plane.stop();

@@ -16,7 +16,10 @@ runs each item in a sandbox of the configured driver through the fenced host, an
 workspace between turns. Every option is also an environment variable and a config-file key:
 
 ${Object.entries(CONFIG_KEYS)
-  .map(([name, key]) => `  ${`--${key.flag}`.padEnd(26)}${key.env.padEnd(28)}${name.padEnd(20)}${key.description}`)
+  .map(
+    ([name, key]) =>
+      `  ${`--${key.flag}`.padEnd(26)}${key.env.padEnd(28)}${name.padEnd(20)}${key.description}`
+  )
   .join("\n")}
 
   --check     validate the config, prove the API, store, driver and a sandbox, print what was found, exit 0 or 1
@@ -27,7 +30,9 @@ ${OPERATOR_USAGE}`;
 const OPERATOR_COMMANDS = new Set(["in-flight", "fences", "orphans", "checkpoints"]);
 
 async function main(argv: readonly string[]): Promise<number> {
-  const configFlags = Object.fromEntries(Object.values(CONFIG_KEYS).map((key) => [key.flag, { type: "string" as const }]));
+  const configFlags = Object.fromEntries(
+    Object.values(CONFIG_KEYS).map((key) => [key.flag, { type: "string" as const }])
+  );
   const { values, positionals } = parseArgs({
     args: [...argv],
     options: {
@@ -46,26 +51,49 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const sources: ConfigSources = { flags: values, env: process.env, ...(values.config ? { configFile: values.config } : {}) };
+  const sources: ConfigSources = {
+    flags: values,
+    env: process.env,
+    ...(values.config ? { configFile: values.config } : {}),
+  };
   const [command = "run", ...rest] = positionals;
   if (OPERATOR_COMMANDS.has(command)) {
     let logger: ReturnType<typeof createServiceLogger> | null = null;
     const loadFull = () => loadServiceConfig(sources);
-    return runOperatorCommand(command, rest, { reap: values.reap, sweep: values.sweep }, {
-      storeUrl: loadStoreUrl(sources),
-      loadFull,
-      env: process.env,
-      logger: () => {
-        logger ??= createServiceLogger({ level: "warn", format: "auto", secrets: loadFull().secrets, env: process.env });
-        return logger;
-      },
-      json: values.json,
-      out: (text) => process.stdout.write(text),
-    });
+    return runOperatorCommand(
+      command,
+      rest,
+      { reap: values.reap, sweep: values.sweep },
+      {
+        storeUrl: loadStoreUrl(sources),
+        loadFull,
+        env: process.env,
+        logger: () => {
+          logger ??= createServiceLogger({
+            level: "warn",
+            format: "auto",
+            secrets: loadFull().secrets,
+            env: process.env,
+          });
+          return logger;
+        },
+        json: values.json,
+        out: (text) => process.stdout.write(text),
+      }
+    );
   }
-  if (command !== "run") throw new InvalidConfigError({ message: `unknown command ${command}; see --help`, context: { key: "command" } });
+  if (command !== "run")
+    throw new InvalidConfigError({
+      message: `unknown command ${command}; see --help`,
+      context: { key: "command" },
+    });
   const loaded = loadServiceConfig(sources);
-  const logger = createServiceLogger({ level: loaded.config.logLevel, format: loaded.config.logFormat, secrets: loaded.secrets, env: process.env });
+  const logger = createServiceLogger({
+    level: loaded.config.logLevel,
+    format: loaded.config.logFormat,
+    secrets: loaded.secrets,
+    env: process.env,
+  });
   if (values.check) {
     const results = await runChecks(loaded, { env: process.env, logger });
     process.stdout.write(formatChecks(results));
@@ -98,8 +126,12 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    const message = ManagedRuntimeError.isInstance(error) ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
+    const message = ManagedRuntimeError.isInstance(error)
+      ? `${error.code}: ${error.message}`
+      : error instanceof Error
+      ? error.message
+      : String(error);
     process.stderr.write(`oma-environment-worker: ${message}\n`);
     process.exitCode = ManagedRuntimeError.isInstance(error) && error.code === "invalid_config" ? 2 : 1;
-  },
+  }
 );

@@ -18,7 +18,12 @@ export interface CheckResult {
   readonly detail: string;
 }
 
-const describe = (error: unknown) => (ManagedRuntimeError.isInstance(error) ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error));
+const describe = (error: unknown) =>
+  ManagedRuntimeError.isInstance(error)
+    ? `${error.code}: ${error.message}`
+    : error instanceof Error
+    ? error.message
+    : String(error);
 
 /**
  * Proves each dependency in turn: the API answers the environment key (`work.stats`, which claims
@@ -26,25 +31,36 @@ const describe = (error: unknown) => (ManagedRuntimeError.isInstance(error) ? `$
  * readiness probe (acquired through the host on a throwaway session, then terminated). A failing
  * dependency is reported with what failed; the ones after a failed store or driver are skipped.
  */
-export async function runChecks(loaded: LoadedConfig, context: { env: Env; logger: ServiceLogger }): Promise<CheckResult[]> {
+export async function runChecks(
+  loaded: LoadedConfig,
+  context: { env: Env; logger: ServiceLogger }
+): Promise<CheckResult[]> {
   const { config } = loaded;
   const results: CheckResult[] = [{ name: "config", ok: true, detail: "valid" }];
   const client = createWorkerClient(loaded, context.logger);
   try {
-    const stats = await client.beta.environments.work.stats(config.environmentId, {}, {
-      headers: { Authorization: `Bearer ${config.environmentKey}` },
-      maxRetries: 0,
-      timeout: 10_000,
+    const stats = await client.beta.environments.work.stats(
+      config.environmentId,
+      {},
+      {
+        headers: { Authorization: `Bearer ${config.environmentKey}` },
+        maxRetries: 0,
+        timeout: 10_000,
+      }
+    );
+    results.push({
+      name: "api",
+      ok: true,
+      detail: `${config.apiBaseUrl} answered the environment key (${JSON.stringify(stats)})`,
     });
-    results.push({ name: "api", ok: true, detail: `${config.apiBaseUrl} answered the environment key (${JSON.stringify(stats)})` });
   } catch (error) {
     const status = (error as { status?: number }).status;
     const detail =
       status === 401 || status === 403
         ? `${config.apiBaseUrl} refused the environment key of ${config.environmentId} (${status})`
         : status
-          ? `${config.apiBaseUrl} answered ${status}`
-          : `${config.apiBaseUrl} is unreachable (${context.logger.redact(describe(error))})`;
+        ? `${config.apiBaseUrl} answered ${status}`
+        : `${config.apiBaseUrl} is unreachable (${context.logger.redact(describe(error))})`;
     results.push({ name: "api", ok: false, detail });
   }
   try {
@@ -72,22 +88,51 @@ export async function runChecks(loaded: LoadedConfig, context: { env: Env; logge
   };
   let composition: Composition;
   try {
-    composition = await composeDeployment(config, { env: context.env, logger: tap, metrics: createServiceMetrics() });
-    results.push({ name: "driver", ok: true, detail: `${config.driver} loaded (provider ${composition.driver.descriptor().provider})` });
+    composition = await composeDeployment(config, {
+      env: context.env,
+      logger: tap,
+      metrics: createServiceMetrics(),
+    });
+    results.push({
+      name: "driver",
+      ok: true,
+      detail: `${config.driver} loaded (provider ${composition.driver.descriptor().provider})`,
+    });
   } catch (error) {
-    results.push({ name: "driver", ok: false, detail: `${config.driver}: ${context.logger.redact(describe(error))}` });
+    results.push({
+      name: "driver",
+      ok: false,
+      detail: `${config.driver}: ${context.logger.redact(describe(error))}`,
+    });
     return results;
   }
   try {
     const profile = defaultProfile(config);
-    const scope = { workspaceId: config.workspaceId, environmentId: config.environmentId, sessionId: `oma-check-${randomUUID()}`, workId: `oma-check-${randomUUID()}` };
+    const scope = {
+      workspaceId: config.workspaceId,
+      environmentId: config.environmentId,
+      sessionId: `oma-check-${randomUUID()}`,
+      workId: `oma-check-${randomUUID()}`,
+    };
     const host = await composition.hostFactory({ scope, profile, signal: acquired.signal });
     const result = await host.run({ scope, profile, signal: acquired.signal });
     if (events.includes("sandbox.acquired")) {
-      results.push({ name: "sandbox", ok: true, detail: `a sandbox started and found ${commandOf(profile)} (readiness probe passed); it was terminated` });
+      results.push({
+        name: "sandbox",
+        ok: true,
+        detail: `a sandbox started and found ${commandOf(
+          profile
+        )} (readiness probe passed); it was terminated`,
+      });
     } else {
       const error = "error" in result ? result.error : null;
-      results.push({ name: "sandbox", ok: false, detail: context.logger.redact(error ? `${error.code}: ${error.message}` : `the run ended ${result.type} before a sandbox started`) });
+      results.push({
+        name: "sandbox",
+        ok: false,
+        detail: context.logger.redact(
+          error ? `${error.code}: ${error.message}` : `the run ended ${result.type} before a sandbox started`
+        ),
+      });
     }
   } catch (error) {
     results.push({ name: "sandbox", ok: false, detail: context.logger.redact(describe(error)) });
@@ -104,5 +149,7 @@ function commandOf(profile: ReturnType<typeof defaultProfile>): string {
 
 /** The lines `--check` prints. */
 export function formatChecks(results: readonly CheckResult[]): string {
-  return `${results.map((result) => `${result.ok ? "ok  " : "FAIL"}  ${result.name.padEnd(8)}${result.detail}`).join("\n")}\n`;
+  return `${results
+    .map((result) => `${result.ok ? "ok  " : "FAIL"}  ${result.name.padEnd(8)}${result.detail}`)
+    .join("\n")}\n`;
 }

@@ -50,7 +50,9 @@ describe("a wrong config", () => {
     expect(refused.stderr).not.toContain("in-the-file");
     const keyFile = join(stack.dir, "key");
     await writeFile(keyFile, `${stack.environment.environmentKey}\n`, { mode: 0o600 });
-    const fromFile = await stack.run(["--check", "--environment-key-file", keyFile], { OMA_ENVIRONMENT_KEY: undefined });
+    const fromFile = await stack.run(["--check", "--environment-key-file", keyFile], {
+      OMA_ENVIRONMENT_KEY: undefined,
+    });
     expect(fromFile.stdout).toMatch(/^ok {4}api/m);
   });
 
@@ -67,7 +69,9 @@ describe("--check", () => {
     expect(result.stdout).toMatch(/^ok {4}config/m);
     expect(result.stdout).toMatch(/^ok {4}api +.*answered the environment key/m);
     expect(result.stdout).toMatch(/^ok {4}store +SQLite .* is writable/m);
-    expect(result.stdout).toMatch(/^ok {4}driver +@open-managed-agents\/managed-runtime-cloudflare-bridge loaded \(provider cloudflare-bridge\)/m);
+    expect(result.stdout).toMatch(
+      /^ok {4}driver +@open-managed-agents\/managed-runtime-cloudflare-bridge loaded \(provider cloudflare-bridge\)/m
+    );
     expect(result.stdout).toMatch(/^ok {4}sandbox +a sandbox started and found oma-ama-worker/m);
     expect(result.code).toBe(0);
     expect(result.stdout + result.stderr).not.toContain(stack.environment.environmentKey);
@@ -93,7 +97,9 @@ describe("--check", () => {
     try {
       const result = await stack.run(["--check"], { OMA_STORE: `sqlite://${directory}/runtime.sqlite` });
       expect(result.code).toBe(1);
-      expect(result.stdout).toMatch(new RegExp(`^FAIL {2}store +sqlite://${directory}/runtime\\.sqlite: `, "m"));
+      expect(result.stdout).toMatch(
+        new RegExp(`^FAIL {2}store +sqlite://${directory}/runtime\\.sqlite: `, "m")
+      );
     } finally {
       undo();
     }
@@ -108,7 +114,9 @@ describe("--check", () => {
   it("fails naming the sandbox, and says the harness must be on the runtime's PATH, when the probe cannot find it", async () => {
     const result = await stack.run(["--check"], { OMA_PROFILE: profileWith("oma-missing-harness") });
     expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(/^FAIL {2}sandbox +readiness_failed: (sandbox-acquire failed: )?readiness probe for oma-missing-harness exited with code \d+ \(oma-missing-harness is not on the runtime's PATH/m);
+    expect(result.stdout).toMatch(
+      /^FAIL {2}sandbox +readiness_failed: (sandbox-acquire failed: )?readiness probe for oma-missing-harness exited with code \d+ \(oma-missing-harness is not on the runtime's PATH/m
+    );
   });
 });
 
@@ -118,16 +126,21 @@ describe("an unreachable API", () => {
     try {
       const http = await service.httpUrl();
       // The SDK's poller retries a failed poll on its own; its line comes through the service's logger.
-      const failure = await service.waitFor("sdk.log", (line) => String(line.message).startsWith("poll failed"));
+      const failure = await service.waitFor("sdk.log", (line) =>
+        String(line.message).startsWith("poll failed")
+      );
       expect(String(failure.message)).toMatch(/Connection error/);
       expect(failure.level).toBe(40);
       const metrics = await (await fetch(`${http}/metrics`)).text();
       expect(sample(metrics, "oma_work_api_failures_total", { operation: "poll" })).toBeGreaterThan(0);
       const ready = await fetch(`${http}/readyz`);
       expect(ready.status).toBe(503);
-      expect(((await ready.json()) as { checks: { api: { detail: string } } }).checks.api.detail).toBe("the Work API is unreachable");
+      expect(((await ready.json()) as { checks: { api: { detail: string } } }).checks.api.detail).toBe(
+        "the Work API is unreachable"
+      );
       // Nothing bypassed the logger: every line the process wrote is JSON.
-      for (const line of service.output().split("\n").filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
+      for (const line of service.output().split("\n").filter(Boolean))
+        expect(() => JSON.parse(line)).not.toThrow();
     } finally {
       expect(await service.stop()).toBe(0);
     }

@@ -14,7 +14,11 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const base = { OMA_ENVIRONMENT_ID: "env_1", OMA_ENVIRONMENT_KEY: "environment-key-value", OMA_STORE: "sqlite:///tmp/a.sqlite" };
+const base = {
+  OMA_ENVIRONMENT_ID: "env_1",
+  OMA_ENVIRONMENT_KEY: "environment-key-value",
+  OMA_STORE: "sqlite:///tmp/a.sqlite",
+};
 
 describe("loadServiceConfig", () => {
   it("takes flags over the environment over the config file, and applies defaults", async () => {
@@ -25,7 +29,12 @@ describe("loadServiceConfig", () => {
       env: { ...base, OMA_CONCURRENCY: "3", OMA_POLL_INTERVAL_MS: "7000" },
       configFile: file,
     });
-    expect(config).toMatchObject({ concurrency: 4, pollIntervalMs: 7000, workspaceId: "from-file", apiBaseUrl: "https://api.anthropic.com" });
+    expect(config).toMatchObject({
+      concurrency: 4,
+      pollIntervalMs: 7000,
+      workspaceId: "from-file",
+      apiBaseUrl: "https://api.anthropic.com",
+    });
     expect(config.driver).toBe("@open-managed-agents/managed-runtime-cloudflare-bridge");
     expect(secrets).toEqual(["environment-key-value"]);
   });
@@ -33,14 +42,18 @@ describe("loadServiceConfig", () => {
   it("refuses an unknown config-file key and a heartbeat not shorter than the TTL, naming each", async () => {
     const file = join(dir, "unknown.json");
     await writeFile(file, JSON.stringify({ concurency: 2 }));
-    expect(() => loadServiceConfig({ env: base, configFile: file })).toThrow(/invalid config concurency \(config file .*\): is not a setting/);
-    expect(() => loadServiceConfig({ env: { ...base, OMA_LEASE_TTL_MS: "1000", OMA_FENCE_HEARTBEAT_MS: "1000" } })).toThrow(
-      "invalid config fenceHeartbeatMs (OMA_FENCE_HEARTBEAT_MS): must be shorter than leaseTtlMs",
+    expect(() => loadServiceConfig({ env: base, configFile: file })).toThrow(
+      /invalid config concurency \(config file .*\): is not a setting/
     );
+    expect(() =>
+      loadServiceConfig({ env: { ...base, OMA_LEASE_TTL_MS: "1000", OMA_FENCE_HEARTBEAT_MS: "1000" } })
+    ).toThrow("invalid config fenceHeartbeatMs (OMA_FENCE_HEARTBEAT_MS): must be shorter than leaseTtlMs");
   });
 
   it("reads the store URL alone for the operator CLI, without the environment key", () => {
-    expect(loadStoreUrl({ env: { OMA_STORE: "sqlite:///var/lib/oma/r.sqlite" } })).toBe("sqlite:///var/lib/oma/r.sqlite");
+    expect(loadStoreUrl({ env: { OMA_STORE: "sqlite:///var/lib/oma/r.sqlite" } })).toBe(
+      "sqlite:///var/lib/oma/r.sqlite"
+    );
     expect(() => loadStoreUrl({ env: {} })).toThrow("invalid config store (OMA_STORE)");
   });
 });
@@ -63,24 +76,51 @@ describe("createServiceLogger", () => {
       level: "info",
       format: "json",
       secrets: ["environment-key-value"],
-      env: { OMA_CLOUDFLARE_BRIDGE_API_KEY: "bridge-api-key-value", AWS_SECRET_ACCESS_KEY: "aws-secret-value", HOME: "/root" },
+      env: {
+        OMA_CLOUDFLARE_BRIDGE_API_KEY: "bridge-api-key-value",
+        AWS_SECRET_ACCESS_KEY: "aws-secret-value",
+        HOME: "/root",
+      },
       destination: out.destination,
     });
     logger.addSecrets(["sessions-token-value"]);
-    logger.host.info("work.claimed", { note: "key environment-key-value and bridge-api-key-value", list: ["aws-secret-value"] });
+    logger.host.info("work.claimed", {
+      note: "key environment-key-value and bridge-api-key-value",
+      list: ["aws-secret-value"],
+    });
     logger.sdk.warn("poll failed, backing off", { error: "Bearer sessions-token-value refused" });
     logger.flush();
-    const lines = out.text().trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = out
+      .text()
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatchObject({ level: 30, event: "work.claimed", note: "key [redacted] and [redacted]", list: ["[redacted]"] });
+    expect(lines[0]).toMatchObject({
+      level: 30,
+      event: "work.claimed",
+      note: "key [redacted] and [redacted]",
+      list: ["[redacted]"],
+    });
     expect(lines[1]).toMatchObject({ level: 40, event: "sdk.log" });
     expect(String(lines[1]?.message)).toContain("Bearer [redacted] refused");
-    for (const secret of ["environment-key-value", "bridge-api-key-value", "aws-secret-value", "sessions-token-value"]) expect(out.text()).not.toContain(secret);
+    for (const secret of [
+      "environment-key-value",
+      "bridge-api-key-value",
+      "aws-secret-value",
+      "sessions-token-value",
+    ])
+      expect(out.text()).not.toContain(secret);
   });
 
   it("writes readable lines in pretty mode", () => {
     const out = capture();
-    const logger = createServiceLogger({ level: "info", format: "pretty", secrets: [], destination: out.destination });
+    const logger = createServiceLogger({
+      level: "info",
+      format: "pretty",
+      secrets: [],
+      destination: out.destination,
+    });
     logger.host.warn("service.stopping", { signal: "SIGTERM" });
     logger.flush();
     expect(out.text()).toContain("service.stopping");

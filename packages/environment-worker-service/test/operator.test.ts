@@ -20,10 +20,17 @@ describe("the operator CLI over the service's store", () => {
     const proxy = await startFailingDeleteProxy(stack.bridge.url);
     try {
       // The service's own reconciler waits an hour, so the operator reaps.
-      const service = stack.start({ OMA_CLOUDFLARE_BRIDGE_URL: proxy.url, OMA_RECONCILE_INTERVAL_MS: "3600000" });
+      const service = stack.start({
+        OMA_CLOUDFLARE_BRIDGE_URL: proxy.url,
+        OMA_RECONCILE_INTERVAL_MS: "3600000",
+      });
       const session = stack.plane.createSession({ environmentId: stack.environment.id, title: "orphan" });
       try {
-        stack.plane.queueTurn(session.id, { message: "touch", toolCalls: [{ name: "bash", input: { command: "echo kept > kept.txt" } }], finalMessage: "ok" });
+        stack.plane.queueTurn(session.id, {
+          message: "touch",
+          toolCalls: [{ name: "bash", input: { command: "echo kept > kept.txt" } }],
+          finalMessage: "ok",
+        });
         const done = await service.waitFor("work.done", (line) => line.sessionId === session.id);
         expect(done.outcome).toBe("completed");
       } finally {
@@ -33,18 +40,32 @@ describe("the operator CLI over the service's store", () => {
 
       const listed = await stack.run(["orphans", "--json"]);
       expect(listed.code).toBe(0);
-      const { orphans } = json<{ orphans: { id: string; scope: { sessionId: string }; sandbox: { provider: string; runtimeId: string } }[] }>(listed.stdout);
+      const { orphans } = json<{
+        orphans: {
+          id: string;
+          scope: { sessionId: string };
+          sandbox: { provider: string; runtimeId: string };
+        }[];
+      }>(listed.stdout);
       const orphan = orphans.find((record) => record.scope.sessionId === session.id);
       expect(orphan?.sandbox.provider).toBe("cloudflare-bridge");
       const readable = await stack.run(["orphans"]);
-      expect(readable.stdout).toContain(`${orphan?.id}  ${session.id}  cloudflare-bridge/${orphan?.sandbox.runtimeId}`);
+      expect(readable.stdout).toContain(
+        `${orphan?.id}  ${session.id}  cloudflare-bridge/${orphan?.sandbox.runtimeId}`
+      );
 
       proxy.failDeletes = false;
-      const reaped = await stack.run(["orphans", "--reap", "--json"], { OMA_CLOUDFLARE_BRIDGE_URL: proxy.url });
+      const reaped = await stack.run(["orphans", "--reap", "--json"], {
+        OMA_CLOUDFLARE_BRIDGE_URL: proxy.url,
+      });
       expect(reaped.code).toBe(0);
-      expect(json<{ summary: { reaped: number }; orphansLeft: number }>(reaped.stdout)).toMatchObject({ orphansLeft: 0 });
+      expect(json<{ summary: { reaped: number }; orphansLeft: number }>(reaped.stdout)).toMatchObject({
+        orphansLeft: 0,
+      });
       expect(json<{ summary: { reaped: number } }>(reaped.stdout).summary.reaped).toBeGreaterThanOrEqual(1);
-      const after = json<{ orphans: unknown[]; journal: unknown[] }>((await stack.run(["orphans", "--json"])).stdout);
+      const after = json<{ orphans: unknown[]; journal: unknown[] }>(
+        (await stack.run(["orphans", "--json"])).stdout
+      );
       expect(after.orphans).toEqual([]);
     } finally {
       await proxy.close();
@@ -57,44 +78,76 @@ describe("the operator CLI over the service's store", () => {
     try {
       stack.plane.queueTurn(session.id, {
         message: "write",
-        toolCalls: [{ name: "bash", input: { command: "head -c 1000000 /dev/urandom > a.bin; sha256sum a.bin > sums; sleep 2" } }],
+        toolCalls: [
+          {
+            name: "bash",
+            input: { command: "head -c 1000000 /dev/urandom > a.bin; sha256sum a.bin > sums; sleep 2" },
+          },
+        ],
         finalMessage: "ok",
       });
       await service.waitFor("sandbox.acquired");
-      const inFlight = json<{ inFlight: { sessionId: string; held: boolean }[] }>((await stack.run(["in-flight", "--json"])).stdout);
+      const inFlight = json<{ inFlight: { sessionId: string; held: boolean }[] }>(
+        (await stack.run(["in-flight", "--json"])).stdout
+      );
       expect(inFlight.inFlight.map((row) => row.sessionId)).toContain(session.id);
       await service.waitFor("work.done", (line) => line.sessionId === session.id);
       stack.plane.queueTurn(session.id, {
         message: "change",
-        toolCalls: [{ name: "bash", input: { command: "sha256sum -c sums && rm a.bin && head -c 100000 /dev/urandom > b.bin" } }],
+        toolCalls: [
+          {
+            name: "bash",
+            input: { command: "sha256sum -c sums && rm a.bin && head -c 100000 /dev/urandom > b.bin" },
+          },
+        ],
         finalMessage: "ok",
       });
-      await service.waitFor("work.done", (line) => line.sessionId === session.id && line.workId !== service.lines.find((l) => l.event === "work.done" && l.sessionId === session.id)?.workId);
+      await service.waitFor(
+        "work.done",
+        (line) =>
+          line.sessionId === session.id &&
+          line.workId !==
+            service.lines.find((l) => l.event === "work.done" && l.sessionId === session.id)?.workId
+      );
     } finally {
       expect(await service.stop()).toBe(0);
     }
-    const fences = json<{ fences: { sessionId: string; held: boolean; revision: number; checkpointId: string | null }[] }>((await stack.run(["fences", session.id, "--json"])).stdout);
+    const fences = json<{
+      fences: { sessionId: string; held: boolean; revision: number; checkpointId: string | null }[];
+    }>((await stack.run(["fences", session.id, "--json"])).stdout);
     expect(fences.fences).toHaveLength(1);
     expect(fences.fences[0]).toMatchObject({ sessionId: session.id, held: false, revision: 2 });
     expect(fences.fences[0]?.checkpointId).toBeTruthy();
     expect((await stack.run(["in-flight", "--json"])).stdout).not.toContain(session.id);
 
-    const checkpoints = json<{ published: { checkpointId: string }[] }>((await stack.run(["checkpoints", session.id, "--json"])).stdout);
-    expect(checkpoints.published.map((handle) => handle.checkpointId)).toEqual([fences.fences[0]?.checkpointId]);
+    const checkpoints = json<{ published: { checkpointId: string }[] }>(
+      (await stack.run(["checkpoints", session.id, "--json"])).stdout
+    );
+    expect(checkpoints.published.map((handle) => handle.checkpointId)).toEqual([
+      fences.fences[0]?.checkpointId,
+    ]);
     // Grace 0: every object no published checkpoint references goes: turn 1's a.bin, a blob of its own
     // (over the pack threshold), is referenced no more.
-    const swept = await stack.run(["checkpoints", session.id, "--sweep", "--json"], { OMA_SWEEP_GRACE_MS: "0" });
+    const swept = await stack.run(["checkpoints", session.id, "--sweep", "--json"], {
+      OMA_SWEEP_GRACE_MS: "0",
+    });
     expect(swept.code).toBe(0);
     const result = json<{ deleted: number; kept: number }>(swept.stdout);
     expect(result.deleted).toBeGreaterThan(0);
     expect(result.kept).toBeGreaterThan(0);
-    const again = json<{ deleted: number }>((await stack.run(["checkpoints", session.id, "--sweep", "--json"], { OMA_SWEEP_GRACE_MS: "0" })).stdout);
+    const again = json<{ deleted: number }>(
+      (await stack.run(["checkpoints", session.id, "--sweep", "--json"], { OMA_SWEEP_GRACE_MS: "0" })).stdout
+    );
     expect(again.deleted).toBe(0);
 
     // What the sweep kept restores: a third turn sees turn 2's tree.
     const next = stack.start();
     try {
-      stack.plane.queueTurn(session.id, { message: "list", toolCalls: [{ name: "bash", input: { command: "ls; test ! -e a.bin && wc -c < b.bin" } }], finalMessage: "ok" });
+      stack.plane.queueTurn(session.id, {
+        message: "list",
+        toolCalls: [{ name: "bash", input: { command: "ls; test ! -e a.bin && wc -c < b.bin" } }],
+        finalMessage: "ok",
+      });
       const done = await next.waitFor("work.done", (line) => line.sessionId === session.id);
       expect(done.outcome).toBe("completed");
       expect(transcriptText(session.id)).toContain("100000");

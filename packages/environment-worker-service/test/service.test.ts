@@ -27,17 +27,38 @@ describe("oma-environment-worker against the local control plane and the local s
       const session = stack.plane.createSession({ environmentId: stack.environment.id, title: "two turns" });
       stack.plane.queueTurn(session.id, {
         message: "write files",
-        toolCalls: [{ name: "bash", input: { command: "set -e; mkdir -p notes; echo 'hello from turn 1' > notes/hello.txt; head -c 20000000 /dev/urandom > data.bin; sha256sum data.bin notes/hello.txt > sums" } }],
+        toolCalls: [
+          {
+            name: "bash",
+            input: {
+              command:
+                "set -e; mkdir -p notes; echo 'hello from turn 1' > notes/hello.txt; head -c 20000000 /dev/urandom > data.bin; sha256sum data.bin notes/hello.txt > sums",
+            },
+          },
+        ],
         finalMessage: "written",
       });
       stack.plane.queueTurn(session.id, {
         message: "read them",
-        toolCalls: [{ name: "bash", input: { command: "set -e; sha256sum -c sums; echo \"turn 2 found: $(cat notes/hello.txt)\"" } }],
+        toolCalls: [
+          {
+            name: "bash",
+            input: { command: 'set -e; sha256sum -c sums; echo "turn 2 found: $(cat notes/hello.txt)"' },
+          },
+        ],
         finalMessage: "verified",
       });
-      const done = (n: number) => service.waitFor("work.done", (line) => line.sessionId === session.id && service.lines.filter((l) => l.event === "work.done" && l.sessionId === session.id).length >= n);
+      const done = (n: number) =>
+        service.waitFor(
+          "work.done",
+          (line) =>
+            line.sessionId === session.id &&
+            service.lines.filter((l) => l.event === "work.done" && l.sessionId === session.id).length >= n
+        );
       await done(2);
-      const reports = service.lines.filter((line) => line.event === "work.done" && line.sessionId === session.id);
+      const reports = service.lines.filter(
+        (line) => line.event === "work.done" && line.sessionId === session.id
+      );
       expect(reports.map((line) => line.outcome)).toEqual(["completed", "completed"]);
       const transcript = transcriptText(session.id);
       expect(transcript).toContain("data.bin: OK");
@@ -46,23 +67,53 @@ describe("oma-environment-worker against the local control plane and the local s
       const metrics = (await fetchText(`${http}/metrics`)).text;
       expect(sample(metrics, "oma_work_items_total", { lane: "ama_worker", outcome: "completed" })).toBe(2);
       expect(sample(metrics, "oma_work_items_total", { outcome: "failed" })).toBe(0);
-      expect(sample(metrics, "oma_checkpoint_transfer_duration_seconds_count", { phase: "checkpoint", result: "ok" })).toBe(2);
-      expect(sample(metrics, "oma_checkpoint_transfer_duration_seconds_count", { phase: "restore", result: "ok" })).toBe(1);
-      expect(sample(metrics, "oma_checkpoint_transfer_bytes_total", { phase: "checkpoint" })).toBeGreaterThan(20_000_000);
-      expect(sample(metrics, "oma_checkpoint_transfer_bytes_total", { phase: "restore" })).toBeGreaterThan(20_000_000);
-      expect(sample(metrics, "oma_transaction_step_duration_seconds_count", { port: "harnessDriver", result: "ok" })).toBeGreaterThanOrEqual(2);
-      expect(sample(metrics, "oma_transaction_step_duration_seconds_count", { port: "fence", call: "publish", result: "ok" })).toBe(2);
+      expect(
+        sample(metrics, "oma_checkpoint_transfer_duration_seconds_count", {
+          phase: "checkpoint",
+          result: "ok",
+        })
+      ).toBe(2);
+      expect(
+        sample(metrics, "oma_checkpoint_transfer_duration_seconds_count", { phase: "restore", result: "ok" })
+      ).toBe(1);
+      expect(sample(metrics, "oma_checkpoint_transfer_bytes_total", { phase: "checkpoint" })).toBeGreaterThan(
+        20_000_000
+      );
+      expect(sample(metrics, "oma_checkpoint_transfer_bytes_total", { phase: "restore" })).toBeGreaterThan(
+        20_000_000
+      );
+      expect(
+        sample(metrics, "oma_transaction_step_duration_seconds_count", {
+          port: "harnessDriver",
+          result: "ok",
+        })
+      ).toBeGreaterThanOrEqual(2);
+      expect(
+        sample(metrics, "oma_transaction_step_duration_seconds_count", {
+          port: "fence",
+          call: "publish",
+          result: "ok",
+        })
+      ).toBe(2);
       expect(sample(metrics, "oma_sandboxes_alive")).toBe(0);
       expect(sample(metrics, "oma_orphans_pending")).toBe(0);
       expect(metrics).toContain("oma_journal_records_pending 0");
       // Checkpoints and restores report while they run and when they end, through the service's logger.
-      expect(service.lines.filter((line) => line.event === "checkpoint.done" && line.sessionId === session.id)).toHaveLength(2);
-      expect(service.lines.some((line) => line.event === "restore.done" && line.sessionId === session.id)).toBe(true);
+      expect(
+        service.lines.filter((line) => line.event === "checkpoint.done" && line.sessionId === session.id)
+      ).toHaveLength(2);
+      expect(
+        service.lines.some((line) => line.event === "restore.done" && line.sessionId === session.id)
+      ).toBe(true);
       // 20 MB moved each way: at least one line per 16 MiB while it moved, naming the session.
-      const transfer = service.lines.find((line) => line.event === "checkpoint.transfer" && line.sessionId === session.id);
+      const transfer = service.lines.find(
+        (line) => line.event === "checkpoint.transfer" && line.sessionId === session.id
+      );
       expect(transfer?.bytes).toBeGreaterThanOrEqual(16 * 1024 * 1024);
       expect(transfer?.objects).toBeGreaterThan(0);
-      expect(service.lines.some((line) => line.event === "restore.transfer" && line.sessionId === session.id)).toBe(true);
+      expect(
+        service.lines.some((line) => line.event === "restore.transfer" && line.sessionId === session.id)
+      ).toBe(true);
       const ready = await fetchText(`${http}/readyz`);
       expect(ready.status).toBe(200);
     } finally {
@@ -83,7 +134,10 @@ describe("oma-environment-worker against the local control plane and the local s
         await new Promise((resolve) => setTimeout(resolve, 2_100));
         const failing = await fetchText(`${http}/readyz`);
         expect(failing.status).toBe(503);
-        const body = JSON.parse(failing.text) as { ready: boolean; checks: Record<string, { ok: boolean; detail?: string }> };
+        const body = JSON.parse(failing.text) as {
+          ready: boolean;
+          checks: Record<string, { ok: boolean; detail?: string }>;
+        };
         expect(body.ready).toBe(false);
         expect(body.checks.store?.ok).toBe(false);
         expect(body.checks.store?.detail).toMatch(/the store refused a write/);
@@ -103,7 +157,9 @@ describe("oma-environment-worker against the local control plane and the local s
     const session = stack.plane.createSession({ environmentId: stack.environment.id, title: "sigterm" });
     stack.plane.queueTurn(session.id, {
       message: "slow",
-      toolCalls: [{ name: "bash", input: { command: "sleep 3; echo slow turn wrote > slow.txt; echo done sleeping" } }],
+      toolCalls: [
+        { name: "bash", input: { command: "sleep 3; echo slow turn wrote > slow.txt; echo done sleeping" } },
+      ],
       finalMessage: "slow done",
     });
     await service.waitFor("sandbox.acquired");
@@ -117,7 +173,11 @@ describe("oma-environment-worker against the local control plane and the local s
     // The turn's workspace was published: a later turn, in a new process, reads it.
     const next = stack.start();
     try {
-      stack.plane.queueTurn(session.id, { message: "read", toolCalls: [{ name: "bash", input: { command: "cat slow.txt" } }], finalMessage: "read" });
+      stack.plane.queueTurn(session.id, {
+        message: "read",
+        toolCalls: [{ name: "bash", input: { command: "cat slow.txt" } }],
+        finalMessage: "read",
+      });
       const done = await next.waitFor("work.done", (line) => line.sessionId === session.id);
       expect(done.outcome).toBe("completed");
       expect(transcriptText(session.id)).toContain("slow turn wrote");

@@ -23,7 +23,10 @@ export interface LoadedConfig {
 }
 
 const invalid = (key: string, origin: string, message: string) =>
-  new InvalidConfigError({ message: `invalid config ${key} (${origin}): ${message}`, context: { key, origin } });
+  new InvalidConfigError({
+    message: `invalid config ${key} (${origin}): ${message}`,
+    context: { key, origin },
+  });
 
 /**
  * Merges flags, environment and config file, reads secrets from the environment or files, and validates
@@ -44,7 +47,12 @@ function mergeSources(sources: ConfigSources) {
   for (const name of Object.keys(CONFIG_KEYS) as ConfigKeyName[]) {
     const key: ConfigKey = CONFIG_KEYS[name];
     if (key.secret) {
-      if (name in file) throw invalid(name, `config file ${sources.configFile}`, `is a secret: set ${key.env} or ${key.env}_FILE, never the config file`);
+      if (name in file)
+        throw invalid(
+          name,
+          `config file ${sources.configFile}`,
+          `is a secret: set ${key.env} or ${key.env}_FILE, never the config file`
+        );
       const read = readSecret(name, key, flags, env);
       if (read) {
         raw[name] = read.value;
@@ -70,7 +78,8 @@ function mergeSources(sources: ConfigSources) {
     }
   }
   for (const name of Object.keys(file)) {
-    if (!(name in CONFIG_KEYS)) throw invalid(name, `config file ${sources.configFile}`, "is not a setting of this service");
+    if (!(name in CONFIG_KEYS))
+      throw invalid(name, `config file ${sources.configFile}`, "is not a setting of this service");
   }
   return { raw, origins, secrets };
 }
@@ -83,7 +92,12 @@ export function loadStoreUrl(sources: ConfigSources): string {
 
 const storeOnlySchema = z.object({ store: serviceConfigShape.shape.store });
 
-function validate<S extends z.ZodType>(schema: S, raw: unknown, origins: Record<string, string>, secrets: string[]): { config: z.output<S>; secrets: string[] } {
+function validate<S extends z.ZodType>(
+  schema: S,
+  raw: unknown,
+  origins: Record<string, string>,
+  secrets: string[]
+): { config: z.output<S>; secrets: string[] } {
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -93,7 +107,12 @@ function validate<S extends z.ZodType>(schema: S, raw: unknown, origins: Record<
   return { config: parsed.data, secrets };
 }
 
-function readSecret(name: string, key: ConfigKey, flags: ConfigSources["flags"] & object, env: Env): { value: string; origin: string } | null {
+function readSecret(
+  name: string,
+  key: ConfigKey,
+  flags: ConfigSources["flags"] & object,
+  env: Env
+): { value: string; origin: string } | null {
   const fileFlag = flags[key.flag];
   const filePath = typeof fileFlag === "string" ? fileFlag : env[`${key.env}_FILE`];
   const origin = typeof fileFlag === "string" ? `--${key.flag}` : `${key.env}_FILE`;
@@ -103,7 +122,9 @@ function readSecret(name: string, key: ConfigKey, flags: ConfigSources["flags"] 
       text = readFileSync(filePath, "utf8");
     } catch (cause) {
       throw new InvalidConfigError({
-        message: `invalid config ${name} (${origin}): cannot read the file (${(cause as NodeJS.ErrnoException).code ?? "error"})`,
+        message: `invalid config ${name} (${origin}): cannot read the file (${
+          (cause as NodeJS.ErrnoException).code ?? "error"
+        })`,
         context: { key: name, origin },
       });
     }
@@ -141,7 +162,10 @@ function readConfigFile(path: string): Record<string, unknown> {
   try {
     text = readFileSync(path, "utf8");
   } catch (cause) {
-    throw new InvalidConfigError({ message: `config file ${path} cannot be read (${(cause as NodeJS.ErrnoException).code ?? "error"})`, context: { key: "config" } });
+    throw new InvalidConfigError({
+      message: `config file ${path} cannot be read (${(cause as NodeJS.ErrnoException).code ?? "error"})`,
+      context: { key: "config" },
+    });
   }
   let value: unknown;
   try {
@@ -150,7 +174,10 @@ function readConfigFile(path: string): Record<string, unknown> {
     throw new InvalidConfigError({ message: `config file ${path} is not JSON`, context: { key: "config" } });
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new InvalidConfigError({ message: `config file ${path} must hold a JSON object`, context: { key: "config" } });
+    throw new InvalidConfigError({
+      message: `config file ${path} must hold a JSON object`,
+      context: { key: "config" },
+    });
   }
   return value as Record<string, unknown>;
 }

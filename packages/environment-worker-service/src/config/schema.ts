@@ -1,5 +1,8 @@
 import { hostname } from "node:os";
-import { type ManagedRuntimeProfile, managedRuntimeProfileSchema } from "@open-managed-agents/runtime-resource-contract";
+import {
+  type ManagedRuntimeProfile,
+  managedRuntimeProfileSchema,
+} from "@open-managed-agents/runtime-resource-contract";
 import { nonNegativeSafeIntegerSchema, positiveSafeIntegerSchema } from "@open-managed-agents/runtime-utils";
 import * as z from "zod";
 
@@ -8,8 +11,12 @@ export const DEFAULT_DRIVER = "@open-managed-agents/managed-runtime-cloudflare-b
 export const DEFAULT_PROVIDER = "cloudflare-bridge";
 
 const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
-const storeUrl = z.string().regex(/^[a-z][a-z0-9+.-]*:/, "must be a URL such as sqlite:///var/lib/oma/runtime.sqlite");
-const blobUrl = z.string().regex(/^[a-z][a-z0-9+.-]*:/, "must be a URL such as file:///var/lib/oma/blobs or s3://bucket/prefix");
+const storeUrl = z
+  .string()
+  .regex(/^[a-z][a-z0-9+.-]*:/, "must be a URL such as sqlite:///var/lib/oma/runtime.sqlite");
+const blobUrl = z
+  .string()
+  .regex(/^[a-z][a-z0-9+.-]*:/, "must be a URL such as file:///var/lib/oma/blobs or s3://bucket/prefix");
 
 /** The service's settings after every source is merged; validated once. */
 export const serviceConfigShape = z
@@ -20,7 +27,9 @@ export const serviceConfigShape = z
     workspaceId: z.string().min(1).default("default"),
     driver: z.string().min(1).default(DEFAULT_DRIVER),
     provider: z.string().min(1).default(DEFAULT_PROVIDER),
-    placement: z.enum(["in_process", "driver_service"], { error: "must be in_process or driver_service" }).default("driver_service"),
+    placement: z
+      .enum(["in_process", "driver_service"], { error: "must be in_process or driver_service" })
+      .default("driver_service"),
     driverOptions: z.record(z.string(), z.unknown(), { error: "must be a JSON object" }).default({}),
     store: storeUrl,
     checkpointStore: blobUrl.optional(),
@@ -33,24 +42,36 @@ export const serviceConfigShape = z
     reconcileIntervalMs: positiveSafeIntegerSchema.default(60_000),
     sweepIntervalMs: nonNegativeSafeIntegerSchema.default(3_600_000),
     sweepGraceMs: nonNegativeSafeIntegerSchema.default(24 * 60 * 60 * 1000),
-    profile: z.custom<ManagedRuntimeProfile>((value) => managedRuntimeProfileSchema.safeParse(value).success, "is not a valid runtime profile").optional(),
+    profile: z
+      .custom<ManagedRuntimeProfile>(
+        (value) => managedRuntimeProfileSchema.safeParse(value).success,
+        "is not a valid runtime profile"
+      )
+      .optional(),
     harnessCommand: z.string().min(1).default("oma-ama-worker"),
     ownerId: z.string().min(1).default(`${hostname()}-${process.pid}`),
     workerId: z.string().min(1).optional(),
     httpPort: z.number().int().min(0).max(65_535, "must be a port number").optional(),
     httpHost: z.string().min(1).default("127.0.0.1"),
     webhookKey: z.string().min(1).optional(),
-    logLevel: z.enum(["debug", "info", "warn", "error"], { error: "must be debug, info, warn or error" }).default("info"),
+    logLevel: z
+      .enum(["debug", "info", "warn", "error"], { error: "must be debug, info, warn or error" })
+      .default("info"),
     logFormat: z.enum(["json", "pretty", "auto"], { error: "must be json, pretty or auto" }).default("auto"),
   })
   .strict();
 
-export const serviceConfigSchema = serviceConfigShape.refine((config) => config.fenceHeartbeatMs < config.leaseTtlMs, { message: "must be shorter than leaseTtlMs", path: ["fenceHeartbeatMs"] });
+export const serviceConfigSchema = serviceConfigShape.refine(
+  (config) => config.fenceHeartbeatMs < config.leaseTtlMs,
+  { message: "must be shorter than leaseTtlMs", path: ["fenceHeartbeatMs"] }
+);
 
 export type ServiceConfig = z.output<typeof serviceConfigSchema>;
 
 /** The default profile: the unmodified AMA worker on the sandbox's PATH, the workspace kept between turns. */
-export function defaultProfile(config: Pick<ServiceConfig, "profile" | "harnessCommand">): ManagedRuntimeProfile {
+export function defaultProfile(
+  config: Pick<ServiceConfig, "profile" | "harnessCommand">
+): ManagedRuntimeProfile {
   return (
     config.profile ?? {
       workspace: { requirement: "durable", preferredStrategies: ["checkpoint_restore"] },

@@ -11,13 +11,18 @@ export interface HealthServerOptions {
   readonly registry: Registry;
   readonly readiness: () => Promise<ReadinessState>;
   /** POST /webhook, when a webhook key is configured. */
-  readonly webhook?: (request: { body: string; headers: Record<string, string> }) => Promise<{ status: number; body: string }>;
+  readonly webhook?: (request: {
+    body: string;
+    headers: Record<string, string>;
+  }) => Promise<{ status: number; body: string }>;
 }
 
 const MAX_WEBHOOK_BYTES = 1024 * 1024;
 
 /** Serves /healthz (the process answers), /readyz, /metrics and, when configured, POST /webhook. */
-export async function startHealthServer(options: HealthServerOptions): Promise<{ readonly url: string; close(): Promise<void> }> {
+export async function startHealthServer(
+  options: HealthServerOptions
+): Promise<{ readonly url: string; close(): Promise<void> }> {
   const server: Server = createServer((request, response) => {
     const reply = (status: number, type: string, body: string) => {
       response.writeHead(status, { "content-type": type, "cache-control": "no-store" });
@@ -31,11 +36,17 @@ export async function startHealthServer(options: HealthServerOptions): Promise<{
         const ready = Object.values(state).every((entry) => entry.ok);
         return reply(ready ? 200 : 503, "application/json", `${JSON.stringify({ ready, checks: state })}\n`);
       }
-      if (request.method === "GET" && path === "/metrics") return reply(200, options.registry.contentType, await options.registry.metrics());
+      if (request.method === "GET" && path === "/metrics")
+        return reply(200, options.registry.contentType, await options.registry.metrics());
       if (request.method === "POST" && path === "/webhook" && options.webhook) {
         const body = await readBody(request);
         if (body === null) return reply(413, "text/plain", "webhook body too large\n");
-        const headers = Object.fromEntries(Object.entries(request.headers).map(([key, value]) => [key, Array.isArray(value) ? value.join(",") : (value ?? "")]));
+        const headers = Object.fromEntries(
+          Object.entries(request.headers).map(([key, value]) => [
+            key,
+            Array.isArray(value) ? value.join(",") : value ?? "",
+          ])
+        );
         const answer = await options.webhook({ body, headers });
         return reply(answer.status, "application/json", answer.body);
       }

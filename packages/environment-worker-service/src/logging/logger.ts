@@ -16,7 +16,12 @@ export interface ServiceLogger {
   /** For the host and the environment worker. */
   readonly host: HostLogger;
   /** For the SDK client's `logger` option: its retry and connection lines come here instead of the console. */
-  readonly sdk: { error(...args: unknown[]): void; warn(...args: unknown[]): void; info(...args: unknown[]): void; debug(...args: unknown[]): void };
+  readonly sdk: {
+    error(...args: unknown[]): void;
+    warn(...args: unknown[]): void;
+    info(...args: unknown[]): void;
+    debug(...args: unknown[]): void;
+  };
   /** Adds strings to redact (secrets learned after start). */
   addSecrets(values: readonly string[]): void;
   /** Redacts one string against every known credential. */
@@ -37,19 +42,29 @@ export interface ServiceLoggerOptions {
 /** Creates the service logger on `pino`. */
 export function createServiceLogger(options: ServiceLoggerOptions): ServiceLogger {
   const destination = options.destination ?? process.stderr;
-  const prettyOutput = options.format === "pretty" || (options.format === "auto" && (destination as { isTTY?: boolean }).isTTY === true);
+  const prettyOutput =
+    options.format === "pretty" ||
+    (options.format === "auto" && (destination as { isTTY?: boolean }).isTTY === true);
   const base: Pino = pino(
     { level: options.level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime },
-    prettyOutput ? pretty({ destination: destination as never, colorize: true, sync: true }) : (destination as never),
+    prettyOutput
+      ? pretty({ destination: destination as never, colorize: true, sync: true })
+      : (destination as never)
   );
   const secrets = new Set<string>(options.secrets.filter((value) => value.length >= 4));
-  for (const [name, value] of Object.entries(options.env ?? {})) if (value && value.length >= 8 && CREDENTIAL_NAME.test(name)) secrets.add(value);
+  for (const [name, value] of Object.entries(options.env ?? {}))
+    if (value && value.length >= 8 && CREDENTIAL_NAME.test(name)) secrets.add(value);
   const taps: LogTap[] = [];
   const redact = (text: string) => redactSecrets(text, [...secrets]);
   const safeFields = (fields: LogFields) => {
     const out: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(fields)) {
-      out[key] = typeof value === "string" ? redact(value) : Array.isArray(value) ? value.map((entry) => (typeof entry === "string" ? redact(entry) : entry)) : value;
+      out[key] =
+        typeof value === "string"
+          ? redact(value)
+          : Array.isArray(value)
+          ? value.map((entry) => (typeof entry === "string" ? redact(entry) : entry))
+          : value;
     }
     return out;
   };
@@ -70,10 +85,12 @@ export function createServiceLogger(options: ServiceLoggerOptions): ServiceLogge
     warn: emit("warn"),
     error: emit("error"),
   };
-  const sdkLine = (level: Level) => (...args: unknown[]) => {
-    const message = args.map((arg) => (typeof arg === "string" ? arg : safeStringify(arg))).join(" ");
-    host[level]("sdk.log", { message });
-  };
+  const sdkLine =
+    (level: Level) =>
+    (...args: unknown[]) => {
+      const message = args.map((arg) => (typeof arg === "string" ? arg : safeStringify(arg))).join(" ");
+      host[level]("sdk.log", { message });
+    };
   return {
     host,
     sdk: { error: sdkLine("error"), warn: sdkLine("warn"), info: sdkLine("info"), debug: sdkLine("debug") },

@@ -5,7 +5,15 @@ import type { ServiceMetrics } from "./metrics.js";
 import type { TransferProgress } from "./transfer-progress.js";
 
 /** Calls made every few seconds; timing them would drown the histogram. */
-const UNTIMED = new Set(["capabilities", "driverCapabilities", "heartbeat", "renew", "isCurrent", "isGenerationCurrent", "inspect"]);
+const UNTIMED = new Set([
+  "capabilities",
+  "driverCapabilities",
+  "heartbeat",
+  "renew",
+  "isCurrent",
+  "isGenerationCurrent",
+  "inspect",
+]);
 /**
  * Calls that may move a checkpoint, by the phase their progress reports. A sandbox driver restores the
  * workspace in `acquire` (the bridge does), another may in `materialize`; a call that moved nothing (a fresh
@@ -45,14 +53,24 @@ export function instrumentPort<T extends object>(port: string, target: T, contex
   });
 }
 
-async function observe(port: string, call: string, pending: Promise<unknown>, input: unknown, context: InstrumentContext): Promise<unknown> {
+async function observe(
+  port: string,
+  call: string,
+  pending: Promise<unknown>,
+  input: unknown,
+  context: InstrumentContext
+): Promise<unknown> {
   const started = performance.now();
   const phase = TRANSFERS[`${port}.${call}`];
   const sessionId = sessionOf(input);
   const transfer = phase ? context.progress.begin(phase, sessionId) : null;
   const ticker = transfer
     ? setInterval(() => {
-        context.logger.info(`${phase}.progress`, { sessionId, ...transfer.snapshot(), elapsedMs: Math.round(performance.now() - started) });
+        context.logger.info(`${phase}.progress`, {
+          sessionId,
+          ...transfer.snapshot(),
+          elapsedMs: Math.round(performance.now() - started),
+        });
       }, context.progressIntervalMs)
     : null;
   ticker?.unref();
@@ -68,7 +86,13 @@ async function observe(port: string, call: string, pending: Promise<unknown>, in
       context.metrics.transferBytes.inc({ phase }, bytes);
       context.metrics.transferDuration.observe({ phase, result: "ok" }, seconds);
       const archive = phase === "checkpoint" ? checkpointSize(result) : 0;
-      context.logger.info(`${phase}.done`, { sessionId, bytes, objects, ...(archive ? { handleSize: archive } : {}), durationMs: Math.round(seconds * 1000) });
+      context.logger.info(`${phase}.done`, {
+        sessionId,
+        bytes,
+        objects,
+        ...(archive ? { handleSize: archive } : {}),
+        durationMs: Math.round(seconds * 1000),
+      });
     }
     return result;
   } catch (error) {
@@ -93,7 +117,9 @@ function sessionOf(input: unknown): string | null {
 
 /** The archive size a checkpoint candidate's handle records, when the driver records one. */
 function checkpointSize(candidate: unknown): number {
-  const handleJson = (candidate as { metadata?: Record<string, unknown> } | null)?.metadata?.[CHECKPOINT_METADATA_KEY];
+  const handleJson = (candidate as { metadata?: Record<string, unknown> } | null)?.metadata?.[
+    CHECKPOINT_METADATA_KEY
+  ];
   if (typeof handleJson !== "string") return 0;
   try {
     const size = (JSON.parse(handleJson) as { metadata?: { size?: unknown } }).metadata?.size;

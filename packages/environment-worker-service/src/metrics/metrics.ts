@@ -24,7 +24,9 @@ export function outcomeLabel(report: WorkItemReport): string {
   return report.outcome.type === "ran" ? report.outcome.result.type : report.outcome.type;
 }
 
-export function createServiceMetrics(options: { readonly pendingCounts?: () => Promise<{ orphans: number; journal: number }> } = {}): ServiceMetrics {
+export function createServiceMetrics(
+  options: { readonly pendingCounts?: () => Promise<{ orphans: number; journal: number }> } = {}
+): ServiceMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "oma_" });
   const durations = [0.05, 0.25, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
@@ -35,7 +37,12 @@ export function createServiceMetrics(options: { readonly pendingCounts?: () => P
     });
     return pending;
   };
-  const items = new Counter({ name: "oma_work_items_total", help: "Claimed work items done with, by lane and outcome", labelNames: ["lane", "outcome"], registers: [registry] });
+  const items = new Counter({
+    name: "oma_work_items_total",
+    help: "Claimed work items done with, by lane and outcome",
+    labelNames: ["lane", "outcome"],
+    registers: [registry],
+  });
   const metrics: ServiceMetrics = {
     registry,
     items,
@@ -46,7 +53,11 @@ export function createServiceMetrics(options: { readonly pendingCounts?: () => P
       buckets: durations,
       registers: [registry],
     }),
-    sandboxesAlive: new Gauge({ name: "oma_sandboxes_alive", help: "Sandboxes acquired and not yet terminated by this process", registers: [registry] }),
+    sandboxesAlive: new Gauge({
+      name: "oma_sandboxes_alive",
+      help: "Sandboxes acquired and not yet terminated by this process",
+      registers: [registry],
+    }),
     orphansPending: new Gauge({
       name: "oma_orphans_pending",
       help: "Orphaned runtimes waiting to be reaped (store-wide)",
@@ -63,7 +74,12 @@ export function createServiceMetrics(options: { readonly pendingCounts?: () => P
         this.set((await readPending()).journal);
       },
     }),
-    transferBytes: new Counter({ name: "oma_checkpoint_transfer_bytes_total", help: "Bytes moved by workspace checkpoints and restores", labelNames: ["phase"], registers: [registry] }),
+    transferBytes: new Counter({
+      name: "oma_checkpoint_transfer_bytes_total",
+      help: "Bytes moved by workspace checkpoints and restores",
+      labelNames: ["phase"],
+      registers: [registry],
+    }),
     transferDuration: new Histogram({
       name: "oma_checkpoint_transfer_duration_seconds",
       help: "Duration of workspace checkpoints and restores",
@@ -77,9 +93,24 @@ export function createServiceMetrics(options: { readonly pendingCounts?: () => P
       labelNames: ["phase"],
       registers: [registry],
     }),
-    apiFailures: new Counter({ name: "oma_work_api_failures_total", help: "Failed Work API polls and drains", labelNames: ["operation"], registers: [registry] }),
-    reconcilerRecords: new Counter({ name: "oma_reconciler_records_total", help: "Orphan and journal records handled by the reconciler", labelNames: ["kind", "result"], registers: [registry] }),
-    sweptObjects: new Counter({ name: "oma_checkpoint_sweep_objects_total", help: "Checkpoint objects kept or deleted by the sweep", labelNames: ["result"], registers: [registry] }),
+    apiFailures: new Counter({
+      name: "oma_work_api_failures_total",
+      help: "Failed Work API polls and drains",
+      labelNames: ["operation"],
+      registers: [registry],
+    }),
+    reconcilerRecords: new Counter({
+      name: "oma_reconciler_records_total",
+      help: "Orphan and journal records handled by the reconciler",
+      labelNames: ["kind", "result"],
+      registers: [registry],
+    }),
+    sweptObjects: new Counter({
+      name: "oma_checkpoint_sweep_objects_total",
+      help: "Checkpoint objects kept or deleted by the sweep",
+      labelNames: ["result"],
+      registers: [registry],
+    }),
     recordItem(report) {
       items.inc({ lane: report.lane ?? "none", outcome: outcomeLabel(report) });
     },

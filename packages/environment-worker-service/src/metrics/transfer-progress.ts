@@ -38,9 +38,16 @@ export interface TransferProgress {
 }
 
 /** Logs a progress line at most once per `stepBytes` moved, besides the periodic line of the running call. */
-export function createTransferProgress(logger: HostLogger, options: { readonly stepBytes: number }): TransferProgress {
+export function createTransferProgress(
+  logger: HostLogger,
+  options: { readonly stepBytes: number }
+): TransferProgress {
   const running: { phase: "checkpoint" | "restore"; sessionId: string | null; state: State }[] = [];
-  const snapshotOf = (state: State): Snapshot => ({ bytes: Math.max(state.driverBytes, state.storeBytes), totalBytes: state.totalBytes, objects: state.objects });
+  const snapshotOf = (state: State): Snapshot => ({
+    bytes: Math.max(state.driverBytes, state.storeBytes),
+    totalBytes: state.totalBytes,
+    objects: state.objects,
+  });
   const maybeLog = (phase: "checkpoint" | "restore", entry: (typeof running)[number] | undefined) => {
     if (!entry) return;
     const snapshot = snapshotOf(entry.state);
@@ -50,7 +57,11 @@ export function createTransferProgress(logger: HostLogger, options: { readonly s
   };
   return {
     begin(phase, sessionId) {
-      const entry = { phase, sessionId, state: { driverBytes: 0, storeBytes: 0, totalBytes: null, objects: 0, logged: 0 } };
+      const entry = {
+        phase,
+        sessionId,
+        state: { driverBytes: 0, storeBytes: 0, totalBytes: null, objects: 0, logged: 0 },
+      };
       running.push(entry);
       return {
         snapshot: () => snapshotOf(entry.state),

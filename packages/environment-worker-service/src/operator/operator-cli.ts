@@ -30,11 +30,21 @@ export interface OperatorContext {
 }
 
 /** Runs one operator command; resolves with the exit code. */
-export async function runOperatorCommand(command: string, args: readonly string[], flags: { reap?: boolean; sweep?: boolean }, context: OperatorContext): Promise<number> {
-  const print = (value: unknown, lines: () => string[]) => context.out(context.json ? `${JSON.stringify(value, null, 2)}\n` : `${lines().join("\n")}\n`);
+export async function runOperatorCommand(
+  command: string,
+  args: readonly string[],
+  flags: { reap?: boolean; sweep?: boolean },
+  context: OperatorContext
+): Promise<number> {
+  const print = (value: unknown, lines: () => string[]) =>
+    context.out(context.json ? `${JSON.stringify(value, null, 2)}\n` : `${lines().join("\n")}\n`);
   const sessionArg = () => {
     const sessionId = args[0];
-    if (!sessionId) throw new InvalidConfigError({ message: `${command} needs a session id`, context: { key: "session-id" } });
+    if (!sessionId)
+      throw new InvalidConfigError({
+        message: `${command} needs a session id`,
+        context: { key: "session-id" },
+      });
     return sessionId;
   };
   if (command === "orphans" && flags.reap) return reap(context, print);
@@ -45,7 +55,14 @@ export async function runOperatorCommand(command: string, args: readonly string[
     switch (command) {
       case "in-flight": {
         const rows = await queries.inFlight();
-        print({ inFlight: rows }, () => (rows.length === 0 ? ["no work in flight"] : rows.map((row) => `${row.sessionId}  work ${row.workId}  owner ${row.ownerId}  generation ${row.generation}  until ${row.expiresAt}`)));
+        print({ inFlight: rows }, () =>
+          rows.length === 0
+            ? ["no work in flight"]
+            : rows.map(
+                (row) =>
+                  `${row.sessionId}  work ${row.workId}  owner ${row.ownerId}  generation ${row.generation}  until ${row.expiresAt}`
+              )
+        );
         return 0;
       }
       case "fences": {
@@ -55,8 +72,10 @@ export async function runOperatorCommand(command: string, args: readonly string[
             ? ["no fence for this session"]
             : rows.map(
                 (row) =>
-                  `${row.workspaceId}/${row.environmentId}/${row.sessionId}  generation ${row.generation}  ${row.held ? `held by ${row.ownerId} for ${row.workId} until ${row.expiresAt}` : "free"}  revision ${row.revision}  checkpoint ${row.checkpointId ?? "-"}`,
-              ),
+                  `${row.workspaceId}/${row.environmentId}/${row.sessionId}  generation ${row.generation}  ${
+                    row.held ? `held by ${row.ownerId} for ${row.workId} until ${row.expiresAt}` : "free"
+                  }  revision ${row.revision}  checkpoint ${row.checkpointId ?? "-"}`
+              )
         );
         return 0;
       }
@@ -65,15 +84,28 @@ export async function runOperatorCommand(command: string, args: readonly string[
         const journal = await store.journal.list({ limit: 1000 });
         print({ orphans, journal }, () => [
           `${orphans.length} orphan(s)`,
-          ...orphans.map((record) => `  ${record.id}  ${record.scope.sessionId}  ${record.sandbox.provider}/${record.sandbox.runtimeId}  attempts ${record.attempts}  ${record.lastError}`),
+          ...orphans.map(
+            (record) =>
+              `  ${record.id}  ${record.scope.sessionId}  ${record.sandbox.provider}/${record.sandbox.runtimeId}  attempts ${record.attempts}  ${record.lastError}`
+          ),
           `${journal.length} journal record(s)`,
-          ...journal.map((record) => `  ${record.id}  ${record.scope.sessionId}  ${record.sandbox.provider}/${record.sandbox.runtimeId}  generation ${record.generation}  attempts ${record.attempts}`),
+          ...journal.map(
+            (record) =>
+              `  ${record.id}  ${record.scope.sessionId}  ${record.sandbox.provider}/${record.sandbox.runtimeId}  generation ${record.generation}  attempts ${record.attempts}`
+          ),
         ]);
         return 0;
       }
       case "checkpoints": {
         const handles = await queries.publishedHandles(sessionArg());
-        print({ published: handles }, () => (handles.length === 0 ? ["no published checkpoint"] : handles.map((handle) => `${handle.checkpointId}  ${handle.provider}  ${JSON.stringify(handle.metadata ?? {})}`)));
+        print({ published: handles }, () =>
+          handles.length === 0
+            ? ["no published checkpoint"]
+            : handles.map(
+                (handle) =>
+                  `${handle.checkpointId}  ${handle.provider}  ${JSON.stringify(handle.metadata ?? {})}`
+              )
+        );
         return 0;
       }
       default:
@@ -89,10 +121,20 @@ type Print = (value: unknown, lines: () => string[]) => void;
 async function reap(context: OperatorContext, print: Print): Promise<number> {
   const loaded = context.loadFull();
   const logger = context.logger();
-  const composition = await composeDeployment(loaded.config, { env: context.env, logger: logger.host, metrics: createServiceMetrics() });
+  const composition = await composeDeployment(loaded.config, {
+    env: context.env,
+    logger: logger.host,
+    metrics: createServiceMetrics(),
+  });
   try {
-    const sandboxOf = async (scope: Parameters<typeof composition.prepare>[0]) => (await composition.prepare(scope, defaultProfile(loaded.config))).resources.sandbox;
-    const anyScope = { workspaceId: loaded.config.workspaceId, environmentId: loaded.config.environmentId, sessionId: "oma-operator", workId: "oma-operator" };
+    const sandboxOf = async (scope: Parameters<typeof composition.prepare>[0]) =>
+      (await composition.prepare(scope, defaultProfile(loaded.config))).resources.sandbox;
+    const anyScope = {
+      workspaceId: loaded.config.workspaceId,
+      environmentId: loaded.config.environmentId,
+      sessionId: "oma-operator",
+      workId: "oma-operator",
+    };
     // An operator's reap is due now: no backoff between the record's last attempt and this one.
     const reconciler = createManagedRuntimeOrphanReconciler({
       orphans: composition.store.orphans,
@@ -107,7 +149,12 @@ async function reap(context: OperatorContext, print: Print): Promise<number> {
     });
     const summary = await reconciler.runOnce({ limit: 1000, signal: new AbortController().signal });
     const left = await composition.store.orphans.list({ limit: 1000 });
-    print({ summary, orphansLeft: left.length }, () => [`reaped ${summary.reaped}, failed ${summary.failed}, given up ${summary.givenUp}; journal ${JSON.stringify(summary.journal ?? {})}`, `${left.length} orphan(s) left`]);
+    print({ summary, orphansLeft: left.length }, () => [
+      `reaped ${summary.reaped}, failed ${summary.failed}, given up ${
+        summary.givenUp
+      }; journal ${JSON.stringify(summary.journal ?? {})}`,
+      `${left.length} orphan(s) left`,
+    ]);
     return summary.failed > 0 ? 1 : 0;
   } finally {
     composition.close();
@@ -116,7 +163,11 @@ async function reap(context: OperatorContext, print: Print): Promise<number> {
 
 async function sweep(sessionId: string, context: OperatorContext, print: Print): Promise<number> {
   const loaded = context.loadFull();
-  const composition = await composeDeployment(loaded.config, { env: context.env, logger: context.logger().host, metrics: createServiceMetrics() });
+  const composition = await composeDeployment(loaded.config, {
+    env: context.env,
+    logger: context.logger().host,
+    metrics: createServiceMetrics(),
+  });
   try {
     if (!composition.sweep) {
       throw new InvalidConfigError({
@@ -126,7 +177,9 @@ async function sweep(sessionId: string, context: OperatorContext, print: Print):
     }
     const published = await createOperatorQueries(composition.store.client).publishedHandles(sessionId);
     const result = await composition.sweep({ sessionId, published, graceMs: loaded.config.sweepGraceMs });
-    print({ sessionId, ...result }, () => [`swept ${sessionId}: deleted ${result.deleted}, kept ${result.kept} (published checkpoints: ${published.length})`]);
+    print({ sessionId, ...result }, () => [
+      `swept ${sessionId}: deleted ${result.deleted}, kept ${result.kept} (published checkpoints: ${published.length})`,
+    ]);
     return 0;
   } finally {
     composition.close();

@@ -12,20 +12,31 @@ const CACHE_MS = 2_000;
  * claims nothing) and also follows the claim loop's own failures; the store is probed with a real write;
  * the driver is failing from a failed host build until the next one succeeds.
  */
-export function createDependencyHealth(options: { client: Anthropic; config: ServiceConfig; store: RuntimeStore }) {
+export function createDependencyHealth(options: {
+  client: Anthropic;
+  config: ServiceConfig;
+  store: RuntimeStore;
+}) {
   let driver: { ok: boolean; detail?: string } = { ok: true };
   let cached: { at: number; state: Promise<ReadinessState> } | null = null;
   const probeApi = async () => {
     try {
-      await options.client.beta.environments.work.stats(options.config.environmentId, {}, {
-        headers: { Authorization: `Bearer ${options.config.environmentKey}` },
-        maxRetries: 0,
-        timeout: 5_000,
-      });
+      await options.client.beta.environments.work.stats(
+        options.config.environmentId,
+        {},
+        {
+          headers: { Authorization: `Bearer ${options.config.environmentKey}` },
+          maxRetries: 0,
+          timeout: 5_000,
+        }
+      );
       return { ok: true };
     } catch (error) {
       const status = (error as { status?: number }).status;
-      return { ok: false, detail: status ? `the Work API answered ${status}` : "the Work API is unreachable" };
+      return {
+        ok: false,
+        detail: status ? `the Work API answered ${status}` : "the Work API is unreachable",
+      };
     }
   };
   const probeStore = async () => {
@@ -51,7 +62,12 @@ export function createDependencyHealth(options: { client: Anthropic; config: Ser
       cached = null;
     },
     driverFailed(error: unknown) {
-      driver = { ok: false, detail: ManagedRuntimeError.isInstance(error) ? `${error.code}: ${error.message}` : "the driver failed to prepare a host" };
+      driver = {
+        ok: false,
+        detail: ManagedRuntimeError.isInstance(error)
+          ? `${error.code}: ${error.message}`
+          : "the driver failed to prepare a host",
+      };
       cached = null;
     },
     driverOk() {

@@ -35,22 +35,35 @@ export function createWorkerClient(loaded: LoadedConfig, logger: ServiceLogger):
 }
 
 /** Builds and starts the whole deployment: claim loop, reconciler, checkpoint sweep, health and metrics. */
-export async function startService(loaded: LoadedConfig, context: { env: Env; logger: ServiceLogger }): Promise<RunningService> {
+export async function startService(
+  loaded: LoadedConfig,
+  context: { env: Env; logger: ServiceLogger }
+): Promise<RunningService> {
   const { config } = loaded;
   const log = context.logger.host;
   let queries: ReturnType<typeof createOperatorQueries> | null = null;
-  const metrics = createServiceMetrics({ pendingCounts: () => queries?.pendingCounts() ?? Promise.resolve({ orphans: 0, journal: 0 }) });
+  const metrics = createServiceMetrics({
+    pendingCounts: () => queries?.pendingCounts() ?? Promise.resolve({ orphans: 0, journal: 0 }),
+  });
   const composition = await composeDeployment(config, { env: context.env, logger: log, metrics });
   queries = createOperatorQueries(composition.store.client);
   const client = createWorkerClient(loaded, context.logger);
   const health = createDependencyHealth({ client, config, store: composition.store });
   context.logger.tap((_level, event, fields) => {
-    if (event === "worker.drain_failed" || event === "worker.poller_failed" || event === "worker.fallback_drain_failed") {
+    if (
+      event === "worker.drain_failed" ||
+      event === "worker.poller_failed" ||
+      event === "worker.fallback_drain_failed"
+    ) {
       metrics.apiFailures.inc({ operation: event.slice("worker.".length) });
       health.apiFailed();
     }
     // The SDK's poller retries a failed poll itself and only logs it: counted here, so it is never silent.
-    if (event === "sdk.log" && typeof fields.message === "string" && fields.message.startsWith("poll failed")) {
+    if (
+      event === "sdk.log" &&
+      typeof fields.message === "string" &&
+      fields.message.startsWith("poll failed")
+    ) {
       metrics.apiFailures.inc({ operation: "poll" });
       health.apiFailed();
     }
@@ -81,7 +94,10 @@ export async function startService(loaded: LoadedConfig, context: { env: Env; lo
     onRunResult: (report) => {
       metrics.recordItem(report);
       const outcome = report.outcome;
-      const detail = outcome.type === "ran" && outcome.result.type !== "completed" && "error" in outcome.result ? outcome.result.error : null;
+      const detail =
+        outcome.type === "ran" && outcome.result.type !== "completed" && "error" in outcome.result
+          ? outcome.result.error
+          : null;
       log.info("work.done", {
         workId: report.workId,
         sessionId: report.scope?.sessionId ?? null,
@@ -105,12 +121,23 @@ export async function startService(loaded: LoadedConfig, context: { env: Env; lo
       limit: 50,
       intervalMs: config.reconcileIntervalMs,
       signal: background.signal,
-      onError: (error) => log.warn("reconciler.failed", { code: ManagedRuntimeError.isInstance(error) ? error.code : "error", message: String((error as Error)?.message ?? error) }),
+      onError: (error) =>
+        log.warn("reconciler.failed", {
+          code: ManagedRuntimeError.isInstance(error) ? error.code : "error",
+          message: String((error as Error)?.message ?? error),
+        }),
     })
     .catch(() => undefined);
   const sweeping =
     composition.sweep && config.sweepIntervalMs > 0
-      ? createSweepLoop({ sweep: composition.sweep, queries, logger: log, metrics, intervalMs: config.sweepIntervalMs, graceMs: config.sweepGraceMs }).run(background.signal)
+      ? createSweepLoop({
+          sweep: composition.sweep,
+          queries,
+          logger: log,
+          metrics,
+          intervalMs: config.sweepIntervalMs,
+          graceMs: config.sweepGraceMs,
+        }).run(background.signal)
       : Promise.resolve();
   const server =
     config.httpPort !== undefined
@@ -129,7 +156,10 @@ export async function startService(loaded: LoadedConfig, context: { env: Env; lo
                     // Errors cross HTTP as {code, message}; the message names no header or body value.
                     const typed = ManagedRuntimeError.isInstance(error) ? error : null;
                     const code = typed?.code ?? "internal";
-                    return { status: typed?.httpStatus ?? 500, body: `${JSON.stringify({ code, message: `webhook refused: ${code}` })}\n` };
+                    return {
+                      status: typed?.httpStatus ?? 500,
+                      body: `${JSON.stringify({ code, message: `webhook refused: ${code}` })}\n`,
+                    };
                   }
                 },
               }
@@ -160,12 +190,22 @@ export async function startService(loaded: LoadedConfig, context: { env: Env; lo
 }
 
 /** The reconciler reaps through the driver's sandbox port of a scope (a reap needs no fence token). */
-function reconcilerSandbox(composition: Awaited<ReturnType<typeof composeDeployment>>, config: LoadedConfig["config"]) {
-  const portOf = async (scope: Parameters<typeof composition.prepare>[0]) => (await composition.prepare(scope, defaultProfile(config))).resources.sandbox;
-  const inspectScope = { workspaceId: config.workspaceId, environmentId: config.environmentId, sessionId: "oma-reconciler", workId: "oma-reconciler" };
+function reconcilerSandbox(
+  composition: Awaited<ReturnType<typeof composeDeployment>>,
+  config: LoadedConfig["config"]
+) {
+  const portOf = async (scope: Parameters<typeof composition.prepare>[0]) =>
+    (await composition.prepare(scope, defaultProfile(config))).resources.sandbox;
+  const inspectScope = {
+    workspaceId: config.workspaceId,
+    environmentId: config.environmentId,
+    sessionId: "oma-reconciler",
+    workId: "oma-reconciler",
+  };
   return {
-    reap: async (input: Parameters<Awaited<ReturnType<typeof portOf>>["reap"]>[0]) => (await portOf(input.scope)).reap(input),
-    inspect: async (lease: Parameters<Awaited<ReturnType<typeof portOf>>["inspect"]>[0]) => (await portOf(inspectScope)).inspect(lease),
+    reap: async (input: Parameters<Awaited<ReturnType<typeof portOf>>["reap"]>[0]) =>
+      (await portOf(input.scope)).reap(input),
+    inspect: async (lease: Parameters<Awaited<ReturnType<typeof portOf>>["inspect"]>[0]) =>
+      (await portOf(inspectScope)).inspect(lease),
   };
 }
-

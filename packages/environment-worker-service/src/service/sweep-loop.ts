@@ -33,7 +33,10 @@ export function createSweepLoop(options: {
             options.metrics.sweptObjects.inc({ result: "deleted" }, result.deleted);
             options.logger.info("sweep.session", { sessionId, kept: result.kept, deleted: result.deleted });
           } catch (error) {
-            options.logger.warn("sweep.failed", { sessionId, code: ManagedRuntimeError.isInstance(error) ? error.code : "error" });
+            options.logger.warn("sweep.failed", {
+              sessionId,
+              code: ManagedRuntimeError.isInstance(error) ? error.code : "error",
+            });
           }
         }
         since = started - options.graceMs;

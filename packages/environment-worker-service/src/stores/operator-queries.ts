@@ -64,25 +64,31 @@ export function createOperatorQueries(client: SqlClient, clock: () => number = D
     async inFlight(): Promise<FenceRow[]> {
       const rows = await client.all<RawFence>(
         `SELECT ${FENCE_COLUMNS} FROM runtime_resource_fences WHERE owner_id IS NOT NULL AND expires_at > ? ORDER BY updated_at`,
-        [clock()],
+        [clock()]
       );
       return rows.map(toFence);
     },
     /** The fence rows of one session (one per workspace and environment). */
     async fencesOf(sessionId: string): Promise<FenceRow[]> {
-      const rows = await client.all<RawFence>(`SELECT ${FENCE_COLUMNS} FROM runtime_resource_fences WHERE session_id = ? ORDER BY updated_at`, [sessionId]);
+      const rows = await client.all<RawFence>(
+        `SELECT ${FENCE_COLUMNS} FROM runtime_resource_fences WHERE session_id = ? ORDER BY updated_at`,
+        [sessionId]
+      );
       return rows.map(toFence);
     },
     /** The published checkpoint handles of a session (what a sweep must keep). */
     async publishedHandles(sessionId: string): Promise<SandboxCheckpointHandle[]> {
-      const rows = await client.all<RawFence>(`SELECT ${FENCE_COLUMNS} FROM runtime_resource_fences WHERE session_id = ?`, [sessionId]);
+      const rows = await client.all<RawFence>(
+        `SELECT ${FENCE_COLUMNS} FROM runtime_resource_fences WHERE session_id = ?`,
+        [sessionId]
+      );
       return rows.map(publishedHandle).filter((handle): handle is SandboxCheckpointHandle => handle !== null);
     },
     /** Sessions that published since `sinceMs` (epoch ms), for the periodic sweep. */
     async sessionsPublishedSince(sinceMs: number): Promise<string[]> {
       const rows = await client.all<{ session_id: string }>(
         "SELECT DISTINCT session_id FROM runtime_resource_fences WHERE publication IS NOT NULL AND updated_at >= ? ORDER BY session_id",
-        [sinceMs],
+        [sinceMs]
       );
       return rows.map((row) => row.session_id);
     },
@@ -103,11 +109,15 @@ function publishedHandle(row: RawFence): SandboxCheckpointHandle | null {
   try {
     body = JSON.parse(row.publication);
   } catch (cause) {
-    throw new IntegrityError({ message: "stored publication is not valid JSON", context: { record: "publication", sessionId: row.session_id }, cause });
+    throw new IntegrityError({
+      message: "stored publication is not valid JSON",
+      context: { record: "publication", sessionId: row.session_id },
+      cause,
+    });
   }
   const publication = parseRuntimeResourcePublication(
     { ...(body as object), generation: row.published_generation, revision: row.revision },
-    { code: "integrity_failed" },
+    { code: "integrity_failed" }
   );
   const handleJson = publication.workspaceCandidate.metadata?.[CHECKPOINT_METADATA_KEY];
   if (typeof handleJson !== "string") return null;

@@ -9,7 +9,10 @@ import {
   createSqlOrphanPort,
   createSqlSandboxJournal,
 } from "@open-managed-agents/managed-runtime-host";
-import { InvalidConfigError, UnsupportedOperationError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  InvalidConfigError,
+  UnsupportedOperationError,
+} from "@open-managed-agents/runtime-resource-contract";
 import Database from "better-sqlite3";
 
 /** The durable ports of one store URL, and its SQL for the operator CLI and the metrics. */
@@ -43,11 +46,17 @@ export async function openRuntimeStore(url: string): Promise<RuntimeStore> {
   try {
     parsed = new URL(url);
   } catch {
-    throw new InvalidConfigError({ message: "invalid config store: not a URL (sqlite:///var/lib/oma/runtime.sqlite)", context: { key: "store" } });
+    throw new InvalidConfigError({
+      message: "invalid config store: not a URL (sqlite:///var/lib/oma/runtime.sqlite)",
+      context: { key: "store" },
+    });
   }
   const opener = OPENERS[parsed.protocol];
   if (!opener) {
-    throw new InvalidConfigError({ message: `invalid config store: unsupported scheme ${parsed.protocol}; use sqlite:`, context: { key: "store", scheme: parsed.protocol } });
+    throw new InvalidConfigError({
+      message: `invalid config store: unsupported scheme ${parsed.protocol}; use sqlite:`,
+      context: { key: "store", scheme: parsed.protocol },
+    });
   }
   return opener(parsed);
 }
@@ -63,10 +72,24 @@ function unavailable(scheme: string): StoreOpener {
 
 /** The SQLite file of a `sqlite:` URL. */
 export function sqlitePathOf(url: URL): string {
-  if (url.search !== "" || url.hash !== "") throw new InvalidConfigError({ message: "invalid config store: a sqlite: URL takes no query or fragment", context: { key: "store" } });
-  if (url.host !== "") throw new InvalidConfigError({ message: "invalid config store: a sqlite: URL is sqlite:///absolute/path", context: { key: "store" } });
-  const path = url.pathname.startsWith("/") ? fileURLToPath(`file://${url.pathname}`) : decodeURIComponent(url.pathname);
-  if (path === "" || path === "/") throw new InvalidConfigError({ message: "invalid config store: the sqlite: URL names no file", context: { key: "store" } });
+  if (url.search !== "" || url.hash !== "")
+    throw new InvalidConfigError({
+      message: "invalid config store: a sqlite: URL takes no query or fragment",
+      context: { key: "store" },
+    });
+  if (url.host !== "")
+    throw new InvalidConfigError({
+      message: "invalid config store: a sqlite: URL is sqlite:///absolute/path",
+      context: { key: "store" },
+    });
+  const path = url.pathname.startsWith("/")
+    ? fileURLToPath(`file://${url.pathname}`)
+    : decodeURIComponent(url.pathname);
+  if (path === "" || path === "/")
+    throw new InvalidConfigError({
+      message: "invalid config store: the sqlite: URL names no file",
+      context: { key: "store" },
+    });
   return path;
 }
 

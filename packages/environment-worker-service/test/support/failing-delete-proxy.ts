@@ -6,11 +6,17 @@ import type { AddressInfo } from "node:net";
  * Worker, except `DELETE /v1/sandbox/:id`, answered 503 while `failDeletes` is on. A terminate then fails as
  * it would against an unavailable Cloudflare bridge, and the host leaves an orphan.
  */
-export async function startFailingDeleteProxy(target: string): Promise<{ url: string; failDeletes: boolean; deletesRefused: number; close(): Promise<void> }> {
+export async function startFailingDeleteProxy(
+  target: string
+): Promise<{ url: string; failDeletes: boolean; deletesRefused: number; close(): Promise<void> }> {
   const upstream = new URL(target);
   const state = { failDeletes: true, deletesRefused: 0 };
   const server = createServer((request, response) => {
-    if (state.failDeletes && request.method === "DELETE" && /^\/v1\/sandbox\/[^/]+$/.test(request.url ?? "")) {
+    if (
+      state.failDeletes &&
+      request.method === "DELETE" &&
+      /^\/v1\/sandbox\/[^/]+$/.test(request.url ?? "")
+    ) {
       state.deletesRefused += 1;
       request.resume();
       response.writeHead(503, { "content-type": "application/json" });
@@ -18,11 +24,17 @@ export async function startFailingDeleteProxy(target: string): Promise<{ url: st
       return;
     }
     const forwarded = httpRequest(
-      { host: upstream.hostname, port: upstream.port, path: request.url, method: request.method, headers: { ...request.headers, host: upstream.host } },
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        path: request.url,
+        method: request.method,
+        headers: { ...request.headers, host: upstream.host },
+      },
       (answer) => {
         response.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(response);
-      },
+      }
     );
     forwarded.on("error", () => {
       if (!response.headersSent) response.writeHead(502);

@@ -49,22 +49,36 @@ export interface ServiceStack {
   env(overrides?: Record<string, string | undefined>): NodeJS.ProcessEnv;
   start(overrides?: Record<string, string | undefined>, args?: readonly string[]): ServiceProcess;
   /** Runs the bin to its end (for --check, the operator CLI and bad configs). */
-  run(args: readonly string[], overrides?: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }>;
+  run(
+    args: readonly string[],
+    overrides?: Record<string, string | undefined>
+  ): Promise<{ code: number | null; stdout: string; stderr: string }>;
   close(): Promise<void>;
 }
 
 /** With `webhook`, the control plane signs and posts its webhooks to `/webhook` on that port of this host. */
-export async function startServiceStack(options: { readonly webhook?: { readonly port: number; readonly secret: string } } = {}): Promise<ServiceStack> {
+export async function startServiceStack(
+  options: { readonly webhook?: { readonly port: number; readonly secret: string } } = {}
+): Promise<ServiceStack> {
   const binDirectory = process.env.OMA_AMA_WORKER_BIN_DIR ?? DEFAULT_AMA_WORKER_BIN_DIRECTORY;
   await installAmaWorkerBin(binDirectory);
   // The readiness probe runs with the runtime's own PATH, as a sandbox image's would carry the bin.
-  if (!(process.env.PATH ?? "").split(delimiter).includes(binDirectory)) process.env.PATH = `${binDirectory}${delimiter}${process.env.PATH ?? ""}`;
+  if (!(process.env.PATH ?? "").split(delimiter).includes(binDirectory))
+    process.env.PATH = `${binDirectory}${delimiter}${process.env.PATH ?? ""}`;
   const dir = await mkdtemp(join(tmpdir(), "oma-service-"));
   const plane = await startLocalControlPlane(
-    options.webhook ? { webhook: { url: `http://127.0.0.1:${options.webhook.port}/webhook`, secret: options.webhook.secret } } : {},
+    options.webhook
+      ? {
+          webhook: {
+            url: `http://127.0.0.1:${options.webhook.port}/webhook`,
+            secret: options.webhook.secret,
+          },
+        }
+      : {}
   );
   const bridge = await startLocalBridge();
-  if (bridge.containerServer.confinement !== "bubblewrap") throw new Error("the local stack must confine its containers in bubblewrap");
+  if (bridge.containerServer.confinement !== "bubblewrap")
+    throw new Error("the local stack must confine its containers in bubblewrap");
   const environment = plane.createEnvironment({ name: "service-test" });
   const storePath = join(dir, "runtime.sqlite");
   const children = new Set<ChildProcess>();
@@ -74,12 +88,16 @@ export async function startServiceStack(options: { readonly webhook?: { readonly
     runtimeCheckpoint: "disabled",
     driver: {
       type: "ama_worker",
-      process: { command: "oma-ama-worker", env: { PATH: `${binDirectory}:/usr/local/bin:/usr/bin:/bin`, OMA_AMA_MAX_IDLE_MS: "600" } },
+      process: {
+        command: "oma-ama-worker",
+        env: { PATH: `${binDirectory}:/usr/local/bin:/usr/bin:/bin`, OMA_AMA_MAX_IDLE_MS: "600" },
+      },
     },
   };
   const env = (overrides: Record<string, string | undefined> = {}): NodeJS.ProcessEnv => {
     const base: NodeJS.ProcessEnv = { ...process.env };
-    for (const key of Object.keys(base)) if (key.startsWith("OMA_") || key.startsWith("R2_") || key.startsWith("AWS_")) delete base[key];
+    for (const key of Object.keys(base))
+      if (key.startsWith("OMA_") || key.startsWith("R2_") || key.startsWith("AWS_")) delete base[key];
     const merged: NodeJS.ProcessEnv = {
       ...base,
       OMA_AMA_WORKER_BIN_DIR: binDirectory,
@@ -99,8 +117,14 @@ export async function startServiceStack(options: { readonly webhook?: { readonly
     for (const [key, value] of Object.entries(merged)) if (value === undefined) delete merged[key];
     return merged;
   };
-  const start = (overrides: Record<string, string | undefined> = {}, args: readonly string[] = []): ServiceProcess => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: env(overrides), stdio: ["ignore", "pipe", "pipe"] });
+  const start = (
+    overrides: Record<string, string | undefined> = {},
+    args: readonly string[] = []
+  ): ServiceProcess => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: env(overrides),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     children.add(child);
     const lines: LogLine[] = [];
     const waiters: (() => void)[] = [];
@@ -124,16 +148,24 @@ export async function startServiceStack(options: { readonly webhook?: { readonly
     };
     child.stdout?.on("data", onData);
     child.stderr?.on("data", onData);
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => {
-      children.delete(child);
-      for (const wake of waiters.splice(0)) wake();
-      resolve(code);
-    }));
-    const waitFor = async (event: string, where: (line: LogLine) => boolean = () => true): Promise<LogLine> => {
+    const exited = new Promise<number | null>((resolve) =>
+      child.on("exit", (code) => {
+        children.delete(child);
+        for (const wake of waiters.splice(0)) wake();
+        resolve(code);
+      })
+    );
+    const waitFor = async (
+      event: string,
+      where: (line: LogLine) => boolean = () => true
+    ): Promise<LogLine> => {
       for (;;) {
         const found = lines.find((line) => line.event === event && where(line));
         if (found) return found;
-        if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}) before logging ${event}:\n${raw.slice(-4000)}`);
+        if (child.exitCode !== null)
+          throw new Error(
+            `the service exited (${child.exitCode}) before logging ${event}:\n${raw.slice(-4000)}`
+          );
         await new Promise<void>((resolve) => waiters.push(resolve));
       }
     };
@@ -161,7 +193,10 @@ export async function startServiceStack(options: { readonly webhook?: { readonly
     start,
     run(args, overrides = {}) {
       return new Promise((resolve) => {
-        const child = spawn(process.execPath, [BIN, ...args], { env: env(overrides), stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawn(process.execPath, [BIN, ...args], {
+          env: env(overrides),
+          stdio: ["ignore", "pipe", "pipe"],
+        });
         let stdout = "";
         let stderr = "";
         child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -183,7 +218,8 @@ export function sample(metrics: string, name: string, labels: Record<string, str
   for (const line of metrics.split("\n")) {
     if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
     const labelText = line.slice(name.length).split(" ")[0] ?? "";
-    if (Object.entries(labels).every(([key, value]) => labelText.includes(`${key}="${value}"`))) return Number(line.split(" ").at(-1));
+    if (Object.entries(labels).every(([key, value]) => labelText.includes(`${key}="${value}"`)))
+      return Number(line.split(" ").at(-1));
   }
   return 0;
 }
