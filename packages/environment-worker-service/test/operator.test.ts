@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFailingDeleteProxy } from "./support/failing-delete-proxy.js";
-import { type ServiceStack, startServiceStack } from "./support/service-stack.js";
+import { type ServiceStack, sample, startServiceStack } from "./support/service-stack.js";
 
 let stack: ServiceStack;
 
@@ -67,6 +67,44 @@ describe("the operator CLI over the service's store", () => {
         (await stack.run(["orphans", "--json"])).stdout
       );
       expect(after.orphans).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("reaps an orphan in the service's own reconciler once the bridge answers, and counts it", async () => {
+    const proxy = await startFailingDeleteProxy(stack.bridge.url);
+    try {
+      const first = stack.start({ OMA_CLOUDFLARE_BRIDGE_URL: proxy.url, OMA_RECONCILE_INTERVAL_MS: "3600000" });
+      const session = stack.plane.createSession({ environmentId: stack.environment.id, title: "reconciled" });
+      try {
+        stack.plane.queueTurn(session.id, {
+          message: "touch",
+          toolCalls: [{ name: "bash", input: { command: "true" } }],
+          finalMessage: "ok",
+        });
+        expect((await first.waitFor("work.done", (line) => line.sessionId === session.id)).outcome).toBe("completed");
+      } finally {
+        expect(await first.stop()).toBe(0);
+      }
+      type Listing = { orphans: { scope: { sessionId: string } }[] };
+      const mine = (listing: Listing) => listing.orphans.filter((record) => record.scope.sessionId === session.id);
+      expect(mine(json<Listing>((await stack.run(["orphans", "--json"])).stdout))).toHaveLength(1);
+
+      proxy.failDeletes = false;
+      // The record is due 10 s after the failed terminate (the reconciler's first backoff).
+      const second = stack.start({ OMA_CLOUDFLARE_BRIDGE_URL: proxy.url, OMA_RECONCILE_INTERVAL_MS: "500" });
+      try {
+        const http = await second.httpUrl();
+        const pass = await second.waitFor("reconciler.pass", (line) => Number(line.orphan_reaped) > 0);
+        expect(pass.orphan_failed).toBe(0);
+        const metrics = await (await fetch(`${http}/metrics`)).text();
+        expect(sample(metrics, "oma_reconciler_records_total", { kind: "orphan", result: "reaped" })).toBeGreaterThanOrEqual(1);
+        expect(sample(metrics, "oma_orphans_pending")).toBe(0);
+      } finally {
+        expect(await second.stop()).toBe(0);
+      }
+      expect(mine(json<Listing>((await stack.run(["orphans", "--json"])).stdout))).toEqual([]);
     } finally {
       await proxy.close();
     }

@@ -2,11 +2,12 @@ import Anthropic from "@anthropic-ai/sdk";
 import { createManagedEnvironmentWorker } from "@open-managed-agents/managed-environment-worker";
 import { createManagedRuntimeOrphanReconciler } from "@open-managed-agents/managed-runtime-host";
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
+import { abortableSleep } from "@open-managed-agents/runtime-utils";
 import type { LoadedConfig } from "../config/load-config.js";
 import { defaultProfile } from "../config/schema.js";
 import { type ReadinessState, startHealthServer } from "../http/health-server.js";
 import type { ServiceLogger } from "../logging/logger.js";
-import { createServiceMetrics } from "../metrics/metrics.js";
+import { type ServiceMetrics, createServiceMetrics } from "../metrics/metrics.js";
 import { createOperatorQueries } from "../stores/operator-queries.js";
 import { composeDeployment } from "./compose.js";
 import { createDependencyHealth } from "./dependency-health.js";
@@ -116,18 +117,7 @@ export async function startService(
     sandbox: reconcilerSandbox(composition, config),
     secrets: loaded.secrets,
   });
-  const reconciling = reconciler
-    .run({
-      limit: 50,
-      intervalMs: config.reconcileIntervalMs,
-      signal: background.signal,
-      onError: (error) =>
-        log.warn("reconciler.failed", {
-          code: ManagedRuntimeError.isInstance(error) ? error.code : "error",
-          message: String((error as Error)?.message ?? error),
-        }),
-    })
-    .catch(() => undefined);
+  const reconciling = reconcileLoop(reconciler, { intervalMs: config.reconcileIntervalMs, signal: background.signal, log, metrics });
   const sweeping =
     composition.sweep && config.sweepIntervalMs > 0
       ? createSweepLoop({
@@ -208,4 +198,36 @@ function reconcilerSandbox(
     inspect: async (lease: Parameters<Awaited<ReturnType<typeof portOf>>["inspect"]>[0]) =>
       (await portOf(inspectScope)).inspect(lease),
   };
+}
+
+/** Runs a reconciler pass every `intervalMs`, counting and logging what each pass did. */
+async function reconcileLoop(
+  reconciler: ReturnType<typeof createManagedRuntimeOrphanReconciler>,
+  options: { intervalMs: number; signal: AbortSignal; log: ServiceLogger["host"]; metrics: ServiceMetrics },
+): Promise<void> {
+  while (!options.signal.aborted) {
+    try {
+      const summary = await reconciler.runOnce({ limit: 50, signal: options.signal });
+      const journal = summary.journal;
+      const counts: [string, string, number][] = [
+        ["orphan", "reaped", summary.reaped],
+        ["orphan", "failed", summary.failed],
+        ["orphan", "given_up", summary.givenUp],
+        ["journal", "reaped", journal?.reaped ?? 0],
+        ["journal", "failed", journal?.failed ?? 0],
+        ["journal", "given_up", journal?.givenUp ?? 0],
+      ];
+      for (const [kind, result, count] of counts) if (count > 0) options.metrics.reconcilerRecords.inc({ kind, result }, count);
+      if (counts.some(([, , count]) => count > 0)) {
+        options.log.info("reconciler.pass", Object.fromEntries(counts.map(([kind, result, count]) => [`${kind}_${result}`, count])));
+      }
+    } catch (error) {
+      if (options.signal.aborted) return;
+      options.log.warn("reconciler.failed", {
+        code: ManagedRuntimeError.isInstance(error) ? error.code : "error",
+        message: error instanceof Error ? error.message : String(error),
+      });
+    }
+    await abortableSleep(options.intervalMs, options.signal).catch(() => undefined);
+  }
 }
