@@ -185,4 +185,21 @@ describe("oma-environment-worker against the local control plane and the local s
       expect(await next.stop()).toBe(0);
     }
   });
+
+  it("on a second signal ends at once, without waiting for the running item", async () => {
+    const service = stack.start({ OMA_SHUTDOWN_GRACE_MS: "120000" });
+    const session = stack.plane.createSession({ environmentId: stack.environment.id, title: "second signal" });
+    stack.plane.queueTurn(session.id, {
+      message: "slow",
+      toolCalls: [{ name: "bash", input: { command: "sleep 60" } }],
+      finalMessage: "never",
+    });
+    await service.waitFor("sandbox.acquired");
+    service.child.kill("SIGTERM");
+    await service.waitFor("service.stopping");
+    service.child.kill("SIGINT");
+    expect(await service.exited).toBe(130);
+    expect(service.lines.some((line) => line.event === "service.stopping_now")).toBe(true);
+    expect(service.lines.some((line) => line.event === "work.done" && line.sessionId === session.id)).toBe(false);
+  });
 });
