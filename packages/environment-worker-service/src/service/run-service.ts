@@ -31,7 +31,9 @@ export function createWorkerClient(loaded: LoadedConfig, logger: ServiceLogger):
     apiKey: null,
     authToken: null,
     logger: logger.sdk,
-    logLevel: loaded.config.logLevel === "debug" ? "debug" : "warn",
+    // Never the SDK's debug level: its debug lines carry request and response details (a poll's answer
+    // holds the item's work secret), which no log of this service may hold.
+    logLevel: loaded.config.logLevel === "debug" ? "info" : "warn",
   });
 }
 
