@@ -18,6 +18,8 @@ if [ "$(uname -s)" = Linux ]; then
   if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     missing="$missing postgresql"
   fi
+  # The service's tests make its store read-only for root with chattr +i.
+  command -v chattr >/dev/null 2>&1 || missing="$missing e2fsprogs"
   if [ -n "$missing" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
       apt-get update

@@ -44,6 +44,10 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   // Claims Work API items and runs them through the host; it takes the caller's SDK client (a peer
   // dependency) and uses the sandbox layer's hosted-inference projection for the harness env.
   "managed-environment-worker": [CONTRACT, UTILS, "managed-runtime-host", "sandbox"],
+  // The Node deployment: composes the environment worker, the host and its SQL stores, and the blob stores
+  // (a checkpoint store by URL); reads the shared composition's checkpoint-handle key from publications. It
+  // loads the driver by module specifier through the host's loader and never imports or depends on one.
+  "environment-worker-service": [CONTRACT, UTILS, "managed-runtime-host", "managed-environment-worker", "managed-runtime-sandbox", "blob-store"],
   // The in-sandbox AMA worker bin: the official SDK only, no workspace package.
   "ama-worker": [],
 };

@@ -5,6 +5,7 @@ import { InvalidRequestError, UnauthorizedError } from "@open-managed-agents/run
 import { abortableSleep } from "@open-managed-agents/runtime-utils";
 import { type ItemContext, handleWorkItem } from "./handle-item.js";
 import { type ManagedEnvironmentWorkerOptions, type WorkItemReport, resolveWorkerOptions } from "./options.js";
+import { routeSdkLogs } from "./sdk-logger.js";
 import { createSessionGate } from "./session-gate.js";
 import { createSlots } from "./slots.js";
 import { type WebhookReceipt, type WebhookRequest, createRecentIds, verifyWebhook } from "./webhook.js";
@@ -44,8 +45,9 @@ export interface ManagedEnvironmentWorker {
 
 /** Creates a {@link ManagedEnvironmentWorker}. Options are validated here (`invalid_config` naming the field). */
 export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorkerOptions): ManagedEnvironmentWorker {
-  const resolved = resolveWorkerOptions(options);
-  const logger = createRedactingLogger(resolved.logger ?? silentLogger, () => [resolved.environmentKey]);
+  const parsed = resolveWorkerOptions(options);
+  const logger = createRedactingLogger(parsed.logger ?? silentLogger, () => [parsed.environmentKey]);
+  const resolved = { ...parsed, client: routeSdkLogs(parsed.client, parsed.logger ? logger : undefined) };
   const stopping = new AbortController();
   const abort = new AbortController();
   const context: ItemContext = { options: resolved, logger, gate: createSessionGate(), abort: abort.signal, stopping: stopping.signal };

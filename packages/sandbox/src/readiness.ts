@@ -62,7 +62,16 @@ export async function verifyRuntimeEnvironment(
   const output = result.output.length > MAX_REPORTED_OUTPUT ? `${result.output.slice(0, MAX_REPORTED_OUTPUT)}…` : result.output;
   const reason = result.exitCode === 0 ? "did not print the readiness marker" : `exited with code ${result.exitCode}`;
   throw new ReadinessFailedError({
-    message: `readiness probe for ${options.command} ${reason}; output: ${output === "" ? "(empty)" : output}`,
+    message: `readiness probe for ${options.command} ${reason}${notFoundHint(options.command, result.exitCode)}; output: ${output === "" ? "(empty)" : output}`,
     context: { command: options.command, exitCode: result.exitCode, output },
   });
+}
+
+/** What a failed lookup means for the operator: where the harness executable must be. */
+function notFoundHint(command: string, exitCode: number): string {
+  // `command -v` answers 1 for a missing name; a shell that cannot run the probe at all answers 127.
+  if (exitCode !== 1 && exitCode !== 127) return "";
+  return command.startsWith("/")
+    ? ` (${command} is not an executable file in the sandbox)`
+    : ` (${command} is not on the runtime's PATH: install it in the sandbox image, e.g. in /usr/local/bin, or put its directory on the PATH the runtime starts processes with)`;
 }

@@ -46,6 +46,7 @@ describe("verifyRuntimeEnvironment (local-subprocess sandbox)", () => {
     const exitCode = error.context.exitCode;
     expect(typeof exitCode === "number" && exitCode !== 0).toBe(true);
     expect(error.message).toContain(`exited with code ${exitCode}`);
+    expect(error.message).toContain("openma-missing-harness is not on the runtime's PATH");
     expect(error.context.command).toBe("openma-missing-harness");
     expect(error.message).not.toContain(RUNTIME_READY_MARKER);
   });

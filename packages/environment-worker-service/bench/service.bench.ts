@@ -1,0 +1,228 @@
+/**
+ * Service benchmark, run with `pnpm bench` (root: `pnpm bench:service`). Prints figures; asserts nothing.
+ *
+ * Each item is one session turn with one `bash` call, claimed from the local control plane:
+ * - measured: the `oma-environment-worker` bin as a child process, over the local stack (Cloudflare's bridge
+ *   Worker in local workerd, bubblewrap-confined containers), SQLite store, file checkpoint store;
+ * - baseline, in the same run: the SDK's WorkPoller claims and `oma-ama-worker` runs as a plain child process
+ *   (what `pnpm bench:worker` calls its baseline): no host, no sandbox, no workspace kept.
+ * Figures: claim → item done (medians), the bin's RSS idle after start and after the items.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ITEMS = Number(process.env.OMA_BENCH_ITEMS ?? 5);
+const BIN_DIRECTORY = process.env.OMA_AMA_WORKER_BIN_DIR ?? "/opt/open-managed-agents/bin";
+const IDLE_MS = 300;
+// Compiled to node_modules/.bench/: the package root is two levels up.
+const SERVICE_BIN = fileURLToPath(new URL("../../dist/bin.js", import.meta.url));
+
+const { default: Anthropic } = await import("@anthropic-ai/sdk");
+const { installAmaWorkerBin } = await import("@open-managed-agents/ama-worker");
+const { startLocalControlPlane } = await import("@open-managed-agents/local-control-plane");
+const { startLocalBridge } = await import("@open-managed-agents/local-container");
+
+const amaBin = await installAmaWorkerBin(BIN_DIRECTORY);
+process.env.PATH = `${BIN_DIRECTORY}:${process.env.PATH ?? ""}`;
+const plane = await startLocalControlPlane();
+const bridge = await startLocalBridge();
+const rootDir = await mkdtemp(join(tmpdir(), "oma-bench-service-"));
+
+function queueItems(environmentId: string, count: number): string[] {
+  return Array.from({ length: count }, () => {
+    const session = plane.createSession({ environmentId });
+    plane.queueTurn(session.id, { toolCalls: [{ name: "bash", input: { command: "true" } }] });
+    return session.id;
+  });
+}
+
+async function baseline(): Promise<number[]> {
+  const environment = plane.createEnvironment({ name: "bench-baseline" });
+  const client = new Anthropic({ baseURL: plane.url, apiKey: null, authToken: null });
+  const workdir = await mkdtemp(join(rootDir, "baseline-"));
+  const samples: number[] = [];
+  for (const _session of queueItems(environment.id, ITEMS)) {
+    const poller = client.beta.environments.work.poller({
+      environmentId: environment.id,
+      environmentKey: environment.environmentKey,
+      autoStop: false,
+      drain: true,
+      blockMs: null,
+    });
+    for await (const work of poller) {
+      const claimed = Date.now();
+      await new Promise<void>((resolve, reject) => {
+        const child = spawn(amaBin, [], {
+          stdio: "ignore",
+          env: {
+            PATH: "/usr/bin:/bin",
+            ANTHROPIC_WORK_ID: work.id,
+            ANTHROPIC_ENVIRONMENT_ID: work.environment_id,
+            ANTHROPIC_SESSION_ID: work.data.id,
+            ANTHROPIC_WORK_SECRET: work.secret ?? "",
+            ANTHROPIC_BASE_URL: plane.url,
+            OMA_AMA_WORKDIR: workdir,
+            OMA_AMA_MAX_IDLE_MS: String(IDLE_MS),
+          },
+        });
+        child.once("error", reject);
+        child.once("exit", (code) =>
+          code === 0 ? resolve() : reject(new Error(`oma-ama-worker exited ${code}`))
+        );
+      });
+      samples.push(Date.now() - claimed);
+      break;
+    }
+  }
+  return samples;
+}
+
+interface Line {
+  event?: string;
+  time?: string;
+  workId?: string;
+  http?: string;
+}
+
+/** Seconds summed over every call of one port method, from the bin's own histogram. */
+function stepSeconds(metrics: string, port: string, call: string): number {
+  const pattern = new RegExp(
+    `^oma_transaction_step_duration_seconds_sum\\{[^}]*port="${port}"[^}]*call="${call}"[^}]*\\} (\\S+)`,
+    "gm"
+  );
+  let total = 0;
+  for (const match of metrics.matchAll(pattern)) total += Number(match[1]);
+  return total;
+}
+
+interface Measured {
+  samples: number[];
+  idleRss: number;
+  afterRss: number;
+  /** Per-item means, ms. */
+  sandboxMs: number;
+  harnessMs: number;
+  checkpointMs: number;
+}
+
+async function measured(): Promise<Measured> {
+  const environment = plane.createEnvironment({ name: "bench-measured" });
+  const profile = {
+    workspace: { requirement: "durable" },
+    outputs: { requirement: "disabled" },
+    runtimeCheckpoint: "disabled",
+    driver: {
+      type: "ama_worker",
+      process: {
+        command: "oma-ama-worker",
+        env: { PATH: `${BIN_DIRECTORY}:/usr/bin:/bin`, OMA_AMA_MAX_IDLE_MS: String(IDLE_MS) },
+      },
+    },
+  };
+  const child: ChildProcess = spawn(process.execPath, [SERVICE_BIN], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: {
+      ...process.env,
+      OMA_ENVIRONMENT_ID: environment.id,
+      OMA_ENVIRONMENT_KEY: environment.environmentKey,
+      OMA_API_BASE_URL: plane.url,
+      OMA_STORE: `sqlite://${join(rootDir, "runtime.sqlite")}`,
+      OMA_CHECKPOINT_STORE: `file://${join(rootDir, "blobs")}`,
+      OMA_CLOUDFLARE_BRIDGE_URL: bridge.url,
+      OMA_CLOUDFLARE_BRIDGE_API_KEY: bridge.apiKey,
+      OMA_PROFILE: JSON.stringify(profile),
+      OMA_HTTP_PORT: "0",
+      OMA_LOG_FORMAT: "json",
+      OMA_POLL_INTERVAL_MS: "1000",
+    },
+  });
+  const lines: Line[] = [];
+  let wake: (() => void) | null = null;
+  let pending = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    pending += chunk.toString();
+    for (let index = pending.indexOf("\n"); index >= 0; index = pending.indexOf("\n")) {
+      try {
+        lines.push(JSON.parse(pending.slice(0, index)) as Line);
+      } catch {}
+      pending = pending.slice(index + 1);
+    }
+    wake?.();
+  });
+  const until = async (test: () => boolean) => {
+    while (!test()) await new Promise<void>((resolve) => (wake = resolve));
+  };
+  await until(() => lines.some((line) => line.event === "service.started"));
+  const http = lines.find((line) => line.event === "service.started")?.http as string;
+  const rss = async () => {
+    const text = await (await fetch(`${http}/metrics`)).text();
+    return Number(/^oma_process_resident_memory_bytes (\S+)/m.exec(text)?.[1]);
+  };
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  const idleRss = await rss();
+  const samples: number[] = [];
+  // One item at a time, so each figure is one item's latency, not a queue's.
+  for (let index = 0; index < ITEMS; index += 1) {
+    queueItems(environment.id, 1);
+    await until(() => lines.filter((line) => line.event === "work.done").length > index);
+    const done = lines.filter((line) => line.event === "work.done")[index] as Line;
+    const claimed = lines.find((line) => line.event === "work.claimed" && line.workId === done.workId);
+    samples.push(Date.parse(done.time ?? "") - Date.parse(claimed?.time ?? ""));
+  }
+  const afterRss = await rss();
+  const metrics = await (await fetch(`${http}/metrics`)).text();
+  const perItem = (seconds: number) => (seconds * 1000) / ITEMS;
+  child.kill("SIGTERM");
+  await new Promise((resolve) => child.once("exit", resolve));
+  return {
+    samples,
+    idleRss,
+    afterRss,
+    sandboxMs: perItem(
+      stepSeconds(metrics, "sandbox", "acquire") + stepSeconds(metrics, "sandbox", "terminate")
+    ),
+    harnessMs: perItem(stepSeconds(metrics, "harnessDriver", "run")),
+    checkpointMs: perItem(stepSeconds(metrics, "workspace", "checkpoint")),
+  };
+}
+
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].filter(Number.isFinite).sort((a, b) => a - b);
+  return sorted.length === 0 ? Number.NaN : (sorted[Math.floor((sorted.length - 1) / 2)] as number);
+};
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+try {
+  const base = median(await baseline());
+  const run = await measured();
+  const done = median(run.samples);
+  process.stdout.write(
+    `service benchmark: ${ITEMS} items of one bash call each, medians (idle cut-off ${IDLE_MS} ms in both)\n\n`
+  );
+  process.stdout.write(
+    `  claim → item done   baseline ${base.toFixed(0)} ms   bin ${done.toFixed(0)} ms   overhead ${(
+      done - base
+    ).toFixed(0)} ms per item\n`
+  );
+  const rest = done - run.sandboxMs - run.harnessMs - run.checkpointMs;
+  process.stdout.write(
+    `  bin item, split (means): sandbox acquire+terminate ${run.sandboxMs.toFixed(
+      0
+    )} ms, harness ${run.harnessMs.toFixed(0)} ms, `
+  );
+  process.stdout.write(
+    `checkpoint ${run.checkpointMs.toFixed(0)} ms, the rest (worker, fence, store, publish) ${rest.toFixed(
+      0
+    )} ms\n`
+  );
+  process.stdout.write(
+    `  bin RSS             idle ${mib(run.idleRss)}   after the items ${mib(run.afterRss)}\n`
+  );
+} finally {
+  await bridge.stop();
+  await plane.stop();
+  await rm(rootDir, { recursive: true, force: true });
+}

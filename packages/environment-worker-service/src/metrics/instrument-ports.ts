@@ -1,0 +1,130 @@
+import type { HostLogger } from "@open-managed-agents/managed-runtime-host";
+import { CHECKPOINT_METADATA_KEY } from "@open-managed-agents/managed-runtime-sandbox";
+import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
+import type { ServiceMetrics } from "./metrics.js";
+import type { TransferProgress } from "./transfer-progress.js";
+
+/** Calls made every few seconds; timing them would drown the histogram. */
+const UNTIMED = new Set([
+  "capabilities",
+  "driverCapabilities",
+  "heartbeat",
+  "renew",
+  "isCurrent",
+  "isGenerationCurrent",
+  "inspect",
+]);
+/**
+ * Calls that may move a checkpoint, by the phase their progress reports. A sandbox driver restores the
+ * workspace in `acquire` (the bridge does), another may in `materialize`; a call that moved nothing (a fresh
+ * sandbox, a binding check) is not counted as a transfer.
+ */
+const TRANSFERS: Readonly<Record<string, "checkpoint" | "restore">> = {
+  "workspace.checkpoint": "checkpoint",
+  "workspace.materialize": "restore",
+  "sandbox.acquire": "restore",
+};
+const VERIFICATION_CODES = new Set(["integrity_failed", "archive_rejected"]);
+
+export interface InstrumentContext {
+  readonly metrics: ServiceMetrics;
+  readonly logger: HostLogger;
+  readonly progress: TransferProgress;
+  /** Period of the "still running" line of a long checkpoint or restore. */
+  readonly progressIntervalMs: number;
+}
+
+/**
+ * Wraps every method of a host port so each call is timed into `oma_transaction_step_duration_seconds`;
+ * workspace checkpoints and restores also count their bytes and duration, and log their progress while
+ * they run. Arguments and results are never logged: they may carry the fence token.
+ */
+export function instrumentPort<T extends object>(port: string, target: T, context: InstrumentContext): T {
+  return new Proxy(target, {
+    get(object, property, receiver) {
+      const value = Reflect.get(object, property, receiver);
+      if (typeof value !== "function" || typeof property !== "string") return value;
+      return (...args: unknown[]) => {
+        const result = (value as (...input: unknown[]) => unknown).apply(object, args);
+        if (UNTIMED.has(property) || !(result instanceof Promise)) return result;
+        return observe(port, property, result, args[0], context);
+      };
+    },
+  });
+}
+
+async function observe(
+  port: string,
+  call: string,
+  pending: Promise<unknown>,
+  input: unknown,
+  context: InstrumentContext
+): Promise<unknown> {
+  const started = performance.now();
+  const phase = TRANSFERS[`${port}.${call}`];
+  const sessionId = sessionOf(input);
+  const transfer = phase ? context.progress.begin(phase, sessionId) : null;
+  const ticker = transfer
+    ? setInterval(() => {
+        context.logger.info(`${phase}.progress`, {
+          sessionId,
+          ...transfer.snapshot(),
+          elapsedMs: Math.round(performance.now() - started),
+        });
+      }, context.progressIntervalMs)
+    : null;
+  ticker?.unref();
+  try {
+    const result = await pending;
+    const seconds = (performance.now() - started) / 1000;
+    context.metrics.stepDuration.observe({ port, call, result: "ok" }, seconds);
+    if (port === "sandbox" && call === "acquire") context.metrics.sandboxesAlive.inc();
+    if (port === "sandbox" && call === "terminate") context.metrics.sandboxesAlive.dec();
+    const moved = transfer?.snapshot();
+    if (phase && moved && (phase === "checkpoint" || moved.objects > 0 || moved.bytes > 0)) {
+      const { bytes, objects } = moved;
+      context.metrics.transferBytes.inc({ phase }, bytes);
+      context.metrics.transferDuration.observe({ phase, result: "ok" }, seconds);
+      const archive = phase === "checkpoint" ? checkpointSize(result) : 0;
+      context.logger.info(`${phase}.done`, {
+        sessionId,
+        bytes,
+        objects,
+        ...(archive ? { handleSize: archive } : {}),
+        durationMs: Math.round(seconds * 1000),
+      });
+    }
+    return result;
+  } catch (error) {
+    const code = ManagedRuntimeError.isInstance(error) ? error.code : "error";
+    const seconds = (performance.now() - started) / 1000;
+    context.metrics.stepDuration.observe({ port, call, result: code }, seconds);
+    if (phase) {
+      context.metrics.transferDuration.observe({ phase, result: code }, seconds);
+      if (VERIFICATION_CODES.has(code)) context.metrics.verificationFailures.inc({ phase });
+    }
+    throw error;
+  } finally {
+    if (ticker) clearInterval(ticker);
+    transfer?.end();
+  }
+}
+
+function sessionOf(input: unknown): string | null {
+  const scope = (input as { scope?: { sessionId?: unknown } } | undefined)?.scope;
+  return typeof scope?.sessionId === "string" ? scope.sessionId : null;
+}
+
+/** The archive size a checkpoint candidate's handle records, when the driver records one. */
+function checkpointSize(candidate: unknown): number {
+  const handleJson = (candidate as { metadata?: Record<string, unknown> } | null)?.metadata?.[
+    CHECKPOINT_METADATA_KEY
+  ];
+  if (typeof handleJson !== "string") return 0;
+  try {
+    const size = (JSON.parse(handleJson) as { metadata?: { size?: unknown } }).metadata?.size;
+    return typeof size === "number" && Number.isSafeInteger(size) ? size : 0;
+  } catch {
+    return 0;
+  }
+}
