@@ -1,7 +1,8 @@
 #!/bin/sh
 # Sets up a fresh machine that has Node 20 and npm: installs bubblewrap (the local container runtime's
-# confinement), zstd and Postgres (the SQL stores' tests start their own server) when they are missing, pnpm 12.4.2 when it is missing, then the workspace's
-# dependencies from the lockfile. Used by the README's Quick start and by CI.
+# confinement), zstd and Postgres (the SQL stores' tests start their own server) when they are missing,
+# pnpm 12.4.2 when it is missing, then the workspace's dependencies from the lockfile. Used by the
+# README's Quick start and by CI.
 set -eu
 cd "$(dirname "$0")/.."
 
