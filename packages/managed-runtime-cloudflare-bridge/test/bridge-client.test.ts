@@ -192,6 +192,17 @@ describe("bridge client against a hostile bridge", () => {
     expect(calls).toBe(2);
   });
 
+  it("treats a delete refused with capacity_exceeded as success (no container runs for the id), not other 503s", async () => {
+    // The bridge looks a sandbox's container up before deleting it; only an id without one reaches its pool's
+    // capacity check, so this refusal shows there is nothing to delete.
+    bridge.respond((_request, response) =>
+      json(response, 503, { error: "Cannot start container: instance limit reached (4/4).", code: "capacity_exceeded" }),
+    );
+    await expect(client.destroy(ID)).resolves.toBeUndefined();
+    bridge.respond((_request, response) => json(response, 503, { error: "busy", code: "pool_error" }));
+    expect((await failure(client.destroy(ID))).code).toBe("sandbox_failed");
+  });
+
   it("sends a delete of a sandbox only after another client's delete of it in this process answered", async () => {
     // The bridge starts a container to answer a delete of a sandbox whose container is gone; two at once can
     // leave one of those containers running unassigned, so a host's late delete and a reconciler's reap queue.

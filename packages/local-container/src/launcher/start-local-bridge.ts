@@ -122,6 +122,8 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
           SANDBOX_API_KEY: apiKey,
           SANDBOX_TRANSPORT: resolved.transport,
           WARM_POOL_TARGET: String(resolved.warmPoolTarget),
+          // The pool's ceiling is the server's limit, never one inferred under a burst (see warm-pool-limit.ts).
+          WARM_POOL_MAX_INSTANCES: String(server.limits.maxContainers),
           OMA_LOCAL_CONTAINER_URL: server.url,
         },
         durableObjectsPersist: join(stateDir, "durable-objects"),

@@ -7,7 +7,7 @@ import {
   redactSecrets,
 } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
-import { bridgeErrorFromPayload, bridgeErrorFromResponse } from "./bridge-errors.js";
+import { bridgeErrorFromPayload, bridgeErrorFromResponse, isCapacityRefusal } from "./bridge-errors.js";
 import { bridgeFetch } from "./keep-alive-fetch.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, backoffDelay, delay } from "./retry.js";
 import { parseSseStream } from "./sse-parser.js";
@@ -73,8 +73,9 @@ export interface BridgeClient {
   /** `POST …/hydrate`: extracts a tar into `/workspace`. Never retried. */
   hydrate(id: string, tar: Uint8Array, signal?: AbortSignal): Promise<void>;
   /**
-   * `DELETE /v1/sandbox/:id`: 204 and 404 are success; concurrent calls on this client share one request, and
-   * a delete of the same sandbox by another client in this process is waited for first. Retried.
+   * `DELETE /v1/sandbox/:id`: 204, 404 and 503 `capacity_exceeded` (no container runs for the id) are
+   * success; concurrent calls on this client share one request, and a delete of the same sandbox by another
+   * client in this process is waited for first. Retried.
    */
   destroy(id: string): Promise<void>;
 }
@@ -244,7 +245,15 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
       const attempt = (async () => {
         await before?.catch(() => undefined);
         const response = await send("delete", sandboxUrl(id), { method: "DELETE" }, true);
-        if (!response.ok && response.status !== 404) throw await bridgeErrorFromResponse("delete", response);
+        if (!response.ok && response.status !== 404) {
+          const error = await bridgeErrorFromResponse("delete", response);
+          // The bridge resolves the id's container before deleting it: a running one is returned as it is,
+          // and only an id without one reaches the capacity check. So a refusal for capacity shows that no
+          // container runs for this id, which is what the delete was for (a late start of a call still in
+          // flight is covered by the tombstoning client's late deletes).
+          if (isCapacityRefusal(error)) return;
+          throw error;
+        }
         await response.body?.cancel().catch(() => undefined);
       })().finally(() => {
         deletes.delete(id);
