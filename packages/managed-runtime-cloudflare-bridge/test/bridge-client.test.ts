@@ -39,7 +39,7 @@ describe("bridge client against a hostile bridge", () => {
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const offline = createBridgeClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: API_KEY, retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 } });
     const error = await failure(offline.create());
-    expect(error.code).toBe("sandbox_failed");
+    expect(error.code).toBe("unavailable");
     expect(error.message).toMatch(/^bridge create unreachable: fetch failed \(ECONNREFUSED: connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/);
     expect(error.cause).toBeInstanceOf(Error);
   });
@@ -149,7 +149,7 @@ describe("bridge client against a hostile bridge", () => {
     calls = 0;
     resetFirst(exitZero);
     const error = await failure(execAll());
-    expect(error.code).toBe("sandbox_failed");
+    expect(error.code).toBe("unavailable");
     expect(error.message).toMatch(/bridge exec unreachable: .*ECONNRESET/);
     expect(calls).toBe(1);
 

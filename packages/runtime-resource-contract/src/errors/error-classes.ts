@@ -122,6 +122,9 @@ export class InsufficientCapacityError extends codedErrorClass("insufficient_cap
 /** `storage_unwritable`: A store refuses writes (read-only filesystem or bucket, or no write permission). */
 export class StorageUnwritableError extends codedErrorClass("storage_unwritable", "StorageUnwritableError") {}
 
+/** `unavailable`: A service the call depends on could not be reached, went away mid-call or stayed busy. */
+export class UnavailableError extends codedErrorClass("unavailable", "UnavailableError") {}
+
 /** `provider_mismatch`: A record, handle or driver names a different provider. */
 export class ProviderMismatchError extends codedErrorClass("provider_mismatch", "ProviderMismatchError") {}
 
@@ -170,6 +173,7 @@ export const ERROR_CLASSES = {
   sandbox_failed: SandboxFailedError,
   insufficient_capacity: InsufficientCapacityError,
   storage_unwritable: StorageUnwritableError,
+  unavailable: UnavailableError,
   provider_mismatch: ProviderMismatchError,
   driver_load_failed: DriverLoadFailedError,
   readiness_failed: ReadinessFailedError,

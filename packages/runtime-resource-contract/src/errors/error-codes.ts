@@ -26,6 +26,12 @@ export const ERROR_CODES = [
    * permission (EACCES, EPERM). Retrying does not help until an operator fixes the store.
    */
   "storage_unwritable",
+  /**
+   * A service the call depends on (the bridge, the container runtime, a store) could not be reached, went
+   * away in the middle of the call, or stayed busy past the time allowed; the sandbox and the data are not
+   * known to be at fault. A later attempt may succeed.
+   */
+  "unavailable",
   /** A record, handle or driver names a different provider than the one asked to act on it. */
   "provider_mismatch",
   /** A driver module could not be imported or did not export the expected factory. */
@@ -72,6 +78,7 @@ export const ERROR_HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   sandbox_failed: 502,
   insufficient_capacity: 503,
   storage_unwritable: 503,
+  unavailable: 503,
   provider_mismatch: 409,
   driver_load_failed: 500,
   readiness_failed: 502,
