@@ -1,7 +1,8 @@
 /**
  * A burst of sessions over the container limit never disables the local stack: on `startLocalBridge()`
- * defaults (no warm pool), the sessions over the limit are refused with `insufficient_capacity`, the stack
- * keeps serving once containers end, and the runs themselves leave nothing: no container, no journal row.
+ * defaults (no warm pool) and with a warm pool, the sessions over the limit are refused with
+ * `insufficient_capacity`, the stack keeps serving once containers end, and the runs themselves leave
+ * nothing: no container but the pool's warm one, no journal row.
  */
 import Database from "better-sqlite3";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -28,13 +29,11 @@ const LIMIT = 4;
 const BURST = 6;
 const AFTER = 2;
 
-let bridge: LocalBridge;
 let dir: string;
 let client: SqlClient;
 let database: Database.Database;
 
 beforeAll(async () => {
-  bridge = await startLocalBridge({ limits: { maxContainers: LIMIT } });
   dir = await mkdtemp(join(tmpdir(), "oma-bridge-burst-"));
   database = new Database(join(dir, "runtime.sqlite"));
   client = createBetterSqliteClient(database);
@@ -42,12 +41,11 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await bridge?.stop();
   database?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-async function resources() {
+async function resources(bridge: LocalBridge) {
   const store = createFsBlobStore({ rootDir: join(dir, "store") });
   const driver = createCloudflareBridgeManagedRuntime({ baseUrl: bridge.url, apiKey: bridge.apiKey, checkpointStore: store, outputStore: store });
   const prepared = await createManagedRuntimeProviderRegistry({ drivers: [driver] }).prepare({
@@ -60,8 +58,7 @@ async function resources() {
   return prepared.resources;
 }
 
-async function runSessions(count: number, label: string, holdSeconds: number) {
-  const prepared = await resources();
+async function runSessions(bridge: LocalBridge, count: number, label: string, holdSeconds: number) {
   const host = createManagedRuntimeHost({
     ownerId: `burst-${label}`,
     leaseTtlMs: 60_000,
@@ -69,31 +66,42 @@ async function runSessions(count: number, label: string, holdSeconds: number) {
     fences: createSqlFencePort({ client }),
     orphans: createSqlOrphanPort({ client }),
     journal: createSqlSandboxJournal({ client }),
-    ...prepared,
+    ...(await resources(bridge)),
   });
   const profile = shellProfile(`sleep ${holdSeconds}; echo done > done.txt`);
   return Promise.all(Array.from({ length: count }, (_, index) => host.run({ scope: scopeFor(`${label}-${index}`), profile })));
 }
 
-describe("a burst over the container limit on startLocalBridge() defaults", () => {
+describe.each([0, 1])("a burst over the container limit on startLocalBridge() defaults, warm pool %i", (warmPoolTarget) => {
+  let bridge: LocalBridge;
+  beforeAll(async () => {
+    bridge = await startLocalBridge({ limits: { maxContainers: LIMIT }, ...(warmPoolTarget > 0 ? { warmPoolTarget } : {}) });
+  }, 120_000);
+  afterAll(() => bridge?.stop());
+
   it("refuses the sessions over the limit, then serves new ones, leaving no container and no journal row", async () => {
     // Each session of the burst holds its container long enough for every other one to ask for its own.
-    const burst = await runSessions(BURST, "burst", 10);
+    const burst = await runSessions(bridge, BURST, `burst-${warmPoolTarget}`, 10);
     const completed = burst.filter((result) => result.type === "completed");
     const refused = burst.flatMap((result) => (result.type === "failed" ? [result.error] : []));
     expect(completed.length + refused.length).toBe(BURST);
-    // The limit was used in full; every other session was refused as over capacity, naming the limit.
-    expect(completed).toHaveLength(LIMIT);
+    // The limit was used in full (a warm container the pool started ahead holds a slot too); every other
+    // session was refused as over capacity, naming the limit.
+    expect(completed.length).toBeGreaterThanOrEqual(LIMIT - warmPoolTarget);
+    expect(completed.length).toBeLessThanOrEqual(LIMIT);
     for (const error of refused) {
       expect(error.code).toBe("insufficient_capacity");
       expect(error.message).toMatch(new RegExp(`instance limit reached \\(\\d+/${LIMIT}\\)`));
     }
 
-    const after = await runSessions(AFTER, "after", 0);
+    const after = await runSessions(bridge, AFTER, `after-${warmPoolTarget}`, 0);
     expect(after.map((result) => result.type)).toEqual(Array.from({ length: AFTER }, () => "completed"));
 
     // The refused sessions' journal rows were settled by their own runs, as were the completed ones'.
     expect(await createSqlSandboxJournal({ client }).list({ limit: 100 })).toEqual([]);
-    expect(bridge.containerServer.containers.list()).toEqual([]);
+    // Only the pool's warm containers stay.
+    const stats = (await (await fetch(`${bridge.url}/v1/pool/stats`, { headers: { authorization: `Bearer ${bridge.apiKey}` } })).json()) as { warm: number };
+    expect(stats.warm).toBeLessThanOrEqual(warmPoolTarget);
+    expect(bridge.containerServer.containers.list()).toHaveLength(stats.warm);
   }, 300_000);
 });
