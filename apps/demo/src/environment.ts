@@ -1,7 +1,7 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
-import { DEFAULT_AMA_WORKER_BIN_DIRECTORY, installAmaWorkerBin } from "@open-managed-agents/ama-worker";
+import { delimiter, dirname, join } from "node:path";
+import { installAmaWorkerBin } from "@open-managed-agents/ama-worker";
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { createFsBlobStore } from "@open-managed-agents/blob-store/fs";
 import { createR2BlobStoreFromEnv } from "@open-managed-agents/blob-store/s3";
@@ -48,11 +48,8 @@ export async function openDemoEnvironment(env: Env): Promise<DemoEnvironment> {
   const remoteBridge = env[CLOUDFLARE_BRIDGE_ENV_KEYS.url] && env[CLOUDFLARE_BRIDGE_ENV_KEYS.apiKey];
   // The Cloudflare image installs the bin in /usr/local/bin; locally it goes where the confined runtime
   // sees it (the host's /opt, copy-on-write), and onto the runtime's PATH for the readiness probe.
-  const binDirectory = remoteBridge ? "/usr/local/bin" : (env.OMA_AMA_WORKER_BIN_DIR ?? DEFAULT_AMA_WORKER_BIN_DIRECTORY);
-  if (!remoteBridge) {
-    await installAmaWorkerBin(binDirectory);
-    process.env.PATH = `${binDirectory}${delimiter}${process.env.PATH ?? ""}`;
-  }
+  const binDirectory = remoteBridge ? "/usr/local/bin" : dirname(await installAmaWorkerBin(env.OMA_AMA_WORKER_BIN_DIR));
+  if (!remoteBridge) process.env.PATH = `${binDirectory}${delimiter}${process.env.PATH ?? ""}`;
   // Asking for the unconfined runtime exists to show the refusal below; the demo never runs tools in it.
   const unconfined = env.OMA_DEMO_LOCAL_CONFINEMENT === "unconfined-unsafe";
   const local = remoteBridge ? null : await startLocalBridge(unconfined ? { confinement: "unconfined-unsafe" } : {});

@@ -12,11 +12,10 @@
 import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 process.env.NODE_ENV = "test";
 const ITEMS = Number(process.env.OMA_BENCH_ITEMS ?? 5);
-const BIN_DIRECTORY = process.env.OMA_AMA_WORKER_BIN_DIR ?? "/opt/open-managed-agents/bin";
 const IDLE_MS = 300;
 
 const { default: Anthropic } = await import("@anthropic-ai/sdk");
@@ -28,7 +27,8 @@ const { createManagedRuntimeHost, createManagedRuntimeProviderRegistry, createMe
 );
 const { createManagedEnvironmentWorker } = await import("../src/index.js");
 
-const bin = await installAmaWorkerBin(BIN_DIRECTORY);
+const bin = await installAmaWorkerBin(process.env.OMA_AMA_WORKER_BIN_DIR);
+const BIN_DIRECTORY = dirname(bin);
 process.env.PATH = `${BIN_DIRECTORY}:${process.env.PATH ?? ""}`;
 const plane = await startLocalControlPlane();
 const rootDir = await mkdtemp(join(tmpdir(), "oma-bench-worker-"));

@@ -49,14 +49,15 @@ it("leaves an item reclaimable when the worker dies between claim and acquire", 
 });
 
 it("keeps going after a bad item: the profile refusal is reported, the item stopped, the next item run", async () => {
-  stack = await startStack();
+  const current = await startStack();
+  stack = current;
   const bad = stack.plane.createSession({ environmentId: stack.environment.id, metadata: { kind: "bad" } });
   const good = stack.plane.createSession({ environmentId: stack.environment.id });
   stack.plane.queueTurn(bad.id, { toolCalls: [{ name: "bash", input: { command: "true" } }] });
   stack.plane.queueTurn(good.id, { toolCalls: [{ name: "bash", input: { command: "echo fine" } }] });
   const worker = await stack.worker({
     concurrency: 2,
-    profileFor: (_work, session) => (session.metadata.kind === "bad" ? ({ driver: { type: "nonsense" } } as never) : defaultProfile()),
+    profileFor: (_work, session) => (session.metadata.kind === "bad" ? ({ driver: { type: "nonsense" } } as never) : defaultProfile(current.binDirectory)),
   });
   await worker.drain();
   const outcomes = Object.fromEntries(stack.reports.map((report) => [report.scope?.sessionId, report.outcome]));
@@ -86,14 +87,14 @@ it("shuts down gracefully: stops claiming, and aborts a run still going at the d
   expect(await publicationOf(stack.fences, { workspaceId: "ws_test", environmentId: stack.environment.id, sessionId: session.id })).toBeNull();
 });
 
-function defaultProfile() {
+function defaultProfile(binDirectory: string) {
   return {
     workspace: { requirement: "durable" as const },
     outputs: { requirement: "disabled" as const },
     runtimeCheckpoint: "disabled" as const,
     driver: {
       type: "ama_worker" as const,
-      process: { command: "oma-ama-worker", env: { PATH: `${process.env.OMA_AMA_WORKER_BIN_DIR ?? "/opt/open-managed-agents/bin"}:/usr/bin:/bin`, OMA_AMA_MAX_IDLE_MS: "400" } },
+      process: { command: "oma-ama-worker", env: { PATH: `${binDirectory}:/usr/bin:/bin`, OMA_AMA_MAX_IDLE_MS: "400" } },
     },
   };
 }

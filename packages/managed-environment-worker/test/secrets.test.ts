@@ -58,8 +58,7 @@ it("puts the environment key, work secrets and sessions tokens in no lease, chec
         };
       },
     });
-  const binDirectory = process.env.OMA_AMA_WORKER_BIN_DIR ?? "/opt/open-managed-agents/bin";
-  const withOutputs = { ...amaWorkerProfile(binDirectory), outputs: { requirement: "durable" as const } };
+  const withOutputs = { ...amaWorkerProfile(stack.binDirectory), outputs: { requirement: "durable" as const } };
   const worker = await stack.worker({
     client,
     profileFor: () => withOutputs,

@@ -5,7 +5,7 @@
  * the containers left (must be 0). Peak RSS is the driver process's own, against an idle driver process.
  *
  * Env: OMA_LOAD_LEVELS (default "1,5,20,5": the last level shows the stack still serves after the burst), OMA_LOAD_MIB per session (default 2), OMA_LOAD_MAX_CONTAINERS
- * (default 16), OMA_LOAD_WARM_POOL (bridge warm pool target, default 1; its containers are not counted as left),
+ * (default 16), OMA_LOAD_WARM_POOL (bridge warm pool target, default 0; its containers are not counted as left),
  * OMA_LOAD_VERBOSE=1 (pass workerd's output through).
  */
 import Database from "better-sqlite3";
@@ -32,8 +32,7 @@ const MIB = 1024 * 1024;
 const levels = (process.env.OMA_LOAD_LEVELS ?? "1,5,20,5").split(",").map(Number);
 const workspaceMiB = Number(process.env.OMA_LOAD_MIB ?? "2");
 const maxContainers = Number(process.env.OMA_LOAD_MAX_CONTAINERS ?? "16");
-// With no warm target the bridge's pool never re-probes a capacity limit it inferred too low under a burst.
-const warmPoolTarget = Number(process.env.OMA_LOAD_WARM_POOL ?? "1");
+const warmPoolTarget = Number(process.env.OMA_LOAD_WARM_POOL ?? "0");
 
 interface ChildFigures {
   readonly sessions: number;

@@ -39,7 +39,7 @@ describe("bridge client against a hostile bridge", () => {
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const offline = createBridgeClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: API_KEY, retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 } });
     const error = await failure(offline.create());
-    expect(error.code).toBe("sandbox_failed");
+    expect(error.code).toBe("unavailable");
     expect(error.message).toMatch(/^bridge create unreachable: fetch failed \(ECONNREFUSED: connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/);
     expect(error.cause).toBeInstanceOf(Error);
   });
@@ -149,7 +149,7 @@ describe("bridge client against a hostile bridge", () => {
     calls = 0;
     resetFirst(exitZero);
     const error = await failure(execAll());
-    expect(error.code).toBe("sandbox_failed");
+    expect(error.code).toBe("unavailable");
     expect(error.message).toMatch(/bridge exec unreachable: .*ECONNRESET/);
     expect(calls).toBe(1);
 
@@ -190,6 +190,17 @@ describe("bridge client against a hostile bridge", () => {
     expect(calls).toBe(1);
     await client.destroy(ID);
     expect(calls).toBe(2);
+  });
+
+  it("treats a delete refused with capacity_exceeded as success (no container runs for the id), not other 503s", async () => {
+    // The bridge looks a sandbox's container up before deleting it; only an id without one reaches its pool's
+    // capacity check, so this refusal shows there is nothing to delete.
+    bridge.respond((_request, response) =>
+      json(response, 503, { error: "Cannot start container: instance limit reached (4/4).", code: "capacity_exceeded" }),
+    );
+    await expect(client.destroy(ID)).resolves.toBeUndefined();
+    bridge.respond((_request, response) => json(response, 503, { error: "busy", code: "pool_error" }));
+    expect((await failure(client.destroy(ID))).code).toBe("sandbox_failed");
   });
 
   it("sends a delete of a sandbox only after another client's delete of it in this process answered", async () => {

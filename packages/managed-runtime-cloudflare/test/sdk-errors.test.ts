@@ -21,4 +21,19 @@ describe("sdkFailure", () => {
     expect(mapped.code).toBe(code);
     expect(mapped.context.operation).toBe("exec");
   });
+
+  it.each([
+    // How the SDK 0.12.10 words a call cut off by a lost runtime connection, also when the runtime simply died.
+    ["its class and code", sdkError("OperationInterruptedError", "Sandbox operation exec was interrupted while the platform was updating the sandbox runtime", "OPERATION_INTERRUPTED")],
+    ["its message flattened by Durable Object RPC", sdkError("Error", "OperationInterruptedError: Sandbox operation exec was interrupted while the platform was updating the sandbox runtime")],
+    ["the connection error itself", sdkError("Error", "Network connection lost.")],
+    ["a container the SDK reports unavailable", sdkError("ContainerUnavailableError", "Container is not available", "CONTAINER_UNAVAILABLE")],
+  ])("maps an interrupted call (%s) to unavailable naming the runtime connection, not a platform update", (_case, error) => {
+    const mapped = sdkFailure(error, "exec");
+    expect(mapped.code).toBe("unavailable");
+    expect(mapped.message).toBe(
+      "exec failed: the connection to the sandbox's container runtime was lost mid-call (the runtime stopped, crashed or was replaced); the call's effect is unknown",
+    );
+    expect(mapped.cause).toBe(error);
+  });
 });

@@ -7,6 +7,14 @@ import {
 
 const hostErrors = new WeakSet<ManagedRuntimeError>();
 
+/**
+ * Whether a store refused a call because another connection held it locked (`unavailable` with
+ * `context.busy`): nothing was written, so the call may be made again.
+ */
+export function isBusyStore(error: unknown): boolean {
+  return ManagedRuntimeError.hasCode(error, "unavailable") && (error as ManagedRuntimeError).context.busy === true;
+}
+
 /** Marks an error the host built itself, so {@link stageError} passes it through unchanged. */
 export function markHostError<E extends ManagedRuntimeError>(error: E): E {
   hostErrors.add(error);

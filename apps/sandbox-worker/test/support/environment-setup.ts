@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { delimiter } from "node:path";
-import { DEFAULT_AMA_WORKER_BIN_DIRECTORY, installAmaWorkerBin } from "@open-managed-agents/ama-worker";
+import { delimiter, dirname } from "node:path";
+import { installAmaWorkerBin } from "@open-managed-agents/ama-worker";
 import { type LocalControlPlane, startLocalControlPlane } from "@open-managed-agents/local-control-plane";
 import type { RecordedWebhook, TestEnvironment } from "./environment-types.js";
 
@@ -16,8 +16,7 @@ export type { TestEnvironment } from "./environment-types.js";
  * address, so deliveries are recorded byte for byte and the tests hand them to the Worker unchanged.
  */
 export async function startTestEnvironment(): Promise<{ environment: TestEnvironment; close(): Promise<void> }> {
-  const binDirectory = process.env.OMA_AMA_WORKER_BIN_DIR ?? DEFAULT_AMA_WORKER_BIN_DIRECTORY;
-  await installAmaWorkerBin(binDirectory);
+  const binDirectory = dirname(await installAmaWorkerBin(process.env.OMA_AMA_WORKER_BIN_DIR));
   process.env.PATH = `${binDirectory}${delimiter}${process.env.PATH ?? ""}`;
   const recorded: RecordedWebhook[] = [];
   const record: typeof fetch = async (_input, init) => {

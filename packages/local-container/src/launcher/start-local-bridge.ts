@@ -1,13 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { ManagedRuntimeError, ReadinessFailedError, redactSecrets } from "@open-managed-agents/runtime-resource-contract";
 import { Log, LogLevel, Miniflare } from "miniflare";
 import { type LocalContainerServer, createLocalContainerServer } from "../server/server.js";
+import { makeOwnedTemporaryDirectory, removeAbandonedTemporaryDirectories } from "./abandoned-directories.js";
 import { type StartLocalBridgeOptions, resolveLauncherOptions } from "./launcher-options.js";
 
 /** Compatibility date the bundled Worker runs with (supported by the pinned workerd). */
@@ -76,9 +76,11 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
   const resolved = resolveLauncherOptions(options);
   const apiKey = resolved.apiKey ?? randomBytes(32).toString("hex");
   const cleanup: string[] = [];
-  const rootDir = resolved.rootDir ?? (await mkdtemp(join(tmpdir(), "oma-local-containers-")));
+  // What launchers killed before their stop() left in the temporary directory (theirs only: live ones stay).
+  await removeAbandonedTemporaryDirectories();
+  const rootDir = resolved.rootDir ?? (await makeOwnedTemporaryDirectory("oma-local-containers-"));
   if (resolved.rootDir === undefined) cleanup.push(rootDir);
-  const stateDir = resolved.stateDir ?? (await mkdtemp(join(tmpdir(), "oma-local-bridge-state-")));
+  const stateDir = resolved.stateDir ?? (await makeOwnedTemporaryDirectory("oma-local-bridge-state-"));
   if (resolved.stateDir === undefined) cleanup.push(stateDir);
   // Runs when the process exits without stop() (Miniflare exits on SIGINT/SIGTERM by itself).
   const removeTemporarySync = (): void => {
@@ -122,6 +124,8 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
           SANDBOX_API_KEY: apiKey,
           SANDBOX_TRANSPORT: resolved.transport,
           WARM_POOL_TARGET: String(resolved.warmPoolTarget),
+          // The pool's ceiling is the server's limit, never one inferred under a burst (see warm-pool-limit.ts).
+          WARM_POOL_MAX_INSTANCES: String(server.limits.maxContainers),
           OMA_LOCAL_CONTAINER_URL: server.url,
         },
         durableObjectsPersist: join(stateDir, "durable-objects"),

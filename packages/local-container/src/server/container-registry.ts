@@ -13,6 +13,7 @@ import { FILE_HELPER_SCRIPT } from "./file-helper-script.js";
 import type { LocalContainerLimits, PathMapping } from "./options.js";
 import { IMAGE_ENV, containerSearchPath } from "./image-env.js";
 import type { OutboundRelay } from "./outbound-relay.js";
+import { ownerRecord, writeOwner } from "./orphaned-containers.js";
 import { CONTAINER_MARKER_ENV, killMarkedProcesses } from "./process-reaper.js";
 import { type ProcessTable, createProcessTable } from "./process-table.js";
 import { type SessionStore, createSessionStore } from "./sessions.js";
@@ -113,6 +114,7 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
   let creating = 0;
   // Tells this server's processes apart from those of another server on the same host.
   const serverId = randomBytes(6).toString("hex");
+  const owner = ownerRecord(serverId);
   // Start and destroy of one id run one after another; different ids run in parallel.
   const queues = new Map<string, Promise<unknown>>();
   const serialize = <T>(id: string, task: () => Promise<T>): Promise<T> => {
@@ -137,6 +139,7 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
     const directory = join(rootDir, id);
     const mounts = { "/workspace": join(directory, "workspace"), "/mnt/session/outputs": join(directory, "outputs"), "/tmp": join(directory, "tmp") };
     await Promise.all(Object.values(mounts).map((hostDir) => mkdir(hostDir, { recursive: true })));
+    await writeOwner(directory, owner);
     await mkdir(join(mounts["/tmp"], "home"), { recursive: true });
     const marker = `${serverId}:${id}`;
     // Commands never see the server's own environment, which may hold keys.

@@ -2,7 +2,8 @@ import { mkdir } from "node:fs/promises";
 import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ADMIN_PREFIX, CONTAINER_ID_HEADER, CONTAINER_STATE_HEADER, OUTBOUND_HTTPS_PATH, OUTBOUND_PATH } from "../protocol.js";
-import { type ContainerRegistry, createContainerRegistry } from "./container-registry.js";
+import { CONTAINER_ID_PATTERN, type ContainerRegistry, createContainerRegistry } from "./container-registry.js";
+import { removeOrphanedContainers } from "./orphaned-containers.js";
 import { assertConfinementAvailable, assertContainerCgroupsAvailable } from "@open-managed-agents/sandbox/local-process";
 import {
   type ConfinementMode, type ConfinementNetwork, type LocalContainerLimits, type LocalContainerServerOptions, resolveServerOptions,
@@ -56,6 +57,8 @@ export async function createLocalContainerServer(options: LocalContainerServerOp
     await assertContainerCgroupsAvailable({ maxMemoryBytes: resolved.limits.maxContainerMemoryBytes, maxCpus: resolved.limits.maxContainerCpus });
   }
   await mkdir(resolved.rootDir, { recursive: true });
+  // A server killed on this root (no exit handler ran) left its trees; live servers' trees stay.
+  await removeOrphanedContainers(resolved.rootDir, (name) => CONTAINER_ID_PATTERN.test(name));
   if (resolved.requireBun) assertBunAvailable(process.env.PATH);
   const outbound = createOutboundRelay(resolved.limits.maxBodyBytes);
   const registry = createContainerRegistry(resolved.rootDir, resolved.limits, { ...resolved, outboundRelay: outbound });

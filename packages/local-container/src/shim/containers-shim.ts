@@ -11,6 +11,7 @@ import { createLocalContainerRuntime } from "./local-runtime.js";
 
 export * from "@cloudflare/containers";
 export { CONTAINER_ID_HEADER, CONTROL_PORT } from "../protocol.js";
+export { holdConfiguredInstanceLimit } from "./warm-pool-limit.js";
 export { type AdoptingContainerRuntime, type LocalContainerRuntime, type LocalContainerRuntimeOptions, createLocalContainerRuntime } from "./local-runtime.js";
 
 /** Name of the binding that carries the local container server's base URL. */

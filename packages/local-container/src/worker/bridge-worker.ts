@@ -3,9 +3,11 @@
  * `Sandbox` and `WarmPool` Durable Objects. Bundled with `@cloudflare/containers` replaced by the local
  * containers shim, it runs in local workerd over a local container server.
  */
-import { bridge } from "@cloudflare/sandbox/bridge";
+import { WarmPool as BridgeWarmPool, bridge } from "@cloudflare/sandbox/bridge";
+import { holdConfiguredInstanceLimit } from "../shim/warm-pool-limit.js";
 
 export { Sandbox } from "@cloudflare/sandbox";
-export { WarmPool } from "@cloudflare/sandbox/bridge";
+/** The bridge's pool, its ceiling held at `WARM_POOL_MAX_INSTANCES` (the launcher sets the server's limit). */
+export const WarmPool = holdConfiguredInstanceLimit(BridgeWarmPool);
 
 export default bridge({});

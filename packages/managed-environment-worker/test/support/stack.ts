@@ -1,8 +1,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
-import { DEFAULT_AMA_WORKER_BIN_DIRECTORY, installAmaWorkerBin } from "@open-managed-agents/ama-worker";
+import { installAmaWorkerBin } from "@open-managed-agents/ama-worker";
 import { type LocalControlPlane, startLocalControlPlane } from "@open-managed-agents/local-control-plane";
 import { REFERENCE_PROVIDER, createReferenceManagedRuntimeDriver } from "@open-managed-agents/managed-runtime-conformance/testing";
 import { type ManagedRuntimeHostOptions, createManagedRuntimeHost, createManagedRuntimeProviderRegistry } from "@open-managed-agents/managed-runtime-host";
@@ -31,6 +31,8 @@ export interface Stack {
   readonly reports: WorkItemReport[];
   readonly logs: readonly LogEntry[];
   readonly rootDir: string;
+  /** The directory holding the `oma-ama-worker` this run installed (on the runtime's PATH). */
+  readonly binDirectory: string;
   worker(overrides?: Partial<ManagedEnvironmentWorkerOptions>, hostFences?: RuntimeResourceFencePort): Promise<ManagedEnvironmentWorker>;
   /**
    * A per-item host factory over the reference driver, like the installation's, with `wrap` to replace or
@@ -61,8 +63,7 @@ export type HostPorts = Omit<ManagedRuntimeHostOptions, "ownerId" | "leaseTtlMs"
 export async function startStack(options: { webhook?: { url: string; secret: string }; defaultTtlSeconds?: number; clock?: () => number } = {}): Promise<Stack> {
   const rootDir = await mkdtemp(join(tmpdir(), "oma-env-worker-"));
   // A directory the confined local runtime sees (the host's /opt, copy-on-write), not the host's /tmp.
-  const binDirectory = process.env.OMA_AMA_WORKER_BIN_DIR ?? DEFAULT_AMA_WORKER_BIN_DIRECTORY;
-  await installAmaWorkerBin(binDirectory);
+  const binDirectory = dirname(await installAmaWorkerBin(process.env.OMA_AMA_WORKER_BIN_DIR));
   // The readiness probe runs with the runtime's own PATH, as a sandbox image's would carry the bin.
   process.env.PATH = `${binDirectory}${delimiter}${process.env.PATH ?? ""}`;
   const plane = await startLocalControlPlane({
@@ -88,6 +89,7 @@ export async function startStack(options: { webhook?: { url: string; secret: str
     reports,
     logs: logger.entries,
     rootDir,
+    binDirectory,
     async worker(overrides = {}, hostFences = fences) {
       const installation = await createManagedEnvironmentWorkerInstallation({
         mode: "runtime_host",

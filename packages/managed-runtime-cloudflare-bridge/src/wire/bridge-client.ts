@@ -1,13 +1,14 @@
 import {
   AbortedError,
   LeaseLostError,
-  SandboxFailedError,
+  UnavailableError,
   UpstreamProtocolError,
   parseRecord,
   redactSecrets,
 } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
-import { bridgeErrorFromPayload, bridgeErrorFromResponse } from "./bridge-errors.js";
+import { bridgeErrorFromPayload, bridgeErrorFromResponse, isCapacityRefusal } from "./bridge-errors.js";
+import { describeNetworkError, guardedBody } from "./guarded-body.js";
 import { bridgeFetch } from "./keep-alive-fetch.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, backoffDelay, delay } from "./retry.js";
 import { parseSseStream } from "./sse-parser.js";
@@ -73,8 +74,9 @@ export interface BridgeClient {
   /** `POST …/hydrate`: extracts a tar into `/workspace`. Never retried. */
   hydrate(id: string, tar: Uint8Array, signal?: AbortSignal): Promise<void>;
   /**
-   * `DELETE /v1/sandbox/:id`: 204 and 404 are success; concurrent calls on this client share one request, and
-   * a delete of the same sandbox by another client in this process is waited for first. Retried.
+   * `DELETE /v1/sandbox/:id`: 204, 404 and 503 `capacity_exceeded` (no container runs for the id) are
+   * success; concurrent calls on this client share one request, and a delete of the same sandbox by another
+   * client in this process is waited for first. Retried.
    */
   destroy(id: string): Promise<void>;
 }
@@ -125,7 +127,7 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
       const transient = response === null || (idempotent === true && [429, 502, 503, 504].includes(response.status));
       if (!transient || attempt + 1 >= attempts || deleted()) {
         if (response === null) {
-          throw new SandboxFailedError({
+          throw new UnavailableError({
             message: redactSecrets(`bridge ${operation} unreachable: ${describeNetworkError(failure)}`, [options.apiKey]),
             context: { operation },
             cause: failure,
@@ -181,7 +183,7 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
         await response.body?.cancel().catch(() => undefined);
         throw new UpstreamProtocolError({ message: `bridge exec answered ${contentType || "no content type"} instead of an event stream`, context: { operation: "exec" } });
       }
-      for await (const frame of parseSseStream(response.body, { maxFrameBytes, signal: input.signal })) {
+      for await (const frame of parseSseStream(guardedBody("exec", response.body, input.signal), { maxFrameBytes, signal: input.signal })) {
         if (frame.event === "stdout" || frame.event === "stderr") {
           const compact = frame.data.replace(/\s+/g, "");
           if (!BASE64_PATTERN.test(compact) || compact.length % 4 !== 0) {
@@ -203,7 +205,7 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
 
     async readFile(id, workspacePath, signal) {
       const response = await expectOk("file.read", await send("file.read", fileUrl(id, workspacePath), { method: "GET", signal }, true, id));
-      return response.body ?? new ReadableStream({ start: (controller) => controller.close() });
+      return response.body ? guardedBody("file.read", response.body, signal) : new ReadableStream({ start: (controller) => controller.close() });
     },
 
     async writeFile(id, workspacePath, body, signal) {
@@ -221,7 +223,7 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
       const query = excludes.length > 0 ? `?excludes=${excludes.map(encodeURIComponent).join(",")}` : "";
       const response = await expectOk("persist", await send("persist", sandboxUrl(id, `/persist${query}`), { method: "POST", signal }, false));
       if (!response.body) throw new UpstreamProtocolError({ message: "bridge persist answered without a body", context: { operation: "persist" } });
-      return response.body;
+      return guardedBody("persist", response.body, signal);
     },
 
     async hydrate(id, tar, signal) {
@@ -244,7 +246,15 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
       const attempt = (async () => {
         await before?.catch(() => undefined);
         const response = await send("delete", sandboxUrl(id), { method: "DELETE" }, true);
-        if (!response.ok && response.status !== 404) throw await bridgeErrorFromResponse("delete", response);
+        if (!response.ok && response.status !== 404) {
+          const error = await bridgeErrorFromResponse("delete", response);
+          // The bridge resolves the id's container before deleting it: a running one is returned as it is,
+          // and only an id without one reaches the capacity check. So a refusal for capacity shows that no
+          // container runs for this id, which is what the delete was for (a late start of a call still in
+          // flight is covered by the tombstoning client's late deletes).
+          if (isCapacityRefusal(error)) return;
+          throw error;
+        }
         await response.body?.cancel().catch(() => undefined);
       })().finally(() => {
         deletes.delete(id);
@@ -264,15 +274,6 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
 function uncopiedBody(bytes: Uint8Array, contentType: string): Pick<RequestInit, "body" | "headers"> & { readonly duplex: "half" } {
   const body = new ReadableStream<Uint8Array>({ start: (controller) => (controller.enqueue(bytes), controller.close()) });
   return { body, duplex: "half", headers: { "content-type": contentType, "content-length": String(bytes.byteLength) } };
-}
-
-/** `fetch failed (ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:8787)`: the fetch error and the socket error behind it. */
-export function describeNetworkError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause;
-  if (!(cause instanceof Error)) return error.message;
-  const code = (cause as { code?: unknown }).code;
-  return `${error.message} (${typeof code === "string" ? `${code}: ` : ""}${cause.message})`;
 }
 
 function parseJsonFrame(data: string): unknown {

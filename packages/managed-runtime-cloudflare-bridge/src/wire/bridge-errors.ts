@@ -1,6 +1,6 @@
 import {
   type ErrorCode,
-  type ManagedRuntimeError,
+  ManagedRuntimeError,
   UpstreamProtocolError,
   createError,
 } from "@open-managed-agents/runtime-resource-contract";
@@ -86,4 +86,10 @@ export async function bridgeErrorFromResponse(operation: string, response: Respo
 /** Reads at most `maxBytes` of a body as text and cancels the rest. */
 export async function readBoundedText(response: Response, maxBytes: number): Promise<string> {
   return new TextDecoder().decode(await readBoundedBytes(response.body, { maxBytes, overflow: "truncate" })).slice(0, maxBytes);
+}
+
+/** Whether an error is the bridge's 503 `capacity_exceeded`: its pool refused to start a container. */
+export function isCapacityRefusal(error: unknown): boolean {
+  if (!ManagedRuntimeError.isInstance(error) || error.code !== "insufficient_capacity") return false;
+  return (error.context as { bridgeCode?: unknown } | undefined)?.bridgeCode === "capacity_exceeded";
 }

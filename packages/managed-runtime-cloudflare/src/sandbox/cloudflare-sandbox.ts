@@ -4,7 +4,8 @@
  * onto a `@cloudflare/sandbox` 0.12 stub, and a port to SDK 1.0 replaces only that adapter.
  *
  * Implementations throw typed contract errors: `not_found` for a missing file or process, `timeout`,
- * `sandbox_failed` for anything the platform reports, never a raw SDK error.
+ * `unavailable` when the connection to the container runtime was lost mid-call, `sandbox_failed` for
+ * anything else the platform reports, never a raw SDK error.
  */
 export interface CloudflareSandbox {
   /** Runs `command` through `sh -c` in a fresh shell; a non-zero exit is a result. */

@@ -3,8 +3,8 @@ import { readdirSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
-import { DEFAULT_AMA_WORKER_BIN_DIRECTORY, installAmaWorkerBin } from "@open-managed-agents/ama-worker";
+import { dirname, join } from "node:path";
+import { installAmaWorkerBin } from "@open-managed-agents/ama-worker";
 import { createLocalContainerServer } from "@open-managed-agents/local-container";
 import { type HostSentinels, plantHostSentinels } from "@open-managed-agents/local-container/testing";
 import { startLocalControlPlane } from "@open-managed-agents/local-control-plane";
@@ -71,8 +71,7 @@ function listOrEmpty(dir: string): string[] {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const rootDir = await mkdtemp(join("/var/tmp", "oma-cf-containers-"));
   // The AMA worker an ama_worker profile names, where the confined containers see it and on their PATH.
-  const binDirectory = process.env.OMA_AMA_WORKER_BIN_DIR ?? DEFAULT_AMA_WORKER_BIN_DIRECTORY;
-  await installAmaWorkerBin(binDirectory);
+  const binDirectory = dirname(await installAmaWorkerBin(process.env.OMA_AMA_WORKER_BIN_DIR));
   process.env.PATH = `${binDirectory}:${process.env.PATH ?? ""}`;
   const containers = await createLocalContainerServer({ rootDir, limits: { maxFileBytes: MAX_FILE_BYTES } });
   // Host files, a host-only secret and a host process the hostile-command probes aim at; the test asks

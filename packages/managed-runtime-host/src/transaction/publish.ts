@@ -5,7 +5,7 @@ import {
   parseRecord,
   runtimeResourceFenceSchema,
 } from "@open-managed-agents/runtime-resource-contract";
-import { markHostError } from "../errors.js";
+import { isBusyStore, markHostError } from "../errors.js";
 import type { RunContext } from "../host/run-context.js";
 import { callPort } from "./port-call.js";
 import type { RunStep } from "./step.js";
@@ -58,11 +58,35 @@ export async function publishUnderFence(run: RunContext, stage: string, candidat
   if (run.options.clock.now() >= Date.parse(fence.expiresAt)) throw run.loseLease("fence_expired", { stage });
   run.publishedGenerations.add(fence.generation);
   run.publishUncertain = true;
-  const result = await callPort(run, stage, () => run.options.fences.publish({ fence, ...candidates }), { unsignalled: true });
+  const publish = () => callPort(run, stage, () => run.options.fences.publish({ fence, ...candidates }), { unsignalled: true });
+  const result = await whileStoreBusy(run, stage, Date.parse(fence.expiresAt), publish);
   run.publishUncertain = false;
   if (result.type === "lost") throw run.loseLease("publish_refused", { stage });
   run.anyPublished = true;
   return result.revision;
+}
+
+/** First wait before a busy store is asked again; it doubles up to {@link BUSY_RETRY_MAX_MS}. */
+const BUSY_RETRY_BASE_MS = 100;
+const BUSY_RETRY_MAX_MS = 2_000;
+
+/**
+ * Makes `call` again while the store answers busy (locked by another connection, nothing written) and the
+ * fence has not expired by the host's clock, backing off: the run's finished work is not given up for a
+ * lock another process holds for a while. Any other failure, a lost lease or the fence's expiry ends it.
+ */
+async function whileStoreBusy<T>(run: RunContext, stage: string, expiresAt: number, call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      const delayMs = Math.min(BUSY_RETRY_MAX_MS, BUSY_RETRY_BASE_MS * 2 ** (attempt - 1));
+      if (!isBusyStore(error) || run.outcome || run.options.clock.now() + delayMs >= expiresAt) throw error;
+      run.log.warn("store.busy_retry", { stage, attempt, delayMs });
+      // A sleep cut short by the run's end is no failure of its own: the next call throws the run's outcome.
+      await run.options.scheduler.sleep(delayMs, run.signal).catch(() => undefined);
+    }
+  }
 }
 
 /**

@@ -122,7 +122,7 @@ export class InsufficientCapacityError extends codedErrorClass("insufficient_cap
 /** `storage_unwritable`: A store refuses writes (read-only filesystem or bucket, or no write permission). */
 export class StorageUnwritableError extends codedErrorClass("storage_unwritable", "StorageUnwritableError") {}
 
-/** `unavailable`: A service a store depends on cannot be reached or is not accepting work right now. */
+/** `unavailable`: A service the call depends on could not be reached, went away mid-call or stayed busy. */
 export class UnavailableError extends codedErrorClass("unavailable", "UnavailableError") {}
 
 /** `provider_mismatch`: A record, handle or driver names a different provider. */

@@ -27,9 +27,10 @@ export const ERROR_CODES = [
    */
   "storage_unwritable",
   /**
-   * A service a store or port depends on cannot be reached or is not accepting work right now (a database
-   * that refuses connections, is shutting down or restarting). Retrying later may succeed; the outcome of a
-   * write that failed this way may be unknown.
+   * A service the call depends on (the bridge, the container runtime, a store's database) could not be
+   * reached, went away in the middle of the call, or stayed busy past the time allowed; the sandbox and the
+   * data are not known to be at fault. A later attempt may succeed; the outcome of a write that failed this
+   * way may be unknown.
    */
   "unavailable",
   /** A record, handle or driver names a different provider than the one asked to act on it. */

@@ -1,0 +1,74 @@
+/**
+ * A fault in the middle of a call names what failed: the bridge Worker killed while an exec streams or while
+ * a checkpoint part is read from it is the bridge going away, never an internal error or a store's failure.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type LocalBridge, startLocalBridge } from "@open-managed-agents/local-container";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type StackWorld, bodyContains, createStackWorld, isCheckpointTransfer, shellProfile, workItem } from "./faults/stack-world.js";
+
+let bridge: LocalBridge;
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  bridge = await startLocalBridge();
+}, 120_000);
+
+afterAll(async () => {
+  await bridge?.stop();
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+async function newWorld(): Promise<StackWorld> {
+  const dir = await mkdtemp(join(tmpdir(), "oma-truthful-"));
+  dirs.push(dir);
+  const world = createStackWorld({ bridge, dir });
+  await world.ready();
+  return world;
+}
+
+/** A fetch that kills the bridge Worker once the response to the first request `trigger` picks has started. */
+function killWorkerAfterResponse(trigger: (url: URL, init: RequestInit | undefined) => boolean): { fetch: typeof fetch; fired: () => boolean } {
+  let fired = false;
+  return {
+    fired: () => fired,
+    fetch: async (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      const response = await fetch(input, init);
+      if (!fired && trigger(url, init)) {
+        fired = true;
+        setTimeout(() => void bridge.stopWorker(), 300);
+      }
+      return response;
+    },
+  };
+}
+
+describe("the bridge Worker killed mid-call", () => {
+  it("while the harness's exec streams", async () => {
+    const world = await newWorld();
+    const session = "killed-mid-harness";
+    const faults = killWorkerAfterResponse((_url, init) => bodyContains(init, "FAULT_HARNESS"));
+    const result = await world.run(workItem(session), shellProfile("echo FAULT_HARNESS > /dev/null; sleep 5; echo v2 > tree.txt"), faults.fetch);
+    expect(faults.fired()).toBe(true);
+    expect(result).toMatchObject({ type: "failed", error: { code: "unavailable" } });
+    expect(result.type === "failed" && result.error.message).toMatch(/^harness-run failed: bridge exec broke off: the bridge closed the connection/);
+    await bridge.restartWorker();
+  }, 180_000);
+
+  it("while a checkpoint part is read from it", async () => {
+    const world = await newWorld();
+    const session = "killed-mid-transfer";
+    const faults = killWorkerAfterResponse((url, init) => (init?.method ?? "GET") === "GET" && isCheckpointTransfer(url, init));
+    const result = await world.run(workItem(session), shellProfile("head -c 24000000 /dev/urandom > big.bin"), faults.fetch);
+    expect(faults.fired()).toBe(true);
+    // Not the store (healthy) and not the sandbox's archive: the bridge that carried it went away.
+    expect(result).toMatchObject({ type: "failed", error: { code: "unavailable" } });
+    const message = result.type === "failed" ? result.error.message : "";
+    expect(message).toMatch(/^workspace-checkpoint failed: bridge (file\.read|persist|exec) broke off: the bridge closed the connection/);
+    expect(message).not.toMatch(/blob store|archive/);
+    await bridge.restartWorker();
+  }, 180_000);
+});
