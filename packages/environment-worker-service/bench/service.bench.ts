@@ -11,11 +11,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ITEMS = Number(process.env.OMA_BENCH_ITEMS ?? 5);
-const BIN_DIRECTORY = process.env.OMA_AMA_WORKER_BIN_DIR ?? "/opt/open-managed-agents/bin";
 const IDLE_MS = 300;
 // Compiled to node_modules/.bench/: the package root is two levels up.
 const SERVICE_BIN = fileURLToPath(new URL("../../dist/bin.js", import.meta.url));
@@ -25,7 +24,8 @@ const { installAmaWorkerBin } = await import("@open-managed-agents/ama-worker");
 const { startLocalControlPlane } = await import("@open-managed-agents/local-control-plane");
 const { startLocalBridge } = await import("@open-managed-agents/local-container");
 
-const amaBin = await installAmaWorkerBin(BIN_DIRECTORY);
+const amaBin = await installAmaWorkerBin(process.env.OMA_AMA_WORKER_BIN_DIR);
+const BIN_DIRECTORY = dirname(amaBin);
 process.env.PATH = `${BIN_DIRECTORY}:${process.env.PATH ?? ""}`;
 const plane = await startLocalControlPlane();
 const bridge = await startLocalBridge();

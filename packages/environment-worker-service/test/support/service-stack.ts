@@ -4,9 +4,9 @@ import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DEFAULT_AMA_WORKER_BIN_DIRECTORY, installAmaWorkerBin } from "@open-managed-agents/ama-worker";
+import { installAmaWorkerBin } from "@open-managed-agents/ama-worker";
 import { type LocalBridge, startLocalBridge } from "@open-managed-agents/local-container";
 import { type LocalControlPlane, startLocalControlPlane } from "@open-managed-agents/local-control-plane";
 
@@ -60,8 +60,8 @@ export interface ServiceStack {
 export async function startServiceStack(
   options: { readonly webhook?: { readonly port: number; readonly secret: string } } = {}
 ): Promise<ServiceStack> {
-  const binDirectory = process.env.OMA_AMA_WORKER_BIN_DIR ?? DEFAULT_AMA_WORKER_BIN_DIRECTORY;
-  await installAmaWorkerBin(binDirectory);
+  // A directory of this build's own that the confined local runtime sees (the host's /opt, copy-on-write).
+  const binDirectory = dirname(await installAmaWorkerBin(process.env.OMA_AMA_WORKER_BIN_DIR));
   // The readiness probe runs with the runtime's own PATH, as a sandbox image's would carry the bin.
   if (!(process.env.PATH ?? "").split(delimiter).includes(binDirectory))
     process.env.PATH = `${binDirectory}${delimiter}${process.env.PATH ?? ""}`;
