@@ -1,6 +1,8 @@
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
+  // Programs run in a sandbox are `.sh` files, imported as strings (as the build's loader does).
+  plugins: [{ name: "shell-text", transform: (code, id) => (id.endsWith(".sh") ? { code: `export default ${JSON.stringify(code)};`, map: null } : null) }],
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     typecheck: { enabled: true, include: ["src/**/*.test-d.ts", "test/**/*.test-d.ts"] },
