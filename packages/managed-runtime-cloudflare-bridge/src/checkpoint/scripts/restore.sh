@@ -15,8 +15,8 @@
 set -u
 
 POLL=0.02
-# Polls a part that does not match its marker is given (10 s) before the restore fails.
-MISMATCH_POLLS=500
+# Polls a part that does not match its marker is given (5 s) before the restore fails.
+MISMATCH_POLLS=250
 
 # Writes the parts of $1 to stdout in order, each removed once read.
 receive() {
