@@ -1,7 +1,7 @@
 #!/bin/sh
 # Sets up a fresh machine that has Node 20 and npm: installs bubblewrap (the local container runtime's
-# confinement) and zstd when they are missing, pnpm 12.4.2 when it is missing, then the workspace's
-# dependencies from the lockfile. Used by the README's Quick start and by CI.
+# confinement), zstd and shellcheck (the tests check the programs drivers run in sandboxes with it) when they
+# are missing, pnpm 12.4.2 when it is missing, then the workspace's dependencies from the lockfile. Used by the README's Quick start and by CI.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -14,13 +14,14 @@ if [ "$(uname -s)" = Linux ]; then
   missing=""
   command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
   command -v zstd >/dev/null 2>&1 || missing="$missing zstd"
+  command -v shellcheck >/dev/null 2>&1 || missing="$missing shellcheck"
   if [ -n "$missing" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
       apt-get update
       # shellcheck disable=SC2086 # one word per package
       DEBIAN_FRONTEND=noninteractive apt-get install -y $missing
     else
-      echo "bootstrap: missing$missing (bubblewrap confines local containers, zstd compresses checkpoint transfers; as root: apt-get install -y$missing)" >&2
+      echo "bootstrap: missing$missing (bubblewrap confines local containers, zstd compresses checkpoint transfers, shellcheck checks sandbox scripts; as root: apt-get install -y$missing)" >&2
     fi
   fi
 fi

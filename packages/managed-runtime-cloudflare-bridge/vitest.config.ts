@@ -7,5 +7,8 @@ export default defineConfig({
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     typecheck: { enabled: true, include: ["src/**/*.test-d.ts", "test/**/*.test-d.ts"] },
     globalSetup: ["../../vitest.temporary-folder.ts"],
+    // The local stack's file writes land full-length first and are filled this much later, as on Cloudflare
+    // with a wider window: checkpoints and restores are tested where waiting for a size reads zeros.
+    env: { OMA_LOCAL_CONTAINER_WRITE_FILL_DELAY_MS: "10" },
   },
 });
