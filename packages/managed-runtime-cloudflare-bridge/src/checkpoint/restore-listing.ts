@@ -62,6 +62,17 @@ export async function createExpectedListing(options: { readonly maxBytes: number
     }
   };
   const links: Array<{ readonly path: string; readonly target: string }> = [];
+  // Folders by path: true once the archive holds the folder itself, false while only entries below it were
+  // seen. tar makes a missing parent with 0777 less the umask (`restore.sh` sets 022), so such a folder is
+  // expected as 755; a checkpoint this driver writes holds every folder.
+  const folders = new Map<string, boolean>();
+  const noteParents = (path: string) => {
+    for (let at = path.lastIndexOf("/"); at > 0; at = path.lastIndexOf("/", at - 1)) {
+      const parent = path.slice(0, at);
+      if (folders.has(parent)) return;
+      folders.set(parent, false);
+    }
+  };
   const write = async (text: string) => void (await spool.writeText(text));
   const fileRecords = (path: string, mode: string, size: number, sha256: string) => `${path}//ef ${mode} ${size} \0${path}//h${sha256}\0`;
 
@@ -71,6 +82,8 @@ export async function createExpectedListing(options: { readonly maxBytes: number
       for (let member = await reader.next(); member; member = await reader.next()) {
         const path = memberPath(member.name);
         if (path === "") continue;
+        noteParents(path);
+        if (member.type === "directory") folders.set(path, true);
         if (member.type === "file") {
           const hash = createHash("sha256");
           for await (const piece of reader.bodyChunks()) hash.update(piece);
@@ -131,6 +144,8 @@ export async function createExpectedListing(options: { readonly maxBytes: number
     async finish(reread) {
       await read;
       if (links.length > 0) await linkRecords(reread);
+      for (const [path, held] of folders) if (!held) await write(`${path}//ed 755 0 \0`);
+      folders.clear();
       await spool.finish();
       return spool;
     },

@@ -72,6 +72,8 @@ extract() {
   esac
   # The receive loop's own status: a loop that stopped early can leave tar a stream that ends cleanly.
   # (receive runs in a subshell of its own: its exit ends only it.)
+  # Parents the archive does not hold are made 0755, as the listing expects them.
+  umask 022
   { (receive "$dir"); echo "$?" > "$status"; } | decode | tar -xf - -C /workspace 2> "$errors"
   extracted=$?
   received=$(cat "$status" 2>/dev/null || echo 1)
