@@ -47,7 +47,9 @@ function scriptBridge(persistBody: Uint8Array) {
     if (url.endsWith("/exec")) {
       const argv = (JSON.parse(body.toString("utf8")) as { argv: string[] }).argv;
       const script = argv.join(" ");
-      const folder = argv[3] === "restore.sh" ? /\/workspace\/(\.oma-restore-[0-9a-z-]+)$/.exec(argv[5] ?? "")?.[1] : undefined;
+      // `restore` ends once the listing (its 9th argument's folder) is in; `extract` and `verify` once their own folder is.
+      const awaited = argv[4] === "restore" ? argv[8] : argv[5];
+      const folder = argv[3] === "restore.sh" ? /\/workspace\/(\.oma-restore-[0-9a-z-]+)$/.exec(awaited ?? "")?.[1] : undefined;
       if (folder) extractions.set(folder, () => exited(response));
       else exited(response, script.includes("du -sb") ? "2048\n" : "");
       return;

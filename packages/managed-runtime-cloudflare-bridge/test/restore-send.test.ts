@@ -24,6 +24,7 @@ function scriptBridge() {
       const argv = (JSON.parse(body.toString("utf8")) as { argv: string[] }).argv;
       const mode = argv[4];
       if (argv[3] === "restore.sh" && (mode === "extract" || mode === "verify")) waiting.set(argv[5] as string, () => exited(response));
+      else if (argv[3] === "restore.sh" && mode === "restore") waiting.set(argv[8] as string, () => exited(response));
       else exited(response);
       return;
     }

@@ -1,6 +1,6 @@
 /**
  * A restore proves the tree in the sandbox equals the checkpoint before it returns. Here the tree is changed
- * between extraction and the proof (a command run just before the verification starts), on the local stack
+ * between extraction and the proof (a command run before the expected listing's last marker lands), on the local stack
  * with Cloudflare-like file writes: each change is `integrity_failed` naming the first differing path, and
  * the sandbox is destroyed. A part whose confirmation does not match its bytes is refused the same way.
  */
@@ -18,7 +18,7 @@ import { type BridgeClient, createBridgeClient } from "../src/wire/bridge-client
 const KIB = 1024;
 let bridge: LocalBridge;
 let plain: BridgeClient;
-/** Shell run in the sandbox right before the next verification, then forgotten. */
+/** Shell run in the sandbox between the next extraction and its proof, then forgotten. */
 let tamper: string | null = null;
 /** Turns the sha256 marker of the next part with this index into one of other bytes. */
 let forgeMarkerOf: number | null = null;
@@ -39,19 +39,20 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => bridge?.stop());
 
+/**
+ * The client the driver uses: runs `tamper` once the archive is extracted (its scratch folder is gone) and
+ * before the listing's end marker lands, so the tree changes after extraction and before the proof walks it.
+ */
 const client = (): BridgeClient => ({
   ...plain,
-  exec(id, input) {
-    const script = tamper;
-    if (script === null || input.argv[3] !== "restore.sh" || input.argv[4] !== "verify") return plain.exec(id, input);
-    tamper = null;
-    return (async function* () {
+  async writeFile(id, path, body, signal) {
+    const listingEnd = /^(\/workspace\/\.oma-restore-[0-9a-f-]+)-listing\/end$/.exec(path);
+    if (listingEnd && tamper !== null) {
+      const script = `while [ -e ${listingEnd[1]} ]; do sleep 0.05; done; ${tamper}`;
+      tamper = null;
       const result = await execCollect(plain, id, { command: "sh", args: ["-c", script], maxOutputBytes: 64 * KIB });
       if (result.exitCode !== 0) throw new Error(`tampering failed: ${result.stderr}`);
-      yield* plain.exec(id, input);
-    })();
-  },
-  writeFile(id, path, body, signal) {
+    }
     const marker = /\/part-(\d{6})\.sha256$/.exec(path);
     if (marker && !path.includes("-listing/") && Number(marker[1]) === forgeMarkerOf) {
       forgeMarkerOf = null;

@@ -61,25 +61,24 @@ export interface SendRestoreOptions {
  * whatever happens.
  */
 export async function sendRestoreArchive(segments: () => AsyncIterable<Uint8Array>, size: number, options: SendRestoreOptions): Promise<void> {
-  const { client, sandboxId, signal } = options;
-  const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
+  const files = createBridgeFiles(options.client, options.sandboxId, { maxRequestBytes: options.maxRequestBytes });
   const verify = options.verify ?? true;
   const listing = verify ? await createExpectedListing({ maxBytes: LISTING_MAX_BYTES, ...(options.spoolDirectory === undefined ? {} : { directory: options.spoolDirectory }) }) : null;
-  const scratchName = `.oma-restore-${crypto.randomUUID()}`;
-  const directory = `/workspace/${scratchName}`;
+  const directory = `/workspace/.oma-restore-${crypto.randomUUID()}`;
   const listingDirectory = `${directory}-listing`;
   try {
     const sent = listing ? () => listing.tap(segments()) : segments;
-    if (size <= options.singleRequestBytes && size <= options.maxRequestBytes) await hydrateWhole(sent, size, options);
-    else await sendInParts(sent, size, directory, listingDirectory, options);
-    if (listing) await verifyTree(await listing.finish(segments), listingDirectory, options);
+    if (size <= options.singleRequestBytes && size <= options.maxRequestBytes) {
+      await hydrateWhole(sent, size, options);
+      if (listing) await verifyHydrated(() => listing.finish(segments), listingDirectory, options);
+      else if (options.afterExtract) await files.run(options.afterExtract, options.signal).catch(() => undefined);
+    } else await sendInParts(sent, size, directory, listing ? { directory: listingDirectory, finish: () => listing.finish(segments) } : null, options);
   } catch (error) {
     await files.run(`rm -rf ${directory} ${listingDirectory}`).catch(() => undefined);
     throw error;
   } finally {
     await listing?.dispose();
   }
-  if (options.afterExtract) await files.run(options.afterExtract, signal).catch(() => undefined);
 }
 
 /** A small archive as one `/hydrate`, built in the scratch memory when that holds it. */
@@ -99,18 +98,32 @@ async function hydrateWhole(segments: () => AsyncIterable<Uint8Array>, size: num
   options.onBytes?.(size);
 }
 
-/** A larger archive in parts, extracted by `restore.sh extract` as they land. */
-async function sendInParts(segments: () => AsyncIterable<Uint8Array>, size: number, directory: string, listingDirectory: string, options: SendRestoreOptions): Promise<void> {
+/** Where the expected listing goes and how it is had once the archive was read. */
+interface ListingTarget {
+  readonly directory: string;
+  finish(): Promise<BufferedSpool>;
+}
+
+/**
+ * A larger archive in parts, in one exec of `restore.sh`: `extract` as the parts land, then (with a listing)
+ * `verify` against the listing sent after the archive, then the after-step. Without a listing, `extract` alone
+ * and the after-step in an exec of its own.
+ */
+async function sendInParts(segments: () => AsyncIterable<Uint8Array>, size: number, directory: string, listing: ListingTarget | null, options: SendRestoreOptions): Promise<void> {
   const { client, sandboxId, signal } = options;
   const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
-  const tools = (await files.run(`mkdir -p ${directory} ${listingDirectory} && { command -v zstd >/dev/null 2>&1 && echo zstd; command -v gzip >/dev/null 2>&1 && echo gzip; true; }`, signal)).split("\n");
+  const folders = listing ? `${directory} ${listing.directory}` : directory;
+  const tools = (await files.run(`mkdir -p ${folders} && { command -v zstd >/dev/null 2>&1 && echo zstd; command -v gzip >/dev/null 2>&1 && echo gzip; true; }`, signal)).split("\n");
   const codec: Codec = options.codecs.includes("zstd") && tools.includes("zstd") ? "zstd" : options.compressible && options.codecs.includes("gzip") && tools.includes("gzip") ? "gzip" : "none";
   // tar's complaints go to a file, and only their start to the exec's output: a broken archive can print a line per entry.
   const errors = `/tmp/.oma-restore-errors-${crypto.randomUUID()}`;
+  const args = listing
+    ? ["restore", directory, codec, errors, listing.directory, verifyScratch(), options.afterExtract ?? "", ...pruneArguments(options.excludes ?? [])]
+    : ["extract", directory, codec, errors];
   const stop = new AbortController();
   const execSignal = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
-  const extraction = execCollect(client, sandboxId, { command: "sh", args: ["-c", RESTORE_SCRIPT, "restore.sh", "extract", directory, codec, errors], signal: execSignal, maxOutputBytes: 64 * 1024 });
-  extraction.catch(() => undefined);
+  const restoring = execCollect(client, sandboxId, { command: "sh", args: ["-c", RESTORE_SCRIPT, "restore.sh", ...args], signal: execSignal, maxOutputBytes: 64 * 1024 });
+  restoring.catch(() => undefined);
   const lease = await options.budget?.acquire(2 * options.partBytes, signal);
   try {
     let read = 0;
@@ -120,59 +133,74 @@ async function sendInParts(segments: () => AsyncIterable<Uint8Array>, size: numb
         yield chunk;
       }
     };
-    await uploadParts(transcode(counted(), codec, "encode"), directory, { ...options, onBytes: () => options.onBytes?.(read) }, extraction);
-    const result = await extraction;
-    options.onBytes?.(size);
-    failOnExit(result, "extracting the restore in the sandbox");
+    try {
+      await uploadParts(transcode(counted(), codec, "encode"), directory, { ...options, onBytes: () => options.onBytes?.(read) }, restoring);
+      options.onBytes?.(size);
+      // The archive is sent: its part buffers (the scratch memory, or the lease) serve the listing's.
+      if (listing) await uploadListing(await listing.finish(), listing.directory, options, restoring);
+    } catch (error) {
+      // The sandbox's side ended first: its own account of why says more than "it stopped reading".
+      const ended = await Promise.race([restoring, Promise.resolve(null)]).catch(() => null);
+      if (ended && ended.exitCode !== 0) failOnExit(ended, "restoring in the sandbox");
+      throw error;
+    }
+    failOnExit(await restoring, "restoring in the sandbox");
   } catch (error) {
     stop.abort(error);
     throw error;
   } finally {
     lease?.release();
   }
+  if (!listing && options.afterExtract) await files.run(options.afterExtract, signal).catch(() => undefined);
 }
 
-/**
- * Sends the expected listing in parts and has `restore.sh verify` compare the tree with it: exit 4 names the
- * first record that differs (a leading tab when it is the sandbox's), any other failure is the sandbox's.
- */
-async function verifyTree(listing: BufferedSpool, directory: string, options: SendRestoreOptions): Promise<void> {
+/** After a `/hydrate`: the listing in parts and one exec of `restore.sh verify`, then the after-step. */
+async function verifyHydrated(finish: () => Promise<BufferedSpool>, directory: string, options: SendRestoreOptions): Promise<void> {
   const { client, sandboxId, signal } = options;
   const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
   await files.run(`mkdir -p ${directory}`, signal);
   const verification = execCollect(client, sandboxId, {
     command: "sh",
-    args: ["-c", RESTORE_SCRIPT, "restore.sh", "verify", directory, `/tmp/.oma-verify-${crypto.randomUUID()}`, ...pruneArguments(options.excludes ?? [])],
+    args: ["-c", RESTORE_SCRIPT, "restore.sh", "verify", directory, verifyScratch(), options.afterExtract ?? "", ...pruneArguments(options.excludes ?? [])],
     ...(signal === undefined ? {} : { signal }),
     maxOutputBytes: 64 * 1024,
   });
   verification.catch(() => undefined);
-  const chunks = async function* () {
-    for await (const chunk of listing.chunks()) yield chunk;
-  };
-  // The archive is sent: its part buffers (the scratch memory, or a budget's lease) serve the listing's.
   const lease = await options.budget?.acquire(2 * options.partBytes, signal);
   try {
-    const { onBytes: _ignored, ...quiet } = options;
-    await uploadParts(chunks(), directory, quiet, verification);
+    await uploadListing(await finish(), directory, options, verification);
   } finally {
     lease?.release();
   }
-  const result = await verification;
+  failOnExit(await verification, "verifying the restore in the sandbox");
+}
+
+const verifyScratch = () => `/tmp/.oma-verify-${crypto.randomUUID()}`;
+
+/** The expected listing, in parts as `restore.sh` receives them. */
+async function uploadListing(listing: BufferedSpool, directory: string, options: SendRestoreOptions, reader: Promise<unknown>): Promise<void> {
+  const chunks = async function* () {
+    for await (const chunk of listing.chunks()) yield chunk;
+  };
+  const { onBytes: _ignored, ...quiet } = options;
+  await uploadParts(chunks(), directory, quiet, reader);
+}
+
+/**
+ * A failed exit of `restore.sh` as its typed error: 3 is a part that never matched its hash, 4 a tree that
+ * differs from the listing (the first differing record on stdout, a leading tab when it is the sandbox's).
+ */
+function failOnExit(result: { readonly exitCode: number | null; readonly stdout: string; readonly stderr: string }, what: string): void {
+  if (result.exitCode === 0) return;
   if (result.exitCode === 4) {
     const record = result.stdout.split("\n")[0] ?? "";
+    const found = record.startsWith("\t");
     const path = record.replace(/^\t/, "").split("//")[0] ?? "";
     throw new IntegrityError({
-      message: `the restored tree differs from the checkpoint at ${JSON.stringify(path.slice(0, 256))} (${record.startsWith("\t") ? "as found in the sandbox" : "as the checkpoint has it"}: ${JSON.stringify(record.replace(/^\t/, "").slice(0, 300))})`,
+      message: `the restored tree differs from the checkpoint at ${JSON.stringify(path.slice(0, 256))} (${found ? "as found in the sandbox" : "as the checkpoint has it"}: ${JSON.stringify(record.replace(/^\t/, "").slice(0, 300))})`,
       context: { path: path.slice(0, 256), reason: "restore_differs" },
     });
   }
-  failOnExit(result, "verifying the restore in the sandbox");
-}
-
-/** A failed exit of `restore.sh` as its typed error: 3 is a part that never matched its hash. */
-function failOnExit(result: { readonly exitCode: number | null; readonly stderr: string }, what: string): void {
-  if (result.exitCode === 0) return;
   if (result.exitCode === 3) {
     throw new IntegrityError({ message: `${what} failed: ${result.stderr.slice(0, 300)}`, context: { reason: "part_mismatch" } });
   }

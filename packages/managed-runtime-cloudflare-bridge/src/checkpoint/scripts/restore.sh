@@ -3,8 +3,11 @@
 #
 #   restore.sh extract <parts> <zstd|gzip|none> <errors>
 #     Extracts the archive arriving in <parts> into /workspace, tar's complaints into <errors>.
-#   restore.sh verify <parts> <scratch> <find prune expression...>
-#     Compares /workspace (minus what the expression prunes) with the listing arriving in <parts>.
+#   restore.sh verify <parts> <scratch> <after> <find prune expression...>
+#     Compares /workspace (minus what the expression prunes) with the listing arriving in <parts>, then runs
+#     the shell command <after> (when not empty; its failure is ignored).
+#   restore.sh restore <parts> <codec> <errors> <listing parts> <scratch> <after> <find prune expression...>
+#     extract, then verify: the whole restore in one exec.
 #
 # Parts come as file PUTs: `part-<i>` (i as six digits from 0), then, once that PUT has returned,
 # `part-<i>.sha256` holding the part's hash, and after the last part `end` holding the number of parts.
@@ -92,8 +95,8 @@ extract() {
 # Records compared, NUL-terminated, sorted bytewise: `<path>//e<type> <mode> <size> <target>` for every
 # entry (size 0 but for files, mode `-` and the target for symlinks) and `<path>//h<sha256>` for every file.
 verify() {
-  dir=$1 scratch=$2
-  shift 2
+  dir=$1 scratch=$2 after=$3
+  shift 3
   mkdir -p "$scratch" || exit 1
   receive "$dir" > "$scratch/expected.raw"
   rm -rf "$dir"
@@ -119,6 +122,7 @@ verify() {
   LC_ALL=C sort -z -S 64M -T "$scratch" "$scratch/expected.raw" > "$scratch/expected"
   if cmp -s "$scratch/expected" "$scratch/actual"; then
     rm -rf "$scratch"
+    if [ -n "$after" ]; then (sh -c "$after") > /dev/null 2>&1; fi
     return 0
   fi
   # The first record in either listing and not the other (the sandbox's own with a leading tab).
@@ -132,5 +136,10 @@ shift
 case $mode in
   extract) extract "$@" ;;
   verify) verify "$@" ;;
+  restore)
+    (extract "$1" "$2" "$3") || exit $?
+    shift 3
+    verify "$@"
+    ;;
   *) echo "restore.sh: unknown mode $mode" >&2; exit 2 ;;
 esac
