@@ -83,15 +83,18 @@ async function restorePhase(context: BenchContext, handle: unknown, manifest: st
     log(`${phase}: ${rate(workspaceBytes, result.elapsedMs / 1000)}, tree ${same ? "verified" : "DIFFERS"}`);
     return { result, same };
   };
+  // Twice each, in the order without, with, with, without: the shared host's load drifts through a run.
   const unchecked = await restoreInto("restore-unverified", "driver restore without proof");
   const checked = await restoreInto("restore", "driver restore");
+  const checkedAgain = await restoreInto("restore", "driver restore, again");
+  const uncheckedAgain = await restoreInto("restore-unverified", "driver restore without proof, again");
   const restore = checked.result;
-  const verified = checked.same && unchecked.same;
+  const verified = [unchecked, checked, checkedAgain, uncheckedAgain].every((run) => run.same);
   log("raw: curl /hydrate of the odd parts");
   const hydrated = combineTransfers(before, await rawHydrates(client, endpoint, parts.filter((_, index) => index % 2 === 1)));
   log(`raw hydrate: ${rate(hydrated.bytes, hydrated.seconds)}`);
   await rm(hostDirectory, { recursive: true, force: true });
-  return { restore, restoreUnverified: unchecked.result, verified, rawHydrates: hydrated };
+  return { restore, restoreAgain: checkedAgain.result, restoreUnverified: unchecked.result, restoreUnverifiedAgain: uncheckedAgain.result, verified, rawHydrates: hydrated };
 }
 
 async function run(benchContext: BenchContext, kind: "random" | "source", workspaceMiB: number, persistTimeoutSeconds: number, started: number): Promise<string> {
@@ -149,7 +152,9 @@ async function run(benchContext: BenchContext, kind: "random" | "source", worksp
       checkpoint: checkpointed.checkpoint,
       secondCheckpoint: second,
       restore: restored.restore,
+      restoreAgain: restored.restoreAgain,
       restoreUnverified: restored.restoreUnverified,
+      restoreUnverifiedAgain: restored.restoreUnverifiedAgain,
       rawGets: checkpointed.rawGets,
       rawHydrates: restored.rawHydrates,
       persist,
