@@ -299,8 +299,8 @@ describe("incremental bridge checkpoints", () => {
       } finally {
         await restored.destroy();
       }
-      // restore.sh's arguments: `extract <folder> <codec> <errors>`.
-      const codec = execs.map((script) => / restore\.sh extract \S+ (\w+) /.exec(script)?.[1]).find(Boolean) ?? "";
+      // restore.sh's arguments: `extract` or `restore`, then `<folder> <codec> <errors>`.
+      const codec = execs.map((script) => / restore\.sh (?:extract|restore) \S+ (\w+) /.exec(script)?.[1]).find(Boolean) ?? "";
       return { puts: partPuts(), hydrates: requests.filter((request) => request.endsWith("/hydrate")).length, zstd: codec === "zstd", gzip: codec === "gzip" };
     };
 
