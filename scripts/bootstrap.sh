@@ -1,8 +1,8 @@
 #!/bin/sh
 # Sets up a fresh machine that has Node 20 and npm: installs bubblewrap (the local container runtime's
-# confinement), zstd and Postgres (the SQL stores' tests start their own server) when they are missing,
-# pnpm 12.4.2 when it is missing, then the workspace's dependencies from the lockfile. Used by the
-# README's Quick start and by CI.
+# confinement), zstd, Postgres (the SQL stores' tests start their own server) and shellcheck (the tests
+# check the programs drivers run in sandboxes with it) when they are missing, pnpm 12.4.2 when it is missing,
+# then the workspace's dependencies from the lockfile. Used by the README's Quick start and by CI.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 # decodes them in a driver whose Node has no zstd in zlib. As root with apt, missing ones are installed;
 # otherwise say what to install and go on, since the rest of the workspace builds without them (transfers
 # fall back to gzip without zstd). The host's tests create and start a Postgres cluster of their own with
-# initdb and postgres, which Debian keeps in /usr/lib/postgresql/<version>/bin, off PATH; no server is started here.
+# initdb and postgres, which Debian keeps in /usr/lib/postgresql/<version>/bin, off PATH; no server is
+# started here.
 if [ "$(uname -s)" = Linux ]; then
   missing=""
   command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
@@ -21,13 +22,16 @@ if [ "$(uname -s)" = Linux ]; then
   fi
   # The service's tests make its store read-only for root with chattr +i.
   command -v chattr >/dev/null 2>&1 || missing="$missing e2fsprogs"
+  command -v shellcheck >/dev/null 2>&1 || missing="$missing shellcheck"
   if [ -n "$missing" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
       apt-get update
       # shellcheck disable=SC2086 # one word per package
       DEBIAN_FRONTEND=noninteractive apt-get install -y $missing
     else
-      echo "bootstrap: missing$missing (bubblewrap confines local containers, zstd compresses checkpoint transfers, postgresql serves the SQL stores' tests; as root: apt-get install -y$missing)" >&2
+      echo "bootstrap: missing$missing (bubblewrap confines local containers, zstd compresses checkpoint" \
+        "transfers, postgresql serves the SQL stores' tests, shellcheck checks sandbox scripts, e2fsprogs'" \
+        "chattr makes a store read-only in tests; as root: apt-get install -y$missing)" >&2
     fi
   fi
 fi

@@ -62,8 +62,9 @@ async function checkpointPhase(context: BenchContext, source: string, workspaceB
 }
 
 /**
- * Driver restore of `handle` into a fresh sandbox, verified, bracketed by curl `/hydrate` of the even and
- * the odd parts of a GNU tar of the same tree.
+ * Driver restore of `handle` into a fresh sandbox, bracketed by curl `/hydrate` of the even and the odd parts
+ * of a GNU tar of the same tree: once without the driver's in-sandbox proof of the tree and once with it (the
+ * service's way), each tree then compared with the source's here.
  */
 async function restorePhase(context: BenchContext, handle: unknown, manifest: string, tarFile: string, workspaceBytes: number) {
   const { client, endpoint } = context;
@@ -72,17 +73,28 @@ async function restorePhase(context: BenchContext, handle: unknown, manifest: st
   const parts = await writeHydrateParts({ archive: { file: tarFile }, partBytes: PART_BYTES, hostDirectory });
   log("raw: curl /hydrate of the even parts");
   const before = await measured(context, "raw hydrate", () => rawHydrates(client, endpoint, parts.filter((_, index) => index % 2 === 0)));
-  log("driver: restore into a fresh sandbox");
-  const restore = await measured(context, "driver restore", () => runDriverChild(context.child, ["restore", JSON.stringify(handle)]));
-  const restored = restore.runtimeId ?? "";
-  const [, after = ""] = (await sandboxShell(client, restored, MANIFEST_SCRIPT)).trim().split(" ");
-  await client.destroy(restored);
-  const verified = manifest !== "" && manifest === after;
-  log(`driver restore: ${rate(workspaceBytes, restore.elapsedMs / 1000)}, tree ${verified ? "verified" : "DIFFERS"}; raw: curl /hydrate of the odd parts`);
+  const restoreInto = async (mode: "restore" | "restore-unverified", phase: string) => {
+    log(`driver: ${phase} into a fresh sandbox`);
+    const result = await measured(context, phase, () => runDriverChild(context.child, [mode, JSON.stringify(handle)]));
+    const restored = result.runtimeId ?? "";
+    const [, after = ""] = (await sandboxShell(client, restored, MANIFEST_SCRIPT)).trim().split(" ");
+    await client.destroy(restored);
+    const same = manifest !== "" && manifest === after;
+    log(`${phase}: ${rate(workspaceBytes, result.elapsedMs / 1000)}, tree ${same ? "verified" : "DIFFERS"}`);
+    return { result, same };
+  };
+  // Twice each, in the order without, with, with, without: the shared host's load drifts through a run.
+  const unchecked = await restoreInto("restore-unverified", "driver restore without proof");
+  const checked = await restoreInto("restore", "driver restore");
+  const checkedAgain = await restoreInto("restore", "driver restore, again");
+  const uncheckedAgain = await restoreInto("restore-unverified", "driver restore without proof, again");
+  const restore = checked.result;
+  const verified = [unchecked, checked, checkedAgain, uncheckedAgain].every((run) => run.same);
+  log("raw: curl /hydrate of the odd parts");
   const hydrated = combineTransfers(before, await rawHydrates(client, endpoint, parts.filter((_, index) => index % 2 === 1)));
   log(`raw hydrate: ${rate(hydrated.bytes, hydrated.seconds)}`);
   await rm(hostDirectory, { recursive: true, force: true });
-  return { restore, verified, rawHydrates: hydrated };
+  return { restore, restoreAgain: checkedAgain.result, restoreUnverified: unchecked.result, restoreUnverifiedAgain: uncheckedAgain.result, verified, rawHydrates: hydrated };
 }
 
 async function run(benchContext: BenchContext, kind: "random" | "source", workspaceMiB: number, persistTimeoutSeconds: number, started: number): Promise<string> {
@@ -140,6 +152,9 @@ async function run(benchContext: BenchContext, kind: "random" | "source", worksp
       checkpoint: checkpointed.checkpoint,
       secondCheckpoint: second,
       restore: restored.restore,
+      restoreAgain: restored.restoreAgain,
+      restoreUnverified: restored.restoreUnverified,
+      restoreUnverifiedAgain: restored.restoreUnverifiedAgain,
       rawGets: checkpointed.rawGets,
       rawHydrates: restored.rawHydrates,
       persist,

@@ -37,7 +37,9 @@ export function createStepRecorder(): StepRecorder {
 export function execStep(argv: readonly string[]): string {
   const script = argv.join(" ");
   if (script.includes("du -sb")) return "sandbox: measure (du)";
-  if (script.includes(".oma-restore-") && script.includes("tar -xf")) return "sandbox: extract restore parts as they arrive (PUTs overlap) [+ listing cache]";
+  if (script.includes(" restore.sh restore ")) return "sandbox: extract parts as they arrive, prove the tree [+ listing cache]";
+  if (script.includes(" restore.sh extract ")) return "sandbox: extract restore parts as they arrive (PUTs overlap)";
+  if (script.includes(" restore.sh verify ")) return "sandbox: prove the tree after a hydrate [+ listing cache]";
   if (script.includes(".oma-restore-") && script.includes("command -v")) return "sandbox: restore scratch folder, tools";
   if (script.includes("split -b") && script.includes("xargs -0 -r cat")) return "sandbox: cat contents [| zstd/gzip] | split (part GETs overlap)";
   if (script.includes("split -b") && script.includes("--verbatim-files-from")) return "sandbox: tar listed entries [| zstd/gzip] | split (part GETs overlap)";

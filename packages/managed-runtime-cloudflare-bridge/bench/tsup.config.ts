@@ -12,4 +12,5 @@ export default defineConfig({
   splitting: true,
   // Workspace packages (the local stack among them) run from their own builds.
   skipNodeModulesBundle: true,
+  loader: { ".sh": "text" },
 });

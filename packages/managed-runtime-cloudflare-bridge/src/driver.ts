@@ -57,7 +57,11 @@ export function createCloudflareBridgeManagedRuntime(options: CloudflareBridgeMa
  */
 export function createBridgeSandboxComponents(
   resolved: ResolvedCloudflareBridgeOptions,
-  options: { readonly wrapClient?: (client: BridgeClient) => BridgeClient } = {},
+  options: {
+    readonly wrapClient?: (client: BridgeClient) => BridgeClient;
+    /** Off only to measure what proving a restore costs (the benchmark); never in service. @default true */
+    readonly verifyRestores?: boolean;
+  } = {},
 ) {
   const baseClient = createBridgeClient({ baseUrl: resolved.baseUrl, apiKey: resolved.apiKey, fetch: resolved.fetch, retry: resolved.retry });
   const client = createTombstoningClient(options.wrapClient ? options.wrapClient(baseClient) : baseClient);
@@ -76,6 +80,7 @@ export function createBridgeSandboxComponents(
     spoolDirectory: resolved.spoolDirectory,
     memoryBudget: resolved.memoryBudget ?? processMemoryBudget(),
     onProgress: resolved.onProgress,
+    ...(options.verifyRestores === undefined ? {} : { verifyRestores: options.verifyRestores }),
   });
   const provider = createBridgeSandboxProvider({
     provider: CLOUDFLARE_BRIDGE_PROVIDER,

@@ -76,7 +76,7 @@ describe("harness env on the bridge", () => {
     } finally {
       await runtime.destroy();
     }
-  });
+  }, 60_000);
 
   it("sends nothing to the sandbox after a command that read its env file ends, and removes the file of one that never started", async () => {
     const requests: string[] = [];

@@ -28,7 +28,7 @@ async function tarOf(files: number, bytesEach: number): Promise<Uint8Array> {
 
 function scriptBridge(persistBody: Uint8Array) {
   const seen = { hydrates: 0, parts: 0, bytesInFlight: 0, mostBytesInFlight: 0 };
-  // Extraction execs wait for their folder's `end` marker, as the sandbox's loop does.
+  // Extraction and verification execs wait for their folder's `end` marker, as the sandbox's loop does.
   const extractions = new Map<string, () => void>();
   const hold = (bytes: number, answer: () => void) => {
     seen.bytesInFlight += bytes;
@@ -45,8 +45,11 @@ function scriptBridge(persistBody: Uint8Array) {
   bridge.respond((request, response, body) => {
     const url = request.url ?? "";
     if (url.endsWith("/exec")) {
-      const script = (JSON.parse(body.toString("utf8")) as { argv: string[] }).argv.join(" ");
-      const folder = /\/workspace\/(\.oma-restore-[0-9a-f-]+) && i=0/.exec(script)?.[1];
+      const argv = (JSON.parse(body.toString("utf8")) as { argv: string[] }).argv;
+      const script = argv.join(" ");
+      // `restore` ends once the listing (its 9th argument's folder) is in; `extract` and `verify` once their own folder is.
+      const awaited = argv[4] === "restore" ? argv[8] : argv[5];
+      const folder = argv[3] === "restore.sh" ? /\/workspace\/(\.oma-restore-[0-9a-z-]+)$/.exec(awaited ?? "")?.[1] : undefined;
       if (folder) extractions.set(folder, () => exited(response));
       else exited(response, script.includes("du -sb") ? "2048\n" : "");
       return;
@@ -58,11 +61,12 @@ function scriptBridge(persistBody: Uint8Array) {
       return;
     }
     if (request.method === "PUT" && url.includes("/file/workspace/.oma-restore-")) {
-      const folder = /(\.oma-restore-[0-9a-f-]+)\/(.+)$/.exec(url);
+      const folder = /(\.oma-restore-[0-9a-z-]+)\/(.+)$/.exec(url);
       if (folder?.[2] === "end") {
         extractions.get(folder[1] as string)?.();
         return json(response, 200, { ok: true });
       }
+      if (folder?.[1]?.endsWith("-listing") || folder?.[2]?.endsWith(".sha256")) return json(response, 200, { ok: true });
       seen.parts += 1;
       hold(body.byteLength, () => json(response, 200, { ok: true }));
       return;

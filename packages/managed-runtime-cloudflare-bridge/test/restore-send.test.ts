@@ -4,8 +4,8 @@ import { sendRestoreArchive } from "../src/checkpoint/restore-send.js";
 import { type BridgeClient, createBridgeClient } from "../src/wire/bridge-client.js";
 import { hostileBridgeForFile, json } from "./hostile-bridge.js";
 
-// A scripted bridge: execs exit 0 at once (the extraction once its folder's `end` marker is written), parts and
-// hydrates are kept in the order they arrive.
+// A scripted bridge: execs exit 0 at once (the extraction and the verification once their folder's `end` marker
+// is written), the archive's parts and hydrates are kept in the order they arrive.
 const scripted = hostileBridgeForFile();
 
 const KIB = 1024;
@@ -13,7 +13,7 @@ const ID = "aaaaaaaaaaaaaaaaaaaaaaaaaa";
 
 function scriptBridge() {
   const received = { parts: [] as Buffer[], hydrates: [] as Buffer[] };
-  let extraction: (() => void) | undefined;
+  const waiting = new Map<string, () => void>();
   const exited = (response: import("node:http").ServerResponse) => {
     response.writeHead(200, { "content-type": "text/event-stream" });
     response.end(`event: exit\ndata: {"exit_code":0}\n\n`);
@@ -21,8 +21,10 @@ function scriptBridge() {
   scripted().respond((request, response, body) => {
     const url = request.url ?? "";
     if (url.endsWith("/exec")) {
-      const script = (JSON.parse(body.toString("utf8")) as { argv: string[] }).argv.join(" ");
-      if (/\.oma-restore-[0-9a-f-]+ && i=0/.test(script)) extraction = () => exited(response);
+      const argv = (JSON.parse(body.toString("utf8")) as { argv: string[] }).argv;
+      const mode = argv[4];
+      if (argv[3] === "restore.sh" && (mode === "extract" || mode === "verify")) waiting.set(argv[5] as string, () => exited(response));
+      else if (argv[3] === "restore.sh" && mode === "restore") waiting.set(argv[8] as string, () => exited(response));
       else exited(response);
       return;
     }
@@ -31,8 +33,9 @@ function scriptBridge() {
       return json(response, 200, { ok: true });
     }
     if (request.method === "PUT" && url.includes("/file/workspace/.oma-restore-")) {
-      if (url.endsWith("/end")) extraction?.();
-      else received.parts.push(body);
+      const path = decodeURIComponent(url.slice(url.indexOf("/file/") + "/file".length));
+      if (path.endsWith("/end")) waiting.get(path.slice(0, -"/end".length))?.();
+      else if (!path.includes("-listing/") && !path.endsWith(".sha256")) received.parts.push(body);
       return json(response, 200, { ok: true });
     }
     json(response, 404, { error: "no route", code: "invalid_request" });
@@ -47,7 +50,7 @@ function clientNoting(scratch: Uint8Array) {
   const noting: BridgeClient = {
     ...client,
     writeFile: (id, path, body, signal) => {
-      if (path.includes("/part-")) inScratch.push(body.buffer === scratch.buffer);
+      if (/\/part-\d+$/.test(path)) inScratch.push(body.buffer === scratch.buffer);
       return client.writeFile(id, path, body, signal);
     },
     hydrate: (id, tar, signal) => {
@@ -65,7 +68,7 @@ function segmentsOf(bytes: Buffer) {
   };
 }
 
-const sendOptions = { sandboxId: ID, maxRequestBytes: 1024 * KIB, partBytes: 256 * KIB, singleRequestBytes: 512 * KIB, codecs: [], compressible: false } as const;
+const sendOptions = { sandboxId: ID, maxRequestBytes: 1024 * KIB, partBytes: 256 * KIB, singleRequestBytes: 512 * KIB, codecs: [], compressible: false, verify: false } as const;
 
 describe("restore send", () => {
   it("builds its parts in the scratch it is given, in two alternating halves, and every byte arrives in order", async () => {

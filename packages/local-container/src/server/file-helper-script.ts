@@ -127,6 +127,11 @@ const ops = {
     const { bytesRead } = await held(r.handle).read(buffer, 0, buffer.length, null);
     return [{ bytesRead }, buffer.subarray(0, bytesRead)];
   },
+  async truncate(r) {
+    if (!Number.isSafeInteger(r.size) || r.size < 0) throw fail("EINVAL", "invalid size");
+    await held(r.handle).truncate(r.size);
+    return [{}];
+  },
   async write(r, data) {
     const handle = held(r.handle);
     for (let offset = 0; offset < data.length; ) offset += (await handle.write(data, offset)).bytesWritten;

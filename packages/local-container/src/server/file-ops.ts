@@ -85,10 +85,19 @@ export async function readWholeFile(files: FileHelper, path: string, maxBytes: n
   }
 }
 
-/** Creates or truncates `path` (creating parents) and writes `content` in chunks the helper bounds. */
-export async function writeWholeFile(files: FileHelper, path: string, content: Uint8Array): Promise<void> {
+/**
+ * Creates or truncates `path` (creating parents) and writes `content` in chunks the helper bounds. As
+ * Cloudflare's container server does (it writes with `Bun.write`), the file is made full-length first and
+ * filled afterwards, `fillDelayMs` later: a reader that takes "has its size" for "is complete" reads zeros
+ * here as it does there.
+ */
+export async function writeWholeFile(files: FileHelper, path: string, content: Uint8Array, options: { readonly fillDelayMs?: number } = {}): Promise<void> {
   const { handle } = handleSchema.parse((await files.request({ op: "openWrite", path })).header);
   try {
+    if (content.length > 0) {
+      await files.request({ op: "truncate", handle, size: content.length });
+      if ((options.fillDelayMs ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, options.fillDelayMs));
+    }
     for (let offset = 0; offset < content.length; offset += MAX_CHUNK_BYTES) {
       await files.request({ op: "write", handle }, content.subarray(offset, offset + MAX_CHUNK_BYTES));
     }

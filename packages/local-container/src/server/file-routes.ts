@@ -41,7 +41,7 @@ export async function handleWrite(context: RouteContext): Promise<void> {
   const target = resolveFilePath(context.container, body.path, body.sessionId);
   const content = body.encoding === "base64" ? Buffer.from(body.content, "base64") : Buffer.from(body.content, "utf8");
   try {
-    await writeWholeFile(context.container.files, target.target, content);
+    await writeWholeFile(context.container.files, target.target, content, { fillDelayMs: context.fileWriteFillDelayMs });
   } catch (error) {
     throw fileSystemError(error, target.path, "file.write");
   }

@@ -23,8 +23,12 @@ const serverOptionsSchema = z
     pathMapping: z.enum(["auto", "namespace", "rewrite"]).default("auto"),
     ...confinementOptionFields,
     limits: limitsSchema.default(() => limitsSchema.parse({})),
+    fileWriteFillDelayMs: z.number().int().min(0).max(60_000).optional(),
   })
   .strict();
+
+/** Environment variable that sets `fileWriteFillDelayMs` when the option is not given. */
+export const FILL_DELAY_ENV = "OMA_LOCAL_CONTAINER_WRITE_FILL_DELAY_MS";
 
 /** Bounds the server enforces. */
 export interface LocalContainerLimits {
@@ -95,6 +99,13 @@ export interface LocalContainerServerOptions {
    */
   readonly requireBun?: boolean;
   readonly limits?: Partial<LocalContainerLimits>;
+  /**
+   * A file write makes the file full-length first and fills it afterwards, as Cloudflare's container server
+   * does; this is the pause between the two, in milliseconds, to widen the window a reader can see zeros in
+   * (tests of code that waits for files run with one). @default the `OMA_LOCAL_CONTAINER_WRITE_FILL_DELAY_MS`
+   * environment variable, else 0
+   */
+  readonly fileWriteFillDelayMs?: number;
 }
 
 /** Options after validation and defaults. */
@@ -109,6 +120,7 @@ export interface ResolvedServerOptions {
   readonly egressAllowList: readonly string[] | undefined;
   readonly requireBun: boolean;
   readonly limits: LocalContainerLimits;
+  readonly fileWriteFillDelayMs: number;
 }
 
 export type { ConfinementMode, ConfinementNetwork } from "@open-managed-agents/sandbox/local-process";
@@ -165,5 +177,16 @@ export function resolveServerOptions(options: LocalContainerServerOptions): Reso
       context: { field: "network" },
     });
   }
-  return { ...result.data, egressAllowList: result.data.egressAllowList, rootDir };
+  return { ...result.data, egressAllowList: result.data.egressAllowList, rootDir, fileWriteFillDelayMs: result.data.fileWriteFillDelayMs ?? fillDelayFromEnv() };
+}
+
+/** The fill delay the environment sets; a value that is not a whole number of milliseconds up to a minute is refused. */
+function fillDelayFromEnv(): number {
+  const raw = process.env[FILL_DELAY_ENV];
+  if (raw === undefined || raw === "") return 0;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 0 || value > 60_000) {
+    throw new InvalidConfigError({ message: `invalid ${FILL_DELAY_ENV}: ${JSON.stringify(raw.slice(0, 40))} is not a whole number of milliseconds from 0 to 60000`, context: { field: FILL_DELAY_ENV } });
+  }
+  return value;
 }

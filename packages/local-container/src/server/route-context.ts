@@ -9,6 +9,8 @@ export interface RouteContext {
   readonly url: URL;
   readonly container: LocalContainer;
   readonly limits: LocalContainerLimits;
+  /** See `LocalContainerServerOptions.fileWriteFillDelayMs`. */
+  readonly fileWriteFillDelayMs: number;
 }
 
 /** A route handler; it answers through `context.response` or throws a `ControlApiError`. */

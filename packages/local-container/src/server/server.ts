@@ -131,7 +131,7 @@ export async function createLocalContainerServer(options: LocalContainerServerOp
       response.setHeader(CONTAINER_STATE_HEADER, "missing");
       throw new ControlApiError("CONTAINER_NOT_FOUND", 404, "The container is not running", { containerId });
     }
-    await route({ request, response, url, container, limits: resolved.limits });
+    await route({ request, response, url, container, limits: resolved.limits, fileWriteFillDelayMs: resolved.fileWriteFillDelayMs });
   };
 
   const server = createServer((request, response) => {

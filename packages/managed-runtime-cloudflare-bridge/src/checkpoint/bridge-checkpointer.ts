@@ -44,6 +44,11 @@ export interface BridgeCheckpointerOptions {
   /** Bounds the archive bytes held in memory across every run of the process. */
   readonly memoryBudget?: MemoryBudget;
   readonly onProgress?: (progress: CheckpointProgress) => void;
+  /**
+   * Whether a restore is proved equal to its checkpoint in the sandbox before it returns. Off only to measure
+   * what the proof costs (the bridge benchmark); never in service. @default true
+   */
+  readonly verifyRestores?: boolean;
 }
 
 /**
@@ -123,6 +128,9 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
         singleRequestBytes: options.singleRequestBytes,
         codecs: await codecs(),
         compressible: extra.compressible,
+        excludes: options.excludes,
+        ...(options.spoolDirectory === undefined ? {} : { spoolDirectory: options.spoolDirectory }),
+        ...(options.verifyRestores === undefined ? {} : { verify: options.verifyRestores }),
         ...(extra.afterExtract === undefined ? {} : { afterExtract: extra.afterExtract }),
         ...(options.memoryBudget === undefined ? {} : { budget: options.memoryBudget }),
         ...(extra.scratch === undefined ? {} : { scratch: extra.scratch }),

@@ -33,10 +33,22 @@ const SAMPLE_FILE_BYTES = 32 * 1024;
 /** Workspaces smaller than this go uncompressed when only gzip is at hand: a sample says little, and it costs little. */
 const SAMPLE_MIN_BYTES = 1024 * 1024;
 
-/** find(1) expression that prunes one tar-style exclude pattern: a bare name matches any component. */
-export function pruneExpression(pattern: string): string {
+/** find(1) test (two words) that holds for one tar-style exclude pattern: a bare name matches any component. */
+function pruneTest(pattern: string): [string, string] {
   const trimmed = pattern.replace(/^\.\//, "").replace(/\/+$/, "");
-  return trimmed.includes("/") ? `-path ${shellQuote(`./${trimmed}`)}` : `-name ${shellQuote(trimmed)}`;
+  return trimmed.includes("/") ? ["-path", `./${trimmed}`] : ["-name", trimmed];
+}
+
+/** find(1) expression that prunes one tar-style exclude pattern, quoted for a shell. */
+export function pruneExpression(pattern: string): string {
+  const [test, operand] = pruneTest(pattern);
+  return `${test} ${shellQuote(operand)}`;
+}
+
+/** find(1) arguments, one a word, that hold for any of the excludes' paths; `-false` when there are none. */
+export function pruneArguments(excludes: readonly string[]): string[] {
+  if (excludes.length === 0) return ["-false"];
+  return excludes.flatMap((pattern, index) => (index === 0 ? pruneTest(pattern) : ["-o", ...pruneTest(pattern)]));
 }
 
 /**
