@@ -18,14 +18,19 @@ const named = (path: string) => path.replace(/^\.\//, "").slice(0, 256);
 /** A path longer than {@link MAX_PATH_BYTES}: `archive_rejected`, reason `name_too_long`. */
 export function nameTooLong(path: string): ArchiveRejectedError {
   return new ArchiveRejectedError({
-    message: `workspace entry ${JSON.stringify(named(path))} has a path longer than ${MAX_PATH_BYTES} bytes (PATH_MAX), which the sandbox cannot read: a checkpoint refuses it rather than leave it out`,
+    message:
+      `workspace entry ${JSON.stringify(named(path))} has a path longer than ${MAX_PATH_BYTES} bytes (PATH_MAX), ` +
+      "which the sandbox cannot read: a checkpoint refuses it rather than leave it out",
     context: { entry: named(path), reason: "name_too_long" },
   });
 }
 
 /** A name or link target whose bytes are not the text a manifest holds: `archive_rejected`, `invalid_name`. */
 export function invalidName(path: string, detail: string): ArchiveRejectedError {
-  return new ArchiveRejectedError({ message: `workspace entry ${JSON.stringify(named(path))} rejected: ${detail}`, context: { entry: named(path), reason: "invalid_name" } });
+  return new ArchiveRejectedError({
+    message: `workspace entry ${JSON.stringify(named(path))} rejected: ${detail}`,
+    context: { entry: named(path), reason: "invalid_name" },
+  });
 }
 
 /** A file whose apparent size exceeds what it holds by more than {@link MAX_HOLE_BYTES}: `archive_rejected`, `sparse_file`. */
@@ -41,7 +46,9 @@ export function sparseFile(path: string, size: number, allocated: number): Archi
 /** An entry the walk listed that the sandbox could not read (it vanished, or reading it failed): `sandbox_failed`. */
 export function unreadableEntry(path: string, detail: string): SandboxFailedError {
   return new SandboxFailedError({
-    message: `workspace entry ${JSON.stringify(named(path))} was listed but could not be read for the checkpoint (${detail.slice(0, 200)}): refused rather than left out`,
+    message:
+      `workspace entry ${JSON.stringify(named(path))} was listed but could not be read for the checkpoint ` +
+      `(${detail.slice(0, 200)}): refused rather than left out`,
     context: { entry: named(path), reason: "unreadable" },
   });
 }

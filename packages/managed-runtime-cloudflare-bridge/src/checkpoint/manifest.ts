@@ -23,7 +23,12 @@ const byteCount = z.number().int().nonnegative().refine(Number.isSafeInteger);
 
 const fileFields = { type: z.literal("file"), path: relativePath, mode, mtime, size: byteCount, sha256 };
 const directorySchema = z.object({ type: z.literal("directory"), path: relativePath, mode, mtime }).strict();
-const symlinkSchema = z.object({ type: z.literal("symlink"), path: relativePath, mode, mtime, target: z.string().min(1).max(4096).refine((value) => nameProblem(value) === null, "must be a target tar writes as the same bytes: no NUL, no unpaired surrogate") }).strict();
+const linkTarget = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((value) => nameProblem(value) === null, "must be a target tar writes as the same bytes: no NUL, no unpaired surrogate");
+const symlinkSchema = z.object({ type: z.literal("symlink"), path: relativePath, mode, mtime, target: linkTarget }).strict();
 const entrySchema = z.discriminatedUnion("type", [directorySchema, z.object(fileFields).strict(), symlinkSchema]);
 /** An entry as /2 and /3 manifests store it; on the wire a packed file names its pack by index into the manifest's pack table. */
 export const wireEntrySchema = z.discriminatedUnion("type", [

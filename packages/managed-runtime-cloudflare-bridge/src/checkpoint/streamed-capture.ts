@@ -82,7 +82,10 @@ export async function captureStreamed(input: StreamedCaptureInput): Promise<Writ
     // The manifest holds exactly the entries the walk listed, or nothing is published.
     if (tally.entries !== entries) {
       await written.spool.dispose();
-      throw new SandboxFailedError({ message: `the workspace archive held ${tally.entries} of the ${entries} entries the walk listed`, context: { listed: entries, archived: tally.entries } });
+      throw new SandboxFailedError({
+        message: `the workspace archive held ${tally.entries} of the ${entries} entries the walk listed`,
+        context: { listed: entries, archived: tally.entries },
+      });
     }
     // The listing becomes the sandbox's cache: the next pass lists again and hashes only what changed since.
     cached = await files
