@@ -1,5 +1,5 @@
 import { IntegrityError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
-import { isKeptMode, nameProblem } from "@open-managed-agents/workspace-archive";
+import { KEPT_MODE_BITS, nameProblem } from "@open-managed-agents/workspace-archive";
 import * as z from "zod";
 
 /** Format tag of an incremental checkpoint's manifest whose contents are each one blob. */
@@ -12,11 +12,10 @@ export const relativePath = z
   .string()
   .min(1)
   .max(4096)
-  .refine((value) => !value.startsWith("/"), "must be relative")
-  .refine((value) => nameProblem(value) === null, "must be a name tar writes as the same bytes: no NUL, no unpaired surrogate")
+  .refine((value) => !value.startsWith("/") && nameProblem(value) === null, "must be relative, with no NUL and no unpaired surrogate (tar writes bytes)")
   .refine((value) => value.split("/").every((segment) => segment !== "" && segment !== "." && segment !== ".."), "must not contain empty, '.' or '..' segments");
-/** Permission and sticky bits only: the one mode policy (`keptMode`) of every checkpoint. */
-const mode = z.number().int().refine(isKeptMode, "must hold permission and sticky bits only (no setuid, setgid or type bits)");
+/** Permission and sticky bits only (at most 0o1777: no setuid, setgid or type bit), the one mode policy (`keptMode`). */
+const mode = z.number().int().min(0).max(KEPT_MODE_BITS);
 const mtime = z.number().int().min(0).max(2 ** 33);
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 const byteCount = z.number().int().nonnegative().refine(Number.isSafeInteger);
