@@ -27,16 +27,18 @@ afterAll(async () => {
   if (storeDir) await rm(storeDir, { recursive: true, force: true });
 });
 
-/** Runs before each exec request whose body holds `marker`, once it is sent (see {@link components}). */
+/** For each request whose body holds `marker`: `run` before it is sent, and `rewrite` of its body. */
 interface ExecHook {
   readonly marker: string;
-  readonly run: () => Promise<void>;
+  readonly run?: () => Promise<void>;
+  readonly rewrite?: (body: string) => string;
 }
 
 function components(hook?: ExecHook) {
   const hooked: typeof fetch = async (input, init) => {
-    if (hook && typeof init?.body === "string" && init.body.includes(hook.marker)) await hook.run();
-    return fetch(input, init);
+    if (!hook || typeof init?.body !== "string" || !init.body.includes(hook.marker)) return fetch(input, init);
+    await hook.run?.();
+    return fetch(input, { ...init, body: hook.rewrite ? hook.rewrite(init.body) : init.body });
   };
   const resolved = resolveBridgeOptions({ baseUrl: bridge.url, apiKey: bridge.apiKey, checkpointStore: store, fetch: hooked });
   return createBridgeSandboxComponents(resolved);
@@ -133,6 +135,25 @@ describe("a checkpoint is the tree the walk saw, or a refusal naming the path", 
       const refused = await refusal(checkpointer.checkpoint({ sandboxId, sessionId: `vanish-${crypto.randomUUID()}` }));
       expect(refused.code).toBe("sandbox_failed");
       expect(refused.context.entry).toBe("gone.txt");
+      expect(await manifests()).toBe(published);
+    } finally {
+      await runtime.destroy();
+    }
+  }, 120_000);
+
+  it("refuses a first checkpoint whose archive holds fewer entries than the walk listed", async () => {
+    // Stands in for an archiver that leaves an entry out and still succeeds (what `--ignore-failed-read` did):
+    // the sandbox's tar is told to exclude a listed file, so it exits 0 with one member fewer.
+    const { provider, checkpointer } = components({
+      marker: "--verbatim-files-from",
+      rewrite: (body) => body.replace("tar -cf - ", "tar --exclude=./left-out.txt -cf - "),
+    });
+    const runtime = await provider.create({ sessionId: "s", workdir: "/workspace" });
+    try {
+      await runtime.exec("echo kept > kept.txt && echo out > left-out.txt");
+      const published = await manifests();
+      const refused = await refusal(checkpointer.checkpoint({ sandboxId: runtime.runtimeHandle().runtimeId, sessionId: `count-${crypto.randomUUID()}` }));
+      expect(refused).toEqual({ code: "sandbox_failed", context: { listed: 2, archived: 1 } });
       expect(await manifests()).toBe(published);
     } finally {
       await runtime.destroy();
