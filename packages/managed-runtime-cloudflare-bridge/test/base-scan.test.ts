@@ -129,7 +129,7 @@ function expected(entries: readonly ManifestEntry[], wanted: ReadonlySet<string>
 }
 
 describe("scanBase", () => {
-  it("finds totals, objects, the wanted entries and the asked contents as the entries say, at any chunk size (30 seeds)", async () => {
+  it("finds totals, objects, the wanted entries and the asked contents as the entries say, at any chunk size (30 seeds)", { timeout: 60_000 }, async () => {
     for (let seed = 1; seed <= 30; seed += 1) {
       const random = prng(seed);
       const entries = randomEntries(random);
@@ -246,7 +246,7 @@ describe("prescanBase", () => {
     }
   });
 
-  it("finds across many blocks of the copy what one scan finds, pack declarations between the lines (5 seeds)", async () => {
+  it("finds across many blocks of the copy what one scan finds, pack declarations between the lines (5 seeds)", { timeout: 60_000 }, async () => {
     for (let seed = 1; seed <= 5; seed += 1) {
       const random = prng(100 + seed);
       const paths = new Set<string>();

@@ -70,7 +70,6 @@ describe("manifest checks", () => {
       "dir/a b.txt//ef 644 5 1700000001.25 ",
       "link//el 777 3 1700000002.0 dir with space",
       `gone.txt//h${"c".repeat(64)}`,
-      "vanished//ef 644 1 1 ",
     );
     const expected: ManifestEntry[] = [
       { type: "directory", path: "dir", mode: 0o755, mtime: 1700000000 },
@@ -78,8 +77,12 @@ describe("manifest checks", () => {
       { type: "symlink", path: "link", mode: 0o777, mtime: 1700000002, target: "dir with space" },
     ];
     for (const size of [1, 7, 4096]) expect(await collect(parseSandboxRecords(chunked(bytes, size), false))).toEqual(expected);
+    // A listed file without a hash vanished or could not be read: refused naming it, never left out.
+    const vanished = Buffer.concat([bytes, records("vanished//ef 644 1 1 ")]);
+    const refused = await collect(parseSandboxRecords(chunked(vanished, 64), false)).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: "sandbox_failed", context: { entry: "vanished", reason: "unreadable" } });
     // With cached hashes a listed file without one means the cache missed it: hash everything.
-    await expect(collect(parseSandboxRecords(chunked(bytes, 64), true))).rejects.toBeInstanceOf(HashMissing);
+    await expect(collect(parseSandboxRecords(chunked(vanished, 64), true))).rejects.toBeInstanceOf(HashMissing);
     await expect(collect(parseSandboxRecords(chunked(records("a//ef 644 1 1 ", "a//hnot-a-hash"), 64), true))).rejects.toBeInstanceOf(HashMissing);
     await expect(collect(parseSandboxRecords(chunked(records("not a hash list"), 64), true))).rejects.toBeInstanceOf(HashMissing);
     expect(await codeOf(collect(parseSandboxRecords(chunked(records("not a hash list"), 64), false)))).toBe("sandbox_failed");

@@ -1,5 +1,7 @@
 import type { Header } from "tar-stream";
 import { ancestorsOf, normalizeMemberName, parentOf, symlinkTargetStaysInside } from "./entry-name.js";
+import { keptMode } from "./mode-policy.js";
+import { nameProblem } from "./name-bytes.js";
 import type { ResolvedReadOptions } from "./options.js";
 import { limitExceeded, rejectEntry } from "./rejections.js";
 import { type SymlinkLookup, symlinkResolvesInside } from "./symlink-resolution.js";
@@ -14,7 +16,7 @@ export interface AdmittedEntry {
   readonly name: string;
   /** Root-relative path without `./`; `""` for the root directory. */
   readonly path: string;
-  /** Permission bits (setuid and setgid removed). */
+  /** Permission bits and the sticky bit (setuid and setgid removed; see `keptMode`). */
   readonly mode: number;
   /** Modification time in whole seconds since the epoch. */
   readonly mtime: number;
@@ -23,9 +25,6 @@ export interface AdmittedEntry {
   /** Symlink target as stored, or the root-relative path a hardlink points to. */
   readonly linkTarget: string | null;
 }
-
-/** Permission bits kept on extraction: rwx for all plus sticky; setuid/setgid are dropped. */
-const MODE_MASK = 0o1777;
 
 /**
  * Checks entries one at a time against the limits and the path rules, and remembers the symlinks seen
@@ -61,7 +60,7 @@ export class EntryGuard {
       kind,
       name,
       path,
-      mode: (header.mode ?? (kind === "directory" ? 0o755 : 0o644)) & MODE_MASK,
+      mode: keptMode(header.mode ?? (kind === "directory" ? 0o755 : 0o644)),
       mtime: Math.floor((header.mtime?.getTime() ?? 0) / 1000),
       size,
       linkTarget,
@@ -95,6 +94,8 @@ export class EntryGuard {
   private checkLink(kind: ArchiveEntryKind, name: string, path: string, linkname: string): string | null {
     if (kind === "symlink") {
       if (linkname.length === 0) throw rejectEntry(name, "invalid_name", "the symlink has no target");
+      const problem = nameProblem(linkname);
+      if (problem !== null) throw rejectEntry(name, "invalid_name", `the symlink target cannot be written as bytes: ${problem}`);
       if (!this.options.allowSymlinksOutsideRoot && !symlinkTargetStaysInside(path, relativeToRoot(path, linkname, this.options.absoluteRoot))) {
         throw rejectEntry(name, "symlink_escape", `symlink target ${JSON.stringify(linkname)} points outside the root`);
       }

@@ -1,19 +1,22 @@
+import { nameProblem } from "./name-bytes.js";
 import { rejectEntry } from "./rejections.js";
 
 /**
  * Normalizes a member name to a root-relative path without `./`, empty or trailing segments (`""` is the
- * root). Refuses absolute names, `..` segments and NUL bytes: `entry` is the raw name the error reports.
+ * root). Refuses absolute names, `..` segments, NUL bytes and unpaired surrogates: `entry` is the raw name
+ * the error reports.
  */
 const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
 
 export function normalizeMemberName(name: string, entry: string = name): string {
   // Nearly every name is already clean (`./a/b`, `./dir/`): returned without splitting it apart.
-  if (name.startsWith("./") && !name.includes("\0")) {
+  const problem = nameProblem(name);
+  if (problem !== null) throw rejectEntry(entry, "invalid_name", `the name cannot be written as bytes: ${problem}`);
+  if (name.startsWith("./")) {
     const rest = name.endsWith("/") ? name.slice(2, -1) : name.slice(2);
     if (rest.length > 0 && !rest.startsWith("/") && !rest.includes("//") && !DOT_SEGMENT.test(rest)) return rest;
   }
   if (name.length === 0) throw rejectEntry(entry, "empty_name", "the name is empty");
-  if (name.includes("\0")) throw rejectEntry(entry, "invalid_name", "the name contains a NUL byte");
   if (name.startsWith("/")) throw rejectEntry(entry, "absolute_name", "absolute names are not allowed");
   const segments: string[] = [];
   for (const segment of name.split("/")) {

@@ -1,5 +1,7 @@
 import { ArchiveRejectedError } from "@open-managed-agents/runtime-resource-contract";
 import { createByteReader } from "./byte-reader.js";
+import { isUtf8Name } from "./name-bytes.js";
+import { rejectEntry } from "./rejections.js";
 import { BLOCK, padToBlock } from "./tar-blocks.js";
 
 /** One archive member as {@link createTarMemberReader} reads it: long names and pax records already applied. */
@@ -132,7 +134,7 @@ export function createTarMemberReader(source: AsyncIterable<Uint8Array>, options
           if (size > maxNameBytes) throw corrupt(`a long name of ${size} bytes`);
           const body = await take(size);
           await skip(padToBlock(size) - size);
-          const value = body.toString("utf8", 0, nulEnd(body));
+          const value = nameText(body, 0, nulEnd(body));
           if (typeflag === "L") longName = value;
           else longLink = value;
           continue;
@@ -145,11 +147,10 @@ export function createTarMemberReader(source: AsyncIterable<Uint8Array>, options
           continue;
         }
         const ustar = block[257] === 0x75 && block[258] === 0x73 && block[259] === 0x74 && block[260] === 0x61 && block[261] === 0x72 && block[262] === 0;
-        const stored = block.toString("utf8", 0, nulEnd(block, 0, 100));
-        const prefix = ustar ? block.toString("utf8", 345, nulEnd(block, 345, 500)) : "";
-        const name = pax.path ?? longName ?? (prefix ? `${prefix}/${stored}` : stored);
+        // The ustar fields are read only when no long name stands in for them (a writer may cut them anywhere).
+        const name = pax.path ?? longName ?? ustarName(block, ustar);
         const type = FILE_FLAGS.has(typeflag) ? "file" : typeflag === "5" ? "directory" : typeflag === "2" ? "symlink" : typeflag === "1" ? "link" : "other";
-        const linkTarget = pax.linkpath ?? longLink ?? block.toString("utf8", 157, nulEnd(block, 157, 257));
+        const linkTarget = type === "symlink" || type === "link" ? (pax.linkpath ?? longLink ?? nameText(block, 157, nulEnd(block, 157, 257))) : null;
         const bodySize = type === "file" || type === "other" ? (pax.size === undefined ? size : parsePaxNumber(pax.size, corrupt)) : 0;
         const mtime = pax.mtime === undefined ? readNumber(block, 136, 12, corrupt) : Math.floor(parsePaxNumber(pax.mtime, corrupt));
         lastName = name;
@@ -162,7 +163,7 @@ export function createTarMemberReader(source: AsyncIterable<Uint8Array>, options
           mode: readNumber(block, 100, 8, corrupt),
           mtime,
           size: type === "file" ? bodySize : 0,
-          linkname: type === "symlink" || type === "link" ? linkTarget : null,
+          linkname: linkTarget,
         };
       }
     },
@@ -240,6 +241,24 @@ function readNumber(block: Buffer, offset: number, length: number, corrupt: (det
   return value;
 }
 
+/** The name a header's ustar fields hold: `<prefix>/<name>` when there is a prefix. */
+function ustarName(block: Buffer, ustar: boolean): string {
+  const stored = nameText(block, 0, nulEnd(block, 0, 100));
+  const prefix = ustar ? nameText(block, 345, nulEnd(block, 345, 500)) : "";
+  return prefix ? `${prefix}/${stored}` : stored;
+}
+
+/**
+ * A name, link target or pax record as text: bytes that are not UTF-8 would decode to U+FFFD, another name
+ * than the one the archive holds, so they are refused (`invalid_name`, naming the entry as it decodes).
+ */
+function nameText(bytes: Buffer, start: number, end: number): string {
+  const text = bytes.toString("utf8", start, end);
+  // Plain ASCII is valid UTF-8: only a name holding U+FFFD or another non-ASCII character needs the check.
+  if (/^[\x00-\x7f]*$/.test(text) || isUtf8Name(bytes.subarray(start, end))) return text;
+  throw rejectEntry(text, "invalid_name", "the name is not valid UTF-8");
+}
+
 /** pax records `<length> <key>=<value>\n`. */
 function parsePax(body: Buffer, corrupt: (detail: string) => Error): Record<string, string> {
   const records: Record<string, string> = {};
@@ -252,7 +271,9 @@ function parsePax(body: Buffer, corrupt: (detail: string) => Error): Record<stri
     const record = body.toString("utf8", space + 1, offset + length - 1);
     const equals = record.indexOf("=");
     if (equals <= 0) throw corrupt("a malformed pax record");
-    records[record.slice(0, equals)] = record.slice(equals + 1);
+    const key = record.slice(0, equals);
+    // A name's bytes are checked (keys are ASCII, so the value starts `equals + 1` bytes into the record).
+    records[key] = key === "path" || key === "linkpath" ? nameText(body, space + 2 + equals, offset + length - 1) : record.slice(equals + 1);
     offset += length;
   }
   return records;

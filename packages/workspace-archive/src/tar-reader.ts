@@ -5,7 +5,7 @@ import { createGunzip } from "node:zlib";
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import tar, { type Extract } from "tar-stream";
 import { type ArchiveSource, toNodeReadable } from "./archive-source.js";
-import { rejectCorrupt } from "./rejections.js";
+import { rejectCorrupt, rejectEntry } from "./rejections.js";
 
 /** Counts (and optionally hashes) the raw bytes read from the source, before decompression. */
 export interface SourceMeter {
@@ -39,6 +39,7 @@ export async function* readTarEntries(source: ArchiveSource, gzip: boolean | "au
   try {
     for await (const entry of extract) {
       lastEntry = entry.header.name;
+      refuseReplacedBytes(entry.header.name, entry.header.linkname);
       yield entry;
     }
     await feeding;
@@ -47,6 +48,16 @@ export async function* readTarEntries(source: ArchiveSource, gzip: boolean | "au
   } finally {
     if (!extract.destroyed) extract.destroy();
   }
+}
+
+/**
+ * tar-stream decodes names and link targets as UTF-8 with U+FFFD for bytes that are not: a name holding it
+ * would be written as other bytes than the archive holds, so it is refused (`invalid_name`). A name that
+ * really holds U+FFFD is refused too: this reader cannot tell the two apart.
+ */
+function refuseReplacedBytes(name: string, linkname: string | null | undefined): void {
+  if (name.includes("\uFFFD")) throw rejectEntry(name, "invalid_name", "the name is not valid UTF-8 (or holds U+FFFD, which this reader cannot tell from such bytes)");
+  if (linkname?.includes("\uFFFD")) throw rejectEntry(name, "invalid_name", "the link target is not valid UTF-8 (or holds U+FFFD, which this reader cannot tell from such bytes)");
 }
 
 /**

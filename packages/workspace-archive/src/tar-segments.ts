@@ -5,6 +5,7 @@ import { InvalidRequestError, NotFoundError } from "@open-managed-agents/runtime
 import { IO_CHUNK_BYTES, SMALL_FILE_BYTES } from "./io-sizes.js";
 import { END_OF_ARCHIVE_BYTES, padToBlock } from "./tar-blocks.js";
 import { toMemberName } from "./entry-name.js";
+import { keptMode } from "./mode-policy.js";
 import { createExcludeMatcher } from "./exclude-matcher.js";
 import { openForRead, readSmallFile } from "./file-reader.js";
 import { encodeMemberHeader, type MemberHeader } from "./tar-header.js";
@@ -124,7 +125,7 @@ function headerOf({ path, stats }: WalkEntry): MemberHeader {
   return {
     name: toMemberName(path, stats.isDirectory()),
     type: stats.isDirectory() ? "directory" : "file",
-    mode: stats.mode & 0o7777,
+    mode: keptMode(stats.mode),
     mtime: Math.min(Math.max(Math.floor(stats.mtimeMs / 1000), 0), MAX_MTIME_SECONDS),
     size: 0,
     linkname: null,

@@ -1,4 +1,5 @@
 import { IntegrityError, SandboxFailedError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
+import { isKeptMode, nameProblem } from "@open-managed-agents/workspace-archive";
 import * as z from "zod";
 import { type ManifestEntry, type PackRef, fileEntry, packSchema, relativePath, wireEntrySchema } from "./manifest.js";
 import { comparePaths, splitRecords } from "./split-records.js";
@@ -167,15 +168,15 @@ function quickEntry(json: unknown): WireEntry | null {
   if (typeof json !== "object" || json === null || Array.isArray(json)) return null;
   const line = json as Record<string, unknown>;
   const { type, path, mode, mtime } = line;
-  if (typeof path !== "string" || path.length === 0 || path.length > 4096 || path.startsWith("/") || path.endsWith("/") || path.includes("\0") || path.includes("//") || DOT_SEGMENT.test(path)) return null;
-  if (typeof mode !== "number" || !Number.isInteger(mode) || mode < 0 || mode > 0o7777) return null;
+  if (typeof path !== "string" || path.length === 0 || path.length > 4096 || path.startsWith("/") || path.endsWith("/") || path.includes("//") || DOT_SEGMENT.test(path) || nameProblem(path) !== null) return null;
+  if (typeof mode !== "number" || !isKeptMode(mode)) return null;
   if (typeof mtime !== "number" || !Number.isInteger(mtime) || mtime < 0 || mtime > 2 ** 33) return null;
   let keys = 0;
   for (const _ in line) keys += 1;
   if (type === "directory") return keys === 4 ? { type, path, mode, mtime } : null;
   if (type === "symlink") {
     const { target } = line;
-    return keys === 5 && typeof target === "string" && target.length > 0 && target.length <= 4096 ? { type, path, mode, mtime, target } : null;
+    return keys === 5 && typeof target === "string" && target.length > 0 && target.length <= 4096 && nameProblem(target) === null ? { type, path, mode, mtime, target } : null;
   }
   if (type !== "file") return null;
   const { size, sha256, pack, offset } = line;

@@ -1,4 +1,5 @@
 import { IntegrityError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
+import { KEPT_MODE_BITS, nameProblem } from "@open-managed-agents/workspace-archive";
 import * as z from "zod";
 
 /** Format tag of an incremental checkpoint's manifest whose contents are each one blob. */
@@ -11,16 +12,22 @@ export const relativePath = z
   .string()
   .min(1)
   .max(4096)
-  .refine((value) => !value.startsWith("/") && !value.includes("\0"), "must be relative, without NUL")
+  .refine((value) => !value.startsWith("/") && nameProblem(value) === null, "must be relative, with no NUL and no unpaired surrogate (tar writes bytes)")
   .refine((value) => value.split("/").every((segment) => segment !== "" && segment !== "." && segment !== ".."), "must not contain empty, '.' or '..' segments");
-const mode = z.number().int().min(0).max(0o7777);
+/** Permission and sticky bits only (at most 0o1777: no setuid, setgid or type bit), the one mode policy (`keptMode`). */
+const mode = z.number().int().min(0).max(KEPT_MODE_BITS);
 const mtime = z.number().int().min(0).max(2 ** 33);
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 const byteCount = z.number().int().nonnegative().refine(Number.isSafeInteger);
 
 const fileFields = { type: z.literal("file"), path: relativePath, mode, mtime, size: byteCount, sha256 };
 const directorySchema = z.object({ type: z.literal("directory"), path: relativePath, mode, mtime }).strict();
-const symlinkSchema = z.object({ type: z.literal("symlink"), path: relativePath, mode, mtime, target: z.string().min(1).max(4096) }).strict();
+const linkTarget = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((value) => nameProblem(value) === null, "must be a target tar writes as the same bytes: no NUL, no unpaired surrogate");
+const symlinkSchema = z.object({ type: z.literal("symlink"), path: relativePath, mode, mtime, target: linkTarget }).strict();
 const entrySchema = z.discriminatedUnion("type", [directorySchema, z.object(fileFields).strict(), symlinkSchema]);
 /** An entry as /2 and /3 manifests store it; on the wire a packed file names its pack by index into the manifest's pack table. */
 export const wireEntrySchema = z.discriminatedUnion("type", [

@@ -3,7 +3,7 @@ import { deflateRawSync } from "node:zlib";
 import { type BlobStore, bodyChunks, readBodyInto } from "@open-managed-agents/blob-store";
 import { IntegrityError, NotFoundError } from "@open-managed-agents/runtime-resource-contract";
 import { sha256HexSync } from "@open-managed-agents/runtime-utils/node";
-import { type ArchiveLimits, END_OF_ARCHIVE_BYTES, createHeaderInspection, encodeMemberHeader } from "@open-managed-agents/workspace-archive";
+import { type ArchiveLimits, END_OF_ARCHIVE_BYTES, createHeaderInspection, encodeMemberHeader, keptMode } from "@open-managed-agents/workspace-archive";
 import { asCheckpointRefusal, checkpointReadOptions } from "./archive-policy.js";
 import { blobKeyOf, packKeyOf } from "./blob-keys.js";
 import { type BufferedSpool, createBufferedSpool } from "./buffered-spool.js";
@@ -87,7 +87,8 @@ export async function assembleRestoreArchive(source: RestoreSource, entries: Asy
         const name = entry.type === "directory" ? `./${entry.path}/` : `./${entry.path}`;
         const linkname = entry.type === "symlink" ? entry.target : null;
         inspection.admit({ name, type: entry.type, mode: entry.mode, mtime: entry.mtime, size: entry.type === "file" ? entry.size : 0, linkname });
-        const header = encodeMemberHeader({ name, type: entry.type, mode: entry.mode, mtime: entry.mtime, size: entry.type === "file" ? entry.size : 0, linkname, uid: 0, gid: 0, uname: "", gname: "" }, scratch);
+        // The manifest's schema holds modes to the policy already; what reaches tar is held to it again here.
+        const header = encodeMemberHeader({ name, type: entry.type, mode: keptMode(entry.mode), mtime: entry.mtime, size: entry.type === "file" ? entry.size : 0, linkname, uid: 0, gid: 0, uname: "", gname: "" }, scratch);
         if (entry.type === "directory") await folders.write(header);
         else if (entry.type === "symlink") await symlinks.write(header);
         else {

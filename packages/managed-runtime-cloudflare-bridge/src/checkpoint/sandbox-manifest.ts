@@ -5,7 +5,8 @@ import type { ManifestEntry } from "./manifest.js";
 import type { ManifestChanges } from "./manifest-changes.js";
 import { mergeDelta } from "./sandbox-delta.js";
 import { HashMissing, type RecordGroup, parseSandboxRecords, recordGroups } from "./sandbox-records.js";
-import { SANDBOX_CACHE, pruneExpression } from "./sandbox-scripts.js";
+import { sparseFile } from "./capture-refusals.js";
+import { SANDBOX_CACHE, largeFileActions, parseSparseLine, pruneExpression, sparseCheck } from "./sandbox-scripts.js";
 import { type WalkOutput, parallelWalk } from "./sandbox-walk.js";
 import { type Spool, createSpool } from "./spool.js";
 import { readSpooledEntries, spoolEntries } from "./spooled-entries.js";
@@ -76,15 +77,20 @@ export async function readSandboxManifest(input: {
   const prune = [`-path ./${name}`, ...input.excludes.map(pruneExpression)].join(" -o ");
   const entries: WalkOutput = { file: `${directory}/entries`, relative: true };
   const changedFiles: WalkOutput = { file: `${directory}/files`, relative: false };
-  // Every entry's record and the regular files to hash (those newer than `stamp`, or all): several finds at once.
+  const large: WalkOutput = { file: `${directory}/large`, relative: false };
+  // Every entry's record and the regular files to hash (those newer than `stamp`, or all), and the files that
+  // may be sparse: several finds at once. A sparse file ends the pass with `sparse …` before anything is hashed.
   const walk = (stamp: string | null) =>
     parallelWalk({
       prune,
       scratch: directory,
-      outputs: [entries, changedFiles],
-      actions: (path, into) => `-fprintf ${into(entries)} '${path}//e%y %m %s %T@ %l\\0' , \\( -type f ${stamp === null ? "" : `\\( -newer ${stamp} -o -cnewer ${stamp} \\) `}-fprint0 ${into(changedFiles)} \\)`,
-    });
-  const hash = (list: string, into: string) => `xargs -0 -r sha256sum -z < ${directory}/${list} > ${directory}/${into}`;
+      outputs: [entries, changedFiles, large],
+      actions: (path, into) =>
+        `-fprintf ${into(entries)} '${path}//e%y %m %s %T@ %l\\0' , \\( -type f ${stamp === null ? "" : `\\( -newer ${stamp} -o -cnewer ${stamp} \\) `}-fprint0 ${into(changedFiles)} \\) , \\( ${largeFileActions(path, into(large))} \\)`,
+    }) + ` && sparse=$(${sparseCheck(large.file)}) && if [ -n "$sparse" ]; then printf '%s\\n' "$sparse"; exit 0; fi`;
+  // A file that vanished or cannot be read (sha256sum fails, xargs exits 123) is left without a hash: the
+  // driver refuses the checkpoint naming it, where a failed pass could not say which file it was.
+  const hash = (list: string, into: string) => `{ xargs -0 -r sha256sum -z < ${directory}/${list} > ${directory}/${into} 2>/dev/null; [ $? -le 123 ]; }`;
   // Every regular file again, when cached hashes turned out incomplete (the entries are listed by then).
   const hashAll = `${parallelWalk({ prune, scratch: directory, outputs: [changedFiles], actions: (_path, into) => `-type f -fprint0 ${into(changedFiles)}` })} && ${hash("files", "merged")}`;
   // The entry records sorted once: the next pass's cache, and (merged with the hash records) this pass's records.
@@ -147,6 +153,8 @@ export async function readSandboxManifest(input: {
       .then(() => void (listingRemoved = true), () => undefined);
   try {
     const [pass = "", delta] = (await files.run(script, signal)).trim().split("\n");
+    const sparse = parseSparseLine(pass);
+    if (sparse) throw sparseFile(sparse.path, sparse.size, sparse.allocated);
     let cached = pass === "partial";
     const changed = input.previous && cached ? await fromDelta(input.previous, delta) : null;
     // No delta is asked for: whatever was begun for one stops before the full listing is read.

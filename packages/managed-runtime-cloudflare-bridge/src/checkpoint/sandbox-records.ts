@@ -1,4 +1,6 @@
 import { ArchiveRejectedError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import { isUtf8Name, keptMode, nameProblem } from "@open-managed-agents/workspace-archive";
+import { MAX_PATH_BYTES, invalidName, nameTooLong, unreadableEntry } from "./capture-refusals.js";
 import { type ManifestEntry, type ManifestFile, fileEntry } from "./manifest.js";
 import { splitRecords } from "./split-records.js";
 
@@ -59,14 +61,15 @@ export async function* recordGroups(source: AsyncIterable<Uint8Array>, cached: b
       continue;
     }
     if (group.entry !== undefined || group.sha256 !== undefined) throw malformed("order");
-    group.entry = parseEntry(record.subarray(0, cut).toString("utf8"), record.subarray(cut + 3).toString("utf8"), malformed);
+    group.entry = parseEntry(record.subarray(0, cut), record.subarray(cut + 3), malformed);
   }
   if (group) yield group;
 }
 
 /**
- * The entries of the sandbox's records, in manifest order. A file without a hash was removed between
- * listing and hashing and is left out, unless `cached`: then it throws {@link HashMissing}.
+ * The entries of the sandbox's records, in manifest order. A file without a hash vanished or could not be
+ * read between listing and hashing: `sandbox_failed` naming it (never left out), or {@link HashMissing}
+ * when `cached` (the cache may have missed it; everything is hashed again).
  */
 export async function* parseSandboxRecords(source: AsyncIterable<Uint8Array>, cached: boolean): AsyncGenerator<ManifestEntry> {
   for await (const { entry, sha256 } of recordGroups(source, cached)) {
@@ -74,17 +77,29 @@ export async function* parseSandboxRecords(source: AsyncIterable<Uint8Array>, ca
     if (entry.type !== "file") yield entry;
     else if (sha256 !== undefined) yield fileEntry(entry, sha256);
     else if (cached) throw new HashMissing();
+    else throw unreadableEntry(entry.path, "it vanished or could not be read when its content was hashed");
   }
 }
 
-function parseEntry(path: string, fields: string, malformed: (reason: string) => Error): ListedEntry {
+/**
+ * One `e` record's entry. Its path and link target are held as the bytes the sandbox has: not UTF-8 (the
+ * text would name another file), too long to read, or a mode outside the policy is dealt with here.
+ */
+function parseEntry(pathBytes: Buffer, fieldBytes: Buffer, malformed: (reason: string) => Error): ListedEntry {
+  const path = pathBytes.toString("utf8");
+  if (!isUtf8Name(pathBytes)) throw invalidName(path, "the name is not valid UTF-8");
+  if (pathBytes.byteLength > MAX_PATH_BYTES) throw nameTooLong(path);
+  const fields = fieldBytes.toString("utf8");
   const match = /^(\w) (\d+) (\d+) (\d+)(?:\.\d+)? (.*)$/s.exec(fields);
   if (!match) throw malformed("entry");
   const [, kind = "", octal = "0", size = "0", seconds = "0", target = ""] = match;
   const type = TYPES[kind];
   if (!type) throw new ArchiveRejectedError({ message: `workspace entry ${JSON.stringify(path)} is a special file (${kind})`, context: { entry: path, reason: "unsupported_type" } });
-  const base = { path, mode: Number.parseInt(octal, 8), mtime: Number(seconds) };
+  const base = { path, mode: keptMode(Number.parseInt(octal, 8)), mtime: Number(seconds) };
   if (type === "directory") return { type, ...base };
-  if (type === "symlink") return { type, ...base, target };
+  if (type === "symlink") {
+    if (!isUtf8Name(fieldBytes) || nameProblem(target) !== null) throw invalidName(path, "the symlink target is not valid UTF-8");
+    return { type, ...base, target };
+  }
   return { type, ...base, size: Number(size) };
 }

@@ -1,4 +1,5 @@
 import { shellQuote } from "@open-managed-agents/runtime-resource-contract";
+import { MAX_HOLE_BYTES, MAX_PATH_BYTES } from "./capture-refusals.js";
 import { type WalkOutput, parallelWalk } from "./sandbox-walk.js";
 
 /**
@@ -70,4 +71,41 @@ export function samplePaysScript(entries: string, scratch: string): string {
   const pick = `tr '\\0' '\\n' < ${entries} > ${scratch}/sample-lines && awk -v want=${SAMPLE_FILES} -v least=${SAMPLE_MIN_BYTES} '${program}' ${scratch}/sample-lines ${scratch}/sample-lines > ${paths}`;
   const read = `while IFS= read -r file; do head -c ${SAMPLE_FILE_BYTES} "$file" 2>/dev/null; done < ${paths} > ${bytes}`;
   return `{ ${pick} && ${read} && raw=$(wc -c < ${bytes}) && packed=$(gzip -1 < ${bytes} | wc -c) && rm -f ${scratch}/sample-lines ${paths} ${bytes} && [ "$raw" -gt 0 ] && [ $((packed * 5)) -lt $((raw * 4)) ]; }`;
+}
+
+/**
+ * find(1) actions that write `<size> <512-byte blocks> <path>` of each regular file over {@link MAX_HOLE_BYTES}
+ * into `into` (NUL-terminated): the candidates {@link sparseCheck} reads. `path` is the walk's path directive.
+ */
+export function largeFileActions(path: string, into: string): string {
+  return `-type f -size +${MAX_HOLE_BYTES / 1024}k -fprintf ${into} '%s %b ${path}\\0'`;
+}
+
+/**
+ * A shell command that prints `sparse <size> <blocks> <path>` for the first file of `large` (written by
+ * {@link largeFileActions}) whose apparent size exceeds its allocated blocks by more than {@link MAX_HOLE_BYTES},
+ * and nothing when there is none. A path holding a newline is printed up to it.
+ */
+export function sparseCheck(large: string): string {
+  const program = `$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && $1 - $2 * 512 > ${MAX_HOLE_BYTES} { print "sparse " $1 " " $2 " " substr($0, length($1) + length($2) + 3); exit }`;
+  return `{ [ ! -s ${large} ] || LC_ALL=C tr '\\0' '\\n' < ${large} | LC_ALL=C awk '${program}'; }`;
+}
+
+/**
+ * A shell command that prints `long <name>` (its first 300 bytes) for the first name of `names` (NUL-terminated
+ * `./<path>` names) whose path is longer than {@link MAX_PATH_BYTES}, and nothing when there is none. awk
+ * counts bytes in the C locale (a bounded regex in grep took over a minute on 2,100 nested names); a name
+ * holding a newline is measured in pieces, and one too long for all that fails tar's read, which names it.
+ */
+export function longNameCheck(names: string): string {
+  const program = `length($0) > ${MAX_PATH_BYTES + 2} { print "long " substr($0, 1, 300); exit }`;
+  return `{ LC_ALL=C tr '\\0' '\\n' < ${names} | LC_ALL=C awk '${program}'; }`;
+}
+
+/** The entry a line of `sparse …` output names, with its size and allocated bytes; null for any other line. */
+export function parseSparseLine(line: string): { readonly path: string; readonly size: number; readonly allocated: number } | null {
+  const match = /^sparse (\d+) (\d+) (.*)$/s.exec(line);
+  if (!match) return null;
+  const [, size = "0", blocks = "0", path = ""] = match;
+  return { path: path.replace(/^\.\//, ""), size: Number(size), allocated: Number(blocks) * 512 };
 }
