@@ -149,7 +149,7 @@ describe("scanBase", () => {
         });
       }
     }
-  }, 60_000);
+  });
 
   it("scans a base of many reads through the fs store, whose byte streams are read into one reused buffer", async () => {
     const directory = await mkdtemp(join(tmpdir(), "oma-base-scan-"));
@@ -276,7 +276,7 @@ describe("prescanBase", () => {
         await prescanned.dispose();
       }
     }
-  }, 60_000);
+  });
 
   it("reads a copy of many reads by position, and a base of fields in another order in full", async () => {
     const directory = await mkdtemp(join(tmpdir(), "oma-base-prescan-"));
