@@ -2,6 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { betaAgentToolset20260401 } from "@anthropic-ai/sdk/tools/agent-toolset/node";
 import { readAmaWorkerConfig } from "./config.js";
 import { takeCredentialsFile } from "./credentials-file.js";
+import { proxyFetchFor } from "./proxy-fetch.js";
 
 /** Options of {@link runAmaWorkerItem}. */
 export interface RunAmaWorkerItemOptions {
@@ -23,7 +24,8 @@ export async function runAmaWorkerItem(options: RunAmaWorkerItemOptions = {}): P
   const env = { ...given, ...takeCredentialsFile(given) };
   const config = readAmaWorkerConfig(env);
   // apiKey null: an ANTHROPIC_API_KEY that leaked into the sandbox is never sent.
-  const client = new Anthropic({ baseURL: config.baseURL, apiKey: null, authToken: config.authToken });
+  const viaProxy = proxyFetchFor(config.baseURL, env);
+  const client = new Anthropic({ baseURL: config.baseURL, apiKey: null, authToken: config.authToken, ...(viaProxy ? { fetch: viaProxy } : {}) });
   const worker = client.beta.environments.work.worker({
     workdir: config.workdir,
     tools: (context) => betaAgentToolset20260401(context),
