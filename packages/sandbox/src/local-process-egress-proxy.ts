@@ -111,6 +111,8 @@ export async function startEgressProxy(policy: EgressPolicy): Promise<EgressProx
     }
     const upstream = httpRequest({ host: target.hostname, port, method: request.method, path: `${target.pathname}${target.search}`, headers: request.headers }, (answer) => {
       response.writeHead(answer.statusCode ?? 502, answer.headers);
+      // At once, not with the first body byte: an event stream's client waits for its headers.
+      response.flushHeaders();
       answer.pipe(response);
     });
     upstream.on("error", () => response.headersSent ? response.destroy() : response.writeHead(502).end("upstream unreachable\n"));
