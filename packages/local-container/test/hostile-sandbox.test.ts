@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLocalContainerServer } from "../src/server/server.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { type TestServer, authorizedFetch, controlHeaders, startTestServer } from "./helpers.js";
 
 const SESSIONLESS = "__DISABLE_SESSION__";
@@ -107,6 +108,17 @@ describe("the control API", () => {
     const accepted = await authorizedFetch(harness.server, url);
     expect(accepted.status).toBe(200);
     await accepted.body?.cancel();
+  });
+
+  it("refuses a WebSocket upgrade without the token", async () => {
+    const socket = new WebSocket(`${harness.server.url.replace("http", "ws")}/ws`, { headers: { "X-Oma-Container-Id": "victim" } });
+    const refusal = await new Promise<string>((resolve) => {
+      socket.once("unexpected-response", (_request, response) => resolve(String(response.statusCode)));
+      socket.once("open", () => resolve("open"));
+      socket.once("error", (error) => resolve(error.message));
+    });
+    socket.terminate();
+    expect(refusal).toBe("401");
   });
 
   it("takes a token of its own per server", async () => {
