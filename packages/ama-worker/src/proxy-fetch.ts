@@ -6,18 +6,20 @@ import { type TLSSocket, connect as tlsConnect } from "node:tls";
 /** Statuses whose response has no body (a Response refuses one). */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
+/** Set by a sandbox whose only way out is a proxy (the local stack's containers with a network of their own). */
+export const EGRESS_PROXY_ENV = "OMA_EGRESS_PROXY";
+
 /**
- * A `fetch` that sends every call through the proxy the sandbox names for the API origin's scheme
- * (`HTTP_PROXY` / `HTTPS_PROXY`, either case), or undefined when it names none (Node's own `fetch` ignores
- * those variables). `NO_PROXY` is not applied: in a sandbox whose network is its own, the proxy is the only
- * way out, and a local control plane on the host's loopback address is reachable only through it. Plain
- * HTTP goes to the proxy as absolute-form requests, HTTPS through a `CONNECT` tunnel. Built on `node:http`:
- * a second HTTP client library would load a second parser, which a sandbox's address-space limit may not
- * leave room for.
+ * A `fetch` that sends every call through the proxy `OMA_EGRESS_PROXY` names, or undefined when the sandbox
+ * names none (the SDK then uses Node's own `fetch`, which connects directly and ignores `HTTP(S)_PROXY`,
+ * as before). That variable, unlike `HTTP(S)_PROXY`, means the proxy is the sandbox's only way out for every
+ * destination, the host's loopback addresses included (a local control plane), so `NO_PROXY` does not
+ * apply. Plain HTTP goes to the proxy as absolute-form requests, HTTPS through a `CONNECT` tunnel. Built on
+ * `node:http`: a second HTTP client library would load a second parser, which a sandbox's address-space
+ * limit may not leave room for.
  */
-export function proxyFetchFor(baseURL: string, env: Readonly<Record<string, string | undefined>>): typeof fetch | undefined {
-  const secure = new URL(baseURL).protocol === "https:";
-  const proxy = secure ? env.HTTPS_PROXY || env.https_proxy : env.HTTP_PROXY || env.http_proxy;
+export function proxyFetchFor(_baseURL: string, env: Readonly<Record<string, string | undefined>>): typeof fetch | undefined {
+  const proxy = env[EGRESS_PROXY_ENV];
   if (!proxy) return undefined;
   const proxyUrl = new URL(proxy);
   const proxyAddress = { host: proxyUrl.hostname.replace(/^\[|\]$/g, ""), port: Number(proxyUrl.port || 80) };

@@ -198,8 +198,13 @@ export const EGRESS_FORWARDER = [
   "process.stdin.on('end', () => process.exit(0)); process.stdin.resume();",
 ].join("\n");
 
-/** Proxy variables every command of such a container gets. */
+/**
+ * Proxy variables every command of such a container gets. `OMA_EGRESS_PROXY` says more than
+ * `HTTP(S)_PROXY`: the proxy is the container's only way out, for every destination, the host's loopback
+ * addresses included (which `NO_PROXY` keeps for the container's own); `oma-ama-worker` follows it.
+ */
 export const EGRESS_PROXY_ENV: Readonly<Record<string, string>> = {
+  OMA_EGRESS_PROXY: `http://127.0.0.1:${EGRESS_PROXY_PORT}`,
   HTTP_PROXY: `http://127.0.0.1:${EGRESS_PROXY_PORT}`,
   HTTPS_PROXY: `http://127.0.0.1:${EGRESS_PROXY_PORT}`,
   http_proxy: `http://127.0.0.1:${EGRESS_PROXY_PORT}`,
