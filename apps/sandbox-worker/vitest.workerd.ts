@@ -71,6 +71,7 @@ export function workerdRunConfig(options: WorkerdRunOptions): ViteUserConfig {
               // Host lease renewals every 5 s, so a lease taken over mid-run is noticed within the test.
               LEASE_TTL_MS: "15000",
               OMA_TEST_CONTAINER_URL: inject("containerServerUrl"),
+              OMA_TEST_CONTAINER_TOKEN: inject("containerControlToken"),
               // The local container has no presigned-URL upload path; backups go through the binding.
               SANDBOX_LOCAL_BACKUPS: "true",
               SANDBOX_LOG_LEVEL: "error",

@@ -43,7 +43,12 @@ export class UnconfinedRuntimeError extends Error {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-export async function openDemoEnvironment(env: Env): Promise<DemoEnvironment> {
+/**
+ * `controlPlaneUrl` is the Managed Agents API the sandbox's worker calls: the local stack's containers have
+ * no network of their own, so the filtering proxy lets that one origin through, as Cloudflare's let the
+ * internet through (the agent's tool calls can reach it too, but hold no credential for it).
+ */
+export async function openDemoEnvironment(env: Env, controlPlaneUrl: string): Promise<DemoEnvironment> {
   const workDirectory = await mkdtemp(join(tmpdir(), "oma-demo-"));
   const remoteBridge = env[CLOUDFLARE_BRIDGE_ENV_KEYS.url] && env[CLOUDFLARE_BRIDGE_ENV_KEYS.apiKey];
   // The Cloudflare image installs the bin in /usr/local/bin; locally it goes where the confined runtime
@@ -52,7 +57,7 @@ export async function openDemoEnvironment(env: Env): Promise<DemoEnvironment> {
   if (!remoteBridge) process.env.PATH = `${binDirectory}${delimiter}${process.env.PATH ?? ""}`;
   // Asking for the unconfined runtime exists to show the refusal below; the demo never runs tools in it.
   const unconfined = env.OMA_DEMO_LOCAL_CONFINEMENT === "unconfined-unsafe";
-  const local = remoteBridge ? null : await startLocalBridge(unconfined ? { confinement: "unconfined-unsafe" } : {});
+  const local = remoteBridge ? null : await startLocalBridge(unconfined ? { confinement: "unconfined-unsafe" } : { egressAllowList: [new URL(controlPlaneUrl).host] });
   // A Cloudflare sandbox is its own VM; a local one must be inside bubblewrap before any tool call runs.
   const confinement = local?.containerServer.confinement;
   if (local && confinement !== "bubblewrap") {

@@ -22,9 +22,12 @@ const PROGRESS_STEP_BYTES = 4 * 1024 * 1024;
 async function main(): Promise<number> {
   const dataMiB = Number.parseInt(process.env.OMA_DEMO_DATA_MIB ?? "24", 10);
   say("open-managed-agents demo: one session, two user turns, as claimed work through the environment worker and the fenced host");
-  const environment = await openDemoEnvironment(process.env);
-  const stores = await openSqliteStores(environment.workDirectory);
   const plane = await startLocalControlPlane();
+  const environment = await openDemoEnvironment(process.env, plane.url).catch(async (error: unknown) => {
+    await plane.stop();
+    throw error;
+  });
+  const stores = await openSqliteStores(environment.workDirectory);
   say(`  control  local control plane at ${plane.url} (stand-in for Anthropic Managed Agents: Work API, sessions, scripted agent turns)`);
   say(`  bridge   ${environment.bridgeDescription}`);
   say(`  fences   SQLite ${stores.path} (migrations: ${stores.applied.join(", ") || "already applied"})`);

@@ -1,24 +1,31 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { betaAgentToolset20260401 } from "@anthropic-ai/sdk/tools/agent-toolset/node";
 import { readAmaWorkerConfig } from "./config.js";
+import { takeCredentialsFile } from "./credentials-file.js";
+import { proxyFetchFor } from "./proxy-fetch.js";
 
 /** Options of {@link runAmaWorkerItem}. */
 export interface RunAmaWorkerItemOptions {
-  /** @default process.env */
+  /**
+   * @default process.env. When it names a credentials file (`OMA_CREDENTIALS_FILE`), the file is read and
+   * deleted before anything else runs, and its values count as variables of this object (in memory only).
+   */
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly signal?: AbortSignal;
 }
 
 /**
- * Services the one work item the `ANTHROPIC_*` variables name with the SDK's
+ * Services the one work item the `ANTHROPIC_*` variables (and the credentials file) name with the SDK's
  * `EnvironmentWorker.handleItem()` and the standard `agent_toolset_20260401` (bash, read, write, edit,
  * glob, grep) confined to the workdir. The SDK heartbeats the item's lease and force-stops it on exit.
  */
 export async function runAmaWorkerItem(options: RunAmaWorkerItemOptions = {}): Promise<void> {
-  const env = options.env ?? process.env;
+  const given = options.env ?? process.env;
+  const env = { ...given, ...takeCredentialsFile(given) };
   const config = readAmaWorkerConfig(env);
   // apiKey null: an ANTHROPIC_API_KEY that leaked into the sandbox is never sent.
-  const client = new Anthropic({ baseURL: config.baseURL, apiKey: null, authToken: config.authToken });
+  const viaProxy = proxyFetchFor(config.baseURL, env);
+  const client = new Anthropic({ baseURL: config.baseURL, apiKey: null, authToken: config.authToken, ...(viaProxy ? { fetch: viaProxy } : {}) });
   const worker = client.beta.environments.work.worker({
     workdir: config.workdir,
     tools: (context) => betaAgentToolset20260401(context),

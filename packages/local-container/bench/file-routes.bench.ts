@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isConfinementAvailable } from "@open-managed-agents/sandbox/local-process";
 import { type LocalContainerServer, createLocalContainerServer } from "../src/server/server.js";
+import { authorizedFetch } from "../test/helpers.js";
 
 const rounds = Number(process.env.ROUNDS ?? 60);
 const largeBytes = Number(process.env.LARGE_MIB ?? 32) * 1024 * 1024;
@@ -31,9 +32,9 @@ async function startTarget(name: string, confinement: "bubblewrap" | "unconfined
     rootDir, confinement, ...(confinement === "bubblewrap" ? {} : { pathMapping: "namespace" as const }),
     limits: { maxBodyBytes: largeBytes * 2, maxOutputBytes: largeBytes * 2 },
   });
-  await fetch(`${server.url}/__oma/containers/bench`, { method: "PUT", body: JSON.stringify({ env: {} }) });
+  await authorizedFetch(server, `${server.url}/__oma/containers/bench`, { method: "PUT", body: JSON.stringify({ env: {} }) });
   const call = (path: string, body: unknown): Promise<Response> =>
-    fetch(`${server.url}${path}`, { method: "POST", headers: { "Content-Type": "application/json", "X-Oma-Container-Id": "bench" }, body: JSON.stringify(body) });
+    authorizedFetch(server, `${server.url}${path}`, { method: "POST", headers: { "Content-Type": "application/json", "X-Oma-Container-Id": "bench" }, body: JSON.stringify(body) });
   return { server, call };
 }
 

@@ -1,4 +1,6 @@
-// Bundles the bridge Worker for local workerd, with `@cloudflare/containers` replaced by the built shim.
+// Bundles the bridge Worker for local workerd, with `@cloudflare/containers` replaced by the built shim,
+// and puts the workerd launcher beside the build.
+import { chmod, copyFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { WORKER_BUNDLE_OPTIONS } from "../../../scripts/worker-bundle-options.mjs";
@@ -21,3 +23,7 @@ await build({
   plugins: [containersShim],
   logLevel: "warning",
 });
+
+// The launcher starts workerd through this wrapper (named environment); it sits next to the built index.
+await copyFile(`${root}src/launcher/workerd-named-env.sh`, `${root}dist/workerd-named-env.sh`);
+await chmod(`${root}dist/workerd-named-env.sh`, 0o755);

@@ -5,6 +5,11 @@
 
 /** Request header naming the container a call is for; the shim adds it to every call. */
 export const CONTAINER_ID_HEADER = "X-Oma-Container-Id";
+/**
+ * Request header carrying `Bearer <control token>`: the per-launch secret every call to the server must
+ * present. Not `Authorization`, which belongs to the control API calls the shim forwards unchanged.
+ */
+export const CONTROL_TOKEN_HEADER = "X-Oma-Control-Token";
 /** Response header set to `missing` when a call names a container the server does not have. */
 export const CONTAINER_STATE_HEADER = "X-Oma-Container-State";
 /** Path prefix of the server's own container lifecycle routes (not part of the control API). */

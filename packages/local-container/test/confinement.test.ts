@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { afterEach, describe, expect, it } from "vitest";
 import { type LocalContainerServerOptions, createLocalContainerServer } from "../src/index.js";
-import { type TestServer, startTestServer } from "./helpers.js";
+import { type TestServer, startTestServer, authorizedFetch } from "./helpers.js";
 
 const SESSIONLESS = "__DISABLE_SESSION__";
 
@@ -37,7 +37,7 @@ describe("confinement option", () => {
   it("defaults to bubblewrap and says so; commands of one container share its PID namespace", async () => {
     harness = await startTestServer();
     expect(harness.server.confinement).toBe("bubblewrap");
-    expect(harness.server.network).toBe("shared");
+    expect(harness.server.network).toBe("none");
     await harness.start("conf");
     const first = await run("conf", "readlink /proc/self/ns/pid; sleep 30 >/dev/null 2>&1 & echo $!");
     const [namespace, sleeper] = String(first.stdout).trim().split("\n");
@@ -49,12 +49,14 @@ describe("confinement option", () => {
   it("runs unconfined only when asked for by name, and says so", async () => {
     harness = await startTestServer({}, "namespace");
     expect(harness.server.confinement).toBe("unconfined-unsafe");
+    expect(harness.server.network).toBe("host-unsafe");
     await harness.start("open");
     expect(String((await run("open", "readlink /proc/self/ns/pid")).stdout).trim()).toBe(readlinkSync("/proc/self/ns/pid"));
   });
 
-  it.skipIf(!aptProbe)("an apt-get install succeeds and lands in the container's tree, never the host's", async () => {
-    harness = await startTestServer();
+  it.skipIf(!aptProbe)("an apt-get install through an allow-list succeeds and lands in the container's tree, never the host's", async () => {
+    // Containers have no network by default; the deployer lets the package mirror through the proxy (apt honours http_proxy).
+    harness = await startTestServer({}, "auto", tmpdir(), { egressAllowList: ["deb.debian.org"] });
     await harness.start("apt");
     const result = await run("apt", "apt-get install -y -q sl >/dev/null 2>&1; test -x /usr/games/sl && echo installed");
     expect(result.stdout).toBe("installed\n");
@@ -67,8 +69,8 @@ describe("confinement option", () => {
     const server = await createLocalContainerServer({ rootDir, network: "none" });
     try {
       expect(server.network).toBe("none");
-      await fetch(`${server.url}/__oma/containers/offline`, { method: "PUT", body: "{}" });
-      const response = await fetch(`${server.url}/api/execute`, {
+      await authorizedFetch(server, `${server.url}/__oma/containers/offline`, { method: "PUT", body: "{}" });
+      const response = await authorizedFetch(server, `${server.url}/api/execute`, {
         method: "POST",
         headers: { "Content-Type": "application/json", "X-Oma-Container-Id": "offline" },
         body: JSON.stringify({ command: `ls /sys/class/net 2>/dev/null || cat /proc/net/dev | tail -n +3 | cut -d: -f1; exec 3<>/dev/tcp/127.0.0.1/${server.port} && echo reached || echo unreachable`, sessionId: SESSIONLESS }),
@@ -90,13 +92,13 @@ describe("confinement option", () => {
     const rootDir = await mkdtemp(join(tmpdir(), "oma-local-container-egress-"));
     const server = await createLocalContainerServer({ rootDir, network: "none", egressAllowList: [`127.0.0.1:${portOf(allowedApp)}`] });
     try {
-      await fetch(`${server.url}/__oma/containers/egress`, { method: "PUT", body: "{}" });
+      await authorizedFetch(server, `${server.url}/__oma/containers/egress`, { method: "PUT", body: "{}" });
       // Requests go to the proxy address HTTP_PROXY names, with bash's /dev/tcp: no client setting can change the outcome.
       const viaProxy = (port: number): string =>
         `exec 3<>/dev/tcp/127.0.0.1/3128; printf 'GET http://127.0.0.1:${port}/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' >&3; { cat <&3; echo; } | tr -d '\r' | awk NF | sed -n '1p;$p'`;
       const direct = (port: number): string => `(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo direct-reached || echo direct-refused`;
       const command = [viaProxy(portOf(allowedApp)), viaProxy(portOf(otherApp)), direct(portOf(allowedApp)), direct(server.port)].join("; ");
-      const response = await fetch(`${server.url}/api/execute`, {
+      const response = await authorizedFetch(server, `${server.url}/api/execute`, {
         method: "POST",
         headers: { "Content-Type": "application/json", "X-Oma-Container-Id": "egress" },
         body: JSON.stringify({ command: command, sessionId: SESSIONLESS }),
@@ -108,7 +110,7 @@ describe("confinement option", () => {
         "direct-refused", "direct-refused",
       ]);
       expect(server.containers.get("egress")?.root?.egress?.refused).toEqual([`127.0.0.1:${portOf(otherApp)}`]);
-      const env = await fetch(`${server.url}/api/execute`, {
+      const env = await authorizedFetch(server, `${server.url}/api/execute`, {
         method: "POST",
         headers: { "Content-Type": "application/json", "X-Oma-Container-Id": "egress" },
         body: JSON.stringify({ command: 'echo "$HTTPS_PROXY"', sessionId: SESSIONLESS }),
@@ -127,7 +129,7 @@ describe("confinement option", () => {
       [{ pathMapping: "rewrite" }, "pathMapping"],
       [{ confinement: "unconfined-unsafe", network: "none" }, "network"],
       [{ confinement: "none" as never }, "confinement"],
-      [{ egressAllowList: ["example.com"] }, "egressAllowList"],
+      [{ egressAllowList: ["example.com"], network: "host-unsafe" }, "egressAllowList"],
     ];
     for (const [options, field] of cases) {
       const error = await createLocalContainerServer({ rootDir: join(tmpdir(), "never-created"), ...options }).catch((caught: unknown) => caught);

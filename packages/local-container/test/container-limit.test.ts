@@ -1,6 +1,6 @@
 /** The container limit holds under concurrent creates: the check and the reservation are one step. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestServer, startTestServer } from "./helpers.js";
+import { type TestServer, startTestServer, authorizedFetch } from "./helpers.js";
 
 let harness: TestServer;
 beforeAll(async () => {
@@ -11,7 +11,7 @@ afterAll(() => harness.stop());
 describe("container limit under concurrency", () => {
   it("creates exactly maxContainers of 20 concurrent starts and refuses the rest with 503 CONTAINER_LIMIT_REACHED", async () => {
     const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, index) => fetch(`${harness.server.url}/__oma/containers/burst-${index}`, { method: "PUT", body: "{}" })),
+      Array.from({ length: 20 }, (_, index) => authorizedFetch(harness.server, `${harness.server.url}/__oma/containers/burst-${index}`, { method: "PUT", body: "{}" })),
     );
     const statuses = answers.map((answer) => answer.status);
     const bodies = (await Promise.all(answers.map((answer) => answer.json()))) as { code?: string }[];
@@ -22,6 +22,6 @@ describe("container limit under concurrency", () => {
     // Capacity frees with a destroy.
     const [first] = harness.server.containers.list();
     await harness.server.containers.destroy(first?.id ?? "");
-    expect((await fetch(`${harness.server.url}/__oma/containers/after`, { method: "PUT", body: "{}" })).status).toBe(200);
+    expect((await authorizedFetch(harness.server, `${harness.server.url}/__oma/containers/after`, { method: "PUT", body: "{}" })).status).toBe(200);
   });
 });

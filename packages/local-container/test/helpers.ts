@@ -3,8 +3,13 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type LocalContainerServer, createLocalContainerServer } from "../src/server/server.js";
-import type { LocalContainerLimits, PathMapping } from "../src/server/options.js";
+import type { LocalContainerLimits, LocalContainerServerOptions, PathMapping } from "../src/server/options.js";
 
+
+/** The control token header every call to `server` needs. */
+export function controlHeaders(server: Pick<LocalContainerServer, "controlToken">): Record<string, string> {
+  return { "X-Oma-Control-Token": `Bearer ${server.controlToken}` };
+}
 
 export interface TestServer {
   readonly server: LocalContainerServer;
@@ -22,14 +27,19 @@ export interface TestServer {
  * Starts a server on a free port with its own root directory under `rootParent`. An explicit path mapping
  * is a mode of unconfined containers, so it starts the server `unconfined-unsafe`; `auto` confines.
  */
-export async function startTestServer(limits: Partial<LocalContainerLimits> = {}, pathMapping: PathMapping = "auto", rootParent = tmpdir()): Promise<TestServer> {
+export async function startTestServer(
+  limits: Partial<LocalContainerLimits> = {},
+  pathMapping: PathMapping = "auto",
+  rootParent = tmpdir(),
+  extra: Pick<LocalContainerServerOptions, "network" | "egressAllowList"> = {},
+): Promise<TestServer> {
   const rootDir = await mkdtemp(join(rootParent, "oma-local-container-test-"));
   const confinement = pathMapping === "auto" ? "bubblewrap" : "unconfined-unsafe";
-  const server = await createLocalContainerServer({ rootDir, limits, pathMapping, confinement });
+  const server = await createLocalContainerServer({ rootDir, limits, pathMapping, confinement, ...extra });
   const call = (containerId: string, method: string, path: string, body?: unknown): Promise<Response> =>
     fetch(`${server.url}${path}`, {
       method,
-      headers: { "Content-Type": "application/json", "X-Oma-Container-Id": containerId },
+      headers: { "Content-Type": "application/json", "X-Oma-Container-Id": containerId, ...controlHeaders(server) },
       ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
     });
   return {
@@ -41,7 +51,7 @@ export async function startTestServer(limits: Partial<LocalContainerLimits> = {}
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     },
     async start(containerId, env = {}) {
-      const response = await fetch(`${server.url}/__oma/containers/${containerId}`, { method: "PUT", body: JSON.stringify({ env }) });
+      const response = await fetch(`${server.url}/__oma/containers/${containerId}`, { method: "PUT", headers: controlHeaders(server), body: JSON.stringify({ env }) });
       if (!response.ok) throw new Error(`container start failed: ${response.status} ${await response.text()}`);
     },
     async stop() {
@@ -106,4 +116,11 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   return check();
+}
+
+/** `fetch` to the server with its control token (every call needs it). */
+export function authorizedFetch(server: Pick<LocalContainerServer, "controlToken">, url: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  for (const [name, value] of Object.entries(controlHeaders(server))) headers.set(name, value);
+  return fetch(url, { ...init, headers });
 }

@@ -9,7 +9,7 @@ afterEach(async () => {
 });
 
 /** Sends `GET /api/ping` on `socket` and resolves with the status line of the answer. */
-function ping(socket: ReturnType<typeof connect>): Promise<string> {
+function ping(socket: ReturnType<typeof connect>, token: string): Promise<string> {
   return new Promise((resolve, reject) => {
     let answer = "";
     const onData = (chunk: Buffer): void => {
@@ -20,7 +20,7 @@ function ping(socket: ReturnType<typeof connect>): Promise<string> {
     };
     const onClose = (): void => reject(new Error(`the server closed the connection (read ${JSON.stringify(answer)})`));
     socket.on("data", onData).once("close", onClose);
-    socket.write("GET /api/ping HTTP/1.1\r\nHost: container\r\nConnection: keep-alive\r\n\r\n");
+    socket.write(`GET /api/ping HTTP/1.1\r\nHost: container\r\nX-Oma-Control-Token: Bearer ${token}\r\nConnection: keep-alive\r\n\r\n`);
   });
 }
 
@@ -31,10 +31,10 @@ describe("keep-alive", () => {
     const socket = connect(port, "127.0.0.1");
     try {
       await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
-      expect(await ping(socket)).toBe("HTTP/1.1 200 OK");
+      expect(await ping(socket, harness.server.controlToken)).toBe("HTTP/1.1 200 OK");
       await new Promise((resolve) => setTimeout(resolve, 6_500));
       // With Node's default 5 s the server had closed this connection by now.
-      expect(await ping(socket)).toBe("HTTP/1.1 200 OK");
+      expect(await ping(socket, harness.server.controlToken)).toBe("HTTP/1.1 200 OK");
     } finally {
       socket.destroy();
     }

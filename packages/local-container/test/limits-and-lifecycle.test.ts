@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { InvalidConfigError, ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLocalContainerServer } from "../src/server/server.js";
-import { type TestServer, hostPidOf, isAlive, startTestServer, waitFor } from "./helpers.js";
+import { type TestServer, hostPidOf, isAlive, startTestServer, waitFor, authorizedFetch } from "./helpers.js";
 
 const SESSIONLESS = "__DISABLE_SESSION__";
 let harness: TestServer | undefined;
@@ -16,27 +16,27 @@ describe("container lifecycle", () => {
   it("creates idempotently, keeps containers apart, and destroy kills processes and removes the tree", async () => {
     harness = await startTestServer();
     const admin = `${harness.server.url}/__oma/containers`;
-    const first = (await (await fetch(`${admin}/alpha`, { method: "PUT", body: "{}" })).json()) as Record<string, unknown>;
-    const second = (await (await fetch(`${admin}/alpha`, { method: "PUT", body: "{}" })).json()) as Record<string, unknown>;
+    const first = (await (await authorizedFetch(harness.server, `${admin}/alpha`, { method: "PUT", body: "{}" })).json()) as Record<string, unknown>;
+    const second = (await (await authorizedFetch(harness.server, `${admin}/alpha`, { method: "PUT", body: "{}" })).json()) as Record<string, unknown>;
     expect([first.created, second.created]).toEqual([true, false]);
     await harness.start("beta");
     await harness.json("alpha", "POST", "/api/write", { path: "/workspace/mine.txt", content: "alpha", sessionId: SESSIONLESS });
     const other = await harness.json("beta", "POST", "/api/exists", { path: "/workspace/mine.txt", sessionId: SESSIONLESS });
     expect(other.body.exists).toBe(false);
-    const listed = (await (await fetch(admin)).json()) as Record<string, unknown>;
+    const listed = (await (await authorizedFetch(harness.server, admin)).json()) as Record<string, unknown>;
     expect(listed.containers).toEqual(["alpha", "beta"]);
     const started = await harness.json("alpha", "POST", "/api/process/start", { command: "sleep 60", sessionId: SESSIONLESS });
     const pid = Number(started.body.pid);
     expect(isAlive(pid)).toBe(true);
-    const destroyed = (await (await fetch(`${admin}/alpha`, { method: "DELETE" })).json()) as Record<string, unknown>;
+    const destroyed = (await (await authorizedFetch(harness.server, `${admin}/alpha`, { method: "DELETE" })).json()) as Record<string, unknown>;
     expect(destroyed).toMatchObject({ success: true, destroyed: true });
     expect(await waitFor(() => !isAlive(pid))).toBe(true);
     expect(existsSync(join(harness.rootDir, "alpha"))).toBe(false);
     const gone = await harness.call("alpha", "POST", "/api/exists", { path: "/workspace", sessionId: SESSIONLESS });
     expect(gone.status).toBe(404);
-    const again = (await (await fetch(`${admin}/alpha`, { method: "DELETE" })).json()) as Record<string, unknown>;
+    const again = (await (await authorizedFetch(harness.server, `${admin}/alpha`, { method: "DELETE" })).json()) as Record<string, unknown>;
     expect(again.destroyed).toBe(false);
-    const badId = await fetch(`${admin}/${encodeURIComponent("../x")}`, { method: "PUT", body: "{}" });
+    const badId = await authorizedFetch(harness.server, `${admin}/${encodeURIComponent("../x")}`, { method: "PUT", body: "{}" });
     expect(badId.status).toBe(400);
   });
 
@@ -50,7 +50,7 @@ describe("container lifecycle", () => {
     const pids = String(run.body.stdout).trim().split("\n").map((pid) => hostPidOf(harness as TestServer, "leftovers", Number(pid)));
     expect(pids).toHaveLength(2);
     expect(pids.every((pid) => isAlive(pid))).toBe(true);
-    await fetch(`${harness.server.url}/__oma/containers/leftovers`, { method: "DELETE" });
+    await authorizedFetch(harness.server, `${harness.server.url}/__oma/containers/leftovers`, { method: "DELETE" });
     expect(await waitFor(() => pids.every((pid) => !isAlive(pid)))).toBe(true);
   });
 
@@ -67,7 +67,7 @@ describe("container lifecycle", () => {
     expect(await waitFor(async () => ((await server.json("unmarked", "GET", `/api/process/${id}`)).body.process as Record<string, unknown>).status === "completed")).toBe(true);
     const sleeper = hostPidOf(harness, "unmarked", Number(String((await harness.json("unmarked", "GET", `/api/process/${id}/logs`)).body.stdout).trim()));
     expect(isAlive(sleeper)).toBe(true);
-    await fetch(`${harness.server.url}/__oma/containers/unmarked`, { method: "DELETE" });
+    await authorizedFetch(harness.server, `${harness.server.url}/__oma/containers/unmarked`, { method: "DELETE" });
     expect(await waitFor(() => !isAlive(sleeper))).toBe(true);
   });
 
@@ -75,7 +75,7 @@ describe("container lifecycle", () => {
     harness = await startTestServer();
     await harness.start("impatient");
     const aborted = new AbortController();
-    const pending = fetch(`${harness.server.url}/api/execute`, {
+    const pending = authorizedFetch(harness.server, `${harness.server.url}/api/execute`, {
       method: "POST",
       headers: { "Content-Type": "application/json", "X-Oma-Container-Id": "impatient" },
       body: JSON.stringify({ command: "echo $$ > /tmp/shell.pid; sleep 60", sessionId: SESSIONLESS }),
@@ -105,7 +105,7 @@ describe("limits", () => {
   it("refuses containers beyond maxContainers with 503", async () => {
     harness = await startTestServer({ maxContainers: 1 });
     await harness.start("one");
-    const refused = await fetch(`${harness.server.url}/__oma/containers/two`, { method: "PUT", body: "{}" });
+    const refused = await authorizedFetch(harness.server, `${harness.server.url}/__oma/containers/two`, { method: "PUT", body: "{}" });
     expect(refused.status).toBe(503);
     expect(((await refused.json()) as Record<string, unknown>).code).toBe("CONTAINER_LIMIT_REACHED");
   });

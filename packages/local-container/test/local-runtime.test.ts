@@ -14,7 +14,7 @@ afterAll(() => harness.stop());
 
 describe("local container runtime", () => {
   it("starts a container, forwards port 3000 with the container header, and destroys it", async () => {
-    const runtime = createLocalContainerRuntime(harness.server.url, "rt-1");
+    const runtime = createLocalContainerRuntime(harness.server.url, "rt-1", { controlToken: harness.server.controlToken });
     expect(runtime.running).toBe(false);
     runtime.start({ env: { FROM_START: "yes" } });
     const monitor = runtime.monitor();
@@ -33,7 +33,7 @@ describe("local container runtime", () => {
   });
 
   it("keeps a container running when a caller aborts its request, as a health check past its deadline does", async () => {
-    const runtime = createLocalContainerRuntime(harness.server.url, "rt-abort");
+    const runtime = createLocalContainerRuntime(harness.server.url, "rt-abort", { controlToken: harness.server.controlToken });
     runtime.start();
     const controller = new AbortController();
     controller.abort(new Error("health check deadline"));
@@ -46,14 +46,14 @@ describe("local container runtime", () => {
     expect(harness.server.containers.get("rt-abort")).toBeUndefined();
   });
 
-  it("serves only the control port and refuses outbound interception of a host-network container", async () => {
-    const runtime = createLocalContainerRuntime(harness.server.url, "rt-2");
+  it("serves only the control port and refuses outbound interception of a container started without it", async () => {
+    const runtime = createLocalContainerRuntime(harness.server.url, "rt-2", { controlToken: harness.server.controlToken });
     runtime.start();
     await expect(runtime.getTcpPort(8080).fetch("http://localhost:8080/")).rejects.toThrow(/not listening on port 8080/);
-    await expect(runtime.interceptOutboundHttp("example.com", { fetch })).rejects.toThrow(/shares the host network/);
-    await expect(runtime.interceptAllOutboundHttp({ fetch })).rejects.toThrow(/shares the host network/);
-    await expect(runtime.interceptOutboundHttps("*", { fetch })).rejects.toThrow(/shares the host network/);
-    const refusing = createLocalContainerRuntime(harness.server.url, "rt-2", { outbound: "refuse" });
+    await expect(runtime.interceptOutboundHttp("example.com", { fetch })).rejects.toThrow(/started without Worker-routed egress/);
+    await expect(runtime.interceptAllOutboundHttp({ fetch })).rejects.toThrow(/started without Worker-routed egress/);
+    await expect(runtime.interceptOutboundHttps("*", { fetch })).rejects.toThrow(/started without Worker-routed egress/);
+    const refusing = createLocalContainerRuntime(harness.server.url, "rt-2", { controlToken: harness.server.controlToken, outbound: "refuse" });
     await expect(refusing.interceptOutboundHttp("example.com", { fetch })).rejects.toThrow(/not supported/);
     await expect(refusing.interceptAllOutboundHttp({ fetch })).rejects.toThrow(/not supported/);
     await expect(refusing.interceptOutboundHttps("*", { fetch })).rejects.toThrow(/not supported/);
@@ -63,9 +63,9 @@ describe("local container runtime", () => {
   });
 
   it("reports a start refused for capacity as Cloudflare's max-instances error, which fails the start at once", async () => {
-    const first = createLocalContainerRuntime(harness.server.url, "cap-1");
-    const second = createLocalContainerRuntime(harness.server.url, "cap-2");
-    const third = createLocalContainerRuntime(harness.server.url, "cap-3");
+    const first = createLocalContainerRuntime(harness.server.url, "cap-1", { controlToken: harness.server.controlToken });
+    const second = createLocalContainerRuntime(harness.server.url, "cap-2", { controlToken: harness.server.controlToken });
+    const third = createLocalContainerRuntime(harness.server.url, "cap-3", { controlToken: harness.server.controlToken });
     first.start();
     second.start();
     await first.getTcpPort(3000).fetch("http://ping/");
@@ -79,7 +79,7 @@ describe("local container runtime", () => {
   });
 
   it("notices a container the server lost and reports it as exited", async () => {
-    const runtime = createLocalContainerRuntime(harness.server.url, "lost");
+    const runtime = createLocalContainerRuntime(harness.server.url, "lost", { controlToken: harness.server.controlToken });
     runtime.start();
     await runtime.getTcpPort(3000).fetch("http://ping/");
     await harness.server.containers.destroy("lost");

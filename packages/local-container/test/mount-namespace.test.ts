@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { detectPathMappingMode } from "@open-managed-agents/sandbox/local-process";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PathMapping } from "../src/server/options.js";
-import { type TestServer, startTestServer } from "./helpers.js";
+import { type TestServer, startTestServer, authorizedFetch } from "./helpers.js";
 
 const SESSIONLESS = "__DISABLE_SESSION__";
 const namespacesWork = detectPathMappingMode() === "namespace";
@@ -57,7 +57,7 @@ describe.skipIf(!namespacesWork)("one mount namespace per container", () => {
     // A first container warms up what stays open for the life of the process (modules, pools).
     await harness.start("warm");
     await run("warm", "true");
-    await fetch(`${harness.server.url}/__oma/containers/warm`, { method: "DELETE" });
+    await authorizedFetch(harness.server, `${harness.server.url}/__oma/containers/warm`, { method: "DELETE" });
     const before = openDescriptors();
 
     await harness.start("ns-a");
@@ -69,7 +69,7 @@ describe.skipIf(!namespacesWork)("one mount namespace per container", () => {
     expect(firstB).not.toBe(firstA);
     expect(openDescriptors().filter((target) => target.startsWith("mnt:"))).toHaveLength(2);
 
-    for (const id of ["ns-a", "ns-b"]) await fetch(`${harness.server.url}/__oma/containers/${id}`, { method: "DELETE" });
+    for (const id of ["ns-a", "ns-b"]) await authorizedFetch(harness.server, `${harness.server.url}/__oma/containers/${id}`, { method: "DELETE" });
     expect(openDescriptors()).toEqual(before);
     expect(namespaceHelpers()).toEqual([]);
   });

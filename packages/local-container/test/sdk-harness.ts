@@ -50,7 +50,7 @@ export async function startSdkHarness(fixture: string): Promise<SdkHarness> {
     compatibilityFlags: ["nodejs_compat"],
     durableObjects: { Sandbox: { className: "Sandbox", useSQLite: true } },
     // The SDK logs every call at info; errors are enough here.
-    bindings: { OMA_LOCAL_CONTAINER_URL: harness.server.url, SANDBOX_LOG_LEVEL: "error" },
+    bindings: { OMA_LOCAL_CONTAINER_URL: harness.server.url, OMA_LOCAL_CONTAINER_TOKEN: harness.server.controlToken, SANDBOX_LOG_LEVEL: "error" },
     cf: false,
     log: new Log(LogLevel.WARN),
   });

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { type TestServer, hostPidOf, isAlive, startTestServer, waitFor } from "./helpers.js";
+import { type TestServer, hostPidOf, isAlive, startTestServer, waitFor, controlHeaders } from "./helpers.js";
 
 let harness: TestServer;
 let socket: WebSocket;
@@ -13,7 +13,7 @@ const messages: Record<string, unknown>[] = [];
 beforeAll(async () => {
   harness = await startTestServer();
   await harness.start("ws");
-  socket = new WebSocket(`${harness.server.url.replace("http", "ws")}/ws`, { headers: { "X-Oma-Container-Id": "ws" } });
+  socket = new WebSocket(`${harness.server.url.replace("http", "ws")}/ws`, { headers: { "X-Oma-Container-Id": "ws", ...controlHeaders(harness.server) } });
   socket.on("message", (data) => messages.push(JSON.parse(String(data)) as Record<string, unknown>));
   await new Promise((resolve, reject) => {
     socket.once("open", resolve);
@@ -67,7 +67,7 @@ describe("websocket transport", () => {
   });
 
   it("refuses an upgrade for a container the server does not have", async () => {
-    const stranger = new WebSocket(`${harness.server.url.replace("http", "ws")}/ws`, { headers: { "X-Oma-Container-Id": "nobody" } });
+    const stranger = new WebSocket(`${harness.server.url.replace("http", "ws")}/ws`, { headers: { "X-Oma-Container-Id": "nobody", ...controlHeaders(harness.server) } });
     const failure = await new Promise<string>((resolve) => {
       stranger.once("unexpected-response", (_request, response) => resolve(String(response.statusCode)));
       stranger.once("error", (error) => resolve(error.message));

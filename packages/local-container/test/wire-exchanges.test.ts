@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestServer, maskTimestamps, startTestServer } from "./helpers.js";
+import { type TestServer, maskTimestamps, startTestServer, authorizedFetch } from "./helpers.js";
 
 const SESSIONLESS = "__DISABLE_SESSION__";
 let harness: TestServer;
@@ -39,13 +39,13 @@ describe("the two exchanges recorded byte for byte", () => {
 
 describe("facts that hold for every call", () => {
   it("answers the readiness probe, ping and version without a container header", async () => {
-    const probe = await fetch(`${harness.server.url}/`);
+    const probe = await authorizedFetch(harness.server, `${harness.server.url}/`);
     expect(probe.status).toBe(200);
     expect(probe.headers.get("content-type")).toBe("text/plain; charset=utf-8");
     expect(await probe.text()).toBe("ready");
-    const ping = (await (await fetch(`${harness.server.url}/api/ping`)).json()) as Record<string, unknown>;
+    const ping = (await (await authorizedFetch(harness.server, `${harness.server.url}/api/ping`)).json()) as Record<string, unknown>;
     expect(ping).toMatchObject({ success: true, message: "pong" });
-    const version = (await (await fetch(`${harness.server.url}/api/version`)).json()) as Record<string, unknown>;
+    const version = (await (await authorizedFetch(harness.server, `${harness.server.url}/api/version`)).json()) as Record<string, unknown>;
     expect(version).toMatchObject({ success: true, version: "unknown" });
     expect(typeof version.timestamp).toBe("string");
   });
@@ -59,7 +59,7 @@ describe("facts that hold for every call", () => {
     );
     const text = await response.text();
     expect(response.headers.get("content-length")).toBe(String(Buffer.byteLength(text)));
-    const preflight = await fetch(`${harness.server.url}/api/execute`, { method: "OPTIONS" });
+    const preflight = await authorizedFetch(harness.server, `${harness.server.url}/api/execute`, { method: "OPTIONS" });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-allow-origin")).toBe("*, *");
   });
@@ -80,7 +80,7 @@ describe("facts that hold for every call", () => {
   });
 
   it("refuses calls without a container header, for unknown containers and for unknown routes", async () => {
-    const noHeader = await fetch(`${harness.server.url}/api/execute`, { method: "POST", body: "{}" });
+    const noHeader = await authorizedFetch(harness.server, `${harness.server.url}/api/execute`, { method: "POST", body: "{}" });
     expect(noHeader.status).toBe(400);
     expect(((await noHeader.json()) as Record<string, unknown>).code).toBe("CONTAINER_ID_REQUIRED");
     const unknown = await harness.call("never-started", "POST", "/api/execute", { command: "true", sessionId: SESSIONLESS });

@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type LocalContainerServer, createLocalContainerServer } from "../src/server/server.js";
+import { authorizedFetch } from "./helpers.js";
 
 const SESSIONLESS = "__DISABLE_SESSION__";
 
@@ -34,7 +35,7 @@ export async function startEgressHarness(prefix: string, upstreamListener: Reque
     rootDir,
     upstreamPort: (upstream.address() as AddressInfo).port,
     async exec(id, command) {
-      const response = await fetch(`${server.url}/api/execute`, {
+      const response = await authorizedFetch(server, `${server.url}/api/execute`, {
         method: "POST",
         headers: { "Content-Type": "application/json", "X-Oma-Container-Id": id },
         body: JSON.stringify({ command, sessionId: SESSIONLESS }),

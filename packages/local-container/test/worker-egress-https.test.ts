@@ -5,6 +5,7 @@ import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLocalContainerRuntime } from "../src/shim/local-runtime.js";
 import { type EgressHarness, startEgressHarness } from "./worker-egress-harness.js";
+import { authorizedFetch } from "./helpers.js";
 const SECRET = `injected-${Math.random().toString(36).slice(2)}`;
 const HOST_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
 const sha256 = (path: string): string => createHash("sha256").update(readFileSync(path)).digest("hex");
@@ -40,7 +41,7 @@ describe("HTTPS from a Worker-routed container goes through its Worker's HTTPS i
   const started = (id: string): Promise<void> => harness.started(id);
 
   it("reaches the handler for a registered host, refuses an unlisted one, and leaves the host's trust store alone", async () => {
-    const runtime = createLocalContainerRuntime(harness.server.url, "tls-per-host");
+    const runtime = createLocalContainerRuntime(harness.server.url, "tls-per-host", { controlToken: harness.server.controlToken });
     await runtime.interceptOutboundHttp("allowed.example", fetcher);
     await runtime.interceptOutboundHttps("allowed.example", fetcher);
     runtime.start({ enableInternet: false });
@@ -80,7 +81,7 @@ describe("HTTPS from a Worker-routed container goes through its Worker's HTTPS i
   });
 
   it("without an HTTPS registration every CONNECT is refused while HTTP still reaches the handler", async () => {
-    const runtime = createLocalContainerRuntime(harness.server.url, "tls-none");
+    const runtime = createLocalContainerRuntime(harness.server.url, "tls-none", { controlToken: harness.server.controlToken });
     await runtime.interceptAllOutboundHttp(fetcher);
     runtime.start({ enableInternet: false });
     await started("tls-none");
@@ -92,7 +93,7 @@ describe("HTTPS from a Worker-routed container goes through its Worker's HTTPS i
       expect(await exec("tls-none", "curl -sSk --noproxy '*' --max-time 10 https://1.1.1.1/ >/dev/null 2>&1 && echo reached || echo refused")).toBe("refused\n");
       expect(handled).toHaveLength(before);
       // A malformed host list is refused with a typed error and changes nothing.
-      const bad = await fetch(`${harness.server.url}/__oma/containers/tls-none/outbound/https`, { method: "PUT", body: JSON.stringify({ hosts: ["a b"] }) });
+      const bad = await authorizedFetch(harness.server, `${harness.server.url}/__oma/containers/tls-none/outbound/https`, { method: "PUT", body: JSON.stringify({ hosts: ["a b"] }) });
       expect(bad.status).toBe(400);
       expect(((await bad.json()) as { code?: string }).code).toBe("VALIDATION_FAILED");
       expect(await exec("tls-none", "curl -sS --max-time 30 -o /dev/null https://allowed.example/tls; echo \"exit=$?\"")).toMatch(/exit=56/);
@@ -103,8 +104,8 @@ describe("HTTPS from a Worker-routed container goes through its Worker's HTTPS i
 
   it("a container adopted after a restart decrypts HTTPS once the class registers it again", async () => {
     // Started through the server, as a Durable Object before a workerd restart did.
-    await fetch(`${harness.server.url}/__oma/containers/tls-adopted`, { method: "PUT", body: JSON.stringify({ outbound: "worker" }) });
-    const runtime = createLocalContainerRuntime(harness.server.url, "tls-adopted");
+    await authorizedFetch(harness.server, `${harness.server.url}/__oma/containers/tls-adopted`, { method: "PUT", body: JSON.stringify({ outbound: "worker" }) });
+    const runtime = createLocalContainerRuntime(harness.server.url, "tls-adopted", { controlToken: harness.server.controlToken });
     await runtime.adopt();
     try {
       expect(await exec("tls-adopted", "curl -sS --max-time 30 -o /dev/null https://allowed.example/early; echo \"exit=$?\"")).toMatch(/exit=56/);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLocalContainerServer } from "../src/server/server.js";
 import { createLocalContainerRuntime } from "../src/shim/local-runtime.js";
 import { type EgressHarness, startEgressHarness } from "./worker-egress-harness.js";
+import { authorizedFetch } from "./helpers.js";
 const SECRET = `injected-${Math.random().toString(36).slice(2)}`;
 
 /**
@@ -42,7 +43,7 @@ describe("a container started with enableInternet: false reaches the network onl
   const started = (id: string): Promise<void> => harness.started(id);
 
   it("denies by default, injects for the allowed host, and a guest that ignores the proxy gets nothing", async () => {
-    const runtime = createLocalContainerRuntime(harness.server.url, "routed");
+    const runtime = createLocalContainerRuntime(harness.server.url, "routed", { controlToken: harness.server.controlToken });
     await runtime.interceptAllOutboundHttp(fetcher);
     await runtime.interceptOutboundHttps("*", fetcher);
     runtime.start({ enableInternet: false, env: {} });
@@ -83,7 +84,7 @@ describe("a container started with enableInternet: false reaches the network onl
   });
 
   it("without a registered handler a routed container has no route out", async () => {
-    const runtime = createLocalContainerRuntime(harness.server.url, "unhandled");
+    const runtime = createLocalContainerRuntime(harness.server.url, "unhandled", { controlToken: harness.server.controlToken });
     runtime.start({ enableInternet: false });
     await started("unhandled");
     try {
@@ -95,8 +96,8 @@ describe("a container started with enableInternet: false reaches the network onl
 
   it("after a restart, an adopted routed container is pumped again once interception is re-registered", async () => {
     // Started through the server, as a Durable Object before a workerd restart did: this process has no run state for it.
-    await fetch(`${harness.server.url}/__oma/containers/adopted`, { method: "PUT", body: JSON.stringify({ outbound: "worker" }) });
-    const runtime = createLocalContainerRuntime(harness.server.url, "adopted");
+    await authorizedFetch(harness.server, `${harness.server.url}/__oma/containers/adopted`, { method: "PUT", body: JSON.stringify({ outbound: "worker" }) });
+    const runtime = createLocalContainerRuntime(harness.server.url, "adopted", { controlToken: harness.server.controlToken });
     await runtime.adopt();
     expect(runtime.running).toBe(true);
     await runtime.interceptAllOutboundHttp(fetcher);
@@ -107,19 +108,19 @@ describe("a container started with enableInternet: false reaches the network onl
       await runtime.destroy();
     }
     // A host-network container adopted the same way still refuses interception.
-    await fetch(`${harness.server.url}/__oma/containers/adopted-shared`, { method: "PUT", body: "{}" });
-    const shared = createLocalContainerRuntime(harness.server.url, "adopted-shared");
+    await authorizedFetch(harness.server, `${harness.server.url}/__oma/containers/adopted-shared`, { method: "PUT", body: "{}" });
+    const shared = createLocalContainerRuntime(harness.server.url, "adopted-shared", { controlToken: harness.server.controlToken });
     await shared.adopt();
-    await expect(shared.interceptAllOutboundHttp(fetcher)).rejects.toThrow(/shares the host network/);
+    await expect(shared.interceptAllOutboundHttp(fetcher)).rejects.toThrow(/started without Worker-routed egress/);
     await shared.destroy();
   });
 
   it("refuses interception of a container already running on the host network", async () => {
-    const runtime = createLocalContainerRuntime(harness.server.url, "shared");
+    const runtime = createLocalContainerRuntime(harness.server.url, "shared", { controlToken: harness.server.controlToken });
     runtime.start({ enableInternet: true });
     await started("shared");
     try {
-      await expect(runtime.interceptAllOutboundHttp(fetcher)).rejects.toThrow(/shares the host network/);
+      await expect(runtime.interceptAllOutboundHttp(fetcher)).rejects.toThrow(/started without Worker-routed egress/);
     } finally {
       await runtime.destroy();
     }
@@ -129,7 +130,7 @@ describe("a container started with enableInternet: false reaches the network onl
     const unsafeRoot = await mkdtemp(join(tmpdir(), "oma-local-container-unsafe-"));
     const unsafe = await createLocalContainerServer({ rootDir: unsafeRoot, confinement: "unconfined-unsafe" });
     try {
-      const response = await fetch(`${unsafe.url}/__oma/containers/nope`, { method: "PUT", body: JSON.stringify({ outbound: "worker" }) });
+      const response = await authorizedFetch(unsafe, `${unsafe.url}/__oma/containers/nope`, { method: "PUT", body: JSON.stringify({ outbound: "worker" }) });
       expect(response.ok).toBe(false);
       expect(unsafe.containers.list()).toHaveLength(0);
     } finally {

@@ -8,7 +8,7 @@ import {
   WORKSPACE_MOUNT_PATH,
   redactSecrets,
 } from "@open-managed-agents/runtime-resource-contract";
-import type { ManagedSandboxRuntime, SandboxDuplexProcessSpec } from "@open-managed-agents/sandbox";
+import { type CredentialHandoff, type ManagedSandboxRuntime, type SandboxDuplexProcessSpec, stageCredentialHandoff } from "@open-managed-agents/sandbox";
 import { closeStdin, onAbort, stopProcess } from "./process-control.js";
 import { createByteTail, drainStream } from "./process-output.js";
 import { type RuntimeRegistry, providerFailure } from "./runtime-registry.js";
@@ -62,10 +62,18 @@ export function createAmaWorkerHarnessDriver<R extends ManagedSandboxRuntime>(de
       }
       if (signal.aborted) return { type: "aborted" };
       const runtime = await registry.resolve(scope, registry.ownLease(sandbox));
+      let handoff: CredentialHandoff;
       let process;
       try {
-        process = await runtime.spawnDuplexProcess(processSpec(driver.process, environmentSetup));
+        // The worker's credentials go in a file the bin reads and deletes, never in its environment.
+        handoff = await stageCredentialHandoff(runtime, driver.process.env);
       } catch (error) {
+        throw providerFailure(error, `handing the ama_worker process its credentials failed`);
+      }
+      try {
+        process = await runtime.spawnDuplexProcess(processSpec({ ...driver.process, ...(handoff.env ? { env: handoff.env } : {}) }, environmentSetup));
+      } catch (error) {
+        await handoff.discardUnlessRead(null);
         throw providerFailure(error, `starting the ama_worker process ${driver.process.command} failed`);
       }
       const started = process;
@@ -83,6 +91,7 @@ export function createAmaWorkerHarnessDriver<R extends ManagedSandboxRuntime>(de
           drainStream(started.stderr, (chunk) => tail.push(chunk)).catch(() => undefined),
         ]).then(() => started.exited);
         const exit = await Promise.race([finished, stopped]);
+        if (exit !== "aborted") await handoff.discardUnlessRead(exit.code);
         if (exit === "aborted" || signal.aborted) return { type: "aborted" };
         if (exit.code === 0) return { type: "completed" };
         const secrets = [fence.token, ...Object.values(driver.process.env ?? {}).filter((value) => value.length >= MIN_REDACTED_VALUE_LENGTH)];

@@ -1,7 +1,9 @@
 /**
  * Cost of one short command (`true`) started with mapped paths and in a bubblewrap confinement (as the
  * local container server runs every command), against a plain `spawn` of the same program in the same
- * process, and confined against unconfined (the kept mount namespace the unconfined server uses). Rounds interleave the variants so machine load hits them alike.
+ * process, and confined against unconfined (the kept mount namespace the unconfined server uses), and the
+ * host's network against a network namespace of the container's own (the local container server's default).
+ * Rounds interleave the variants so machine load hits them alike.
  * Run: `pnpm --filter @open-managed-agents/sandbox bench`.
  * `ROUNDS=N` changes the number of rounds (default 40).
  */
@@ -23,8 +25,11 @@ const mode = detectPathMappingMode();
 const namespace = mode === "namespace" ? await createMountNamespace(mounts) : undefined;
 const confinedAvailable = isConfinementAvailable();
 const setupStarted = process.hrtime.bigint();
-const confined: ConfinedRoot | undefined = confinedAvailable ? await createConfinedRoot({ tree: join(root, "confined"), mounts }) : undefined;
+const confined: ConfinedRoot | undefined = confinedAvailable ? await createConfinedRoot({ tree: join(root, "confined"), mounts, network: "shared" }) : undefined;
 const setupMs = Number(process.hrtime.bigint() - setupStarted) / 1e6;
+const ownNetworkStarted = process.hrtime.bigint();
+const ownNetwork: ConfinedRoot | undefined = confinedAvailable ? await createConfinedRoot({ tree: join(root, "confined-own-network"), mounts, network: "none" }) : undefined;
+const ownNetworkSetupMs = Number(process.hrtime.bigint() - ownNetworkStarted) / 1e6;
 const waitClose = (child: ReturnType<typeof spawn>): Promise<unknown> => new Promise((resolve) => child.once("close", resolve));
 
 const variants: Record<string, () => Promise<unknown>> = {
@@ -37,6 +42,7 @@ if (namespace !== undefined) {
   variants["namespace, createMountNamespace"] = () => namespace.spawn({ command: "true" }).exited;
 }
 if (confined !== undefined) variants["confined (bubblewrap, entered)"] = () => confined.spawn({ command: "true", cwd: "/" }).exited;
+if (ownNetwork !== undefined) variants["confined, own network"] = () => ownNetwork.spawn({ command: "true", cwd: "/" }).exited;
 
 const samples = new Map<string, number[]>(Object.keys(variants).map((name) => [name, []]));
 for (const run of Object.values(variants)) await run(); // warm-up; also builds the kept namespace
@@ -69,7 +75,12 @@ if (perCommand !== undefined && keptTimes !== undefined) {
 const confinedTimes = samples.get("confined (bubblewrap, entered)");
 const unconfinedTimes = samples.get("namespace, createMountNamespace");
 if (confinedTimes !== undefined) {
-  console.log(`confined container start (overlay root + bubblewrap): ${setupMs.toFixed(1)} ms`);
+  console.log(`confined container start (overlay root + bubblewrap): ${setupMs.toFixed(1)} ms host network, ${ownNetworkSetupMs.toFixed(1)} ms own network`);
+  const ownTimes = samples.get("confined, own network");
+  if (ownTimes !== undefined) {
+    const extra = percentile(ownTimes, 0.5) - percentile(confinedTimes, 0.5);
+    console.log(`own network vs host network per command: ${(percentile(ownTimes, 0.5) / percentile(confinedTimes, 0.5)).toFixed(2)}× (median, ${extra >= 0 ? "+" : ""}${extra.toFixed(2)} ms)`);
+  }
   if (unconfinedTimes !== undefined) {
     const extra = percentile(confinedTimes, 0.5) - percentile(unconfinedTimes, 0.5);
     console.log(`confined vs unconfined per command: ${(percentile(confinedTimes, 0.5) / percentile(unconfinedTimes, 0.5)).toFixed(2)}× (median, +${extra.toFixed(2)} ms)`);
@@ -78,6 +89,8 @@ if (confinedTimes !== undefined) {
 
 confined?.dispose();
 await confined?.ended;
+ownNetwork?.dispose();
+await ownNetwork?.ended;
 namespace?.dispose();
 releaseMountNamespace();
 await rm(root, { recursive: true, force: true });

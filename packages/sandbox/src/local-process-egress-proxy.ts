@@ -111,6 +111,8 @@ export async function startEgressProxy(policy: EgressPolicy): Promise<EgressProx
     }
     const upstream = httpRequest({ host: target.hostname, port, method: request.method, path: `${target.pathname}${target.search}`, headers: request.headers }, (answer) => {
       response.writeHead(answer.statusCode ?? 502, answer.headers);
+      // At once, not with the first body byte: an event stream's client waits for its headers.
+      response.flushHeaders();
       answer.pipe(response);
     });
     upstream.on("error", () => response.headersSent ? response.destroy() : response.writeHead(502).end("upstream unreachable\n"));
@@ -196,8 +198,13 @@ export const EGRESS_FORWARDER = [
   "process.stdin.on('end', () => process.exit(0)); process.stdin.resume();",
 ].join("\n");
 
-/** Proxy variables every command of such a container gets. */
+/**
+ * Proxy variables every command of such a container gets. `OMA_EGRESS_PROXY` says more than
+ * `HTTP(S)_PROXY`: the proxy is the container's only way out, for every destination, the host's loopback
+ * addresses included (which `NO_PROXY` keeps for the container's own); `oma-ama-worker` follows it.
+ */
 export const EGRESS_PROXY_ENV: Readonly<Record<string, string>> = {
+  OMA_EGRESS_PROXY: `http://127.0.0.1:${EGRESS_PROXY_PORT}`,
   HTTP_PROXY: `http://127.0.0.1:${EGRESS_PROXY_PORT}`,
   HTTPS_PROXY: `http://127.0.0.1:${EGRESS_PROXY_PORT}`,
   http_proxy: `http://127.0.0.1:${EGRESS_PROXY_PORT}`,

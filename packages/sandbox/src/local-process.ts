@@ -33,6 +33,7 @@ import { validateMounts } from "./local-process-paths.js";
 import { spawnRewritten, spawnUnshared } from "./local-process-spawn.js";
 import type { MappedCommand, MappedProcess, PathMappingMode, PathMounts, SpawnMappedOptions } from "./local-process-types.js";
 import type { SandboxDuplexProcess } from "./ports.js";
+import { childEnvironment } from "@open-managed-agents/runtime-utils/node";
 
 export { DEFAULT_SANDBOX_CWD, PATH_MAP_ENV } from "./local-process-types.js";
 export type { MappedCommand, MappedProcess, PathMappingMode, PathMounts, SpawnMappedOptions } from "./local-process-types.js";
@@ -73,7 +74,7 @@ function probeNamespaceSupport(): boolean {
     const result = spawnSync(
       "unshare",
       ["--mount", "--propagation", "private", "sh", "-c", 'mount --bind "$1" "$2" && test -e "$2/marker"', "probe", source, target],
-      { stdio: "ignore", timeout: 5_000 },
+      { stdio: "ignore", timeout: 5_000, env: childEnvironment(["PATH"]) },
     );
     return result.status === 0;
   } catch {

@@ -90,7 +90,7 @@ export class Container<Env = unknown> extends LocalContainer<Env> {
     const appUrl = env[TEST_APP_URL_BINDING];
     if (typeof serverUrl !== "string" || typeof appUrl !== "string") throw new Error(`${TEST_CONTAINER_URL_BINDING} and ${TEST_APP_URL_BINDING} must be bound`);
     Object.defineProperty(ctx, "container", {
-      value: withTestHooks(createLocalContainerRuntime(serverUrl, ctx.id.toString()), appUrl),
+      value: withTestHooks(createLocalContainerRuntime(serverUrl, ctx.id.toString(), { controlToken: String(env.OMA_TEST_CONTAINER_TOKEN) }), appUrl),
       configurable: true,
       enumerable: true,
     });

@@ -67,6 +67,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     MAX_FILE_BYTES: String(TEST_MAX_FILE_BYTES),
     SANDBOX_LOG_LEVEL: "error",
     OMA_TEST_CONTAINER_URL: containers.url,
+    OMA_TEST_CONTAINER_TOKEN: containers.controlToken,
     OMA_TEST_APP_URL: appUrl,
   };
   for (const [name, value] of Object.entries(options.bindings ?? {})) {

@@ -23,8 +23,9 @@ export class Container<Env = unknown> extends LocalContainer<Env> {
     const ctx = args[0] as unknown as { id: { toString(): string } };
     const serverUrl = (args[1] as unknown as Record<string, unknown>)[TEST_CONTAINER_URL_BINDING];
     if (typeof serverUrl !== "string") throw new Error(`${TEST_CONTAINER_URL_BINDING} is not bound`);
+    const controlToken = String((args[1] as unknown as Record<string, unknown>).OMA_TEST_CONTAINER_TOKEN);
     Object.defineProperty(ctx, "container", {
-      value: withDestroyFaults(withBackupTooling(withConnectionsDroppedOnDestroy(createLocalContainerRuntime(serverUrl, ctx.id.toString()))), ctx.id.toString()),
+      value: withDestroyFaults(withBackupTooling(withConnectionsDroppedOnDestroy(createLocalContainerRuntime(serverUrl, ctx.id.toString(), { controlToken }))), ctx.id.toString()),
       configurable: true,
       enumerable: true,
     });

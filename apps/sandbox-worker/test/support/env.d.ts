@@ -7,6 +7,7 @@ declare global {
     interface Env extends WorkerEnv {
       readonly TEST_MIGRATIONS: D1Migration[];
       readonly OMA_TEST_CONTAINER_URL: string;
+      readonly OMA_TEST_CONTAINER_TOKEN: string;
       readonly TEST_ENVIRONMENT: TestEnvironment;
     }
   }

@@ -123,7 +123,7 @@ export async function claimedRowCount(): Promise<number> {
 
 /** Ids of the containers alive on the local container server (each a `Sandbox` Durable Object id). */
 export async function liveContainers(): Promise<string[]> {
-  const response = await fetch(`${testEnv.OMA_TEST_CONTAINER_URL}/__oma/containers/`);
+  const response = await fetch(`${testEnv.OMA_TEST_CONTAINER_URL}/__oma/containers/`, { headers: { "X-Oma-Control-Token": `Bearer ${testEnv.OMA_TEST_CONTAINER_TOKEN}` } });
   expect(response.status).toBe(200);
   return ((await response.json()) as { containers: string[] }).containers;
 }

@@ -7,6 +7,7 @@ import { type TestEnvironment, startTestEnvironment } from "./environment-setup.
 declare module "vitest" {
   export interface ProvidedContext {
     containerServerUrl: string;
+    containerControlToken: string;
     environment: TestEnvironment;
   }
 }
@@ -18,8 +19,10 @@ declare module "vitest" {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const environment = await startTestEnvironment();
   const rootDir = await mkdtemp(join("/var/tmp", "oma-sandbox-worker-"));
-  const containers = await createLocalContainerServer({ rootDir });
+  // The host's network by name: the containers reach the local control plane as Cloudflare's reach Managed Agents.
+  const containers = await createLocalContainerServer({ rootDir, network: "host-unsafe" });
   project.provide("containerServerUrl", containers.url);
+  project.provide("containerControlToken", containers.controlToken);
   project.provide("environment", environment.environment);
   return async () => {
     await containers.close();

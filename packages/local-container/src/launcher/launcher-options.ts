@@ -1,7 +1,7 @@
 import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 import { confinementOptionFields, partialLimitsSchema } from "../server/container-options-schema.js";
-import type { ConfinementMode, ConfinementNetwork, LocalContainerLimits } from "../server/options.js";
+import type { ConfinementMode, LocalContainerLimits, LocalContainerNetwork } from "../server/options.js";
 
 const launcherOptionsSchema = z
   .object({
@@ -43,8 +43,12 @@ export interface StartLocalBridgeOptions {
    * `bridge.containerServer.confinement`. @default "bubblewrap"
    */
   readonly confinement?: ConfinementMode;
-  /** Network of the confined containers: the host's, or `none`. @default "shared" */
-  readonly network?: ConfinementNetwork;
+  /**
+   * Network of the containers (see `LocalContainerServerOptions.network`): `none`, their own loopback only
+   * with Worker-routed egress, or `host-unsafe`, which lets every container reach the host's services and
+   * the other containers. @default "none" ("host-unsafe" when unconfined)
+   */
+  readonly network?: LocalContainerNetwork;
   /** With `network: "none"`: destinations the containers may reach through the host's filtering proxy (see `LocalContainerServerOptions.egressAllowList`). */
   readonly egressAllowList?: readonly string[];
   /** Refuse to start unless `bun` is on the containers' PATH, as in the image (see `LocalContainerServerOptions.requireBun`). @default false */

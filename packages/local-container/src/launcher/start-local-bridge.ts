@@ -6,9 +6,11 @@ import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { ManagedRuntimeError, ReadinessFailedError, redactSecrets } from "@open-managed-agents/runtime-resource-contract";
 import { Log, LogLevel, Miniflare } from "miniflare";
+import { createControlToken } from "../server/control-token.js";
 import { type LocalContainerServer, createLocalContainerServer } from "../server/server.js";
 import { makeOwnedTemporaryDirectory, removeAbandonedTemporaryDirectories } from "./abandoned-directories.js";
 import { type StartLocalBridgeOptions, resolveLauncherOptions } from "./launcher-options.js";
+import { useNamedWorkerdEnvironment } from "./workerd-environment.js";
 
 /** Compatibility date the bundled Worker runs with (supported by the pinned workerd). */
 const COMPATIBILITY_DATE = "2026-04-01";
@@ -74,7 +76,11 @@ export function defaultBridgeWorkerPath(): string {
  */
 export async function startLocalBridge(options: StartLocalBridgeOptions = {}): Promise<LocalBridge> {
   const resolved = resolveLauncherOptions(options);
+  // workerd gets a named environment, not this process's (which may hold keys).
+  useNamedWorkerdEnvironment();
   const apiKey = resolved.apiKey ?? randomBytes(32).toString("hex");
+  // One control token per launch: the Worker's binding holds it across container server restarts.
+  const controlToken = createControlToken();
   const cleanup: string[] = [];
   // What launchers killed before their stop() left in the temporary directory (theirs only: live ones stay).
   await removeAbandonedTemporaryDirectories();
@@ -97,7 +103,7 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
   let miniflare: Miniflare | undefined;
   try {
     const startServer = (port?: number): Promise<LocalContainerServer> =>
-      createLocalContainerServer({ rootDir, limits: resolved.limits, confinement: resolved.confinement, network: resolved.network,
+      createLocalContainerServer({ rootDir, controlToken, limits: resolved.limits, confinement: resolved.confinement, network: resolved.network,
         requireBun: resolved.requireBun,
         ...(port === undefined ? {} : { port }),
         ...(resolved.egressAllowList === undefined ? {} : { egressAllowList: resolved.egressAllowList }),
@@ -127,6 +133,7 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
           // The pool's ceiling is the server's limit, never one inferred under a burst (see warm-pool-limit.ts).
           WARM_POOL_MAX_INSTANCES: String(server.limits.maxContainers),
           OMA_LOCAL_CONTAINER_URL: server.url,
+          OMA_LOCAL_CONTAINER_TOKEN: controlToken,
         },
         durableObjectsPersist: join(stateDir, "durable-objects"),
         cf: false,
@@ -179,7 +186,7 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
     await containerServer?.close().catch(() => undefined);
     await removeTemporary();
     if (ManagedRuntimeError.isInstance(error)) throw error;
-    const detail = redactSecrets(output.tail().trim(), [apiKey]);
+    const detail = redactSecrets(output.tail().trim(), [apiKey, controlToken]);
     throw new ReadinessFailedError({
       message: `the local bridge did not start: ${error instanceof Error ? error.message : String(error)}${detail === "" ? "" : `\nworkerd said:\n${detail}`}`,
       cause: error,

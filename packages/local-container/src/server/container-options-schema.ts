@@ -39,7 +39,8 @@ export const limitsSchema = partialLimitsSchema.transform((limits) => ({ ...DEFA
 /** The confinement options the launcher and the server both take, with the server's defaults. */
 export const confinementOptionFields = {
   confinement: z.enum(["bubblewrap", "unconfined-unsafe"]).default("bubblewrap"),
-  network: z.enum(["shared", "none"]).default("shared"),
+  // No default here: it follows the confinement (see resolveServerOptions).
+  network: z.enum(["none", "host-unsafe"]).optional(),
   egressAllowList: z.array(z.string().min(1).max(300)).max(1_000).optional(),
   requireBun: z.boolean().default(false),
 };

@@ -62,7 +62,7 @@ export interface ContainerRuntimeOptions {
   readonly pathMapping: PathMapping;
 }
 
-const DEFAULT_RUNTIME: ContainerRuntimeOptions = { confinement: "bubblewrap", network: "shared", pathMapping: "auto" };
+const DEFAULT_RUNTIME: ContainerRuntimeOptions = { confinement: "bubblewrap", network: "none", pathMapping: "auto" };
 
 /** Host directories a confined root shows as they are on the host (copy-on-write), so a Node there runs inside too. */
 const SYSTEM_PREFIXES = ["/usr/", "/opt/", "/bin/", "/sbin/"];

@@ -11,7 +11,7 @@ import type { SessionState } from "./sessions.js";
 import { ControlApiError } from "./control-api-error.js";
 import { now, openSse, sendJson } from "./control-api-responses.js";
 
-/** Exit code and message of a stream stopped by its `timeoutMs`, as the bridge's rpc transport reports it. */
+/** Exit code of a sessionless command stopped by its `timeoutMs` (streamed or not), as Cloudflare's container reports it. */
 const TIMEOUT_EXIT_CODE = 124;
 
 /** A command ready to spawn outside the session shell: its cwd, env and the snapshot it sources. */
@@ -45,18 +45,11 @@ export async function spawnSettings(context: RouteContext, body: ExecuteRequest)
   return { session, cwd, env: { ...session.env, ...body.env }, snapshot: taken.snapshot, command: `${exportLines(body.env)}${body.command}` };
 }
 
-function commandTimeout(command: string, where: string, timeoutMs: number): ControlApiError {
-  return new ControlApiError("COMMAND_EXECUTION_ERROR", 500, `Failed to execute command '${command}' in ${where}: Command timeout after ${timeoutMs}ms`, {
-    command,
-    stderr: `Command timeout after ${timeoutMs}ms`,
-  });
-}
-
 function dropTrailingNewline(text: string): string {
   return text.endsWith("\n") ? text.slice(0, -1) : text;
 }
 
-/** Runs a sessionless command to its end; a timeout kills it (there is no session for it to live on in). */
+/** Runs a sessionless command to its end; a timeout kills it (there is no session for it to live on in) and answers exit code 124. */
 async function runSessionless(context: RouteContext, body: ExecuteRequest, cwd: string): Promise<{ exitCode: number; stdout: string; stderr: string; truncated: boolean }> {
   const { container, limits } = context;
   const mapped = container.processes.launch(() => startCommand(container, { command: body.command, cwd, env: { ...container.baseEnv, ...body.env } }));
@@ -75,10 +68,11 @@ async function runSessionless(context: RouteContext, body: ExecuteRequest, cwd: 
   }, body.timeoutMs);
   const exit = await mapped.exited;
   clearTimeout(timer);
-  if (timedOut) throw commandTimeout(body.command, "sessionless execution", body.timeoutMs as number);
   stdout.finish();
   stderr.finish();
-  return { exitCode: exitCodeOf(exit), stdout: stdout.text(), stderr: stderr.text(), truncated: stdout.truncated || stderr.truncated };
+  // As Cloudflare's container answers it: a normal result with timeout(1)'s exit code, not an error.
+  const exitCode = timedOut ? TIMEOUT_EXIT_CODE : exitCodeOf(exit);
+  return { exitCode, stdout: stdout.text(), stderr: stderr.text(), truncated: stdout.truncated || stderr.truncated };
 }
 
 /** `POST /api/execute`: runs a command (in its session's shell when it has one) and answers with its whole output. */

@@ -1,6 +1,14 @@
 import { tmpdir } from "node:os";
 import { resolve, sep } from "node:path";
 import type { ConfinementMode, ConfinementNetwork } from "@open-managed-agents/sandbox/local-process";
+
+/**
+ * Network of a local container. `none`: a network namespace of its own with only its loopback; its way
+ * out is its Worker (Worker-routed egress) or, when an allow-list is given, the host's filtering proxy.
+ * `host-unsafe`: the host's network, loopback included, so a command reaches every service of the host
+ * (the bridge, a control plane, databases) and every port another container listens on.
+ */
+export type LocalContainerNetwork = "none" | "host-unsafe";
 import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 import { confinementOptionFields, limitsSchema } from "./container-options-schema.js";
@@ -13,11 +21,12 @@ const LOOPBACK_HOSTS = /^(127(\.\d{1,3}){3}|::1|localhost)$/;
 const serverOptionsSchema = z
   .object({
     rootDir: z.string().min(1),
-    // The server runs commands for anyone who can reach it and has no authentication of its own.
+    // Only the stack may reach the server: loopback, and a token on every call.
     host: z
       .string()
-      .refine((host) => LOOPBACK_HOSTS.test(host), { message: "must be a loopback address (127.x.x.x, ::1 or localhost): the server has no authentication" })
+      .refine((host) => LOOPBACK_HOSTS.test(host), { message: "must be a loopback address (127.x.x.x, ::1 or localhost): the server serves its own stack only" })
       .default("127.0.0.1"),
+    controlToken: z.string().min(32, { message: "must be at least 32 characters" }).regex(/^[\x21-\x7e]+$/, { message: "must be printable ASCII without spaces" }).optional(),
     port: z.number().int().min(0).max(65_535).default(0),
     version: z.string().min(1).default("unknown"),
     pathMapping: z.enum(["auto", "namespace", "rewrite"]).default("auto"),
@@ -69,6 +78,12 @@ export interface LocalContainerServerOptions {
   readonly host?: string;
   /** Port to listen on; 0 picks a free one. @default 0 */
   readonly port?: number;
+  /**
+   * The secret every call must carry as `X-Oma-Control-Token: Bearer <token>` (compared in constant time;
+   * otherwise 401 `UNAUTHORIZED`). A fresh random one per server when omitted; read it from
+   * `server.controlToken` and hand it only to the stack (the Worker's `OMA_LOCAL_CONTAINER_TOKEN` binding).
+   */
+  readonly controlToken?: string;
   /** Version string `/api/version` reports. @default "unknown" (what the published image reports) */
   readonly version?: string;
   /**
@@ -84,8 +99,12 @@ export interface LocalContainerServerOptions {
    * paths mapped: a command can then read and change anything the server can. @default "bubblewrap"
    */
   readonly confinement?: ConfinementMode;
-  /** Network of confined containers: the host's, or `none` (loopback only). Needs `bubblewrap`. @default "shared" */
-  readonly network?: ConfinementNetwork;
+  /**
+   * Network of the containers (see {@link LocalContainerNetwork}): `none` is the default of confined
+   * containers and needs `bubblewrap`; `host-unsafe` gives up isolation from the host's services and from
+   * other containers, and is what an `unconfined-unsafe` container always has. @default "none" ("host-unsafe" unconfined)
+   */
+  readonly network?: LocalContainerNetwork;
   /**
    * With `network: "none"`: the containers' only way out is a filtering HTTP(S) proxy on the host that lets
    * through these destinations (`host`, `host:port`, `*.domain`; no port = 80 and 443). Commands get
@@ -113,17 +132,23 @@ export interface ResolvedServerOptions {
   readonly rootDir: string;
   readonly host: string;
   readonly port: number;
+  readonly controlToken: string | undefined;
   readonly version: string;
   readonly pathMapping: PathMapping;
   readonly confinement: ConfinementMode;
-  readonly network: ConfinementNetwork;
+  readonly network: LocalContainerNetwork;
   readonly egressAllowList: readonly string[] | undefined;
   readonly requireBun: boolean;
   readonly limits: LocalContainerLimits;
   readonly fileWriteFillDelayMs: number;
 }
 
-export type { ConfinementMode, ConfinementNetwork } from "@open-managed-agents/sandbox/local-process";
+export type { ConfinementMode } from "@open-managed-agents/sandbox/local-process";
+
+/** The confinement's network mode of a {@link LocalContainerNetwork}. */
+export function confinementNetworkOf(network: LocalContainerNetwork): ConfinementNetwork {
+  return network === "host-unsafe" ? "shared" : "none";
+}
 
 /** How commands see container paths (unconfined containers only; confined ones always see literal paths). */
 export type PathMapping = "auto" | "namespace" | "rewrite";
@@ -150,7 +175,8 @@ export function resolveServerOptions(options: LocalContainerServerOptions): Reso
       context: { field: "rootDir", mountPoint: clash },
     });
   }
-  const { confinement, pathMapping, network } = result.data;
+  const { confinement, pathMapping } = result.data;
+  const network = result.data.network ?? (confinement === "bubblewrap" ? "none" : "host-unsafe");
   if (confinement === "bubblewrap" && pathMapping === "rewrite") {
     throw new InvalidConfigError({
       message: 'invalid local container server option pathMapping: "rewrite" runs commands on the host; it needs confinement: "unconfined-unsafe"',
@@ -177,7 +203,14 @@ export function resolveServerOptions(options: LocalContainerServerOptions): Reso
       context: { field: "network" },
     });
   }
-  return { ...result.data, egressAllowList: result.data.egressAllowList, rootDir, fileWriteFillDelayMs: result.data.fileWriteFillDelayMs ?? fillDelayFromEnv() };
+  return {
+    ...result.data,
+    network,
+    controlToken: result.data.controlToken,
+    egressAllowList: result.data.egressAllowList,
+    rootDir,
+    fileWriteFillDelayMs: result.data.fileWriteFillDelayMs ?? fillDelayFromEnv(),
+  };
 }
 
 /** The fill delay the environment sets; a value that is not a whole number of milliseconds up to a minute is refused. */

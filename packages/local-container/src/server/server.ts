@@ -6,7 +6,7 @@ import { CONTAINER_ID_PATTERN, type ContainerRegistry, createContainerRegistry }
 import { removeOrphanedContainers } from "./orphaned-containers.js";
 import { assertConfinementAvailable, assertContainerCgroupsAvailable } from "@open-managed-agents/sandbox/local-process";
 import {
-  type ConfinementMode, type ConfinementNetwork, type LocalContainerLimits, type LocalContainerServerOptions, resolveServerOptions,
+  type ConfinementMode, type LocalContainerLimits, type LocalContainerNetwork, type LocalContainerServerOptions, confinementNetworkOf, resolveServerOptions,
 } from "./options.js";
 import { assertBunAvailable } from "./image-env.js";
 import { COLLECT_WAIT_MS, createOutboundRelay, outboundAnswerSchema } from "./outbound-relay.js";
@@ -16,6 +16,7 @@ import { findRoute } from "./router.js";
 import { ControlApiError } from "./control-api-error.js";
 import { CORS_HEADERS, now, sendError, sendJson, sendText } from "./control-api-responses.js";
 import { WEBSOCKET_PATHS, createWebSocketAdapter } from "./ws-adapter.js";
+import { assertControlToken, createControlToken } from "./control-token.js";
 
 
 /** A running local container server. */
@@ -23,11 +24,16 @@ export interface LocalContainerServer {
   /** Base URL, e.g. `http://127.0.0.1:41234`. */
   readonly url: string;
   readonly port: number;
+  /**
+   * The secret every call must carry (`X-Oma-Control-Token: Bearer <token>`): give it to the stack only,
+   * never to a container.
+   */
+  readonly controlToken: string;
   readonly limits: LocalContainerLimits;
   /** The confinement every container of this server runs in (`"bubblewrap"` unless `"unconfined-unsafe"` was asked for). */
   readonly confinement: ConfinementMode;
-  /** Network of confined containers. */
-  readonly network: ConfinementNetwork;
+  /** Network of the containers: `none` (their own loopback only) unless `host-unsafe` was asked for or they are unconfined. */
+  readonly network: LocalContainerNetwork;
   /** The live containers, for tests and tooling. */
   readonly containers: Pick<ContainerRegistry, "ensure" | "get" | "list" | "destroy">;
   /** Stops listening, kills every container's processes and removes their trees. */
@@ -60,8 +66,9 @@ export async function createLocalContainerServer(options: LocalContainerServerOp
   // A server killed on this root (no exit handler ran) left its trees; live servers' trees stay.
   await removeOrphanedContainers(resolved.rootDir, (name) => CONTAINER_ID_PATTERN.test(name));
   if (resolved.requireBun) assertBunAvailable(process.env.PATH);
+  const controlToken = resolved.controlToken ?? createControlToken();
   const outbound = createOutboundRelay(resolved.limits.maxBodyBytes);
-  const registry = createContainerRegistry(resolved.rootDir, resolved.limits, { ...resolved, outboundRelay: outbound });
+  const registry = createContainerRegistry(resolved.rootDir, resolved.limits, { ...resolved, network: confinementNetworkOf(resolved.network), outboundRelay: outbound });
 
   const handleAdmin = async (request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> => {
     const [rawId = "", sub, jobId, ...rest] = url.pathname.slice(ADMIN_PREFIX.length + 1).split("/");
@@ -112,6 +119,8 @@ export async function createLocalContainerServer(options: LocalContainerServerOp
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const url = new URL(request.url ?? "/", "http://container");
     const method = request.method ?? "GET";
+    // Every call, probes and lifecycle routes included: whatever reaches the port without the token is refused.
+    await assertControlToken(request, controlToken);
     if (method === "OPTIONS") {
       response.writeHead(204, CORS_HEADERS).end();
       return;
@@ -150,15 +159,20 @@ export async function createLocalContainerServer(options: LocalContainerServerOp
   // Node requires the headers timeout to exceed the keep-alive timeout, or it may cut a request short.
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
   let baseUrl = "";
-  const webSockets = createWebSocketAdapter(() => baseUrl, resolved.limits.maxBodyBytes);
+  const webSockets = createWebSocketAdapter(() => baseUrl, controlToken, resolved.limits.maxBodyBytes);
   server.on("upgrade", (request, socket, head) => {
     const url = new URL(request.url ?? "/", "http://container");
     const containerId = request.headers[CONTAINER_ID_HEADER.toLowerCase()];
-    if (WEBSOCKET_PATHS.has(url.pathname) && typeof containerId === "string" && registry.get(containerId) !== undefined) {
-      webSockets.upgrade(request, socket, head, containerId);
-      return;
-    }
-    socket.end("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    assertControlToken(request, controlToken).then(
+      () => {
+        if (WEBSOCKET_PATHS.has(url.pathname) && typeof containerId === "string" && registry.get(containerId) !== undefined) {
+          webSockets.upgrade(request, socket, head, containerId);
+          return;
+        }
+        socket.end("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+      },
+      () => void socket.end("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -178,6 +192,7 @@ export async function createLocalContainerServer(options: LocalContainerServerOp
   return {
     url: baseUrl,
     port,
+    controlToken,
     limits: resolved.limits,
     confinement: resolved.confinement,
     network: resolved.network,

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import { controlTokenHeaders } from "./control-token.js";
 import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
 import * as z from "zod";
@@ -31,7 +32,7 @@ export interface WebSocketAdapter {
 }
 
 /** Creates the adapter; `baseUrl` is this server's own URL, known once it listens. */
-export function createWebSocketAdapter(baseUrl: () => string, maxBodyBytes: number): WebSocketAdapter {
+export function createWebSocketAdapter(baseUrl: () => string, controlToken: string, maxBodyBytes: number): WebSocketAdapter {
   const server = new WebSocketServer({ noServer: true, maxPayload: maxBodyBytes });
 
   const send = async (socket: WebSocket, message: Record<string, unknown>): Promise<boolean> => {
@@ -91,7 +92,7 @@ export function createWebSocketAdapter(baseUrl: () => string, maxBodyBytes: numb
       void (async () => {
         const response = await fetch(`${baseUrl()}${path}`, {
           method,
-          headers: { "Content-Type": "application/json", ...headers, [CONTAINER_ID_HEADER]: containerId },
+          headers: { "Content-Type": "application/json", ...headers, ...controlTokenHeaders(controlToken), [CONTAINER_ID_HEADER]: containerId },
           ...(body !== undefined && (method === "POST" || method === "PUT") ? { body: JSON.stringify(body) } : {}),
           signal: controller.signal,
         });

@@ -10,12 +10,14 @@ import { Container as UpstreamContainer } from "@cloudflare/containers";
 import { createLocalContainerRuntime } from "./local-runtime.js";
 
 export * from "@cloudflare/containers";
-export { CONTAINER_ID_HEADER, CONTROL_PORT } from "../protocol.js";
+export { CONTAINER_ID_HEADER, CONTROL_PORT, CONTROL_TOKEN_HEADER } from "../protocol.js";
 export { holdConfiguredInstanceLimit } from "./warm-pool-limit.js";
 export { type AdoptingContainerRuntime, type LocalContainerRuntime, type LocalContainerRuntimeOptions, createLocalContainerRuntime } from "./local-runtime.js";
 
 /** Name of the binding that carries the local container server's base URL. */
 export const LOCAL_CONTAINER_URL_BINDING = "OMA_LOCAL_CONTAINER_URL";
+/** Name of the binding that carries the local container server's control token (`server.controlToken`). */
+export const LOCAL_CONTAINER_TOKEN_BINDING = "OMA_LOCAL_CONTAINER_TOKEN";
 
 interface DurableObjectStateLike {
   readonly id: { toString(): string };
@@ -29,7 +31,8 @@ function installLocalRuntime(ctx: DurableObjectStateLike, env: unknown): void {
   if (typeof serverUrl !== "string" || !/^https?:\/\/[^/]+/.test(serverUrl)) {
     throw new Error(`${LOCAL_CONTAINER_URL_BINDING} must be set to the local container server's http URL (e.g. http://127.0.0.1:41234)`);
   }
-  const runtime = createLocalContainerRuntime(serverUrl, ctx.id.toString());
+  const controlToken = (env as Record<string, unknown>)[LOCAL_CONTAINER_TOKEN_BINDING];
+  const runtime = createLocalContainerRuntime(serverUrl, ctx.id.toString(), typeof controlToken === "string" ? { controlToken } : {});
   Object.defineProperty(ctx, "container", { value: runtime, configurable: true, enumerable: true });
   // After a workerd restart a container may still run on the server. Without adopting it, `running` reads
   // false, the Container alarm marks it stopped, the bridge's pool drops the id mapping, and a later

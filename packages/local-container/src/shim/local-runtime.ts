@@ -3,7 +3,9 @@
  * server over HTTP. Workers code only: no Node APIs.
  */
 
-import { ADMIN_PREFIX, CONTAINER_ID_HEADER, CONTAINER_STATE_HEADER, CONTROL_PORT, OUTBOUND_HTTPS_PATH, OUTBOUND_PATH } from "../protocol.js";
+import {
+  ADMIN_PREFIX, CONTAINER_ID_HEADER, CONTAINER_STATE_HEADER, CONTROL_PORT, CONTROL_TOKEN_HEADER, OUTBOUND_HTTPS_PATH, OUTBOUND_PATH,
+} from "../protocol.js";
 import { type Interceptions, createInterceptions, httpsHosts, pumpOutbound, registerInterception } from "./outbound-pump.js";
 
 /** Messages the `Container` class of `@cloudflare/containers` recognises by substring. */
@@ -53,9 +55,11 @@ export interface LocalContainerRuntimeOptions {
    * fetcher (the Worker's outbound handlers) answers, and HTTPS to the hosts `interceptOutboundHttps`
    * named is decrypted with the local server's CA (which the container trusts, at Cloudflare's path)
    * and answered the same way; any other HTTPS (`CONNECT`) is refused. `refuse`: containers
-   * share the host network and every interception call is refused.
+   * get the server's network (`none` unless it runs `host-unsafe`) and every interception call is refused.
    */
   readonly outbound?: "worker" | "refuse";
+  /** The server's control token (`server.controlToken`); every call carries it. Without it the server refuses every call. */
+  readonly controlToken?: string;
 }
 
 interface RunState {
@@ -95,6 +99,12 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
   const adminUrl = `${base}${ADMIN_PREFIX}/${encodeURIComponent(containerId)}`;
   const current = (): RunState => runs.get(containerId) ?? settledRun();
   const routing = (options.outbound ?? "worker") === "worker";
+  /** `fetch` to the server, with the control token on every call. */
+  const serverFetch = (input: string | Request, init?: RequestInit): Promise<Response> => {
+    const request = new Request(input, init);
+    if (options.controlToken !== undefined) request.headers.set(CONTROL_TOKEN_HEADER, `Bearer ${options.controlToken}`);
+    return fetch(request);
+  };
   const interceptionsOf = (): Interceptions => {
     let found = intercepted.get(containerId);
     if (found === undefined) {
@@ -109,7 +119,7 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
     const run = current();
     // A container already running on the host network could go around any handler: fail closed.
     if (run.running && run.routed !== true) {
-      throw new Error(`${what} needs a container started with enableInternet: false or with interception registered first: this one shares the host network`);
+      throw new Error(`${what} needs a container started with enableInternet: false or with interception registered first: this one started without Worker-routed egress (on the host network, or on none)`);
     }
     registerInterception(interceptionsOf(), scheme, host, fetcher);
     if (scheme === "https" && run.running) await announceHttps(run);
@@ -121,7 +131,7 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
     await run.starting;
     if (!run.running) return;
     // A server that did not take the hosts (gone, or lost the container) keeps refusing CONNECT: fail closed.
-    await fetch(`${adminUrl}/${OUTBOUND_PATH}/${OUTBOUND_HTTPS_PATH}`, {
+    await serverFetch(`${adminUrl}/${OUTBOUND_PATH}/${OUTBOUND_HTTPS_PATH}`, {
       method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ hosts: httpsHosts(interceptionsOf()) }),
     }).then(
       async (response) => void (await response.body?.cancel()),
@@ -130,14 +140,14 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
   };
   const pump = (run: RunState): void => {
     run.pumping = true;
-    void pumpOutbound(`${adminUrl}/${OUTBOUND_PATH}`, interceptionsOf(), () => runs.get(containerId) === run && run.running).finally(() => {
+    void pumpOutbound(serverFetch, `${adminUrl}/${OUTBOUND_PATH}`, interceptionsOf(), () => runs.get(containerId) === run && run.running).finally(() => {
       run.pumping = false;
     });
   };
 
   const stop = (run: RunState, signal: string): Promise<void> => {
     run.running = false;
-    const done = fetch(`${adminUrl}?signal=${signal}`, { method: "DELETE" }).then(
+    const done = serverFetch(`${adminUrl}?signal=${signal}`, { method: "DELETE" }).then(
       async (response) => void (await response.body?.cancel()),
       () => undefined,
     );
@@ -145,7 +155,7 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
   };
 
   const unsupported = (what: string): Promise<void> =>
-    Promise.reject(new Error(`${what} is not supported by the local container runtime: local processes share the host network`));
+    Promise.reject(new Error(`${what} is not supported by this local container runtime (outbound: "refuse")`));
 
   return {
     get running() {
@@ -162,7 +172,7 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
       const routed = routing && (options.enableInternet === false || intercepted.has(containerId));
       const run: RunState = { running: true, routed, starting: Promise.resolve(), exited, finish };
       const body = { env: options.env ?? {}, ...(routed ? { outbound: "worker", interceptHttps: httpsHosts(interceptionsOf()) } : {}) };
-      run.starting = fetch(adminUrl, { method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }).then(
+      run.starting = serverFetch(adminUrl, { method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }).then(
         async (response) => {
           await response.body?.cancel();
           if (response.ok) {
@@ -208,7 +218,7 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
           forwarded.headers.set(CONTAINER_ID_HEADER, containerId);
           let response: Response;
           try {
-            response = await fetch(forwarded);
+            response = await serverFetch(forwarded);
           } catch (error) {
             // The caller gave up (its health-check deadline passed while a start waited under load): the
             // container still runs on the server, so it is not reported as exited, which would leave it
@@ -233,7 +243,7 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
     async adopt() {
       if (runs.has(containerId)) return;
       try {
-        const response = await fetch(`${base}${ADMIN_PREFIX}`);
+        const response = await serverFetch(`${base}${ADMIN_PREFIX}`);
         const listed = (await response.json()) as { containers?: unknown; routed?: unknown };
         if (Array.isArray(listed.containers) && listed.containers.includes(containerId) && !runs.has(containerId)) {
           runs.set(containerId, adoptedRun(routing && Array.isArray(listed.routed) && listed.routed.includes(containerId)));

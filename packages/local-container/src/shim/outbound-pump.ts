@@ -78,14 +78,20 @@ async function dispatch(interceptions: Interceptions, job: OutboundJob): Promise
 }
 
 /**
- * Collects and answers the container's requests at `outboundUrl` until `active()` turns false or the
+ * Collects and answers the container's requests at `outboundUrl` (through `serverFetch`, which adds the
+ * control token) until `active()` turns false or the
  * server stops knowing the container. Never rejects.
  */
-export async function pumpOutbound(outboundUrl: string, interceptions: Interceptions, active: () => boolean): Promise<void> {
+export async function pumpOutbound(
+  serverFetch: (input: string, init?: RequestInit) => Promise<Response>,
+  outboundUrl: string,
+  interceptions: Interceptions,
+  active: () => boolean,
+): Promise<void> {
   while (active()) {
     let job: OutboundJob;
     try {
-      const next = await fetch(outboundUrl);
+      const next = await serverFetch(outboundUrl);
       if (next.status === 204) continue;
       if (next.status !== 200) {
         await next.body?.cancel();
@@ -103,7 +109,7 @@ export async function pumpOutbound(outboundUrl: string, interceptions: Intercept
       answer = { status: 502, headers: { "content-type": "text/plain" }, body: btoa(`outbound handler failed: ${error instanceof Error ? error.name : "error"}\n`) };
     }
     try {
-      const posted = await fetch(`${outboundUrl}/${encodeURIComponent(job.id)}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(answer) });
+      const posted = await serverFetch(`${outboundUrl}/${encodeURIComponent(job.id)}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(answer) });
       await posted.body?.cancel();
     } catch {
       return;

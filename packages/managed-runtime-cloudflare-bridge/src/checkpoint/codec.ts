@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { childEnvironment } from "@open-managed-agents/runtime-utils/node";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -41,7 +42,7 @@ export function zstdSupport(): Promise<ZstdSupport> {
 
 function succeeds(command: string, args: readonly string[]): Promise<boolean> {
   return new Promise((resolve) => {
-    const child = spawn(command, [...args], { stdio: "ignore" });
+    const child = spawn(command, [...args], { env: childEnvironment(), stdio: "ignore" });
     child.once("error", () => resolve(false));
     child.once("close", (code) => resolve(code === 0));
   });

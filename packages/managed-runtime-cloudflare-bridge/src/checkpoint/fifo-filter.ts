@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { childEnvironment } from "@open-managed-agents/runtime-utils/node";
 import { constants } from "node:fs";
 import { type FileHandle, mkdtemp, open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -22,7 +23,7 @@ export async function* fifoFilter(command: string, args: readonly string[], sour
   let child: ReturnType<typeof spawn> | null = null;
   try {
     await run("mkfifo", ["-m", "600", fifo]);
-    const spawned = spawn(command, [...args, "-o", fifo], { stdio: ["pipe", "ignore", "pipe"] });
+    const spawned = spawn(command, [...args, "-o", fifo], { env: childEnvironment(), stdio: ["pipe", "ignore", "pipe"] });
     child = spawned;
     let stderr = "";
     spawned.stderr?.setEncoding("utf8").on("data", (chunk: string) => void (stderr = (stderr + chunk).slice(-512)));
@@ -99,7 +100,7 @@ async function feed(child: ReturnType<typeof spawn>, source: AsyncIterable<Uint8
 
 function run(command: string, args: readonly string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, [...args], { stdio: "ignore" });
+    const child = spawn(command, [...args], { env: childEnvironment(), stdio: "ignore" });
     child.once("error", reject);
     child.once("close", (code) => (code === 0 ? resolve() : reject(new Error(`${command} exited with ${code}`))));
   });

@@ -24,12 +24,13 @@ export class Container<Env = unknown> extends LocalContainer<Env> {
     const env = args[1] as unknown as Record<string, unknown>;
     const serverUrl = env[TEST_CONTAINER_URL_BINDING];
     if (typeof serverUrl !== "string") throw new Error(`${TEST_CONTAINER_URL_BINDING} is not bound`);
+    const controlToken = String(env.OMA_TEST_CONTAINER_TOKEN);
     const containerId = ctx.id.toString();
     const confined = new.target.name === CONFINED_CLASS;
     Object.defineProperty(ctx, "container", {
       value: confined
-        ? createLocalContainerRuntime(serverUrl, containerId)
-        : withOutboundRelay(createLocalContainerRuntime(serverUrl, containerId, { outbound: "refuse" }), containerId, typeof env.OMA_TEST_RELAY_URL === "string" ? env.OMA_TEST_RELAY_URL : undefined),
+        ? createLocalContainerRuntime(serverUrl, containerId, { controlToken })
+        : withOutboundRelay(createLocalContainerRuntime(serverUrl, containerId, { controlToken, outbound: "refuse" }), containerId, typeof env.OMA_TEST_RELAY_URL === "string" ? env.OMA_TEST_RELAY_URL : undefined),
       configurable: true,
       enumerable: true,
     });

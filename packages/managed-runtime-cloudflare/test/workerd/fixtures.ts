@@ -7,6 +7,7 @@ import { type CloudflareSandbox, newRuntimeId } from "../../src/index.js";
 import { type CloudflareSandboxStub, createCloudflareSdkSandbox } from "../../src/sdk.js";
 import { sendFromContainer } from "./egress-relay.js";
 import type { TestEnv } from "./worker.js";
+import { CONTROL_TOKEN_HEADER } from "@open-managed-agents/local-container/containers-shim";
 
 export const testEnv = env as unknown as TestEnv;
 
@@ -45,7 +46,7 @@ export function createSandbox(_env: TestEnv, runtimeId: string): CloudflareSandb
 
 /** Ids of the containers alive on the local container server (each a `Sandbox` Durable Object id). */
 export async function liveContainers(): Promise<string[]> {
-  const response = await fetch(`${testEnv.OMA_TEST_CONTAINER_URL}/__oma/containers/`);
+  const response = await fetch(`${testEnv.OMA_TEST_CONTAINER_URL}/__oma/containers/`, { headers: { [CONTROL_TOKEN_HEADER]: `Bearer ${testEnv.OMA_TEST_CONTAINER_TOKEN}` } });
   expect(response.status).toBe(200);
   return ((await response.json()) as { containers: string[] }).containers;
 }

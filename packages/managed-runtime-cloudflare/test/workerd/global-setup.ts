@@ -14,6 +14,7 @@ import { startEgressRelay } from "./relay-server.js";
 declare module "vitest" {
   export interface ProvidedContext {
     containerServerUrl: string;
+    containerControlToken: string;
     upstreamUrl: string;
     relayUrl: string;
     controlPlaneUrl: string;
@@ -73,7 +74,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // The AMA worker an ama_worker profile names, where the confined containers see it and on their PATH.
   const binDirectory = dirname(await installAmaWorkerBin(process.env.OMA_AMA_WORKER_BIN_DIR));
   process.env.PATH = `${binDirectory}:${process.env.PATH ?? ""}`;
-  const containers = await createLocalContainerServer({ rootDir, limits: { maxFileBytes: MAX_FILE_BYTES } });
+  // The host's network by name: these containers stand in for Cloudflare's, which reach the internet, and
+  // reach the local control plane the way a Cloudflare container reaches Managed Agents.
+  const containers = await createLocalContainerServer({ rootDir, network: "host-unsafe", limits: { maxFileBytes: MAX_FILE_BYTES } });
   // Host files, a host-only secret and a host process the hostile-command probes aim at; the test asks
   // this server (GET) what changed since they were planted, since workerd cannot look at the host itself.
   const host = plantHostSentinels({ hostOnlyParent: "/var/tmp" });
@@ -94,6 +97,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const upstream = createServer(echo);
   await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
   project.provide("containerServerUrl", containers.url);
+  project.provide("containerControlToken", containers.controlToken);
   project.provide("upstreamUrl", `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`);
   const relay = await startEgressRelay();
   project.provide("relayUrl", relay.url);

@@ -28,6 +28,7 @@ export default defineConfig({
         r2Buckets: ["FILES_BUCKET", "BACKUP_BUCKET", "WORKSPACE_BUCKET"],
         bindings: {
           OMA_TEST_CONTAINER_URL: inject("containerServerUrl"),
+          OMA_TEST_CONTAINER_TOKEN: inject("containerControlToken"),
           UPSTREAM_URL: inject("upstreamUrl"),
           OMA_TEST_RELAY_URL: inject("relayUrl"),
           OMA_TEST_CONTROL_PLANE_URL: inject("controlPlaneUrl"),

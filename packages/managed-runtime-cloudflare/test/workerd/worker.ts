@@ -19,6 +19,7 @@ export interface TestEnv {
   readonly R2_ACCESS_KEY_ID: string;
   readonly R2_SECRET_ACCESS_KEY: string;
   readonly OMA_TEST_CONTAINER_URL: string;
+  readonly OMA_TEST_CONTAINER_TOKEN: string;
   readonly OMA_TEST_CONTROL_PLANE_URL: string;
   readonly OMA_TEST_CONTROL_PLANE_ADMIN_TOKEN: string;
   readonly OMA_TEST_AMA_WORKER_BIN_DIR: string;

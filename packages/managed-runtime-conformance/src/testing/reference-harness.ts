@@ -7,7 +7,7 @@ import {
   SandboxFailedError,
   createNdjsonSupervisorChannel,
 } from "@open-managed-agents/runtime-resource-contract";
-import type { SandboxDuplexProcess, SandboxDuplexProcessSpec } from "@open-managed-agents/sandbox";
+import { type SandboxDuplexProcess, type SandboxDuplexProcessSpec, stageCredentialHandoff } from "@open-managed-agents/sandbox";
 import type { ReferenceWorld } from "./reference-world.js";
 
 const OUTPUT_TAIL = 2_048;
@@ -26,12 +26,18 @@ export function createReferenceHarnessDriver(world: ReferenceWorld, drivers: rea
       }
       const declared = input.driver.process;
       const runtime = await world.connect(input.sandbox);
-      const child = await runtime.spawnDuplexProcess(spawnSpec(declared));
+      // As the drivers do: credentials in a file the bin reads and deletes, not in its environment.
+      const handoff = await stageCredentialHandoff(runtime, declared.env);
+      const child = await runtime.spawnDuplexProcess(spawnSpec({ ...declared, ...(handoff.env ? { env: handoff.env } : {}) })).catch(async (error: unknown) => {
+        await handoff.discardUnlessRead(null);
+        throw error;
+      });
       await child.stdin.close().catch(() => undefined);
       const onAbort = (): void => child.kill("SIGKILL");
       input.signal.addEventListener("abort", onAbort, { once: true });
       try {
         const [output, exit] = await Promise.all([drainTail(child), child.exited]);
+        await handoff.discardUnlessRead(exit.code);
         if (input.signal.aborted) return { type: "aborted" };
         if (exit.code !== 0) {
           throw new SandboxFailedError({
