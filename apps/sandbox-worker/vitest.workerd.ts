@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { unstable_readConfig } from "wrangler";
 import { type ViteUserConfig, defineConfig } from "vitest/config";
+import { sdkMatrixAliases } from "../../vitest.sdk-matrix.js";
 import { createStallWatchdog } from "../../vitest.stall-watchdog.js";
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
@@ -82,7 +83,8 @@ export function workerdRunConfig(options: WorkerdRunOptions): ViteUserConfig {
         };
       }),
     ],
-    resolve: { alias: { "@cloudflare/containers": here("./test/support/containers-shim.ts") } },
+    // The Worker's SDK (and the oma-ama-worker bin the global setup installs) is the one OMA_TEST_SDK names.
+    resolve: { alias: [{ find: "@cloudflare/containers", replacement: here("./test/support/containers-shim.ts") }, ...(sdkMatrixAliases() as { find: RegExp; replacement: string }[])] },
     test: {
       include: [...options.include],
       globalSetup: [here("./test/support/global-setup.ts")],
