@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { unstable_readConfig } from "wrangler";
 import { type ViteUserConfig, defineConfig } from "vitest/config";
+import { installedSdkVersion, sdkUnderTest } from "../../scripts/sdk-matrix/versions.mjs";
 import { sdkMatrixAliases } from "../../vitest.sdk-matrix.js";
 import { createStallWatchdog } from "../../vitest.stall-watchdog.js";
 
@@ -77,6 +78,8 @@ export function workerdRunConfig(options: WorkerdRunOptions): ViteUserConfig {
               SANDBOX_LOG_LEVEL: "error",
               LOG_LEVEL: "error",
               TEST_MIGRATIONS: await readD1Migrations(here("./migrations")),
+              // The SDK version this run's Worker must hold (OMA_TEST_SDK), checked by sdk-under-test.test.ts.
+              TEST_SDK_VERSION: installedSdkVersion(sdkUnderTest(), here(".")),
               ...options.bindings,
             },
           },

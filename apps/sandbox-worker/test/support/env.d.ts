@@ -8,6 +8,7 @@ declare global {
       readonly TEST_MIGRATIONS: D1Migration[];
       readonly OMA_TEST_CONTAINER_URL: string;
       readonly TEST_ENVIRONMENT: TestEnvironment;
+      readonly TEST_SDK_VERSION: string;
     }
   }
 }
