@@ -1,4 +1,4 @@
-import type { AliasOptions } from "vite";
+import type { Alias } from "vite";
 import { amaWorkerBuild, sdkUnderTest } from "./scripts/sdk-matrix/versions.mjs";
 
 /**
@@ -7,7 +7,7 @@ import { amaWorkerBuild, sdkUnderTest } from "./scripts/sdk-matrix/versions.mjs"
  * SDK's package, and `@open-managed-agents/ama-worker` to the build whose `oma-ama-worker` bundles it. No
  * aliases for the lowest SDK, the one the packages declare.
  */
-export function sdkMatrixAliases(): AliasOptions {
+export function sdkMatrixAliases(): Alias[] {
   const entry = sdkUnderTest();
   if (entry.name === "lowest") return [];
   return [

@@ -87,7 +87,12 @@ export function workerdRunConfig(options: WorkerdRunOptions): ViteUserConfig {
       }),
     ],
     // The Worker's SDK (and the oma-ama-worker bin the global setup installs) is the one OMA_TEST_SDK names.
-    resolve: { alias: [{ find: "@cloudflare/containers", replacement: here("./test/support/containers-shim.ts") }, ...(sdkMatrixAliases() as { find: RegExp; replacement: string }[])] },
+    resolve: {
+      alias: [
+        { find: "@cloudflare/containers", replacement: here("./test/support/containers-shim.ts") },
+        ...sdkMatrixAliases(),
+      ],
+    },
     test: {
       include: [...options.include],
       globalSetup: [here("./test/support/global-setup.ts")],

@@ -37,7 +37,10 @@ export interface LocalControlPlane {
    * Queues a scripted user turn; it starts (queues its work item) once the session is idle with no live item.
    * `gate` (default `evaluated_permission`) is how the session shows the worker which calls it waits on.
    */
-  queueTurn(sessionId: string, turn: { readonly message?: string; readonly toolCalls: readonly ToolCall[]; readonly finalMessage?: string; readonly gate?: ToolCallGate }): ReturnType<typeof turnToWire>;
+  queueTurn(
+    sessionId: string,
+    turn: { readonly message?: string; readonly toolCalls: readonly ToolCall[]; readonly finalMessage?: string; readonly gate?: ToolCallGate },
+  ): ReturnType<typeof turnToWire>;
   /** Queues a health-check work item. */
   queueHealthcheck(environmentId: string): { readonly workId: string };
   /** Stores a file sessions may mount; served at `GET /v1/files/{id}/content`. */

@@ -90,7 +90,10 @@ export function parseQuery<S extends z.ZodType>(url: URL, schema: S, record: str
     if (key.endsWith("[]")) {
       const name = key.slice(0, -2);
       const values = query[name];
-      if (typeof values === "string") throw createError("invalid_request", { message: `${record}: query parameter ${name} given both as a value and as a list`, context: { record, key: name } });
+      if (typeof values === "string") {
+        const message = `${record}: query parameter ${name} given both as a value and as a list`;
+        throw createError("invalid_request", { message, context: { record, key: name } });
+      }
       query[name] = [...(values ?? []), value];
       continue;
     }

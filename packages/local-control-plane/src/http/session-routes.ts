@@ -23,7 +23,8 @@ function matchesListQuery(event: SessionEventWire, query: EventListQuery): boole
   if (query.types !== undefined && !query.types.includes(event.type)) return false;
   const at = Date.parse(event.processed_at);
   const { "created_at[gt]": gt, "created_at[gte]": gte, "created_at[lt]": lt, "created_at[lte]": lte } = query;
-  return (gt === undefined || at > gt) && (gte === undefined || at >= gte) && (lt === undefined || at < lt) && (lte === undefined || at <= lte);
+  const after = (gt === undefined || at > gt) && (gte === undefined || at >= gte);
+  return after && (lt === undefined || at < lt) && (lte === undefined || at <= lte);
 }
 
 /** Sessions retrieve, events list/send/stream (SSE), and file content. */

@@ -57,9 +57,20 @@ export function createSessions(options: SessionsOptions) {
   const advance = (session: SessionRecord, turn: Turn) => {
     for (let call = turn.script[turn.next]; call; call = turn.script[turn.next]) {
       const gated = call.permission === "allow" && turn.gate === "requires_action";
-      const event = append(session, { ...stamp(), type: "agent.tool_use", name: call.name, input: call.input, ...(gated ? {} : { evaluated_permission: call.permission }) });
+      const verdict = gated ? {} : { evaluated_permission: call.permission };
+      const event = append(session, { ...stamp(), type: "agent.tool_use", name: call.name, input: call.input, ...verdict });
       options.observe({ type: "tool_use", sessionId: session.id, turnId: turn.id, toolUseId: event.id, name: call.name });
-      session.transcript.push({ turnId: turn.id, toolUseId: event.id, name: call.name, input: call.input, permission: call.permission, result: null, requestedAt: event.processed_at, answeredAt: null, workId: turn.workIds.at(-1) ?? null });
+      session.transcript.push({
+        turnId: turn.id,
+        toolUseId: event.id,
+        name: call.name,
+        input: call.input,
+        permission: call.permission,
+        result: null,
+        requestedAt: event.processed_at,
+        answeredAt: null,
+        workId: turn.workIds.at(-1) ?? null,
+      });
       if (call.permission === "deny") {
         turn.next += 1;
         continue;
@@ -67,7 +78,8 @@ export function createSessions(options: SessionsOptions) {
       turn.outstanding = event.id;
       if (gated) {
         session.status = "idle";
-        append(session, { ...stamp(), type: "session.status_idle", stop_reason: { type: "requires_action", event_ids: [event.id] }, stop_details: null });
+        const stopReason = { type: "requires_action" as const, event_ids: [event.id] };
+        append(session, { ...stamp(), type: "session.status_idle", stop_reason: stopReason, stop_details: null });
       }
       return;
     }

@@ -190,7 +190,8 @@ export function createWorkQueue(options: WorkQueueOptions) {
       const stored = work.lastHeartbeat ?? NO_HEARTBEAT;
       // A first heartbeat claims a polled item's lease even before its ack (SDK 1.17's handleItem starts so).
       const claims = work.state === "queued" && work.polledAt !== null && query.expectedLastHeartbeat === NO_HEARTBEAT;
-      if ((work.state === "queued" && !claims) || (query.expectedLastHeartbeat !== undefined && query.expectedLastHeartbeat !== stored)) {
+      const stale = query.expectedLastHeartbeat !== undefined && query.expectedLastHeartbeat !== stored;
+      if ((work.state === "queued" && !claims) || stale) {
         options.observe({ type: "heartbeat_refused", workId, environmentId, state: work.state });
         throw new HeartbeatPreconditionFailedError({
           message: work.state === "queued" ? `work item ${workId} holds no lease (it is queued)` : `expected_last_heartbeat does not match the stored heartbeat of work item ${workId}`,
@@ -240,7 +241,8 @@ export function createWorkQueue(options: WorkQueueOptions) {
         else merged[key] = value;
       }
       if (Object.keys(merged).length > maxKeys) {
-        throw createError("invalid_request", { message: `work item metadata holds at most ${maxKeys} keys`, context: { workId, keys: Object.keys(merged).length } });
+        const keys = Object.keys(merged).length;
+        throw createError("invalid_request", { message: `work item metadata holds at most ${maxKeys} keys`, context: { workId, keys } });
       }
       for (const key of Object.keys(work.metadata)) delete work.metadata[key];
       Object.assign(work.metadata, merged);

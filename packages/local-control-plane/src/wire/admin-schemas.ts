@@ -13,7 +13,11 @@ export const toolNameSchema = z.enum(["bash", "read", "write", "edit", "glob", "
  * the worker run it; `deny` refuses it on the platform's side, so the worker must neither run nor answer it.
  */
 export const toolCallSchema = z
-  .object({ name: toolNameSchema, input: z.record(z.string(), z.unknown()), permission: z.enum(["allow", "deny"]).default("allow") })
+  .object({
+    name: toolNameSchema,
+    input: z.record(z.string(), z.unknown()),
+    permission: z.enum(["allow", "deny"]).default("allow"),
+  })
   .strict();
 /** A scripted tool call (`permission` defaults to `allow`). */
 export type ToolCall = z.input<typeof toolCallSchema>;
