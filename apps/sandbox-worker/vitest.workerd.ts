@@ -2,6 +2,8 @@ import { fileURLToPath } from "node:url";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { unstable_readConfig } from "wrangler";
 import { type ViteUserConfig, defineConfig } from "vitest/config";
+import { installedSdkVersion, sdkUnderTest } from "../../scripts/sdk-matrix/versions.mjs";
+import { sdkMatrixAliases } from "../../vitest.sdk-matrix.js";
 import { createStallWatchdog } from "../../vitest.stall-watchdog.js";
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
@@ -77,13 +79,21 @@ export function workerdRunConfig(options: WorkerdRunOptions): ViteUserConfig {
               SANDBOX_LOG_LEVEL: "error",
               LOG_LEVEL: "error",
               TEST_MIGRATIONS: await readD1Migrations(here("./migrations")),
+              // The SDK version this run's Worker must hold (OMA_TEST_SDK), checked by sdk-under-test.test.ts.
+              TEST_SDK_VERSION: installedSdkVersion(sdkUnderTest(), here(".")),
               ...options.bindings,
             },
           },
         };
       }),
     ],
-    resolve: { alias: { "@cloudflare/containers": here("./test/support/containers-shim.ts") } },
+    // The Worker's SDK (and the oma-ama-worker bin the global setup installs) is the one OMA_TEST_SDK names.
+    resolve: {
+      alias: [
+        { find: "@cloudflare/containers", replacement: here("./test/support/containers-shim.ts") },
+        ...sdkMatrixAliases(),
+      ],
+    },
     test: {
       include: [...options.include],
       globalSetup: [here("./test/support/global-setup.ts")],

@@ -1,11 +1,13 @@
 import { rm } from "node:fs/promises";
 import Anthropic from "@anthropic-ai/sdk";
+import { VERSION as SDK_VERSION } from "@anthropic-ai/sdk/version";
 import { type LocalControlPlane, startLocalControlPlane } from "@open-managed-agents/local-control-plane";
 import { createCloudflareBridgeManagedRuntime } from "@open-managed-agents/managed-runtime-cloudflare-bridge";
 import { type WorkItemReport, createManagedEnvironmentWorker } from "@open-managed-agents/managed-environment-worker";
 import { createManagedRuntimeHost, createManagedRuntimeProviderRegistry } from "@open-managed-agents/managed-runtime-host";
-import { CHECKPOINT_METADATA_KEY, readOutputManifest } from "@open-managed-agents/managed-runtime-sandbox";
+import { CHECKPOINT_METADATA_KEY, HARNESS_VERSION_METADATA_KEY, readOutputManifest } from "@open-managed-agents/managed-runtime-sandbox";
 import {
+  type ManagedSandboxLease,
   type SessionOutputManifestCandidate,
   type WorkspaceCheckpointCandidate,
   parseSandboxCheckpointHandle,
@@ -75,6 +77,8 @@ async function runWorker(
   const observe = (call: string, result: unknown) => {
     if (call === "workspace.checkpoint") checkpoint = result as WorkspaceCheckpointCandidate;
     if (call === "outputs.finalize") manifest = result as SessionOutputManifestCandidate;
+    const harness = call === "sandbox.acquire" ? (result as ManagedSandboxLease).metadata?.[HARNESS_VERSION_METADATA_KEY] : undefined;
+    if (typeof harness === "string") say(`      worker  ${harness} (the lease's record of the bin the sandbox runs)`);
   };
   const driver = createCloudflareBridgeManagedRuntime({
     baseUrl: environment.bridgeUrl,
@@ -101,7 +105,7 @@ async function runWorker(
     fallbackPollIntervalMs: 2_000,
     async host({ scope, profile }) {
       say();
-      say(`work item ${scope.workId} of ${scope.sessionId} (claimed with the SDK's WorkPoller)`);
+      say(`work item ${scope.workId} of ${scope.sessionId} (claimed with the SDK's WorkPoller, @anthropic-ai/sdk ${SDK_VERSION})`);
       lastReported = 0;
       checkpoint = null;
       manifest = null;
@@ -113,7 +117,7 @@ async function runWorker(
         heartbeatIntervalMs: 30_000,
         fences: instrument("fence", stores.fences),
         orphans: instrument("orphans", stores.orphans),
-        sandbox: instrument("sandbox", resources.sandbox),
+        sandbox: instrument("sandbox", resources.sandbox, observe),
         workspace: instrument("workspace", resources.workspace, observe),
         outputs: instrument("outputs", resources.outputs, observe),
         harnessDriver: instrument("harness", resources.harnessDriver),

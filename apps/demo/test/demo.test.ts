@@ -1,15 +1,18 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { installedSdkVersion, sdkUnderTest } from "../../../scripts/sdk-matrix/versions.mjs";
 
 const MAIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
+/** Makes the demo's SDK the one OMA_TEST_SDK names, as `pnpm start` does. */
+const SDK_MATRIX_HOOK = fileURLToPath(new URL("../../../scripts/sdk-matrix/register.mjs", import.meta.url));
 
 /** Runs the built demo as `pnpm demo` does, with a small workspace, and returns its exit code and output. */
 function runDemo(extra: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, OMA_DEMO_DATA_MIB: "1", ...extra };
   for (const key of Object.keys(env)) if (key.startsWith("OMA_CLOUDFLARE_") || key.startsWith("R2_")) delete env[key];
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [MAIN], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", SDK_MATRIX_HOOK, MAIN], { env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -25,7 +28,9 @@ describe("pnpm demo", () => {
     expect(stderr).not.toContain("demo refused");
     expect(code).toBe(0);
     expect(stdout).toMatch(/confined in bubblewrap/);
-    expect(stdout.match(/work item work_\S+ of sesn_\S+ \(claimed with the SDK's WorkPoller\)/g)).toHaveLength(2);
+    const sdk = installedSdkVersion(sdkUnderTest()).replaceAll(".", "\\.");
+    expect(stdout.match(new RegExp(`work item work_\\S+ of sesn_\\S+ \\(claimed with the SDK's WorkPoller, @anthropic-ai/sdk ${sdk}\\)`, "g"))).toHaveLength(2);
+    expect(stdout.match(new RegExp(`worker {2}oma-ama-worker \\S+ \\(ama-worker-v1\\) @anthropic-ai/sdk ${sdk} `, "g"))).toHaveLength(2);
     expect(stdout).toMatch(/fence\.acquire\s+\d+ ms/);
     expect(stdout).toMatch(/harness\.run\s+\d+ ms/);
     expect(stdout).toMatch(/workspace\.checkpoint\s+\d+ ms/);

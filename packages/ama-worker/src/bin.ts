@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 import { AmaWorkerConfigError } from "./config.js";
 import { runAmaWorkerItem } from "./run.js";
+import { versionLine } from "./version.js";
 
 // SIGTERM from the sandbox (terminate, lease lost) ends the item's runner promptly.
 const controller = new AbortController();
 for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => controller.abort());
 
 if (process.argv.includes("--version")) {
-  process.stdout.write("oma-ama-worker (ama-worker-v1)\n");
+  process.stdout.write(`${versionLine()}\n`);
   process.exit(0);
 }
 

@@ -3,11 +3,15 @@ import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { amaWorkerBuild, installedSdkVersion, sdkUnderTest } from "../../../scripts/sdk-matrix/versions.mjs";
+import manifest from "../package.json" with { type: "json" };
 
 const run = promisify(execFile);
-// The built package (the test task builds first): the bin file exists only in dist.
-const distIndex = new URL("../dist/index.js", import.meta.url).href;
+// The built package (the test task builds first): the bin file exists only in a build, the one whose bin
+// inlines the SDK this run tests against.
+const distIndex = pathToFileURL(amaWorkerBuild(sdkUnderTest())).href;
 const { installAmaWorkerBin } = (await import(distIndex)) as typeof import("../src/install.js");
 const directory = await mkdtemp(join(tmpdir(), "oma-ama-worker-"));
 afterAll(() => rm(directory, { recursive: true, force: true }));
@@ -17,7 +21,7 @@ describe("oma-ama-worker bin", () => {
     const bin = await installAmaWorkerBin(directory);
     expect((await stat(bin)).mode & 0o111).not.toBe(0);
     const { stdout } = await run(bin, ["--version"], { env: { PATH: `${directory}:/usr/bin:/bin` } });
-    expect(stdout).toContain("ama-worker-v1");
+    expect(stdout).toBe(`oma-ama-worker ${manifest.version} (ama-worker-v1) @anthropic-ai/sdk ${installedSdkVersion(sdkUnderTest())}\n`);
   });
 
   it("fails with the missing variable's name and never a value", async () => {

@@ -11,7 +11,7 @@ import { workRoutes } from "./http/work-routes.js";
 import { type LocalControlPlaneOptions, resolveOptions } from "./options.js";
 import { createControlPlaneState } from "./state/control-plane-state.js";
 import { toWire } from "./state/work-wire.js";
-import type { ToolCall } from "./wire/admin-schemas.js";
+import { type ToolCall, type ToolCallGate, toolCallSchema } from "./wire/admin-schemas.js";
 import type { WebhookDelivery } from "./webhooks.js";
 
 /** A running local control plane. Its methods mirror the admin API. */
@@ -33,8 +33,14 @@ export interface LocalControlPlane {
   }): { readonly id: string };
   /** Stores a skill version (a zip or tar archive); without `skillId`, a new skill. */
   uploadSkill(input: { readonly name: string; readonly archive: Uint8Array; readonly description?: string; readonly skillId?: string }): { readonly skillId: string; readonly version: string };
-  /** Queues a scripted user turn; it starts (queues its work item) once the session is idle with no live item. */
-  queueTurn(sessionId: string, turn: { readonly message?: string; readonly toolCalls: readonly ToolCall[]; readonly finalMessage?: string }): ReturnType<typeof turnToWire>;
+  /**
+   * Queues a scripted user turn; it starts (queues its work item) once the session is idle with no live item.
+   * `gate` (default `evaluated_permission`) is how the session shows the worker which calls it waits on.
+   */
+  queueTurn(
+    sessionId: string,
+    turn: { readonly message?: string; readonly toolCalls: readonly ToolCall[]; readonly finalMessage?: string; readonly gate?: ToolCallGate },
+  ): ReturnType<typeof turnToWire>;
   /** Queues a health-check work item. */
   queueHealthcheck(environmentId: string): { readonly workId: string };
   /** Stores a file sessions may mount; served at `GET /v1/files/{id}/content`. */
@@ -108,7 +114,12 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
     },
     queueTurn(sessionId, turn) {
       const session = state.sessions.get(sessionId);
-      const queued = state.sessions.queueTurn(sessionId, { message: turn.message ?? "(scripted turn)", toolCalls: turn.toolCalls, ...(turn.finalMessage !== undefined ? { finalMessage: turn.finalMessage } : {}) });
+      const queued = state.sessions.queueTurn(sessionId, {
+        message: turn.message ?? "(scripted turn)",
+        toolCalls: turn.toolCalls.map((call) => toolCallSchema.parse(call)),
+        ...(turn.finalMessage !== undefined ? { finalMessage: turn.finalMessage } : {}),
+        ...(turn.gate !== undefined ? { gate: turn.gate } : {}),
+      });
       return turnToWire(session, queued);
     },
     queueHealthcheck(environmentId) {

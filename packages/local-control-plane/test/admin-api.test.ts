@@ -71,6 +71,18 @@ describe("the admin API over HTTP", () => {
     expect(await admin("POST", "/admin/v1/work/work_missing/stop", {})).toMatchObject({ status: 404, body: { code: "not_found" } });
   });
 
+  it("scripts a turn's gate and each call's permission, and refuses values the model does not have", async () => {
+    const environment = plane.createEnvironment();
+    const session = plane.createSession({ environmentId: environment.id });
+    const path = `/admin/v1/sessions/${session.id}/turns`;
+    const calls = [{ name: "bash", input: { command: "true" }, permission: "deny" }, { name: "glob", input: { pattern: "*" } }];
+    expect(await admin("POST", path, { tool_calls: calls, gate: "ask" })).toMatchObject({ status: 400, body: { code: "invalid_request" } });
+    expect(await admin("POST", path, { tool_calls: [{ ...calls[0], permission: "ask" }] })).toMatchObject({ status: 400, body: { code: "invalid_request" } });
+    expect(await admin("POST", path, { tool_calls: calls, gate: "requires_action" })).toMatchObject({ status: 201, body: { gate: "requires_action", tool_calls: 2 } });
+    const transcript = await admin("GET", `/admin/v1/sessions/${session.id}/transcript`);
+    expect(transcript.body.entries).toEqual([expect.objectContaining({ name: "bash", permission: "deny", result: null }), expect.objectContaining({ name: "glob", permission: "allow", result: null })]);
+  });
+
   it("uploads files and queues health checks", async () => {
     const upload = await fetch(`${plane.url}/admin/v1/files?filename=data.bin`, { method: "POST", headers: { authorization: `Bearer ${plane.adminToken}` }, body: new Uint8Array([1, 2, 3]) });
     expect(await upload.json()).toMatchObject({ type: "file", filename: "data.bin", size_bytes: 3 });

@@ -14,6 +14,7 @@ export {
   type ProviderWorkspaceStrategy,
 } from "./options.js";
 export { CHECKPOINT_METADATA_KEY, CHECKPOINT_HASH_METADATA_KEY } from "./checkpoint-handle.js";
+export { HARNESS_VERSION_METADATA_KEY } from "./sandbox-port.js";
 export { WORKSPACE_STRATEGY_METADATA_KEY } from "./workspace-port.js";
 export { OUTPUT_PREFIX_METADATA_KEY } from "./outputs/outputs-port.js";
 export {

@@ -68,7 +68,13 @@ export function createProviderManagedRuntime<R extends ManagedSandboxRuntime>(op
   });
   return {
     providerName: resolved.providerName,
-    sandbox: createProviderSandboxPort({ options: resolved, registry, readinessCommand }),
+    sandbox: createProviderSandboxPort({
+      options: resolved,
+      registry,
+      readinessCommand,
+      // oma-ama-worker answers --version with its own and its SDK's version; another harness may not.
+      reportHarnessVersion: resolved.profile?.driver.type === "ama_worker" && readinessCommand === resolved.profile.driver.process.command,
+    }),
     workspace: createProviderWorkspacePort({ options: resolved, registry }),
     outputs: createProviderOutputsPort({ options: resolved, registry }),
     harnessDriver: createAmaWorkerHarnessDriver({ registry, drivers: resolved.drivers }),

@@ -22,7 +22,12 @@ export interface ProviderSandboxPortDependencies<R extends ManagedSandboxRuntime
   readonly registry: RuntimeRegistry<R>;
   /** Executable the readiness probe checks. */
   readonly readinessCommand: string;
+  /** The probe also records what `<readinessCommand> --version` prints in the lease (the AMA worker lane). */
+  readonly reportHarnessVersion?: boolean;
 }
+
+/** Lease metadata key of the harness's `--version` line, so an operator sees which worker build ran an item. */
+export const HARNESS_VERSION_METADATA_KEY = "oma.harness.version";
 
 /**
  * The managed sandbox port over a provider: acquire creates (or restores from the workspace binding's
@@ -45,7 +50,7 @@ export function createProviderSandboxPort<R extends ManagedSandboxRuntime>(depen
     }
   };
 
-  const prepareRuntime = async (runtime: R, signal: AbortSignal): Promise<string> => {
+  const prepareRuntime = async (runtime: R, signal: AbortSignal): Promise<{ runtimeId: string; version: string | null }> => {
     const handle = runtime.runtimeHandle();
     if (handle.provider !== providerName) {
       throw new ProviderMismatchError({
@@ -54,10 +59,15 @@ export function createProviderSandboxPort<R extends ManagedSandboxRuntime>(depen
       });
     }
     const { timeoutMs } = options.readiness ?? {};
-    await verifyRuntimeEnvironment(runtime, { command: dependencies.readinessCommand, signal, ...(timeoutMs ? { timeoutMs } : {}) });
+    const ready = await verifyRuntimeEnvironment(runtime, {
+      command: dependencies.readinessCommand,
+      signal,
+      reportVersion: dependencies.reportHarnessVersion ?? false,
+      ...(timeoutMs ? { timeoutMs } : {}),
+    });
     await runtime.renewLease({ ttlMs: options.leaseTtlMs });
     throwIfAborted(signal, "acquire");
-    return handle.runtimeId;
+    return { runtimeId: handle.runtimeId, version: ready.version ?? null };
   };
 
   return {
@@ -76,16 +86,17 @@ export function createProviderSandboxPort<R extends ManagedSandboxRuntime>(depen
         source: "workspace binding",
       });
       const runtime = await startRuntime(input, checkpoint);
-      let runtimeId: string;
+      let prepared: { runtimeId: string; version: string | null };
       try {
         // A provider that could not journal before starting is journaled now, before anything else runs.
         await input.journal?.record({ provider: providerName, runtimeId: runtime.runtimeHandle().runtimeId });
-        runtimeId = await prepareRuntime(runtime, input.signal);
+        prepared = await prepareRuntime(runtime, input.signal);
       } catch (error) {
         throw await discardRuntime(runtime, providerFailure(error, "runtime failed before its lease was published"));
       }
       registry.adopt(runtime);
-      return { provider: providerName, runtimeId };
+      const { runtimeId, version } = prepared;
+      return { provider: providerName, runtimeId, ...(version === null ? {} : { metadata: { [HARNESS_VERSION_METADATA_KEY]: version } }) };
     },
 
     async heartbeat({ scope, fence, lease }) {

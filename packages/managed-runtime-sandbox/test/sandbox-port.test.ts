@@ -1,8 +1,9 @@
 import { ManagedRuntimeError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
-import { describe, expect, it } from "vitest";
-import { createProviderManagedRuntime } from "../src/index.js";
+import { rm } from "node:fs/promises";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { HARNESS_VERSION_METADATA_KEY, createProviderManagedRuntime } from "../src/index.js";
 import { createScriptedProvider } from "./fixtures/scripted-provider.js";
-import { FENCE_TOKEN, baseOptions, checkpointPlan, fenceFor, localWorld, scopeFor, signal } from "./fixtures/world.js";
+import { FENCE_TOKEN, amaProfile, baseOptions, checkpointPlan, fenceFor, localWorld, scopeFor, signal } from "./fixtures/world.js";
 
 const scope = scopeFor();
 const fence = fenceFor(scope);
@@ -182,5 +183,47 @@ describe("write-ahead journal binding", () => {
     const runtime = createProviderManagedRuntime(baseOptions(provider));
     await expect(runtime.sandbox.acquire({ ...acquireInput(), journal: journaling(() => Promise.reject(new Error("store down"))) })).rejects.toThrow(/store down/);
     expect(provider.runtimes.get("scripted-1")?.destroyCalls).toBe(1);
+  });
+});
+
+describe("the harness version in the lease", () => {
+  /**
+   * An executable that answers `--version` with `line`, beside the AMA worker bin's folder under /opt, which
+   * the confined local runtime sees (it does not see the host's temporary folder).
+   */
+  const fakeHarness = async (line: string) => {
+    const { mkdtemp, writeFile, chmod, mkdir } = await import("node:fs/promises");
+    const { dirname, join } = await import("node:path");
+    const parent = dirname(process.env.OMA_AMA_WORKER_BIN_DIR ?? "/opt/open-managed-agents/bin");
+    await mkdir(parent, { recursive: true });
+    const directory = await mkdtemp(join(parent, "fake-harness-"));
+    onTestFinished(() => rm(directory, { recursive: true, force: true }));
+    const path = join(directory, "fake-harness");
+    await writeFile(path, `#!/bin/sh\n[ "$1" = --version ] && printf '%s\\n' '${line}' 'second line'\nexit 0\n`);
+    await chmod(path, 0o755);
+    return { path };
+  };
+
+  it("records the first line of an AMA worker profile's --version, so an operator sees which worker ran", async () => {
+    const harness = await fakeHarness("oma-ama-worker 9.9.9 (ama-worker-v1) @anthropic-ai/sdk 1.17.0");
+    const { runtime } = localWorld({ readiness: undefined, profile: amaProfile(harness.path) });
+    const lease = await runtime.sandbox.acquire(acquireInput());
+    expect(lease.metadata).toEqual({ [HARNESS_VERSION_METADATA_KEY]: "oma-ama-worker 9.9.9 (ama-worker-v1) @anthropic-ai/sdk 1.17.0" });
+    expect(HARNESS_VERSION_METADATA_KEY).toBe("oma.harness.version");
+    await runtime.sandbox.terminate({ scope, fence, lease, reason: "completed" });
+  });
+
+  it("asks nothing of a harness other than the profile's AMA worker command", async () => {
+    const harness = await fakeHarness("never asked");
+    const configured = localWorld({ readiness: { command: harness.path }, profile: amaProfile("sh") });
+    const lease = await configured.runtime.sandbox.acquire(acquireInput());
+    expect(lease.metadata).toBeUndefined();
+    const plain = localWorld({ readiness: { command: harness.path } });
+    expect((await plain.runtime.sandbox.acquire(acquireInput())).metadata).toBeUndefined();
+  });
+
+  it("leaves the version out when the AMA worker command prints none", async () => {
+    const { runtime } = localWorld({ readiness: undefined, profile: amaProfile("true") });
+    expect((await runtime.sandbox.acquire(acquireInput())).metadata).toBeUndefined();
   });
 });

@@ -104,3 +104,18 @@ describe("verifyRuntimeEnvironment (output checks)", () => {
     expect(error.message).toContain("socket closed");
   });
 });
+
+describe("verifyRuntimeEnvironment with reportVersion", () => {
+  it("returns the first printable line after the marker, and null when the command prints none", async () => {
+    await sandbox.writeFile("/workspace/versioned", "#!/bin/sh\n[ \"$1\" = --version ] && printf 'tool 1.2.3\\001\\nmore\\n'\nexit 0\n");
+    await sandbox.exec("chmod +x /workspace/versioned");
+    const result = await verifyRuntimeEnvironment(sandbox, { command: "/workspace/versioned", reportVersion: true });
+    expect(result.version).toBe("tool 1.2.3");
+    expect((await verifyRuntimeEnvironment(sandbox, { command: "true", reportVersion: true })).version).toBeNull();
+    expect(await verifyRuntimeEnvironment(sandbox, { command: "/workspace/versioned" })).not.toHaveProperty("version");
+  });
+
+  it("still fails the probe on a missing harness, whatever --version would print", async () => {
+    expect((await failure(verifyRuntimeEnvironment(sandbox, { command: "openma-missing-harness", reportVersion: true }))).code).toBe("readiness_failed");
+  });
+});

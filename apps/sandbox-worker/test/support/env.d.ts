@@ -9,6 +9,7 @@ declare global {
       readonly OMA_TEST_CONTAINER_URL: string;
       readonly OMA_TEST_CONTAINER_TOKEN: string;
       readonly TEST_ENVIRONMENT: TestEnvironment;
+      readonly TEST_SDK_VERSION: string;
     }
   }
 }

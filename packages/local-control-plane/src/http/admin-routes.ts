@@ -30,7 +30,7 @@ import type { Route, RouteContext } from "./router.js";
 
 /** Wire form of a turn. */
 export function turnToWire(session: SessionRecord, turn: Turn) {
-  return { type: "turn" as const, id: turn.id, session_id: session.id, state: turn.state, tool_calls: turn.script.length, work_ids: [...turn.workIds] };
+  return { type: "turn" as const, id: turn.id, session_id: session.id, state: turn.state, gate: turn.gate, tool_calls: turn.script.length, work_ids: [...turn.workIds] };
 }
 
 /** Wire form of a session's transcript. */
@@ -43,6 +43,7 @@ export function transcriptToWire(session: SessionRecord) {
       tool_use_id: entry.toolUseId,
       name: entry.name,
       input: { ...entry.input },
+      permission: entry.permission,
       work_id: entry.workId,
       requested_at: entry.requestedAt,
       answered_at: entry.answeredAt,
@@ -107,7 +108,7 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
         admin(context);
         const body = await readJson(context.request, queueTurnBodySchema, "queue turn body", limits.maxBodyBytes);
         const session = state.sessions.get(context.params.session_id!);
-        const turn = state.sessions.queueTurn(session.id, { message: body.message, toolCalls: body.tool_calls, ...(body.final_message !== undefined ? { finalMessage: body.final_message } : {}) });
+        const turn = state.sessions.queueTurn(session.id, { message: body.message, toolCalls: body.tool_calls, gate: body.gate, ...(body.final_message !== undefined ? { finalMessage: body.final_message } : {}) });
         sendJson(context.response, 201, turnSchema, turnToWire(session, turn));
       },
     },

@@ -78,10 +78,25 @@ export async function readJson<S extends z.ZodType>(request: IncomingMessage, sc
   return parseRecord(schema, value, { record });
 }
 
-/** Parses a URL's query with `schema` (each key once). */
+/**
+ * Parses a URL's query with `schema` the way the SDK serialises one (`qs` with `arrayFormat: "brackets"`):
+ * a key ending in `[]` collects its repeated values into an array under the name without the brackets
+ * (`types[]=a&types[]=b` is `{types: ["a", "b"]}`), a bracketed key such as `created_at[gt]` is a key
+ * of its own, and any other key given twice is refused.
+ */
 export function parseQuery<S extends z.ZodType>(url: URL, schema: S, record: string): z.output<S> {
-  const query: Record<string, string> = {};
+  const query: Record<string, string | string[]> = {};
   for (const [key, value] of url.searchParams) {
+    if (key.endsWith("[]")) {
+      const name = key.slice(0, -2);
+      const values = query[name];
+      if (typeof values === "string") {
+        const message = `${record}: query parameter ${name} given both as a value and as a list`;
+        throw createError("invalid_request", { message, context: { record, key: name } });
+      }
+      query[name] = [...(values ?? []), value];
+      continue;
+    }
     if (key in query) throw createError("invalid_request", { message: `${record}: query parameter ${key} given twice`, context: { record, key } });
     query[key] = value;
   }

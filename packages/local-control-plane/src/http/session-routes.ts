@@ -1,15 +1,31 @@
 import { createError } from "@open-managed-agents/runtime-resource-contract";
-import * as z from "zod";
 import type { ControlPlaneState } from "../state/control-plane-state.js";
 import { sessionToWire } from "../state/sessions.js";
-import { eventListQuerySchema, eventListSchema, sendEventsBodySchema, sendEventsResponseSchema, sessionEventSchema } from "../wire/event-schemas.js";
+import {
+  type EventListQuery,
+  type SessionEventWire,
+  eventListQuerySchema,
+  eventListSchema,
+  eventStreamQuerySchema,
+  sendEventsBodySchema,
+  sendEventsResponseSchema,
+  sessionEventSchema,
+} from "../wire/event-schemas.js";
 import { sessionSchema } from "../wire/session-schemas.js";
 import { authenticate, requireBeta, requireSessionCredential } from "./auth.js";
 import { parseQuery, readJson, sendJson } from "./respond.js";
 import type { Route, RouteContext } from "./router.js";
 
-const streamQuerySchema = z.object({ event_deltas: z.string().optional() }).strict();
 const SSE_PING_MS = 15_000;
+
+/** Whether `event` passes the list query's `types` and `created_at` filters (compared with `processed_at`). */
+function matchesListQuery(event: SessionEventWire, query: EventListQuery): boolean {
+  if (query.types !== undefined && !query.types.includes(event.type)) return false;
+  const at = Date.parse(event.processed_at);
+  const { "created_at[gt]": gt, "created_at[gte]": gte, "created_at[lt]": lt, "created_at[lte]": lte } = query;
+  const after = (gt === undefined || at > gt) && (gte === undefined || at >= gte);
+  return after && (lt === undefined || at < lt) && (lte === undefined || at <= lte);
+}
 
 /** Sessions retrieve, events list/send/stream (SSE), and file content. */
 export function sessionRoutes(state: ControlPlaneState, limits: { readonly maxBodyBytes: number }): Route[] {
@@ -31,7 +47,8 @@ export function sessionRoutes(state: ControlPlaneState, limits: { readonly maxBo
       path: "/v1/sessions/:session_id/events/stream",
       handler: (context) => {
         const session = open(context);
-        parseQuery(context.url, streamQuerySchema, "event stream query");
+        // Deltas are previews of model output; the scripted agent has none, so a request for them streams events only.
+        parseQuery(context.url, eventStreamQuerySchema, "event stream query");
         const { response } = context;
         response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
         response.flushHeaders();
@@ -55,7 +72,8 @@ export function sessionRoutes(state: ControlPlaneState, limits: { readonly maxBo
       handler: (context) => {
         const session = open(context);
         const query = parseQuery(context.url, eventListQuerySchema, "event list query");
-        const ordered = query.order === "desc" ? [...session.events].reverse() : session.events;
+        const matching = session.events.filter((event) => matchesListQuery(event, query));
+        const ordered = query.order === "desc" ? matching.reverse() : matching;
         const start = query.page === undefined ? 0 : Number(query.page);
         const limit = query.limit ?? 100;
         const page = ordered.slice(start, start + limit);

@@ -9,6 +9,8 @@ import {
   queueStatsSchema,
   emptyBodySchema,
   stopBodySchema,
+  updateBodySchema,
+  WORK_METADATA_LIMITS,
   workItemSchema,
   workListSchema,
 } from "../wire/work-schemas.js";
@@ -16,7 +18,7 @@ import { authenticate, requireApiKey, requireBeta, requireEnvironmentKey, requir
 import { parseQuery, readJson, sendJson } from "./respond.js";
 import type { Route, RouteContext } from "./router.js";
 
-/** The Work API: poll, ack, heartbeat, stop, stats, list, retrieve. */
+/** The Work API: poll, ack, heartbeat, stop, stats, list, retrieve, update. */
 export function workRoutes(state: ControlPlaneState, limits: { readonly maxBodyBytes: number }): Route[] {
   const prefix = "/v1/environments/:environment_id/work";
   const open = (context: RouteContext) => {
@@ -78,6 +80,17 @@ export function workRoutes(state: ControlPlaneState, limits: { readonly maxBodyB
         const { principal, environment } = open(context);
         requireApiKey(principal);
         sendJson(context.response, 200, workItemSchema, toWire(state.work.get(environment.id, context.params.work_id!), false));
+      },
+    },
+    {
+      method: "POST",
+      path: `${prefix}/:work_id`,
+      handler: async (context) => {
+        const { principal, environment } = open(context);
+        requireApiKey(principal);
+        const body = await readJson(context.request, updateBodySchema, "work update body", limits.maxBodyBytes);
+        const work = state.work.updateMetadata(environment.id, context.params.work_id!, body.metadata ?? {}, WORK_METADATA_LIMITS.keys);
+        sendJson(context.response, 200, workItemSchema, toWire(work, false));
       },
     },
     {

@@ -1,6 +1,6 @@
 import { createError } from "@open-managed-agents/runtime-resource-contract";
 import type { ControlPlaneObserver } from "../events.js";
-import type { ToolCall } from "../wire/admin-schemas.js";
+import type { ScriptedToolCall } from "../wire/admin-schemas.js";
 import type { EventParams, SessionEventWire, UserEventWire } from "../wire/event-schemas.js";
 import type { SessionWire } from "../wire/session-schemas.js";
 import type { Clock } from "./clock.js";
@@ -49,14 +49,38 @@ export function createSessions(options: SessionsOptions) {
 
   const current = (session: SessionRecord) => session.turns.find((turn) => turn.state === "running");
 
-  /** Emits the next scripted tool call, or the final message and `end_turn` idle when the script is done. */
+  /**
+   * Emits the scripted tool calls up to the next one the worker must answer, then waits for its result; a
+   * denied call is resolved by the platform at once. With the `requires_action` gate an allowed call goes out
+   * without a verdict and the session idles listing it. When the script is done the turn ends (`end_turn`).
+   */
   const advance = (session: SessionRecord, turn: Turn) => {
-    const call = turn.script[turn.next];
-    if (call) {
-      const event = append(session, { ...stamp(), type: "agent.tool_use", name: call.name, input: call.input, evaluated_permission: "allow" });
-      turn.outstanding = event.id;
+    for (let call = turn.script[turn.next]; call; call = turn.script[turn.next]) {
+      const gated = call.permission === "allow" && turn.gate === "requires_action";
+      const verdict = gated ? {} : { evaluated_permission: call.permission };
+      const event = append(session, { ...stamp(), type: "agent.tool_use", name: call.name, input: call.input, ...verdict });
       options.observe({ type: "tool_use", sessionId: session.id, turnId: turn.id, toolUseId: event.id, name: call.name });
-      session.transcript.push({ turnId: turn.id, toolUseId: event.id, name: call.name, input: call.input, result: null, requestedAt: event.processed_at, answeredAt: null, workId: turn.workIds.at(-1) ?? null });
+      session.transcript.push({
+        turnId: turn.id,
+        toolUseId: event.id,
+        name: call.name,
+        input: call.input,
+        permission: call.permission,
+        result: null,
+        requestedAt: event.processed_at,
+        answeredAt: null,
+        workId: turn.workIds.at(-1) ?? null,
+      });
+      if (call.permission === "deny") {
+        turn.next += 1;
+        continue;
+      }
+      turn.outstanding = event.id;
+      if (gated) {
+        session.status = "idle";
+        const stopReason = { type: "requires_action" as const, event_ids: [event.id] };
+        append(session, { ...stamp(), type: "session.status_idle", stop_reason: stopReason, stop_details: null });
+      }
       return;
     }
     finish(session, turn);
@@ -118,6 +142,11 @@ export function createSessions(options: SessionsOptions) {
     options.observe({ type: "tool_result", sessionId: session.id, toolUseId: params.tool_use_id, isError: params.is_error ?? false });
     if (turn && turn.outstanding === params.tool_use_id) {
       turn.next += 1;
+      if (session.status === "idle") {
+        // The answer to a `requires_action` idle resumes the session.
+        session.status = "running";
+        append(session, { ...stamp(), type: "session.status_running" });
+      }
       advance(session, turn);
     }
     return event;
@@ -146,10 +175,10 @@ export function createSessions(options: SessionsOptions) {
     },
     get,
     /** Queues a scripted turn; it starts when the session is idle and holds no live work item. */
-    queueTurn(sessionId: string, input: { message: string; toolCalls: readonly ToolCall[]; finalMessage?: string }): Turn {
+    queueTurn(sessionId: string, input: { message: string; toolCalls: readonly ScriptedToolCall[]; finalMessage?: string; gate?: Turn["gate"] }): Turn {
       const session = get(sessionId);
       if (session.status === "terminated") throw createError("invalid_request", { message: `session ${sessionId} is terminated`, context: { sessionId } });
-      const turn: Turn = { id: newId("turn"), message: input.message, script: [...input.toolCalls], ...(input.finalMessage !== undefined ? { finalMessage: input.finalMessage } : {}), next: 0, outstanding: null, state: "pending", workIds: [] };
+      const turn: Turn = { id: newId("turn"), message: input.message, script: [...input.toolCalls], ...(input.finalMessage !== undefined ? { finalMessage: input.finalMessage } : {}), gate: input.gate ?? "evaluated_permission", next: 0, outstanding: null, state: "pending", workIds: [] };
       session.turns.push(turn);
       startNext(session);
       return turn;
@@ -178,7 +207,7 @@ export function createSessions(options: SessionsOptions) {
 /** The sessions module's type. */
 export type Sessions = ReturnType<typeof createSessions>;
 
-const toolConfig = <N extends ToolCall["name"]>(name: N) => ({ type: name, name, enabled: true, permission_policy: { type: "always_allow" as const } });
+const toolConfig = <N extends ScriptedToolCall["name"]>(name: N) => ({ type: name, name, enabled: true, permission_policy: { type: "always_allow" as const } });
 
 /** Wire form of a session. */
 export function sessionToWire(session: SessionRecord): SessionWire {

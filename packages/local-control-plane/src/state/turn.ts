@@ -1,11 +1,13 @@
-import type { ToolCall } from "../wire/admin-schemas.js";
+import type { ScriptedToolCall } from "../wire/admin-schemas.js";
 
 /** A scripted user turn: a message and the tool calls the agent answers it with, one at a time. */
 export interface Turn {
   readonly id: string;
   readonly message: string;
-  readonly script: readonly ToolCall[];
+  readonly script: readonly ScriptedToolCall[];
   readonly finalMessage?: string;
+  /** How the session shows the worker which calls it waits on (see `queueTurnBodySchema`). */
+  readonly gate: "evaluated_permission" | "requires_action";
   /** Index of the next tool call to emit. */
   next: number;
   /** Id of the `agent.tool_use` event awaiting its `user.tool_result`. */
@@ -19,8 +21,10 @@ export interface Turn {
 export interface TranscriptEntry {
   readonly turnId: string;
   readonly toolUseId: string;
-  readonly name: ToolCall["name"];
+  readonly name: ScriptedToolCall["name"];
   readonly input: Readonly<Record<string, unknown>>;
+  /** The platform's verdict: a denied call is never run nor answered, and the turn moves past it. */
+  readonly permission: ScriptedToolCall["permission"];
   /** The work item that was current when the call was emitted. */
   readonly workId: string | null;
   readonly requestedAt: string;

@@ -188,7 +188,10 @@ export function createWorkQueue(options: WorkQueueOptions) {
         return { last_heartbeat: work.lastHeartbeat ?? "", lease_extended: false, state: work.state, ttl_seconds: work.ttlSeconds };
       }
       const stored = work.lastHeartbeat ?? NO_HEARTBEAT;
-      if (work.state === "queued" || (query.expectedLastHeartbeat !== undefined && query.expectedLastHeartbeat !== stored)) {
+      // A first heartbeat claims a polled item's lease even before its ack (SDK 1.17's handleItem starts so).
+      const claims = work.state === "queued" && work.polledAt !== null && query.expectedLastHeartbeat === NO_HEARTBEAT;
+      const stale = query.expectedLastHeartbeat !== undefined && query.expectedLastHeartbeat !== stored;
+      if ((work.state === "queued" && !claims) || stale) {
         options.observe({ type: "heartbeat_refused", workId, environmentId, state: work.state });
         throw new HeartbeatPreconditionFailedError({
           message: work.state === "queued" ? `work item ${workId} holds no lease (it is queued)` : `expected_last_heartbeat does not match the stored heartbeat of work item ${workId}`,
@@ -201,7 +204,9 @@ export function createWorkQueue(options: WorkQueueOptions) {
       work.lastHeartbeat = stamp();
       work.latestHeartbeatAt = now;
       work.leaseExpiresAt = now + work.ttlSeconds * 1000;
-      if (work.state === "starting") Object.assign(work, { state: "active", startedAt: now });
+      if (claims) options.observe({ type: "work_acknowledged", workId, environmentId });
+      if (work.state === "queued") work.acknowledgedAt = now;
+      if (work.state === "queued" || work.state === "starting") Object.assign(work, { state: "active", startedAt: now });
       return { last_heartbeat: work.lastHeartbeat, lease_extended: true, state: work.state, ttl_seconds: work.ttlSeconds };
     },
 
@@ -221,6 +226,26 @@ export function createWorkQueue(options: WorkQueueOptions) {
         work.state = "stopping";
         options.observe({ type: "work_stopping", workId, environmentId });
       }
+      return work;
+    },
+
+    /**
+     * Merges `patch` into the item's metadata (`null` deletes a key). A result with more than `maxKeys` keys is
+     * refused and changes nothing.
+     */
+    updateMetadata(environmentId: string, workId: string, patch: Readonly<Record<string, string | null>>, maxKeys: number): WorkRecord {
+      const work = get(environmentId, workId);
+      const merged: Record<string, string> = { ...work.metadata };
+      for (const [key, value] of Object.entries(patch)) {
+        if (value === null) delete merged[key];
+        else merged[key] = value;
+      }
+      if (Object.keys(merged).length > maxKeys) {
+        const keys = Object.keys(merged).length;
+        throw createError("invalid_request", { message: `work item metadata holds at most ${maxKeys} keys`, context: { workId, keys } });
+      }
+      for (const key of Object.keys(work.metadata)) delete work.metadata[key];
+      Object.assign(work.metadata, merged);
       return work;
     },
 

@@ -8,10 +8,23 @@ export const createEnvironmentBodySchema = z.object({ name: z.string().min(1).ma
 /** The agent toolset's tool names: what a scripted turn may call. */
 export const toolNameSchema = z.enum(["bash", "read", "write", "edit", "glob", "grep"]);
 
-/** One scripted tool call of a turn. */
-export const toolCallSchema = z.object({ name: toolNameSchema, input: z.record(z.string(), z.unknown()) }).strict();
-/** A scripted tool call. */
-export type ToolCall = z.output<typeof toolCallSchema>;
+/**
+ * One scripted tool call of a turn. `permission` is the platform's verdict on it: `allow` (the default) lets
+ * the worker run it; `deny` refuses it on the platform's side, so the worker must neither run nor answer it.
+ */
+export const toolCallSchema = z
+  .object({
+    name: toolNameSchema,
+    input: z.record(z.string(), z.unknown()),
+    permission: z.enum(["allow", "deny"]).default("allow"),
+  })
+  .strict();
+/** A scripted tool call (`permission` defaults to `allow`). */
+export type ToolCall = z.input<typeof toolCallSchema>;
+/** A scripted tool call with its defaults applied. */
+export type ScriptedToolCall = z.output<typeof toolCallSchema>;
+/** How a turn's session gates its calls (see `queueTurnBodySchema`). */
+export type ToolCallGate = z.output<typeof queueTurnBodySchema>["gate"];
 
 /** Body of `POST /admin/v1/sessions`. */
 export const createSessionBodySchema = z
@@ -33,6 +46,12 @@ export const queueTurnBodySchema = z
     tool_calls: z.array(toolCallSchema).max(1000),
     /** Text the agent says before going idle. */
     final_message: z.string().optional(),
+    /**
+     * How the session tells the worker which allowed calls it waits on: `evaluated_permission` puts the verdict
+     * on each `agent.tool_use`; `requires_action` sends the call without one and idles with a
+     * `requires_action` stop reason listing it, resuming (`session.status_running`) once it is answered.
+     */
+    gate: z.enum(["evaluated_permission", "requires_action"]).default("evaluated_permission"),
   })
   .strict();
 
@@ -54,6 +73,7 @@ export const turnSchema = z
     id: z.string(),
     session_id: z.string(),
     state: z.enum(["pending", "running", "done"]),
+    gate: z.enum(["evaluated_permission", "requires_action"]),
     tool_calls: z.number().int().nonnegative(),
     work_ids: z.array(z.string()),
   })
@@ -66,6 +86,7 @@ export const transcriptEntrySchema = z
     tool_use_id: z.string(),
     name: toolNameSchema,
     input: z.record(z.string(), z.unknown()),
+    permission: z.enum(["allow", "deny"]),
     work_id: z.string().nullable(),
     requested_at: z.string(),
     answered_at: z.string().nullable(),

@@ -76,19 +76,22 @@ const integerParam = (min: number, max: number) =>
     .transform(Number)
     .pipe(z.number().int().min(min).max(max));
 
+/** A parameter the SDK's types allow to be `null`, which it sends as `key=`: the same as leaving it out. */
+const nullable = <S extends z.ZodType>(schema: S) => z.union([z.literal("").transform(() => undefined), schema]).optional();
+
 /** Query of `GET /v1/environments/{id}/work/poll`. */
 export const pollQuerySchema = z
   .object({
-    block_ms: integerParam(1, 999).optional(),
-    reclaim_older_than_ms: integerParam(0, 86_400_000).optional(),
+    block_ms: nullable(integerParam(1, 999)),
+    reclaim_older_than_ms: nullable(integerParam(0, 86_400_000)),
   })
   .strict();
 
 /** Query of `POST …/work/{id}/heartbeat`. */
 export const heartbeatQuerySchema = z
   .object({
-    desired_ttl_seconds: integerParam(1, 86_400).optional(),
-    expected_last_heartbeat: z.string().min(1).optional(),
+    desired_ttl_seconds: nullable(integerParam(1, 86_400)),
+    expected_last_heartbeat: nullable(z.string().min(1)),
   })
   .strict();
 
@@ -97,7 +100,22 @@ export const stopBodySchema = z.object({ force: z.boolean().optional() }).strict
 
 /** Query of `GET …/work` (list). */
 export const listQuerySchema = z
-  .object({ limit: integerParam(1, 1000).optional(), page: z.string().optional() })
+  .object({ limit: integerParam(1, 1000).optional(), page: nullable(z.string()) })
+  .strict();
+
+/** Most metadata keys a work item holds, and the longest key and value (limits of the local control plane). */
+export const WORK_METADATA_LIMITS = { keys: 16, keyLength: 64, valueLength: 512 } as const;
+
+/**
+ * Body of `POST …/work/{id}` (`BetaSelfHostedWorkUpdateRequest`): a metadata patch. A string upserts its key,
+ * `null` deletes it, and a missing `metadata` keeps the item's metadata as it is.
+ */
+export const updateBodySchema = z
+  .object({
+    metadata: z
+      .record(z.string().min(1).max(WORK_METADATA_LIMITS.keyLength), z.string().max(WORK_METADATA_LIMITS.valueLength).nullable())
+      .optional(),
+  })
   .strict();
 
 /** A body that must be empty or `{}` (ack, heartbeat). */
