@@ -1,12 +1,13 @@
 // Runs a package's SDK-facing suite once per SDK of the matrix (versions.mjs): `node sdk-matrix/run.mjs
-// <command> [arguments]`. Each run gets OMA_TEST_SDK and, for every SDK but the lowest, a bin folder of its
-// own below OMA_AMA_WORKER_BIN_DIR, so two suites running at once never swap each other's oma-ama-worker.
+// <command> [arguments]`. Each run gets OMA_TEST_SDK. The bin of each SDK's build installs into a folder
+// named by its own sha256 (ama-worker's default), so two suites running at once never swap each other's
+// oma-ama-worker; where OMA_AMA_WORKER_BIN_DIR names one folder, every SDK but the lowest gets a folder of
+// its own below it.
 // With OMA_TEST_SDK already set, only that SDK runs. Stops at the first run that fails, with its exit code.
 import { spawn } from "node:child_process";
 import { delimiter, join } from "node:path";
 import { SDK_MATRIX, WORKSPACE_ROOT, installedSdkVersion, sdkUnderTest } from "./versions.mjs";
 
-const DEFAULT_BIN_DIRECTORY = "/opt/open-managed-agents/bin";
 const [command, ...args] = process.argv.slice(2);
 if (!command) {
   process.stderr.write("usage: node scripts/sdk-matrix/run.mjs <command> [arguments]\n");
@@ -16,13 +17,9 @@ const PATH = [process.env.PATH, join(process.cwd(), "node_modules", ".bin"), joi
 const runs = process.env.OMA_TEST_SDK ? [sdkUnderTest()] : SDK_MATRIX;
 
 function runOnce(entry) {
-  const binDirectory = process.env.OMA_AMA_WORKER_BIN_DIR ?? DEFAULT_BIN_DIRECTORY;
-  const env = {
-    ...process.env,
-    PATH,
-    OMA_TEST_SDK: entry.name,
-    OMA_AMA_WORKER_BIN_DIR: entry.name === "lowest" ? binDirectory : join(binDirectory, `sdk-${entry.name}`),
-  };
+  const binDirectory = process.env.OMA_AMA_WORKER_BIN_DIR;
+  const env = { ...process.env, PATH, OMA_TEST_SDK: entry.name };
+  if (binDirectory && entry.name !== "lowest") env.OMA_AMA_WORKER_BIN_DIR = join(binDirectory, `sdk-${entry.name}`);
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: "inherit", env });
     const forward = (signal) => child.kill(signal);

@@ -27,8 +27,7 @@ it("gives an agent's tool call no credential of the worker: not in any process's
     return response;
   };
   const client = new Anthropic({ baseURL: stack.plane.url, apiKey: null, authToken: null, maxRetries: 0, fetch: recordSecrets });
-  const binDirectory = process.env.OMA_AMA_WORKER_BIN_DIR ?? "/opt/open-managed-agents/bin";
-  const worker = await stack.worker({ client, profileFor: () => amaWorkerProfile(binDirectory) });
+  const worker = await stack.worker({ client, profileFor: () => amaWorkerProfile(stack.binDirectory) });
   const session = stack.plane.createSession({ environmentId: stack.environment.id });
   const probe = await readFile(join(import.meta.dirname, "hostile", "credential-probes.sh"), "utf8");
   stack.plane.queueTurn(session.id, { toolCalls: [{ name: "bash", input: { command: probe } }] });

@@ -194,7 +194,8 @@ describe("the harness version in the lease", () => {
   const fakeHarness = async (line: string) => {
     const { mkdtemp, writeFile, chmod, mkdir } = await import("node:fs/promises");
     const { dirname, join } = await import("node:path");
-    const parent = dirname(process.env.OMA_AMA_WORKER_BIN_DIR ?? "/opt/open-managed-agents/bin");
+    const binDirectory = process.env.OMA_AMA_WORKER_BIN_DIR;
+    const parent = binDirectory ? dirname(binDirectory) : "/opt/open-managed-agents";
     await mkdir(parent, { recursive: true });
     const directory = await mkdtemp(join(parent, "fake-harness-"));
     onTestFinished(() => rm(directory, { recursive: true, force: true }));
