@@ -17,67 +17,77 @@ export interface ItemDone {
  * the published revision, the output manifest read back from the store, and each item's outcome. Lines are
  * printed in the order the service wrote them, reading a manifest included.
  */
-export function createServiceLogPrinter(options: { readonly outputStore: BlobStore; readonly onItemDone: (item: ItemDone) => void }) {
+export function createServiceLogPrinter(options: {
+  readonly outputStore: BlobStore;
+  readonly onItemDone: (item: ItemDone) => void;
+}) {
   let sdkVersion = "?";
   let itemStarted = 0;
   let queue = Promise.resolve();
   const print = async (line: ServiceLine): Promise<void> => {
-    const field = (name: string) => line[name];
+    const field = (name: string) => String(line[name]);
+    const phase = String(line.event).split(".")[0];
+    const moved = () => `${formatBytes(Number(line.bytes))} in ${field("objects")} objects`;
     switch (line.event) {
       case "service.started":
-        sdkVersion = String(field("sdkVersion") ?? "?");
-        say(`  fences   ${String(field("store"))}`);
-        say(`  service  started: driver ${String(field("driver"))}, concurrency ${String(field("concurrency"))}, @anthropic-ai/sdk ${sdkVersion}`);
+        sdkVersion = field("sdkVersion");
+        say(`  fences   ${field("store")}`);
+        say(`  service  started: driver ${field("driver")}, concurrency ${field("concurrency")}, @anthropic-ai/sdk ${sdkVersion}`);
         return;
       case "run.started":
         itemStarted = performance.now();
         say();
-        say(`work item ${String(field("workId"))} of ${String(field("sessionId"))} (claimed by oma-environment-worker with the SDK's WorkPoller, @anthropic-ai/sdk ${sdkVersion})`);
+        say(
+          `work item ${field("workId")} of ${field("sessionId")} (claimed by oma-environment-worker with the SDK's ` +
+            `WorkPoller, @anthropic-ai/sdk ${sdkVersion})`,
+        );
         return;
       case "transaction.step":
         return printStep(line, options.outputStore);
       case "checkpoint.transfer":
       case "restore.transfer":
-        say(`      ${line.event.split(".")[0]} transfer ${formatBytes(Number(field("bytes")))} in ${String(field("objects"))} objects`);
+        say(`      ${phase} transfer ${moved()}`);
         return;
       case "checkpoint.progress":
       case "restore.progress":
-        say(`      ${line.event.split(".")[0]} running ${(Number(field("elapsedMs")) / 1000).toFixed(0)} s, ${formatBytes(Number(field("bytes")))} so far`);
+        say(`      ${phase} running ${(Number(line.elapsedMs) / 1000).toFixed(0)} s, ${moved()} so far`);
         return;
       case "checkpoint.done":
       case "restore.done":
-        say(`      ${line.event.split(".")[0]} done: ${formatBytes(Number(field("bytes")))} in ${String(field("objects"))} objects, ${String(field("durationMs"))} ms`);
+        say(`      ${phase} done: ${moved()}, ${field("durationMs")} ms`);
         return;
       case "fence.published":
-        say(`  publish  session revision ${String(field("revision"))}, generation ${String(field("generation"))}`);
+        say(`  publish  session revision ${field("revision")}, generation ${field("generation")}`);
         return;
       case "work.done": {
         const seconds = itemStarted ? ` in ${((performance.now() - itemStarted) / 1000).toFixed(1)} s` : "";
-        const detail = field("code") ? ` (${String(field("code"))}: ${String(field("message"))})` : "";
-        say(`  result   ${String(field("outcome"))}${seconds}${detail}`);
+        const detail = line.code ? ` (${field("code")}: ${field("message")})` : "";
+        say(`  result   ${field("outcome")}${seconds}${detail}`);
         options.onItemDone({
-          workId: String(field("workId")),
-          sessionId: typeof field("sessionId") === "string" ? (field("sessionId") as string) : null,
-          outcome: String(field("outcome")),
+          workId: field("workId"),
+          sessionId: typeof line.sessionId === "string" ? line.sessionId : null,
+          outcome: field("outcome"),
         });
         return;
       }
       case "service.stopping":
         say();
-        say(`service stopping on ${String(field("signal"))}: no more claims, running items finish first`);
+        say(`service stopping on ${field("signal")}: no more claims, running items finish first`);
         return;
       case "service.stopped":
         say("service stopped");
         return;
       default:
         // Warnings and errors always show; other info lines (claims, polls, fences) are in the steps above.
-        if (line.level >= 40) say(`  ${line.level >= 50 ? "error" : "warn"}    ${String(line.event)} ${describe(line)}`);
+        if (line.level >= 40) say(`  ${line.level >= 50 ? "error" : "warn "}   ${String(line.event)} ${describe(line)}`);
     }
   };
   return {
     /** The service child's `onLine`. */
     line(line: ServiceLine): void {
-      queue = queue.then(() => print(line)).catch((error: unknown) => say(`  (could not print ${String(line.event)}: ${String(error)})`));
+      queue = queue
+        .then(() => print(line))
+        .catch((error: unknown) => say(`  (could not print ${String(line.event)}: ${String(error)})`));
     },
     /** Resolves once every line so far is printed. */
     flushed: () => queue,
@@ -88,7 +98,9 @@ async function printStep(line: ServiceLine, outputStore: BlobStore): Promise<voi
   const call = `${String(line.port)}.${String(line.call)}`;
   const failed = line.result === "ok" ? "" : `  failed: ${String(line.result)}`;
   say(`  ${call.padEnd(28)}${formatDuration(Number(line.durationMs))}${failed}`);
-  if (typeof line.harness === "string") say(`      worker  ${line.harness} (the lease's record of the bin the sandbox runs)`);
+  if (typeof line.harness === "string") {
+    say(`      worker  ${line.harness} (the lease's record of the bin the sandbox runs)`);
+  }
   const checkpoint = line.checkpoint as { id?: string; archive?: string; size?: number } | undefined;
   if (checkpoint?.id) {
     const size = checkpoint.size ? ` (${formatBytes(checkpoint.size)})` : "";
@@ -98,7 +110,9 @@ async function printStep(line: ServiceLine, outputStore: BlobStore): Promise<voi
   if (manifest?.id) {
     const read = await readOutputManifest(outputStore, manifest);
     say(`  outputs  manifest ${manifest.id} with ${read.entries.length} entries`);
-    for (const entry of read.entries) say(`           ${entry.logicalPath.padEnd(20)} ${formatBytes(entry.size).padStart(10)}  ${entry.contentHash}`);
+    for (const entry of read.entries) {
+      say(`           ${entry.logicalPath.padEnd(20)} ${formatBytes(entry.size).padStart(10)}  ${entry.contentHash}`);
+    }
   }
 }
 
