@@ -1,6 +1,7 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { installAmaWorkerBin } from "@open-managed-agents/ama-worker";
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { createFsBlobStore } from "@open-managed-agents/blob-store/fs";
@@ -15,7 +16,10 @@ export interface DemoEnvironment {
   readonly bridgeDescription: string;
   /** Directory on the sandbox's PATH holding `oma-ama-worker`. */
   readonly binDirectory: string;
+  /** Where the demo reads the published output manifests back. */
   readonly store: BlobStore;
+  /** `OMA_CHECKPOINT_STORE` for the service; unset for R2, which the bridge driver's env form names. */
+  readonly checkpointStoreUrl: string | undefined;
   readonly storeDescription: string;
   readonly workDirectory: string;
   stop(): Promise<void>;
@@ -65,7 +69,8 @@ export async function openDemoEnvironment(env: Env, controlPlaneUrl: string): Pr
     throw new UnconfinedRuntimeError(confinement);
   }
   const useR2 = Boolean(env.R2_ACCESS_KEY_ID || env.R2_SECRET_ACCESS_KEY || env.R2_ENDPOINT || env[CLOUDFLARE_BRIDGE_ENV_KEYS.bucket]);
-  const store = useR2 ? createR2BlobStoreFromEnv(env) : createFsBlobStore({ rootDir: join(workDirectory, "blobs") });
+  const blobDirectory = join(workDirectory, "blobs");
+  const store = useR2 ? createR2BlobStoreFromEnv(env) : createFsBlobStore({ rootDir: blobDirectory });
   return {
     bridgeUrl: local ? local.url : (env[CLOUDFLARE_BRIDGE_ENV_KEYS.url] as string),
     apiKey: local ? local.apiKey : (env[CLOUDFLARE_BRIDGE_ENV_KEYS.apiKey] as string),
@@ -74,7 +79,8 @@ export async function openDemoEnvironment(env: Env, controlPlaneUrl: string): Pr
       : `Cloudflare Sandbox Bridge at ${new URL(env[CLOUDFLARE_BRIDGE_ENV_KEYS.url] as string).origin}`,
     binDirectory,
     store,
-    storeDescription: useR2 ? `R2 bucket ${env[CLOUDFLARE_BRIDGE_ENV_KEYS.bucket]}` : `filesystem blob store in ${join(workDirectory, "blobs")}`,
+    checkpointStoreUrl: useR2 ? undefined : pathToFileURL(blobDirectory).href,
+    storeDescription: useR2 ? `R2 bucket ${env[CLOUDFLARE_BRIDGE_ENV_KEYS.bucket]}` : `filesystem blob store in ${blobDirectory}`,
     workDirectory,
     stop: async () => {
       await local?.stop();

@@ -22,21 +22,30 @@ function runDemo(extra: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; 
 }
 
 describe("pnpm demo", () => {
-  it("runs one session's two turns as claimed work: the AMA worker in the sandbox, checkpoint, restore", async () => {
+  it("runs one session's two turns through oma-environment-worker: the AMA worker in the sandbox, checkpoint, restore", async () => {
     const { code, stdout, stderr } = await runDemo();
     expect(stderr).not.toContain("demo failed");
     expect(stderr).not.toContain("demo refused");
     expect(code).toBe(0);
     expect(stdout).toMatch(/confined in bubblewrap/);
     const sdk = installedSdkVersion(sdkUnderTest()).replaceAll(".", "\\.");
-    expect(stdout.match(new RegExp(`work item work_\\S+ of sesn_\\S+ \\(claimed with the SDK's WorkPoller, @anthropic-ai/sdk ${sdk}\\)`, "g"))).toHaveLength(2);
+    expect(stdout.match(new RegExp(`work item work_\\S+ of sesn_\\S+ \\(claimed by oma-environment-worker with the SDK's WorkPoller, @anthropic-ai/sdk ${sdk}\\)`, "g"))).toHaveLength(2);
     expect(stdout.match(new RegExp(`worker {2}oma-ama-worker \\S+ \\(ama-worker-v1\\) @anthropic-ai/sdk ${sdk} `, "g"))).toHaveLength(2);
-    expect(stdout).toMatch(/fence\.acquire\s+\d+ ms/);
-    expect(stdout).toMatch(/harness\.run\s+\d+ ms/);
+    // The service is the bin, configured by variables, on the same SDK; its store is SQLite.
+    expect(stdout).toMatch(/service {2}\S+\/environment-worker-service\/dist\/bin\.js \(oma-environment-worker/);
+    expect(stdout).toMatch(new RegExp(`service {2}started: driver @open-managed-agents/managed-runtime-cloudflare-bridge, .*@anthropic-ai/sdk ${sdk}\n`));
+    expect(stdout).toMatch(/fences {3}SQLite \S+runtime\.sqlite/);
+    // Its transaction steps, in order, and checkpoint and restore progress.
+    expect(stdout).toMatch(/fence\.acquire\s+\d+ ms\n(.*\n)*?\s+sandbox\.acquire\s+\d+ ms\n(.*\n)*?\s+harnessDriver\.run\s+\d+ ms\n/);
     expect(stdout).toMatch(/workspace\.checkpoint\s+\d+ ms/);
+    expect(stdout.match(/checkpoint done: \S+ \S+ in \d+ objects, \d+ ms/g)).toHaveLength(2);
+    expect(stdout).toMatch(/restore done: \S+ \S+ in \d+ objects, \d+ ms/);
     expect(stdout).toMatch(/checkpoint wrc_[0-9a-f]+: archive sha256:[0-9a-f]{64}/);
     expect(stdout).toMatch(/report\.md/);
-    expect(stdout).toMatch(/session revision 2/);
+    expect(stdout).toMatch(/publish {2}session revision 2, generation 2/);
+    expect(stdout.match(/result {3}completed in \d+\.\d s/g)).toHaveLength(2);
+    // Stopped after the two items, by SIGTERM, which the service answers by exiting 0.
+    expect(stdout).toMatch(/service stopping on SIGTERM(.*\n)+service stopped\n/);
     expect(stdout).toMatch(/verified\.txt/);
     // The transcript: turn 1's agent wrote in /workspace, turn 2's agent read it back.
     expect(stdout).toMatch(/turn 1 {2}write \/workspace\/notes\/plan\.md/);
@@ -51,5 +60,6 @@ describe("pnpm demo", () => {
     expect(code).toBe(2);
     expect(stderr).toMatch(/demo refused: .*not "bubblewrap".*would run on this machine/);
     expect(stdout).not.toMatch(/work item work_/);
+    expect(stdout).not.toMatch(/service {2}/);
   });
 });

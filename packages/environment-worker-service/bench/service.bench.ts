@@ -28,7 +28,8 @@ const amaBin = await installAmaWorkerBin(process.env.OMA_AMA_WORKER_BIN_DIR);
 const BIN_DIRECTORY = dirname(amaBin);
 process.env.PATH = `${BIN_DIRECTORY}:${process.env.PATH ?? ""}`;
 const plane = await startLocalControlPlane();
-const bridge = await startLocalBridge();
+// The sandboxes' only way out: the control plane's origin, through the local stack's filtering proxy.
+const bridge = await startLocalBridge({ egressAllowList: [new URL(plane.url).host] });
 const rootDir = await mkdtemp(join(tmpdir(), "oma-bench-service-"));
 
 function queueItems(environmentId: string, count: number): string[] {

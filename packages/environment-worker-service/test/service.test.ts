@@ -20,7 +20,7 @@ const fetchText = async (url: string) => {
 
 describe("oma-environment-worker against the local control plane and the local stack", () => {
   it("runs two user turns, the second reading the first's files, and /metrics counts what ran", async () => {
-    const service = stack.start();
+    const service = stack.start({ OMA_LOG_LEVEL: "debug" });
     try {
       const http = await service.httpUrl();
       expect((await fetchText(`${http}/healthz`)).status).toBe(200);
@@ -116,6 +116,25 @@ describe("oma-environment-worker against the local control plane and the local s
       ).toBe(true);
       const ready = await fetchText(`${http}/readyz`);
       expect(ready.status).toBe(200);
+      // At debug, each timed port call of the transaction is a line, with the token-free records it made.
+      expect((await service.waitFor("service.started")).sdkVersion).toMatch(/^\d+\.\d+\.\d+/);
+      const steps = service.lines.filter(
+        (line) => line.event === "transaction.step" && line.sessionId === session.id
+      );
+      const step = (name: string) => steps.filter((line) => `${line.port}.${line.call}` === name);
+      expect(step("fence.acquire")).toHaveLength(2);
+      expect(step("harnessDriver.run").every((line) => line.result === "ok")).toBe(true);
+      expect(step("sandbox.acquire").map((line) => line.harness)).toEqual([
+        expect.stringMatching(/^oma-ama-worker /),
+        expect.stringMatching(/^oma-ama-worker /),
+      ]);
+      const checkpoints = step("workspace.checkpoint").map((line) => line.checkpoint as Record<string, unknown>);
+      expect(checkpoints).toHaveLength(2);
+      for (const checkpoint of checkpoints) {
+        expect(checkpoint.archive).toMatch(/^sha256:[0-9a-f]{64}$/);
+        expect(checkpoint.size).toBeGreaterThan(0);
+      }
+      expect(steps.every((line) => typeof line.durationMs === "number")).toBe(true);
     } finally {
       expect(await service.stop()).toBe(0);
     }

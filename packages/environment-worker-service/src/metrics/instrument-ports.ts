@@ -1,5 +1,5 @@
 import type { HostLogger } from "@open-managed-agents/managed-runtime-host";
-import { CHECKPOINT_METADATA_KEY } from "@open-managed-agents/managed-runtime-sandbox";
+import { CHECKPOINT_METADATA_KEY, HARNESS_VERSION_METADATA_KEY } from "@open-managed-agents/managed-runtime-sandbox";
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import type { ServiceMetrics } from "./metrics.js";
 import type { TransferProgress } from "./transfer-progress.js";
@@ -28,16 +28,18 @@ const VERIFICATION_CODES = new Set(["integrity_failed", "archive_rejected"]);
 
 export interface InstrumentContext {
   readonly metrics: ServiceMetrics;
-  readonly logger: HostLogger;
+  /** With `debug`, every timed call is also a `transaction.step` line. */
+  readonly logger: HostLogger & { debug?(event: string, fields: Record<string, unknown>): void };
   readonly progress: TransferProgress;
   /** Period of the "still running" line of a long checkpoint or restore. */
   readonly progressIntervalMs: number;
 }
 
 /**
- * Wraps every method of a host port so each call is timed into `oma_transaction_step_duration_seconds`;
- * workspace checkpoints and restores also count their bytes and duration, and log their progress while
- * they run. Arguments and results are never logged: they may carry the fence token.
+ * Wraps every method of a host port so each call is timed into `oma_transaction_step_duration_seconds`
+ * and logged at debug as a `transaction.step` line; workspace checkpoints and restores also count their
+ * bytes and duration, and log their progress while they run. Arguments and results are never logged (they
+ * may carry the fence token), only the token-free records a step produced (see `stepDetail`).
  */
 export function instrumentPort<T extends object>(port: string, target: T, context: InstrumentContext): T {
   return new Proxy(target, {
@@ -78,6 +80,14 @@ async function observe(
     const result = await pending;
     const seconds = (performance.now() - started) / 1000;
     context.metrics.stepDuration.observe({ port, call, result: "ok" }, seconds);
+    context.logger.debug?.("transaction.step", {
+      sessionId,
+      port,
+      call,
+      result: "ok",
+      durationMs: Math.round(seconds * 1000),
+      ...stepDetail(port, call, result),
+    });
     if (port === "sandbox" && call === "acquire") context.metrics.sandboxesAlive.inc();
     if (port === "sandbox" && call === "terminate") context.metrics.sandboxesAlive.dec();
     const moved = transfer?.snapshot();
@@ -99,6 +109,13 @@ async function observe(
     const code = ManagedRuntimeError.isInstance(error) ? error.code : "error";
     const seconds = (performance.now() - started) / 1000;
     context.metrics.stepDuration.observe({ port, call, result: code }, seconds);
+    context.logger.debug?.("transaction.step", {
+      sessionId,
+      port,
+      call,
+      result: code,
+      durationMs: Math.round(seconds * 1000),
+    });
     if (phase) {
       context.metrics.transferDuration.observe({ phase, result: code }, seconds);
       if (VERIFICATION_CODES.has(code)) context.metrics.verificationFailures.inc({ phase });
@@ -115,16 +132,47 @@ function sessionOf(input: unknown): string | null {
   return typeof scope?.sessionId === "string" ? scope.sessionId : null;
 }
 
+type Metadata = { metadata?: Record<string, unknown> } | null;
+
+/**
+ * What a step's result records that an operator reads, all token-free: the harness version a sandbox's
+ * lease names, the checkpoint a candidate holds (its archive and size), an output manifest's candidate.
+ */
+function stepDetail(port: string, call: string, result: unknown): Record<string, unknown> {
+  const metadata = (result as Metadata)?.metadata;
+  if (port === "sandbox" && call === "acquire") {
+    const harness = metadata?.[HARNESS_VERSION_METADATA_KEY];
+    return typeof harness === "string" ? { harness } : {};
+  }
+  if (port === "workspace" && call === "checkpoint") {
+    const handle = checkpointHandle(result);
+    return {
+      checkpoint: {
+        id: (result as { id?: unknown } | null)?.id ?? null,
+        archive: handle?.checkpointId ?? null,
+        size: checkpointSize(result),
+      },
+    };
+  }
+  if (port === "outputs" && call === "finalize" && result && typeof result === "object") {
+    const { id, contentHash, entries } = result as Record<string, unknown>;
+    return { manifest: { id, contentHash, entries, metadata: metadata ?? {} } };
+  }
+  return {};
+}
+
+function checkpointHandle(candidate: unknown): { checkpointId?: string; metadata?: { size?: unknown } } | null {
+  const handleJson = (candidate as Metadata)?.metadata?.[CHECKPOINT_METADATA_KEY];
+  if (typeof handleJson !== "string") return null;
+  try {
+    return JSON.parse(handleJson) as { checkpointId?: string; metadata?: { size?: unknown } };
+  } catch {
+    return null;
+  }
+}
+
 /** The archive size a checkpoint candidate's handle records, when the driver records one. */
 function checkpointSize(candidate: unknown): number {
-  const handleJson = (candidate as { metadata?: Record<string, unknown> } | null)?.metadata?.[
-    CHECKPOINT_METADATA_KEY
-  ];
-  if (typeof handleJson !== "string") return 0;
-  try {
-    const size = (JSON.parse(handleJson) as { metadata?: { size?: unknown } }).metadata?.size;
-    return typeof size === "number" && Number.isSafeInteger(size) ? size : 0;
-  } catch {
-    return 0;
-  }
+  const size = checkpointHandle(candidate)?.metadata?.size;
+  return typeof size === "number" && Number.isSafeInteger(size) ? size : 0;
 }

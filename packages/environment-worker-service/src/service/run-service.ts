@@ -1,4 +1,5 @@
 import Anthropic from "@anthropic-ai/sdk";
+import { VERSION as SDK_VERSION } from "@anthropic-ai/sdk/version";
 import { createManagedEnvironmentWorker } from "@open-managed-agents/managed-environment-worker";
 import { createManagedRuntimeOrphanReconciler } from "@open-managed-agents/managed-runtime-host";
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
@@ -161,6 +162,7 @@ export async function startService(
   log.info("service.started", {
     environmentId: config.environmentId,
     apiBaseUrl: config.apiBaseUrl,
+    sdkVersion: SDK_VERSION,
     driver: config.driver,
     store: composition.store.description,
     concurrency: config.concurrency,

@@ -76,7 +76,9 @@ export async function startServiceStack(
         }
       : {}
   );
-  const bridge = await startLocalBridge();
+  // The containers have no network of their own: the filtering proxy lets the control plane's origin through
+  // (the API the sandbox's oma-ama-worker calls), as a Cloudflare container reaches the internet.
+  const bridge = await startLocalBridge({ egressAllowList: [new URL(plane.url).host] });
   if (bridge.containerServer.confinement !== "bubblewrap")
     throw new Error("the local stack must confine its containers in bubblewrap");
   const environment = plane.createEnvironment({ name: "service-test" });
