@@ -3,14 +3,10 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { type DocBlock, FRAGMENT_MARKER, docFiles, typescriptBlocks } from "./doc-blocks.js";
+import { type DocBlock, FRAGMENT_MARKER, RUN_MARKER, docFiles, typescriptBlocks } from "./doc-blocks.js";
 import { REPO_ROOT } from "./workspace.js";
 
-/** At most this many blocks may be marked fragments: only where a block truly cannot be complete. */
-const MAX_FRAGMENTS = 3;
-
 const blocks = (await Promise.all((await docFiles()).map(typescriptBlocks))).flat();
-const complete = blocks.filter((block) => !block.flags.includes(FRAGMENT_MARKER));
 
 /** A block for the Workers runtime (the Cloudflare SDK, `cloudflare:` modules) compiles against workers-types, not Node's. */
 const isWorkerBlock = (block: DocBlock): boolean => /from\s+["'](@cloudflare\/sandbox|cloudflare:)/.test(block.code);
@@ -32,7 +28,7 @@ const baseOptions: ts.CompilerOptions = {
 // Blocks compile as modules next to this workspace's node_modules, so they import the built packages
 // exactly as a consumer's code does (types from each package's exports map).
 const virtualDir = join(REPO_ROOT, "test", ".doc-blocks");
-const virtualPath = (block: DocBlock): string => join(virtualDir, `block-${complete.indexOf(block)}.ts`);
+const virtualPath = (block: DocBlock): string => join(virtualDir, `block-${blocks.indexOf(block)}.ts`);
 
 function compile(group: readonly DocBlock[], types: string[]): ts.Program {
   const options = { ...baseOptions, types };
@@ -50,8 +46,8 @@ function compile(group: readonly DocBlock[], types: string[]): ts.Program {
   return ts.createProgram([...sources.keys()], options, host);
 }
 
-const nodeProgram = compile(complete.filter((block) => !isWorkerBlock(block)), ["node"]);
-const workerProgram = compile(complete.filter(isWorkerBlock), ["@cloudflare/workers-types"]);
+const nodeProgram = compile(blocks.filter((block) => !isWorkerBlock(block)), ["node"]);
+const workerProgram = compile(blocks.filter(isWorkerBlock), ["@cloudflare/workers-types"]);
 
 function diagnosticsOf(block: DocBlock): string[] {
   const program = isWorkerBlock(block) ? workerProgram : nodeProgram;
@@ -68,19 +64,19 @@ it("finds the TypeScript blocks of the READMEs and docs", () => {
   expect(blocks.length).toBeGreaterThan(10);
 });
 
-it(`marks at most ${MAX_FRAGMENTS} blocks as \`\`\`ts ${FRAGMENT_MARKER}\``, () => {
-  expect(blocks.filter((block) => block.flags.includes(FRAGMENT_MARKER)).map((block) => block.id).length).toBeLessThanOrEqual(MAX_FRAGMENTS);
+it(`marks every block \`\`\`ts ${RUN_MARKER}\` (a test runs it as written) or \`\`\`ts ${FRAGMENT_MARKER}\``, () => {
+  const unmarked = blocks.filter((block) => block.flags.includes(RUN_MARKER) === block.flags.includes(FRAGMENT_MARKER));
+  expect(unmarked.map((block) => block.id)).toEqual([]);
 });
 
-describe.each(complete.map((block) => [block.id, block] as const))("%s", (_id, block) => {
+// Runnable or fragment, every block compiles as a module: a fragment declares what the reader supplies.
+describe.each(blocks.map((block) => [block.id, block] as const))("%s", (_id, block) => {
   it("typechecks as a complete module under strict TypeScript", () => {
     expect(diagnosticsOf(block)).toEqual([]);
   });
 });
 
-/** Info-string word that marks a block as runnable here: it is executed and must exit 0. */
-const RUN_MARKER = "run";
-const runnable = complete.filter((block) => block.flags.includes(RUN_MARKER));
+const runnable = blocks.filter((block) => block.flags.includes(RUN_MARKER));
 
 it("runs at least the host, blob store URL and driver template examples", () => {
   expect(runnable.length).toBeGreaterThanOrEqual(3);

@@ -2,7 +2,12 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { REPO_ROOT, listFiles, repoPath } from "./workspace.js";
 
-/** Info-string word that marks a TypeScript block as a fragment: shown for its shape, not compiled. */
+/**
+ * Info-string words: every TypeScript block carries one. `run`: a test executes it as written in a fresh Node
+ * process. `fragment`: not runnable as written (it needs an account, a server or inputs the reader supplies,
+ * which it declares). Both kinds typecheck as complete modules.
+ */
+export const RUN_MARKER = "run";
 export const FRAGMENT_MARKER = "fragment";
 const TYPESCRIPT = new Set(["ts", "typescript", "mts", "tsx"]);
 

@@ -9,7 +9,7 @@ const packageDir = fileURLToPath(new URL("..", import.meta.url));
 
 it("runs the README's example against the built package", async () => {
   const readme = await readFile(new URL("../README.md", import.meta.url), "utf8");
-  const example = /## Example\n[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+  const example = /## Example\n[\s\S]*?```ts[^\n]*\n([\s\S]*?)```/.exec(readme)?.[1];
   expect(example).toBeDefined();
   // Inside the package directory, so `@open-managed-agents/local-control-plane` resolves to this package.
   const script = fileURLToPath(new URL("./.readme-example.mjs", import.meta.url));

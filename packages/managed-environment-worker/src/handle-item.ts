@@ -1,4 +1,4 @@
-import Anthropic from "@anthropic-ai/sdk";
+import { APIError } from "@anthropic-ai/sdk/core/error";
 import type { BetaSelfHostedWork } from "@anthropic-ai/sdk/resources/beta/environments/work";
 import {
   type HostLogger,
@@ -21,6 +21,7 @@ import { checkSessionBelongs, createSessionInputAccess, toSessionSnapshot } from
 import { type SessionGate, conflictDelayMs } from "./session-gate.js";
 import { decodeWorkSecret } from "./work-secret.js";
 import { startWorkLease } from "./work-lease.js";
+import type { ManagedAgentsClient } from "./sdk-client.js";
 
 /** What every item shares. */
 export interface ItemContext {
@@ -140,7 +141,7 @@ async function runWithRetries(context: ItemContext, logger: HostLogger, input: R
  * Supervised lane: this worker holds the Work lease for the whole item (conflict retries included, so
  * `expected_last_heartbeat` stays this worker's own) and stops the item afterwards unless the lease was lost.
  */
-async function runSupervised(context: ItemContext, logger: HostLogger, input: RunInput, client: Anthropic, work: BetaSelfHostedWork): Promise<WorkItemOutcome> {
+async function runSupervised(context: ItemContext, logger: HostLogger, input: RunInput, client: ManagedAgentsClient, work: BetaSelfHostedWork): Promise<WorkItemOutcome> {
   const lease = await startWorkLease({
     client,
     workId: work.id,
@@ -168,23 +169,23 @@ function leaseLostResult(signal: AbortSignal): ManagedRuntimeRunResult {
 }
 
 /** A copy of `client` that sends only `token` as its Bearer credential. */
-function itemClient(client: Anthropic, token: string): Anthropic {
+function itemClient(client: ManagedAgentsClient, token: string): ManagedAgentsClient {
   return client.withOptions({ apiKey: null, authToken: token });
 }
 
 /** Force-stops an item; a 409 (already stopped) is expected after the in-sandbox worker's own stop. */
-async function stopWork(client: Anthropic, work: BetaSelfHostedWork, logger: HostLogger): Promise<void> {
+async function stopWork(client: ManagedAgentsClient, work: BetaSelfHostedWork, logger: HostLogger): Promise<void> {
   try {
     await client.beta.environments.work.stop(work.id, { environment_id: work.environment_id, force: true });
     logger.info("work.stopped", { workId: work.id });
   } catch (error) {
-    if (error instanceof Anthropic.APIError && error.status === 409) return;
-    logger.warn("work.stop_failed", { workId: work.id, status: error instanceof Anthropic.APIError ? (error.status ?? null) : null });
+    if (error instanceof APIError && error.status === 409) return;
+    logger.warn("work.stop_failed", { workId: work.id, status: error instanceof APIError ? (error.status ?? null) : null });
   }
 }
 
 function describeUnexpected(error: unknown): ManagedRuntimeError {
-  if (error instanceof Anthropic.APIError) {
+  if (error instanceof APIError) {
     return new ManagedRuntimeError(error.status === 401 || error.status === 403 ? "unauthorized" : error.status === 404 ? "not_found" : "upstream_protocol", {
       message: `Managed Agents API answered ${error.status ?? "without a status"}`,
       context: { status: error.status ?? null },

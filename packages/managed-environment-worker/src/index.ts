@@ -15,6 +15,7 @@ export {
   type RuntimeHostInstallationOptions,
   createManagedEnvironmentWorkerInstallation,
 } from "./installation.js";
+export type { ManagedAgentsClient } from "./sdk-client.js";
 export type { WebhookReceipt, WebhookRequest } from "./webhook.js";
 export type { HostedInferenceOptions } from "./harness-env.js";
 export { type DecodedWorkSecret, decodeWorkSecret } from "./work-secret.js";

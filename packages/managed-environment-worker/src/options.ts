@@ -1,4 +1,3 @@
-import type Anthropic from "@anthropic-ai/sdk";
 import type { BetaSelfHostedWork } from "@anthropic-ai/sdk/resources/beta/environments/work";
 import type { BetaManagedAgentsSession } from "@anthropic-ai/sdk/resources/beta/sessions/sessions";
 import type { HostLogger, ManagedRuntimeHost, ManagedRuntimeRunResult } from "@open-managed-agents/managed-runtime-host";
@@ -12,6 +11,7 @@ import {
 import { isFunction, positiveSafeIntegerSchema } from "@open-managed-agents/runtime-utils";
 import * as z from "zod";
 import type { HostedInferenceOptions } from "./harness-env.js";
+import type { ManagedAgentsClient } from "./sdk-client.js";
 
 /** How one claimed item ended, as {@link ManagedEnvironmentWorkerOptions.onRunResult} sees it. */
 export type WorkItemOutcome =
@@ -61,7 +61,7 @@ export interface ManagedEnvironmentSetup {
 /** Options of {@link createManagedEnvironmentWorker}. Validated once, at creation (`invalid_config`). */
 export interface ManagedEnvironmentWorkerOptions {
   /** The caller's SDK client; this worker derives per-credential copies with `withOptions`. */
-  readonly client: Anthropic;
+  readonly client: ManagedAgentsClient;
   readonly environmentId: string;
   /** The environment key: polling credential, and an item's credential when its secret has no sessions token. */
   readonly environmentKey: string;
@@ -120,7 +120,7 @@ const isLogger = (value: unknown) =>
 
 const optionsSchema = z
   .object({
-    client: z.custom<Anthropic>(isClient, "must be an Anthropic client"),
+    client: z.custom<ManagedAgentsClient>(isClient, "must be an Anthropic client"),
     environmentId: z.string().min(1),
     environmentKey: z.string().min(1, "must not be empty"),
     workspaceId: z.string().min(1),

@@ -1,5 +1,5 @@
-import type Anthropic from "@anthropic-ai/sdk";
 import type { HostLogger } from "@open-managed-agents/managed-runtime-host";
+import type { ManagedAgentsClient } from "./sdk-client.js";
 
 type Level = "error" | "warn" | "info";
 
@@ -9,7 +9,7 @@ type Level = "error" | "warn" | "info";
  * when the worker has a logger and the client would print to the console: a client given its own `logger`
  * keeps it.
  */
-export function routeSdkLogs(client: Anthropic, logger: HostLogger | undefined): Anthropic {
+export function routeSdkLogs(client: ManagedAgentsClient, logger: HostLogger | undefined): ManagedAgentsClient {
   if (!logger || (client as { logger?: unknown }).logger !== console) return client;
   const line =
     (level: Level) =>

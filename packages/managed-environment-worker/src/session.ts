@@ -1,4 +1,3 @@
-import type Anthropic from "@anthropic-ai/sdk";
 import type { BetaManagedAgentsSession } from "@anthropic-ai/sdk/resources/beta/sessions/sessions";
 import {
   InvalidRequestError,
@@ -6,6 +5,7 @@ import {
   type SessionInputAccessPort,
   UpstreamProtocolError,
 } from "@open-managed-agents/runtime-resource-contract";
+import type { ManagedAgentsClient } from "./sdk-client.js";
 
 /**
  * Checks that the retrieved session is the one the item names and belongs to this environment; a
@@ -38,7 +38,7 @@ export function toSessionSnapshot(session: BetaManagedAgentsSession): RuntimeSes
  * Session-input access for the host's materializer: downloads session files through `client`, which
  * carries the item's sessions token (or the environment key when the secret has none).
  */
-export function createSessionInputAccess(client: Anthropic): SessionInputAccessPort {
+export function createSessionInputAccess(client: ManagedAgentsClient): SessionInputAccessPort {
   return {
     async downloadFile({ fileId, signal }) {
       const response = await client.beta.files.download(fileId, {}, { signal });

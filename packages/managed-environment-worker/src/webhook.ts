@@ -1,5 +1,5 @@
-import type Anthropic from "@anthropic-ai/sdk";
 import { InvalidConfigError, UnauthorizedError } from "@open-managed-agents/runtime-resource-contract";
+import type { ManagedAgentsClient } from "./sdk-client.js";
 
 /** What {@link ManagedEnvironmentWorker.handleWebhook} takes: the raw body and the request's headers. */
 export interface WebhookRequest {
@@ -23,7 +23,7 @@ export interface WebhookReceipt {
  * and body; a timestamp outside the tolerance is refused as stale). A bad, missing or stale signature
  * is `unauthorized`; no signing key is `invalid_config`.
  */
-export function verifyWebhook(client: Anthropic, request: WebhookRequest, key: string | undefined): { id: string; eventType: string } {
+export function verifyWebhook(client: ManagedAgentsClient, request: WebhookRequest, key: string | undefined): { id: string; eventType: string } {
   const signingKey = key ?? client.webhookKey ?? undefined;
   if (!signingKey) throw new InvalidConfigError({ message: "no webhook signing key: pass webhookKey or configure the client's", context: { field: "webhookKey" } });
   const headers = flattenHeaders(request.headers);

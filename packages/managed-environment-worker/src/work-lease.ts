@@ -1,6 +1,7 @@
-import Anthropic from "@anthropic-ai/sdk";
+import { APIError } from "@anthropic-ai/sdk/core/error";
 import { LeaseLostError } from "@open-managed-agents/runtime-resource-contract";
 import type { HostLogger } from "@open-managed-agents/managed-runtime-host";
+import type { ManagedAgentsClient } from "./sdk-client.js";
 
 /** The first heartbeat's precondition, as the Work API spells it. */
 export const NO_HEARTBEAT = "NO_HEARTBEAT";
@@ -8,7 +9,7 @@ export const NO_HEARTBEAT = "NO_HEARTBEAT";
 /** Options of {@link startWorkLease}. */
 export interface WorkLeaseOptions {
   /** Client carrying the item's credential (sessions token, else environment key). */
-  readonly client: Anthropic;
+  readonly client: ManagedAgentsClient;
   readonly workId: string;
   readonly environmentId: string;
   readonly intervalMs: number;
@@ -56,9 +57,9 @@ export async function startWorkLease(options: WorkLeaseOptions): Promise<WorkLea
       else if (!response.lease_extended) lose("lease_not_extended");
     } catch (error) {
       if (controller.signal.aborted) return;
-      if (error instanceof Anthropic.APIError && error.status === 412) return lose("heartbeat_precondition_failed", error);
-      if (error instanceof Anthropic.APIError && (error.status === 404 || error.status === 409)) return lose(`heartbeat_${error.status}`, error);
-      options.logger.warn("work.heartbeat_failed", { workId: options.workId, status: error instanceof Anthropic.APIError ? (error.status ?? null) : null });
+      if (error instanceof APIError && error.status === 412) return lose("heartbeat_precondition_failed", error);
+      if (error instanceof APIError && (error.status === 404 || error.status === 409)) return lose(`heartbeat_${error.status}`, error);
+      options.logger.warn("work.heartbeat_failed", { workId: options.workId, status: error instanceof APIError ? (error.status ?? null) : null });
       if (Date.now() - lastOkAt > options.ttlSeconds * 1000) lose("heartbeat_ttl_elapsed", error);
     }
   };

@@ -12,7 +12,8 @@ const exampleDir = join(APP_DIR, `.readme-example-${process.pid}`);
 afterAll(() => rm(exampleDir, { recursive: true, force: true }));
 
 function block(markdown: string, language: string): string {
-  const match = new RegExp("```" + language + "\\n([\\s\\S]*?)```").exec(markdown);
+  // The info string may carry words after the language (`ts fragment`).
+  const match = new RegExp("```" + language + "(?:[ \\t][^\\n]*)?\\n([\\s\\S]*?)```").exec(markdown);
   if (!match?.[1]) throw new Error(`the README has no ${language} block`);
   return match[1];
 }
