@@ -1,4 +1,4 @@
-import { APIError } from "@anthropic-ai/sdk/core/error";
+import * as Sdk from "@anthropic-ai/sdk/core/error";
 import type { BetaSelfHostedWork } from "@anthropic-ai/sdk/resources/beta/environments/work";
 import {
   type HostLogger,
@@ -179,13 +179,13 @@ async function stopWork(client: ManagedAgentsClient, work: BetaSelfHostedWork, l
     await client.beta.environments.work.stop(work.id, { environment_id: work.environment_id, force: true });
     logger.info("work.stopped", { workId: work.id });
   } catch (error) {
-    if (error instanceof APIError && error.status === 409) return;
-    logger.warn("work.stop_failed", { workId: work.id, status: error instanceof APIError ? (error.status ?? null) : null });
+    if (error instanceof Sdk.APIError && error.status === 409) return;
+    logger.warn("work.stop_failed", { workId: work.id, status: error instanceof Sdk.APIError ? (error.status ?? null) : null });
   }
 }
 
 function describeUnexpected(error: unknown): ManagedRuntimeError {
-  if (error instanceof APIError) {
+  if (error instanceof Sdk.APIError) {
     return new ManagedRuntimeError(error.status === 401 || error.status === 403 ? "unauthorized" : error.status === 404 ? "not_found" : "upstream_protocol", {
       message: `Managed Agents API answered ${error.status ?? "without a status"}`,
       context: { status: error.status ?? null },

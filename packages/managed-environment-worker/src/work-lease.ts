@@ -1,4 +1,4 @@
-import { APIError } from "@anthropic-ai/sdk/core/error";
+import * as Sdk from "@anthropic-ai/sdk/core/error";
 import { LeaseLostError } from "@open-managed-agents/runtime-resource-contract";
 import type { HostLogger } from "@open-managed-agents/managed-runtime-host";
 import type { ManagedAgentsClient } from "./sdk-client.js";
@@ -57,9 +57,9 @@ export async function startWorkLease(options: WorkLeaseOptions): Promise<WorkLea
       else if (!response.lease_extended) lose("lease_not_extended");
     } catch (error) {
       if (controller.signal.aborted) return;
-      if (error instanceof APIError && error.status === 412) return lose("heartbeat_precondition_failed", error);
-      if (error instanceof APIError && (error.status === 404 || error.status === 409)) return lose(`heartbeat_${error.status}`, error);
-      options.logger.warn("work.heartbeat_failed", { workId: options.workId, status: error instanceof APIError ? (error.status ?? null) : null });
+      if (error instanceof Sdk.APIError && error.status === 412) return lose("heartbeat_precondition_failed", error);
+      if (error instanceof Sdk.APIError && (error.status === 404 || error.status === 409)) return lose(`heartbeat_${error.status}`, error);
+      options.logger.warn("work.heartbeat_failed", { workId: options.workId, status: error instanceof Sdk.APIError ? (error.status ?? null) : null });
       if (Date.now() - lastOkAt > options.ttlSeconds * 1000) lose("heartbeat_ttl_elapsed", error);
     }
   };

@@ -1,4 +1,4 @@
-import { APIError } from "@anthropic-ai/sdk/core/error";
+import * as Sdk from "@anthropic-ai/sdk/core/error";
 import type { BetaSelfHostedWork } from "@anthropic-ai/sdk/resources/beta/environments/work";
 import { createRedactingLogger, silentLogger } from "@open-managed-agents/managed-runtime-host";
 import { InvalidRequestError, UnauthorizedError } from "@open-managed-agents/runtime-resource-contract";
@@ -104,7 +104,7 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
       }
     } catch (error) {
       // A refused environment key never recovers: the caller hears it; anything else waits for the next pass.
-      if (error instanceof APIError && (error.status === 401 || error.status === 403)) {
+      if (error instanceof Sdk.APIError && (error.status === 401 || error.status === 403)) {
         throw new UnauthorizedError({ message: `the Work API refused the environment key (${error.status})`, context: { status: error.status }, cause: error });
       }
       logger.warn("worker.drain_failed", { message: error instanceof Error ? error.message : String(error) });
