@@ -1,8 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import Anthropic from "@anthropic-ai/sdk";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { decodeWorkSecret } from "../src/index.js";
+import { secretRecordingClient } from "./support/secret-recorder.js";
 import { type Stack, amaWorkerProfile, startStack } from "./support/stack.js";
 
 let stack: Stack;
@@ -12,21 +11,7 @@ beforeEach(async () => {
 afterEach(() => stack.close());
 
 it("gives an agent's tool call no credential of the worker: not in any process's environment or command line, not on disk", async () => {
-  const secrets = new Set<string>([stack.environment.environmentKey]);
-  const recordSecrets: typeof fetch = async (input, init) => {
-    const response = await fetch(input, init);
-    if (String(input instanceof Request ? input.url : input).includes("/work/poll") && response.ok) {
-      const text = await response.clone().text();
-      const work = text.trim() === "" || text.trim() === "null" ? null : (JSON.parse(text) as { secret?: string | null });
-      if (work?.secret) {
-        secrets.add(work.secret);
-        const { sessionsToken } = decodeWorkSecret(work.secret);
-        if (sessionsToken) secrets.add(sessionsToken);
-      }
-    }
-    return response;
-  };
-  const client = new Anthropic({ baseURL: stack.plane.url, apiKey: null, authToken: null, maxRetries: 0, fetch: recordSecrets });
+  const { client, secrets } = secretRecordingClient(stack);
   const worker = await stack.worker({ client, profileFor: () => amaWorkerProfile(stack.binDirectory) });
   const session = stack.plane.createSession({ environmentId: stack.environment.id });
   const probe = await readFile(join(import.meta.dirname, "hostile", "credential-probes.sh"), "utf8");

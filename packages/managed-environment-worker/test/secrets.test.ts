@@ -1,9 +1,8 @@
 import { readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
-import Anthropic from "@anthropic-ai/sdk";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { decodeWorkSecret } from "../src/index.js";
 import { allCommandLines } from "./support/processes.js";
+import { secretRecordingClient } from "./support/secret-recorder.js";
 import { type Stack, amaWorkerProfile, startStack } from "./support/stack.js";
 
 let stack: Stack;
@@ -28,21 +27,7 @@ const json = (value: unknown) =>
 
 it("puts the environment key, work secrets and sessions tokens in no lease, checkpoint, output, record, log, error or command line", async () => {
   // The secrets, as the worker's client sees them on the wire.
-  const secrets = new Set<string>([stack.environment.environmentKey]);
-  const recordSecrets: typeof fetch = async (input, init) => {
-    const response = await fetch(input, init);
-    if (String(input instanceof Request ? input.url : input).includes("/work/poll") && response.ok) {
-      const text = await response.clone().text();
-      const work = text.trim() === "" || text.trim() === "null" ? null : (JSON.parse(text) as { secret?: string | null });
-      if (work?.secret) {
-        secrets.add(work.secret);
-        const { sessionsToken } = decodeWorkSecret(work.secret);
-        if (sessionsToken) secrets.add(sessionsToken);
-      }
-    }
-    return response;
-  };
-  const client = new Anthropic({ baseURL: stack.plane.url, apiKey: null, authToken: null, maxRetries: 0, fetch: recordSecrets });
+  const { client, secrets } = secretRecordingClient(stack);
 
   // Everything the host's ports answer (leases, checkpoints, candidates, manifests) is kept for the scan.
   const portResults: unknown[] = [];
