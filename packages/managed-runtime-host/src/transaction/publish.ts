@@ -2,6 +2,7 @@ import {
   InternalError,
   type RuntimeCheckpointRef,
   type RuntimePublicationCandidate,
+  jitteredBackoffMs,
   parseRecord,
   runtimeResourceFenceSchema,
 } from "@open-managed-agents/runtime-resource-contract";
@@ -80,7 +81,7 @@ async function whileStoreBusy<T>(run: RunContext, stage: string, expiresAt: numb
     try {
       return await call();
     } catch (error) {
-      const delayMs = Math.min(BUSY_RETRY_MAX_MS, BUSY_RETRY_BASE_MS * 2 ** (attempt - 1));
+      const delayMs = jitteredBackoffMs({ attempt: attempt - 1, baseMs: BUSY_RETRY_BASE_MS, maxMs: BUSY_RETRY_MAX_MS, jitter: 0 });
       if (!isBusyStore(error) || run.outcome || run.options.clock.now() + delayMs >= expiresAt) throw error;
       run.log.warn("store.busy_retry", { stage, attempt, delayMs });
       // A sleep cut short by the run's end is no failure of its own: the next call throws the run's outcome.
