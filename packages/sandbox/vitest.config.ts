@@ -1,4 +1,3 @@
 import { packageTestConfig } from "../../vitest.base.js";
 
-// Cases spawn real (confined) processes on a shared machine.
-export default packageTestConfig(60_000);
+export default packageTestConfig(30_000);

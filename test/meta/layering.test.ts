@@ -21,6 +21,9 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   [UTILS]: [CONTRACT],
   sandbox: [CONTRACT, UTILS],
   "blob-store": [CONTRACT, UTILS],
+  // Bubblewrap, cgroups, the egress proxy and mapped processes, beside the sandbox layer whose process
+  // ports it fills; the local-subprocess provider over it is test-only (see TEST_ONLY_SUBPATHS).
+  "local-confinement": [CONTRACT, UTILS, "sandbox"],
   "workspace-archive": [CONTRACT, UTILS],
   // The exec-only installer of Environment.config.packages, over the sandbox layer's exec port.
   "environment-packages": [CONTRACT, UTILS, "sandbox"],
@@ -34,11 +37,11 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   "managed-runtime-host": [CONTRACT, UTILS],
   // The suite reads the sandbox layer's list of provider secret variables and its hosted-inference
   // projection, so it probes drivers for exactly the keys drivers are meant to strip; its `./testing`
-  // reference driver runs on the local-subprocess provider. The sandbox layer sits below the host and
-  // imports only the contract, so this adds no upward or driver edge. The CLI opens the blob stores
-  // that `--blob-store` names (the blob store sits below the host too).
-  "managed-runtime-conformance": [CONTRACT, UTILS, "managed-runtime-host", "sandbox", "blob-store"],
-  "local-container": [CONTRACT, UTILS, "sandbox"],
+  // reference driver runs on the local-subprocess provider of the confinement package. Both sit below the
+  // host and import only the contract and the sandbox layer, so this adds no upward or driver edge. The
+  // CLI opens the blob stores that `--blob-store` names (the blob store sits below the host too).
+  "managed-runtime-conformance": [CONTRACT, UTILS, "managed-runtime-host", "sandbox", "local-confinement", "blob-store"],
+  "local-container": [CONTRACT, UTILS, "local-confinement"],
   // A stand-in for the Managed Agents Work API; the SDK is only a devDependency of its tests.
   "local-control-plane": [CONTRACT, UTILS],
   // Claims Work API items and runs them through the host; it takes the caller's SDK client (a peer
@@ -56,7 +59,7 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
 /** Subpaths meant for tests only, and the production folders (repo-relative) allowed to use them anyway. */
 const TEST_ONLY_SUBPATHS: Readonly<Record<string, readonly string[]>> = {
   // The reference driver of the conformance `./testing` entry is the one published user.
-  [`${SCOPE}sandbox/adapters/local-subprocess`]: ["packages/managed-runtime-conformance/src/testing/"],
+  [`${SCOPE}local-confinement/local-subprocess`]: ["packages/managed-runtime-conformance/src/testing/"],
 };
 
 /** Third-party packages the contract's production code may import; Node and Workers builtins are not allowed. */

@@ -6,7 +6,7 @@ export const REPO_ROOT = resolve(import.meta.dirname, "..", "..");
 
 /** One entry of a package's exports map, resolved for Node's `import` condition. */
 export interface ExportEntry {
-  /** Subpath as written in the map (`.`, `./local-process`, `./package.json`). */
+  /** Subpath as written in the map (`.`, `./local-subprocess`, `./package.json`). */
   readonly subpath: string;
   /** Target Node loads (`import`, `node` or `default` condition, or a plain string). Null when none applies. */
   readonly target: string | null;

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { createFsBlobStore } from "@open-managed-agents/blob-store/fs";
 import { createProviderManagedRuntimeDriver } from "@open-managed-agents/managed-runtime-sandbox";
 import type { ManagedRuntimeProviderDriverPort } from "@open-managed-agents/runtime-resource-contract";
-import { createLocalSubprocessSandboxProvider } from "@open-managed-agents/sandbox/adapters/local-subprocess";
+import { createLocalSubprocessSandboxProvider } from "@open-managed-agents/local-confinement/local-subprocess";
 import { TEMPLATE_PROVIDER, type TemplateDriverOptions, parseTemplateDriverOptions } from "./options.js";
 
 /**

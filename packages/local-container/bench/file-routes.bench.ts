@@ -10,7 +10,7 @@
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isConfinementAvailable } from "@open-managed-agents/sandbox/local-process";
+import { isConfinementAvailable } from "@open-managed-agents/local-confinement";
 import { type LocalContainerServer, createLocalContainerServer } from "../src/server/server.js";
 import { authorizedFetch } from "../test/helpers.js";
 

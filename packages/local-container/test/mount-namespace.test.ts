@@ -4,7 +4,7 @@
  */
 import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
-import { detectPathMappingMode } from "@open-managed-agents/sandbox/local-process";
+import { detectPathMappingMode } from "@open-managed-agents/local-confinement";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PathMapping } from "../src/server/options.js";
 import { type TestServer, startTestServer, authorizedFetch } from "./helpers.js";

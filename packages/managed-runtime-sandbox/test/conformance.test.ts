@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMemoryBlobStore } from "@open-managed-agents/blob-store";
 import { defineManagedRuntimeConformanceSuite } from "@open-managed-agents/managed-runtime-conformance/vitest";
-import { createLocalSubprocessSandboxProvider } from "@open-managed-agents/sandbox/adapters/local-subprocess";
+import { createLocalSubprocessSandboxProvider } from "@open-managed-agents/local-confinement/local-subprocess";
 import { createProviderManagedRuntimeDriver } from "../src/index.js";
 
 // The composition over the local-subprocess provider (confined with bubblewrap): real processes and files.

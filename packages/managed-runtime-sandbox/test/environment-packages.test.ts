@@ -4,7 +4,7 @@ import { createMemoryBlobStore } from "@open-managed-agents/blob-store";
 import { buildWheel, createPackageFilesDir, packNpmTool } from "@open-managed-agents/environment-packages/testing";
 import { type HostLogger, createManagedRuntimeHost, createMemoryFencePort, createMemoryOrphanPort } from "@open-managed-agents/managed-runtime-host";
 import { ManagedRuntimeError, type RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
-import { createLocalSubprocessSandboxProvider } from "@open-managed-agents/sandbox/adapters/local-subprocess";
+import { createLocalSubprocessSandboxProvider } from "@open-managed-agents/local-confinement/local-subprocess";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProviderManagedRuntime } from "../src/index.js";
 import { amaProfile, baseOptions } from "./fixtures/world.js";

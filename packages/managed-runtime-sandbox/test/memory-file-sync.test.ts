@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ManagedRuntimeError, type SessionMemoryAccessPort, type SessionMemoryDocument } from "@open-managed-agents/runtime-resource-contract";
-import { createLocalSubprocessSandboxProvider } from "@open-managed-agents/sandbox/adapters/local-subprocess";
+import { createLocalSubprocessSandboxProvider } from "@open-managed-agents/local-confinement/local-subprocess";
 import { describe, expect, it } from "vitest";
 import { createMemoryFileSync } from "../src/index.js";
 

@@ -1,7 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createLocalSubprocessSandboxProvider } from "@open-managed-agents/sandbox/adapters/local-subprocess";
+import { createLocalSubprocessSandboxProvider } from "@open-managed-agents/local-confinement/local-subprocess";
 import { createPackageFilesDir } from "../../src/testing.js";
 
 /**

@@ -1,4 +1,4 @@
-import { type MappedProcess, mapPath, normalizeSandboxPath } from "@open-managed-agents/sandbox/local-process";
+import { type MappedProcess, mapPath, normalizeSandboxPath } from "@open-managed-agents/local-confinement";
 import type { LocalContainer } from "./container-registry.js";
 import { statPath } from "./file-ops.js";
 

@@ -1,4 +1,4 @@
-import { DEFAULT_CONFINEMENT_LIMITS } from "@open-managed-agents/sandbox/local-process";
+import { DEFAULT_CONFINEMENT_LIMITS } from "@open-managed-agents/local-confinement";
 import * as z from "zod";
 
 const MIB = 1024 * 1024;

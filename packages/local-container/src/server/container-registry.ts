@@ -5,7 +5,7 @@ import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type ConfinedRoot, type ConfinementMode, type ConfinementNetwork, type MountNamespace, type PathMounts, createConfinedRoot, createMountNamespace,
-} from "@open-managed-agents/sandbox/local-process";
+} from "@open-managed-agents/local-confinement";
 import { CapabilityUnsupportedError } from "@open-managed-agents/runtime-resource-contract";
 import { type FileHelper, createFileHelper } from "./file-helper.js";
 import { statPath } from "./file-ops.js";

@@ -1,4 +1,4 @@
-import type { MappedProcess } from "@open-managed-agents/sandbox/local-process";
+import type { MappedProcess } from "@open-managed-agents/local-confinement";
 import { containerPath, exitCodeOf, isDirectory, startCommand } from "./command-runner.js";
 import type { LocalContainer } from "./container-registry.js";
 import { createOutputBuffer } from "./output-buffer.js";

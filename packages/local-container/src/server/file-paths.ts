@@ -1,4 +1,4 @@
-import { normalizeSandboxPath } from "@open-managed-agents/sandbox/local-process";
+import { normalizeSandboxPath } from "@open-managed-agents/local-confinement";
 import { hostPath } from "./command-runner.js";
 import type { LocalContainer } from "./container-registry.js";
 import { SESSIONLESS_ID } from "./request-schemas.js";

@@ -1,6 +1,6 @@
 import { tmpdir } from "node:os";
 import { resolve, sep } from "node:path";
-import type { ConfinementMode, ConfinementNetwork } from "@open-managed-agents/sandbox/local-process";
+import type { ConfinementMode, ConfinementNetwork } from "@open-managed-agents/local-confinement";
 
 /**
  * Network of a local container. `none`: a network namespace of its own with only its loopback; its way
@@ -87,7 +87,7 @@ export interface LocalContainerServerOptions {
   /** Version string `/api/version` reports. @default "unknown" (what the published image reports) */
   readonly version?: string;
   /**
-   * How commands see container paths (`@open-managed-agents/sandbox/local-process`): a private mount namespace
+   * How commands see container paths (`@open-managed-agents/local-confinement`): a private mount namespace
    * (root on Linux), literal path rewriting, or `auto` to pick the first that works. @default "auto"
    */
   readonly pathMapping?: PathMapping;
@@ -143,7 +143,7 @@ export interface ResolvedServerOptions {
   readonly fileWriteFillDelayMs: number;
 }
 
-export type { ConfinementMode } from "@open-managed-agents/sandbox/local-process";
+export type { ConfinementMode } from "@open-managed-agents/local-confinement";
 
 /** The confinement's network mode of a {@link LocalContainerNetwork}. */
 export function confinementNetworkOf(network: LocalContainerNetwork): ConfinementNetwork {

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import {
   type EgressCertificateAuthority, type EgressHttpHandler, type EgressHttpsInterception, createEgressCertificateAuthority,
-} from "@open-managed-agents/sandbox/local-process";
+} from "@open-managed-agents/local-confinement";
 import * as z from "zod";
 import type { OutboundJob } from "../protocol.js";
 import { readBody } from "./request-body.js";

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { MappedProcess } from "@open-managed-agents/sandbox/local-process";
+import type { MappedProcess } from "@open-managed-agents/local-confinement";
 import { exitCodeOf } from "./command-runner.js";
 import { type OutputBuffer, createOutputBuffer } from "./output-buffer.js";
 import { ControlApiError } from "./control-api-error.js";

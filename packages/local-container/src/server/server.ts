@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { ADMIN_PREFIX, CONTAINER_ID_HEADER, CONTAINER_STATE_HEADER, OUTBOUND_HTTPS_PATH, OUTBOUND_PATH } from "../protocol.js";
 import { CONTAINER_ID_PATTERN, type ContainerRegistry, createContainerRegistry } from "./container-registry.js";
 import { removeOrphanedContainers } from "./orphaned-containers.js";
-import { assertConfinementAvailable, assertContainerCgroupsAvailable } from "@open-managed-agents/sandbox/local-process";
+import { assertConfinementAvailable, assertContainerCgroupsAvailable } from "@open-managed-agents/local-confinement";
 import {
   type ConfinementMode, type LocalContainerLimits, type LocalContainerNetwork, type LocalContainerServerOptions, confinementNetworkOf, resolveServerOptions,
 } from "./options.js";

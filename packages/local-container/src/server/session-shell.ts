@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { shellQuote } from "@open-managed-agents/runtime-resource-contract";
-import { type MappedProcess, rewriteSandboxPaths } from "@open-managed-agents/sandbox/local-process";
+import { type MappedProcess, rewriteSandboxPaths } from "@open-managed-agents/local-confinement";
 import { exitCodeOf, helperPath, isDirectory, startCommand } from "./command-runner.js";
 import type { LocalContainer } from "./container-registry.js";
 import type { FileHelper } from "./file-helper.js";

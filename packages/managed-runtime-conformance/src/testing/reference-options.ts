@@ -1,5 +1,5 @@
 import { MANAGED_RUNTIME_PROVIDER_PLACEMENTS, type ManagedRuntimeProviderPlacement, parseRecord } from "@open-managed-agents/runtime-resource-contract";
-import type { LocalSubprocessRuntime } from "@open-managed-agents/sandbox/adapters/local-subprocess";
+import type { LocalSubprocessRuntime } from "@open-managed-agents/local-confinement/local-subprocess";
 import type { ManagedSandboxRuntime } from "@open-managed-agents/sandbox";
 import * as z from "zod";
 

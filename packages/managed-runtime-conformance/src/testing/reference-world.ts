@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ManagedSandboxLease, ProviderMismatchError, parseManagedSandboxLease } from "@open-managed-agents/runtime-resource-contract";
 import type { ManagedSandboxRuntime, SandboxFactoryContext } from "@open-managed-agents/sandbox";
-import { type LocalSubprocessSandboxProvider, createLocalSubprocessSandboxProvider } from "@open-managed-agents/sandbox/adapters/local-subprocess";
+import { type LocalSubprocessSandboxProvider, createLocalSubprocessSandboxProvider } from "@open-managed-agents/local-confinement/local-subprocess";
 import type { ResolvedReferenceDriverOptions } from "./reference-options.js";
 
 /**

@@ -1,0 +1,7 @@
+import { libraryConfig } from "../../tsup.base.js";
+
+// Programs run in a sandbox are `.sh` files, inlined as strings.
+export default libraryConfig(
+  { index: "src/index.ts", "local-subprocess": "src/local-subprocess/index.ts" },
+  { loader: { ".sh": "text" } },
+);

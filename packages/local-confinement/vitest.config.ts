@@ -1,0 +1,11 @@
+import { mergeConfig } from "vitest/config";
+import { packageTestConfig } from "../../vitest.base.js";
+
+// Cases spawn real (confined) processes on a shared machine.
+export default mergeConfig(packageTestConfig(60_000), {
+  // Programs run in a sandbox are `.sh` files, imported as strings (as the build's loader does).
+  plugins: [{
+    name: "shell-text",
+    transform: (code: string, id: string) => (id.endsWith(".sh") ? { code: `export default ${JSON.stringify(code)};`, map: null } : null),
+  }],
+});
