@@ -1,12 +1,8 @@
 import { type MappedProcess, mapPath, normalizeSandboxPath } from "@open-managed-agents/local-confinement";
 import type { LocalContainer } from "./container-registry.js";
 import { statPath } from "./file-ops.js";
-
-/**
- * Runs a command after sourcing a snapshot of its session shell's variables, functions and aliases, so a
- * streamed or background command sees the session as a subshell of it would; what it changes stays its own.
- */
-const SNAPSHOT_SCRIPT = 'source "$1" 2>/dev/null; rm -f -- "$1"; eval "$2"';
+// Sources the session shell's snapshot, then runs the command.
+import SNAPSHOT_SCRIPT from "./scripts/run-with-snapshot.sh";
 
 /** A command to run in a container. */
 export interface CommandSpec {

@@ -9,7 +9,7 @@ import {
 import { CapabilityUnsupportedError } from "@open-managed-agents/runtime-resource-contract";
 import { type FileHelper, createFileHelper } from "./file-helper.js";
 import { statPath } from "./file-ops.js";
-import { FILE_HELPER_SCRIPT } from "./file-helper-script.js";
+import FILE_HELPER_PROGRAM from "../programs/file-helper.ts?program";
 import type { LocalContainerLimits, PathMapping } from "./options.js";
 import { IMAGE_ENV, containerSearchPath } from "./image-env.js";
 import type { OutboundRelay } from "./outbound-relay.js";
@@ -70,7 +70,7 @@ const HELPER_ENV = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/s
 
 /** The file helper of a container: inside its confinement when it has one, otherwise a plain host process. */
 function fileHelperFor(root: ConfinedRoot | undefined): FileHelper {
-  const args = ["-e", FILE_HELPER_SCRIPT];
+  const args = ["-e", FILE_HELPER_PROGRAM];
   if (root !== undefined) {
     return createFileHelper({ start: () => root.spawn({ command: process.execPath, args, cwd: "/", env: HELPER_ENV }) });
   }

@@ -1,6 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import * as z from "zod";
-import { MAX_FRAME_BYTES } from "./file-helper-script.js";
+import { MAX_FRAME_BYTES } from "./file-helper-protocol.js";
 import { ControlApiError } from "./control-api-error.js";
 
 /** What a file helper request answers: its header (without `ok`) and the data that came with it. */

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import type { FileHelper } from "./file-helper.js";
 import { FileOperationError } from "./file-helper.js";
-import { MAX_CHUNK_BYTES } from "./file-helper-script.js";
+import { MAX_CHUNK_BYTES } from "./file-helper-protocol.js";
 
 const entryTypeSchema = z.enum(["file", "directory", "symlink", "other"]);
 const statSchema = z.object({ type: entryTypeSchema, size: z.number().nonnegative(), mtimeMs: z.number(), mode: z.number().int().nonnegative() });

@@ -3,6 +3,9 @@ import type { LocalContainer } from "./container-registry.js";
 import { startCommand } from "./command-runner.js";
 import { readJson } from "./request-body.js";
 import type { RouteContext } from "./route-context.js";
+// Probes run inside the container (its network namespace, whatever the confinement's network mode).
+import HTTP_PROBE from "./scripts/probe-http.sh";
+import TCP_PROBE from "./scripts/probe-tcp.sh";
 import { now, openSse } from "./control-api-responses.js";
 
 /** A probe that has not answered by then counts as not ready (a listener that accepts but never replies). */
@@ -19,18 +22,6 @@ const portWatchRequestSchema = z.object({
   interval: z.number().optional(),
 });
 type PortWatchRequest = z.output<typeof portWatchRequestSchema>;
-
-/**
- * Probes run inside the container (its network namespace, whatever the confinement's network mode),
- * with bash's `/dev/tcp`: TCP mode only connects; HTTP mode sends a GET and prints the status line.
- */
-const TCP_PROBE = 'exec 3<>"/dev/tcp/127.0.0.1/$1"';
-const HTTP_PROBE = [
-  'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1',
-  "printf 'GET %s HTTP/1.0\\r\\nHost: localhost:%s\\r\\nConnection: close\\r\\n\\r\\n' \"$2\" \"$1\" >&3",
-  'IFS= read -r line <&3 || exit 1',
-  "printf '%s' \"$line\"",
-].join("\n");
 
 /** `POST /api/port-watch`: SSE `watching`, then `ready`, `process_exited` or `error`, as the published container sends. */
 export async function handlePortWatch(context: RouteContext): Promise<void> {

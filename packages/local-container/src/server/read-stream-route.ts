@@ -1,6 +1,6 @@
 import { StringDecoder } from "node:string_decoder";
 import { classifyContent } from "./file-info.js";
-import { MAX_CHUNK_BYTES } from "./file-helper-script.js";
+import { MAX_CHUNK_BYTES } from "./file-helper-protocol.js";
 import { FileOperationError } from "./file-helper.js";
 import { openForRead } from "./file-ops.js";
 import { resolveFilePath } from "./file-paths.js";
