@@ -1,6 +1,6 @@
 import { defineConfig } from "tsup";
 import { libraryConfig } from "../../tsup.base.js";
-import { programTextEsbuildPlugin } from "./scripts/program-text.mjs";
+import { programTextEsbuildPlugin } from "../../scripts/program-text.mjs";
 
 export default defineConfig([
   // Programs run in a container are files of their own, inlined as text: `.sh` as it is, and a

@@ -39,6 +39,7 @@ beforeAll(async () => {
   await writeFile(join(root, "tsup.base.ts"), "export const base = {};\n");
   await mkdir(join(root, "scripts"), { recursive: true });
   await writeFile(join(root, "scripts", "worker-bundle-options.mjs"), "export const options = {};\n");
+  await writeFile(join(root, "scripts", "program-text.mjs"), "export const options = {};\n");
   await writeFile(pkg("package.json"), JSON.stringify({ name: "p", version: "0.0.0", private: true, scripts: { build: "node scripts/build.mjs" } }));
   await writeFile(pkg("src/index.ts"), "export {};\n");
   await writeFile(pkg("wrangler.jsonc"), '{ "name": "first" }\n');
@@ -71,6 +72,7 @@ describe("turbo build inputs", () => {
     ["tsconfig.base.json (a global dependency)", () => writeFile(join(root, "tsconfig.base.json"), '{ "compilerOptions": { "strict": true } }\n')],
     ["tsup.base.ts (a global dependency)", () => writeFile(join(root, "tsup.base.ts"), "export const base = { minify: true };\n")],
     ["scripts/worker-bundle-options.mjs (a global dependency)", () => writeFile(join(root, "scripts", "worker-bundle-options.mjs"), "export const options = { minify: true };\n")],
+    ["scripts/program-text.mjs (a global dependency)", () => writeFile(join(root, "scripts", "program-text.mjs"), "export const options = { minify: true };\n")],
     ["tsconfig.json", () => writeFile(pkg("tsconfig.json"), '{ "extends": "../../tsconfig.base.json" }\n')],
     ["tsup.config.ts", () => writeFile(pkg("tsup.config.ts"), "export default {};\n")],
     ["a src/ file", () => writeFile(pkg("src/index.ts"), "export const changed = true;\n")],

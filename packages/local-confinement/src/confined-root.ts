@@ -12,7 +12,7 @@ import { type ContainerCgroups, createContainerCgroups, joiningCgroups } from ".
 import { wrapChild } from "./child-process.js";
 import { type ConfinedRootOptions, type ParsedConfinedRootOptions, parseConfinedRootOptions } from "./confined-root-options.js";
 import {
-  EGRESS_FORWARDER, EGRESS_PROXY_ENV, EGRESS_SOCKET_PATH, type EgressPolicy, type EgressProxy, startEgressProxy,
+  EGRESS_PROXY_ENV, EGRESS_SOCKET_PATH, type EgressPolicy, type EgressProxy, egressForwarderCommand, startEgressProxy,
 } from "./egress-proxy.js";
 import { EGRESS_TLS_ENV, installEgressTrust } from "./egress-trust.js";
 import { findExecutable } from "./mounts.js";
@@ -73,7 +73,7 @@ export async function createConfinedRoot(input: ConfinedRootOptions): Promise<Co
       bwrap: findExecutable("bwrap") as string, infoFd: 3, argsFd: 4,
       ...(proxy === undefined
         ? {}
-        : { extraBinds: [[proxy.socketPath, EGRESS_SOCKET_PATH]], init: [process.execPath, "-e", EGRESS_FORWARDER] }),
+        : { extraBinds: [[proxy.socketPath, EGRESS_SOCKET_PATH]], init: egressForwarderCommand() }),
     }),
     cgroup.procsFiles,
     async () => {

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { InvalidRequestError } from "@open-managed-agents/runtime-resource-contract";
 import type { EgressCertificateAuthority } from "./egress-ca.js";
+import EGRESS_FORWARDER from "./programs/egress-forwarder.ts?program";
 
 /** A filtering HTTP proxy on a Unix socket: the only way out of a container that has no network. */
 export interface EgressProxy {
@@ -182,21 +183,10 @@ export async function startEgressProxy(policy: EgressPolicy): Promise<EgressProx
 export const EGRESS_SOCKET_PATH = "/run/openma-egress.sock";
 export const EGRESS_PROXY_PORT = 3128;
 
-/**
- * The container's first process when egress goes through the proxy: a forwarder on
- * `127.0.0.1:3128` (the container's own loopback) to the proxy's socket. It says `ready` once listening
- * and exits when its stdin closes, like the plain first process.
- */
-export const EGRESS_FORWARDER = [
-  'const net = require("node:net");',
-  "const server = net.createServer((client) => {",
-  `  const upstream = net.connect(${JSON.stringify(EGRESS_SOCKET_PATH)});`,
-  "  client.on('error', () => upstream.destroy()); upstream.on('error', () => client.destroy());",
-  "  client.pipe(upstream).pipe(client);",
-  "});",
-  `server.listen(${EGRESS_PROXY_PORT}, "127.0.0.1", () => process.stdout.write("ready\\n"));`,
-  "process.stdin.on('end', () => process.exit(0)); process.stdin.resume();",
-].join("\n");
+/** The container's first process with the proxy: a forwarder from {@link EGRESS_PROXY_PORT} to the socket. */
+export function egressForwarderCommand(): string[] {
+  return [process.execPath, "-e", EGRESS_FORWARDER, EGRESS_SOCKET_PATH, String(EGRESS_PROXY_PORT)];
+}
 
 /**
  * Proxy variables every command of such a container gets. `OMA_EGRESS_PROXY` says more than

@@ -1,5 +1,5 @@
 import { defineConfig } from "tsup";
-import { programTextEsbuildPlugin } from "../scripts/program-text.mjs";
+import { programTextEsbuildPlugin } from "../../../scripts/program-text.mjs";
 
 // The benchmark runs the server from its sources, with its programs inlined as the package build does.
 export default defineConfig({

@@ -2,7 +2,7 @@
  * The file helper: a small Node program each container runs inside its own confinement (`node -e`), so
  * the kernel resolves every path of a file route in the container's root, symlinks and renames racing
  * included, with the container's own rights and bounds. The checkout is not visible inside, so the build
- * bundles it into one CommonJS program (scripts/program-text.mjs) that the server holds as text; the
+ * bundles it into one CommonJS program (the root scripts/program-text.mjs) that the server holds as text; the
  * protocol is in `server/file-helper-protocol.ts`.
  */
 /*! OMA_FILE_HELPER: the file routes' I/O inside this container (how its process is found there) */

@@ -1,4 +1,4 @@
-/** A program that runs inside a container, as the text the build bundled it into (scripts/program-text.mjs). */
+/** A program run inside a container, as the text the build bundled it into (scripts/program-text.mjs). */
 declare module "*?program" {
   const text: string;
   export default text;
