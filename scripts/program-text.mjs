@@ -44,6 +44,11 @@ export function programTextEsbuildPlugin() {
   };
 }
 
+/** tsup options that inline a package's programs: `.sh` files as text, `?program` imports bundled. */
+export function programTextTsupOptions() {
+  return { loader: { ".sh": "text" }, esbuildPlugins: [programTextEsbuildPlugin()] };
+}
+
 /** For vitest's `plugins`, given esbuild's `build`. */
 export function programTextVitePlugin(build) {
   return {

@@ -1,13 +1,13 @@
 import { defineConfig } from "tsup";
 import { libraryConfig } from "../../tsup.base.js";
-import { programTextEsbuildPlugin } from "../../scripts/program-text.mjs";
+import { programTextTsupOptions } from "../../scripts/program-text.mjs";
 
 export default defineConfig([
   // Programs run in a container are files of their own, inlined as text: `.sh` as it is, and a
   // `?program` import (src/programs/) bundled into one CommonJS program.
   libraryConfig(
     { index: "src/index.ts", testing: "src/testing/index.ts" },
-    { platform: "node", clean: false, loader: { ".sh": "text" }, esbuildPlugins: [programTextEsbuildPlugin()] },
+    { platform: "node", clean: false, ...programTextTsupOptions() },
   ),
   // Workers module: the real `@cloudflare/containers` is bundled in, so aliasing that name to this
   // file cannot loop back to itself.

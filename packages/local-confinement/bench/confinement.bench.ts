@@ -4,7 +4,7 @@
  * process, and confined against unconfined (the kept mount namespace the unconfined server uses), and the
  * host's network against a network namespace of the container's own (the local container server's default).
  * Rounds interleave the variants so machine load hits them alike.
- * Run: `pnpm --filter @open-managed-agents/sandbox bench`.
+ * Run: `pnpm bench:confinement`.
  * `ROUNDS=N` changes the number of rounds (default 40).
  */
 import { spawn } from "node:child_process";
@@ -16,7 +16,7 @@ import {
 } from "../src/index.js";
 
 const rounds = Number(process.env.ROUNDS ?? 40);
-const root = await mkdtemp(join(tmpdir(), "local-process-bench-"));
+const root = await mkdtemp(join(tmpdir(), "confinement-bench-"));
 // Host directories under /tmp with /tmp mounted: the layout of the local container server.
 const mounts = { "/workspace": join(root, "workspace"), "/mnt/session/outputs": join(root, "outputs"), "/tmp": join(root, "tmp") };
 await Promise.all(Object.values(mounts).map((directory) => mkdir(directory, { recursive: true })));
@@ -60,7 +60,7 @@ const percentile = (values: number[], fraction: number): number => {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] ?? Number.NaN;
 };
 const baseline = percentile(samples.get("plain spawn (baseline)") ?? [], 0.5);
-console.log(`local-process spawn cost — mode ${mode}, ${rounds} rounds, ${process.platform} ${process.arch}, node ${process.version}`);
+console.log(`confinement spawn cost — mode ${mode}, ${rounds} rounds, ${process.platform} ${process.arch}, node ${process.version}`);
 console.log(`${"variant".padEnd(34)}${"median ms".padStart(11)}${"p90 ms".padStart(9)}${"× baseline".padStart(12)}`);
 for (const [name, values] of samples) {
   const median = percentile(values, 0.5);

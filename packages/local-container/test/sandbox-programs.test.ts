@@ -1,34 +1,20 @@
-import { execFileSync } from "node:child_process";
-import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { Script } from "node:vm";
 import { describe, expect, it } from "vitest";
+import { shellFiles, shellcheck, shellcheckInstalled } from "../../../vitest.shellcheck.js";
 import FILE_HELPER_PROGRAM from "../src/programs/file-helper.ts?program";
 
-// scripts/bootstrap.sh installs shellcheck; without it there is nothing to run here.
-const installed = (() => {
-  try {
-    execFileSync("shellcheck", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
 const folder = join(import.meta.dirname, "../src/server/scripts");
-const scripts = readdirSync(folder).filter((name) => name.endsWith(".sh"));
+const scripts = shellFiles(folder);
 /** Linux's bound on one argument (MAX_ARG_STRLEN): the program travels as `node -e <text>`. */
 const MAX_ARGUMENT_BYTES = 128 * 1024;
 
 describe("programs run in a container", () => {
   it("are shell files", () => {
-    expect(scripts.sort()).toEqual(["probe-http.sh", "probe-tcp.sh", "run-with-snapshot.sh"]);
+    expect(scripts).toEqual(["probe-http.sh", "probe-tcp.sh", "run-with-snapshot.sh"]);
   });
 
-  it.runIf(installed).each(scripts)("%s passes shellcheck as bash", (name) => {
-    // Throws with shellcheck's findings when there are any.
-    execFileSync("shellcheck", ["-s", "bash", join(folder, name)], { encoding: "utf8" });
-  });
+  it.runIf(shellcheckInstalled).each(scripts)("%s passes shellcheck", (name) => shellcheck(join(folder, name)));
 
   it("the file helper is one CommonJS program that needs nothing but Node's builtins", () => {
     expect(() => new Script(FILE_HELPER_PROGRAM)).not.toThrow();

@@ -9,7 +9,9 @@
 import { constants, type Stats } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { MAX_CHUNK_BYTES, MAX_FRAME_BYTES, MAX_LIST_ENTRIES } from "../server/file-helper-protocol.js";
+import {
+  MAX_CHUNK_BYTES, MAX_FRAME_BYTES, MAX_LIST_ENTRIES, createFrameReader, encodeFrame,
+} from "../server/file-helper-protocol.js";
 
 const MAX_HANDLES = 256;
 // O_NONBLOCK: opening a FIFO planted in the tree must not hang the helper; it changes nothing for files.
@@ -171,15 +173,9 @@ const ops: Readonly<Record<string, (r: Request, data: Buffer) => Promise<Answer>
   },
 };
 
-function send(id: number, header: Record<string, unknown>, data?: Buffer): void {
-  const head = Buffer.from(JSON.stringify(header), "utf8");
-  const body = data ?? Buffer.alloc(0);
-  const prefix = Buffer.alloc(12);
-  prefix.writeUInt32BE(8 + head.length + body.length, 0);
-  prefix.writeUInt32BE(id, 4);
-  prefix.writeUInt32BE(head.length, 8);
-  process.stdout.write(Buffer.concat([prefix, head, body]));
-}
+const send = (id: number, header: Record<string, unknown>, data?: Buffer): void => {
+  process.stdout.write(encodeFrame(id, header, data));
+};
 
 async function run(id: number, header: Request, data: Buffer): Promise<void> {
   try {
@@ -194,36 +190,15 @@ async function run(id: number, header: Request, data: Buffer): Promise<void> {
   }
 }
 
-// Chunks are joined only once a whole frame is there, so a large frame costs one copy.
-const parts: Buffer[] = [];
-let total = 0;
-let needed = 4;
-process.stdin.on("data", (chunk: Buffer) => {
-  parts.push(chunk);
-  total += chunk.length;
-  while (total >= needed) {
-    const joined = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, total);
-    parts.length = 0;
-    const length = joined.readUInt32BE(0);
-    if (length < 8 || length > MAX_FRAME_BYTES) process.exit(2);
-    if (joined.length < 4 + length) {
-      parts.push(joined);
-      needed = 4 + length;
-      break;
-    }
-    const frame = joined.subarray(4, 4 + length);
-    const rest = joined.subarray(4 + length);
-    if (rest.length > 0) parts.push(rest);
-    total = rest.length;
-    needed = 4;
-    const headerLength = frame.readUInt32BE(4);
-    let header: Request;
-    try {
-      header = JSON.parse(frame.subarray(8, 8 + headerLength).toString("utf8")) as Request;
-    } catch {
-      process.exit(2);
-    }
-    void run(frame.readUInt32BE(0), header, frame.subarray(8 + headerLength));
+const onFrame = (frame: Buffer): void => {
+  const headerLength = frame.readUInt32BE(4);
+  let header: Request;
+  try {
+    header = JSON.parse(frame.subarray(8, 8 + headerLength).toString("utf8")) as Request;
+  } catch {
+    process.exit(2);
   }
-});
+  void run(frame.readUInt32BE(0), header, frame.subarray(8 + headerLength));
+};
+process.stdin.on("data", createFrameReader(onFrame, () => process.exit(2)));
 process.stdin.on("end", () => process.exit(0));

@@ -1,6 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import * as z from "zod";
-import { MAX_FRAME_BYTES } from "./file-helper-protocol.js";
+import { MAX_FRAME_BYTES, createFrameReader, encodeFrame } from "./file-helper-protocol.js";
 import { ControlApiError } from "./control-api-error.js";
 
 /** What a file helper request answers: its header (without `ok`) and the data that came with it. */
@@ -100,30 +100,6 @@ export function createFileHelper(options: FileHelperOptions): FileHelper {
     child.stderr?.on("data", (chunk: Buffer) => {
       if (stderr.length < STDERR_KEEP) stderr += chunk.toString("utf8").slice(0, STDERR_KEEP - stderr.length);
     });
-    // Chunks are joined only once a whole frame is there, so a large frame costs one copy.
-    const parts: Buffer[] = [];
-    let total = 0;
-    let needed = 4;
-    child.stdout?.on("data", (chunk: Buffer) => {
-      parts.push(chunk);
-      total += chunk.length;
-      while (total >= needed) {
-        const joined = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, total);
-        parts.length = 0;
-        const length = joined.readUInt32BE(0);
-        if (length < 8 || length > MAX_FRAME_BYTES) return end("it sent a malformed frame");
-        if (joined.length < 4 + length) {
-          parts.push(joined);
-          needed = 4 + length;
-          return;
-        }
-        const rest = joined.subarray(4 + length);
-        if (rest.length > 0) parts.push(rest);
-        total = rest.length;
-        needed = 4;
-        answer(joined.subarray(4, 4 + length));
-      }
-    });
     const answer = (frame: Buffer): void => {
       const id = frame.readUInt32BE(0);
       const headerLength = frame.readUInt32BE(4);
@@ -142,6 +118,7 @@ export function createFileHelper(options: FileHelperOptions): FileHelper {
       const { ok: _ok, ...header } = parsed;
       entry.resolve({ header, data: Buffer.from(frame.subarray(8 + headerLength)) });
     };
+    child.stdout?.on("data", createFrameReader(answer, () => end("it sent a malformed frame")));
     child.once("error", (error) => end(error.message));
     child.once("close", (code, signal) => end(`exit ${code ?? signal}${stderr.trim() === "" ? "" : `: ${stderr.trim()}`}`));
     return state;
@@ -153,18 +130,13 @@ export function createFileHelper(options: FileHelperOptions): FileHelper {
     const state = running;
     const id = nextId;
     nextId = nextId >= 0xffff_ffff ? 1 : nextId + 1;
-    const head = Buffer.from(JSON.stringify(header), "utf8");
-    const body = data === undefined ? Buffer.alloc(0) : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-    if (12 + head.length + body.length > MAX_FRAME_BYTES) {
+    const frame = encodeFrame(id, header, data);
+    if (frame.length > MAX_FRAME_BYTES) {
       return Promise.reject(new ControlApiError("FILESYSTEM_ERROR", 500, "A file helper request exceeds the frame limit", { limit: MAX_FRAME_BYTES }));
     }
-    const prefix = Buffer.alloc(12);
-    prefix.writeUInt32BE(8 + head.length + body.length, 0);
-    prefix.writeUInt32BE(id, 4);
-    prefix.writeUInt32BE(head.length, 8);
     return new Promise<FileHelperReply>((resolve, reject) => {
       state.pending.set(id, { resolve, reject });
-      state.process.child.stdin?.write(Buffer.concat([prefix, head, body]));
+      state.process.child.stdin?.write(frame);
     });
   };
 
