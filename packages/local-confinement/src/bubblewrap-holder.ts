@@ -32,9 +32,17 @@ export interface HeldNamespaces {
  * Starts the holder (every process of it in `procsFiles`' cgroups from the first instruction) and hands
  * bubblewrap its options on their descriptor. `release` runs once the holder is gone.
  */
-export function startHolder(command: HolderCommand, procsFiles: readonly string[], release: () => Promise<void>): BubblewrapHolder {
+export function startHolder(
+  command: HolderCommand,
+  procsFiles: readonly string[],
+  release: () => Promise<void>,
+): BubblewrapHolder {
   const [program, args] = joiningCgroups(procsFiles, findExecutable("unshare") as string, command.argv);
-  const holder = spawn(program, args, { cwd: "/", env: { PATH: SYSTEM_PATH }, stdio: ["pipe", "pipe", "pipe", "pipe", "pipe"] });
+  const holder = spawn(program, args, {
+    cwd: "/",
+    env: { PATH: SYSTEM_PATH },
+    stdio: ["pipe", "pipe", "pipe", "pipe", "pipe"],
+  });
   const optionsStream = holder.stdio[4] as NodeJS.WritableStream | null;
   optionsStream?.on("error", () => undefined);
   optionsStream?.end(command.bwrapOptions);
@@ -57,7 +65,10 @@ export function startHolder(command: HolderCommand, procsFiles: readonly string[
  * Waits for the container to be ready and holds its namespaces; a failure ends the holder before it
  * throws. The held descriptors are closed once the holder has ended.
  */
-export async function holdContainer(holder: BubblewrapHolder, network: ConfinementNetwork): Promise<{ pid: number; held: HeldNamespaces }> {
+export async function holdContainer(
+  holder: BubblewrapHolder,
+  network: ConfinementNetwork,
+): Promise<{ pid: number; held: HeldNamespaces }> {
   let pid: number;
   let held: HeldNamespaces;
   try {
@@ -98,7 +109,8 @@ function holdNamespaces(pid: number, network: ConfinementNetwork): HeldNamespace
     return { flags, fds, rootFd: openSync(`/proc/${pid}/root`, "r") };
   } catch (error) {
     for (const fd of fds) closeSync(fd);
-    throw new SandboxFailedError({ message: `could not hold the container's namespaces: ${String(error)}`, cause: error });
+    const message = `could not hold the container's namespaces: ${String(error)}`;
+    throw new SandboxFailedError({ message, cause: error });
   }
 }
 
@@ -133,7 +145,8 @@ function waitForReady(holder: ChildProcess): Promise<number> {
     const onError = (chunk: Buffer): void => {
       if (errorText.length < MAX_ERROR_TEXT) errorText += chunk.toString("utf8");
     };
-    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => fail(`the setup exited with ${code ?? signal}`);
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void =>
+      fail(`the setup exited with ${code ?? signal}`);
     const onSpawnError = (error: Error): void => fail(`could not start unshare (${error.message})`);
     const timer = setTimeout(() => fail(`no answer within ${SETUP_TIMEOUT_MS} ms`), SETUP_TIMEOUT_MS);
     const infoStream = holder.stdio[3] as NodeJS.ReadableStream | null;

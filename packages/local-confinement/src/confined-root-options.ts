@@ -1,6 +1,8 @@
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
-import { type ConfinementLimits, type ConfinementNetwork, DEFAULT_CONFINEMENT_LIMITS } from "./bubblewrap-args.js";
+import {
+  type ConfinementLimits, type ConfinementNetwork, DEFAULT_CONFINEMENT_LIMITS,
+} from "./bubblewrap-args.js";
 import type { EgressCertificateAuthority } from "./egress-ca.js";
 import type { EgressHttpHandler, EgressHttpsInterception, EgressPolicy } from "./egress-proxy.js";
 import type { PathMounts } from "./types.js";
@@ -55,7 +57,8 @@ export const confinedRootOptionsSchema = z
   })
   .strict()
   .superRefine((options, context) => {
-    const refuse = (field: string, message: string): void => context.addIssue({ code: "custom", path: [field], message });
+    const refuse = (field: string, message: string): void =>
+      context.addIssue({ code: "custom", path: [field], message });
     if (options.egressAllowList !== undefined && options.egressHandler !== undefined) {
       refuse("egressHandler", "egressAllowList and egressHandler exclude each other");
     }
@@ -109,7 +112,8 @@ export type ParsedConfinedRootOptions = z.output<typeof confinedRootOptionsSchem
 
 /** Parses the options once; anything malformed or contradictory → `invalid_config` naming the field. */
 export function parseConfinedRootOptions(options: ConfinedRootOptions): ParsedConfinedRootOptions {
-  return parseRecord(confinedRootOptionsSchema, options, { record: "confined root options", code: "invalid_config" });
+  const report = { record: "confined root options", code: "invalid_config" } as const;
+  return parseRecord(confinedRootOptionsSchema, options, report);
 }
 
 function egressPolicyOf(options: {
@@ -117,6 +121,7 @@ function egressPolicyOf(options: {
   readonly egressHandler?: EgressHttpHandler | undefined;
   readonly egressHttps?: EgressHttpsInterception | undefined;
 }): EgressPolicy | undefined {
-  if (options.egressHandler !== undefined) return { handleHttp: options.egressHandler, https: options.egressHttps };
+  const handleHttp = options.egressHandler;
+  if (handleHttp !== undefined) return { handleHttp, https: options.egressHttps };
   return options.egressAllowList;
 }

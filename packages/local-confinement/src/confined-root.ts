@@ -6,13 +6,20 @@ import {
   CapabilityUnsupportedError, InvalidRequestError, SandboxFailedError,
 } from "@open-managed-agents/runtime-resource-contract";
 import { assertConfinementAvailable } from "./availability.js";
-import { type ConfinementLimits, type ConfinementNetwork, enterArgs, holderArgs, planRoot } from "./bubblewrap-args.js";
-import { type BubblewrapHolder, type HeldNamespaces, holdContainer, startHolder } from "./bubblewrap-holder.js";
+import {
+  type ConfinementLimits, type ConfinementNetwork, enterArgs, holderArgs, planRoot,
+} from "./bubblewrap-args.js";
+import {
+  type BubblewrapHolder, type HeldNamespaces, holdContainer, startHolder,
+} from "./bubblewrap-holder.js";
 import { type ContainerCgroups, createContainerCgroups, joiningCgroups } from "./cgroups.js";
 import { wrapChild } from "./child-process.js";
-import { type ConfinedRootOptions, type ParsedConfinedRootOptions, parseConfinedRootOptions } from "./confined-root-options.js";
 import {
-  EGRESS_PROXY_ENV, EGRESS_SOCKET_PATH, type EgressPolicy, type EgressProxy, egressForwarderCommand, startEgressProxy,
+  type ConfinedRootOptions, type ParsedConfinedRootOptions, parseConfinedRootOptions,
+} from "./confined-root-options.js";
+import {
+  EGRESS_PROXY_ENV, EGRESS_SOCKET_PATH, type EgressPolicy, type EgressProxy, egressForwarderCommand,
+  startEgressProxy,
 } from "./egress-proxy.js";
 import { EGRESS_TLS_ENV, installEgressTrust } from "./egress-trust.js";
 import { findExecutable } from "./mounts.js";
@@ -83,7 +90,8 @@ export async function createConfinedRoot(input: ConfinedRootOptions): Promise<Co
   );
   const { pid, held } = await holdContainer(holder, options.network);
   const toHost = hostPathMapper(mounts, held);
-  if (options.egressHttps !== undefined) await installTrust(holder, toHost, options.egressHttps.authority.certificatePem);
+  const https = options.egressHttps;
+  if (https !== undefined) await installTrust(holder, toHost, https.authority.certificatePem);
   return confinedRoot({ options, mounts, cgroup, proxy, holder, pid, held, toHost });
 }
 
@@ -91,7 +99,8 @@ export async function createConfinedRoot(input: ConfinedRootOptions): Promise<Co
 function assertForwarderRunsInside(): void {
   if (process.execPath.startsWith("/usr/")) return;
   throw new CapabilityUnsupportedError({
-    message: `the egress forwarder runs this Node inside the container, so it must live under /usr (it is ${process.execPath})`,
+    message: "the egress forwarder runs this Node inside the container, so it must live under /usr "
+      + `(it is ${process.execPath})`,
     context: { execPath: process.execPath },
   });
 }
@@ -103,12 +112,17 @@ function assertForwarderRunsInside(): void {
  */
 function createRootCgroups(limits: ConfinementLimits): ContainerCgroups {
   return createContainerCgroups(`openma-${randomBytes(8).toString("hex")}`, {
-    maxProcesses: limits.maxProcesses, maxMemoryBytes: limits.maxContainerMemoryBytes, maxCpus: limits.maxCpus,
+    maxProcesses: limits.maxProcesses,
+    maxMemoryBytes: limits.maxContainerMemoryBytes,
+    maxCpus: limits.maxCpus,
   });
 }
 
 /** The proxy when there is an egress policy; the cgroups are removed when it cannot start. */
-async function startProxy(policy: EgressPolicy | undefined, cgroup: ContainerCgroups): Promise<EgressProxy | undefined> {
+async function startProxy(
+  policy: EgressPolicy | undefined,
+  cgroup: ContainerCgroups,
+): Promise<EgressProxy | undefined> {
   if (policy === undefined) return undefined;
   try {
     return await startEgressProxy(policy);
@@ -118,7 +132,10 @@ async function startProxy(policy: EgressPolicy | undefined, cgroup: ContainerCgr
   }
 }
 
-/** Host path of a container path: a mount's host directory, or the container's root reached through the held descriptor. */
+/**
+ * Host path of a container path: a mount's host directory, or the container's root reached through the
+ * held descriptor.
+ */
 function hostPathMapper(mounts: PathMounts, held: HeldNamespaces): (containerPath: string) => string {
   const rootPrefix = `/proc/${process.pid}/fd/${held.rootFd}`;
   return (containerPath) => {
@@ -128,13 +145,19 @@ function hostPathMapper(mounts: PathMounts, held: HeldNamespaces): (containerPat
 }
 
 /** Installs the egress CA certificate before any command runs, so none sees the bundle half written. */
-async function installTrust(holder: BubblewrapHolder, toHost: (path: string) => string, certificatePem: string): Promise<void> {
+async function installTrust(
+  holder: BubblewrapHolder,
+  toHost: (path: string) => string,
+  certificatePem: string,
+): Promise<void> {
+  const inRoot = (path: string): string => toHost(resolveInRoot(path, toHost, { followFinal: false }));
   try {
-    await installEgressTrust((path) => toHost(resolveInRoot(path, toHost, { followFinal: false })), certificatePem);
+    await installEgressTrust(inRoot, certificatePem);
   } catch (error) {
     holder.dispose();
     await holder.ended;
-    throw new SandboxFailedError({ message: `could not install the egress CA certificate in the container: ${String(error)}`, cause: error });
+    const message = `could not install the egress CA certificate in the container: ${String(error)}`;
+    throw new SandboxFailedError({ message, cause: error });
   }
 }
 
@@ -174,12 +197,18 @@ function confinedRoot(root: RunningRoot): ConfinedRoot {
     pid,
     processCgroup: cgroup.controllers.pids,
     cgroups: cgroup.controllers,
-    egress: proxy === undefined ? undefined : { allowList: [...(options.egressAllowList ?? [])], refused: proxy.refused },
+    egress: proxy === undefined
+      ? undefined
+      : { allowList: [...(options.egressAllowList ?? [])], refused: proxy.refused },
     ended: holder.ended,
     spawn(command) {
-      if (disposed) throw new InvalidRequestError({ message: "the confined container was disposed", context: { pid } });
+      if (disposed) {
+        throw new InvalidRequestError({ message: "the confined container was disposed", context: { pid } });
+      }
       const cwd = normalizeSandboxPath(command.cwd ?? DEFAULT_SANDBOX_CWD, "/");
-      const entering = enterArgs({ namespaces, limits: options.limits, ...tools, cwd, command: command.command, args: command.args ?? [] });
+      const entering = enterArgs({
+        namespaces, limits: options.limits, ...tools, cwd, command: command.command, args: command.args ?? [],
+      });
       const [program, args] = joiningCgroups(cgroup.procsFiles, prlimit, entering);
       const child = spawn(program, args, {
         cwd: "/",
