@@ -18,7 +18,7 @@ const CODE_LANGUAGES = ["ts", "typescript", "tsx", "js", "javascript", "mjs", "j
 
 const publishable = (await discoverMembers()).filter((member) => member.kind === "package" && !member.isPrivate);
 const exists = async (path: string): Promise<boolean> => (await stat(path).catch(() => null)) !== null;
-const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 const record = (value: unknown): Record<string, unknown> => (typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
 
 /** Every file path an exports entry points at, through nested conditions. */
@@ -84,7 +84,7 @@ describe.each(publishable.map((member) => [member.path, member] as const))("%s",
   describe("README.md", async () => {
     const readme = await readFile(join(member.dir, "README.md"), "utf8").catch(() => null);
     const sections = readmeSections(readme ?? "");
-    const name = escape(member.name);
+    const name = escapeRegExp(member.name);
 
     it("exists", () => {
       expect(readme, `${member.path}/README.md is missing`).not.toBeNull();

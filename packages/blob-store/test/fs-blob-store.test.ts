@@ -123,7 +123,7 @@ describe("filesystem blob store specifics", () => {
     const body = new Uint8Array(3 * 1024 * 1024 + 123).map((_, index) => (index * 7) % 251);
     await store.put("big", body);
     const object = await store.get("big");
-    const reader = (object?.stream() as ReadableStream<Uint8Array>).getReader({ mode: "byob" });
+    const reader = (object!.stream() as ReadableStream<Uint8Array>).getReader({ mode: "byob" });
     // One buffer, handed back and forth: a read fills all of it, not a 256 KiB chunk copied in.
     let buffer = new ArrayBuffer(1024 * 1024);
     const sizes: number[] = [];
@@ -140,7 +140,7 @@ describe("filesystem blob store specifics", () => {
     expect(sizes).toEqual([1024 * 1024, 1024 * 1024, 1024 * 1024, 123]);
     expect(Buffer.from(read).equals(Buffer.from(body))).toBe(true);
     const chunks: number[] = [];
-    for await (const chunk of ((await store.get("big"))?.stream() as ReadableStream<Uint8Array>) as unknown as AsyncIterable<Uint8Array>) chunks.push(chunk.byteLength);
+    for await (const chunk of ((await store.get("big"))!.stream() as ReadableStream<Uint8Array>) as unknown as AsyncIterable<Uint8Array>) chunks.push(chunk.byteLength);
     expect(chunks.slice(0, 2)).toEqual([256 * 1024, 256 * 1024]);
     expect(chunks.reduce((sum, size) => sum + size, 0)).toBe(body.byteLength);
   });

@@ -59,8 +59,11 @@ describe("query parameters as the SDK serialises them", () => {
       expect(await response.json()).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
     }
     const client = sdkClient(plane.url, environment.environmentKey);
-    // @ts-expect-error: not an event type
-    await expect(client.beta.sessions.events.list(session.id, { types: ["agent.unknown"] })).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+    const listing = client.beta.sessions.events.list(session.id, {
+      // @ts-expect-error: not an event type
+      types: ["agent.unknown"],
+    });
+    await expect(listing).rejects.toBeInstanceOf(Anthropic.BadRequestError);
   });
 
   it("streams with repeated event_deltas[] keys", async () => {

@@ -20,7 +20,7 @@ async function startReceiver(status = 204) {
     request.on("end", () => {
       received.push({ body: Buffer.concat(chunks).toString("utf8"), headers: request.headers });
       response.writeHead(status).end();
-      waiters.splice(0).forEach((wake) => wake());
+      for (const wake of waiters.splice(0)) wake();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

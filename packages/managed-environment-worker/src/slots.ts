@@ -22,7 +22,7 @@ export function createSlots(size: number): Slots {
         for (const wake of waiters) wake();
       };
     },
-    free: () => used < size,
+    free: () => size > used,
     whenFree(signal) {
       return new Promise<void>((resolve) => {
         const check = () => {

@@ -83,7 +83,7 @@ function nested(root: string, levels: number, file: string): string {
   const steps: string[] = [`mkdir -p ${root}`];
   const chunks: number[] = [];
   for (let depth = 0; depth < levels; depth += chunk) chunks.push(Math.min(chunk, levels - depth));
-  chunks.forEach((count, index) => steps.push(`mkdir -p .nest-${index}/${chain(count)}`));
+  for (const [index, count] of chunks.entries()) steps.push(`mkdir -p .nest-${index}/${chain(count)}`);
   steps.push(`echo lost > .nest-${chunks.length - 1}/${chain(chunks.at(-1) as number)}/${file}`);
   // Innermost chunk first: each moves into the deepest folder of the one before it.
   for (let at = chunks.length - 1; at > 0; at -= 1) steps.push(`mv .nest-${at}/d .nest-${at - 1}/${chain(chunk)}/d && rmdir .nest-${at}`);

@@ -20,8 +20,13 @@ describe("the bridge's loader entry in the conformance suite", () => {
   });
 
   it("rejects factory options the driver does not take", () => {
-    // @ts-expect-error baseUrl must be a string
-    const wrong = () => defineManagedRuntimeConformanceSuite({ name: "bridge", driver: createManagedRuntimeProviderDriver, factoryOptions: { baseUrl: 1, apiKey: "k", checkpointStore: store } });
+    const wrong = () =>
+      defineManagedRuntimeConformanceSuite({
+        name: "bridge",
+        driver: createManagedRuntimeProviderDriver,
+        // @ts-expect-error baseUrl must be a string
+        factoryOptions: { baseUrl: 1, apiKey: "k", checkpointStore: store },
+      });
     expectTypeOf(wrong).toBeFunction();
   });
 });

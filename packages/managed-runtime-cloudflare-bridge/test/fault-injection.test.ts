@@ -59,7 +59,7 @@ async function expectRecovered(world: StackWorld, session: string): Promise<void
 
 const TRIGGERS = {
   restore: (url: URL) => url.pathname.endsWith("/hydrate"),
-  harness: (url: URL, init: RequestInit | undefined) => bodyContains(init, "FAULT_HARNESS"),
+  harness: (_url: URL, init: RequestInit | undefined) => bodyContains(init, "FAULT_HARNESS"),
   checkpoint: isCheckpointTransfer,
 } as const;
 type Stage = keyof typeof TRIGGERS;

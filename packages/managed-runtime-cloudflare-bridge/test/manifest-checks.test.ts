@@ -156,7 +156,7 @@ describe("manifest checks", () => {
     // The earliest format names no packs.
     const v1 = { format: "oma-workspace-manifest/1", entries: [{ ...wire.entries[0] }] };
     expect(() => decodeManifest(new TextEncoder().encode(JSON.stringify(v1)))).toThrow(expect.objectContaining({ code: "integrity_failed" }));
-    expect(() => decodeManifest(new TextEncoder().encode('{"format":"oma-workspace-manifest/1","entries":[{"type":"file","path":"../x","mode":420,"mtime":1,"size":1,"sha256":"' + "a".repeat(64) + '"}]}'))).toThrow(
+    expect(() => decodeManifest(new TextEncoder().encode(`{"format":"oma-workspace-manifest/1","entries":[{"type":"file","path":"../x","mode":420,"mtime":1,"size":1,"sha256":"${"a".repeat(64)}"}]}`))).toThrow(
       expect.objectContaining({ code: "integrity_failed" }),
     );
   });

@@ -76,7 +76,7 @@ const SHAPES = [
 function randomTree(seed: number, bytes: number): Entry[] {
   const random = prng(seed);
   const pick = <T,>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
-  const names = ["a", "b", "c d", "é", "long-name-" + "x".repeat(60), "n1", "n2", ".hidden"];
+  const names = ["a", "b", "c d", "é", `long-name-${"x".repeat(60)}`, "n1", "n2", ".hidden"];
   const folders = [""];
   const entries: Entry[] = [];
   const taken = new Set<string>();

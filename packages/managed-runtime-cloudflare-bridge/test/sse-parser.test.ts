@@ -36,7 +36,7 @@ describe("parseSseStream", () => {
   });
 
   it("gives the same frames whatever the chunk boundaries, CRLF pairs and multibyte characters included", async () => {
-    const text = SAMPLE.replace(/\n/g, "\r\n") + "event: note\ndata: héllo ✓\n\n";
+    const text = `${SAMPLE.replace(/\n/g, "\r\n")}event: note\ndata: héllo ✓\n\n`;
     const bytes = new TextEncoder().encode(text);
     const whole = await collect([bytes]);
     for (let cut = 1; cut < bytes.length; cut++) {

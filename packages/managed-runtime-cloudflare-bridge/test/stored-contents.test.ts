@@ -27,9 +27,9 @@ describe("stored contents", () => {
   it("tells apart digests that share their first bytes", () => {
     const builder = createStoredContentsBuilder();
     const digests = ["c", "a", "e", "b"].map((tail) => `00000000${tail.repeat(56)}`);
-    digests.forEach((digest, index) => builder.add(digest, index === 2 ? null : { pack: { sha256: "f".repeat(64), size: 10 }, offset: index }));
+    for (const [index, digest] of digests.entries()) builder.add(digest, index === 2 ? null : { pack: { sha256: "f".repeat(64), size: 10 }, offset: index });
     const stored = builder.build();
-    digests.forEach((digest, index) => expect(stored.get(digest)).toEqual(index === 2 ? null : { pack: { sha256: "f".repeat(64), size: 10 }, offset: index }));
+    for (const [index, digest] of digests.entries()) expect(stored.get(digest)).toEqual(index === 2 ? null : { pack: { sha256: "f".repeat(64), size: 10 }, offset: index });
     expect(stored.get(`00000000${"d".repeat(56)}`)).toBeUndefined();
     expect(stored.get(`ffffffff${"d".repeat(56)}`)).toBeUndefined();
   });

@@ -13,6 +13,7 @@ export function unreachableSandbox(): CloudflareSandbox {
   return {
     exec: fail,
     startProcess: fail,
+    // biome-ignore lint/correctness/useYield: a log stream that fails before its first event.
     async *processLogs() {
       await fail();
     },

@@ -32,6 +32,7 @@ function scriptedSandbox() {
       await renewal.opened;
       calls.push("renew:end");
     },
+    // biome-ignore lint/correctness/useYield: a log stream that breaks before its first event.
     async *processLogs(): AsyncGenerator<CloudflareProcessLogEvent> {
       calls.push("logs:start");
       await logs.opened;

@@ -22,8 +22,13 @@ describe("defineManagedRuntimeConformanceSuite under strict TypeScript", () => {
   it("infers the factory's options and checks factoryOptions against them", () => {
     const define = () => defineManagedRuntimeConformanceSuite({ name: "acme", driver: createAcmeDriver, factoryOptions: { endpoint: "https://acme.test", apiKey: "k" } });
     expectTypeOf(define).returns.toBeVoid();
-    // @ts-expect-error factoryOptions of the wrong shape for the factory
-    const wrong = () => defineManagedRuntimeConformanceSuite({ name: "acme", driver: createAcmeDriver, factoryOptions: { endpoint: 1 } });
+    const wrong = () =>
+      defineManagedRuntimeConformanceSuite({
+        name: "acme",
+        driver: createAcmeDriver,
+        // @ts-expect-error factoryOptions of the wrong shape for the factory
+        factoryOptions: { endpoint: 1 },
+      });
     expectTypeOf(wrong).toBeFunction();
     expectTypeOf<ManagedRuntimeConformanceOptions<AcmeOptions>["factoryOptions"]>().toEqualTypeOf<AcmeOptions | undefined>();
   });

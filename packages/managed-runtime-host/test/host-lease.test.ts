@@ -26,7 +26,7 @@ describe("host lease loss", () => {
       "workspace.release",
       "fences.release",
     ]);
-    expect((fixture.journal.of("sandbox.terminate")[0]?.input as { reason: string }).reason).toBe("lease_lost");
+    expect((fixture.journal.of("sandbox.terminate")[0]!.input as { reason: string }).reason).toBe("lease_lost");
   });
 
   it("ends as lease_lost when a renewal answers lost, and never publishes", async () => {

@@ -25,7 +25,7 @@ describe("session inputs", () => {
   it("leaves memory stores to the AMA worker and does not sync a read-only store periodically", async () => {
     const worker = createHostFixture({ runtime: { sessionInputs: true, harness: { durationMs: 10_000 } } });
     await worker.run({ session: memorySession("read_write") });
-    expect((worker.journal.of("sessionInputs.materialize")[0]?.input as SessionInputLifecycleContext).resourceOwnership).toEqual({ memoryStore: "worker" });
+    expect((worker.journal.of("sessionInputs.materialize")[0]!.input as SessionInputLifecycleContext).resourceOwnership).toEqual({ memoryStore: "worker" });
     expect(worker.journal.of("sessionInputs.synchronize")).toHaveLength(1);
 
     const readOnly = createHostFixture({ runtime: { sessionInputs: true, harness: { durationMs: 10_000 } } });
@@ -59,7 +59,7 @@ describe("runtime checkpoints", () => {
     fixture.deps.faults.add({ port: "runtimeCheckpoint", method: "create", kind: "throw" });
     const result = await fixture.run({ profile: { ...amaProfile, runtimeCheckpoint: "optional" } });
     expect(result.type).toBe("completed");
-    expect((fixture.journal.of("fences.publish")[0]?.input as { runtimeCheckpoint: unknown }).runtimeCheckpoint).toBeNull();
+    expect((fixture.journal.of("fences.publish")[0]!.input as { runtimeCheckpoint: unknown }).runtimeCheckpoint).toBeNull();
     expect(fixture.logger.entries.find((entry) => entry.event === "runtime_checkpoint.skipped")?.fields.stage).toBe("runtime-checkpoint-create");
   });
 

@@ -117,7 +117,7 @@ describe("createNdjsonSupervisorChannel", () => {
   });
 
   it("accepts a line exactly at the limit followed by CRLF", async () => {
-    const line = '{"type":"error","message":"' + "a".repeat(20) + '"}';
+    const line = `{"type":"error","message":"${"a".repeat(20)}"}`;
     const { channel } = channelOver(stdoutOf([`${line}\r`, "\n"]), line.length);
     const events = await collect(channel.events(new AbortController().signal));
     expect(events).toEqual([{ type: "error", message: "a".repeat(20) }]);

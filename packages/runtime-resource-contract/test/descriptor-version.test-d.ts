@@ -1,8 +1,8 @@
 import { describe, expectTypeOf, it } from "vitest";
-import {
+import type {
   MANAGED_RUNTIME_SPECIFICATION_VERSION,
-  type ManagedRuntimeProviderDriverDescriptor,
-  type ManagedRuntimeSpecificationVersion,
+  ManagedRuntimeProviderDriverDescriptor,
+  ManagedRuntimeSpecificationVersion,
   managedRuntimeProviderDriverDescriptorSchema,
 } from "../src/index.js";
 import type * as z from "zod";

@@ -4,7 +4,7 @@ import {
   type ErrorForCode,
   type ManagedRuntimeErrorWithCode,
   ManagedRuntimeError,
-  NotFoundError,
+  type NotFoundError,
   SandboxFailedError,
   TimeoutError,
   createError,

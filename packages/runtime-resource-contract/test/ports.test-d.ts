@@ -23,11 +23,11 @@ import {
   type WorkspaceCheckpointCandidate,
   InvalidConfigError,
   ManagedRuntimeError,
-  managedSandboxLeaseSchema,
+  type managedSandboxLeaseSchema,
   parseManagedSandboxLease,
   parseRuntimeOrphanRecord,
   parseSandboxJournalRecord,
-  sandboxCheckpointHandleSchema,
+  type sandboxCheckpointHandleSchema,
 } from "../src/index.js";
 
 describe("records", () => {

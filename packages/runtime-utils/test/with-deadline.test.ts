@@ -14,7 +14,9 @@ function manualSleep(): SleepFunction & { release(): void; ended: unknown[] } {
         reject(signal.reason);
       });
     })) as SleepFunction & { release(): void; ended: unknown[] };
-  sleep.release = () => waiters.splice(0).forEach((wake) => wake());
+  sleep.release = () => {
+    for (const wake of waiters.splice(0)) wake();
+  };
   sleep.ended = ended;
   return sleep;
 }

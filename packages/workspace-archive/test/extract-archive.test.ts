@@ -36,7 +36,7 @@ describe("extractArchive", () => {
     await mkdir(elsewhere);
     await symlink(elsewhere, join(target, "dir"));
     await extractArchive(await craftArchive([{ name: "dir/file", body: "x" }]), target, { mode: "merge" });
-    expect((await snapshotTree(target))["dir"]).toEqual({ type: "directory", mode: expect.any(Number) });
+    expect((await snapshotTree(target)).dir).toEqual({ type: "directory", mode: expect.any(Number) });
     expect(Object.keys(await snapshotTree(elsewhere))).toEqual(["."]);
   });
 
@@ -64,7 +64,7 @@ describe("extractArchive", () => {
     await extractArchive(archive, target);
     expect(await readFile(join(target, "h"), "utf8")).toBe("second");
     expect((await stat(join(target, "h"))).ino).toBe((await stat(join(target, "a"))).ino);
-    expect((await snapshotTree(target))["s"]).toMatchObject({ type: "file", size: 10 });
+    expect((await snapshotTree(target)).s).toMatchObject({ type: "file", size: 10 });
     await expect(extractArchive(await craftArchive([{ name: "d/", type: "directory" }, { name: "d", body: "x" }]), target)).rejects.toMatchObject({
       code: "archive_rejected",
       context: { entry: "d", reason: "entry_conflict" },

@@ -38,6 +38,7 @@ export class PluginSandbox extends Sandbox<PluginEnv> {
   private starting = false;
   private lifecycleTail: Promise<unknown> = Promise.resolve();
 
+  // biome-ignore lint/complexity/noBannedTypes: the signature of the Sandbox SDK's own constructor.
   constructor(ctx: DurableObjectState<{}>, env: PluginEnv) {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {

@@ -13,7 +13,7 @@ afterAll(() => rm(exampleDir, { recursive: true, force: true }));
 
 function block(markdown: string, language: string): string {
   // The info string may carry words after the language (`ts fragment`).
-  const match = new RegExp("```" + language + "(?:[ \\t][^\\n]*)?\\n([\\s\\S]*?)```").exec(markdown);
+  const match = new RegExp(`\`\`\`${language}(?:[ \\t][^\\n]*)?\\n([\\s\\S]*?)\`\`\``).exec(markdown);
   if (!match?.[1]) throw new Error(`the README has no ${language} block`);
   return match[1];
 }

@@ -52,7 +52,7 @@ server.store.putObject = async function putObjectWhenWritten(object) {
   const md5 = createHash("md5");
   let size = 0;
   const hashing = new Transform({
-    transform(chunk, encoding, callback) {
+    transform(chunk, _encoding, callback) {
       md5.update(chunk);
       size += chunk.length;
       callback(null, chunk);

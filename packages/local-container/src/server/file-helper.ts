@@ -103,18 +103,28 @@ export function createFileHelper(options: FileHelperOptions): FileHelper {
     const answer = (frame: Buffer): void => {
       const id = frame.readUInt32BE(0);
       const headerLength = frame.readUInt32BE(4);
-      if (8 + headerLength > frame.length) return end("it sent a malformed frame");
+      if (8 + headerLength > frame.length) {
+        end("it sent a malformed frame");
+        return;
+      }
       const entry = state.pending.get(id);
-      if (entry === undefined) return end("it answered a request it was not sent");
+      if (entry === undefined) {
+        end("it answered a request it was not sent");
+        return;
+      }
       state.pending.delete(id);
       let parsed: z.infer<typeof answerSchema>;
       try {
         parsed = answerSchema.parse(JSON.parse(frame.subarray(8, 8 + headerLength).toString("utf8")));
       } catch {
         entry.reject(stopped("it sent an unreadable answer"));
-        return end("it sent an unreadable answer");
+        end("it sent an unreadable answer");
+        return;
       }
-      if (!parsed.ok) return entry.reject(new FileOperationError(parsed.code, parsed.message));
+      if (!parsed.ok) {
+        entry.reject(new FileOperationError(parsed.code, parsed.message));
+        return;
+      }
       const { ok: _ok, ...header } = parsed;
       entry.resolve({ header, data: Buffer.from(frame.subarray(8 + headerLength)) });
     };

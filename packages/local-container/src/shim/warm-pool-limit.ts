@@ -17,11 +17,13 @@ interface WarmPoolInternals {
 }
 
 /** A Durable Object class: its constructor takes `(ctx, env)`; a mixin must accept any arguments. */
+// biome-ignore lint/suspicious/noExplicitAny: TypeScript requires a mixin's base to take `...args: any[]`.
 type DurableObjectClass = new (...args: any[]) => object;
 
 /** Returns a subclass of the bridge's `WarmPool` class whose ceiling is `WARM_POOL_MAX_INSTANCES` when set. */
 export function holdConfiguredInstanceLimit<T extends DurableObjectClass>(WarmPool: T) {
   return class ConfiguredLimitWarmPool extends WarmPool {
+    // biome-ignore lint/suspicious/noExplicitAny: a mixin's constructor takes `...args: any[]`.
     constructor(...args: any[]) {
       super(...args);
       const pool = this as unknown as WarmPoolInternals;

@@ -26,7 +26,7 @@ import { sessionSchema } from "../wire/session-schemas.js";
 import { emptyBodySchema, workItemSchema, workListSchema } from "../wire/work-schemas.js";
 import { authenticate, requireApiKey } from "./auth.js";
 import { parseQuery, readBody, readJson, sendJson } from "./respond.js";
-import type { Route, RouteContext } from "./router.js";
+import { type Route, type RouteContext, pathParam } from "./router.js";
 
 /** Wire form of a turn. */
 export function turnToWire(session: SessionRecord, turn: Turn) {
@@ -62,7 +62,7 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
     handler: async (context) => {
       admin(context);
       const body = await readJson(context.request, bodySchema, `${action} body`, limits.maxBodyBytes);
-      sendJson(context.response, 200, workItemSchema, toWire(act(state.work.find(context.params.work_id!), body), false));
+      sendJson(context.response, 200, workItemSchema, toWire(act(state.work.find(pathParam(context, "work_id")), body), false));
     },
   });
   return [
@@ -82,7 +82,7 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
       handler: async (context) => {
         admin(context);
         await readJson(context.request, emptyBodySchema, "healthcheck body", limits.maxBodyBytes);
-        sendJson(context.response, 201, workItemSchema, toWire(state.queueHealthcheck(context.params.environment_id!), false));
+        sendJson(context.response, 201, workItemSchema, toWire(state.queueHealthcheck(pathParam(context, "environment_id")), false));
       },
     },
     {
@@ -107,7 +107,7 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
       handler: async (context) => {
         admin(context);
         const body = await readJson(context.request, queueTurnBodySchema, "queue turn body", limits.maxBodyBytes);
-        const session = state.sessions.get(context.params.session_id!);
+        const session = state.sessions.get(pathParam(context, "session_id"));
         const turn = state.sessions.queueTurn(session.id, { message: body.message, toolCalls: body.tool_calls, gate: body.gate, ...(body.final_message !== undefined ? { finalMessage: body.final_message } : {}) });
         sendJson(context.response, 201, turnSchema, turnToWire(session, turn));
       },
@@ -117,7 +117,7 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
       path: "/admin/v1/sessions/:session_id/transcript",
       handler: (context) => {
         admin(context);
-        sendJson(context.response, 200, transcriptSchema, transcriptToWire(state.sessions.get(context.params.session_id!)));
+        sendJson(context.response, 200, transcriptSchema, transcriptToWire(state.sessions.get(pathParam(context, "session_id"))));
       },
     },
     {
@@ -126,8 +126,8 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
       handler: async (context) => {
         admin(context);
         await readJson(context.request, emptyBodySchema, "terminate body", limits.maxBodyBytes);
-        state.sessions.terminate(context.params.session_id!);
-        sendJson(context.response, 200, sessionSchema, sessionToWire(state.sessions.get(context.params.session_id!)));
+        state.sessions.terminate(pathParam(context, "session_id"));
+        sendJson(context.response, 200, sessionSchema, sessionToWire(state.sessions.get(pathParam(context, "session_id"))));
       },
     },
     {

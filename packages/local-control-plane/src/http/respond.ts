@@ -30,8 +30,9 @@ export function platformError(error: unknown): { status: number; body: PlatformE
       body: { type: "error", error: { type: "invalid_request_error", message: error.message, details: { error_code: "heartbeat_precondition_failed", current_state: (error as HeartbeatPreconditionFailedError).currentState } }, request_id: requestId },
     };
   }
-  if (ManagedRuntimeError.isInstance(error) && PLATFORM_TYPE[error.code]) {
-    return { status: error.httpStatus, body: { type: "error", error: { type: PLATFORM_TYPE[error.code]!, message: error.message, details: { error_code: error.code } }, request_id: requestId } };
+  const platformType = ManagedRuntimeError.isInstance(error) ? PLATFORM_TYPE[error.code] : undefined;
+  if (ManagedRuntimeError.isInstance(error) && platformType) {
+    return { status: error.httpStatus, body: { type: "error", error: { type: platformType, message: error.message, details: { error_code: error.code } }, request_id: requestId } };
   }
   return { status: 500, body: { type: "error", error: { type: "api_error", message: "internal error", details: { error_code: "internal" } }, request_id: requestId } };
 }

@@ -12,6 +12,13 @@ export interface RouteContext {
   readonly token: string | null;
 }
 
+/** The path parameter `name` of the matched route; a route reads only the parameters its pattern names. */
+export function pathParam(context: RouteContext, name: string): string {
+  const value = context.params[name];
+  if (value === undefined) throw createError("internal", { message: `the route has no path parameter ${name}` });
+  return value;
+}
+
 /** One route: method, path pattern with `:name` segments, handler. */
 export interface Route {
   readonly method: "GET" | "POST";

@@ -14,7 +14,7 @@ import {
 import { sessionSchema } from "../wire/session-schemas.js";
 import { authenticate, requireBeta, requireSessionCredential } from "./auth.js";
 import { parseQuery, readJson, sendJson } from "./respond.js";
-import type { Route, RouteContext } from "./router.js";
+import { type Route, type RouteContext, pathParam } from "./router.js";
 
 const SSE_PING_MS = 15_000;
 
@@ -32,7 +32,7 @@ export function sessionRoutes(state: ControlPlaneState, limits: { readonly maxBo
   const open = (context: RouteContext) => {
     requireBeta(context.request);
     const principal = authenticate(state, context.token);
-    const session = state.sessions.get(context.params.session_id!);
+    const session = state.sessions.get(pathParam(context, "session_id"));
     requireSessionCredential(principal, session);
     return session;
   };
@@ -96,7 +96,7 @@ export function sessionRoutes(state: ControlPlaneState, limits: { readonly maxBo
       path: "/v1/files/:file_id/content",
       handler: (context) => {
         const principal = authenticate(state, context.token);
-        const file = state.file(context.params.file_id!);
+        const file = state.file(pathParam(context, "file_id"));
         const mountedBy = state.sessions.all().filter((session) => session.files.some((mounted) => mounted.fileId === file.id));
         const allowed = principal.kind === "api_key" || mountedBy.some((session) => {
           try {

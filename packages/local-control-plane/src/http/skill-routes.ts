@@ -5,7 +5,7 @@ import type { SkillVersionRecord } from "../state/skills.js";
 import { skillVersionListSchema, skillVersionSchema } from "../wire/skill-schemas.js";
 import { authenticate } from "./auth.js";
 import { sendJson } from "./respond.js";
-import type { Route, RouteContext } from "./router.js";
+import { type Route, type RouteContext, pathParam } from "./router.js";
 
 /** Wire form of a skill version. */
 export function skillVersionToWire(version: SkillVersionRecord) {
@@ -24,7 +24,7 @@ function mayReadSkill(state: ControlPlaneState, principal: Principal, skillId: s
 export function skillRoutes(state: ControlPlaneState): Route[] {
   const open = (context: RouteContext) => {
     const principal = authenticate(state, context.token);
-    if (!mayReadSkill(state, principal, context.params.skill_id!)) throw createError("unauthorized", { message: "this credential does not grant access to the skill" });
+    if (!mayReadSkill(state, principal, pathParam(context, "skill_id"))) throw createError("unauthorized", { message: "this credential does not grant access to the skill" });
   };
   return [
     {
@@ -32,7 +32,7 @@ export function skillRoutes(state: ControlPlaneState): Route[] {
       path: "/v1/skills/:skill_id/versions",
       handler: (context) => {
         open(context);
-        sendJson(context.response, 200, skillVersionListSchema, { data: state.skills.list(context.params.skill_id!).map(skillVersionToWire), next_page: null });
+        sendJson(context.response, 200, skillVersionListSchema, { data: state.skills.list(pathParam(context, "skill_id")).map(skillVersionToWire), next_page: null });
       },
     },
     {
@@ -40,7 +40,7 @@ export function skillRoutes(state: ControlPlaneState): Route[] {
       path: "/v1/skills/:skill_id/versions/:version/content",
       handler: (context) => {
         open(context);
-        const version = state.skills.get(context.params.skill_id!, context.params.version!);
+        const version = state.skills.get(pathParam(context, "skill_id"), pathParam(context, "version"));
         context.response.writeHead(200, { "content-type": "application/octet-stream", "content-length": version.archive.length });
         context.response.end(version.archive);
       },
@@ -50,7 +50,7 @@ export function skillRoutes(state: ControlPlaneState): Route[] {
       path: "/v1/skills/:skill_id/versions/:version",
       handler: (context) => {
         open(context);
-        sendJson(context.response, 200, skillVersionSchema, skillVersionToWire(state.skills.get(context.params.skill_id!, context.params.version!)));
+        sendJson(context.response, 200, skillVersionSchema, skillVersionToWire(state.skills.get(pathParam(context, "skill_id"), pathParam(context, "version"))));
       },
     },
   ];

@@ -16,7 +16,7 @@ import {
 } from "../wire/work-schemas.js";
 import { authenticate, requireApiKey, requireBeta, requireEnvironmentKey, requireWorkCredential } from "./auth.js";
 import { parseQuery, readJson, sendJson } from "./respond.js";
-import type { Route, RouteContext } from "./router.js";
+import { type Route, type RouteContext, pathParam } from "./router.js";
 
 /** The Work API: poll, ack, heartbeat, stop, stats, list, retrieve, update. */
 export function workRoutes(state: ControlPlaneState, limits: { readonly maxBodyBytes: number }): Route[] {
@@ -24,7 +24,7 @@ export function workRoutes(state: ControlPlaneState, limits: { readonly maxBodyB
   const open = (context: RouteContext) => {
     requireBeta(context.request);
     const principal = authenticate(state, context.token);
-    return { principal, environment: state.environment(context.params.environment_id!) };
+    return { principal, environment: state.environment(pathParam(context, "environment_id")) };
   };
   return [
     {
@@ -79,7 +79,7 @@ export function workRoutes(state: ControlPlaneState, limits: { readonly maxBodyB
       handler: (context) => {
         const { principal, environment } = open(context);
         requireApiKey(principal);
-        sendJson(context.response, 200, workItemSchema, toWire(state.work.get(environment.id, context.params.work_id!), false));
+        sendJson(context.response, 200, workItemSchema, toWire(state.work.get(environment.id, pathParam(context, "work_id")), false));
       },
     },
     {
@@ -89,7 +89,7 @@ export function workRoutes(state: ControlPlaneState, limits: { readonly maxBodyB
         const { principal, environment } = open(context);
         requireApiKey(principal);
         const body = await readJson(context.request, updateBodySchema, "work update body", limits.maxBodyBytes);
-        const work = state.work.updateMetadata(environment.id, context.params.work_id!, body.metadata ?? {}, WORK_METADATA_LIMITS.keys);
+        const work = state.work.updateMetadata(environment.id, pathParam(context, "work_id"), body.metadata ?? {}, WORK_METADATA_LIMITS.keys);
         sendJson(context.response, 200, workItemSchema, toWire(work, false));
       },
     },
@@ -100,7 +100,7 @@ export function workRoutes(state: ControlPlaneState, limits: { readonly maxBodyB
         const { principal, environment } = open(context);
         requireEnvironmentKey(principal, environment);
         await readJson(context.request, emptyBodySchema, "ack body", limits.maxBodyBytes);
-        sendJson(context.response, 200, workItemSchema, toWire(state.work.ack(environment.id, context.params.work_id!), false));
+        sendJson(context.response, 200, workItemSchema, toWire(state.work.ack(environment.id, pathParam(context, "work_id")), false));
       },
     },
     {
@@ -108,10 +108,10 @@ export function workRoutes(state: ControlPlaneState, limits: { readonly maxBodyB
       path: `${prefix}/:work_id/heartbeat`,
       handler: async (context) => {
         const { principal, environment } = open(context);
-        requireWorkCredential(principal, environment, context.params.work_id!);
+        requireWorkCredential(principal, environment, pathParam(context, "work_id"));
         const query = parseQuery(context.url, heartbeatQuerySchema, "heartbeat query");
         await readJson(context.request, emptyBodySchema, "heartbeat body", limits.maxBodyBytes);
-        const result = state.work.heartbeat(environment.id, context.params.work_id!, {
+        const result = state.work.heartbeat(environment.id, pathParam(context, "work_id"), {
           ...(query.desired_ttl_seconds !== undefined ? { desiredTtlSeconds: query.desired_ttl_seconds } : {}),
           ...(query.expected_last_heartbeat !== undefined ? { expectedLastHeartbeat: query.expected_last_heartbeat } : {}),
         });
@@ -124,10 +124,10 @@ export function workRoutes(state: ControlPlaneState, limits: { readonly maxBodyB
       handler: async (context) => {
         const { principal, environment } = open(context);
         // The API key is the operator asking the holder to stop; a worker credential ends its own work.
-        if (principal.kind !== "api_key") requireWorkCredential(principal, environment, context.params.work_id!);
+        if (principal.kind !== "api_key") requireWorkCredential(principal, environment, pathParam(context, "work_id"));
         const body = await readJson(context.request, stopBodySchema, "stop body", limits.maxBodyBytes);
         const by = principal.kind === "api_key" ? "operator" : "worker";
-        sendJson(context.response, 200, workItemSchema, toWire(state.work.stop(environment.id, context.params.work_id!, { force: body.force ?? false, by }), false));
+        sendJson(context.response, 200, workItemSchema, toWire(state.work.stop(environment.id, pathParam(context, "work_id"), { force: body.force ?? false, by }), false));
       },
     },
   ];

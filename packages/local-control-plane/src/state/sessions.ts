@@ -101,8 +101,9 @@ export function createSessions(options: SessionsOptions) {
     const turn = session.turns.find((candidate) => candidate.state === "pending");
     if (!turn) return;
     turn.state = "running";
-    turn.workIds.push(options.queueWork(session));
-    options.observe({ type: "turn_started", sessionId: session.id, turnId: turn.id, workId: turn.workIds[0]! });
+    const workId = options.queueWork(session);
+    turn.workIds.push(workId);
+    options.observe({ type: "turn_started", sessionId: session.id, turnId: turn.id, workId: turn.workIds[0] ?? workId });
     session.status = "running";
     append(session, { ...stamp(), type: "user.message", content: [{ type: "text", text: turn.message }] });
     append(session, { ...stamp(), type: "session.status_running" });

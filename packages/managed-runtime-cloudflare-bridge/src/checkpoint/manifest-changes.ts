@@ -104,7 +104,7 @@ export async function computeChanges(input: {
   const advance = async () => {
     const next = await paths.next();
     current = next.done ? null : next.value;
-    currentBytes = current && current.key.subarray(0, current.key.byteLength - 2);
+    currentBytes = current ? current.key.subarray(0, current.key.byteLength - 2) : null;
   };
   const visitor: BaseVisitor = {
     next: () => currentBytes,

@@ -47,7 +47,7 @@ export async function* recordGroups(source: AsyncIterable<Uint8Array>, cached: b
     const tag = cut === -1 ? undefined : record[cut + 2];
     if (tag !== 0x65 /* e */ && tag !== 0x68 /* h */) throw malformed("record");
     const key = record.subarray(0, cut + 2);
-    if (!group || !group.key.equals(key)) {
+    if (!group?.key.equals(key)) {
       if (group) {
         if (Buffer.compare(group.key, key) >= 0) throw malformed("order");
         yield group;

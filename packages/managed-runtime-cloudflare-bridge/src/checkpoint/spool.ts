@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { Readable } from "node:stream";
 import { copyBounded } from "./bounded-copy.js";
 import { openTemporaryFile } from "./temporary-file.js";
 

@@ -86,7 +86,7 @@ function cursor<T>(source: AsyncIterable<T>, keyOf: (item: T) => Buffer) {
       state.key = key;
     },
     take(key: Buffer): T | null {
-      return state.key && state.key.equals(key) ? state.item : null;
+      return state.key?.equals(key) ? state.item : null;
     },
     async close() {
       await iterator.return?.();

@@ -43,7 +43,7 @@ function send(url: string, init: RequestInit, pools: NonNullable<typeof agents>)
     const fail = (error: unknown) => reject(signal?.aborted ? signal.reason : new TypeError("fetch failed", { cause: error }));
     if (signal?.aborted) return reject(signal.reason);
     const headers: Record<string, string> = {};
-    new Headers(init.headers).forEach((value, name) => (headers[name] = value));
+    for (const [name, value] of new Headers(init.headers)) headers[name] = value;
     const request = (secure ? https : http).request(target, { method: init.method ?? "GET", headers, agent: secure ? pools.https : pools.http, ...(signal ? { signal } : {}) });
     request.once("error", fail);
     request.once("response", (incoming) => {

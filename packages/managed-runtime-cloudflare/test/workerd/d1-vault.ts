@@ -26,7 +26,7 @@ export function createD1Vault(db: D1Database): CloudflareCredentialVault & { rea
       resolveCalls += 1;
       await ensureVaultSchema(db);
       const binding = await db.prepare("SELECT revoked FROM egress_bindings WHERE binding_id = ?").bind(bindingId).first<{ revoked: number }>();
-      if (!binding || binding.revoked !== 0) return { type: "deny", reason: "binding revoked or unknown" };
+      if (binding?.revoked !== 0) return { type: "deny", reason: "binding revoked or unknown" };
       const credential = await db.prepare("SELECT header, value FROM egress_credentials WHERE host = ?").bind(url.host).first<{ header: string; value: string }>();
       if (credential) return { type: "forward", headers: { [credential.header]: credential.value } };
       const open = await db.prepare("SELECT host FROM egress_open_hosts WHERE host = ?").bind(url.host).first();

@@ -71,8 +71,9 @@ export function checkNoSecrets(value: unknown, secrets: readonly string[], what:
     if (typeof node === "string") {
       const leaked = known.find((secret) => node.includes(secret));
       check(leaked === undefined, `${what} leaks a secret at ${path}`);
-    } else if (Array.isArray(node)) node.forEach((item, index) => visit(item, `${path}[${index}]`));
-    else if (typeof node === "object" && node !== null) {
+    } else if (Array.isArray(node)) {
+      for (const [index, item] of node.entries()) visit(item, `${path}[${index}]`);
+    } else if (typeof node === "object" && node !== null) {
       const prototype = Object.getPrototypeOf(node);
       check(prototype === Object.prototype || prototype === null, `${what} holds a non-plain object at ${path}`);
       for (const [key, child] of Object.entries(node)) {

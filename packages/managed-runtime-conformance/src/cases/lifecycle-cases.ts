@@ -42,7 +42,7 @@ export const leaseCase: ConformanceCaseImplementation = {
       probe: async (input) => checkLease(input.sandbox, provider, [input.fence.token, ...context.subject.secrets], "the acquired lease"),
     });
     checkCompleted(run, "the run");
-    run.observations.leases.forEach((lease, index) => checkLease(lease, provider, context.subject.secrets, `lease ${index}`));
+    for (const [index, lease] of run.observations.leases.entries()) checkLease(lease, provider, context.subject.secrets, `lease ${index}`);
   },
 };
 

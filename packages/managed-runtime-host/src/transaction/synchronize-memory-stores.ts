@@ -11,7 +11,7 @@ import type { RunStep } from "./step.js";
 export async function synchronizeMemoryStores(run: RunContext, label: string): Promise<void> {
   const port = run.options.memoryStores;
   const lease = run.lease;
-  if (!port || port.mode !== "file_sync" || !lease || !memoryStoresMounted(run)) return;
+  if (port?.mode !== "file_sync" || !lease || !memoryStoresMounted(run)) return;
   const stage = `memory-stores-synchronize-${label}`;
   const fence = run.requireFence();
   const report = await callPort(run, stage, (signal) => port.synchronize({ scope: run.scope, fence, sandbox: lease, signal }));
