@@ -42,7 +42,10 @@ export interface ChildEnvironment {
  * `bench:driver-child` script, and parses its result. `OMA_BENCH_CHILD_NODE_ARGS` passes on Node flags,
  * e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the driver alone (not allowed in NODE_OPTIONS).
  */
-export async function runDriverChild(environment: ChildEnvironment, [mode, argument = ""]: readonly [string, string?]): Promise<ChildResult> {
+export async function runDriverChild(
+  environment: ChildEnvironment,
+  [mode, argument = ""]: readonly [string, string?],
+): Promise<ChildResult> {
   await rm(environment.resultFile, { force: true });
   const child = spawn("pnpm", ["--silent", "--filter", BRIDGE_PACKAGE, "run", "bench:driver-child"], {
     stdio: ["ignore", "pipe", "pipe"],

@@ -18,7 +18,8 @@ const ITEMS = Number(process.env.OMA_BENCH_ITEMS ?? 5);
 const IDLE_MS = 300;
 /** The `oma-environment-worker` bin, as the service package's manifest declares it. */
 async function serviceBin(): Promise<string> {
-  const manifestPath = createRequire(import.meta.url).resolve("@open-managed-agents/environment-worker-service/package.json");
+  const require = createRequire(import.meta.url);
+  const manifestPath = require.resolve("@open-managed-agents/environment-worker-service/package.json");
   const manifest = JSON.parse(await readFile(manifestPath, "utf8")) as { bin: Record<string, string> };
   const bin = manifest.bin["oma-environment-worker"];
   if (bin === undefined) throw new Error("the service package declares no oma-environment-worker bin");

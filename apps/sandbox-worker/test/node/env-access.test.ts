@@ -11,7 +11,10 @@ const ENV_FIELD = /(?<![/\w])env\.[A-Za-z_]/;
 async function sources(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   const nested = await Promise.all(
-    entries.map((entry) => (entry.isDirectory() ? sources(join(dir, entry.name)) : Promise.resolve([join(dir, entry.name)]))),
+    entries.map((entry) => {
+      const path = join(dir, entry.name);
+      return entry.isDirectory() ? sources(path) : Promise.resolve([path]);
+    }),
   );
   return nested.flat().filter((file) => file.endsWith(".ts"));
 }
