@@ -12,23 +12,31 @@ export interface SourceImport {
   readonly specifier: string;
   /** True for test files and for the helpers only tests reach. */
   readonly testOnly: boolean;
+  /** True for files under the member's `bench/`: production code as far as layering goes, never published. */
+  readonly bench: boolean;
 }
 
 const SOURCE_FILE = /\.(c|m)?tsx?$/;
-const TEST_FILE = /\.(test|spec|test-d|bench)\.(c|m)?tsx?$/;
+// A `*.bench.ts` is not a test: benchmarks follow the same layering as the code they measure.
+const TEST_FILE = /\.(test|spec|test-d)\.(c|m)?tsx?$/;
 const TEST_DIR = /(^|\/)(__tests__|__mocks__|test|tests)\//;
 const RELATIVE_CANDIDATES = ["", ".ts", ".tsx", ".mts", ".cts", "/index.ts", "/index.tsx"];
 
 /** A test file by name or folder. */
 export const isTestFile = (path: string): boolean => TEST_FILE.test(path) || TEST_DIR.test(path);
 
+/** The folders of a member whose code is production code: its sources and its benchmarks. */
+export const SOURCE_FOLDERS = ["src", "bench"] as const;
+
 /**
  * Every `import`, `import type`, `export … from`, `import x = require()`, `import()` and
- * `typeof import()` specifier in the member's `src/`. TypeScript's own pre-processor finds them, so
- * specifiers inside strings, template literals and comments are not mistaken for imports.
+ * `typeof import()` specifier in the member's `src/` and `bench/`. TypeScript's own pre-processor finds
+ * them, so specifiers inside strings, template literals and comments are not mistaken for imports.
  */
 export async function scanSourceImports(member: WorkspaceMember): Promise<SourceImport[]> {
-  const files = await listFiles(join(member.dir, "src"), (name) => SOURCE_FILE.test(name));
+  const accept = (name: string): boolean => SOURCE_FILE.test(name);
+  const files = (await Promise.all(SOURCE_FOLDERS.map((folder) => listFiles(join(member.dir, folder), accept)))).flat();
+  const benchDir = `${join(member.dir, "bench")}/`;
   const specifiers = new Map<string, { specifier: string; line: number }[]>();
   for (const file of files) {
     const text = await readFile(file, "utf8");
@@ -39,7 +47,9 @@ export async function scanSourceImports(member: WorkspaceMember): Promise<Source
     );
   }
   const production = productionFiles(files, specifiers);
-  return files.flatMap((file) => (specifiers.get(file) ?? []).map(({ specifier, line }) => ({ file, line, specifier, testOnly: !production.has(file) })));
+  return files.flatMap((file) =>
+    (specifiers.get(file) ?? []).map(({ specifier, line }) => ({ file, line, specifier, testOnly: !production.has(file), bench: file.startsWith(benchDir) })),
+  );
 }
 
 /**

@@ -10,7 +10,7 @@
  */
 import { listDurableObjectIds } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { readEnvironmentSettings } from "../src/environment/settings.js";
+import { readEnvironmentSettings } from "../src/config.js";
 import { call, testEnv } from "../test/support/api.js";
 import { admin, deliver, environment, liveContainers, queueSessions, runCron, runningClaims } from "../test/support/environment.js";
 

@@ -1,23 +1,12 @@
-import type { Sandbox } from "@cloudflare/sandbox";
-import type { ClaimCoordinator } from "./environment/claim-coordinator.js";
-import type { EnvironmentRunner } from "./environment/environment-runner.js";
-import type { WorkRunner } from "./work/work-runner.js";
+import type { WorkerBindings } from "./bindings.js";
 
 /**
- * The Worker's bindings (wrangler.jsonc). Secrets: `API_TOKEN`, `ENVIRONMENT_KEY` and `WEBHOOK_SECRET`
- * of the self-hosted environment, and for presigned backups
+ * The Worker's environment (wrangler.jsonc): its bindings and its variables. Only the entry and
+ * `config.ts` read it; everything else gets the parsed settings and the bindings. Secrets: `API_TOKEN`,
+ * `ENVIRONMENT_KEY` and `WEBHOOK_SECRET` of the self-hosted environment, and for presigned backups
  * `R2_ACCESS_KEY_ID` and `R2_SECRET_ACCESS_KEY` (read by the Sandbox Durable Object itself).
  */
-export type WorkerEnv = {
-  readonly Sandbox: DurableObjectNamespace<Sandbox>;
-  readonly WORK_RUNNER: DurableObjectNamespace<WorkRunner>;
-  /** One object per claimed work item, named by its work id. */
-  readonly ENVIRONMENT_RUNNER: DurableObjectNamespace<EnvironmentRunner>;
-  /** The one object that runs claim passes one at a time (named `environment-queue`). */
-  readonly CLAIM_COORDINATOR: DurableObjectNamespace<ClaimCoordinator>;
-  readonly DB: D1Database;
-  readonly OUTPUTS_BUCKET: R2Bucket;
-  readonly BACKUP_BUCKET: R2Bucket;
+export type WorkerEnv = WorkerBindings & {
   /** Bearer token every API request must carry. Without it the Worker refuses every request. */
   readonly API_TOKEN?: string;
   readonly WORKSPACE_ID?: string;

@@ -1,3 +1,4 @@
+import { workerContext } from "./config.js";
 import type { WorkerEnv } from "./env.js";
 import { handleFetch } from "./http/router.js";
 import { runScheduled } from "./scheduled/run-scheduled.js";
@@ -9,6 +10,6 @@ export { ClaimCoordinator } from "./environment/claim-coordinator.js";
 export type { WorkerEnv } from "./env.js";
 
 export default {
-  fetch: (request: Request, env: WorkerEnv, ctx: ExecutionContext) => handleFetch(request, env, ctx),
-  scheduled: (_controller, env, ctx) => ctx.waitUntil(runScheduled(env)),
+  fetch: (request: Request, env: WorkerEnv, ctx: ExecutionContext) => handleFetch(request, workerContext(env), ctx),
+  scheduled: (_controller, env, ctx) => ctx.waitUntil(runScheduled(workerContext(env))),
 } satisfies ExportedHandler<WorkerEnv>;

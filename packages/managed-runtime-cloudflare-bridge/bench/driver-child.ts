@@ -1,16 +1,17 @@
 /**
- * The driver side of the benchmark, run in its own Node process so its peak RSS is the driver's alone.
- * Modes: `idle` (build the driver, do nothing), `checkpoint <sandboxId>`, `restore <handle JSON>`, and
- * `restore-unverified <handle JSON>` (without the in-sandbox proof of the tree, to measure what it costs).
- * Prints one `OMA_BENCH_RESULT <json>` line.
+ * The driver side of `pnpm bench:bridge` (apps/benchmarks runs it with `pnpm bench:driver-child`), in its
+ * own Node process so its peak RSS is the driver's alone. `OMA_BENCH_CHILD_MODE`: `idle` (build the driver,
+ * do nothing), `checkpoint` (of the sandbox `OMA_BENCH_CHILD_ARGUMENT` names), `restore` (of the handle
+ * JSON in `OMA_BENCH_CHILD_ARGUMENT`), and `restore-unverified` (without the in-sandbox proof of the tree,
+ * to measure what it costs). Writes its result as JSON to `OMA_BENCH_RESULT_FILE`.
  */
+import { writeFileSync } from "node:fs";
 import { createFsBlobStore } from "@open-managed-agents/blob-store/fs";
 import type { SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
+import { ownPeakRssBytes } from "@open-managed-agents/runtime-utils/node";
 import { createBridgeSandboxComponents } from "../src/driver.js";
 import { resolveBridgeOptions } from "../src/options.js";
-import { RESULT_PREFIX } from "./child-protocol.js";
 import { createStepRecorder, instrumentClient, instrumentStore, summarizeSpans } from "./instrument.js";
-import { ownPeakRssBytes } from "./peak-rss.js";
 
 /** How often memory is sampled: each figure's peak says which kind of memory a phase's peak RSS is. */
 const MEMORY_SAMPLE_MS = 50;
@@ -45,7 +46,9 @@ function requiredEnv(name: string): string {
 }
 
 async function main(): Promise<void> {
-  const [mode = "idle", argument = ""] = process.argv.slice(2);
+  const mode = process.env.OMA_BENCH_CHILD_MODE || "idle";
+  const argument = process.env.OMA_BENCH_CHILD_ARGUMENT ?? "";
+  const resultFile = requiredEnv("OMA_BENCH_RESULT_FILE");
   const recorder = createStepRecorder();
   const store = instrumentStore(createFsBlobStore({ rootDir: requiredEnv("OMA_BENCH_STORE_DIR") }), recorder);
   const spoolDirectory = process.env.OMA_BENCH_SPOOL_DIR;
@@ -86,7 +89,7 @@ async function main(): Promise<void> {
     spans: recorder.spans.map(({ step, start, end }) => ({ step, start, end })),
     ...output,
   };
-  process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);
+  writeFileSync(resultFile, JSON.stringify(result));
 }
 
 main().then(

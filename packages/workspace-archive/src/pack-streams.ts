@@ -14,8 +14,9 @@ export interface DigestSink {
 /**
  * A Node `Readable` of tar bytes: each chunk is a fresh 1 MiB buffer filled from the segments and hashed
  * in place (not at all without a sink: gzip hashes its output instead). Not on a thread: fresh chunks
- * bound this path (page faults), and a thread's ~11 MiB and its ring would take its peak RSS past
- * 128 MiB. The digest is reported once the consumer has read the last byte (`end`).
+ * bound this path (page faults), and a thread and its ring would take its peak memory past the package's
+ * target (docs/workspace-archive.md, "Benchmark"). The digest is reported once the consumer has read the
+ * last byte (`end`).
  */
 export function createTarReadable(filler: TarFiller, sink: DigestSink | null): Readable {
   const hasher = sink === null ? null : createInPlaceHasher();

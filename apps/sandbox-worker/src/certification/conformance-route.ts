@@ -2,8 +2,7 @@ import { createCloudflareManagedRuntimeDriver } from "@open-managed-agents/manag
 import { CONFORMANCE_CASE_IDS, type ConformanceCaseId, type ConformanceReport, runManagedRuntimeConformance } from "@open-managed-agents/managed-runtime-conformance";
 import { InvalidRequestError, LimitExceededError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
-import { readConfig } from "../config.js";
-import type { WorkerEnv } from "../env.js";
+import type { WorkerContext } from "../config.js";
 import { json } from "../http/responses.js";
 import { cloudflareDriverOptions } from "../runtime/driver-options.js";
 
@@ -23,18 +22,13 @@ const bodySchema = z
   .object({ cases: z.array(z.enum(CONFORMANCE_CASE_IDS as [ConformanceCaseId, ...ConformanceCaseId[]])).min(1).max(CONFORMANCE_CASE_IDS.length).optional() })
   .strict();
 
-/** True when this build serves the certification routes (`CERTIFICATION=true`, set by `pnpm certify:cloudflare`). */
-export function certificationEnabled(env: WorkerEnv): boolean {
-  return env.CERTIFICATION === "true";
-}
-
 /**
  * `POST /v1/certification/conformance` `{cases?}`: runs the managed-runtime conformance suite inside
  * the Worker against the driver exactly as this Worker composes it (`Sandbox` containers, R2 outputs
  * and workspace backups, D1 usage ledger), and answers 200 with the report (`passed` says whether every
  * selected case passed). Only a certification build serves it; elsewhere the path is unknown (404).
  */
-export async function runConformanceRoute(request: Request, env: WorkerEnv): Promise<Response> {
+export async function runConformanceRoute(request: Request, context: WorkerContext): Promise<Response> {
   if (request.method !== "POST") {
     const error = new InvalidRequestError({ message: "method not allowed; use POST", context: { allowed: "POST" } });
     return json(405, { error: error.toJSON() }, { allow: "POST" });
@@ -52,10 +46,10 @@ export async function runConformanceRoute(request: Request, env: WorkerEnv): Pro
     }
   }
   const body = parseRecord(bodySchema, raw, { record: "conformance request", code: "invalid_request" });
-  const config = readConfig(env);
+  const { bindings } = context;
   const report: ConformanceReport = await runManagedRuntimeConformance({
     name: "sandbox-worker (certification build)",
-    driver: createCloudflareManagedRuntimeDriver(env, cloudflareDriverOptions(env, config)),
+    driver: createCloudflareManagedRuntimeDriver(bindings, cloudflareDriverOptions(bindings, context.config())),
     timeouts: CERTIFICATION_TIMEOUTS,
     ...(body.cases ? { cases: body.cases } : {}),
   });

@@ -1,8 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
+import type { ClaimCoordinatorRpc, ClaimSummary, WorkerBindings } from "../bindings.js";
+import { type WorkerContext, workerContext } from "../config.js";
 import type { WorkerEnv } from "../env.js";
-import { readConfig } from "../config.js";
 import { createConsoleLogger } from "../logger.js";
-import { type ClaimSummary, claimQueuedWork } from "./claim-queued.js";
+import { claimQueuedWork } from "./claim-queued.js";
 
 /** The one coordinator object every trigger reaches. */
 export const CLAIM_COORDINATOR_NAME = "environment-queue";
@@ -14,7 +15,7 @@ export const CLAIM_COORDINATOR_NAME = "environment-queue";
  * grown meanwhile). When a pass stopped at the budget, the next item to end hands its slot on with
  * {@link ClaimCoordinator.slotFreed}, so queued items do not wait for the next cron trigger.
  */
-export class ClaimCoordinator extends DurableObject<WorkerEnv> {
+export class ClaimCoordinator extends DurableObject<WorkerEnv> implements ClaimCoordinatorRpc {
   #pass: Promise<ClaimSummary> | null = null;
   #again = false;
   // In memory only: after an eviction the next cron trigger claims what is left.
@@ -45,7 +46,7 @@ export class ClaimCoordinator extends DurableObject<WorkerEnv> {
     do {
       this.#again = false;
       try {
-        summary = await claimQueuedWork(this.env);
+        summary = await claimQueuedWork(workerContext(this.env));
       } catch (error) {
         this.#saturated = false;
         throw error;
@@ -59,19 +60,19 @@ export class ClaimCoordinator extends DurableObject<WorkerEnv> {
 }
 
 /** Asks the coordinator for a claim pass (a webhook or the cron trigger). */
-export function requestClaimPass(env: WorkerEnv): Promise<ClaimSummary> {
-  return coordinator(env).drain();
+export function requestClaimPass(bindings: WorkerBindings): Promise<ClaimSummary> {
+  return coordinator(bindings).drain();
 }
 
 /** Tells the coordinator that a claimed item ended; never rejects (the cron trigger claims what is left). */
-export async function announceSlotFreed(env: WorkerEnv): Promise<void> {
+export async function announceSlotFreed(context: WorkerContext): Promise<void> {
   try {
-    await coordinator(env).slotFreed();
+    await coordinator(context.bindings).slotFreed();
   } catch (error) {
-    createConsoleLogger(readConfig(env).logLevel).error("environment.claim_failed", { message: error instanceof Error ? error.message : String(error) });
+    createConsoleLogger(context.config().logLevel).error("environment.claim_failed", { message: error instanceof Error ? error.message : String(error) });
   }
 }
 
-function coordinator(env: WorkerEnv): DurableObjectStub<ClaimCoordinator> {
-  return env.CLAIM_COORDINATOR.get(env.CLAIM_COORDINATOR.idFromName(CLAIM_COORDINATOR_NAME));
+function coordinator({ CLAIM_COORDINATOR }: WorkerBindings): DurableObjectStub<ClaimCoordinatorRpc> {
+  return CLAIM_COORDINATOR.get(CLAIM_COORDINATOR.idFromName(CLAIM_COORDINATOR_NAME));
 }

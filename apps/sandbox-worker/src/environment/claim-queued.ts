@@ -1,19 +1,8 @@
-import { readConfig } from "../config.js";
-import type { WorkerEnv } from "../env.js";
+import type { ClaimSummary } from "../bindings.js";
+import type { WorkerContext } from "../config.js";
 import { createConsoleLogger } from "../logger.js";
 import { createManagedAgentsClient } from "./client.js";
 import { createClaimedWorkStore } from "./claimed-store.js";
-import { readEnvironmentSettings } from "./settings.js";
-
-/** What one claim pass did. */
-export interface ClaimSummary {
-  /** Items the pass claimed and handed to their Durable Objects. */
-  readonly claimed: number;
-  /** Of those, items whose object was running them already (a replay). */
-  readonly duplicates: number;
-  /** The pass stopped at the budget: items may still be queued. */
-  readonly saturated: boolean;
-}
 
 /**
  * One non-blocking pass over the environment's queue (a webhook's `waitUntil`, or the cron fallback):
@@ -23,11 +12,12 @@ export interface ClaimSummary {
  * Work API hands a queued item to one poller only, so no two passes claim one item; a replay of an item
  * reaches the same object, which runs it once.
  */
-export async function claimQueuedWork(env: WorkerEnv, signal?: AbortSignal): Promise<ClaimSummary> {
-  const config = readConfig(env);
-  const settings = readEnvironmentSettings(env);
+export async function claimQueuedWork(context: WorkerContext, signal?: AbortSignal): Promise<ClaimSummary> {
+  const config = context.config();
+  const settings = context.environment();
+  const { DB, ENVIRONMENT_RUNNER } = context.bindings;
   const logger = createConsoleLogger(config.logLevel);
-  const store = createClaimedWorkStore(env.DB);
+  const store = createClaimedWorkStore(DB);
   const budget = settings.maxClaimsPerPass - (await store.running());
   let claimed = 0;
   let duplicates = 0;
@@ -42,7 +32,7 @@ export async function claimQueuedWork(env: WorkerEnv, signal?: AbortSignal): Pro
     });
     for await (const work of poller) {
       claimed += 1;
-      const answer = await env.ENVIRONMENT_RUNNER.get(env.ENVIRONMENT_RUNNER.idFromName(work.id)).claim(work);
+      const answer = await ENVIRONMENT_RUNNER.get(ENVIRONMENT_RUNNER.idFromName(work.id)).claim(work);
       if (answer === "already_running") duplicates += 1;
       if (claimed >= budget) break;
     }

@@ -4,7 +4,7 @@ import { Files } from "@anthropic-ai/sdk/resources/beta/files";
 import { Sessions } from "@anthropic-ai/sdk/resources/beta/sessions/sessions";
 import { Webhooks } from "@anthropic-ai/sdk/resources/beta/webhooks";
 import type { ManagedAgentsClient } from "@open-managed-agents/managed-environment-worker";
-import type { EnvironmentSettings } from "./settings.js";
+import type { EnvironmentSettings } from "../config.js";
 
 /**
  * The official SDK client with only the resources the Worker calls. `Anthropic` itself builds every

@@ -1,5 +1,7 @@
 import type { BetaSelfHostedWork } from "@anthropic-ai/sdk/resources/beta/environments/work";
 import { DurableObject } from "cloudflare:workers";
+import type { ClaimAnswer, EnvironmentRunnerRpc } from "../bindings.js";
+import { workerContext } from "../config.js";
 import type { WorkerEnv } from "../env.js";
 import { errorJSON } from "../work/work-outcome.js";
 import { announceSlotFreed } from "./claim-coordinator.js";
@@ -11,9 +13,6 @@ const REF_KEY = "claimed";
 /** Period of the keep-alive alarm while a run is under way. */
 export const KEEP_ALIVE_MS = 20_000;
 
-/** How {@link EnvironmentRunner.claim} answered. */
-export type ClaimAnswer = "started" | "already_running";
-
 /**
  * Runs one claimed work item, addressed by its work id (a replay of the item reaches this same object).
  * The run lives in memory, with the item's secret; storage holds only the work and session ids, so a
@@ -22,14 +21,14 @@ export type ClaimAnswer = "started" | "already_running";
  * memory means the object restarted, and the item is recorded `interrupted` and left to be reclaimed.
  * When the run ends, the object tells the `ClaimCoordinator` that a slot is free.
  */
-export class EnvironmentRunner extends DurableObject<WorkerEnv> {
+export class EnvironmentRunner extends DurableObject<WorkerEnv> implements EnvironmentRunnerRpc {
   #run: Promise<void> | null = null;
 
   /** Starts the item's run, unless this object is running it already (a duplicate trigger). */
   async claim(work: BetaSelfHostedWork): Promise<ClaimAnswer> {
     if (this.#run !== null) return "already_running";
     const ref = claimedItemRef(work);
-    const store = createClaimedWorkStore(this.env.DB);
+    const store = createClaimedWorkStore(workerContext(this.env).bindings.DB);
     if (!(await store.begin(ref.workId, ref.sessionId))) return "already_running";
     await this.ctx.storage.put(REF_KEY, ref);
     await this.ctx.storage.setAlarm(Date.now() + KEEP_ALIVE_MS);
@@ -45,14 +44,15 @@ export class EnvironmentRunner extends DurableObject<WorkerEnv> {
       return;
     }
     const ref = await this.ctx.storage.get<ClaimedItemRef>(REF_KEY);
-    if (ref !== undefined) await createClaimedWorkStore(this.env.DB).finish(ref.workId, { type: "interrupted" });
+    if (ref !== undefined) await createClaimedWorkStore(workerContext(this.env).bindings.DB).finish(ref.workId, { type: "interrupted" });
     await this.ctx.storage.deleteAll();
   }
 
   async #execute(work: BetaSelfHostedWork, ref: ClaimedItemRef): Promise<void> {
-    const store = createClaimedWorkStore(this.env.DB);
+    const context = workerContext(this.env);
+    const store = createClaimedWorkStore(context.bindings.DB);
     try {
-      const worker = createClaimedItemWorker(this.env, {
+      const worker = createClaimedItemWorker(context, {
         ownerId: `environment-runner-${this.ctx.id.toString()}`,
         observeRuntime: (runtimeId) => store.recordRuntime(ref.workId, runtimeId),
       });
@@ -65,6 +65,6 @@ export class EnvironmentRunner extends DurableObject<WorkerEnv> {
       await this.ctx.storage.deleteAll();
     }
     // The item's slot is free: an item left queued for want of one is claimed now, not at the next cron.
-    await announceSlotFreed(this.env);
+    await announceSlotFreed(context);
   }
 }

@@ -1,13 +1,11 @@
 import type { BetaSelfHostedWork } from "@anthropic-ai/sdk/resources/beta/environments/work";
 import { type ManagedEnvironmentWorker, createManagedEnvironmentWorker } from "@open-managed-agents/managed-environment-worker";
 import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
-import { readConfig } from "../config.js";
-import type { WorkerEnv } from "../env.js";
+import type { WorkerContext } from "../config.js";
 import { createConsoleLogger } from "../logger.js";
 import type { RuntimeObserver } from "../runtime/driver-options.js";
 import { createWorkHost } from "../work/run-work-item.js";
 import { createManagedAgentsClient } from "./client.js";
-import { readEnvironmentSettings } from "./settings.js";
 
 /** What one claimed item's environment worker needs besides the Worker's environment. */
 export interface ClaimedItemWorkerOptions {
@@ -20,9 +18,9 @@ export interface ClaimedItemWorkerOptions {
  * The environment worker that runs one claimed item inside its Durable Object: the official SDK client,
  * the `ENVIRONMENT_PROFILE` profile from `PROFILES`, and a host over the Cloudflare driver and D1 per item.
  */
-export function createClaimedItemWorker(env: WorkerEnv, options: ClaimedItemWorkerOptions): ManagedEnvironmentWorker {
-  const config = readConfig(env);
-  const settings = readEnvironmentSettings(env);
+export function createClaimedItemWorker(context: WorkerContext, options: ClaimedItemWorkerOptions): ManagedEnvironmentWorker {
+  const config = context.config();
+  const settings = context.environment();
   const profile = Object.hasOwn(config.profiles, settings.profileName) ? config.profiles[settings.profileName] : undefined;
   if (profile === undefined) {
     throw new InvalidConfigError({ message: `ENVIRONMENT_PROFILE names "${settings.profileName}", which PROFILES does not define`, context: { field: "ENVIRONMENT_PROFILE" } });
@@ -35,7 +33,7 @@ export function createClaimedItemWorker(env: WorkerEnv, options: ClaimedItemWork
     apiBaseUrl: settings.baseUrl,
     profileFor: () => profile,
     host: ({ scope, profile: itemProfile }) =>
-      createWorkHost(env, { scope, profile: itemProfile, ownerId: options.ownerId, ...(options.observeRuntime ? { observeRuntime: options.observeRuntime } : {}) }),
+      createWorkHost(context, { scope, profile: itemProfile, ownerId: options.ownerId, ...(options.observeRuntime ? { observeRuntime: options.observeRuntime } : {}) }),
     logger: createConsoleLogger(config.logLevel),
   });
 }

@@ -1,6 +1,6 @@
 import { InvalidRequestError, NotFoundError } from "@open-managed-agents/runtime-resource-contract";
 import { ID_PATTERN } from "../config.js";
-import type { WorkerEnv } from "../env.js";
+import type { WorkerBindings } from "../bindings.js";
 import { json } from "../http/responses.js";
 import { runtimeStores } from "../runtime/stores.js";
 import { createClaimedWorkStore } from "./claimed-store.js";
@@ -23,7 +23,7 @@ function parseLimit(url: URL): number {
  * newest first), `GET /v1/environment/work/:workId` and `GET /v1/orphans` (runtimes waiting to be
  * reaped). Null when the path is none of these.
  */
-export async function routeOperatorReads(request: Request, env: WorkerEnv): Promise<Response | null> {
+export async function routeOperatorReads(request: Request, { DB }: WorkerBindings): Promise<Response | null> {
   const url = new URL(request.url);
   const item = CLAIMED_ITEM.exec(url.pathname);
   const known = item !== null || url.pathname === "/v1/environment/work" || url.pathname === "/v1/orphans";
@@ -32,8 +32,8 @@ export async function routeOperatorReads(request: Request, env: WorkerEnv): Prom
     const error = new InvalidRequestError({ message: "method not allowed; use GET", context: { allowed: "GET" } });
     return json(405, { error: error.toJSON() }, { allow: "GET" });
   }
-  if (url.pathname === "/v1/orphans") return json(200, { data: await runtimeStores(env).orphans.list({ limit: parseLimit(url) }) });
-  const store = createClaimedWorkStore(env.DB);
+  if (url.pathname === "/v1/orphans") return json(200, { data: await runtimeStores(DB).orphans.list({ limit: parseLimit(url) }) });
+  const store = createClaimedWorkStore(DB);
   if (item === null) return json(200, { data: await store.list(parseLimit(url)) });
   const workId = item[1] ?? "";
   if (!ID_PATTERN.test(workId)) throw new InvalidRequestError({ message: "workId must be 1-128 letters, digits, '.', '_' or '-'", context: { field: "workId" } });

@@ -1,12 +1,10 @@
 import { InvalidRequestError, LimitExceededError, UnauthorizedError } from "@open-managed-agents/runtime-resource-contract";
 import { readBoundedBytes } from "@open-managed-agents/runtime-utils";
-import { readConfig } from "../config.js";
-import type { WorkerEnv } from "../env.js";
+import type { WorkerContext } from "../config.js";
 import { json } from "../http/responses.js";
 import { createConsoleLogger } from "../logger.js";
 import { requestClaimPass } from "./claim-coordinator.js";
 import { createManagedAgentsClient } from "./client.js";
-import { readEnvironmentSettings } from "./settings.js";
 
 /** Where the platform delivers the environment's webhooks (register `https://<worker>/v1/environment/webhook`). */
 export const WEBHOOK_PATH = "/v1/environment/webhook";
@@ -22,12 +20,12 @@ const SIGNATURE_HEADERS = ["webhook-id", "webhook-timestamp", "webhook-signature
  * queue in `waitUntil`. A bad or missing signature is 401 `unauthorized` and claims nothing. 202 with
  * the event type otherwise. No bearer token: the signature is the credential.
  */
-export async function handleEnvironmentWebhook(request: Request, env: WorkerEnv, ctx: ExecutionContext): Promise<Response> {
+export async function handleEnvironmentWebhook(request: Request, context: WorkerContext, ctx: ExecutionContext): Promise<Response> {
   if (request.method !== "POST") {
     const error = new InvalidRequestError({ message: "method not allowed; use POST", context: { allowed: "POST" } });
     return json(405, { error: error.toJSON() }, { allow: "POST" });
   }
-  const settings = readEnvironmentSettings(env);
+  const settings = context.environment();
   const tooLarge = () => new LimitExceededError({ message: `webhook body is larger than ${MAX_WEBHOOK_BYTES} bytes`, context: { limit: MAX_WEBHOOK_BYTES } });
   if (Number(request.headers.get("content-length") ?? "0") > MAX_WEBHOOK_BYTES) throw tooLarge();
   // Read no more than the limit: a larger body is refused without being held.
@@ -44,10 +42,10 @@ export async function handleEnvironmentWebhook(request: Request, env: WorkerEnv,
     throw new UnauthorizedError({ message: "webhook signature is missing, invalid or stale", cause });
   }
   const eventType = typeof event.data?.type === "string" ? event.data.type : typeof event.type === "string" ? event.type : "unknown";
-  const logger = createConsoleLogger(readConfig(env).logLevel);
+  const logger = createConsoleLogger(context.config().logLevel);
   logger.info("environment.webhook_accepted", { webhookId: headers["webhook-id"] ?? null, eventType });
   ctx.waitUntil(
-    requestClaimPass(env).catch((error: unknown) => {
+    requestClaimPass(context.bindings).catch((error: unknown) => {
       logger.error("environment.claim_failed", { message: error instanceof Error ? error.message : String(error) });
     }),
   );

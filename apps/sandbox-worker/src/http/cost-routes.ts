@@ -2,14 +2,13 @@ import { type CostAttributionRegistry, createCostAttributionRegistry } from "@op
 import { createCloudflareCostAttribution } from "@open-managed-agents/cost-attribution/cloudflare";
 import { CLOUDFLARE_PROVIDER } from "@open-managed-agents/managed-runtime-cloudflare";
 import { InvalidRequestError } from "@open-managed-agents/runtime-resource-contract";
-import { readConfig } from "../config.js";
-import type { WorkerEnv } from "../env.js";
+import type { WorkerContext } from "../config.js";
 import { createD1UsageLedger } from "../usage/usage-ledger.js";
 import { json } from "./responses.js";
 
-function registryFor(env: WorkerEnv): CostAttributionRegistry {
-  const config = readConfig(env);
-  const ledger = createD1UsageLedger(env.DB);
+function registryFor(context: WorkerContext): CostAttributionRegistry {
+  const config = context.config();
+  const ledger = createD1UsageLedger(context.bindings.DB);
   return createCostAttributionRegistry({ ports: [createCloudflareCostAttribution({ ledger, defaultInstanceType: config.instanceType })] });
 }
 
@@ -20,17 +19,17 @@ function providerOf(url: URL): string {
 }
 
 /** `GET /v1/cost/capabilities?provider=cloudflare`: what the provider's cost attribution prices. */
-export async function costCapabilities(env: WorkerEnv, url: URL): Promise<Response> {
-  return json(200, await registryFor(env).capabilities(providerOf(url)));
+export async function costCapabilities(context: WorkerContext, url: URL): Promise<Response> {
+  return json(200, await registryFor(context).capabilities(providerOf(url)));
 }
 
 /**
  * `GET /v1/cost/report?provider=cloudflare&from=YYYY-MM-DD&to=YYYY-MM-DD`: FOCUS-shaped cost rows of the
  * usage ledger over the inclusive UTC day range, with their exact total.
  */
-export async function costReport(env: WorkerEnv, url: URL): Promise<Response> {
+export async function costReport(context: WorkerContext, url: URL): Promise<Response> {
   const from = url.searchParams.get("from");
   const to = url.searchParams.get("to");
   if (from === null || to === null) throw new InvalidRequestError({ message: "from and to (YYYY-MM-DD, UTC, inclusive) are required", context: { path: from === null ? "from" : "to" } });
-  return json(200, await registryFor(env).report(providerOf(url), { from, to }));
+  return json(200, await registryFor(context).report(providerOf(url), { from, to }));
 }

@@ -1,6 +1,5 @@
 import { InvalidConfigError, InvalidRequestError } from "@open-managed-agents/runtime-resource-contract";
-import { readConfig } from "../config.js";
-import type { WorkerEnv } from "../env.js";
+import type { WorkerContext } from "../config.js";
 import { errorJSON } from "../work/work-outcome.js";
 import { MIN_TOKEN_LENGTH } from "./auth.js";
 import { json } from "./responses.js";
@@ -13,14 +12,14 @@ export const HEALTH_PATH = "/health";
  * `{status: "unhealthy", error}` with the `invalid_config` error that refuses the other routes (it names
  * the variable, never its value).
  */
-export function health(request: Request, env: WorkerEnv): Response {
+export function health(request: Request, context: WorkerContext): Response {
   if (request.method !== "GET" && request.method !== "HEAD") {
     const error = new InvalidRequestError({ message: "method not allowed; use GET", context: { allowed: "GET, HEAD" } });
     return json(405, { error: error.toJSON() }, { allow: "GET, HEAD" });
   }
   try {
-    readConfig(env);
-    if (typeof env.API_TOKEN !== "string" || env.API_TOKEN.length < MIN_TOKEN_LENGTH) {
+    context.config();
+    if (typeof context.apiToken !== "string" || context.apiToken.length < MIN_TOKEN_LENGTH) {
       throw new InvalidConfigError({
         message: `API_TOKEN is not set or shorter than ${MIN_TOKEN_LENGTH} characters: every request is refused`,
         context: { field: "API_TOKEN" },

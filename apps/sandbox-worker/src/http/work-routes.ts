@@ -1,6 +1,6 @@
 import { NotFoundError } from "@open-managed-agents/runtime-resource-contract";
-import { readConfig } from "../config.js";
-import type { WorkerEnv } from "../env.js";
+import type { WorkerBindings } from "../bindings.js";
+import type { WorkerContext } from "../config.js";
 import { requireBackupSettings } from "../runtime/backup-settings.js";
 import { workRunnerName } from "../work/work-runner.js";
 import { errorJSON } from "../work/work-outcome.js";
@@ -16,16 +16,17 @@ function workPath(record: Pick<WorkRecord, "sessionId" | "workId">): string {
  * `POST /v1/sessions/:sessionId/work`: records the item as queued and hands it to its runner. 202 with
  * the item and a `Location`; a work id that already exists returns that item unchanged, with 200.
  */
-export async function startWork(request: Request, env: WorkerEnv, rawSessionId: string): Promise<Response> {
+export async function startWork(request: Request, context: WorkerContext, rawSessionId: string): Promise<Response> {
   const sessionId = parseId(rawSessionId, "sessionId");
-  const config = readConfig(env);
+  const config = context.config();
   const { workId, profile } = await parseStartRequest(request, config.profiles);
-  requireBackupSettings(env, config, profile);
-  const store = createWorkStore(env.DB);
+  requireBackupSettings(config, profile);
+  const { DB, WORK_RUNNER } = context.bindings;
+  const store = createWorkStore(DB);
   const { created, record } = await store.create({ sessionId, workId });
   if (!created) return json(200, record, { location: workPath(record) });
   try {
-    await env.WORK_RUNNER.get(env.WORK_RUNNER.idFromName(workRunnerName(sessionId, workId))).start({ sessionId, workId, profile });
+    await WORK_RUNNER.get(WORK_RUNNER.idFromName(workRunnerName(sessionId, workId))).start({ sessionId, workId, profile });
   } catch (error) {
     // The item must not stay queued with nobody to run it.
     await store.finish(sessionId, workId, { type: "failed", error: errorJSON(error), cleanupErrors: [] });
@@ -35,10 +36,10 @@ export async function startWork(request: Request, env: WorkerEnv, rawSessionId: 
 }
 
 /** `GET /v1/sessions/:sessionId/work/:workId`: the item, with its result once it has ended. */
-export async function readWork(env: WorkerEnv, rawSessionId: string, rawWorkId: string): Promise<Response> {
+export async function readWork({ DB }: WorkerBindings, rawSessionId: string, rawWorkId: string): Promise<Response> {
   const sessionId = parseId(rawSessionId, "sessionId");
   const workId = parseId(rawWorkId, "workId");
-  const record = await createWorkStore(env.DB).get(sessionId, workId);
+  const record = await createWorkStore(DB).get(sessionId, workId);
   if (record === null) throw new NotFoundError({ message: `no work item ${workId} in session ${sessionId}`, context: { sessionId, workId } });
   return json(200, record);
 }

@@ -1,9 +1,8 @@
 import { createCloudflareManagedRuntime } from "@open-managed-agents/managed-runtime-cloudflare";
 import { type OrphanReconcileSummary, createManagedRuntimeOrphanReconciler, resolveManagedRuntimePlan } from "@open-managed-agents/managed-runtime-host";
 import type { ManagedRuntimeProfile } from "@open-managed-agents/runtime-resource-contract";
-import { readConfig } from "../config.js";
+import type { WorkerContext } from "../config.js";
 import { createConsoleLogger } from "../logger.js";
-import type { WorkerEnv } from "../env.js";
 import { cloudflareDriverOptions } from "../runtime/driver-options.js";
 import { runtimeStores } from "../runtime/stores.js";
 
@@ -20,9 +19,10 @@ const REAP_PROFILE: ManagedRuntimeProfile = {
  * terminate failed) and journaled containers whose fence generation is no longer current (a Worker that
  * died mid-run), from their serialized leases alone. Logs and returns the summary.
  */
-export async function reconcileOrphans(env: WorkerEnv, signal?: AbortSignal): Promise<OrphanReconcileSummary> {
-  const config = readConfig(env);
-  const driver = createCloudflareManagedRuntime(env, cloudflareDriverOptions(env, config));
+export async function reconcileOrphans(context: WorkerContext, signal?: AbortSignal): Promise<OrphanReconcileSummary> {
+  const config = context.config();
+  const { bindings } = context;
+  const driver = createCloudflareManagedRuntime(bindings, cloudflareDriverOptions(bindings, config));
   const { sandbox } = await driver.create({
     environmentId: "orphan-reaper",
     placement: "in_process",
@@ -30,7 +30,7 @@ export async function reconcileOrphans(env: WorkerEnv, signal?: AbortSignal): Pr
     plan: resolveManagedRuntimePlan(REAP_PROFILE, driver.descriptor().capabilities),
     providerConfig: {},
   });
-  const { orphans, journal, fences } = runtimeStores(env);
+  const { orphans, journal, fences } = runtimeStores(bindings.DB);
   const reconciler = createManagedRuntimeOrphanReconciler({ orphans, journal, fences, sandbox });
   const { journal: journaled, ...summary } = await reconciler.runOnce({ limit: config.orphanReapLimit, ...(signal ? { signal } : {}) });
   const journalFields = journaled ? Object.fromEntries(Object.entries(journaled).map(([key, value]) => [`journal_${key}`, value])) : {};

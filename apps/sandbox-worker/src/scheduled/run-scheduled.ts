@@ -1,5 +1,4 @@
-import { readConfig } from "../config.js";
-import type { WorkerEnv } from "../env.js";
+import type { WorkerContext } from "../config.js";
 import { requestClaimPass } from "../environment/claim-coordinator.js";
 import { createConsoleLogger } from "../logger.js";
 import { reconcileOrphans } from "./reconcile-orphans.js";
@@ -9,10 +8,10 @@ import { reconcileOrphans } from "./reconcile-orphans.js";
  * (only when `ENVIRONMENT_KEY` is set: a Worker serving the bearer API alone polls nothing). One failing
  * half never stops the other.
  */
-export async function runScheduled(env: WorkerEnv): Promise<void> {
-  const logger = createConsoleLogger(readConfig(env).logLevel);
-  const claiming = typeof env.ENVIRONMENT_KEY === "string" && env.ENVIRONMENT_KEY !== "" ? requestClaimPass(env) : Promise.resolve(null);
-  const [reaped, claimed] = await Promise.allSettled([reconcileOrphans(env), claiming]);
+export async function runScheduled(context: WorkerContext): Promise<void> {
+  const logger = createConsoleLogger(context.config().logLevel);
+  const claiming = context.claimsWork ? requestClaimPass(context.bindings) : Promise.resolve(null);
+  const [reaped, claimed] = await Promise.allSettled([reconcileOrphans(context), claiming]);
   for (const [task, result] of [["reconcile", reaped], ["claim", claimed]] as const) {
     if (result.status === "rejected") logger.error("scheduled.failed", { task, message: result.reason instanceof Error ? result.reason.message : String(result.reason) });
   }

@@ -1,7 +1,7 @@
 import { createD1SqlClient } from "@open-managed-agents/managed-runtime-host";
 import { InternalError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
-import type { WorkItem } from "./run-work-item.js";
+import type { WorkItem } from "./work-item.js";
 import type { WorkOutcome } from "./work-outcome.js";
 
 /** Where a work item is: waiting for its runner, running, or ended as its outcome's type says. */

@@ -40,6 +40,18 @@ describe("wrangler.jsonc, as wrangler reads it", () => {
     expect(config.triggers.crons).toHaveLength(1);
   });
 
+  it("declares exactly the bindings the code is typed with (WorkerBindings in src/bindings.ts)", async () => {
+    const source = await appFile("src/bindings.ts");
+    const body = /export interface WorkerBindings \{([\s\S]*?)\n\}/.exec(source)?.[1] ?? "";
+    const typed = [...body.matchAll(/readonly (\w+):/g)].map((match) => match[1] ?? "");
+    const declared = [
+      ...config.durable_objects.bindings.map((binding: Named) => binding.name),
+      ...config.d1_databases.map((database: { binding: string }) => database.binding),
+      ...config.r2_buckets.map((bucket: { binding: string }) => bucket.binding),
+    ];
+    expect(typed.sort()).toEqual(declared.sort());
+  });
+
   it("runs locally without Docker and keeps the API token out of the file", async () => {
     expect(config.dev.enable_containers).toBe(false);
     expect(config.vars).not.toHaveProperty("API_TOKEN");

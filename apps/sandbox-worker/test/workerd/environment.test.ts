@@ -1,7 +1,7 @@
 import { getSandbox } from "@cloudflare/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { readEnvironmentSettings, workerContext } from "../../src/config.js";
 import { claimQueuedWork } from "../../src/environment/claim-queued.js";
-import { readEnvironmentSettings } from "../../src/environment/settings.js";
 import { call, testEnv } from "../support/api.js";
 import { DESTROY_FAULT_MESSAGE, failNextDestroys } from "../support/destroy-faults.js";
 import {
@@ -121,7 +121,7 @@ describe("a self-hosted environment: signed webhook → claim → Durable Object
   it("claims nothing and starts no sandbox when the cron trigger finds the queue empty", async () => {
     const before = await claimedRowCount();
     await runCron();
-    expect(await claimQueuedWork(testEnv)).toEqual({ claimed: 0, duplicates: 0, saturated: false });
+    expect(await claimQueuedWork(workerContext(testEnv))).toEqual({ claimed: 0, duplicates: 0, saturated: false });
     // The operators' claim pass goes through the same coordinator.
     const drained = await call("/v1/environment/claim", { method: "POST" });
     expect(drained.status).toBe(200);

@@ -1,5 +1,6 @@
 import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { workerContext } from "../../src/config.js";
 import worker from "../../src/index.js";
 import { runWorkItem } from "../../src/work/run-work-item.js";
 import { ORIGIN, TOKEN, newSessionId, shellProfile, testEnv } from "../support/api.js";
@@ -24,7 +25,7 @@ describe("presigned workspace backups without their settings", () => {
   });
 
   it("and the SDK, asked anyway, fails the run with a typed error naming the same keys", async () => {
-    const outcome = await runWorkItem(presigned, { sessionId: newSessionId(), workId: "w", profile: shellProfile("echo hi > /workspace/a.txt") }, { ownerId: "presigned-test" });
+    const outcome = await runWorkItem(workerContext(presigned), { sessionId: newSessionId(), workId: "w", profile: shellProfile("echo hi > /workspace/a.txt") }, { ownerId: "presigned-test" });
     expect(outcome).toMatchObject({ type: "failed", error: { code: "invalid_config", context: { stage: "workspace-checkpoint", operation: "createBackup" } } });
     const message = outcome.type === "failed" ? outcome.error.message : "";
     for (const key of ["CLOUDFLARE_ACCOUNT_ID", "R2_ACCESS_KEY_ID", "R2_SECRET_ACCESS_KEY"]) expect(message).toContain(key);

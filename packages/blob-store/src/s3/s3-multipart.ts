@@ -20,10 +20,9 @@ export interface S3StreamUpload {
 }
 
 /**
- * Hand-written instead of `@aws-sdk/lib-storage`'s `Upload` for memory: with the same 8 MiB parts and 4 in
- * flight, a streamed 200 MiB upload to s3rver grew RSS by 141 MiB with `Upload` against 76 MiB here, and
- * took 1.17× as long (`pnpm bench:s3`; earlier measurements saw 124 MiB for `Upload`). `Upload` copies each
- * part into a newly allocated buffer; this code fills `concurrency + 1` reused ones.
+ * Hand-written instead of `@aws-sdk/lib-storage`'s `Upload` for memory: `Upload` copies each part into a
+ * newly allocated buffer, this code fills `concurrency + 1` reused ones (`pnpm bench:s3` compares them;
+ * the figures are in docs/blob-store.md).
  *
  * Uploads a stream with bounded memory. A stream that fits in one part goes up in one PutObject;
  * a longer one becomes a multipart upload of equal parts, at most `concurrency` in flight, filled

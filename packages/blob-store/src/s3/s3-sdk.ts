@@ -7,9 +7,9 @@ let loading: Promise<S3Sdk> | undefined;
 
 /**
  * `@aws-sdk/client-s3`, imported once, on the first call of an S3 store rather than with this package:
- * loading it takes a Node process from 54 to 72 MiB of RSS, which a host that imports the S3 entry (a driver
- * whose options may name an R2 bucket) but never calls S3 should not carry. Without the package installed,
- * every call fails with `invalid_config` naming it.
+ * loading it grows a Node process's resident memory (docs/blob-store.md says by how much), which a host
+ * that imports the S3 entry (a driver whose options may name an R2 bucket) but never calls S3 should not
+ * carry. Without the package installed, every call fails with `invalid_config` naming it.
  */
 export function loadS3Sdk(): Promise<S3Sdk> {
   loading ??= import("@aws-sdk/client-s3").catch((cause: unknown) => {

@@ -22,8 +22,8 @@ let agents: { readonly http: http.Agent; readonly https: https.Agent } | undefin
  * The fetch the bridge client uses unless given one: Node's own HTTP client (its parser is native code) with
  * one connection pool per process whose idle connections close after {@link BRIDGE_IDLE_CONNECTION_MS}.
  * Node's `fetch` (undici) parses HTTP in WebAssembly, which V8 compiles again with its optimizing compiler
- * once a process is busy: about 20 MiB for a moment, on top of whatever a transfer holds (a restore's peak
- * RSS went from 129–131 to 112 MiB without it). Only what the client uses is supported: a string, bytes or
+ * once a process is busy, a spike of memory on top of whatever a transfer holds (docs/cloudflare-bridge.md,
+ * "What bounds it today", has the figures). Only what the client uses is supported: a string, bytes or
  * a stream as the body (with its length in `content-length`), and an abort signal; nothing is decompressed
  * and no redirect is followed (the bridge sends neither).
  */

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { createFsBlobStore } from "@open-managed-agents/blob-store/fs";
 import { type LocalBridge, startLocalBridge } from "@open-managed-agents/local-container";
-import { type BridgeClient, createBridgeClient } from "../src/wire/bridge-client.js";
+import { type BridgeClient, createBridgeClient } from "@open-managed-agents/managed-runtime-cloudflare-bridge";
 import { readBenchConfig } from "./bench-config.js";
 import { type ChildEnvironment, runDriverChild } from "./child-protocol.js";
 import { hostTarFile, hostTarReference } from "./host-tar.js";
@@ -184,7 +184,14 @@ async function main(): Promise<void> {
       bridge,
       client: createBridgeClient({ baseUrl: bridge.url, apiKey: bridge.apiKey }),
       endpoint: { url: bridge.url, apiKey: bridge.apiKey },
-      child: { bridgeUrl: bridge.url, apiKey: bridge.apiKey, storeDir, spoolDir, sessionId: "bench" },
+      child: {
+        bridgeUrl: bridge.url,
+        apiKey: bridge.apiKey,
+        storeDir,
+        spoolDir,
+        sessionId: "bench",
+        resultFile: join(scratch, "driver-child-result.json"),
+      },
       store: createFsBlobStore({ rootDir: storeDir }),
       scratch,
       memoryTimeline: config.memoryTimeline,

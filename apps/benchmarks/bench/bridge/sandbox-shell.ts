@@ -1,4 +1,4 @@
-import type { BridgeClient } from "../src/wire/bridge-client.js";
+import type { BridgeClient } from "@open-managed-agents/managed-runtime-cloudflare-bridge";
 
 /** Runs a shell script in a bridge sandbox and returns its stdout; a non-zero exit throws with stderr. */
 export async function sandboxShell(client: BridgeClient, sandboxId: string, script: string): Promise<string> {

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type ArchiveSource, splitArchive } from "@open-managed-agents/workspace-archive";
-import type { BridgeClient } from "../src/wire/bridge-client.js";
+import type { BridgeClient } from "@open-managed-agents/managed-runtime-cloudflare-bridge";
 import { type CurlTransfer, curl } from "./curl.js";
 import { sandboxShell, timed } from "./sandbox-shell.js";
 

@@ -16,9 +16,9 @@ import {
   createSqlSandboxJournal,
 } from "@open-managed-agents/managed-runtime-host";
 import type { ManagedRuntimeProfile, RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
-import { createCloudflareBridgeManagedRuntime } from "../src/index.js";
+import { createCloudflareBridgeManagedRuntime } from "@open-managed-agents/managed-runtime-cloudflare-bridge";
+import { ownPeakRssBytes } from "@open-managed-agents/runtime-utils/node";
 import { LOAD_RESULT_PREFIX } from "./load-protocol.js";
-import { ownPeakRssBytes } from "./peak-rss.js";
 
 interface LoadConfig {
   readonly sessions: number;

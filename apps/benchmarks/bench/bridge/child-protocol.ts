@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import { readFile, rm } from "node:fs/promises";
 import type { SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 
-/** Prefix of the one line the driver child prints with its result. */
-export const RESULT_PREFIX = "OMA_BENCH_RESULT ";
+/** The bridge driver's package, whose `bench:driver-child` script runs its driver with the client observed. */
+const BRIDGE_PACKAGE = "@open-managed-agents/managed-runtime-cloudflare-bridge";
 
 const stepSchema = z.object({ step: z.string(), ms: z.number(), count: z.number(), bytes: z.number() });
 const childResultSchema = z.object({
@@ -33,17 +33,27 @@ export interface ChildEnvironment {
   readonly spoolDir: string;
   /** The session every checkpoint and restore of one workload run belongs to. */
   readonly sessionId: string;
+  /** Where each child writes its result (one child runs at a time). */
+  readonly resultFile: string;
 }
 
-/** Runs the driver child (a separate Node process, so its peak RSS is its own) and parses its result. */
-export function runDriverChild(environment: ChildEnvironment, args: readonly string[]): Promise<ChildResult> {
-  const script = fileURLToPath(new URL("./driver-child.js", import.meta.url));
-  // e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the driver alone (not allowed in NODE_OPTIONS).
-  const nodeArgs = (process.env.OMA_BENCH_CHILD_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "");
-  const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
+/**
+ * Runs the driver child (a separate Node process, so its peak RSS is its own) through the bridge package's
+ * `bench:driver-child` script, and parses its result. `OMA_BENCH_CHILD_NODE_ARGS` passes on Node flags,
+ * e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the driver alone (not allowed in NODE_OPTIONS).
+ */
+export async function runDriverChild(
+  environment: ChildEnvironment,
+  [mode, argument = ""]: readonly [string, string?],
+): Promise<ChildResult> {
+  await rm(environment.resultFile, { force: true });
+  const child = spawn("pnpm", ["--silent", "--filter", BRIDGE_PACKAGE, "run", "bench:driver-child"], {
     stdio: ["ignore", "pipe", "pipe"],
     env: {
       ...process.env,
+      OMA_BENCH_CHILD_MODE: mode,
+      OMA_BENCH_CHILD_ARGUMENT: argument,
+      OMA_BENCH_RESULT_FILE: environment.resultFile,
       OMA_BENCH_BRIDGE_URL: environment.bridgeUrl,
       OMA_BENCH_BRIDGE_API_KEY: environment.apiKey,
       OMA_BENCH_STORE_DIR: environment.storeDir,
@@ -51,19 +61,15 @@ export function runDriverChild(environment: ChildEnvironment, args: readonly str
       OMA_BENCH_SPOOL_DIR: environment.spoolDir,
     },
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr = (stderr + chunk).slice(-8192)));
-  return new Promise((resolve, reject) => {
+  let output = "";
+  const keep = (chunk: string) => (output = (output + chunk).slice(-8192));
+  child.stdout.setEncoding("utf8").on("data", keep);
+  child.stderr.setEncoding("utf8").on("data", keep);
+  const code = await new Promise<number | null>((resolve, reject) => {
     child.once("error", reject);
-    child.once("close", (code) => {
-      const line = stdout.split("\n").find((candidate) => candidate.startsWith(RESULT_PREFIX));
-      if (code !== 0 || !line) {
-        reject(new Error(`driver child ${args[0]} exited ${code}: ${stderr.trim()}`));
-        return;
-      }
-      resolve(childResultSchema.parse(JSON.parse(line.slice(RESULT_PREFIX.length))));
-    });
+    child.once("close", resolve);
   });
+  const text = code === 0 ? await readFile(environment.resultFile, "utf8").catch(() => null) : null;
+  if (text === null) throw new Error(`driver child ${mode} exited ${code} without a result: ${output.trim()}`);
+  return childResultSchema.parse(JSON.parse(text));
 }

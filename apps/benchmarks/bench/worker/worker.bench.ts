@@ -1,5 +1,5 @@
 /**
- * Environment worker benchmark, run with `pnpm bench` (root: `pnpm bench:worker`). Prints figures; asserts nothing.
+ * Environment worker benchmark, run with `pnpm bench:worker`. Prints figures; asserts nothing.
  *
  * Each item is one session turn with one `bash` call, claimed from the local control plane:
  * - measured: the environment worker, the host over the conformance reference driver (bubblewrap-confined
@@ -25,7 +25,7 @@ const { REFERENCE_PROVIDER, createReferenceManagedRuntimeDriver } = await import
 const { createManagedRuntimeHost, createManagedRuntimeProviderRegistry, createMemoryFencePort, createMemoryOrphanPort } = await import(
   "@open-managed-agents/managed-runtime-host"
 );
-const { createManagedEnvironmentWorker } = await import("../src/index.js");
+const { createManagedEnvironmentWorker } = await import("@open-managed-agents/managed-environment-worker");
 
 const bin = await installAmaWorkerBin(process.env.OMA_AMA_WORKER_BIN_DIR);
 const BIN_DIRECTORY = dirname(bin);

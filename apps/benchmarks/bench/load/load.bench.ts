@@ -25,7 +25,7 @@ import {
   createSqlOrphanPort,
   createSqlSandboxJournal,
 } from "@open-managed-agents/managed-runtime-host";
-import { createCloudflareBridgeManagedRuntime } from "../src/index.js";
+import { createCloudflareBridgeManagedRuntime } from "@open-managed-agents/managed-runtime-cloudflare-bridge";
 import { LOAD_RESULT_PREFIX } from "./load-protocol.js";
 
 const MIB = 1024 * 1024;

@@ -1,5 +1,5 @@
 /**
- * Service benchmark, run with `pnpm bench` (root: `pnpm bench:service`). Prints figures; asserts nothing.
+ * Service benchmark, run with `pnpm bench:service`. Prints figures; asserts nothing.
  *
  * Each item is one session turn with one `bash` call, claimed from the local control plane:
  * - measured: the `oma-environment-worker` bin as a child process, over the local stack (Cloudflare's bridge
@@ -9,15 +9,23 @@
  * Figures: claim → item done (medians), the bin's RSS idle after start and after the items.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 
 const ITEMS = Number(process.env.OMA_BENCH_ITEMS ?? 5);
 const IDLE_MS = 300;
-// Compiled to node_modules/.bench/: the package root is two levels up.
-const SERVICE_BIN = fileURLToPath(new URL("../../dist/bin.js", import.meta.url));
+/** The `oma-environment-worker` bin, as the service package's manifest declares it. */
+async function serviceBin(): Promise<string> {
+  const require = createRequire(import.meta.url);
+  const manifestPath = require.resolve("@open-managed-agents/environment-worker-service/package.json");
+  const manifest = JSON.parse(await readFile(manifestPath, "utf8")) as { bin: Record<string, string> };
+  const bin = manifest.bin["oma-environment-worker"];
+  if (bin === undefined) throw new Error("the service package declares no oma-environment-worker bin");
+  return join(dirname(manifestPath), bin);
+}
+const SERVICE_BIN = await serviceBin();
 
 const { default: Anthropic } = await import("@anthropic-ai/sdk");
 const { installAmaWorkerBin } = await import("@open-managed-agents/ama-worker");
