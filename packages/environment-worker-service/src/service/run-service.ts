@@ -176,7 +176,7 @@ export async function startService(
       background.abort();
       await Promise.allSettled([reconciling, sweeping]);
       await server?.close();
-      composition.close();
+      await composition.close();
       log.info("service.stopped", {});
     }
   })();
