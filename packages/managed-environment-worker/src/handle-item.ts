@@ -122,6 +122,12 @@ async function runWithRetries(context: ItemContext, logger: HostLogger, input: R
       leave();
     }
     logger.info("work.run_result", { workId: work.id, sessionId: input.scope.sessionId, result: result.type, attempt });
+    if (isNoSandbox(result)) {
+      // Nothing ran and nothing was published: the item is not this worker's to fail. Unstopped, it returns to
+      // the queue when its lease lapses, for a worker (this one later, or another) that has a sandbox to give.
+      logger.warn("work.deferred", { workId: work.id, reason: "insufficient_capacity", attempts: attempt });
+      return { type: "deferred", reason: "insufficient_capacity", attempts: attempt };
+    }
     if (result.type !== "conflict") return { type: "ran", result, attempts: attempt };
     if (attempt >= policy.attempts) {
       logger.warn("work.deferred", { workId: work.id, reason: "conflict_retries_exhausted", attempts: attempt });
@@ -158,6 +164,11 @@ async function runSupervised(context: ItemContext, logger: HostLogger, input: Ru
   } finally {
     await lease.close();
   }
+}
+
+/** The driver had no sandbox to give: `insufficient_capacity` at the sandbox's acquire, before anything ran. */
+function isNoSandbox(result: ManagedRuntimeRunResult): boolean {
+  return result.type === "failed" && result.error.code === "insufficient_capacity" && result.error.context?.stage === "sandbox-acquire";
 }
 
 function leaseLostResult(signal: AbortSignal): ManagedRuntimeRunResult {

@@ -70,7 +70,12 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
     const release = slots.take();
     logger.info("work.claimed", { workId: work.id, type: work.data.type });
     const item = handleWorkItem(context, work)
-      .then(deliver)
+      .then(async (report) => {
+        await deliver(report);
+        // A worker whose driver had no sandbox keeps the slot a while: the queue goes to workers with room.
+        if (report.outcome.type === "deferred" && report.outcome.reason === "insufficient_capacity")
+          await sleep(resolved.capacityBackoffMs, stopping.signal);
+      })
       .finally(() => {
         release();
         running.delete(item);
