@@ -23,13 +23,14 @@ export type WorkItemOutcome =
   | { readonly type: "rejected"; readonly error: ManagedRuntimeError }
   /**
    * Left unstopped, so the platform issues it again when its lease lapses, never dropped: still `conflict` after
-   * every retry, shutdown came first, or the driver had no sandbox to give (`insufficient_capacity` at
-   * `sandbox-acquire`; nothing ran, and this worker holds the item's slot for `capacityBackoffMs` before claiming
-   * again).
+   * every retry, shutdown came first, the driver had no sandbox to give (`insufficient_capacity` at
+   * `sandbox-acquire`), or the fence store could not take the fence (`store_unavailable`: `unavailable`,
+   * `storage_unwritable` or `timeout` at `fence-acquire`). In the last two nothing ran, and this worker holds the
+   * item's slot for `capacityBackoffMs` before claiming again.
    */
   | {
       readonly type: "deferred";
-      readonly reason: "conflict_retries_exhausted" | "shutdown" | "insufficient_capacity";
+      readonly reason: "conflict_retries_exhausted" | "shutdown" | "insufficient_capacity" | "store_unavailable";
       readonly attempts: number;
     };
 
@@ -98,8 +99,9 @@ export interface ManagedEnvironmentWorkerOptions {
   /** Items run at once. @default 1 */
   readonly concurrency?: number;
   /**
-   * After an item is deferred for `insufficient_capacity`, how long its slot stays taken, so a worker whose driver
-   * is full claims less and leaves the queue to workers that have room. @default 5000
+   * After an item is deferred for `insufficient_capacity` or `store_unavailable`, how long its slot stays taken,
+   * so a worker whose driver is full (or whose store is down) claims less and leaves the queue to workers that
+   * can run it. @default 5000
    */
   readonly capacityBackoffMs?: number;
   /** Period of the fallback non-blocking poll `run` adds to the long poll. @default 30000 */

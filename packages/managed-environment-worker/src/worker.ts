@@ -72,8 +72,10 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
     const item = handleWorkItem(context, work)
       .then(async (report) => {
         await deliver(report);
-        // A worker whose driver had no sandbox keeps the slot a while: the queue goes to workers with room.
-        if (report.outcome.type === "deferred" && report.outcome.reason === "insufficient_capacity")
+        // A worker whose driver had no sandbox (or whose store is down) keeps the slot a while: the queue goes to
+        // workers that can run it.
+        const { outcome } = report;
+        if (outcome.type === "deferred" && (outcome.reason === "insufficient_capacity" || outcome.reason === "store_unavailable"))
           await sleep(resolved.capacityBackoffMs, stopping.signal);
       })
       .finally(() => {

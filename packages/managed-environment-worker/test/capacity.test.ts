@@ -1,4 +1,4 @@
-import { InsufficientCapacityError } from "@open-managed-agents/runtime-resource-contract";
+import { InsufficientCapacityError, StorageUnwritableError } from "@open-managed-agents/runtime-resource-contract";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { type Stack, startStack } from "./support/stack.js";
 
@@ -63,4 +63,28 @@ it("fails an item whose insufficient_capacity came after the sandbox ran (a full
   const [report] = await stack.reportsAfter(1);
   expect(report?.outcome.type).toBe("ran");
   expect(report?.outcome.type === "ran" && report.outcome.result.type).toBe("failed");
+});
+
+it("leaves an item to the platform when the fence store refuses the fence (read-only), and it completes later", async () => {
+  const hostOf = stack.hostFactory((ports, item) => ({
+    ...ports,
+    fences: {
+      ...ports.fences,
+      acquire: async (input) => {
+        if (item === 1) throw new StorageUnwritableError({ message: "the database is read-only", context: { busy: true } });
+        return ports.fences.acquire(input);
+      },
+    },
+  }));
+  const worker = await stack.worker({ host: hostOf, capacityBackoffMs: 100 });
+  const session = stack.plane.createSession({ environmentId: stack.environment.id });
+  stack.plane.queueTurn(session.id, { toolCalls: [{ name: "bash", input: { command: "true" } }] });
+  await worker.drain();
+  const [first] = await stack.reportsAfter(1);
+  expect(first?.outcome).toEqual({ type: "deferred", reason: "store_unavailable", attempts: 1 });
+  expect(stack.plane.workItems(stack.environment.id)[0]?.state).toBe("starting");
+  while (stack.reports.length < 2) await worker.drain();
+  const second = stack.reports[1];
+  expect(second?.workId).toBe(first?.workId);
+  expect(second?.outcome.type === "ran" && second.outcome.result.type).toBe("completed");
 });
