@@ -22,10 +22,12 @@ export function fleetScale(): FleetScale {
 
 /**
  * The fence lease of every worker. Longer than the read-only window plus a renewal interval, so a run in flight
- * rides through it; a worker stopped (SIGSTOP) must outlast it before another takes the session.
+ * rides through it; a worker stopped (SIGSTOP) must outlast it before another takes the session. Each renewal
+ * (the fence, then the sandbox's heartbeat through the bridge) must answer within one interval: on a loaded
+ * 2-core machine running four workers and their sandboxes, 3 s was too short for the bridge.
  */
-export const FLEET_LEASE_TTL_MS = 45_000;
-const FENCE_HEARTBEAT_MS = 3_000;
+export const FLEET_LEASE_TTL_MS = 60_000;
+const FENCE_HEARTBEAT_MS = 10_000;
 
 /** One worker "machine": its own process, temporary folder, home and owner id. */
 export interface FleetWorker {
