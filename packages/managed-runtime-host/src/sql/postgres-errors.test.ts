@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManagedRuntimeError, type RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
-import { type PostgresCluster, startPostgresCluster } from "../../../../vitest.postgres-cluster.js";
+import { type PostgresCluster, startPostgresCluster } from "../../test/support/postgres-cluster.js";
 import { postgresSchemas, postgresUrl } from "../../test/support/postgres-schemas.js";
 import { createManualTime } from "../time.js";
 import { applyMigrations } from "./apply-migrations.js";
