@@ -14,7 +14,8 @@ const SIZES = (process.env.OMA_BENCH_WORKERS ?? "1,2,4").split(",").map(Number);
 
 const rows: { workers: number; items: number; seconds: number; perMinute: number; failed: number }[] = [];
 for (const workers of SIZES) {
-  const fleet = await startFleet({ workers, concurrency: CONCURRENCY, sessions: SESSIONS, turns: TURNS, readOnlyMs: 0 });
+  const scale = { workers, concurrency: CONCURRENCY, sessions: SESSIONS, turns: TURNS, readOnlyMs: 0 };
+  const fleet = await startFleet(scale);
   try {
     const started = performance.now();
     const plans = fleet.queueSessions(SESSIONS, TURNS);
@@ -36,6 +37,7 @@ const base = rows[0];
 process.stdout.write(`\nworkers  items  seconds  items/min  vs ${base?.workers ?? 1} worker\n`);
 for (const row of rows)
   process.stdout.write(
-    `${String(row.workers).padStart(7)}  ${String(row.items).padStart(5)}  ${row.seconds.toFixed(1).padStart(7)}  ` +
+    `${String(row.workers).padStart(7)}  ${String(row.items).padStart(5)}  ` +
+      `${row.seconds.toFixed(1).padStart(7)}  ` +
       `${row.perMinute.toFixed(1).padStart(9)}  ${base ? (row.perMinute / base.perMinute).toFixed(2) : "-"}x\n`
   );

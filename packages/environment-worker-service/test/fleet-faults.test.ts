@@ -61,7 +61,7 @@ const report = (
   );
 
 describe("a fleet of four workers on one Postgres store, under faults", () => {
-  it("SIGKILL of a worker mid-harness: another finishes the session; nothing left after a reconciler pass", async () => {
+  it("SIGKILL of a worker mid-harness: another finishes the session; nothing left after a reaper pass", async () => {
     const plans = fleet.queueSessions(sessions, turns, { sleepSeconds: 3 });
     const victim = fleet.workers[0]?.process as ServiceProcess;
     await nextAcquire(victim);
@@ -130,7 +130,7 @@ describe("a fleet of four workers on one Postgres store, under faults", () => {
     await expectNothingLeftAfterReap(fleet);
   }, 1_800_000);
 
-  it(`Postgres read-only for ${scale.readOnlyMs / 1000} s mid-run: runs ride through it, every turn published once`, async () => {
+  it(`Postgres read-only for ${scale.readOnlyMs / 1000} s mid-run: every turn published once`, async () => {
     const plans = fleet.queueSessions(sessions, turns, { sleepSeconds: 2 });
     await Promise.race(fleet.workers.map((worker) => nextAcquire(worker.process)));
     await fleet.admin.run("ALTER SYSTEM SET default_transaction_read_only = on", []);

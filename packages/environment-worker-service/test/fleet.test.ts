@@ -17,7 +17,7 @@ afterAll(async () => {
 
 describe(`a fleet of ${scale.workers} workers on one Postgres store`, () => {
   it(
-    `runs ${scale.sessions * scale.turns} items over ${scale.sessions} sessions, each turn on the workspace the last published`,
+    `runs ${scale.sessions * scale.turns} items over ${scale.sessions} sessions, each on the last published workspace`,
     async () => {
       const plans = fleet.queueSessions(scale.sessions, scale.turns);
       const done = await fleet.waitForTurns(plans);

@@ -33,14 +33,15 @@ describe("a postgres:// store", () => {
       const url = role.url.replace(/^postgres:/, scheme);
       const result = await stack.run(["--check"], { OMA_STORE: url, OMA_LOG_LEVEL: "debug" });
       expect(result.stdout).toMatch(
-        new RegExp(`^ok {4}store +Postgres ${scheme}//${role.name}@127\\.0\\.0\\.1:\\d+/postgres.* is writable`, "m")
+        new RegExp(
+          `^ok {4}store +Postgres ${scheme}//${role.name}@127\\.0\\.0\\.1:\\d+/postgres.* is writable`, "m")
       );
       expect(result.code).toBe(0);
       expectNoPassword(result.stdout + result.stderr);
     }
   });
 
-  it("--check fails a read-only database with storage_unwritable, and an unreachable one with unavailable", async () => {
+  it("--check fails a read-only store with storage_unwritable, an unreachable one with unavailable", async () => {
     await role.setReadOnly(true);
     try {
       const readOnly = await stack.run(["--check"], { OMA_STORE: role.url });
