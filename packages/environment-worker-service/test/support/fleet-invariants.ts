@@ -63,6 +63,8 @@ export async function expectFleetInvariants(
       "SELECT revision FROM runtime_resource_fences WHERE session_id = ?",
       [sessionId]
     );
+    // A reconciler's salvage publishes without a work.done line: when it lands, its own log line (with the
+    // revision it published) joins `published` here.
     expect(row?.revision ?? 0, `the fence row of ${sessionId}`).toBe(published.length);
     // What each turn's workspace held: every earlier turn that was published, once, in order.
     const seen = turnsSeen(fleet.stack, sessionId);
