@@ -8,6 +8,7 @@ export default defineConfig({
     "bridge.bench": "bench/bridge/bridge.bench.ts",
     "worker.bench": "bench/worker/worker.bench.ts",
     "service.bench": "bench/service/service.bench.ts",
+    "fleet.bench": "bench/service/fleet.bench.ts",
   },
   outDir: "dist",
   format: ["esm"],

@@ -5,6 +5,6 @@ export default defineConfig({
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     typecheck: { enabled: true, include: ["src/**/*.test-d.ts", "test/**/*.test-d.ts"] },
     // The Postgres server first: it picks its folder before the run's own temporary folder becomes TMPDIR.
-    globalSetup: ["./test/support/postgres-global-setup.ts", "../../vitest.temporary-folder.ts"],
+    globalSetup: ["../../vitest.postgres.ts", "../../vitest.temporary-folder.ts"],
   },
 });

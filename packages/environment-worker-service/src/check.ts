@@ -7,7 +7,7 @@ import type { ServiceLogger } from "./logging/logger.js";
 import { createServiceMetrics } from "./metrics/metrics.js";
 import { type Composition, composeDeployment } from "./service/compose.js";
 import { createWorkerClient } from "./service/run-service.js";
-import { openRuntimeStore } from "./stores/runtime-store.js";
+import { openRuntimeStore, redactStoreUrl } from "./stores/runtime-store.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -69,10 +69,14 @@ export async function runChecks(
       await store.probeWritable();
       results.push({ name: "store", ok: true, detail: `${store.description} is writable` });
     } finally {
-      store.close();
+      await store.close();
     }
   } catch (error) {
-    results.push({ name: "store", ok: false, detail: `${config.store}: ${describe(error)}` });
+    results.push({
+      name: "store",
+      ok: false,
+      detail: context.logger.redact(`${redactStoreUrl(config.store)}: ${describe(error)}`),
+    });
     return results;
   }
   const events: string[] = [];
@@ -137,7 +141,7 @@ export async function runChecks(
   } catch (error) {
     results.push({ name: "sandbox", ok: false, detail: context.logger.redact(describe(error)) });
   } finally {
-    composition.close();
+    await composition.close();
   }
   return results;
 }

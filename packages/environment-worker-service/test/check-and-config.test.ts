@@ -56,10 +56,10 @@ describe("a wrong config", () => {
     expect(fromFile.stdout).toMatch(/^ok {4}api/m);
   });
 
-  it("refuses a postgres: store with a typed error saying this build has none", async () => {
-    const result = await stack.run([], { OMA_STORE: "postgres://db.internal/runtime" });
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain("unsupported_operation: store postgres: is not available in this build");
+  it("refuses a store URL of a scheme it has no store for, naming the ones it has", async () => {
+    const result = await stack.run([], { OMA_STORE: "mysql://db.internal/runtime" });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("invalid config store: unsupported scheme mysql:; use sqlite: or postgres:");
   });
 });
 

@@ -122,6 +122,13 @@ async function runWithRetries(context: ItemContext, logger: HostLogger, input: R
       leave();
     }
     logger.info("work.run_result", { workId: work.id, sessionId: input.scope.sessionId, result: result.type, attempt });
+    const deferral = deferralOf(result);
+    if (deferral) {
+      // Nothing ran and nothing was published: the item is not this worker's to fail. Unstopped, it returns to
+      // the queue when its lease lapses, for a worker (this one later, or another) that can run it.
+      logger.warn("work.deferred", { workId: work.id, reason: deferral, attempts: attempt });
+      return { type: "deferred", reason: deferral, attempts: attempt };
+    }
     if (result.type !== "conflict") return { type: "ran", result, attempts: attempt };
     if (attempt >= policy.attempts) {
       logger.warn("work.deferred", { workId: work.id, reason: "conflict_retries_exhausted", attempts: attempt });
@@ -158,6 +165,21 @@ async function runSupervised(context: ItemContext, logger: HostLogger, input: Ru
   } finally {
     await lease.close();
   }
+}
+
+const STORE_DOWN_CODES = new Set(["unavailable", "storage_unwritable", "timeout"]);
+
+/**
+ * Why a failed run is the platform's to issue again rather than this worker's to fail, if it is: the driver had
+ * no sandbox to give (`insufficient_capacity` at the sandbox's acquire), or the fence store could not take the
+ * fence (down, read-only, too slow); in both, before anything ran.
+ */
+function deferralOf(result: ManagedRuntimeRunResult): "insufficient_capacity" | "store_unavailable" | null {
+  if (result.type !== "failed") return null;
+  const { code, context } = result.error;
+  if (code === "insufficient_capacity" && context?.stage === "sandbox-acquire") return "insufficient_capacity";
+  if (STORE_DOWN_CODES.has(code) && context?.stage === "fence-acquire") return "store_unavailable";
+  return null;
 }
 
 function leaseLostResult(signal: AbortSignal): ManagedRuntimeRunResult {

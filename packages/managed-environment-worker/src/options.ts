@@ -21,8 +21,18 @@ export type WorkItemOutcome =
   | { readonly type: "skipped"; readonly reason: "healthcheck" | "session_terminated" }
   /** The item could not be run (bad secret, foreign session, profile refused, …); it was stopped. */
   | { readonly type: "rejected"; readonly error: ManagedRuntimeError }
-  /** Still `conflict` after every retry, or shutdown came first: left unstopped, so it is reclaimed, never dropped. */
-  | { readonly type: "deferred"; readonly reason: "conflict_retries_exhausted" | "shutdown"; readonly attempts: number };
+  /**
+   * Left unstopped, so the platform issues it again when its lease lapses, never dropped: still `conflict` after
+   * every retry, shutdown came first, the driver had no sandbox to give (`insufficient_capacity` at
+   * `sandbox-acquire`), or the fence store could not take the fence (`store_unavailable`: `unavailable`,
+   * `storage_unwritable` or `timeout` at `fence-acquire`). In the last two nothing ran, and this worker holds the
+   * item's slot for `capacityBackoffMs` before claiming again.
+   */
+  | {
+      readonly type: "deferred";
+      readonly reason: "conflict_retries_exhausted" | "shutdown" | "insufficient_capacity" | "store_unavailable";
+      readonly attempts: number;
+    };
 
 /** What {@link ManagedEnvironmentWorkerOptions.onRunResult} receives. */
 export interface WorkItemReport {
@@ -88,6 +98,12 @@ export interface ManagedEnvironmentWorkerOptions {
   readonly workerId?: string;
   /** Items run at once. @default 1 */
   readonly concurrency?: number;
+  /**
+   * After an item is deferred for `insufficient_capacity` or `store_unavailable`, how long its slot stays taken,
+   * so a worker whose driver is full (or whose store is down) claims less and leaves the queue to workers that
+   * can run it. @default 5000
+   */
+  readonly capacityBackoffMs?: number;
   /** Period of the fallback non-blocking poll `run` adds to the long poll. @default 30000 */
   readonly fallbackPollIntervalMs?: number;
   /** Passed to `work.poll` as `reclaim_older_than_ms`. */
@@ -129,6 +145,7 @@ const optionsSchema = z
     environmentFor: z.custom<NonNullable<ManagedEnvironmentWorkerOptions["environmentFor"]>>(isFunction, "must be a function").optional(),
     workerId: z.string().min(1).optional(),
     concurrency: positiveInt.default(1),
+    capacityBackoffMs: z.number().int().nonnegative().default(5_000),
     fallbackPollIntervalMs: positiveInt.default(30_000),
     reclaimOlderThanMs: positiveInt.optional(),
     apiBaseUrl: z.url({ protocol: /^https?$/ }).optional(),

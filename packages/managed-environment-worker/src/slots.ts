@@ -2,6 +2,8 @@
 export interface Slots {
   /** Takes a slot now; callers check {@link Slots.free} or await {@link Slots.whenFree} first. */
   take(): () => void;
+  /** Takes a slot if one is free (checked and taken at once), else null. */
+  tryTake(): (() => void) | null;
   free(): boolean;
   /** Resolves once a slot is free, or when `signal` aborts. */
   whenFree(signal: AbortSignal): Promise<void>;
@@ -11,7 +13,8 @@ export interface Slots {
 export function createSlots(size: number): Slots {
   let used = 0;
   const waiters = new Set<() => void>();
-  return {
+  const slots: Slots = {
+    tryTake: () => (used < size ? slots.take() : null),
     take() {
       used += 1;
       let released = false;
@@ -37,4 +40,5 @@ export function createSlots(size: number): Slots {
       });
     },
   };
+  return slots;
 }

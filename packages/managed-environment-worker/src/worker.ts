@@ -66,11 +66,18 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
     }
   };
 
-  const launch = (work: BetaSelfHostedWork): Promise<void> => {
-    const release = slots.take();
+  /** Runs a claimed item in the slot taken for it before the claim. */
+  const launch = (work: BetaSelfHostedWork, release: () => void): Promise<void> => {
     logger.info("work.claimed", { workId: work.id, type: work.data.type });
     const item = handleWorkItem(context, work)
-      .then(deliver)
+      .then(async (report) => {
+        await deliver(report);
+        // A worker whose driver had no sandbox (or whose store is down) keeps the slot a while: the queue goes to
+        // workers that can run it.
+        const { outcome } = report;
+        if (outcome.type === "deferred" && (outcome.reason === "insufficient_capacity" || outcome.reason === "store_unavailable"))
+          await sleep(resolved.capacityBackoffMs, stopping.signal);
+      })
       .finally(() => {
         release();
         running.delete(item);
@@ -90,18 +97,39 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
       ...(drain ? { drain: true, blockMs: null } : {}),
     });
 
-  const drainPass = async (signal: AbortSignal, launched: Promise<void>[]): Promise<number> => {
+  /**
+   * Claims the next item in a slot taken before the claim, so the long poll and a drain that claim at the same
+   * time never run more than `concurrency` items: `full` when no slot was free, `none` when no item came (the
+   * slot goes back).
+   */
+  const claimInSlot = async (claims: AsyncIterator<BetaSelfHostedWork>, into?: Promise<void>[]): Promise<"claimed" | "none" | "full"> => {
+    const release = slots.tryTake();
+    if (!release) return "full";
+    let next: IteratorResult<BetaSelfHostedWork>;
+    try {
+      next = await claims.next();
+    } catch (error) {
+      release();
+      throw error;
+    }
+    if (next.done) {
+      release();
+      return "none";
+    }
+    const item = launch(next.value, release);
+    into?.push(item);
+    return "claimed";
+  };
+
+  const drainPass = async (signal: AbortSignal, into: Promise<void>[]): Promise<number> => {
     if (!slots.free()) return 0;
     let claimed = 0;
     const pass = new AbortController();
     const stop = () => pass.abort();
     signal.addEventListener("abort", stop, { once: true });
+    const claims = poller(AbortSignal.any([pass.signal, stopping.signal]), true)[Symbol.asyncIterator]();
     try {
-      for await (const work of poller(AbortSignal.any([pass.signal, stopping.signal]), true)) {
-        claimed += 1;
-        launched.push(launch(work));
-        if (!slots.free()) break;
-      }
+      while ((await claimInSlot(claims, into)) === "claimed") claimed += 1;
     } catch (error) {
       // A refused environment key never recovers: the caller hears it; anything else waits for the next pass.
       if (error instanceof Sdk.APIError && (error.status === 401 || error.status === 403)) {
@@ -110,6 +138,7 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
       logger.warn("worker.drain_failed", { message: error instanceof Error ? error.message : String(error) });
     } finally {
       signal.removeEventListener("abort", stop);
+      await claims.return?.().catch(() => undefined);
     }
     logger.info("worker.drain_pass", { claimed });
     return claimed;
@@ -139,11 +168,9 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
     while (!stopping.signal.aborted) {
       await slots.whenFree(stopping.signal);
       if (stopping.signal.aborted) return;
+      const claims = poller(stopping.signal, false)[Symbol.asyncIterator]();
       try {
-        for await (const work of poller(stopping.signal, false)) {
-          launch(work);
-          await slots.whenFree(stopping.signal);
-        }
+        while (!stopping.signal.aborted && (await claimInSlot(claims)) !== "none") await slots.whenFree(stopping.signal);
       } catch (error) {
         if (stopping.signal.aborted) return;
         // The poller backs off transient failures itself; what reaches here is fatal for this poller

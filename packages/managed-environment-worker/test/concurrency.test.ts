@@ -38,3 +38,49 @@ it.each([1, 2])("runs at most %i items at once and claims only while a slot is f
   expect(peak).toBe(concurrency);
   expect(stack.reports.map((report) => report.outcome.type === "ran" && report.outcome.result.type)).toEqual(["completed", "completed", "completed"]);
 });
+
+it("holds the bound while the long poll and drains claim at the same time", async () => {
+  let running = 0;
+  let peak = 0;
+  const hostOf = stack.hostFactory();
+  const worker = await stack.worker({
+    concurrency: 1,
+    fallbackPollIntervalMs: 200,
+    async host(input) {
+      const host = await hostOf(input);
+      return {
+        async run(runInput) {
+          running += 1;
+          peak = Math.max(peak, running);
+          try {
+            return await host.run(runInput);
+          } finally {
+            running -= 1;
+          }
+        },
+      };
+    },
+  });
+  const stop = new AbortController();
+  const runs = worker.run(stop.signal);
+  for (let index = 0; index < 4; index += 1) {
+    const session = stack.plane.createSession({ environmentId: stack.environment.id });
+    stack.plane.queueTurn(session.id, { toolCalls: [{ name: "bash", input: { command: "sleep 0.3" } }] });
+  }
+  // Webhook-style drains on top of the long poll and the fallback drain, while items arrive.
+  const drains: Promise<unknown>[] = [];
+  while (stack.reports.length < 4) {
+    drains.push(worker.drain());
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  stop.abort();
+  await runs;
+  await Promise.allSettled(drains);
+  expect(peak).toBe(1);
+  expect(stack.reports.map((report) => report.outcome.type === "ran" && report.outcome.result.type)).toEqual([
+    "completed",
+    "completed",
+    "completed",
+    "completed",
+  ]);
+});

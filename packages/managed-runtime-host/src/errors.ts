@@ -8,11 +8,15 @@ import {
 const hostErrors = new WeakSet<ManagedRuntimeError>();
 
 /**
- * Whether a store refused a call because another connection held it locked (`unavailable` with
- * `context.busy`): nothing was written, so the call may be made again.
+ * Whether a store refused a call without writing anything (`context.busy`): another connection held it locked, its
+ * server could not be reached or was starting up (`unavailable`), or it refused writes for now (a read-only
+ * Postgres, `storage_unwritable`). The call may be made again.
  */
 export function isBusyStore(error: unknown): boolean {
-  return ManagedRuntimeError.hasCode(error, "unavailable") && (error as ManagedRuntimeError).context.busy === true;
+  return (
+    (ManagedRuntimeError.hasCode(error, "unavailable") || ManagedRuntimeError.hasCode(error, "storage_unwritable")) &&
+    (error as ManagedRuntimeError).context.busy === true
+  );
 }
 
 /** Marks an error the host built itself, so {@link stageError} passes it through unchanged. */

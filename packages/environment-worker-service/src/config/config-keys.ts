@@ -61,7 +61,7 @@ export const CONFIG_KEYS = {
     env: "OMA_STORE",
     flag: "store",
     kind: "string",
-    description: "fence, orphan and journal store URL (sqlite:///path)",
+    description: "fence, orphan and journal store URL (sqlite:///path, postgres://user@host/db)",
   },
   checkpointStore: {
     env: "OMA_CHECKPOINT_STORE",

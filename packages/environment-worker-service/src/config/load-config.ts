@@ -3,6 +3,7 @@ import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contra
 import { CONFIG_KEYS, type ConfigKey, type ConfigKeyName } from "./config-keys.js";
 import * as z from "zod";
 import { type ServiceConfig, serviceConfigSchema, serviceConfigShape } from "./schema.js";
+import { storeUrlSecrets } from "../stores/runtime-store.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -77,6 +78,8 @@ function mergeSources(sources: ConfigSources) {
       origins[name] = key.env;
     }
   }
+  // A store URL may carry its database's password: redacted like every other secret.
+  if (typeof raw.store === "string") secrets.push(...storeUrlSecrets(raw.store));
   for (const name of Object.keys(file)) {
     if (!(name in CONFIG_KEYS))
       throw invalid(name, `config file ${sources.configFile}`, "is not a setting of this service");

@@ -112,7 +112,7 @@ export async function runOperatorCommand(
         throw new InvalidConfigError({ message: `unknown command ${command}`, context: { key: "command" } });
     }
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -157,7 +157,7 @@ async function reap(context: OperatorContext, print: Print): Promise<number> {
     ]);
     return summary.failed > 0 ? 1 : 0;
   } finally {
-    composition.close();
+    await composition.close();
   }
 }
 
@@ -182,6 +182,6 @@ async function sweep(sessionId: string, context: OperatorContext, print: Print):
     ]);
     return 0;
   } finally {
-    composition.close();
+    await composition.close();
   }
 }

@@ -44,7 +44,7 @@ export interface Composition {
     scope: Parameters<ManagedRuntimeHostFactory>[0]["scope"],
     profile: Parameters<ManagedRuntimeHostFactory>[0]["profile"]
   ): ReturnType<ReturnType<typeof createManagedRuntimeProviderRegistry>["prepare"]>;
-  close(): void;
+  close(): Promise<void>;
 }
 
 const PROGRESS_STEP_BYTES = 16 * 1024 * 1024;
@@ -151,7 +151,7 @@ export async function composeDeployment(
       close: () => store.close(),
     };
   } catch (error) {
-    store.close();
+    await store.close();
     throw error;
   }
 }

@@ -107,6 +107,10 @@ export async function startService(
         sessionId: report.scope?.sessionId ?? null,
         lane: report.lane,
         outcome: outcome.type === "ran" ? outcome.result.type : outcome.type,
+        ...(outcome.type === "ran" && outcome.result.type === "completed"
+          ? { revision: outcome.result.revision, generation: outcome.result.generation }
+          : {}),
+        ...(outcome.type === "deferred" ? { reason: outcome.reason } : {}),
         ...(detail ? { code: detail.code, message: detail.message } : {}),
       });
     },
@@ -176,7 +180,7 @@ export async function startService(
       background.abort();
       await Promise.allSettled([reconciling, sweeping]);
       await server?.close();
-      composition.close();
+      await composition.close();
       log.info("service.stopped", {});
     }
   })();

@@ -8,7 +8,11 @@ import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { installAmaWorkerBin } from "@open-managed-agents/ama-worker";
 import { type LocalBridge, startLocalBridge } from "@open-managed-agents/local-container";
-import { type LocalControlPlane, startLocalControlPlane } from "@open-managed-agents/local-control-plane";
+import {
+  type LocalControlPlane,
+  type LocalControlPlaneOptions,
+  startLocalControlPlane,
+} from "@open-managed-agents/local-control-plane";
 
 export const BIN = fileURLToPath(new URL("../../dist/bin.js", import.meta.url));
 
@@ -56,9 +60,15 @@ export interface ServiceStack {
   close(): Promise<void>;
 }
 
-/** With `webhook`, the control plane signs and posts its webhooks to `/webhook` on that port of this host. */
+/**
+ * With `webhook`, the control plane signs and posts its webhooks to `/webhook` on that port of this host;
+ * `plane` passes other options to the control plane (a fleet's shorter work leases).
+ */
 export async function startServiceStack(
-  options: { readonly webhook?: { readonly port: number; readonly secret: string } } = {}
+  options: {
+    readonly webhook?: { readonly port: number; readonly secret: string };
+    readonly plane?: Omit<LocalControlPlaneOptions, "webhook">;
+  } = {}
 ): Promise<ServiceStack> {
   // A directory of this build's own that the confined local runtime sees (the host's /opt, copy-on-write).
   const binDirectory = dirname(await installAmaWorkerBin(process.env.OMA_AMA_WORKER_BIN_DIR));
@@ -66,16 +76,17 @@ export async function startServiceStack(
   if (!(process.env.PATH ?? "").split(delimiter).includes(binDirectory))
     process.env.PATH = `${binDirectory}${delimiter}${process.env.PATH ?? ""}`;
   const dir = await mkdtemp(join(tmpdir(), "oma-service-"));
-  const plane = await startLocalControlPlane(
-    options.webhook
+  const plane = await startLocalControlPlane({
+    ...options.plane,
+    ...(options.webhook
       ? {
           webhook: {
             url: `http://127.0.0.1:${options.webhook.port}/webhook`,
             secret: options.webhook.secret,
           },
         }
-      : {}
-  );
+      : {}),
+  });
   // The containers have no network of their own: the filtering proxy lets the control plane's origin through
   // (the API the sandbox's oma-ama-worker calls), as a Cloudflare container reaches the internet.
   const bridge = await startLocalBridge({ egressAllowList: [new URL(plane.url).host] });

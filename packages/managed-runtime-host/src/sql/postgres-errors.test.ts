@@ -44,6 +44,10 @@ describe("Postgres SQL client: a stopped server", () => {
     );
     await expect(createSqlOrphanPort({ client, clock }).list({ limit: 10 })).rejects.toSatisfy(hasCode("unavailable"));
     await expect(client.batch([{ sql: "SELECT 1", params: [] }])).rejects.toSatisfy(hasCode("unavailable"));
+    // No connection was made, so nothing was written: busy, which the host asks again while its fence lasts.
+    await expect(fences.renew({ fence: held.fence, ttlMs: TTL })).rejects.toSatisfy(
+      (error: unknown) => hasCode("unavailable")(error) && (error as ManagedRuntimeError).context.busy === true,
+    );
 
     await cluster.start();
     // The pool dropped the dead connections; the next call opens a new one and the fence is as it was.
@@ -103,6 +107,10 @@ describe("Postgres SQL client: typed failures", () => {
       await expect(createSqlOrphanPort({ client: reader, clock }).enqueue({ ...queued, reason: "failed", error: "x" })).rejects.toSatisfy(unwritable);
       await expect(createSqlSandboxJournal({ client: reader, clock }).record(queued)).rejects.toSatisfy(unwritable);
       await expect(reader.batch([{ sql: "DELETE FROM sandbox_journal", params: [] }])).rejects.toSatisfy(unwritable);
+      // A refused write wrote nothing: busy, so a fence holder asks again until the database takes writes.
+      await expect(fences.renew({ fence: held.fence, ttlMs: TTL })).rejects.toSatisfy(
+        (error: unknown) => (error as ManagedRuntimeError).context.busy === true,
+      );
       expect(await fences.isCurrent(held.fence)).toBe(true);
     } finally {
       await writer.close();

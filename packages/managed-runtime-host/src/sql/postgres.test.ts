@@ -7,7 +7,7 @@ import { createSqlOrphanPort } from "./sql-orphan-port.js";
 import { createSqlSandboxJournal } from "./sql-sandbox-journal.js";
 import { describeSqlStoreSuite } from "./sql-store-suite.js";
 
-// A real Postgres server started for the test run (test/support/postgres-global-setup.ts); every test gets a
+// A real Postgres server started for the test run (vitest.postgres.ts at the repository root); every test gets a
 // schema of its own, migrated with the shipped Postgres migrations.
 const schemas = postgresSchemas();
 

@@ -5,6 +5,7 @@ import { createManagedRuntimeHost } from "../../src/host/create-host.js";
 import type { ManagedRuntimeRunResult } from "../../src/host/types.js";
 import { applyMigrations } from "../../src/sql/apply-migrations.js";
 import { createBetterSqliteClient } from "../../src/sql/better-sqlite-client.js";
+import type { SqlClient } from "../../src/sql/sql-client.js";
 import { createSqlFencePort } from "../../src/sql/sql-fence-port.js";
 import { type FakeHostDependencies, createFakeHostDependencies } from "../../src/testing/fake-runtime.js";
 import { type FaultKind, createFaultPlan } from "../../src/testing/faults.js";
@@ -41,13 +42,31 @@ interface Owner {
   readonly results: ManagedRuntimeRunResult[];
 }
 
-/** Runs one seeded schedule of several owners sharing one SQLite fence store; returns every invariant violation. */
-export async function runChaosSeed(seed: number): Promise<string[]> {
-  const random = createRandom(seed);
-  const time = createManualTime();
+/**
+ * The fence store a seed's owners share: its client, the store's own history of fence acquires and publishes (in
+ * the order the store applied them), and a wait for its calls in flight (none for a synchronous store).
+ */
+export interface ChaosStore {
+  readonly client: SqlClient;
+  events(): Promise<readonly FenceStoreEvent[]>;
+  settle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** An in-memory SQLite store; better-sqlite3 is synchronous, so its statements' order is observed as they run. */
+export async function sqliteChaosStore(): Promise<ChaosStore> {
   const events: FenceStoreEvent[] = [];
   const client = createBetterSqliteClient(observeFenceStatements(new Database(":memory:"), events));
   await applyMigrations(client);
+  return { client, events: async () => events, settle: async () => undefined, close: async () => undefined };
+}
+
+/** Runs one seeded schedule of several owners sharing one fence store; returns every invariant violation. */
+export async function runChaosSeed(seed: number, store?: ChaosStore): Promise<string[]> {
+  const random = createRandom(seed);
+  const time = createManualTime();
+  const shared = store ?? (await sqliteChaosStore());
+  const { client } = shared;
 
   // The hosts sleep on a counting view of the shared time, so timers they leave behind are visible.
   const scheduler = countingScheduler(time);
@@ -67,14 +86,18 @@ export async function runChaosSeed(seed: number): Promise<string[]> {
   });
   for (let step = 0; !settled; step += 1) {
     if (step > 2_000) return [`seed ${seed}: runs still pending after ${step} steps`, ...pendingCalls(owners)];
+    // A server store's answers take real time: the clock moves only once the calls in flight are answered.
+    await shared.settle();
     await time.advance(random.int(500, 6_000));
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
   await all;
   // Let calls the hosts stopped waiting for finish, as they would in production, before judging the world.
+  await shared.settle();
   await time.advance(60_000);
   await new Promise<void>((resolve) => setImmediate(resolve));
-  return checkWorld(owners, events, scheduler.pending());
+  await shared.settle();
+  return checkWorld(owners, await shared.events(), scheduler.pending());
 }
 
 function createOwner(

@@ -1,8 +1,9 @@
+import type {} from "../../../../vitest.postgres.js";
 import { afterAll, afterEach, inject } from "vitest";
 import { applyMigrations } from "../../src/sql/apply-migrations.js";
 import { type PostgresSqlClient, createPostgresSqlClient } from "../../src/sql/postgres-client.js";
 
-/** The test server's superuser URL (see postgres-global-setup.ts); throws why there is none. */
+/** The test server's superuser URL (see vitest.postgres.ts at the repository root); throws why there is none. */
 export function postgresUrl(): string {
   const postgres = inject("postgres");
   if ("error" in postgres) throw new Error(`the test Postgres server did not start: ${postgres.error}`);

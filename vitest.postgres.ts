@@ -1,5 +1,5 @@
 import type { TestProject } from "vitest/node";
-import { startPostgresCluster } from "./postgres-cluster.js";
+import { startPostgresCluster } from "./vitest.postgres-cluster.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -11,7 +11,10 @@ declare module "vitest" {
 /**
  * Vitest global setup: one Postgres server for the package's test run, started in a temporary folder and removed
  * when the run ends. `OMA_TEST_POSTGRES_URL` names a running server to use instead. When Postgres cannot start,
- * the other tests still run and the Postgres tests fail with the reason.
+ * the other tests still run and the Postgres tests fail with the reason. A package references it as
+ * `globalSetup: ["../../vitest.postgres.ts"]` (before the temporary folder, whose TMPDIR the server must not
+ * take) and its tests read the URL with `inject("postgres")`; a test that stops or restarts a server starts
+ * one of its own with `startPostgresCluster` (vitest.postgres-cluster.ts).
  */
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
   const external = process.env.OMA_TEST_POSTGRES_URL;
