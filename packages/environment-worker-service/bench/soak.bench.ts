@@ -48,7 +48,7 @@ await Promise.all([mkdir(containersDir), mkdir(stateDir), mkdir(blobsDir)]);
 /** A child that prints JSON lines; `next()` resolves with the next one. */
 function jsonLines(child: ChildProcess, stream: NodeJS.ReadableStream) {
   const queue: unknown[] = [];
-  const waiter: { wake: (() => void) | null } = { wake: null };
+  const waiter: { wake: (() => void) | null; ended: boolean } = { wake: null, ended: false };
   const all: Record<string, unknown>[] = [];
   void (async () => {
     for await (const line of createInterface({ input: stream })) {
@@ -56,23 +56,27 @@ function jsonLines(child: ChildProcess, stream: NodeJS.ReadableStream) {
         const parsed = JSON.parse(line) as Record<string, unknown>;
         queue.push(parsed);
         all.push(parsed);
-      } catch {}
+      } catch {
+        process.stderr.write(`${line}\n`);
+      }
       waiter.wake?.();
     }
+    waiter.ended = true;
     waiter.wake?.();
   })();
+  const gone = () => waiter.ended || child.exitCode !== null;
   return {
     all,
     async next(): Promise<Record<string, unknown>> {
       while (queue.length === 0) {
-        if (child.exitCode !== null) throw new Error(`child exited ${child.exitCode}`);
+        if (gone()) throw new Error(`child ended (exit code ${child.exitCode})`);
         await new Promise<void>((resolve) => (waiter.wake = resolve));
       }
       return queue.shift() as Record<string, unknown>;
     },
     async until(test: () => boolean): Promise<void> {
       while (!test()) {
-        if (child.exitCode !== null) throw new Error(`child exited ${child.exitCode}`);
+        if (gone()) throw new Error(`child ended (exit code ${child.exitCode})`);
         await new Promise<void>((resolve) => (waiter.wake = resolve));
       }
     },
@@ -191,7 +195,8 @@ async function snapshot(item: number): Promise<Snapshot> {
     files[name] = openFiles(pid);
   }
   stack.stdin?.write("collect\n");
-  await stackLines.next();
+  const { collected } = (await stackLines.next()) as { collected: boolean };
+  if (!collected) throw new Error("workerd's inspector did not run the collection");
   return {
     item,
     rss,
