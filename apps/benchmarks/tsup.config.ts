@@ -9,6 +9,8 @@ export default defineConfig({
     "worker.bench": "bench/worker/worker.bench.ts",
     "service.bench": "bench/service/service.bench.ts",
     "fleet.bench": "bench/service/fleet.bench.ts",
+    "soak.bench": "bench/service/soak.bench.ts",
+    "soak-stack": "bench/service/soak-stack.ts",
   },
   outDir: "dist",
   format: ["esm"],

@@ -27,7 +27,8 @@ export function createServiceLogPrinter(options: {
   const print = async (line: ServiceLine): Promise<void> => {
     const field = (name: string) => String(line[name]);
     const phase = String(line.event).split(".")[0];
-    const moved = () => `${formatBytes(Number(line.bytes))} in ${field("objects")} objects`;
+    const entries = () => (typeof line.entries === "number" ? `, ${line.entries} entries` : "");
+    const moved = () => `${formatBytes(Number(line.bytes))} in ${field("objects")} objects${entries()}`;
     switch (line.event) {
       case "service.started":
         sdkVersion = field("sdkVersion");

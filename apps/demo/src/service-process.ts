@@ -33,8 +33,8 @@ export function serviceBinPath(): string {
 }
 
 /**
- * Starts the bin with `env` as its whole configuration. It runs under this process's own Node flags, so a
- * module hook the demo was started with (the SDK matrix's) applies to the service too. Each JSON line it
+ * Starts the bin with `env` as its whole configuration. It runs under this process's own Node flags (passed
+ * in NODE_OPTIONS), so a module hook the demo was started with (the SDK matrix's) applies to the service too. Each JSON line it
  * logs goes to `onLine`; anything else it writes is passed through to stderr.
  */
 export function startServiceProcess(options: {
@@ -42,8 +42,12 @@ export function startServiceProcess(options: {
   readonly onLine: (line: ServiceLine) => void;
 }): ServiceProcess {
   const bin = serviceBinPath();
-  const child: ChildProcess = spawn(process.execPath, [...process.execArgv, bin], {
-    env: options.env,
+  // The bin is its launcher (a shell script that starts Node with the service's process settings): run it
+  // as a deployer does, on this process's Node, with this process's flags through NODE_OPTIONS.
+  const inherited = process.execArgv.map((flag) => JSON.stringify(flag));
+  const nodeOptions = [options.env.NODE_OPTIONS, ...inherited].filter(Boolean).join(" ");
+  const child: ChildProcess = spawn(bin, [], {
+    env: { ...options.env, OMA_NODE: process.execPath, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) },
     stdio: ["ignore", "inherit", "pipe"],
   });
   if (child.stderr) {

@@ -32,7 +32,7 @@ describe("pnpm demo", () => {
     expect(stdout.match(new RegExp(`work item work_\\S+ of sesn_\\S+ \\(claimed by oma-environment-worker with the SDK's WorkPoller, @anthropic-ai/sdk ${sdk}\\)`, "g"))).toHaveLength(2);
     expect(stdout.match(new RegExp(`worker {2}oma-ama-worker \\S+ \\(ama-worker-v1\\) @anthropic-ai/sdk ${sdk} `, "g"))).toHaveLength(2);
     // The service is the bin, configured by variables, on the same SDK; its store is SQLite.
-    expect(stdout).toMatch(/service {2}\S+\/environment-worker-service\/dist\/bin\.js \(oma-environment-worker/);
+    expect(stdout).toMatch(/service {2}\S+\/environment-worker-service\/bin\/oma-environment-worker\.sh \(oma-environment-worker/);
     expect(stdout).toMatch(new RegExp(`service {2}started: driver @open-managed-agents/managed-runtime-cloudflare-bridge, .*@anthropic-ai/sdk ${sdk}\n`));
     expect(stdout).toMatch(/fences {3}SQLite \S+runtime\.sqlite/);
     // Its transaction steps, in order, and checkpoint and restore progress.

@@ -117,6 +117,11 @@ export async function startEgressProxy(policy: EgressPolicy): Promise<EgressProx
       answer.pipe(response);
     });
     upstream.on("error", () => response.headersSent ? response.destroy() : response.writeHead(502).end("upstream unreachable\n"));
+    // A guest that went away (its process ended, its container stopped) takes its upstream request along:
+    // an event stream it was reading would otherwise stay open for as long as the destination keeps it.
+    response.once("close", () => {
+      if (!response.writableFinished) upstream.destroy();
+    });
     request.pipe(upstream);
   });
   // Requests inside intercepted TLS sessions: their URL is set from the CONNECT target, never from the
@@ -158,7 +163,12 @@ export async function startEgressProxy(policy: EgressPolicy): Promise<EgressProx
       upstream.pipe(client).pipe(upstream);
     });
     open.add(upstream);
-    upstream.once("close", () => open.delete(upstream));
+    // Either end closing closes the other: a tunnel outlives neither its guest nor its destination.
+    upstream.once("close", () => {
+      open.delete(upstream);
+      client.destroy();
+    });
+    client.once("close", () => upstream.destroy());
     upstream.on("error", () => client.destroy());
     client.on("error", () => upstream.destroy());
   });

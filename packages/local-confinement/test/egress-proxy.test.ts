@@ -84,3 +84,58 @@ describe("egress allow-list", () => {
     }
   });
 });
+
+describe("egress connections end with their guest", () => {
+  it("closes an allowed upstream stream when the guest goes away, and a tunnel when either end closes", async () => {
+    const closed: string[] = [];
+    // A destination that streams until its client goes (as the control plane's event streams do).
+    const app = createServer((incoming, response) => {
+      response.writeHead(200, { "Content-Type": "text/event-stream" });
+      const ticker = setInterval(() => response.write("data: tick\n\n"), 50);
+      incoming.socket.once("close", () => {
+        clearInterval(ticker);
+        closed.push(incoming.url ?? "");
+      });
+    });
+    await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve));
+    const port = (app.address() as AddressInfo).port;
+    const proxy = await startEgressProxy([`127.0.0.1:${port}`]);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const outgoing = request(
+          { socketPath: proxy.socketPath, path: `http://127.0.0.1:${port}/stream`, headers: { Host: `127.0.0.1:${port}` } },
+          (response) => {
+            response.once("data", () => {
+              outgoing.destroy();
+              resolve();
+            });
+          },
+        );
+        outgoing.on("error", () => undefined);
+        outgoing.on("close", resolve);
+        outgoing.once("error", reject);
+        outgoing.end();
+      });
+      await expect.poll(() => closed, { timeout: 10_000 }).toEqual(["/stream"]);
+
+      // A CONNECT tunnel to the same destination: the guest closing it closes the destination's side.
+      await new Promise<void>((resolve, reject) => {
+        const outgoing = request({ socketPath: proxy.socketPath, method: "CONNECT", path: `127.0.0.1:${port}` });
+        outgoing.on("connect", (_response, socket) => {
+          socket.write(`GET /tunnel HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+          socket.once("data", () => {
+            socket.destroy();
+            resolve();
+          });
+        });
+        outgoing.on("error", reject);
+        outgoing.end();
+      });
+      await expect.poll(() => closed, { timeout: 10_000 }).toEqual(["/stream", "/tunnel"]);
+    } finally {
+      await proxy.close();
+      app.closeAllConnections();
+      app.close();
+    }
+  });
+});

@@ -4,6 +4,7 @@ import { createBridgeCheckpointer } from "./checkpoint/bridge-checkpointer.js";
 import { type CloudflareBridgeManagedRuntimeOptions, type ResolvedCloudflareBridgeOptions, resolveBridgeOptions } from "./options.js";
 import { processMemoryBudget } from "./memory-budget.js";
 import { createBridgeSandboxProvider } from "./runtime/bridge-provider.js";
+import { createRuntimeProbingClient } from "./runtime/runtime-probing-client.js";
 import { createTombstoningClient } from "./runtime/tombstoning-client.js";
 import { type BridgeClient, createBridgeClient } from "./wire/bridge-client.js";
 
@@ -64,7 +65,9 @@ export function createBridgeSandboxComponents(
   } = {},
 ) {
   const baseClient = createBridgeClient({ baseUrl: resolved.baseUrl, apiKey: resolved.apiKey, fetch: resolved.fetch, retry: resolved.retry });
-  const client = createTombstoningClient(options.wrapClient ? options.wrapClient(baseClient) : baseClient);
+  const observed = options.wrapClient ? options.wrapClient(baseClient) : baseClient;
+  // Under the tombstones: a probe never reaches the bridge for a sandbox this driver destroyed.
+  const client = createTombstoningClient(createRuntimeProbingClient(observed));
   const checkpointer = createBridgeCheckpointer({
     provider: CLOUDFLARE_BRIDGE_PROVIDER,
     client,

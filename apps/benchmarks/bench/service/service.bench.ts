@@ -7,25 +7,30 @@
  * - baseline, in the same run: the SDK's WorkPoller claims and `oma-ama-worker` runs as a plain child process
  *   (what `pnpm bench:worker` calls its baseline): no host, no sandbox, no workspace kept.
  * Figures: claim → item done (medians), the bin's RSS idle after start and after the items.
+ *
+ * Then the bin's peak RSS while a `OMA_BENCH_WORKSPACE_MIB` (default 1024; 0 skips it) workspace of random
+ * bytes checkpoints (turn 1), and while it restores and checkpoints again (turn 2, one file added): the
+ * kernel's high-water mark of the bin's process (`VmHWM`, reset between the turns), started as a deployer
+ * starts it (its launcher, with the process settings it applies). With `OMA_BENCH_PEAK_BASELINE=1` the same
+ * again with `node dist/bin.js` and no settings, as the baseline.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { readFileSync, writeFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
 const ITEMS = Number(process.env.OMA_BENCH_ITEMS ?? 5);
 const IDLE_MS = 300;
-/** The `oma-environment-worker` bin, as the service package's manifest declares it. */
-async function serviceBin(): Promise<string> {
-  const require = createRequire(import.meta.url);
-  const manifestPath = require.resolve("@open-managed-agents/environment-worker-service/package.json");
-  const manifest = JSON.parse(await readFile(manifestPath, "utf8")) as { bin: Record<string, string> };
-  const bin = manifest.bin["oma-environment-worker"];
-  if (bin === undefined) throw new Error("the service package declares no oma-environment-worker bin");
-  return join(dirname(manifestPath), bin);
-}
-const SERVICE_BIN = await serviceBin();
+/** The service package's root, found through its manifest as any dependant finds it. */
+const SERVICE_ROOT = dirname(
+  createRequire(import.meta.url).resolve("@open-managed-agents/environment-worker-service/package.json"),
+);
+const SERVICE_BIN = join(SERVICE_ROOT, "dist/bin.js");
+const LAUNCHER = join(SERVICE_ROOT, "bin/oma-environment-worker.sh");
+const WORKSPACE_MIB = Number(process.env.OMA_BENCH_WORKSPACE_MIB ?? 1024);
+const PEAK_BASELINE = process.env.OMA_BENCH_PEAK_BASELINE === "1";
 
 const { default: Anthropic } = await import("@anthropic-ai/sdk");
 const { installAmaWorkerBin } = await import("@open-managed-agents/ama-worker");
@@ -35,7 +40,9 @@ const { startLocalBridge } = await import("@open-managed-agents/local-container"
 const amaBin = await installAmaWorkerBin(process.env.OMA_AMA_WORKER_BIN_DIR);
 const BIN_DIRECTORY = dirname(amaBin);
 process.env.PATH = `${BIN_DIRECTORY}:${process.env.PATH ?? ""}`;
-const plane = await startLocalControlPlane();
+// A large workspace's restore runs before the sandbox's worker sends its first heartbeat, and on a loaded
+// machine takes longer than the control plane's 90 s default lease.
+const plane = await startLocalControlPlane({ defaultTtlSeconds: 600 });
 // The sandboxes' only way out: the control plane's origin, through the local stack's filtering proxy.
 const bridge = await startLocalBridge({ egressAllowList: [new URL(plane.url).host] });
 const rootDir = await mkdtemp(join(tmpdir(), "oma-bench-service-"));
@@ -198,6 +205,98 @@ async function measured(): Promise<Measured> {
   };
 }
 
+interface Peaks {
+  checkpoint: number;
+  restoreAndSecond: number;
+  checkpointMs: number;
+  restoreAndSecondMs: number;
+  outcomes: string[];
+}
+
+/** The bin's peak RSS over a large workspace's first checkpoint, then its restore and second checkpoint. */
+async function peaks(launcher: boolean): Promise<Peaks> {
+  const environment = plane.createEnvironment({ name: `bench-peak-${launcher ? "launcher" : "plain"}` });
+  const profile = {
+    workspace: { requirement: "durable" },
+    outputs: { requirement: "disabled" },
+    runtimeCheckpoint: "disabled",
+    driver: {
+      type: "ama_worker",
+      process: {
+        command: "oma-ama-worker",
+        env: { PATH: `${BIN_DIRECTORY}:/usr/bin:/bin`, OMA_AMA_MAX_IDLE_MS: String(IDLE_MS) },
+      },
+    },
+  };
+  const directory = await mkdtemp(join(rootDir, "peak-"));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    OMA_ENVIRONMENT_ID: environment.id,
+    OMA_ENVIRONMENT_KEY: environment.environmentKey,
+    OMA_API_BASE_URL: plane.url,
+    OMA_STORE: `sqlite://${join(directory, "runtime.sqlite")}`,
+    OMA_CHECKPOINT_STORE: `file://${join(directory, "blobs")}`,
+    OMA_CLOUDFLARE_BRIDGE_URL: bridge.url,
+    OMA_CLOUDFLARE_BRIDGE_API_KEY: bridge.apiKey,
+    OMA_PROFILE: JSON.stringify(profile),
+    OMA_LOG_FORMAT: "json",
+    OMA_POLL_INTERVAL_MS: "500",
+    OMA_NODE: process.execPath,
+  };
+  for (const key of ["NODE_OPTIONS", "MALLOC_MMAP_THRESHOLD_", "OMA_NODE_ARGS"]) delete env[key];
+  const child: ChildProcess = launcher
+    ? spawn(LAUNCHER, [], { stdio: ["ignore", "ignore", "pipe"], env })
+    : spawn(process.execPath, [SERVICE_BIN], { stdio: ["ignore", "ignore", "pipe"], env });
+  const lines: Line[] = [];
+  let wake: (() => void) | null = null;
+  let pending = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    pending += chunk.toString();
+    for (let index = pending.indexOf("\n"); index >= 0; index = pending.indexOf("\n")) {
+      try {
+        lines.push(JSON.parse(pending.slice(0, index)) as Line);
+      } catch {}
+      pending = pending.slice(index + 1);
+    }
+    wake?.();
+  });
+  const until = async (test: () => boolean) => {
+    while (!test()) {
+      if (child.exitCode !== null) throw new Error(`the bin exited ${child.exitCode}`);
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
+  };
+  const highWater = () => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1]) * 1024;
+  // Writing 5 to clear_refs resets the high-water mark to the current RSS.
+  const resetHighWater = () => writeFileSync(`/proc/${child.pid}/clear_refs`, "5");
+  await until(() => lines.some((line) => line.event === "service.started"));
+  const session = plane.createSession({ environmentId: environment.id });
+  const turn = async (command: string, index: number) => {
+    const started = Date.now();
+    plane.queueTurn(session.id, { toolCalls: [{ name: "bash", input: { command } }] });
+    await until(() => lines.filter((line) => line.event === "work.done").length > index);
+    const done = lines.filter((line) => line.event === "work.done")[index] as Line & Record<string, unknown>;
+    const detail = done.code ? ` (${String(done.code)}: ${String(done.message)})` : "";
+    return { ms: Date.now() - started, outcome: `${String(done.outcome)}${detail}` };
+  };
+  resetHighWater();
+  const first = await turn(`head -c ${WORKSPACE_MIB}M /dev/urandom > big.bin`, 0);
+  const checkpoint = highWater();
+  resetHighWater();
+  const second = await turn("cmp -n 1 big.bin big.bin && echo second > second.txt", 1);
+  const restoreAndSecond = highWater();
+  child.kill("SIGTERM");
+  await new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once("exit", resolve)));
+  await rm(directory, { recursive: true, force: true });
+  return {
+    checkpoint,
+    restoreAndSecond,
+    checkpointMs: first.ms,
+    restoreAndSecondMs: second.ms,
+    outcomes: [first.outcome, second.outcome],
+  };
+}
+
 const median = (values: readonly number[]): number => {
   const sorted = [...values].filter(Number.isFinite).sort((a, b) => a - b);
   return sorted.length === 0 ? Number.NaN : (sorted[Math.floor((sorted.length - 1) / 2)] as number);
@@ -230,6 +329,21 @@ try {
   process.stdout.write(
     `  bin RSS             idle ${mib(run.idleRss)}   after the items ${mib(run.afterRss)}\n`
   );
+  if (WORKSPACE_MIB > 0) {
+    const runs: [string, boolean][] = [["launcher (its settings)", true]];
+    if (PEAK_BASELINE) runs.push(["node dist/bin.js, no settings", false]);
+    process.stdout.write(`\n  bin peak RSS, a ${WORKSPACE_MIB} MiB workspace of random bytes (VmHWM):\n`);
+    for (const [name, launcher] of runs) {
+      const peak = await peaks(launcher);
+      process.stdout.write(
+        `    ${name.padEnd(32)} first checkpoint ${mib(peak.checkpoint)} (item ${(
+          peak.checkpointMs / 1000
+        ).toFixed(1)} s), restore + second checkpoint ${mib(peak.restoreAndSecond)} (item ${(
+          peak.restoreAndSecondMs / 1000
+        ).toFixed(1)} s), outcomes ${peak.outcomes.join(", ")}\n`
+      );
+    }
+  }
 } finally {
   await bridge.stop();
   await plane.stop();

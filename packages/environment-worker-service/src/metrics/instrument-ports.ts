@@ -91,15 +91,18 @@ async function observe(
     if (port === "sandbox" && call === "acquire") context.metrics.sandboxesAlive.inc();
     if (port === "sandbox" && call === "terminate") context.metrics.sandboxesAlive.dec();
     const moved = transfer?.snapshot();
-    if (phase && moved && (phase === "checkpoint" || moved.objects > 0 || moved.bytes > 0)) {
-      const { bytes, objects } = moved;
+    const movedAny = moved && (moved.objects > 0 || moved.bytes > 0 || (moved.entries ?? 0) > 0);
+    if (phase && moved && (phase === "checkpoint" || movedAny)) {
+      const { bytes, objects, entries } = moved;
       context.metrics.transferBytes.inc({ phase }, bytes);
+      if (entries !== undefined) context.metrics.transferEntries.inc({ phase }, entries);
       context.metrics.transferDuration.observe({ phase, result: "ok" }, seconds);
       const archive = phase === "checkpoint" ? checkpointSize(result) : 0;
       context.logger.info(`${phase}.done`, {
         sessionId,
         bytes,
         objects,
+        ...(entries === undefined ? {} : { entries }),
         ...(archive ? { handleSize: archive } : {}),
         durationMs: Math.round(seconds * 1000),
       });

@@ -10,6 +10,8 @@ export interface ServiceMetrics {
   readonly orphansPending: Gauge;
   readonly journalPending: Gauge;
   readonly transferBytes: Counter<"phase">;
+  /** Workspace entries moved, counted from drivers that report them. */
+  readonly transferEntries: Counter<"phase">;
   readonly transferDuration: Histogram<"phase" | "result">;
   readonly verificationFailures: Counter<"phase">;
   readonly apiFailures: Counter<"operation">;
@@ -77,6 +79,12 @@ export function createServiceMetrics(
     transferBytes: new Counter({
       name: "oma_checkpoint_transfer_bytes_total",
       help: "Bytes moved by workspace checkpoints and restores",
+      labelNames: ["phase"],
+      registers: [registry],
+    }),
+    transferEntries: new Counter({
+      name: "oma_checkpoint_transfer_entries_total",
+      help: "Workspace entries moved by checkpoints and restores (from drivers that report entries)",
       labelNames: ["phase"],
       registers: [registry],
     }),

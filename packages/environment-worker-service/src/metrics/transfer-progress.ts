@@ -1,11 +1,18 @@
 import type { HostLogger } from "@open-managed-agents/managed-runtime-host";
 
-/** One progress report of a driver (the bridge driver's `onProgress` shape). */
+/**
+ * One progress report of a driver's `onProgress` (the bridge driver's shape, which a driver may extend with
+ * the entries it has walked, archived or restored so far).
+ */
 export interface DriverProgress {
   readonly phase: "checkpoint" | "restore";
   readonly sandboxId?: string;
   readonly bytes: number;
   readonly totalBytes?: number | null;
+  /** Workspace entries (files, directories, links) done so far, when the driver counts them. */
+  readonly entries?: number | null;
+  /** Entries the whole transfer holds, when the driver knows it. */
+  readonly totalEntries?: number | null;
 }
 
 interface Snapshot {
@@ -14,6 +21,9 @@ interface Snapshot {
   readonly totalBytes: number | null;
   /** Objects stored (checkpoint) or read (restore) in the checkpoint store. */
   readonly objects: number;
+  /** Entries done so far; present only once the driver reported some. */
+  readonly entries?: number;
+  readonly totalEntries?: number;
 }
 
 interface State {
@@ -21,7 +31,15 @@ interface State {
   storeBytes: number;
   totalBytes: number | null;
   objects: number;
+  entries: number | null;
+  totalEntries: number | null;
   logged: number;
+  loggedEntries: number;
+}
+
+/** A count a report may carry: a non-negative safe integer, or nothing (anything else is ignored). */
+function countOf(value: unknown): number | null {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : null;
 }
 
 /**
@@ -37,22 +55,31 @@ export interface TransferProgress {
   storeObject(phase: "checkpoint" | "restore", bytes: number): void;
 }
 
-/** Logs a progress line at most once per `stepBytes` moved, besides the periodic line of the running call. */
+/**
+ * Logs a progress line at most once per `stepBytes` moved or `stepEntries` entries done (default 10,000),
+ * besides the periodic line of the running call.
+ */
 export function createTransferProgress(
   logger: HostLogger,
-  options: { readonly stepBytes: number }
+  options: { readonly stepBytes: number; readonly stepEntries?: number }
 ): TransferProgress {
+  const stepEntries = options.stepEntries ?? 10_000;
   const running: { phase: "checkpoint" | "restore"; sessionId: string | null; state: State }[] = [];
   const snapshotOf = (state: State): Snapshot => ({
     bytes: Math.max(state.driverBytes, state.storeBytes),
     totalBytes: state.totalBytes,
     objects: state.objects,
+    ...(state.entries === null ? {} : { entries: state.entries }),
+    ...(state.totalEntries === null ? {} : { totalEntries: state.totalEntries }),
   });
   const maybeLog = (phase: "checkpoint" | "restore", entry: (typeof running)[number] | undefined) => {
     if (!entry) return;
     const snapshot = snapshotOf(entry.state);
-    if (snapshot.bytes - entry.state.logged < options.stepBytes) return;
+    const entries = entry.state.entries ?? 0;
+    const byBytes = snapshot.bytes - entry.state.logged >= options.stepBytes;
+    if (!byBytes && entries - entry.state.loggedEntries < stepEntries) return;
     entry.state.logged = snapshot.bytes;
+    entry.state.loggedEntries = entries;
     logger.info(`${phase}.transfer`, { sessionId: entry.sessionId, ...snapshot });
   };
   return {
@@ -60,7 +87,16 @@ export function createTransferProgress(
       const entry = {
         phase,
         sessionId,
-        state: { driverBytes: 0, storeBytes: 0, totalBytes: null, objects: 0, logged: 0 },
+        state: {
+          driverBytes: 0,
+          storeBytes: 0,
+          totalBytes: null,
+          objects: 0,
+          entries: null,
+          totalEntries: null,
+          logged: 0,
+          loggedEntries: 0,
+        } as State,
       };
       running.push(entry);
       return {
@@ -76,6 +112,9 @@ export function createTransferProgress(
       if (!entry) return;
       entry.state.driverBytes = Math.max(entry.state.driverBytes, progress.bytes);
       entry.state.totalBytes = progress.totalBytes ?? entry.state.totalBytes;
+      const entries = countOf(progress.entries);
+      if (entries !== null) entry.state.entries = Math.max(entry.state.entries ?? 0, entries);
+      entry.state.totalEntries = countOf(progress.totalEntries) ?? entry.state.totalEntries;
       maybeLog(progress.phase, entry);
     },
     storeObject(phase, bytes) {

@@ -16,6 +16,7 @@ const launcherOptionsSchema = z
     ...confinementOptionFields,
     limits: partialLimitsSchema.default({}),
     verbose: z.boolean().default(false),
+    inspectorPort: z.number().int().min(1).max(65_535).optional(),
   })
   .strict();
 
@@ -57,6 +58,11 @@ export interface StartLocalBridgeOptions {
   readonly limits?: Partial<LocalContainerLimits>;
   /** Shows workerd's log lines. @default false */
   readonly verbose?: boolean;
+  /**
+   * Opens workerd's V8 inspector (Chrome DevTools protocol) on this loopback port: heap snapshots and
+   * collections of the Worker's isolate, for debugging and the soak benchmark. Off when omitted.
+   */
+  readonly inspectorPort?: number;
 }
 
 export type ResolvedLauncherOptions = z.output<typeof launcherOptionsSchema>;

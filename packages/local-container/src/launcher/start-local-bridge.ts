@@ -136,6 +136,7 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
           OMA_LOCAL_CONTAINER_TOKEN: controlToken,
         },
         durableObjectsPersist: join(stateDir, "durable-objects"),
+        ...(resolved.inspectorPort === undefined ? {} : { inspectorPort: resolved.inspectorPort }),
         cf: false,
         log: new Log(resolved.verbose ? LogLevel.INFO : LogLevel.WARN),
         handleRuntimeStdio: output.handle,
