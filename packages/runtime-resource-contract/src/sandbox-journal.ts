@@ -17,6 +17,12 @@ export interface SandboxJournalRecord {
   readonly generation: number;
   /** Host instance that journaled it. */
   readonly ownerId: string;
+  /**
+   * Revision of the session's publication the run started from (0: nothing published yet), or null when
+   * unknown (a record written before the field existed). The reconciler salvages the sandbox's workspace only
+   * while the session is still at this revision; a null record is only reaped.
+   */
+  readonly startRevision: number | null;
   /** The lease-to-be: provider and the runtime id the driver will start (or already minted). */
   readonly sandbox: ManagedSandboxLease;
   /** Reap attempts so far. */
@@ -37,6 +43,8 @@ export interface SandboxJournalPort {
     readonly generation: number;
     readonly ownerId: string;
     readonly sandbox: ManagedSandboxLease;
+    /** The session's publication revision the run started from. @default null (unknown: never salvaged) */
+    readonly startRevision?: number | null;
   }): Promise<SandboxJournalRecord>;
   /** Unresolved records, oldest first. */
   list(input: { readonly limit: number }): Promise<readonly SandboxJournalRecord[]>;
@@ -67,6 +75,7 @@ export const sandboxJournalRecordSchema = z.object({
   scope: runtimeResourceScopeSchema,
   generation: z.number().int().nonnegative(),
   ownerId: nonEmptyString,
+  startRevision: z.number().int().nonnegative().nullable(),
   sandbox: managedSandboxLeaseSchema,
   attempts: z.number().int().nonnegative(),
   lastError: z.string(),
