@@ -11,7 +11,7 @@ export type SqlSandboxJournalOptions = SqlStoreOptions;
 // A second record of the same id keeps the first row; the no-op update makes RETURNING answer either way.
 const RECORD = `INSERT INTO sandbox_journal
   (${JOURNAL_COLUMNS})
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, '', ?, ?)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, '', ?, ?, ?)
   ON CONFLICT (id) DO UPDATE SET id = sandbox_journal.id
   RETURNING ${JOURNAL_COLUMNS}`;
 
@@ -32,6 +32,7 @@ export function createSqlSandboxJournal(options: SqlSandboxJournalOptions): Sand
         ...queuedKeyValues(sandboxJournalId(scope, request.generation, request.sandbox), request),
         now,
         now,
+        request.startRevision,
       ]);
       if (!row) throw new InternalError({ message: "sandbox journal insert returned no row" });
       return readJournalRow(row);

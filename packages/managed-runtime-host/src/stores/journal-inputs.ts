@@ -13,6 +13,7 @@ const recordInputSchema = z.object({
   generation: z.number().int().nonnegative(),
   ownerId: nonEmptyString,
   sandbox: managedSandboxLeaseSchema,
+  startRevision: z.number().int().nonnegative().nullable().default(null),
 });
 
 /** A validated journal record request. */
@@ -21,6 +22,7 @@ export interface JournalRecordRequest {
   readonly generation: number;
   readonly ownerId: string;
   readonly sandbox: ManagedSandboxLease;
+  readonly startRevision: number | null;
 }
 
 /** Journal `list`, `failed` and `resolve` take the orphan queue's inputs; only `record` differs. */

@@ -26,6 +26,7 @@ export function describeJournalPortSuite(name: string, factory: JournalPortFacto
         scope: scope("work-1"),
         generation: 4,
         ownerId: "owner-a",
+        startRevision: null,
         sandbox: sandbox("rt-work-1"),
         attempts: 0,
         lastError: "",
@@ -33,6 +34,17 @@ export function describeJournalPortSuite(name: string, factory: JournalPortFacto
         updatedAt: now,
       });
       expect(await journal.list({ limit: 10 })).toEqual([record]);
+    });
+
+    it("keeps the revision the run started from, 0 for a session with nothing published yet", async () => {
+      const { journal } = await setup();
+      const started = await journal.record({ ...entry("work-1"), startRevision: 7 });
+      const fresh = await journal.record({ ...entry("work-2"), startRevision: 0 });
+      expect(started.startRevision).toBe(7);
+      expect(fresh.startRevision).toBe(0);
+      expect((await journal.list({ limit: 10 })).map((record) => record.startRevision)).toEqual([7, 0]);
+      const error = await journal.record({ ...entry("work-3"), startRevision: -1 }).then(() => null, (caught: unknown) => caught);
+      expect(ManagedRuntimeError.hasCode(error, "invalid_request")).toBe(true);
     });
 
     it("keeps the first record when the same lease is recorded again", async () => {

@@ -33,7 +33,14 @@ export async function journalLease(run: RunContext, lease: ManagedSandboxLease, 
       run.options.scheduler,
       run.options.callTimeoutMs,
       journalStage,
-      () => journal.record({ scope: run.scope, generation: fence.generation, ownerId: run.options.ownerId, sandbox }),
+      () => journal.record({
+        scope: run.scope,
+        generation: fence.generation,
+        ownerId: run.options.ownerId,
+        sandbox,
+        // The revision the run's workspace came from: the reconciler salvages only while nothing newer exists.
+        startRevision: run.publication?.revision ?? 0,
+      }),
       run.signal,
     ));
   } catch (error) {
