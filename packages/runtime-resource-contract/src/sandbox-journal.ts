@@ -18,9 +18,11 @@ export interface SandboxJournalRecord {
   /** Host instance that journaled it. */
   readonly ownerId: string;
   /**
-   * Revision of the session's publication the run started from (0: nothing published yet), or null when
-   * unknown (a record written before the field existed). The reconciler salvages the sandbox's workspace only
-   * while the session is still at this revision; a null record is only reaped.
+   * Revision of the session's publication the run's workspace was restored from (0: nothing published yet),
+   * set once its `ama_worker` harness started on the verified workspace, and cleared again when the run's
+   * own host settles the run. While set, a reconciler that finds the run's host gone may salvage the
+   * sandbox's workspace, and publishes it only while the session is still at this revision. Null: the
+   * sandbox is only reaped (its harness never started, its host settled it, or the record predates the field).
    */
   readonly startRevision: number | null;
   /** The lease-to-be: provider and the runtime id the driver will start (or already minted). */
@@ -43,9 +45,9 @@ export interface SandboxJournalPort {
     readonly generation: number;
     readonly ownerId: string;
     readonly sandbox: ManagedSandboxLease;
-    /** The session's publication revision the run started from. @default null (unknown: never salvaged) */
-    readonly startRevision?: number | null;
   }): Promise<SandboxJournalRecord>;
+  /** Sets or clears (null) a record's {@link SandboxJournalRecord.startRevision}. A missing record is a no-op. */
+  setStartRevision(input: { readonly id: string; readonly startRevision: number | null }): Promise<void>;
   /** Unresolved records, oldest first. */
   list(input: { readonly limit: number }): Promise<readonly SandboxJournalRecord[]>;
   /** Records a failed (or unconfirmed) reap attempt. */

@@ -138,7 +138,8 @@ export function describeSqlStoreSuite(name: string, migratedClient: MigratedClie
            attempts, last_error, created_at, updated_at) VALUES (?, 'ws-1', 'env-1', 's-1', 'w-1', 1, 'owner-a', ?, 0, '', 1, 1)`,
         [id, JSON.stringify({ provider: "test", runtimeId: "rt-old" })],
       );
-      const recorded = await journal.record({ scope: scope("s-1", "w-2"), generation: 2, ownerId: "owner-a", sandbox: { provider: "test", runtimeId: "rt-new" }, startRevision: 4 });
+      const recorded = await journal.record({ scope: scope("s-1", "w-2"), generation: 2, ownerId: "owner-a", sandbox: { provider: "test", runtimeId: "rt-new" } });
+      await journal.setStartRevision({ id: recorded.id, startRevision: 4 });
       const listed = await journal.list({ limit: 10 });
       expect(listed.map((record) => [record.id, record.startRevision])).toEqual([
         [id, null],

@@ -13,8 +13,9 @@ const recordInputSchema = z.object({
   generation: z.number().int().nonnegative(),
   ownerId: nonEmptyString,
   sandbox: managedSandboxLeaseSchema,
-  startRevision: z.number().int().nonnegative().nullable().default(null),
 });
+
+const startRevisionInputSchema = z.object({ id: nonEmptyString, startRevision: z.number().int().nonnegative().nullable() });
 
 /** A validated journal record request. */
 export interface JournalRecordRequest {
@@ -22,10 +23,14 @@ export interface JournalRecordRequest {
   readonly generation: number;
   readonly ownerId: string;
   readonly sandbox: ManagedSandboxLease;
-  readonly startRevision: number | null;
 }
 
 /** Journal `list`, `failed` and `resolve` take the orphan queue's inputs; only `record` differs. */
 export function parseJournalRecordInput(input: unknown): JournalRecordRequest {
   return parseRecord(recordInputSchema, input, { record: "sandbox journal record input" });
+}
+
+/** A validated `setStartRevision` request. */
+export function parseStartRevisionInput(input: unknown): { id: string; startRevision: number | null } {
+  return parseRecord(startRevisionInputSchema, input, { record: "sandbox journal start revision input" });
 }

@@ -36,15 +36,25 @@ export function describeJournalPortSuite(name: string, factory: JournalPortFacto
       expect(await journal.list({ limit: 10 })).toEqual([record]);
     });
 
-    it("keeps the revision the run started from, 0 for a session with nothing published yet", async () => {
+    it("sets and clears the revision a run started from, per record, and ignores a missing record", async () => {
       const { journal } = await setup();
-      const started = await journal.record({ ...entry("work-1"), startRevision: 7 });
-      const fresh = await journal.record({ ...entry("work-2"), startRevision: 0 });
-      expect(started.startRevision).toBe(7);
-      expect(fresh.startRevision).toBe(0);
-      expect((await journal.list({ limit: 10 })).map((record) => record.startRevision)).toEqual([7, 0]);
-      const error = await journal.record({ ...entry("work-3"), startRevision: -1 }).then(() => null, (caught: unknown) => caught);
-      expect(ManagedRuntimeError.hasCode(error, "invalid_request")).toBe(true);
+      const first = await journal.record(entry("work-1"));
+      const second = await journal.record(entry("work-2"));
+      await journal.setStartRevision({ id: first.id, startRevision: 7 });
+      await journal.setStartRevision({ id: second.id, startRevision: 0 });
+      await journal.setStartRevision({ id: "no-such-record", startRevision: 3 });
+      expect((await journal.list({ limit: 10 })).map((record) => [record.id, record.startRevision])).toEqual([
+        [first.id, 7],
+        [second.id, 0],
+      ]);
+      // Recording the same lease again keeps the revision; clearing it leaves the record to be reaped only.
+      expect((await journal.record(entry("work-1"))).startRevision).toBe(7);
+      await journal.setStartRevision({ id: first.id, startRevision: null });
+      expect((await journal.list({ limit: 10 })).map((record) => record.startRevision)).toEqual([null, 0]);
+      for (const startRevision of [-1, 1.5, "2"]) {
+        const error = await journal.setStartRevision({ id: first.id, startRevision } as never).then(() => null, (caught: unknown) => caught);
+        expect(ManagedRuntimeError.hasCode(error, "invalid_request")).toBe(true);
+      }
     });
 
     it("keeps the first record when the same lease is recorded again", async () => {
