@@ -120,7 +120,7 @@ export function createAmaWorkerHarnessDriver<R extends ManagedSandboxRuntime>(de
       const command = `sh -c ${shellQuote(END_HARNESS_SCRIPT)} end-harness.sh ${shellQuote(lease.runtimeId)}`;
       let ended;
       try {
-        ended = await runtime.exec(command, { cwd: "/", timeoutMs: END_HARNESS_TIMEOUT_MS, ...(signal ? { signal } : {}) });
+        ended = await runtime.exec(command, { timeoutMs: END_HARNESS_TIMEOUT_MS, ...(signal ? { signal } : {}) });
       } catch (error) {
         throw providerFailure(error, `ending the abandoned harness of runtime ${lease.runtimeId} failed`, { runtimeId: lease.runtimeId });
       }
