@@ -17,7 +17,10 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
-  for (const [index, lease] of leases.entries()) await world.runtime.sandbox.terminate({ scope: scopes[index], fence: fenceFor(scopes[index]), lease, reason: "completed" });
+  for (const [index, lease] of leases.entries()) {
+    const scope = scopes[index as 0 | 1];
+    await world.runtime.sandbox.terminate({ scope, fence: fenceFor(scope), lease, reason: "completed" });
+  }
 });
 
 // A harness that keeps a child writing a tick file, as an AMA worker keeps a tool call running.
