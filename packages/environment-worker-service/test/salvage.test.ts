@@ -15,9 +15,11 @@ afterAll(async () => {
 });
 
 // Tool calls print computed markers (`$((40 + 2))`), since the transcript also holds each call's command.
-// A short fence, so a killed worker's turn is seen as abandoned soon; the reconciler itself runs only when
-// the test runs it (the operator's `reap`), so each step happens in the order the test says.
-const SERVICE = { OMA_LEASE_TTL_MS: "6000", OMA_FENCE_HEARTBEAT_MS: "1000", OMA_RECONCILE_INTERVAL_MS: "3600000" };
+// A short fence, so a killed worker's turn is seen as abandoned soon (still well above a loaded machine's
+// heartbeat delays). The killed turn's second call outlasts the time the test takes to kill and ends well
+// before the fence expires, so the in-sandbox worker finishes the turn and stops the item, as the platform
+// sees it in production. The reconciler runs only when the test runs it (the operator's `reap`).
+const SERVICE = { OMA_LEASE_TTL_MS: "20000", OMA_FENCE_HEARTBEAT_MS: "2000", OMA_RECONCILE_INTERVAL_MS: "3600000" };
 
 const transcriptText = (sessionId: string) => JSON.stringify(stack.plane.transcript(sessionId));
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -81,7 +83,7 @@ async function killMidTurn(title: string) {
     message: "the turn that loses its worker",
     toolCalls: [
       { name: "bash", input: { command: "echo first call > killed-1.txt && echo first-call-$((40 + 2))" } },
-      { name: "bash", input: { command: "sleep 3; echo second call > killed-2.txt && echo second-call-$((40 + 2))" } },
+      { name: "bash", input: { command: "sleep 8; echo second call > killed-2.txt && echo second-call-$((40 + 2))" } },
     ],
     finalMessage: "finished without its worker",
   });
@@ -90,6 +92,7 @@ async function killMidTurn(title: string) {
   step("first call ran; killing");
   service.child.kill("SIGKILL");
   await service.exited;
+  // Killed mid-turn: only turn 1 was reported done.
   expect(service.lines.filter((line) => line.event === "work.done" && line.sessionId === session.id)).toHaveLength(1);
   return session;
 }
