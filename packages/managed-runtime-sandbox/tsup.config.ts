@@ -1,3 +1,4 @@
 import { libraryConfig } from "../../tsup.base.js";
 
-export default libraryConfig({ index: "src/index.ts" });
+// Programs run in a sandbox are `.sh` files, inlined as strings.
+export default libraryConfig({ index: "src/index.ts" }, { loader: { ".sh": "text" } });

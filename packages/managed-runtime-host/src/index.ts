@@ -32,4 +32,6 @@ export {
   type OrphanReconcileSummary,
   createManagedRuntimeOrphanReconciler,
 } from "./orphan-reconciler.js";
-export { type DriverReaperOptions, createDriverReaper } from "./reconciler/driver-reaper.js";
+export { type DriverReaperOptions, createDriverReaper, createDriverSalvage } from "./reconciler/driver-reaper.js";
+export type { ReconcilerSalvage, SalvageOutcome } from "./reconciler/salvage-sandbox.js";
+export type { JournalReconcileSummary } from "./reconciler/reap-journal.js";

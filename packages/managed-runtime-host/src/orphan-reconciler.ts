@@ -5,6 +5,7 @@ import {
   type RuntimeOrphanRecord,
   type RuntimeResourceFencePort,
   type SandboxJournalPort,
+  type SandboxJournalRecord,
   jitteredBackoffMs,
   parseRecord,
   redactSecrets,
@@ -12,6 +13,7 @@ import {
 import { functionSchema } from "@open-managed-agents/runtime-utils";
 import { type ReconcilerSandbox, reapAndConfirm } from "./reconciler/confirm-gone.js";
 import { type JournalReconcileSummary, reapJournal } from "./reconciler/reap-journal.js";
+import type { ReconcilerSalvage, SalvageOutcome } from "./reconciler/salvage-sandbox.js";
 import { clockSchema, hasMethods } from "./stores/store-options.js";
 import { MAX_ORPHAN_LIST_LIMIT } from "./stores/orphan-inputs.js";
 import { type Clock, type Scheduler, systemClock, systemScheduler } from "./time.js";
@@ -36,8 +38,22 @@ export interface ManagedRuntimeOrphanReconcilerOptions {
   readonly sandbox: ReconcilerSandbox;
   /** The write-ahead sandbox journal; its records are reaped once their generation is not current. Needs `fences`. */
   readonly journal?: SandboxJournalPort;
-  /** Answers whether a journaled generation is still current; required with `journal`. */
-  readonly fences?: Pick<RuntimeResourceFencePort, "isGenerationCurrent">;
+  /**
+   * Answers whether a journaled generation is still current; required with `journal`. With `salvage` it
+   * also needs `acquire`, `publishIfLatest` and `release`.
+   */
+  readonly fences?: Pick<RuntimeResourceFencePort, "isGenerationCurrent"> & Partial<Pick<RuntimeResourceFencePort, "acquire" | "publishIfLatest" | "release">>;
+  /**
+   * Salvages a journaled sandbox whose run's host is gone before it is reaped (see docs/host.md, "Salvage"):
+   * the driver's harness and workspace ports, from `createDriverSalvage`. Needs `journal`.
+   */
+  readonly salvage?: ReconcilerSalvage;
+  /** Owner id of the fences a salvage takes. @default "orphan-reconciler" */
+  readonly ownerId?: string;
+  /** Time-to-live of a salvage's fence: ending the harness, the checkpoint and the publish fit in it. @default 600_000 */
+  readonly salvageLeaseTtlMs?: number;
+  /** Called with what each salvage did (for logs and metrics). */
+  readonly onSalvage?: (record: SandboxJournalRecord, outcome: SalvageOutcome) => void;
   /** Attempts (the failed terminate included) after which a record is left listed and no longer reaped. @default 8 */
   readonly maxAttempts?: number;
   readonly backoff?: OrphanReapBackoff;
@@ -89,8 +105,14 @@ const optionsSchema = z
     sandbox: z.custom<ReconcilerSandbox>((value) => hasMethods(value, ["reap"]), "must have a reap() method"),
     journal: z.custom<SandboxJournalPort>((value) => hasMethods(value, ["record", "list", "failed", "resolve"]), "must be a SandboxJournalPort").optional(),
     fences: z
-      .custom<Pick<RuntimeResourceFencePort, "isGenerationCurrent">>((value) => hasMethods(value, ["isGenerationCurrent"]), "must have an isGenerationCurrent() method")
+      .custom<NonNullable<ManagedRuntimeOrphanReconcilerOptions["fences"]>>((value) => hasMethods(value, ["isGenerationCurrent"]), "must have an isGenerationCurrent() method")
       .optional(),
+    salvage: z
+      .custom<ReconcilerSalvage>((value) => hasMethods(value, ["endAbandoned"]) && hasMethods((value as ReconcilerSalvage).workspace, ["materialize", "checkpoint", "release"]), "must have endAbandoned() and a workspace port")
+      .optional(),
+    ownerId: z.string().min(1).default("orphan-reconciler"),
+    salvageLeaseTtlMs: z.number().int().positive().max(24 * 60 * 60 * 1000).default(600_000),
+    onSalvage: functionSchema<(record: SandboxJournalRecord, outcome: SalvageOutcome) => void>().optional(),
     maxAttempts: z.number().int().min(1).max(1000).default(8),
     backoff: z
       .object({
@@ -105,7 +127,12 @@ const optionsSchema = z
     random: functionSchema<() => number>().optional(),
     secrets: z.array(z.string()).default([]),
   })
-  .refine((options) => options.journal === undefined || options.fences !== undefined, { message: "is required with journal", path: ["fences"] });
+  .refine((options) => options.journal === undefined || options.fences !== undefined, { message: "is required with journal", path: ["fences"] })
+  .refine((options) => options.salvage === undefined || options.journal !== undefined, { message: "needs journal", path: ["salvage"] })
+  .refine((options) => options.salvage === undefined || hasMethods(options.fences, ["acquire", "publishIfLatest", "release"]), {
+    message: "needs acquire(), publishIfLatest() and release() for salvage",
+    path: ["fences"],
+  });
 
 const runOnceSchema = z.object({
   limit: z.number().int().positive().max(MAX_ORPHAN_LIST_LIMIT),
@@ -121,7 +148,8 @@ const runOnceSchema = z.object({
  *
  * With a `journal`, each pass then reaps journaled sandboxes whose fence generation is no longer current
  * (the run crashed, lost its lease or could not confirm terminate), with the same backoff and limits, and
- * never one whose generation a live run still holds.
+ * never one whose generation a live run still holds. With `salvage`, a journaled sandbox whose `ama_worker` run's
+ * host is gone has its workspace checkpointed and published first, if nothing newer was published meanwhile.
  */
 export function createManagedRuntimeOrphanReconciler(options: ManagedRuntimeOrphanReconcilerOptions): ManagedRuntimeOrphanReconciler {
   const config = parseRecord(optionsSchema, options, { record: "orphan reconciler options", code: "invalid_config" });
@@ -173,8 +201,14 @@ export function createManagedRuntimeOrphanReconciler(options: ManagedRuntimeOrph
       counts[await reapOne(record)] += 1;
     }
     if (!config.journal || !config.fences || signal?.aborted) return counts;
+    const describe = (error: unknown) => redactSecrets(describeError(error), secrets);
+    const { fences, salvage } = config;
+    const salvager =
+      salvage && fences.acquire && fences.publishIfLatest && fences.release
+        ? { salvage, fences: fences as Pick<RuntimeResourceFencePort, "acquire" | "publishIfLatest" | "release">, ownerId: config.ownerId, leaseTtlMs: config.salvageLeaseTtlMs, describe }
+        : undefined;
     const journal = await reapJournal(
-      { journal: config.journal, fences: config.fences, sandbox, maxAttempts, dueAt, describe: (error) => redactSecrets(describeError(error), secrets) },
+      { journal: config.journal, fences, sandbox, maxAttempts, dueAt, describe, ...(salvager ? { salvager } : {}), ...(config.onSalvage ? { onSalvage: config.onSalvage } : {}) },
       { limit, now: clock.now(), ...(signal ? { signal } : {}) },
     );
     return { ...counts, journal };

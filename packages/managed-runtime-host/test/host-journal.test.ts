@@ -36,6 +36,40 @@ describe("write-ahead sandbox journal", () => {
     for (const token of tokensOf(fixture.journal)) expect(JSON.stringify(records)).not.toContain(token);
   });
 
+  it("marks the record salvageable with its start revision as the ama_worker harness starts, and clears it when the host settles the run", async () => {
+    const fixture = createHostFixture();
+    const marks: (number | null)[] = [];
+    const set = fixture.deps.sandboxJournal.setStartRevision.bind(fixture.deps.sandboxJournal);
+    fixture.deps.sandboxJournal.setStartRevision = async (input) => {
+      marks.push(input.startRevision);
+      return set(input);
+    };
+    fixture.deps.faults.add({ port: "sandbox", method: "terminate", kind: "throw" });
+    expect((await fixture.run()).type).toBe("completed");
+    // Set to the revision the workspace came from (none yet) before the harness, cleared in cleanup: this host
+    // settled the run, so the reconciler only reaps its sandbox.
+    expect(marks).toEqual([0, null]);
+    expect(await fixture.deps.sandboxJournal.list({ limit: 10 })).toMatchObject([{ startRevision: null }]);
+  });
+
+  it("never marks the record of a run whose harness did not start", async () => {
+    const fake = createFakeSandbox();
+    const fixture = createHostFixture({ host: { sandbox: failingAfterStart(fake) } });
+    const marks: (number | null)[] = [];
+    fixture.deps.sandboxJournal.setStartRevision = async (input) => void marks.push(input.startRevision);
+    expect((await fixture.run()).type).toBe("failed");
+    expect(marks).toEqual([]);
+  });
+
+  it("runs the harness all the same when the salvage mark cannot be written, with a warning", async () => {
+    const fixture = createHostFixture();
+    fixture.deps.sandboxJournal.setStartRevision = async () => {
+      throw new Error("database is locked");
+    };
+    expect((await fixture.run()).type).toBe("completed");
+    expect(fixture.logger.entries.some((entry) => entry.event === "sandbox.salvage_unmarked")).toBe(true);
+  });
+
   it("starts nothing and fails the run when the journal cannot be written", async () => {
     const fixture = createHostFixture();
     fixture.deps.sandboxJournal.record = async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RuntimeResourceFence, RuntimeResourceFencePort } from "@open-managed-agents/runtime-resource-contract";
 import { applyMigrations } from "../src/sql/apply-migrations.js";
+import { POSTGRES_RUNTIME_RESOURCE_MIGRATIONS } from "../src/sql/migration-sources.js";
 import { type PostgresSqlClient, createPostgresSqlClient } from "../src/sql/postgres-client.js";
 import { createSqlFencePort } from "../src/sql/sql-fence-port.js";
 import { systemClock } from "../src/time.js";
@@ -25,7 +26,7 @@ describe("Postgres fence under concurrent hosts", () => {
       clients.push(createPostgresSqlClient({ connectionString: inSchema(postgresUrl(), schema), maxConnections: 2 }));
     }
     // Every host migrates at start, all at once, as a fleet does: the advisory lock makes them take turns.
-    expect((await Promise.all(clients.map((client) => applyMigrations(client)))).flat().sort()).toEqual(["0001_runtime_resources", "0002_sandbox_journal"]);
+    expect((await Promise.all(clients.map((client) => applyMigrations(client)))).flat().sort()).toEqual(POSTGRES_RUNTIME_RESOURCE_MIGRATIONS.map((migration) => migration.name));
     hosts = clients.map((client) => createSqlFencePort({ client, clock: systemClock }));
   }, 120_000);
 

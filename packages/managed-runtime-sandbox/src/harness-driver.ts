@@ -7,8 +7,10 @@ import {
   type SandboxHarnessDriverPort,
   WORKSPACE_MOUNT_PATH,
   redactSecrets,
+  shellQuote,
 } from "@open-managed-agents/runtime-resource-contract";
 import { type CredentialHandoff, type ManagedSandboxRuntime, type SandboxDuplexProcessSpec, stageCredentialHandoff } from "@open-managed-agents/sandbox";
+import END_HARNESS_SCRIPT from "./scripts/end-harness.sh";
 import { closeStdin, onAbort, stopProcess } from "./process-control.js";
 import { createByteTail, drainStream } from "./process-output.js";
 import { type RuntimeRegistry, providerFailure } from "./runtime-registry.js";
@@ -22,6 +24,12 @@ export interface AmaWorkerHarnessDriverDependencies<R extends ManagedSandboxRunt
   /** Lanes the composition advertises; this port runs only `ama_worker`. */
   readonly drivers: readonly HarnessDriverType[];
 }
+
+/**
+ * Variable every harness process starts with, naming its runtime: `endAbandoned` finds the harness (and,
+ * through parent ids, what it started) by it. A runtime id, never a secret.
+ */
+export const HARNESS_RUNTIME_ENV = "OMA_HARNESS_RUNTIME";
 
 /** Used when setup could not read the sandbox's `PATH` and the declaration names none. */
 const FALLBACK_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -71,7 +79,8 @@ export function createAmaWorkerHarnessDriver<R extends ManagedSandboxRuntime>(de
         throw providerFailure(error, `handing the ama_worker process its credentials failed`);
       }
       try {
-        process = await runtime.spawnDuplexProcess(processSpec({ ...driver.process, ...(handoff.env ? { env: handoff.env } : {}) }, environmentSetup));
+        const env = { ...(handoff.env ?? driver.process.env), [HARNESS_RUNTIME_ENV]: runtime.runtimeHandle().runtimeId };
+        process = await runtime.spawnDuplexProcess(processSpec({ ...driver.process, env }, environmentSetup));
       } catch (error) {
         await handoff.discardUnlessRead(null);
         throw providerFailure(error, `starting the ama_worker process ${driver.process.command} failed`);
@@ -104,5 +113,26 @@ export function createAmaWorkerHarnessDriver<R extends ManagedSandboxRuntime>(de
         detach();
       }
     },
+
+    async endAbandoned({ scope, sandbox, signal }) {
+      const lease = registry.ownLease(sandbox);
+      const runtime = await registry.resolve(scope, lease);
+      const command = `sh -c ${shellQuote(END_HARNESS_SCRIPT)} end-harness.sh ${shellQuote(lease.runtimeId)}`;
+      let ended;
+      try {
+        ended = await runtime.exec(command, { timeoutMs: END_HARNESS_TIMEOUT_MS, ...(signal ? { signal } : {}) });
+      } catch (error) {
+        throw providerFailure(error, `ending the abandoned harness of runtime ${lease.runtimeId} failed`, { runtimeId: lease.runtimeId });
+      }
+      if (ended.exitCode !== 0) {
+        throw new SandboxFailedError({
+          message: `ending the abandoned harness of runtime ${lease.runtimeId} failed with exit code ${ended.exitCode}: ${ended.stderr.slice(-500) || "(no output)"}`,
+          context: { runtimeId: lease.runtimeId, exitCode: ended.exitCode },
+        });
+      }
+    },
   };
 }
+
+/** Deadline of the script that ends an abandoned harness (20 rounds of stop-and-kill at most). */
+const END_HARNESS_TIMEOUT_MS = 60_000;

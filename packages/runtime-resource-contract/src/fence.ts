@@ -84,6 +84,19 @@ export interface RuntimeResourceFencePort {
     readonly outputCandidate: RuntimePublicationCandidate | null;
     readonly runtimeCheckpoint?: RuntimeCheckpointRef | null;
   }): Promise<FencePublishResult>;
+  /**
+   * {@link publish}, and only while the session's publication is still at `expectedRevision` (0: nothing
+   * published yet): fence, generation, expiry and revision are checked and the publication advanced in one
+   * atomic step. `lost` when any check fails. The reconciler salvages an abandoned run's workspace with it,
+   * so a salvage can never replace what a later run published.
+   */
+  publishIfLatest(input: {
+    readonly fence: RuntimeResourceFence;
+    readonly expectedRevision: number;
+    readonly workspaceCandidate: RuntimePublicationCandidate;
+    readonly outputCandidate: RuntimePublicationCandidate | null;
+    readonly runtimeCheckpoint?: RuntimeCheckpointRef | null;
+  }): Promise<FencePublishResult>;
   /** Gives the fence up so another owner need not wait for expiry. Idempotent; a stale fence is a no-op. */
   release(input: { readonly fence: RuntimeResourceFence; readonly reason: TerminationReason }): Promise<void>;
 }

@@ -48,4 +48,11 @@ export interface SandboxHarnessDriverPort {
    * `sandbox_failed` when the harness exits non-zero, `capability_unsupported` for a lane it cannot run.
    */
   run(input: HarnessRunInput): Promise<ManagedWorkExecutionResult>;
+  /**
+   * Ends the harness processes of a run whose host is gone (the in-sandbox worker and everything it
+   * started), from a serialized lease with no fence token, and keeps the runtime and its files. The
+   * reconciler calls it before it salvages that sandbox's workspace, so nothing writes while the tree is
+   * captured. Throws `not_found` when the runtime is gone. Optional: without it, such sandboxes are only reaped.
+   */
+  endAbandoned?(input: { readonly scope: RuntimeResourceScope; readonly sandbox: ManagedSandboxLease; readonly signal?: AbortSignal }): Promise<void>;
 }

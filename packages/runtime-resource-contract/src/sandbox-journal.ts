@@ -17,6 +17,14 @@ export interface SandboxJournalRecord {
   readonly generation: number;
   /** Host instance that journaled it. */
   readonly ownerId: string;
+  /**
+   * Revision of the session's publication the run's workspace was restored from (0: nothing published yet),
+   * set once its `ama_worker` harness started on the verified workspace, and cleared again when the run's
+   * own host settles the run. While set, a reconciler that finds the run's host gone may salvage the
+   * sandbox's workspace, and publishes it only while the session is still at this revision. Null: the
+   * sandbox is only reaped (its harness never started, its host settled it, or the record predates the field).
+   */
+  readonly startRevision: number | null;
   /** The lease-to-be: provider and the runtime id the driver will start (or already minted). */
   readonly sandbox: ManagedSandboxLease;
   /** Reap attempts so far. */
@@ -38,6 +46,8 @@ export interface SandboxJournalPort {
     readonly ownerId: string;
     readonly sandbox: ManagedSandboxLease;
   }): Promise<SandboxJournalRecord>;
+  /** Sets or clears (null) a record's {@link SandboxJournalRecord.startRevision}. A missing record is a no-op. */
+  setStartRevision(input: { readonly id: string; readonly startRevision: number | null }): Promise<void>;
   /** Unresolved records, oldest first. */
   list(input: { readonly limit: number }): Promise<readonly SandboxJournalRecord[]>;
   /** Records a failed (or unconfirmed) reap attempt. */
@@ -67,6 +77,7 @@ export const sandboxJournalRecordSchema = z.object({
   scope: runtimeResourceScopeSchema,
   generation: z.number().int().nonnegative(),
   ownerId: nonEmptyString,
+  startRevision: z.number().int().nonnegative().nullable(),
   sandbox: managedSandboxLeaseSchema,
   attempts: z.number().int().nonnegative(),
   lastError: z.string(),

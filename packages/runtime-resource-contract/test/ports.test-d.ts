@@ -92,6 +92,8 @@ describe("ports", () => {
     expectTypeOf<FenceAcquireResult["type"]>().toEqualTypeOf<"acquired" | "conflict">();
     expectTypeOf<FencePublishResult>().toEqualTypeOf<{ readonly type: "published"; readonly revision: number } | { readonly type: "lost" }>();
     expectTypeOf<RuntimeResourceFencePort["publish"]>().returns.toEqualTypeOf<Promise<FencePublishResult>>();
+    expectTypeOf<RuntimeResourceFencePort["publishIfLatest"]>().returns.toEqualTypeOf<Promise<FencePublishResult>>();
+    expectTypeOf<Parameters<RuntimeResourceFencePort["publishIfLatest"]>[0]["expectedRevision"]>().toEqualTypeOf<number>();
     expectTypeOf<RuntimeResourceFencePort["isCurrent"]>().returns.toEqualTypeOf<Promise<boolean>>();
     expectTypeOf<RuntimeResourceFencePort["isGenerationCurrent"]>().parameter(0).not.toHaveProperty("token");
     expectTypeOf<RuntimeResourceFencePort["isGenerationCurrent"]>().returns.toEqualTypeOf<Promise<boolean>>();

@@ -33,6 +33,7 @@ const journalRecord = {
   scope,
   generation: 2,
   ownerId: "owner-a",
+  startRevision: 3,
   sandbox: lease,
   attempts: 0,
   lastError: "",
@@ -218,5 +219,6 @@ describe("sandbox journal records", () => {
     expect(sandboxJournalId(scope, 2, lease)).toBe(runtimeOrphanId(scope, 2, lease));
     expectRejectedAt(() => parseSandboxJournalRecord({ ...journalRecord, sandbox: { ...lease, metadata: { nested: { a: 1 } } } }), "sandbox.metadata.nested");
     expectRejectedAt(() => parseSandboxJournalRecord({ ...journalRecord, generation: -1 }), "generation");
+    expectRejectedAt(() => parseSandboxJournalRecord({ ...journalRecord, startRevision: -1 }), "startRevision");
   });
 });

@@ -1,5 +1,5 @@
 import { createCloudflareManagedRuntime } from "@open-managed-agents/managed-runtime-cloudflare";
-import { type OrphanReconcileSummary, createManagedRuntimeOrphanReconciler, resolveManagedRuntimePlan } from "@open-managed-agents/managed-runtime-host";
+import { type OrphanReconcileSummary, createDriverSalvage, createManagedRuntimeOrphanReconciler, resolveManagedRuntimePlan } from "@open-managed-agents/managed-runtime-host";
 import type { ManagedRuntimeProfile } from "@open-managed-agents/runtime-resource-contract";
 import type { WorkerContext } from "../config.js";
 import { createConsoleLogger } from "../logger.js";
@@ -17,7 +17,8 @@ const REAP_PROFILE: ManagedRuntimeProfile = {
 /**
  * One reconciler pass (the cron trigger): reaps up to `ORPHAN_REAP_LIMIT` due orphans (containers whose
  * terminate failed) and journaled containers whose fence generation is no longer current (a Worker that
- * died mid-run), from their serialized leases alone. Logs and returns the summary.
+ * died mid-run), from their serialized leases alone; a journaled container whose ama_worker run's Worker died
+ * mid-turn is salvaged first (docs/host.md, "Salvage"). Logs and returns the summary.
  */
 export async function reconcileOrphans(context: WorkerContext, signal?: AbortSignal): Promise<OrphanReconcileSummary> {
   const config = context.config();
@@ -31,9 +32,27 @@ export async function reconcileOrphans(context: WorkerContext, signal?: AbortSig
     providerConfig: {},
   });
   const { orphans, journal, fences } = runtimeStores(bindings.DB);
-  const reconciler = createManagedRuntimeOrphanReconciler({ orphans, journal, fences, sandbox });
+  const logger = createConsoleLogger(config.logLevel);
+  // A container whose Worker died mid-turn while its AMA worker went on is checkpointed and published first.
+  const salvage = createDriverSalvage({ driver, placement: "in_process", environmentId: "orphan-reaper" });
+  const reconciler = createManagedRuntimeOrphanReconciler({
+    orphans,
+    journal,
+    fences,
+    sandbox,
+    salvage,
+    ownerId: "sample-worker-reconciler",
+    onSalvage: (record, outcome) =>
+      logger[outcome.type === "failed" ? "warn" : "info"]("orphans.salvage", {
+        sessionId: record.scope.sessionId,
+        runtimeId: record.sandbox.runtimeId,
+        outcome: outcome.type,
+        ...(outcome.type === "salvaged" ? { revision: outcome.revision } : {}),
+        ...(outcome.type === "failed" ? { message: outcome.message } : {}),
+      }),
+  });
   const { journal: journaled, ...summary } = await reconciler.runOnce({ limit: config.orphanReapLimit, ...(signal ? { signal } : {}) });
   const journalFields = journaled ? Object.fromEntries(Object.entries(journaled).map(([key, value]) => [`journal_${key}`, value])) : {};
-  createConsoleLogger(config.logLevel).info("orphans.reconciled", { ...summary, ...journalFields });
+  logger.info("orphans.reconciled", { ...summary, ...journalFields });
   return { ...summary, ...(journaled ? { journal: journaled } : {}) };
 }

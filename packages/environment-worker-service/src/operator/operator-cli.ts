@@ -5,6 +5,7 @@ import { defaultProfile } from "../config/schema.js";
 import type { ServiceLogger } from "../logging/logger.js";
 import { createServiceMetrics } from "../metrics/metrics.js";
 import { composeDeployment } from "../service/compose.js";
+import { reconcilerSalvage, salvageLogFields } from "../service/reconciler-salvage.js";
 import { createOperatorQueries } from "../stores/operator-queries.js";
 import { openRuntimeStore } from "../stores/runtime-store.js";
 
@@ -144,6 +145,9 @@ async function reap(context: OperatorContext, print: Print): Promise<number> {
         reap: async (input) => (await sandboxOf(input.scope)).reap(input),
         inspect: async (lease) => (await sandboxOf(anyScope)).inspect(lease),
       },
+      salvage: reconcilerSalvage(composition, defaultProfile(loaded.config)),
+      ownerId: `${loaded.config.ownerId}:salvage`,
+      onSalvage: (record, outcome) => logger.host[outcome.type === "failed" ? "warn" : "info"]("reconciler.salvage", salvageLogFields(record, outcome)),
       backoff: { baseMs: 1, maxMs: 1, jitter: 0 },
       secrets: loaded.secrets,
     });

@@ -12,6 +12,7 @@ import { type ServiceMetrics, createServiceMetrics } from "../metrics/metrics.js
 import { createOperatorQueries } from "../stores/operator-queries.js";
 import { composeDeployment } from "./compose.js";
 import { createDependencyHealth } from "./dependency-health.js";
+import { reconcilerSalvage, salvageLogFields } from "./reconciler-salvage.js";
 import { createSweepLoop } from "./sweep-loop.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -122,6 +123,10 @@ export async function startService(
     journal: composition.store.journal,
     fences: composition.store.fences,
     sandbox: reconcilerSandbox(composition, config),
+    // A sandbox whose ama_worker run lost its process mid-turn is checkpointed and published before the reap.
+    salvage: reconcilerSalvage(composition, defaultProfile(config)),
+    ownerId: `${config.ownerId}:salvage`,
+    onSalvage: (record, outcome) => log[outcome.type === "failed" ? "warn" : "info"]("reconciler.salvage", salvageLogFields(record, outcome)),
     secrets: loaded.secrets,
   });
   const reconciling = reconcileLoop(reconciler, { intervalMs: config.reconcileIntervalMs, signal: background.signal, log, metrics });
@@ -224,6 +229,9 @@ async function reconcileLoop(
         ["journal", "reaped", journal?.reaped ?? 0],
         ["journal", "failed", journal?.failed ?? 0],
         ["journal", "given_up", journal?.givenUp ?? 0],
+        ["journal", "salvaged", journal?.salvaged ?? 0],
+        ["journal", "superseded", journal?.superseded ?? 0],
+        ["journal", "salvage_failed", journal?.salvageFailed ?? 0],
       ];
       for (const [kind, result, count] of counts) if (count > 0) options.metrics.reconcilerRecords.inc({ kind, result }, count);
       if (counts.some(([, , count]) => count > 0)) {

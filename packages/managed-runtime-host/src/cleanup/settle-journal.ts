@@ -1,6 +1,7 @@
 import type { ManagedSandboxLease } from "@open-managed-agents/runtime-resource-contract";
 import type { RunContext } from "../host/run-context.js";
 import { sameRuntime } from "../transaction/check-lease.js";
+import { unmarkSalvageable } from "../transaction/sandbox-journal.js";
 import { cleanupCall } from "../transaction/port-call.js";
 import type { RunStep } from "../transaction/step.js";
 import { cleanupReason } from "./cleanup-reason.js";
@@ -11,7 +12,8 @@ const stage = "sandbox-journal-settle";
  * Settles the run's journal records after terminate. The lease's record goes once its terminate was
  * confirmed or a retained runtime was published; a record of a runtime that never became the lease (a
  * failed acquire or restore left it) is reaped token-free and goes once the provider reports it stopped.
- * Everything else stays journaled for the reconciler, which reaps it once this generation is not current.
+ * Everything else stays journaled for the reconciler, which reaps it once this generation is not current; the
+ * lease's record loses its salvage mark first, since this host settled the run itself.
  */
 export const settleJournal: RunStep = {
   stage,
@@ -21,6 +23,7 @@ export const settleJournal: RunStep = {
       const isLease = run.lease !== null && sameRuntime(run.lease, sandbox);
       if (isLease) {
         if (run.terminated || (run.retained && run.finalPublish)) await resolve(run, id, sandbox);
+        else await unmarkSalvageable(run, id, stage);
         continue;
       }
       if (await reapStray(run, sandbox)) await resolve(run, id, sandbox);

@@ -33,7 +33,7 @@ const hostOptionsSchema = z
     sessionInputSyncIntervalMs: positiveMs.optional(),
     fences: portSchema(["acquire", "renew", "isCurrent", "isGenerationCurrent", "publish", "release"]),
     orphans: portSchema(["enqueue", "list", "failed", "resolve"]),
-    journal: portSchema(["record", "list", "failed", "resolve"]).optional(),
+    journal: portSchema(["record", "setStartRevision", "list", "failed", "resolve"]).optional(),
     sandbox: portSchema(["capabilities", "acquire", "heartbeat", "suspend", "terminate", "reap", "inspect"]),
     workspace: portSchema(["capabilities", "materialize", "attach", "checkpoint", "release"]),
     outputs: portSchema(["capabilities", "prepare", "attach", "collect", "finalize", "release", "abort"]),

@@ -3,11 +3,12 @@ import {
   type ManagedRuntimeProfile,
   type ManagedRuntimeProviderDriverPort,
   type ManagedRuntimeProviderPlacement,
-  type ManagedSandboxPort,
+  type ManagedRuntimeProviderResources,
   parseManagedRuntimeProviderDriverDescriptor,
 } from "@open-managed-agents/runtime-resource-contract";
 import { resolveManagedRuntimePlan } from "../plan.js";
 import type { ReconcilerSandbox } from "./confirm-gone.js";
+import type { ReconcilerSalvage } from "./salvage-sandbox.js";
 
 /** Options of {@link createDriverReaper}. */
 export interface DriverReaperOptions {
@@ -36,21 +37,63 @@ const REAP_PROFILE: ManagedRuntimeProfile = {
  * `ama_worker` harness the reap profile names.
  */
 export function createDriverReaper(options: DriverReaperOptions): Required<ReconcilerSandbox> {
-  let sandbox: Promise<ManagedSandboxPort> | undefined;
-  const ports = (): Promise<ManagedSandboxPort> => {
-    sandbox ??= createSandbox(options).catch((error: unknown) => {
-      sandbox = undefined;
-      throw error;
-    });
-    return sandbox;
-  };
+  const ports = lazyResources(options, REAP_PROFILE);
   return {
-    reap: async (input) => (await ports()).reap(input),
-    inspect: async (lease) => (await ports()).inspect(lease),
+    reap: async (input) => (await ports()).sandbox.reap(input),
+    inspect: async (lease) => (await ports()).sandbox.inspect(lease),
   };
 }
 
-async function createSandbox(options: DriverReaperOptions): Promise<ManagedSandboxPort> {
+// A salvage captures `/workspace` as a portable checkpoint, so it asks for a durable checkpoint_restore workspace.
+const SALVAGE_PROFILE: ManagedRuntimeProfile = {
+  ...REAP_PROFILE,
+  workspace: { requirement: "durable", preferredStrategies: ["checkpoint_restore"] },
+};
+
+/**
+ * The harness port's `endAbandoned` and the workspace port of a driver, for
+ * {@link createManagedRuntimeOrphanReconciler}'s `salvage`, without a work item. The ports are created on the
+ * first call (again after a failed create) and kept. A call throws `capability_unsupported` when the driver
+ * cannot end an abandoned harness or offers no `checkpoint_restore` workspace; the reconciler then reaps only.
+ */
+export function createDriverSalvage(options: DriverReaperOptions): ReconcilerSalvage {
+  const ports = lazyResources(options, SALVAGE_PROFILE);
+  const salvagePorts = async () => {
+    const resources = await ports();
+    const { endAbandoned } = resources.harnessDriver;
+    if (!endAbandoned) {
+      throw new CapabilityUnsupportedError({ message: "the driver cannot end an abandoned harness, so its sandboxes are only reaped" });
+    }
+    if (!(await resources.workspace.capabilities(SALVAGE_SCOPE)).strategies.includes("checkpoint_restore")) {
+      throw new CapabilityUnsupportedError({ message: "the driver offers no checkpoint_restore workspace to salvage into" });
+    }
+    return { resources, endAbandoned: endAbandoned.bind(resources.harnessDriver) };
+  };
+  return {
+    endAbandoned: async (input) => (await salvagePorts()).endAbandoned(input),
+    workspace: {
+      materialize: async (input) => (await salvagePorts()).resources.workspace.materialize(input),
+      checkpoint: async (input) => (await salvagePorts()).resources.workspace.checkpoint(input),
+      release: async (input) => (await salvagePorts()).resources.workspace.release(input),
+    },
+  };
+}
+
+const SALVAGE_SCOPE = { workspaceId: "orphan-reconciler", environmentId: "orphan-reconciler", sessionId: "orphan-reconciler", workId: "orphan-reconciler" };
+
+/** The driver's ports for `profile`, created on the first call (again after a failed create) and kept. */
+function lazyResources(options: DriverReaperOptions, profile: ManagedRuntimeProfile): () => Promise<ManagedRuntimeProviderResources> {
+  let resources: Promise<ManagedRuntimeProviderResources> | undefined;
+  return () => {
+    resources ??= createResources(options, profile).catch((error: unknown) => {
+      resources = undefined;
+      throw error;
+    });
+    return resources;
+  };
+}
+
+async function createResources(options: DriverReaperOptions, profile: ManagedRuntimeProfile): Promise<ManagedRuntimeProviderResources> {
   const descriptor = parseManagedRuntimeProviderDriverDescriptor(options.driver.descriptor(), { code: "invalid_config" });
   const placement = options.placement ?? descriptor.placements[0];
   if (placement === undefined || !descriptor.placements.includes(placement)) {
@@ -59,13 +102,12 @@ async function createSandbox(options: DriverReaperOptions): Promise<ManagedSandb
       context: { provider: descriptor.provider, placement: placement ?? null },
     });
   }
-  const plan = resolveManagedRuntimePlan(REAP_PROFILE, descriptor.capabilities);
-  const resources = await options.driver.create({
+  const plan = resolveManagedRuntimePlan(profile, descriptor.capabilities);
+  return options.driver.create({
     environmentId: options.environmentId ?? "orphan-reconciler",
     placement,
-    profile: REAP_PROFILE,
+    profile,
     plan,
     providerConfig: options.providerConfig ?? {},
   });
-  return resources.sandbox;
 }

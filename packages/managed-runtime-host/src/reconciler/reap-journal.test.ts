@@ -70,7 +70,7 @@ describe.each(stores)("journal reconciliation over %s", (_, createStores) => {
   it("never reaps a sandbox whose generation a live run holds, and reaps it once the fence expired", async () => {
     const { clock, journal, provider, reconciler, journalRuntime } = await setup();
     await journalRuntime("rt-1");
-    expect((await reconciler.runOnce({ limit: 10 })).journal).toEqual({ reaped: 0, failed: 0, givenUp: 0, held: 1, deferred: 0, exhausted: 0 });
+    expect((await reconciler.runOnce({ limit: 10 })).journal).toEqual({ reaped: 0, failed: 0, givenUp: 0, held: 1, deferred: 0, exhausted: 0, salvaged: 0, superseded: 0, salvageFailed: 0 });
     expect(provider.running.has("rt-1")).toBe(true);
     await clock.advance(TTL);
     expect((await reconciler.runOnce({ limit: 10 })).journal).toMatchObject({ reaped: 1, held: 0 });

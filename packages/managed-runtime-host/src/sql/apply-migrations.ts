@@ -30,8 +30,10 @@ const MIGRATION_LOCK: readonly SqlStatement[] = [{ sql: "SELECT pg_advisory_xact
 /**
  * Applies every migration not yet recorded in {@link MIGRATIONS_TABLE}, in name order. Each migration
  * and its record are one batch, so a migration applies completely or not at all. The shipped statements
- * use `IF NOT EXISTS`, so concurrent callers and databases already migrated with
- * `wrangler d1 migrations apply` are safe. Returns the names applied by this call.
+ * use `IF NOT EXISTS` where the dialect has it, and a batch that fails because another caller applied the
+ * same migration meanwhile is skipped, so concurrent callers are safe. A database migrated with
+ * `wrangler d1 migrations apply` keeps being migrated that way: `ALTER TABLE` statements cannot run twice.
+ * Returns the names applied by this call.
  */
 export async function applyMigrations(client: SqlClient, options: ApplyMigrationsOptions = {}): Promise<string[]> {
   const parsed = parseRecord(optionsSchema, options, { record: "applyMigrations options", code: "invalid_config" });
@@ -51,9 +53,22 @@ export async function applyMigrations(client: SqlClient, options: ApplyMigration
       sql: `INSERT INTO ${MIGRATIONS_TABLE} (name, applied_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`,
       params: [migration.name, clock.now()],
     };
-    const results = await client.batch([...lock, ...statements, record]);
+    let results;
+    try {
+      results = await client.batch([...lock, ...statements, record]);
+    } catch (error) {
+      // A statement without IF NOT EXISTS (ALTER TABLE ... ADD COLUMN) fails when another host applied the
+      // same migration since our read; its record is there now, and that is no failure of ours.
+      if (await isRecorded(client, migration.name)) continue;
+      throw error;
+    }
     // A host that applied it between our read and our batch recorded it first: it is not ours to report.
     if (results.at(-1)?.changes === 1) applied.push(migration.name);
   }
   return applied;
+}
+
+async function isRecorded(client: SqlClient, name: string): Promise<boolean> {
+  const rows = await client.all(`SELECT name FROM ${MIGRATIONS_TABLE} WHERE name = ?`, [name]).catch(() => []);
+  return rows.length === 1;
 }

@@ -99,6 +99,16 @@ ${rowid}  id TEXT NOT NULL PRIMARY KEY,
 CREATE INDEX IF NOT EXISTS sandbox_journal_by_age ON sandbox_journal (created_at);
 `,
   },
+  {
+    // Named to sort right after 0002_sandbox_journal and before an application's own 0002_* and later files,
+    // so a D1 migrations folder holding the host's files first and then its own keeps that order.
+    name: "0002_sandbox_journal_start_revision",
+    text: ({ integer }) => `-- The revision of the session's publication a journaled run's workspace was restored from, set when its
+-- ama_worker harness starts and cleared when its own host settles the run: the reconciler salvages the
+-- sandbox only while it is set and the session is still at it. Rows where it is NULL are only reaped.
+ALTER TABLE sandbox_journal ADD COLUMN start_revision ${integer};
+`,
+  },
 ];
 
 /** The table that records applied migrations, in `dialect`. */

@@ -11,6 +11,7 @@ import {
   parseAcquireInput,
   parseFence,
   parseGenerationInput,
+  parsePublishIfLatestInput,
   parsePublishInput,
   parseReleaseInput,
   parseRenewInput,
@@ -48,6 +49,11 @@ const GENERATION_CURRENT = `SELECT 1 AS held FROM runtime_resource_fences
 const PUBLISH = `UPDATE runtime_resource_fences
   SET published_generation = generation, revision = revision + 1, publication = ?, updated_at = ?
   WHERE ${HELD_BY} AND expires_at > ? AND published_generation < generation
+  RETURNING revision`;
+// The same statement with the session's revision in its WHERE: nothing newer was published meanwhile.
+const PUBLISH_IF_LATEST = `UPDATE runtime_resource_fences
+  SET published_generation = generation, revision = revision + 1, publication = ?, updated_at = ?
+  WHERE ${HELD_BY} AND expires_at > ? AND published_generation < generation AND revision = ?
   RETURNING revision`;
 const RELEASE = `UPDATE runtime_resource_fences
   SET work_id = NULL, owner_id = NULL, token_sha256 = NULL, expires_at = 0, updated_at = ? WHERE ${HELD_BY}`;
@@ -123,6 +129,14 @@ export function createSqlFencePort(options: SqlFencePortOptions): RuntimeResourc
       const { fence, body } = parsePublishInput(input);
       const now = clock.now();
       const [row] = await client.all<{ revision: number }>(PUBLISH, [JSON.stringify(body), now, ...(await heldBy(fence)), now]);
+      return row ? { type: "published", revision: row.revision } : { type: "lost" };
+    },
+
+    async publishIfLatest(input): Promise<FencePublishResult> {
+      const { fence, expectedRevision, body } = parsePublishIfLatestInput(input);
+      const now = clock.now();
+      const params = [JSON.stringify(body), now, ...(await heldBy(fence)), now, expectedRevision];
+      const [row] = await client.all<{ revision: number }>(PUBLISH_IF_LATEST, params);
       return row ? { type: "published", revision: row.revision } : { type: "lost" };
     },
 

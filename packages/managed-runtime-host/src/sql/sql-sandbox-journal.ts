@@ -1,5 +1,5 @@
 import { InternalError, type SandboxJournalPort, type SandboxJournalRecord, sandboxJournalId } from "@open-managed-agents/runtime-resource-contract";
-import { parseJournalRecordInput } from "../stores/journal-inputs.js";
+import { parseJournalRecordInput, parseStartRevisionInput } from "../stores/journal-inputs.js";
 import { queuedKeyValues } from "./sql-queued-rows.js";
 import { type SqlStoreOptions, parseSqlStoreOptions } from "./sql-store-options.js";
 import { JOURNAL_COLUMNS, type JournalRow, readJournalRow } from "./sql-journal-rows.js";
@@ -11,13 +11,15 @@ export type SqlSandboxJournalOptions = SqlStoreOptions;
 // A second record of the same id keeps the first row; the no-op update makes RETURNING answer either way.
 const RECORD = `INSERT INTO sandbox_journal
   (${JOURNAL_COLUMNS})
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, '', ?, ?)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, '', ?, ?, NULL)
   ON CONFLICT (id) DO UPDATE SET id = sandbox_journal.id
   RETURNING ${JOURNAL_COLUMNS}`;
 
+const SET_START_REVISION = "UPDATE sandbox_journal SET start_revision = ? WHERE id = ?";
+
 /**
  * A {@link SandboxJournalPort} over a {@link SqlClient} (SQLite, Cloudflare D1), in the `sandbox_journal`
- * table of migration `0002_sandbox_journal`. Every call is one statement.
+ * table of migrations `0002_sandbox_journal` and `0002_sandbox_journal_start_revision`. Every call is one statement.
  */
 export function createSqlSandboxJournal(options: SqlSandboxJournalOptions): SandboxJournalPort {
   const { client, clock } = parseSqlStoreOptions(options, "SQL sandbox journal options");
@@ -35,6 +37,11 @@ export function createSqlSandboxJournal(options: SqlSandboxJournalOptions): Sand
       ]);
       if (!row) throw new InternalError({ message: "sandbox journal insert returned no row" });
       return readJournalRow(row);
+    },
+
+    async setStartRevision(input): Promise<void> {
+      const { id, startRevision } = parseStartRevisionInput(input);
+      await client.run(SET_START_REVISION, [startRevision, id]);
     },
 
     list: queue.list,

@@ -30,7 +30,12 @@ export function describeSqlStoreSuite(name: string, migratedClient: MigratedClie
       expect(await applyMigrations(client, { migrations: [extra] })).toEqual(["0099_test_extra"]);
       expect(await applyMigrations(client, { migrations: [extra] })).toEqual([]);
       const names = await client.all<{ name: string }>("SELECT name FROM runtime_resource_migrations ORDER BY name", []);
-      expect(names.map((row) => row.name)).toEqual(["0001_runtime_resources", "0002_sandbox_journal", "0099_test_extra"]);
+      expect(names.map((row) => row.name)).toEqual([
+        "0001_runtime_resources",
+        "0002_sandbox_journal",
+        "0002_sandbox_journal_start_revision",
+        "0099_test_extra",
+      ]);
     });
 
     it("applies a migration whose literals, identifiers and comments hold ; and --", async () => {
@@ -122,6 +127,24 @@ export function describeSqlStoreSuite(name: string, migratedClient: MigratedClie
       await expect(fences.acquire({ scope: scope(session, "work-2"), ownerId: "owner-a", ttlMs: TTL })).rejects.toSatisfy((error: unknown) =>
         ManagedRuntimeError.hasCode(error, "integrity_failed"),
       );
+    });
+
+    it("reads a journal row written before start_revision existed as an unknown start revision", async () => {
+      const client = await migratedClient();
+      const journal = createSqlSandboxJournal({ client, clock: createManualTime() });
+      const id = `old-${crypto.randomUUID()}`;
+      await client.run(
+        `INSERT INTO sandbox_journal (id, workspace_id, environment_id, session_id, work_id, generation, owner_id, sandbox,
+           attempts, last_error, created_at, updated_at) VALUES (?, 'ws-1', 'env-1', 's-1', 'w-1', 1, 'owner-a', ?, 0, '', 1, 1)`,
+        [id, JSON.stringify({ provider: "test", runtimeId: "rt-old" })],
+      );
+      const recorded = await journal.record({ scope: scope("s-1", "w-2"), generation: 2, ownerId: "owner-a", sandbox: { provider: "test", runtimeId: "rt-new" } });
+      await journal.setStartRevision({ id: recorded.id, startRevision: 4 });
+      const listed = await journal.list({ limit: 10 });
+      expect(listed.map((record) => [record.id, record.startRevision])).toEqual([
+        [id, null],
+        [recorded.id, 4],
+      ]);
     });
 
     it("refuses a store without a SqlClient as invalid_config", () => {

@@ -28,6 +28,8 @@ const publishInputSchema = z.object({
   runtimeCheckpoint: runtimeCheckpointRefSchema.nullable().optional(),
 });
 
+const publishIfLatestInputSchema = publishInputSchema.extend({ expectedRevision: z.number().int().nonnegative() });
+
 /** What a publish writes besides generation and revision. */
 export interface PublicationBody {
   readonly workspaceCandidate: RuntimePublicationCandidate;
@@ -68,6 +70,11 @@ export function parsePublishInput(input: unknown): { fence: RuntimeResourceFence
       runtimeCheckpoint: parsed.runtimeCheckpoint ?? null,
     },
   };
+}
+
+export function parsePublishIfLatestInput(input: unknown): { fence: RuntimeResourceFence; expectedRevision: number; body: PublicationBody } {
+  const { expectedRevision, ...rest } = parseRecord(publishIfLatestInputSchema, input, { record: "fence publishIfLatest input" });
+  return { ...parsePublishInput(rest), expectedRevision };
 }
 
 /** A fresh fence token: a random UUID plus 16 more random bytes. Secret. */

@@ -220,6 +220,76 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
       expect(results.filter((result) => result.type === "lost")).toHaveLength(23);
     });
 
+    it("publishes if latest only while the session is still at the expected revision", async () => {
+      const { clock, fences, acquire } = await setup();
+      const first = await acquire("work-1", "owner-a");
+      // Nothing published yet: revision 0 is the latest; any other expectation is refused.
+      expect(await fences.publishIfLatest({ fence: first, expectedRevision: 1, workspaceCandidate, outputCandidate: null })).toEqual({ type: "lost" });
+      expect(await fences.publishIfLatest({ fence: first, expectedRevision: 0, workspaceCandidate, outputCandidate: null })).toEqual({
+        type: "published",
+        revision: 1,
+      });
+      await clock.advance(TTL);
+      // A salvage that started from revision 0 comes after a newer publication: it publishes nothing.
+      const salvage = await acquire("work-1", "reconciler");
+      const newer = { id: "wcp-salvage", contentHash: "sha256:dd" };
+      expect(await fences.publishIfLatest({ fence: salvage, expectedRevision: 0, workspaceCandidate: newer, outputCandidate: null })).toEqual({
+        type: "lost",
+      });
+      await fences.release({ fence: salvage, reason: "lease_lost" });
+      const observer = await fences.acquire({ scope: salvage, ownerId: "observer", ttlMs: TTL });
+      expect(observer).toMatchObject({ type: "acquired", publication: { revision: 1, workspaceCandidate } });
+      // From the latest revision it publishes, once per generation, like publish.
+      const fence = (observer as Extract<FenceAcquireResult, { type: "acquired" }>).fence;
+      expect(await fences.publishIfLatest({ fence, expectedRevision: 1, workspaceCandidate: newer, outputCandidate: null })).toEqual({
+        type: "published",
+        revision: 2,
+      });
+      expect(await fences.publishIfLatest({ fence, expectedRevision: 2, workspaceCandidate: newer, outputCandidate: null })).toEqual({ type: "lost" });
+    });
+
+    it("refuses publish if latest from a stale, expired or foreign fence even at the latest revision", async () => {
+      const { clock, fences, acquire } = await setup();
+      const fence = await acquire();
+      const wrongToken = { ...fence, token: `${fence.token.slice(0, -4)}0000` };
+      const otherWork = { ...fence, workId: "work-9" };
+      for (const candidate of [wrongToken, otherWork]) {
+        expect(await fences.publishIfLatest({ fence: candidate, expectedRevision: 0, workspaceCandidate, outputCandidate })).toEqual({ type: "lost" });
+      }
+      await clock.advance(TTL);
+      expect(await fences.publishIfLatest({ fence, expectedRevision: 0, workspaceCandidate, outputCandidate })).toEqual({ type: "lost" });
+      const next = await acquire("work-2", "owner-b");
+      expect(await fences.publishIfLatest({ fence, expectedRevision: 0, workspaceCandidate, outputCandidate })).toEqual({ type: "lost" });
+      expect(await fences.isCurrent(next)).toBe(true);
+    });
+
+    it("lets a publish if latest lose to a racing publish of a newer generation, never both win", async () => {
+      const { fences, acquire, scope } = await setup();
+      const owner = await acquire("work-1", "owner-a");
+      // The same owner re-acquires (a new generation) and both the old and new fence race at revision 0.
+      const newer = (await fences.acquire({ scope: scope("work-1"), ownerId: "owner-a", ttlMs: TTL })) as Extract<FenceAcquireResult, { type: "acquired" }>;
+      const results = await Promise.all([
+        fences.publishIfLatest({ fence: owner, expectedRevision: 0, workspaceCandidate, outputCandidate: null }),
+        ...Array.from({ length: 8 }, (_, index) =>
+          fences.publishIfLatest({ fence: newer.fence, expectedRevision: 0, workspaceCandidate: { id: `wcp-${index}`, contentHash: "sha256:aa" }, outputCandidate: null }),
+        ),
+      ]);
+      expect(results[0]).toEqual({ type: "lost" });
+      expect(results.filter((result) => result.type === "published")).toEqual([{ type: "published", revision: 1 }]);
+    });
+
+    it("rejects a malformed expected revision with invalid_request", async () => {
+      const { fences, acquire } = await setup();
+      const fence = await acquire();
+      for (const expectedRevision of [-1, 1.5, "0", undefined]) {
+        const error = await fences
+          .publishIfLatest({ fence, expectedRevision, workspaceCandidate, outputCandidate: null } as never)
+          .then(() => null, (caught: unknown) => caught);
+        expect(ManagedRuntimeError.hasCode(error, "invalid_request")).toBe(true);
+        expect((error as Error).message).not.toContain(fence.token);
+      }
+    });
+
     it("lets exactly one of many concurrent acquires win", async () => {
       const { fences, scope } = await setup();
       const results = await Promise.all(

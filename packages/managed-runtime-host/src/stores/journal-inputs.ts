@@ -15,6 +15,8 @@ const recordInputSchema = z.object({
   sandbox: managedSandboxLeaseSchema,
 });
 
+const startRevisionInputSchema = z.object({ id: nonEmptyString, startRevision: z.number().int().nonnegative().nullable() });
+
 /** A validated journal record request. */
 export interface JournalRecordRequest {
   readonly scope: RuntimeResourceScope;
@@ -26,4 +28,9 @@ export interface JournalRecordRequest {
 /** Journal `list`, `failed` and `resolve` take the orphan queue's inputs; only `record` differs. */
 export function parseJournalRecordInput(input: unknown): JournalRecordRequest {
   return parseRecord(recordInputSchema, input, { record: "sandbox journal record input" });
+}
+
+/** A validated `setStartRevision` request. */
+export function parseStartRevisionInput(input: unknown): { id: string; startRevision: number | null } {
+  return parseRecord(startRevisionInputSchema, input, { record: "sandbox journal start revision input" });
 }

@@ -26,6 +26,7 @@ export function describeJournalPortSuite(name: string, factory: JournalPortFacto
         scope: scope("work-1"),
         generation: 4,
         ownerId: "owner-a",
+        startRevision: null,
         sandbox: sandbox("rt-work-1"),
         attempts: 0,
         lastError: "",
@@ -33,6 +34,27 @@ export function describeJournalPortSuite(name: string, factory: JournalPortFacto
         updatedAt: now,
       });
       expect(await journal.list({ limit: 10 })).toEqual([record]);
+    });
+
+    it("sets and clears the revision a run started from, per record, and ignores a missing record", async () => {
+      const { journal } = await setup();
+      const first = await journal.record(entry("work-1"));
+      const second = await journal.record(entry("work-2"));
+      await journal.setStartRevision({ id: first.id, startRevision: 7 });
+      await journal.setStartRevision({ id: second.id, startRevision: 0 });
+      await journal.setStartRevision({ id: "no-such-record", startRevision: 3 });
+      expect((await journal.list({ limit: 10 })).map((record) => [record.id, record.startRevision])).toEqual([
+        [first.id, 7],
+        [second.id, 0],
+      ]);
+      // Recording the same lease again keeps the revision; clearing it leaves the record to be reaped only.
+      expect((await journal.record(entry("work-1"))).startRevision).toBe(7);
+      await journal.setStartRevision({ id: first.id, startRevision: null });
+      expect((await journal.list({ limit: 10 })).map((record) => record.startRevision)).toEqual([null, 0]);
+      for (const startRevision of [-1, 1.5, "2"]) {
+        const error = await journal.setStartRevision({ id: first.id, startRevision } as never).then(() => null, (caught: unknown) => caught);
+        expect(ManagedRuntimeError.hasCode(error, "invalid_request")).toBe(true);
+      }
     });
 
     it("keeps the first record when the same lease is recorded again", async () => {

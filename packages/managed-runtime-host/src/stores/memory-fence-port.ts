@@ -7,10 +7,12 @@ import type {
   RuntimeResourcePublication,
 } from "@open-managed-agents/runtime-resource-contract";
 import {
+  type PublicationBody,
   createFenceToken,
   parseAcquireInput,
   parseFence,
   parseGenerationInput,
+  parsePublishIfLatestInput,
   parsePublishInput,
   parseReleaseInput,
   parseRenewInput,
@@ -51,6 +53,18 @@ export function createMemoryFencePort(options: MemoryFencePortOptions = {}): Run
     const holder = state?.holder;
     if (!state || !holder || !holdsFence(state, holder, fence) || holder.expiresAtMs <= now) return null;
     return { state, holder };
+  };
+
+  // The checks and the write run without an await in between: one atomic step for this process.
+  const publishAt = (fence: RuntimeResourceFence, body: PublicationBody, expectedRevision: number | null): FencePublishResult => {
+    const current = currentHolder(fence, clock.now());
+    if (!current || current.state.publishedGeneration >= fence.generation) return { type: "lost" };
+    const { state } = current;
+    const latest = state.publication?.revision ?? 0;
+    if (expectedRevision !== null && latest !== expectedRevision) return { type: "lost" };
+    state.publishedGeneration = fence.generation;
+    state.publication = structuredClone({ generation: fence.generation, revision: latest + 1, ...body });
+    return { type: "published", revision: latest + 1 };
   };
 
   return {
@@ -101,13 +115,12 @@ export function createMemoryFencePort(options: MemoryFencePortOptions = {}): Run
 
     async publish(input): Promise<FencePublishResult> {
       const { fence, body } = parsePublishInput(input);
-      const current = currentHolder(fence, clock.now());
-      if (!current || current.state.publishedGeneration >= fence.generation) return { type: "lost" };
-      const { state } = current;
-      const revision = (state.publication?.revision ?? 0) + 1;
-      state.publishedGeneration = fence.generation;
-      state.publication = structuredClone({ generation: fence.generation, revision, ...body });
-      return { type: "published", revision };
+      return publishAt(fence, body, null);
+    },
+
+    async publishIfLatest(input): Promise<FencePublishResult> {
+      const { fence, expectedRevision, body } = parsePublishIfLatestInput(input);
+      return publishAt(fence, body, expectedRevision);
     },
 
     async release(input): Promise<void> {

@@ -1,5 +1,5 @@
 import { type SandboxJournalPort, type SandboxJournalRecord, sandboxJournalId } from "@open-managed-agents/runtime-resource-contract";
-import { parseJournalRecordInput } from "./journal-inputs.js";
+import { parseJournalRecordInput, parseStartRevisionInput } from "./journal-inputs.js";
 import { memoryRetryQueue } from "./memory-retry-queue.js";
 import { type StoreClockOptions, isoTime, parseStoreClockOptions } from "./store-options.js";
 
@@ -23,9 +23,15 @@ export function createMemorySandboxJournal(options: MemorySandboxJournalOptions 
       const existing = records.get(id);
       if (existing) return structuredClone(existing);
       const now = isoTime(clock.now());
-      const record: SandboxJournalRecord = { id, ...request, attempts: 0, lastError: "", createdAt: now, updatedAt: now };
+      const record: SandboxJournalRecord = { id, ...request, startRevision: null, attempts: 0, lastError: "", createdAt: now, updatedAt: now };
       records.set(id, record);
       return structuredClone(record);
+    },
+
+    async setStartRevision(input): Promise<void> {
+      const { id, startRevision } = parseStartRevisionInput(input);
+      const existing = records.get(id);
+      if (existing) records.set(id, { ...existing, startRevision });
     },
 
     ...queue,

@@ -25,6 +25,15 @@ export function composeSandboxHarnessDrivers(...drivers: readonly SandboxHarness
         context: { requirement: "harness_driver", driver: input.driver.type },
       });
     },
+    // Only an ama_worker harness outlives its host (it talks to the platform itself); its owner ends it.
+    async endAbandoned(input) {
+      const owner = (await laneOwners(drivers, input.scope)).get("ama_worker");
+      if (owner?.endAbandoned) return owner.endAbandoned(input);
+      throw new CapabilityUnsupportedError({
+        message: "no composed harness driver can end an abandoned ama_worker harness",
+        context: { requirement: "harness_driver", driver: "ama_worker" },
+      });
+    },
   };
 }
 

@@ -2,12 +2,16 @@ import { OUTPUTS_MOUNT_PATH, WORKSPACE_MOUNT_PATH } from "@open-managed-agents/r
 import { environmentSetupOf } from "./install-environment-packages.js";
 import { createLiveCheckpoints } from "./live-checkpoint.js";
 import { callPort } from "./port-call.js";
+import { markSalvageable } from "./sandbox-journal.js";
 import { startSessionInputSync, stopSessionInputSync } from "./session-inputs.js";
 import type { RunStep } from "./step.js";
 
 const stage = "harness-run";
 
-/** Runs the harness with the live-checkpoint callback; `aborted` ends the run as `lease_lost`. */
+/**
+ * Runs the harness with the live-checkpoint callback; `aborted` ends the run as `lease_lost`. An `ama_worker`
+ * run's journal record is marked salvageable first (see `markSalvageable`).
+ */
 export const runHarness: RunStep = {
   stage,
   applies: () => true,
@@ -18,6 +22,7 @@ export const runHarness: RunStep = {
     const live = createLiveCheckpoints(run);
     startSessionInputSync(run);
     const environmentSetup = environmentSetupOf(run);
+    await markSalvageable(run, lease, stage);
     let result;
     try {
       result = await callPort(run, stage, (signal) =>

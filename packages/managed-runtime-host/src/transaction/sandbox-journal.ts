@@ -3,6 +3,7 @@ import { withDeadline } from "../abort.js";
 import { stageError } from "../errors.js";
 import type { RunContext } from "../host/run-context.js";
 import { checkLease, sameRuntime } from "./check-lease.js";
+import { callWithDeadline, cleanupCall } from "./port-call.js";
 
 /**
  * The binding a driver receives with acquire or restore: each call journals the lease-to-be under the
@@ -48,4 +49,37 @@ export async function journalReturnedLease(run: RunContext, lease: ManagedSandbo
   if (!run.options.journal || run.journaled.some((entry) => sameRuntime(entry.sandbox, lease))) return;
   run.log.warn("sandbox.journaled_late", { provider: lease.provider, runtimeId: lease.runtimeId, stage });
   await journalLease(run, lease, stage);
+}
+
+const salvageable = new WeakSet<RunContext>();
+
+/**
+ * Before an `ama_worker` harness starts on the verified workspace, sets the lease's journal record to the
+ * revision that workspace came from: should this host die mid-turn, the reconciler may salvage the sandbox
+ * (the in-sandbox worker goes on, and finishes the turn, without it). Other lanes are never salvaged. A
+ * failed write is a warning: the run goes on, and its sandbox would only be reaped.
+ */
+export async function markSalvageable(run: RunContext, lease: ManagedSandboxLease, stage: string): Promise<void> {
+  const journal = run.options.journal;
+  const entry = run.journaled.find((candidate) => sameRuntime(candidate.sandbox, lease));
+  if (!journal || !entry || run.profile.driver.type !== "ama_worker") return;
+  const startRevision = run.publication?.revision ?? 0;
+  const journalStage = `${stage}-journal-salvage`;
+  const call = () => journal.setStartRevision({ id: entry.id, startRevision });
+  const settled = await callWithDeadline(run, journalStage, run.options.callTimeoutMs, call, run.signal);
+  if (!settled.ok) {
+    run.log.warn("sandbox.salvage_unmarked", { stage: journalStage, code: settled.error.code, message: settled.error.message });
+    return;
+  }
+  salvageable.add(run);
+}
+
+/**
+ * Clears the salvage mark of a record this live host leaves to the reconciler: the host settled the run
+ * itself (published, failed or lost its lease), so the sandbox is only reaped, never salvaged.
+ */
+export async function unmarkSalvageable(run: RunContext, id: string, stage: string): Promise<void> {
+  const journal = run.options.journal;
+  if (!journal || !salvageable.has(run)) return;
+  await cleanupCall(run, `${stage}-unmark-salvage`, () => journal.setStartRevision({ id, startRevision: null }));
 }
