@@ -20,6 +20,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { runPlainWorker } from "../shared/plain-worker.js";
+import { amaWorkerProfile, jsonLines, serviceEnvironment } from "./service-child.js";
 
 const ITEMS = Number(process.env.OMA_BENCH_ITEMS ?? 5);
 const IDLE_MS = 300;
@@ -70,25 +72,7 @@ async function baseline(): Promise<number[]> {
     });
     for await (const work of poller) {
       const claimed = Date.now();
-      await new Promise<void>((resolve, reject) => {
-        const child = spawn(amaBin, [], {
-          stdio: "ignore",
-          env: {
-            PATH: "/usr/bin:/bin",
-            ANTHROPIC_WORK_ID: work.id,
-            ANTHROPIC_ENVIRONMENT_ID: work.environment_id,
-            ANTHROPIC_SESSION_ID: work.data.id,
-            ANTHROPIC_WORK_SECRET: work.secret ?? "",
-            ANTHROPIC_BASE_URL: plane.url,
-            OMA_AMA_WORKDIR: workdir,
-            OMA_AMA_MAX_IDLE_MS: String(IDLE_MS),
-          },
-        });
-        child.once("error", reject);
-        child.once("exit", (code) =>
-          code === 0 ? resolve() : reject(new Error(`oma-ama-worker exited ${code}`))
-        );
-      });
+      await runPlainWorker({ bin: amaBin, work, baseUrl: plane.url, workdir, idleMs: IDLE_MS });
       samples.push(Date.now() - claimed);
       break;
     }
@@ -126,51 +110,19 @@ interface Measured {
 
 async function measured(): Promise<Measured> {
   const environment = plane.createEnvironment({ name: "bench-measured" });
-  const profile = {
-    workspace: { requirement: "durable" },
-    outputs: { requirement: "disabled" },
-    runtimeCheckpoint: "disabled",
-    driver: {
-      type: "ama_worker",
-      process: {
-        command: "oma-ama-worker",
-        env: { PATH: `${BIN_DIRECTORY}:/usr/bin:/bin`, OMA_AMA_MAX_IDLE_MS: String(IDLE_MS) },
-      },
-    },
-  };
+  const profile = amaWorkerProfile(BIN_DIRECTORY, IDLE_MS);
+  const storePath = join(rootDir, "runtime.sqlite");
+  const blobsDirectory = join(rootDir, "blobs");
   const child: ChildProcess = spawn(process.execPath, [SERVICE_BIN], {
     stdio: ["ignore", "ignore", "pipe"],
-    env: {
-      ...process.env,
-      OMA_ENVIRONMENT_ID: environment.id,
-      OMA_ENVIRONMENT_KEY: environment.environmentKey,
-      OMA_API_BASE_URL: plane.url,
-      OMA_STORE: `sqlite://${join(rootDir, "runtime.sqlite")}`,
-      OMA_CHECKPOINT_STORE: `file://${join(rootDir, "blobs")}`,
-      OMA_CLOUDFLARE_BRIDGE_URL: bridge.url,
-      OMA_CLOUDFLARE_BRIDGE_API_KEY: bridge.apiKey,
-      OMA_PROFILE: JSON.stringify(profile),
-      OMA_HTTP_PORT: "0",
-      OMA_LOG_FORMAT: "json",
-      OMA_POLL_INTERVAL_MS: "1000",
-    },
+    env: serviceEnvironment(
+      { environment, planeUrl: plane.url, bridge, storePath, blobsDirectory, profile },
+      { OMA_HTTP_PORT: "0", OMA_POLL_INTERVAL_MS: "1000" },
+    ),
   });
-  const lines: Line[] = [];
-  let wake: (() => void) | null = null;
-  let pending = "";
-  child.stderr?.on("data", (chunk: Buffer) => {
-    pending += chunk.toString();
-    for (let index = pending.indexOf("\n"); index >= 0; index = pending.indexOf("\n")) {
-      try {
-        lines.push(JSON.parse(pending.slice(0, index)) as Line);
-      } catch {}
-      pending = pending.slice(index + 1);
-    }
-    wake?.();
-  });
-  const until = async (test: () => boolean) => {
-    while (!test()) await new Promise<void>((resolve) => (wake = resolve));
-  };
+  const reader = jsonLines(child, child.stderr as NodeJS.ReadableStream);
+  const lines = reader.all as Line[];
+  const until = reader.until;
   await until(() => lines.some((line) => line.event === "service.started"));
   const http = lines.find((line) => line.event === "service.started")?.http as string;
   const rss = async () => {
@@ -216,56 +168,21 @@ interface Peaks {
 /** The bin's peak RSS over a large workspace's first checkpoint, then its restore and second checkpoint. */
 async function peaks(launcher: boolean): Promise<Peaks> {
   const environment = plane.createEnvironment({ name: `bench-peak-${launcher ? "launcher" : "plain"}` });
-  const profile = {
-    workspace: { requirement: "durable" },
-    outputs: { requirement: "disabled" },
-    runtimeCheckpoint: "disabled",
-    driver: {
-      type: "ama_worker",
-      process: {
-        command: "oma-ama-worker",
-        env: { PATH: `${BIN_DIRECTORY}:/usr/bin:/bin`, OMA_AMA_MAX_IDLE_MS: String(IDLE_MS) },
-      },
-    },
-  };
+  const profile = amaWorkerProfile(BIN_DIRECTORY, IDLE_MS);
   const directory = await mkdtemp(join(rootDir, "peak-"));
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    OMA_ENVIRONMENT_ID: environment.id,
-    OMA_ENVIRONMENT_KEY: environment.environmentKey,
-    OMA_API_BASE_URL: plane.url,
-    OMA_STORE: `sqlite://${join(directory, "runtime.sqlite")}`,
-    OMA_CHECKPOINT_STORE: `file://${join(directory, "blobs")}`,
-    OMA_CLOUDFLARE_BRIDGE_URL: bridge.url,
-    OMA_CLOUDFLARE_BRIDGE_API_KEY: bridge.apiKey,
-    OMA_PROFILE: JSON.stringify(profile),
-    OMA_LOG_FORMAT: "json",
-    OMA_POLL_INTERVAL_MS: "500",
-    OMA_NODE: process.execPath,
-  };
+  const storePath = join(directory, "runtime.sqlite");
+  const blobsDirectory = join(directory, "blobs");
+  const env = serviceEnvironment(
+    { environment, planeUrl: plane.url, bridge, storePath, blobsDirectory, profile },
+    { OMA_POLL_INTERVAL_MS: "500", OMA_NODE: process.execPath },
+  );
   for (const key of ["NODE_OPTIONS", "MALLOC_MMAP_THRESHOLD_", "OMA_NODE_ARGS"]) delete env[key];
   const child: ChildProcess = launcher
     ? spawn(LAUNCHER, [], { stdio: ["ignore", "ignore", "pipe"], env })
     : spawn(process.execPath, [SERVICE_BIN], { stdio: ["ignore", "ignore", "pipe"], env });
-  const lines: Line[] = [];
-  let wake: (() => void) | null = null;
-  let pending = "";
-  child.stderr?.on("data", (chunk: Buffer) => {
-    pending += chunk.toString();
-    for (let index = pending.indexOf("\n"); index >= 0; index = pending.indexOf("\n")) {
-      try {
-        lines.push(JSON.parse(pending.slice(0, index)) as Line);
-      } catch {}
-      pending = pending.slice(index + 1);
-    }
-    wake?.();
-  });
-  const until = async (test: () => boolean) => {
-    while (!test()) {
-      if (child.exitCode !== null) throw new Error(`the bin exited ${child.exitCode}`);
-      await new Promise<void>((resolve) => (wake = resolve));
-    }
-  };
+  const reader = jsonLines(child, child.stderr as NodeJS.ReadableStream);
+  const lines = reader.all as Line[];
+  const until = reader.until;
   const highWater = () => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1]) * 1024;
   // Writing 5 to clear_refs resets the high-water mark to the current RSS.
   const resetHighWater = () => writeFileSync(`/proc/${child.pid}/clear_refs`, "5");

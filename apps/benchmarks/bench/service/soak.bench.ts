@@ -19,8 +19,8 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { amaWorkerProfile, jsonLines, serviceEnvironment } from "./service-child.js";
 
 const ITEMS = Number(process.env.OMA_BENCH_ITEMS ?? 200);
 const SESSIONS = Number(process.env.OMA_SOAK_SESSIONS ?? 4);
@@ -47,44 +47,6 @@ const stateDir = join(rootDir, "bridge-state");
 const blobsDir = join(rootDir, "blobs");
 const storePath = join(rootDir, "runtime.sqlite");
 await Promise.all([mkdir(containersDir), mkdir(stateDir), mkdir(blobsDir)]);
-
-/** A child that prints JSON lines; `next()` resolves with the next one. */
-function jsonLines(child: ChildProcess, stream: NodeJS.ReadableStream) {
-  const queue: unknown[] = [];
-  const waiter: { wake: (() => void) | null; ended: boolean } = { wake: null, ended: false };
-  const all: Record<string, unknown>[] = [];
-  void (async () => {
-    for await (const line of createInterface({ input: stream })) {
-      try {
-        const parsed = JSON.parse(line) as Record<string, unknown>;
-        queue.push(parsed);
-        all.push(parsed);
-      } catch {
-        process.stderr.write(`${line}\n`);
-      }
-      waiter.wake?.();
-    }
-    waiter.ended = true;
-    waiter.wake?.();
-  })();
-  const gone = () => waiter.ended || child.exitCode !== null;
-  return {
-    all,
-    async next(): Promise<Record<string, unknown>> {
-      while (queue.length === 0) {
-        if (gone()) throw new Error(`child ended (exit code ${child.exitCode})`);
-        await new Promise<void>((resolve) => (waiter.wake = resolve));
-      }
-      return queue.shift() as Record<string, unknown>;
-    },
-    async until(test: () => boolean): Promise<void> {
-      while (!test()) {
-        if (gone()) throw new Error(`child ended (exit code ${child.exitCode})`);
-        await new Promise<void>((resolve) => (waiter.wake = resolve));
-      }
-    },
-  };
-}
 
 const stack = spawn(process.execPath, ["--experimental-websocket", STACK], {
   stdio: ["pipe", "pipe", "inherit"],
@@ -141,35 +103,17 @@ function filesBytes(paths: readonly string[]): number {
 }
 
 const environment = plane.createEnvironment({ name: "bench-soak" });
-const profile = {
-  workspace: { requirement: "durable" },
-  outputs: { requirement: "disabled" },
-  runtimeCheckpoint: "disabled",
-  driver: {
-    type: "ama_worker",
-    process: {
-      command: "oma-ama-worker",
-      env: { PATH: `${BIN_DIRECTORY}:/usr/bin:/bin`, OMA_AMA_MAX_IDLE_MS: "300" },
-    },
-  },
-};
+const profile = amaWorkerProfile(BIN_DIRECTORY, 300);
 const service: ChildProcess = spawn(process.execPath, [SERVICE_BIN], {
   stdio: ["ignore", "ignore", "pipe"],
-  env: {
-    ...process.env,
-    OMA_ENVIRONMENT_ID: environment.id,
-    OMA_ENVIRONMENT_KEY: environment.environmentKey,
-    OMA_API_BASE_URL: plane.url,
-    OMA_STORE: `sqlite://${storePath}`,
-    OMA_CHECKPOINT_STORE: `file://${blobsDir}`,
-    OMA_CLOUDFLARE_BRIDGE_URL: bridge.url,
-    OMA_CLOUDFLARE_BRIDGE_API_KEY: bridge.apiKey,
-    OMA_PROFILE: JSON.stringify(profile),
-    OMA_LOG_FORMAT: "json",
-    OMA_POLL_INTERVAL_MS: "500",
-    OMA_SWEEP_INTERVAL_MS: String(SWEEP_INTERVAL_MS),
-    OMA_SWEEP_GRACE_MS: String(SWEEP_GRACE_MS),
-  },
+  env: serviceEnvironment(
+    { environment, planeUrl: plane.url, bridge, storePath, blobsDirectory: blobsDir, profile },
+    {
+      OMA_POLL_INTERVAL_MS: "500",
+      OMA_SWEEP_INTERVAL_MS: String(SWEEP_INTERVAL_MS),
+      OMA_SWEEP_GRACE_MS: String(SWEEP_GRACE_MS),
+    },
+  ),
 });
 const serviceLines = jsonLines(service, service.stderr as NodeJS.ReadableStream);
 await serviceLines.until(() => serviceLines.all.some((line) => line.event === "service.started"));

@@ -9,10 +9,10 @@
  * Figures: claim → first tool result, claim → item done, and the measured run split into the worker's own
  * overhead, the host's transaction, the sandbox's acquire/terminate and the harness.
  */
-import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { runPlainWorker } from "../shared/plain-worker.js";
 
 process.env.NODE_ENV = "test";
 const ITEMS = Number(process.env.OMA_BENCH_ITEMS ?? 5);
@@ -150,23 +150,7 @@ async function baseline(): Promise<Sample[]> {
     const poller = client.beta.environments.work.poller({ environmentId: environment.id, environmentKey: environment.environmentKey, autoStop: false, drain: true, blockMs: null });
     for await (const work of poller) {
       const claimed = Date.now();
-      await new Promise<void>((resolve, reject) => {
-        const child = spawn(bin, [], {
-          stdio: "ignore",
-          env: {
-            PATH: "/usr/bin:/bin",
-            ANTHROPIC_WORK_ID: work.id,
-            ANTHROPIC_ENVIRONMENT_ID: work.environment_id,
-            ANTHROPIC_SESSION_ID: work.data.id,
-            ANTHROPIC_WORK_SECRET: work.secret ?? "",
-            ANTHROPIC_BASE_URL: plane.url,
-            OMA_AMA_WORKDIR: workdir,
-            OMA_AMA_MAX_IDLE_MS: String(IDLE_MS),
-          },
-        });
-        child.once("error", reject);
-        child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`oma-ama-worker exited ${code}`))));
-      });
+      await runPlainWorker({ bin, work, baseUrl: plane.url, workdir, idleMs: IDLE_MS });
       samples.push({ firstToolMs: firstAnswer(work.data.id) - claimed, doneMs: Date.now() - claimed });
       break;
     }
