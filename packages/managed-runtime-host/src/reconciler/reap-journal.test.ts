@@ -78,7 +78,7 @@ describe.each(stores)("journal reconciliation over %s", (_, createStores) => {
     expect(await journal.list({ limit: 10 })).toEqual([]);
   });
 
-  it("holds a sandbox journaled under a generation its owner rotated past, and reaps it once the fence is released", async () => {
+  it("holds a sandbox journaled under a generation its owner rotated past, reaps it once released", async () => {
     const { fences, provider, reconciler, journalRuntime } = await setup();
     await journalRuntime("rt-1");
     // A live checkpoint's rotation: the same owner and work item take the next generation, the run goes on.

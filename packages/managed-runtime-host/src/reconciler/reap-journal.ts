@@ -11,7 +11,7 @@ export interface JournalReconcileSummary {
   readonly failed: number;
   /** Records given up in this pass; they stay listed. */
   readonly givenUp: number;
-  /** Records whose run still holds the fence (rotated or not): a live run holds the sandbox, so it is left alone. */
+  /** Records whose run still holds the fence (rotated or not): a live run's sandbox is left alone. */
   readonly held: number;
   /** Records waiting for their backoff delay. */
   readonly deferred: number;
@@ -44,8 +44,9 @@ export interface JournalReaper {
 /**
  * Reaps up to `limit` journaled sandboxes, oldest first, whose run no longer holds the fence: it is not
  * held, unexpired, by the record's owner and work item at the record's generation or a later one (expired,
- * released or taken over). A record of a live run, rotated by live checkpoints or not, is never touched. With a salvager, a record that
- * carries a start revision is salvaged first (see {@link salvageSandbox}), once, before its first reap.
+ * released or taken over). A record of a live run, rotated by live checkpoints or not, is never touched.
+ * With a salvager, a record that carries a start revision is salvaged first (see {@link salvageSandbox}),
+ * once, before its first reap.
  */
 export async function reapJournal(reaper: JournalReaper, input: { readonly limit: number; readonly now: number; readonly signal?: AbortSignal }): Promise<JournalReconcileSummary> {
   const counts = { reaped: 0, failed: 0, givenUp: 0, held: 0, deferred: 0, exhausted: 0, salvaged: 0, superseded: 0, salvageFailed: 0 };

@@ -56,7 +56,9 @@ const generationInputSchema = z.object({
   ownerId: z.string().min(1),
 });
 
-export function parseGenerationInput(input: unknown): { scope: RuntimeResourceScope; generation: number; ownerId: string } {
+export function parseGenerationInput(
+  input: unknown,
+): { scope: RuntimeResourceScope; generation: number; ownerId: string } {
   return parseRecord(generationInputSchema, input, { record: "fence generation input" });
 }
 

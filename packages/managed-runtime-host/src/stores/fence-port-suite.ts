@@ -99,7 +99,7 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
       expect(await fences.isCurrent(fence)).toBe(false);
     });
 
-    it("answers token-free whether a generation's run still holds the fence: false once expired, released or taken over", async () => {
+    it("answers token-free whether a generation's run still holds the fence, rotated or not", async () => {
       const { clock, fences, scope, acquire } = await setup();
       const first = await acquire("work-1", "owner-a");
       const current = (workId: string, generation: number, ownerId = "owner-a") =>
@@ -127,12 +127,10 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
       const fourth = await acquire("work-2", "owner-c");
       expect(await current("work-2", third.generation, "owner-b")).toBe(false);
       expect(await current("work-2", fourth.generation, "owner-c")).toBe(true);
-      await expect(fences.isGenerationCurrent({ scope: scope(), generation: -1, ownerId: "owner-a" })).rejects.toSatisfy(
-        (error) => ManagedRuntimeError.hasCode(error, "invalid_request"),
-      );
-      await expect(fences.isGenerationCurrent({ scope: scope(), generation: 1, ownerId: "" })).rejects.toSatisfy((error) =>
-        ManagedRuntimeError.hasCode(error, "invalid_request"),
-      );
+      const invalid = (error: unknown) => ManagedRuntimeError.hasCode(error, "invalid_request");
+      const ask = (generation: number, ownerId: string) => fences.isGenerationCurrent({ scope: scope(), generation, ownerId });
+      await expect(ask(-1, "owner-a")).rejects.toSatisfy(invalid);
+      await expect(ask(1, "")).rejects.toSatisfy(invalid);
     });
 
     it("increases generations strictly across release, expiry and owners", async () => {
