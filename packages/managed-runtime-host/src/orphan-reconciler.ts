@@ -36,10 +36,10 @@ export interface ManagedRuntimeOrphanReconcilerOptions {
    * provider no longer reports the runtime `running` or `suspended`; otherwise the record stays, with backoff.
    */
   readonly sandbox: ReconcilerSandbox;
-  /** The write-ahead sandbox journal; its records are reaped once their generation is not current. Needs `fences`. */
+  /** The write-ahead sandbox journal; its records are reaped once their run no longer holds the fence. Needs `fences`. */
   readonly journal?: SandboxJournalPort;
   /**
-   * Answers whether a journaled generation is still current; required with `journal`. With `salvage` it
+   * Answers whether a journaled run still holds the fence; required with `journal`. With `salvage` it
    * also needs `acquire`, `publishIfLatest` and `release`.
    */
   readonly fences?: Pick<RuntimeResourceFencePort, "isGenerationCurrent"> & Partial<Pick<RuntimeResourceFencePort, "acquire" | "publishIfLatest" | "release">>;
@@ -146,9 +146,9 @@ const runOnceSchema = z.object({
  * attempt and the redacted message, never the error object. At `maxAttempts` the record stays listed,
  * its message prefixed with `gave up after n attempts:`, and later passes skip it.
  *
- * With a `journal`, each pass then reaps journaled sandboxes whose fence generation is no longer current
- * (the run crashed, lost its lease or could not confirm terminate), with the same backoff and limits, and
- * never one whose generation a live run still holds. With `salvage`, a journaled sandbox whose `ama_worker` run's
+ * With a `journal`, each pass then reaps journaled sandboxes whose run no longer holds the fence (the run
+ * crashed, lost its lease or could not confirm terminate), with the same backoff and limits, and never one a
+ * live run still holds, at its journaled generation or a later one its live checkpoints rotated to. With `salvage`, a journaled sandbox whose `ama_worker` run's
  * host is gone has its workspace checkpointed and published first, if nothing newer was published meanwhile.
  */
 export function createManagedRuntimeOrphanReconciler(options: ManagedRuntimeOrphanReconcilerOptions): ManagedRuntimeOrphanReconciler {

@@ -1,9 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { type ManagedSandboxPort, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
 import { createManagedRuntimeOrphanReconciler } from "../src/orphan-reconciler.js";
+import { createSupervisedSandboxHarnessDriver } from "../src/supervisor/supervised-harness-driver.js";
 import { createFakeSandbox } from "../src/testing/fake-sandbox.js";
-import { createHostFixture, scope } from "./support/fixture.js";
+import { createScriptedSupervisorTransport } from "./support/fake-supervisor.js";
+import { type HostFixture, createHostFixture, scope, supervisedProfile } from "./support/fixture.js";
 import { tokensOf } from "./support/invariants.js";
+import { ready, until } from "./support/supervised-run.js";
 
 describe("write-ahead sandbox journal", () => {
   it("journals the lease-to-be before the runtime exists and resolves it once terminate is confirmed", async () => {
@@ -118,6 +121,57 @@ describe("write-ahead sandbox journal", () => {
     expect((await reconciler.runOnce({ limit: 10 })).journal).toMatchObject({ reaped: 1, failed: 0 });
     expect(fake.runtimes.get("fake-rt-1")?.state).toBe("stopped");
     expect(await fixture.deps.sandboxJournal.list({ limit: 10 })).toEqual([]);
+  });
+});
+
+describe("journal records across a live checkpoint's fence rotation", () => {
+  /** Another fleet worker's reconciler over the same stores: the plain reap path, no salvage. */
+  const otherWorkersReconciler = (fixture: HostFixture) =>
+    createManagedRuntimeOrphanReconciler({
+      orphans: fixture.deps.orphanStore,
+      journal: fixture.deps.sandboxJournal,
+      fences: fixture.deps.fenceStore,
+      sandbox: fixture.deps.sandbox.port,
+      clock: fixture.time,
+      ownerId: "owner-b",
+    });
+
+  it("never reaps the sandbox of a supervised run that goes on under a rotated generation", async () => {
+    let fixture: HostFixture | undefined;
+    const passes: unknown[] = [];
+    const states: (string | undefined)[] = [];
+    const transport = createScriptedSupervisorTransport(async (side) => {
+      await until(side, "start");
+      await side.emit(ready);
+      for (const checkpointId of ["turn-1", "turn-2"]) {
+        await side.emit({ type: "checkpoint", checkpointId, sessionId: "ses-1" });
+        await until(side, "checkpoint.commit");
+        // The run holds generation 2 (then 3) while its journal record says 1: a pass from another
+        // worker must see the run as live.
+        const current = fixture as HostFixture;
+        passes.push((await otherWorkersReconciler(current).runOnce({ limit: 10 })).journal);
+        states.push(current.deps.sandbox.runtimes.get("fake-rt-1")?.state);
+      }
+      await side.emit({ type: "completed", exitCode: 0 });
+    });
+    fixture = createHostFixture({
+      harnessDriver: (time) => createSupervisedSandboxHarnessDriver({ transport, clock: time, scheduler: time }),
+    });
+    const result = await fixture.run({ profile: supervisedProfile }, 250);
+    expect(result).toMatchObject({ type: "completed", generation: 3 });
+    expect(passes).toMatchObject([{ held: 1, reaped: 0 }, { held: 1, reaped: 0 }]);
+    expect(states).toEqual(["running", "running"]);
+    expect(fixture.journal.of("sandbox.reap")).toHaveLength(0);
+    expect(await fixture.deps.sandboxJournal.list({ limit: 10 })).toEqual([]);
+  });
+
+  it("reaps the record once the rotated fence is released without the run resolving it", async () => {
+    const fixture = createHostFixture({ runtime: { harness: { checkpoints: ["turn-1"] } } });
+    fixture.deps.faults.add({ port: "sandbox", method: "terminate", kind: "throw" });
+    expect((await fixture.run({ profile: supervisedProfile })).type).toBe("completed");
+    expect(await fixture.deps.sandboxJournal.list({ limit: 10 })).toMatchObject([{ generation: 1 }]);
+    expect((await otherWorkersReconciler(fixture).runOnce({ limit: 10 })).journal).toMatchObject({ reaped: 1, held: 0 });
+    expect(fixture.deps.sandbox.runtimes.get("fake-rt-1")?.state).toBe("stopped");
   });
 });
 

@@ -69,11 +69,17 @@ export interface RuntimeResourceFencePort {
   /** True while `fence` is the scope's current, unexpired fence. Session-input authorisation calls it. */
   isCurrent(fence: RuntimeResourceFence): Promise<boolean>;
   /**
-   * True while `generation` is the current, unexpired fence of `scope` (its session and work item), whoever
-   * holds it. Token-free: the reconciler asks it before reaping a journaled sandbox, and reaps only on `false`
-   * (expired, released or superseded).
+   * True while the fence of `scope` is held, unexpired, by `ownerId` for the scope's work item at
+   * `generation` or a later one: the run that took `generation` still holds on, across the rotations its
+   * live checkpoints make. Token-free and one atomic read: the reconciler asks it before reaping a sandbox
+   * journaled under (`generation`, `ownerId`), and reaps only on `false` (expired, released, or taken over
+   * by another owner or work item).
    */
-  isGenerationCurrent(input: { readonly scope: RuntimeResourceScope; readonly generation: number }): Promise<boolean>;
+  isGenerationCurrent(input: {
+    readonly scope: RuntimeResourceScope;
+    readonly generation: number;
+    readonly ownerId: string;
+  }): Promise<boolean>;
   /**
    * Atomically checks that `fence` is current and advances the session's publication to the candidates.
    * Returns the new revision, or `lost`. Publishing twice with one generation is refused as `lost`.

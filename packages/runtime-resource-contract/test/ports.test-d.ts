@@ -96,6 +96,7 @@ describe("ports", () => {
     expectTypeOf<Parameters<RuntimeResourceFencePort["publishIfLatest"]>[0]["expectedRevision"]>().toEqualTypeOf<number>();
     expectTypeOf<RuntimeResourceFencePort["isCurrent"]>().returns.toEqualTypeOf<Promise<boolean>>();
     expectTypeOf<RuntimeResourceFencePort["isGenerationCurrent"]>().parameter(0).not.toHaveProperty("token");
+    expectTypeOf<RuntimeResourceFencePort["isGenerationCurrent"]>().parameter(0).toHaveProperty("ownerId").toEqualTypeOf<string>();
     expectTypeOf<RuntimeResourceFencePort["isGenerationCurrent"]>().returns.toEqualTypeOf<Promise<boolean>>();
   });
 

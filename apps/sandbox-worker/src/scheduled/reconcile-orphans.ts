@@ -16,7 +16,7 @@ const REAP_PROFILE: ManagedRuntimeProfile = {
 
 /**
  * One reconciler pass (the cron trigger): reaps up to `ORPHAN_REAP_LIMIT` due orphans (containers whose
- * terminate failed) and journaled containers whose fence generation is no longer current (a Worker that
+ * terminate failed) and journaled containers whose run no longer holds the session's fence (a Worker that
  * died mid-run), from their serialized leases alone; a journaled container whose ama_worker run's Worker died
  * mid-turn is salvaged first (docs/host.md, "Salvage"). Logs and returns the summary.
  */

@@ -78,10 +78,25 @@ describe.each(stores)("journal reconciliation over %s", (_, createStores) => {
     expect(await journal.list({ limit: 10 })).toEqual([]);
   });
 
-  it("reaps the sandbox of a superseded generation while the newer one stays held", async () => {
-    const { provider, reconciler, journalRuntime } = await setup();
+  it("holds a sandbox journaled under a generation its owner rotated past, reaps it once released", async () => {
+    const { fences, provider, reconciler, journalRuntime } = await setup();
+    await journalRuntime("rt-1");
+    // A live checkpoint's rotation: the same owner and work item take the next generation, the run goes on.
+    const rotated = await fences.acquire({ scope, ownerId: "owner-a", ttlMs: TTL });
+    if (rotated.type !== "acquired") throw new Error("fence not rotated");
+    expect(rotated.fence.generation).toBe(2);
+    expect((await reconciler.runOnce({ limit: 10 })).journal).toMatchObject({ reaped: 0, held: 1 });
+    expect(provider.running.has("rt-1")).toBe(true);
+    await fences.release({ fence: rotated.fence, reason: "failed" });
+    expect((await reconciler.runOnce({ limit: 10 })).journal).toMatchObject({ reaped: 1, held: 0 });
+    expect(provider.running.size).toBe(0);
+  });
+
+  it("reaps the sandbox of a generation another owner took over while the newer one stays held", async () => {
+    const { clock, provider, reconciler, journalRuntime } = await setup();
     await journalRuntime("rt-old");
-    await journalRuntime("rt-new");
+    await clock.advance(TTL);
+    await journalRuntime("rt-new", "owner-b");
     expect((await reconciler.runOnce({ limit: 10 })).journal).toMatchObject({ reaped: 1, held: 1 });
     expect([...provider.running]).toEqual(["rt-new"]);
   });

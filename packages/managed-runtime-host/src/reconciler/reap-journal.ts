@@ -11,7 +11,7 @@ export interface JournalReconcileSummary {
   readonly failed: number;
   /** Records given up in this pass; they stay listed. */
   readonly givenUp: number;
-  /** Records whose generation is still current: a live run holds the sandbox, so it is left alone. */
+  /** Records whose run still holds the fence (rotated or not): a live run's sandbox is left alone. */
   readonly held: number;
   /** Records waiting for their backoff delay. */
   readonly deferred: number;
@@ -42,9 +42,11 @@ export interface JournalReaper {
 }
 
 /**
- * Reaps up to `limit` journaled sandboxes, oldest first, whose generation is no longer current (expired,
- * released or superseded). A record of a live generation is never touched. With a salvager, a record that
- * carries a start revision is salvaged first (see {@link salvageSandbox}), once, before its first reap.
+ * Reaps up to `limit` journaled sandboxes, oldest first, whose run no longer holds the fence: it is not
+ * held, unexpired, by the record's owner and work item at the record's generation or a later one (expired,
+ * released or taken over). A record of a live run, rotated by live checkpoints or not, is never touched.
+ * With a salvager, a record that carries a start revision is salvaged first (see {@link salvageSandbox}),
+ * once, before its first reap.
  */
 export async function reapJournal(reaper: JournalReaper, input: { readonly limit: number; readonly now: number; readonly signal?: AbortSignal }): Promise<JournalReconcileSummary> {
   const counts = { reaped: 0, failed: 0, givenUp: 0, held: 0, deferred: 0, exhausted: 0, salvaged: 0, superseded: 0, salvageFailed: 0 };
@@ -60,7 +62,10 @@ export async function reapJournal(reaper: JournalReaper, input: { readonly limit
       counts.deferred += 1;
       continue;
     }
-    if (await reaper.fences.isGenerationCurrent({ scope: record.scope, generation: record.generation })) {
+    // Asked of the fence's holder, not of the recorded generation alone: a live checkpoint rotates the
+    // fence of a run that goes on, while its record keeps the generation it was journaled under.
+    const { scope, generation, ownerId } = record;
+    if (await reaper.fences.isGenerationCurrent({ scope, generation, ownerId })) {
       counts.held += 1;
       continue;
     }

@@ -43,8 +43,11 @@ const ACQUIRE = `INSERT INTO runtime_resource_fences
 const HOLDER = `SELECT expires_at, token_sha256 FROM runtime_resource_fences WHERE ${KEY}`;
 const RENEW = `UPDATE runtime_resource_fences SET expires_at = ?, updated_at = ? WHERE ${HELD_BY} AND expires_at > ?`;
 const IS_CURRENT = `SELECT 1 AS held FROM runtime_resource_fences WHERE ${HELD_BY} AND expires_at > ?`;
+// Held by the owner and work item that took `generation`, at it or at a later generation (a live
+// checkpoint's rotation): owner, work item, generation and expiry are read in one statement.
 const GENERATION_CURRENT = `SELECT 1 AS held FROM runtime_resource_fences
-  WHERE ${KEY} AND generation = ? AND work_id = ? AND token_sha256 IS NOT NULL AND expires_at > ?`;
+  WHERE ${KEY} AND generation >= ? AND work_id = ? AND owner_id = ? AND token_sha256 IS NOT NULL
+    AND expires_at > ?`;
 // The compare (generation, token, expiry, not yet published) and the write are one statement.
 const PUBLISH = `UPDATE runtime_resource_fences
   SET published_generation = generation, revision = revision + 1, publication = ?, updated_at = ?
@@ -120,8 +123,9 @@ export function createSqlFencePort(options: SqlFencePortOptions): RuntimeResourc
     },
 
     async isGenerationCurrent(input): Promise<boolean> {
-      const { scope, generation } = parseGenerationInput(input);
-      const rows = await client.all(GENERATION_CURRENT, [...keyOf(scope), generation, scope.workId, clock.now()]);
+      const { scope, generation, ownerId } = parseGenerationInput(input);
+      const values = [...keyOf(scope), generation, scope.workId, ownerId, clock.now()];
+      const rows = await client.all(GENERATION_CURRENT, values);
       return rows.length === 1;
     },
 

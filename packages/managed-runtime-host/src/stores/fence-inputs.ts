@@ -50,9 +50,15 @@ export function parseReleaseInput(input: unknown): { fence: RuntimeResourceFence
   return parseRecord(releaseInputSchema, input, { record: "fence release input" });
 }
 
-const generationInputSchema = z.object({ scope: runtimeResourceScopeSchema, generation: z.number().int().positive() });
+const generationInputSchema = z.object({
+  scope: runtimeResourceScopeSchema,
+  generation: z.number().int().positive(),
+  ownerId: z.string().min(1),
+});
 
-export function parseGenerationInput(input: unknown): { scope: RuntimeResourceScope; generation: number } {
+export function parseGenerationInput(
+  input: unknown,
+): { scope: RuntimeResourceScope; generation: number; ownerId: string } {
   return parseRecord(generationInputSchema, input, { record: "fence generation input" });
 }
 

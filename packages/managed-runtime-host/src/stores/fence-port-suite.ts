@@ -99,24 +99,38 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
       expect(await fences.isCurrent(fence)).toBe(false);
     });
 
-    it("answers token-free whether a generation is current: false once expired, released or superseded", async () => {
+    it("answers token-free whether a generation's run still holds the fence, rotated or not", async () => {
       const { clock, fences, scope, acquire } = await setup();
       const first = await acquire("work-1", "owner-a");
-      const current = (workId: string, generation: number) => fences.isGenerationCurrent({ scope: scope(workId), generation });
+      const current = (workId: string, generation: number, ownerId = "owner-a") =>
+        fences.isGenerationCurrent({ scope: scope(workId), generation, ownerId });
       expect(await current("work-1", first.generation)).toBe(true);
       expect(await current("work-other", first.generation)).toBe(false);
+      expect(await current("work-1", first.generation, "owner-b")).toBe(false);
       expect(await current("work-1", first.generation + 1)).toBe(false);
+      // A live checkpoint's rotation: the same owner and work item move on to the next generation, and a
+      // sandbox journaled under the first is still held by the same live run.
       const second = await acquire("work-1", "owner-a");
-      expect(await current("work-1", first.generation)).toBe(false);
+      expect(await current("work-1", first.generation)).toBe(true);
       expect(await current("work-1", second.generation)).toBe(true);
+      expect(await current("work-1", first.generation, "owner-b")).toBe(false);
       await fences.release({ fence: second, reason: "completed" });
+      expect(await current("work-1", first.generation)).toBe(false);
       expect(await current("work-1", second.generation)).toBe(false);
       const third = await acquire("work-2", "owner-b");
+      expect(await current("work-1", first.generation)).toBe(false);
+      expect(await current("work-2", first.generation)).toBe(false);
+      expect(await current("work-2", third.generation, "owner-b")).toBe(true);
       await clock.advance(TTL);
-      expect(await current("work-2", third.generation)).toBe(false);
-      await expect(fences.isGenerationCurrent({ scope: scope(), generation: -1 })).rejects.toSatisfy((error) =>
-        ManagedRuntimeError.hasCode(error, "invalid_request"),
-      );
+      expect(await current("work-2", third.generation, "owner-b")).toBe(false);
+      // Another owner takes the expired fence over: the rotated run's records are no longer held.
+      const fourth = await acquire("work-2", "owner-c");
+      expect(await current("work-2", third.generation, "owner-b")).toBe(false);
+      expect(await current("work-2", fourth.generation, "owner-c")).toBe(true);
+      const invalid = (error: unknown) => ManagedRuntimeError.hasCode(error, "invalid_request");
+      const ask = (generation: number, ownerId: string) => fences.isGenerationCurrent({ scope: scope(), generation, ownerId });
+      await expect(ask(-1, "owner-a")).rejects.toSatisfy(invalid);
+      await expect(ask(1, "")).rejects.toSatisfy(invalid);
     });
 
     it("increases generations strictly across release, expiry and owners", async () => {

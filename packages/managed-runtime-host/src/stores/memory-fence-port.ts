@@ -107,10 +107,12 @@ export function createMemoryFencePort(options: MemoryFencePortOptions = {}): Run
     },
 
     async isGenerationCurrent(input): Promise<boolean> {
-      const { scope, generation } = parseGenerationInput(input);
+      const { scope, generation, ownerId } = parseGenerationInput(input);
       const state = sessions.get(sessionKey(scope));
       const holder = state?.holder;
-      return !!state && !!holder && state.generation === generation && holder.workId === scope.workId && holder.expiresAtMs > clock.now();
+      // A later generation of the same owner and work item is the same run after a live checkpoint's rotation.
+      if (!state || !holder || state.generation < generation) return false;
+      return holder.ownerId === ownerId && holder.workId === scope.workId && holder.expiresAtMs > clock.now();
     },
 
     async publish(input): Promise<FencePublishResult> {
