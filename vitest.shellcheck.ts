@@ -1,6 +1,5 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
-import { join } from "node:path";
 
 /** Whether shellcheck runs here (scripts/bootstrap.sh installs it); without it there is nothing to check. */
 export const shellcheckInstalled: boolean = (() => {

@@ -38,7 +38,7 @@ const KNOWN_CIRCLES: readonly (readonly string[])[] = [
 ];
 
 /** The circles among `edges`, each as its files sorted; Tarjan's algorithm, iterative. */
-export function findCycles(edges: ReadonlyMap<string, readonly string[]>): string[][] {
+function findCycles(edges: ReadonlyMap<string, readonly string[]>): string[][] {
   const index = new Map<string, number>();
   const low = new Map<string, number>();
   const onStack = new Set<string>();

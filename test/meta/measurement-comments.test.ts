@@ -78,7 +78,7 @@ function shellComments(text: string): Comment[] {
 }
 
 /** Lines (1-based) of the sentences of `comment` that quote a measurement. */
-export function measurementLines(comment: Comment): number[] {
+function measurementLines(comment: Comment): number[] {
   const found: number[] = [];
   let text = "";
   const lineAt: number[] = [];
