@@ -10,6 +10,12 @@ import { sdkMatrixAliases } from "./vitest.sdk-matrix.js";
 export function packageTestConfig(timeoutMs: number) {
   return defineConfig({
     resolve: { alias: sdkMatrixAliases() },
-    test: { include: ["test/**/*.test.ts"], typecheck: { enabled: false }, testTimeout: timeoutMs, hookTimeout: timeoutMs, globalSetup: ["../../vitest.temporary-folder.ts"] },
+    test: {
+      include: ["test/**/*.test.ts"],
+      typecheck: { enabled: false },
+      testTimeout: timeoutMs,
+      hookTimeout: timeoutMs,
+      globalSetup: ["../../vitest.temporary-folder.ts"],
+    },
   });
 }

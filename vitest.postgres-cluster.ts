@@ -24,7 +24,9 @@ function binDir(): string | undefined {
   if (process.env.OMA_POSTGRES_BIN) return process.env.OMA_POSTGRES_BIN;
   const root = "/usr/lib/postgresql";
   if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((name) => existsSync(join(root, name, "bin", "initdb"))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root)
+    .filter((name) => existsSync(join(root, name, "bin", "initdb")))
+    .sort((a, b) => Number(b) - Number(a));
   return versions[0] === undefined ? undefined : join(root, versions[0], "bin");
 }
 
@@ -43,13 +45,27 @@ function serverUser(): { readonly uid: number; readonly gid: number } | undefine
       // No such user; try the next.
     }
   }
-  throw new Error("running as root, but neither a postgres nor a nobody user exists to run the test Postgres as");
+  throw new Error(
+    "running as root, but neither a postgres nor a nobody user exists to run the test Postgres as",
+  );
 }
 
 /** The temporary folder if the server user can enter it (a test run's own may be root's alone), else /tmp. */
 function reachableTemp(user: { readonly uid: number; readonly gid: number }): string {
   try {
-    execFileSync("setpriv", [`--reuid=${user.uid}`, `--regid=${user.gid}`, "--clear-groups", "--", "test", "-w", tmpdir()], { stdio: "ignore" });
+    execFileSync(
+      "setpriv",
+      [
+        `--reuid=${user.uid}`,
+        `--regid=${user.gid}`,
+        "--clear-groups",
+        "--",
+        "test",
+        "-w",
+        tmpdir(),
+      ],
+      { stdio: "ignore" },
+    );
     return tmpdir();
   } catch {
     return "/tmp";
@@ -62,7 +78,11 @@ function freePort(): Promise<number> {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+      server.close(() =>
+        typeof address === "object" && address
+          ? resolve(address.port)
+          : reject(new Error("no port")),
+      );
     });
   });
 }
@@ -78,7 +98,9 @@ export interface PostgresClusterOptions {
  * durability traded for speed unless `durable` (fsync off: the data is thrown away). Nothing needs to run
  * beforehand.
  */
-export async function startPostgresCluster(options: PostgresClusterOptions = {}): Promise<PostgresCluster> {
+export async function startPostgresCluster(
+  options: PostgresClusterOptions = {},
+): Promise<PostgresCluster> {
   const bin = binDir();
   const initdb = bin === undefined ? "initdb" : join(bin, "initdb");
   const postgres = bin === undefined ? "postgres" : join(bin, "postgres");
@@ -86,7 +108,9 @@ export async function startPostgresCluster(options: PostgresClusterOptions = {})
     try {
       execFileSync("which", ["initdb"], { stdio: "ignore" });
     } catch {
-      throw new Error("Postgres is not installed: initdb was not found (scripts/bootstrap.sh installs Debian's postgresql)");
+      throw new Error(
+        "Postgres is not installed: initdb was not found (scripts/bootstrap.sh installs Debian's postgresql)",
+      );
     }
   }
   const user = serverUser();
@@ -99,15 +123,32 @@ export async function startPostgresCluster(options: PostgresClusterOptions = {})
     await chown(sockets, user.uid, user.gid);
   }
   const as = (command: string, args: string[]): [string, string[]] =>
-    user ? ["setpriv", [`--reuid=${user.uid}`, `--regid=${user.gid}`, "--clear-groups", "--", command, ...args]] : [command, args];
+    user
+      ? [
+          "setpriv",
+          [`--reuid=${user.uid}`, `--regid=${user.gid}`, "--clear-groups", "--", command, ...args],
+        ]
+      : [command, args];
 
   try {
-    const [command, args] = as(initdb, ["-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"]);
+    const [command, args] = as(initdb, [
+      "-D",
+      data,
+      "-U",
+      "postgres",
+      "--auth=trust",
+      "--no-sync",
+      "-E",
+      "UTF8",
+      "--locale=C",
+    ]);
     execFileSync(command, args, { stdio: "pipe", cwd: folder });
   } catch (error) {
     await rm(folder, { recursive: true, force: true });
     const stderr = (error as { stderr?: Buffer }).stderr?.toString() ?? "";
-    throw new Error(`initdb failed (is ${folder}'s parent reachable by the server user?): ${stderr || String(error)}`);
+    throw new Error(
+      `initdb failed (is ${folder}'s parent reachable by the server user?): ${stderr || String(error)}`,
+    );
   }
 
   let port = 0;
@@ -115,19 +156,45 @@ export async function startPostgresCluster(options: PostgresClusterOptions = {})
   const log = join(folder, "postgres.log");
   const launch = async (): Promise<void> => {
     const [command, args] = as(postgres, [
-      "-D", data, "-p", String(port), "-k", sockets, "-h", "127.0.0.1",
-      ...(options.durable ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
-      "-c", "max_connections=200", "-c", "shared_buffers=32MB", "-c", `logging_collector=off`,
+      "-D",
+      data,
+      "-p",
+      String(port),
+      "-k",
+      sockets,
+      "-h",
+      "127.0.0.1",
+      ...(options.durable
+        ? []
+        : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
+      "-c",
+      "max_connections=200",
+      "-c",
+      "shared_buffers=32MB",
+      "-c",
+      `logging_collector=off`,
     ]);
-    const started = spawn("sh", ["-c", `exec "$0" "$@" 2>>"${log}"`, command, ...args], { stdio: "ignore", cwd: folder });
+    const started = spawn("sh", ["-c", `exec "$0" "$@" 2>>"${log}"`, command, ...args], {
+      stdio: "ignore",
+      cwd: folder,
+    });
     child = started;
-    const exited = new Promise<number | null>((resolve) => started.once("exit", (code) => resolve(code)));
+    const exited = new Promise<number | null>((resolve) =>
+      started.once("exit", (code) => resolve(code)),
+    );
     const deadline = Date.now() + READY_WITHIN_MS;
     for (;;) {
-      const code = await Promise.race([exited, new Promise<"wait">((resolve) => setTimeout(() => resolve("wait"), 200))]);
-      if (code !== "wait") throw new Error(`postgres exited with ${code}: ${await readFile(log, "utf8").catch(() => "")}`);
+      const code = await Promise.race([
+        exited,
+        new Promise<"wait">((resolve) => setTimeout(() => resolve("wait"), 200)),
+      ]);
+      if (code !== "wait")
+        throw new Error(
+          `postgres exited with ${code}: ${await readFile(log, "utf8").catch(() => "")}`,
+        );
       if (isReady(bin, port)) return;
-      if (Date.now() > deadline) throw new Error(`postgres did not accept connections within ${READY_WITHIN_MS} ms`);
+      if (Date.now() > deadline)
+        throw new Error(`postgres did not accept connections within ${READY_WITHIN_MS} ms`);
     }
   };
   const stop = async (): Promise<void> => {
@@ -169,7 +236,11 @@ export async function startPostgresCluster(options: PostgresClusterOptions = {})
 
 function isReady(bin: string | undefined, port: number): boolean {
   try {
-    execFileSync(bin === undefined ? "pg_isready" : join(bin, "pg_isready"), ["-q", "-h", "127.0.0.1", "-p", String(port), "-U", "postgres"], { stdio: "ignore" });
+    execFileSync(
+      bin === undefined ? "pg_isready" : join(bin, "pg_isready"),
+      ["-q", "-h", "127.0.0.1", "-p", String(port), "-U", "postgres"],
+      { stdio: "ignore" },
+    );
     return true;
   } catch {
     return false;

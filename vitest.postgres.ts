@@ -16,7 +16,9 @@ declare module "vitest" {
  * take) and its tests read the URL with `inject("postgres")`; a test that stops or restarts a server starts
  * one of its own with `startPostgresCluster` (vitest.postgres-cluster.ts).
  */
-export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+export default async function setup(
+  project: TestProject,
+): Promise<(() => Promise<void>) | undefined> {
   const external = process.env.OMA_TEST_POSTGRES_URL;
   if (external) {
     project.provide("postgres", { url: external });

@@ -12,7 +12,10 @@ export const shellcheckInstalled: boolean = (() => {
 })();
 
 /** The `.sh` files of `folder`, sorted by name. */
-export const shellFiles = (folder: string): string[] => readdirSync(folder).filter((name) => name.endsWith(".sh")).sort();
+export const shellFiles = (folder: string): string[] =>
+  readdirSync(folder)
+    .filter((name) => name.endsWith(".sh"))
+    .sort();
 
 /**
  * Runs shellcheck on one script as the shell its first line names (`#!/bin/bash`: bash, otherwise POSIX

@@ -87,10 +87,15 @@ export function createStallWatchdog(options: StallWatchdogOptions): Reporter {
 }
 
 /** A failed test's errors as the run's own report would have shown them: message, diff and the stack's top. */
-function describeFailure(name: string, errors: readonly { message?: string; diff?: string; stack?: string }[]): string {
+function describeFailure(
+  name: string,
+  errors: readonly { message?: string; diff?: string; stack?: string }[],
+): string {
   const shown = errors.map((error) => {
     const stack = (error.stack ?? "").split("\n").slice(0, 12).join("\n");
-    return [error.message ?? "(no message)", error.diff, stack].filter((part) => part !== undefined && part !== "").join("\n");
+    return [error.message ?? "(no message)", error.diff, stack]
+      .filter((part) => part !== undefined && part !== "")
+      .join("\n");
   });
   return `\nFAILED "${name}":\n${shown.join("\n\n") || "(no error recorded)"}\n`;
 }

@@ -18,7 +18,9 @@ export default function setup(): () => void {
     try {
       rmSync(folder, { recursive: true, force: true, maxRetries: 3 });
     } catch (error) {
-      process.stderr.write(`could not remove the test run's temporary folder ${folder}: ${String(error)}\n`);
+      process.stderr.write(
+        `could not remove the test run's temporary folder ${folder}: ${String(error)}\n`,
+      );
     }
   };
 }

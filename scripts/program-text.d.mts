@@ -8,6 +8,9 @@ interface VitePlugin {
 export declare const PROGRAM_BUNDLE_OPTIONS: Readonly<BuildOptions>;
 export declare function bundleProgram(build: Build, entry: string): Promise<string>;
 export declare function programTextEsbuildPlugin(): Plugin;
-export declare function programTextTsupOptions(): { loader: Record<string, "text">; esbuildPlugins: Plugin[] };
+export declare function programTextTsupOptions(): {
+  loader: Record<string, "text">;
+  esbuildPlugins: Plugin[];
+};
 export declare function programTextVitePlugin(build: Build): VitePlugin;
 export declare function shellTextVitePlugin(): VitePlugin;

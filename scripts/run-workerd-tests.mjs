@@ -12,13 +12,20 @@ const STALL_EXIT_CODE = 75;
 const ATTEMPTS = 2;
 // `pnpm test` puts the package's node_modules/.bin on PATH; run directly, the script finds vitest in the
 // package's (the working directory's) and then the workspace root's.
-const PATH = [process.env.PATH, join(process.cwd(), "node_modules", ".bin"), fileURLToPath(new URL("../node_modules/.bin", import.meta.url))]
+const PATH = [
+  process.env.PATH,
+  join(process.cwd(), "node_modules", ".bin"),
+  fileURLToPath(new URL("../node_modules/.bin", import.meta.url)),
+]
   .filter(Boolean)
   .join(delimiter);
 
 function runOnce() {
   return new Promise((resolve, reject) => {
-    const child = spawn("vitest", ["run", ...process.argv.slice(2)], { stdio: "inherit", env: { ...process.env, PATH } });
+    const child = spawn("vitest", ["run", ...process.argv.slice(2)], {
+      stdio: "inherit",
+      env: { ...process.env, PATH },
+    });
     const forward = (signal) => child.kill(signal);
     process.on("SIGINT", forward).on("SIGTERM", forward);
     child.on("error", reject);
@@ -31,7 +38,10 @@ function runOnce() {
 
 let code = STALL_EXIT_CODE;
 for (let attempt = 1; attempt <= ATTEMPTS && code === STALL_EXIT_CODE; attempt += 1) {
-  if (attempt > 1) process.stderr.write(`run-workerd-tests: the run stalled (exit ${STALL_EXIT_CODE}); running the workerd suite once more\n`);
+  if (attempt > 1)
+    process.stderr.write(
+      `run-workerd-tests: the run stalled (exit ${STALL_EXIT_CODE}); running the workerd suite once more\n`,
+    );
   code = await runOnce();
 }
 process.exitCode = code;

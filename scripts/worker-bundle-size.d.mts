@@ -9,4 +9,7 @@ export interface WorkerBundleSize {
  * Bundles the Worker of `appDir` with `wrangler deploy --dry-run --outdir` and measures it. `wrangler`: the
  * binary to run (default: the app's `node_modules/.bin/wrangler`, else the one on PATH).
  */
-export function measureWorkerBundle(appDir: string, options?: { readonly wrangler?: string }): Promise<WorkerBundleSize>;
+export function measureWorkerBundle(
+  appDir: string,
+  options?: { readonly wrangler?: string },
+): Promise<WorkerBundleSize>;

@@ -17,23 +17,45 @@ export async function measureWorkerBundle(appDir, options = {}) {
   // Next to wrangler.jsonc, so `main` and the schema path resolve as they do for it.
   const measureConfig = join(appDir, `.wrangler-bundle-size-${process.pid}.jsonc`);
   const outdir = await mkdtemp(join(tmpdir(), "oma-worker-bundle-"));
-  await writeFile(measureConfig, config.replace(/"image":\s*"\.\/Dockerfile"/g, `"image": "${base}"`));
+  await writeFile(
+    measureConfig,
+    config.replace(/"image":\s*"\.\/Dockerfile"/g, `"image": "${base}"`),
+  );
   try {
     const local = join(appDir, "node_modules", ".bin", "wrangler");
     const wrangler = options.wrangler ?? (existsSync(local) ? local : "wrangler");
-    const result = spawnSync(wrangler, ["deploy", "--dry-run", "--config", measureConfig, "--outdir", outdir], {
-      cwd: appDir,
-      encoding: "utf8",
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", DO_NOT_TRACK: "1" },
-    });
+    const result = spawnSync(
+      wrangler,
+      ["deploy", "--dry-run", "--config", measureConfig, "--outdir", outdir],
+      {
+        cwd: appDir,
+        encoding: "utf8",
+        env: {
+          ...process.env,
+          WRANGLER_SEND_METRICS: "false",
+          CLOUDFLARE_CF_FETCH_ENABLED: "false",
+          DO_NOT_TRACK: "1",
+        },
+      },
+    );
     if (result.error) throw result.error;
-    if (result.status !== 0) throw new Error(`wrangler deploy --dry-run exited ${result.status}:\n${result.stderr.slice(-4000)}`);
+    if (result.status !== 0)
+      throw new Error(
+        `wrangler deploy --dry-run exited ${result.status}:\n${result.stderr.slice(-4000)}`,
+      );
     // The bundle is named after `main` (src/index.ts → index.js).
     const scripts = (await readdir(outdir)).filter((name) => name.endsWith(".js"));
-    if (scripts.length !== 1) throw new Error(`wrangler wrote ${scripts.length} scripts to ${outdir}: ${scripts.join(", ")}`);
+    if (scripts.length !== 1)
+      throw new Error(
+        `wrangler wrote ${scripts.length} scripts to ${outdir}: ${scripts.join(", ")}`,
+      );
     const bundle = await readFile(join(outdir, scripts[0]));
     const gzipBytes = gzipSync(bundle, { level: 9 }).byteLength;
-    return { bytes: bundle.byteLength, gzipBytes, warnings: warningsOf(`${result.stdout}\n${result.stderr}`) };
+    return {
+      bytes: bundle.byteLength,
+      gzipBytes,
+      warnings: warningsOf(`${result.stdout}\n${result.stderr}`),
+    };
   } finally {
     await rm(measureConfig, { force: true });
     await rm(outdir, { recursive: true, force: true });
@@ -43,9 +65,14 @@ export async function measureWorkerBundle(appDir, options = {}) {
 /** The `▲ [WARNING]` headlines wrangler's esbuild printed. */
 function warningsOf(output) {
   const plain = output.replace(/\u001b\[[0-9;]*m/g, "");
-  return plain.split("\n").filter((line) => line.includes("[WARNING]")).map((line) => line.trim());
+  return plain
+    .split("\n")
+    .filter((line) => line.includes("[WARNING]"))
+    .map((line) => line.trim());
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  process.stdout.write(`${JSON.stringify(await measureWorkerBundle(resolve(process.argv[2] ?? ".")))}\n`);
+  process.stdout.write(
+    `${JSON.stringify(await measureWorkerBundle(resolve(process.argv[2] ?? ".")))}\n`,
+  );
 }

@@ -1,5 +1,10 @@
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
-  test: { include: ["test/**/*.test.ts"], testTimeout: 300_000, hookTimeout: 300_000, globalSetup: ["../../vitest.temporary-folder.ts"] },
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
+    globalSetup: ["../../vitest.temporary-folder.ts"],
+  },
 });

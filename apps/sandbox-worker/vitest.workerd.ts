@@ -17,7 +17,9 @@ const here = (path: string): string => fileURLToPath(new URL(path, import.meta.u
  */
 const UPSTREAM_CANCELLED_BODY = new Set(["Stream was cancelled.", "Network connection lost."]);
 
-const deployed = unstable_readConfig({ config: here("./wrangler.jsonc") }).vars as { PROFILES: Record<string, { driver: { process: object } }> };
+const deployed = unstable_readConfig({ config: here("./wrangler.jsonc") }).vars as {
+  PROFILES: Record<string, { driver: { process: object } }>;
+};
 const amaWorker = deployed.PROFILES["ama-worker"];
 
 /**
@@ -26,7 +28,13 @@ const amaWorker = deployed.PROFILES["ama-worker"];
  */
 const PROFILES = {
   ...deployed.PROFILES,
-  "ama-worker": { ...amaWorker, driver: { ...amaWorker?.driver, process: { ...amaWorker?.driver.process, env: { OMA_AMA_MAX_IDLE_MS: "1000" } } } },
+  "ama-worker": {
+    ...amaWorker,
+    driver: {
+      ...amaWorker?.driver,
+      process: { ...amaWorker?.driver.process, env: { OMA_AMA_MAX_IDLE_MS: "1000" } },
+    },
+  },
 };
 
 /** A test bearer token; the deployed Worker gets its own with `wrangler secret put API_TOKEN`. */
@@ -102,7 +110,13 @@ export function workerdRunConfig(options: WorkerdRunOptions): ViteUserConfig {
       testTimeout: options.testTimeout ?? 60_000,
       hookTimeout: HOOK_TIMEOUT_MS,
       // Two minutes past the longest test or hook deadline without any test event ends the run (exit 75).
-      reporters: ["default", createStallWatchdog({ stallMs: Math.max(options.testTimeout ?? 60_000, LONGEST_TEST_MS, HOOK_TIMEOUT_MS) + 120_000 })],
+      reporters: [
+        "default",
+        createStallWatchdog({
+          stallMs:
+            Math.max(options.testTimeout ?? 60_000, LONGEST_TEST_MS, HOOK_TIMEOUT_MS) + 120_000,
+        }),
+      ],
     },
   });
 }

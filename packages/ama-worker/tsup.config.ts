@@ -13,7 +13,9 @@ const binConfig: Options = {
   platform: "node",
   target: "node20",
   noExternal: [/.*/],
-  banner: { js: "import { createRequire as __omaCreateRequire } from 'node:module'; const require = __omaCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __omaCreateRequire } from 'node:module'; const require = __omaCreateRequire(import.meta.url);",
+  },
   sourcemap: false,
   clean: false,
 };

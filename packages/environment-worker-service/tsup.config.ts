@@ -1,3 +1,6 @@
 import { libraryConfig } from "../../tsup.base.js";
 
-export default libraryConfig({ index: "src/index.ts", bin: "src/bin.ts" }, { dts: { entry: { index: "src/index.ts" } } });
+export default libraryConfig(
+  { index: "src/index.ts", bin: "src/bin.ts" },
+  { dts: { entry: { index: "src/index.ts" } } },
+);

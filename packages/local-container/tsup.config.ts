@@ -13,6 +13,11 @@ export default defineConfig([
   // file cannot loop back to itself.
   libraryConfig(
     { "containers-shim": "src/shim/containers-shim.ts" },
-    { platform: "neutral", noExternal: ["@cloudflare/containers"], external: ["cloudflare:workers"], clean: false },
+    {
+      platform: "neutral",
+      noExternal: ["@cloudflare/containers"],
+      external: ["cloudflare:workers"],
+      clean: false,
+    },
   ),
 ]);

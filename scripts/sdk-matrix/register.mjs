@@ -7,5 +7,7 @@ import { amaWorkerBuild, sdkUnderTest } from "./versions.mjs";
 
 const entry = sdkUnderTest();
 if (entry.name !== "lowest") {
-  register(new URL("./resolve-hooks.mjs", import.meta.url), { data: { packageName: entry.packageName, amaWorker: pathToFileURL(amaWorkerBuild(entry)).href } });
+  register(new URL("./resolve-hooks.mjs", import.meta.url), {
+    data: { packageName: entry.packageName, amaWorker: pathToFileURL(amaWorkerBuild(entry)).href },
+  });
 }

@@ -13,13 +13,20 @@ if (!command) {
   process.stderr.write("usage: node scripts/sdk-matrix/run.mjs <command> [arguments]\n");
   process.exit(2);
 }
-const PATH = [process.env.PATH, join(process.cwd(), "node_modules", ".bin"), join(WORKSPACE_ROOT, "node_modules", ".bin")].filter(Boolean).join(delimiter);
+const PATH = [
+  process.env.PATH,
+  join(process.cwd(), "node_modules", ".bin"),
+  join(WORKSPACE_ROOT, "node_modules", ".bin"),
+]
+  .filter(Boolean)
+  .join(delimiter);
 const runs = process.env.OMA_TEST_SDK ? [sdkUnderTest()] : SDK_MATRIX;
 
 function runOnce(entry) {
   const binDirectory = process.env.OMA_AMA_WORKER_BIN_DIR;
   const env = { ...process.env, PATH, OMA_TEST_SDK: entry.name };
-  if (binDirectory && entry.name !== "lowest") env.OMA_AMA_WORKER_BIN_DIR = join(binDirectory, `sdk-${entry.name}`);
+  if (binDirectory && entry.name !== "lowest")
+    env.OMA_AMA_WORKER_BIN_DIR = join(binDirectory, `sdk-${entry.name}`);
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: "inherit", env });
     const forward = (signal) => child.kill(signal);
@@ -34,9 +41,13 @@ function runOnce(entry) {
 
 for (const entry of runs) {
   const started = Date.now();
-  process.stdout.write(`sdk-matrix: ${command} with ${entry.packageName} ${installedSdkVersion(entry)} (${entry.name})\n`);
+  process.stdout.write(
+    `sdk-matrix: ${command} with ${entry.packageName} ${installedSdkVersion(entry)} (${entry.name})\n`,
+  );
   const code = await runOnce(entry);
-  process.stdout.write(`sdk-matrix: ${entry.name} ${code === 0 ? "passed" : `failed (exit ${code})`} in ${Math.round((Date.now() - started) / 1000)} s\n`);
+  process.stdout.write(
+    `sdk-matrix: ${entry.name} ${code === 0 ? "passed" : `failed (exit ${code})`} in ${Math.round((Date.now() - started) / 1000)} s\n`,
+  );
   if (code !== 0) {
     process.exitCode = code;
     break;

@@ -16,7 +16,10 @@ export const SDK_MATRIX = [
 export function sdkUnderTest(env = process.env) {
   const name = env.OMA_TEST_SDK ?? "lowest";
   const entry = SDK_MATRIX.find((candidate) => candidate.name === name);
-  if (!entry) throw new Error(`OMA_TEST_SDK=${name} names no SDK of the matrix (${SDK_MATRIX.map((candidate) => candidate.name).join(", ")})`);
+  if (!entry)
+    throw new Error(
+      `OMA_TEST_SDK=${name} names no SDK of the matrix (${SDK_MATRIX.map((candidate) => candidate.name).join(", ")})`,
+    );
   return entry;
 }
 
@@ -30,5 +33,10 @@ export const WORKSPACE_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** The oma-ama-worker build whose bin bundles `entry`'s SDK (the package's own dist for `lowest`). */
 export function amaWorkerBuild(entry) {
-  return join(WORKSPACE_ROOT, "packages/ama-worker", entry.name === "lowest" ? "dist" : `sdk-${entry.name}`, "index.js");
+  return join(
+    WORKSPACE_ROOT,
+    "packages/ama-worker",
+    entry.name === "lowest" ? "dist" : `sdk-${entry.name}`,
+    "index.js",
+  );
 }

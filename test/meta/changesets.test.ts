@@ -17,8 +17,12 @@ const RELEASE_LINE = /^(["']?)(@?[^"':\s]+)\1\s*:\s*(patch|minor|major)\s*$/;
 
 function parseChangeset(file: string, text: string): Changeset {
   const match = /^---\r?\n([\s\S]*?)\r?\n?---\r?\n?([\s\S]*)$/.exec(text);
-  if (!match) return { file, releases: [], summary: "", malformed: ["no frontmatter between --- lines"] };
-  const lines = (match[1] ?? "").split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== "");
+  if (!match)
+    return { file, releases: [], summary: "", malformed: ["no frontmatter between --- lines"] };
+  const lines = (match[1] ?? "")
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== "");
   const releases: { name: string; bump: string }[] = [];
   const malformed: string[] = [];
   for (const line of lines) {
@@ -29,17 +33,27 @@ function parseChangeset(file: string, text: string): Changeset {
   return { file, releases, summary: (match[2] ?? "").trim(), malformed };
 }
 
-const files = (await readdir(CHANGESET_DIR)).filter((name) => name.endsWith(".md") && name !== "README.md").sort();
-const changesets = await Promise.all(files.map(async (file) => parseChangeset(file, await readFile(join(CHANGESET_DIR, file), "utf8"))));
+const files = (await readdir(CHANGESET_DIR))
+  .filter((name) => name.endsWith(".md") && name !== "README.md")
+  .sort();
+const changesets = await Promise.all(
+  files.map(async (file) =>
+    parseChangeset(file, await readFile(join(CHANGESET_DIR, file), "utf8")),
+  ),
+);
 const members = await discoverMembers();
 const publishable = members.filter((member) => member.kind === "package" && !member.isPrivate);
 
 it("parses the frontmatter of every changeset", () => {
   expect(changesets.length).toBeGreaterThan(0);
   const offences = changesets.flatMap((changeset) => [
-    ...changeset.malformed.map((line) => `.changeset/${changeset.file}: not a "<package>": patch|minor|major line: ${line}`),
+    ...changeset.malformed.map(
+      (line) => `.changeset/${changeset.file}: not a "<package>": patch|minor|major line: ${line}`,
+    ),
     ...(changeset.releases.length === 0 ? [`.changeset/${changeset.file}: names no package`] : []),
-    ...(changeset.summary === "" ? [`.changeset/${changeset.file}: has no summary below the frontmatter`] : []),
+    ...(changeset.summary === ""
+      ? [`.changeset/${changeset.file}: has no summary below the frontmatter`]
+      : []),
   ]);
   expect(offences).toEqual([]);
 });
@@ -49,7 +63,10 @@ it("names only publishable packages: no app, private or unknown package", () => 
     changeset.releases.flatMap(({ name }) => {
       const member = members.find((candidate) => candidate.name === name);
       if (member === undefined) return [`.changeset/${changeset.file}: unknown package ${name}`];
-      if (member.kind === "app") return [`.changeset/${changeset.file}: ${name} is an app (${member.path}); apps are never versioned`];
+      if (member.kind === "app")
+        return [
+          `.changeset/${changeset.file}: ${name} is an app (${member.path}); apps are never versioned`,
+        ];
       if (member.isPrivate) return [`.changeset/${changeset.file}: ${name} is private`];
       return [];
     }),
@@ -58,7 +75,11 @@ it("names only publishable packages: no app, private or unknown package", () => 
 });
 
 it("has at least one changeset for every publishable package", () => {
-  const named = new Set(changesets.flatMap((changeset) => changeset.releases.map((release) => release.name)));
-  const missing = publishable.filter((member) => !named.has(member.name)).map((member) => `${member.name} (${member.path})`);
+  const named = new Set(
+    changesets.flatMap((changeset) => changeset.releases.map((release) => release.name)),
+  );
+  const missing = publishable
+    .filter((member) => !named.has(member.name))
+    .map((member) => `${member.name} (${member.path})`);
   expect(missing, "add .changeset/<package-dir-name>.md").toEqual([]);
 });

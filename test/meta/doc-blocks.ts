@@ -26,7 +26,11 @@ export interface DocBlock {
 
 /** The documents whose TypeScript blocks must be complete: the root README, package, app and example READMEs, docs. */
 export async function docFiles(): Promise<string[]> {
-  const readmes = await Promise.all(["packages", "apps", "examples"].map((folder) => listFiles(join(REPO_ROOT, folder), (name) => name === "README.md")));
+  const readmes = await Promise.all(
+    ["packages", "apps", "examples"].map((folder) =>
+      listFiles(join(REPO_ROOT, folder), (name) => name === "README.md"),
+    ),
+  );
   const docs = await listFiles(join(REPO_ROOT, "docs"), (name) => name.endsWith(".md"));
   // listFiles recurses; a README deeper than <folder>/<member>/README.md (fixtures, vendored code) is not a member's.
   const memberReadmes = readmes.flat().filter((path) => repoPath(path).split("/").length === 3);
@@ -42,14 +46,26 @@ export async function typescriptBlocks(path: string): Promise<DocBlock[]> {
     if (!open) continue;
     const [, indent = "", fence = "", language = "", rest = ""] = open;
     let end = index + 1;
-    while (end < lines.length && !new RegExp(`^\\s*${fence[0] === "`" ? "`" : "~"}{${fence.length},}\\s*$`).test(lines[end] ?? "")) end += 1;
+    while (
+      end < lines.length &&
+      !new RegExp(`^\\s*${fence[0] === "`" ? "`" : "~"}{${fence.length},}\\s*$`).test(
+        lines[end] ?? "",
+      )
+    )
+      end += 1;
     if (TYPESCRIPT.has(language.toLowerCase())) {
       const code = lines
         .slice(index + 1, end)
         .map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line))
         .join("\n");
       const file = repoPath(path);
-      blocks.push({ file, line: index + 1, flags: rest.split(/\s+/).filter((flag) => flag !== ""), code, id: `${file}:${index + 1}` });
+      blocks.push({
+        file,
+        line: index + 1,
+        flags: rest.split(/\s+/).filter((flag) => flag !== ""),
+        code,
+        id: `${file}:${index + 1}`,
+      });
     }
     index = end;
   }

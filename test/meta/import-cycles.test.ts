@@ -12,7 +12,10 @@ import { discoverMembers, repoPath } from "./workspace.js";
  * added to: a new circle, a circle that grows, or an entry that no longer matches fails the test.
  */
 const KNOWN_CIRCLES: readonly (readonly string[])[] = [
-  ["packages/local-container/src/server/control-api-error.ts", "packages/local-container/src/server/control-api-responses.ts"],
+  [
+    "packages/local-container/src/server/control-api-error.ts",
+    "packages/local-container/src/server/control-api-responses.ts",
+  ],
   [
     "packages/local-container/src/server/command-runner.ts",
     "packages/local-container/src/server/container-registry.ts",
@@ -73,7 +76,11 @@ function findCycles(edges: ReadonlyMap<string, readonly string[]>): string[][] {
       }
       work.pop();
       const parent = work[work.length - 1];
-      if (parent) low.set(parent.node, Math.min(low.get(parent.node) as number, low.get(frame.node) as number));
+      if (parent)
+        low.set(
+          parent.node,
+          Math.min(low.get(parent.node) as number, low.get(frame.node) as number),
+        );
       if (low.get(frame.node) !== index.get(frame.node)) continue;
       const component: string[] = [];
       let member: string;
@@ -99,7 +106,14 @@ describe("findCycles", () => {
       ["f", ["d"]],
     ]);
     expect(findCycles(graph)).toEqual([["a", "b", "c"], ["e"]]);
-    expect(findCycles(new Map([["x", ["y"]], ["y", []]]))).toEqual([]);
+    expect(
+      findCycles(
+        new Map([
+          ["x", ["y"]],
+          ["y", []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -121,7 +135,13 @@ describe("relative imports inside each member's src/", () => {
     const key = (files: readonly string[]): string => files.join(" ⇄ ");
     const known = new Set(KNOWN_CIRCLES.map(key));
     const foundKeys = new Set(found.map(key));
-    expect(found.map(key).filter((circle) => !known.has(circle)), "new import circles").toEqual([]);
-    expect([...known].filter((circle) => !foundKeys.has(circle)), "stale KNOWN_CIRCLES entries").toEqual([]);
+    expect(
+      found.map(key).filter((circle) => !known.has(circle)),
+      "new import circles",
+    ).toEqual([]);
+    expect(
+      [...known].filter((circle) => !foundKeys.has(circle)),
+      "stale KNOWN_CIRCLES entries",
+    ).toEqual([]);
   });
 });

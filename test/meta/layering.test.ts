@@ -2,7 +2,13 @@ import { isBuiltin } from "node:module";
 import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type SourceImport, scanSourceImports } from "./source-imports.js";
-import { SCOPE, type WorkspaceMember, discoverMembers, repoPath, workspacePackageOf } from "./workspace.js";
+import {
+  SCOPE,
+  type WorkspaceMember,
+  discoverMembers,
+  repoPath,
+  workspacePackageOf,
+} from "./workspace.js";
 
 // ── The rules, as data ──────────────────────────────────────────────────────────────────────────────
 // Workspace packages each package under packages/* may import from production code and list in
@@ -42,7 +48,14 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   // reference driver runs on the local-subprocess provider of the confinement package. Both sit below the
   // host and import only the contract and the sandbox layer, so this adds no upward or driver edge. The
   // CLI opens the blob stores that `--blob-store` names (the blob store sits below the host too).
-  "managed-runtime-conformance": [CONTRACT, UTILS, "managed-runtime-host", "sandbox", "local-confinement", "blob-store"],
+  "managed-runtime-conformance": [
+    CONTRACT,
+    UTILS,
+    "managed-runtime-host",
+    "sandbox",
+    "local-confinement",
+    "blob-store",
+  ],
   "local-container": [CONTRACT, UTILS, "local-confinement"],
   // A stand-in for the Managed Agents Work API; the SDK is only a devDependency of its tests.
   "local-control-plane": [CONTRACT, UTILS],
@@ -52,7 +65,14 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   // The Node deployment: composes the environment worker, the host and its SQL stores, and the blob stores
   // (a checkpoint store by URL); reads the shared composition's checkpoint-handle key from publications. It
   // loads the driver by module specifier through the host's loader and never imports or depends on one.
-  "environment-worker-service": [CONTRACT, UTILS, "managed-runtime-host", "managed-environment-worker", "managed-runtime-sandbox", "blob-store"],
+  "environment-worker-service": [
+    CONTRACT,
+    UTILS,
+    "managed-runtime-host",
+    "managed-environment-worker",
+    "managed-runtime-sandbox",
+    "blob-store",
+  ],
   // The in-sandbox AMA worker bin: the official SDK only, no workspace package.
   "ama-worker": [],
 };
@@ -61,7 +81,9 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
 /** Subpaths meant for tests only, and the production folders (repo-relative) allowed to use them anyway. */
 const TEST_ONLY_SUBPATHS: Readonly<Record<string, readonly string[]>> = {
   // The reference driver of the conformance `./testing` entry is the one published user.
-  [`${SCOPE}local-confinement/local-subprocess`]: ["packages/managed-runtime-conformance/src/testing/"],
+  [`${SCOPE}local-confinement/local-subprocess`]: [
+    "packages/managed-runtime-conformance/src/testing/",
+  ],
 };
 
 /** Third-party packages the contract's production code may import; Node and Workers builtins are not allowed. */
@@ -78,15 +100,33 @@ const BUNDLED: Readonly<Record<string, readonly string[]>> = {
 // ─────────────────────────────────────────────────────────────────────────────────────────────────────
 
 const members = await discoverMembers();
-const imports = new Map(await Promise.all(members.map(async (member) => [member.name, await scanSourceImports(member)] as const)));
+const imports = new Map(
+  await Promise.all(
+    members.map(async (member) => [member.name, await scanSourceImports(member)] as const),
+  ),
+);
 const membersByName = new Map(members.map((member) => [member.name, member]));
-const shortName = (member: WorkspaceMember): string => member.path.slice(member.path.indexOf("/") + 1);
-const where = (entry: SourceImport): string => `${repoPath(entry.file)}:${entry.line} imports "${entry.specifier}"`;
-const isRuntimeBuiltin = (specifier: string): boolean => isBuiltin(specifier) || specifier.startsWith("cloudflare:");
-const isBare = (specifier: string): boolean => !specifier.startsWith(".") && !specifier.startsWith("/") && !isRuntimeBuiltin(specifier);
-const thirdPartyName = (specifier: string): string => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/");
+const shortName = (member: WorkspaceMember): string =>
+  member.path.slice(member.path.indexOf("/") + 1);
+const where = (entry: SourceImport): string =>
+  `${repoPath(entry.file)}:${entry.line} imports "${entry.specifier}"`;
+const isRuntimeBuiltin = (specifier: string): boolean =>
+  isBuiltin(specifier) || specifier.startsWith("cloudflare:");
+const isBare = (specifier: string): boolean =>
+  !specifier.startsWith(".") && !specifier.startsWith("/") && !isRuntimeBuiltin(specifier);
+const thirdPartyName = (specifier: string): string =>
+  specifier
+    .split("/")
+    .slice(0, specifier.startsWith("@") ? 2 : 1)
+    .join("/");
 const runtimeDependencies = (member: WorkspaceMember): Set<string> =>
-  new Set([member.manifest.dependencies, member.manifest.peerDependencies, member.manifest.optionalDependencies].flatMap((field) => Object.keys(field ?? {})));
+  new Set(
+    [
+      member.manifest.dependencies,
+      member.manifest.peerDependencies,
+      member.manifest.optionalDependencies,
+    ].flatMap((field) => Object.keys(field ?? {})),
+  );
 
 /** Why `member` may not depend on `target`, or null when it may. */
 function forbidden(member: WorkspaceMember, target: WorkspaceMember): string | null {
@@ -94,18 +134,29 @@ function forbidden(member: WorkspaceMember, target: WorkspaceMember): string | n
   if (target.kind === "app") return "nothing imports an app";
   if (member.kind === "app") return null;
   const allowed = MAY_IMPORT[shortName(member)] ?? [];
-  return allowed.includes(shortName(target)) ? null : `${shortName(member)} may import only [${allowed.join(", ")}]`;
+  return allowed.includes(shortName(target))
+    ? null
+    : `${shortName(member)} may import only [${allowed.join(", ")}]`;
 }
 
 it("has a rule for every package under packages/* and none for a package that is gone", () => {
   const packageNames = members.filter((member) => member.kind === "package").map(shortName);
-  expect(packageNames.filter((name) => !(name in MAY_IMPORT)), "add these to MAY_IMPORT in test/meta/layering.test.ts").toEqual([]);
-  expect(Object.keys(MAY_IMPORT).filter((name) => !packageNames.includes(name)), "stale MAY_IMPORT rules").toEqual([]);
-  for (const targets of Object.values(MAY_IMPORT)) expect(targets.filter((name) => !packageNames.includes(name))).toEqual([]);
+  expect(
+    packageNames.filter((name) => !(name in MAY_IMPORT)),
+    "add these to MAY_IMPORT in test/meta/layering.test.ts",
+  ).toEqual([]);
+  expect(
+    Object.keys(MAY_IMPORT).filter((name) => !packageNames.includes(name)),
+    "stale MAY_IMPORT rules",
+  ).toEqual([]);
+  for (const targets of Object.values(MAY_IMPORT))
+    expect(targets.filter((name) => !packageNames.includes(name))).toEqual([]);
 });
 
 it("finds imports in every member's sources", () => {
-  const silent = members.filter((member) => (imports.get(member.name) ?? []).length === 0).map((member) => member.path);
+  const silent = members
+    .filter((member) => (imports.get(member.name) ?? []).length === 0)
+    .map((member) => member.path);
   expect(silent, "no import found: is src/ missing?").toEqual([]);
 });
 
@@ -116,7 +167,8 @@ describe.each(members.map((member) => [member.path, member] as const))("%s", (_p
     const offences = entries.flatMap((entry) => {
       const name = workspacePackageOf(entry.specifier);
       const target = name === null ? undefined : membersByName.get(name);
-      if (name !== null && target === undefined) return [`${where(entry)}: no workspace package is named ${name}`];
+      if (name !== null && target === undefined)
+        return [`${where(entry)}: no workspace package is named ${name}`];
       if (target === undefined) return [];
       const reason = entry.testOnly && target.kind !== "app" ? null : forbidden(member, target);
       return reason ? [`${where(entry)}: ${reason}`] : [];
@@ -127,12 +179,22 @@ describe.each(members.map((member) => [member.path, member] as const))("%s", (_p
   it("declares only allowed workspace packages as runtime dependencies, and never an app", () => {
     const offences = [...runtimeDependencies(member)].flatMap((name) => {
       const target = membersByName.get(name);
-      if (target === undefined) return name.startsWith(SCOPE) ? [`${member.path}/package.json depends on unknown ${name}`] : [];
+      if (target === undefined)
+        return name.startsWith(SCOPE)
+          ? [`${member.path}/package.json depends on unknown ${name}`]
+          : [];
       const reason = forbidden(member, target);
       return reason ? [`${member.path}/package.json depends on ${name}: ${reason}`] : [];
     });
-    const apps = Object.keys(member.manifest.devDependencies ?? {}).filter((name) => membersByName.get(name)?.kind === "app" && name !== member.name);
-    expect([...offences, ...apps.map((name) => `${member.path}/package.json devDependency ${name}: nothing imports an app`)]).toEqual([]);
+    const apps = Object.keys(member.manifest.devDependencies ?? {}).filter(
+      (name) => membersByName.get(name)?.kind === "app" && name !== member.name,
+    );
+    expect([
+      ...offences,
+      ...apps.map(
+        (name) => `${member.path}/package.json devDependency ${name}: nothing imports an app`,
+      ),
+    ]).toEqual([]);
   });
 
   it("never reaches into another folder of the repository by a relative path", () => {
@@ -156,14 +218,19 @@ describe.each(members.map((member) => [member.path, member] as const))("%s", (_p
     it("declares every package its production code imports as a runtime dependency (a bench's as any dependency)", () => {
       const declared = runtimeDependencies(member);
       const bundled = BUNDLED[shortName(member)] ?? [];
-      const declaredAnywhere = new Set([...declared, ...Object.keys(member.manifest.devDependencies ?? {})]);
+      const declaredAnywhere = new Set([
+        ...declared,
+        ...Object.keys(member.manifest.devDependencies ?? {}),
+      ]);
       const offences = entries.flatMap((entry) => {
         if (entry.testOnly || !isBare(entry.specifier)) return [];
         const name = workspacePackageOf(entry.specifier) ?? thirdPartyName(entry.specifier);
         if (name === member.name || declared.has(name)) return [];
         // Where a dependency is declared, not which one: benchmarks run in the repository, never from a tarball.
         if ((entry.bench || bundled.includes(name)) && declaredAnywhere.has(name)) return [];
-        return [`${where(entry)}: ${name} is not in ${entry.bench ? "any dependency field" : "dependencies or peerDependencies"}`];
+        return [
+          `${where(entry)}: ${name} is not in ${entry.bench ? "any dependency field" : "dependencies or peerDependencies"}`,
+        ];
       });
       expect(offences).toEqual([]);
     });
@@ -173,20 +240,37 @@ describe.each(members.map((member) => [member.path, member] as const))("%s", (_p
 it("keeps the contract's production code on zod alone, without Node or Workers builtins", () => {
   const contract = members.find((member) => shortName(member) === CONTRACT);
   expect(contract, `packages/${CONTRACT} is missing`).toBeDefined();
-  const entries = (imports.get(contract?.name ?? "") ?? []).filter((entry) => !entry.testOnly && !entry.specifier.startsWith("."));
-  const offences = entries.filter((entry) => isRuntimeBuiltin(entry.specifier) || !CONTRACT_THIRD_PARTY.includes(thirdPartyName(entry.specifier)));
+  const entries = (imports.get(contract?.name ?? "") ?? []).filter(
+    (entry) => !entry.testOnly && !entry.specifier.startsWith("."),
+  );
+  const offences = entries.filter(
+    (entry) =>
+      isRuntimeBuiltin(entry.specifier) ||
+      !CONTRACT_THIRD_PARTY.includes(thirdPartyName(entry.specifier)),
+  );
   expect(offences.map(where)).toEqual([]);
-  expect(Object.keys(contract?.manifest.dependencies ?? {}), `${join("packages", CONTRACT)}/package.json dependencies`).toEqual(CONTRACT_THIRD_PARTY);
+  expect(
+    Object.keys(contract?.manifest.dependencies ?? {}),
+    `${join("packages", CONTRACT)}/package.json dependencies`,
+  ).toEqual(CONTRACT_THIRD_PARTY);
 });
 
 it("keeps the shared helpers on the contract, zod and safe-stable-stringify, with Node builtins only behind ./node", () => {
   const utils = members.find((member) => shortName(member) === UTILS);
   expect(utils, `packages/${UTILS} is missing`).toBeDefined();
-  const entries = (imports.get(utils?.name ?? "") ?? []).filter((entry) => !entry.testOnly && !entry.specifier.startsWith("."));
+  const entries = (imports.get(utils?.name ?? "") ?? []).filter(
+    (entry) => !entry.testOnly && !entry.specifier.startsWith("."),
+  );
   const offences = entries.filter((entry) => {
-    if (isRuntimeBuiltin(entry.specifier)) return !repoPath(entry.file).startsWith(`packages/${UTILS}/src/node/`);
-    return workspacePackageOf(entry.specifier) !== `${SCOPE}${CONTRACT}` && !UTILS_THIRD_PARTY.includes(thirdPartyName(entry.specifier));
+    if (isRuntimeBuiltin(entry.specifier))
+      return !repoPath(entry.file).startsWith(`packages/${UTILS}/src/node/`);
+    return (
+      workspacePackageOf(entry.specifier) !== `${SCOPE}${CONTRACT}` &&
+      !UTILS_THIRD_PARTY.includes(thirdPartyName(entry.specifier))
+    );
   });
   expect(offences.map(where)).toEqual([]);
-  expect(Object.keys(utils?.manifest.dependencies ?? {}).sort()).toEqual([`${SCOPE}${CONTRACT}`, ...UTILS_THIRD_PARTY].sort());
+  expect(Object.keys(utils?.manifest.dependencies ?? {}).sort()).toEqual(
+    [`${SCOPE}${CONTRACT}`, ...UTILS_THIRD_PARTY].sort(),
+  );
 });

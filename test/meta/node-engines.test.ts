@@ -22,11 +22,15 @@ describe("engines.node of the apps", () => {
         continue;
       }
       if (!("wrangler" in (app.manifest.devDependencies ?? {}))) continue;
-      const wrangler = JSON.parse(await readFile(join(app.dir, "node_modules", "wrangler", "package.json"), "utf8")) as { version: string; engines?: { node?: string } };
+      const wrangler = JSON.parse(
+        await readFile(join(app.dir, "node_modules", "wrangler", "package.json"), "utf8"),
+      ) as { version: string; engines?: { node?: string } };
       const [ours, theirs] = [floor(engines), floor(wrangler.engines?.node)];
       const lower = ours.findIndex((part, index) => part !== theirs[index]);
       if (lower !== -1 && (ours[lower] ?? 0) < (theirs[lower] ?? 0)) {
-        problems.push(`${app.path}: engines.node ${engines} is below wrangler ${wrangler.version}'s ${wrangler.engines?.node}`);
+        problems.push(
+          `${app.path}: engines.node ${engines} is below wrangler ${wrangler.version}'s ${wrangler.engines?.node}`,
+        );
       }
     }
     expect(problems).toEqual([]);

@@ -24,13 +24,18 @@ const members = await discoverMembers();
 /** The release plan `changeset version` would apply now, as `changeset status --output` writes it (read-only). */
 async function releasePlan(): Promise<readonly PlannedRelease[]> {
   const output = join(scratch, "status.json");
-  await promisify(execFile)("pnpm", ["exec", "changeset", "status", `--output=${output}`], { cwd: REPO_ROOT, maxBuffer: 8 * 1024 * 1024 });
+  await promisify(execFile)("pnpm", ["exec", "changeset", "status", `--output=${output}`], {
+    cwd: REPO_ROOT,
+    maxBuffer: 8 * 1024 * 1024,
+  });
   const parsed = JSON.parse(await readFile(output, "utf8")) as { releases?: PlannedRelease[] };
   return parsed.releases ?? [];
 }
 
 it("leaves private packages (apps, repo tests) unversioned and untagged", async () => {
-  const config = JSON.parse(await readFile(join(REPO_ROOT, ".changeset", "config.json"), "utf8")) as Record<string, unknown>;
+  const config = JSON.parse(
+    await readFile(join(REPO_ROOT, ".changeset", "config.json"), "utf8"),
+  ) as Record<string, unknown>;
   expect(config.privatePackages).toEqual({ version: false, tag: false });
 });
 
@@ -39,14 +44,27 @@ it(`releases every unreleased package at ${FIRST_RELEASE} and changes no private
   const offences = members.flatMap((member) => {
     const release = plan.find((candidate) => candidate.name === member.name);
     const { version } = member.manifest;
-    if (member.isPrivate) return release && release.newVersion !== release.oldVersion ? [`${member.name} is private but would become ${release.newVersion}`] : [];
+    if (member.isPrivate)
+      return release && release.newVersion !== release.oldVersion
+        ? [`${member.name} is private but would become ${release.newVersion}`]
+        : [];
     if (version !== UNRELEASED) return [];
-    return release?.newVersion === FIRST_RELEASE ? [] : [`${member.name} would be released as ${release?.newVersion ?? "nothing"}: start at ${UNRELEASED} and name it in .changeset/first-release.md as minor`];
+    return release?.newVersion === FIRST_RELEASE
+      ? []
+      : [
+          `${member.name} would be released as ${release?.newVersion ?? "nothing"}: start at ${UNRELEASED} and name it in .changeset/first-release.md as minor`,
+        ];
   });
   expect(offences).toEqual([]);
 }, 60_000);
 
 it(`keeps unreleased packages at ${UNRELEASED} so the first \`changeset version\` yields ${FIRST_RELEASE}`, () => {
-  const versions = members.filter((member) => !member.isPrivate).map((member) => `${member.name}@${String(member.manifest.version)}`);
-  expect(versions.filter((entry) => !entry.endsWith(`@${UNRELEASED}`) && !entry.endsWith(`@${FIRST_RELEASE}`))).toEqual([]);
+  const versions = members
+    .filter((member) => !member.isPrivate)
+    .map((member) => `${member.name}@${String(member.manifest.version)}`);
+  expect(
+    versions.filter(
+      (entry) => !entry.endsWith(`@${UNRELEASED}`) && !entry.endsWith(`@${FIRST_RELEASE}`),
+    ),
+  ).toEqual([]);
 });

@@ -11,12 +11,17 @@ const FILES: Readonly<Record<string, string>> = {
   "src/index.ts": [
     'export * from "./feature.js";',
     'export type { Port } from "@open-managed-agents/ports";',
-    "// import { ignored } from \"commented-out\";",
-    'const text = "import { alsoIgnored } from \'in-a-string\'";',
+    '// import { ignored } from "commented-out";',
+    "const text = \"import { alsoIgnored } from 'in-a-string'\";",
   ].join("\n"),
-  "src/feature.ts": ['import {\n  value,\n} from "multi-line";', 'const lazy = () => import("dynamic");', 'type Loaded = typeof import("type-query");'].join("\n"),
+  "src/feature.ts": [
+    'import {\n  value,\n} from "multi-line";',
+    'const lazy = () => import("dynamic");',
+    'type Loaded = typeof import("type-query");',
+  ].join("\n"),
   "src/port-suite.ts": 'import { describe } from "vitest";',
-  "src/feature.test.ts": 'import "./port-suite.js";\nimport { driver } from "@open-managed-agents/host";',
+  "src/feature.test.ts":
+    'import "./port-suite.js";\nimport { driver } from "@open-managed-agents/host";',
 };
 
 let member: WorkspaceMember;
@@ -28,7 +33,14 @@ beforeAll(async () => {
     await mkdir(dirname(join(dir, path)), { recursive: true });
     await writeFile(join(dir, path), text);
   }
-  member = { name: "@open-managed-agents/fixture", path: "packages/fixture", dir, kind: "package", isPrivate: false, manifest: {} };
+  member = {
+    name: "@open-managed-agents/fixture",
+    path: "packages/fixture",
+    dir,
+    kind: "package",
+    isPrivate: false,
+    manifest: {},
+  };
   found = await scanSourceImports(member);
 });
 
@@ -36,7 +48,11 @@ afterAll(async () => {
   if (member) await rm(member.dir, { recursive: true, force: true });
 });
 
-const summary = (): string[] => found.map((entry) => `${entry.file.slice(member.dir.length + 1)}:${entry.line} ${entry.specifier}${entry.testOnly ? " (test)" : ""}`);
+const summary = (): string[] =>
+  found.map(
+    (entry) =>
+      `${entry.file.slice(member.dir.length + 1)}:${entry.line} ${entry.specifier}${entry.testOnly ? " (test)" : ""}`,
+  );
 
 it("finds static, re-export, type-only, multi-line, dynamic and type-query imports, and nothing in strings or comments", () => {
   expect(summary()).toEqual([

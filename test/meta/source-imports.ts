@@ -35,7 +35,9 @@ export const SOURCE_FOLDERS = ["src", "bench"] as const;
  */
 export async function scanSourceImports(member: WorkspaceMember): Promise<SourceImport[]> {
   const accept = (name: string): boolean => SOURCE_FILE.test(name);
-  const files = (await Promise.all(SOURCE_FOLDERS.map((folder) => listFiles(join(member.dir, folder), accept)))).flat();
+  const files = (
+    await Promise.all(SOURCE_FOLDERS.map((folder) => listFiles(join(member.dir, folder), accept)))
+  ).flat();
   const benchDir = `${join(member.dir, "bench")}/`;
   const specifiers = new Map<string, { specifier: string; line: number }[]>();
   for (const file of files) {
@@ -43,12 +45,21 @@ export async function scanSourceImports(member: WorkspaceMember): Promise<Source
     const { importedFiles } = ts.preProcessFile(text, true, true);
     specifiers.set(
       file,
-      importedFiles.map((imported) => ({ specifier: imported.fileName, line: lineOf(text, imported.pos) })),
+      importedFiles.map((imported) => ({
+        specifier: imported.fileName,
+        line: lineOf(text, imported.pos),
+      })),
     );
   }
   const production = productionFiles(files, specifiers);
   return files.flatMap((file) =>
-    (specifiers.get(file) ?? []).map(({ specifier, line }) => ({ file, line, specifier, testOnly: !production.has(file), bench: file.startsWith(benchDir) })),
+    (specifiers.get(file) ?? []).map(({ specifier, line }) => ({
+      file,
+      line,
+      specifier,
+      testOnly: !production.has(file),
+      bench: file.startsWith(benchDir),
+    })),
   );
 }
 
@@ -57,7 +68,10 @@ export async function scanSourceImports(member: WorkspaceMember): Promise<Source
  * file imports (`index.ts`, a CLI main, a Worker script); a helper imported only by tests, such as a
  * shared port suite, is therefore test-only.
  */
-function productionFiles(files: readonly string[], specifiers: ReadonlyMap<string, readonly { specifier: string }[]>): Set<string> {
+function productionFiles(
+  files: readonly string[],
+  specifiers: ReadonlyMap<string, readonly { specifier: string }[]>,
+): Set<string> {
   const known = new Set(files);
   const edges = new Map<string, string[]>();
   const imported = new Set<string>();
@@ -83,16 +97,28 @@ function productionFiles(files: readonly string[], specifiers: ReadonlyMap<strin
 /** 1-based line of a character offset. */
 function lineOf(text: string, offset: number): number {
   let line = 1;
-  for (let index = text.indexOf("\n"); index !== -1 && index < offset; index = text.indexOf("\n", index + 1)) line += 1;
+  for (
+    let index = text.indexOf("\n");
+    index !== -1 && index < offset;
+    index = text.indexOf("\n", index + 1)
+  )
+    line += 1;
   return line;
 }
 
 /** The source file a relative specifier points at (`./x.js` → `./x.ts`), or null when it is not one of `known`. */
-export function resolveRelative(fromFile: string, specifier: string, known: ReadonlySet<string>): string | null {
+export function resolveRelative(
+  fromFile: string,
+  specifier: string,
+  known: ReadonlySet<string>,
+): string | null {
   if (!specifier.startsWith(".")) return null;
   const base = resolve(dirname(fromFile), specifier);
   const stem = base.replace(/\.(c|m)?jsx?$/, "");
-  for (const candidate of [...RELATIVE_CANDIDATES.map((suffix) => base + suffix), ...RELATIVE_CANDIDATES.map((suffix) => stem + suffix)]) {
+  for (const candidate of [
+    ...RELATIVE_CANDIDATES.map((suffix) => base + suffix),
+    ...RELATIVE_CANDIDATES.map((suffix) => stem + suffix),
+  ]) {
     if (known.has(candidate)) return candidate;
   }
   return null;

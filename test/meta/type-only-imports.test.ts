@@ -11,12 +11,31 @@ describe("imports whose every binding is a type", () => {
   it("are written `import type`, so no bare import is left in a package's dist", async () => {
     const found: string[] = [];
     for (const member of await discoverMembers()) {
-      for (const file of await listFiles(join(member.dir, "src"), (name) => /\.(ts|tsx|mts)$/.test(name) && !name.endsWith(".d.ts"))) {
-        const source = ts.createSourceFile(file, await readFile(file, "utf8"), ts.ScriptTarget.Latest, true);
+      for (const file of await listFiles(
+        join(member.dir, "src"),
+        (name) => /\.(ts|tsx|mts)$/.test(name) && !name.endsWith(".d.ts"),
+      )) {
+        const source = ts.createSourceFile(
+          file,
+          await readFile(file, "utf8"),
+          ts.ScriptTarget.Latest,
+          true,
+        );
         for (const statement of source.statements) {
-          if (!ts.isImportDeclaration(statement) || !statement.importClause || statement.importClause.isTypeOnly) continue;
+          if (
+            !ts.isImportDeclaration(statement) ||
+            !statement.importClause ||
+            statement.importClause.isTypeOnly
+          )
+            continue;
           const { name, namedBindings } = statement.importClause;
-          if (name || !namedBindings || !ts.isNamedImports(namedBindings) || namedBindings.elements.length === 0) continue;
+          if (
+            name ||
+            !namedBindings ||
+            !ts.isNamedImports(namedBindings) ||
+            namedBindings.elements.length === 0
+          )
+            continue;
           if (namedBindings.elements.every((element) => element.isTypeOnly)) {
             const { line } = source.getLineAndCharacterOfPosition(statement.getStart());
             found.push(`${repoPath(file)}:${line + 1} ${statement.moduleSpecifier.getText()}`);

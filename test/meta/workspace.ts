@@ -40,20 +40,33 @@ export interface WorkspaceMember {
   readonly manifest: Manifest;
 }
 
-const isFile = async (path: string): Promise<boolean> => (await stat(path).catch(() => null))?.isFile() ?? false;
+const isFile = async (path: string): Promise<boolean> =>
+  (await stat(path).catch(() => null))?.isFile() ?? false;
 
 /** Every workspace member under `packages/*` and `apps/*`, found at run time so new ones are checked too. */
 export async function discoverMembers(): Promise<WorkspaceMember[]> {
   const members: WorkspaceMember[] = [];
-  for (const [folder, kind] of [["packages", "package"], ["apps", "app"]] as const) {
+  for (const [folder, kind] of [
+    ["packages", "package"],
+    ["apps", "app"],
+  ] as const) {
     for (const entry of (await readdir(join(REPO_ROOT, folder))).sort()) {
       const dir = join(REPO_ROOT, folder, entry);
       if (!(await isFile(join(dir, "package.json")))) continue;
       const parsed: unknown = JSON.parse(await readFile(join(dir, "package.json"), "utf8"));
-      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error(`${folder}/${entry}/package.json is not an object`);
+      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+        throw new Error(`${folder}/${entry}/package.json is not an object`);
       const manifest = parsed as Manifest;
-      if (typeof manifest.name !== "string") throw new Error(`${folder}/${entry}/package.json has no name`);
-      members.push({ name: manifest.name, path: `${folder}/${entry}`, dir, kind, isPrivate: manifest.private === true, manifest });
+      if (typeof manifest.name !== "string")
+        throw new Error(`${folder}/${entry}/package.json has no name`);
+      members.push({
+        name: manifest.name,
+        path: `${folder}/${entry}`,
+        dir,
+        kind,
+        isPrivate: manifest.private === true,
+        manifest,
+      });
     }
   }
   return members;
@@ -64,7 +77,8 @@ export async function listFiles(dir: string, accept: (name: string) => boolean):
   const found: string[] = [];
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
   for (const entry of entries) {
-    if (entry.name === "node_modules" || entry.name === "dist" || entry.name.startsWith(".")) continue;
+    if (entry.name === "node_modules" || entry.name === "dist" || entry.name.startsWith("."))
+      continue;
     const path = join(dir, entry.name);
     if (entry.isDirectory()) found.push(...(await listFiles(path, accept)));
     else if (entry.isFile() && accept(entry.name)) found.push(path);

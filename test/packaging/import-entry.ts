@@ -6,7 +6,11 @@ const run = promisify(execFile);
 
 /** What importing one entry point in a fresh Node process gave. */
 export type ImportOutcome =
-  | { readonly type: "imported"; readonly exportNames: readonly string[]; readonly workersBuiltinsStubbed: boolean }
+  | {
+      readonly type: "imported";
+      readonly exportNames: readonly string[];
+      readonly workersBuiltinsStubbed: boolean;
+    }
   | { readonly type: "failed"; readonly error: string };
 
 const STUB_LOADER = new URL("./workers-builtins-stub.mjs", import.meta.url).href;
@@ -25,20 +29,32 @@ export async function importEntry(projectDir: string, specifier: string): Promis
   return stubbed.type === "imported" ? { ...stubbed, workersBuiltinsStubbed: true } : stubbed;
 }
 
-async function importOnce(projectDir: string, specifier: string, nodeFlags: readonly string[]): Promise<ImportOutcome> {
+async function importOnce(
+  projectDir: string,
+  specifier: string,
+  nodeFlags: readonly string[],
+): Promise<ImportOutcome> {
   const attributes = specifier.endsWith(".json") ? `, { with: { type: "json" } }` : "";
   const script = `const m = await import(${JSON.stringify(specifier)}${attributes}); process.stdout.write(JSON.stringify(Object.keys(m)));`;
   try {
-    const { stdout } = await run(process.execPath, [...nodeFlags, "--input-type=module", "--eval", script], {
-      cwd: projectDir,
-      env: isolatedEnv(),
-      timeout: 20_000,
-    });
+    const { stdout } = await run(
+      process.execPath,
+      [...nodeFlags, "--input-type=module", "--eval", script],
+      {
+        cwd: projectDir,
+        env: isolatedEnv(),
+        timeout: 20_000,
+      },
+    );
     const names: unknown = JSON.parse(stdout);
-    if (!Array.isArray(names) || !names.every((name) => typeof name === "string")) return { type: "failed", error: `unexpected output: ${stdout.slice(0, 200)}` };
+    if (!Array.isArray(names) || !names.every((name) => typeof name === "string"))
+      return { type: "failed", error: `unexpected output: ${stdout.slice(0, 200)}` };
     return { type: "imported", exportNames: names, workersBuiltinsStubbed: false };
   } catch (error) {
     const detail = error as { stderr?: string; message?: string };
-    return { type: "failed", error: (detail.stderr || detail.message || String(error)).slice(0, 2_000) };
+    return {
+      type: "failed",
+      error: (detail.stderr || detail.message || String(error)).slice(0, 2_000),
+    };
   }
 }

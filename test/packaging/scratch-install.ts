@@ -26,19 +26,32 @@ export function isolatedEnv(): NodeJS.ProcessEnv {
     if (/^(npm_|pnpm_|PNPM_)/i.test(key) || key === "INIT_CWD") continue;
     env[key] = value;
   }
-  return { ...env, CI: "true", TURBO_TELEMETRY_DISABLED: "1", DO_NOT_TRACK: "1", NODE_ENV: "production" };
+  return {
+    ...env,
+    CI: "true",
+    TURBO_TELEMETRY_DISABLED: "1",
+    DO_NOT_TRACK: "1",
+    NODE_ENV: "production",
+  };
 }
 
 /** Packs each package with `pnpm pack` (which rewrites `workspace:*` to real versions). */
-export async function packAll(packages: readonly WorkspacePackage[], tarballRoot: string): Promise<Map<string, string>> {
+export async function packAll(
+  packages: readonly WorkspacePackage[],
+  tarballRoot: string,
+): Promise<Map<string, string>> {
   const tarballs = new Map<string, string>();
   await Promise.all(
     packages.map(async (workspacePackage, index) => {
       const destination = join(tarballRoot, String(index));
       await mkdir(destination, { recursive: true });
-      await run("pnpm", ["pack", "--pack-destination", destination], { cwd: workspacePackage.dir, env: isolatedEnv() });
+      await run("pnpm", ["pack", "--pack-destination", destination], {
+        cwd: workspacePackage.dir,
+        env: isolatedEnv(),
+      });
       const files = (await readdir(destination)).filter((file) => file.endsWith(".tgz"));
-      if (files.length !== 1) throw new Error(`pnpm pack of ${workspacePackage.name} produced ${files.length} tarballs`);
+      if (files.length !== 1)
+        throw new Error(`pnpm pack of ${workspacePackage.name} produced ${files.length} tarballs`);
       tarballs.set(workspacePackage.name, join(destination, files[0] as string));
     }),
   );
@@ -46,7 +59,9 @@ export async function packAll(packages: readonly WorkspacePackage[], tarballRoot
 }
 
 /** Packs every package and installs all tarballs, with their peers, into a fresh project under the OS temp directory. */
-export async function packAndInstall(packages: readonly WorkspacePackage[]): Promise<ScratchInstall> {
+export async function packAndInstall(
+  packages: readonly WorkspacePackage[],
+): Promise<ScratchInstall> {
   const dir = await mkdtemp(join(tmpdir(), "openma-packaging-"));
   try {
     return await packAndInstallInto(dir, packages);
@@ -56,10 +71,17 @@ export async function packAndInstall(packages: readonly WorkspacePackage[]): Pro
   }
 }
 
-async function packAndInstallInto(dir: string, packages: readonly WorkspacePackage[]): Promise<ScratchInstall> {
+async function packAndInstallInto(
+  dir: string,
+  packages: readonly WorkspacePackage[],
+): Promise<ScratchInstall> {
   const tarballs = await packAll(packages, join(dir, "tarballs"));
   // A consumer installs peer dependencies itself; so does this project, at the declared ranges.
-  const peers = Object.fromEntries(packages.flatMap((workspacePackage) => Object.entries(workspacePackage.peerDependencies)).filter(([name]) => !tarballs.has(name)));
+  const peers = Object.fromEntries(
+    packages
+      .flatMap((workspacePackage) => Object.entries(workspacePackage.peerDependencies))
+      .filter(([name]) => !tarballs.has(name)),
+  );
   const project = join(dir, "project");
   const mode = await installTarballs(project, tarballs, peers);
   return { dir: project, tarballs, mode };
@@ -86,8 +108,18 @@ export async function installTarballs(
   options: TarballInstallOptions = {},
 ): Promise<ScratchInstall["mode"]> {
   await mkdir(project, { recursive: true });
-  const dependencies = { ...extra, ...Object.fromEntries([...tarballs].map(([name, path]) => [name, `file:${path}`])) };
-  await writeFile(join(project, "package.json"), JSON.stringify({ name: "openma-packaging-check", private: true, type: "module", dependencies }, null, 2));
+  const dependencies = {
+    ...extra,
+    ...Object.fromEntries([...tarballs].map(([name, path]) => [name, `file:${path}`])),
+  };
+  await writeFile(
+    join(project, "package.json"),
+    JSON.stringify(
+      { name: "openma-packaging-check", private: true, type: "module", dependencies },
+      null,
+      2,
+    ),
+  );
   return installProject(project, tarballs, options);
 }
 
@@ -100,18 +132,36 @@ export async function installProject(
   tarballs: ReadonlyMap<string, string>,
   options: TarballInstallOptions = {},
 ): Promise<ScratchInstall["mode"]> {
-  const overrides = [...[...tarballs].map(([name, path]) => [name, `file:${path}`] as const), ...Object.entries(options.overrides ?? {})]
+  const overrides = [
+    ...[...tarballs].map(([name, path]) => [name, `file:${path}`] as const),
+    ...Object.entries(options.overrides ?? {}),
+  ]
     .map(([name, spec]) => `  ${JSON.stringify(name)}: ${JSON.stringify(spec)}`)
     .join("\n");
   // Importing needs no dependency build scripts (native addons, binary downloads): skip them all.
-  const strict = options.strictPeers ? "strictPeerDependencies: true\nautoInstallPeers: false\n" : "";
-  await writeFile(join(project, "pnpm-workspace.yaml"), `strictDepBuilds: false\n${strict}overrides:\n${overrides}\n`);
+  const strict = options.strictPeers
+    ? "strictPeerDependencies: true\nautoInstallPeers: false\n"
+    : "";
+  await writeFile(
+    join(project, "pnpm-workspace.yaml"),
+    `strictDepBuilds: false\n${strict}overrides:\n${overrides}\n`,
+  );
   const install = (flag: string) =>
-    run("pnpm", ["install", flag, "--ignore-scripts", "--config.confirmModulesPurge=false", "--reporter=append-only"], {
-      cwd: project,
-      env: isolatedEnv(),
-      maxBuffer: 32 * 1024 * 1024,
-    });
+    run(
+      "pnpm",
+      [
+        "install",
+        flag,
+        "--ignore-scripts",
+        "--config.confirmModulesPurge=false",
+        "--reporter=append-only",
+      ],
+      {
+        cwd: project,
+        env: isolatedEnv(),
+        maxBuffer: 32 * 1024 * 1024,
+      },
+    );
   try {
     await install("--offline");
     return "offline";
@@ -119,7 +169,9 @@ export async function installProject(
     try {
       await install("--prefer-offline");
     } catch (error) {
-      throw new Error(`scratch install failed offline and with --prefer-offline:\n${describe(offlineError)}\n${describe(error)}`);
+      throw new Error(
+        `scratch install failed offline and with --prefer-offline:\n${describe(offlineError)}\n${describe(error)}`,
+      );
     }
     return "prefer-offline";
   }

@@ -7,7 +7,10 @@ const STUB = "openma-workers-stub:";
 
 export async function resolve(specifier, context, nextResolve) {
   if (specifier.startsWith("cloudflare:")) {
-    return { url: `${STUB}${specifier}?from=${encodeURIComponent(context.parentURL ?? "")}`, shortCircuit: true };
+    return {
+      url: `${STUB}${specifier}?from=${encodeURIComponent(context.parentURL ?? "")}`,
+      shortCircuit: true,
+    };
   }
   return nextResolve(specifier, context);
 }
@@ -17,7 +20,10 @@ export async function load(url, context, nextLoad) {
   const [specifier, query] = url.slice(STUB.length).split("?from=");
   const importer = await readFile(new URL(decodeURIComponent(query)), "utf8");
   const names = new Set();
-  const pattern = new RegExp(`import\\s*\\{([^}]*)\\}\\s*from\\s*["']${specifier.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}["']`, "g");
+  const pattern = new RegExp(
+    `import\\s*\\{([^}]*)\\}\\s*from\\s*["']${specifier.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}["']`,
+    "g",
+  );
   for (const match of importer.matchAll(pattern)) {
     for (const part of match[1].split(",")) {
       const name = part.trim().split(/\s+as\s+/)[0];

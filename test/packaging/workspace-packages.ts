@@ -37,7 +37,8 @@ interface PackageJson {
 /** Reads and parses a package.json; the shape is checked field by field where it is used. */
 export async function readPackageJson(dir: string): Promise<PackageJson> {
   const parsed: unknown = JSON.parse(await readFile(join(dir, "package.json"), "utf8"));
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error(`${dir}/package.json is not an object`);
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new Error(`${dir}/package.json is not an object`);
   return parsed as PackageJson;
 }
 
@@ -50,7 +51,8 @@ export async function discoverPublishablePackages(): Promise<WorkspacePackage[]>
     if (!(await stat(join(dir, "package.json")).catch(() => null))?.isFile()) continue;
     const manifest = await readPackageJson(dir);
     if (manifest.private === true) continue;
-    if (typeof manifest.name !== "string" || typeof manifest.version !== "string") throw new Error(`${dir}/package.json needs a name and a version`);
+    if (typeof manifest.name !== "string" || typeof manifest.version !== "string")
+      throw new Error(`${dir}/package.json needs a name and a version`);
     found.push({
       name: manifest.name,
       version: manifest.version,
@@ -65,13 +67,20 @@ export async function discoverPublishablePackages(): Promise<WorkspacePackage[]>
 /** Flattens an exports map into one entry per subpath, picking what Node's ESM loader would pick. */
 export function exportEntries(exportsField: unknown): ExportEntry[] {
   if (exportsField === undefined) return [];
-  if (typeof exportsField === "string") return [{ subpath: ".", target: exportsField, types: null }];
-  if (typeof exportsField !== "object" || exportsField === null) throw new Error("exports must be a string or an object");
+  if (typeof exportsField === "string")
+    return [{ subpath: ".", target: exportsField, types: null }];
+  if (typeof exportsField !== "object" || exportsField === null)
+    throw new Error("exports must be a string or an object");
   const record = exportsField as Record<string, unknown>;
   const keys = Object.keys(record);
   // A map whose keys are all conditions describes the root entry only.
-  if (keys.every((key) => !key.startsWith("."))) return [{ subpath: ".", target: nodeTarget(record), types: typesTarget(record) }];
-  return keys.map((subpath) => ({ subpath, target: nodeTarget(record[subpath]), types: typesTarget(record[subpath]) }));
+  if (keys.every((key) => !key.startsWith(".")))
+    return [{ subpath: ".", target: nodeTarget(record), types: typesTarget(record) }];
+  return keys.map((subpath) => ({
+    subpath,
+    target: nodeTarget(record[subpath]),
+    types: typesTarget(record[subpath]),
+  }));
 }
 
 function nodeTarget(value: unknown): string | null {

@@ -25,7 +25,9 @@ export interface DemoEnvironment {
   stop(): Promise<void>;
 }
 
-const UNCONFINED_RUNTIME_ERROR_MARKER = Symbol.for("open-managed-agents.demo-unconfined-runtime-error");
+const UNCONFINED_RUNTIME_ERROR_MARKER = Symbol.for(
+  "open-managed-agents.demo-unconfined-runtime-error",
+);
 
 /** The demo refuses to run agent tool calls outside a confinement; this says why. */
 export class UnconfinedRuntimeError extends Error {
@@ -41,7 +43,11 @@ export class UnconfinedRuntimeError extends Error {
 
   /** True for an {@link UnconfinedRuntimeError} from whichever copy of this module built it. */
   static isInstance(error: unknown): error is UnconfinedRuntimeError {
-    return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[UNCONFINED_RUNTIME_ERROR_MARKER] === true;
+    return (
+      typeof error === "object" &&
+      error !== null &&
+      (error as Record<symbol, unknown>)[UNCONFINED_RUNTIME_ERROR_MARKER] === true
+    );
   }
 }
 
@@ -52,25 +58,44 @@ type Env = Readonly<Record<string, string | undefined>>;
  * no network of their own, so the filtering proxy lets that one origin through, as Cloudflare's let the
  * internet through (the agent's tool calls can reach it too, but hold no credential for it).
  */
-export async function openDemoEnvironment(env: Env, controlPlaneUrl: string): Promise<DemoEnvironment> {
+export async function openDemoEnvironment(
+  env: Env,
+  controlPlaneUrl: string,
+): Promise<DemoEnvironment> {
   const workDirectory = await mkdtemp(join(tmpdir(), "oma-demo-"));
-  const remoteBridge = env[CLOUDFLARE_BRIDGE_ENV_KEYS.url] && env[CLOUDFLARE_BRIDGE_ENV_KEYS.apiKey];
+  const remoteBridge =
+    env[CLOUDFLARE_BRIDGE_ENV_KEYS.url] && env[CLOUDFLARE_BRIDGE_ENV_KEYS.apiKey];
   // The Cloudflare image installs the bin in /usr/local/bin; locally it goes where the confined runtime
   // sees it (the host's /opt, copy-on-write), and onto the runtime's PATH for the readiness probe.
-  const binDirectory = remoteBridge ? "/usr/local/bin" : dirname(await installAmaWorkerBin(env.OMA_AMA_WORKER_BIN_DIR));
+  const binDirectory = remoteBridge
+    ? "/usr/local/bin"
+    : dirname(await installAmaWorkerBin(env.OMA_AMA_WORKER_BIN_DIR));
   if (!remoteBridge) process.env.PATH = `${binDirectory}${delimiter}${process.env.PATH ?? ""}`;
   // Asking for the unconfined runtime exists to show the refusal below; the demo never runs tools in it.
   const unconfined = env.OMA_DEMO_LOCAL_CONFINEMENT === "unconfined-unsafe";
-  const local = remoteBridge ? null : await startLocalBridge(unconfined ? { confinement: "unconfined-unsafe" } : { egressAllowList: [new URL(controlPlaneUrl).host] });
+  const local = remoteBridge
+    ? null
+    : await startLocalBridge(
+        unconfined
+          ? { confinement: "unconfined-unsafe" }
+          : { egressAllowList: [new URL(controlPlaneUrl).host] },
+      );
   // A Cloudflare sandbox is its own VM; a local one must be inside bubblewrap before any tool call runs.
   const confinement = local?.containerServer.confinement;
   if (local && confinement !== "bubblewrap") {
     await local.stop();
     throw new UnconfinedRuntimeError(confinement);
   }
-  const useR2 = Boolean(env.R2_ACCESS_KEY_ID || env.R2_SECRET_ACCESS_KEY || env.R2_ENDPOINT || env[CLOUDFLARE_BRIDGE_ENV_KEYS.bucket]);
+  const useR2 = Boolean(
+    env.R2_ACCESS_KEY_ID ||
+      env.R2_SECRET_ACCESS_KEY ||
+      env.R2_ENDPOINT ||
+      env[CLOUDFLARE_BRIDGE_ENV_KEYS.bucket],
+  );
   const blobDirectory = join(workDirectory, "blobs");
-  const store = useR2 ? createR2BlobStoreFromEnv(env) : createFsBlobStore({ rootDir: blobDirectory });
+  const store = useR2
+    ? createR2BlobStoreFromEnv(env)
+    : createFsBlobStore({ rootDir: blobDirectory });
   return {
     bridgeUrl: local ? local.url : (env[CLOUDFLARE_BRIDGE_ENV_KEYS.url] as string),
     apiKey: local ? local.apiKey : (env[CLOUDFLARE_BRIDGE_ENV_KEYS.apiKey] as string),
@@ -80,7 +105,9 @@ export async function openDemoEnvironment(env: Env, controlPlaneUrl: string): Pr
     binDirectory,
     store,
     checkpointStoreUrl: useR2 ? undefined : pathToFileURL(blobDirectory).href,
-    storeDescription: useR2 ? `R2 bucket ${env[CLOUDFLARE_BRIDGE_ENV_KEYS.bucket]}` : `filesystem blob store in ${blobDirectory}`,
+    storeDescription: useR2
+      ? `R2 bucket ${env[CLOUDFLARE_BRIDGE_ENV_KEYS.bucket]}`
+      : `filesystem blob store in ${blobDirectory}`,
     workDirectory,
     stop: async () => {
       await local?.stop();

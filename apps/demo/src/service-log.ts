@@ -28,12 +28,15 @@ export function createServiceLogPrinter(options: {
     const field = (name: string) => String(line[name]);
     const phase = String(line.event).split(".")[0];
     const entries = () => (typeof line.entries === "number" ? `, ${line.entries} entries` : "");
-    const moved = () => `${formatBytes(Number(line.bytes))} in ${field("objects")} objects${entries()}`;
+    const moved = () =>
+      `${formatBytes(Number(line.bytes))} in ${field("objects")} objects${entries()}`;
     switch (line.event) {
       case "service.started":
         sdkVersion = field("sdkVersion");
         say(`  fences   ${field("store")}`);
-        say(`  service  started: driver ${field("driver")}, concurrency ${field("concurrency")}, @anthropic-ai/sdk ${sdkVersion}`);
+        say(
+          `  service  started: driver ${field("driver")}, concurrency ${field("concurrency")}, @anthropic-ai/sdk ${sdkVersion}`,
+        );
         return;
       case "run.started":
         itemStarted = performance.now();
@@ -51,7 +54,9 @@ export function createServiceLogPrinter(options: {
         return;
       case "checkpoint.progress":
       case "restore.progress":
-        say(`      ${phase} running ${(Number(line.elapsedMs) / 1000).toFixed(0)} s, ${moved()} so far`);
+        say(
+          `      ${phase} running ${(Number(line.elapsedMs) / 1000).toFixed(0)} s, ${moved()} so far`,
+        );
         return;
       case "checkpoint.done":
       case "restore.done":
@@ -61,7 +66,9 @@ export function createServiceLogPrinter(options: {
         say(`  publish  session revision ${field("revision")}, generation ${field("generation")}`);
         return;
       case "work.done": {
-        const seconds = itemStarted ? ` in ${((performance.now() - itemStarted) / 1000).toFixed(1)} s` : "";
+        const seconds = itemStarted
+          ? ` in ${((performance.now() - itemStarted) / 1000).toFixed(1)} s`
+          : "";
         const detail = line.code ? ` (${field("code")}: ${field("message")})` : "";
         say(`  result   ${field("outcome")}${seconds}${detail}`);
         options.onItemDone({
@@ -80,7 +87,10 @@ export function createServiceLogPrinter(options: {
         return;
       default:
         // Warnings and errors always show; other info lines (claims, polls, fences) are in the steps above.
-        if (line.level >= 40) say(`  ${line.level >= 50 ? "error" : "warn "}   ${String(line.event)} ${describe(line)}`);
+        if (line.level >= 40)
+          say(
+            `  ${line.level >= 50 ? "error" : "warn "}   ${String(line.event)} ${describe(line)}`,
+          );
     }
   };
   return {
@@ -88,7 +98,9 @@ export function createServiceLogPrinter(options: {
     line(line: ServiceLine): void {
       queue = queue
         .then(() => print(line))
-        .catch((error: unknown) => say(`  (could not print ${String(line.event)}: ${String(error)})`));
+        .catch((error: unknown) =>
+          say(`  (could not print ${String(line.event)}: ${String(error)})`),
+        );
     },
     /** Resolves once every line so far is printed. */
     flushed: () => queue,
@@ -102,7 +114,9 @@ async function printStep(line: ServiceLine, outputStore: BlobStore): Promise<voi
   if (typeof line.harness === "string") {
     say(`      worker  ${line.harness} (the lease's record of the bin the sandbox runs)`);
   }
-  const checkpoint = line.checkpoint as { id?: string; archive?: string; size?: number } | undefined;
+  const checkpoint = line.checkpoint as
+    | { id?: string; archive?: string; size?: number }
+    | undefined;
   if (checkpoint?.id) {
     const size = checkpoint.size ? ` (${formatBytes(checkpoint.size)})` : "";
     say(`  checkpoint ${checkpoint.id}: archive ${checkpoint.archive ?? "?"}${size}`);
@@ -112,7 +126,9 @@ async function printStep(line: ServiceLine, outputStore: BlobStore): Promise<voi
     const read = await readOutputManifest(outputStore, manifest);
     say(`  outputs  manifest ${manifest.id} with ${read.entries.length} entries`);
     for (const entry of read.entries) {
-      say(`           ${entry.logicalPath.padEnd(20)} ${formatBytes(entry.size).padStart(10)}  ${entry.contentHash}`);
+      say(
+        `           ${entry.logicalPath.padEnd(20)} ${formatBytes(entry.size).padStart(10)}  ${entry.contentHash}`,
+      );
     }
   }
 }

@@ -26,9 +26,14 @@ export function serviceBinPath(): string {
   const manifestPath = createRequire(import.meta.url).resolve(
     "@open-managed-agents/environment-worker-service/package.json",
   );
-  const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as { bin: Record<string, string> };
+  const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as {
+    bin: Record<string, string>;
+  };
   const bin = manifest.bin["oma-environment-worker"];
-  if (!bin) throw new Error("@open-managed-agents/environment-worker-service declares no oma-environment-worker bin");
+  if (!bin)
+    throw new Error(
+      "@open-managed-agents/environment-worker-service declares no oma-environment-worker bin",
+    );
   return join(dirname(manifestPath), bin);
 }
 
@@ -47,15 +52,22 @@ export function startServiceProcess(options: {
   const inherited = process.execArgv.map((flag) => JSON.stringify(flag));
   const nodeOptions = [options.env.NODE_OPTIONS, ...inherited].filter(Boolean).join(" ");
   const child: ChildProcess = spawn(bin, [], {
-    env: { ...options.env, OMA_NODE: process.execPath, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) },
+    env: {
+      ...options.env,
+      OMA_NODE: process.execPath,
+      ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
+    },
     stdio: ["ignore", "inherit", "pipe"],
   });
   if (child.stderr) {
-    createInterface({ input: child.stderr, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (text) => {
-      const line = parseLine(text);
-      if (line) options.onLine(line);
-      else process.stderr.write(`${text}\n`);
-    });
+    createInterface({ input: child.stderr, crlfDelay: Number.POSITIVE_INFINITY }).on(
+      "line",
+      (text) => {
+        const line = parseLine(text);
+        if (line) options.onLine(line);
+        else process.stderr.write(`${text}\n`);
+      },
+    );
   }
   const exited = new Promise<number>((resolve, reject) => {
     child.once("error", reject);
@@ -75,7 +87,9 @@ function parseLine(text: string): ServiceLine | null {
   if (!text.startsWith("{")) return null;
   try {
     const value = JSON.parse(text) as unknown;
-    return typeof value === "object" && value !== null && typeof (value as ServiceLine).level === "number"
+    return typeof value === "object" &&
+      value !== null &&
+      typeof (value as ServiceLine).level === "number"
       ? (value as ServiceLine)
       : null;
   } catch {

@@ -9,7 +9,13 @@ export interface ScriptedToolCall {
 /** Turn 1: the agent writes notes, `dataMiB` of random data and two outputs in /workspace. */
 export function firstTurn(dataMiB: number): ScriptedToolCall[] {
   return [
-    { name: "write", input: { file_path: "/workspace/notes/plan.md", content: "# Plan\n\n1. write data\n2. check it in the next turn\n" } },
+    {
+      name: "write",
+      input: {
+        file_path: "/workspace/notes/plan.md",
+        content: "# Plan\n\n1. write data\n2. check it in the next turn\n",
+      },
+    },
     {
       name: "bash",
       input: {

@@ -5,14 +5,22 @@ import { installedSdkVersion, sdkUnderTest } from "../../../scripts/sdk-matrix/v
 
 const MAIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 /** Makes the demo's SDK the one OMA_TEST_SDK names, as `pnpm start` does. */
-const SDK_MATRIX_HOOK = fileURLToPath(new URL("../../../scripts/sdk-matrix/register.mjs", import.meta.url));
+const SDK_MATRIX_HOOK = fileURLToPath(
+  new URL("../../../scripts/sdk-matrix/register.mjs", import.meta.url),
+);
 
 /** Runs the built demo as `pnpm demo` does, with a small workspace, and returns its exit code and output. */
-function runDemo(extra: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runDemo(
+  extra: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, OMA_DEMO_DATA_MIB: "1", ...extra };
-  for (const key of Object.keys(env)) if (key.startsWith("OMA_CLOUDFLARE_") || key.startsWith("R2_")) delete env[key];
+  for (const key of Object.keys(env))
+    if (key.startsWith("OMA_CLOUDFLARE_") || key.startsWith("R2_")) delete env[key];
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", SDK_MATRIX_HOOK, MAIN], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", SDK_MATRIX_HOOK, MAIN], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -29,14 +37,36 @@ describe("pnpm demo", () => {
     expect(code).toBe(0);
     expect(stdout).toMatch(/confined in bubblewrap/);
     const sdk = installedSdkVersion(sdkUnderTest()).replaceAll(".", "\\.");
-    expect(stdout.match(new RegExp(`work item work_\\S+ of sesn_\\S+ \\(claimed by oma-environment-worker with the SDK's WorkPoller, @anthropic-ai/sdk ${sdk}\\)`, "g"))).toHaveLength(2);
-    expect(stdout.match(new RegExp(`worker {2}oma-ama-worker \\S+ \\(ama-worker-v1\\) @anthropic-ai/sdk ${sdk} `, "g"))).toHaveLength(2);
+    expect(
+      stdout.match(
+        new RegExp(
+          `work item work_\\S+ of sesn_\\S+ \\(claimed by oma-environment-worker with the SDK's WorkPoller, @anthropic-ai/sdk ${sdk}\\)`,
+          "g",
+        ),
+      ),
+    ).toHaveLength(2);
+    expect(
+      stdout.match(
+        new RegExp(
+          `worker {2}oma-ama-worker \\S+ \\(ama-worker-v1\\) @anthropic-ai/sdk ${sdk} `,
+          "g",
+        ),
+      ),
+    ).toHaveLength(2);
     // The service is the bin, configured by variables, on the same SDK; its store is SQLite.
-    expect(stdout).toMatch(/service {2}\S+\/environment-worker-service\/bin\/oma-environment-worker\.sh \(oma-environment-worker/);
-    expect(stdout).toMatch(new RegExp(`service {2}started: driver @open-managed-agents/managed-runtime-cloudflare-bridge, .*@anthropic-ai/sdk ${sdk}\n`));
+    expect(stdout).toMatch(
+      /service {2}\S+\/environment-worker-service\/bin\/oma-environment-worker\.sh \(oma-environment-worker/,
+    );
+    expect(stdout).toMatch(
+      new RegExp(
+        `service {2}started: driver @open-managed-agents/managed-runtime-cloudflare-bridge, .*@anthropic-ai/sdk ${sdk}\n`,
+      ),
+    );
     expect(stdout).toMatch(/fences {3}SQLite \S+runtime\.sqlite/);
     // Its transaction steps, in order, and checkpoint and restore progress.
-    expect(stdout).toMatch(/fence\.acquire\s+\d+ ms\n(.*\n)*?\s+sandbox\.acquire\s+\d+ ms\n(.*\n)*?\s+harnessDriver\.run\s+\d+ ms\n/);
+    expect(stdout).toMatch(
+      /fence\.acquire\s+\d+ ms\n(.*\n)*?\s+sandbox\.acquire\s+\d+ ms\n(.*\n)*?\s+harnessDriver\.run\s+\d+ ms\n/,
+    );
     expect(stdout).toMatch(/workspace\.checkpoint\s+\d+ ms/);
     expect(stdout.match(/checkpoint done: \S+ \S+ in \d+ objects, \d+ ms/g)).toHaveLength(2);
     expect(stdout).toMatch(/restore done: \S+ \S+ in \d+ objects, \d+ ms/);
@@ -56,7 +86,9 @@ describe("pnpm demo", () => {
   });
 
   it("refuses to run the agent's tool calls on an unconfined local runtime, saying why", async () => {
-    const { code, stdout, stderr } = await runDemo({ OMA_DEMO_LOCAL_CONFINEMENT: "unconfined-unsafe" });
+    const { code, stdout, stderr } = await runDemo({
+      OMA_DEMO_LOCAL_CONFINEMENT: "unconfined-unsafe",
+    });
     expect(code).toBe(2);
     expect(stderr).toMatch(/demo refused: .*not "bubblewrap".*would run on this machine/);
     expect(stdout).not.toMatch(/work item work_/);

@@ -36,7 +36,12 @@ function processesInNamespaceOf(namespacePid: number): Map<number, number> {
 
 beforeAll(async () => {
   // The app's own Worker, bundled by wrangler with its `@cloudflare/containers` alias.
-  if (!existsSync(appBundle)) await promisify(execFile)("pnpm", ["exec", "wrangler", "deploy", "--dry-run", "--outdir", "dist"], { cwd: fileURLToPath(new URL("..", import.meta.url)) });
+  if (!existsSync(appBundle))
+    await promisify(execFile)(
+      "pnpm",
+      ["exec", "wrangler", "deploy", "--dry-run", "--outdir", "dist"],
+      { cwd: fileURLToPath(new URL("..", import.meta.url)) },
+    );
 }, 120_000);
 
 describe("the app's wrangler-bundled Worker", () => {
@@ -47,7 +52,10 @@ describe("the app's wrangler-bundled Worker", () => {
     const { frames } = await client.exec(id, ["sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $!"]);
     // The pid is the container's own (its PID namespace); the host knows the process by another.
     const [container] = bridge.containerServer.containers.list();
-    const pid = processesInNamespaceOf(container?.root?.pid ?? -1).get(Number(decodeOutput(frames, "stdout").trim())) ?? -1;
+    const pid =
+      processesInNamespaceOf(container?.root?.pid ?? -1).get(
+        Number(decodeOutput(frames, "stdout").trim()),
+      ) ?? -1;
     expect(isAlive(pid)).toBe(true);
     await bridge.stop();
     expect(isAlive(pid)).toBe(false);
@@ -63,7 +71,8 @@ describe("launcher options", () => {
       const client = bridgeClient(bridge.url, bridge.apiKey);
       let warm = 0;
       for (let attempt = 0; attempt < 200 && warm < 1; attempt += 1) {
-        warm = ((await (await client.request("GET", "/v1/pool/stats")).json()) as { warm: number }).warm;
+        warm = ((await (await client.request("GET", "/v1/pool/stats")).json()) as { warm: number })
+          .warm;
         if (warm < 1) await new Promise((resolve) => setTimeout(resolve, 200));
       }
       expect(warm).toBe(1);
@@ -93,7 +102,10 @@ describe("launcher options", () => {
     const bridge = await startLocalBridge({ apiKey });
     try {
       expect(bridge.apiKey).toBe(apiKey);
-      const created = await fetch(`${bridge.url}/v1/sandbox`, { method: "POST", headers: { Authorization: `Bearer ${apiKey}` } });
+      const created = await fetch(`${bridge.url}/v1/sandbox`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${apiKey}` },
+      });
       expect(created.status).toBe(200);
     } finally {
       await bridge.stop();

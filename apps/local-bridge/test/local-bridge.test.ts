@@ -21,7 +21,10 @@ describe("auth and ids", () => {
     const missing = await fetch(`${bridge.url}/v1/sandbox`, { method: "POST" });
     expect(missing.status).toBe(401);
     expect(await missing.json()).toEqual({ error: "Unauthorized", code: "unauthorized" });
-    const wrong = await fetch(`${bridge.url}/v1/sandbox`, { method: "POST", headers: { Authorization: "Bearer not-the-key" } });
+    const wrong = await fetch(`${bridge.url}/v1/sandbox`, {
+      method: "POST",
+      headers: { Authorization: "Bearer not-the-key" },
+    });
     expect(wrong.status).toBe(401);
   });
 
@@ -33,7 +36,11 @@ describe("auth and ids", () => {
 describe("exec", () => {
   it("streams base64 stdout and stderr frames and a final exit event", async () => {
     const id = await client.create();
-    const { status, contentType, frames } = await client.exec(id, ["sh", "-c", "echo hi; echo err >&2; exit 3"]);
+    const { status, contentType, frames } = await client.exec(id, [
+      "sh",
+      "-c",
+      "echo hi; echo err >&2; exit 3",
+    ]);
     expect(status).toBe(200);
     expect(contentType).toContain("text/event-stream");
     expect(frames.map((frame) => frame.event)).toEqual(["stdout", "stderr", "exit"]);
@@ -58,7 +65,10 @@ describe("exec", () => {
   it("applies a bridge session's cwd to execs that send its Session-Id", async () => {
     const id = await client.create();
     await client.exec(id, ["mkdir", "-p", "/workspace/home"]);
-    const created = await client.request("POST", `/v1/sandbox/${id}/session`, { body: JSON.stringify({ cwd: "/workspace/home" }), headers: { "Content-Type": "application/json" } });
+    const created = await client.request("POST", `/v1/sandbox/${id}/session`, {
+      body: JSON.stringify({ cwd: "/workspace/home" }),
+      headers: { "Content-Type": "application/json" },
+    });
     const session = ((await created.json()) as { id: string }).id;
     const { frames } = await client.exec(id, ["pwd"], {}, { "Session-Id": session });
     expect(decodeOutput(frames, "stdout")).toBe("/workspace/home\n");
@@ -68,11 +78,15 @@ describe("exec", () => {
 describe("files, persist and hydrate", () => {
   it("round-trips text and binary files through PUT and GET", async () => {
     const id = await client.create();
-    expect(await (await client.put(id, "workspace/notes/a.txt", "hello bridge\n")).json()).toEqual({ ok: true });
+    expect(await (await client.put(id, "workspace/notes/a.txt", "hello bridge\n")).json()).toEqual({
+      ok: true,
+    });
     expect(await (await client.get(id, "workspace/notes/a.txt")).text()).toBe("hello bridge\n");
     const binary = new Uint8Array([0, 1, 2, 250, 251, 0, 7]);
     await client.put(id, "workspace/blob.bin", binary);
-    expect(new Uint8Array(await (await client.get(id, "workspace/blob.bin")).arrayBuffer())).toEqual(binary);
+    expect(
+      new Uint8Array(await (await client.get(id, "workspace/blob.bin")).arrayBuffer()),
+    ).toEqual(binary);
   });
 
   it("answers a missing file with 200 and an empty body, as the published bridge does", async () => {

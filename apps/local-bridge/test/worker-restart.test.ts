@@ -23,7 +23,9 @@ describe("bridge Worker restart", () => {
       await new Promise((resolve) => setTimeout(resolve, POOL_HEALTH_CHECK_MS));
       const { frames } = await client.exec(id, ["cat", "/workspace/marker"]);
       expect(decodeOutput(frames, "stdout")).toBe("before\n");
-      expect(bridge.containerServer.containers.list().map((entry) => entry.id)).toEqual([container]);
+      expect(bridge.containerServer.containers.list().map((entry) => entry.id)).toEqual([
+        container,
+      ]);
 
       const deleted = await client.request("DELETE", `/v1/sandbox/${id}`);
       expect(deleted.status).toBe(204);

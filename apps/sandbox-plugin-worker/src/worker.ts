@@ -2,10 +2,25 @@ import { NotFoundError } from "@open-managed-agents/runtime-resource-contract";
 import { loadPluginConfig } from "./config/plugin-config.js";
 import { requireBearer } from "./http/auth.js";
 import { info, openApi } from "./http/info-routes.js";
-import { exec, execStream, forwardPort, listDirectory, makeDirectory, readFile, removeFile, writeFile } from "./http/operation-routes.js";
+import {
+  exec,
+  execStream,
+  forwardPort,
+  listDirectory,
+  makeDirectory,
+  readFile,
+  removeFile,
+  writeFile,
+} from "./http/operation-routes.js";
 import { errorResponse, withProtocolHeader } from "./http/responses.js";
 import { type Route, findRoute } from "./http/router.js";
-import { createSandbox, deleteSandbox, getSandboxView, listSandboxes, updateTtl } from "./http/sandbox-routes.js";
+import {
+  createSandbox,
+  deleteSandbox,
+  getSandboxView,
+  listSandboxes,
+  updateTtl,
+} from "./http/sandbox-routes.js";
 import { unsupported } from "./http/unsupported-routes.js";
 import { API_PREFIX } from "./protocol/constants.js";
 
@@ -41,14 +56,21 @@ export const ROUTES: readonly Route[] = [
  * Answers one request: configuration check (a missing token secret refuses everything), bearer check on
  * every route, then the route. Every answer, error or not, carries the protocol header.
  */
-export async function handleRequest(request: Request, env: Readonly<Record<string, unknown>>): Promise<Response> {
+export async function handleRequest(
+  request: Request,
+  env: Readonly<Record<string, unknown>>,
+): Promise<Response> {
   let response: Response;
   try {
     const config = loadPluginConfig(env);
     await requireBearer(request, config.token, crypto.subtle);
     const url = new URL(request.url);
     const match = findRoute(ROUTES, request.method, url.pathname);
-    if (match === undefined) throw new NotFoundError({ message: `no route ${request.method} ${url.pathname}`, context: { method: request.method, path: url.pathname } });
+    if (match === undefined)
+      throw new NotFoundError({
+        message: `no route ${request.method} ${url.pathname}`,
+        context: { method: request.method, path: url.pathname },
+      });
     response = await match.route.handler({ request, url, params: match.params, env, config });
   } catch (error) {
     response = errorResponse(error);

@@ -4,7 +4,10 @@
  * writes the container may make land in its own copy-on-write tree, and the host stays as it was.
  */
 import { existsSync } from "node:fs";
-import { type HostSentinels, plantHostSentinels } from "@open-managed-agents/local-container/testing";
+import {
+  type HostSentinels,
+  plantHostSentinels,
+} from "@open-managed-agents/local-container/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Harness, IMAGE, startHarness } from "./support/harness.js";
 import { type ProtocolClient, createProtocolClient } from "./support/protocol-client.js";
@@ -20,9 +23,18 @@ const text = (bytes: Uint8Array): string => Buffer.from(bytes).toString("utf8");
 beforeAll(async () => {
   host = plantHostSentinels();
   tag = host.tag;
-  sentinels = { etc: host.etcFile, root: host.rootFile, hostDir: host.hostOnlyDir, secret: host.secret };
+  sentinels = {
+    etc: host.etcFile,
+    root: host.rootFile,
+    hostDir: host.hostOnlyDir,
+    secret: host.secret,
+  };
   harness = await startHarness();
-  client = createProtocolClient({ baseUrl: harness.url, token: harness.token, installation: "hostile" });
+  client = createProtocolClient({
+    baseUrl: harness.url,
+    token: harness.token,
+    installation: "hostile",
+  });
   await client.create({ id: ID, template: { image: IMAGE } });
 }, 60_000);
 afterAll(async () => {
@@ -33,7 +45,9 @@ afterAll(async () => {
 async function expectHostUntouched(): Promise<void> {
   expect(host.changes()).toEqual([]);
   expect(harness.containers.confinement).toBe("bubblewrap");
-  expect((await client.exec(ID, { argv: ["echo", "still-serving"] })).stdout).toBe("still-serving\n");
+  expect((await client.exec(ID, { argv: ["echo", "still-serving"] })).stdout).toBe(
+    "still-serving\n",
+  );
 }
 
 describe("hostile file routes through the plugin Worker", () => {
@@ -41,7 +55,13 @@ describe("hostile file routes through the plugin Worker", () => {
     // Files of users the container does not map (a host service's config) resist even the container's
     // root, which holds no capability, so the delete may report a partial failure.
     await client.removePath(ID, "/etc", true).catch(() => undefined);
-    const after = await client.exec(ID, { argv: ["sh", "-c", `test -e /etc/passwd || echo passwd-gone-inside; test -e ${sentinels.etc} || echo sentinel-gone-inside`] });
+    const after = await client.exec(ID, {
+      argv: [
+        "sh",
+        "-c",
+        `test -e /etc/passwd || echo passwd-gone-inside; test -e ${sentinels.etc} || echo sentinel-gone-inside`,
+      ],
+    });
     expect(after.stdout).toBe("passwd-gone-inside\nsentinel-gone-inside\n");
     expect(existsSync("/etc/passwd")).toBe(true);
     await expectHostUntouched();
@@ -56,8 +76,16 @@ describe("hostile file routes through the plugin Worker", () => {
   });
 
   it("symlinks planted by a command never lead a file route out of the container's root", async () => {
-    await client.exec(ID, { argv: ["sh", "-c", `ln -s ${sentinels.hostDir} /workspace/away; ln -s / /workspace/top; ln -s /root /workspace/home`] });
-    const leaked = await client.readFile(ID, "/workspace/away/secret").then(text, (error: unknown) => String(error));
+    await client.exec(ID, {
+      argv: [
+        "sh",
+        "-c",
+        `ln -s ${sentinels.hostDir} /workspace/away; ln -s / /workspace/top; ln -s /root /workspace/home`,
+      ],
+    });
+    const leaked = await client
+      .readFile(ID, "/workspace/away/secret")
+      .then(text, (error: unknown) => String(error));
     expect(leaked).not.toContain(sentinels.secret);
     await client.writeFile(ID, `/workspace/top/etc/oma-plugin-link-${tag}`, "through a link");
     await client.writeFile(ID, `/workspace/home/oma-plugin-link-${tag}`, "through a link");
@@ -73,7 +101,11 @@ describe("hostile file routes through the plugin Worker", () => {
 describe("hostile exec through the plugin Worker", () => {
   it("cannot read host-only files, signal host processes, create devices or mount", async () => {
     const result = await client.exec(ID, {
-      argv: ["sh", "-c", `cat ${sentinels.hostDir}/secret; kill -9 ${host.hostPid}; echo "kill=$?"; mknod /tmp/m c 1 1; echo "mknod=$?"; mount -t tmpfs none /mnt; echo "mount=$?"`],
+      argv: [
+        "sh",
+        "-c",
+        `cat ${sentinels.hostDir}/secret; kill -9 ${host.hostPid}; echo "kill=$?"; mknod /tmp/m c 1 1; echo "mknod=$?"; mount -t tmpfs none /mnt; echo "mount=$?"`,
+      ],
     });
     expect(result.stdout + result.stderr).not.toContain(sentinels.secret);
     expect(result.stdout).toContain("kill=1");
@@ -86,7 +118,14 @@ describe("hostile exec through the plugin Worker", () => {
     // A sandbox of its own: what the bomb leaves running is its own sandbox's problem, not the next probe's.
     await client.create({ id: "bomb", template: { image: IMAGE } });
     // The bomb keeps churning at its bound, so it writes to a file rather than to the exec's pipes.
-    await client.exec("bomb", { argv: ["sh", "-c", "(bomb() { bomb | bomb & }; bomb) >/dev/null 2>/workspace/bomb.err & sleep 3"], timeoutMs: 60_000 });
+    await client.exec("bomb", {
+      argv: [
+        "sh",
+        "-c",
+        "(bomb() { bomb | bomb & }; bomb) >/dev/null 2>/workspace/bomb.err & sleep 3",
+      ],
+      timeoutMs: 60_000,
+    });
     expect(text(await client.readFile("bomb", "/workspace/bomb.err"))).toContain("Cannot fork");
     await client.delete("bomb");
     await expectHostUntouched();

@@ -12,7 +12,15 @@ import { listDurableObjectIds } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { readEnvironmentSettings } from "../src/config.js";
 import { call, testEnv } from "../test/support/api.js";
-import { admin, deliver, environment, liveContainers, queueSessions, runCron, runningClaims } from "../test/support/environment.js";
+import {
+  admin,
+  deliver,
+  environment,
+  liveContainers,
+  queueSessions,
+  runCron,
+  runningClaims,
+} from "../test/support/environment.js";
 
 const ITEMS = Number((testEnv as unknown as { BENCH_ITEMS?: string }).BENCH_ITEMS ?? "50");
 const SAMPLE_MS = 500;
@@ -44,7 +52,11 @@ interface EndedRow {
 
 /** Claimed items that ended, from the Worker's own D1 table. */
 async function endedRows(): Promise<EndedRow[]> {
-  return (await testEnv.DB.prepare("SELECT work_id, status, updated_at FROM environment_work WHERE status <> 'running'").all<EndedRow>()).results;
+  return (
+    await testEnv.DB.prepare(
+      "SELECT work_id, status, updated_at FROM environment_work WHERE status <> 'running'",
+    ).all<EndedRow>()
+  ).results;
 }
 
 async function runBatch(count: number): Promise<BatchFigures> {
@@ -63,13 +75,20 @@ async function runBatch(count: number): Promise<BatchFigures> {
     const [running, containers] = await Promise.all([runningClaims(), liveContainers()]);
     peakRunning = Math.max(peakRunning, running);
     peakContainers = Math.max(peakContainers, containers.length);
-    const { data } = await admin<{ data: PlaneWork[] }>(`/admin/v1/work?environment_id=${environment.environmentId}`);
+    const { data } = await admin<{ data: PlaneWork[] }>(
+      `/admin/v1/work?environment_id=${environment.environmentId}`,
+    );
     const items = data.filter((item) => wanted.has(item.data.id));
     const claimed = new Set(items.map((item) => item.id));
     const done = (await endedRows()).filter((row) => claimed.has(row.work_id));
     if (done.length > ended.length) lastProgress = Date.now();
     ended = done;
-    if (ended.length === count && items.length === count && items.every((item) => item.state === "stopped")) break;
+    if (
+      ended.length === count &&
+      items.length === count &&
+      items.every((item) => item.state === "stopped")
+    )
+      break;
     if (Date.now() - lastProgress > STALL_MS) {
       cronFallbacks += 1;
       lastProgress = Date.now();
@@ -89,7 +108,17 @@ function percentile(sorted: readonly number[], p: number): number {
 
 function line(label: string, figures: BatchFigures): string {
   const { latenciesMs: l } = figures;
-  return [label, figures.items, figures.wallMs, percentile(l, 50), percentile(l, 95), l.at(-1) ?? 0, figures.peakRunning, figures.peakContainers, figures.cronFallbacks].join(" | ");
+  return [
+    label,
+    figures.items,
+    figures.wallMs,
+    percentile(l, 50),
+    percentile(l, 95),
+    l.at(-1) ?? 0,
+    figures.peakRunning,
+    figures.peakContainers,
+    figures.cronFallbacks,
+  ].join(" | ");
 }
 
 it(`runs ${ITEMS} claimed items with bounded concurrency and leaks nothing`, async () => {
@@ -98,9 +127,13 @@ it(`runs ${ITEMS} claimed items with bounded concurrency and leaks nothing`, asy
   const load = await runBatch(ITEMS);
 
   // Nothing leaked: no container alive, no orphan, every item stopped at the platform.
-  await expect.poll(async () => (await liveContainers()).length, { timeout: 30_000, interval: 250 }).toBe(0);
+  await expect
+    .poll(async () => (await liveContainers()).length, { timeout: 30_000, interval: 250 })
+    .toBe(0);
   const orphans = ((await (await call("/v1/orphans")).json()) as { data: unknown[] }).data;
-  const { data: platformWork } = await admin<{ data: { state: string }[] }>(`/admin/v1/work?environment_id=${environment.environmentId}`);
+  const { data: platformWork } = await admin<{ data: { state: string }[] }>(
+    `/admin/v1/work?environment_id=${environment.environmentId}`,
+  );
   const runners = (await listDurableObjectIds(testEnv.ENVIRONMENT_RUNNER)).length;
   const serialMs = baseline.wallMs * load.items;
 

@@ -7,13 +7,18 @@ import { build } from "esbuild";
 import { WORKER_BUNDLE_OPTIONS } from "../../../scripts/worker-bundle-options.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const bareBuiltins = new RegExp(`^(${builtinModules.map((name) => name.replace(/[/]/g, "\\/")).join("|")})$`);
+const bareBuiltins = new RegExp(
+  `^(${builtinModules.map((name) => name.replace(/[/]/g, "\\/")).join("|")})$`,
+);
 
 /** With `nodejs_compat`, a bare Node builtin (`crypto`) is the `node:` module, as wrangler resolves it. */
 const nodeBuiltins = {
   name: "node-builtins",
   setup(builder) {
-    builder.onResolve({ filter: bareBuiltins }, (args) => ({ path: `node:${args.path}`, external: true }));
+    builder.onResolve({ filter: bareBuiltins }, (args) => ({
+      path: `node:${args.path}`,
+      external: true,
+    }));
   },
 };
 

@@ -44,18 +44,40 @@ if (unknown.length > 0) {
 }
 const dryRun = args.has("--dry-run");
 const keep = args.has("--keep");
-const REQUIRED = ["CLOUDFLARE_API_TOKEN", "CLOUDFLARE_ACCOUNT_ID", "R2_ACCESS_KEY_ID", "R2_SECRET_ACCESS_KEY"];
-const CLAIMED_WORK = ["ANTHROPIC_API_KEY", "CERTIFY_ENVIRONMENT_ID", "CERTIFY_ENVIRONMENT_KEY", "CERTIFY_AGENT_ID"];
+const REQUIRED = [
+  "CLOUDFLARE_API_TOKEN",
+  "CLOUDFLARE_ACCOUNT_ID",
+  "R2_ACCESS_KEY_ID",
+  "R2_SECRET_ACCESS_KEY",
+];
+const CLAIMED_WORK = [
+  "ANTHROPIC_API_KEY",
+  "CERTIFY_ENVIRONMENT_ID",
+  "CERTIFY_ENVIRONMENT_KEY",
+  "CERTIFY_AGENT_ID",
+];
 
 /** What a certification run establishes, and how. */
 export const CAPABILITIES = [
   ["bundle, bindings, Durable Object migrations", "deploy:check and the real deploy"],
-  ["container image builds and boots (cloudflare/sandbox + Node + oma-ama-worker)", "deploy, then the first work item's readiness probe"],
+  [
+    "container image builds and boots (cloudflare/sandbox + Node + oma-ama-worker)",
+    "deploy, then the first work item's readiness probe",
+  ],
   ["fenced work item on a real container", "smoke item 1 completes"],
-  ["workspace backup to R2 through presigned URLs, restored into the next item", "smoke item 2 sees item 1's run"],
+  [
+    "workspace backup to R2 through presigned URLs, restored into the next item",
+    "smoke item 2 sees item 1's run",
+  ],
   ["container stopped when its item ends", "runtime state of both items"],
-  ["managed-runtime conformance suite, in the deployed Worker, on real containers", "POST /v1/certification/conformance, every case"],
-  ["claimed work: platform queue → cron/claim pass → EnvironmentRunner → container → completed", "one session of CERTIFY_AGENT_ID in CERTIFY_ENVIRONMENT_ID"],
+  [
+    "managed-runtime conformance suite, in the deployed Worker, on real containers",
+    "POST /v1/certification/conformance, every case",
+  ],
+  [
+    "claimed work: platform queue → cron/claim pass → EnvironmentRunner → container → completed",
+    "one session of CERTIFY_AGENT_ID in CERTIFY_ENVIRONMENT_ID",
+  ],
 ];
 
 const name = `oma-cert-${randomBytes(4).toString("hex")}`;
@@ -65,7 +87,19 @@ const plan = [
   ["create D1 database", ["wrangler", "d1", "create", name]],
   ["create R2 bucket (outputs)", ["wrangler", "r2", "bucket", "create", `${name}-outputs`]],
   ["create R2 bucket (backups)", ["wrangler", "r2", "bucket", "create", `${name}-backups`]],
-  ["apply D1 migrations", ["wrangler", "d1", "migrations", "apply", "DB", "--remote", "--config", ".wrangler-certify.jsonc"]],
+  [
+    "apply D1 migrations",
+    [
+      "wrangler",
+      "d1",
+      "migrations",
+      "apply",
+      "DB",
+      "--remote",
+      "--config",
+      ".wrangler-certify.jsonc",
+    ],
+  ],
   ["deploy (builds the image)", ["wrangler", "deploy", "--config", ".wrangler-certify.jsonc"]],
   ["set secrets", ["wrangler", "secret", "bulk", "--config", ".wrangler-certify.jsonc"]],
 ];
@@ -77,15 +111,24 @@ const teardown = [
 ];
 
 function run(command, input) {
-  const result = spawnSync(command[0], command.slice(1), { cwd: root, encoding: "utf8", input, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+  const result = spawnSync(command[0], command.slice(1), {
+    cwd: root,
+    encoding: "utf8",
+    input,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
   if (result.error) throw result.error;
-  if (result.status !== 0) throw new Error(`${command.slice(0, 3).join(" ")} exited ${result.status}: ${result.stderr.slice(-2000)}`);
+  if (result.status !== 0)
+    throw new Error(
+      `${command.slice(0, 3).join(" ")} exited ${result.status}: ${result.stderr.slice(-2000)}`,
+    );
   return result.stdout;
 }
 
 function printTable(results) {
   process.stdout.write("\ncapability | established by | result\n--- | --- | ---\n");
-  for (const [capability, by] of CAPABILITIES) process.stdout.write(`${capability} | ${by} | ${results.get(capability) ?? "not run"}\n`);
+  for (const [capability, by] of CAPABILITIES)
+    process.stdout.write(`${capability} | ${by} | ${results.get(capability) ?? "not run"}\n`);
 }
 
 async function certificationConfig(databaseId, accountId) {
@@ -99,11 +142,17 @@ async function certificationConfig(databaseId, accountId) {
     .replace(/"BACKUP_BUCKET_NAME": "[^"]*"/, `"BACKUP_BUCKET_NAME": "${name}-backups"`)
     .replace(/"CLOUDFLARE_ACCOUNT_ID": "[^"]*"/, `"CLOUDFLARE_ACCOUNT_ID": "${accountId}"`)
     .replace(/"CERTIFICATION": "[^"]*"/, '"CERTIFICATION": "true"')
-    .replace(/"ENVIRONMENT_ID": "[^"]*"/, `"ENVIRONMENT_ID": "${process.env.CERTIFY_ENVIRONMENT_ID ?? "certification"}"`);
+    .replace(
+      /"ENVIRONMENT_ID": "[^"]*"/,
+      `"ENVIRONMENT_ID": "${process.env.CERTIFY_ENVIRONMENT_ID ?? "certification"}"`,
+    );
 }
 
 async function bearer(url, token, path, init = {}) {
-  const response = await fetch(`${url}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" } });
+  const response = await fetch(`${url}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+  });
   return { status: response.status, body: await response.json() };
 }
 
@@ -112,9 +161,17 @@ async function conformance(url, token, results) {
   const failed = [];
   process.stdout.write("\nconformance case | claimed | verified | result\n--- | --- | --- | ---\n");
   for (const entry of CONFORMANCE_CASES) {
-    const { status, body } = await bearer(url, token, "/v1/certification/conformance", { method: "POST", body: JSON.stringify({ cases: [entry.id] }) });
-    const outcome = status === 200 ? body.cases.find((item) => item.id === entry.id) : { claimed: "?", verified: "?", result: `http ${status}`, error: body.error };
-    process.stdout.write(`${entry.id} | ${outcome.claimed} | ${outcome.verified} | ${outcome.result}${outcome.error ? ` (${outcome.error.code ?? outcome.error.name}: ${outcome.error.message})` : ""}\n`);
+    const { status, body } = await bearer(url, token, "/v1/certification/conformance", {
+      method: "POST",
+      body: JSON.stringify({ cases: [entry.id] }),
+    });
+    const outcome =
+      status === 200
+        ? body.cases.find((item) => item.id === entry.id)
+        : { claimed: "?", verified: "?", result: `http ${status}`, error: body.error };
+    process.stdout.write(
+      `${entry.id} | ${outcome.claimed} | ${outcome.verified} | ${outcome.result}${outcome.error ? ` (${outcome.error.code ?? outcome.error.name}: ${outcome.error.message})` : ""}\n`,
+    );
     if (outcome.result !== "pass") failed.push(entry.id);
   }
   results.set(CAPABILITIES[5][0], failed.length === 0 ? "pass" : `fail (${failed.join(", ")})`);
@@ -127,15 +184,30 @@ async function claimedWork(url, token, results) {
   const session = await client.beta.sessions.create({
     agent: process.env.CERTIFY_AGENT_ID,
     environment_id: process.env.CERTIFY_ENVIRONMENT_ID,
-    initial_events: [{ type: "user.message", content: [{ type: "text", text: "Run `echo certified > certify.txt && cat certify.txt` with the bash tool, then reply done." }] }],
+    initial_events: [
+      {
+        type: "user.message",
+        content: [
+          {
+            type: "text",
+            text: "Run `echo certified > certify.txt && cat certify.txt` with the bash tool, then reply done.",
+          },
+        ],
+      },
+    ],
   });
   for (let attempt = 0; attempt < 120; attempt += 1) {
     // The webhook of a fresh certification Worker is not registered: a claim pass drains the queue.
     await bearer(url, token, "/v1/environment/claim", { method: "POST", body: "{}" });
     const { body } = await bearer(url, token, "/v1/environment/work?limit=100");
-    const item = (body.data ?? []).find((record) => record.sessionId === session.id && record.status !== "running");
+    const item = (body.data ?? []).find(
+      (record) => record.sessionId === session.id && record.status !== "running",
+    );
     if (item) {
-      results.set(CAPABILITIES[6][0], item.status === "completed" ? "pass" : `fail (${item.status})`);
+      results.set(
+        CAPABILITIES[6][0],
+        item.status === "completed" ? "pass" : `fail (${item.status})`,
+      );
       return;
     }
     await new Promise((resolve) => setTimeout(resolve, 5_000));
@@ -145,7 +217,10 @@ async function claimedWork(url, token, results) {
 
 async function smoke(url, token, results) {
   const call = async (path, init = {}) => {
-    const response = await fetch(`${url}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" } });
+    const response = await fetch(`${url}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    });
     return { status: response.status, body: await response.json() };
   };
   const ended = async (workId) => {
@@ -156,26 +231,46 @@ async function smoke(url, token, results) {
     }
     throw new Error(`work item ${workId} did not end within 10 minutes`);
   };
-  for (const workId of ["one", "two"]) await call("/v1/sessions/certify/work", { method: "POST", body: JSON.stringify({ workId, profile: "hello" }) });
+  for (const workId of ["one", "two"])
+    await call("/v1/sessions/certify/work", {
+      method: "POST",
+      body: JSON.stringify({ workId, profile: "hello" }),
+    });
   const [one, two] = [await ended("one"), await ended("two")];
-  results.set(CAPABILITIES[1][0], one.status === "completed" ? "pass" : `fail (${one.result?.error?.code ?? one.status})`);
+  results.set(
+    CAPABILITIES[1][0],
+    one.status === "completed" ? "pass" : `fail (${one.result?.error?.code ?? one.status})`,
+  );
   results.set(CAPABILITIES[2][0], one.status === "completed" ? "pass" : "fail");
   results.set(CAPABILITIES[3][0], two.result?.revision === 2 ? "pass" : `fail (${two.status})`);
-  results.set(CAPABILITIES[4][0], one.runtimeId && two.runtimeId && one.runtimeId !== two.runtimeId ? "pass" : "fail");
+  results.set(
+    CAPABILITIES[4][0],
+    one.runtimeId && two.runtimeId && one.runtimeId !== two.runtimeId ? "pass" : "fail",
+  );
 }
 
 const missing = REQUIRED.filter((variable) => !process.env[variable]);
 if (dryRun) {
   run(plan[0][1]);
-  process.stdout.write(`certify:cloudflare --dry-run: bundle valid; certification name would be ${name}\n`);
-  if (missing.length > 0) process.stdout.write(`a real run also needs: ${missing.join(", ")} (and Docker)\n`);
+  process.stdout.write(
+    `certify:cloudflare --dry-run: bundle valid; certification name would be ${name}\n`,
+  );
+  if (missing.length > 0)
+    process.stdout.write(`a real run also needs: ${missing.join(", ")} (and Docker)\n`);
   const claimedMissing = CLAIMED_WORK.filter((variable) => !process.env[variable]);
-  if (claimedMissing.length > 0) process.stdout.write(`the claimed-work item also needs: ${claimedMissing.join(", ")}\n`);
+  if (claimedMissing.length > 0)
+    process.stdout.write(`the claimed-work item also needs: ${claimedMissing.join(", ")}\n`);
   process.stdout.write("plan:\n");
   const through = [
     ["smoke test: two work items of one session through the bearer API", ["fetch"]],
-    [`conformance: ${CONFORMANCE_CASES.length} cases, one POST /v1/certification/conformance each`, ["fetch"]],
-    ["claimed work: one session in CERTIFY_ENVIRONMENT_ID, drained with POST /v1/environment/claim", ["fetch"]],
+    [
+      `conformance: ${CONFORMANCE_CASES.length} cases, one POST /v1/certification/conformance each`,
+      ["fetch"],
+    ],
+    [
+      "claimed work: one session in CERTIFY_ENVIRONMENT_ID, drained with POST /v1/environment/claim",
+      ["fetch"],
+    ],
   ];
   for (const [step, command] of [...plan, ...through, ...teardown]) {
     process.stdout.write(`  - ${step}: ${command.join(" ")}\n`);
@@ -196,7 +291,10 @@ if (dryRun) {
     if (!databaseId) throw new Error("wrangler d1 create printed no database_id");
     run(plan[2][1]);
     run(plan[3][1]);
-    await writeFile(configPath, await certificationConfig(databaseId, process.env.CLOUDFLARE_ACCOUNT_ID));
+    await writeFile(
+      configPath,
+      await certificationConfig(databaseId, process.env.CLOUDFLARE_ACCOUNT_ID),
+    );
     run(plan[4][1]);
     const deployed = run(plan[5][1]);
     results.set(CAPABILITIES[0][0], "pass");
@@ -205,7 +303,12 @@ if (dryRun) {
       API_TOKEN: token,
       R2_ACCESS_KEY_ID: process.env.R2_ACCESS_KEY_ID,
       R2_SECRET_ACCESS_KEY: process.env.R2_SECRET_ACCESS_KEY,
-      ...(claimedReady ? { ENVIRONMENT_KEY: process.env.CERTIFY_ENVIRONMENT_KEY, WEBHOOK_SECRET: `whsec_${randomBytes(24).toString("base64")}` } : {}),
+      ...(claimedReady
+        ? {
+            ENVIRONMENT_KEY: process.env.CERTIFY_ENVIRONMENT_KEY,
+            WEBHOOK_SECRET: `whsec_${randomBytes(24).toString("base64")}`,
+          }
+        : {}),
     };
     run(plan[6][1], JSON.stringify(secrets));
     const url = /https:\/\/\S+\.workers\.dev/.exec(deployed)?.[0];
@@ -213,12 +316,20 @@ if (dryRun) {
     await smoke(url, token, results);
     await conformance(url, token, results);
     if (claimedReady) await claimedWork(url, token, results);
-    else results.set(CAPABILITIES[6][0], `not run (needs ${CLAIMED_WORK.filter((variable) => !process.env[variable]).join(", ")})`);
+    else
+      results.set(
+        CAPABILITIES[6][0],
+        `not run (needs ${CLAIMED_WORK.filter((variable) => !process.env[variable]).join(", ")})`,
+      );
   } catch (error) {
-    process.stderr.write(`certify:cloudflare: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `certify:cloudflare: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
     process.exitCode = 1;
   } finally {
-    if (!keep) for (const [, command] of teardown) spawnSync(command[0], command.slice(1), { cwd: root, stdio: "ignore" });
+    if (!keep)
+      for (const [, command] of teardown)
+        spawnSync(command[0], command.slice(1), { cwd: root, stdio: "ignore" });
     await rm(configPath, { force: true });
     printTable(results);
   }

@@ -22,25 +22,48 @@ const dockerfile = await readFile(join(root, "Dockerfile"), "utf8");
 const base = /^FROM\s+(\S+)/m.exec(dockerfile)?.[1];
 if (!base) throw new Error("Dockerfile has no FROM line");
 const matches = config.match(IMAGE_LINE) ?? [];
-if (matches.length !== 1) throw new Error(`wrangler.jsonc must build exactly one container image from ./Dockerfile; found ${matches.length}`);
+if (matches.length !== 1)
+  throw new Error(
+    `wrangler.jsonc must build exactly one container image from ./Dockerfile; found ${matches.length}`,
+  );
 
 // Next to wrangler.jsonc, so `main`, `migrations_dir` and the schema path resolve as they do for it.
 const checkConfig = join(root, ".wrangler-deploy-check.jsonc");
 await writeFile(checkConfig, config.replace(IMAGE_LINE, `"image": "${base}"`));
 try {
-  const result = spawnSync("wrangler", ["deploy", "--dry-run", "--config", checkConfig, "--outdir", join(root, ".wrangler", "deploy-check")], {
-    cwd: root,
-    stdio: "inherit",
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", DO_NOT_TRACK: "1" },
-  });
+  const result = spawnSync(
+    "wrangler",
+    [
+      "deploy",
+      "--dry-run",
+      "--config",
+      checkConfig,
+      "--outdir",
+      join(root, ".wrangler", "deploy-check"),
+    ],
+    {
+      cwd: root,
+      stdio: "inherit",
+      env: {
+        ...process.env,
+        WRANGLER_SEND_METRICS: "false",
+        CLOUDFLARE_CF_FETCH_ENABLED: "false",
+        DO_NOT_TRACK: "1",
+      },
+    },
+  );
   if (result.error) throw result.error;
   if (result.status !== 0) {
     process.stderr.write(`deploy:check: wrangler deploy --dry-run exited ${result.status}\n`);
     process.exitCode = result.status ?? 1;
   } else {
-    process.stdout.write(`deploy:check: config, bindings and bundle valid (container image: ${base} + Dockerfile layers)\n`);
+    process.stdout.write(
+      `deploy:check: config, bindings and bundle valid (container image: ${base} + Dockerfile layers)\n`,
+    );
     const deployed = unstable_readConfig({ config: join(root, "wrangler.jsonc") });
-    const left = deployTodo(deployed, { dockerOnPath: onPath(process.env.WRANGLER_DOCKER_BIN ?? "docker") });
+    const left = deployTodo(deployed, {
+      dockerOnPath: onPath(process.env.WRANGLER_DOCKER_BIN ?? "docker"),
+    });
     process.stdout.write(formatDeployTodo(left));
     if (left.todo.length > 0 && process.argv.includes("--strict")) process.exitCode = 1;
   }
@@ -50,5 +73,7 @@ try {
 
 function onPath(command) {
   if (command.includes("/")) return existsSync(command);
-  return (process.env.PATH ?? "").split(delimiter).some((dir) => dir !== "" && existsSync(join(dir, command)));
+  return (process.env.PATH ?? "")
+    .split(delimiter)
+    .some((dir) => dir !== "" && existsSync(join(dir, command)));
 }

@@ -54,15 +54,22 @@ export function deployTodo(config, { dockerOnPath }) {
     });
   }
   if (!dockerOnPath) {
-    todo.push({ what: "no docker on PATH: wrangler deploy builds ./Dockerfile with Docker", how: "deploy from a machine with Docker" });
+    todo.push({
+      what: "no docker on PATH: wrangler deploy builds ./Dockerfile with Docker",
+      how: "deploy from a machine with Docker",
+    });
   }
-  confirm.push({ what: "the D1 migrations are applied to the remote database", how: "pnpm migrate:remote" });
+  confirm.push({
+    what: "the D1 migrations are applied to the remote database",
+    how: "pnpm migrate:remote",
+  });
   return { todo, confirm };
 }
 
 /** Both lists as lines for the terminal. */
 export function formatDeployTodo({ todo, confirm }) {
-  const list = (items) => items.map((item, index) => `  ${index + 1}. ${item.what}\n     ${item.how}`).join("\n");
+  const list = (items) =>
+    items.map((item, index) => `  ${index + 1}. ${item.what}\n     ${item.how}`).join("\n");
   const head =
     todo.length === 0
       ? "deploy:check: nothing in wrangler.jsonc or on this machine is left to do before a real deploy\n"

@@ -8,5 +8,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
 const packageDir = dirname(require.resolve("@open-managed-agents/ama-worker/package.json"));
 await mkdir(join(here, "..", "vendor"), { recursive: true });
-await copyFile(join(packageDir, "dist", "bin", "oma-ama-worker.js"), join(here, "..", "vendor", "oma-ama-worker.js"));
+await copyFile(
+  join(packageDir, "dist", "bin", "oma-ama-worker.js"),
+  join(here, "..", "vendor", "oma-ama-worker.js"),
+);
 process.stdout.write("vendor/oma-ama-worker.js ready\n");

@@ -1,4 +1,7 @@
-import { InvalidConfigError, managedRuntimeProfileSchema } from "@open-managed-agents/runtime-resource-contract";
+import {
+  InvalidConfigError,
+  managedRuntimeProfileSchema,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { ManagedRuntimeProfile } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 import type { WorkerBindings } from "./bindings.js";
@@ -56,7 +59,10 @@ const fields = {
   CONTROL_PLANE_BASE_URL: z.string().url().optional(),
   PROFILES: profilesSchema.default({}),
   LOG_LEVEL: z.enum(["info", "warn", "error", "silent"]).default("info"),
-  CONTAINER_INSTANCE_TYPE: z.string().regex(/^[a-z0-9-]{1,32}$/, "must be an instance type name").default("standard-1"),
+  CONTAINER_INSTANCE_TYPE: z
+    .string()
+    .regex(/^[a-z0-9-]{1,32}$/, "must be an instance type name")
+    .default("standard-1"),
 } as const;
 
 const configCache = new WeakMap<object, WorkerConfig>();
@@ -75,12 +81,18 @@ export function readConfig(env: WorkerEnv): WorkerConfig {
     try {
       parsed = schema.safeParse(raw === "" ? undefined : raw);
     } catch {
-      throw new InvalidConfigError({ message: `${name} is not valid JSON`, context: { field: name } });
+      throw new InvalidConfigError({
+        message: `${name} is not valid JSON`,
+        context: { field: name },
+      });
     }
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const path = issue && issue.path.length > 0 ? `.${issue.path.join(".")}` : "";
-      throw new InvalidConfigError({ message: `${name}${path} ${issue?.message ?? "is invalid"}`, context: { field: name } });
+      throw new InvalidConfigError({
+        message: `${name}${path} ${issue?.message ?? "is invalid"}`,
+        context: { field: name },
+      });
     }
     values[name] = parsed.data;
   }
@@ -106,7 +118,10 @@ const present = (value: string | undefined): boolean => typeof value === "string
 
 function missingBackupSetting(env: WorkerEnv): string | null {
   const missing = [
-    ["CLOUDFLARE_ACCOUNT_ID", present(env.CLOUDFLARE_ACCOUNT_ID) || present(env.CLOUDFLARE_R2_ACCOUNT_ID)],
+    [
+      "CLOUDFLARE_ACCOUNT_ID",
+      present(env.CLOUDFLARE_ACCOUNT_ID) || present(env.CLOUDFLARE_R2_ACCOUNT_ID),
+    ],
     ["BACKUP_BUCKET_NAME", present(env.BACKUP_BUCKET_NAME)],
     ["R2_ACCESS_KEY_ID", present(env.R2_ACCESS_KEY_ID)],
     ["R2_SECRET_ACCESS_KEY", present(env.R2_SECRET_ACCESS_KEY)],
@@ -133,7 +148,12 @@ const DEFAULT_BASE_URL = "https://api.anthropic.com";
 const environmentSchema = z
   .object({
     ENVIRONMENT_KEY: z.string().min(1, "is not set (wrangler secret put ENVIRONMENT_KEY)"),
-    WEBHOOK_SECRET: z.string().regex(/^whsec_[A-Za-z0-9+/=]+$/, "is not set or is not a whsec_ secret (wrangler secret put WEBHOOK_SECRET)"),
+    WEBHOOK_SECRET: z
+      .string()
+      .regex(
+        /^whsec_[A-Za-z0-9+/=]+$/,
+        "is not set or is not a whsec_ secret (wrangler secret put WEBHOOK_SECRET)",
+      ),
     MANAGED_AGENTS_BASE_URL: z.url({ protocol: /^https?$/ }).default(DEFAULT_BASE_URL),
     ENVIRONMENT_PROFILE: z.string().min(1).default("ama-worker"),
     ENVIRONMENT_MAX_CLAIMS: z
@@ -163,7 +183,8 @@ export function readEnvironmentSettings(env: WorkerEnv): EnvironmentSettings {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = String(issue?.path[0] ?? "environment settings");
-    const message = issue?.code === "invalid_type" ? "is not set" : (issue?.message ?? "is invalid");
+    const message =
+      issue?.code === "invalid_type" ? "is not set" : (issue?.message ?? "is invalid");
     throw new InvalidConfigError({ message: `${field} ${message}`, context: { field } });
   }
   const settings: EnvironmentSettings = {

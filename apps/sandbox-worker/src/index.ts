@@ -10,6 +10,7 @@ export { ClaimCoordinator } from "./environment/claim-coordinator.js";
 export type { WorkerEnv } from "./env.js";
 
 export default {
-  fetch: (request: Request, env: WorkerEnv, ctx: ExecutionContext) => handleFetch(request, workerContext(env), ctx),
+  fetch: (request: Request, env: WorkerEnv, ctx: ExecutionContext) =>
+    handleFetch(request, workerContext(env), ctx),
   scheduled: (_controller, env, ctx) => ctx.waitUntil(runScheduled(workerContext(env))),
 } satisfies ExportedHandler<WorkerEnv>;

@@ -9,6 +9,8 @@ export { TEMPLATE_PROVIDER, type TemplateDriverOptions } from "./options.js";
  * The loader entry: `loadManagedRuntimeProviderDriver({provider: "driver-template", moduleSpecifier:
  * "@open-managed-agents/driver-template", factoryOptions})` and `oma-conformance` call it.
  */
-export function createManagedRuntimeProviderDriver(factoryOptions: TemplateDriverOptions): ManagedRuntimeProviderDriverPort {
+export function createManagedRuntimeProviderDriver(
+  factoryOptions: TemplateDriverOptions,
+): ManagedRuntimeProviderDriverPort {
   return createTemplateManagedRuntime(factoryOptions);
 }

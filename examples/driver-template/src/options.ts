@@ -17,7 +17,12 @@ export interface TemplateDriverOptions {
 
 const optionsSchema = z.strictObject({
   rootDir: z.string().refine((dir) => dir.startsWith("/"), "must be an absolute path"),
-  outputStore: z.custom<BlobStore>((value) => typeof (value as { put?: unknown } | null)?.put === "function", "must be a BlobStore").optional(),
+  outputStore: z
+    .custom<BlobStore>(
+      (value) => typeof (value as { put?: unknown } | null)?.put === "function",
+      "must be a BlobStore",
+    )
+    .optional(),
   leaseTtlMs: z.number().int().positive().default(30_000),
 });
 
@@ -26,5 +31,8 @@ export type ResolvedTemplateDriverOptions = z.output<typeof optionsSchema>;
 
 /** Validates the factory options once. */
 export function parseTemplateDriverOptions(options: unknown): ResolvedTemplateDriverOptions {
-  return parseRecord(optionsSchema, options, { record: "driver-template options", code: "invalid_config" });
+  return parseRecord(optionsSchema, options, {
+    record: "driver-template options",
+    code: "invalid_config",
+  });
 }

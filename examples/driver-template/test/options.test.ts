@@ -14,7 +14,9 @@ function configError(run: () => unknown): ManagedRuntimeError {
 
 describe("createManagedRuntimeProviderDriver", () => {
   it("describes the template provider", () => {
-    expect(createManagedRuntimeProviderDriver({ rootDir: "/tmp/driver-template" }).descriptor()).toMatchObject({ provider: TEMPLATE_PROVIDER, placements: ["in_process"] });
+    expect(
+      createManagedRuntimeProviderDriver({ rootDir: "/tmp/driver-template" }).descriptor(),
+    ).toMatchObject({ provider: TEMPLATE_PROVIDER, placements: ["in_process"] });
   });
 
   it.each([

@@ -16,7 +16,11 @@ runAmaWorkerItem({ signal: controller.signal }).then(
   () => process.exit(0),
   (error: unknown) => {
     // Only the error's name and message: SDK errors carry no credentials in either.
-    const message = AmaWorkerConfigError.isInstance(error) ? `configuration: ${error.message}` : error instanceof Error ? `${error.name}: ${error.message}` : "unknown failure";
+    const message = AmaWorkerConfigError.isInstance(error)
+      ? `configuration: ${error.message}`
+      : error instanceof Error
+        ? `${error.name}: ${error.message}`
+        : "unknown failure";
     process.stderr.write(`oma-ama-worker: ${message}\n`);
     process.exit(1);
   },

@@ -8,14 +8,19 @@ import { AmaWorkerConfigError } from "./config.js";
 export const CREDENTIALS_FILE_ENV = "OMA_CREDENTIALS_FILE";
 
 /** What the file may carry. */
-const CREDENTIAL_NAMES: ReadonlySet<string> = new Set(["ANTHROPIC_WORK_SECRET", "ANTHROPIC_ENVIRONMENT_KEY"]);
+const CREDENTIAL_NAMES: ReadonlySet<string> = new Set([
+  "ANTHROPIC_WORK_SECRET",
+  "ANTHROPIC_ENVIRONMENT_KEY",
+]);
 
 /**
  * Reads and deletes the credentials file `env` names (nothing when it names none). The file goes first,
  * whatever it holds, so no tool call the SDK runs later finds it; the values never enter `process.env`,
  * whose changes every child process would inherit in its initial environment.
  */
-export function takeCredentialsFile(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+export function takeCredentialsFile(
+  env: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
   const path = env[CREDENTIALS_FILE_ENV];
   if (!path) return {};
   let text: string;
@@ -38,7 +43,10 @@ export function takeCredentialsFile(env: Readonly<Record<string, string | undefi
   const credentials: Record<string, string> = {};
   for (const [name, value] of Object.entries(parsed)) {
     if (!CREDENTIAL_NAMES.has(name) || typeof value !== "string") {
-      throw new AmaWorkerConfigError(CREDENTIALS_FILE_ENV, "names a file holding something other than the item's credentials");
+      throw new AmaWorkerConfigError(
+        CREDENTIALS_FILE_ENV,
+        "names a file holding something other than the item's credentials",
+      );
     }
     credentials[name] = value;
   }

@@ -44,7 +44,10 @@ let shippedDigest: Promise<string> | undefined;
 /** Hex sha256 of the bin this package ships. */
 export function amaWorkerBinSha256(): Promise<string> {
   shippedDigest ??= fileSha256(amaWorkerBinPath()).then((digest) => {
-    if (digest === null) throw new Error(`the ${AMA_WORKER_BIN} bin of this package is missing at ${amaWorkerBinPath()}; build the package`);
+    if (digest === null)
+      throw new Error(
+        `the ${AMA_WORKER_BIN} bin of this package is missing at ${amaWorkerBinPath()}; build the package`,
+      );
     return digest;
   });
   return shippedDigest;

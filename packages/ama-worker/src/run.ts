@@ -25,7 +25,12 @@ export async function runAmaWorkerItem(options: RunAmaWorkerItemOptions = {}): P
   const config = readAmaWorkerConfig(env);
   // apiKey null: an ANTHROPIC_API_KEY that leaked into the sandbox is never sent.
   const viaProxy = proxyFetchFor(config.baseURL, env);
-  const client = new Anthropic({ baseURL: config.baseURL, apiKey: null, authToken: config.authToken, ...(viaProxy ? { fetch: viaProxy } : {}) });
+  const client = new Anthropic({
+    baseURL: config.baseURL,
+    apiKey: null,
+    authToken: config.authToken,
+    ...(viaProxy ? { fetch: viaProxy } : {}),
+  });
   const worker = client.beta.environments.work.worker({
     workdir: config.workdir,
     tools: (context) => betaAgentToolset20260401(context),

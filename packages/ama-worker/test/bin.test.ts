@@ -5,7 +5,11 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { amaWorkerBuild, installedSdkVersion, sdkUnderTest } from "../../../scripts/sdk-matrix/versions.mjs";
+import {
+  amaWorkerBuild,
+  installedSdkVersion,
+  sdkUnderTest,
+} from "../../../scripts/sdk-matrix/versions.mjs";
 import manifest from "../package.json" with { type: "json" };
 
 const run = promisify(execFile);
@@ -20,13 +24,26 @@ describe("oma-ama-worker bin", () => {
   it("runs from a lone copy with only Node on PATH", async () => {
     const bin = await installAmaWorkerBin(directory);
     expect((await stat(bin)).mode & 0o111).not.toBe(0);
-    const { stdout } = await run(bin, ["--version"], { env: { PATH: `${directory}:/usr/bin:/bin` } });
-    expect(stdout).toBe(`oma-ama-worker ${manifest.version} (ama-worker-v1) @anthropic-ai/sdk ${installedSdkVersion(sdkUnderTest())}\n`);
+    const { stdout } = await run(bin, ["--version"], {
+      env: { PATH: `${directory}:/usr/bin:/bin` },
+    });
+    expect(stdout).toBe(
+      `oma-ama-worker ${manifest.version} (ama-worker-v1) @anthropic-ai/sdk ${installedSdkVersion(sdkUnderTest())}\n`,
+    );
   });
 
   it("fails with the missing variable's name and never a value", async () => {
     const bin = await installAmaWorkerBin(directory);
-    const failure = await run(bin, [], { env: { PATH: "/usr/bin:/bin", ANTHROPIC_WORK_ID: "w", ANTHROPIC_ENVIRONMENT_ID: "e", ANTHROPIC_SESSION_ID: "s", ANTHROPIC_BASE_URL: "http://127.0.0.1:9", ANTHROPIC_WORK_SECRET: "bm90LWpzb24tdG9rZW4" } }).then(
+    const failure = await run(bin, [], {
+      env: {
+        PATH: "/usr/bin:/bin",
+        ANTHROPIC_WORK_ID: "w",
+        ANTHROPIC_ENVIRONMENT_ID: "e",
+        ANTHROPIC_SESSION_ID: "s",
+        ANTHROPIC_BASE_URL: "http://127.0.0.1:9",
+        ANTHROPIC_WORK_SECRET: "bm90LWpzb24tdG9rZW4",
+      },
+    }).then(
       () => null,
       (error: { code: number; stderr: string }) => error,
     );

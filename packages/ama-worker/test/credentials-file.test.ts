@@ -14,7 +14,8 @@ const directory = await mkdtemp(join(tmpdir(), "oma-ama-worker-credentials-"));
 afterAll(() => rm(directory, { recursive: true, force: true }));
 
 const sessionsToken = `st-${"x".repeat(24)}-${process.pid}`;
-const secretOf = (payload: Record<string, string>): string => Buffer.from(JSON.stringify(payload)).toString("base64url");
+const secretOf = (payload: Record<string, string>): string =>
+  Buffer.from(JSON.stringify(payload)).toString("base64url");
 
 describe("the credentials file", () => {
   it("is read and deleted before the SDK starts; the bin's environment and command line never hold a credential", async () => {
@@ -28,11 +29,18 @@ describe("the credentials file", () => {
     await writeFile(file, JSON.stringify({ ANTHROPIC_WORK_SECRET: workSecret }), { mode: 0o600 });
     const bin = await installAmaWorkerBin(directory);
     const child: ChildProcess = spawn(bin, [], {
-      env: { PATH: "/usr/bin:/bin", ANTHROPIC_WORK_ID: "w", ANTHROPIC_ENVIRONMENT_ID: "e", ANTHROPIC_SESSION_ID: "s", OMA_CREDENTIALS_FILE: file },
+      env: {
+        PATH: "/usr/bin:/bin",
+        ANTHROPIC_WORK_ID: "w",
+        ANTHROPIC_ENVIRONMENT_ID: "e",
+        ANTHROPIC_SESSION_ID: "s",
+        OMA_CREDENTIALS_FILE: file,
+      },
       stdio: "ignore",
     });
     try {
-      for (let tries = 0; tries < 600 && requests.length === 0; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+      for (let tries = 0; tries < 600 && requests.length === 0; tries++)
+        await new Promise((resolve) => setTimeout(resolve, 50));
       expect(requests[0]?.headers.authorization).toBe(`Bearer ${sessionsToken}`);
       expect(existsSync(file)).toBe(false);
       const environ = await readFile(`/proc/${child.pid}/environ`, "utf8");
@@ -50,16 +58,27 @@ describe("the credentials file", () => {
 
   it("refuses a file it cannot read or that holds anything but the credentials, and deletes it either way", async () => {
     expect(takeCredentialsFile({})).toEqual({});
-    expect(() => takeCredentialsFile({ OMA_CREDENTIALS_FILE: join(directory, "missing.json") })).toThrow("OMA_CREDENTIALS_FILE names a file that cannot be read");
-    for (const content of ["not json", "[1]", JSON.stringify({ PATH: "/evil" }), JSON.stringify({ ANTHROPIC_WORK_SECRET: 1 })]) {
+    expect(() =>
+      takeCredentialsFile({ OMA_CREDENTIALS_FILE: join(directory, "missing.json") }),
+    ).toThrow("OMA_CREDENTIALS_FILE names a file that cannot be read");
+    for (const content of [
+      "not json",
+      "[1]",
+      JSON.stringify({ PATH: "/evil" }),
+      JSON.stringify({ ANTHROPIC_WORK_SECRET: 1 }),
+    ]) {
       const file = join(directory, "bad.json");
       await writeFile(file, content);
-      expect(() => takeCredentialsFile({ OMA_CREDENTIALS_FILE: file })).toThrow(/^OMA_CREDENTIALS_FILE names a file/);
+      expect(() => takeCredentialsFile({ OMA_CREDENTIALS_FILE: file })).toThrow(
+        /^OMA_CREDENTIALS_FILE names a file/,
+      );
       expect(existsSync(file)).toBe(false);
     }
     const good = join(directory, "good.json");
     await writeFile(good, JSON.stringify({ ANTHROPIC_ENVIRONMENT_KEY: "k-1" }));
-    expect(takeCredentialsFile({ OMA_CREDENTIALS_FILE: good })).toEqual({ ANTHROPIC_ENVIRONMENT_KEY: "k-1" });
+    expect(takeCredentialsFile({ OMA_CREDENTIALS_FILE: good })).toEqual({
+      ANTHROPIC_ENVIRONMENT_KEY: "k-1",
+    });
     expect(existsSync(good)).toBe(false);
   });
 });

@@ -6,11 +6,19 @@ import { afterAll, describe, expect, it } from "vitest";
 
 // The built package (the test task builds first): the bin file exists only in dist.
 const distIndex = new URL("../dist/index.js", import.meta.url).href;
-const { AMA_WORKER_INSTALL_ROOT, amaWorkerBinPath, defaultAmaWorkerBinDirectory, installAmaWorkerBin } = (await import(distIndex)) as typeof import("../src/install.js");
+const {
+  AMA_WORKER_INSTALL_ROOT,
+  amaWorkerBinPath,
+  defaultAmaWorkerBinDirectory,
+  installAmaWorkerBin,
+} = (await import(distIndex)) as typeof import("../src/install.js");
 const directory = await mkdtemp(join(tmpdir(), "oma-ama-worker-install-"));
 afterAll(() => rm(directory, { recursive: true, force: true }));
 
-const sha256 = async (path: string): Promise<string> => createHash("sha256").update(await readFile(path)).digest("hex");
+const sha256 = async (path: string): Promise<string> =>
+  createHash("sha256")
+    .update(await readFile(path))
+    .digest("hex");
 
 describe("installAmaWorkerBin", () => {
   it("installs into a directory of this build's own, named by the bin's sha256, and shares it unchanged", async () => {

@@ -27,12 +27,24 @@ const proxyUrl = (): string => `http://127.0.0.1:${(proxy.address() as AddressIn
 describe("proxyFetchFor", () => {
   it("is undefined unless the sandbox says its proxy is its only way out (HTTP(S)_PROXY alone keep Node's direct fetch)", () => {
     expect(proxyFetchFor("http://127.0.0.1:9", {})).toBeUndefined();
-    expect(proxyFetchFor("http://127.0.0.1:9", { HTTP_PROXY: "http://127.0.0.1:3128", HTTPS_PROXY: "http://127.0.0.1:3128" })).toBeUndefined();
+    expect(
+      proxyFetchFor("http://127.0.0.1:9", {
+        HTTP_PROXY: "http://127.0.0.1:3128",
+        HTTPS_PROXY: "http://127.0.0.1:3128",
+      }),
+    ).toBeUndefined();
   });
 
   it("sends plain HTTP to the proxy in absolute form, NO_PROXY notwithstanding, and streams the answer", async () => {
-    const viaProxy = proxyFetchFor("http://127.0.0.1:4567", { OMA_EGRESS_PROXY: proxyUrl(), NO_PROXY: "localhost,127.0.0.1" }) as typeof fetch;
-    const response = await viaProxy("http://127.0.0.1:4567/v1/sessions/s/events", { method: "POST", headers: { authorization: "Bearer t" }, body: '{"a":1}' });
+    const viaProxy = proxyFetchFor("http://127.0.0.1:4567", {
+      OMA_EGRESS_PROXY: proxyUrl(),
+      NO_PROXY: "localhost,127.0.0.1",
+    }) as typeof fetch;
+    const response = await viaProxy("http://127.0.0.1:4567/v1/sessions/s/events", {
+      method: "POST",
+      headers: { authorization: "Bearer t" },
+      body: '{"a":1}',
+    });
     expect(response.status).toBe(201);
     expect(response.headers.get("x-seen")).toBe("yes");
     expect(await response.text()).toBe("data: one\n\ndata: two\n\n");
@@ -43,12 +55,20 @@ describe("proxyFetchFor", () => {
   });
 
   it("tunnels HTTPS with CONNECT, and fails the call when the proxy refuses it", async () => {
-    const viaProxy = proxyFetchFor("https://api.example.test", { OMA_EGRESS_PROXY: proxyUrl() }) as typeof fetch;
-    await expect(viaProxy("https://api.example.test/v1/x")).rejects.toThrow("the proxy refused CONNECT api.example.test:443 with 403");
+    const viaProxy = proxyFetchFor("https://api.example.test", {
+      OMA_EGRESS_PROXY: proxyUrl(),
+    }) as typeof fetch;
+    await expect(viaProxy("https://api.example.test/v1/x")).rejects.toThrow(
+      "the proxy refused CONNECT api.example.test:443 with 403",
+    );
   });
 
   it("stops a call its signal aborts", async () => {
-    const viaProxy = proxyFetchFor("http://127.0.0.1:4567", { OMA_EGRESS_PROXY: proxyUrl() }) as typeof fetch;
-    await expect(viaProxy("http://127.0.0.1:4567/x", { signal: AbortSignal.abort() })).rejects.toThrow();
+    const viaProxy = proxyFetchFor("http://127.0.0.1:4567", {
+      OMA_EGRESS_PROXY: proxyUrl(),
+    }) as typeof fetch;
+    await expect(
+      viaProxy("http://127.0.0.1:4567/x", { signal: AbortSignal.abort() }),
+    ).rejects.toThrow();
   });
 });

@@ -15,11 +15,28 @@ const key = `bench/${variant}-${process.pid}.bin`;
 const sampler = startRssSampler(5);
 const started = performance.now();
 if (variant === "hand-written") {
-  const store = createS3BlobStore({ bucket: bucket as string, endpoint, ...credentials, partSizeBytes, uploadConcurrency: concurrency });
+  const store = createS3BlobStore({
+    bucket: bucket as string,
+    endpoint,
+    ...credentials,
+    partSizeBytes,
+    uploadConcurrency: concurrency,
+  });
   await store.put(key, deterministicStream(bytes, 7));
 } else if (variant === "lib-storage") {
-  const client = new S3Client({ region: "auto", endpoint, forcePathStyle: true, credentials: { ...credentials }, requestChecksumCalculation: "WHEN_REQUIRED" });
-  await new Upload({ client, params: { Bucket: bucket, Key: key, Body: deterministicStream(bytes, 7) }, partSize: partSizeBytes, queueSize: concurrency }).done();
+  const client = new S3Client({
+    region: "auto",
+    endpoint,
+    forcePathStyle: true,
+    credentials: { ...credentials },
+    requestChecksumCalculation: "WHEN_REQUIRED",
+  });
+  await new Upload({
+    client,
+    params: { Bucket: bucket, Key: key, Body: deterministicStream(bytes, 7) },
+    partSize: partSizeBytes,
+    queueSize: concurrency,
+  }).done();
   client.destroy();
 } else {
   throw new Error(`unknown variant ${variant}`);

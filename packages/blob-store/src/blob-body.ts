@@ -7,7 +7,11 @@ export { readAllBytes };
 /** A put body after validation: whole bytes, or a stream with an optional promised length. */
 export type NormalizedBody =
   | { readonly kind: "bytes"; readonly bytes: Uint8Array }
-  | { readonly kind: "stream"; readonly stream: ReadableStream<Uint8Array>; readonly length?: number };
+  | {
+      readonly kind: "stream";
+      readonly stream: ReadableStream<Uint8Array>;
+      readonly length?: number;
+    };
 
 /**
  * Turns a {@link BlobBody} into bytes or a stream. A string becomes its UTF-8 bytes; a promised
@@ -20,16 +24,25 @@ export function normalizeBody(body: BlobBody, contentLength: number | undefined)
   if (typeof body === "string") bytes = new TextEncoder().encode(body);
   else if (body instanceof Uint8Array) bytes = body;
   else if (isReadableStream(body)) {
-    return contentLength === undefined ? { kind: "stream", stream: body } : { kind: "stream", stream: body, length: contentLength };
+    return contentLength === undefined
+      ? { kind: "stream", stream: body }
+      : { kind: "stream", stream: body, length: contentLength };
   } else {
-    throw new InvalidRequestError({ message: "a blob body must be a Uint8Array, a string or a ReadableStream" });
+    throw new InvalidRequestError({
+      message: "a blob body must be a Uint8Array, a string or a ReadableStream",
+    });
   }
-  if (contentLength !== undefined && contentLength !== bytes.byteLength) throw lengthMismatch(bytes.byteLength, contentLength);
+  if (contentLength !== undefined && contentLength !== bytes.byteLength)
+    throw lengthMismatch(bytes.byteLength, contentLength);
   return { kind: "bytes", bytes };
 }
 
 function isReadableStream(value: unknown): value is ReadableStream<Uint8Array> {
-  return typeof value === "object" && value !== null && typeof (value as { getReader?: unknown }).getReader === "function";
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { getReader?: unknown }).getReader === "function"
+  );
 }
 
 function lengthMismatch(actual: number, promised: number): InvalidRequestError {
@@ -52,23 +65,35 @@ export interface CheckedStream {
  * Passes a body stream through, checking every chunk is a Uint8Array and the total matches
  * `promisedLength` when given. A violation errors the stream with an InvalidRequestError.
  */
-export function checkBodyStream(source: ReadableStream<Uint8Array>, promisedLength?: number): CheckedStream {
+export function checkBodyStream(
+  source: ReadableStream<Uint8Array>,
+  promisedLength?: number,
+): CheckedStream {
   let total = 0;
   let failed: InvalidRequestError | undefined;
-  const fail = (controller: TransformStreamDefaultController<Uint8Array>, error: InvalidRequestError): void => {
+  const fail = (
+    controller: TransformStreamDefaultController<Uint8Array>,
+    error: InvalidRequestError,
+  ): void => {
     failed = error;
     controller.error(error);
   };
   const stream = source.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
-        if (!(chunk instanceof Uint8Array)) return fail(controller, new InvalidRequestError({ message: "a body stream must yield Uint8Array chunks" }));
+        if (!(chunk instanceof Uint8Array))
+          return fail(
+            controller,
+            new InvalidRequestError({ message: "a body stream must yield Uint8Array chunks" }),
+          );
         total += chunk.byteLength;
-        if (promisedLength !== undefined && total > promisedLength) return fail(controller, lengthMismatch(-1, promisedLength));
+        if (promisedLength !== undefined && total > promisedLength)
+          return fail(controller, lengthMismatch(-1, promisedLength));
         if (chunk.byteLength > 0) controller.enqueue(chunk);
       },
       flush(controller) {
-        if (promisedLength !== undefined && total !== promisedLength) fail(controller, lengthMismatch(total, promisedLength));
+        if (promisedLength !== undefined && total !== promisedLength)
+          fail(controller, lengthMismatch(total, promisedLength));
       },
     }),
   );
@@ -82,7 +107,10 @@ export function checkBodyStream(source: ReadableStream<Uint8Array>, promisedLeng
  * collections whenever a process allocates little else). Any other stream's chunks come as it makes them.
  * Leaving early cancels the body.
  */
-export async function* bodyChunks(source: ReadableStream<Uint8Array>, chunkBytes = 256 * 1024): AsyncGenerator<Uint8Array> {
+export async function* bodyChunks(
+  source: ReadableStream<Uint8Array>,
+  chunkBytes = 256 * 1024,
+): AsyncGenerator<Uint8Array> {
   const reader = byobReaderOf(source);
   if (!reader) {
     yield* source as unknown as AsyncIterable<Uint8Array>;
@@ -112,7 +140,10 @@ export async function* bodyChunks(source: ReadableStream<Uint8Array>, chunkBytes
  * in a new ArrayBuffer and `into` is left detached) or null when the body held fewer or more bytes; a longer
  * body is cancelled.
  */
-export async function readBodyInto(source: ReadableStream<Uint8Array>, into: Uint8Array): Promise<Uint8Array | null> {
+export async function readBodyInto(
+  source: ReadableStream<Uint8Array>,
+  into: Uint8Array,
+): Promise<Uint8Array | null> {
   const size = into.byteLength;
   const reader = byobReaderOf(source);
   if (!reader) {
@@ -129,7 +160,9 @@ export async function readBodyInto(source: ReadableStream<Uint8Array>, into: Uin
   let ended = false;
   try {
     while (filled < size) {
-      const { done, value } = await reader.read(new Uint8Array(bytes.buffer, bytes.byteOffset + filled, size - filled));
+      const { done, value } = await reader.read(
+        new Uint8Array(bytes.buffer, bytes.byteOffset + filled, size - filled),
+      );
       if (value) bytes = new Uint8Array(value.buffer, bytes.byteOffset, size);
       if (done) {
         ended = true;
@@ -162,19 +195,28 @@ function byobReaderOf(source: ReadableStream<Uint8Array>): ReadableStreamBYOBRea
  * promised length) and without a stream in between; empty chunks are skipped. A violation throws the
  * InvalidRequestError.
  */
-export async function* checkedChunks(source: ReadableStream<Uint8Array>, promisedLength?: number): AsyncGenerator<Uint8Array> {
+export async function* checkedChunks(
+  source: ReadableStream<Uint8Array>,
+  promisedLength?: number,
+): AsyncGenerator<Uint8Array> {
   let total = 0;
   for await (const chunk of bodyChunks(source) as AsyncIterable<unknown>) {
-    if (!(chunk instanceof Uint8Array)) throw new InvalidRequestError({ message: "a body stream must yield Uint8Array chunks" });
+    if (!(chunk instanceof Uint8Array))
+      throw new InvalidRequestError({ message: "a body stream must yield Uint8Array chunks" });
     total += chunk.byteLength;
-    if (promisedLength !== undefined && total > promisedLength) throw lengthMismatch(-1, promisedLength);
+    if (promisedLength !== undefined && total > promisedLength)
+      throw lengthMismatch(-1, promisedLength);
     if (chunk.byteLength > 0) yield chunk;
   }
-  if (promisedLength !== undefined && total !== promisedLength) throw lengthMismatch(total, promisedLength);
+  if (promisedLength !== undefined && total !== promisedLength)
+    throw lengthMismatch(total, promisedLength);
 }
 
 /** A stream over bytes already in memory, in chunks of at most `chunkSize`. */
-export function bytesToStream(bytes: Uint8Array, chunkSize = 64 * 1024): ReadableStream<Uint8Array> {
+export function bytesToStream(
+  bytes: Uint8Array,
+  chunkSize = 64 * 1024,
+): ReadableStream<Uint8Array> {
   let offset = 0;
   return new ReadableStream<Uint8Array>({
     pull(controller) {

@@ -33,7 +33,10 @@ export function validateBlobKey(key: unknown): string {
 /** Checks a list prefix: the text rules of a key, but any segment shape (`a/`, `a/.x`). */
 export function validateBlobPrefix(prefix: unknown): string {
   const fail = (reason: string): never => {
-    throw new InvalidRequestError({ message: `invalid blob list prefix: ${reason}`, context: { reason } });
+    throw new InvalidRequestError({
+      message: `invalid blob list prefix: ${reason}`,
+      context: { reason },
+    });
   };
   if (typeof prefix !== "string") return fail("a prefix must be a string");
   checkKeyText(prefix, "prefix", fail);
@@ -44,7 +47,8 @@ function checkKeyText(text: string, name: string, fail: (reason: string) => neve
   if (text.startsWith("/")) fail(`a ${name} must not start with '/'`);
   if (CONTROL_CHARACTER.test(text)) fail(`a ${name} must not contain control characters`);
   if (LONE_SURROGATE.test(text)) fail(`a ${name} must be well-formed Unicode`);
-  if (utf8Length(text) > MAX_BLOB_KEY_BYTES) fail(`a ${name} must be at most ${MAX_BLOB_KEY_BYTES} UTF-8 bytes`);
+  if (utf8Length(text) > MAX_BLOB_KEY_BYTES)
+    fail(`a ${name} must be at most ${MAX_BLOB_KEY_BYTES} UTF-8 bytes`);
 }
 
 /** UTF-8 byte length of a well-formed string. */

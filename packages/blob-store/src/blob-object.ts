@@ -15,10 +15,18 @@ export interface BlobObjectOptions {
  * Builds a {@link BlobObject} whose body opens lazily through `openBody`. The body is read once:
  * a second call of any accessor throws InvalidRequestError, the same on every implementation.
  */
-export function createBlobObject(info: BlobObjectInfo, openBody: () => ReadableStream<Uint8Array> | Promise<ReadableStream<Uint8Array>>, options: BlobObjectOptions = {}): BlobObject {
+export function createBlobObject(
+  info: BlobObjectInfo,
+  openBody: () => ReadableStream<Uint8Array> | Promise<ReadableStream<Uint8Array>>,
+  options: BlobObjectOptions = {},
+): BlobObject {
   let opened = false;
   const claim = (): void => {
-    if (opened) throw new InvalidRequestError({ message: `the body of blob '${info.key}' was already read`, context: { key: info.key } });
+    if (opened)
+      throw new InvalidRequestError({
+        message: `the body of blob '${info.key}' was already read`,
+        context: { key: info.key },
+      });
     opened = true;
   };
   const stream = (): ReadableStream<Uint8Array> => {
@@ -61,9 +69,13 @@ export function createBlobObject(info: BlobObjectInfo, openBody: () => ReadableS
  * passed on with the reader's own buffer (which comes back filled, in a view of the same memory), and a
  * default read is a BYOB read into a fresh buffer of `chunkBytes`. Opens and cancels as the default body does.
  */
-function lazyByteStream(openBody: () => ReadableStream<Uint8Array> | Promise<ReadableStream<Uint8Array>>, chunkBytes: number): ReadableStream<Uint8Array> {
+function lazyByteStream(
+  openBody: () => ReadableStream<Uint8Array> | Promise<ReadableStream<Uint8Array>>,
+  chunkBytes: number,
+): ReadableStream<Uint8Array> {
   let opening: Promise<ReadableStreamBYOBReader> | undefined;
-  const open = () => (opening ??= Promise.resolve(openBody()).then((body) => body.getReader({ mode: "byob" })));
+  const open = () =>
+    (opening ??= Promise.resolve(openBody()).then((body) => body.getReader({ mode: "byob" })));
   return new ReadableStream(
     {
       type: "bytes",
@@ -72,7 +84,9 @@ function lazyByteStream(openBody: () => ReadableStream<Uint8Array> | Promise<Rea
         const request = controller.byobRequest;
         const view = request?.view;
         if (request && view) {
-          const { done, value } = await reader.read(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
+          const { done, value } = await reader.read(
+            new Uint8Array(view.buffer, view.byteOffset, view.byteLength),
+          );
           if (done) controller.close();
           // The reader's buffer moved to the inner stream and back: the answer is a view of it.
           request.respondWithNewView(value ?? new Uint8Array(0));

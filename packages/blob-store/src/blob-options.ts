@@ -17,7 +17,10 @@ const putOptionsSchema = z.strictObject({
     .regex(/^[\x20-\x7e]+$/, "must be printable ASCII")
     .optional(),
   customMetadata: z
-    .record(z.string().regex(/^[A-Za-z0-9._-]+$/, "names may use letters, digits, '.', '_' and '-'"), z.string())
+    .record(
+      z.string().regex(/^[A-Za-z0-9._-]+$/, "names may use letters, digits, '.', '_' and '-'"),
+      z.string(),
+    )
     .optional(),
   ifNoneMatch: z.literal("*").optional(),
   contentLength: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
@@ -40,7 +43,10 @@ export interface ParsedPutOptions {
 export function parsePutOptions(options: unknown): ParsedPutOptions {
   const parsed = parseRecord(putOptionsSchema, options ?? {}, { record: "blob put options" });
   const customMetadata = { ...parsed.customMetadata };
-  const metadataBytes = Object.entries(customMetadata).reduce((total, [name, value]) => total + utf8Length(name) + utf8Length(value), 0);
+  const metadataBytes = Object.entries(customMetadata).reduce(
+    (total, [name, value]) => total + utf8Length(name) + utf8Length(value),
+    0,
+  );
   if (metadataBytes > MAX_CUSTOM_METADATA_BYTES) {
     throw new LimitExceededError({
       message: `custom metadata takes ${metadataBytes} bytes; the limit is ${MAX_CUSTOM_METADATA_BYTES}`,

@@ -3,7 +3,15 @@ import { compareBlobKeys, validateBlobKey } from "./blob-key.js";
 import { bytesToStream, checkBodyStream, normalizeBody, readAllBytes } from "./blob-body.js";
 import { createBlobObject } from "./blob-object.js";
 import { parseListOptions, parsePutOptions } from "./blob-options.js";
-import type { BlobBody, BlobListOptions, BlobListResult, BlobObject, BlobObjectInfo, BlobPutOptions, BlobStore } from "./ports.js";
+import type {
+  BlobBody,
+  BlobListOptions,
+  BlobListResult,
+  BlobObject,
+  BlobObjectInfo,
+  BlobPutOptions,
+  BlobStore,
+} from "./ports.js";
 
 interface StoredBlob {
   readonly info: BlobObjectInfo;
@@ -19,12 +27,19 @@ export function createMemoryBlobStore(): BlobStore {
   const objects = new Map<string, StoredBlob>();
 
   return {
-    async put(key: string, body: BlobBody, options?: BlobPutOptions): Promise<BlobObjectInfo | null> {
+    async put(
+      key: string,
+      body: BlobBody,
+      options?: BlobPutOptions,
+    ): Promise<BlobObjectInfo | null> {
       validateBlobKey(key);
       const parsed = parsePutOptions(options);
       const normalized = normalizeBody(body, parsed.contentLength);
       // A copy the caller cannot reach: a Node Buffer's own `slice` is a view, so the copy is a plain Uint8Array.
-      const bytes = normalized.kind === "bytes" ? new Uint8Array(normalized.bytes) : await readChecked(normalized.stream, normalized.length);
+      const bytes =
+        normalized.kind === "bytes"
+          ? new Uint8Array(normalized.bytes)
+          : await readChecked(normalized.stream, normalized.length);
       const info: BlobObjectInfo = {
         key,
         size: bytes.byteLength,
@@ -42,7 +57,9 @@ export function createMemoryBlobStore(): BlobStore {
     async get(key: string): Promise<BlobObject | null> {
       validateBlobKey(key);
       const stored = objects.get(key);
-      return stored ? createBlobObject(copyInfo(stored.info), () => bytesToStream(stored.bytes)) : null;
+      return stored
+        ? createBlobObject(copyInfo(stored.info), () => bytesToStream(stored.bytes))
+        : null;
     },
 
     async head(key: string): Promise<BlobObjectInfo | null> {
@@ -59,7 +76,10 @@ export function createMemoryBlobStore(): BlobStore {
     async list(options?: BlobListOptions): Promise<BlobListResult> {
       const { prefix, cursor, limit } = parseListOptions(options);
       const keys = [...objects.keys()]
-        .filter((key) => key.startsWith(prefix) && (cursor === undefined || compareBlobKeys(key, cursor) > 0))
+        .filter(
+          (key) =>
+            key.startsWith(prefix) && (cursor === undefined || compareBlobKeys(key, cursor) > 0),
+        )
         .sort(compareBlobKeys);
       const page = keys.slice(0, limit);
       const infos = page.flatMap((key) => {
@@ -67,12 +87,17 @@ export function createMemoryBlobStore(): BlobStore {
         return stored ? [copyInfo(stored.info)] : [];
       });
       const last = page.at(-1);
-      return keys.length > limit && last !== undefined ? { objects: infos, cursor: last } : { objects: infos };
+      return keys.length > limit && last !== undefined
+        ? { objects: infos, cursor: last }
+        : { objects: infos };
     },
   };
 }
 
-async function readChecked(stream: ReadableStream<Uint8Array>, length: number | undefined): Promise<Uint8Array> {
+async function readChecked(
+  stream: ReadableStream<Uint8Array>,
+  length: number | undefined,
+): Promise<Uint8Array> {
   const checked = checkBodyStream(stream, length);
   try {
     return await readAllBytes(checked.stream);
@@ -82,5 +107,9 @@ async function readChecked(stream: ReadableStream<Uint8Array>, length: number | 
 }
 
 function copyInfo(info: BlobObjectInfo): BlobObjectInfo {
-  return { ...info, customMetadata: { ...info.customMetadata }, uploaded: new Date(info.uploaded.getTime()) };
+  return {
+    ...info,
+    customMetadata: { ...info.customMetadata },
+    uploaded: new Date(info.uploaded.getTime()),
+  };
 }

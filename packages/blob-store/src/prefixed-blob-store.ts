@@ -12,7 +12,12 @@ export interface PrefixedBlobStoreOptions {
 }
 
 const optionsSchema = z.strictObject({
-  store: z.custom<BlobStore>((value) => typeof (value as { put?: unknown } | null)?.put === "function" && typeof (value as { list?: unknown }).list === "function", "must be a BlobStore"),
+  store: z.custom<BlobStore>(
+    (value) =>
+      typeof (value as { put?: unknown } | null)?.put === "function" &&
+      typeof (value as { list?: unknown }).list === "function",
+    "must be a BlobStore",
+  ),
   prefix: z.string().refine((prefix) => {
     try {
       validateBlobKey(prefix);
@@ -30,10 +35,16 @@ const optionsSchema = z.strictObject({
  * @throws InvalidConfigError naming the bad option.
  */
 export function createPrefixedBlobStore(options: PrefixedBlobStoreOptions): BlobStore {
-  const { store, prefix } = parseRecord(optionsSchema, options, { record: "prefixed blob store options", code: "invalid_config" });
+  const { store, prefix } = parseRecord(optionsSchema, options, {
+    record: "prefixed blob store options",
+    code: "invalid_config",
+  });
   const base = `${prefix}/`;
   const inner = (key: string): string => `${base}${validateBlobKey(key)}`;
-  const strip = (info: BlobObjectInfo): BlobObjectInfo => ({ ...info, key: info.key.slice(base.length) });
+  const strip = (info: BlobObjectInfo): BlobObjectInfo => ({
+    ...info,
+    key: info.key.slice(base.length),
+  });
   const stripObject = (object: BlobObject): BlobObject => ({
     ...strip(object),
     bytes: () => object.bytes(),
@@ -55,7 +66,10 @@ export function createPrefixedBlobStore(options: PrefixedBlobStoreOptions): Blob
     },
     delete: async (key) => store.delete(inner(key)),
     list: async (listOptions: BlobListOptions = {}) => {
-      const result = await store.list({ ...listOptions, prefix: `${base}${validateBlobPrefix(listOptions.prefix ?? "")}` });
+      const result = await store.list({
+        ...listOptions,
+        prefix: `${base}${validateBlobPrefix(listOptions.prefix ?? "")}`,
+      });
       return { ...result, objects: result.objects.map(strip) };
     },
   };

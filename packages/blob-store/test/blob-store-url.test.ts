@@ -29,7 +29,11 @@ describe("createBlobStoreFromUrl", () => {
 
   it("opens s3://bucket/prefix with the AWS_* environment and keeps keys under the prefix", async () => {
     const bucket = await s3rver.createBucket();
-    const env = { AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey, AWS_ENDPOINT_URL_S3: s3rver.endpoint };
+    const env = {
+      AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+      AWS_ENDPOINT_URL_S3: s3rver.endpoint,
+    };
     const store = await createBlobStoreFromUrl(`s3://${bucket}/ci/run-1`, { env });
     await store.put("checkpoints/one", "in the bucket");
     expect((await store.list()).objects.map((object) => object.key)).toEqual(["checkpoints/one"]);
@@ -38,7 +42,11 @@ describe("createBlobStoreFromUrl", () => {
   });
 
   it("names missing variables without their values", async () => {
-    const error = await errorOf(createBlobStoreFromUrl("s3://bucket-name/x", { env: { AWS_ACCESS_KEY_ID: "AKIDSECRETVALUE" } }));
+    const error = await errorOf(
+      createBlobStoreFromUrl("s3://bucket-name/x", {
+        env: { AWS_ACCESS_KEY_ID: "AKIDSECRETVALUE" },
+      }),
+    );
     expect(error.code).toBe("invalid_config");
     expect(error.message).toContain("AWS_SECRET_ACCESS_KEY");
     expect(error.message).toContain("AWS_ENDPOINT_URL_S3");
@@ -46,14 +54,19 @@ describe("createBlobStoreFromUrl", () => {
   });
 
   it("refuses credentials in the URL without echoing them", async () => {
-    const error = await errorOf(createBlobStoreFromUrl("s3://AKID:hunter2secret@bucket-name/x", { env: {} }));
+    const error = await errorOf(
+      createBlobStoreFromUrl("s3://AKID:hunter2secret@bucket-name/x", { env: {} }),
+    );
     expect(error.code).toBe("invalid_config");
     expect(JSON.stringify(error.toJSON())).not.toContain("hunter2secret");
   });
 
-  it.each(["http://example.com/x", "not a url", "file://host/dir", "s3://bucket-name/x?region=y"])("refuses %j with invalid_config", async (url) => {
-    expect((await errorOf(createBlobStoreFromUrl(url, { env: {} }))).code).toBe("invalid_config");
-  });
+  it.each(["http://example.com/x", "not a url", "file://host/dir", "s3://bucket-name/x?region=y"])(
+    "refuses %j with invalid_config",
+    async (url) => {
+      expect((await errorOf(createBlobStoreFromUrl(url, { env: {} }))).code).toBe("invalid_config");
+    },
+  );
 
   it("opens memory: as a fresh in-memory store", async () => {
     const store = await createBlobStoreFromUrl("memory:");

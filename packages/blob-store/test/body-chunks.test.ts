@@ -25,7 +25,9 @@ function byteStream(bytes: Uint8Array) {
       }
       seen.byob += 1;
       const step = Math.min(view.byteLength, bytes.byteLength - position);
-      new Uint8Array(view.buffer, view.byteOffset, step).set(bytes.subarray(position, position + step));
+      new Uint8Array(view.buffer, view.byteOffset, step).set(
+        bytes.subarray(position, position + step),
+      );
       position += step;
       controller.byobRequest?.respond(step);
     },
@@ -76,13 +78,22 @@ describe("body reads", () => {
     expect(seen.fresh).toBe(0);
     expect(into.byteLength).toBe(0);
 
-    expect(await readBodyInto(byteStream(body.subarray(0, body.byteLength - 1)).stream, Buffer.allocUnsafeSlow(body.byteLength))).toBeNull();
+    expect(
+      await readBodyInto(
+        byteStream(body.subarray(0, body.byteLength - 1)).stream,
+        Buffer.allocUnsafeSlow(body.byteLength),
+      ),
+    ).toBeNull();
     const longer = byteStream(Buffer.concat([body, Buffer.from([1])]));
     expect(await readBodyInto(longer.stream, Buffer.allocUnsafeSlow(body.byteLength))).toBeNull();
     expect(longer.seen.cancelled).toBe(true);
     const plain = await readBodyInto(plainStream(body), Buffer.allocUnsafeSlow(body.byteLength));
     expect(plain && Buffer.from(plain).equals(body)).toBe(true);
-    expect(await readBodyInto(plainStream(body), Buffer.allocUnsafeSlow(body.byteLength + 1))).toBeNull();
-    expect(await readBodyInto(plainStream(body), Buffer.allocUnsafeSlow(body.byteLength - 1))).toBeNull();
+    expect(
+      await readBodyInto(plainStream(body), Buffer.allocUnsafeSlow(body.byteLength + 1)),
+    ).toBeNull();
+    expect(
+      await readBodyInto(plainStream(body), Buffer.allocUnsafeSlow(body.byteLength - 1)),
+    ).toBeNull();
   });
 });

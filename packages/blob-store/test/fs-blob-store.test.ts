@@ -18,7 +18,10 @@ afterAll(async () => {
 
 async function filesBelow(directory: string): Promise<string[]> {
   const entries = await readdir(directory, { recursive: true, withFileTypes: true });
-  return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name).slice(directory.length + 1)).sort();
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name).slice(directory.length + 1))
+    .sort();
 }
 
 describeBlobStoreSuite("filesystem", {
@@ -27,15 +30,22 @@ describeBlobStoreSuite("filesystem", {
 });
 
 describe("filesystem blob store specifics", () => {
-  it.each(["blobs", "./blobs", "../blobs"])("refuses the relative root %s with invalid_config naming rootDir", (rootDir) => {
-    let refusal: unknown;
-    try {
-      createFsBlobStore({ rootDir });
-    } catch (error) {
-      refusal = error;
-    }
-    expect(refusal).toMatchObject({ code: "invalid_config", message: "invalid filesystem blob store options at rootDir: must be an absolute path (resolve it against the folder you mean first)" });
-  });
+  it.each(["blobs", "./blobs", "../blobs"])(
+    "refuses the relative root %s with invalid_config naming rootDir",
+    (rootDir) => {
+      let refusal: unknown;
+      try {
+        createFsBlobStore({ rootDir });
+      } catch (error) {
+        refusal = error;
+      }
+      expect(refusal).toMatchObject({
+        code: "invalid_config",
+        message:
+          "invalid filesystem blob store options at rootDir: must be an absolute path (resolve it against the folder you mean first)",
+      });
+    },
+  );
 
   it("lays keys out as <segment>.d directories and one <segment>.blob file holding body and metadata", async () => {
     const rootDir = await freshRoot();
@@ -140,7 +150,10 @@ describe("filesystem blob store specifics", () => {
     expect(sizes).toEqual([1024 * 1024, 1024 * 1024, 1024 * 1024, 123]);
     expect(Buffer.from(read).equals(Buffer.from(body))).toBe(true);
     const chunks: number[] = [];
-    for await (const chunk of ((await store.get("big"))!.stream() as ReadableStream<Uint8Array>) as unknown as AsyncIterable<Uint8Array>) chunks.push(chunk.byteLength);
+    for await (const chunk of (await store.get(
+      "big",
+    ))!.stream() as ReadableStream<Uint8Array> as unknown as AsyncIterable<Uint8Array>)
+      chunks.push(chunk.byteLength);
     expect(chunks.slice(0, 2)).toEqual([256 * 1024, 256 * 1024]);
     expect(chunks.reduce((sum, size) => sum + size, 0)).toBe(body.byteLength);
   });
@@ -169,7 +182,9 @@ describe("filesystem blob store specifics", () => {
           }
           pulls.byob += 1;
           const step = Math.min(view.byteLength, length - position);
-          new Uint8Array(view.buffer, view.byteOffset, step).set(body.subarray(position, position + step));
+          new Uint8Array(view.buffer, view.byteOffset, step).set(
+            body.subarray(position, position + step),
+          );
           position += step;
           controller.byobRequest?.respond(step);
         },
@@ -180,10 +195,18 @@ describe("filesystem blob store specifics", () => {
     const info = await store.put("byob", whole.stream, { contentLength: body.byteLength });
     expect(info?.size).toBe(body.byteLength);
     expect(whole.pulls).toEqual({ byob: 5, fresh: 0 });
-    expect(Buffer.from(await ((await store.get("byob")) as { bytes(): Promise<Uint8Array> }).bytes()).equals(Buffer.from(body))).toBe(true);
+    expect(
+      Buffer.from(
+        await ((await store.get("byob")) as { bytes(): Promise<Uint8Array> }).bytes(),
+      ).equals(Buffer.from(body)),
+    ).toBe(true);
     // A body shorter than promised is refused as any other, and nothing is stored.
-    await expect(store.put("short", byteBody(1000).stream, { contentLength: 1001 })).rejects.toMatchObject({ code: "invalid_request" });
-    await expect(store.put("long", byteBody(1002).stream, { contentLength: 1001 })).rejects.toMatchObject({ code: "invalid_request" });
+    await expect(
+      store.put("short", byteBody(1000).stream, { contentLength: 1001 }),
+    ).rejects.toMatchObject({ code: "invalid_request" });
+    await expect(
+      store.put("long", byteBody(1002).stream, { contentLength: 1001 }),
+    ).rejects.toMatchObject({ code: "invalid_request" });
     expect(await store.head("short")).toBeNull();
     expect(await store.head("long")).toBeNull();
   });
@@ -204,7 +227,9 @@ describe("filesystem blob store specifics", () => {
   });
 
   it("rejects missing options with invalid_config", () => {
-    expect(() => createFsBlobStore({ rootDir: "" })).toThrow(expect.objectContaining({ code: "invalid_config" }));
+    expect(() => createFsBlobStore({ rootDir: "" })).toThrow(
+      expect.objectContaining({ code: "invalid_config" }),
+    );
     expect(() => createFsBlobStore({} as { rootDir: string })).toThrow(/rootDir/);
   });
 });

@@ -11,7 +11,9 @@ describeBlobStoreSuite("prefixed view of memory", {
     await shared.put("team-a", "root");
     return createPrefixedBlobStore({ store: shared, prefix: "team-a/ci" });
   },
-  largeObject: { skip: "the view adds no buffering; the memory store below holds every byte by design" },
+  largeObject: {
+    skip: "the view adds no buffering; the memory store below holds every byte by design",
+  },
 });
 
 describe("createPrefixedBlobStore", () => {
@@ -23,12 +25,23 @@ describe("createPrefixedBlobStore", () => {
     expect((await shared.head("team-a/ci/checkpoints/one"))?.size).toBe(5);
     expect((await view.get("checkpoints/one"))?.key).toBe("checkpoints/one");
     expect(await (await view.get("checkpoints/one"))?.text()).toBe("hello");
-    expect((await view.list({ prefix: "check" })).objects.map((object) => object.key)).toEqual(["checkpoints/one"]);
+    expect((await view.list({ prefix: "check" })).objects.map((object) => object.key)).toEqual([
+      "checkpoints/one",
+    ]);
     await view.delete("checkpoints/one");
     expect(await shared.head("team-a/ci/checkpoints/one")).toBeNull();
   });
 
-  it.each(["", "/a", "a/", "a//b", "a/../b"])("refuses the prefix %j with invalid_config", async (prefix) => {
-    expect(await codeOf(Promise.resolve().then(() => createPrefixedBlobStore({ store: createMemoryBlobStore(), prefix })))).toBe("invalid_config");
-  });
+  it.each(["", "/a", "a/", "a//b", "a/../b"])(
+    "refuses the prefix %j with invalid_config",
+    async (prefix) => {
+      expect(
+        await codeOf(
+          Promise.resolve().then(() =>
+            createPrefixedBlobStore({ store: createMemoryBlobStore(), prefix }),
+          ),
+        ),
+      ).toBe("invalid_config");
+    },
+  );
 });

@@ -7,7 +7,10 @@ import { type R2BucketLike, createR2BindingBlobStore } from "../src/r2/index.js"
 import { describeBlobStoreSuite } from "./blob-store-suite.js";
 import { deterministicStream, hashingTap } from "./support/deterministic-bytes.js";
 import { codeOf, errorOf } from "./support/typed-errors.js";
-import { type WorkerDispatch, createWorkerBlobStoreClient } from "./support/worker-blob-store-client.js";
+import {
+  type WorkerDispatch,
+  createWorkerBlobStoreClient,
+} from "./support/worker-blob-store-client.js";
 
 // The adapter runs inside workerd: r2-worker.ts and the adapter are bundled by esbuild for a plain
 // Worker (platform "neutral", no Node compatibility flag) and served by Miniflare with a real R2
@@ -34,10 +37,21 @@ let dispatch: WorkerDispatch;
 
 beforeAll(async () => {
   const bundle = await bundleForWorker("./support/r2-worker.ts");
-  bundleImports = Object.values(bundle.metafile.outputs).flatMap((output) => output.imports.map((entry) => entry.path));
-  miniflare = new Miniflare({ modules: true, script: bundle.outputFiles[0]?.text ?? "", compatibilityDate: "2026-04-01", r2Buckets: ["BUCKET"] });
+  bundleImports = Object.values(bundle.metafile.outputs).flatMap((output) =>
+    output.imports.map((entry) => entry.path),
+  );
+  miniflare = new Miniflare({
+    modules: true,
+    script: bundle.outputFiles[0]?.text ?? "",
+    compatibilityDate: "2026-04-01",
+    r2Buckets: ["BUCKET"],
+  });
   await miniflare.ready;
-  dispatch = (url, init) => miniflare.dispatchFetch(url, init as Parameters<Miniflare["dispatchFetch"]>[1]) as unknown as Promise<Response>;
+  dispatch = (url, init) =>
+    miniflare.dispatchFetch(
+      url,
+      init as Parameters<Miniflare["dispatchFetch"]>[1],
+    ) as unknown as Promise<Response>;
 });
 afterAll(async () => {
   await miniflare?.dispose();
@@ -65,7 +79,10 @@ describe("R2 binding adapter specifics", () => {
   it("uploads a stream of unknown length beyond one part as equal parts and reads it back intact", async () => {
     await dispatch("http://blob-store.test/reset", { method: "POST" });
     const writeHash = createHash("sha256");
-    const info = await client.put("multi/part", deterministicStream(5 * MIB + 123, 9).pipeThrough(hashingTap(writeHash)));
+    const info = await client.put(
+      "multi/part",
+      deterministicStream(5 * MIB + 123, 9).pipeThrough(hashingTap(writeHash)),
+    );
     expect(info?.size).toBe(5 * MIB + 123);
     const readHash = createHash("sha256");
     const bytes = await (await client.get("multi/part"))!.bytes();
@@ -75,10 +92,22 @@ describe("R2 binding adapter specifics", () => {
   it("refuses a conditional put of an unknown-length stream beyond one part, and accepts it with contentLength", async () => {
     await dispatch("http://blob-store.test/reset", { method: "POST" });
     const size = 5 * MIB + 1;
-    expect(await codeOf(client.put("cond/long", deterministicStream(size, 3), { ifNoneMatch: "*" }))).toBe("unsupported_operation");
+    expect(
+      await codeOf(client.put("cond/long", deterministicStream(size, 3), { ifNoneMatch: "*" })),
+    ).toBe("unsupported_operation");
     expect(await client.head("cond/long")).toBeNull();
-    expect(await client.put("cond/long", deterministicStream(size, 3), { ifNoneMatch: "*", contentLength: size })).toMatchObject({ size });
-    expect(await client.put("cond/long", deterministicStream(size, 4), { ifNoneMatch: "*", contentLength: size })).toBeNull();
+    expect(
+      await client.put("cond/long", deterministicStream(size, 3), {
+        ifNoneMatch: "*",
+        contentLength: size,
+      }),
+    ).toMatchObject({ size });
+    expect(
+      await client.put("cond/long", deterministicStream(size, 4), {
+        ifNoneMatch: "*",
+        contentLength: size,
+      }),
+    ).toBeNull();
   });
 
   it("reports a malformed binding answer as upstream_protocol", async () => {
@@ -98,6 +127,8 @@ describe("R2 binding adapter specifics", () => {
   });
 
   it("rejects invalid options with invalid_config", () => {
-    expect(() => createR2BindingBlobStore({} as R2BucketLike, { partSizeBytes: 1024 })).toThrow(expect.objectContaining({ code: "invalid_config" }));
+    expect(() => createR2BindingBlobStore({} as R2BucketLike, { partSizeBytes: 1024 })).toThrow(
+      expect.objectContaining({ code: "invalid_config" }),
+    );
   });
 });

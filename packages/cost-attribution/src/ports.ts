@@ -34,7 +34,11 @@ export interface FocusCostRow {
   readonly SkuId: string;
   /** The instance type the usage ran on. */
   readonly ResourceType: string;
-  readonly Tags: { readonly tenant: string; readonly environment: string; readonly session: string };
+  readonly Tags: {
+    readonly tenant: string;
+    readonly environment: string;
+    readonly session: string;
+  };
 }
 
 /** A report over a query. */

@@ -1,5 +1,13 @@
-import { CapabilityUnsupportedError, InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
-import type { CostAttributionCapabilities, CostAttributionPort, CostReport, CostReportQuery } from "./ports.js";
+import {
+  CapabilityUnsupportedError,
+  InvalidConfigError,
+} from "@open-managed-agents/runtime-resource-contract";
+import type {
+  CostAttributionCapabilities,
+  CostAttributionPort,
+  CostReport,
+  CostReportQuery,
+} from "./ports.js";
 
 /** Dispatches cost reports by provider id. */
 export interface CostAttributionRegistry {
@@ -12,14 +20,26 @@ export interface CostAttributionRegistry {
 }
 
 /** Creates the registry; two ports for one provider id are `invalid_config`. */
-export function createCostAttributionRegistry(options: { readonly ports: readonly CostAttributionPort[] }): CostAttributionRegistry {
+export function createCostAttributionRegistry(options: {
+  readonly ports: readonly CostAttributionPort[];
+}): CostAttributionRegistry {
   const ports = new Map<string, CostAttributionPort>();
   for (const port of options.ports) {
-    if (typeof port?.provider !== "string" || typeof port.report !== "function" || typeof port.capabilities !== "function") {
-      throw new InvalidConfigError({ message: "invalid cost attribution registry options at ports: each must be a CostAttributionPort" });
+    if (
+      typeof port?.provider !== "string" ||
+      typeof port.report !== "function" ||
+      typeof port.capabilities !== "function"
+    ) {
+      throw new InvalidConfigError({
+        message:
+          "invalid cost attribution registry options at ports: each must be a CostAttributionPort",
+      });
     }
     if (ports.has(port.provider)) {
-      throw new InvalidConfigError({ message: `two cost attribution ports for provider ${port.provider}`, context: { provider: port.provider } });
+      throw new InvalidConfigError({
+        message: `two cost attribution ports for provider ${port.provider}`,
+        context: { provider: port.provider },
+      });
     }
     ports.set(port.provider, port);
   }

@@ -14,7 +14,11 @@ import {
 import type { SandboxPort } from "@open-managed-agents/sandbox";
 import { managerPlan, toolDir } from "./managers.js";
 import { restoredMarker, setupFingerprint, warmMarker } from "./markers.js";
-import { type EnvironmentPackagesInstallerOptions, type ResolvedInstallerOptions, resolveInstallerOptions } from "./options.js";
+import {
+  type EnvironmentPackagesInstallerOptions,
+  type ResolvedInstallerOptions,
+  resolveInstallerOptions,
+} from "./options.js";
 
 /** Input of {@link EnvironmentPackagesInstaller.setup}. */
 export interface EnvironmentSetupInput {
@@ -30,7 +34,10 @@ export interface EnvironmentSetupInput {
 
 /** What {@link EnvironmentPackagesInstaller.setup} did. */
 export interface EnvironmentSetupReport extends EnvironmentSetupResult {
-  readonly installed: readonly { readonly manager: EnvironmentPackageManager; readonly spec: string }[];
+  readonly installed: readonly {
+    readonly manager: EnvironmentPackageManager;
+    readonly spec: string;
+  }[];
 }
 
 /** Installs environment packages into a sandbox through its `exec`. */
@@ -45,13 +52,22 @@ export interface EnvironmentPackagesInstaller {
 }
 
 /** Creates the installer. Options are validated here; a bad option throws `invalid_config`. */
-export function createEnvironmentPackagesInstaller(options: EnvironmentPackagesInstallerOptions = {}): EnvironmentPackagesInstaller {
+export function createEnvironmentPackagesInstaller(
+  options: EnvironmentPackagesInstallerOptions = {},
+): EnvironmentPackagesInstaller {
   const settings = resolveInstallerOptions(options);
 
   return {
     async setup(input) {
-      const packages = parseRecord(environmentPackagesSchema, input.packages, { record: "environment packages" });
-      const imageAlias = input.imageAlias == null ? null : parseRecord(sandboxImageAliasSchema, input.imageAlias, { record: "sandbox image alias" });
+      const packages = parseRecord(environmentPackagesSchema, input.packages, {
+        record: "environment packages",
+      });
+      const imageAlias =
+        input.imageAlias == null
+          ? null
+          : parseRecord(sandboxImageAliasSchema, input.imageAlias, {
+              record: "sandbox image alias",
+            });
       const { sandbox, signal } = input;
       const exec = async (command: string, timeoutMs = 60_000) => {
         signal?.throwIfAborted();
@@ -61,9 +77,18 @@ export function createEnvironmentPackagesInstaller(options: EnvironmentPackagesI
       const fingerprint = await setupFingerprint(packages, imageAlias, settings.toolRoot);
       const warm = warmMarker(fingerprint, input.runtimeId ?? null);
       const restored = restoredMarker(fingerprint);
-      const marked = await currentMode(exec, settings.warmMarkerPath, settings.restoredMarkerPath, warm, restored);
+      const marked = await currentMode(
+        exec,
+        settings.warmMarkerPath,
+        settings.restoredMarkerPath,
+        warm,
+        restored,
+      );
       // A restore that left a tool directory out (a checkpoint exclude, a partial restore) is not a restore of the setup.
-      const mode = marked === "restored" && !(await toolDirsPresent(exec, settings, packages)) ? "full" : marked;
+      const mode =
+        marked === "restored" && !(await toolDirsPresent(exec, settings, packages))
+          ? "full"
+          : marked;
 
       const installed: { manager: EnvironmentPackageManager; spec: string }[] = [];
       const skipped: SkippedEnvironmentPackage[] = [];
@@ -82,14 +107,31 @@ export function createEnvironmentPackagesInstaller(options: EnvironmentPackagesI
         if (!runs) continue;
         for (const spec of specs) {
           const result = await exec(plan.command(spec), settings.installTimeoutMs);
-          if (result.exitCode !== 0) throw installFailure(manager, spec, result.exitCode, result.output, settings.outputTailChars);
+          if (result.exitCode !== 0)
+            throw installFailure(
+              manager,
+              spec,
+              result.exitCode,
+              result.output,
+              settings.outputTailChars,
+            );
           installed.push({ manager, spec });
         }
       }
 
-      if (mode !== "warm") await writeMarkers(exec, settings.warmMarkerPath, warm, settings.restoredMarkerPath, restored);
+      if (mode !== "warm")
+        await writeMarkers(
+          exec,
+          settings.warmMarkerPath,
+          warm,
+          settings.restoredMarkerPath,
+          restored,
+        );
       const base = await exec(`printf '%s' "$PATH"`);
-      const path = base.exitCode === 0 ? [...pathEntries, ...(base.stdout ? [base.stdout] : [])].join(":") : null;
+      const path =
+        base.exitCode === 0
+          ? [...pathEntries, ...(base.stdout ? [base.stdout] : [])].join(":")
+          : null;
       return { mode, pathEntries, path, installed, skipped };
     },
   };
@@ -97,7 +139,13 @@ export function createEnvironmentPackagesInstaller(options: EnvironmentPackagesI
 
 type Exec = (command: string, timeoutMs?: number) => ReturnType<SandboxPort["exec"]>;
 
-async function currentMode(exec: Exec, warmPath: string, restoredPath: string, warm: string, restored: string): Promise<EnvironmentSetupMode> {
+async function currentMode(
+  exec: Exec,
+  warmPath: string,
+  restoredPath: string,
+  warm: string,
+  restored: string,
+): Promise<EnvironmentSetupMode> {
   // Read through exec: the markers sit outside any file API's root on some providers (`/tmp`).
   const read = async (path: string) => {
     const result = await exec(`cat ${shellQuote(path)} 2>/dev/null || true`);
@@ -108,8 +156,14 @@ async function currentMode(exec: Exec, warmPath: string, restoredPath: string, w
   return "full";
 }
 
-async function toolDirsPresent(exec: Exec, settings: ResolvedInstallerOptions, packages: EnvironmentPackages): Promise<boolean> {
-  const dirs = ENVIRONMENT_PACKAGE_MANAGERS.filter((manager) => (packages[manager]?.length ?? 0) > 0)
+async function toolDirsPresent(
+  exec: Exec,
+  settings: ResolvedInstallerOptions,
+  packages: EnvironmentPackages,
+): Promise<boolean> {
+  const dirs = ENVIRONMENT_PACKAGE_MANAGERS.filter(
+    (manager) => (packages[manager]?.length ?? 0) > 0,
+  )
     .filter((manager) => managerPlan(settings, manager).type === "install" && manager !== "apt")
     .map((manager) => toolDir(settings, manager));
   if (dirs.length === 0) return true;
@@ -117,7 +171,13 @@ async function toolDirsPresent(exec: Exec, settings: ResolvedInstallerOptions, p
   return result.exitCode === 0;
 }
 
-async function writeMarkers(exec: Exec, warmPath: string, warm: string, restoredPath: string, restored: string): Promise<void> {
+async function writeMarkers(
+  exec: Exec,
+  warmPath: string,
+  warm: string,
+  restoredPath: string,
+  restored: string,
+): Promise<void> {
   const write = (path: string, content: string) =>
     `mkdir -p "$(dirname ${shellQuote(path)})" && printf '%s' ${shellQuote(content)} > ${shellQuote(path)}`;
   const result = await exec(`${write(restoredPath, restored)} && ${write(warmPath, warm)}`);
@@ -129,7 +189,13 @@ async function writeMarkers(exec: Exec, warmPath: string, warm: string, restored
   }
 }
 
-function installFailure(manager: EnvironmentPackageManager, spec: string, exitCode: number, output: string, tailChars: number): SandboxFailedError {
+function installFailure(
+  manager: EnvironmentPackageManager,
+  spec: string,
+  exitCode: number,
+  output: string,
+  tailChars: number,
+): SandboxFailedError {
   const outputTail = tail(output, tailChars);
   return new SandboxFailedError({
     message: `${manager} install of ${spec} failed with exit code ${exitCode}: ${outputTail || "(no output)"}`,

@@ -1,5 +1,8 @@
 import type { ResolvedInstallerOptions } from "./options.js";
-import { type EnvironmentPackageManager, shellQuote } from "@open-managed-agents/runtime-resource-contract";
+import {
+  type EnvironmentPackageManager,
+  shellQuote,
+} from "@open-managed-agents/runtime-resource-contract";
 import { shellCommand } from "./shell.js";
 
 /** How one manager installs a spec, or why it skips it. */
@@ -14,12 +17,18 @@ export type ManagerPlan =
   | { readonly type: "skip"; readonly reason: string };
 
 /** Directory of one manager's tools below the tool root. */
-export function toolDir(options: ResolvedInstallerOptions, manager: EnvironmentPackageManager): string {
+export function toolDir(
+  options: ResolvedInstallerOptions,
+  manager: EnvironmentPackageManager,
+): string {
   return `${options.toolRoot}/${manager}`;
 }
 
 /** The install plan of each manager. Language packages go below the tool root, in the workspace. */
-export function managerPlan(options: ResolvedInstallerOptions, manager: EnvironmentPackageManager): ManagerPlan {
+export function managerPlan(
+  options: ResolvedInstallerOptions,
+  manager: EnvironmentPackageManager,
+): ManagerPlan {
   const dir = toolDir(options, manager);
   switch (manager) {
     case "apt":
@@ -50,18 +59,37 @@ export function managerPlan(options: ResolvedInstallerOptions, manager: Environm
     }
     case "npm": {
       const { registry, offline = false } = options.npm;
-      const flags = ["--no-audit", "--no-fund", "--no-update-notifier", ...(offline ? ["--offline"] : []), ...(registry ? ["--registry", registry] : [])];
-      return { type: "install", binDir: `${dir}/bin`, command: (spec) => shellCommand(["npm", "install", "--global", "--prefix", dir, ...flags, spec]) };
+      const flags = [
+        "--no-audit",
+        "--no-fund",
+        "--no-update-notifier",
+        ...(offline ? ["--offline"] : []),
+        ...(registry ? ["--registry", registry] : []),
+      ];
+      return {
+        type: "install",
+        binDir: `${dir}/bin`,
+        command: (spec) =>
+          shellCommand(["npm", "install", "--global", "--prefix", dir, ...flags, spec]),
+      };
     }
     case "cargo":
-      return { type: "install", binDir: `${dir}/bin`, command: (spec) => shellCommand(["cargo", "install", "--root", dir, spec]) };
+      return {
+        type: "install",
+        binDir: `${dir}/bin`,
+        command: (spec) => shellCommand(["cargo", "install", "--root", dir, spec]),
+      };
     case "go":
       return {
         type: "install",
         binDir: `${dir}/bin`,
-        command: (spec) => `GOPATH=${shellQuote(`${dir}/path`)} GOBIN=${shellQuote(`${dir}/bin`)} ${shellCommand(["go", "install", spec])}`,
+        command: (spec) =>
+          `GOPATH=${shellQuote(`${dir}/path`)} GOBIN=${shellQuote(`${dir}/bin`)} ${shellCommand(["go", "install", spec])}`,
       };
     case "gem":
-      return { type: "skip", reason: "gem packages are accepted and skipped: the sandbox base image has no Ruby" };
+      return {
+        type: "skip",
+        reason: "gem packages are accepted and skipped: the sandbox base image has no Ruby",
+      };
   }
 }

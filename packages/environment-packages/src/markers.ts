@@ -10,7 +10,11 @@ const LAYOUT_VERSION = 1;
  * alias when one is selected, the tool root and the layout version. SHA-256 through Web Crypto, so it
  * runs in Workers and Node alike.
  */
-export async function setupFingerprint(packages: EnvironmentPackages, imageAlias: string | null, toolRoot: string): Promise<string> {
+export async function setupFingerprint(
+  packages: EnvironmentPackages,
+  imageAlias: string | null,
+  toolRoot: string,
+): Promise<string> {
   const canonical = JSON.stringify({
     v: LAYOUT_VERSION,
     image: imageAlias,

@@ -45,12 +45,19 @@ export interface EnvironmentPackagesInstallerOptions {
 }
 
 /** Options after validation, with defaults applied. */
-export type ResolvedInstallerOptions = Required<Omit<EnvironmentPackagesInstallerOptions, "pip" | "npm">> & {
+export type ResolvedInstallerOptions = Required<
+  Omit<EnvironmentPackagesInstallerOptions, "pip" | "npm">
+> & {
   readonly pip: PipIndexOptions;
   readonly npm: NpmRegistryOptions;
 };
 
-const sandboxPath = z.string().regex(/^\/(?!.*(?:^|\/)\.{1,2}(?:\/|$))[A-Za-z0-9._+/-]+$/, "must be an absolute sandbox path without . or .. segments");
+const sandboxPath = z
+  .string()
+  .regex(
+    /^\/(?!.*(?:^|\/)\.{1,2}(?:\/|$))[A-Za-z0-9._+/-]+$/,
+    "must be an absolute sandbox path without . or .. segments",
+  );
 // Credentials would end up on a command line; a URL with userinfo is refused.
 const mirrorUrl = z
   .url({ protocol: /^https?$/ })
@@ -64,18 +71,33 @@ const optionsSchema = z
     restoredMarkerPath: sandboxPath.optional(),
     installTimeoutMs: z.number().int().positive().optional(),
     outputTailChars: z.number().int().min(100).max(100_000).optional(),
-    python: z.string().regex(/^[A-Za-z0-9._/-]+$/, "must be an executable name or path").optional(),
+    python: z
+      .string()
+      .regex(/^[A-Za-z0-9._/-]+$/, "must be an executable name or path")
+      .optional(),
     pip: z
-      .object({ indexUrl: mirrorUrl.optional(), findLinks: z.array(z.union([sandboxPath, mirrorUrl])).optional(), noIndex: z.boolean().optional() })
+      .object({
+        indexUrl: mirrorUrl.optional(),
+        findLinks: z.array(z.union([sandboxPath, mirrorUrl])).optional(),
+        noIndex: z.boolean().optional(),
+      })
       .strict()
       .optional(),
-    npm: z.object({ registry: mirrorUrl.optional(), offline: z.boolean().optional() }).strict().optional(),
+    npm: z
+      .object({ registry: mirrorUrl.optional(), offline: z.boolean().optional() })
+      .strict()
+      .optional(),
   })
   .strict();
 
 /** Validates options once; a bad option throws `invalid_config` naming the field. */
-export function resolveInstallerOptions(options: EnvironmentPackagesInstallerOptions = {}): ResolvedInstallerOptions {
-  parseRecord(optionsSchema, options, { record: "environment-packages options", code: "invalid_config" });
+export function resolveInstallerOptions(
+  options: EnvironmentPackagesInstallerOptions = {},
+): ResolvedInstallerOptions {
+  parseRecord(optionsSchema, options, {
+    record: "environment-packages options",
+    code: "invalid_config",
+  });
   return {
     toolRoot: options.toolRoot ?? DEFAULT_TOOL_ROOT,
     warmMarkerPath: options.warmMarkerPath ?? WARM_MARKER_PATH,

@@ -1,7 +1,11 @@
 import { writeFileSync, existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ManagedRuntimeError, environmentPackagesSchema, isEnvironmentPackageSpec } from "@open-managed-agents/runtime-resource-contract";
+import {
+  ManagedRuntimeError,
+  environmentPackagesSchema,
+  isEnvironmentPackageSpec,
+} from "@open-managed-agents/runtime-resource-contract";
 import { describe, expect, it } from "vitest";
 import { createEnvironmentPackagesInstaller } from "../src/index.js";
 import { createLocalProvider } from "./support/runtime.js";
@@ -46,28 +50,40 @@ describe("package spec grammar", () => {
       ["go", "golang.org/x/tools/cmd/goimports@latest"],
       ["gem", "rake"],
     ];
-    for (const [manager, spec] of accepted) expect(isEnvironmentPackageSpec(manager, spec), `${manager} ${spec}`).toBe(true);
+    for (const [manager, spec] of accepted)
+      expect(isEnvironmentPackageSpec(manager, spec), `${manager} ${spec}`).toBe(true);
   });
 
   it("refuses hostile specs for every manager", () => {
     for (const manager of ["pip", "npm", "apt", "cargo", "go", "gem"] as const) {
-      for (const spec of HOSTILE) expect(isEnvironmentPackageSpec(manager, spec), `${manager} ${JSON.stringify(spec)}`).toBe(false);
+      for (const spec of HOSTILE)
+        expect(isEnvironmentPackageSpec(manager, spec), `${manager} ${JSON.stringify(spec)}`).toBe(
+          false,
+        );
     }
     expect(environmentPackagesSchema.safeParse({ brew: ["wget"] }).success).toBe(false);
-    expect(environmentPackagesSchema.safeParse({ go: ["golang.org/x/tools/cmd/goimports"] }).success).toBe(false);
+    expect(
+      environmentPackagesSchema.safeParse({ go: ["golang.org/x/tools/cmd/goimports"] }).success,
+    ).toBe(false);
   });
 
   it("refuses a hostile spec with invalid_request before anything runs in the sandbox", async () => {
     const provider = createLocalProvider();
     const runtime = await provider.create({ sessionId: "ses-hostile", workdir: "/workspace" });
     const commands: string[] = [];
-    const sandbox = { exec: (command: string, options?: Parameters<typeof runtime.exec>[1]) => (commands.push(command), runtime.exec(command, options)) };
+    const sandbox = {
+      exec: (command: string, options?: Parameters<typeof runtime.exec>[1]) => (
+        commands.push(command), runtime.exec(command, options)
+      ),
+    };
     try {
       for (const spec of HOSTILE) {
         const error = await createEnvironmentPackagesInstaller()
           .setup({ sandbox, packages: { pip: [spec], npm: [spec] } })
           .catch((caught: unknown) => caught);
-        expect(ManagedRuntimeError.hasCode(error, "invalid_request"), JSON.stringify(spec)).toBe(true);
+        expect(ManagedRuntimeError.hasCode(error, "invalid_request"), JSON.stringify(spec)).toBe(
+          true,
+        );
         expect((error as Error).message).not.toContain(canary);
       }
       expect(commands).toEqual([]);
@@ -79,8 +95,15 @@ describe("package spec grammar", () => {
 
   it("refuses options that would put credentials on a command line", () => {
     writeFileSync(join(canaryDir, "x"), "");
-    for (const options of [{ pip: { indexUrl: "https://user:pass@mirror.example/simple" } }, { npm: { registry: "https://tok@registry.example/" } }, { toolRoot: "/workspace/../etc" }, { extra: 1 }]) {
-      expect(() => createEnvironmentPackagesInstaller(options as never)).toThrow(expect.objectContaining({ code: "invalid_config" }));
+    for (const options of [
+      { pip: { indexUrl: "https://user:pass@mirror.example/simple" } },
+      { npm: { registry: "https://tok@registry.example/" } },
+      { toolRoot: "/workspace/../etc" },
+      { extra: 1 },
+    ]) {
+      expect(() => createEnvironmentPackagesInstaller(options as never)).toThrow(
+        expect.objectContaining({ code: "invalid_config" }),
+      );
     }
   });
 });

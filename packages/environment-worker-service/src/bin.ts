@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
-import { InvalidConfigError, ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  InvalidConfigError,
+  ManagedRuntimeError,
+} from "@open-managed-agents/runtime-resource-contract";
 import { formatChecks, runChecks } from "./check.js";
 import { CONFIG_KEYS } from "./config/config-keys.js";
 import { type ConfigSources, loadServiceConfig, loadStoreUrl } from "./config/load-config.js";
@@ -18,7 +21,7 @@ workspace between turns. Every option is also an environment variable and a conf
 ${Object.entries(CONFIG_KEYS)
   .map(
     ([name, key]) =>
-      `  ${`--${key.flag}`.padEnd(26)}${key.env.padEnd(28)}${name.padEnd(20)}${key.description}`
+      `  ${`--${key.flag}`.padEnd(26)}${key.env.padEnd(28)}${name.padEnd(20)}${key.description}`,
   )
   .join("\n")}
 
@@ -31,7 +34,7 @@ const OPERATOR_COMMANDS = new Set(["in-flight", "fences", "orphans", "checkpoint
 
 async function main(argv: readonly string[]): Promise<number> {
   const configFlags = Object.fromEntries(
-    Object.values(CONFIG_KEYS).map((key) => [key.flag, { type: "string" as const }])
+    Object.values(CONFIG_KEYS).map((key) => [key.flag, { type: "string" as const }]),
   );
   const { values, positionals } = parseArgs({
     args: [...argv],
@@ -79,7 +82,7 @@ async function main(argv: readonly string[]): Promise<number> {
         },
         json: values.json,
         out: (text) => process.stdout.write(text),
-      }
+      },
     );
   }
   if (command !== "run")
@@ -129,9 +132,10 @@ main(process.argv.slice(2)).then(
     const message = ManagedRuntimeError.isInstance(error)
       ? `${error.code}: ${error.message}`
       : error instanceof Error
-      ? error.message
-      : String(error);
+        ? error.message
+        : String(error);
     process.stderr.write(`oma-environment-worker: ${message}\n`);
-    process.exitCode = ManagedRuntimeError.isInstance(error) && error.code === "invalid_config" ? 2 : 1;
-  }
+    process.exitCode =
+      ManagedRuntimeError.isInstance(error) && error.code === "invalid_config" ? 2 : 1;
+  },
 );

@@ -22,8 +22,8 @@ const describe = (error: unknown) =>
   ManagedRuntimeError.isInstance(error)
     ? `${error.code}: ${error.message}`
     : error instanceof Error
-    ? error.message
-    : String(error);
+      ? error.message
+      : String(error);
 
 /**
  * Proves each dependency in turn: the API answers the environment key (`work.stats`, which claims
@@ -33,7 +33,7 @@ const describe = (error: unknown) =>
  */
 export async function runChecks(
   loaded: LoadedConfig,
-  context: { env: Env; logger: ServiceLogger }
+  context: { env: Env; logger: ServiceLogger },
 ): Promise<CheckResult[]> {
   const { config } = loaded;
   const results: CheckResult[] = [{ name: "config", ok: true, detail: "valid" }];
@@ -46,7 +46,7 @@ export async function runChecks(
         headers: { Authorization: `Bearer ${config.environmentKey}` },
         maxRetries: 0,
         timeout: 10_000,
-      }
+      },
     );
     results.push({
       name: "api",
@@ -59,8 +59,8 @@ export async function runChecks(
       status === 401 || status === 403
         ? `${config.apiBaseUrl} refused the environment key of ${config.environmentId} (${status})`
         : status
-        ? `${config.apiBaseUrl} answered ${status}`
-        : `${config.apiBaseUrl} is unreachable (${context.logger.redact(describe(error))})`;
+          ? `${config.apiBaseUrl} answered ${status}`
+          : `${config.apiBaseUrl} is unreachable (${context.logger.redact(describe(error))})`;
     results.push({ name: "api", ok: false, detail });
   }
   try {
@@ -125,7 +125,7 @@ export async function runChecks(
         name: "sandbox",
         ok: true,
         detail: `a sandbox started and found ${commandOf(
-          profile
+          profile,
         )} (readiness probe passed); it was terminated`,
       });
     } else {
@@ -134,7 +134,9 @@ export async function runChecks(
         name: "sandbox",
         ok: false,
         detail: context.logger.redact(
-          error ? `${error.code}: ${error.message}` : `the run ended ${result.type} before a sandbox started`
+          error
+            ? `${error.code}: ${error.message}`
+            : `the run ended ${result.type} before a sandbox started`,
         ),
       });
     }
@@ -147,7 +149,10 @@ export async function runChecks(
 }
 
 function commandOf(profile: ReturnType<typeof defaultProfile>): string {
-  const driver = profile.driver as { process?: { command?: string }; supervisor?: { command?: string } };
+  const driver = profile.driver as {
+    process?: { command?: string };
+    supervisor?: { command?: string };
+  };
   return driver.process?.command ?? driver.supervisor?.command ?? "the harness";
 }
 

@@ -13,8 +13,16 @@ export {
   serviceConfigSchema,
 } from "./config/schema.js";
 export { type CheckResult, formatChecks, runChecks } from "./check.js";
-export { type ServiceLogger, type ServiceLoggerOptions, createServiceLogger } from "./logging/logger.js";
+export {
+  type ServiceLogger,
+  type ServiceLoggerOptions,
+  createServiceLogger,
+} from "./logging/logger.js";
 export { type ServiceMetrics, createServiceMetrics, outcomeLabel } from "./metrics/metrics.js";
 export { type RunningService, startService } from "./service/run-service.js";
 export { type RuntimeStore, openRuntimeStore } from "./stores/runtime-store.js";
-export { type FenceRow, type OperatorQueries, createOperatorQueries } from "./stores/operator-queries.js";
+export {
+  type FenceRow,
+  type OperatorQueries,
+  createOperatorQueries,
+} from "./stores/operator-queries.js";

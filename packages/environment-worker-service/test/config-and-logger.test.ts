@@ -23,7 +23,10 @@ const base = {
 describe("loadServiceConfig", () => {
   it("takes flags over the environment over the config file, and applies defaults", async () => {
     const file = join(dir, "config.json");
-    await writeFile(file, JSON.stringify({ concurrency: 2, pollIntervalMs: 5000, workspaceId: "from-file" }));
+    await writeFile(
+      file,
+      JSON.stringify({ concurrency: 2, pollIntervalMs: 5000, workspaceId: "from-file" }),
+    );
     const { config, secrets } = loadServiceConfig({
       flags: { concurrency: "4" },
       env: { ...base, OMA_CONCURRENCY: "3", OMA_POLL_INTERVAL_MS: "7000" },
@@ -43,16 +46,20 @@ describe("loadServiceConfig", () => {
     const file = join(dir, "unknown.json");
     await writeFile(file, JSON.stringify({ concurency: 2 }));
     expect(() => loadServiceConfig({ env: base, configFile: file })).toThrow(
-      /invalid config concurency \(config file .*\): is not a setting/
+      /invalid config concurency \(config file .*\): is not a setting/,
     );
     expect(() =>
-      loadServiceConfig({ env: { ...base, OMA_LEASE_TTL_MS: "1000", OMA_FENCE_HEARTBEAT_MS: "1000" } })
-    ).toThrow("invalid config fenceHeartbeatMs (OMA_FENCE_HEARTBEAT_MS): must be shorter than leaseTtlMs");
+      loadServiceConfig({
+        env: { ...base, OMA_LEASE_TTL_MS: "1000", OMA_FENCE_HEARTBEAT_MS: "1000" },
+      }),
+    ).toThrow(
+      "invalid config fenceHeartbeatMs (OMA_FENCE_HEARTBEAT_MS): must be shorter than leaseTtlMs",
+    );
   });
 
   it("reads the store URL alone for the operator CLI, without the environment key", () => {
     expect(loadStoreUrl({ env: { OMA_STORE: "sqlite:///var/lib/oma/r.sqlite" } })).toBe(
-      "sqlite:///var/lib/oma/r.sqlite"
+      "sqlite:///var/lib/oma/r.sqlite",
     );
     expect(() => loadStoreUrl({ env: {} })).toThrow("invalid config store (OMA_STORE)");
   });

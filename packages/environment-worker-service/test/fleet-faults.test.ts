@@ -24,11 +24,16 @@ afterAll(async () => {
 }, 600_000);
 
 const isAcquired = (line: LogLine) =>
-  line.event === "transaction.step" && line.port === "sandbox" && line.call === "acquire" && line.result === "ok";
+  line.event === "transaction.step" &&
+  line.port === "sandbox" &&
+  line.call === "acquire" &&
+  line.result === "ok";
 
 /** Items a worker process claimed and never reported done. */
 const inHand = (child: ServiceProcess): string[] => {
-  const done = new Set(child.lines.filter((line) => line.event === "work.done").map((line) => line.workId));
+  const done = new Set(
+    child.lines.filter((line) => line.event === "work.done").map((line) => line.workId),
+  );
   return child.lines
     .filter((line) => line.event === "work.claimed" && !done.has(line.workId))
     .map((line) => line.workId as string);
@@ -37,7 +42,10 @@ const inHand = (child: ServiceProcess): string[] => {
 /** The next sandbox a worker process acquires from now on, waited for. */
 const nextAcquire = (child: ServiceProcess): Promise<LogLine> => {
   const before = child.lines.length;
-  return child.waitFor("transaction.step", (line) => isAcquired(line) && child.lines.indexOf(line) >= before);
+  return child.waitFor(
+    "transaction.step",
+    (line) => isAcquired(line) && child.lines.indexOf(line) >= before,
+  );
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -46,18 +54,18 @@ const fenceOf = async (sessionId: string) =>
   (
     await fleet.admin.all<{ owner_id: string | null; generation: number }>(
       "SELECT owner_id, generation FROM runtime_resource_fences WHERE session_id = ?",
-      [sessionId]
+      [sessionId],
     )
   )[0];
 
 const report = (
   fault: string,
   done: readonly DoneTurn[],
-  findings: { unpublished: readonly DoneTurn[]; deferred: number; reissued: number }
+  findings: { unpublished: readonly DoneTurn[]; deferred: number; reissued: number },
 ) =>
   console.info(
     `fleet fault ${fault}: ${done.length} turns, ${findings.unpublished.length} unpublished, ` +
-      `${findings.reissued} re-issued, ${findings.deferred} deferred`
+      `${findings.reissued} re-issued, ${findings.deferred} deferred`,
   );
 
 describe("a fleet of four workers on one Postgres store, under faults", () => {
@@ -93,7 +101,9 @@ describe("a fleet of four workers on one Postgres store, under faults", () => {
     try {
       expect(held?.owner_id).toBe(worker.ownerId);
       // One more turn on that session, so another worker comes for its fence once it expires.
-      plans = plans.map((plan) => (plan.sessionId === sessionId ? fleet.extendSession(plan) : plan));
+      plans = plans.map((plan) =>
+        plan.sessionId === sessionId ? fleet.extendSession(plan) : plan,
+      );
       for (;;) {
         const fence = await fenceOf(sessionId);
         if ((fence?.generation ?? 0) > (held?.generation ?? 0)) break;
@@ -109,7 +119,7 @@ describe("a fleet of four workers on one Postgres store, under faults", () => {
     });
     // The stale holder published none of the items it held while stopped.
     const staleReports = victim.lines.filter(
-      (line) => line.event === "work.done" && stopped.includes(line.workId as string)
+      (line) => line.event === "work.done" && stopped.includes(line.workId as string),
     );
     expect(staleReports.length).toBeGreaterThan(0);
     expect(staleReports.filter((line) => line.outcome === "completed")).toEqual([]);

@@ -16,26 +16,24 @@ afterAll(async () => {
 }, 600_000);
 
 describe(`a fleet of ${scale.workers} workers on one Postgres store`, () => {
-  it(
-    `runs ${scale.sessions * scale.turns} items over ${scale.sessions} sessions, each on the last published workspace`,
-    async () => {
-      const plans = fleet.queueSessions(scale.sessions, scale.turns);
-      const done = await fleet.waitForTurns(plans);
-      const findings = await expectFleetInvariants(fleet, done, { concurrency: scale.concurrency });
-      expect(findings.unpublished).toEqual([]);
-      // The work spread over the fleet: more than one worker published.
-      const publishers = new Set(
-        fleet.workers.filter((worker) =>
-          worker.process.lines.some((line) => line.event === "work.done" && line.outcome === "completed")
-        )
-      );
-      expect(publishers.size).toBeGreaterThan(1);
-      await expectNothingLeftAfterReap(fleet);
-      console.info(
-        `fleet: ${done.length} turns, ${findings.reissued} re-issued, ${findings.deferred} deferred, ` +
-          `${publishers.size} workers published`
-      );
-    },
-    1_800_000
-  );
+  it(`runs ${scale.sessions * scale.turns} items over ${scale.sessions} sessions, each on the last published workspace`, async () => {
+    const plans = fleet.queueSessions(scale.sessions, scale.turns);
+    const done = await fleet.waitForTurns(plans);
+    const findings = await expectFleetInvariants(fleet, done, { concurrency: scale.concurrency });
+    expect(findings.unpublished).toEqual([]);
+    // The work spread over the fleet: more than one worker published.
+    const publishers = new Set(
+      fleet.workers.filter((worker) =>
+        worker.process.lines.some(
+          (line) => line.event === "work.done" && line.outcome === "completed",
+        ),
+      ),
+    );
+    expect(publishers.size).toBeGreaterThan(1);
+    await expectNothingLeftAfterReap(fleet);
+    console.info(
+      `fleet: ${done.length} turns, ${findings.reissued} re-issued, ${findings.deferred} deferred, ` +
+        `${publishers.size} workers published`,
+    );
+  }, 1_800_000);
 });

@@ -16,7 +16,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // A stand-in for the node binary (OMA_NODE) that reports the arguments and setting it was started with.
 const reporter = join(dir, "node-reporter.sh");
-writeFileSync(reporter, '#!/bin/sh\nprintf "%s\\n" "MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-}" "$@"\n');
+writeFileSync(
+  reporter,
+  '#!/bin/sh\nprintf "%s\\n" "MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-}" "$@"\n',
+);
 chmodSync(reporter, 0o755);
 const linked = join(dir, "oma-environment-worker");
 symlinkSync(LAUNCHER, linked);
@@ -24,7 +27,10 @@ symlinkSync(LAUNCHER, linked);
 function launch(env: Record<string, string>, args: readonly string[] = []): string[] {
   const base = { ...process.env };
   for (const key of ["MALLOC_MMAP_THRESHOLD_", "OMA_NODE_ARGS", "OMA_NODE"]) delete base[key];
-  return execFileSync(linked, [...args], { env: { ...base, OMA_NODE: reporter, ...env }, encoding: "utf8" })
+  return execFileSync(linked, [...args], {
+    env: { ...base, OMA_NODE: reporter, ...env },
+    encoding: "utf8",
+  })
     .trimEnd()
     .split("\n");
 }
@@ -48,20 +54,25 @@ describe("the oma-environment-worker launcher", () => {
   });
 
   it("keeps an operator's own settings", () => {
-    expect(launch({ MALLOC_MMAP_THRESHOLD_: "131072", OMA_NODE_ARGS: "--max-semi-space-size=4 --trace-gc" })).toEqual([
-      "MALLOC_MMAP_THRESHOLD_=131072",
-      "--max-semi-space-size=4",
-      "--trace-gc",
-      SERVICE,
-    ]);
+    expect(
+      launch({
+        MALLOC_MMAP_THRESHOLD_: "131072",
+        OMA_NODE_ARGS: "--max-semi-space-size=4 --trace-gc",
+      }),
+    ).toEqual(["MALLOC_MMAP_THRESHOLD_=131072", "--max-semi-space-size=4", "--trace-gc", SERVICE]);
     expect(launch({ OMA_NODE_ARGS: "" })).toEqual(["MALLOC_MMAP_THRESHOLD_=65536", SERVICE]);
   });
 
   it("runs the real service on Node, which answers --help", () => {
-    const usage = execFileSync(linked, ["--help"], { env: { ...process.env, OMA_NODE: process.execPath }, encoding: "utf8" });
+    const usage = execFileSync(linked, ["--help"], {
+      env: { ...process.env, OMA_NODE: process.execPath },
+      encoding: "utf8",
+    });
     expect(usage).toMatch(/^oma-environment-worker \[run\]/);
     // The manifest's bin is the launcher, which the published files carry.
-    const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    const manifest = JSON.parse(
+      readFileSync(new URL("../package.json", import.meta.url), "utf8"),
+    ) as {
       bin: Record<string, string>;
       files: string[];
     };

@@ -24,7 +24,10 @@ describe("the operator CLI over the service's store", () => {
         OMA_CLOUDFLARE_BRIDGE_URL: proxy.url,
         OMA_RECONCILE_INTERVAL_MS: "3600000",
       });
-      const session = stack.plane.createSession({ environmentId: stack.environment.id, title: "orphan" });
+      const session = stack.plane.createSession({
+        environmentId: stack.environment.id,
+        title: "orphan",
+      });
       try {
         stack.plane.queueTurn(session.id, {
           message: "touch",
@@ -51,7 +54,7 @@ describe("the operator CLI over the service's store", () => {
       expect(orphan?.sandbox.provider).toBe("cloudflare-bridge");
       const readable = await stack.run(["orphans"]);
       expect(readable.stdout).toContain(
-        `${orphan?.id}  ${session.id}  cloudflare-bridge/${orphan?.sandbox.runtimeId}`
+        `${orphan?.id}  ${session.id}  cloudflare-bridge/${orphan?.sandbox.runtimeId}`,
       );
 
       proxy.failDeletes = false;
@@ -59,12 +62,16 @@ describe("the operator CLI over the service's store", () => {
         OMA_CLOUDFLARE_BRIDGE_URL: proxy.url,
       });
       expect(reaped.code).toBe(0);
-      expect(json<{ summary: { reaped: number }; orphansLeft: number }>(reaped.stdout)).toMatchObject({
+      expect(
+        json<{ summary: { reaped: number }; orphansLeft: number }>(reaped.stdout),
+      ).toMatchObject({
         orphansLeft: 0,
       });
-      expect(json<{ summary: { reaped: number } }>(reaped.stdout).summary.reaped).toBeGreaterThanOrEqual(1);
+      expect(
+        json<{ summary: { reaped: number } }>(reaped.stdout).summary.reaped,
+      ).toBeGreaterThanOrEqual(1);
       const after = json<{ orphans: unknown[]; journal: unknown[] }>(
-        (await stack.run(["orphans", "--json"])).stdout
+        (await stack.run(["orphans", "--json"])).stdout,
       );
       expect(after.orphans).toEqual([]);
     } finally {
@@ -75,31 +82,48 @@ describe("the operator CLI over the service's store", () => {
   it("reaps an orphan in the service's own reconciler once the bridge answers, and counts it", async () => {
     const proxy = await startFailingDeleteProxy(stack.bridge.url);
     try {
-      const first = stack.start({ OMA_CLOUDFLARE_BRIDGE_URL: proxy.url, OMA_RECONCILE_INTERVAL_MS: "3600000" });
-      const session = stack.plane.createSession({ environmentId: stack.environment.id, title: "reconciled" });
+      const first = stack.start({
+        OMA_CLOUDFLARE_BRIDGE_URL: proxy.url,
+        OMA_RECONCILE_INTERVAL_MS: "3600000",
+      });
+      const session = stack.plane.createSession({
+        environmentId: stack.environment.id,
+        title: "reconciled",
+      });
       try {
         stack.plane.queueTurn(session.id, {
           message: "touch",
           toolCalls: [{ name: "bash", input: { command: "true" } }],
           finalMessage: "ok",
         });
-        expect((await first.waitFor("work.done", (line) => line.sessionId === session.id)).outcome).toBe("completed");
+        expect(
+          (await first.waitFor("work.done", (line) => line.sessionId === session.id)).outcome,
+        ).toBe("completed");
       } finally {
         expect(await first.stop()).toBe(0);
       }
       type Listing = { orphans: { scope: { sessionId: string } }[] };
-      const mine = (listing: Listing) => listing.orphans.filter((record) => record.scope.sessionId === session.id);
+      const mine = (listing: Listing) =>
+        listing.orphans.filter((record) => record.scope.sessionId === session.id);
       expect(mine(json<Listing>((await stack.run(["orphans", "--json"])).stdout))).toHaveLength(1);
 
       proxy.failDeletes = false;
       // The record is due 10 s after the failed terminate (the reconciler's first backoff).
-      const second = stack.start({ OMA_CLOUDFLARE_BRIDGE_URL: proxy.url, OMA_RECONCILE_INTERVAL_MS: "500" });
+      const second = stack.start({
+        OMA_CLOUDFLARE_BRIDGE_URL: proxy.url,
+        OMA_RECONCILE_INTERVAL_MS: "500",
+      });
       try {
         const http = await second.httpUrl();
-        const pass = await second.waitFor("reconciler.pass", (line) => Number(line.orphan_reaped) > 0);
+        const pass = await second.waitFor(
+          "reconciler.pass",
+          (line) => Number(line.orphan_reaped) > 0,
+        );
         expect(pass.orphan_failed).toBe(0);
         const metrics = await (await fetch(`${http}/metrics`)).text();
-        expect(sample(metrics, "oma_reconciler_records_total", { kind: "orphan", result: "reaped" })).toBeGreaterThanOrEqual(1);
+        expect(
+          sample(metrics, "oma_reconciler_records_total", { kind: "orphan", result: "reaped" }),
+        ).toBeGreaterThanOrEqual(1);
         expect(sample(metrics, "oma_orphans_pending")).toBe(0);
       } finally {
         expect(await second.stop()).toBe(0);
@@ -112,21 +136,26 @@ describe("the operator CLI over the service's store", () => {
 
   it("lists work in flight and a session's fences, and sweeps a session's checkpoints keeping what is published", async () => {
     const service = stack.start();
-    const session = stack.plane.createSession({ environmentId: stack.environment.id, title: "sweep" });
+    const session = stack.plane.createSession({
+      environmentId: stack.environment.id,
+      title: "sweep",
+    });
     try {
       stack.plane.queueTurn(session.id, {
         message: "write",
         toolCalls: [
           {
             name: "bash",
-            input: { command: "head -c 1000000 /dev/urandom > a.bin; sha256sum a.bin > sums; sleep 2" },
+            input: {
+              command: "head -c 1000000 /dev/urandom > a.bin; sha256sum a.bin > sums; sleep 2",
+            },
           },
         ],
         finalMessage: "ok",
       });
       await service.waitFor("sandbox.acquired");
       const inFlight = json<{ inFlight: { sessionId: string; held: boolean }[] }>(
-        (await stack.run(["in-flight", "--json"])).stdout
+        (await stack.run(["in-flight", "--json"])).stdout,
       );
       expect(inFlight.inFlight.map((row) => row.sessionId)).toContain(session.id);
       await service.waitFor("work.done", (line) => line.sessionId === session.id);
@@ -135,7 +164,9 @@ describe("the operator CLI over the service's store", () => {
         toolCalls: [
           {
             name: "bash",
-            input: { command: "sha256sum -c sums && rm a.bin && head -c 100000 /dev/urandom > b.bin" },
+            input: {
+              command: "sha256sum -c sums && rm a.bin && head -c 100000 /dev/urandom > b.bin",
+            },
           },
         ],
         finalMessage: "ok",
@@ -145,7 +176,8 @@ describe("the operator CLI over the service's store", () => {
         (line) =>
           line.sessionId === session.id &&
           line.workId !==
-            service.lines.find((l) => l.event === "work.done" && l.sessionId === session.id)?.workId
+            service.lines.find((l) => l.event === "work.done" && l.sessionId === session.id)
+              ?.workId,
       );
     } finally {
       expect(await service.stop()).toBe(0);
@@ -159,7 +191,7 @@ describe("the operator CLI over the service's store", () => {
     expect((await stack.run(["in-flight", "--json"])).stdout).not.toContain(session.id);
 
     const checkpoints = json<{ published: { checkpointId: string }[] }>(
-      (await stack.run(["checkpoints", session.id, "--json"])).stdout
+      (await stack.run(["checkpoints", session.id, "--json"])).stdout,
     );
     expect(checkpoints.published.map((handle) => handle.checkpointId)).toEqual([
       fences.fences[0]?.checkpointId,
@@ -174,7 +206,11 @@ describe("the operator CLI over the service's store", () => {
     expect(result.deleted).toBeGreaterThan(0);
     expect(result.kept).toBeGreaterThan(0);
     const again = json<{ deleted: number }>(
-      (await stack.run(["checkpoints", session.id, "--sweep", "--json"], { OMA_SWEEP_GRACE_MS: "0" })).stdout
+      (
+        await stack.run(["checkpoints", session.id, "--sweep", "--json"], {
+          OMA_SWEEP_GRACE_MS: "0",
+        })
+      ).stdout,
     );
     expect(again.deleted).toBe(0);
 

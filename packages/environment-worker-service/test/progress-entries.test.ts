@@ -25,14 +25,20 @@ function harness() {
   const context = { metrics, logger, progress, progressIntervalMs: 60_000 };
   const counted = async (phase: string) => {
     const text = await metrics.registry.metrics();
-    const match = new RegExp(`^oma_checkpoint_transfer_entries_total\\{phase="${phase}"\\} (\\S+)`, "m").exec(text);
+    const match = new RegExp(
+      `^oma_checkpoint_transfer_entries_total\\{phase="${phase}"\\} (\\S+)`,
+      "m",
+    ).exec(text);
     return match ? Number(match[1]) : 0;
   };
   return { lines, onProgress, context, counted };
 }
 
 /** A driver's workspace port whose checkpoint walks `entries` entries of 100 bytes, reporting as it goes. */
-function reportingWorkspace(onProgress: (report: DriverProgress) => void, reports: readonly Partial<DriverProgress>[]) {
+function reportingWorkspace(
+  onProgress: (report: DriverProgress) => void,
+  reports: readonly Partial<DriverProgress>[],
+) {
   return {
     async checkpoint(_input: { scope: { sessionId: string } }) {
       for (const report of reports) {
@@ -56,11 +62,27 @@ describe("progress with entries", () => {
     ];
     const workspace = instrumentPort("workspace", reportingWorkspace(onProgress, reports), context);
     await workspace.checkpoint({ scope });
-    const transfers = lines.filter((line) => line.event === "checkpoint.transfer").map((line) => line.fields);
+    const transfers = lines
+      .filter((line) => line.event === "checkpoint.transfer")
+      .map((line) => line.fields);
     // One line once 1 KiB moved (bytes), one once 100 more entries were done (entries alone).
     expect(transfers).toEqual([
-      { sessionId: "session-1", bytes: 1_200, totalBytes: null, objects: 0, entries: 120, totalEntries: 250 },
-      { sessionId: "session-1", bytes: 1_300, totalBytes: null, objects: 0, entries: 250, totalEntries: 250 },
+      {
+        sessionId: "session-1",
+        bytes: 1_200,
+        totalBytes: null,
+        objects: 0,
+        entries: 120,
+        totalEntries: 250,
+      },
+      {
+        sessionId: "session-1",
+        bytes: 1_300,
+        totalBytes: null,
+        objects: 0,
+        entries: 250,
+        totalEntries: 250,
+      },
     ]);
     const done = lines.find((line) => line.event === "checkpoint.done")?.fields;
     expect(done).toMatchObject({ sessionId: "session-1", bytes: 1_300, entries: 250 });
@@ -70,11 +92,19 @@ describe("progress with entries", () => {
 
   it("leaves entries out for a driver that reports bytes only, and ignores counts that are not counts", async () => {
     const { lines, onProgress, context, counted } = harness();
-    const reports = [{ bytes: 2_048 }, { bytes: 4_096, entries: -1 }, { bytes: 4_096, entries: 1.5 }];
+    const reports = [
+      { bytes: 2_048 },
+      { bytes: 4_096, entries: -1 },
+      { bytes: 4_096, entries: 1.5 },
+    ];
     const workspace = instrumentPort("workspace", reportingWorkspace(onProgress, reports), context);
     await workspace.checkpoint({ scope });
     const logged = lines.filter((line) => line.event.startsWith("checkpoint."));
-    expect(logged.map((line) => line.event)).toEqual(["checkpoint.transfer", "checkpoint.transfer", "checkpoint.done"]);
+    expect(logged.map((line) => line.event)).toEqual([
+      "checkpoint.transfer",
+      "checkpoint.transfer",
+      "checkpoint.done",
+    ]);
     for (const line of logged) expect(line.fields).not.toHaveProperty("entries");
     expect(await counted("checkpoint")).toBe(0);
   });

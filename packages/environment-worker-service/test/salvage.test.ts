@@ -1,5 +1,8 @@
 import Database from "better-sqlite3";
-import { createBetterSqliteClient, createSqlFencePort } from "@open-managed-agents/managed-runtime-host";
+import {
+  createBetterSqliteClient,
+  createSqlFencePort,
+} from "@open-managed-agents/managed-runtime-host";
 import type { RuntimeResourcePublication } from "@open-managed-agents/runtime-resource-contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServiceStack, startServiceStack } from "./support/service-stack.js";
@@ -19,17 +22,29 @@ afterAll(async () => {
 // heartbeat delays). The killed turn's second call outlasts the time the test takes to kill and ends well
 // before the fence expires, so the in-sandbox worker finishes the turn and stops the item, as the platform
 // sees it in production. The reconciler runs only when the test runs it (the operator's `reap`).
-const SERVICE = { OMA_LEASE_TTL_MS: "20000", OMA_FENCE_HEARTBEAT_MS: "2000", OMA_RECONCILE_INTERVAL_MS: "3600000" };
+const SERVICE = {
+  OMA_LEASE_TTL_MS: "20000",
+  OMA_FENCE_HEARTBEAT_MS: "2000",
+  OMA_RECONCILE_INTERVAL_MS: "3600000",
+};
 
 const transcriptText = (sessionId: string) => JSON.stringify(stack.plane.transcript(sessionId));
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const waitUntil = async (condition: () => boolean | Promise<boolean>) => {
   while (!(await condition())) await pause(200);
 };
-const step = (text: string) => process.env.OMA_TEST_TRACE && process.stderr.write(`[salvage test] ${text}\n`);
+const step = (text: string) =>
+  process.env.OMA_TEST_TRACE && process.stderr.write(`[salvage test] ${text}\n`);
 
 interface ReapReport {
-  readonly summary: { readonly journal?: { readonly salvaged: number; readonly superseded: number; readonly reaped: number; readonly held: number } };
+  readonly summary: {
+    readonly journal?: {
+      readonly salvaged: number;
+      readonly superseded: number;
+      readonly reaped: number;
+      readonly held: number;
+    };
+  };
 }
 
 /** Runs the operator's reconciler pass until the killed run's fence expired and its record was handled. */
@@ -49,7 +64,12 @@ async function publicationOf(sessionId: string): Promise<RuntimeResourcePublicat
   const database = new Database(stack.storePath);
   try {
     const fences = createSqlFencePort({ client: createBetterSqliteClient(database) });
-    const scope = { workspaceId: await workspaceIdOf(database, sessionId), environmentId: stack.environment.id, sessionId, workId: "observer" };
+    const scope = {
+      workspaceId: await workspaceIdOf(database, sessionId),
+      environmentId: stack.environment.id,
+      sessionId,
+      workId: "observer",
+    };
     const acquired = await fences.acquire({ scope, ownerId: "observer", ttlMs: 1_000 });
     if (acquired.type !== "acquired") throw new Error("the session fence is still held");
     await fences.release({ fence: acquired.fence, reason: "completed" });
@@ -60,7 +80,9 @@ async function publicationOf(sessionId: string): Promise<RuntimeResourcePublicat
 }
 
 async function workspaceIdOf(database: Database.Database, sessionId: string): Promise<string> {
-  const row = database.prepare("SELECT workspace_id FROM runtime_resource_fences WHERE session_id = ?").get(sessionId) as { workspace_id: string } | undefined;
+  const row = database
+    .prepare("SELECT workspace_id FROM runtime_resource_fences WHERE session_id = ?")
+    .get(sessionId) as { workspace_id: string } | undefined;
   if (!row) throw new Error(`no fence row for ${sessionId}`);
   return row.workspace_id;
 }
@@ -75,15 +97,25 @@ async function killMidTurn(title: string) {
   const session = stack.plane.createSession({ environmentId: stack.environment.id, title });
   stack.plane.queueTurn(session.id, {
     message: "keep",
-    toolCalls: [{ name: "bash", input: { command: "echo turn one > kept.txt && echo wrote-kept" } }],
+    toolCalls: [
+      { name: "bash", input: { command: "echo turn one > kept.txt && echo wrote-kept" } },
+    ],
     finalMessage: "kept",
   });
   await service.waitFor("work.done", (line) => line.sessionId === session.id);
   stack.plane.queueTurn(session.id, {
     message: "the turn that loses its worker",
     toolCalls: [
-      { name: "bash", input: { command: "echo first call > killed-1.txt && echo first-call-$((40 + 2))" } },
-      { name: "bash", input: { command: "sleep 8; echo second call > killed-2.txt && echo second-call-$((40 + 2))" } },
+      {
+        name: "bash",
+        input: { command: "echo first call > killed-1.txt && echo first-call-$((40 + 2))" },
+      },
+      {
+        name: "bash",
+        input: {
+          command: "sleep 8; echo second call > killed-2.txt && echo second-call-$((40 + 2))",
+        },
+      },
     ],
     finalMessage: "finished without its worker",
   });
@@ -93,7 +125,9 @@ async function killMidTurn(title: string) {
   service.child.kill("SIGKILL");
   await service.exited;
   // Killed mid-turn: only turn 1 was reported done.
-  expect(service.lines.filter((line) => line.event === "work.done" && line.sessionId === session.id)).toHaveLength(1);
+  expect(
+    service.lines.filter((line) => line.event === "work.done" && line.sessionId === session.id),
+  ).toHaveLength(1);
   return session;
 }
 
@@ -104,7 +138,14 @@ async function nextTurnSees(sessionId: string): Promise<string> {
     const marker = `listing-${crypto.randomUUID()}`;
     stack.plane.queueTurn(sessionId, {
       message: "what is here",
-      toolCalls: [{ name: "bash", input: { command: `echo ${marker}; cat kept.txt killed-1.txt killed-2.txt 2>&1; echo end-${marker}` } }],
+      toolCalls: [
+        {
+          name: "bash",
+          input: {
+            command: `echo ${marker}; cat kept.txt killed-1.txt killed-2.txt 2>&1; echo end-${marker}`,
+          },
+        },
+      ],
       finalMessage: "listed",
     });
     const done = await service.waitFor("work.done", (line) => line.sessionId === sessionId);
@@ -142,7 +183,12 @@ describe("salvage of a turn whose environment worker was SIGKILLed mid-turn (ama
     const database = new Database(stack.storePath);
     try {
       const fences = createSqlFencePort({ client: createBetterSqliteClient(database) });
-      const scope = { workspaceId: await workspaceIdOf(database, session.id), environmentId: stack.environment.id, sessionId: session.id, workId: "another-turn" };
+      const scope = {
+        workspaceId: await workspaceIdOf(database, session.id),
+        environmentId: stack.environment.id,
+        sessionId: session.id,
+        workId: "another-turn",
+      };
       let acquired = await fences.acquire({ scope, ownerId: "another-worker", ttlMs: 60_000 });
       while (acquired.type !== "acquired") {
         await pause(500);
@@ -150,7 +196,11 @@ describe("salvage of a turn whose environment worker was SIGKILLed mid-turn (ama
       }
       const previous = acquired.publication;
       if (!previous) throw new Error("expected revision 1");
-      const published = await fences.publish({ fence: acquired.fence, workspaceCandidate: previous.workspaceCandidate, outputCandidate: previous.outputCandidate });
+      const published = await fences.publish({
+        fence: acquired.fence,
+        workspaceCandidate: previous.workspaceCandidate,
+        outputCandidate: previous.outputCandidate,
+      });
       expect(published).toEqual({ type: "published", revision: 2 });
       await fences.release({ fence: acquired.fence, reason: "completed" });
     } finally {

@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ServiceStack, makeReadOnly, sample, startServiceStack } from "./support/service-stack.js";
+import {
+  type ServiceStack,
+  makeReadOnly,
+  sample,
+  startServiceStack,
+} from "./support/service-stack.js";
 
 let stack: ServiceStack;
 
@@ -24,7 +29,10 @@ describe("oma-environment-worker against the local control plane and the local s
     try {
       const http = await service.httpUrl();
       expect((await fetchText(`${http}/healthz`)).status).toBe(200);
-      const session = stack.plane.createSession({ environmentId: stack.environment.id, title: "two turns" });
+      const session = stack.plane.createSession({
+        environmentId: stack.environment.id,
+        title: "two turns",
+      });
       stack.plane.queueTurn(session.id, {
         message: "write files",
         toolCalls: [
@@ -43,7 +51,9 @@ describe("oma-environment-worker against the local control plane and the local s
         toolCalls: [
           {
             name: "bash",
-            input: { command: 'set -e; sha256sum -c sums; echo "turn 2 found: $(cat notes/hello.txt)"' },
+            input: {
+              command: 'set -e; sha256sum -c sums; echo "turn 2 found: $(cat notes/hello.txt)"',
+            },
           },
         ],
         finalMessage: "verified",
@@ -53,11 +63,12 @@ describe("oma-environment-worker against the local control plane and the local s
           "work.done",
           (line) =>
             line.sessionId === session.id &&
-            service.lines.filter((l) => l.event === "work.done" && l.sessionId === session.id).length >= n
+            service.lines.filter((l) => l.event === "work.done" && l.sessionId === session.id)
+              .length >= n,
         );
       await done(2);
       const reports = service.lines.filter(
-        (line) => line.event === "work.done" && line.sessionId === session.id
+        (line) => line.event === "work.done" && line.sessionId === session.id,
       );
       expect(reports.map((line) => line.outcome)).toEqual(["completed", "completed"]);
       const transcript = transcriptText(session.id);
@@ -65,61 +76,72 @@ describe("oma-environment-worker against the local control plane and the local s
       expect(transcript).toContain("turn 2 found: hello from turn 1");
 
       const metrics = (await fetchText(`${http}/metrics`)).text;
-      expect(sample(metrics, "oma_work_items_total", { lane: "ama_worker", outcome: "completed" })).toBe(2);
+      expect(
+        sample(metrics, "oma_work_items_total", { lane: "ama_worker", outcome: "completed" }),
+      ).toBe(2);
       expect(sample(metrics, "oma_work_items_total", { outcome: "failed" })).toBe(0);
       expect(
         sample(metrics, "oma_checkpoint_transfer_duration_seconds_count", {
           phase: "checkpoint",
           result: "ok",
-        })
+        }),
       ).toBe(2);
       expect(
-        sample(metrics, "oma_checkpoint_transfer_duration_seconds_count", { phase: "restore", result: "ok" })
+        sample(metrics, "oma_checkpoint_transfer_duration_seconds_count", {
+          phase: "restore",
+          result: "ok",
+        }),
       ).toBe(1);
-      expect(sample(metrics, "oma_checkpoint_transfer_bytes_total", { phase: "checkpoint" })).toBeGreaterThan(
-        20_000_000
-      );
-      expect(sample(metrics, "oma_checkpoint_transfer_bytes_total", { phase: "restore" })).toBeGreaterThan(
-        20_000_000
-      );
+      expect(
+        sample(metrics, "oma_checkpoint_transfer_bytes_total", { phase: "checkpoint" }),
+      ).toBeGreaterThan(20_000_000);
+      expect(
+        sample(metrics, "oma_checkpoint_transfer_bytes_total", { phase: "restore" }),
+      ).toBeGreaterThan(20_000_000);
       expect(
         sample(metrics, "oma_transaction_step_duration_seconds_count", {
           port: "harnessDriver",
           result: "ok",
-        })
+        }),
       ).toBeGreaterThanOrEqual(2);
       expect(
         sample(metrics, "oma_transaction_step_duration_seconds_count", {
           port: "fence",
           call: "publish",
           result: "ok",
-        })
+        }),
       ).toBe(2);
       expect(sample(metrics, "oma_sandboxes_alive")).toBe(0);
       expect(sample(metrics, "oma_orphans_pending")).toBe(0);
       expect(metrics).toContain("oma_journal_records_pending 0");
       // Checkpoints and restores report while they run and when they end, through the service's logger.
       expect(
-        service.lines.filter((line) => line.event === "checkpoint.done" && line.sessionId === session.id)
+        service.lines.filter(
+          (line) => line.event === "checkpoint.done" && line.sessionId === session.id,
+        ),
       ).toHaveLength(2);
       expect(
-        service.lines.some((line) => line.event === "restore.done" && line.sessionId === session.id)
+        service.lines.some(
+          (line) => line.event === "restore.done" && line.sessionId === session.id,
+        ),
       ).toBe(true);
       // 20 MB moved each way: at least one line per 16 MiB while it moved, naming the session.
       const transfer = service.lines.find(
-        (line) => line.event === "checkpoint.transfer" && line.sessionId === session.id
+        (line) => line.event === "checkpoint.transfer" && line.sessionId === session.id,
       );
       expect(transfer?.bytes).toBeGreaterThanOrEqual(16 * 1024 * 1024);
       expect(transfer?.objects).toBeGreaterThan(0);
       expect(
-        service.lines.some((line) => line.event === "restore.transfer" && line.sessionId === session.id)
+        service.lines.some(
+          (line) => line.event === "restore.transfer" && line.sessionId === session.id,
+        ),
       ).toBe(true);
       const ready = await fetchText(`${http}/readyz`);
       expect(ready.status).toBe(200);
       // At debug, each timed port call of the transaction is a line, with the token-free records it made.
       expect((await service.waitFor("service.started")).sdkVersion).toMatch(/^\d+\.\d+\.\d+/);
       const steps = service.lines.filter(
-        (line) => line.event === "transaction.step" && line.sessionId === session.id
+        (line) => line.event === "transaction.step" && line.sessionId === session.id,
       );
       const step = (name: string) => steps.filter((line) => `${line.port}.${line.call}` === name);
       expect(step("fence.acquire")).toHaveLength(2);
@@ -128,7 +150,9 @@ describe("oma-environment-worker against the local control plane and the local s
         expect.stringMatching(/^oma-ama-worker /),
         expect.stringMatching(/^oma-ama-worker /),
       ]);
-      const checkpoints = step("workspace.checkpoint").map((line) => line.checkpoint as Record<string, unknown>);
+      const checkpoints = step("workspace.checkpoint").map(
+        (line) => line.checkpoint as Record<string, unknown>,
+      );
       expect(checkpoints).toHaveLength(2);
       for (const checkpoint of checkpoints) {
         expect(checkpoint.archive).toMatch(/^sha256:[0-9a-f]{64}$/);
@@ -173,11 +197,17 @@ describe("oma-environment-worker against the local control plane and the local s
 
   it("on SIGTERM during an item stops claiming, lets the item finish and publish, then exits 0", async () => {
     const service = stack.start({ OMA_SHUTDOWN_GRACE_MS: "120000" });
-    const session = stack.plane.createSession({ environmentId: stack.environment.id, title: "sigterm" });
+    const session = stack.plane.createSession({
+      environmentId: stack.environment.id,
+      title: "sigterm",
+    });
     stack.plane.queueTurn(session.id, {
       message: "slow",
       toolCalls: [
-        { name: "bash", input: { command: "sleep 3; echo slow turn wrote > slow.txt; echo done sleeping" } },
+        {
+          name: "bash",
+          input: { command: "sleep 3; echo slow turn wrote > slow.txt; echo done sleeping" },
+        },
       ],
       finalMessage: "slow done",
     });
@@ -186,7 +216,9 @@ describe("oma-environment-worker against the local control plane and the local s
     await service.waitFor("service.stopping");
     const code = await service.exited;
     expect(code).toBe(0);
-    const report = service.lines.find((line) => line.event === "work.done" && line.sessionId === session.id);
+    const report = service.lines.find(
+      (line) => line.event === "work.done" && line.sessionId === session.id,
+    );
     expect(report?.outcome).toBe("completed");
     expect(transcriptText(session.id)).toContain("done sleeping");
     // The turn's workspace was published: a later turn, in a new process, reads it.
@@ -207,7 +239,10 @@ describe("oma-environment-worker against the local control plane and the local s
 
   it("on a second signal ends at once, without waiting for the running item", async () => {
     const service = stack.start({ OMA_SHUTDOWN_GRACE_MS: "120000" });
-    const session = stack.plane.createSession({ environmentId: stack.environment.id, title: "second signal" });
+    const session = stack.plane.createSession({
+      environmentId: stack.environment.id,
+      title: "second signal",
+    });
     stack.plane.queueTurn(session.id, {
       message: "slow",
       toolCalls: [{ name: "bash", input: { command: "sleep 60" } }],
@@ -219,6 +254,8 @@ describe("oma-environment-worker against the local control plane and the local s
     service.child.kill("SIGINT");
     expect(await service.exited).toBe(130);
     expect(service.lines.some((line) => line.event === "service.stopping_now")).toBe(true);
-    expect(service.lines.some((line) => line.event === "work.done" && line.sessionId === session.id)).toBe(false);
+    expect(
+      service.lines.some((line) => line.event === "work.done" && line.sessionId === session.id),
+    ).toBe(false);
   });
 });

@@ -44,7 +44,10 @@ it("serves POST /webhook with the webhook key: the control plane's signed delive
       body: JSON.stringify({ type: "session.status_idled" }),
     });
     expect(forged.status).toBe(401);
-    expect(await forged.json()).toEqual({ code: "unauthorized", message: "webhook refused: unauthorized" });
+    expect(await forged.json()).toEqual({
+      code: "unauthorized",
+      message: "webhook refused: unauthorized",
+    });
   } finally {
     expect(await service.stop()).toBe(0);
   }

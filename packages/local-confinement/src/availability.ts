@@ -29,11 +29,13 @@ export function isConfinementAvailable(): boolean {
 
 function missingRequirement(): string | undefined {
   if (process.platform !== "linux") return `it needs Linux (this is ${process.platform})`;
-  if (process.getuid?.() !== 0) return "it needs root (the copy-on-write root is an overlayfs mount)";
+  if (process.getuid?.() !== 0)
+    return "it needs root (the copy-on-write root is an overlayfs mount)";
   const missing = TOOLS.filter((tool) => findExecutable(tool) === null);
   if (missing.length > 0) return `${missing.join(", ")} not found on PATH`;
   try {
-    if (!/\toverlay\n/.test(readFileSync("/proc/filesystems", "utf8"))) return "the kernel has no overlayfs";
+    if (!/\toverlay\n/.test(readFileSync("/proc/filesystems", "utf8")))
+      return "the kernel has no overlayfs";
   } catch {
     return "/proc/filesystems is unreadable";
   }

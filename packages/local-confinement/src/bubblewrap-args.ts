@@ -32,10 +32,26 @@ export interface ConfinementLimits {
 }
 
 /** Defaults of {@link ConfinementLimits}. */
-export const DEFAULT_CONFINEMENT_LIMITS: ConfinementLimits = { maxProcesses: 256, maxOpenFiles: 4096, maxFileBytes: 4 * 1024 ** 3, maxMemoryBytes: 16 * 1024 ** 3 };
+export const DEFAULT_CONFINEMENT_LIMITS: ConfinementLimits = {
+  maxProcesses: 256,
+  maxOpenFiles: 4096,
+  maxFileBytes: 4 * 1024 ** 3,
+  maxMemoryBytes: 16 * 1024 ** 3,
+};
 
 /** Top-level host directories a confined root is built from; everything else of the host stays invisible. */
-const SYSTEM_ENTRIES = ["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "var", "opt"] as const;
+const SYSTEM_ENTRIES = [
+  "usr",
+  "bin",
+  "sbin",
+  "lib",
+  "lib32",
+  "lib64",
+  "libx32",
+  "etc",
+  "var",
+  "opt",
+] as const;
 
 /** How each system entry appears in a confined root: a copy-on-write layer over the host's directory, or the host's symlink. */
 export interface RootPlan {
@@ -96,30 +112,62 @@ export interface HolderCommand {
 
 /** `unshare` arguments that build the confined root (`scripts/build-root.sh`) and keep it with {@link INIT} as its first process. */
 export function holderArgs(input: HolderArgsInput): HolderCommand {
-  const binds = mountPointsShortestFirst(input.mounts).flatMap((mountPoint) => ["--bind", input.mounts[mountPoint] as string, mountPoint]);
+  const binds = mountPointsShortestFirst(input.mounts).flatMap((mountPoint) => [
+    "--bind",
+    input.mounts[mountPoint] as string,
+    mountPoint,
+  ]);
   // The host's /var/tmp holds other programs' files; the container gets a fresh one of its own.
-  const privateVarTmp = input.plan.overlays.includes("var") ? ["--bind", `${input.tree}/private/var/tmp`, "/var/tmp"] : [];
+  const privateVarTmp = input.plan.overlays.includes("var")
+    ? ["--bind", `${input.tree}/private/var/tmp`, "/var/tmp"]
+    : [];
   const options = [
-    "--bind", `${input.tree}/rootfs`, "/",
+    "--bind",
+    `${input.tree}/rootfs`,
+    "/",
     ...privateVarTmp,
     ...binds,
-    ...(input.extraBinds ?? []).flatMap(([hostPath, containerPath]) => ["--bind", hostPath, containerPath]),
-    "--proc", "/proc",
-    "--dev", "/dev",
+    ...(input.extraBinds ?? []).flatMap(([hostPath, containerPath]) => [
+      "--bind",
+      hostPath,
+      containerPath,
+    ]),
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
     "--unshare-all",
     ...(input.network === "shared" ? ["--share-net"] : []),
-    "--hostname", input.hostname,
+    "--hostname",
+    input.hostname,
     "--die-with-parent",
     "--new-session",
-    "--cap-drop", "ALL",
-    "--info-fd", String(input.infoFd),
-    "--chdir", "/",
+    "--cap-drop",
+    "ALL",
+    "--info-fd",
+    String(input.infoFd),
+    "--chdir",
+    "/",
   ];
   const argv = [
-    "--mount", "--propagation", "private", "--",
-    "/bin/sh", "-c", HOLDER_SCRIPT, "openma-confine",
-    input.tree, ...input.plan.overlays, "--", ...input.plan.symlinks.flat(), "--",
-    input.bwrap, "--args", String(input.argsFd), "--", ...(input.init ?? INIT),
+    "--mount",
+    "--propagation",
+    "private",
+    "--",
+    "/bin/sh",
+    "-c",
+    HOLDER_SCRIPT,
+    "openma-confine",
+    input.tree,
+    ...input.plan.overlays,
+    "--",
+    ...input.plan.symlinks.flat(),
+    "--",
+    input.bwrap,
+    "--args",
+    String(input.argsFd),
+    "--",
+    ...(input.init ?? INIT),
   ];
   return { argv, bwrapOptions: options.map((option) => `${option}\0`).join("") };
 }
@@ -152,16 +200,37 @@ export interface EnterArgsInput {
 export function enterArgs(input: EnterArgsInput): string[] {
   const { limits } = input;
   return [
-    `--nproc=${limits.maxProcesses}`, `--nofile=${limits.maxOpenFiles}`, `--fsize=${limits.maxFileBytes}`, `--as=${limits.maxMemoryBytes}`, "--",
+    `--nproc=${limits.maxProcesses}`,
+    `--nofile=${limits.maxOpenFiles}`,
+    `--fsize=${limits.maxFileBytes}`,
+    `--as=${limits.maxMemoryBytes}`,
+    "--",
     input.nsenter,
     // Joining the mount namespace also moves to its root, the container's (bubblewrap pivoted into it).
-    ...input.namespaces.map(([flag, fd]) => `${flag}=/proc/self/fd/${fd}`), "--",
-    input.setpriv, "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--",
-    input.shell, "-c", input.shell.endsWith("/bash") ? RUN_COMMAND_BASH : RUN_COMMAND_SH, "openma-enter", input.cwd, input.command, ...input.args,
+    ...input.namespaces.map(([flag, fd]) => `${flag}=/proc/self/fd/${fd}`),
+    "--",
+    input.setpriv,
+    "--bounding-set=-all",
+    "--inh-caps=-all",
+    "--no-new-privs",
+    "--",
+    input.shell,
+    "-c",
+    input.shell.endsWith("/bash") ? RUN_COMMAND_BASH : RUN_COMMAND_SH,
+    "openma-enter",
+    input.cwd,
+    input.command,
+    ...input.args,
   ];
 }
 
 /** `nsenter` flag of each namespace kind, by its name under `/proc/<pid>/ns`. */
 export const NAMESPACE_FLAGS: Readonly<Record<string, string>> = {
-  user: "--user", mnt: "--mount", pid: "--pid", ipc: "--ipc", uts: "--uts", cgroup: "--cgroup", net: "--net",
+  user: "--user",
+  mnt: "--mount",
+  pid: "--pid",
+  ipc: "--ipc",
+  uts: "--uts",
+  cgroup: "--cgroup",
+  net: "--net",
 };

@@ -37,7 +37,11 @@ export function startHolder(
   procsFiles: readonly string[],
   release: () => Promise<void>,
 ): BubblewrapHolder {
-  const [program, args] = joiningCgroups(procsFiles, findExecutable("unshare") as string, command.argv);
+  const [program, args] = joiningCgroups(
+    procsFiles,
+    findExecutable("unshare") as string,
+    command.argv,
+  );
   const holder = spawn(program, args, {
     cwd: "/",
     env: { PATH: SYSTEM_PATH },
@@ -92,7 +96,8 @@ export async function holdContainer(
 function holdNamespaces(pid: number, network: ConfinementNetwork): HeldNamespaces {
   const flags: string[] = [];
   for (const [name, flag] of Object.entries(NAMESPACE_FLAGS)) {
-    if (readlinkSync(`/proc/${pid}/ns/${name}`) !== readlinkSync(`/proc/self/ns/${name}`)) flags.push(flag);
+    if (readlinkSync(`/proc/${pid}/ns/${name}`) !== readlinkSync(`/proc/self/ns/${name}`))
+      flags.push(flag);
   }
   const required = ["--user", "--mount", "--pid", ...(network === "none" ? ["--net"] : [])];
   const shared = required.filter((flag) => !flags.includes(flag));
@@ -102,7 +107,9 @@ function holdNamespaces(pid: number, network: ConfinementNetwork): HeldNamespace
       context: { shared },
     });
   }
-  const names = Object.fromEntries(Object.entries(NAMESPACE_FLAGS).map(([name, flag]) => [flag, name]));
+  const names = Object.fromEntries(
+    Object.entries(NAMESPACE_FLAGS).map(([name, flag]) => [flag, name]),
+  );
   const fds: number[] = [];
   try {
     for (const flag of flags) fds.push(openSync(`/proc/${pid}/ns/${names[flag] as string}`, "r"));
@@ -148,7 +155,10 @@ function waitForReady(holder: ChildProcess): Promise<number> {
     const onExit = (code: number | null, signal: NodeJS.Signals | null): void =>
       fail(`the setup exited with ${code ?? signal}`);
     const onSpawnError = (error: Error): void => fail(`could not start unshare (${error.message})`);
-    const timer = setTimeout(() => fail(`no answer within ${SETUP_TIMEOUT_MS} ms`), SETUP_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(`no answer within ${SETUP_TIMEOUT_MS} ms`),
+      SETUP_TIMEOUT_MS,
+    );
     const infoStream = holder.stdio[3] as NodeJS.ReadableStream | null;
     const cleanup = (): void => {
       clearTimeout(timer);

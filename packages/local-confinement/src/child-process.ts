@@ -6,7 +6,12 @@ import type { SandboxProcessExit } from "@open-managed-agents/sandbox";
  * Wraps a child spawned with `detached: true` (so it leads its own process group) as a
  * {@link MappedProcess}. `onSettled` runs once the process exited and its stdio closed.
  */
-export function wrapChild(child: ChildProcess, mode: PathMappingMode, signal: AbortSignal | undefined, onSettled?: () => void): MappedProcess {
+export function wrapChild(
+  child: ChildProcess,
+  mode: PathMappingMode,
+  signal: AbortSignal | undefined,
+  onSettled?: () => void,
+): MappedProcess {
   const groupId = child.pid;
   let groupGone = groupId === undefined;
   const kill = (killSignal: NodeJS.Signals = "SIGTERM"): void => {
@@ -28,7 +33,8 @@ export function wrapChild(child: ChildProcess, mode: PathMappingMode, signal: Ab
   const exited = new Promise<SandboxProcessExit>((resolve) => {
     child.once("error", (error: NodeJS.ErrnoException) => {
       // spawn failed (e.g. ENOENT): report it like a shell would, with the reason on no stream.
-      if (child.pid === undefined) resolve({ code: error.code === "ENOENT" ? 127 : 126, signal: null });
+      if (child.pid === undefined)
+        resolve({ code: error.code === "ENOENT" ? 127 : 126, signal: null });
     });
     child.once("close", (code, closeSignal) => resolve({ code, signal: closeSignal }));
   }).finally(() => {

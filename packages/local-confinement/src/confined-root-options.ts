@@ -1,7 +1,9 @@
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 import {
-  type ConfinementLimits, type ConfinementNetwork, DEFAULT_CONFINEMENT_LIMITS,
+  type ConfinementLimits,
+  type ConfinementNetwork,
+  DEFAULT_CONFINEMENT_LIMITS,
 } from "./bubblewrap-args.js";
 import type { EgressCertificateAuthority } from "./egress-ca.js";
 import type { EgressHttpHandler, EgressHttpsInterception, EgressPolicy } from "./egress-proxy.js";
@@ -31,13 +33,15 @@ const limitsSchema = z
 
 // Kept by reference, not copied: the proxy calls them as the caller's own objects.
 const authoritySchema = z.custom<EgressCertificateAuthority>(
-  (value) => typeof (value as EgressCertificateAuthority | null)?.certificatePem === "string"
-    && isFunction((value as EgressCertificateAuthority).secureContextFor),
+  (value) =>
+    typeof (value as EgressCertificateAuthority | null)?.certificatePem === "string" &&
+    isFunction((value as EgressCertificateAuthority).secureContextFor),
   "must be an egress certificate authority",
 );
 const interceptionSchema = z.custom<EgressHttpsInterception>(
-  (value) => authoritySchema.safeParse((value as EgressHttpsInterception | null)?.authority).success
-    && isFunction((value as EgressHttpsInterception).intercepts),
+  (value) =>
+    authoritySchema.safeParse((value as EgressHttpsInterception | null)?.authority).success &&
+    isFunction((value as EgressHttpsInterception).intercepts),
   "must be { authority, intercepts(host, port) }",
 );
 
@@ -67,7 +71,10 @@ export const confinedRootOptionsSchema = z
     }
     const field = options.egressHandler !== undefined ? "egressHandler" : "egressAllowList";
     if (options[field] !== undefined && options.network !== "none") {
-      refuse(field, `${field} needs network: "none": with the host network a command could go around the proxy`);
+      refuse(
+        field,
+        `${field} needs network: "none": with the host network a command could go around the proxy`,
+      );
     }
   })
   .transform((options) => ({

@@ -3,29 +3,49 @@ import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { spawn } from "node:child_process";
 import {
-  CapabilityUnsupportedError, InvalidRequestError, SandboxFailedError,
+  CapabilityUnsupportedError,
+  InvalidRequestError,
+  SandboxFailedError,
 } from "@open-managed-agents/runtime-resource-contract";
 import { assertConfinementAvailable } from "./availability.js";
 import {
-  type ConfinementLimits, type ConfinementNetwork, enterArgs, holderArgs, planRoot,
+  type ConfinementLimits,
+  type ConfinementNetwork,
+  enterArgs,
+  holderArgs,
+  planRoot,
 } from "./bubblewrap-args.js";
 import {
-  type BubblewrapHolder, type HeldNamespaces, holdContainer, startHolder,
+  type BubblewrapHolder,
+  type HeldNamespaces,
+  holdContainer,
+  startHolder,
 } from "./bubblewrap-holder.js";
 import { type ContainerCgroups, createContainerCgroups, joiningCgroups } from "./cgroups.js";
 import { wrapChild } from "./child-process.js";
 import {
-  type ConfinedRootOptions, type ParsedConfinedRootOptions, parseConfinedRootOptions,
+  type ConfinedRootOptions,
+  type ParsedConfinedRootOptions,
+  parseConfinedRootOptions,
 } from "./confined-root-options.js";
 import {
-  EGRESS_PROXY_ENV, EGRESS_SOCKET_PATH, type EgressPolicy, type EgressProxy, egressForwarderCommand,
+  EGRESS_PROXY_ENV,
+  EGRESS_SOCKET_PATH,
+  type EgressPolicy,
+  type EgressProxy,
+  egressForwarderCommand,
   startEgressProxy,
 } from "./egress-proxy.js";
 import { EGRESS_TLS_ENV, installEgressTrust } from "./egress-trust.js";
 import { findExecutable } from "./mounts.js";
 import { mapPath, normalizeSandboxPath, validateMounts } from "./paths.js";
 import { resolveInRoot } from "./root-paths.js";
-import { DEFAULT_SANDBOX_CWD, type MappedCommand, type MappedProcess, type PathMounts } from "./types.js";
+import {
+  DEFAULT_SANDBOX_CWD,
+  type MappedCommand,
+  type MappedProcess,
+  type PathMounts,
+} from "./types.js";
 
 /** A running confinement: the container's first process and how to run more commands beside it. */
 export interface ConfinedRoot {
@@ -37,7 +57,9 @@ export interface ConfinedRoot {
   readonly network: ConfinementNetwork;
   readonly limits: ConfinementLimits;
   /** The egress proxy when an allow-list was given: destinations it refused, newest last. */
-  readonly egress: { readonly allowList: readonly string[]; readonly refused: readonly string[] } | undefined;
+  readonly egress:
+    | { readonly allowList: readonly string[]; readonly refused: readonly string[] }
+    | undefined;
   /** Host pid of the container's first process (commands enter through held descriptors, never through this pid). */
   readonly pid: number;
   /** Whether a pids cgroup bounds the container's processes together (`limits.maxProcesses`); otherwise only `RLIMIT_NPROC` does. */
@@ -53,7 +75,10 @@ export interface ConfinedRoot {
    * Host path backing container path `path` (absolute, or relative to `cwd`), with every symlink resolved
    * inside the container's root: what a process in the container would open.
    */
-  hostPath(path: string, options?: { readonly followFinal?: boolean; readonly cwd?: string }): string;
+  hostPath(
+    path: string,
+    options?: { readonly followFinal?: boolean; readonly cwd?: string },
+  ): string;
   /** Ends the container: its first process exits, which kills every process left in its PID namespace. Idempotent. */
   dispose(): void;
   /** Settles once the first process is gone. */
@@ -76,8 +101,14 @@ export async function createConfinedRoot(input: ConfinedRootOptions): Promise<Co
   const proxy = await startProxy(options.egressPolicy, cgroup);
   const holder = startHolder(
     holderArgs({
-      tree: options.tree, mounts, plan: planRoot(), network: options.network, hostname: options.hostname,
-      bwrap: findExecutable("bwrap") as string, infoFd: 3, argsFd: 4,
+      tree: options.tree,
+      mounts,
+      plan: planRoot(),
+      network: options.network,
+      hostname: options.hostname,
+      bwrap: findExecutable("bwrap") as string,
+      infoFd: 3,
+      argsFd: 4,
       ...(proxy === undefined
         ? {}
         : { extraBinds: [[proxy.socketPath, EGRESS_SOCKET_PATH]], init: egressForwarderCommand() }),
@@ -99,8 +130,9 @@ export async function createConfinedRoot(input: ConfinedRootOptions): Promise<Co
 function assertForwarderRunsInside(): void {
   if (process.execPath.startsWith("/usr/")) return;
   throw new CapabilityUnsupportedError({
-    message: "the egress forwarder runs this Node inside the container, so it must live under /usr "
-      + `(it is ${process.execPath})`,
+    message:
+      "the egress forwarder runs this Node inside the container, so it must live under /usr " +
+      `(it is ${process.execPath})`,
     context: { execPath: process.execPath },
   });
 }
@@ -136,7 +168,10 @@ async function startProxy(
  * Host path of a container path: a mount's host directory, or the container's root reached through the
  * held descriptor.
  */
-function hostPathMapper(mounts: PathMounts, held: HeldNamespaces): (containerPath: string) => string {
+function hostPathMapper(
+  mounts: PathMounts,
+  held: HeldNamespaces,
+): (containerPath: string) => string {
   const rootPrefix = `/proc/${process.pid}/fd/${held.rootFd}`;
   return (containerPath) => {
     const mapped = mapPath(containerPath, mounts, "/");
@@ -150,7 +185,8 @@ async function installTrust(
   toHost: (path: string) => string,
   certificatePem: string,
 ): Promise<void> {
-  const inRoot = (path: string): string => toHost(resolveInRoot(path, toHost, { followFinal: false }));
+  const inRoot = (path: string): string =>
+    toHost(resolveInRoot(path, toHost, { followFinal: false }));
   try {
     await installEgressTrust(inRoot, certificatePem);
   } catch (error) {
@@ -197,17 +233,26 @@ function confinedRoot(root: RunningRoot): ConfinedRoot {
     pid,
     processCgroup: cgroup.controllers.pids,
     cgroups: cgroup.controllers,
-    egress: proxy === undefined
-      ? undefined
-      : { allowList: [...(options.egressAllowList ?? [])], refused: proxy.refused },
+    egress:
+      proxy === undefined
+        ? undefined
+        : { allowList: [...(options.egressAllowList ?? [])], refused: proxy.refused },
     ended: holder.ended,
     spawn(command) {
       if (disposed) {
-        throw new InvalidRequestError({ message: "the confined container was disposed", context: { pid } });
+        throw new InvalidRequestError({
+          message: "the confined container was disposed",
+          context: { pid },
+        });
       }
       const cwd = normalizeSandboxPath(command.cwd ?? DEFAULT_SANDBOX_CWD, "/");
       const entering = enterArgs({
-        namespaces, limits: options.limits, ...tools, cwd, command: command.command, args: command.args ?? [],
+        namespaces,
+        limits: options.limits,
+        ...tools,
+        cwd,
+        command: command.command,
+        args: command.args ?? [],
       });
       const [program, args] = joiningCgroups(cgroup.procsFiles, prlimit, entering);
       const child = spawn(program, args, {
@@ -222,7 +267,9 @@ function confinedRoot(root: RunningRoot): ConfinedRoot {
     },
     hostPath(path, pathOptions = {}) {
       const absolute = normalizeSandboxPath(path, pathOptions.cwd ?? DEFAULT_SANDBOX_CWD);
-      return toHost(resolveInRoot(absolute, toHost, { followFinal: pathOptions.followFinal ?? true }));
+      return toHost(
+        resolveInRoot(absolute, toHost, { followFinal: pathOptions.followFinal ?? true }),
+      );
     },
     dispose() {
       disposed = true;

@@ -26,7 +26,11 @@ const DAY_MS = 86_400_000;
 
 function rsaKeys(): { privateKey: forge.pki.rsa.PrivateKey; publicKey: forge.pki.rsa.PublicKey } {
   // Node generates the key (native and fast); forge only signs with it.
-  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs8", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } });
+  const { privateKey } = generateKeyPairSync("rsa", {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: "pkcs8", format: "pem" },
+    publicKeyEncoding: { type: "spki", format: "pem" },
+  });
   const forgeKey = forge.pki.privateKeyFromPem(privateKey) as forge.pki.rsa.PrivateKey;
   return { privateKey: forgeKey, publicKey: forge.pki.setRsaPublicKey(forgeKey.n, forgeKey.e) };
 }
@@ -54,11 +58,17 @@ export type EgressCertificateAuthorityOptions = z.input<typeof optionsSchema>;
  * Creates a CA valid for `validDays` (certificates start a day early to absorb clock skew). Bad options
  * → `invalid_config`.
  */
-export function createEgressCertificateAuthority(input: EgressCertificateAuthorityOptions = {}): EgressCertificateAuthority {
+export function createEgressCertificateAuthority(
+  input: EgressCertificateAuthorityOptions = {},
+): EgressCertificateAuthority {
   const parsed = optionsSchema.safeParse(input);
   if (!parsed.success) {
     const field = parsed.error.issues[0]?.path.join(".") ?? "";
-    throw new InvalidConfigError({ message: `invalid egress CA option ${field}: ${parsed.error.issues[0]?.message ?? "invalid"}`, context: { field }, cause: parsed.error });
+    throw new InvalidConfigError({
+      message: `invalid egress CA option ${field}: ${parsed.error.issues[0]?.message ?? "invalid"}`,
+      context: { field },
+      cause: parsed.error,
+    });
   }
   const options = parsed.data;
   const validDays = options.validDays ?? 30;
@@ -66,7 +76,10 @@ export function createEgressCertificateAuthority(input: EgressCertificateAuthori
   const notBefore = new Date(now - DAY_MS);
   const notAfter = new Date(now + validDays * DAY_MS);
   const caKeys = rsaKeys();
-  const caName = [{ name: "commonName", value: options.commonName ?? "open-managed-agents local egress CA" }, { name: "organizationName", value: "open-managed-agents" }];
+  const caName = [
+    { name: "commonName", value: options.commonName ?? "open-managed-agents local egress CA" },
+    { name: "organizationName", value: "open-managed-agents" },
+  ];
   const ca = forge.pki.createCertificate();
   ca.publicKey = caKeys.publicKey;
   ca.serialNumber = serial();
@@ -99,11 +112,20 @@ export function createEgressCertificateAuthority(input: EgressCertificateAuthori
       { name: "basicConstraints", cA: false, critical: true },
       { name: "keyUsage", digitalSignature: true, keyEncipherment: true, critical: true },
       { name: "extKeyUsage", serverAuth: true },
-      { name: "subjectAltName", altNames: [isIP(host) === 0 ? { type: 2, value: host } : { type: 7, ip: host }] },
-      { name: "authorityKeyIdentifier", keyIdentifier: ca.generateSubjectKeyIdentifier().getBytes() },
+      {
+        name: "subjectAltName",
+        altNames: [isIP(host) === 0 ? { type: 2, value: host } : { type: 7, ip: host }],
+      },
+      {
+        name: "authorityKeyIdentifier",
+        keyIdentifier: ca.generateSubjectKeyIdentifier().getBytes(),
+      },
     ]);
     leaf.sign(caKeys.privateKey, forge.md.sha256.create());
-    return createSecureContext({ key: leafKeyPem, cert: `${forge.pki.certificateToPem(leaf)}${certificatePem}` });
+    return createSecureContext({
+      key: leafKeyPem,
+      cert: `${forge.pki.certificateToPem(leaf)}${certificatePem}`,
+    });
   };
 
   return {

@@ -1,5 +1,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import { type IncomingMessage, type ServerResponse, createServer, request as httpRequest } from "node:http";
+import {
+  type IncomingMessage,
+  type ServerResponse,
+  createServer,
+  request as httpRequest,
+} from "node:http";
 import { type Socket, connect } from "node:net";
 import { TLSSocket } from "node:tls";
 import { tmpdir } from "node:os";
@@ -33,22 +38,40 @@ const ENTRY = /^(\*\.)?([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
 export function parseEgressAllowList(entries: readonly string[]): readonly Rule[] {
   return entries.map((entry) => {
     const match = ENTRY.exec(entry.trim());
-    if (match === null) throw new InvalidRequestError({ message: `not an egress allow-list entry (host, host:port or *.domain): ${entry.slice(0, 200)}`, context: { entry: entry.slice(0, 200) } });
+    if (match === null)
+      throw new InvalidRequestError({
+        message: `not an egress allow-list entry (host, host:port or *.domain): ${entry.slice(0, 200)}`,
+        context: { entry: entry.slice(0, 200) },
+      });
     const port = match[3] === undefined ? undefined : Number(match[3]);
-    return { host: (match[2] as string).toLowerCase(), wildcard: match[1] !== undefined, ports: port === undefined ? [80, 443] : [port] };
+    return {
+      host: (match[2] as string).toLowerCase(),
+      wildcard: match[1] !== undefined,
+      ports: port === undefined ? [80, 443] : [port],
+    };
   });
 }
 
 function allowed(rules: readonly Rule[], host: string, port: number): boolean {
   const name = host.toLowerCase();
-  return rules.some((rule) => rule.ports.includes(port) && (rule.wildcard ? name.endsWith(`.${rule.host}`) : name === rule.host));
+  return rules.some(
+    (rule) =>
+      rule.ports.includes(port) &&
+      (rule.wildcard ? name.endsWith(`.${rule.host}`) : name === rule.host),
+  );
 }
 
 /** Splits `host:port` (brackets around IPv6 kept off the host). */
-function splitAuthority(authority: string, defaultPort: number): { host: string; port: number } | undefined {
+function splitAuthority(
+  authority: string,
+  defaultPort: number,
+): { host: string; port: number } | undefined {
   const match = /^(\[[^\]]+\]|[^:]+)(?::(\d{1,5}))?$/.exec(authority);
   if (match === null) return undefined;
-  return { host: (match[1] as string).replace(/^\[|\]$/g, ""), port: match[2] === undefined ? defaultPort : Number(match[2]) };
+  return {
+    host: (match[1] as string).replace(/^\[|\]$/g, ""),
+    port: match[2] === undefined ? defaultPort : Number(match[2]),
+  };
 }
 
 /**
@@ -73,7 +96,12 @@ export interface EgressHttpsInterception {
  * What a proxy lets through: an allow-list, or a handler that answers every HTTP request (and the HTTPS
  * requests `https` intercepts; every other `CONNECT` refused).
  */
-export type EgressPolicy = readonly string[] | { readonly handleHttp: EgressHttpHandler; readonly https?: EgressHttpsInterception | undefined };
+export type EgressPolicy =
+  | readonly string[]
+  | {
+      readonly handleHttp: EgressHttpHandler;
+      readonly https?: EgressHttpsInterception | undefined;
+    };
 
 /**
  * Starts the proxy. With an allow-list, `CONNECT host:port` (HTTPS and any TCP) and absolute-URI HTTP
@@ -102,21 +130,37 @@ export async function startEgressProxy(policy: EgressPolicy): Promise<EgressProx
       response.writeHead(400).end("absolute URL required\n");
       return;
     }
-    if (handleHttp !== undefined && target.protocol === "http:") return handleHttp(request, response);
+    if (handleHttp !== undefined && target.protocol === "http:")
+      return handleHttp(request, response);
     const port = target.port === "" ? 80 : Number(target.port);
     if (target.protocol !== "http:" || !allowed(rules, target.hostname, port)) {
       refuse(`${target.hostname}:${port}`);
       const body = `egress to ${target.hostname}:${port} is not allowed\n`;
-      response.writeHead(403, { "Content-Type": "text/plain", "Content-Length": Buffer.byteLength(body) }).end(body);
+      response
+        .writeHead(403, { "Content-Type": "text/plain", "Content-Length": Buffer.byteLength(body) })
+        .end(body);
       return;
     }
-    const upstream = httpRequest({ host: target.hostname, port, method: request.method, path: `${target.pathname}${target.search}`, headers: request.headers }, (answer) => {
-      response.writeHead(answer.statusCode ?? 502, answer.headers);
-      // At once, not with the first body byte: an event stream's client waits for its headers.
-      response.flushHeaders();
-      answer.pipe(response);
-    });
-    upstream.on("error", () => response.headersSent ? response.destroy() : response.writeHead(502).end("upstream unreachable\n"));
+    const upstream = httpRequest(
+      {
+        host: target.hostname,
+        port,
+        method: request.method,
+        path: `${target.pathname}${target.search}`,
+        headers: request.headers,
+      },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        // At once, not with the first body byte: an event stream's client waits for its headers.
+        response.flushHeaders();
+        answer.pipe(response);
+      },
+    );
+    upstream.on("error", () =>
+      response.headersSent
+        ? response.destroy()
+        : response.writeHead(502).end("upstream unreachable\n"),
+    );
     // A guest that went away (its process ended, its container stopped) takes its upstream request along:
     // an event stream it was reading would otherwise stay open for as long as the destination keeps it.
     response.once("close", () => {
@@ -135,7 +179,11 @@ export async function startEgressProxy(policy: EgressPolicy): Promise<EgressProx
   server.on("connect", (request: IncomingMessage, client: Socket, head: Buffer) => {
     const target = splitAuthority(request.url ?? "", 443);
     if (handleHttp !== undefined) {
-      if (target === undefined || https === undefined || !https.intercepts(target.host, target.port)) {
+      if (
+        target === undefined ||
+        https === undefined ||
+        !https.intercepts(target.host, target.port)
+      ) {
         refuse(request.url ?? "");
         client.end("HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n");
         return;
@@ -144,9 +192,14 @@ export async function startEgressProxy(policy: EgressPolicy): Promise<EgressProx
       const host = target.host;
       if (head.length > 0) client.unshift(head);
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      const tls = new TLSSocket(client, { isServer: true, secureContext: authority.secureContextFor(host), SNICallback: (_name, done) => done(null, authority.secureContextFor(host)) });
+      const tls = new TLSSocket(client, {
+        isServer: true,
+        secureContext: authority.secureContextFor(host),
+        SNICallback: (_name, done) => done(null, authority.secureContextFor(host)),
+      });
       const bracketed = host.includes(":") ? `[${host}]` : host;
-      (tls as TLSSocket & { [ORIGIN]?: string })[ORIGIN] = `https://${bracketed}${target.port === 443 ? "" : `:${target.port}`}`;
+      (tls as TLSSocket & { [ORIGIN]?: string })[ORIGIN] =
+        `https://${bracketed}${target.port === 443 ? "" : `:${target.port}`}`;
       tls.on("error", () => client.destroy());
       client.on("error", () => tls.destroy());
       inner.emit("connection", tls);

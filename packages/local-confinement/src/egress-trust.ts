@@ -18,7 +18,10 @@ export const EGRESS_TLS_ENV: Readonly<Record<string, string>> = {
  * `hostPath` maps a container path into the container's copy-on-write root, so the host's `/etc` is
  * never written.
  */
-export async function installEgressTrust(hostPath: (containerPath: string) => string, certificatePem: string): Promise<void> {
+export async function installEgressTrust(
+  hostPath: (containerPath: string) => string,
+  certificatePem: string,
+): Promise<void> {
   const certificate = hostPath(EGRESS_CA_CERTIFICATE_PATH);
   await mkdir(dirname(certificate), { recursive: true });
   await writeFile(certificate, certificatePem, { mode: 0o644 });

@@ -30,7 +30,12 @@ export async function openNamespace(mounts: PathMounts): Promise<NamespaceHandle
   const setup = createMountSetup(mounts);
   const holder = spawn(findExecutable("unshare") ?? "unshare", unshareHolderArgs(setup), {
     cwd: "/",
-    env: { PATH: process.env.PATH === undefined || process.env.PATH === "" ? SYSTEM_PATH : `${process.env.PATH}:${SYSTEM_PATH}` },
+    env: {
+      PATH:
+        process.env.PATH === undefined || process.env.PATH === ""
+          ? SYSTEM_PATH
+          : `${process.env.PATH}:${SYSTEM_PATH}`,
+    },
     stdio: "pipe",
   });
   const gone = new Promise<void>((resolve) => {
@@ -66,10 +71,14 @@ export async function openNamespace(mounts: PathMounts): Promise<NamespaceHandle
     if (fd !== undefined) closeSync(fd);
     throw SandboxFailedError.isInstance(error)
       ? error
-      : new SandboxFailedError({ message: `could not keep the mount namespace: ${String(error)}`, cause: error });
+      : new SandboxFailedError({
+          message: `could not keep the mount namespace: ${String(error)}`,
+          cause: error,
+        });
   } finally {
     holder.stdin?.end();
-    if (holder.exitCode === null && holder.signalCode === null && fd === undefined) holder.kill("SIGKILL");
+    if (holder.exitCode === null && holder.signalCode === null && fd === undefined)
+      holder.kill("SIGKILL");
     await gone;
     setup.cleanup();
   }
@@ -81,7 +90,12 @@ function waitForReady(holder: ChildProcess, errorText: () => string): Promise<vo
     const fail = (reason: string): void => {
       cleanup();
       const detail = errorText().trim().slice(0, MAX_ERROR_TEXT);
-      reject(new SandboxFailedError({ message: `mount namespace setup failed: ${reason}${detail === "" ? "" : `: ${detail}`}`, context: { reason } }));
+      reject(
+        new SandboxFailedError({
+          message: `mount namespace setup failed: ${reason}${detail === "" ? "" : `: ${detail}`}`,
+          context: { reason },
+        }),
+      );
     };
     const onData = (chunk: Buffer): void => {
       output += chunk.toString("utf8");
@@ -90,9 +104,13 @@ function waitForReady(holder: ChildProcess, errorText: () => string): Promise<vo
         resolve();
       }
     };
-    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => fail(`the setup exited with ${code ?? signal}`);
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void =>
+      fail(`the setup exited with ${code ?? signal}`);
     const onError = (error: Error): void => fail(`could not start unshare (${error.message})`);
-    const timer = setTimeout(() => fail(`no answer within ${SETUP_TIMEOUT_MS} ms`), SETUP_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(`no answer within ${SETUP_TIMEOUT_MS} ms`),
+      SETUP_TIMEOUT_MS,
+    );
     const cleanup = (): void => {
       clearTimeout(timer);
       holder.stdout?.off("data", onData);

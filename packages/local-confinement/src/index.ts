@@ -24,22 +24,46 @@
  * @module
  */
 export { DEFAULT_SANDBOX_CWD, PATH_MAP_ENV } from "./types.js";
-export type { MappedCommand, MappedProcess, PathMappingMode, PathMounts, SpawnMappedOptions } from "./types.js";
-export { type MapPathOptions, mapPath, normalizeSandboxPath, rewriteSandboxPaths } from "./paths.js";
+export type {
+  MappedCommand,
+  MappedProcess,
+  PathMappingMode,
+  PathMounts,
+  SpawnMappedOptions,
+} from "./types.js";
 export {
-  type CreateMountNamespaceOptions, type MountNamespace,
-  createMountNamespace, detectPathMappingMode, spawnMapped, toDuplexProcess,
+  type MapPathOptions,
+  mapPath,
+  normalizeSandboxPath,
+  rewriteSandboxPaths,
+} from "./paths.js";
+export {
+  type CreateMountNamespaceOptions,
+  type MountNamespace,
+  createMountNamespace,
+  detectPathMappingMode,
+  spawnMapped,
+  toDuplexProcess,
 } from "./mount-namespace.js";
 export { releaseMountNamespace } from "./namespace-cache.js";
 export { type ConfinedRoot, createConfinedRoot } from "./confined-root.js";
 export {
-  type ConfinedRootOptions, type ConfinementMode, type ParsedConfinedRootOptions, confinedRootOptionsSchema,
+  type ConfinedRootOptions,
+  type ConfinementMode,
+  type ParsedConfinedRootOptions,
+  confinedRootOptionsSchema,
 } from "./confined-root-options.js";
-export { type ConfinementLimits, type ConfinementNetwork, DEFAULT_CONFINEMENT_LIMITS } from "./bubblewrap-args.js";
+export {
+  type ConfinementLimits,
+  type ConfinementNetwork,
+  DEFAULT_CONFINEMENT_LIMITS,
+} from "./bubblewrap-args.js";
 export { assertConfinementAvailable, isConfinementAvailable } from "./availability.js";
 export type { EgressHttpHandler, EgressHttpsInterception } from "./egress-proxy.js";
 export {
-  EGRESS_CA_CERTIFICATE_PATH, type EgressCertificateAuthority, type EgressCertificateAuthorityOptions,
+  EGRESS_CA_CERTIFICATE_PATH,
+  type EgressCertificateAuthority,
+  type EgressCertificateAuthorityOptions,
   createEgressCertificateAuthority,
 } from "./egress-ca.js";
 export { EGRESS_TLS_ENV, SYSTEM_CA_BUNDLE_PATH } from "./egress-trust.js";

@@ -13,7 +13,13 @@ import { createKeptNamespace } from "./namespaces.js";
 import { spawnInKeptNamespace } from "./namespace-cache.js";
 import { validateMounts } from "./paths.js";
 import { spawnRewritten, spawnUnshared } from "./spawn.js";
-import type { MappedCommand, MappedProcess, PathMappingMode, PathMounts, SpawnMappedOptions } from "./types.js";
+import type {
+  MappedCommand,
+  MappedProcess,
+  PathMappingMode,
+  PathMounts,
+  SpawnMappedOptions,
+} from "./types.js";
 import type { SandboxDuplexProcess } from "@open-managed-agents/sandbox";
 import { childEnvironment } from "@open-managed-agents/runtime-utils/node";
 
@@ -39,7 +45,17 @@ function probeNamespaceSupport(): boolean {
     writeFileSync(join(source, "marker"), "");
     const result = spawnSync(
       "unshare",
-      ["--mount", "--propagation", "private", "sh", "-c", 'mount --bind "$1" "$2" && test -e "$2/marker"', "probe", source, target],
+      [
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        'mount --bind "$1" "$2" && test -e "$2/marker"',
+        "probe",
+        source,
+        target,
+      ],
       { stdio: "ignore", timeout: 5_000, env: childEnvironment(["PATH"]) },
     );
     return result.status === 0;
@@ -93,19 +109,29 @@ export interface MountNamespace {
  * own, which then fails the way the setup did (exit 125, the reason on stderr). In `rewrite` mode
  * nothing is kept. Throws `invalid_request` for a bad table, like {@link spawnMapped}.
  */
-export async function createMountNamespace(mounts: PathMounts, options: CreateMountNamespaceOptions = {}): Promise<MountNamespace> {
+export async function createMountNamespace(
+  mounts: PathMounts,
+  options: CreateMountNamespaceOptions = {},
+): Promise<MountNamespace> {
   const validated = validateMounts(mounts);
   const mode = resolveMode(options.mapping);
-  const kept = mode === "namespace" ? createKeptNamespace(validated.mounts, validated.identities) : undefined;
+  const kept =
+    mode === "namespace" ? createKeptNamespace(validated.mounts, validated.identities) : undefined;
   await kept?.settled();
   let disposed = false;
   return {
     mode,
     mounts: validated.mounts,
     spawn(command) {
-      if (disposed) throw new InvalidRequestError({ message: "the mount namespace was disposed", context: { mountPoints: Object.keys(validated.mounts) } });
+      if (disposed)
+        throw new InvalidRequestError({
+          message: "the mount namespace was disposed",
+          context: { mountPoints: Object.keys(validated.mounts) },
+        });
       const current = validateMounts(validated.mounts);
-      return kept === undefined ? spawnRewritten(current.mounts, command) : kept.spawn(command, current.identities);
+      return kept === undefined
+        ? spawnRewritten(current.mounts, command)
+        : kept.spawn(command, current.identities);
     },
     dispose() {
       disposed = true;

@@ -29,7 +29,9 @@ export interface MountSetup {
 
 /** Builds the {@link MountSetup} for a normalized table. */
 export function createMountSetup(mounts: PathMounts): MountSetup {
-  const pairs = mountPointsShortestFirst(mounts).map((mountPoint) => [mountPoint, mounts[mountPoint] as string] as const);
+  const pairs = mountPointsShortestFirst(mounts).map(
+    (mountPoint) => [mountPoint, mounts[mountPoint] as string] as const,
+  );
   return pairs.length <= MAX_DIRECT_MOUNTS ? directSetup(pairs) : stagedSetup(pairs);
 }
 
@@ -37,8 +39,15 @@ function directSetup(pairs: readonly (readonly [string, string])[]): MountSetup 
   const argument = (position: number): string => `"\${${position}}"`;
   const descriptors = pairs.map((_, index) => FIRST_SOURCE_FD + index);
   const lines = [
-    ...(pairs.length === 0 ? [] : [`command exec ${descriptors.map((fd, index) => `${fd}<${argument(index * 2 + 2)}`).join(" ")} || exit 125`]),
-    ...descriptors.map((fd, index) => `mkdir -p ${argument(index * 2 + 1)} && mount --no-canonicalize --bind /proc/self/fd/${fd} ${argument(index * 2 + 1)} || exit 125`),
+    ...(pairs.length === 0
+      ? []
+      : [
+          `command exec ${descriptors.map((fd, index) => `${fd}<${argument(index * 2 + 2)}`).join(" ")} || exit 125`,
+        ]),
+    ...descriptors.map(
+      (fd, index) =>
+        `mkdir -p ${argument(index * 2 + 1)} && mount --no-canonicalize --bind /proc/self/fd/${fd} ${argument(index * 2 + 1)} || exit 125`,
+    ),
     ...(pairs.length === 0 ? [] : [`exec ${descriptors.map((fd) => `${fd}<&-`).join(" ")}`]),
     `shift ${pairs.length * 2 + 1}`,
   ];
@@ -48,7 +57,11 @@ function directSetup(pairs: readonly (readonly [string, string])[]): MountSetup 
 /** The staging variant (`scripts/staged-mounts.sh`): for tables past {@link MAX_DIRECT_MOUNTS}. */
 function stagedSetup(pairs: readonly (readonly [string, string])[]): MountSetup {
   const staging = createStagingDirectory();
-  return { script: STAGED_SETUP, args: [staging.parent, staging.name, ...pairs.flat(), "--"], cleanup: staging.remove };
+  return {
+    script: STAGED_SETUP,
+    args: [staging.parent, staging.name, ...pairs.flat(), "--"],
+    cleanup: staging.remove,
+  };
 }
 
 /** After setup: enter cwd (`$1`) and become the command (`$2…`). */
@@ -60,8 +73,21 @@ const HOLD = "echo ready; read -r _; exit 0";
 const UNSHARE = ["--mount", "--propagation", "private", "/bin/sh", "-c"];
 
 /** Arguments for `unshare` that set the mounts up and then run the command (one namespace per command). */
-export function unshareCommandArgs(setup: MountSetup, cwd: string, command: string, args: readonly string[]): string[] {
-  return [...UNSHARE, `${setup.script}\n${RUN_COMMAND}`, "openma-mount", ...setup.args, cwd, command, ...args];
+export function unshareCommandArgs(
+  setup: MountSetup,
+  cwd: string,
+  command: string,
+  args: readonly string[],
+): string[] {
+  return [
+    ...UNSHARE,
+    `${setup.script}\n${RUN_COMMAND}`,
+    "openma-mount",
+    ...setup.args,
+    cwd,
+    command,
+    ...args,
+  ];
 }
 
 /** Arguments for `unshare` that set the mounts up, print `ready` and wait for stdin to close. */
@@ -73,8 +99,22 @@ export function unshareHolderArgs(setup: MountSetup): string[] {
  * Arguments for `nsenter` that enter the namespace passed as file descriptor 3, close that
  * descriptor so the command does not inherit it, enter cwd and become the command.
  */
-export function nsenterCommandArgs(cwd: string, command: string, args: readonly string[]): string[] {
-  return ["--mount=/proc/self/fd/3", "--", "/bin/sh", "-c", `exec 3<&-; ${RUN_COMMAND}`, "openma-enter", cwd, command, ...args];
+export function nsenterCommandArgs(
+  cwd: string,
+  command: string,
+  args: readonly string[],
+): string[] {
+  return [
+    "--mount=/proc/self/fd/3",
+    "--",
+    "/bin/sh",
+    "-c",
+    `exec 3<&-; ${RUN_COMMAND}`,
+    "openma-enter",
+    cwd,
+    command,
+    ...args,
+  ];
 }
 
 /** A fresh empty host directory for one mount setup, which removes it when done. */
@@ -111,7 +151,9 @@ const executables = new Map<string, string | null>();
 export function findExecutable(name: string): string | null {
   const cached = executables.get(name);
   if (cached !== undefined) return cached;
-  const directories = (process.env.PATH ?? "").split(delimiter).concat(["/usr/bin", "/bin", "/usr/sbin", "/sbin"]);
+  const directories = (process.env.PATH ?? "")
+    .split(delimiter)
+    .concat(["/usr/bin", "/bin", "/usr/sbin", "/sbin"]);
   let found: string | null = null;
   for (const directory of directories) {
     if (directory === "") continue;

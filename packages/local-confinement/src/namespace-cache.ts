@@ -4,7 +4,10 @@ import { type DirectoryIdentity, normalizeMounts } from "./paths.js";
 import type { MappedCommand, MappedProcess, PathMounts } from "./types.js";
 
 /** Kept namespaces of `spawnMapped`, most recently used last. */
-const kept = new Map<string, { readonly namespace: KeptNamespace; readonly idle: NodeJS.Timeout }>();
+const kept = new Map<
+  string,
+  { readonly namespace: KeptNamespace; readonly idle: NodeJS.Timeout }
+>();
 
 /** A kept namespace unused this long is released. */
 const IDLE_MS = 60_000;
@@ -12,7 +15,11 @@ const IDLE_MS = 60_000;
 const MAX_KEPT = 64;
 
 /** Runs the command in the namespace kept for this normalized table, keeping one on first use. */
-export function spawnInKeptNamespace(mounts: PathMounts, identities: Readonly<Record<string, DirectoryIdentity>>, command: MappedCommand): MappedProcess {
+export function spawnInKeptNamespace(
+  mounts: PathMounts,
+  identities: Readonly<Record<string, DirectoryIdentity>>,
+  command: MappedCommand,
+): MappedProcess {
   const key = tableKey(mounts);
   let entry = kept.get(key);
   if (entry === undefined) {

@@ -33,7 +33,8 @@ export function createKeptNamespace(mounts: PathMounts, identities: Identities):
 
   const build = (wantedKey: string): void => {
     if (!canKeep || opening !== undefined) return;
-    if (failed !== undefined && failed.key === wantedKey && Date.now() - failed.at < RETRY_AFTER_MS) return;
+    if (failed !== undefined && failed.key === wantedKey && Date.now() - failed.at < RETRY_AFTER_MS)
+      return;
     opening = openNamespace(mounts)
       .then(
         (handle) => {
@@ -60,9 +61,14 @@ export function createKeptNamespace(mounts: PathMounts, identities: Identities):
       await opening;
     },
     spawn(command, wanted) {
-      if (closed) throw new InvalidRequestError({ message: "the mount namespace was disposed", context: { mountPoints: Object.keys(mounts) } });
+      if (closed)
+        throw new InvalidRequestError({
+          message: "the mount namespace was disposed",
+          context: { mountPoints: Object.keys(mounts) },
+        });
       const wantedKey = identityKey(wanted);
-      if (kept !== undefined && kept.key === wantedKey) return spawnEntered(kept.handle.fd, command);
+      if (kept !== undefined && kept.key === wantedKey)
+        return spawnEntered(kept.handle.fd, command);
       // Not built yet, or a host directory was replaced since the setup and the namespace shows the old one.
       kept?.handle.close();
       kept = undefined;

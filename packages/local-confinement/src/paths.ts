@@ -15,9 +15,15 @@ export interface MapPathOptions {
 }
 
 /** Normalizes a sandbox path to an absolute POSIX path; relative paths resolve against `cwd`. */
-export function normalizeSandboxPath(sandboxPath: string, cwd: string = DEFAULT_SANDBOX_CWD): string {
+export function normalizeSandboxPath(
+  sandboxPath: string,
+  cwd: string = DEFAULT_SANDBOX_CWD,
+): string {
   if (sandboxPath.includes("\0")) {
-    throw new InvalidRequestError({ message: "sandbox path contains a NUL byte", context: { path: sandboxPath.replace(/\0/g, "") } });
+    throw new InvalidRequestError({
+      message: "sandbox path contains a NUL byte",
+      context: { path: sandboxPath.replace(/\0/g, "") },
+    });
   }
   return posix.resolve("/", cwd, sandboxPath);
 }
@@ -26,7 +32,12 @@ export function normalizeSandboxPath(sandboxPath: string, cwd: string = DEFAULT_
  * Maps a sandbox path to the host path that backs it, for file I/O done from Node. The longest
  * matching mount wins; a path under no mount maps to itself, as the process would see it.
  */
-export function mapPath(sandboxPath: string, mounts: PathMounts, cwd: string = DEFAULT_SANDBOX_CWD, options: MapPathOptions = {}): string {
+export function mapPath(
+  sandboxPath: string,
+  mounts: PathMounts,
+  cwd: string = DEFAULT_SANDBOX_CWD,
+  options: MapPathOptions = {},
+): string {
   const absolute = normalizeSandboxPath(sandboxPath, cwd);
   const normalized = normalizeMounts(mounts);
   const protectedHostDirs = options.mode === "rewrite" ? hostDirsOf(normalized) : new Set<string>();
@@ -52,7 +63,10 @@ export function rewriteSandboxPaths(value: string, mounts: PathMounts): string {
 export function createPathRewriter(mounts: PathMounts): (value: string) => string {
   const prefixes = prefixesLongestFirst(mounts, hostDirsOf(mounts));
   if (prefixes.length === 0) return (value) => value;
-  const pattern = new RegExp(`(?<![\\w.\\-/])(?:${prefixes.map(escapeRegExp).join("|")})(?=/|$|[^\\w.\\-])`, "g");
+  const pattern = new RegExp(
+    `(?<![\\w.\\-/])(?:${prefixes.map(escapeRegExp).join("|")})(?=/|$|[^\\w.\\-])`,
+    "g",
+  );
   // A mount point wins over an equal host directory, so `{"/a": "/b", "/b": "/c"}` still maps `/b`.
   return (value) => value.replace(pattern, (match) => mounts[match] ?? match);
 }
@@ -63,7 +77,10 @@ export function normalizeMounts(mounts: PathMounts): PathMounts {
   for (const [mountPoint, hostDir] of Object.entries(mounts)) {
     const normalized = posix.normalize(mountPoint).replace(/\/+$/, "");
     if (!mountPoint.startsWith("/") || normalized === "" || normalized.includes("\0")) {
-      throw new InvalidRequestError({ message: `mount point must be an absolute path other than /: ${mountPoint}`, context: { mountPoint } });
+      throw new InvalidRequestError({
+        message: `mount point must be an absolute path other than /: ${mountPoint}`,
+        context: { mountPoint },
+      });
     }
     result[normalized] = resolve(hostDir);
   }
@@ -77,13 +94,19 @@ export type DirectoryIdentity = string;
  * Normalizes the table and checks that every host directory exists; returns the identity of each
  * host directory by mount point, so a kept namespace can tell a directory replaced since.
  */
-export function validateMounts(mounts: PathMounts): { readonly mounts: PathMounts; readonly identities: Readonly<Record<string, DirectoryIdentity>> } {
+export function validateMounts(mounts: PathMounts): {
+  readonly mounts: PathMounts;
+  readonly identities: Readonly<Record<string, DirectoryIdentity>>;
+} {
   const normalized = normalizeMounts(mounts);
   const identities: Record<string, DirectoryIdentity> = {};
   for (const [mountPoint, hostDir] of Object.entries(normalized)) {
     const info = statOrUndefined(hostDir);
     if (info === undefined) {
-      throw new InvalidRequestError({ message: `host directory for ${mountPoint} does not exist: ${hostDir}`, context: { mountPoint, hostDir } });
+      throw new InvalidRequestError({
+        message: `host directory for ${mountPoint} does not exist: ${hostDir}`,
+        context: { mountPoint, hostDir },
+      });
     }
     identities[mountPoint] = `${info.dev}:${info.ino}`;
   }

@@ -23,7 +23,11 @@ export interface ResolveInRootOptions {
  * the operation, and the kernel then resolves that link against the caller's root (see
  * docs/local-stack.md, Isolation).
  */
-export function resolveInRoot(path: string, toHost: (containerPath: string) => string, options: ResolveInRootOptions): string {
+export function resolveInRoot(
+  path: string,
+  toHost: (containerPath: string) => string,
+  options: ResolveInRootOptions,
+): string {
   let pending = path.split("/").filter((part) => part !== "");
   let resolved = "/";
   let followed = 0;
@@ -40,7 +44,10 @@ export function resolveInRoot(path: string, toHost: (containerPath: string) => s
     }
     followed += 1;
     if (followed > MAX_SYMLINKS) {
-      throw new InvalidRequestError({ message: `too many levels of symbolic links: ${path}`, context: { path, errno: "ELOOP" } });
+      throw new InvalidRequestError({
+        message: `too many levels of symbolic links: ${path}`,
+        context: { path, errno: "ELOOP" },
+      });
     }
     const target = readlinkSync(toHost(candidate));
     const base = posix.resolve("/", target.startsWith("/") ? target : posix.join(resolved, target));

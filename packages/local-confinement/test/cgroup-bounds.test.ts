@@ -20,9 +20,11 @@ function cgroupOf(pid: number, controller: string): string | undefined {
     const [, controllers, path] = line.split(":", 3);
     if (controllers === undefined || path === undefined) continue;
     if (controllers.split(",").includes(controller)) {
-      for (const mount of [controller, controllers]) if (existsSync(`/sys/fs/cgroup/${mount}${path}`)) return `/sys/fs/cgroup/${mount}${path}`;
+      for (const mount of [controller, controllers])
+        if (existsSync(`/sys/fs/cgroup/${mount}${path}`)) return `/sys/fs/cgroup/${mount}${path}`;
     }
-    if (controllers === "" && existsSync(`/sys/fs/cgroup${path}/cgroup.controllers`)) return `/sys/fs/cgroup${path}`;
+    if (controllers === "" && existsSync(`/sys/fs/cgroup${path}/cgroup.controllers`))
+      return `/sys/fs/cgroup${path}`;
   }
   return undefined;
 }
@@ -36,7 +38,11 @@ describe.runIf(available)("a confined container's memory and CPU cgroups", () =>
 
   beforeAll(async () => {
     scratch = await mkdtemp(join(tmpdir(), "cgroup-bounds-"));
-    root = await createConfinedRoot({ tree: join(scratch, "tree"), mounts: {}, limits: { maxContainerMemoryBytes: MEMORY_BOUND, maxCpus: 0.5 } }).catch((error: unknown) => {
+    root = await createConfinedRoot({
+      tree: join(scratch, "tree"),
+      mounts: {},
+      limits: { maxContainerMemoryBytes: MEMORY_BOUND, maxCpus: 0.5 },
+    }).catch((error: unknown) => {
       refusal = error;
       return undefined;
     });
@@ -55,10 +61,14 @@ describe.runIf(available)("a confined container's memory and CPU cgroups", () =>
     }
     expect(root.cgroups).toEqual({ pids: root.processCgroup, memory: true, cpu: true });
     const memory = cgroupOf(root.pid, "memory") as string;
-    const limit = existsSync(`${memory}/memory.limit_in_bytes`) ? readFileSync(`${memory}/memory.limit_in_bytes`, "utf8") : readFileSync(`${memory}/memory.max`, "utf8");
+    const limit = existsSync(`${memory}/memory.limit_in_bytes`)
+      ? readFileSync(`${memory}/memory.limit_in_bytes`, "utf8")
+      : readFileSync(`${memory}/memory.max`, "utf8");
     expect(Number(limit.trim())).toBe(MEMORY_BOUND);
     const cpu = cgroupOf(root.pid, "cpu") as string;
-    const quota = existsSync(`${cpu}/cpu.cfs_quota_us`) ? readFileSync(`${cpu}/cpu.cfs_quota_us`, "utf8").trim() : readFileSync(`${cpu}/cpu.max`, "utf8").split(" ")[0];
+    const quota = existsSync(`${cpu}/cpu.cfs_quota_us`)
+      ? readFileSync(`${cpu}/cpu.cfs_quota_us`, "utf8").trim()
+      : readFileSync(`${cpu}/cpu.max`, "utf8").split(" ")[0];
     expect(Number(quota)).toBe(50_000);
   });
 
@@ -66,15 +76,27 @@ describe.runIf(available)("a confined container's memory and CPU cgroups", () =>
     if (root === undefined) return;
     // 256 MiB touched in 16 MiB steps: far past the bound, well under the per-process address-space limit.
     const hog = root.spawn({
-      command: "node", args: ["-e", "const a = []; for (let i = 0; i < 16; i++) { a.push(Buffer.alloc(16 * 1024 * 1024, 1)); process.stdout.write(i + ' '); } console.log('survived')"],
-      cwd: "/", env: { PATH: "/usr/bin:/bin" },
+      command: "node",
+      args: [
+        "-e",
+        "const a = []; for (let i = 0; i < 16; i++) { a.push(Buffer.alloc(16 * 1024 * 1024, 1)); process.stdout.write(i + ' '); } console.log('survived')",
+      ],
+      cwd: "/",
+      env: { PATH: "/usr/bin:/bin" },
     });
     const result = await run(hog);
     // It ran and allocated (stdout to a pipe is synchronous), and was ended before it finished.
     expect(result.stdout).toMatch(/^0 1 /);
     expect(result.stdout).not.toContain("survived");
     expect(result.code).not.toBe(0);
-    const next = await run(root.spawn({ command: "sh", args: ["-c", "echo still-serving"], cwd: "/", env: { PATH: "/usr/bin:/bin" } }));
+    const next = await run(
+      root.spawn({
+        command: "sh",
+        args: ["-c", "echo still-serving"],
+        cwd: "/",
+        env: { PATH: "/usr/bin:/bin" },
+      }),
+    );
     expect(next.stdout).toBe("still-serving\n");
   }, 60_000);
 });

@@ -30,7 +30,9 @@ describe.skipIf(!isConfinementAvailable())("the egress forwarder", () => {
   let port: number;
   let root: ConfinedRoot;
   const fetchIn = async (proxy: string, url: string) =>
-    (await run(root.spawn({ command: process.execPath, args: ["-e", FETCH, proxy, url], env: {} }))).stdout.trim();
+    (
+      await run(root.spawn({ command: process.execPath, args: ["-e", FETCH, proxy, url], env: {} }))
+    ).stdout.trim();
 
   beforeAll(async () => {
     tree = await mkdtemp(join(tmpdir(), "oma-forwarder-test-"));
@@ -39,7 +41,10 @@ describe.skipIf(!isConfinementAvailable())("the egress forwarder", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     port = (server.address() as AddressInfo).port;
     root = await createConfinedRoot({
-      tree, mounts: { "/workspace": join(tree, "workspace") }, network: "none", egressAllowList: [`127.0.0.1:${port}`],
+      tree,
+      mounts: { "/workspace": join(tree, "workspace") },
+      network: "none",
+      egressAllowList: [`127.0.0.1:${port}`],
     });
   });
   afterAll(async () => {
@@ -50,14 +55,22 @@ describe.skipIf(!isConfinementAvailable())("the egress forwarder", () => {
   });
 
   it("is the container's first process and carries an allowed request to the host", async () => {
-    const first = await run(root.spawn({ command: "sh", args: ["-c", "tr '\\0' ' ' < /proc/1/cmdline"], env: {} }));
+    const first = await run(
+      root.spawn({ command: "sh", args: ["-c", "tr '\\0' ' ' < /proc/1/cmdline"], env: {} }),
+    );
     expect(first.stdout).toContain("egress forwarder: <socket path> <port> expected");
-    expect(await fetchIn("127.0.0.1:3128", `http://127.0.0.1:${port}/`)).toBe("200 hello from the host");
+    expect(await fetchIn("127.0.0.1:3128", `http://127.0.0.1:${port}/`)).toBe(
+      "200 hello from the host",
+    );
   });
 
   it("leaves the proxy's refusals to the proxy, and the host's loopback out of reach without it", async () => {
-    expect(await fetchIn("127.0.0.1:3128", "http://127.0.0.1:1/")).toMatch(/^403 egress to 127\.0\.0\.1:1 is not allowed/);
+    expect(await fetchIn("127.0.0.1:3128", "http://127.0.0.1:1/")).toMatch(
+      /^403 egress to 127\.0\.0\.1:1 is not allowed/,
+    );
     expect(root.egress?.refused).toContain("127.0.0.1:1");
-    expect(await fetchIn(`127.0.0.1:${port}`, `http://127.0.0.1:${port}/`)).toBe("error ECONNREFUSED");
+    expect(await fetchIn(`127.0.0.1:${port}`, `http://127.0.0.1:${port}/`)).toBe(
+      "error ECONNREFUSED",
+    );
   });
 });

@@ -9,11 +9,14 @@ import { parseEgressAllowList, startEgressProxy } from "../src/egress-proxy.js";
 /** One request through the proxy socket: status and body. */
 function viaProxy(socketPath: string, url: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const outgoing = request({ socketPath, path: url, headers: { Host: new URL(url).host } }, (response) => {
-      let body = "";
-      response.on("data", (chunk: Buffer) => (body += chunk.toString()));
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
-    });
+    const outgoing = request(
+      { socketPath, path: url, headers: { Host: new URL(url).host } },
+      (response) => {
+        let body = "";
+        response.on("data", (chunk: Buffer) => (body += chunk.toString()));
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+      },
+    );
     outgoing.on("error", reject);
     outgoing.end();
   });
@@ -46,9 +49,16 @@ describe("egress allow-list", () => {
     const port = (app.address() as AddressInfo).port;
     const proxy = await startEgressProxy([`127.0.0.1:${port}`]);
     try {
-      expect(await viaProxy(proxy.socketPath, `http://127.0.0.1:${port}/x`)).toEqual({ status: 200, body: "through" });
-      expect(await viaProxy(proxy.socketPath, `http://127.0.0.1:${port + 1}/`)).toMatchObject({ status: 403 });
-      expect(await viaProxy(proxy.socketPath, `http://localhost:${port}/`)).toMatchObject({ status: 403 });
+      expect(await viaProxy(proxy.socketPath, `http://127.0.0.1:${port}/x`)).toEqual({
+        status: 200,
+        body: "through",
+      });
+      expect(await viaProxy(proxy.socketPath, `http://127.0.0.1:${port + 1}/`)).toMatchObject({
+        status: 403,
+      });
+      expect(await viaProxy(proxy.socketPath, `http://localhost:${port}/`)).toMatchObject({
+        status: 403,
+      });
       expect(proxy.refused).toEqual([`127.0.0.1:${port + 1}`, `localhost:${port}`]);
     } finally {
       await proxy.close();
@@ -65,9 +75,16 @@ describe("egress allow-list", () => {
       },
     });
     try {
-      expect(await viaProxy(proxy.socketPath, "http://api.example.test/v1?q=1")).toEqual({ status: 200, body: "answered by the handler" });
+      expect(await viaProxy(proxy.socketPath, "http://api.example.test/v1?q=1")).toEqual({
+        status: 200,
+        body: "answered by the handler",
+      });
       const connected = await new Promise<number>((resolve, reject) => {
-        const outgoing = request({ socketPath: proxy.socketPath, method: "CONNECT", path: "api.example.test:443" });
+        const outgoing = request({
+          socketPath: proxy.socketPath,
+          method: "CONNECT",
+          path: "api.example.test:443",
+        });
         outgoing.on("connect", (response, socket) => {
           socket.destroy();
           resolve(response.statusCode ?? 0);
@@ -103,7 +120,11 @@ describe("egress connections end with their guest", () => {
     try {
       await new Promise<void>((resolve, reject) => {
         const outgoing = request(
-          { socketPath: proxy.socketPath, path: `http://127.0.0.1:${port}/stream`, headers: { Host: `127.0.0.1:${port}` } },
+          {
+            socketPath: proxy.socketPath,
+            path: `http://127.0.0.1:${port}/stream`,
+            headers: { Host: `127.0.0.1:${port}` },
+          },
           (response) => {
             response.once("data", () => {
               outgoing.destroy();
@@ -120,7 +141,11 @@ describe("egress connections end with their guest", () => {
 
       // A CONNECT tunnel to the same destination: the guest closing it closes the destination's side.
       await new Promise<void>((resolve, reject) => {
-        const outgoing = request({ socketPath: proxy.socketPath, method: "CONNECT", path: `127.0.0.1:${port}` });
+        const outgoing = request({
+          socketPath: proxy.socketPath,
+          method: "CONNECT",
+          path: `127.0.0.1:${port}`,
+        });
         outgoing.on("connect", (_response, socket) => {
           socket.write(`GET /tunnel HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
           socket.once("data", () => {

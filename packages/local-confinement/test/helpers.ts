@@ -2,7 +2,9 @@ import { readFile, readdir, readlink } from "node:fs/promises";
 import type { MappedProcess } from "../src/index.js";
 
 /** Collects a process's output and exit code. */
-export async function run(process: MappedProcess): Promise<{ stdout: string; stderr: string; code: number | null }> {
+export async function run(
+  process: MappedProcess,
+): Promise<{ stdout: string; stderr: string; code: number | null }> {
   let stdout = "";
   let stderr = "";
   process.child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()));

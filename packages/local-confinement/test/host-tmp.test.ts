@@ -6,7 +6,16 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type PathMappingMode, type SpawnMappedOptions, createMountNamespace, detectPathMappingMode, mapPath, releaseMountNamespace, rewriteSandboxPaths, spawnMapped } from "../src/index.js";
+import {
+  type PathMappingMode,
+  type SpawnMappedOptions,
+  createMountNamespace,
+  detectPathMappingMode,
+  mapPath,
+  releaseMountNamespace,
+  rewriteSandboxPaths,
+  spawnMapped,
+} from "../src/index.js";
 import { settleMountNamespaces } from "../src/namespace-cache.js";
 import { run } from "./helpers.js";
 
@@ -18,11 +27,23 @@ let largeMounts: Record<string, string>;
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), "local-process-host-tmp-"));
   expect(root.startsWith("/tmp/")).toBe(true);
-  mounts = { "/workspace": join(root, "workspace"), "/mnt/session/outputs": join(root, "outputs"), "/tmp": join(root, "tmp"), "/tmp/cache": join(root, "cache") };
-  await Promise.all(Object.values(mounts).map((directory) => mkdir(join(directory, "sub"), { recursive: true })));
+  mounts = {
+    "/workspace": join(root, "workspace"),
+    "/mnt/session/outputs": join(root, "outputs"),
+    "/tmp": join(root, "tmp"),
+    "/tmp/cache": join(root, "cache"),
+  };
+  await Promise.all(
+    Object.values(mounts).map((directory) => mkdir(join(directory, "sub"), { recursive: true })),
+  );
   largeMounts = { ...mounts };
-  for (let index = 0; index < 5; index += 1) largeMounts[`/tmp/extra-${index}`] = join(root, `extra-${index}`);
-  await Promise.all(Object.values(largeMounts).map((directory) => mkdir(join(directory, "sub"), { recursive: true })));
+  for (let index = 0; index < 5; index += 1)
+    largeMounts[`/tmp/extra-${index}`] = join(root, `extra-${index}`);
+  await Promise.all(
+    Object.values(largeMounts).map((directory) =>
+      mkdir(join(directory, "sub"), { recursive: true }),
+    ),
+  );
   await writeFile(join(root, "workspace", "input.txt"), "from the host\n");
   await writeFile(join(root, "cache", "hit.txt"), "cached\n");
 });
@@ -32,9 +53,13 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-const SCRIPT = "cat /workspace/input.txt /tmp/cache/hit.txt && echo tmp > /tmp/written.txt && echo out > /mnt/session/outputs/written.txt && pwd";
+const SCRIPT =
+  "cat /workspace/input.txt /tmp/cache/hit.txt && echo tmp > /tmp/written.txt && echo out > /mnt/session/outputs/written.txt && pwd";
 
-async function expectMapped(spawn: (options: Omit<SpawnMappedOptions, "mounts">) => ReturnType<typeof spawnMapped>, mapping: PathMappingMode): Promise<void> {
+async function expectMapped(
+  spawn: (options: Omit<SpawnMappedOptions, "mounts">) => ReturnType<typeof spawnMapped>,
+  mapping: PathMappingMode,
+): Promise<void> {
   const result = await run(spawn({ command: "sh", args: ["-c", SCRIPT], cwd: "/tmp/sub" }));
   expect(result.stderr).toBe("");
   expect(result.code).toBe(0);
@@ -45,32 +70,45 @@ async function expectMapped(spawn: (options: Omit<SpawnMappedOptions, "mounts">)
   await rm(join(root, "tmp", "written.txt"));
 }
 
-describe.runIf(detectPathMappingMode() === "namespace").each(["small", "large"])("namespace mode with host directories under /tmp (%s table)", (size) => {
-  const table = (): Record<string, string> => (size === "small" ? mounts : largeMounts);
+describe.runIf(detectPathMappingMode() === "namespace").each(["small", "large"])(
+  "namespace mode with host directories under /tmp (%s table)",
+  (size) => {
+    const table = (): Record<string, string> => (size === "small" ? mounts : largeMounts);
 
-  it("maps every directory with a namespace per command", async () => {
-    await expectMapped((options) => spawnMapped({ ...options, mounts: table(), mapping: "namespace", reuseNamespace: false }), "namespace");
-  });
+    it("maps every directory with a namespace per command", async () => {
+      await expectMapped(
+        (options) =>
+          spawnMapped({ ...options, mounts: table(), mapping: "namespace", reuseNamespace: false }),
+        "namespace",
+      );
+    });
 
-  it("maps every directory in the namespace spawnMapped keeps", async () => {
-    await run(spawnMapped({ command: "true", mounts: table(), mapping: "namespace" }));
-    await settleMountNamespaces();
-    await expectMapped((options) => spawnMapped({ ...options, mounts: table(), mapping: "namespace" }), "namespace");
-  });
+    it("maps every directory in the namespace spawnMapped keeps", async () => {
+      await run(spawnMapped({ command: "true", mounts: table(), mapping: "namespace" }));
+      await settleMountNamespaces();
+      await expectMapped(
+        (options) => spawnMapped({ ...options, mounts: table(), mapping: "namespace" }),
+        "namespace",
+      );
+    });
 
-  it("maps every directory in a namespace from createMountNamespace", async () => {
-    const namespace = await createMountNamespace(table(), { mapping: "namespace" });
-    try {
-      await expectMapped((options) => namespace.spawn(options), "namespace");
-    } finally {
-      namespace.dispose();
-    }
-  });
-});
+    it("maps every directory in a namespace from createMountNamespace", async () => {
+      const namespace = await createMountNamespace(table(), { mapping: "namespace" });
+      try {
+        await expectMapped((options) => namespace.spawn(options), "namespace");
+      } finally {
+        namespace.dispose();
+      }
+    });
+  },
+);
 
 describe("rewrite mode with host directories under /tmp", () => {
   it("maps every directory once", async () => {
-    await expectMapped((options) => spawnMapped({ ...options, mounts, mapping: "rewrite" }), "rewrite");
+    await expectMapped(
+      (options) => spawnMapped({ ...options, mounts, mapping: "rewrite" }),
+      "rewrite",
+    );
   });
 
   it("leaves host paths that are already mapped alone in arguments, environment and cwd", async () => {
@@ -78,7 +116,12 @@ describe("rewrite mode with host directories under /tmp", () => {
     const result = await run(
       spawnMapped({
         command: "sh",
-        args: ["-c", 'printf "%s|%s|%s|%s" "$1" "$HOME" "$STATE" "$(pwd)"', "sh", `${hostSub}/a.txt`],
+        args: [
+          "-c",
+          'printf "%s|%s|%s|%s" "$1" "$HOME" "$STATE" "$(pwd)"',
+          "sh",
+          `${hostSub}/a.txt`,
+        ],
         // A session's state read back from an earlier command holds host paths.
         env: { PATH: process.env.PATH, HOME: "/tmp/home", STATE: `${hostSub}:/workspace/b` },
         cwd: hostSub,
@@ -86,14 +129,16 @@ describe("rewrite mode with host directories under /tmp", () => {
         mapping: "rewrite",
       }),
     );
-    expect(result.stdout).toBe(`${hostSub}/a.txt|${join(root, "tmp", "home")}|${hostSub}:${join(root, "workspace")}/b|${hostSub}`);
+    expect(result.stdout).toBe(
+      `${hostSub}/a.txt|${join(root, "tmp", "home")}|${hostSub}:${join(root, "workspace")}/b|${hostSub}`,
+    );
   });
 
   it("rewrites text in one pass", () => {
     const table = { "/workspace": "/tmp/r/ws", "/tmp": "/tmp/r/tmp" };
-    expect(rewriteSandboxPaths("cd /workspace/x && ls /tmp /tmp/r/ws /tmp/r/tmp/y /tmp/other", table)).toBe(
-      "cd /tmp/r/ws/x && ls /tmp/r/tmp /tmp/r/ws /tmp/r/tmp/y /tmp/r/tmp/other",
-    );
+    expect(
+      rewriteSandboxPaths("cd /workspace/x && ls /tmp /tmp/r/ws /tmp/r/tmp/y /tmp/other", table),
+    ).toBe("cd /tmp/r/ws/x && ls /tmp/r/tmp /tmp/r/ws /tmp/r/tmp/y /tmp/r/tmp/other");
     // A mount point equal to another mount's host directory is still a mount point.
     expect(rewriteSandboxPaths("/a/x /b/y", { "/a": "/b", "/b": "/c" })).toBe("/b/x /c/y");
   });

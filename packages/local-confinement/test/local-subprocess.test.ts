@@ -2,7 +2,10 @@ import { existsSync } from "node:fs";
 import { readdir, mkdtemp, rm, stat, writeFile as writeHostFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ManagedRuntimeError, type SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
+import {
+  ManagedRuntimeError,
+  type SandboxCheckpointHandle,
+} from "@open-managed-agents/runtime-resource-contract";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   type LocalSubprocessRuntime,
@@ -10,7 +13,12 @@ import {
   createLocalSubprocessSandboxProvider,
   sandboxFactory,
 } from "../src/local-subprocess/index.js";
-import { supportsBytesFileIO, supportsDestroy, supportsDuplexProcess, supportsSandboxRuntime } from "@open-managed-agents/sandbox";
+import {
+  supportsBytesFileIO,
+  supportsDestroy,
+  supportsDuplexProcess,
+  supportsSandboxRuntime,
+} from "@open-managed-agents/sandbox";
 
 const context = { sessionId: "session-1", workdir: "/workspace" };
 let rootDir: string;
@@ -37,8 +45,12 @@ async function newRuntime(): Promise<LocalSubprocessRuntime> {
 }
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
-  const error = await promise.then(() => null, (caught: unknown) => caught);
-  if (!ManagedRuntimeError.isInstance(error)) throw new Error(`expected a typed error, got ${String(error)}`);
+  const error = await promise.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  if (!ManagedRuntimeError.isInstance(error))
+    throw new Error(`expected a typed error, got ${String(error)}`);
   return error.code;
 }
 
@@ -47,14 +59,23 @@ describe("local-subprocess provider", () => {
     const previous = process.env.NODE_ENV;
     process.env.NODE_ENV = "production";
     try {
-      expect(() => createLocalSubprocessSandboxProvider({ rootDir, confinement: "unconfined-unsafe" })).toThrow(/loads only when NODE_ENV=test/);
-      expect(() => createLocalSubprocessSandboxProvider({ rootDir, confinement: "unconfined-unsafe" })).toThrow(
-        expect.objectContaining({ code: "invalid_config", context: expect.objectContaining({ field: "confinement" }) }),
+      expect(() =>
+        createLocalSubprocessSandboxProvider({ rootDir, confinement: "unconfined-unsafe" }),
+      ).toThrow(/loads only when NODE_ENV=test/);
+      expect(() =>
+        createLocalSubprocessSandboxProvider({ rootDir, confinement: "unconfined-unsafe" }),
+      ).toThrow(
+        expect.objectContaining({
+          code: "invalid_config",
+          context: expect.objectContaining({ field: "confinement" }),
+        }),
       );
       const confined = createLocalSubprocessSandboxProvider({ rootDir });
       const runtime = await confined.create({ sessionId: "ses-production", workdir: "/workspace" });
       try {
-        const result = await runtime.exec("touch /etc/oma-production-probe 2>/dev/null; test -e /etc/oma-production-probe && echo written; echo done");
+        const result = await runtime.exec(
+          "touch /etc/oma-production-probe 2>/dev/null; test -e /etc/oma-production-probe && echo written; echo done",
+        );
         expect(result.stdout).toContain("done");
         expect(existsSync("/etc/oma-production-probe")).toBe(false);
       } finally {
@@ -66,15 +87,28 @@ describe("local-subprocess provider", () => {
   });
 
   it("rejects bad options naming the field", () => {
-    expect(() => createLocalSubprocessSandboxProvider({ provider: "" })).toThrow(expect.objectContaining({ code: "invalid_config", context: expect.objectContaining({ path: "provider" }) }));
-    expect(() => createLocalSubprocessSandboxProvider({ defaultTimeoutMs: -1 })).toThrow(expect.objectContaining({ code: "invalid_config", context: expect.objectContaining({ path: "defaultTimeoutMs" }) }));
+    expect(() => createLocalSubprocessSandboxProvider({ provider: "" })).toThrow(
+      expect.objectContaining({
+        code: "invalid_config",
+        context: expect.objectContaining({ path: "provider" }),
+      }),
+    );
+    expect(() => createLocalSubprocessSandboxProvider({ defaultTimeoutMs: -1 })).toThrow(
+      expect.objectContaining({
+        code: "invalid_config",
+        context: expect.objectContaining({ path: "defaultTimeoutMs" }),
+      }),
+    );
   });
 
   it("carries a configured provider id in its handles and refuses another provider's", async () => {
     const acme = createLocalSubprocessSandboxProvider({ rootDir, provider: "acme-dev" });
     const runtime = await acme.create(context);
     created.push(runtime);
-    expect(runtime.runtimeHandle()).toEqual({ provider: "acme-dev", runtimeId: expect.stringMatching(/^local-/) });
+    expect(runtime.runtimeHandle()).toEqual({
+      provider: "acme-dev",
+      runtimeId: expect.stringMatching(/^local-/),
+    });
     const handle = await runtime.checkpoint({ kind: "filesystem" });
     expect(handle.provider).toBe("acme-dev");
     expect(await codeOf(provider.restore(handle, context))).toBe("provider_mismatch");
@@ -85,31 +119,54 @@ describe("local-subprocess provider", () => {
 
   it("offers the full managed runtime surface", async () => {
     const runtime = await newRuntime();
-    expect(supportsSandboxRuntime(runtime) && supportsDuplexProcess(runtime) && supportsBytesFileIO(runtime) && supportsDestroy(runtime)).toBe(true);
-    expect(runtime.runtimeHandle()).toEqual({ provider: "local-subprocess", runtimeId: expect.stringMatching(/^local-/) });
-    expect(runtime.runtimeCapabilities()).toEqual({ lease: true, suspend: [], checkpoint: ["filesystem"] });
+    expect(
+      supportsSandboxRuntime(runtime) &&
+        supportsDuplexProcess(runtime) &&
+        supportsBytesFileIO(runtime) &&
+        supportsDestroy(runtime),
+    ).toBe(true);
+    expect(runtime.runtimeHandle()).toEqual({
+      provider: "local-subprocess",
+      runtimeId: expect.stringMatching(/^local-/),
+    });
+    expect(runtime.runtimeCapabilities()).toEqual({
+      lease: true,
+      suspend: [],
+      checkpoint: ["filesystem"],
+    });
   });
 });
 
 describe("exec", () => {
   it("returns exit code, stdout, stderr and interleaved output; a non-zero exit is a result", async () => {
     const runtime = await newRuntime();
-    const result = await runtime.exec("echo one; sleep 0.05; echo two >&2; sleep 0.05; echo three; exit 3");
-    expect(result).toEqual({ exitCode: 3, stdout: "one\nthree\n", stderr: "two\n", output: "one\ntwo\nthree\n" });
+    const result = await runtime.exec(
+      "echo one; sleep 0.05; echo two >&2; sleep 0.05; echo three; exit 3",
+    );
+    expect(result).toEqual({
+      exitCode: 3,
+      stdout: "one\nthree\n",
+      stderr: "two\n",
+      output: "one\ntwo\nthree\n",
+    });
   });
 
   it("runs in the workdir with per-call and persistent environment", async () => {
     const runtime = await newRuntime();
     await runtime.setEnvVars({ GREETING: "hello" });
     await runtime.writeFile("/workspace/marker.txt", "present");
-    const result = await runtime.exec('cat marker.txt; printf " %s %s" "$GREETING" "$EXTRA"', { env: { EXTRA: "world" } });
+    const result = await runtime.exec('cat marker.txt; printf " %s %s" "$GREETING" "$EXTRA"', {
+      env: { EXTRA: "world" },
+    });
     expect(result.stdout).toBe("present hello world");
   });
 
   it("enforces its own deadline with a timeout error and kills the command", async () => {
     const runtime = await newRuntime();
     const started = Date.now();
-    expect(await codeOf(runtime.exec("sleep 30; echo late > /workspace/late.txt", { timeoutMs: 200 }))).toBe("timeout");
+    expect(
+      await codeOf(runtime.exec("sleep 30; echo late > /workspace/late.txt", { timeoutMs: 200 })),
+    ).toBe("timeout");
     expect(Date.now() - started).toBeLessThan(10_000);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await codeOf(runtime.readFile("/workspace/late.txt"))).toBe("not_found");
@@ -139,7 +196,9 @@ describe("files", () => {
     const bytes = new Uint8Array([0, 255, 1, 254]);
     await runtime.writeFileBytes("/workspace/bin.dat", bytes);
     expect([...(await runtime.readFileBytes("/workspace/bin.dat"))]).toEqual([...bytes]);
-    const streamed = new Uint8Array(await new Response(await runtime.readFileStream("/workspace/bin.dat")).arrayBuffer());
+    const streamed = new Uint8Array(
+      await new Response(await runtime.readFileStream("/workspace/bin.dat")).arrayBuffer(),
+    );
     expect([...streamed]).toEqual([...bytes]);
     expect((await runtime.exec("cat /workspace/a/b/c.txt")).stdout).toBe("héllo");
   });
@@ -149,7 +208,9 @@ describe("files", () => {
     expect(await codeOf(runtime.readFile("/workspace/missing.txt"))).toBe("not_found");
     expect(await codeOf(runtime.readFileBytes("/workspace/missing.bin"))).toBe("not_found");
     expect(await codeOf(runtime.readFileStream("/workspace/missing.bin"))).toBe("not_found");
-    expect(await codeOf(runtime.writeFile("/etc/openma-should-not-exist", "x"))).toBe("invalid_request");
+    expect(await codeOf(runtime.writeFile("/etc/openma-should-not-exist", "x"))).toBe(
+      "invalid_request",
+    );
     expect(await codeOf(runtime.readFile("/workspace/../etc/hostname"))).toBe("invalid_request");
   });
 
@@ -219,16 +280,25 @@ describe("checkpoints", () => {
   it("restores a portable filesystem checkpoint into a new runtime", async () => {
     const runtime = await newRuntime();
     await runtime.writeFile("/workspace/src/main.ts", "export {};\n");
-    await runtime.exec("printf '#!/bin/sh\\necho tool\\n' > bin.sh && chmod +x bin.sh && ln -s src/main.ts link.ts");
+    await runtime.exec(
+      "printf '#!/bin/sh\\necho tool\\n' > bin.sh && chmod +x bin.sh && ln -s src/main.ts link.ts",
+    );
     const handle = await runtime.checkpoint({ kind: "filesystem", name: "after-run" });
-    expect(handle).toMatchObject({ provider: "local-subprocess", kind: "filesystem", scope: "portable", metadata: { name: "after-run" } });
+    expect(handle).toMatchObject({
+      provider: "local-subprocess",
+      kind: "filesystem",
+      scope: "portable",
+      metadata: { name: "after-run" },
+    });
     expect(handle.checkpointId).toMatch(/^sha256:[0-9a-f]{64}$/);
     await runtime.writeFile("/workspace/src/main.ts", "changed");
 
     const restored = await provider.restore(handle, context);
     created.push(restored);
     expect(await restored.readFile("/workspace/src/main.ts")).toBe("export {};\n");
-    expect((await restored.exec("./bin.sh && readlink link.ts")).stdout).toBe("tool\nsrc/main.ts\n");
+    expect((await restored.exec("./bin.sh && readlink link.ts")).stdout).toBe(
+      "tool\nsrc/main.ts\n",
+    );
 
     await runtime.resume(handle);
     expect(await runtime.readFile("/workspace/src/main.ts")).toBe("export {};\n");
@@ -246,11 +316,21 @@ describe("checkpoints", () => {
 
   it("throws provider_mismatch for a foreign handle", async () => {
     const runtime = await newRuntime();
-    const foreign: SandboxCheckpointHandle = { provider: "cloudflare", checkpointId: "backup-1", sourceRuntimeId: "x", kind: "filesystem", scope: "portable" };
+    const foreign: SandboxCheckpointHandle = {
+      provider: "cloudflare",
+      checkpointId: "backup-1",
+      sourceRuntimeId: "x",
+      kind: "filesystem",
+      scope: "portable",
+    };
     expect(await codeOf(provider.restore(foreign, context))).toBe("provider_mismatch");
     expect(await codeOf(provider.resume(foreign, context))).toBe("provider_mismatch");
     expect(await codeOf(runtime.resume(foreign))).toBe("provider_mismatch");
-    expect(await codeOf(provider.restore({ provider: "local-subprocess" } as SandboxCheckpointHandle, context))).toBe("invalid_request");
+    expect(
+      await codeOf(
+        provider.restore({ provider: "local-subprocess" } as SandboxCheckpointHandle, context),
+      ),
+    ).toBe("invalid_request");
   });
 
   it("fails closed for unknown, runtime-scoped and tampered checkpoints, leaving no runtime behind", async () => {
@@ -258,9 +338,18 @@ describe("checkpoints", () => {
     await runtime.writeFile("/workspace/file.txt", "original");
     const handle = await runtime.checkpoint({ kind: "filesystem" });
     const before = (await readdir(join(rootDir, "runtimes"))).length;
-    expect(await codeOf(provider.restore({ ...handle, checkpointId: `sha256:${"0".repeat(64)}` }, context))).toBe("not_found");
-    expect(await codeOf(provider.resume({ ...handle, scope: "runtime" }, context))).toBe("unsupported_operation");
-    await writeHostFile(join(rootDir, "checkpoints", handle.checkpointId.slice("sha256:".length), "file.txt"), "tampered");
+    expect(
+      await codeOf(
+        provider.restore({ ...handle, checkpointId: `sha256:${"0".repeat(64)}` }, context),
+      ),
+    ).toBe("not_found");
+    expect(await codeOf(provider.resume({ ...handle, scope: "runtime" }, context))).toBe(
+      "unsupported_operation",
+    );
+    await writeHostFile(
+      join(rootDir, "checkpoints", handle.checkpointId.slice("sha256:".length), "file.txt"),
+      "tampered",
+    );
     expect(await codeOf(provider.restore(handle, context))).toBe("integrity_failed");
     expect((await readdir(join(rootDir, "runtimes"))).length).toBe(before);
   });

@@ -51,7 +51,10 @@ describe("mapPath", () => {
 
 describe("rewriteSandboxPaths", () => {
   it("rewrites path starts only", () => {
-    const rewritten = rewriteSandboxPaths("cat /workspace/a; ls /workspace; echo http://x/workspace /workspaces", { "/workspace": "/h" });
+    const rewritten = rewriteSandboxPaths(
+      "cat /workspace/a; ls /workspace; echo http://x/workspace /workspaces",
+      { "/workspace": "/h" },
+    );
     expect(rewritten).toBe("cat /h/a; ls /h; echo http://x/workspace /workspaces");
   });
 });
@@ -74,10 +77,14 @@ const namespaceVariants: Variant[] = [
   { label: "namespace, kept", mapping: "namespace" },
   { label: "namespace, one per command", mapping: "namespace", reuseNamespace: false },
 ];
-const variants: Variant[] = [...(detectPathMappingMode() === "namespace" ? namespaceVariants : []), { label: "rewrite", mapping: "rewrite" }];
+const variants: Variant[] = [
+  ...(detectPathMappingMode() === "namespace" ? namespaceVariants : []),
+  { label: "rewrite", mapping: "rewrite" },
+];
 
 describe.each(variants)("spawnMapped ($label)", ({ label, mapping, reuseNamespace }) => {
-  const spawnMapped = (options: SpawnMappedOptions) => spawnMappedOf({ ...options, ...(reuseNamespace === undefined ? {} : { reuseNamespace }) });
+  const spawnMapped = (options: SpawnMappedOptions) =>
+    spawnMappedOf({ ...options, ...(reuseNamespace === undefined ? {} : { reuseNamespace }) });
   const fileTag = label.replace(/\W+/g, "-");
 
   beforeAll(async () => {
@@ -90,7 +97,10 @@ describe.each(variants)("spawnMapped ($label)", ({ label, mapping, reuseNamespac
     const result = await run(
       spawnMapped({
         command: "sh",
-        args: ["-c", "cat /workspace/input.txt && echo written > /mnt/session/outputs/result.txt && cat input.txt"],
+        args: [
+          "-c",
+          "cat /workspace/input.txt && echo written > /mnt/session/outputs/result.txt && cat input.txt",
+        ],
         mounts,
         mapping,
       }),
@@ -101,18 +111,31 @@ describe.each(variants)("spawnMapped ($label)", ({ label, mapping, reuseNamespac
 
   it("starts in the requested sandbox cwd", async () => {
     await mkdir(join(workspace, "sub"), { recursive: true });
-    const result = await run(spawnMapped({ command: "sh", args: ["-c", "pwd"], mounts, cwd: "/workspace/sub", mapping }));
-    expect(result.stdout.trim()).toBe(mapping === "namespace" ? "/workspace/sub" : join(workspace, "sub"));
+    const result = await run(
+      spawnMapped({ command: "sh", args: ["-c", "pwd"], mounts, cwd: "/workspace/sub", mapping }),
+    );
+    expect(result.stdout.trim()).toBe(
+      mapping === "namespace" ? "/workspace/sub" : join(workspace, "sub"),
+    );
   });
 
   it("passes the exit code through and reports a missing program as 127", async () => {
-    expect((await run(spawnMapped({ command: "sh", args: ["-c", "exit 7"], mounts, mapping }))).code).toBe(7);
-    expect((await run(spawnMapped({ command: "openma-no-such-program", mounts, mapping }))).code).toBe(127);
+    expect(
+      (await run(spawnMapped({ command: "sh", args: ["-c", "exit 7"], mounts, mapping }))).code,
+    ).toBe(7);
+    expect(
+      (await run(spawnMapped({ command: "openma-no-such-program", mounts, mapping }))).code,
+    ).toBe(127);
   });
 
   it("kills the whole process group", async () => {
     const pidFile = join(workspace, `grandchild-${fileTag}.pid`);
-    const mapped = spawnMapped({ command: "sh", args: ["-c", `sleep 30 & echo $! > ${pidFile}; wait`], mounts, mapping });
+    const mapped = spawnMapped({
+      command: "sh",
+      args: ["-c", `sleep 30 & echo $! > ${pidFile}; wait`],
+      mounts,
+      mapping,
+    });
     await waitFor(async () => (await readFile(pidFile, "utf8").catch(() => "")).trim() !== "");
     const grandchild = Number((await readFile(pidFile, "utf8")).trim());
     expect(await isAlive(grandchild)).toBe(true);
@@ -123,7 +146,12 @@ describe.each(variants)("spawnMapped ($label)", ({ label, mapping, reuseNamespac
   });
 
   it("kills members left in the group after the leader exited", async () => {
-    const mapped = spawnMapped({ command: "sh", args: ["-c", "sleep 30 >/dev/null 2>&1 & echo $!"], mounts, mapping });
+    const mapped = spawnMapped({
+      command: "sh",
+      args: ["-c", "sleep 30 >/dev/null 2>&1 & echo $!"],
+      mounts,
+      mapping,
+    });
     const result = await run(mapped);
     expect(result.code).toBe(0);
     const background = Number(result.stdout.trim());
@@ -136,7 +164,13 @@ describe.each(variants)("spawnMapped ($label)", ({ label, mapping, reuseNamespac
 
   it("kills on abort", async () => {
     const controller = new AbortController();
-    const mapped = spawnMapped({ command: "sleep", args: ["30"], mounts, mapping, signal: controller.signal });
+    const mapped = spawnMapped({
+      command: "sleep",
+      args: ["30"],
+      mounts,
+      mapping,
+      signal: controller.signal,
+    });
     controller.abort();
     expect(await mapped.exited).toEqual({ code: null, signal: "SIGKILL" });
   });
@@ -157,12 +191,21 @@ describe("spawnMapped (rewrite only)", () => {
   const spawnMapped = spawnMappedOf;
 
   it("exports the mount table", async () => {
-    const result = await run(spawnMapped({ command: "sh", args: ["-c", `printf %s "$${PATH_MAP_ENV}"`], mounts, mapping: "rewrite" }));
+    const result = await run(
+      spawnMapped({
+        command: "sh",
+        args: ["-c", `printf %s "$${PATH_MAP_ENV}"`],
+        mounts,
+        mapping: "rewrite",
+      }),
+    );
     expect(JSON.parse(result.stdout)).toEqual(mounts);
   });
 
   it("refuses a missing host directory and a relative mount point", () => {
-    expect(() => spawnMapped({ command: "true", mounts: { "/workspace": join(root, "missing") } })).toThrow(/does not exist/);
+    expect(() =>
+      spawnMapped({ command: "true", mounts: { "/workspace": join(root, "missing") } }),
+    ).toThrow(/does not exist/);
     expect(() => spawnMapped({ command: "true", mounts: { workspace } })).toThrow(/absolute/);
   });
 });

@@ -9,10 +9,24 @@ import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type MappedCommand, type MappedProcess, createMountNamespace, detectPathMappingMode, releaseMountNamespace, spawnMapped } from "../src/index.js";
+import {
+  type MappedCommand,
+  type MappedProcess,
+  createMountNamespace,
+  detectPathMappingMode,
+  releaseMountNamespace,
+  spawnMapped,
+} from "../src/index.js";
 import { settleMountNamespaces } from "../src/namespace-cache.js";
 import { createMountSetup, unshareHolderArgs } from "../src/mounts.js";
-import { heldNamespaceCount, isAlive, processesInNamespace, processesMatching, run, waitFor } from "./helpers.js";
+import {
+  heldNamespaceCount,
+  isAlive,
+  processesInNamespace,
+  processesMatching,
+  run,
+  waitFor,
+} from "./helpers.js";
 
 let root: string;
 let mounts: Record<string, string>;
@@ -49,7 +63,8 @@ describe.runIf(detectPathMappingMode() === "namespace")("kept mount namespaces",
     expect(namespace.mode).toBe("namespace");
     const [first, second] = await namespacesOfTwo(namespace.spawn, namespace.spawn);
     expect(second).toBe(first);
-    const perCommand: Start = (command) => spawnMapped({ ...command, mounts, reuseNamespace: false });
+    const perCommand: Start = (command) =>
+      spawnMapped({ ...command, mounts, reuseNamespace: false });
     const [own, other] = await namespacesOfTwo(perCommand, perCommand);
     expect(own).not.toBe(other);
     // The namespace is held by a descriptor of this process, not by a process inside it.
@@ -57,12 +72,17 @@ describe.runIf(detectPathMappingMode() === "namespace")("kept mount namespaces",
     expect(await heldNamespaceCount()).toBe(heldBefore + 1);
     namespace.dispose();
     expect(await heldNamespaceCount()).toBe(heldBefore);
-    expect(() => namespace.spawn({ command: "true" })).toThrow(expect.objectContaining({ code: "invalid_request" }));
+    expect(() => namespace.spawn({ command: "true" })).toThrow(
+      expect.objectContaining({ code: "invalid_request" }),
+    );
   });
 
   it("a command running at dispose keeps its namespace until it exits", async () => {
     const namespace = await createMountNamespace(mounts);
-    const mapped = namespace.spawn({ command: "sh", args: ["-c", "read -r _; cat /workspace/late.txt"] });
+    const mapped = namespace.spawn({
+      command: "sh",
+      args: ["-c", "read -r _; cat /workspace/late.txt"],
+    });
     namespace.dispose();
     await writeFile(join(mounts["/workspace"] as string, "late.txt"), "still mapped\n");
     mapped.child.stdin?.end("go\n");
@@ -92,13 +112,22 @@ describe.runIf(detectPathMappingMode() === "namespace")("kept mount namespaces",
       await mkdir(workspace);
       await writeFile(join(workspace, "new.txt"), "new directory\n");
       const inode = String((await stat(workspace)).ino);
-      const check: MappedCommand = { command: "sh", args: ["-c", "stat -c %i /workspace && cat /workspace/new.txt"] };
+      const check: MappedCommand = {
+        command: "sh",
+        args: ["-c", "stat -c %i /workspace && cat /workspace/new.txt"],
+      };
       // The command right after the replacement runs in a namespace of its own while the kept one is rebuilt.
-      expect(await run(namespace.spawn(check))).toMatchObject({ code: 0, stdout: `${inode}\nnew directory\n` });
+      expect(await run(namespace.spawn(check))).toMatchObject({
+        code: 0,
+        stdout: `${inode}\nnew directory\n`,
+      });
       await waitFor(async () => (await heldNamespaceCount()) === heldBefore);
       const [first, second] = await namespacesOfTwo(namespace.spawn, namespace.spawn);
       expect(second).toBe(first);
-      expect(await run(namespace.spawn(check))).toMatchObject({ code: 0, stdout: `${inode}\nnew directory\n` });
+      expect(await run(namespace.spawn(check))).toMatchObject({
+        code: 0,
+        stdout: `${inode}\nnew directory\n`,
+      });
     } finally {
       namespace.dispose();
     }
@@ -133,10 +162,16 @@ describe.runIf(detectPathMappingMode() === "namespace")("kept mount namespaces",
     const previous = process.env.TMPDIR;
     process.env.TMPDIR = privateTmp;
     try {
-      expect((await run(spawnMapped({ command: "true", mounts: large, reuseNamespace: false }))).code).toBe(0);
-      expect((await run(spawnMapped({ command: "true", mounts: broken, reuseNamespace: false }))).code).toBe(125);
+      expect(
+        (await run(spawnMapped({ command: "true", mounts: large, reuseNamespace: false }))).code,
+      ).toBe(0);
+      expect(
+        (await run(spawnMapped({ command: "true", mounts: broken, reuseNamespace: false }))).code,
+      ).toBe(125);
       const namespace = await createMountNamespace(large);
-      expect((await run(namespace.spawn({ command: "test", args: ["-d", "/mnt/part-8"] }))).code).toBe(0);
+      expect(
+        (await run(namespace.spawn({ command: "test", args: ["-d", "/mnt/part-8"] }))).code,
+      ).toBe(0);
       namespace.dispose();
       (await createMountNamespace(broken)).dispose();
       expect(await readdir(privateTmp)).toEqual([]);
@@ -147,7 +182,11 @@ describe.runIf(detectPathMappingMode() === "namespace")("kept mount namespaces",
   });
 
   it("a holder whose server died (stdin closed) exits by itself", async () => {
-    const holder = spawn("unshare", unshareHolderArgs(createMountSetup({ "/workspace": mounts["/workspace"] as string })), { stdio: "pipe" });
+    const holder = spawn(
+      "unshare",
+      unshareHolderArgs(createMountSetup({ "/workspace": mounts["/workspace"] as string })),
+      { stdio: "pipe" },
+    );
     await new Promise((resolve) => holder.stdout.once("data", resolve));
     expect(await isAlive(holder.pid as number)).toBe(true);
     holder.stdin.destroy();

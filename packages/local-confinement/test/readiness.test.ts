@@ -1,17 +1,31 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ManagedRuntimeError, ReadinessFailedError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  ManagedRuntimeError,
+  ReadinessFailedError,
+} from "@open-managed-agents/runtime-resource-contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RUNTIME_READY_MARKER, type SandboxPort, readinessProbeCommand, verifyRuntimeEnvironment } from "@open-managed-agents/sandbox";
-import { type LocalSubprocessRuntime, createLocalSubprocessSandboxProvider } from "../src/local-subprocess/index.js";
+import {
+  RUNTIME_READY_MARKER,
+  type SandboxPort,
+  readinessProbeCommand,
+  verifyRuntimeEnvironment,
+} from "@open-managed-agents/sandbox";
+import {
+  type LocalSubprocessRuntime,
+  createLocalSubprocessSandboxProvider,
+} from "../src/local-subprocess/index.js";
 
 let rootDir: string;
 let sandbox: LocalSubprocessRuntime;
 
 beforeAll(async () => {
   rootDir = await mkdtemp(join(tmpdir(), "readiness-test-"));
-  sandbox = await createLocalSubprocessSandboxProvider({ rootDir }).create({ sessionId: "readiness", workdir: "/workspace" });
+  sandbox = await createLocalSubprocessSandboxProvider({ rootDir }).create({
+    sessionId: "readiness",
+    workdir: "/workspace",
+  });
 });
 
 afterAll(async () => {
@@ -36,11 +50,15 @@ describe("verifyRuntimeEnvironment (local-subprocess sandbox)", () => {
   });
 
   it("passes for an absolute executable", async () => {
-    await expect(verifyRuntimeEnvironment(sandbox, { command: "/bin/sh" })).resolves.toMatchObject({ output: expect.stringContaining(RUNTIME_READY_MARKER) });
+    await expect(verifyRuntimeEnvironment(sandbox, { command: "/bin/sh" })).resolves.toMatchObject({
+      output: expect.stringContaining(RUNTIME_READY_MARKER),
+    });
   });
 
   it("fails with readiness_failed for a missing binary, naming the exit code", async () => {
-    const error = await failure(verifyRuntimeEnvironment(sandbox, { command: "openma-missing-harness" }));
+    const error = await failure(
+      verifyRuntimeEnvironment(sandbox, { command: "openma-missing-harness" }),
+    );
     expect(error).toBeInstanceOf(ReadinessFailedError);
     expect(error.code).toBe("readiness_failed");
     const exitCode = error.context.exitCode;
@@ -53,15 +71,21 @@ describe("verifyRuntimeEnvironment (local-subprocess sandbox)", () => {
 
   it("fails for a non-executable absolute path and keeps the shell's output", async () => {
     await sandbox.writeFile("/workspace/not-executable", "data");
-    const error = await failure(verifyRuntimeEnvironment(sandbox, { command: "/workspace/not-executable; echo injected" }));
+    const error = await failure(
+      verifyRuntimeEnvironment(sandbox, { command: "/workspace/not-executable; echo injected" }),
+    );
     expect(error.code).toBe("readiness_failed");
     expect(error.context.exitCode).toBe(1);
   });
 
   it("quotes the command so shell syntax in it is never run", async () => {
-    const error = await failure(verifyRuntimeEnvironment(sandbox, { command: `sh; echo ${RUNTIME_READY_MARKER}` }));
+    const error = await failure(
+      verifyRuntimeEnvironment(sandbox, { command: `sh; echo ${RUNTIME_READY_MARKER}` }),
+    );
     expect(error.code).toBe("readiness_failed");
-    expect(readinessProbeCommand("it's")).toBe(`command -v 'it'\\''s' && printf '%s\\n' '${RUNTIME_READY_MARKER}'`);
+    expect(readinessProbeCommand("it's")).toBe(
+      `command -v 'it'\\''s' && printf '%s\\n' '${RUNTIME_READY_MARKER}'`,
+    );
   });
 
   it("passes a timeout through as a typed error", async () => {
@@ -77,15 +101,34 @@ describe("verifyRuntimeEnvironment (local-subprocess sandbox)", () => {
 
 describe("verifyRuntimeEnvironment with reportVersion", () => {
   it("returns the first printable line after the marker, and null when the command prints none", async () => {
-    await sandbox.writeFile("/workspace/versioned", "#!/bin/sh\n[ \"$1\" = --version ] && printf 'tool 1.2.3\\001\\nmore\\n'\nexit 0\n");
+    await sandbox.writeFile(
+      "/workspace/versioned",
+      "#!/bin/sh\n[ \"$1\" = --version ] && printf 'tool 1.2.3\\001\\nmore\\n'\nexit 0\n",
+    );
     await sandbox.exec("chmod +x /workspace/versioned");
-    const result = await verifyRuntimeEnvironment(sandbox, { command: "/workspace/versioned", reportVersion: true });
+    const result = await verifyRuntimeEnvironment(sandbox, {
+      command: "/workspace/versioned",
+      reportVersion: true,
+    });
     expect(result.version).toBe("tool 1.2.3");
-    expect((await verifyRuntimeEnvironment(sandbox, { command: "true", reportVersion: true })).version).toBeNull();
-    expect(await verifyRuntimeEnvironment(sandbox, { command: "/workspace/versioned" })).not.toHaveProperty("version");
+    expect(
+      (await verifyRuntimeEnvironment(sandbox, { command: "true", reportVersion: true })).version,
+    ).toBeNull();
+    expect(
+      await verifyRuntimeEnvironment(sandbox, { command: "/workspace/versioned" }),
+    ).not.toHaveProperty("version");
   });
 
   it("still fails the probe on a missing harness, whatever --version would print", async () => {
-    expect((await failure(verifyRuntimeEnvironment(sandbox, { command: "openma-missing-harness", reportVersion: true }))).code).toBe("readiness_failed");
+    expect(
+      (
+        await failure(
+          verifyRuntimeEnvironment(sandbox, {
+            command: "openma-missing-harness",
+            reportVersion: true,
+          }),
+        )
+      ).code,
+    ).toBe("readiness_failed");
   });
 });

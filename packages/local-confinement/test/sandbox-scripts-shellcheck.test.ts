@@ -7,8 +7,16 @@ const scripts = shellFiles(folder);
 
 describe("programs run in a confinement", () => {
   it("are shell files", () => {
-    expect(scripts).toEqual(["build-root.sh", "enter-bash.sh", "enter-sh.sh", "join-cgroups.sh", "staged-mounts.sh"]);
+    expect(scripts).toEqual([
+      "build-root.sh",
+      "enter-bash.sh",
+      "enter-sh.sh",
+      "join-cgroups.sh",
+      "staged-mounts.sh",
+    ]);
   });
 
-  it.runIf(shellcheckInstalled).each(scripts)("%s passes shellcheck", (name) => shellcheck(join(folder, name)));
+  it.runIf(shellcheckInstalled).each(scripts)("%s passes shellcheck", (name) =>
+    shellcheck(join(folder, name)),
+  );
 });

@@ -10,7 +10,8 @@ import { createLocalContainerServer } from "../src/server/server.js";
 import { type SdkHarness, startSdkHarness } from "./sdk-harness.js";
 
 // scripts/bootstrap.sh installs bun there; without it only the refusal below can be checked.
-const installed = existsSync(join(TOOLS_BIN, "bun")) || findContainerBun(process.env.PATH) !== undefined;
+const installed =
+  existsSync(join(TOOLS_BIN, "bun")) || findContainerBun(process.env.PATH) !== undefined;
 
 let sdk: SdkHarness | undefined;
 beforeAll(async () => {
@@ -19,12 +20,16 @@ beforeAll(async () => {
 afterAll(() => sdk?.stop());
 
 describe("bun in the container", () => {
-  it.runIf(installed)("runs `bun` from the container's PATH", async () => {
-    const body = await (sdk as SdkHarness).run("bun");
-    expect(body.exitCode).toBe(0);
-    expect(String(body.version)).toMatch(/^\d+\.\d+\.\d+$/);
-    expect(body.run).toBe("2");
-  }, 90_000);
+  it.runIf(installed)(
+    "runs `bun` from the container's PATH",
+    async () => {
+      const body = await (sdk as SdkHarness).run("bun");
+      expect(body.exitCode).toBe(0);
+      expect(String(body.version)).toMatch(/^\d+\.\d+\.\d+$/);
+      expect(body.run).toBe("2");
+    },
+    90_000,
+  );
 
   it("refuses with capability_unsupported naming what to install when bun is required and absent", async () => {
     let failure: unknown;
@@ -34,7 +39,9 @@ describe("bun in the container", () => {
       failure = error;
     }
     expect(ManagedRuntimeError.hasCode(failure, "capability_unsupported")).toBe(true);
-    expect(String((failure as Error).message)).toContain("npm install --prefix /nonexistent-tools bun@1.3.14");
+    expect(String((failure as Error).message)).toContain(
+      "npm install --prefix /nonexistent-tools bun@1.3.14",
+    );
   });
 
   it.runIf(installed)("starts a server with requireBun when bun is installed", async () => {

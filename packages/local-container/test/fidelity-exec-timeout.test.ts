@@ -17,9 +17,13 @@ describe("exec timeouts through the SDK", () => {
 
   it("honour a session's commandTimeoutMs", async () => {
     const body = await sdk().run("exec-timeout", "bounded");
-    expect(body.boundedError).toBe("CommandError: Failed to execute command 'sleep 30' in session 'bounded': Command timeout after 400ms");
+    expect(body.boundedError).toBe(
+      "CommandError: Failed to execute command 'sleep 30' in session 'bounded': Command timeout after 400ms",
+    );
     expect(body.boundedElapsed).toBeLessThan(20_000);
     // As in the published container's session shell, the next command queues behind the one still running.
-    expect(body.queued).toBe("CommandError: Failed to execute command 'echo quick' in session 'bounded': Command timeout after 400ms");
+    expect(body.queued).toBe(
+      "CommandError: Failed to execute command 'echo quick' in session 'bounded': Command timeout after 400ms",
+    );
   }, 90_000);
 });

@@ -25,7 +25,8 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => harness?.stop());
 
-const execute = (command: string) => harness.json(ID, "POST", "/api/execute", { command, sessionId: SESSIONLESS });
+const execute = (command: string) =>
+  harness.json(ID, "POST", "/api/execute", { command, sessionId: SESSIONLESS });
 
 describe("file writes land full-length first", () => {
   it("shows a watcher a file of its final size holding zeros, and the whole content once the write returned", async () => {
@@ -35,16 +36,27 @@ describe("file writes land full-length first", () => {
     const watcher = execute(
       `while [ "$(stat -c %s /workspace/landing.bin 2>/dev/null)" != ${size} ]; do sleep 0.01; done; tail -c 1024 /workspace/landing.bin | tr -d '\\000' | wc -c`,
     );
-    const written = await harness.json(ID, "POST", "/api/write", { path: "/workspace/landing.bin", content: content.toString("base64"), encoding: "base64", sessionId: SESSIONLESS });
+    const written = await harness.json(ID, "POST", "/api/write", {
+      path: "/workspace/landing.bin",
+      content: content.toString("base64"),
+      encoding: "base64",
+      sessionId: SESSIONLESS,
+    });
     expect(written.body).toMatchObject({ success: true });
     const seen = await watcher;
     expect(String(seen.body.stdout).trim()).toBe("0");
     const hashed = await execute("sha256sum /workspace/landing.bin");
-    expect(String(hashed.body.stdout).slice(0, 64)).toBe(createHash("sha256").update(content).digest("hex"));
+    expect(String(hashed.body.stdout).slice(0, 64)).toBe(
+      createHash("sha256").update(content).digest("hex"),
+    );
   }, 60_000);
 
   it("writes an empty file as empty, with no pause", async () => {
-    const written = await harness.json(ID, "POST", "/api/write", { path: "/workspace/empty.txt", content: "", sessionId: SESSIONLESS });
+    const written = await harness.json(ID, "POST", "/api/write", {
+      path: "/workspace/empty.txt",
+      content: "",
+      sessionId: SESSIONLESS,
+    });
     expect(written.body).toMatchObject({ success: true });
     expect(String((await execute("stat -c %s /workspace/empty.txt")).body.stdout).trim()).toBe("0");
   });

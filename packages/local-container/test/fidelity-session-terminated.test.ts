@@ -7,7 +7,9 @@ const sdk = useSdkHarness("fidelity-worker.ts");
 describe("SESSION_TERMINATED through the SDK", () => {
   it('fails with SessionTerminatedError "shell exited (exit code: N)" and the next call gets a fresh session', async () => {
     const body = await sdk().run("session-terminated");
-    expect(body.failure).toBe("SessionTerminatedError: Session 'ending' shell exited (exit code: 7)");
+    expect(body.failure).toBe(
+      "SessionTerminatedError: Session 'ending' shell exited (exit code: 7)",
+    );
     expect(body.again).toBe("fresh");
   }, 90_000);
 });

@@ -17,13 +17,25 @@ describe("sessionless exec with a timeout", () => {
       timeoutMs: 300,
     });
     expect(status).toBe(200);
-    expect(body).toMatchObject({ success: false, exitCode: 124, stdout: "started\n", sessionId: "__DISABLE_SESSION__" });
-    const after = await harness.json("timeouts", "POST", "/api/execute", { command: "pgrep -x sleep || echo none", sessionId: "__DISABLE_SESSION__" });
+    expect(body).toMatchObject({
+      success: false,
+      exitCode: 124,
+      stdout: "started\n",
+      sessionId: "__DISABLE_SESSION__",
+    });
+    const after = await harness.json("timeouts", "POST", "/api/execute", {
+      command: "pgrep -x sleep || echo none",
+      sessionId: "__DISABLE_SESSION__",
+    });
     expect(after.body.stdout).toBe("none\n");
   }, 60_000);
 
   it("leaves a command that ends in time alone", async () => {
-    const { status, body } = await harness.json("timeouts", "POST", "/api/execute", { command: "echo quick", sessionId: "__DISABLE_SESSION__", timeoutMs: 20_000 });
+    const { status, body } = await harness.json("timeouts", "POST", "/api/execute", {
+      command: "echo quick",
+      sessionId: "__DISABLE_SESSION__",
+      timeoutMs: 20_000,
+    });
     expect(status).toBe(200);
     expect(body).toMatchObject({ success: true, exitCode: 0, stdout: "quick\n" });
   }, 60_000);

@@ -18,8 +18,12 @@ describe("features the local container does not implement", () => {
     expect(body.terminal).toBe("terminal answered 404: ");
     // Refused by the SDK itself before any container call, as on Cloudflare without the configuration.
     expect(body.mountBucket).toMatch(/^MissingCredentialsError: No credentials found/);
-    expect(body.backup).toBe("InvalidBackupConfigError: Backup not configured. Add a BACKUP_BUCKET R2 binding to your wrangler.jsonc.");
-    expect(body.tunnel).toBe('sandbox.tunnels.* requires the RPC transport. Enable it with transport: "rpc" in sandbox options.');
+    expect(body.backup).toBe(
+      "InvalidBackupConfigError: Backup not configured. Add a BACKUP_BUCKET R2 binding to your wrangler.jsonc.",
+    );
+    expect(body.tunnel).toBe(
+      'sandbox.tunnels.* requires the RPC transport. Enable it with transport: "rpc" in sandbox options.',
+    );
     // exposePort only records the preview token in the Durable Object; requests to the port fail (see docs).
     expect(body.exposePort).toBe("no error");
   }, 90_000);

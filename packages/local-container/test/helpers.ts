@@ -3,11 +3,16 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type LocalContainerServer, createLocalContainerServer } from "../src/server/server.js";
-import type { LocalContainerLimits, LocalContainerServerOptions, PathMapping } from "../src/server/options.js";
-
+import type {
+  LocalContainerLimits,
+  LocalContainerServerOptions,
+  PathMapping,
+} from "../src/server/options.js";
 
 /** The control token header every call to `server` needs. */
-export function controlHeaders(server: Pick<LocalContainerServer, "controlToken">): Record<string, string> {
+export function controlHeaders(
+  server: Pick<LocalContainerServer, "controlToken">,
+): Record<string, string> {
   return { "X-Oma-Control-Token": `Bearer ${server.controlToken}` };
 }
 
@@ -17,7 +22,12 @@ export interface TestServer {
   /** Calls a container-scoped route with the container header. */
   call(containerId: string, method: string, path: string, body?: unknown): Promise<Response>;
   /** Calls and parses a JSON answer. */
-  json(containerId: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
+  json(
+    containerId: string,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: Record<string, unknown> }>;
   /** Creates a container through the lifecycle route. */
   start(containerId: string, env?: Record<string, string>): Promise<void>;
   stop(): Promise<void>;
@@ -35,12 +45,29 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const rootDir = await mkdtemp(join(rootParent, "oma-local-container-test-"));
   const confinement = pathMapping === "auto" ? "bubblewrap" : "unconfined-unsafe";
-  const server = await createLocalContainerServer({ rootDir, limits, pathMapping, confinement, ...extra });
-  const call = (containerId: string, method: string, path: string, body?: unknown): Promise<Response> =>
+  const server = await createLocalContainerServer({
+    rootDir,
+    limits,
+    pathMapping,
+    confinement,
+    ...extra,
+  });
+  const call = (
+    containerId: string,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<Response> =>
     fetch(`${server.url}${path}`, {
       method,
-      headers: { "Content-Type": "application/json", "X-Oma-Container-Id": containerId, ...controlHeaders(server) },
-      ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+      headers: {
+        "Content-Type": "application/json",
+        "X-Oma-Container-Id": containerId,
+        ...controlHeaders(server),
+      },
+      ...(body === undefined
+        ? {}
+        : { body: typeof body === "string" ? body : JSON.stringify(body) }),
     });
   return {
     server,
@@ -51,8 +78,13 @@ export async function startTestServer(
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     },
     async start(containerId, env = {}) {
-      const response = await fetch(`${server.url}/__oma/containers/${containerId}`, { method: "PUT", headers: controlHeaders(server), body: JSON.stringify({ env }) });
-      if (!response.ok) throw new Error(`container start failed: ${response.status} ${await response.text()}`);
+      const response = await fetch(`${server.url}/__oma/containers/${containerId}`, {
+        method: "PUT",
+        headers: controlHeaders(server),
+        body: JSON.stringify({ env }),
+      });
+      if (!response.ok)
+        throw new Error(`container start failed: ${response.status} ${await response.text()}`);
     },
     async stop() {
       await server.close();
@@ -99,8 +131,15 @@ export function hostPidOf(harness: TestServer, containerId: string, containerPid
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const nsPids = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${entry}/status`, "utf8"))?.[1]?.trim().split(/\s+/);
-      if (nsPids?.at(-1) === String(containerPid) && readlinkSync(`/proc/${entry}/ns/pid`) === namespace) return Number(entry);
+      const nsPids = /^NSpid:\s+(.*)$/m
+        .exec(readFileSync(`/proc/${entry}/status`, "utf8"))?.[1]
+        ?.trim()
+        .split(/\s+/);
+      if (
+        nsPids?.at(-1) === String(containerPid) &&
+        readlinkSync(`/proc/${entry}/ns/pid`) === namespace
+      )
+        return Number(entry);
     } catch {
       // Gone meanwhile.
     }
@@ -109,7 +148,10 @@ export function hostPidOf(harness: TestServer, containerId: string, containerPid
 }
 
 /** Polls `check` until it is true or `timeoutMs` passed. */
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<boolean> {
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 15_000,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return true;
@@ -119,7 +161,11 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
 }
 
 /** `fetch` to the server with its control token (every call needs it). */
-export function authorizedFetch(server: Pick<LocalContainerServer, "controlToken">, url: string, init: RequestInit = {}): Promise<Response> {
+export function authorizedFetch(
+  server: Pick<LocalContainerServer, "controlToken">,
+  url: string,
+  init: RequestInit = {},
+): Promise<Response> {
   const headers = new Headers(init.headers);
   for (const [name, value] of Object.entries(controlHeaders(server))) headers.set(name, value);
   return fetch(url, { ...init, headers });

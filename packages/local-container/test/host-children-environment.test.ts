@@ -4,20 +4,30 @@ import { readFileSync, readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 
 // The built package: the launcher's workerd wrapper exists only next to the build.
-const { startLocalBridge } = (await import(new URL("../dist/index.js", import.meta.url).href)) as typeof import("../src/index.js");
+const { startLocalBridge } = (await import(
+  new URL("../dist/index.js", import.meta.url).href
+)) as typeof import("../src/index.js");
 
 /** Pids of this process's descendants whose command line names `name`. */
 function descendantsNamed(name: string): number[] {
   const parents = new Map<number, number>();
   for (const entry of readdirSync("/proc").filter((candidate) => /^\d+$/.test(candidate))) {
     try {
-      parents.set(Number(entry), Number(/^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${entry}/status`, "utf8"))?.[1]));
+      parents.set(
+        Number(entry),
+        Number(/^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${entry}/status`, "utf8"))?.[1]),
+      );
     } catch {
       // Gone meanwhile.
     }
   }
   const descends = (pid: number): boolean => {
-    for (let current = parents.get(pid); current !== undefined && current > 1; current = parents.get(current)) if (current === process.pid) return true;
+    for (
+      let current = parents.get(pid);
+      current !== undefined && current > 1;
+      current = parents.get(current)
+    )
+      if (current === process.pid) return true;
     return false;
   };
   return [...parents.keys()].filter((pid) => {
@@ -40,8 +50,21 @@ describe("host children of the local stack", () => {
       expect(workerd).toBeDefined();
       const environ = readFileSync(`/proc/${workerd}/environ`, "utf8");
       expect(environ).not.toContain(sentinel);
-      const names = environ.split("\0").filter(Boolean).map((entry) => entry.slice(0, entry.indexOf("=")));
-      for (const name of names) expect(["PATH", "HOME", "TMPDIR", "LANG", "FORCE_COLOR", "TZ", "SSL_CERT_FILE", "SSL_CERT_DIR"]).toContain(name);
+      const names = environ
+        .split("\0")
+        .filter(Boolean)
+        .map((entry) => entry.slice(0, entry.indexOf("=")));
+      for (const name of names)
+        expect([
+          "PATH",
+          "HOME",
+          "TMPDIR",
+          "LANG",
+          "FORCE_COLOR",
+          "TZ",
+          "SSL_CERT_FILE",
+          "SSL_CERT_DIR",
+        ]).toContain(name);
     } finally {
       await bridge.stop();
       delete process.env.ANTHROPIC_API_KEY;

@@ -21,10 +21,15 @@ let harness: TestServer;
 let hostService: Server;
 const hostPort = (): number => (hostService.address() as AddressInfo).port;
 
-const script = (name: string): Promise<string> => readFile(join(import.meta.dirname, "hostile", name), "utf8");
+const script = (name: string): Promise<string> =>
+  readFile(join(import.meta.dirname, "hostile", name), "utf8");
 
 async function runIn(id: string, command: string, env: Record<string, string>): Promise<string> {
-  const { status, body } = await harness.json(id, "POST", "/api/execute", { command, sessionId: SESSIONLESS, env });
+  const { status, body } = await harness.json(id, "POST", "/api/execute", {
+    command,
+    sessionId: SESSIONLESS,
+    env,
+  });
   expect(status).toBe(200);
   return String(body.stdout);
 }
@@ -47,21 +52,58 @@ afterAll(async () => {
 
 describe("a container on the default settings", () => {
   it("cannot use the control API: no call without the token gets an answer of the server's", async () => {
-    const output = await runIn("attacker", await script("control-api-probes.sh"), { OMA_PROBE_URL: harness.server.url, OMA_PROBE_VICTIM: "victim" });
-    const results = Object.fromEntries(output.trim().split("\n").map((line) => line.split(" ") as [string, string]));
-    expect(Object.keys(results).sort()).toEqual(["answer", "collect", "create", "delete", "exec", "forged", "list", "probe", "read"]);
+    const output = await runIn("attacker", await script("control-api-probes.sh"), {
+      OMA_PROBE_URL: harness.server.url,
+      OMA_PROBE_VICTIM: "victim",
+    });
+    const results = Object.fromEntries(
+      output
+        .trim()
+        .split("\n")
+        .map((line) => line.split(" ") as [string, string]),
+    );
+    expect(Object.keys(results).sort()).toEqual([
+      "answer",
+      "collect",
+      "create",
+      "delete",
+      "exec",
+      "forged",
+      "list",
+      "probe",
+      "read",
+    ]);
     // 000: nothing answered (no route to the server); 401: the server refused. Never a 2xx or a 404.
-    for (const [probe, status] of Object.entries(results)) expect({ probe, status }).toEqual({ probe, status: expect.stringMatching(/^(000|401)$/) });
+    for (const [probe, status] of Object.entries(results))
+      expect({ probe, status }).toEqual({ probe, status: expect.stringMatching(/^(000|401)$/) });
     // The victim is untouched and no container was created.
-    expect(harness.server.containers.list().map((container) => container.id).sort()).toEqual(["attacker", "victim"]);
+    expect(
+      harness.server.containers
+        .list()
+        .map((container) => container.id)
+        .sort(),
+    ).toEqual(["attacker", "victim"]);
     expect(await runIn("victim", "cat /workspace/secret.txt", {})).toBe(secret);
   }, 120_000);
 
   it("reaches no service of the host and no port of another container", async () => {
     // The peer listens on its own loopback; with the host's network every container would share it.
-    await runIn("victim", "(exec -a oma-peer-listener node -e 'require(\"net\").createServer((s) => s.end(\"peer\")).listen(4555)' >/dev/null 2>&1 &) ; sleep 1", {});
-    const probe = (port: number): string => `curl -s -o /dev/null -w '%{http_code}\\n' --max-time 5 http://127.0.0.1:${port}/ || true`;
-    const output = await runIn("attacker", [probe(hostPort()), probe(harness.server.port), "(exec 3<>/dev/tcp/127.0.0.1/4555) 2>/dev/null && echo peer-reached || echo peer-refused"].join("; "), {});
+    await runIn(
+      "victim",
+      '(exec -a oma-peer-listener node -e \'require("net").createServer((s) => s.end("peer")).listen(4555)\' >/dev/null 2>&1 &) ; sleep 1',
+      {},
+    );
+    const probe = (port: number): string =>
+      `curl -s -o /dev/null -w '%{http_code}\\n' --max-time 5 http://127.0.0.1:${port}/ || true`;
+    const output = await runIn(
+      "attacker",
+      [
+        probe(hostPort()),
+        probe(harness.server.port),
+        "(exec 3<>/dev/tcp/127.0.0.1/4555) 2>/dev/null && echo peer-reached || echo peer-refused",
+      ].join("; "),
+      {},
+    );
     expect(output.trim().split("\n")).toEqual(["000", "000", "peer-refused"]);
     expect(harness.server.network).toBe("none");
   }, 120_000);
@@ -69,8 +111,17 @@ describe("a container on the default settings", () => {
   it("finds no other container's files and no secret of the host", async () => {
     const tree = harness.server.containers.get("victim")?.directory as string;
     for (const probeSecret of [secret, hostSecret]) {
-      const output = await runIn("attacker", await script("neighbour-probes.sh"), { OMA_PROBE_TREE: tree, OMA_PROBE_SECRET_B64: Buffer.from(probeSecret).toString("base64") });
-      expect(output.trim().split("\n")).toEqual(["tree-path blocked", "proc-root blocked", "proc-environ blocked", "proc-cmdline blocked", "disk blocked"]);
+      const output = await runIn("attacker", await script("neighbour-probes.sh"), {
+        OMA_PROBE_TREE: tree,
+        OMA_PROBE_SECRET_B64: Buffer.from(probeSecret).toString("base64"),
+      });
+      expect(output.trim().split("\n")).toEqual([
+        "tree-path blocked",
+        "proc-root blocked",
+        "proc-environ blocked",
+        "proc-cmdline blocked",
+        "disk blocked",
+      ]);
     }
   }, 120_000);
 });
@@ -80,10 +131,19 @@ describe('network "host-unsafe", asked for by name', () => {
     const rootDir = await mkdtemp(join(tmpdir(), "oma-hostile-host-network-"));
     const server = await createLocalContainerServer({ rootDir, network: "host-unsafe" });
     try {
-      const headers = { "Content-Type": "application/json", "X-Oma-Container-Id": "open", ...controlHeaders(server) };
+      const headers = {
+        "Content-Type": "application/json",
+        "X-Oma-Container-Id": "open",
+        ...controlHeaders(server),
+      };
       await fetch(`${server.url}/__oma/containers/open`, { method: "PUT", headers, body: "{}" });
       const response = await fetch(`${server.url}/api/execute`, {
-        method: "POST", headers, body: JSON.stringify({ command: `curl -s --max-time 5 http://127.0.0.1:${hostPort()}/`, sessionId: SESSIONLESS }),
+        method: "POST",
+        headers,
+        body: JSON.stringify({
+          command: `curl -s --max-time 5 http://127.0.0.1:${hostPort()}/`,
+          sessionId: SESSIONLESS,
+        }),
       });
       expect(((await response.json()) as Record<string, unknown>).stdout).toBe("host service");
     } finally {
@@ -96,7 +156,12 @@ describe('network "host-unsafe", asked for by name', () => {
 describe("the control API", () => {
   it("refuses every call without the token, with a wrong one, or with another scheme (401 UNAUTHORIZED)", async () => {
     const url = `${harness.server.url}/__oma/containers`;
-    const attempts: Record<string, string>[] = [{}, { "X-Oma-Control-Token": "Bearer wrong" }, { "X-Oma-Control-Token": harness.server.controlToken }, { Authorization: `Bearer ${harness.server.controlToken}` }];
+    const attempts: Record<string, string>[] = [
+      {},
+      { "X-Oma-Control-Token": "Bearer wrong" },
+      { "X-Oma-Control-Token": harness.server.controlToken },
+      { Authorization: `Bearer ${harness.server.controlToken}` },
+    ];
     for (const headers of attempts) {
       const response = await fetch(url, { headers });
       expect(response.status).toBe(401);
@@ -111,9 +176,13 @@ describe("the control API", () => {
   });
 
   it("refuses a WebSocket upgrade without the token", async () => {
-    const socket = new WebSocket(`${harness.server.url.replace("http", "ws")}/ws`, { headers: { "X-Oma-Container-Id": "victim" } });
+    const socket = new WebSocket(`${harness.server.url.replace("http", "ws")}/ws`, {
+      headers: { "X-Oma-Container-Id": "victim" },
+    });
     const refusal = await new Promise<string>((resolve) => {
-      socket.once("unexpected-response", (_request, response) => resolve(String(response.statusCode)));
+      socket.once("unexpected-response", (_request, response) =>
+        resolve(String(response.statusCode)),
+      );
       socket.once("open", () => resolve("open"));
       socket.once("error", (error) => resolve(error.message));
     });

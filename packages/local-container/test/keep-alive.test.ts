@@ -18,9 +18,12 @@ function ping(socket: ReturnType<typeof connect>, token: string): Promise<string
       socket.off("data", onData).off("close", onClose);
       resolve(answer.split("\r\n")[0] ?? "");
     };
-    const onClose = (): void => reject(new Error(`the server closed the connection (read ${JSON.stringify(answer)})`));
+    const onClose = (): void =>
+      reject(new Error(`the server closed the connection (read ${JSON.stringify(answer)})`));
     socket.on("data", onData).once("close", onClose);
-    socket.write(`GET /api/ping HTTP/1.1\r\nHost: container\r\nX-Oma-Control-Token: Bearer ${token}\r\nConnection: keep-alive\r\n\r\n`);
+    socket.write(
+      `GET /api/ping HTTP/1.1\r\nHost: container\r\nX-Oma-Control-Token: Bearer ${token}\r\nConnection: keep-alive\r\n\r\n`,
+    );
   });
 }
 
@@ -30,7 +33,9 @@ describe("keep-alive", () => {
     const { port } = harness.server;
     const socket = connect(port, "127.0.0.1");
     try {
-      await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
+      await new Promise<void>((resolve, reject) =>
+        socket.once("connect", resolve).once("error", reject),
+      );
       expect(await ping(socket, harness.server.controlToken)).toBe("HTTP/1.1 200 OK");
       await new Promise((resolve) => setTimeout(resolve, 6_500));
       // With Node's default 5 s the server had closed this connection by now.

@@ -14,7 +14,9 @@ afterAll(() => harness.stop());
 
 describe("local container runtime", () => {
   it("starts a container, forwards port 3000 with the container header, and destroys it", async () => {
-    const runtime = createLocalContainerRuntime(harness.server.url, "rt-1", { controlToken: harness.server.controlToken });
+    const runtime = createLocalContainerRuntime(harness.server.url, "rt-1", {
+      controlToken: harness.server.controlToken,
+    });
     expect(runtime.running).toBe(false);
     runtime.start({ env: { FROM_START: "yes" } });
     const monitor = runtime.monitor();
@@ -33,11 +35,15 @@ describe("local container runtime", () => {
   });
 
   it("keeps a container running when a caller aborts its request, as a health check past its deadline does", async () => {
-    const runtime = createLocalContainerRuntime(harness.server.url, "rt-abort", { controlToken: harness.server.controlToken });
+    const runtime = createLocalContainerRuntime(harness.server.url, "rt-abort", {
+      controlToken: harness.server.controlToken,
+    });
     runtime.start();
     const controller = new AbortController();
     controller.abort(new Error("health check deadline"));
-    await expect(runtime.getTcpPort(3000).fetch("http://ping/", { signal: controller.signal })).rejects.toThrow();
+    await expect(
+      runtime.getTcpPort(3000).fetch("http://ping/", { signal: controller.signal }),
+    ).rejects.toThrow();
     // Reporting it exited would leave it running on the server with nothing that stops it.
     expect(runtime.running).toBe(true);
     expect(harness.server.containers.get("rt-abort")).toBeDefined();
@@ -47,14 +53,29 @@ describe("local container runtime", () => {
   });
 
   it("serves only the control port and refuses outbound interception of a container started without it", async () => {
-    const runtime = createLocalContainerRuntime(harness.server.url, "rt-2", { controlToken: harness.server.controlToken });
+    const runtime = createLocalContainerRuntime(harness.server.url, "rt-2", {
+      controlToken: harness.server.controlToken,
+    });
     runtime.start();
-    await expect(runtime.getTcpPort(8080).fetch("http://localhost:8080/")).rejects.toThrow(/not listening on port 8080/);
-    await expect(runtime.interceptOutboundHttp("example.com", { fetch })).rejects.toThrow(/started without Worker-routed egress/);
-    await expect(runtime.interceptAllOutboundHttp({ fetch })).rejects.toThrow(/started without Worker-routed egress/);
-    await expect(runtime.interceptOutboundHttps("*", { fetch })).rejects.toThrow(/started without Worker-routed egress/);
-    const refusing = createLocalContainerRuntime(harness.server.url, "rt-2", { controlToken: harness.server.controlToken, outbound: "refuse" });
-    await expect(refusing.interceptOutboundHttp("example.com", { fetch })).rejects.toThrow(/not supported/);
+    await expect(runtime.getTcpPort(8080).fetch("http://localhost:8080/")).rejects.toThrow(
+      /not listening on port 8080/,
+    );
+    await expect(runtime.interceptOutboundHttp("example.com", { fetch })).rejects.toThrow(
+      /started without Worker-routed egress/,
+    );
+    await expect(runtime.interceptAllOutboundHttp({ fetch })).rejects.toThrow(
+      /started without Worker-routed egress/,
+    );
+    await expect(runtime.interceptOutboundHttps("*", { fetch })).rejects.toThrow(
+      /started without Worker-routed egress/,
+    );
+    const refusing = createLocalContainerRuntime(harness.server.url, "rt-2", {
+      controlToken: harness.server.controlToken,
+      outbound: "refuse",
+    });
+    await expect(refusing.interceptOutboundHttp("example.com", { fetch })).rejects.toThrow(
+      /not supported/,
+    );
     await expect(refusing.interceptAllOutboundHttp({ fetch })).rejects.toThrow(/not supported/);
     await expect(refusing.interceptOutboundHttps("*", { fetch })).rejects.toThrow(/not supported/);
     runtime.signal(15);
@@ -63,23 +84,35 @@ describe("local container runtime", () => {
   });
 
   it("reports a start refused for capacity as Cloudflare's max-instances error, which fails the start at once", async () => {
-    const first = createLocalContainerRuntime(harness.server.url, "cap-1", { controlToken: harness.server.controlToken });
-    const second = createLocalContainerRuntime(harness.server.url, "cap-2", { controlToken: harness.server.controlToken });
-    const third = createLocalContainerRuntime(harness.server.url, "cap-3", { controlToken: harness.server.controlToken });
+    const first = createLocalContainerRuntime(harness.server.url, "cap-1", {
+      controlToken: harness.server.controlToken,
+    });
+    const second = createLocalContainerRuntime(harness.server.url, "cap-2", {
+      controlToken: harness.server.controlToken,
+    });
+    const third = createLocalContainerRuntime(harness.server.url, "cap-3", {
+      controlToken: harness.server.controlToken,
+    });
     first.start();
     second.start();
     await first.getTcpPort(3000).fetch("http://ping/");
     await second.getTcpPort(3000).fetch("http://ping/");
     third.start();
-    await expect(third.monitor()).rejects.toThrow(/Maximum number of running container instances exceeded/);
+    await expect(third.monitor()).rejects.toThrow(
+      /Maximum number of running container instances exceeded/,
+    );
     expect(third.running).toBe(false);
-    await expect(third.getTcpPort(3000).fetch("http://ping/")).rejects.toThrow(/the container is not listening/);
+    await expect(third.getTcpPort(3000).fetch("http://ping/")).rejects.toThrow(
+      /the container is not listening/,
+    );
     await first.destroy();
     await second.destroy();
   });
 
   it("notices a container the server lost and reports it as exited", async () => {
-    const runtime = createLocalContainerRuntime(harness.server.url, "lost", { controlToken: harness.server.controlToken });
+    const runtime = createLocalContainerRuntime(harness.server.url, "lost", {
+      controlToken: harness.server.controlToken,
+    });
     runtime.start();
     await runtime.getTcpPort(3000).fetch("http://ping/");
     await harness.server.containers.destroy("lost");
@@ -88,7 +121,9 @@ describe("local container runtime", () => {
       body: JSON.stringify({ path: "/workspace", sessionId: "__DISABLE_SESSION__" }),
     });
     expect(response.status).toBe(404);
-    await expect(runtime.monitor()).rejects.toThrow(/container exited with unexpected exit code: 137/);
+    await expect(runtime.monitor()).rejects.toThrow(
+      /container exited with unexpected exit code: 137/,
+    );
     expect(runtime.running).toBe(false);
     runtime.start();
     expect((await runtime.getTcpPort(3000).fetch("http://ping/")).status).toBe(200);

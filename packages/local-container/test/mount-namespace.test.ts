@@ -40,7 +40,8 @@ function namespaceHelpers(): string[] {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       const command = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      if (Number(fields[1]) === process.pid && (command === "unshare" || command === "nsenter")) found.push(`${entry} ${command}`);
+      if (Number(fields[1]) === process.pid && (command === "unshare" || command === "nsenter"))
+        found.push(`${entry} ${command}`);
     } catch {
       // Gone meanwhile.
     }
@@ -48,7 +49,11 @@ function namespaceHelpers(): string[] {
   return found;
 }
 
-const run = async (id: string, command: string, sessionId = SESSIONLESS): Promise<Record<string, unknown>> =>
+const run = async (
+  id: string,
+  command: string,
+  sessionId = SESSIONLESS,
+): Promise<Record<string, unknown>> =>
   (await (harness as TestServer).json(id, "POST", "/api/execute", { command, sessionId })).body;
 
 describe.skipIf(!namespacesWork)("one mount namespace per container", () => {
@@ -57,19 +62,29 @@ describe.skipIf(!namespacesWork)("one mount namespace per container", () => {
     // A first container warms up what stays open for the life of the process (modules, pools).
     await harness.start("warm");
     await run("warm", "true");
-    await authorizedFetch(harness.server, `${harness.server.url}/__oma/containers/warm`, { method: "DELETE" });
+    await authorizedFetch(harness.server, `${harness.server.url}/__oma/containers/warm`, {
+      method: "DELETE",
+    });
     const before = openDescriptors();
 
     await harness.start("ns-a");
     await harness.start("ns-b");
-    const namespaceOf = async (id: string): Promise<string> => String((await run(id, "readlink /proc/self/ns/mnt")).stdout).trim();
-    const [firstA, secondA, firstB] = [await namespaceOf("ns-a"), await namespaceOf("ns-a"), await namespaceOf("ns-b")];
+    const namespaceOf = async (id: string): Promise<string> =>
+      String((await run(id, "readlink /proc/self/ns/mnt")).stdout).trim();
+    const [firstA, secondA, firstB] = [
+      await namespaceOf("ns-a"),
+      await namespaceOf("ns-a"),
+      await namespaceOf("ns-b"),
+    ];
     expect(firstA).toMatch(/^mnt:\[\d+\]$/);
     expect(secondA).toBe(firstA);
     expect(firstB).not.toBe(firstA);
     expect(openDescriptors().filter((target) => target.startsWith("mnt:"))).toHaveLength(2);
 
-    for (const id of ["ns-a", "ns-b"]) await authorizedFetch(harness.server, `${harness.server.url}/__oma/containers/${id}`, { method: "DELETE" });
+    for (const id of ["ns-a", "ns-b"])
+      await authorizedFetch(harness.server, `${harness.server.url}/__oma/containers/${id}`, {
+        method: "DELETE",
+      });
     expect(openDescriptors()).toEqual(before);
     expect(namespaceHelpers()).toEqual([]);
   });
@@ -79,31 +94,59 @@ describe.skipIf(!namespacesWork)("one mount namespace per container", () => {
     const before = openDescriptors().filter((target) => target.startsWith("mnt:")).length;
     await harness.start("closing");
     await run("closing", "true");
-    expect(openDescriptors().filter((target) => target.startsWith("mnt:"))).toHaveLength(before + 1);
+    expect(openDescriptors().filter((target) => target.startsWith("mnt:"))).toHaveLength(
+      before + 1,
+    );
     await harness.stop();
     harness = undefined;
     expect(openDescriptors().filter((target) => target.startsWith("mnt:"))).toHaveLength(before);
   });
 });
 
-describe.each<PathMapping>(namespacesWork ? ["namespace", "rewrite"] : ["rewrite"])("a root directory under /tmp (%s)", (mapping) => {
-  it("serves files, commands and session working directories from the container's own trees", async () => {
-    harness = await startTestServer({}, mapping, "/tmp");
-    expect(harness.rootDir.startsWith("/tmp/")).toBe(true);
-    await harness.start("tmp-root");
-    const hostTree = join(harness.rootDir, "tmp-root");
+describe.each<PathMapping>(namespacesWork ? ["namespace", "rewrite"] : ["rewrite"])(
+  "a root directory under /tmp (%s)",
+  (mapping) => {
+    it("serves files, commands and session working directories from the container's own trees", async () => {
+      harness = await startTestServer({}, mapping, "/tmp");
+      expect(harness.rootDir.startsWith("/tmp/")).toBe(true);
+      await harness.start("tmp-root");
+      const hostTree = join(harness.rootDir, "tmp-root");
 
-    const written = await harness.json("tmp-root", "POST", "/api/write", { path: "/workspace/a.txt", content: "alpha", sessionId: SESSIONLESS });
-    expect(written.status).toBe(200);
-    expect(readFileSync(join(hostTree, "workspace", "a.txt"), "utf8")).toBe("alpha");
-    expect(await run("tmp-root", "cat /workspace/a.txt; echo beta > /tmp/b.txt")).toMatchObject({ exitCode: 0, stdout: "alpha" });
-    expect(readFileSync(join(hostTree, "tmp", "b.txt"), "utf8")).toBe("beta\n");
-    expect((await harness.json("tmp-root", "POST", "/api/read", { path: "/tmp/b.txt", sessionId: SESSIONLESS })).body).toMatchObject({ content: "beta\n" });
+      const written = await harness.json("tmp-root", "POST", "/api/write", {
+        path: "/workspace/a.txt",
+        content: "alpha",
+        sessionId: SESSIONLESS,
+      });
+      expect(written.status).toBe(200);
+      expect(readFileSync(join(hostTree, "workspace", "a.txt"), "utf8")).toBe("alpha");
+      expect(await run("tmp-root", "cat /workspace/a.txt; echo beta > /tmp/b.txt")).toMatchObject({
+        exitCode: 0,
+        stdout: "alpha",
+      });
+      expect(readFileSync(join(hostTree, "tmp", "b.txt"), "utf8")).toBe("beta\n");
+      expect(
+        (
+          await harness.json("tmp-root", "POST", "/api/read", {
+            path: "/tmp/b.txt",
+            sessionId: SESSIONLESS,
+          })
+        ).body,
+      ).toMatchObject({ content: "beta\n" });
 
-    // The session's cwd comes back as the shell saw it; it must reach the same directory, mapped once.
-    expect(await run("tmp-root", "mkdir -p /workspace/sub && cd /workspace/sub", "s")).toMatchObject({ exitCode: 0 });
-    await harness.json("tmp-root", "POST", "/api/write", { path: "relative.txt", content: "r", sessionId: "s" });
-    expect(readFileSync(join(hostTree, "workspace", "sub", "relative.txt"), "utf8")).toBe("r");
-    expect(await run("tmp-root", "ls; cat relative.txt", "s")).toMatchObject({ exitCode: 0, stdout: "relative.txt\nr" });
-  });
-});
+      // The session's cwd comes back as the shell saw it; it must reach the same directory, mapped once.
+      expect(
+        await run("tmp-root", "mkdir -p /workspace/sub && cd /workspace/sub", "s"),
+      ).toMatchObject({ exitCode: 0 });
+      await harness.json("tmp-root", "POST", "/api/write", {
+        path: "relative.txt",
+        content: "r",
+        sessionId: "s",
+      });
+      expect(readFileSync(join(hostTree, "workspace", "sub", "relative.txt"), "utf8")).toBe("r");
+      expect(await run("tmp-root", "ls; cat relative.txt", "s")).toMatchObject({
+        exitCode: 0,
+        stdout: "relative.txt\nr",
+      });
+    });
+  },
+);

@@ -24,13 +24,20 @@ afterAll(async () => {
 });
 
 /** Starts a server in a child process with one container and a process that outlives its command. */
-async function serverInChild(rootDir: string, containerId: string): Promise<{ child: ChildProcess; sleeper: number }> {
-  const child = spawn(process.execPath, [CHILD, rootDir, containerId, "unconfined-unsafe"], { stdio: ["ignore", "pipe", "inherit"] });
+async function serverInChild(
+  rootDir: string,
+  containerId: string,
+): Promise<{ child: ChildProcess; sleeper: number }> {
+  const child = spawn(process.execPath, [CHILD, rootDir, containerId, "unconfined-unsafe"], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   children.push(child);
   const lines = createInterface({ input: child.stdout as NonNullable<typeof child.stdout> });
   const [line] = await Promise.race([
     new Promise<string[]>((resolve) => lines.once("line", (first: string) => resolve([first]))),
-    new Promise<never>((_resolve, reject) => child.once("exit", (code) => reject(new Error(`server child exited ${code}`)))),
+    new Promise<never>((_resolve, reject) =>
+      child.once("exit", (code) => reject(new Error(`server child exited ${code}`))),
+    ),
   ]);
   return { child, sleeper: (JSON.parse(line ?? "{}") as { pid: number }).pid };
 }
@@ -62,11 +69,16 @@ describe("a restarted container server", () => {
     expect(existsSync(join(rootDir, "killed-one", "workspace", "file"))).toBe(true);
     expect(isRunning(killed.sleeper)).toBe(true);
 
-    const restarted = await createLocalContainerServer({ rootDir, confinement: "unconfined-unsafe" });
+    const restarted = await createLocalContainerServer({
+      rootDir,
+      confinement: "unconfined-unsafe",
+    });
     try {
       expect(existsSync(join(rootDir, "killed-one"))).toBe(false);
       // SIGKILL is sent before the start resolves; the kernel ends the process on its own time.
-      await expect.poll(() => isRunning(killed.sleeper), { timeout: 30_000, interval: 100 }).toBe(false);
+      await expect
+        .poll(() => isRunning(killed.sleeper), { timeout: 30_000, interval: 100 })
+        .toBe(false);
       expect(existsSync(join(rootDir, "live-one", "workspace", "file"))).toBe(true);
       expect(isRunning(live.sleeper)).toBe(true);
     } finally {
@@ -90,16 +102,33 @@ describe("a starting launcher", () => {
       if (owner !== null) await writeFile(join(directory, "owner.json"), JSON.stringify(owner));
       return directory;
     };
-    const abandoned = await plant("oma-local-containers-gone", { ...ownerRecord("0a1b2c"), pid: gonePid });
-    const abandonedState = await plant("oma-local-bridge-state-gone", { ...ownerRecord("0a1b2c"), pid: gonePid });
+    const abandoned = await plant("oma-local-containers-gone", {
+      ...ownerRecord("0a1b2c"),
+      pid: gonePid,
+    });
+    const abandonedState = await plant("oma-local-bridge-state-gone", {
+      ...ownerRecord("0a1b2c"),
+      pid: gonePid,
+    });
     const live = await plant("oma-local-containers-live", ownerRecord("3d4e5f"));
     // The same pid started later is another process: its start time tells them apart.
-    const reused = await plant("oma-local-containers-reused", { ...ownerRecord("3d4e5f"), startTicks: 0 });
+    const reused = await plant("oma-local-containers-reused", {
+      ...ownerRecord("3d4e5f"),
+      startTicks: 0,
+    });
     const unowned = await plant("oma-local-containers-unowned", null);
     const foreign = await plant("something-else", { ...ownerRecord("0a1b2c"), pid: gonePid });
 
     expect(await removeAbandonedTemporaryDirectories(parent)).toBe(3);
-    expect([abandoned, abandonedState, reused].map((directory) => existsSync(directory))).toEqual([false, false, false]);
-    expect([live, unowned, foreign].map((directory) => existsSync(directory))).toEqual([true, true, true]);
+    expect([abandoned, abandonedState, reused].map((directory) => existsSync(directory))).toEqual([
+      false,
+      false,
+      false,
+    ]);
+    expect([live, unowned, foreign].map((directory) => existsSync(directory))).toEqual([
+      true,
+      true,
+      true,
+    ]);
   });
 });

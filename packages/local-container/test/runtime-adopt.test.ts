@@ -16,7 +16,9 @@ describe("adopting a running container", () => {
   it("reports a container the server still runs as running, and destroys it", async () => {
     // Started through the server, not through this runtime: this process has no run state for it, as after a restart.
     await harness.start("adopt-1");
-    const runtime = createLocalContainerRuntime(harness.server.url, "adopt-1", { controlToken: harness.server.controlToken });
+    const runtime = createLocalContainerRuntime(harness.server.url, "adopt-1", {
+      controlToken: harness.server.controlToken,
+    });
     expect(runtime.running).toBe(false);
     await runtime.adopt();
     expect(runtime.running).toBe(true);
@@ -25,7 +27,9 @@ describe("adopting a running container", () => {
   });
 
   it("leaves an unknown container not running", async () => {
-    const runtime = createLocalContainerRuntime(harness.server.url, "adopt-missing", { controlToken: harness.server.controlToken });
+    const runtime = createLocalContainerRuntime(harness.server.url, "adopt-missing", {
+      controlToken: harness.server.controlToken,
+    });
     await runtime.adopt();
     expect(runtime.running).toBe(false);
   });

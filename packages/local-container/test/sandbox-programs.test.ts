@@ -14,11 +14,15 @@ describe("programs run in a container", () => {
     expect(scripts).toEqual(["probe-http.sh", "probe-tcp.sh", "run-with-snapshot.sh"]);
   });
 
-  it.runIf(shellcheckInstalled).each(scripts)("%s passes shellcheck", (name) => shellcheck(join(folder, name)));
+  it.runIf(shellcheckInstalled).each(scripts)("%s passes shellcheck", (name) =>
+    shellcheck(join(folder, name)),
+  );
 
   it("the file helper is one CommonJS program that needs nothing but Node's builtins", () => {
     expect(() => new Script(FILE_HELPER_PROGRAM)).not.toThrow();
-    const required = [...FILE_HELPER_PROGRAM.matchAll(/\brequire\(["']([^"']+)["']\)/g)].map((match) => match[1]);
+    const required = [...FILE_HELPER_PROGRAM.matchAll(/\brequire\(["']([^"']+)["']\)/g)].map(
+      (match) => match[1],
+    );
     expect(required.length).toBeGreaterThan(0);
     expect(required.filter((name) => !name?.startsWith("node:"))).toEqual([]);
     expect(FILE_HELPER_PROGRAM).not.toMatch(/\bimport\s*\(|^import\s/m);

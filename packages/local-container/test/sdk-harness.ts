@@ -20,7 +20,9 @@ const shimSource = fileURLToPath(new URL("../src/shim/containers-shim.ts", impor
 const containersShim: Plugin = {
   name: "containers-shim",
   setup(builder) {
-    builder.onResolve({ filter: /^@cloudflare\/containers$/ }, (args) => (args.importer === shimSource ? undefined : { path: shimSource }));
+    builder.onResolve({ filter: /^@cloudflare\/containers$/ }, (args) =>
+      args.importer === shimSource ? undefined : { path: shimSource },
+    );
   },
 };
 
@@ -50,7 +52,11 @@ export async function startSdkHarness(fixture: string): Promise<SdkHarness> {
     compatibilityFlags: ["nodejs_compat"],
     durableObjects: { Sandbox: { className: "Sandbox", useSQLite: true } },
     // The SDK logs every call at info; errors are enough here.
-    bindings: { OMA_LOCAL_CONTAINER_URL: harness.server.url, OMA_LOCAL_CONTAINER_TOKEN: harness.server.controlToken, SANDBOX_LOG_LEVEL: "error" },
+    bindings: {
+      OMA_LOCAL_CONTAINER_URL: harness.server.url,
+      OMA_LOCAL_CONTAINER_TOKEN: harness.server.controlToken,
+      SANDBOX_LOG_LEVEL: "error",
+    },
     cf: false,
     log: new Log(LogLevel.WARN),
   });

@@ -24,7 +24,11 @@ describe("the Sandbox SDK in workerd over the local container server", () => {
 
   it("file operations, including the SDK's FileNotFoundError", async () => {
     expect(await run("files")).toEqual({
-      content: "alpha", exists: true, names: ["b.txt"], gone: false, missing: "FileNotFoundError: File not found: /workspace/none.txt",
+      content: "alpha",
+      exists: true,
+      names: ["b.txt"],
+      gone: false,
+      missing: "FileNotFoundError: File not found: /workspace/none.txt",
     });
   });
 
@@ -51,6 +55,10 @@ describe("the Sandbox SDK in workerd over the local container server", () => {
 
   it("SandboxClient speaks to the server directly", async () => {
     await sdk.harness.server.containers.ensure("direct");
-    expect(await run("client")).toEqual({ pong: "pong", stdout: "direct\n", content: "via client" });
+    expect(await run("client")).toEqual({
+      pong: "pong",
+      stdout: "direct\n",
+      content: "via client",
+    });
   });
 });

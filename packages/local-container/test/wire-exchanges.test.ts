@@ -12,7 +12,12 @@ afterAll(() => harness.stop());
 
 describe("the two exchanges recorded byte for byte", () => {
   it("streams a bridge exec exactly as the published control server does", async () => {
-    const response = await harness.call("wire", "POST", "/api/execute/stream", `{"command":"sh -c $'echo hi; echo err >&2; exit 3'","sessionId":"${SESSIONLESS}"}`);
+    const response = await harness.call(
+      "wire",
+      "POST",
+      "/api/execute/stream",
+      `{"command":"sh -c $'echo hi; echo err >&2; exit 3'","sessionId":"${SESSIONLESS}"}`,
+    );
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("text/event-stream");
     expect(response.headers.get("cache-control")).toBe("no-cache");
@@ -25,8 +30,17 @@ describe("the two exchanges recorded byte for byte", () => {
   });
 
   it("streams a small text file exactly as the published control server does", async () => {
-    await harness.json("wire", "POST", "/api/write", { path: "/workspace/cap/small.txt", content: "hello bridge\n", sessionId: SESSIONLESS });
-    const response = await harness.call("wire", "POST", "/api/read/stream", `{"path":"/workspace/cap/small.txt","sessionId":"${SESSIONLESS}"}`);
+    await harness.json("wire", "POST", "/api/write", {
+      path: "/workspace/cap/small.txt",
+      content: "hello bridge\n",
+      sessionId: SESSIONLESS,
+    });
+    const response = await harness.call(
+      "wire",
+      "POST",
+      "/api/read/stream",
+      `{"path":"/workspace/cap/small.txt","sessionId":"${SESSIONLESS}"}`,
+    );
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("text/event-stream");
     expect(await response.text()).toBe(
@@ -43,29 +57,43 @@ describe("facts that hold for every call", () => {
     expect(probe.status).toBe(200);
     expect(probe.headers.get("content-type")).toBe("text/plain; charset=utf-8");
     expect(await probe.text()).toBe("ready");
-    const ping = (await (await authorizedFetch(harness.server, `${harness.server.url}/api/ping`)).json()) as Record<string, unknown>;
+    const ping = (await (
+      await authorizedFetch(harness.server, `${harness.server.url}/api/ping`)
+    ).json()) as Record<string, unknown>;
     expect(ping).toMatchObject({ success: true, message: "pong" });
-    const version = (await (await authorizedFetch(harness.server, `${harness.server.url}/api/version`)).json()) as Record<string, unknown>;
+    const version = (await (
+      await authorizedFetch(harness.server, `${harness.server.url}/api/version`)
+    ).json()) as Record<string, unknown>;
     expect(version).toMatchObject({ success: true, version: "unknown" });
     expect(typeof version.timestamp).toBe("string");
   });
 
   it("sends the doubled CORS headers and a Content-Length on JSON", async () => {
-    const response = await harness.call("wire", "POST", "/api/exists", { path: "/workspace", sessionId: SESSIONLESS });
+    const response = await harness.call("wire", "POST", "/api/exists", {
+      path: "/workspace",
+      sessionId: SESSIONLESS,
+    });
     expect(response.headers.get("access-control-allow-origin")).toBe("*, *");
-    expect(response.headers.get("access-control-allow-methods")).toBe("GET, POST, PUT, DELETE, OPTIONS, GET, POST, PUT, DELETE, OPTIONS");
+    expect(response.headers.get("access-control-allow-methods")).toBe(
+      "GET, POST, PUT, DELETE, OPTIONS, GET, POST, PUT, DELETE, OPTIONS",
+    );
     expect(response.headers.get("access-control-allow-headers")).toBe(
       "Content-Type, Authorization, X-Session-Id, X-Sandbox-Id, X-Trace-Id, Content-Type, Authorization, X-Session-Id, X-Sandbox-Id, X-Trace-Id",
     );
     const text = await response.text();
     expect(response.headers.get("content-length")).toBe(String(Buffer.byteLength(text)));
-    const preflight = await authorizedFetch(harness.server, `${harness.server.url}/api/execute`, { method: "OPTIONS" });
+    const preflight = await authorizedFetch(harness.server, `${harness.server.url}/api/execute`, {
+      method: "OPTIONS",
+    });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-allow-origin")).toBe("*, *");
   });
 
   it("answers errors as {code, message, context, httpStatus, timestamp} with no success member", async () => {
-    const { status, body } = await harness.json("wire", "POST", "/api/read", { path: "/workspace/cap/missing.txt", sessionId: SESSIONLESS });
+    const { status, body } = await harness.json("wire", "POST", "/api/read", {
+      path: "/workspace/cap/missing.txt",
+      sessionId: SESSIONLESS,
+    });
     expect(status).toBe(404);
     expect(body).toMatchObject({
       code: "FILE_NOT_FOUND",
@@ -80,10 +108,16 @@ describe("facts that hold for every call", () => {
   });
 
   it("refuses calls without a container header, for unknown containers and for unknown routes", async () => {
-    const noHeader = await authorizedFetch(harness.server, `${harness.server.url}/api/execute`, { method: "POST", body: "{}" });
+    const noHeader = await authorizedFetch(harness.server, `${harness.server.url}/api/execute`, {
+      method: "POST",
+      body: "{}",
+    });
     expect(noHeader.status).toBe(400);
     expect(((await noHeader.json()) as Record<string, unknown>).code).toBe("CONTAINER_ID_REQUIRED");
-    const unknown = await harness.call("never-started", "POST", "/api/execute", { command: "true", sessionId: SESSIONLESS });
+    const unknown = await harness.call("never-started", "POST", "/api/execute", {
+      command: "true",
+      sessionId: SESSIONLESS,
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.headers.get("x-oma-container-state")).toBe("missing");
     expect(((await unknown.json()) as Record<string, unknown>).code).toBe("CONTAINER_NOT_FOUND");
@@ -98,8 +132,14 @@ describe("facts that hold for every call", () => {
     const malformed = await harness.json("wire", "POST", "/api/execute", "{not json");
     expect(malformed.status).toBe(400);
     expect(malformed.body.code).toBe("VALIDATION_FAILED");
-    const mismatched = await harness.json("wire", "POST", "/api/write", { path: "/workspace/x", content: 42 });
+    const mismatched = await harness.json("wire", "POST", "/api/write", {
+      path: "/workspace/x",
+      content: 42,
+    });
     expect(mismatched.status).toBe(400);
-    expect(mismatched.body).toMatchObject({ code: "VALIDATION_FAILED", context: { field: "content" } });
+    expect(mismatched.body).toMatchObject({
+      code: "VALIDATION_FAILED",
+      context: { field: "content" },
+    });
   });
 });

@@ -25,7 +25,10 @@ export interface EgressHarness {
   close(): Promise<void>;
 }
 
-export async function startEgressHarness(prefix: string, upstreamListener: RequestListener): Promise<EgressHarness> {
+export async function startEgressHarness(
+  prefix: string,
+  upstreamListener: RequestListener,
+): Promise<EgressHarness> {
   const upstream = createServer(upstreamListener);
   await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
   const rootDir = await mkdtemp(join(tmpdir(), prefix));
@@ -44,7 +47,8 @@ export async function startEgressHarness(prefix: string, upstreamListener: Reque
       return `${String(body.stdout)}${String(body.stderr)}`;
     },
     async started(id) {
-      for (let tries = 0; tries < 600 && server.containers.get(id) === undefined; tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+      for (let tries = 0; tries < 600 && server.containers.get(id) === undefined; tries++)
+        await new Promise((resolve) => setTimeout(resolve, 50));
     },
     async close() {
       await server.close();

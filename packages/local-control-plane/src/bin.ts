@@ -32,13 +32,19 @@ async function main(): Promise<void> {
   const plane = await startLocalControlPlane({
     port: Number(values.port),
     host: values.host,
-    ...(process.env.OMA_LOCAL_CONTROL_PLANE_ADMIN_TOKEN ? { adminToken: process.env.OMA_LOCAL_CONTROL_PLANE_ADMIN_TOKEN } : {}),
+    ...(process.env.OMA_LOCAL_CONTROL_PLANE_ADMIN_TOKEN
+      ? { adminToken: process.env.OMA_LOCAL_CONTROL_PLANE_ADMIN_TOKEN }
+      : {}),
     ...(values["public-url"] ? { publicUrl: values["public-url"] } : {}),
-    ...(values["webhook-url"] ? { webhook: { url: values["webhook-url"], secret: webhookSecret ?? "" } } : {}),
+    ...(values["webhook-url"]
+      ? { webhook: { url: values["webhook-url"], secret: webhookSecret ?? "" } }
+      : {}),
   });
   process.stdout.write(`local control plane listening on ${plane.url}\n`);
   if (!process.env.OMA_LOCAL_CONTROL_PLANE_ADMIN_TOKEN) {
-    const tokenFile = values["admin-token-file"] ?? join(tmpdir(), `oma-local-control-plane-${new URL(plane.url).port}.token`);
+    const tokenFile =
+      values["admin-token-file"] ??
+      join(tmpdir(), `oma-local-control-plane-${new URL(plane.url).port}.token`);
     await writeFile(tokenFile, `${plane.adminToken}\n`, { mode: 0o600 });
     process.stdout.write(`admin token written to ${tokenFile}\n`);
   }
@@ -48,7 +54,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  const message = ManagedRuntimeError.isInstance(error) ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
+  const message = ManagedRuntimeError.isInstance(error)
+    ? `${error.code}: ${error.message}`
+    : error instanceof Error
+      ? error.message
+      : String(error);
   process.stderr.write(`oma-local-control-plane: ${message}\n`);
   process.exit(1);
 });

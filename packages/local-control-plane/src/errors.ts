@@ -13,8 +13,15 @@ export class HeartbeatPreconditionFailedError extends ManagedRuntimeError {
   /** The lease as the server holds it. */
   readonly currentState: LeaseState;
 
-  constructor(options: { readonly message: string; readonly workId: string; readonly currentState: LeaseState }) {
-    super("lease_lost", { message: options.message, context: { workId: options.workId, state: options.currentState.state } });
+  constructor(options: {
+    readonly message: string;
+    readonly workId: string;
+    readonly currentState: LeaseState;
+  }) {
+    super("lease_lost", {
+      message: options.message,
+      context: { workId: options.workId, state: options.currentState.state },
+    });
     this.name = "HeartbeatPreconditionFailedError";
     this.currentState = options.currentState;
   }

@@ -47,7 +47,12 @@ const optionsSchema = z
     adminToken: z.string().min(16, "must be at least 16 characters").optional(),
     publicUrl: z.url({ protocol: /^https?$/ }).optional(),
     webhook: z
-      .object({ url: z.url({ protocol: /^https?$/ }), secret: z.string().regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, "must be whsec_ followed by a base64 key") })
+      .object({
+        url: z.url({ protocol: /^https?$/ }),
+        secret: z
+          .string()
+          .regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, "must be whsec_ followed by a base64 key"),
+      })
       .strict()
       .optional(),
     defaultTtlSeconds: positive.default(90),
@@ -61,12 +66,18 @@ const optionsSchema = z
     onEvent: z.custom<ControlPlaneObserver>(isFunction, "must be a function").optional(),
   })
   .strict()
-  .refine((options) => options.defaultTtlSeconds <= options.maxTtlSeconds, { message: "defaultTtlSeconds must not exceed maxTtlSeconds", path: ["defaultTtlSeconds"] });
+  .refine((options) => options.defaultTtlSeconds <= options.maxTtlSeconds, {
+    message: "defaultTtlSeconds must not exceed maxTtlSeconds",
+    path: ["defaultTtlSeconds"],
+  });
 
 /** Options after defaults. */
 export type ResolvedOptions = z.output<typeof optionsSchema>;
 
 /** Validates options; a bad one throws `invalid_config` naming the field. */
 export function resolveOptions(options: LocalControlPlaneOptions): ResolvedOptions {
-  return parseRecord(optionsSchema, options, { record: "local control plane options", code: "invalid_config" });
+  return parseRecord(optionsSchema, options, {
+    record: "local control plane options",
+    code: "invalid_config",
+  });
 }

@@ -21,7 +21,10 @@ export interface LocalControlPlane {
   /** Bearer token of the admin API; also accepted as the platform API key (work retrieve). */
   readonly adminToken: string;
   /** Creates a self-hosted environment; the only place its key is handed out. */
-  createEnvironment(input?: { readonly name?: string; readonly metadata?: Record<string, string> }): { readonly id: string; readonly environmentKey: string };
+  createEnvironment(input?: {
+    readonly name?: string;
+    readonly metadata?: Record<string, string>;
+  }): { readonly id: string; readonly environmentKey: string };
   /** Creates an idle session bound to an environment. */
   createSession(input: {
     readonly environmentId: string;
@@ -32,19 +35,33 @@ export interface LocalControlPlane {
     readonly skills?: readonly { readonly skillId: string; readonly version?: string }[];
   }): { readonly id: string };
   /** Stores a skill version (a zip or tar archive); without `skillId`, a new skill. */
-  uploadSkill(input: { readonly name: string; readonly archive: Uint8Array; readonly description?: string; readonly skillId?: string }): { readonly skillId: string; readonly version: string };
+  uploadSkill(input: {
+    readonly name: string;
+    readonly archive: Uint8Array;
+    readonly description?: string;
+    readonly skillId?: string;
+  }): { readonly skillId: string; readonly version: string };
   /**
    * Queues a scripted user turn; it starts (queues its work item) once the session is idle with no live item.
    * `gate` (default `evaluated_permission`) is how the session shows the worker which calls it waits on.
    */
   queueTurn(
     sessionId: string,
-    turn: { readonly message?: string; readonly toolCalls: readonly ToolCall[]; readonly finalMessage?: string; readonly gate?: ToolCallGate },
+    turn: {
+      readonly message?: string;
+      readonly toolCalls: readonly ToolCall[];
+      readonly finalMessage?: string;
+      readonly gate?: ToolCallGate;
+    },
   ): ReturnType<typeof turnToWire>;
   /** Queues a health-check work item. */
   queueHealthcheck(environmentId: string): { readonly workId: string };
   /** Stores a file sessions may mount; served at `GET /v1/files/{id}/content`. */
-  uploadFile(input: { readonly filename: string; readonly bytes: Uint8Array; readonly mimeType?: string }): { readonly id: string };
+  uploadFile(input: {
+    readonly filename: string;
+    readonly bytes: Uint8Array;
+    readonly mimeType?: string;
+  }): { readonly id: string };
   /** Terminates a session. */
   terminateSession(sessionId: string): void;
   /** The session's tool calls and results. */
@@ -60,27 +77,45 @@ export interface LocalControlPlane {
   /** Webhook deliveries so far, after waiting for those under way. */
   webhookDeliveries(): Promise<readonly WebhookDelivery[]>;
   /** Waits until the turn is done (its agent went idle), or throws `timeout`. */
-  waitForTurn(sessionId: string, turnId: string, options?: { readonly timeoutMs?: number }): Promise<ReturnType<typeof turnToWire>>;
+  waitForTurn(
+    sessionId: string,
+    turnId: string,
+    options?: { readonly timeoutMs?: number },
+  ): Promise<ReturnType<typeof turnToWire>>;
   /** Closes streams and the server. */
   stop(): Promise<void>;
 }
 
 /** Starts the server. Options are validated first (`invalid_config`). */
-export async function startLocalControlPlane(options: LocalControlPlaneOptions = {}): Promise<LocalControlPlane> {
+export async function startLocalControlPlane(
+  options: LocalControlPlaneOptions = {},
+): Promise<LocalControlPlane> {
   const resolved = resolveOptions(options);
   const adminToken = resolved.adminToken ?? `oma-admin-${randomBytes(24).toString("base64url")}`;
   let url = "";
-  const state = createControlPlaneState({ ...resolved, adminToken, apiBaseUrl: () => resolved.publicUrl ?? url });
+  const state = createControlPlaneState({
+    ...resolved,
+    adminToken,
+    apiBaseUrl: () => resolved.publicUrl ?? url,
+  });
   const limits = { maxBodyBytes: resolved.maxBodyBytes };
-  const router = createRouter([...workRoutes(state, limits), ...sessionRoutes(state, limits), ...skillRoutes(state), ...adminRoutes(state, limits)]);
+  const router = createRouter([
+    ...workRoutes(state, limits),
+    ...sessionRoutes(state, limits),
+    ...skillRoutes(state),
+    ...adminRoutes(state, limits),
+  ]);
 
   const server: Server = createServer((request, response) => {
     const requestUrl = new URL(request.url ?? "/", "http://local");
     const isAdmin = requestUrl.pathname.startsWith("/admin/");
-    const fail = (error: unknown) => (isAdmin ? sendAdminError(response, error) : sendPlatformError(response, error));
+    const fail = (error: unknown) =>
+      isAdmin ? sendAdminError(response, error) : sendPlatformError(response, error);
     try {
       const { route, params } = router.match(request.method ?? "GET", requestUrl.pathname);
-      Promise.resolve(route.handler({ request, response, url: requestUrl, params, token: bearerToken(request) })).catch(fail);
+      Promise.resolve(
+        route.handler({ request, response, url: requestUrl, params, token: bearerToken(request) }),
+      ).catch(fail);
     } catch (error) {
       fail(error);
     }
@@ -99,7 +134,10 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
     url,
     adminToken,
     createEnvironment(input = {}) {
-      const environment = state.createEnvironment({ name: input.name ?? "local", metadata: { ...input.metadata } });
+      const environment = state.createEnvironment({
+        name: input.name ?? "local",
+        metadata: { ...input.metadata },
+      });
       return { id: environment.id, environmentKey: environment.key };
     },
     createSession(input) {
@@ -108,7 +146,10 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
         title: input.title ?? null,
         metadata: { ...input.metadata },
         files: input.files ?? [],
-        skills: (input.skills ?? []).map((skill) => ({ skillId: skill.skillId, version: skill.version ?? "latest" })),
+        skills: (input.skills ?? []).map((skill) => ({
+          skillId: skill.skillId,
+          version: skill.version ?? "latest",
+        })),
       });
       return { id: session.id };
     },
@@ -126,17 +167,34 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
       return { workId: state.queueHealthcheck(environmentId).id };
     },
     uploadSkill(input) {
-      const version = state.skills.upload({ ...(input.skillId !== undefined ? { skillId: input.skillId } : {}), name: input.name, description: input.description ?? "", archive: Buffer.from(input.archive) });
+      const version = state.skills.upload({
+        ...(input.skillId !== undefined ? { skillId: input.skillId } : {}),
+        name: input.name,
+        description: input.description ?? "",
+        archive: Buffer.from(input.archive),
+      });
       return { skillId: version.skillId, version: version.id };
     },
     uploadFile(input) {
-      return { id: state.uploadFile({ filename: input.filename, mimeType: input.mimeType ?? "application/octet-stream", bytes: Buffer.from(input.bytes) }).id };
+      return {
+        id: state.uploadFile({
+          filename: input.filename,
+          mimeType: input.mimeType ?? "application/octet-stream",
+          bytes: Buffer.from(input.bytes),
+        }).id,
+      };
     },
     terminateSession: (sessionId) => state.sessions.terminate(sessionId),
     transcript: (sessionId) => transcriptToWire(state.sessions.get(sessionId)),
     stopWork(workId, stopOptions = {}) {
       const work = state.work.find(workId);
-      return toWire(state.work.stop(work.environmentId, work.id, { force: stopOptions.force ?? false, by: "operator" }), false);
+      return toWire(
+        state.work.stop(work.environmentId, work.id, {
+          force: stopOptions.force ?? false,
+          by: "operator",
+        }),
+        false,
+      );
     },
     takeOverLease(workId) {
       const work = state.work.find(workId);
@@ -156,15 +214,24 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions =
       const deadline = Date.now() + (waitOptions.timeoutMs ?? 60_000);
       for (;;) {
         const turn = session.turns.find((candidate) => candidate.id === turnId);
-        if (!turn) throw createError("not_found", { message: `turn ${turnId} not found in session ${sessionId}`, context: { sessionId, turnId } });
+        if (!turn)
+          throw createError("not_found", {
+            message: `turn ${turnId} not found in session ${sessionId}`,
+            context: { sessionId, turnId },
+          });
         if (turn.state === "done") return turnToWire(session, turn);
-        if (Date.now() > deadline) throw createError("timeout", { message: `turn ${turnId} did not finish in time`, context: { sessionId, turnId, state: turn.state } });
+        if (Date.now() > deadline)
+          throw createError("timeout", {
+            message: `turn ${turnId} did not finish in time`,
+            context: { sessionId, turnId, state: turn.state },
+          });
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     },
     async stop() {
       clearInterval(sweep);
-      for (const session of state.sessions.all()) for (const subscriber of session.subscribers) session.subscribers.delete(subscriber);
+      for (const session of state.sessions.all())
+        for (const subscriber of session.subscribers) session.subscribers.delete(subscriber);
       state.work.wakeAll();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -19,8 +19,16 @@ export interface WebhookDelivery {
 }
 
 /** Signs `body` per Standard Webhooks: `v1,` + base64 HMAC-SHA256 over `${id}.${timestamp}.${body}`. */
-export function signWebhook(secret: string, webhookId: string, timestampSeconds: number, body: string): string {
-  const key = Buffer.from(secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret, "base64");
+export function signWebhook(
+  secret: string,
+  webhookId: string,
+  timestampSeconds: number,
+  body: string,
+): string {
+  const key = Buffer.from(
+    secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret,
+    "base64",
+  );
   return `v1,${createHmac("sha256", key).update(`${webhookId}.${timestampSeconds}.${body}`).digest("base64")}`;
 }
 
@@ -30,12 +38,24 @@ export function pendingEvent(sessionId: string, nowMs: number) {
     type: "event" as const,
     id: newId("wevt"),
     created_at: rfc3339(nowMs),
-    data: { type: "session.pending" as const, id: sessionId, organization_id: "org_local", workspace_id: "wrkspc_local" },
+    data: {
+      type: "session.pending" as const,
+      id: sessionId,
+      organization_id: "org_local",
+      workspace_id: "wrkspc_local",
+    },
   };
 }
 
 /** POSTs signed events; a failed delivery is retried a few times and then recorded, never thrown. */
-export function createWebhookSender(target: WebhookTarget, options: { readonly clock: () => number; readonly fetch: typeof fetch; readonly attempts: number }) {
+export function createWebhookSender(
+  target: WebhookTarget,
+  options: {
+    readonly clock: () => number;
+    readonly fetch: typeof fetch;
+    readonly attempts: number;
+  },
+) {
   const deliveries: WebhookDelivery[] = [];
   const inFlight = new Set<Promise<void>>();
 
@@ -50,7 +70,12 @@ export function createWebhookSender(target: WebhookTarget, options: { readonly c
       try {
         const response = await options.fetch(target.url, {
           method: "POST",
-          headers: { "content-type": "application/json", "webhook-id": event.id, "webhook-timestamp": String(timestamp), "webhook-signature": signWebhook(target.secret, event.id, timestamp, body) },
+          headers: {
+            "content-type": "application/json",
+            "webhook-id": event.id,
+            "webhook-timestamp": String(timestamp),
+            "webhook-signature": signWebhook(target.secret, event.id, timestamp, body),
+          },
           body,
         });
         await response.arrayBuffer();

@@ -10,8 +10,18 @@ export function sdkClient(baseURL: string, authToken: string | null = null): Ant
 }
 
 /** Claims one item with the SDK's WorkPoller (claim + ack), without auto-stop. */
-export async function claimOne(client: Anthropic, environmentId: string, environmentKey: string, extra: { reclaimOlderThanMs?: number } = {}): Promise<BetaSelfHostedWork> {
-  const poller = client.beta.environments.work.poller({ environmentId, environmentKey, autoStop: false, ...extra });
+export async function claimOne(
+  client: Anthropic,
+  environmentId: string,
+  environmentKey: string,
+  extra: { reclaimOlderThanMs?: number } = {},
+): Promise<BetaSelfHostedWork> {
+  const poller = client.beta.environments.work.poller({
+    environmentId,
+    environmentKey,
+    autoStop: false,
+    ...extra,
+  });
   for await (const work of poller) {
     poller.abort();
     return work;

@@ -16,8 +16,14 @@ it("runs the README's example against the built package", async () => {
   await writeFile(script, example!);
   try {
     const { stdout } = await run(process.execPath, [script], { cwd: packageDir, timeout: 60_000 });
-    const entries = JSON.parse(stdout) as [string, { content: { text: string }[]; is_error: boolean }][];
-    expect(entries.map(([name, result]) => [name, result.is_error])).toEqual([["bash", false], ["read", false]]);
+    const entries = JSON.parse(stdout) as [
+      string,
+      { content: { text: string }[]; is_error: boolean },
+    ][];
+    expect(entries.map(([name, result]) => [name, result.is_error])).toEqual([
+      ["bash", false],
+      ["read", false],
+    ]);
     expect(entries[1]![1].content[0]!.text).toBe("hello\n");
   } finally {
     await rm(script, { force: true });

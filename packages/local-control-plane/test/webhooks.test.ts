@@ -35,7 +35,8 @@ async function startReceiver(status = 204) {
   };
 }
 
-const headerRecord = (headers: IncomingHttpHeaders) => Object.fromEntries(Object.entries(headers).map(([key, value]) => [key, String(value)]));
+const headerRecord = (headers: IncomingHttpHeaders) =>
+  Object.fromEntries(Object.entries(headers).map(([key, value]) => [key, String(value)]));
 
 describe("webhooks", () => {
   const secret = `whsec_${randomBytes(24).toString("base64")}`;
@@ -56,11 +57,26 @@ describe("webhooks", () => {
     plane.queueTurn(session.id, { toolCalls: [] });
     const delivery = await receiver.next(1);
     const client = sdkClient(plane.url);
-    const event = client.beta.webhooks.unwrap(delivery.body, { headers: headerRecord(delivery.headers), key: secret });
-    expect(event).toMatchObject({ type: "event", id: delivery.headers["webhook-id"], data: { type: "session.pending", id: session.id } });
+    const event = client.beta.webhooks.unwrap(delivery.body, {
+      headers: headerRecord(delivery.headers),
+      key: secret,
+    });
+    expect(event).toMatchObject({
+      type: "event",
+      id: delivery.headers["webhook-id"],
+      data: { type: "session.pending", id: session.id },
+    });
     expect(delivery.body).not.toContain(environment.environmentKey);
     const [work] = plane.workItems(environment.id);
-    expect(await plane.webhookDeliveries()).toEqual([{ webhookId: delivery.headers["webhook-id"], sessionId: session.id, workId: work!.id, status: 204, error: null }]);
+    expect(await plane.webhookDeliveries()).toEqual([
+      {
+        webhookId: delivery.headers["webhook-id"],
+        sessionId: session.id,
+        workId: work!.id,
+        status: 204,
+        error: null,
+      },
+    ]);
   });
 
   it("produces signatures that fail verification with another key or a changed body", async () => {
@@ -68,22 +84,43 @@ describe("webhooks", () => {
     plane.queueTurn(plane.createSession({ environmentId: environment.id }).id, { toolCalls: [] });
     const delivery = await receiver.next(1);
     const client = sdkClient(plane.url);
-    expect(() => client.beta.webhooks.unwrap(delivery.body, { headers: headerRecord(delivery.headers), key: `whsec_${randomBytes(24).toString("base64")}` })).toThrow();
-    expect(() => client.beta.webhooks.unwrap(delivery.body.replace("session.pending", "session.running"), { headers: headerRecord(delivery.headers), key: secret })).toThrow();
+    expect(() =>
+      client.beta.webhooks.unwrap(delivery.body, {
+        headers: headerRecord(delivery.headers),
+        key: `whsec_${randomBytes(24).toString("base64")}`,
+      }),
+    ).toThrow();
+    expect(() =>
+      client.beta.webhooks.unwrap(delivery.body.replace("session.pending", "session.running"), {
+        headers: headerRecord(delivery.headers),
+        key: secret,
+      }),
+    ).toThrow();
   });
 
   it("announces an item again when its lease expires and it returns to the queue", async () => {
     let now = Date.now();
-    const expiring = await startLocalControlPlane({ webhook: { url: receiver.url, secret }, clock: () => now, defaultTtlSeconds: 5, sweepIntervalMs: 50 });
+    const expiring = await startLocalControlPlane({
+      webhook: { url: receiver.url, secret },
+      clock: () => now,
+      defaultTtlSeconds: 5,
+      sweepIntervalMs: 50,
+    });
     try {
       const environment = expiring.createEnvironment();
-      expiring.queueTurn(expiring.createSession({ environmentId: environment.id }).id, { toolCalls: [] });
+      expiring.queueTurn(expiring.createSession({ environmentId: environment.id }).id, {
+        toolCalls: [],
+      });
       await claimOne(sdkClient(expiring.url), environment.id, environment.environmentKey);
       now += 6_000;
       // Nothing touches the item: the sweep applies the expiry and the re-queue is announced.
       await receiver.next(2);
-      expect(expiring.workItems(environment.id)).toEqual([expect.objectContaining({ state: "queued" })]);
-      expect((await expiring.webhookDeliveries()).map((delivery) => delivery.status)).toEqual([204, 204]);
+      expect(expiring.workItems(environment.id)).toEqual([
+        expect.objectContaining({ state: "queued" }),
+      ]);
+      expect((await expiring.webhookDeliveries()).map((delivery) => delivery.status)).toEqual([
+        204, 204,
+      ]);
     } finally {
       await expiring.stop();
     }
@@ -93,7 +130,10 @@ describe("webhooks", () => {
 describe("webhook delivery failures", () => {
   it("records a refused delivery after its attempts, without failing the queueing", async () => {
     const receiver = await startReceiver(500);
-    const plane = await startLocalControlPlane({ webhook: { url: receiver.url, secret: `whsec_${randomBytes(24).toString("base64")}` }, webhookAttempts: 2 });
+    const plane = await startLocalControlPlane({
+      webhook: { url: receiver.url, secret: `whsec_${randomBytes(24).toString("base64")}` },
+      webhookAttempts: 2,
+    });
     try {
       const environment = plane.createEnvironment();
       plane.queueTurn(plane.createSession({ environmentId: environment.id }).id, { toolCalls: [] });

@@ -38,15 +38,25 @@ export interface ItemContext {
  * Runs one claimed item end to end and reports how it ended. Never throws: every failure becomes a
  * `rejected` outcome, so one bad item never stops the loop.
  */
-export async function handleWorkItem(context: ItemContext, work: BetaSelfHostedWork): Promise<WorkItemReport> {
+export async function handleWorkItem(
+  context: ItemContext,
+  work: BetaSelfHostedWork,
+): Promise<WorkItemReport> {
   const { options } = context;
   let sessionsToken: string | null = null;
-  const logger = createRedactingLogger(context.logger, () => [options.environmentKey, work.secret ?? "", sessionsToken ?? ""].filter(Boolean));
+  const logger = createRedactingLogger(context.logger, () =>
+    [options.environmentKey, work.secret ?? "", sessionsToken ?? ""].filter(Boolean),
+  );
   const environmentClient = itemClient(options.client, options.environmentKey);
   if (work.data.type !== "session") {
     await stopWork(environmentClient, work, logger);
     logger.info("work.skipped", { workId: work.id, reason: "healthcheck" });
-    return { workId: work.id, scope: null, lane: null, outcome: { type: "skipped", reason: "healthcheck" } };
+    return {
+      workId: work.id,
+      scope: null,
+      lane: null,
+      outcome: { type: "skipped", reason: "healthcheck" },
+    };
   }
   const scope: RuntimeResourceScope = {
     workspaceId: options.workspaceId,
@@ -58,18 +68,41 @@ export async function handleWorkItem(context: ItemContext, work: BetaSelfHostedW
   let lane: WorkItemReport["lane"] = null;
   try {
     if (work.environment_id !== options.environmentId) {
-      throw new InvalidRequestError({ message: "the work item belongs to another environment", context: { field: "environment_id" } });
+      throw new InvalidRequestError({
+        message: "the work item belongs to another environment",
+        context: { field: "environment_id" },
+      });
     }
     const decoded = decodeWorkSecret(work.secret);
     sessionsToken = decoded.sessionsToken;
-    if (sessionsToken === null) logger.warn("work.secret_without_sessions_token", { workId: work.id, hasSecret: work.secret !== null });
+    if (sessionsToken === null)
+      logger.warn("work.secret_without_sessions_token", {
+        workId: work.id,
+        hasSecret: work.secret !== null,
+      });
     client = sessionsToken === null ? environmentClient : itemClient(options.client, sessionsToken);
-    const session = await client.beta.sessions.retrieve(scope.sessionId, {}, { signal: context.abort });
-    checkSessionBelongs(session, { sessionId: scope.sessionId, environmentId: options.environmentId });
+    const session = await client.beta.sessions.retrieve(
+      scope.sessionId,
+      {},
+      { signal: context.abort },
+    );
+    checkSessionBelongs(session, {
+      sessionId: scope.sessionId,
+      environmentId: options.environmentId,
+    });
     if (session.status === "terminated") {
       await stopWork(client, work, logger);
-      logger.info("work.skipped", { workId: work.id, sessionId: scope.sessionId, reason: "session_terminated" });
-      return { workId: work.id, scope, lane, outcome: { type: "skipped", reason: "session_terminated" } };
+      logger.info("work.skipped", {
+        workId: work.id,
+        sessionId: scope.sessionId,
+        reason: "session_terminated",
+      });
+      return {
+        workId: work.id,
+        scope,
+        lane,
+        outcome: { type: "skipped", reason: "session_terminated" },
+      };
     }
     // A profile is caller input: refused here, typed, before anything reads it.
     const base = parseManagedRuntimeProfile(await options.profileFor(work, session));
@@ -86,7 +119,10 @@ export async function handleWorkItem(context: ItemContext, work: BetaSelfHostedW
         hostedInference: options.hostedInference ?? null,
       });
     const profile = withHarnessEnv(base, env);
-    const host = typeof options.host === "function" ? await options.host({ scope, profile, signal: context.abort }) : options.host;
+    const host =
+      typeof options.host === "function"
+        ? await options.host({ scope, profile, signal: context.abort })
+        : options.host;
     const setup = options.environmentFor ? await options.environmentFor(work, session) : null;
     const run = {
       host,
@@ -97,11 +133,19 @@ export async function handleWorkItem(context: ItemContext, work: BetaSelfHostedW
       ...(setup?.packages ? { environmentPackages: setup.packages } : {}),
       ...(setup?.sandboxImageAlias ? { sandboxImageAlias: setup.sandboxImageAlias } : {}),
     };
-    const outcome = lane === "openma_supervised" ? await runSupervised(context, logger, run, client, work) : await runWithRetries(context, logger, run, context.abort, work);
+    const outcome =
+      lane === "openma_supervised"
+        ? await runSupervised(context, logger, run, client, work)
+        : await runWithRetries(context, logger, run, context.abort, work);
     return { workId: work.id, scope, lane, outcome };
   } catch (error) {
     const typed = ManagedRuntimeError.isInstance(error) ? error : describeUnexpected(error);
-    logger.error("work.rejected", { workId: work.id, sessionId: scope.sessionId, code: typed.code, message: typed.message });
+    logger.error("work.rejected", {
+      workId: work.id,
+      sessionId: scope.sessionId,
+      code: typed.code,
+      message: typed.message,
+    });
     await stopWork(client, work, logger);
     return { workId: work.id, scope, lane, outcome: { type: "rejected", error: typed } };
   }
@@ -110,7 +154,13 @@ export async function handleWorkItem(context: ItemContext, work: BetaSelfHostedW
 type RunInput = ManagedRuntimeRunInput & { readonly host: ManagedRuntimeHost };
 
 /** Runs the host, retrying `conflict` (the previous turn still holds the session fence) with backoff. */
-async function runWithRetries(context: ItemContext, logger: HostLogger, input: RunInput, signal: AbortSignal, work: BetaSelfHostedWork): Promise<WorkItemOutcome> {
+async function runWithRetries(
+  context: ItemContext,
+  logger: HostLogger,
+  input: RunInput,
+  signal: AbortSignal,
+  work: BetaSelfHostedWork,
+): Promise<WorkItemOutcome> {
   const policy = context.options.conflictRetry;
   for (let attempt = 1; ; attempt += 1) {
     const leave = context.gate.enter(input.scope.sessionId);
@@ -121,7 +171,12 @@ async function runWithRetries(context: ItemContext, logger: HostLogger, input: R
     } finally {
       leave();
     }
-    logger.info("work.run_result", { workId: work.id, sessionId: input.scope.sessionId, result: result.type, attempt });
+    logger.info("work.run_result", {
+      workId: work.id,
+      sessionId: input.scope.sessionId,
+      result: result.type,
+      attempt,
+    });
     const deferral = deferralOf(result);
     if (deferral) {
       // Nothing ran and nothing was published: the item is not this worker's to fail. Unstopped, it returns to
@@ -131,15 +186,25 @@ async function runWithRetries(context: ItemContext, logger: HostLogger, input: R
     }
     if (result.type !== "conflict") return { type: "ran", result, attempts: attempt };
     if (attempt >= policy.attempts) {
-      logger.warn("work.deferred", { workId: work.id, reason: "conflict_retries_exhausted", attempts: attempt });
+      logger.warn("work.deferred", {
+        workId: work.id,
+        reason: "conflict_retries_exhausted",
+        attempts: attempt,
+      });
       return { type: "deferred", reason: "conflict_retries_exhausted", attempts: attempt };
     }
     const wake = AbortSignal.any([context.stopping, signal]);
-    await context.gate.waitForRelease(input.scope.sessionId, conflictDelayMs(attempt, result.expiresAt, policy), wake);
+    await context.gate.waitForRelease(
+      input.scope.sessionId,
+      conflictDelayMs(attempt, result.expiresAt, policy),
+      wake,
+    );
     if (wake.aborted) {
       const reason = context.stopping.aborted ? "shutdown" : "lease_lost";
       logger.warn("work.deferred", { workId: work.id, reason, attempts: attempt });
-      return reason === "shutdown" ? { type: "deferred", reason, attempts: attempt } : { type: "ran", result: leaseLostResult(signal), attempts: attempt };
+      return reason === "shutdown"
+        ? { type: "deferred", reason, attempts: attempt }
+        : { type: "ran", result: leaseLostResult(signal), attempts: attempt };
     }
   }
 }
@@ -148,7 +213,13 @@ async function runWithRetries(context: ItemContext, logger: HostLogger, input: R
  * Supervised lane: this worker holds the Work lease for the whole item (conflict retries included, so
  * `expected_last_heartbeat` stays this worker's own) and stops the item afterwards unless the lease was lost.
  */
-async function runSupervised(context: ItemContext, logger: HostLogger, input: RunInput, client: ManagedAgentsClient, work: BetaSelfHostedWork): Promise<WorkItemOutcome> {
+async function runSupervised(
+  context: ItemContext,
+  logger: HostLogger,
+  input: RunInput,
+  client: ManagedAgentsClient,
+  work: BetaSelfHostedWork,
+): Promise<WorkItemOutcome> {
   const lease = await startWorkLease({
     client,
     workId: work.id,
@@ -159,7 +230,13 @@ async function runSupervised(context: ItemContext, logger: HostLogger, input: Ru
   });
   try {
     if (lease.lost()) return { type: "ran", result: leaseLostResult(lease.signal), attempts: 0 };
-    const outcome = await runWithRetries(context, logger, input, AbortSignal.any([lease.signal, context.abort]), work);
+    const outcome = await runWithRetries(
+      context,
+      logger,
+      input,
+      AbortSignal.any([lease.signal, context.abort]),
+      work,
+    );
     if (outcome.type === "ran" && !lease.lost()) await stopWork(client, work, logger);
     return outcome;
   } finally {
@@ -174,10 +251,13 @@ const STORE_DOWN_CODES = new Set(["unavailable", "storage_unwritable", "timeout"
  * no sandbox to give (`insufficient_capacity` at the sandbox's acquire), or the fence store could not take the
  * fence (down, read-only, too slow); in both, before anything ran.
  */
-function deferralOf(result: ManagedRuntimeRunResult): "insufficient_capacity" | "store_unavailable" | null {
+function deferralOf(
+  result: ManagedRuntimeRunResult,
+): "insufficient_capacity" | "store_unavailable" | null {
   if (result.type !== "failed") return null;
   const { code, context } = result.error;
-  if (code === "insufficient_capacity" && context?.stage === "sandbox-acquire") return "insufficient_capacity";
+  if (code === "insufficient_capacity" && context?.stage === "sandbox-acquire")
+    return "insufficient_capacity";
   if (STORE_DOWN_CODES.has(code) && context?.stage === "fence-acquire") return "store_unavailable";
   return null;
 }
@@ -186,7 +266,10 @@ function leaseLostResult(signal: AbortSignal): ManagedRuntimeRunResult {
   const reason: unknown = signal.reason;
   const error = ManagedRuntimeError.hasCode(reason, "lease_lost")
     ? (reason as LeaseLostError)
-    : new LeaseLostError({ message: "work lease lost before the run", context: { trigger: "aborted" } });
+    : new LeaseLostError({
+        message: "work lease lost before the run",
+        context: { trigger: "aborted" },
+      });
   return { type: "lease_lost", error, cleanupErrors: [] };
 }
 
@@ -196,23 +279,43 @@ function itemClient(client: ManagedAgentsClient, token: string): ManagedAgentsCl
 }
 
 /** Force-stops an item; a 409 (already stopped) is expected after the in-sandbox worker's own stop. */
-async function stopWork(client: ManagedAgentsClient, work: BetaSelfHostedWork, logger: HostLogger): Promise<void> {
+async function stopWork(
+  client: ManagedAgentsClient,
+  work: BetaSelfHostedWork,
+  logger: HostLogger,
+): Promise<void> {
   try {
-    await client.beta.environments.work.stop(work.id, { environment_id: work.environment_id, force: true });
+    await client.beta.environments.work.stop(work.id, {
+      environment_id: work.environment_id,
+      force: true,
+    });
     logger.info("work.stopped", { workId: work.id });
   } catch (error) {
     if (error instanceof Sdk.APIError && error.status === 409) return;
-    logger.warn("work.stop_failed", { workId: work.id, status: error instanceof Sdk.APIError ? (error.status ?? null) : null });
+    logger.warn("work.stop_failed", {
+      workId: work.id,
+      status: error instanceof Sdk.APIError ? (error.status ?? null) : null,
+    });
   }
 }
 
 function describeUnexpected(error: unknown): ManagedRuntimeError {
   if (error instanceof Sdk.APIError) {
-    return new ManagedRuntimeError(error.status === 401 || error.status === 403 ? "unauthorized" : error.status === 404 ? "not_found" : "upstream_protocol", {
-      message: `Managed Agents API answered ${error.status ?? "without a status"}`,
-      context: { status: error.status ?? null },
-      cause: error,
-    });
+    return new ManagedRuntimeError(
+      error.status === 401 || error.status === 403
+        ? "unauthorized"
+        : error.status === 404
+          ? "not_found"
+          : "upstream_protocol",
+      {
+        message: `Managed Agents API answered ${error.status ?? "without a status"}`,
+        context: { status: error.status ?? null },
+        cause: error,
+      },
+    );
   }
-  return new InternalError({ message: "unexpected failure while preparing the work item", cause: error });
+  return new InternalError({
+    message: "unexpected failure while preparing the work item",
+    cause: error,
+  });
 }

@@ -1,4 +1,7 @@
-import type { ManagedRuntimeProfile, RuntimeProcessDeclaration } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  ManagedRuntimeProfile,
+  RuntimeProcessDeclaration,
+} from "@open-managed-agents/runtime-resource-contract";
 import { projectHostedInferenceEnv } from "@open-managed-agents/sandbox";
 import type { DecodedWorkSecret } from "./work-secret.js";
 
@@ -28,7 +31,10 @@ export interface WorkEnvInput {
  * The hosted-inference projection runs first, so it strips model-provider secrets the profile carried;
  * `ANTHROPIC_BASE_URL` is then set to the Managed Agents API (not a model endpoint) the worker calls.
  */
-export function projectWorkEnv(base: Readonly<Record<string, string>> | undefined, input: WorkEnvInput): Record<string, string> {
+export function projectWorkEnv(
+  base: Readonly<Record<string, string>> | undefined,
+  input: WorkEnvInput,
+): Record<string, string> {
   const projected: Record<string, string> = input.hostedInference
     ? (projectHostedInferenceEnv(base ?? {}, {
         gatewayBaseUrl: input.hostedInference.gatewayBaseUrl,
@@ -43,16 +49,26 @@ export function projectWorkEnv(base: Readonly<Record<string, string>> | undefine
   projected.ANTHROPIC_BASE_URL = input.apiBaseUrl;
   if (input.secret !== null) projected.ANTHROPIC_WORK_SECRET = input.secret;
   else delete projected.ANTHROPIC_WORK_SECRET;
-  if (input.decoded.sessionsToken === null) projected.ANTHROPIC_ENVIRONMENT_KEY = input.environmentKey;
+  if (input.decoded.sessionsToken === null)
+    projected.ANTHROPIC_ENVIRONMENT_KEY = input.environmentKey;
   else delete projected.ANTHROPIC_ENVIRONMENT_KEY;
   return projected;
 }
 
 /** Returns `profile` with the harness process (AMA worker or supervisor) running under `env`. */
-export function withHarnessEnv(profile: ManagedRuntimeProfile, env: (base: RuntimeProcessDeclaration["env"]) => Record<string, string>): ManagedRuntimeProfile {
+export function withHarnessEnv(
+  profile: ManagedRuntimeProfile,
+  env: (base: RuntimeProcessDeclaration["env"]) => Record<string, string>,
+): ManagedRuntimeProfile {
   const driver = profile.driver;
   if (driver.type === "ama_worker") {
-    return { ...profile, driver: { ...driver, process: { ...driver.process, env: env(driver.process.env) } } };
+    return {
+      ...profile,
+      driver: { ...driver, process: { ...driver.process, env: env(driver.process.env) } },
+    };
   }
-  return { ...profile, driver: { ...driver, supervisor: { ...driver.supervisor, env: env(driver.supervisor.env) } } };
+  return {
+    ...profile,
+    driver: { ...driver, supervisor: { ...driver.supervisor, env: env(driver.supervisor.env) } },
+  };
 }

@@ -1,4 +1,8 @@
-export { type DrainSummary, type ManagedEnvironmentWorker, createManagedEnvironmentWorker } from "./worker.js";
+export {
+  type DrainSummary,
+  type ManagedEnvironmentWorker,
+  createManagedEnvironmentWorker,
+} from "./worker.js";
 export type {
   ConflictRetryOptions,
   ManagedEnvironmentSetup,

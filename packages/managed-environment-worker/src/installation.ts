@@ -14,18 +14,28 @@ import type { ManagedEnvironmentWorkerOptions, ManagedRuntimeHostFactory } from 
 import { type ManagedEnvironmentWorker, createManagedEnvironmentWorker } from "./worker.js";
 
 /** How this deployment relates to the Work API. */
-export type ManagedEnvironmentWorkerInstallationMode = "runtime_host" | "external_worker" | "provider_dispatch" | "provider_activation";
+export type ManagedEnvironmentWorkerInstallationMode =
+  | "runtime_host"
+  | "external_worker"
+  | "provider_dispatch"
+  | "provider_activation";
 
 /** The driver a `runtime_host` installation runs items on: a driver object, or a package loaded by module specifier. */
 export type InstallationDriver =
   | { readonly driver: ManagedRuntimeProviderDriverPort }
-  | { readonly moduleSpecifier: string; readonly factoryOptions: unknown; readonly importModule?: (specifier: string) => Promise<unknown> };
+  | {
+      readonly moduleSpecifier: string;
+      readonly factoryOptions: unknown;
+      readonly importModule?: (specifier: string) => Promise<unknown>;
+    };
 
 /** Options of a `runtime_host` installation: claim with this worker, then acquire through the host. */
 export interface RuntimeHostInstallationOptions {
   readonly mode: "runtime_host";
   /** The worker's options; `host` may be left out when `provider` is given. */
-  readonly worker: Omit<ManagedEnvironmentWorkerOptions, "host"> & { readonly host?: ManagedEnvironmentWorkerOptions["host"] };
+  readonly worker: Omit<ManagedEnvironmentWorkerOptions, "host"> & {
+    readonly host?: ManagedEnvironmentWorkerOptions["host"];
+  };
   /** Builds one host per item on the admitted driver ports (`registry.prepare`). */
   readonly provider?: InstallationDriver & {
     readonly provider: string;
@@ -33,7 +43,15 @@ export interface RuntimeHostInstallationOptions {
     /** Non-secret adapter configuration handed to the driver's `create`. */
     readonly providerConfig?: Readonly<Record<string, unknown>>;
     /** Everything of the host but the driver ports. */
-    readonly host: Omit<ManagedRuntimeHostOptions, "sandbox" | "workspace" | "outputs" | "harnessDriver" | "runtimeCheckpoint" | "credentialEgress">;
+    readonly host: Omit<
+      ManagedRuntimeHostOptions,
+      | "sandbox"
+      | "workspace"
+      | "outputs"
+      | "harnessDriver"
+      | "runtimeCheckpoint"
+      | "credentialEgress"
+    >;
   };
 }
 
@@ -69,21 +87,35 @@ export async function createManagedEnvironmentWorkerInstallation(
       return { mode: "external_worker", worker: null };
     case "provider_dispatch":
     case "provider_activation":
-      throw new UnsupportedOperationError({ message: UNSUPPORTED[options.mode], context: { mode: options.mode } });
+      throw new UnsupportedOperationError({
+        message: UNSUPPORTED[options.mode],
+        context: { mode: options.mode },
+      });
     case "runtime_host": {
-      const host = options.worker.host ?? (options.provider ? await hostFactory(options.provider) : undefined);
-      if (!host) throw new InvalidConfigError({ message: "a runtime_host installation needs worker.host or provider", context: { field: "provider" } });
-      return { mode: "runtime_host", worker: createManagedEnvironmentWorker({ ...options.worker, host }) };
+      const host =
+        options.worker.host ?? (options.provider ? await hostFactory(options.provider) : undefined);
+      if (!host)
+        throw new InvalidConfigError({
+          message: "a runtime_host installation needs worker.host or provider",
+          context: { field: "provider" },
+        });
+      return {
+        mode: "runtime_host",
+        worker: createManagedEnvironmentWorker({ ...options.worker, host }),
+      };
     }
     default:
       throw new InvalidConfigError({
-        message: "mode must be runtime_host, external_worker, provider_dispatch or provider_activation",
+        message:
+          "mode must be runtime_host, external_worker, provider_dispatch or provider_activation",
         context: { field: "mode" },
       });
   }
 }
 
-async function hostFactory(provider: NonNullable<RuntimeHostInstallationOptions["provider"]>): Promise<ManagedRuntimeHostFactory> {
+async function hostFactory(
+  provider: NonNullable<RuntimeHostInstallationOptions["provider"]>,
+): Promise<ManagedRuntimeHostFactory> {
   const driver =
     "driver" in provider
       ? provider.driver

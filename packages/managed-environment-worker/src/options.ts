@@ -1,6 +1,10 @@
 import type { BetaSelfHostedWork } from "@anthropic-ai/sdk/resources/beta/environments/work";
 import type { BetaManagedAgentsSession } from "@anthropic-ai/sdk/resources/beta/sessions/sessions";
-import type { HostLogger, ManagedRuntimeHost, ManagedRuntimeRunResult } from "@open-managed-agents/managed-runtime-host";
+import type {
+  HostLogger,
+  ManagedRuntimeHost,
+  ManagedRuntimeRunResult,
+} from "@open-managed-agents/managed-runtime-host";
 import {
   type EnvironmentPackages,
   type ManagedRuntimeError,
@@ -30,7 +34,11 @@ export type WorkItemOutcome =
    */
   | {
       readonly type: "deferred";
-      readonly reason: "conflict_retries_exhausted" | "shutdown" | "insufficient_capacity" | "store_unavailable";
+      readonly reason:
+        | "conflict_retries_exhausted"
+        | "shutdown"
+        | "insufficient_capacity"
+        | "store_unavailable";
       readonly attempts: number;
     };
 
@@ -83,7 +91,10 @@ export interface ManagedEnvironmentWorkerOptions {
    */
   readonly host: ManagedRuntimeHost | ManagedRuntimeHostFactory;
   /** The runtime profile of one item. Its harness env gets the `ANTHROPIC_*` work variables added. */
-  readonly profileFor: (work: BetaSelfHostedWork, session: BetaManagedAgentsSession) => ManagedRuntimeProfile | Promise<ManagedRuntimeProfile>;
+  readonly profileFor: (
+    work: BetaSelfHostedWork,
+    session: BetaManagedAgentsSession,
+  ) => ManagedRuntimeProfile | Promise<ManagedRuntimeProfile>;
   /**
    * The environment's setup for one item: `packages` (`Environment.config.packages`) and the catalog
    * `sandboxImageAlias`, installed by the host before the harness. A self-hosted environment's config on the
@@ -129,10 +140,17 @@ export interface ManagedEnvironmentWorkerOptions {
 
 const positiveInt = positiveSafeIntegerSchema;
 const isClient = (value: unknown) =>
-  typeof value === "object" && value !== null && isFunction((value as { withOptions?: unknown }).withOptions) && "beta" in value;
-const isHost = (value: unknown) => isFunction(value) || (typeof value === "object" && value !== null && isFunction((value as { run?: unknown }).run));
+  typeof value === "object" &&
+  value !== null &&
+  isFunction((value as { withOptions?: unknown }).withOptions) &&
+  "beta" in value;
+const isHost = (value: unknown) =>
+  isFunction(value) ||
+  (typeof value === "object" && value !== null && isFunction((value as { run?: unknown }).run));
 const isLogger = (value: unknown) =>
-  typeof value === "object" && value !== null && ["info", "warn", "error"].every((level) => isFunction((value as Record<string, unknown>)[level]));
+  typeof value === "object" &&
+  value !== null &&
+  ["info", "warn", "error"].every((level) => isFunction((value as Record<string, unknown>)[level]));
 
 const optionsSchema = z
   .object({
@@ -140,9 +158,20 @@ const optionsSchema = z
     environmentId: z.string().min(1),
     environmentKey: z.string().min(1, "must not be empty"),
     workspaceId: z.string().min(1),
-    host: z.custom<ManagedRuntimeHost | ManagedRuntimeHostFactory>(isHost, "must be a ManagedRuntimeHost or a function returning one"),
-    profileFor: z.custom<ManagedEnvironmentWorkerOptions["profileFor"]>(isFunction, "must be a function"),
-    environmentFor: z.custom<NonNullable<ManagedEnvironmentWorkerOptions["environmentFor"]>>(isFunction, "must be a function").optional(),
+    host: z.custom<ManagedRuntimeHost | ManagedRuntimeHostFactory>(
+      isHost,
+      "must be a ManagedRuntimeHost or a function returning one",
+    ),
+    profileFor: z.custom<ManagedEnvironmentWorkerOptions["profileFor"]>(
+      isFunction,
+      "must be a function",
+    ),
+    environmentFor: z
+      .custom<NonNullable<ManagedEnvironmentWorkerOptions["environmentFor"]>>(
+        isFunction,
+        "must be a function",
+      )
+      .optional(),
     workerId: z.string().min(1).optional(),
     concurrency: positiveInt.default(1),
     capacityBackoffMs: z.number().int().nonnegative().default(5_000),
@@ -152,13 +181,25 @@ const optionsSchema = z
     heartbeatIntervalMs: positiveInt.default(20_000),
     heartbeatTtlSeconds: positiveInt.default(60),
     conflictRetry: z
-      .object({ attempts: positiveInt.default(8), baseDelayMs: positiveInt.default(250), maxDelayMs: positiveInt.default(15_000) })
+      .object({
+        attempts: positiveInt.default(8),
+        baseDelayMs: positiveInt.default(250),
+        maxDelayMs: positiveInt.default(15_000),
+      })
       .strict()
       .default({ attempts: 8, baseDelayMs: 250, maxDelayMs: 15_000 }),
     shutdownGraceMs: z.number().int().nonnegative().default(30_000),
-    hostedInference: z.object({ gatewayBaseUrl: z.url({ protocol: /^https?$/ }) }).strict().optional(),
+    hostedInference: z
+      .object({ gatewayBaseUrl: z.url({ protocol: /^https?$/ }) })
+      .strict()
+      .optional(),
     webhookKey: z.string().min(1).optional(),
-    onRunResult: z.custom<NonNullable<ManagedEnvironmentWorkerOptions["onRunResult"]>>(isFunction, "must be a function").optional(),
+    onRunResult: z
+      .custom<NonNullable<ManagedEnvironmentWorkerOptions["onRunResult"]>>(
+        isFunction,
+        "must be a function",
+      )
+      .optional(),
     logger: z.custom<HostLogger>(isLogger, "must be a logger").optional(),
   })
   .strict()
@@ -171,6 +212,11 @@ const optionsSchema = z
 export type ResolvedWorkerOptions = z.output<typeof optionsSchema>;
 
 /** Validates options; a bad field throws `invalid_config` naming it (never its value). */
-export function resolveWorkerOptions(options: ManagedEnvironmentWorkerOptions): ResolvedWorkerOptions {
-  return parseRecord(optionsSchema, options, { record: "environment worker options", code: "invalid_config" });
+export function resolveWorkerOptions(
+  options: ManagedEnvironmentWorkerOptions,
+): ResolvedWorkerOptions {
+  return parseRecord(optionsSchema, options, {
+    record: "environment worker options",
+    code: "invalid_config",
+  });
 }

@@ -9,13 +9,18 @@ type Level = "error" | "warn" | "info";
  * when the worker has a logger and the client would print to the console: a client given its own `logger`
  * keeps it.
  */
-export function routeSdkLogs(client: ManagedAgentsClient, logger: HostLogger | undefined): ManagedAgentsClient {
+export function routeSdkLogs(
+  client: ManagedAgentsClient,
+  logger: HostLogger | undefined,
+): ManagedAgentsClient {
   if (!logger || (client as { logger?: unknown }).logger !== console) return client;
   const line =
     (level: Level) =>
     (...args: unknown[]) =>
       logger[level]("sdk.log", { message: args.map(describe).join(" ") });
-  return client.withOptions({ logger: { error: line("error"), warn: line("warn"), info: line("info"), debug: line("info") } });
+  return client.withOptions({
+    logger: { error: line("error"), warn: line("warn"), info: line("info"), debug: line("info") },
+  });
 }
 
 function describe(value: unknown): string {

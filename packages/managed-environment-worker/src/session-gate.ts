@@ -44,10 +44,15 @@ export function createSessionGate(): SessionGate {
 }
 
 /** Delay before conflict retry `attempt` (1-based): the fence's remaining time, else exponential, capped. */
-export function conflictDelayMs(attempt: number, expiresAt: string | null, policy: { baseDelayMs: number; maxDelayMs: number }): number {
+export function conflictDelayMs(
+  attempt: number,
+  expiresAt: string | null,
+  policy: { baseDelayMs: number; maxDelayMs: number },
+): number {
   const exponential = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
   const untilExpiry = expiresAt === null ? Number.NaN : Date.parse(expiresAt) - Date.now();
   // An expiry sooner than the backoff is worth waiting for exactly (plus a little slack for clock skew).
-  if (Number.isFinite(untilExpiry) && untilExpiry >= 0 && untilExpiry < exponential) return Math.max(untilExpiry + 50, policy.baseDelayMs);
+  if (Number.isFinite(untilExpiry) && untilExpiry >= 0 && untilExpiry < exponential)
+    return Math.max(untilExpiry + 50, policy.baseDelayMs);
   return exponential;
 }

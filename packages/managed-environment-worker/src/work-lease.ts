@@ -42,24 +42,40 @@ export async function startWorkLease(options: WorkLeaseOptions): Promise<WorkLea
   const lose = (trigger: string, cause?: unknown) => {
     if (controller.signal.aborted) return;
     options.logger.warn("work.lease_lost", { workId: options.workId, trigger });
-    controller.abort(new LeaseLostError({ message: `work lease lost: ${trigger}`, context: { trigger, workId: options.workId }, cause }));
+    controller.abort(
+      new LeaseLostError({
+        message: `work lease lost: ${trigger}`,
+        context: { trigger, workId: options.workId },
+        cause,
+      }),
+    );
   };
   const beat = async () => {
     try {
       const response = await options.client.beta.environments.work.heartbeat(
         options.workId,
-        { environment_id: options.environmentId, expected_last_heartbeat: last, desired_ttl_seconds: options.ttlSeconds },
+        {
+          environment_id: options.environmentId,
+          expected_last_heartbeat: last,
+          desired_ttl_seconds: options.ttlSeconds,
+        },
         { signal: controller.signal, maxRetries: 0 },
       );
       last = response.last_heartbeat;
       lastOkAt = Date.now();
-      if (response.state === "stopping" || response.state === "stopped") lose(`work_${response.state}`);
+      if (response.state === "stopping" || response.state === "stopped")
+        lose(`work_${response.state}`);
       else if (!response.lease_extended) lose("lease_not_extended");
     } catch (error) {
       if (controller.signal.aborted) return;
-      if (error instanceof Sdk.APIError && error.status === 412) return lose("heartbeat_precondition_failed", error);
-      if (error instanceof Sdk.APIError && (error.status === 404 || error.status === 409)) return lose(`heartbeat_${error.status}`, error);
-      options.logger.warn("work.heartbeat_failed", { workId: options.workId, status: error instanceof Sdk.APIError ? (error.status ?? null) : null });
+      if (error instanceof Sdk.APIError && error.status === 412)
+        return lose("heartbeat_precondition_failed", error);
+      if (error instanceof Sdk.APIError && (error.status === 404 || error.status === 409))
+        return lose(`heartbeat_${error.status}`, error);
+      options.logger.warn("work.heartbeat_failed", {
+        workId: options.workId,
+        status: error instanceof Sdk.APIError ? (error.status ?? null) : null,
+      });
       if (Date.now() - lastOkAt > options.ttlSeconds * 1000) lose("heartbeat_ttl_elapsed", error);
     }
   };

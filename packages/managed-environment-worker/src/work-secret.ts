@@ -22,21 +22,35 @@ const payloadSchema = z.looseObject({
  * Messages and contexts never contain the secret.
  */
 export function decodeWorkSecret(secret: string | null | undefined): DecodedWorkSecret {
-  if (secret === null || secret === undefined || secret === "") return { sessionsToken: null, apiBaseUrl: null };
+  if (secret === null || secret === undefined || secret === "")
+    return { sessionsToken: null, apiBaseUrl: null };
   let payload: unknown;
   try {
     payload = JSON.parse(Buffer.from(secret, "base64url").toString("utf8"));
   } catch (cause) {
-    throw new InvalidRequestError({ message: "work secret is not URL-safe base64 of a JSON object", context: { field: "secret" }, cause });
+    throw new InvalidRequestError({
+      message: "work secret is not URL-safe base64 of a JSON object",
+      context: { field: "secret" },
+      cause,
+    });
   }
   if (typeof payload !== "object" || payload === null || Array.isArray(payload)) {
-    throw new InvalidRequestError({ message: "work secret does not decode to a JSON object", context: { field: "secret" } });
+    throw new InvalidRequestError({
+      message: "work secret does not decode to a JSON object",
+      context: { field: "secret" },
+    });
   }
   const parsed = payloadSchema.safeParse(payload);
   if (!parsed.success) {
     const field = parsed.error.issues[0]?.path.map(String).join(".") ?? "(root)";
-    throw new InvalidRequestError({ message: `work secret field ${field} is malformed`, context: { field: `secret.${field}` } });
+    throw new InvalidRequestError({
+      message: `work secret field ${field} is malformed`,
+      context: { field: `secret.${field}` },
+    });
   }
   const token = parsed.data.sessions_token;
-  return { sessionsToken: token === undefined || token === "" ? null : token, apiBaseUrl: parsed.data.api_base_url ?? null };
+  return {
+    sessionsToken: token === undefined || token === "" ? null : token,
+    apiBaseUrl: parsed.data.api_base_url ?? null,
+  };
 }

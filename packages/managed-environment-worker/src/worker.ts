@@ -1,14 +1,26 @@
 import * as Sdk from "@anthropic-ai/sdk/core/error";
 import type { BetaSelfHostedWork } from "@anthropic-ai/sdk/resources/beta/environments/work";
 import { createRedactingLogger, silentLogger } from "@open-managed-agents/managed-runtime-host";
-import { InvalidRequestError, UnauthorizedError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  InvalidRequestError,
+  UnauthorizedError,
+} from "@open-managed-agents/runtime-resource-contract";
 import { abortableSleep } from "@open-managed-agents/runtime-utils";
 import { type ItemContext, handleWorkItem } from "./handle-item.js";
-import { type ManagedEnvironmentWorkerOptions, type WorkItemReport, resolveWorkerOptions } from "./options.js";
+import {
+  type ManagedEnvironmentWorkerOptions,
+  type WorkItemReport,
+  resolveWorkerOptions,
+} from "./options.js";
 import { routeSdkLogs } from "./sdk-logger.js";
 import { createSessionGate } from "./session-gate.js";
 import { createSlots } from "./slots.js";
-import { type WebhookReceipt, type WebhookRequest, createRecentIds, verifyWebhook } from "./webhook.js";
+import {
+  type WebhookReceipt,
+  type WebhookRequest,
+  createRecentIds,
+  verifyWebhook,
+} from "./webhook.js";
 
 /** What one {@link ManagedEnvironmentWorker.drain} did. */
 export interface DrainSummary {
@@ -44,13 +56,26 @@ export interface ManagedEnvironmentWorker {
 }
 
 /** Creates a {@link ManagedEnvironmentWorker}. Options are validated here (`invalid_config` naming the field). */
-export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorkerOptions): ManagedEnvironmentWorker {
+export function createManagedEnvironmentWorker(
+  options: ManagedEnvironmentWorkerOptions,
+): ManagedEnvironmentWorker {
   const parsed = resolveWorkerOptions(options);
-  const logger = createRedactingLogger(parsed.logger ?? silentLogger, () => [parsed.environmentKey]);
-  const resolved = { ...parsed, client: routeSdkLogs(parsed.client, parsed.logger ? logger : undefined) };
+  const logger = createRedactingLogger(parsed.logger ?? silentLogger, () => [
+    parsed.environmentKey,
+  ]);
+  const resolved = {
+    ...parsed,
+    client: routeSdkLogs(parsed.client, parsed.logger ? logger : undefined),
+  };
   const stopping = new AbortController();
   const abort = new AbortController();
-  const context: ItemContext = { options: resolved, logger, gate: createSessionGate(), abort: abort.signal, stopping: stopping.signal };
+  const context: ItemContext = {
+    options: resolved,
+    logger,
+    gate: createSessionGate(),
+    abort: abort.signal,
+    stopping: stopping.signal,
+  };
   const slots = createSlots(resolved.concurrency);
   const running = new Set<Promise<void>>();
   const recentWebhooks = createRecentIds(1024);
@@ -75,7 +100,10 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
         // A worker whose driver had no sandbox (or whose store is down) keeps the slot a while: the queue goes to
         // workers that can run it.
         const { outcome } = report;
-        if (outcome.type === "deferred" && (outcome.reason === "insufficient_capacity" || outcome.reason === "store_unavailable"))
+        if (
+          outcome.type === "deferred" &&
+          (outcome.reason === "insufficient_capacity" || outcome.reason === "store_unavailable")
+        )
           await sleep(resolved.capacityBackoffMs, stopping.signal);
       })
       .finally(() => {
@@ -102,7 +130,10 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
    * time never run more than `concurrency` items: `full` when no slot was free, `none` when no item came (the
    * slot goes back).
    */
-  const claimInSlot = async (claims: AsyncIterator<BetaSelfHostedWork>, into?: Promise<void>[]): Promise<"claimed" | "none" | "full"> => {
+  const claimInSlot = async (
+    claims: AsyncIterator<BetaSelfHostedWork>,
+    into?: Promise<void>[],
+  ): Promise<"claimed" | "none" | "full"> => {
     const release = slots.tryTake();
     if (!release) return "full";
     let next: IteratorResult<BetaSelfHostedWork>;
@@ -127,15 +158,23 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
     const pass = new AbortController();
     const stop = () => pass.abort();
     signal.addEventListener("abort", stop, { once: true });
-    const claims = poller(AbortSignal.any([pass.signal, stopping.signal]), true)[Symbol.asyncIterator]();
+    const claims = poller(AbortSignal.any([pass.signal, stopping.signal]), true)[
+      Symbol.asyncIterator
+    ]();
     try {
       while ((await claimInSlot(claims, into)) === "claimed") claimed += 1;
     } catch (error) {
       // A refused environment key never recovers: the caller hears it; anything else waits for the next pass.
       if (error instanceof Sdk.APIError && (error.status === 401 || error.status === 403)) {
-        throw new UnauthorizedError({ message: `the Work API refused the environment key (${error.status})`, context: { status: error.status }, cause: error });
+        throw new UnauthorizedError({
+          message: `the Work API refused the environment key (${error.status})`,
+          context: { status: error.status },
+          cause: error,
+        });
       }
-      logger.warn("worker.drain_failed", { message: error instanceof Error ? error.message : String(error) });
+      logger.warn("worker.drain_failed", {
+        message: error instanceof Error ? error.message : String(error),
+      });
     } finally {
       signal.removeEventListener("abort", stop);
       await claims.return?.().catch(() => undefined);
@@ -170,12 +209,15 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
       if (stopping.signal.aborted) return;
       const claims = poller(stopping.signal, false)[Symbol.asyncIterator]();
       try {
-        while (!stopping.signal.aborted && (await claimInSlot(claims)) !== "none") await slots.whenFree(stopping.signal);
+        while (!stopping.signal.aborted && (await claimInSlot(claims)) !== "none")
+          await slots.whenFree(stopping.signal);
       } catch (error) {
         if (stopping.signal.aborted) return;
         // The poller backs off transient failures itself; what reaches here is fatal for this poller
         // (a 4xx such as a revoked key). The fallback drain keeps trying at its own period.
-        logger.error("worker.poller_failed", { message: error instanceof Error ? error.message : String(error) });
+        logger.error("worker.poller_failed", {
+          message: error instanceof Error ? error.message : String(error),
+        });
         await sleep(resolved.fallbackPollIntervalMs, stopping.signal);
       }
     }
@@ -183,7 +225,9 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
 
   const shutdown = async () => {
     stopping.abort();
-    const grace = new Promise<void>((resolve) => setTimeout(resolve, resolved.shutdownGraceMs).unref?.());
+    const grace = new Promise<void>((resolve) =>
+      setTimeout(resolve, resolved.shutdownGraceMs).unref?.(),
+    );
     const settled = Promise.allSettled([...running]).then(() => undefined);
     await Promise.race([settled, grace]);
     if (running.size > 0) {
@@ -196,17 +240,24 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
 
   return {
     async run(signal) {
-      if (started) throw new InvalidRequestError({ message: "the environment worker is already running" });
-      if (stopping.signal.aborted) throw new InvalidRequestError({ message: "the environment worker was shut down" });
+      if (started)
+        throw new InvalidRequestError({ message: "the environment worker is already running" });
+      if (stopping.signal.aborted)
+        throw new InvalidRequestError({ message: "the environment worker was shut down" });
       started = true;
       const onAbort = () => stopping.abort();
       signal.addEventListener("abort", onAbort, { once: true });
       if (signal.aborted) stopping.abort();
-      logger.info("worker.started", { environmentId: resolved.environmentId, concurrency: resolved.concurrency });
+      logger.info("worker.started", {
+        environmentId: resolved.environmentId,
+        concurrency: resolved.concurrency,
+      });
       const fallback = setInterval(() => {
         if (!slots.free()) return;
         drain(stopping.signal).catch((error: unknown) => {
-          logger.error("worker.fallback_drain_failed", { code: error instanceof Error && "code" in error ? String(error.code) : "unknown" });
+          logger.error("worker.fallback_drain_failed", {
+            code: error instanceof Error && "code" in error ? String(error.code) : "unknown",
+          });
         });
       }, resolved.fallbackPollIntervalMs);
       try {
@@ -226,7 +277,10 @@ export function createManagedEnvironmentWorker(options: ManagedEnvironmentWorker
       }
       logger.info("webhook.accepted", { webhookId: id, eventType });
       const scheduled = drain().catch((error: unknown) => {
-        logger.error("webhook.drain_failed", { webhookId: id, code: error instanceof Error && "code" in error ? String(error.code) : "unknown" });
+        logger.error("webhook.drain_failed", {
+          webhookId: id,
+          code: error instanceof Error && "code" in error ? String(error.code) : "unknown",
+        });
       });
       request.waitUntil?.(scheduled);
       return { eventType, duplicate: false };

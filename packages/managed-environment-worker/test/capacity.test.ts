@@ -1,4 +1,7 @@
-import { InsufficientCapacityError, StorageUnwritableError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  InsufficientCapacityError,
+  StorageUnwritableError,
+} from "@open-managed-agents/runtime-resource-contract";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { type Stack, startStack } from "./support/stack.js";
 
@@ -18,7 +21,9 @@ it("leaves an item to the platform when the driver has no sandbox, and the re-is
       acquire: async (input) => {
         if (item === 1) {
           refused += 1;
-          throw new InsufficientCapacityError({ message: "no sandbox free (the driver's limit is reached)" });
+          throw new InsufficientCapacityError({
+            message: "no sandbox free (the driver's limit is reached)",
+          });
         }
         return ports.sandbox.acquire(input);
       },
@@ -26,12 +31,18 @@ it("leaves an item to the platform when the driver has no sandbox, and the re-is
   }));
   const worker = await stack.worker({ host: hostOf, capacityBackoffMs: 100 });
   const session = stack.plane.createSession({ environmentId: stack.environment.id });
-  stack.plane.queueTurn(session.id, { toolCalls: [{ name: "bash", input: { command: "echo ran > ran.txt" } }] });
+  stack.plane.queueTurn(session.id, {
+    toolCalls: [{ name: "bash", input: { command: "echo ran > ran.txt" } }],
+  });
 
   await worker.drain();
   const [first] = await stack.reportsAfter(1);
   expect(refused).toBe(1);
-  expect(first?.outcome).toEqual({ type: "deferred", reason: "insufficient_capacity", attempts: 1 });
+  expect(first?.outcome).toEqual({
+    type: "deferred",
+    reason: "insufficient_capacity",
+    attempts: 1,
+  });
   // Not stopped, not failed: the platform still holds it as claimed, and issues it again when the lease lapses.
   const [item] = stack.plane.workItems(stack.environment.id);
   expect(item?.state).toBe("starting");
@@ -71,7 +82,11 @@ it("leaves an item to the platform when the fence store refuses the fence (read-
     fences: {
       ...ports.fences,
       acquire: async (input) => {
-        if (item === 1) throw new StorageUnwritableError({ message: "the database is read-only", context: { busy: true } });
+        if (item === 1)
+          throw new StorageUnwritableError({
+            message: "the database is read-only",
+            context: { busy: true },
+          });
         return ports.fences.acquire(input);
       },
     },

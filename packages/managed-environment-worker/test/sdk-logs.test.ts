@@ -17,11 +17,21 @@ it("sends the SDK's own lines (a failed poll it retries) to the worker's logger,
   console.warn = (...args: unknown[]) => void printed.push(args);
   try {
     // Nothing listens on port 9: every poll fails to connect, and the SDK's poller retries it itself.
-    const client = new Anthropic({ baseURL: "http://127.0.0.1:9", apiKey: null, authToken: null, maxRetries: 0 });
+    const client = new Anthropic({
+      baseURL: "http://127.0.0.1:9",
+      apiKey: null,
+      authToken: null,
+      maxRetries: 0,
+    });
     const worker = await stack.worker({ client, fallbackPollIntervalMs: 200 });
     const controller = new AbortController();
     const running = worker.run(controller.signal);
-    while (!stack.logs.some((entry) => entry.event === "sdk.log" && String(entry.fields.message).startsWith("poll failed"))) {
+    while (
+      !stack.logs.some(
+        (entry) =>
+          entry.event === "sdk.log" && String(entry.fields.message).startsWith("poll failed"),
+      )
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     controller.abort();
@@ -39,7 +49,13 @@ it("sends the SDK's own lines (a failed poll it retries) to the worker's logger,
 it("leaves a client that has its own logger with it", async () => {
   const own: unknown[] = [];
   const sink = (...args: unknown[]) => void own.push(args);
-  const client = new Anthropic({ baseURL: "http://127.0.0.1:9", apiKey: null, authToken: null, maxRetries: 0, logger: { error: sink, warn: sink, info: sink, debug: sink } });
+  const client = new Anthropic({
+    baseURL: "http://127.0.0.1:9",
+    apiKey: null,
+    authToken: null,
+    maxRetries: 0,
+    logger: { error: sink, warn: sink, info: sink, debug: sink },
+  });
   const worker = await stack.worker({ client, fallbackPollIntervalMs: 200 });
   const controller = new AbortController();
   const running = worker.run(controller.signal);

@@ -16,7 +16,9 @@ describe("the SDK this run tests against", () => {
     try {
       const bin = await installAmaWorkerBin(directory);
       const { stdout } = await promisify(execFile)(bin, ["--version"]);
-      expect(stdout).toMatch(new RegExp(`@anthropic-ai/sdk ${expected.replaceAll(".", "\\.")}\\n$`));
+      expect(stdout).toMatch(
+        new RegExp(`@anthropic-ai/sdk ${expected.replaceAll(".", "\\.")}\\n$`),
+      );
     } finally {
       await rm(directory, { recursive: true, force: true });
     }

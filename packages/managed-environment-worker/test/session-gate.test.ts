@@ -29,7 +29,9 @@ describe("session gate", () => {
 describe("conflictDelayMs", () => {
   const policy = { baseDelayMs: 100, maxDelayMs: 1_000 };
   it("backs off exponentially to the cap without an expiry", () => {
-    expect([1, 2, 3, 4, 5, 6].map((attempt) => conflictDelayMs(attempt, null, policy))).toEqual([100, 200, 400, 800, 1_000, 1_000]);
+    expect([1, 2, 3, 4, 5, 6].map((attempt) => conflictDelayMs(attempt, null, policy))).toEqual([
+      100, 200, 400, 800, 1_000, 1_000,
+    ]);
   });
   it("waits for a fence that expires sooner than the backoff", () => {
     const soon = new Date(Date.now() + 300).toISOString();

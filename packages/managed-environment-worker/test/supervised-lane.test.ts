@@ -28,7 +28,11 @@ function supervisedProfile(marker: string, beats: number): ManagedRuntimeProfile
     driver: {
       type: "openma_supervised",
       protocol: "openma-harness-supervisor-v1",
-      supervisor: { command: "sh", args: ["-c", script], env: { PATH: "/usr/local/bin:/usr/bin:/bin", OMA_TEST_MARKER: marker } },
+      supervisor: {
+        command: "sh",
+        args: ["-c", script],
+        env: { PATH: "/usr/local/bin:/usr/bin:/bin", OMA_TEST_MARKER: marker },
+      },
       harness: { id: "test-supervisor", version: "1" },
       readyTimeoutMs: 20_000,
       heartbeatTimeoutMs: 20_000,
@@ -37,19 +41,30 @@ function supervisedProfile(marker: string, beats: number): ManagedRuntimeProfile
   };
 }
 
-const sessionScope = (sessionId: string) => ({ workspaceId: "ws_test", environmentId: stack.environment.id, sessionId });
+const sessionScope = (sessionId: string) => ({
+  workspaceId: "ws_test",
+  environmentId: stack.environment.id,
+  sessionId,
+});
 
 describe("openma_supervised lane", () => {
   it("heartbeats the Work lease itself and stops the item after a completed run", async () => {
     const session = stack.plane.createSession({ environmentId: stack.environment.id });
-    stack.plane.queueTurn(session.id, { toolCalls: [{ name: "bash", input: { command: "true" } }] });
+    stack.plane.queueTurn(session.id, {
+      toolCalls: [{ name: "bash", input: { command: "true" } }],
+    });
     const marker = randomUUID();
-    const worker = await stack.worker({ profileFor: () => supervisedProfile(marker, 12), heartbeatIntervalMs: 200 });
+    const worker = await stack.worker({
+      profileFor: () => supervisedProfile(marker, 12),
+      heartbeatIntervalMs: 200,
+    });
     await worker.drain();
     const [report] = stack.reports;
     expect(report?.lane).toBe("openma_supervised");
     expect(report?.outcome.type === "ran" && report.outcome.result.type).toBe("completed");
-    const item = stack.plane.workItems(stack.environment.id).find((candidate) => candidate.id === report?.workId);
+    const item = stack.plane
+      .workItems(stack.environment.id)
+      .find((candidate) => candidate.id === report?.workId);
     expect(item?.state).toBe("stopped");
     expect(item?.latest_heartbeat_at).not.toBeNull();
     expect((await publicationOf(stack.fences, sessionScope(session.id)))?.revision).toBe(1);
@@ -57,9 +72,14 @@ describe("openma_supervised lane", () => {
 
   it("ends lease_lost on a 412 mid-run: nothing published, the sandbox terminated, the item left to its new holder", async () => {
     const session = stack.plane.createSession({ environmentId: stack.environment.id });
-    stack.plane.queueTurn(session.id, { toolCalls: [{ name: "bash", input: { command: "true" } }] });
+    stack.plane.queueTurn(session.id, {
+      toolCalls: [{ name: "bash", input: { command: "true" } }],
+    });
     const marker = randomUUID();
-    const worker = await stack.worker({ profileFor: () => supervisedProfile(marker, 600), heartbeatIntervalMs: 200 });
+    const worker = await stack.worker({
+      profileFor: () => supervisedProfile(marker, 600),
+      heartbeatIntervalMs: 200,
+    });
     const draining = worker.drain();
 
     // Another holder renews the lease without a precondition, so this worker's next heartbeat is stale.
@@ -67,10 +87,15 @@ describe("openma_supervised lane", () => {
     let workId: string | undefined;
     while (!workId) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      const item = stack.plane.workItems(stack.environment.id).find((candidate) => candidate.latest_heartbeat_at !== null);
+      const item = stack.plane
+        .workItems(stack.environment.id)
+        .find((candidate) => candidate.latest_heartbeat_at !== null);
       if (item && (await processesContaining(marker)).length > 0) workId = item.id;
     }
-    await intruder.beta.environments.work.heartbeat(workId, { environment_id: stack.environment.id, desired_ttl_seconds: 60 });
+    await intruder.beta.environments.work.heartbeat(workId, {
+      environment_id: stack.environment.id,
+      desired_ttl_seconds: 60,
+    });
     await draining;
 
     const [report] = stack.reports;
@@ -78,10 +103,20 @@ describe("openma_supervised lane", () => {
     if (report?.outcome.type === "ran" && report.outcome.result.type === "lease_lost") {
       expect(report.outcome.result.error.code).toBe("lease_lost");
     }
-    expect(stack.logs.some((entry) => entry.event === "work.lease_lost" && entry.fields.trigger === "heartbeat_precondition_failed")).toBe(true);
+    expect(
+      stack.logs.some(
+        (entry) =>
+          entry.event === "work.lease_lost" &&
+          entry.fields.trigger === "heartbeat_precondition_failed",
+      ),
+    ).toBe(true);
     expect(await publicationOf(stack.fences, sessionScope(session.id))).toBeNull();
     // The host terminated the sandbox (not kept as an orphan) because the run ended lease_lost.
-    expect(stack.logs.some((entry) => entry.event === "sandbox.terminated" && entry.fields.reason === "lease_lost")).toBe(true);
+    expect(
+      stack.logs.some(
+        (entry) => entry.event === "sandbox.terminated" && entry.fields.reason === "lease_lost",
+      ),
+    ).toBe(true);
     expect(await stack.orphans.list({ limit: 10 })).toEqual([]);
     // And the supervisor process is gone: terminate reached the sandbox's processes.
     const deadline = Date.now() + 20_000;
@@ -92,6 +127,9 @@ describe("openma_supervised lane", () => {
     }
     expect(left).toEqual([]);
     // Not stopped by this worker: the lease belongs to whoever renewed it.
-    expect(stack.plane.workItems(stack.environment.id).find((candidate) => candidate.id === workId)?.state).not.toBe("stopped");
+    expect(
+      stack.plane.workItems(stack.environment.id).find((candidate) => candidate.id === workId)
+        ?.state,
+    ).not.toBe("stopped");
   });
 });

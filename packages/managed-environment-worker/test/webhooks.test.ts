@@ -21,10 +21,16 @@ beforeEach(async () => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString("utf8");
-    const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, String(value)]));
+    const headers = Object.fromEntries(
+      Object.entries(request.headers).map(([name, value]) => [name, String(value)]),
+    );
     let status = 204;
     try {
-      await worker?.handleWebhook({ body, headers, waitUntil: (promise) => void scheduled.push(promise) });
+      await worker?.handleWebhook({
+        body,
+        headers,
+        waitUntil: (promise) => void scheduled.push(promise),
+      });
     } catch (error) {
       status = ManagedRuntimeError.isInstance(error) ? error.httpStatus : 500;
     }
@@ -46,20 +52,36 @@ const drainPasses = () => stack.logs.filter((entry) => entry.event === "worker.d
 it("runs queued work on the control plane's signed webhook; a redelivery schedules no second drain", async () => {
   worker = await stack.worker({ webhookKey: SECRET });
   const session = stack.plane.createSession({ environmentId: stack.environment.id });
-  stack.plane.queueTurn(session.id, { toolCalls: [{ name: "bash", input: { command: "echo via-webhook" } }] });
+  stack.plane.queueTurn(session.id, {
+    toolCalls: [{ name: "bash", input: { command: "echo via-webhook" } }],
+  });
   const [delivery] = await stack.plane.webhookDeliveries();
   expect(delivery?.status).toBe(204);
   await Promise.all(scheduled);
-  expect(stack.reports.map((report) => report.outcome.type === "ran" && report.outcome.result.type)).toEqual(["completed"]);
-  expect(JSON.stringify(stack.plane.transcript(session.id).entries[0]?.result?.content)).toContain("via-webhook");
+  expect(
+    stack.reports.map((report) => report.outcome.type === "ran" && report.outcome.result.type),
+  ).toEqual(["completed"]);
+  expect(JSON.stringify(stack.plane.transcript(session.id).entries[0]?.result?.content)).toContain(
+    "via-webhook",
+  );
   const passes = drainPasses();
   expect(passes).toBeGreaterThanOrEqual(1);
 
   // The same delivery again (a retry after a lost response): verified, recognised, nothing scheduled.
   const first = received[0] as { body: string; headers: Record<string, string> };
-  const request: WebhookRequest = { body: first.body, headers: first.headers, waitUntil: (promise) => void scheduled.push(promise) };
-  expect(await worker.handleWebhook(request)).toEqual({ eventType: "session.pending", duplicate: true });
-  expect(await worker.handleWebhook(request)).toEqual({ eventType: "session.pending", duplicate: true });
+  const request: WebhookRequest = {
+    body: first.body,
+    headers: first.headers,
+    waitUntil: (promise) => void scheduled.push(promise),
+  };
+  expect(await worker.handleWebhook(request)).toEqual({
+    eventType: "session.pending",
+    duplicate: true,
+  });
+  expect(await worker.handleWebhook(request)).toEqual({
+    eventType: "session.pending",
+    duplicate: true,
+  });
   await Promise.all(scheduled);
   expect(drainPasses()).toBe(passes);
 });
@@ -76,7 +98,9 @@ it("coalesces drains called while one runs into that drain plus exactly one more
 });
 
 it("refuses a webhook whose signature does not verify, and runs nothing for it", async () => {
-  worker = await stack.worker({ webhookKey: `whsec_${Buffer.from("some-other-signing-key-material!").toString("base64")}` });
+  worker = await stack.worker({
+    webhookKey: `whsec_${Buffer.from("some-other-signing-key-material!").toString("base64")}`,
+  });
   const session = stack.plane.createSession({ environmentId: stack.environment.id });
   stack.plane.queueTurn(session.id, { toolCalls: [{ name: "bash", input: { command: "true" } }] });
   const deliveries = await stack.plane.webhookDeliveries();

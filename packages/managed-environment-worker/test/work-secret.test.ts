@@ -8,7 +8,11 @@ const SECRET_TOKEN = "sessions-token-value-1";
 
 describe("decodeWorkSecret", () => {
   it("reads sessions_token and api_base_url from URL-safe base64 JSON", () => {
-    expect(decodeWorkSecret(encode({ sessions_token: SECRET_TOKEN, api_base_url: "http://127.0.0.1:8787", extra: 1 }))).toEqual({
+    expect(
+      decodeWorkSecret(
+        encode({ sessions_token: SECRET_TOKEN, api_base_url: "http://127.0.0.1:8787", extra: 1 }),
+      ),
+    ).toEqual({
       sessionsToken: SECRET_TOKEN,
       apiBaseUrl: "http://127.0.0.1:8787",
     });
@@ -16,21 +20,31 @@ describe("decodeWorkSecret", () => {
 
   it("treats a missing secret or token as no sessions token", () => {
     expect(decodeWorkSecret(null)).toEqual({ sessionsToken: null, apiBaseUrl: null });
-    expect(decodeWorkSecret(encode({ sessions_token: "" }))).toEqual({ sessionsToken: null, apiBaseUrl: null });
+    expect(decodeWorkSecret(encode({ sessions_token: "" }))).toEqual({
+      sessionsToken: null,
+      apiBaseUrl: null,
+    });
   });
 
   it.each([
     ["not base64 JSON", Buffer.from(`garbage ${SECRET_TOKEN}`).toString("base64url"), "secret"],
     ["an array", encode([SECRET_TOKEN]), "secret"],
     ["a non-string token", encode({ sessions_token: 42 }), "secret.sessions_token"],
-    ["a bad api_base_url", encode({ sessions_token: SECRET_TOKEN, api_base_url: "ftp://x" }), "secret.api_base_url"],
-  ])("refuses %s with invalid_request naming the field, never the value", async (_name, secret, field) => {
-    const error = await typedError(() => decodeWorkSecret(secret));
-    expect(error.code).toBe("invalid_request");
-    expect(error.context.field).toBe(field);
-    expect(JSON.stringify(error.toJSON())).not.toContain(SECRET_TOKEN);
-    expect(JSON.stringify(error.toJSON())).not.toContain(secret);
-  });
+    [
+      "a bad api_base_url",
+      encode({ sessions_token: SECRET_TOKEN, api_base_url: "ftp://x" }),
+      "secret.api_base_url",
+    ],
+  ])(
+    "refuses %s with invalid_request naming the field, never the value",
+    async (_name, secret, field) => {
+      const error = await typedError(() => decodeWorkSecret(secret));
+      expect(error.code).toBe("invalid_request");
+      expect(error.context.field).toBe(field);
+      expect(JSON.stringify(error.toJSON())).not.toContain(SECRET_TOKEN);
+      expect(JSON.stringify(error.toJSON())).not.toContain(secret);
+    },
+  );
 });
 
 describe("projectWorkEnv", () => {
@@ -45,7 +59,10 @@ describe("projectWorkEnv", () => {
 
   it("hands the secret on and keeps the environment key out when the secret carries a sessions token", () => {
     const secret = encode({ sessions_token: SECRET_TOKEN });
-    const env = projectWorkEnv({ HOME: "/root", ANTHROPIC_ENVIRONMENT_KEY: "stale" }, { ...base, secret, decoded: decodeWorkSecret(secret) });
+    const env = projectWorkEnv(
+      { HOME: "/root", ANTHROPIC_ENVIRONMENT_KEY: "stale" },
+      { ...base, secret, decoded: decodeWorkSecret(secret) },
+    );
     expect(env).toEqual({
       HOME: "/root",
       ANTHROPIC_WORK_ID: "work_1",
@@ -57,7 +74,11 @@ describe("projectWorkEnv", () => {
   });
 
   it("gives the environment key only when the secret has no sessions token", () => {
-    const env = projectWorkEnv(undefined, { ...base, secret: null, decoded: decodeWorkSecret(null) });
+    const env = projectWorkEnv(undefined, {
+      ...base,
+      secret: null,
+      decoded: decodeWorkSecret(null),
+    });
     expect(env.ANTHROPIC_ENVIRONMENT_KEY).toBe("environment-key-1");
     expect(env).not.toHaveProperty("ANTHROPIC_WORK_SECRET");
   });
@@ -66,7 +87,12 @@ describe("projectWorkEnv", () => {
     const secret = encode({ sessions_token: SECRET_TOKEN });
     const env = projectWorkEnv(
       { OPENAI_API_KEY: "sk-x", ANTHROPIC_API_KEY: "sk-ant-x", KEEP: "1" },
-      { ...base, secret, decoded: decodeWorkSecret(secret), hostedInference: { gatewayBaseUrl: "https://gw.test/" } },
+      {
+        ...base,
+        secret,
+        decoded: decodeWorkSecret(secret),
+        hostedInference: { gatewayBaseUrl: "https://gw.test/" },
+      },
     );
     expect(env).not.toHaveProperty("OPENAI_API_KEY");
     expect(env).not.toHaveProperty("ANTHROPIC_API_KEY");
@@ -81,7 +107,13 @@ describe("projectWorkEnv", () => {
       outputs: { requirement: "disabled" as const },
       runtimeCheckpoint: "disabled" as const,
     };
-    const ama = withHarnessEnv({ ...profile, driver: { type: "ama_worker", process: { command: "oma-ama-worker", env: { A: "1" } } } }, (own) => ({ ...own, B: "2" }));
+    const ama = withHarnessEnv(
+      {
+        ...profile,
+        driver: { type: "ama_worker", process: { command: "oma-ama-worker", env: { A: "1" } } },
+      },
+      (own) => ({ ...own, B: "2" }),
+    );
     expect(ama.driver.type === "ama_worker" && ama.driver.process.env).toEqual({ A: "1", B: "2" });
     const supervised = withHarnessEnv(
       {
@@ -98,6 +130,8 @@ describe("projectWorkEnv", () => {
       },
       () => ({ B: "2" }),
     );
-    expect(supervised.driver.type === "openma_supervised" && supervised.driver.supervisor.env).toEqual({ B: "2" });
+    expect(
+      supervised.driver.type === "openma_supervised" && supervised.driver.supervisor.env,
+    ).toEqual({ B: "2" });
   });
 });

@@ -17,7 +17,10 @@ import type { BlobStore } from "@open-managed-agents/blob-store";
 import { createFsBlobStore } from "@open-managed-agents/blob-store/fs";
 import { prescanBase } from "../src/checkpoint/base-prescan.js";
 import { type BaseVisitor, scanBase } from "../src/checkpoint/base-scan.js";
-import { MANIFEST_HANDLE_FORMAT, type ManifestHandleMetadata } from "../src/checkpoint/manifest-handle.js";
+import {
+  MANIFEST_HANDLE_FORMAT,
+  type ManifestHandleMetadata,
+} from "../src/checkpoint/manifest-handle.js";
 import { MANIFEST_V3_HEADER, packLine, wireLine } from "../src/checkpoint/manifest-lines.js";
 import { compareKeys } from "../src/checkpoint/split-records.js";
 import { wrapStoreBodies } from "./instrument.js";
@@ -25,7 +28,9 @@ import { wrapStoreBodies } from "./instrument.js";
 const entries = Number(process.env.OMA_BENCH_BASE_ENTRIES ?? "788000");
 const rounds = Number(process.env.OMA_BENCH_ROUNDS ?? "3");
 const changedPercent = Number(process.env.OMA_BENCH_CHANGED_PERCENT ?? "1");
-const storeMbps = process.env.OMA_BENCH_STORE_MBPS ? Number(process.env.OMA_BENCH_STORE_MBPS) : undefined;
+const storeMbps = process.env.OMA_BENCH_STORE_MBPS
+  ? Number(process.env.OMA_BENCH_STORE_MBPS)
+  : undefined;
 const scratch = process.env.OMA_BENCH_SCRATCH ?? (existsSync("/dev/shm") ? "/dev/shm" : "/var/tmp");
 const FILES_PER_PACK = 3000;
 const log = (message: string) => process.stderr.write(`[bench:base-read] ${message}\n`);
@@ -34,13 +39,25 @@ const sha = (seed: string) => createHash("sha256").update(seed).digest("hex");
 
 /** A source-like tree's manifest: folders of 400 small files, packed 3,000 to a pack. */
 function manifestOf(count: number): { readonly bytes: Buffer; readonly paths: readonly Buffer[] } {
-  const paths = Array.from({ length: count }, (_, index) => Buffer.from(`packages/p${Math.floor(index / 20_000)}/src/m${Math.floor(index / 400) % 50}/file-${index % 400}.ts`));
+  const paths = Array.from({ length: count }, (_, index) =>
+    Buffer.from(
+      `packages/p${Math.floor(index / 20_000)}/src/m${Math.floor(index / 400) % 50}/file-${index % 400}.ts`,
+    ),
+  );
   paths.sort((a, b) => compareKeys(a, 0, a.length, b, 0, b.length));
   const lines = [MANIFEST_V3_HEADER.slice(0, -1)];
   let packs = 0;
   paths.forEach((path, index) => {
-    if (index % FILES_PER_PACK === 0) lines.push(packLine({ sha256: sha(`pack${packs++}`), size: 4 << 20 }));
-    const entry = { type: "file", path: path.toString(), mode: 0o644, mtime: 1_700_000_000 + index, size: 1_400, sha256: sha(`content${index}`) } as const;
+    if (index % FILES_PER_PACK === 0)
+      lines.push(packLine({ sha256: sha(`pack${packs++}`), size: 4 << 20 }));
+    const entry = {
+      type: "file",
+      path: path.toString(),
+      mode: 0o644,
+      mtime: 1_700_000_000 + index,
+      size: 1_400,
+      sha256: sha(`content${index}`),
+    } as const;
     lines.push(wireLine(entry, { pack: packs - 1, offset: (index % FILES_PER_PACK) * 1_400 }));
   });
   return { bytes: Buffer.from(`${lines.join("\n")}\n`), paths };
@@ -67,7 +84,11 @@ function throttled(store: BlobStore, mbps: number): BlobStore {
 
 function visitorOf(wanted: readonly Buffer[]): BaseVisitor & { readonly met: () => number } {
   let index = 0;
-  return { next: () => wanted[index] ?? null, take: async () => void (index += 1), met: () => index };
+  return {
+    next: () => wanted[index] ?? null,
+    take: async () => void (index += 1),
+    met: () => index,
+  };
 }
 
 async function main(): Promise<void> {
@@ -79,11 +100,19 @@ async function main(): Promise<void> {
     const digest = createHash("sha256").update(bytes).digest("hex");
     const manifestKey = `s/manifests/${digest}.json`;
     await fsStore.put(manifestKey, bytes);
-    const base: ManifestHandleMetadata = { format: MANIFEST_HANDLE_FORMAT, session: "0".repeat(32), contentHash: `sha256:${digest}`, size: bytes.byteLength, manifestKey };
+    const base: ManifestHandleMetadata = {
+      format: MANIFEST_HANDLE_FORMAT,
+      session: "0".repeat(32),
+      contentHash: `sha256:${digest}`,
+      size: bytes.byteLength,
+      manifestKey,
+    };
     const step = Math.max(1, Math.round(100 / changedPercent));
     const wanted = paths.filter((_, index) => index % step === 7);
     const contents = new Set(wanted.map((_, index) => sha(`changed${index}`)));
-    log(`${entries} entries, ${(bytes.byteLength / 2 ** 20).toFixed(1)} MiB manifest, ${wanted.length} changed paths, store ${storeMbps === undefined ? "unthrottled" : `at ${storeMbps} MB/s`}`);
+    log(
+      `${entries} entries, ${(bytes.byteLength / 2 ** 20).toFixed(1)} MiB manifest, ${wanted.length} changed paths, store ${storeMbps === undefined ? "unthrottled" : `at ${storeMbps} MB/s`}`,
+    );
     const once: number[] = [];
     const ahead: number[] = [];
     const second: number[] = [];
@@ -100,14 +129,18 @@ async function main(): Promise<void> {
         const light = visitorOf(wanted);
         const again = await prescanned.scan(contents, light);
         second.push(performance.now() - started);
-        if (again.count !== scan.count || light.met() !== visitor.met() || !prescanned.placed) throw new Error("the two reads disagree");
+        if (again.count !== scan.count || light.met() !== visitor.met() || !prescanned.placed)
+          throw new Error("the two reads disagree");
       } finally {
         await prescanned.dispose();
       }
     }
     const best = (values: readonly number[]) => Math.min(...values);
-    const figures = (values: readonly number[]) => `${(best(values) / 1000).toFixed(2)} s (rounds: ${values.map((value) => (value / 1000).toFixed(2)).join(", ")})`;
-    console.log(`base read a later checkpoint's delta waits for (${entries} entries, ${(bytes.byteLength / 2 ** 20).toFixed(1)} MiB, ${wanted.length} changed paths, store ${storeMbps === undefined ? "unthrottled" : `at ${storeMbps} MB/s`}):`);
+    const figures = (values: readonly number[]) =>
+      `${(best(values) / 1000).toFixed(2)} s (rounds: ${values.map((value) => (value / 1000).toFixed(2)).join(", ")})`;
+    console.log(
+      `base read a later checkpoint's delta waits for (${entries} entries, ${(bytes.byteLength / 2 ** 20).toFixed(1)} MiB, ${wanted.length} changed paths, store ${storeMbps === undefined ? "unthrottled" : `at ${storeMbps} MB/s`}):`,
+    );
     console.log(`  one read after the sandbox's pass (before):   ${figures(once)}`);
     console.log(`  read ahead, during the sandbox's pass:       ${figures(ahead)}`);
     console.log(`  second read after the pass (now):            ${figures(second)}`);
@@ -118,6 +151,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`bench:base-read failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `bench:base-read failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

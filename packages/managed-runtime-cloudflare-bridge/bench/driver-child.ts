@@ -11,7 +11,12 @@ import type { SandboxCheckpointHandle } from "@open-managed-agents/runtime-resou
 import { ownPeakRssBytes } from "@open-managed-agents/runtime-utils/node";
 import { createBridgeSandboxComponents } from "../src/driver.js";
 import { resolveBridgeOptions } from "../src/options.js";
-import { createStepRecorder, instrumentClient, instrumentStore, summarizeSpans } from "./instrument.js";
+import {
+  createStepRecorder,
+  instrumentClient,
+  instrumentStore,
+  summarizeSpans,
+} from "./instrument.js";
 
 /** How often memory is sampled: each figure's peak says which kind of memory a phase's peak RSS is. */
 const MEMORY_SAMPLE_MS = 50;
@@ -24,9 +29,15 @@ function sampleMemory(now: () => number) {
   const timeline: Array<[number, number, number, number, number]> = [];
   const sample = () => {
     const usage = process.memoryUsage();
-    timeline.push([Math.round(now()), ...([usage.rss, usage.heapTotal, usage.heapUsed, usage.arrayBuffers].map((bytes) => Math.round(bytes / 1048576)) as [number, number, number, number])]);
+    timeline.push([
+      Math.round(now()),
+      ...([usage.rss, usage.heapTotal, usage.heapUsed, usage.arrayBuffers].map((bytes) =>
+        Math.round(bytes / 1048576),
+      ) as [number, number, number, number]),
+    ]);
     if (usage.rss > peaks.rss) rssPeakAtMs = now();
-    for (const key of Object.keys(peaks) as (keyof typeof peaks)[]) peaks[key] = Math.max(peaks[key], usage[key]);
+    for (const key of Object.keys(peaks) as (keyof typeof peaks)[])
+      peaks[key] = Math.max(peaks[key], usage[key]);
   };
   const timer = setInterval(sample, MEMORY_SAMPLE_MS);
   timer.unref();
@@ -50,7 +61,10 @@ async function main(): Promise<void> {
   const argument = process.env.OMA_BENCH_CHILD_ARGUMENT ?? "";
   const resultFile = requiredEnv("OMA_BENCH_RESULT_FILE");
   const recorder = createStepRecorder();
-  const store = instrumentStore(createFsBlobStore({ rootDir: requiredEnv("OMA_BENCH_STORE_DIR") }), recorder);
+  const store = instrumentStore(
+    createFsBlobStore({ rootDir: requiredEnv("OMA_BENCH_STORE_DIR") }),
+    recorder,
+  );
   const spoolDirectory = process.env.OMA_BENCH_SPOOL_DIR;
   // The driver's own wiring and defaults, with the client and store observed.
   const resolved = resolveBridgeOptions({
@@ -59,7 +73,10 @@ async function main(): Promise<void> {
     checkpointStore: store,
     ...(spoolDirectory ? { spoolDirectory } : {}),
   });
-  const { provider } = createBridgeSandboxComponents(resolved, { wrapClient: (client) => instrumentClient(client, recorder), verifyRestores: mode !== "restore-unverified" });
+  const { provider } = createBridgeSandboxComponents(resolved, {
+    wrapClient: (client) => instrumentClient(client, recorder),
+    verifyRestores: mode !== "restore-unverified",
+  });
   const context = { sessionId: requiredEnv("OMA_BENCH_SESSION"), workdir: "/workspace" };
   const rssAtStartBytes = process.memoryUsage().rss;
 
@@ -71,7 +88,10 @@ async function main(): Promise<void> {
     const handle = await runtime.checkpoint({ kind: "filesystem", name: "bench" });
     output = { handle };
   } else if (mode === "restore" || mode === "restore-unverified") {
-    const runtime = await provider.restore(JSON.parse(argument) as SandboxCheckpointHandle, context);
+    const runtime = await provider.restore(
+      JSON.parse(argument) as SandboxCheckpointHandle,
+      context,
+    );
     output = { runtimeId: runtime.runtimeHandle().runtimeId };
   } else if (mode !== "idle") {
     throw new Error(`driver child: unknown mode ${mode}`);
@@ -95,7 +115,9 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (error: unknown) => {
-    process.stderr.write(`driver child failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `driver child failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   },
 );

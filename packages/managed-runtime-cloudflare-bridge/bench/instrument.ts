@@ -37,25 +37,38 @@ export function createStepRecorder(): StepRecorder {
 export function execStep(argv: readonly string[]): string {
   const script = argv.join(" ");
   if (script.includes("du -sb")) return "sandbox: measure (du)";
-  if (script.includes(" restore.sh restore ")) return "sandbox: extract parts as they arrive, prove the tree [+ listing cache]";
-  if (script.includes(" restore.sh extract ")) return "sandbox: extract restore parts as they arrive (PUTs overlap)";
-  if (script.includes(" restore.sh verify ")) return "sandbox: prove the tree after a hydrate [+ listing cache]";
-  if (script.includes(".oma-restore-") && script.includes("command -v")) return "sandbox: restore scratch folder, tools";
-  if (script.includes("split -b") && script.includes("xargs -0 -r cat")) return "sandbox: cat contents [| zstd/gzip] | split (part GETs overlap)";
-  if (script.includes("split -b") && script.includes("--verbatim-files-from")) return "sandbox: tar listed entries [| zstd/gzip] | split (part GETs overlap)";
+  if (script.includes(" restore.sh restore "))
+    return "sandbox: extract parts as they arrive, prove the tree [+ listing cache]";
+  if (script.includes(" restore.sh extract "))
+    return "sandbox: extract restore parts as they arrive (PUTs overlap)";
+  if (script.includes(" restore.sh verify "))
+    return "sandbox: prove the tree after a hydrate [+ listing cache]";
+  if (script.includes(".oma-restore-") && script.includes("command -v"))
+    return "sandbox: restore scratch folder, tools";
+  if (script.includes("split -b") && script.includes("xargs -0 -r cat"))
+    return "sandbox: cat contents [| zstd/gzip] | split (part GETs overlap)";
+  if (script.includes("split -b") && script.includes("--verbatim-files-from"))
+    return "sandbox: tar listed entries [| zstd/gzip] | split (part GETs overlap)";
   if (script.includes("split -b")) return "sandbox: tar | split (part GETs overlap)";
   if (script.includes("sha256sum -z")) return "sandbox: manifest (find + sha256sum)";
-  if (script.includes("-fprintf") && script.includes("/special")) return "sandbox: list and sort entries, choose codec";
+  if (script.includes("-fprintf") && script.includes("/special"))
+    return "sandbox: list and sort entries, choose codec";
   if (script.includes(".oma-seed-")) return "sandbox: listing cache after restore";
-  if (script.includes("mv ") && script.includes(".oma-manifest-cache/records")) return "sandbox: keep listing cache, remove scratch";
+  if (script.includes("mv ") && script.includes(".oma-manifest-cache/records"))
+    return "sandbox: keep listing cache, remove scratch";
   if (script.includes("sort -z")) return "sandbox: manifest hash cache update";
   if (script.includes("gzip -1 <")) return "sandbox: compression sample";
-  if (script.startsWith("sh -c mkdir -p") && script.includes(".oma-checkpoint-")) return script.includes("command -v zstd") ? "sandbox: scratch folder + codec check" : "sandbox: scratch folder";
+  if (script.startsWith("sh -c mkdir -p") && script.includes(".oma-checkpoint-"))
+    return script.includes("command -v zstd")
+      ? "sandbox: scratch folder + codec check"
+      : "sandbox: scratch folder";
   if (script.includes("command -v zstd")) return "sandbox: codec check";
   if (script.includes("rm -f part-")) return "sandbox: remove fetched parts";
-  if (script.includes("rm -rf") && script.includes(".oma-manifest-")) return "sandbox: remove manifest listing";
+  if (script.includes("rm -rf") && script.includes(".oma-manifest-"))
+    return "sandbox: remove manifest listing";
   if (argv[0] === "test" || script.includes(" test -f ")) return "sandbox: part exists check";
-  if (script.includes("rm -rf") && script.includes(".oma-checkpoint-")) return "sandbox: remove parts";
+  if (script.includes("rm -rf") && script.includes(".oma-checkpoint-"))
+    return "sandbox: remove parts";
   if (argv[0] === "touch" && script.includes(".oma-runtime-")) return "sandbox: runtime marker";
   return "sandbox: other exec";
 }
@@ -65,7 +78,10 @@ export function execStep(argv: readonly string[]): string {
  * reads passed on with the reader's own buffer, so the driver reads it as it would unobserved (a plain
  * pass-through would hand it a fresh chunk per read instead).
  */
-function timedBody(stream: ReadableStream<Uint8Array>, onEnd: (bytes: number) => void): ReadableStream<Uint8Array> {
+function timedBody(
+  stream: ReadableStream<Uint8Array>,
+  onEnd: (bytes: number) => void,
+): ReadableStream<Uint8Array> {
   let reader: ReadableStreamBYOBReader;
   try {
     reader = stream.getReader({ mode: "byob" });
@@ -80,7 +96,9 @@ function timedBody(stream: ReadableStream<Uint8Array>, onEnd: (bytes: number) =>
     async pull(controller) {
       const request = controller.byobRequest as ReadableStreamBYOBRequest;
       const view = request.view as Uint8Array;
-      const { done, value } = await reader.read(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
+      const { done, value } = await reader.read(
+        new Uint8Array(view.buffer, view.byteOffset, view.byteLength),
+      );
       bytes += value?.byteLength ?? 0;
       if (done) {
         onEnd(bytes);
@@ -93,7 +111,10 @@ function timedBody(stream: ReadableStream<Uint8Array>, onEnd: (bytes: number) =>
 }
 
 /** Ends a span when the consumer has read the stream to its end; a dropped stream records nothing. */
-function timedStream(stream: ReadableStream<Uint8Array>, onEnd: (bytes: number) => void): ReadableStream<Uint8Array> {
+function timedStream(
+  stream: ReadableStream<Uint8Array>,
+  onEnd: (bytes: number) => void,
+): ReadableStream<Uint8Array> {
   let bytes = 0;
   return stream.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
@@ -121,18 +142,26 @@ export function instrumentClient(client: BridgeClient, recorder: StepRecorder): 
     async readFile(id, path, signal) {
       const start = recorder.now();
       const stream = await client.readFile(id, path, signal);
-      const step = path.includes("/part-") ? "bridge: part GET (+ driver consume)" : "bridge: file GET (+ spool, hash)";
+      const step = path.includes("/part-")
+        ? "bridge: part GET (+ driver consume)"
+        : "bridge: file GET (+ spool, hash)";
       return timedStream(stream, (bytes) => recorder.record(step, start, bytes));
     },
     async persist(id, excludes, signal) {
       const start = recorder.now();
       const stream = await client.persist(id, excludes, signal);
-      return timedStream(stream, (bytes) => recorder.record("bridge: /persist (+ spool, hash)", start, bytes));
+      return timedStream(stream, (bytes) =>
+        recorder.record("bridge: /persist (+ spool, hash)", start, bytes),
+      );
     },
     async writeFile(id, path, body, signal) {
       const start = recorder.now();
       await client.writeFile(id, path, body, signal);
-      recorder.record(path.includes("/part-") ? "bridge: part PUT" : "bridge: file PUT", start, body.byteLength);
+      recorder.record(
+        path.includes("/part-") ? "bridge: part PUT" : "bridge: file PUT",
+        start,
+        body.byteLength,
+      );
     },
     async hydrate(id, tar, signal) {
       const start = recorder.now();
@@ -155,7 +184,10 @@ export function instrumentClient(client: BridgeClient, recorder: StepRecorder): 
 }
 
 /** `store` whose read bodies are what `wrap` makes of each: it is given the object's own `stream` to open. */
-export function wrapStoreBodies(store: BlobStore, wrap: (open: () => ReadableStream<Uint8Array>) => ReadableStream<Uint8Array>): BlobStore {
+export function wrapStoreBodies(
+  store: BlobStore,
+  wrap: (open: () => ReadableStream<Uint8Array>) => ReadableStream<Uint8Array>,
+): BlobStore {
   return {
     ...store,
     async get(key) {
@@ -170,7 +202,9 @@ export function wrapStoreBodies(store: BlobStore, wrap: (open: () => ReadableStr
 export function instrumentStore(store: BlobStore, recorder: StepRecorder): BlobStore {
   const timed = wrapStoreBodies(store, (open) => {
     const start = recorder.now();
-    return timedBody(open(), (bytes) => recorder.record("store: get (+ spool, hash)", start, bytes));
+    return timedBody(open(), (bytes) =>
+      recorder.record("store: get (+ spool, hash)", start, bytes),
+    );
   });
   return {
     ...timed,
@@ -184,7 +218,10 @@ export function instrumentStore(store: BlobStore, recorder: StepRecorder): BlobS
 }
 
 /** Totals per step, plus the time between spans: work the driver does locally (inspect, split, waits). */
-export function summarizeSpans(spans: readonly Span[], totalMs: number): { step: string; ms: number; count: number; bytes: number }[] {
+export function summarizeSpans(
+  spans: readonly Span[],
+  totalMs: number,
+): { step: string; ms: number; count: number; bytes: number }[] {
   const steps = new Map<string, { ms: number; count: number; bytes: number }>();
   const add = (step: string, ms: number, bytes: number) => {
     const entry = steps.get(step) ?? { ms: 0, count: 0, bytes: 0 };
@@ -197,7 +234,8 @@ export function summarizeSpans(spans: readonly Span[], totalMs: number): { step:
   let cursor = 0;
   for (const span of ordered) {
     // A gap before a span is local work that produced its input (or consumed the previous output).
-    if (span.start > cursor + 1) add(`driver-local before ${span.step.replace(/ \(.*\)$/, "")}`, span.start - cursor, 0);
+    if (span.start > cursor + 1)
+      add(`driver-local before ${span.step.replace(/ \(.*\)$/, "")}`, span.start - cursor, 0);
     add(span.step, span.end - span.start, span.bytes);
     cursor = Math.max(cursor, span.end);
   }

@@ -1,7 +1,11 @@
 import type { ManagedRuntimeProviderDriverPort } from "@open-managed-agents/runtime-resource-contract";
 import { createProviderManagedRuntimeDriver } from "@open-managed-agents/managed-runtime-sandbox";
 import { createBridgeCheckpointer } from "./checkpoint/bridge-checkpointer.js";
-import { type CloudflareBridgeManagedRuntimeOptions, type ResolvedCloudflareBridgeOptions, resolveBridgeOptions } from "./options.js";
+import {
+  type CloudflareBridgeManagedRuntimeOptions,
+  type ResolvedCloudflareBridgeOptions,
+  resolveBridgeOptions,
+} from "./options.js";
 import { processMemoryBudget } from "./memory-budget.js";
 import { createBridgeSandboxProvider } from "./runtime/bridge-provider.js";
 import { createRuntimeProbingClient } from "./runtime/runtime-probing-client.js";
@@ -28,7 +32,9 @@ export const CLOUDFLARE_BRIDGE_SANDBOX_PORT_FACTS = {
  * workspaces in a blob store, `final_collect` outputs when an output store is set, `file_sync` memory
  * stores at `/mnt/memory/<storeName>/`, and no credential egress.
  */
-export function createCloudflareBridgeManagedRuntime(options: CloudflareBridgeManagedRuntimeOptions): ManagedRuntimeProviderDriverPort {
+export function createCloudflareBridgeManagedRuntime(
+  options: CloudflareBridgeManagedRuntimeOptions,
+): ManagedRuntimeProviderDriverPort {
   const resolved = resolveBridgeOptions(options);
   const { provider } = createBridgeSandboxComponents(resolved);
   return createProviderManagedRuntimeDriver({
@@ -40,11 +46,25 @@ export function createCloudflareBridgeManagedRuntime(options: CloudflareBridgeMa
       provider,
       context: (scope) => ({ sessionId: scope.sessionId, workdir: "/workspace" }),
       leaseTtlMs: resolved.leaseTtlMs,
-      sandboxCapabilities: { suspendResume: "unsupported", hardTerminate: "supported", runtimeCheckpoints: [] },
+      sandboxCapabilities: {
+        suspendResume: "unsupported",
+        hardTerminate: "supported",
+        runtimeCheckpoints: [],
+      },
       workspace: { strategies: ["checkpoint_restore"] },
-      ...(resolved.outputStore ? { outputs: { store: resolved.outputStore, keyPrefix: resolved.outputKeyPrefix, durability: "durable" } } : {}),
+      ...(resolved.outputStore
+        ? {
+            outputs: {
+              store: resolved.outputStore,
+              keyPrefix: resolved.outputKeyPrefix,
+              durability: "durable",
+            },
+          }
+        : {}),
       ...(resolved.readiness ? { readiness: resolved.readiness } : {}),
-      ...(options.environmentPackages === undefined ? {} : { environmentPackages: options.environmentPackages }),
+      ...(options.environmentPackages === undefined
+        ? {}
+        : { environmentPackages: options.environmentPackages }),
       drivers: ["ama_worker"],
       // The bridge cannot mount a bucket; memory stores are copied in and written back over exec and the file routes.
       memoryStores: "file_sync",
@@ -64,7 +84,12 @@ export function createBridgeSandboxComponents(
     readonly verifyRestores?: boolean;
   } = {},
 ) {
-  const baseClient = createBridgeClient({ baseUrl: resolved.baseUrl, apiKey: resolved.apiKey, fetch: resolved.fetch, retry: resolved.retry });
+  const baseClient = createBridgeClient({
+    baseUrl: resolved.baseUrl,
+    apiKey: resolved.apiKey,
+    fetch: resolved.fetch,
+    retry: resolved.retry,
+  });
   const observed = options.wrapClient ? options.wrapClient(baseClient) : baseClient;
   // Under the tombstones: a probe never reaches the bridge for a sandbox this driver destroyed.
   const client = createTombstoningClient(createRuntimeProbingClient(observed));

@@ -25,12 +25,21 @@ export function cloudflareBridgeOptionsFromEnv(
   env: CloudflareBridgeEnv,
   stores: { readonly checkpointStore?: BlobStore; readonly outputStore?: BlobStore | null } = {},
 ): CloudflareBridgeManagedRuntimeOptions {
-  const missing: string[] = [CLOUDFLARE_BRIDGE_ENV_KEYS.url, CLOUDFLARE_BRIDGE_ENV_KEYS.apiKey].filter((key) => !env[key]);
-  if (!stores.checkpointStore && !env[CLOUDFLARE_BRIDGE_ENV_KEYS.bucket]) missing.push(CLOUDFLARE_BRIDGE_ENV_KEYS.bucket);
+  const missing: string[] = [
+    CLOUDFLARE_BRIDGE_ENV_KEYS.url,
+    CLOUDFLARE_BRIDGE_ENV_KEYS.apiKey,
+  ].filter((key) => !env[key]);
+  if (!stores.checkpointStore && !env[CLOUDFLARE_BRIDGE_ENV_KEYS.bucket])
+    missing.push(CLOUDFLARE_BRIDGE_ENV_KEYS.bucket);
   if (missing.length > 0) {
-    throw new InvalidConfigError({ message: `missing environment variables: ${missing.join(", ")}`, context: { missing } });
+    throw new InvalidConfigError({
+      message: `missing environment variables: ${missing.join(", ")}`,
+      context: { missing },
+    });
   }
-  const r2 = stores.checkpointStore ? null : createR2BlobStoreFromEnv(env, { bucketKey: CLOUDFLARE_BRIDGE_ENV_KEYS.bucket });
+  const r2 = stores.checkpointStore
+    ? null
+    : createR2BlobStoreFromEnv(env, { bucketKey: CLOUDFLARE_BRIDGE_ENV_KEYS.bucket });
   const checkpointStore = stores.checkpointStore ?? (r2 as BlobStore);
   const runtimeId = env[CLOUDFLARE_BRIDGE_ENV_KEYS.runtimeId];
   const namespace = runtimeId ? `/${runtimeId}` : "";

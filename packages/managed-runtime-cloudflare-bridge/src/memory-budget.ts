@@ -45,7 +45,10 @@ interface Waiter {
 export function createMemoryBudget(options: { readonly maxBytes: number }): MemoryBudget {
   const { maxBytes } = options;
   if (!Number.isSafeInteger(maxBytes) || maxBytes <= 0) {
-    throw new InvalidConfigError({ message: "memory budget maxBytes must be a positive safe integer", context: { field: "maxBytes" } });
+    throw new InvalidConfigError({
+      message: "memory budget maxBytes must be a positive safe integer",
+      context: { field: "maxBytes" },
+    });
   }
   let held = 0;
   let peak = 0;
@@ -53,7 +56,8 @@ export function createMemoryBudget(options: { readonly maxBytes: number }): Memo
 
   // Strict order: a large request at the head is not overtaken by smaller ones behind it.
   const grantWaiting = (): void => {
-    while (queue.length > 0 && held + (queue[0] as Waiter).bytes <= maxBytes) (queue.shift() as Waiter).grant();
+    while (queue.length > 0 && held + (queue[0] as Waiter).bytes <= maxBytes)
+      (queue.shift() as Waiter).grant();
   };
 
   const take = (bytes: number): MemoryLease => {
@@ -84,14 +88,25 @@ export function createMemoryBudget(options: { readonly maxBytes: number }): Memo
     },
     acquire(requested, signal) {
       const bytes = Math.min(maxBytes, Math.max(0, Math.ceil(requested)));
-      if (signal?.aborted) return Promise.reject(new AbortedError({ message: "waiting for transfer memory aborted", cause: signal.reason }));
+      if (signal?.aborted)
+        return Promise.reject(
+          new AbortedError({
+            message: "waiting for transfer memory aborted",
+            cause: signal.reason,
+          }),
+        );
       if (queue.length === 0 && held + bytes <= maxBytes) return Promise.resolve(take(bytes));
       return new Promise<MemoryLease>((resolve, reject) => {
         const onAbort = (): void => {
           const index = queue.indexOf(waiter);
           if (index >= 0) queue.splice(index, 1);
           grantWaiting();
-          reject(new AbortedError({ message: "waiting for transfer memory aborted", cause: signal?.reason }));
+          reject(
+            new AbortedError({
+              message: "waiting for transfer memory aborted",
+              cause: signal?.reason,
+            }),
+          );
         };
         const waiter: Waiter = {
           bytes,

@@ -1,7 +1,11 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import type { ProviderManagedRuntimeOptions } from "@open-managed-agents/managed-runtime-sandbox";
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
-import { hasMethods, isFunction, positiveSafeIntegerSchema } from "@open-managed-agents/runtime-utils";
+import {
+  hasMethods,
+  isFunction,
+  positiveSafeIntegerSchema,
+} from "@open-managed-agents/runtime-utils";
 import * as z from "zod";
 import type { CheckpointProgress } from "./checkpoint/bridge-checkpointer.js";
 import type { MemoryBudget } from "./memory-budget.js";
@@ -82,13 +86,22 @@ export interface CloudflareBridgeManagedRuntimeOptions {
 const keyPrefix = z
   .string()
   .min(1)
-  .refine((value) => !value.startsWith("/") && !value.endsWith("/"), "must not start or end with '/'")
-  .refine((value) => value.split("/").every((segment) => segment !== "" && segment !== "." && segment !== ".."), "must not contain empty, '.' or '..' segments");
+  .refine(
+    (value) => !value.startsWith("/") && !value.endsWith("/"),
+    "must not start or end with '/'",
+  )
+  .refine(
+    (value) =>
+      value.split("/").every((segment) => segment !== "" && segment !== "." && segment !== ".."),
+    "must not contain empty, '.' or '..' segments",
+  );
 const positiveSafeInteger = positiveSafeIntegerSchema;
 const isBlobStore = (value: unknown) => hasMethods(value, ["put", "get", "head", "delete", "list"]);
 
 const isMemoryBudget = (value: unknown) =>
-  typeof value === "object" && value !== null && ["acquire", "use"].every((method) => isFunction((value as Record<string, unknown>)[method]));
+  typeof value === "object" &&
+  value !== null &&
+  ["acquire", "use"].every((method) => isFunction((value as Record<string, unknown>)[method]));
 
 const optionsSchema = z
   .object({
@@ -114,22 +127,40 @@ const optionsSchema = z
     leaseTtlMs: positiveSafeInteger.default(90_000),
     outputStore: z.custom<BlobStore>(isBlobStore, "must be a BlobStore").nullable().default(null),
     outputKeyPrefix: keyPrefix.default("cloudflare-bridge-output-candidates"),
-    readiness: z.object({ command: z.string().min(1).optional(), timeoutMs: positiveSafeInteger.optional() }).optional(),
+    readiness: z
+      .object({ command: z.string().min(1).optional(), timeoutMs: positiveSafeInteger.optional() })
+      .optional(),
     // The installer validates its own options when the composition builds it.
     environmentPackages: z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional(),
-    retry: z.object({ attempts: positiveSafeInteger, baseDelayMs: z.number().int().nonnegative(), maxDelayMs: z.number().int().nonnegative() }).optional(),
+    retry: z
+      .object({
+        attempts: positiveSafeInteger,
+        baseDelayMs: z.number().int().nonnegative(),
+        maxDelayMs: z.number().int().nonnegative(),
+      })
+      .optional(),
     maxExecOutputBytes: positiveSafeInteger.default(16 * MIB),
     spoolDirectory: z.string().min(1).optional(),
     memoryBudget: z.custom<MemoryBudget>(isMemoryBudget, "must be a MemoryBudget").optional(),
-    onProgress: z.custom<(progress: CheckpointProgress) => void>(isFunction, "must be a function").optional(),
+    onProgress: z
+      .custom<(progress: CheckpointProgress) => void>(isFunction, "must be a function")
+      .optional(),
   })
   .strict()
-  .refine((options) => options.partBytes <= options.maxHydrateBytes, { message: "must not exceed maxHydrateBytes", path: ["partBytes"] });
+  .refine((options) => options.partBytes <= options.maxHydrateBytes, {
+    message: "must not exceed maxHydrateBytes",
+    path: ["partBytes"],
+  });
 
 /** Options with every default applied. */
 export type ResolvedCloudflareBridgeOptions = z.output<typeof optionsSchema>;
 
 /** Validates options; a bad field throws `invalid_config` naming it (never its value). */
-export function resolveBridgeOptions(options: CloudflareBridgeManagedRuntimeOptions): ResolvedCloudflareBridgeOptions {
-  return parseRecord(optionsSchema, options, { record: "cloudflare-bridge options", code: "invalid_config" });
+export function resolveBridgeOptions(
+  options: CloudflareBridgeManagedRuntimeOptions,
+): ResolvedCloudflareBridgeOptions {
+  return parseRecord(optionsSchema, options, {
+    record: "cloudflare-bridge options",
+    code: "invalid_config",
+  });
 }

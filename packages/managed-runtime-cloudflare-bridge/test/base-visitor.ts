@@ -7,7 +7,9 @@ import { compareKeys } from "../src/checkpoint/split-records.js";
  * entries at them and notes those the base lacks, each met once.
  */
 export function wantedVisitor(wanted: Iterable<string>) {
-  const targets = [...new Set(wanted)].map((path) => Buffer.from(path)).sort((a, b) => compareKeys(a, 0, a.length, b, 0, b.length));
+  const targets = [...new Set(wanted)]
+    .map((path) => Buffer.from(path))
+    .sort((a, b) => compareKeys(a, 0, a.length, b, 0, b.length));
   let index = 0;
   const found = new Map<string, ManifestEntry>();
   const lacking: string[] = [];

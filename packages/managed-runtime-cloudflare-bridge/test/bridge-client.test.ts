@@ -10,7 +10,11 @@ let client: BridgeClient;
 
 beforeAll(async () => {
   bridge = await startHostileBridge();
-  client = createBridgeClient({ baseUrl: `${bridge.url}/`, apiKey: API_KEY, retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 } });
+  client = createBridgeClient({
+    baseUrl: `${bridge.url}/`,
+    apiKey: API_KEY,
+    retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
+  });
 });
 afterAll(() => bridge.close());
 
@@ -19,7 +23,8 @@ async function failure(promise: Promise<unknown>): Promise<ManagedRuntimeError> 
     () => null,
     (caught: unknown) => caught,
   );
-  if (!ManagedRuntimeError.isInstance(error)) throw new Error(`expected a typed error, got ${String(error)}`);
+  if (!ManagedRuntimeError.isInstance(error))
+    throw new Error(`expected a typed error, got ${String(error)}`);
   expect(JSON.stringify(error.toJSON())).not.toContain(API_KEY);
   expect(error.message).not.toContain(API_KEY);
   return error;
@@ -35,21 +40,37 @@ describe("bridge client against a hostile bridge", () => {
   it("names the network error behind an unreachable bridge in the message and keeps it as the cause", async () => {
     const { createServer } = await import("node:net");
     const closed = createServer();
-    const port = await new Promise<number>((resolve) => closed.listen(0, "127.0.0.1", () => resolve((closed.address() as { port: number }).port)));
+    const port = await new Promise<number>((resolve) =>
+      closed.listen(0, "127.0.0.1", () => resolve((closed.address() as { port: number }).port)),
+    );
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const offline = createBridgeClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: API_KEY, retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 } });
+    const offline = createBridgeClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: API_KEY,
+      retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+    });
     const error = await failure(offline.create());
     expect(error.code).toBe("unavailable");
-    expect(error.message).toMatch(/^bridge create unreachable: fetch failed \(ECONNREFUSED: connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/);
+    expect(error.message).toMatch(
+      /^bridge create unreachable: fetch failed \(ECONNREFUSED: connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/,
+    );
     expect(error.cause).toBeInstanceOf(Error);
   });
 
   it("decodes a well-formed exec stream and sends the key only as a bearer header", async () => {
     bridge.respond((_request, response) =>
-      sse(response, ["event: stdout\r\ndata: aGkK\r\n\r\n", "event: stderr\ndata: ZXJy\ndata: Cg==\n\n", 'event: exit\ndata: {"exit_code":3}\n\n']),
+      sse(response, [
+        "event: stdout\r\ndata: aGkK\r\n\r\n",
+        "event: stderr\ndata: ZXJy\ndata: Cg==\n\n",
+        'event: exit\ndata: {"exit_code":3}\n\n',
+      ]),
     );
     const events = await execAll();
-    expect(events.map((event) => (event.type === "exit" ? event.exitCode : new TextDecoder().decode(event.data)))).toEqual(["hi\n", "err\n", 3]);
+    expect(
+      events.map((event) =>
+        event.type === "exit" ? event.exitCode : new TextDecoder().decode(event.data),
+      ),
+    ).toEqual(["hi\n", "err\n", 3]);
     const last = bridge.requests.at(-1);
     expect(last?.authorization).toBe(`Bearer ${API_KEY}`);
     expect(last?.url).not.toContain(API_KEY);
@@ -61,14 +82,18 @@ describe("bridge client against a hostile bridge", () => {
   });
 
   it("rejects malformed frames: not base64, exit without a code, error event", async () => {
-    bridge.respond((_request, response) => sse(response, ["event: stdout\ndata: !!not base64!!\n\n"]));
+    bridge.respond((_request, response) =>
+      sse(response, ["event: stdout\ndata: !!not base64!!\n\n"]),
+    );
     expect((await failure(execAll())).code).toBe("upstream_protocol");
     bridge.respond((_request, response) => sse(response, ['event: exit\ndata: {"exit":1}\n\n']));
     expect((await failure(execAll())).code).toBe("upstream_protocol");
     bridge.respond((_request, response) => sse(response, ["event: exit\ndata: not json\n\n"]));
     expect((await failure(execAll())).code).toBe("upstream_protocol");
     bridge.respond((_request, response) =>
-      sse(response, ['event: error\ndata: {"error":"exec failed: no such dir","code":"exec_transport_error"}\n\n']),
+      sse(response, [
+        'event: error\ndata: {"error":"exec failed: no such dir","code":"exec_transport_error"}\n\n',
+      ]),
     );
     const streamError = await failure(execAll());
     expect(streamError.code).toBe("sandbox_failed");
@@ -81,27 +106,41 @@ describe("bridge client against a hostile bridge", () => {
   });
 
   it("refuses a 10 MiB single frame", async () => {
-    bridge.respond((_request, response) => sse(response, [`event: stdout\ndata: ${"QUFB".repeat((10 * 1024 * 1024) / 4)}\n\n`]));
+    bridge.respond((_request, response) =>
+      sse(response, [`event: stdout\ndata: ${"QUFB".repeat((10 * 1024 * 1024) / 4)}\n\n`]),
+    );
     expect((await failure(execAll())).code).toBe("limit_exceeded");
   });
 
   it("maps 401, 503 capacity, 413 and plain-text 404 to typed errors", async () => {
-    bridge.respond((_request, response) => json(response, 401, { error: "Unauthorized", code: "unauthorized" }));
+    bridge.respond((_request, response) =>
+      json(response, 401, { error: "Unauthorized", code: "unauthorized" }),
+    );
     expect((await failure(client.create())).code).toBe("unauthorized");
-    bridge.respond((_request, response) => json(response, 503, { error: "no capacity", code: "capacity_exceeded" }));
+    bridge.respond((_request, response) =>
+      json(response, 503, { error: "no capacity", code: "capacity_exceeded" }),
+    );
     expect((await failure(client.create())).code).toBe("insufficient_capacity");
-    bridge.respond((_request, response) => json(response, 413, { error: "too large", code: "payload_too_large" }));
+    bridge.respond((_request, response) =>
+      json(response, 413, { error: "too large", code: "payload_too_large" }),
+    );
     expect((await failure(client.hydrate(ID, new Uint8Array(4)))).code).toBe("limit_exceeded");
-    bridge.respond((_request, response) => response.writeHead(404, { "content-type": "text/plain" }).end("404 Not Found"));
+    bridge.respond((_request, response) =>
+      response.writeHead(404, { "content-type": "text/plain" }).end("404 Not Found"),
+    );
     expect((await failure(client.running(ID))).code).toBe("not_found");
   });
 
   it("rejects malformed JSON answers and bad sandbox ids", async () => {
     bridge.respond((_request, response) => json(response, 200, { id: "NOT-A-BRIDGE-ID" }));
     expect((await failure(client.create())).code).toBe("upstream_protocol");
-    bridge.respond((_request, response) => response.writeHead(200, { "content-type": "application/json" }).end("{oops"));
+    bridge.respond((_request, response) =>
+      response.writeHead(200, { "content-type": "application/json" }).end("{oops"),
+    );
     expect((await failure(client.running(ID))).code).toBe("upstream_protocol");
-    await expect(client.running("../etc")).rejects.toSatisfy((error: unknown) => ManagedRuntimeError.hasCode(error, "upstream_protocol"));
+    await expect(client.running("../etc")).rejects.toSatisfy((error: unknown) =>
+      ManagedRuntimeError.hasCode(error, "upstream_protocol"),
+    );
   });
 
   it("retries idempotent calls on transient failures but never exec or hydrate", async () => {
@@ -128,7 +167,9 @@ describe("bridge client against a hostile bridge", () => {
 
   it("retries a helper exec whose connection was reset before any answer, never an agent's exec, and no answer", async () => {
     let calls = 0;
-    const resetFirst = (answer: (response: Parameters<Parameters<HostileBridge["respond"]>[0]>[1]) => void) =>
+    const resetFirst = (
+      answer: (response: Parameters<Parameters<HostileBridge["respond"]>[0]>[1]) => void,
+    ) =>
       bridge.respond((_request, response) => {
         calls++;
         if (calls === 1) return void response.socket?.resetAndDestroy();
@@ -138,7 +179,8 @@ describe("bridge client against a hostile bridge", () => {
       sse(response, ['event: exit\ndata: {"exit_code":0}\n\n']);
     const helperExec = async () => {
       const events = [];
-      for await (const event of client.exec(ID, { argv: ["true"], retryUnreachable: true })) events.push(event);
+      for await (const event of client.exec(ID, { argv: ["true"], retryUnreachable: true }))
+        events.push(event);
       return events;
     };
 
@@ -164,7 +206,12 @@ describe("bridge client against a hostile bridge", () => {
   });
 
   it("sends no retry for a sandbox once a delete of it was sent", async () => {
-    const slow = createBridgeClient({ baseUrl: bridge.url, apiKey: API_KEY, retry: { attempts: 4, baseDelayMs: 400, maxDelayMs: 400 }, random: () => 0 });
+    const slow = createBridgeClient({
+      baseUrl: bridge.url,
+      apiKey: API_KEY,
+      retry: { attempts: 4, baseDelayMs: 400, maxDelayMs: 400 },
+      random: () => 0,
+    });
     const seen: string[] = [];
     bridge.respond((request, response) => {
       seen.push(`${request.method} ${request.url?.replace(`/v1/sandbox/${ID}`, "") || "/"}`);
@@ -196,17 +243,26 @@ describe("bridge client against a hostile bridge", () => {
     // The bridge looks a sandbox's container up before deleting it; only an id without one reaches its pool's
     // capacity check, so this refusal shows there is nothing to delete.
     bridge.respond((_request, response) =>
-      json(response, 503, { error: "Cannot start container: instance limit reached (4/4).", code: "capacity_exceeded" }),
+      json(response, 503, {
+        error: "Cannot start container: instance limit reached (4/4).",
+        code: "capacity_exceeded",
+      }),
     );
     await expect(client.destroy(ID)).resolves.toBeUndefined();
-    bridge.respond((_request, response) => json(response, 503, { error: "busy", code: "pool_error" }));
+    bridge.respond((_request, response) =>
+      json(response, 503, { error: "busy", code: "pool_error" }),
+    );
     expect((await failure(client.destroy(ID))).code).toBe("sandbox_failed");
   });
 
   it("sends a delete of a sandbox only after another client's delete of it in this process answered", async () => {
     // The bridge starts a container to answer a delete of a sandbox whose container is gone; two at once can
     // leave one of those containers running unassigned, so a host's late delete and a reconciler's reap queue.
-    const other = createBridgeClient({ baseUrl: bridge.url, apiKey: API_KEY, retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 } });
+    const other = createBridgeClient({
+      baseUrl: bridge.url,
+      apiKey: API_KEY,
+      retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
+    });
     const OTHER_ID = "zyxwvutsrqponmlkjihgfedcba";
     const events: string[] = [];
     let first = true;
@@ -221,10 +277,25 @@ describe("bridge client against a hostile bridge", () => {
         response.writeHead(status).end();
       }, 50);
     });
-    const results = await Promise.allSettled([client.destroy(ID), other.destroy(ID), other.destroy(OTHER_ID), client.destroy(ID)]);
+    const results = await Promise.allSettled([
+      client.destroy(ID),
+      other.destroy(ID),
+      other.destroy(OTHER_ID),
+      client.destroy(ID),
+    ]);
     // The last call joins the first one's request on the same client.
-    expect(results.map((result) => result.status)).toEqual(["rejected", "fulfilled", "fulfilled", "rejected"]);
-    expect(events.filter((event) => event.endsWith(" id"))).toEqual(["start id", "end id", "start id", "end id"]);
+    expect(results.map((result) => result.status)).toEqual([
+      "rejected",
+      "fulfilled",
+      "fulfilled",
+      "rejected",
+    ]);
+    expect(events.filter((event) => event.endsWith(" id"))).toEqual([
+      "start id",
+      "end id",
+      "start id",
+      "end id",
+    ]);
     // Another sandbox's delete does not wait.
     expect(events.slice(0, 2)).toEqual(["start id", "start other"]);
   });

@@ -29,7 +29,14 @@ const unusedCheckpointer: BridgeCheckpointer = {
 };
 
 function runtimeOver(client: BridgeClient) {
-  return createBridgeRuntime({ provider: "cloudflare-bridge", client, sandboxId: "sb1", checkpointer: unusedCheckpointer, maxRequestBytes: 1 << 20, maxExecOutputBytes: 1 << 20 });
+  return createBridgeRuntime({
+    provider: "cloudflare-bridge",
+    client,
+    sandboxId: "sb1",
+    checkpointer: unusedCheckpointer,
+    maxRequestBytes: 1 << 20,
+    maxExecOutputBytes: 1 << 20,
+  });
 }
 
 describe("bridge runtime status", () => {
@@ -53,7 +60,12 @@ describe("bridge runtime status", () => {
 
   it("still reports stopped when the delete after a not-running answer fails", async () => {
     const { client, calls } = scriptedClient({ running: false, markerExit: 0 });
-    const failing: BridgeClient = { ...client, destroy: async (id) => (calls.push(`destroy ${id}`), Promise.reject(new Error("unreachable"))) };
+    const failing: BridgeClient = {
+      ...client,
+      destroy: async (id) => (
+        calls.push(`destroy ${id}`), Promise.reject(new Error("unreachable"))
+      ),
+    };
     expect(await runtimeOver(failing).status()).toBe("stopped");
     expect(calls).toEqual(["running sb1", "destroy sb1"]);
   });

@@ -47,7 +47,12 @@ afterAll(async () => {
 
 async function resources(bridge: LocalBridge) {
   const store = createFsBlobStore({ rootDir: join(dir, "store") });
-  const driver = createCloudflareBridgeManagedRuntime({ baseUrl: bridge.url, apiKey: bridge.apiKey, checkpointStore: store, outputStore: store });
+  const driver = createCloudflareBridgeManagedRuntime({
+    baseUrl: bridge.url,
+    apiKey: bridge.apiKey,
+    checkpointStore: store,
+    outputStore: store,
+  });
   const prepared = await createManagedRuntimeProviderRegistry({ drivers: [driver] }).prepare({
     provider: "cloudflare-bridge",
     placement: "driver_service",
@@ -69,39 +74,55 @@ async function runSessions(bridge: LocalBridge, count: number, label: string, ho
     ...(await resources(bridge)),
   });
   const profile = shellProfile(`sleep ${holdSeconds}; echo done > done.txt`);
-  return Promise.all(Array.from({ length: count }, (_, index) => host.run({ scope: scopeFor(`${label}-${index}`), profile })));
+  return Promise.all(
+    Array.from({ length: count }, (_, index) =>
+      host.run({ scope: scopeFor(`${label}-${index}`), profile }),
+    ),
+  );
 }
 
-describe.each([0, 1])("a burst over the container limit on startLocalBridge() defaults, warm pool %i", (warmPoolTarget) => {
-  let bridge: LocalBridge;
-  beforeAll(async () => {
-    bridge = await startLocalBridge({ limits: { maxContainers: LIMIT }, ...(warmPoolTarget > 0 ? { warmPoolTarget } : {}) });
-  }, 120_000);
-  afterAll(() => bridge?.stop());
+describe.each([0, 1])(
+  "a burst over the container limit on startLocalBridge() defaults, warm pool %i",
+  (warmPoolTarget) => {
+    let bridge: LocalBridge;
+    beforeAll(async () => {
+      bridge = await startLocalBridge({
+        limits: { maxContainers: LIMIT },
+        ...(warmPoolTarget > 0 ? { warmPoolTarget } : {}),
+      });
+    }, 120_000);
+    afterAll(() => bridge?.stop());
 
-  it("refuses the sessions over the limit, then serves new ones, leaving no container and no journal row", async () => {
-    // Each session of the burst holds its container long enough for every other one to ask for its own.
-    const burst = await runSessions(bridge, BURST, `burst-${warmPoolTarget}`, 10);
-    const completed = burst.filter((result) => result.type === "completed");
-    const refused = burst.flatMap((result) => (result.type === "failed" ? [result.error] : []));
-    expect(completed.length + refused.length).toBe(BURST);
-    // The limit was used in full (a warm container the pool started ahead holds a slot too); every other
-    // session was refused as over capacity, naming the limit.
-    expect(completed.length).toBeGreaterThanOrEqual(LIMIT - warmPoolTarget);
-    expect(completed.length).toBeLessThanOrEqual(LIMIT);
-    for (const error of refused) {
-      expect(error.code).toBe("insufficient_capacity");
-      expect(error.message).toMatch(new RegExp(`instance limit reached \\(\\d+/${LIMIT}\\)`));
-    }
+    it("refuses the sessions over the limit, then serves new ones, leaving no container and no journal row", async () => {
+      // Each session of the burst holds its container long enough for every other one to ask for its own.
+      const burst = await runSessions(bridge, BURST, `burst-${warmPoolTarget}`, 10);
+      const completed = burst.filter((result) => result.type === "completed");
+      const refused = burst.flatMap((result) => (result.type === "failed" ? [result.error] : []));
+      expect(completed.length + refused.length).toBe(BURST);
+      // The limit was used in full (a warm container the pool started ahead holds a slot too); every other
+      // session was refused as over capacity, naming the limit.
+      expect(completed.length).toBeGreaterThanOrEqual(LIMIT - warmPoolTarget);
+      expect(completed.length).toBeLessThanOrEqual(LIMIT);
+      for (const error of refused) {
+        expect(error.code).toBe("insufficient_capacity");
+        expect(error.message).toMatch(new RegExp(`instance limit reached \\(\\d+/${LIMIT}\\)`));
+      }
 
-    const after = await runSessions(bridge, AFTER, `after-${warmPoolTarget}`, 0);
-    expect(after.map((result) => result.type)).toEqual(Array.from({ length: AFTER }, () => "completed"));
+      const after = await runSessions(bridge, AFTER, `after-${warmPoolTarget}`, 0);
+      expect(after.map((result) => result.type)).toEqual(
+        Array.from({ length: AFTER }, () => "completed"),
+      );
 
-    // The refused sessions' journal rows were settled by their own runs, as were the completed ones'.
-    expect(await createSqlSandboxJournal({ client }).list({ limit: 100 })).toEqual([]);
-    // Only the pool's warm containers stay.
-    const stats = (await (await fetch(`${bridge.url}/v1/pool/stats`, { headers: { authorization: `Bearer ${bridge.apiKey}` } })).json()) as { warm: number };
-    expect(stats.warm).toBeLessThanOrEqual(warmPoolTarget);
-    expect(bridge.containerServer.containers.list()).toHaveLength(stats.warm);
-  }, 300_000);
-});
+      // The refused sessions' journal rows were settled by their own runs, as were the completed ones'.
+      expect(await createSqlSandboxJournal({ client }).list({ limit: 100 })).toEqual([]);
+      // Only the pool's warm containers stay.
+      const stats = (await (
+        await fetch(`${bridge.url}/v1/pool/stats`, {
+          headers: { authorization: `Bearer ${bridge.apiKey}` },
+        })
+      ).json()) as { warm: number };
+      expect(stats.warm).toBeLessThanOrEqual(warmPoolTarget);
+      expect(bridge.containerServer.containers.list()).toHaveLength(stats.warm);
+    }, 300_000);
+  },
+);

@@ -36,19 +36,34 @@ interface ExecHook {
 
 function components(hook?: ExecHook) {
   const hooked: typeof fetch = async (input, init) => {
-    if (!hook || typeof init?.body !== "string" || !init.body.includes(hook.marker)) return fetch(input, init);
+    if (!hook || typeof init?.body !== "string" || !init.body.includes(hook.marker))
+      return fetch(input, init);
     await hook.run?.();
     return fetch(input, { ...init, body: hook.rewrite ? hook.rewrite(init.body) : init.body });
   };
-  const resolved = resolveBridgeOptions({ baseUrl: bridge.url, apiKey: bridge.apiKey, checkpointStore: store, fetch: hooked });
+  const resolved = resolveBridgeOptions({
+    baseUrl: bridge.url,
+    apiKey: bridge.apiKey,
+    checkpointStore: store,
+    fetch: hooked,
+  });
   return createBridgeSandboxComponents(resolved);
 }
 
-const manifests = async () => (await store.list({ prefix: "cloudflare-bridge-workspaces/sessions/" })).objects.filter((object) => object.key.includes("/manifests/")).length;
+const manifests = async () =>
+  (await store.list({ prefix: "cloudflare-bridge-workspaces/sessions/" })).objects.filter(
+    (object) => object.key.includes("/manifests/"),
+  ).length;
 
-async function refusal(promise: Promise<unknown>): Promise<{ readonly code: string; readonly context: Record<string, unknown> }> {
-  const error = await promise.then(() => null, (caught: unknown) => caught);
-  if (!ManagedRuntimeError.isInstance(error)) return { code: `not refused: ${String(error)}`, context: {} };
+async function refusal(
+  promise: Promise<unknown>,
+): Promise<{ readonly code: string; readonly context: Record<string, unknown> }> {
+  const error = await promise.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  if (!ManagedRuntimeError.isInstance(error))
+    return { code: `not refused: ${String(error)}`, context: {} };
   return { code: error.code, context: (error.context ?? {}) as Record<string, unknown> };
 }
 
@@ -56,7 +71,13 @@ async function refusal(promise: Promise<unknown>): Promise<{ readonly code: stri
  * A session's first checkpoint and a later one (after a checkpoint of a clean tree) of a workspace that
  * `script` prepares: both refused with `code`, naming an entry that `entry` matches, and nothing published.
  */
-async function refusedBothWays(runtime: SandboxRuntime, checkpoint: (sessionId: string) => Promise<unknown>, script: string, code: string, entry: RegExp) {
+async function refusedBothWays(
+  runtime: SandboxRuntime,
+  checkpoint: (sessionId: string) => Promise<unknown>,
+  script: string,
+  code: string,
+  entry: RegExp,
+) {
   await runtime.exec("echo ok > kept.txt");
   // A session whose first checkpoint (of the clean tree) is published: its next one takes the listing.
   const later = `capture-${crypto.randomUUID()}`;
@@ -83,10 +104,12 @@ function nested(root: string, levels: number, file: string): string {
   const steps: string[] = [`mkdir -p ${root}`];
   const chunks: number[] = [];
   for (let depth = 0; depth < levels; depth += chunk) chunks.push(Math.min(chunk, levels - depth));
-  for (const [index, count] of chunks.entries()) steps.push(`mkdir -p .nest-${index}/${chain(count)}`);
+  for (const [index, count] of chunks.entries())
+    steps.push(`mkdir -p .nest-${index}/${chain(count)}`);
   steps.push(`echo lost > .nest-${chunks.length - 1}/${chain(chunks.at(-1) as number)}/${file}`);
   // Innermost chunk first: each moves into the deepest folder of the one before it.
-  for (let at = chunks.length - 1; at > 0; at -= 1) steps.push(`mv .nest-${at}/d .nest-${at - 1}/${chain(chunk)}/d && rmdir .nest-${at}`);
+  for (let at = chunks.length - 1; at > 0; at -= 1)
+    steps.push(`mv .nest-${at}/d .nest-${at - 1}/${chain(chunk)}/d && rmdir .nest-${at}`);
   steps.push(`mv .nest-0/d ${root}/d && rmdir .nest-0`);
   return steps.join(" && ");
 }
@@ -99,7 +122,13 @@ describe("a checkpoint is the tree the walk saw, or a refusal naming the path", 
     try {
       // 2,101 entries below `deep`: the deepest folders' paths and the file's are over 4,096 bytes.
       const script = nested("deep", 2100, "file.txt");
-      await refusedBothWays(runtime, (sessionId) => checkpointer.checkpoint({ sandboxId, sessionId }), script, "archive_rejected", /^deep\/d\/d\//);
+      await refusedBothWays(
+        runtime,
+        (sessionId) => checkpointer.checkpoint({ sandboxId, sessionId }),
+        script,
+        "archive_rejected",
+        /^deep\/d\/d\//,
+      );
     } finally {
       // The local container server's own removal cannot take a tree deeper than PATH_MAX.
       await runtime.exec("rm -rf /workspace/deep /workspace/.nest-*").catch(() => undefined);
@@ -113,7 +142,13 @@ describe("a checkpoint is the tree the walk saw, or a refusal naming the path", 
     const sandboxId = runtime.runtimeHandle().runtimeId;
     try {
       const script = "mkdir -p sub && echo secret > sub/locked.txt && chmod 000 sub/locked.txt";
-      await refusedBothWays(runtime, (sessionId) => checkpointer.checkpoint({ sandboxId, sessionId }), script, "sandbox_failed", /^sub\/locked\.txt$/);
+      await refusedBothWays(
+        runtime,
+        (sessionId) => checkpointer.checkpoint({ sandboxId, sessionId }),
+        script,
+        "sandbox_failed",
+        /^sub\/locked\.txt$/,
+      );
     } finally {
       await runtime.destroy();
     }
@@ -132,7 +167,9 @@ describe("a checkpoint is the tree the walk saw, or a refusal naming the path", 
     try {
       await runtime.exec("echo kept > kept.txt && echo going > gone.txt");
       const published = await manifests();
-      const refused = await refusal(checkpointer.checkpoint({ sandboxId, sessionId: `vanish-${crypto.randomUUID()}` }));
+      const refused = await refusal(
+        checkpointer.checkpoint({ sandboxId, sessionId: `vanish-${crypto.randomUUID()}` }),
+      );
       expect(refused.code).toBe("sandbox_failed");
       expect(refused.context.entry).toBe("gone.txt");
       expect(await manifests()).toBe(published);
@@ -152,7 +189,12 @@ describe("a checkpoint is the tree the walk saw, or a refusal naming the path", 
     try {
       await runtime.exec("echo kept > kept.txt && echo out > left-out.txt");
       const published = await manifests();
-      const refused = await refusal(checkpointer.checkpoint({ sandboxId: runtime.runtimeHandle().runtimeId, sessionId: `count-${crypto.randomUUID()}` }));
+      const refused = await refusal(
+        checkpointer.checkpoint({
+          sandboxId: runtime.runtimeHandle().runtimeId,
+          sessionId: `count-${crypto.randomUUID()}`,
+        }),
+      );
       expect(refused).toEqual({ code: "sandbox_failed", context: { listed: 2, archived: 1 } });
       expect(await manifests()).toBe(published);
     } finally {
@@ -166,7 +208,13 @@ describe("a checkpoint is the tree the walk saw, or a refusal naming the path", 
     const sandboxId = runtime.runtimeHandle().runtimeId;
     try {
       const script = "mkdir -p names && echo a > \"names/bad$(printf '\\377')name\"";
-      await refusedBothWays(runtime, (sessionId) => checkpointer.checkpoint({ sandboxId, sessionId }), script, "archive_rejected", /^(\.\/)?names\/bad/);
+      await refusedBothWays(
+        runtime,
+        (sessionId) => checkpointer.checkpoint({ sandboxId, sessionId }),
+        script,
+        "archive_rejected",
+        /^(\.\/)?names\/bad/,
+      );
     } finally {
       await runtime.destroy();
     }
@@ -178,7 +226,13 @@ describe("a checkpoint is the tree the walk saw, or a refusal naming the path", 
     const sandboxId = runtime.runtimeHandle().runtimeId;
     try {
       const script = "mkdir -p data && truncate -s 2G data/holes.img";
-      await refusedBothWays(runtime, (sessionId) => checkpointer.checkpoint({ sandboxId, sessionId }), script, "archive_rejected", /^data\/holes\.img$/);
+      await refusedBothWays(
+        runtime,
+        (sessionId) => checkpointer.checkpoint({ sandboxId, sessionId }),
+        script,
+        "archive_rejected",
+        /^data\/holes\.img$/,
+      );
     } finally {
       await runtime.destroy();
     }
@@ -191,7 +245,9 @@ describe("a checkpoint is the tree the walk saw, or a refusal naming the path", 
     const sandboxId = runtime.runtimeHandle().runtimeId;
     let restored: SandboxRuntime | undefined;
     try {
-      await runtime.exec("echo '#!/bin/sh' > tool && chmod 6755 tool && mkdir shared && chmod 3777 shared");
+      await runtime.exec(
+        "echo '#!/bin/sh' > tool && chmod 6755 tool && mkdir shared && chmod 3777 shared",
+      );
       const handle = await checkpointer.checkpoint({ sandboxId, sessionId });
       restored = await provider.restore(handle, { sessionId, workdir: "/workspace" });
       const modes = await restored.exec("stat -c '%n %a' tool shared");

@@ -1,5 +1,8 @@
 import { createMemoryBlobStore } from "@open-managed-agents/blob-store";
-import { ManagedRuntimeError, type SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
+import {
+  ManagedRuntimeError,
+  type SandboxCheckpointHandle,
+} from "@open-managed-agents/runtime-resource-contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBridgeCheckpointer } from "../src/checkpoint/bridge-checkpointer.js";
 import { createBridgeSandboxProvider } from "../src/runtime/bridge-provider.js";
@@ -17,7 +20,11 @@ const ID = "aaaaaaaaaaaaaaaaaaaaaaaaaa";
 const store = createMemoryBlobStore();
 
 function setup() {
-  const client = createBridgeClient({ baseUrl: bridge.url, apiKey: "k".repeat(32), retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 } });
+  const client = createBridgeClient({
+    baseUrl: bridge.url,
+    apiKey: "k".repeat(32),
+    retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+  });
   const checkpointer = createBridgeCheckpointer({
     provider: "cloudflare-bridge",
     client,
@@ -28,9 +35,19 @@ function setup() {
     singleRequestBytes: 1024 * 1024,
     partBytes: 256 * 1024,
     maxCheckpointBytes: 64 * 1024 * 1024,
-    archiveLimits: { maxEntries: 10_000, maxBytes: 64 * 1024 * 1024, maxEntryBytes: 64 * 1024 * 1024 },
+    archiveLimits: {
+      maxEntries: 10_000,
+      maxBytes: 64 * 1024 * 1024,
+      maxEntryBytes: 64 * 1024 * 1024,
+    },
   });
-  const provider = createBridgeSandboxProvider({ provider: "cloudflare-bridge", client, checkpointer, maxRequestBytes: 1024 * 1024, maxExecOutputBytes: 1024 * 1024 });
+  const provider = createBridgeSandboxProvider({
+    provider: "cloudflare-bridge",
+    client,
+    checkpointer,
+    maxRequestBytes: 1024 * 1024,
+    maxExecOutputBytes: 1024 * 1024,
+  });
   return { checkpointer, provider };
 }
 
@@ -45,10 +62,13 @@ function scriptBridge(persistBody: Uint8Array, stdout = "2048\n") {
     }
     if (url.endsWith("/exec")) {
       response.writeHead(200, { "content-type": "text/event-stream" });
-      response.end(`event: stdout\ndata: ${Buffer.from(stdout).toString("base64")}\n\nevent: exit\ndata: {"exit_code":0}\n\n`);
+      response.end(
+        `event: stdout\ndata: ${Buffer.from(stdout).toString("base64")}\n\nevent: exit\ndata: {"exit_code":0}\n\n`,
+      );
       return;
     }
-    if (url.includes("/persist")) return response.writeHead(200, { "content-type": "application/x-tar" }).end(persistBody);
+    if (url.includes("/persist"))
+      return response.writeHead(200, { "content-type": "application/x-tar" }).end(persistBody);
     if (url.endsWith("/hydrate")) {
       seen.hydrates++;
       return json(response, 200, { ok: true });
@@ -63,7 +83,10 @@ function scriptBridge(persistBody: Uint8Array, stdout = "2048\n") {
 }
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
-  const error = await promise.then(() => null, (caught: unknown) => caught);
+  const error = await promise.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
   return ManagedRuntimeError.isInstance(error) ? error.code : `untyped: ${String(error)}`;
 }
 
@@ -86,7 +109,9 @@ describe("bridge checkpoint integrity", () => {
     await store.delete(key);
     await store.put(key, tampered);
     const seen = scriptBridge(tar);
-    expect(await codeOf(provider.restore(handle, { sessionId: "s", workdir: "/workspace" }))).toBe("integrity_failed");
+    expect(await codeOf(provider.restore(handle, { sessionId: "s", workdir: "/workspace" }))).toBe(
+      "integrity_failed",
+    );
     expect(seen.hydrates).toBe(0);
     expect(seen.deletes).toBe(seen.creates);
   });
@@ -101,10 +126,28 @@ describe("bridge checkpoint integrity", () => {
       scope: "portable",
       metadata: { blobKey: "ckpt/x.tar", contentHash: `sha256:${"0".repeat(64)}`, size: 10 },
     };
-    expect(await codeOf(checkpointer.restore({ sandboxId: ID, handle: { ...base, provider: "e2b" } }))).toBe("provider_mismatch");
-    expect(await codeOf(checkpointer.restore({ sandboxId: ID, handle: { ...base, checkpointId: `sha256:${"1".repeat(64)}` } }))).toBe("integrity_failed");
-    expect(await codeOf(checkpointer.restore({ sandboxId: ID, handle: { ...base, metadata: { ...base.metadata, blobKey: "elsewhere/x.tar" } } }))).toBe("integrity_failed");
-    expect(await codeOf(checkpointer.restore({ sandboxId: ID, handle: { ...base, scope: "runtime" } }))).toBe("integrity_failed");
+    expect(
+      await codeOf(checkpointer.restore({ sandboxId: ID, handle: { ...base, provider: "e2b" } })),
+    ).toBe("provider_mismatch");
+    expect(
+      await codeOf(
+        checkpointer.restore({
+          sandboxId: ID,
+          handle: { ...base, checkpointId: `sha256:${"1".repeat(64)}` },
+        }),
+      ),
+    ).toBe("integrity_failed");
+    expect(
+      await codeOf(
+        checkpointer.restore({
+          sandboxId: ID,
+          handle: { ...base, metadata: { ...base.metadata, blobKey: "elsewhere/x.tar" } },
+        }),
+      ),
+    ).toBe("integrity_failed");
+    expect(
+      await codeOf(checkpointer.restore({ sandboxId: ID, handle: { ...base, scope: "runtime" } })),
+    ).toBe("integrity_failed");
   });
 
   it("reports a storage collision when another object sits at the content key", async () => {
@@ -134,7 +177,8 @@ describe("bridge checkpoint integrity", () => {
 async function tarOf(files: Record<string, string>): Promise<Uint8Array> {
   const { pack } = await import("tar-stream");
   const archive = pack();
-  for (const [name, content] of Object.entries(files)) archive.entry({ name: `./${name}`, mode: 0o644 }, content);
+  for (const [name, content] of Object.entries(files))
+    archive.entry({ name: `./${name}`, mode: 0o644 }, content);
   archive.finalize();
   const chunks: Buffer[] = [];
   for await (const chunk of archive) chunks.push(chunk as Buffer);

@@ -1,21 +1,36 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { defineManagedRuntimeConformanceSuite } from "@open-managed-agents/managed-runtime-conformance/vitest";
 import { describe, expectTypeOf, it } from "vitest";
-import { type CloudflareBridgeDriverFactoryOptions, createManagedRuntimeProviderDriver } from "../src/index.js";
+import {
+  type CloudflareBridgeDriverFactoryOptions,
+  createManagedRuntimeProviderDriver,
+} from "../src/index.js";
 
 declare const store: BlobStore;
 
 describe("the bridge's loader entry in the conformance suite", () => {
   it("typechecks as the suite's driver, with explicit or env factory options", () => {
-    expectTypeOf(defineManagedRuntimeConformanceSuite<CloudflareBridgeDriverFactoryOptions>).toBeCallableWith({
+    expectTypeOf(
+      defineManagedRuntimeConformanceSuite<CloudflareBridgeDriverFactoryOptions>,
+    ).toBeCallableWith({
       name: "bridge",
       driver: createManagedRuntimeProviderDriver,
-      factoryOptions: { baseUrl: "http://127.0.0.1:8787", apiKey: "k", checkpointStore: store, outputStore: store },
+      factoryOptions: {
+        baseUrl: "http://127.0.0.1:8787",
+        apiKey: "k",
+        checkpointStore: store,
+        outputStore: store,
+      },
     });
-    expectTypeOf(defineManagedRuntimeConformanceSuite<CloudflareBridgeDriverFactoryOptions>).toBeCallableWith({
+    expectTypeOf(
+      defineManagedRuntimeConformanceSuite<CloudflareBridgeDriverFactoryOptions>,
+    ).toBeCallableWith({
       name: "bridge",
       driver: createManagedRuntimeProviderDriver,
-      factoryOptions: { env: { OMA_CLOUDFLARE_BRIDGE_URL: "http://127.0.0.1:8787" }, checkpointStore: store },
+      factoryOptions: {
+        env: { OMA_CLOUDFLARE_BRIDGE_URL: "http://127.0.0.1:8787" },
+        checkpointStore: store,
+      },
     });
   });
 

@@ -15,7 +15,12 @@ beforeAll(async () => {
   bridge = await startLocalBridge();
   storeDir = await mkdtemp(join(tmpdir(), "oma-bridge-conformance-"));
   const store = createFsBlobStore({ rootDir: storeDir });
-  Object.assign(factoryOptions, { baseUrl: bridge.url, apiKey: bridge.apiKey, checkpointStore: store, outputStore: store });
+  Object.assign(factoryOptions, {
+    baseUrl: bridge.url,
+    apiKey: bridge.apiKey,
+    checkpointStore: store,
+    outputStore: store,
+  });
 }, 120_000);
 afterAll(async () => {
   await bridge?.stop();
@@ -38,7 +43,8 @@ defineManagedRuntimeConformanceSuite({
 // and no call after a delete started a fresh container for the deleted id.
 it("leaves no container running on the local runtime after the suite", async () => {
   const deadline = Date.now() + 60_000;
-  while (bridge.containerServer.containers.list().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+  while (bridge.containerServer.containers.list().length > 0 && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 250));
   // A leftover says when it started and what ran in it, to tell which case or late call started it.
   const left = bridge.containerServer.containers.list().map((container) => ({
     id: container.id,
@@ -46,6 +52,11 @@ it("leaves no container running on the local runtime after the suite", async () 
     processes: container.processes.list().map((record) => record.command.slice(0, 120)),
   }));
   // Whether the bridge's pool still assigns it to a sandbox id, or lost track of it (a pool start that failed).
-  const pool = left.length === 0 ? null : await fetch(`${bridge.url}/v1/pool/stats`, { headers: { Authorization: `Bearer ${bridge.apiKey}` } }).then((response) => response.json(), String);
+  const pool =
+    left.length === 0
+      ? null
+      : await fetch(`${bridge.url}/v1/pool/stats`, {
+          headers: { Authorization: `Bearer ${bridge.apiKey}` },
+        }).then((response) => response.json(), String);
   expect({ left, pool }).toEqual({ left: [], pool: null });
 }, 90_000);

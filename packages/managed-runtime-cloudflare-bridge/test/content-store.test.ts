@@ -18,7 +18,13 @@ afterEach(async () => {
 });
 
 const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
-const file = (path: string, size: number) => ({ type: "file" as const, path, mode: 0o644, mtime: 1_700_000_000, size });
+const file = (path: string, size: number) => ({
+  type: "file" as const,
+  path,
+  mode: 0o644,
+  mtime: 1_700_000_000,
+  size,
+});
 
 /** A content store writing into a real manifest sink; `finish` ends both and answers the manifest's entries, read back. */
 async function setup(stored: StoredContents = NO_STORED_CONTENTS) {
@@ -31,7 +37,10 @@ async function setup(stored: StoredContents = NO_STORED_CONTENTS) {
     await contents.finish();
     const written = await sink.finish();
     const entries: ManifestEntry[] = [];
-    for await (const entry of decodeManifestLines(written.spool.read() as unknown as AsyncIterable<Uint8Array>)) entries.push(entry);
+    for await (const entry of decodeManifestLines(
+      written.spool.read() as unknown as AsyncIterable<Uint8Array>,
+    ))
+      entries.push(entry);
     await written.spool.dispose();
     return entries;
   };
@@ -41,11 +50,23 @@ async function setup(stored: StoredContents = NO_STORED_CONTENTS) {
 const packsRead = new Map<string, Buffer>();
 
 /** The bytes a written file's location or blob holds (each pack read and checked once). */
-async function bytesOf(store: ReturnType<typeof createMemoryBlobStore>, entry: ManifestFile): Promise<Buffer> {
-  if (!entry.location) return Buffer.from(await new Response((await store.get(blobKeyOf("p", "s", entry.sha256)))?.stream()).arrayBuffer());
+async function bytesOf(
+  store: ReturnType<typeof createMemoryBlobStore>,
+  entry: ManifestFile,
+): Promise<Buffer> {
+  if (!entry.location)
+    return Buffer.from(
+      await new Response(
+        (await store.get(blobKeyOf("p", "s", entry.sha256)))?.stream(),
+      ).arrayBuffer(),
+    );
   let pack = packsRead.get(entry.location.pack.sha256);
   if (!pack) {
-    pack = Buffer.from(await new Response((await store.get(packKeyOf("p", "s", entry.location.pack.sha256)))?.stream()).arrayBuffer());
+    pack = Buffer.from(
+      await new Response(
+        (await store.get(packKeyOf("p", "s", entry.location.pack.sha256)))?.stream(),
+      ).arrayBuffer(),
+    );
     expect(sha(pack)).toBe(entry.location.pack.sha256);
     packsRead.set(entry.location.pack.sha256, pack);
   }
@@ -69,15 +90,18 @@ describe("content store", () => {
       if (index === 700) {
         const big = randomBytes(600_000);
         bodies.set(`${path}-big`, big);
-        await contents.addLarge(file(`${path}-big`, big.byteLength), (async function* () {
-          // Views of one reused buffer, as the archive reader hands them out.
-          const buffer = Buffer.alloc(64 * 1024);
-          for (let offset = 0; offset < big.byteLength; offset += buffer.byteLength) {
-            const piece = big.subarray(offset, offset + buffer.byteLength);
-            piece.copy(buffer);
-            yield buffer.subarray(0, piece.byteLength);
-          }
-        })());
+        await contents.addLarge(
+          file(`${path}-big`, big.byteLength),
+          (async function* () {
+            // Views of one reused buffer, as the archive reader hands them out.
+            const buffer = Buffer.alloc(64 * 1024);
+            for (let offset = 0; offset < big.byteLength; offset += buffer.byteLength) {
+              const piece = big.subarray(offset, offset + buffer.byteLength);
+              piece.copy(buffer);
+              yield buffer.subarray(0, piece.byteLength);
+            }
+          })(),
+        );
         order.push(`${path}-big`);
       }
       const body = index % 97 === 0 ? Buffer.alloc(0) : randomBytes(5000 + (index % 13));
@@ -93,7 +117,8 @@ describe("content store", () => {
       if (entry.type !== "file") continue;
       expect(entry.sha256).toBe(sha(bodies.get(entry.path) as Buffer));
       if (entry.size === 0) expect(entry.location).toBeUndefined();
-      else expect((await bytesOf(store, entry)).equals(bodies.get(entry.path) as Buffer)).toBe(true);
+      else
+        expect((await bytesOf(store, entry)).equals(bodies.get(entry.path) as Buffer)).toBe(true);
       if (entry.location) packs.add(entry.location.pack.sha256);
     }
     expect(packs.size).toBeGreaterThanOrEqual(Math.floor((1200 * 5000) / PACK_BYTES));
@@ -102,7 +127,10 @@ describe("content store", () => {
   it("stores a content once: a duplicate met again, or one the session holds, is referenced", async () => {
     const held = randomBytes(3000);
     const heldLocation = { pack: { sha256: "a".repeat(64), size: 10_000 }, offset: 40 };
-    const { store, contents, finish } = await setup({ size: 1, get: (digest) => (digest === sha(held) ? heldLocation : undefined) });
+    const { store, contents, finish } = await setup({
+      size: 1,
+      get: (digest) => (digest === sha(held) ? heldLocation : undefined),
+    });
     const twice = randomBytes(4000);
     await contents.addSmall(file("a", twice.byteLength), twice);
     await contents.addSmall(file("b", held.byteLength), held);
@@ -122,14 +150,22 @@ describe("content store", () => {
     let most = 0;
     // Tiny distinct contents: their lines outgrow the bound long before their bytes fill a pack.
     for (let index = 0; index < 30_000; index += 1) {
-      await contents.addSmall(file(`a/${long}${String(index).padStart(6, "0")}`, 4), Buffer.from(index.toString(36).padStart(4, "0")));
+      await contents.addSmall(
+        file(`a/${long}${String(index).padStart(6, "0")}`, 4),
+        Buffer.from(index.toString(36).padStart(4, "0")),
+      );
       most = Math.max(most, sink.waitingBytes);
       await sink.flushed();
     }
     // One small file, then a great many folders behind it.
     await contents.addSmall(file("b/first", 3), Buffer.from("one"));
     for (let index = 0; index < 30_000; index += 1) {
-      await contents.place({ type: "directory", path: `b/${long}${String(index).padStart(6, "0")}`, mode: 0o755, mtime: 1 });
+      await contents.place({
+        type: "directory",
+        path: `b/${long}${String(index).padStart(6, "0")}`,
+        mode: 0o755,
+        mtime: 1,
+      });
       most = Math.max(most, sink.waitingBytes);
       await sink.flushed();
     }
@@ -140,16 +176,20 @@ describe("content store", () => {
     const packs = (await store.list({ prefix: "p/" })).objects;
     // 120,003 content bytes, far under one pack's size, in several packs.
     expect(packs.length).toBeGreaterThanOrEqual(3);
-    for (const entry of written) if (entry.type === "file") expect((await bytesOf(store, entry)).byteLength).toBe(entry.size);
+    for (const entry of written)
+      if (entry.type === "file") expect((await bytesOf(store, entry)).byteLength).toBe(entry.size);
   });
 
   it("refuses a large content whose size is not the one its entry states", async () => {
     const { contents } = await setup();
     const body = randomBytes(300_000);
     await expect(
-      contents.addLarge(file("big", body.byteLength + 1), (async function* () {
-        yield body;
-      })()),
+      contents.addLarge(
+        file("big", body.byteLength + 1),
+        (async function* () {
+          yield body;
+        })(),
+      ),
     ).rejects.toThrow(/300000 bytes where 300001/);
   });
 });

@@ -58,7 +58,16 @@ function components() {
     requests.push(`${init?.method ?? "GET"} ${new URL(String(input)).pathname}`);
     return fetch(input, init);
   };
-  return createBridgeSandboxComponents(resolveBridgeOptions({ baseUrl: bridge.url, apiKey: bridge.apiKey, checkpointStore: store, fetch: recording, singleRequestBytes: 64 * 1024, partBytes: 64 * 1024 }));
+  return createBridgeSandboxComponents(
+    resolveBridgeOptions({
+      baseUrl: bridge.url,
+      apiKey: bridge.apiKey,
+      checkpointStore: store,
+      fetch: recording,
+      singleRequestBytes: 64 * 1024,
+      partBytes: 64 * 1024,
+    }),
+  );
 }
 
 const DESCRIBE = [DESCRIBE_WORKSPACE, "sha256sum $(find . -type f | sort) 2>&1"];
@@ -67,17 +76,31 @@ const prefix = "cloudflare-bridge-workspaces";
 /** A checkpoint's manifest as stored: its first line and the paths its other lines name. */
 async function manifestOf(handle: SandboxCheckpointHandle) {
   const session = String(handle.metadata?.session);
-  const object = await store.get(manifestKeyOf(prefix, session, handle.checkpointId.slice("sha256:".length)));
-  const [header = "", ...lines] = (await new Response(object?.stream()).text()).trimEnd().split("\n");
-  const items = lines.map((line) => JSON.parse(line) as { type: string; path?: string }).filter((item) => item.type !== "pack");
-  return { header: JSON.parse(header) as { format: string; base?: string }, paths: items.map((item) => `${item.type === "removed" ? "-" : ""}${item.path}`) };
+  const object = await store.get(
+    manifestKeyOf(prefix, session, handle.checkpointId.slice("sha256:".length)),
+  );
+  const [header = "", ...lines] = (await new Response(object?.stream()).text())
+    .trimEnd()
+    .split("\n");
+  const items = lines
+    .map((line) => JSON.parse(line) as { type: string; path?: string })
+    .filter((item) => item.type !== "pack");
+  return {
+    header: JSON.parse(header) as { format: string; base?: string },
+    paths: items.map((item) => `${item.type === "removed" ? "-" : ""}${item.path}`),
+  };
 }
 
 async function describeOf(runtime: ManagedSandboxRuntime) {
   return Promise.all(DESCRIBE.map((script) => run(runtime, script)));
 }
 
-async function expectRestores(provider: ReturnType<typeof components>["provider"], handle: SandboxCheckpointHandle, context: { sessionId: string; workdir: string }, expected: readonly string[]) {
+async function expectRestores(
+  provider: ReturnType<typeof components>["provider"],
+  handle: SandboxCheckpointHandle,
+  context: { sessionId: string; workdir: string },
+  expected: readonly string[],
+) {
   const restored = await provider.restore(handle, context);
   try {
     expect(await describeOf(restored)).toEqual(expected);
@@ -93,20 +116,32 @@ describe("delta checkpoints", () => {
     const runtime = await provider.create(context);
     const sha = (handle: SandboxCheckpointHandle) => handle.checkpointId.slice("sha256:".length);
     try {
-      await run(runtime, "mkdir -p a b && for i in $(seq 1 30); do printf $i > a/f$i; done && printf big > b/x && head -c 300000 /dev/urandom > b/large && ln -s a/f1 link");
+      await run(
+        runtime,
+        "mkdir -p a b && for i in $(seq 1 30); do printf $i > a/f$i; done && printf big > b/x && head -c 300000 /dev/urandom > b/large && ln -s a/f1 link",
+      );
       const first = await runtime.checkpoint({ kind: "filesystem" });
       expect((await manifestOf(first)).header).toEqual({ format: "oma-workspace-manifest/3" });
 
       // The folders' mtimes are set apart from the first pass's second: a manifest keeps whole seconds, and an
       // entry that reads the same there is no change.
-      await run(runtime, "printf changed > a/f2 && rm a/f3 && printf new > b/y && touch -d @1700000000 a b");
+      await run(
+        runtime,
+        "printf changed > a/f2 && rm a/f3 && printf new > b/y && touch -d @1700000000 a b",
+      );
       const secondState = await describeOf(runtime);
       requests.length = 0;
       const second = await runtime.checkpoint({ kind: "filesystem" });
       // Only the records that changed came over the bridge, and only the changed lines were written.
-      expect(requests.some((request) => /\/\.oma-manifest-[^/]+\/records$/.test(request))).toBe(false);
+      expect(requests.some((request) => /\/\.oma-manifest-[^/]+\/records$/.test(request))).toBe(
+        false,
+      );
       const secondManifest = await manifestOf(second);
-      expect(secondManifest.header).toEqual({ format: "oma-workspace-manifest/4", base: sha(first), baseSize: first.metadata?.size });
+      expect(secondManifest.header).toEqual({
+        format: "oma-workspace-manifest/4",
+        base: sha(first),
+        baseSize: first.metadata?.size,
+      });
       expect(secondManifest.paths).toEqual(["a", "a/f2", "-a/f3", "b", "b/y"]);
 
       await run(runtime, "chmod 600 a/f4 && ln -sfn b/x link");
@@ -136,7 +171,10 @@ describe("delta checkpoints", () => {
       const blob = (await store.list({ prefix: `${own}blobs/` })).objects[0];
       expect(blob).toBeDefined();
       if (blob) await store.delete(blob.key);
-      const rebuilt = await components().provider.connect(runtime.runtimeHandle().runtimeId, context);
+      const rebuilt = await components().provider.connect(
+        runtime.runtimeHandle().runtimeId,
+        context,
+      );
       await run(rebuilt, "printf fifth > a/f6");
       const fifth = await rebuilt.checkpoint({ kind: "filesystem" });
       expect((await manifestOf(fifth)).header).toEqual({ format: "oma-workspace-manifest/3" });
@@ -182,14 +220,26 @@ describe("delta checkpoints", () => {
       const second = await runtime.checkpoint({ kind: "filesystem" });
       expect((await manifestOf(second)).header.format).toBe("oma-workspace-manifest/4");
       const now = () => new Date(Date.now() + 1_000);
-      await sweepBridgeCheckpointBlobs({ checkpointStore: store, sessionId: "delta-sweep", published: [second], graceMs: 0, now });
+      await sweepBridgeCheckpointBlobs({
+        checkpointStore: store,
+        sessionId: "delta-sweep",
+        published: [second],
+        graceMs: 0,
+        now,
+      });
       expect(await manifests()).toBe(2);
       await expectRestores(provider, second, context, await describeOf(runtime));
       // A full manifest published alone: the base and the delta go, and with them what only they placed.
       await run(runtime, `mkdir many && cd many && for i in $(seq 1 1100); do : > e$i; done`);
       const full = await runtime.checkpoint({ kind: "filesystem" });
       expect((await manifestOf(full)).header.format).toBe("oma-workspace-manifest/3");
-      await sweepBridgeCheckpointBlobs({ checkpointStore: store, sessionId: "delta-sweep", published: [full], graceMs: 0, now });
+      await sweepBridgeCheckpointBlobs({
+        checkpointStore: store,
+        sessionId: "delta-sweep",
+        published: [full],
+        graceMs: 0,
+        now,
+      });
       expect(await manifests()).toBe(1);
       expect(await codeOf(provider.restore(first, context))).toBe("not_found");
       expect(await codeOf(provider.restore(second, context))).toBe("not_found");

@@ -25,13 +25,30 @@ async function commandLines(): Promise<string[]> {
 }
 
 function runtimeProvider(fetchImpl?: typeof fetch) {
-  const client = createBridgeClient({ baseUrl: bridge.url, apiKey: bridge.apiKey, ...(fetchImpl ? { fetch: fetchImpl } : {}) });
+  const client = createBridgeClient({
+    baseUrl: bridge.url,
+    apiKey: bridge.apiKey,
+    ...(fetchImpl ? { fetch: fetchImpl } : {}),
+  });
   const checkpointer = createBridgeCheckpointer({
-    provider: "cloudflare-bridge", client, store: null as never, keyPrefix: "unused", excludes: [],
-    maxRequestBytes: 1 << 20, singleRequestBytes: 1 << 20, partBytes: 1 << 18, maxCheckpointBytes: 1 << 24,
+    provider: "cloudflare-bridge",
+    client,
+    store: null as never,
+    keyPrefix: "unused",
+    excludes: [],
+    maxRequestBytes: 1 << 20,
+    singleRequestBytes: 1 << 20,
+    partBytes: 1 << 18,
+    maxCheckpointBytes: 1 << 24,
     archiveLimits: { maxEntries: 10_000, maxBytes: 1 << 24, maxEntryBytes: 1 << 24 },
   });
-  return createBridgeSandboxProvider({ provider: "cloudflare-bridge", client, checkpointer, maxRequestBytes: 1 << 20, maxExecOutputBytes: 1 << 20 });
+  return createBridgeSandboxProvider({
+    provider: "cloudflare-bridge",
+    client,
+    checkpointer,
+    maxRequestBytes: 1 << 20,
+    maxExecOutputBytes: 1 << 20,
+  });
 }
 
 const sha256 = (value: string) => createHash("sha256").update(value).digest("hex");
@@ -40,11 +57,17 @@ describe("harness env on the bridge", () => {
   it("reaches the process through an env file, never its command line, and the file is gone once read", async () => {
     const secret = `secret-${randomBytes(16).toString("hex")}`;
     const quoted = `it's "quoted" $HOME \`x\` \\ ${secret}`;
-    const runtime = await runtimeProvider().create({ sessionId: "env-secrets", workdir: "/workspace" });
+    const runtime = await runtimeProvider().create({
+      sessionId: "env-secrets",
+      workdir: "/workspace",
+    });
     try {
       const child = await runtime.spawnDuplexProcess({
         command: "sh",
-        args: ["-c", 'printf "%s\\n%s\\n" "$(printf %s "$OMA_TEST_SECRET" | sha256sum)" "$(printf %s "$OMA_TEST_QUOTED" | sha256sum)"; ls -a /tmp; sleep 3'],
+        args: [
+          "-c",
+          'printf "%s\\n%s\\n" "$(printf %s "$OMA_TEST_SECRET" | sha256sum)" "$(printf %s "$OMA_TEST_QUOTED" | sha256sum)"; ls -a /tmp; sleep 3',
+        ],
         env: { OMA_TEST_SECRET: secret, OMA_TEST_QUOTED: quoted },
       });
       let sawProcess = false;
@@ -59,7 +82,13 @@ describe("harness env on the bridge", () => {
         }
       })();
       // Sample every command line on the machine while the harness runs.
-      while (!(await Promise.race([child.exited.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 100))])) && Date.now() < deadline) {
+      while (
+        !(await Promise.race([
+          child.exited.then(() => true),
+          new Promise<false>((resolve) => setTimeout(() => resolve(false), 100)),
+        ])) &&
+        Date.now() < deadline
+      ) {
         const lines = await commandLines();
         if (lines.some((line) => line.includes("sleep 3"))) sawProcess = true;
         expect(lines.filter((line) => line.includes(secret))).toEqual([]);
@@ -70,7 +99,9 @@ describe("harness env on the bridge", () => {
       expect(stdout).toContain(sha256(secret));
       expect(stdout).toContain(sha256(quoted));
       expect(stdout).not.toContain(".oma-env-");
-      const exec = await runtime.exec('printf %s "$OMA_TEST_SECRET" | sha256sum; ls -a /tmp', { env: { OMA_TEST_SECRET: secret } });
+      const exec = await runtime.exec('printf %s "$OMA_TEST_SECRET" | sha256sum; ls -a /tmp', {
+        env: { OMA_TEST_SECRET: secret },
+      });
       expect(exec.stdout).toContain(sha256(secret));
       expect(exec.stdout).not.toContain(".oma-env-");
     } finally {
@@ -86,12 +117,20 @@ describe("harness env on the bridge", () => {
       const body = typeof init?.body === "string" ? init.body : "";
       requests.push(`${init?.method ?? "GET"} ${url.pathname} ${body.slice(0, 300)}`);
       // The launcher's exec fails before it reaches the sandbox: the command never starts.
-      if (refuseLauncher && body.includes("set -a;")) return Response.json({ error: "injected", code: "internal_error" }, { status: 500 });
+      if (refuseLauncher && body.includes("set -a;"))
+        return Response.json({ error: "injected", code: "internal_error" }, { status: 500 });
       return fetch(input, init);
     };
-    const runtime = await runtimeProvider(recording).create({ sessionId: "env-file-cleanup", workdir: "/workspace" });
+    const runtime = await runtimeProvider(recording).create({
+      sessionId: "env-file-cleanup",
+      workdir: "/workspace",
+    });
     try {
-      const child = await runtime.spawnDuplexProcess({ command: "sh", args: ["-c", "exit 3"], env: { OMA_TEST_SECRET: "spawned" } });
+      const child = await runtime.spawnDuplexProcess({
+        command: "sh",
+        args: ["-c", "exit 3"],
+        env: { OMA_TEST_SECRET: "spawned" },
+      });
       expect((await child.exited).code).toBe(3);
       const afterExit = requests.length;
       // A call sent as the process ends would meet the host's delete of the sandbox.
@@ -100,10 +139,14 @@ describe("harness env on the bridge", () => {
 
       const beforeExec = requests.length;
       expect((await runtime.exec("exit 4", { env: { OMA_TEST_SECRET: "exec" } })).exitCode).toBe(4);
-      expect(requests.slice(beforeExec).filter((request) => request.includes("rm -f '/tmp/.oma-env-"))).toEqual([]);
+      expect(
+        requests.slice(beforeExec).filter((request) => request.includes("rm -f '/tmp/.oma-env-")),
+      ).toEqual([]);
 
       refuseLauncher = true;
-      await expect(runtime.exec("true", { env: { OMA_TEST_SECRET: "never-started" } })).rejects.toThrow();
+      await expect(
+        runtime.exec("true", { env: { OMA_TEST_SECRET: "never-started" } }),
+      ).rejects.toThrow();
       refuseLauncher = false;
       const listing = await runtime.exec("ls -a /tmp");
       expect(listing.exitCode).toBe(0);
@@ -125,7 +168,10 @@ describe("harness env on the bridge", () => {
       events.push("kill answered");
       return response;
     };
-    const runtime = await runtimeProvider(recording).create({ sessionId: "process-kill", workdir: "/workspace" });
+    const runtime = await runtimeProvider(recording).create({
+      sessionId: "process-kill",
+      workdir: "/workspace",
+    });
     try {
       const child = await runtime.spawnDuplexProcess({ command: "sleep", args: ["30"] });
       await new Promise((resolve) => setTimeout(resolve, 300));

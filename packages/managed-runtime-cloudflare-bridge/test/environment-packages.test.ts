@@ -37,7 +37,8 @@ beforeAll(async () => {
   const wheel = buildWheel(files, "oma-demo-tool", "1.0.0", "oma-demo-py");
   const tarball = packNpmTool(files, "oma-demo-npm", "2.0.0", "oma-demo-js");
   // The package files travel in the workspace, as base64 in the first work item's script.
-  const put = (file: string) => `printf %s '${readFileSync(file).toString("base64")}' | base64 -d > /workspace/pkgs/${basename(file)}`;
+  const put = (file: string) =>
+    `printf %s '${readFileSync(file).toString("base64")}' | base64 -d > /workspace/pkgs/${basename(file)}`;
   seedScript = `mkdir -p /workspace/pkgs && ${put(wheel)} && ${put(tarball)}`;
 }, 120_000);
 
@@ -60,20 +61,49 @@ async function run(sessionId: string, script: string, environmentPackages?: Envi
   });
   const scope = scopeFor(sessionId);
   const profile = shellProfile(script);
-  const prepared = await createManagedRuntimeProviderRegistry({ drivers: [driver] }).prepare({ provider: "cloudflare-bridge", placement: "driver_service", scope, profile, providerConfig: {} });
-  const host = createManagedRuntimeHost({ ownerId: "bridge-env", leaseTtlMs: 60_000, heartbeatIntervalMs: 20_000, fences, orphans: createMemoryOrphanPort(), ...prepared.resources, logger });
-  const input: ManagedRuntimeRunInput = { scope, profile, ...(environmentPackages ? { environmentPackages } : {}) };
+  const prepared = await createManagedRuntimeProviderRegistry({ drivers: [driver] }).prepare({
+    provider: "cloudflare-bridge",
+    placement: "driver_service",
+    scope,
+    profile,
+    providerConfig: {},
+  });
+  const host = createManagedRuntimeHost({
+    ownerId: "bridge-env",
+    leaseTtlMs: 60_000,
+    heartbeatIntervalMs: 20_000,
+    fences,
+    orphans: createMemoryOrphanPort(),
+    ...prepared.resources,
+    logger,
+  });
+  const input: ManagedRuntimeRunInput = {
+    scope,
+    profile,
+    ...(environmentPackages ? { environmentPackages } : {}),
+  };
   return host.run(input);
 }
 
 describe("environment packages on the cloudflare-bridge driver and the local stack", () => {
   it("installs into the workspace, and the next container re-runs only apt", async () => {
-    const packages = { pip: ["oma-demo-tool==1.0.0"], npm: ["/workspace/pkgs/oma-demo-npm-2.0.0.tgz"] };
+    const packages = {
+      pip: ["oma-demo-tool==1.0.0"],
+      npm: ["/workspace/pkgs/oma-demo-npm-2.0.0.tgz"],
+    };
     expect(await run("session-env", seedScript)).toMatchObject({ type: "completed" });
     // The harness uses both tools, then removes the tarball: a reinstall in the next container would fail.
-    const second = await run("session-env", "oma-demo-py && oma-demo-js && rm /workspace/pkgs/oma-demo-npm-2.0.0.tgz", packages);
+    const second = await run(
+      "session-env",
+      "oma-demo-py && oma-demo-js && rm /workspace/pkgs/oma-demo-npm-2.0.0.tgz",
+      packages,
+    );
     expect(second, JSON.stringify(second)).toMatchObject({ type: "completed" });
-    const third = await run("session-env", 'test "$(oma-demo-py)" = "oma-demo-tool 1.0.0" && test "$(oma-demo-js)" = "oma-demo-npm 2.0.0"', packages);
+    const third = await run(
+      "session-env",
+      'test "$(oma-demo-py)" = "oma-demo-tool 1.0.0" && test "$(oma-demo-js)" = "oma-demo-npm 2.0.0"',
+      packages,
+    );
     expect(third, JSON.stringify(third)).toMatchObject({ type: "completed" });
     expect(modes).toEqual(["full", "restored"]);
   }, 300_000);

@@ -12,7 +12,15 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { type LocalBridge, startLocalBridge } from "@open-managed-agents/local-container";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type StackWorld, bodyContains, createStackWorld, faultingFetch, isCheckpointTransfer, shellProfile, workItem } from "./faults/stack-world.js";
+import {
+  type StackWorld,
+  bodyContains,
+  createStackWorld,
+  faultingFetch,
+  isCheckpointTransfer,
+  shellProfile,
+  workItem,
+} from "./faults/stack-world.js";
 
 let bridge: LocalBridge;
 const dirs: string[] = [];
@@ -33,7 +41,8 @@ const containers = () => bridge.containerServer.containers.list().map((container
  * destroyed earlier (after a call that was in flight at the time) make the bridge start a fresh container and
  * destroy it again within a second or so, possibly during a later scenario; a container that stays fails this.
  */
-const expectContainers = (count: number) => expect.poll(containers, { timeout: 10_000, interval: 100 }).toHaveLength(count);
+const expectContainers = (count: number) =>
+  expect.poll(containers, { timeout: 10_000, interval: 100 }).toHaveLength(count);
 
 async function newWorld(storeDir?: string): Promise<StackWorld> {
   const dir = await mkdtemp(join(tmpdir(), "oma-faults-"));
@@ -45,7 +54,10 @@ async function newWorld(storeDir?: string): Promise<StackWorld> {
 
 /** Publishes `tree.txt = v1` for the session: the tree every later work item must restore. */
 async function seed(world: StackWorld, session: string): Promise<void> {
-  expect(await world.run(workItem(session), shellProfile("echo v1 > tree.txt"))).toMatchObject({ type: "completed", revision: 1 });
+  expect(await world.run(workItem(session), shellProfile("echo v1 > tree.txt"))).toMatchObject({
+    type: "completed",
+    revision: 1,
+  });
   await expectContainers(0);
 }
 
@@ -66,7 +78,12 @@ type Stage = keyof typeof TRIGGERS;
 const STAGES = Object.keys(TRIGGERS) as Stage[];
 
 /** Seeds the session, then runs a work item that `fault` breaks at the first request of `stage`. */
-async function runFaulted(world: StackWorld, session: string, stage: Stage, fault: () => Promise<void> | void) {
+async function runFaulted(
+  world: StackWorld,
+  session: string,
+  stage: Stage,
+  fault: () => Promise<void> | void,
+) {
   await seed(world, session);
   let fired = false;
   const fetchImpl = faultingFetch(async (url, init) => {
@@ -74,103 +91,126 @@ async function runFaulted(world: StackWorld, session: string, stage: Stage, faul
     fired = true;
     await fault();
   });
-  const faulted = await world.run(workItem(session), shellProfile("echo FAULT_HARNESS > /dev/null; echo v2 > tree.txt"), fetchImpl);
+  const faulted = await world.run(
+    workItem(session),
+    shellProfile("echo FAULT_HARNESS > /dev/null; echo v2 > tree.txt"),
+    fetchImpl,
+  );
   expect(fired).toBe(true);
   return faulted;
 }
 
 describe("bridge Worker killed", () => {
-  it.each(STAGES)("during %s", async (stage) => {
-    const world = await newWorld();
-    const session = `worker-killed-${stage}`;
-    const faulted = await runFaulted(world, session, stage, () => bridge.stopWorker());
-    expect(faulted.type).not.toBe("completed");
-    expect((await world.journal.list({ limit: 10 })).length).toBeGreaterThan(0);
-    expect(containers().length).toBeGreaterThan(0);
+  it.each(STAGES)(
+    "during %s",
+    async (stage) => {
+      const world = await newWorld();
+      const session = `worker-killed-${stage}`;
+      const faulted = await runFaulted(world, session, stage, () => bridge.stopWorker());
+      expect(faulted.type).not.toBe("completed");
+      expect((await world.journal.list({ limit: 10 })).length).toBeGreaterThan(0);
+      expect(containers().length).toBeGreaterThan(0);
 
-    await bridge.restartWorker();
-    const summary = await world.reconcile(workItem(session));
-    expect(summary.journal).toMatchObject({ failed: 0, held: 0 });
-    await expectContainers(0);
-    expect(await world.orphans.list({ limit: 10 })).toEqual([]);
-    await expectRecovered(world, session);
-  }, 180_000);
+      await bridge.restartWorker();
+      const summary = await world.reconcile(workItem(session));
+      expect(summary.journal).toMatchObject({ failed: 0, held: 0 });
+      await expectContainers(0);
+      expect(await world.orphans.list({ limit: 10 })).toEqual([]);
+      await expectRecovered(world, session);
+    },
+    180_000,
+  );
 });
 
 describe("container server stopped", () => {
-  it.each(STAGES)("during %s", async (stage) => {
-    const world = await newWorld();
-    const session = `container-server-stopped-${stage}`;
-    const faulted = await runFaulted(world, session, stage, () => bridge.stopContainerServer());
-    expect(faulted.type).not.toBe("completed");
-    // Terminate cannot be confirmed while the runtime is down, so the record stays for the reconciler.
-    expect((await world.journal.list({ limit: 10 })).length).toBeGreaterThan(0);
+  it.each(STAGES)(
+    "during %s",
+    async (stage) => {
+      const world = await newWorld();
+      const session = `container-server-stopped-${stage}`;
+      const faulted = await runFaulted(world, session, stage, () => bridge.stopContainerServer());
+      expect(faulted.type).not.toBe("completed");
+      // Terminate cannot be confirmed while the runtime is down, so the record stays for the reconciler.
+      expect((await world.journal.list({ limit: 10 })).length).toBeGreaterThan(0);
 
-    await bridge.restartContainerServer();
-    const summary = await world.reconcile(workItem(session));
-    expect(summary.journal).toMatchObject({ failed: 0, held: 0 });
-    expect(await world.journal.list({ limit: 10 })).toEqual([]);
-    await expectContainers(0);
-    expect(await world.orphans.list({ limit: 10 })).toEqual([]);
-    await expectRecovered(world, session);
-  }, 180_000);
+      await bridge.restartContainerServer();
+      const summary = await world.reconcile(workItem(session));
+      expect(summary.journal).toMatchObject({ failed: 0, held: 0 });
+      expect(await world.journal.list({ limit: 10 })).toEqual([]);
+      await expectContainers(0);
+      expect(await world.orphans.list({ limit: 10 })).toEqual([]);
+      await expectRecovered(world, session);
+    },
+    180_000,
+  );
 });
 
 describe("host process SIGKILLed", () => {
   const child = fileURLToPath(new URL("./faults/host-child.mjs", import.meta.url));
   const LEASE_TTL_MS = 6_000;
 
-  it.each(["restore", "harness", "checkpoint"] as const)("during %s", async (stage) => {
-    const world = await newWorld();
-    const session = `host-killed-${stage}`;
-    await seed(world, session);
-    const dir = dirs[dirs.length - 1] as string;
-    const scope = workItem(session);
-    const config = {
-      database: join(dir, "runtime.sqlite"),
-      storeDir: join(dir, "store"),
-      spoolDir: join(dir, "spool"),
-      bridgeUrl: bridge.url,
-      stage,
-      leaseTtlMs: LEASE_TTL_MS,
-      scope,
-      profile: shellProfile("echo FAULT_HARNESS > /dev/null; echo v2 > tree.txt"),
-    };
-    await mkdir(config.spoolDir);
-    const host: ChildProcess = spawn(process.execPath, [child, JSON.stringify(config)], {
-      env: { ...process.env, BRIDGE_API_KEY: bridge.apiKey },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => host.once("exit", (_code, signal) => resolve(signal)));
-    for await (const line of createInterface({ input: host.stdout as NodeJS.ReadableStream })) {
-      if (line === `fault-point ${stage}`) break;
-      if (line.startsWith("result")) throw new Error(`the child host finished before the fault: ${line}`);
-    }
-    host.kill("SIGKILL");
-    expect(await exited).toBe("SIGKILL");
-    // Its spools (open at every stage's fault point) had no names: a killed host leaves none behind.
-    expect(await readdir(config.spoolDir)).toEqual([]);
-    expect(await world.journal.list({ limit: 10 })).toMatchObject([{ scope, sandbox: { provider: "cloudflare-bridge" } }]);
-    await expectContainers(1);
+  it.each(["restore", "harness", "checkpoint"] as const)(
+    "during %s",
+    async (stage) => {
+      const world = await newWorld();
+      const session = `host-killed-${stage}`;
+      await seed(world, session);
+      const dir = dirs[dirs.length - 1] as string;
+      const scope = workItem(session);
+      const config = {
+        database: join(dir, "runtime.sqlite"),
+        storeDir: join(dir, "store"),
+        spoolDir: join(dir, "spool"),
+        bridgeUrl: bridge.url,
+        stage,
+        leaseTtlMs: LEASE_TTL_MS,
+        scope,
+        profile: shellProfile("echo FAULT_HARNESS > /dev/null; echo v2 > tree.txt"),
+      };
+      await mkdir(config.spoolDir);
+      const host: ChildProcess = spawn(process.execPath, [child, JSON.stringify(config)], {
+        env: { ...process.env, BRIDGE_API_KEY: bridge.apiKey },
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+        host.once("exit", (_code, signal) => resolve(signal)),
+      );
+      for await (const line of createInterface({ input: host.stdout as NodeJS.ReadableStream })) {
+        if (line === `fault-point ${stage}`) break;
+        if (line.startsWith("result"))
+          throw new Error(`the child host finished before the fault: ${line}`);
+      }
+      host.kill("SIGKILL");
+      expect(await exited).toBe("SIGKILL");
+      // Its spools (open at every stage's fault point) had no names: a killed host leaves none behind.
+      expect(await readdir(config.spoolDir)).toEqual([]);
+      expect(await world.journal.list({ limit: 10 })).toMatchObject([
+        { scope, sandbox: { provider: "cloudflare-bridge" } },
+      ]);
+      await expectContainers(1);
 
-    // The dead host's fence is still current until it expires: its sandbox is not touched before that.
-    expect((await world.reconcile(scope)).journal).toMatchObject({ held: 1, reaped: 0 });
-    await expectContainers(1);
-    await new Promise((resolve) => setTimeout(resolve, LEASE_TTL_MS + 500));
-    expect((await world.reconcile(scope)).journal).toMatchObject({ reaped: 1, held: 0 });
-    await expectContainers(0);
-    await expectRecovered(world, session);
-  }, 180_000);
+      // The dead host's fence is still current until it expires: its sandbox is not touched before that.
+      expect((await world.reconcile(scope)).journal).toMatchObject({ held: 1, reaped: 0 });
+      await expectContainers(1);
+      await new Promise((resolve) => setTimeout(resolve, LEASE_TTL_MS + 500));
+      expect((await world.reconcile(scope)).journal).toMatchObject({ reaped: 1, held: 0 });
+      await expectContainers(0);
+      await expectRecovered(world, session);
+    },
+    180_000,
+  );
 });
 
-const canMount = process.getuid?.() === 0 && (() => {
-  try {
-    execFileSync("mount", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const canMount =
+  process.getuid?.() === 0 &&
+  (() => {
+    try {
+      execFileSync("mount", ["--version"], { stdio: "ignore" });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
 
 describe("blob store made read-only", () => {
   it.skipIf(!canMount).each(STAGES)(
@@ -196,7 +236,10 @@ describe("blob store made read-only", () => {
         // The bridge is up: terminate is confirmed in cleanup, so the journal record is already resolved.
         await expectContainers(0);
         expect(await world.journal.list({ limit: 10 })).toEqual([]);
-        expect((await world.reconcile(workItem(session))).journal).toMatchObject({ failed: 0, held: 0 });
+        expect((await world.reconcile(workItem(session))).journal).toMatchObject({
+          failed: 0,
+          held: 0,
+        });
         execFileSync("mount", ["-o", "remount,bind,rw", target]);
         await expectRecovered(world, session);
       } finally {

@@ -19,9 +19,15 @@ afterEach(async () => {
   directory = undefined;
 });
 
-async function failureOf(promise: Promise<unknown>): Promise<{ readonly code: string; readonly message: string }> {
-  const error = await promise.then(() => null, (caught: unknown) => caught);
-  if (!ManagedRuntimeError.isInstance(error)) return { code: `not refused: ${String(error)}`, message: "" };
+async function failureOf(
+  promise: Promise<unknown>,
+): Promise<{ readonly code: string; readonly message: string }> {
+  const error = await promise.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  if (!ManagedRuntimeError.isInstance(error))
+    return { code: `not refused: ${String(error)}`, message: "" };
   return { code: error.code, message: error.message };
 }
 
@@ -40,7 +46,10 @@ async function* listed<T>(items: readonly T[]) {
 async function assemble(entries: readonly ManifestEntry[]) {
   directory = await mkdtemp(join(tmpdir(), "oma-forged-"));
   const store = createFsBlobStore({ rootDir: directory });
-  return assembleRestoreArchive({ store, keyPrefix: "p", session: "s" }, listed(entries), { limits, spool: { maxBytes: 1 << 30, directory } });
+  return assembleRestoreArchive({ store, keyPrefix: "p", session: "s" }, listed(entries), {
+    limits,
+    spool: { maxBytes: 1 << 30, directory },
+  });
 }
 
 const FORGED: ReadonlyArray<readonly [string, readonly string[], readonly ManifestEntry[]]> = [
@@ -51,7 +60,10 @@ const FORGED: ReadonlyArray<readonly [string, readonly string[], readonly Manife
   ],
   [
     "two lone surrogates (checked as two names, written by tar as the same U+FFFD)",
-    ['{"type":"symlink","path":"s\\ud800","mode":511,"mtime":0,"target":"."}', '{"type":"directory","path":"s\\udc00","mode":493,"mtime":0}'],
+    [
+      '{"type":"symlink","path":"s\\ud800","mode":511,"mtime":0,"target":"."}',
+      '{"type":"directory","path":"s\\udc00","mode":493,"mtime":0}',
+    ],
     [
       { type: "symlink", path: "s\ud800", mode: 0o777, mtime: 0, target: "." },
       { type: "directory", path: "s\udc00", mode: 0o755, mtime: 0 },
@@ -65,13 +77,20 @@ const FORGED: ReadonlyArray<readonly [string, readonly string[], readonly Manife
 ];
 
 describe("forged manifests", () => {
-  it.each(FORGED)("refuses %s when the manifest is read, checked or assembled", async (_title, lines, entries) => {
-    expect((await failureOf(decodeLines(...lines))).code).toBe("integrity_failed");
-    const document = Buffer.from(`{"format":"oma-workspace-manifest/2","packs":[],"entries":[${lines.join(",")}]}`);
-    expect((await failureOf(Promise.resolve().then(() => decodeManifest(document)))).code).toBe("integrity_failed");
-    expect((await failureOf(inspectManifest(entries, limits))).code).toBe("archive_rejected");
-    expect((await failureOf(assemble(entries))).code).toBe("archive_rejected");
-  });
+  it.each(FORGED)(
+    "refuses %s when the manifest is read, checked or assembled",
+    async (_title, lines, entries) => {
+      expect((await failureOf(decodeLines(...lines))).code).toBe("integrity_failed");
+      const document = Buffer.from(
+        `{"format":"oma-workspace-manifest/2","packs":[],"entries":[${lines.join(",")}]}`,
+      );
+      expect((await failureOf(Promise.resolve().then(() => decodeManifest(document)))).code).toBe(
+        "integrity_failed",
+      );
+      expect((await failureOf(inspectManifest(entries, limits))).code).toBe("archive_rejected");
+      expect((await failureOf(assemble(entries))).code).toBe("archive_rejected");
+    },
+  );
 
   it("refuses a setuid, setgid or any mode outside the policy when the manifest is read", async () => {
     for (const mode of [0o4755, 0o2755, 0o10755]) {
@@ -79,14 +98,17 @@ describe("forged manifests", () => {
       expect((await failureOf(decodeLines(line))).code).toBe("integrity_failed");
     }
     // The sticky bit is kept, like every permission bit.
-    expect(await decodeLines('{"type":"directory","path":"shared","mode":1023,"mtime":0}')).toEqual([{ type: "directory", path: "shared", mode: 0o1777, mtime: 0 }]);
+    expect(await decodeLines('{"type":"directory","path":"shared","mode":1023,"mtime":0}')).toEqual(
+      [{ type: "directory", path: "shared", mode: 0o1777, mtime: 0 }],
+    );
   });
 
   it("never writes a setuid or setgid bit into a restore's archive", async () => {
     const archive = await assemble([{ type: "directory", path: "bin", mode: 0o6755, mtime: 0 }]);
     try {
       const chunks: Buffer[] = [];
-      for (const segment of archive.segments) for await (const chunk of segment.chunks()) chunks.push(Buffer.from(chunk));
+      for (const segment of archive.segments)
+        for await (const chunk of segment.chunks()) chunks.push(Buffer.from(chunk));
       const modes: number[] = [];
       const reader = extract();
       reader.on("entry", (header, stream, next) => {
@@ -94,7 +116,9 @@ describe("forged manifests", () => {
         stream.resume();
         stream.on("end", next);
       });
-      const finished = new Promise<void>((resolve, reject) => reader.on("finish", () => resolve()).on("error", reject));
+      const finished = new Promise<void>((resolve, reject) =>
+        reader.on("finish", () => resolve()).on("error", reject),
+      );
       reader.end(Buffer.concat(chunks));
       await finished;
       expect(modes).toEqual([0o755]);

@@ -7,17 +7,26 @@ export interface HostileBridge {
   readonly url: string;
   readonly requests: { method: string; url: string; authorization: string | undefined }[];
   /** Sets how requests are answered; `body` is the request's whole body. */
-  respond(handler: (request: IncomingMessage, response: ServerResponse, body: Buffer) => void): void;
+  respond(
+    handler: (request: IncomingMessage, response: ServerResponse, body: Buffer) => void,
+  ): void;
   close(): Promise<void>;
 }
 
 export async function startHostileBridge(): Promise<HostileBridge> {
-  let handler: (request: IncomingMessage, response: ServerResponse, body: Buffer) => void = (_request, response) => {
+  let handler: (request: IncomingMessage, response: ServerResponse, body: Buffer) => void = (
+    _request,
+    response,
+  ) => {
     response.writeHead(404, { "content-type": "text/plain" }).end("404 Not Found");
   };
   const requests: HostileBridge["requests"] = [];
   const server = createServer((request, response) => {
-    requests.push({ method: request.method ?? "", url: request.url ?? "", authorization: request.headers.authorization });
+    requests.push({
+      method: request.method ?? "",
+      url: request.url ?? "",
+      authorization: request.headers.authorization,
+    });
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => handler(request, response, Buffer.concat(chunks)));
@@ -30,11 +39,16 @@ export async function startHostileBridge(): Promise<HostileBridge> {
     respond(next) {
       handler = next;
     },
-    close: () => new Promise((resolve) => server.closeAllConnections() ?? server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => server.closeAllConnections() ?? server.close(() => resolve())),
   };
 }
 
-export function sse(response: ServerResponse, frames: readonly string[], contentType = "text/event-stream"): void {
+export function sse(
+  response: ServerResponse,
+  frames: readonly string[],
+  contentType = "text/event-stream",
+): void {
   response.writeHead(200, { "content-type": contentType });
   for (const frame of frames) response.write(frame);
   response.end();

@@ -39,7 +39,10 @@ describe("bridge fetch", () => {
       request.on("end", () => {
         if (request.url === "/empty") return response.writeHead(204).end();
         const body = Buffer.concat(chunks);
-        response.writeHead(201, { "x-length": request.headers["content-length"] ?? "none", "x-encoding": request.headers["transfer-encoding"] ?? "none" });
+        response.writeHead(201, {
+          "x-length": request.headers["content-length"] ?? "none",
+          "x-encoding": request.headers["transfer-encoding"] ?? "none",
+        });
         response.end(body.reverse());
       });
     });
@@ -55,12 +58,22 @@ describe("bridge fetch", () => {
           controller.close();
         },
       });
-      const response = await fetchImpl(`http://127.0.0.1:${port}/echo`, { method: "PUT", body, headers: { "content-length": String(bytes.byteLength) }, duplex: "half" } as RequestInit);
+      const response = await fetchImpl(`http://127.0.0.1:${port}/echo`, {
+        method: "PUT",
+        body,
+        headers: { "content-length": String(bytes.byteLength) },
+        duplex: "half",
+      } as RequestInit);
       expect(response.status).toBe(201);
       expect(response.headers.get("x-length")).toBe("300000");
       expect(response.headers.get("x-encoding")).toBe("none");
-      expect(Buffer.from(await response.arrayBuffer()).equals(Buffer.from(bytes).reverse())).toBe(true);
-      const empty = await fetchImpl(`http://127.0.0.1:${port}/empty`, { method: "POST", body: "x" });
+      expect(Buffer.from(await response.arrayBuffer()).equals(Buffer.from(bytes).reverse())).toBe(
+        true,
+      );
+      const empty = await fetchImpl(`http://127.0.0.1:${port}/empty`, {
+        method: "POST",
+        body: "x",
+      });
       expect(empty.status).toBe(204);
       expect(empty.body).toBeNull();
     } finally {
@@ -85,7 +98,9 @@ describe("bridge fetch", () => {
       setTimeout(() => before.abort(reason), 50);
       await expect(pending).rejects.toBe(reason);
       const during = new AbortController();
-      const response = await fetchImpl(`http://127.0.0.1:${port}/stream`, { signal: during.signal });
+      const response = await fetchImpl(`http://127.0.0.1:${port}/stream`, {
+        signal: during.signal,
+      });
       const reader = (response.body as ReadableStream<Uint8Array>).getReader();
       expect((await reader.read()).value?.byteLength).toBe(1024);
       during.abort(new Error("stop reading"));
@@ -145,11 +160,15 @@ describe("bridge fetch", () => {
   });
 
   it("fails an answer Response cannot hold (a status text with a control byte) as a network failure, not a crash", async () => {
-    const server = createNetServer((socket) => socket.once("data", () => socket.end("HTTP/1.1 200 O\x7fK\r\ncontent-length: 2\r\n\r\nok")));
+    const server = createNetServer((socket) =>
+      socket.once("data", () => socket.end("HTTP/1.1 200 O\x7fK\r\ncontent-length: 2\r\n\r\nok")),
+    );
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
       const { port } = server.address() as AddressInfo;
-      const failure = await bridgeFetch()(`http://127.0.0.1:${port}/`).catch((error: unknown) => error);
+      const failure = await bridgeFetch()(`http://127.0.0.1:${port}/`).catch(
+        (error: unknown) => error,
+      );
       expect(failure).toBeInstanceOf(TypeError);
       expect((failure as TypeError).message).toBe("fetch failed");
     } finally {

@@ -10,9 +10,15 @@ import {
   createMemoryFencePort,
   createMemoryOrphanPort,
 } from "@open-managed-agents/managed-runtime-host";
-import type { ManagedRuntimeProfile, RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  ManagedRuntimeProfile,
+  RuntimeResourceScope,
+} from "@open-managed-agents/runtime-resource-contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CloudflareBridgeManagedRuntimeOptions, createCloudflareBridgeManagedRuntime } from "../src/index.js";
+import {
+  type CloudflareBridgeManagedRuntimeOptions,
+  createCloudflareBridgeManagedRuntime,
+} from "../src/index.js";
 import { createBridgeCheckpointer } from "../src/checkpoint/bridge-checkpointer.js";
 import { createBridgeSandboxProvider } from "../src/runtime/bridge-provider.js";
 import { createTombstoningClient } from "../src/runtime/tombstoning-client.js";
@@ -35,11 +41,29 @@ afterAll(async () => {
   if (storeDir) await rm(storeDir, { recursive: true, force: true });
 });
 
-async function runWorkItem(scope: RuntimeResourceScope, profile: ManagedRuntimeProfile, overrides: Partial<CloudflareBridgeManagedRuntimeOptions> = {}) {
-  const driver = createCloudflareBridgeManagedRuntime({ baseUrl: bridge.url, apiKey: bridge.apiKey, checkpointStore: store, outputStore: store, ...overrides });
+async function runWorkItem(
+  scope: RuntimeResourceScope,
+  profile: ManagedRuntimeProfile,
+  overrides: Partial<CloudflareBridgeManagedRuntimeOptions> = {},
+) {
+  const driver = createCloudflareBridgeManagedRuntime({
+    baseUrl: bridge.url,
+    apiKey: bridge.apiKey,
+    checkpointStore: store,
+    outputStore: store,
+    ...overrides,
+  });
   const registry = createManagedRuntimeProviderRegistry({ drivers: [driver] });
-  const prepared = await registry.prepare({ provider: "cloudflare-bridge", placement: "driver_service", scope, profile, providerConfig: {} });
-  const fences = (runWorkItem as unknown as { fences?: ReturnType<typeof createMemoryFencePort> }).fences ?? createMemoryFencePort();
+  const prepared = await registry.prepare({
+    provider: "cloudflare-bridge",
+    placement: "driver_service",
+    scope,
+    profile,
+    providerConfig: {},
+  });
+  const fences =
+    (runWorkItem as unknown as { fences?: ReturnType<typeof createMemoryFencePort> }).fences ??
+    createMemoryFencePort();
   (runWorkItem as unknown as { fences: typeof fences }).fences = fences;
   const host = createManagedRuntimeHost({
     ownerId: "bridge-test",
@@ -56,24 +80,37 @@ describe("cloudflare-bridge driver against the local stack", () => {
   it("checkpoints /workspace in one work item and restores it in the next, collecting outputs", async () => {
     const first = await runWorkItem(
       scopeFor("session-small"),
-      shellProfile("mkdir -p src && printf 'hello bridge' > src/notes.txt && printf '{\"ok\":true}' > /mnt/session/outputs/report.json"),
+      shellProfile(
+        "mkdir -p src && printf 'hello bridge' > src/notes.txt && printf '{\"ok\":true}' > /mnt/session/outputs/report.json",
+      ),
     );
     expect(first.type).toBe("completed");
-    const second = await runWorkItem(scopeFor("session-small"), shellProfile('test "$(cat /workspace/src/notes.txt)" = "hello bridge"'));
+    const second = await runWorkItem(
+      scopeFor("session-small"),
+      shellProfile('test "$(cat /workspace/src/notes.txt)" = "hello bridge"'),
+    );
     expect(second).toMatchObject({ type: "completed", revision: 2 });
   }, 120_000);
 
   it("moves workspaces larger than one request through archive parts and joins oversize files", async () => {
     const options = { singleRequestBytes: 64 * 1024, partBytes: 256 * 1024 };
-    const script = "head -c 1500000 /dev/urandom > big.bin && sha256sum big.bin > big.sha && for i in $(seq 1 40); do echo $i > f$i.txt; done";
+    const script =
+      "head -c 1500000 /dev/urandom > big.bin && sha256sum big.bin > big.sha && for i in $(seq 1 40); do echo $i > f$i.txt; done";
     const first = await runWorkItem(scopeFor("session-large"), shellProfile(script), options);
     expect(first.type).toBe("completed");
-    const second = await runWorkItem(scopeFor("session-large"), shellProfile("sha256sum -c big.sha && test \"$(cat f40.txt)\" = 40"), options);
+    const second = await runWorkItem(
+      scopeFor("session-large"),
+      shellProfile('sha256sum -c big.sha && test "$(cat f40.txt)" = 40'),
+      options,
+    );
     expect(second.type).toBe("completed");
   }, 180_000);
 
   it("fails a work item whose harness exits non-zero and names the failure", async () => {
-    const result = await runWorkItem(scopeFor("session-fail"), shellProfile("echo broken >&2; exit 7"));
+    const result = await runWorkItem(
+      scopeFor("session-fail"),
+      shellProfile("echo broken >&2; exit 7"),
+    );
     expect(result.type).toBe("failed");
     if (result.type === "failed") expect(result.error.code).toBe("sandbox_failed");
   }, 120_000);
@@ -81,18 +118,35 @@ describe("cloudflare-bridge driver against the local stack", () => {
   it("reports a lost lease when the bridge replaced the container, instead of presenting an empty one as the same runtime", async () => {
     const client = createBridgeClient({ baseUrl: bridge.url, apiKey: bridge.apiKey });
     const checkpointer = createBridgeCheckpointer({
-      provider: "cloudflare-bridge", client, store, keyPrefix: "replaced", excludes: [],
-      maxRequestBytes: 1 << 20, singleRequestBytes: 1 << 20, partBytes: 1 << 18, maxCheckpointBytes: 1 << 24,
+      provider: "cloudflare-bridge",
+      client,
+      store,
+      keyPrefix: "replaced",
+      excludes: [],
+      maxRequestBytes: 1 << 20,
+      singleRequestBytes: 1 << 20,
+      partBytes: 1 << 18,
+      maxCheckpointBytes: 1 << 24,
       archiveLimits: { maxEntries: 10_000, maxBytes: 1 << 24, maxEntryBytes: 1 << 24 },
     });
-    const provider = createBridgeSandboxProvider({ provider: "cloudflare-bridge", client, checkpointer, maxRequestBytes: 1 << 20, maxExecOutputBytes: 1 << 20 });
+    const provider = createBridgeSandboxProvider({
+      provider: "cloudflare-bridge",
+      client,
+      checkpointer,
+      maxRequestBytes: 1 << 20,
+      maxExecOutputBytes: 1 << 20,
+    });
     const runtime = await provider.create({ sessionId: "s", workdir: "/workspace" });
     await runtime.renewLease({ ttlMs: 60_000 });
     // Eviction: the container's processes and files disappear while the bridge still knows the id.
-    for (const container of bridge.containerServer.containers.list()) await bridge.containerServer.containers.destroy(container.id);
+    for (const container of bridge.containerServer.containers.list())
+      await bridge.containerServer.containers.destroy(container.id);
     // Depending on when the Durable Object notices, the renewal fails in transport or finds a fresh container
     // without the marker; either way the runtime is never renewed as if nothing happened.
-    const error = await runtime.renewLease({ ttlMs: 60_000 }).then(() => null, (caught: unknown) => caught);
+    const error = await runtime.renewLease({ ttlMs: 60_000 }).then(
+      () => null,
+      (caught: unknown) => caught,
+    );
     expect(["lease_lost", "sandbox_failed"]).toContain((error as { code?: string } | null)?.code);
     await runtime.destroy();
   }, 120_000);
@@ -100,27 +154,51 @@ describe("cloudflare-bridge driver against the local stack", () => {
   it("leaves no container behind when a driver instance probes a sandbox another one deleted", async () => {
     // Two driver instances with their own destroyed-sandbox records, as a host and a later reaper would have.
     const providerOf = () => {
-      const client = createTombstoningClient(createBridgeClient({ baseUrl: bridge.url, apiKey: bridge.apiKey }));
+      const client = createTombstoningClient(
+        createBridgeClient({ baseUrl: bridge.url, apiKey: bridge.apiKey }),
+      );
       const checkpointer = createBridgeCheckpointer({
-        provider: "cloudflare-bridge", client, store, keyPrefix: "probed", excludes: [],
-        maxRequestBytes: 1 << 20, singleRequestBytes: 1 << 20, partBytes: 1 << 18, maxCheckpointBytes: 1 << 24,
+        provider: "cloudflare-bridge",
+        client,
+        store,
+        keyPrefix: "probed",
+        excludes: [],
+        maxRequestBytes: 1 << 20,
+        singleRequestBytes: 1 << 20,
+        partBytes: 1 << 18,
+        maxCheckpointBytes: 1 << 24,
         archiveLimits: { maxEntries: 10_000, maxBytes: 1 << 24, maxEntryBytes: 1 << 24 },
       });
-      return createBridgeSandboxProvider({ provider: "cloudflare-bridge", client, checkpointer, maxRequestBytes: 1 << 20, maxExecOutputBytes: 1 << 20 });
+      return createBridgeSandboxProvider({
+        provider: "cloudflare-bridge",
+        client,
+        checkpointer,
+        maxRequestBytes: 1 << 20,
+        maxExecOutputBytes: 1 << 20,
+      });
     };
-    const earlier = new Set(bridge.containerServer.containers.list().map((container) => container.id));
+    const earlier = new Set(
+      bridge.containerServer.containers.list().map((container) => container.id),
+    );
     const holder = await providerOf().create({ sessionId: "s", workdir: "/workspace" });
     const runtimeId = holder.runtimeHandle().runtimeId;
-    await (await providerOf().connect(runtimeId, { sessionId: "s", workdir: "/workspace" })).destroy();
+    await (
+      await providerOf().connect(runtimeId, { sessionId: "s", workdir: "/workspace" })
+    ).destroy();
 
     // The bridge answers the holder's calls with a fresh container; the holder sees it is not its own and deletes it.
     expect(await holder.status()).toBe("stopped");
-    const renewal = await holder.renewLease({ ttlMs: 60_000 }).then(() => null, (caught: unknown) => caught);
+    const renewal = await holder.renewLease({ ttlMs: 60_000 }).then(
+      () => null,
+      (caught: unknown) => caught,
+    );
     expect((renewal as { code?: string } | null)?.code).toBe("lease_lost");
     const deadline = Date.now() + 30_000;
     // Neither the holder's own container nor a replacement its calls started is left.
-    const started = () => bridge.containerServer.containers.list().filter((container) => !earlier.has(container.id));
-    while (started().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = () =>
+      bridge.containerServer.containers.list().filter((container) => !earlier.has(container.id));
+    while (started().length > 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
     expect(started().map((container) => container.id)).toEqual([]);
   }, 120_000);
 });

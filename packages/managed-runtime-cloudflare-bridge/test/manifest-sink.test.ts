@@ -29,9 +29,19 @@ async function* listed<T>(items: readonly T[]): AsyncGenerator<T> {
   yield* items;
 }
 
-const pack = (name: string): PackRef => ({ sha256: createHash("sha256").update(name).digest("hex"), size: 1 << 20 });
+const pack = (name: string): PackRef => ({
+  sha256: createHash("sha256").update(name).digest("hex"),
+  size: 1 << 20,
+});
 const sha = (name: string) => createHash("sha256").update(`content ${name}`).digest("hex");
-const file = (path: string) => ({ type: "file" as const, path, mode: 0o644, mtime: 1_700_000_000, size: 100, sha256: sha(path) });
+const file = (path: string) => ({
+  type: "file" as const,
+  path,
+  mode: 0o644,
+  mtime: 1_700_000_000,
+  size: 100,
+  sha256: sha(path),
+});
 
 describe("manifest sink", () => {
   it("writes the bytes the manifest encoder writes for the same entries, whenever each pack is sealed", async () => {
@@ -57,7 +67,8 @@ describe("manifest sink", () => {
     target.sealed(0, own[0] as PackRef);
     // Contents met again in a sealed pack (enough lines for a write of their own), then the next pack, used
     // before and after a stored one, and a third pack sealed before the second.
-    for (let index = 0; index < 1000; index += 1) packed(`b/e${String(index).padStart(5, "0")}`, 0, 100);
+    for (let index = 0; index < 1000; index += 1)
+      packed(`b/e${String(index).padStart(5, "0")}`, 0, 100);
     packed("b/f0", 0, 100);
     packed("b/f1", 1, 0);
     added({ ...file("b/f2"), location: { pack: stored, offset: 9 } });
@@ -92,34 +103,51 @@ describe("manifest sink", () => {
     target.sealed(0, pack("own 0"));
     expect(target.waitingBytes).toBe(0);
     const lines = (await bytesOf(await target.finish())).toString("utf8").trimEnd().split("\n");
-    expect(lines.map((line) => (JSON.parse(line) as { type?: string; path?: string }).path ?? (JSON.parse(line) as { type?: string }).type)).toEqual([undefined, "a", "pack", "a/f0", "b"]);
+    expect(
+      lines.map(
+        (line) =>
+          (JSON.parse(line) as { type?: string; path?: string }).path ??
+          (JSON.parse(line) as { type?: string }).type,
+      ),
+    ).toEqual([undefined, "a", "pack", "a/f0", "b"]);
   });
 
   it("writes many lines through a buffer that grows while a pack stays open", async () => {
     const target = await sink();
-    const paths = Array.from({ length: 20_000 }, (_, index) => `deep/${"x".repeat(40)}/f${String(index).padStart(6, "0")}`);
+    const paths = Array.from(
+      { length: 20_000 },
+      (_, index) => `deep/${"x".repeat(40)}/f${String(index).padStart(6, "0")}`,
+    );
     for (const [index, path] of paths.entries()) target.addPacked(file(path), 0, index * 10);
     // More than the buffer's first size waits for the pack, then goes.
     expect(target.waitingBytes).toBeGreaterThan(1024 * 1024);
     target.sealed(0, pack("big"));
     const decoded: ManifestEntry[] = [];
-    for await (const entry of decodeManifestLines(listed([await bytesOf(await target.finish())]))) decoded.push(entry);
+    for await (const entry of decodeManifestLines(listed([await bytesOf(await target.finish())])))
+      decoded.push(entry);
     expect(decoded.map((entry) => entry.path)).toEqual(paths);
   });
 
   it("refuses an entry out of order and a finish while a pack is still open", async () => {
     const first = await sink();
     first.add({ type: "directory", path: "b", mode: 0o755, mtime: 1 });
-    expect(() => first.add({ type: "directory", path: "a", mode: 0o755, mtime: 1 })).toThrow(expect.objectContaining({ code: "sandbox_failed" }));
+    expect(() => first.add({ type: "directory", path: "a", mode: 0o755, mtime: 1 })).toThrow(
+      expect.objectContaining({ code: "sandbox_failed" }),
+    );
     await first.dispose();
 
     const second = await sink();
     second.addPacked(file("a"), 0, 0);
-    await expect(second.finish()).rejects.toMatchObject({ code: "sandbox_failed", message: expect.stringMatching(/never sealed/) });
+    await expect(second.finish()).rejects.toMatchObject({
+      code: "sandbox_failed",
+      message: expect.stringMatching(/never sealed/),
+    });
     await second.dispose();
     // A pack sealed without a use is the caller's mistake, not a silent gap.
     const third = await sink();
-    expect(() => third.sealed(4, pack("unused"))).toThrow(expect.objectContaining({ code: "sandbox_failed" }));
+    expect(() => third.sealed(4, pack("unused"))).toThrow(
+      expect.objectContaining({ code: "sandbox_failed" }),
+    );
     await third.dispose();
   });
 });

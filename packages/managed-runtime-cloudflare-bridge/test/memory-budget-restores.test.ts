@@ -19,7 +19,8 @@ const ID = "aaaaaaaaaaaaaaaaaaaaaaaaaa";
 async function tarOf(files: number, bytesEach: number): Promise<Uint8Array> {
   const { pack } = await import("tar-stream");
   const archive = pack();
-  for (let index = 0; index < files; index++) archive.entry({ name: `./file-${index}.bin`, mode: 0o644 }, Buffer.alloc(bytesEach, index));
+  for (let index = 0; index < files; index++)
+    archive.entry({ name: `./file-${index}.bin`, mode: 0o644 }, Buffer.alloc(bytesEach, index));
   archive.finalize();
   const chunks: Buffer[] = [];
   for await (const chunk of archive) chunks.push(chunk as Buffer);
@@ -40,7 +41,9 @@ function scriptBridge(persistBody: Uint8Array) {
   };
   const exited = (response: ServerResponse, stdout = "") => {
     response.writeHead(200, { "content-type": "text/event-stream" });
-    response.end(`${stdout ? `event: stdout\ndata: ${Buffer.from(stdout).toString("base64")}\n\n` : ""}event: exit\ndata: {"exit_code":0}\n\n`);
+    response.end(
+      `${stdout ? `event: stdout\ndata: ${Buffer.from(stdout).toString("base64")}\n\n` : ""}event: exit\ndata: {"exit_code":0}\n\n`,
+    );
   };
   bridge.respond((request, response, body) => {
     const url = request.url ?? "";
@@ -49,12 +52,16 @@ function scriptBridge(persistBody: Uint8Array) {
       const script = argv.join(" ");
       // `restore` ends once the listing (its 9th argument's folder) is in; `extract` and `verify` once their own folder is.
       const awaited = argv[4] === "restore" ? argv[8] : argv[5];
-      const folder = argv[3] === "restore.sh" ? /\/workspace\/(\.oma-restore-[0-9a-z-]+)$/.exec(awaited ?? "")?.[1] : undefined;
+      const folder =
+        argv[3] === "restore.sh"
+          ? /\/workspace\/(\.oma-restore-[0-9a-z-]+)$/.exec(awaited ?? "")?.[1]
+          : undefined;
       if (folder) extractions.set(folder, () => exited(response));
       else exited(response, script.includes("du -sb") ? "2048\n" : "");
       return;
     }
-    if (url.includes("/persist")) return response.writeHead(200, { "content-type": "application/x-tar" }).end(persistBody);
+    if (url.includes("/persist"))
+      return response.writeHead(200, { "content-type": "application/x-tar" }).end(persistBody);
     if (url.endsWith("/hydrate")) {
       seen.hydrates += 1;
       hold(Number(request.headers["content-length"]), () => json(response, 200, { ok: true }));
@@ -66,7 +73,8 @@ function scriptBridge(persistBody: Uint8Array) {
         extractions.get(folder[1] as string)?.();
         return json(response, 200, { ok: true });
       }
-      if (folder?.[1]?.endsWith("-listing") || folder?.[2]?.endsWith(".sha256")) return json(response, 200, { ok: true });
+      if (folder?.[1]?.endsWith("-listing") || folder?.[2]?.endsWith(".sha256"))
+        return json(response, 200, { ok: true });
       seen.parts += 1;
       hold(body.byteLength, () => json(response, 200, { ok: true }));
       return;
@@ -80,7 +88,11 @@ function checkpointerWith(budgetBytes: number) {
   const memoryBudget = createMemoryBudget({ maxBytes: budgetBytes });
   const checkpointer = createBridgeCheckpointer({
     provider: "cloudflare-bridge",
-    client: createBridgeClient({ baseUrl: bridge.url, apiKey: "k".repeat(32), retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 } }),
+    client: createBridgeClient({
+      baseUrl: bridge.url,
+      apiKey: "k".repeat(32),
+      retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+    }),
     store: createMemoryBlobStore(),
     keyPrefix: "ckpt",
     excludes: [],
@@ -88,7 +100,11 @@ function checkpointerWith(budgetBytes: number) {
     singleRequestBytes: 512 * KIB,
     partBytes: 256 * KIB,
     maxCheckpointBytes: 64 * 1024 * KIB,
-    archiveLimits: { maxEntries: 10_000, maxBytes: 64 * 1024 * KIB, maxEntryBytes: 64 * 1024 * KIB },
+    archiveLimits: {
+      maxEntries: 10_000,
+      maxBytes: 64 * 1024 * KIB,
+      maxEntryBytes: 64 * 1024 * KIB,
+    },
     memoryBudget,
   });
   return { checkpointer, memoryBudget };
@@ -100,7 +116,9 @@ describe("restores share one memory budget", () => {
     const seen = scriptBridge(tar);
     const { checkpointer, memoryBudget } = checkpointerWith(2 * tar.byteLength);
     const handle = await checkpointer.checkpoint({ sandboxId: ID });
-    await Promise.all(Array.from({ length: 6 }, () => checkpointer.restore({ sandboxId: ID, handle })));
+    await Promise.all(
+      Array.from({ length: 6 }, () => checkpointer.restore({ sandboxId: ID, handle })),
+    );
     expect(seen.hydrates).toBe(6);
     // Six restores, two archives' worth of budget: never more than two hydrates held at once.
     expect(seen.mostBytesInFlight).toBe(2 * tar.byteLength);
@@ -114,7 +132,9 @@ describe("restores share one memory budget", () => {
     // parts runs two at once.
     const { checkpointer, memoryBudget } = checkpointerWith(1024 * KIB);
     const handle = await checkpointer.checkpoint({ sandboxId: ID });
-    await Promise.all(Array.from({ length: 5 }, () => checkpointer.restore({ sandboxId: ID, handle })));
+    await Promise.all(
+      Array.from({ length: 5 }, () => checkpointer.restore({ sandboxId: ID, handle })),
+    );
     expect(seen.hydrates).toBe(0);
     expect(seen.parts).toBeGreaterThanOrEqual(5 * 4);
     // Each part is at most 256 KiB and two runs go at once: never more than the budget, more than one part.

@@ -59,7 +59,9 @@ describe("memory budget", () => {
 
   it("releases when the task throws", async () => {
     const budget = createMemoryBudget({ maxBytes: 4 });
-    await expect(budget.use(4, async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+    await expect(budget.use(4, async () => Promise.reject(new Error("boom")))).rejects.toThrow(
+      "boom",
+    );
     expect(budget.heldBytes).toBe(0);
   });
 
@@ -81,7 +83,9 @@ describe("memory budget", () => {
 
   it("refuses a size that is not a positive safe integer with invalid_config", () => {
     for (const maxBytes of [0, -1, 1.5, Number.NaN]) {
-      expect(() => createMemoryBudget({ maxBytes })).toThrow(expect.objectContaining({ code: "invalid_config" }));
+      expect(() => createMemoryBudget({ maxBytes })).toThrow(
+        expect.objectContaining({ code: "invalid_config" }),
+      );
     }
   });
 

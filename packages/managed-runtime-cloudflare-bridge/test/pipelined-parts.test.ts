@@ -30,10 +30,14 @@ afterAll(async () => {
 
 const PART_BYTES = 64 * 1024;
 /** 40 random files of 64 KiB: 40 parts of 64 KiB, incompressible. */
-const FORTY_FILES = "mkdir -p data && for i in $(seq 10 49); do head -c 65536 /dev/urandom > data/f$i; done";
+const FORTY_FILES =
+  "mkdir -p data && for i in $(seq 10 49); do head -c 65536 /dev/urandom > data/f$i; done";
 
 /** Part GETs pass through `onPartGet` (given the part's name) before they are sent. */
-function components(onPartGet: (part: string) => Promise<Response | undefined> | Response | undefined, compression: "auto" | "off" = "auto") {
+function components(
+  onPartGet: (part: string) => Promise<Response | undefined> | Response | undefined,
+  compression: "auto" | "off" = "auto",
+) {
   const wrapped: typeof fetch = async (input, init) => {
     const part = /\/(part-\d{6})$/.exec(new URL(String(input)).pathname)?.[1];
     if (part && (init?.method ?? "GET") === "GET") {
@@ -42,14 +46,27 @@ function components(onPartGet: (part: string) => Promise<Response | undefined> |
     }
     return fetch(input, init);
   };
-  return createBridgeSandboxComponents(resolveBridgeOptions({ baseUrl: bridge.url, apiKey: bridge.apiKey, checkpointStore: store, fetch: wrapped, singleRequestBytes: PART_BYTES, partBytes: PART_BYTES, compression }));
+  return createBridgeSandboxComponents(
+    resolveBridgeOptions({
+      baseUrl: bridge.url,
+      apiKey: bridge.apiKey,
+      checkpointStore: store,
+      fetch: wrapped,
+      singleRequestBytes: PART_BYTES,
+      partBytes: PART_BYTES,
+      compression,
+    }),
+  );
 }
 
 /** The host folder behind the sandbox's `/workspace`, found by a marker file placed in it. */
 async function workspaceTree(runtime: ManagedSandboxRuntime): Promise<string> {
   const marker = `.marker-${crypto.randomUUID()}`;
   await run(runtime, `touch ${marker}`);
-  const tree = bridge.containerServer.containers.list().map((container) => container.mounts["/workspace"] ?? "").find((root) => root !== "" && existsSync(join(root, marker)));
+  const tree = bridge.containerServer.containers
+    .list()
+    .map((container) => container.mounts["/workspace"] ?? "")
+    .find((root) => root !== "" && existsSync(join(root, marker)));
   if (!tree) throw new Error("the sandbox's workspace tree was not found");
   await run(runtime, `rm ${marker}`);
   return tree;
@@ -66,7 +83,10 @@ function scratchState(tree: string) {
   };
 }
 
-const manifests = async () => (await store.list({ prefix: "cloudflare-bridge-workspaces/sessions/" })).objects.map((object) => object.key).filter((key) => key.includes("/manifests/"));
+const manifests = async () =>
+  (await store.list({ prefix: "cloudflare-bridge-workspaces/sessions/" })).objects
+    .map((object) => object.key)
+    .filter((key) => key.includes("/manifests/"));
 
 describe("pipelined checkpoint parts", () => {
   it("fetches each part in order once it is complete, while the sandbox still writes, and the sandbox holds only a few", async () => {
@@ -88,10 +108,14 @@ describe("pipelined checkpoint parts", () => {
       const handle = await runtime.checkpoint({ kind: "filesystem" });
       // The archive of 40 files of 64 KiB (with its headers) in parts of 64 KiB: at least 40 parts, in order.
       expect(seen.length).toBeGreaterThanOrEqual(40);
-      expect(seen.map(({ part }) => part)).toEqual(Array.from({ length: seen.length }, (_, index) => `part-${String(index).padStart(6, "0")}`));
+      expect(seen.map(({ part }) => part)).toEqual(
+        Array.from({ length: seen.length }, (_, index) => `part-${String(index).padStart(6, "0")}`),
+      );
       // The first part was fetched before the sandbox finished producing the rest.
       expect(seen[0]?.producerDone).toBe(false);
-      expect(Math.max(...seen.map(({ finished }) => finished))).toBeLessThanOrEqual(partsOnDisk(PART_BYTES));
+      expect(Math.max(...seen.map(({ finished }) => finished))).toBeLessThanOrEqual(
+        partsOnDisk(PART_BYTES),
+      );
       expect(Math.max(...seen.map(({ partial }) => partial))).toBeLessThanOrEqual(1);
       expect(readdirSync(tree).filter((name) => name.startsWith(".oma-checkpoint-"))).toEqual([]);
       const restored = await provider.restore(handle, context);
@@ -104,16 +128,22 @@ describe("pipelined checkpoint parts", () => {
 
   it("refuses a part that reads short or empty (a real bridge's answer for a missing file), publishes nothing, and the next checkpoint works", async () => {
     let fault: { part: string; body: Uint8Array } | null = null;
-    const { provider } = components((part) => (fault?.part === part ? new Response(fault.body, { status: 200 }) : undefined));
+    const { provider } = components((part) =>
+      fault?.part === part ? new Response(fault.body, { status: 200 }) : undefined,
+    );
     const context = { sessionId: "part-faults", workdir: "/workspace" };
     const runtime = await provider.create(context);
     try {
       await run(runtime, FORTY_FILES);
       const published = await manifests();
       fault = { part: "part-000002", body: new Uint8Array(1000) };
-      expect(await refusalOf(runtime.checkpoint({ kind: "filesystem" }))).toMatch(/^sandbox_failed: archive part part-000002 arrived with 1000 of 65536 bytes/);
+      expect(await refusalOf(runtime.checkpoint({ kind: "filesystem" }))).toMatch(
+        /^sandbox_failed: archive part part-000002 arrived with 1000 of 65536 bytes/,
+      );
       fault = { part: "part-000005", body: new Uint8Array(0) };
-      expect(await refusalOf(runtime.checkpoint({ kind: "filesystem" }))).toMatch(/^sandbox_failed: archive part part-000005 arrived with 0 of 65536 bytes/);
+      expect(await refusalOf(runtime.checkpoint({ kind: "filesystem" }))).toMatch(
+        /^sandbox_failed: archive part part-000005 arrived with 0 of 65536 bytes/,
+      );
       expect(await manifests()).toEqual(published);
       fault = null;
       const expected = await run(runtime, DESCRIBE_WORKSPACE);
@@ -154,7 +184,9 @@ describe("pipelined checkpoint parts", () => {
       tree = await workspaceTree(runtime);
       const published = await manifests();
       armed = true;
-      expect(await refusalOf(runtime.checkpoint({ kind: "filesystem" }))).toMatch(/^sandbox_failed: a workspace file changed while it was checkpointed/);
+      expect(await refusalOf(runtime.checkpoint({ kind: "filesystem" }))).toMatch(
+        /^sandbox_failed: a workspace file changed while it was checkpointed/,
+      );
       expect(changed).toBe(true);
       expect(await manifests()).toEqual(published);
     } finally {

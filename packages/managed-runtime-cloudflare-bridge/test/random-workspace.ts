@@ -32,9 +32,13 @@ export function mutationScript(random: () => number, step: number): string {
     if (roll < 0.35) {
       const size = Math.floor(random() * (random() < 0.1 ? 200_000 : 3_000));
       const source = random() < 0.5 ? "/dev/urandom" : "/dev/zero";
-      lines.push(`rm -rf ${quoted}; head -c ${size} ${source} > ${quoted}; chmod ${pick(MODES)} ${quoted}`);
+      lines.push(
+        `rm -rf ${quoted}; head -c ${size} ${source} > ${quoted}; chmod ${pick(MODES)} ${quoted}`,
+      );
     } else if (roll < 0.5) {
-      lines.push(`rm -rf ${quoted}; printf '%s\\n' 'line ${step} ${index}' 'more text' > ${quoted}`);
+      lines.push(
+        `rm -rf ${quoted}; printf '%s\\n' 'line ${step} ${index}' 'more text' > ${quoted}`,
+      );
     } else if (roll < 0.6) {
       lines.push(`rm -rf ${quoted}; mkdir -p ${quoted}; chmod ${pick(DIR_MODES)} ${quoted}`);
     } else if (roll < 0.7) {
@@ -44,10 +48,15 @@ export function mutationScript(random: () => number, step: number): string {
     } else if (roll < 0.85) {
       lines.push(`rm -rf ${quoted}`);
     } else {
-      lines.push(`if [ -f ${quoted} ] && [ ! -L ${quoted} ]; then chmod ${pick(MODES)} ${quoted}; fi`);
+      lines.push(
+        `if [ -f ${quoted} ] && [ ! -L ${quoted} ]; then chmod ${pick(MODES)} ${quoted}; fi`,
+      );
     }
   }
-  lines.push("chmod u+rwx a a/b c 'c/d e' a/b/e 'a/b/e/f g'", `printf x > "c/name with space ${step}.txt"`);
+  lines.push(
+    "chmod u+rwx a a/b c 'c/d e' a/b/e 'a/b/e/f g'",
+    `printf x > "c/name with space ${step}.txt"`,
+  );
   return lines.join("\n");
 }
 

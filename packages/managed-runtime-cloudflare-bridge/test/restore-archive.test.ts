@@ -9,7 +9,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { packKeyOf } from "../src/checkpoint/blob-keys.js";
 import type { ManifestEntry, PackRef } from "../src/checkpoint/manifest.js";
 import { PACK_BYTES, SMALL_BLOB_BYTES } from "../src/checkpoint/pack-writer.js";
-import { MAX_PACK_READ_BYTES, type RestoreArchive, assembleRestoreArchive } from "../src/checkpoint/restore-archive.js";
+import {
+  MAX_PACK_READ_BYTES,
+  type RestoreArchive,
+  assembleRestoreArchive,
+} from "../src/checkpoint/restore-archive.js";
 
 let directory: string | undefined;
 afterEach(async () => {
@@ -24,11 +28,25 @@ describe("restore archive assembly", () => {
     // A real fs store, empty: the refusal must come before any read (a read would be not_found).
     const store = createFsBlobStore({ rootDir: directory });
     const pack = { sha256: "a".repeat(64), size: MAX_PACK_READ_BYTES + 1 };
-    const entries: ManifestEntry[] = [{ type: "file", path: "big", mode: 0o644, mtime: 0, size: 10, sha256: "b".repeat(64), location: { pack, offset: 0 } }];
+    const entries: ManifestEntry[] = [
+      {
+        type: "file",
+        path: "big",
+        mode: 0o644,
+        mtime: 0,
+        size: 10,
+        sha256: "b".repeat(64),
+        location: { pack, offset: 0 },
+      },
+    ];
     const listed = async function* () {
       yield* entries;
     };
-    const failure = await assembleRestoreArchive({ store, keyPrefix: "p", session: "s" }, listed(), { limits, spool: { maxBytes: 1 << 30, directory } }).catch((error: { code?: string; message?: string }) => error);
+    const failure = await assembleRestoreArchive(
+      { store, keyPrefix: "p", session: "s" },
+      listed(),
+      { limits, spool: { maxBytes: 1 << 30, directory } },
+    ).catch((error: { code?: string; message?: string }) => error);
     expect(failure).toMatchObject({ code: "integrity_failed" });
     expect(String((failure as { message?: string }).message)).toMatch(/larger than any pack/);
   });
@@ -42,7 +60,9 @@ describe("restore archive assembly", () => {
     const packs: { readonly ref: PackRef; readonly contents: Buffer[] }[] = [];
     for (let index = 0; index < 7; index++) {
       const each = index === 6 ? PACK_BYTES / 2 : 4096;
-      const contents = Array.from({ length: 8 }, (_, at) => Buffer.alloc(each - at, index * 16 + at + 1));
+      const contents = Array.from({ length: 8 }, (_, at) =>
+        Buffer.alloc(each - at, index * 16 + at + 1),
+      );
       const body = Buffer.concat(contents);
       const ref = { sha256: sha256(body), size: body.byteLength };
       await store.put(packKeyOf("p", "s", ref.sha256), body);
@@ -59,7 +79,15 @@ describe("restore archive assembly", () => {
       return contents.map((content, at) => {
         const path = `visit-${String(visit).padStart(2, "0")}/file-${at}`;
         expected.set(path, sha256(content));
-        const entry: ManifestEntry = { type: "file", path, mode: 0o644, mtime: 0, size: content.byteLength, sha256: sha256(content), location: { pack: ref, offset } };
+        const entry: ManifestEntry = {
+          type: "file",
+          path,
+          mode: 0o644,
+          mtime: 0,
+          size: content.byteLength,
+          sha256: sha256(content),
+          location: { pack: ref, offset },
+        };
         offset += content.byteLength;
         return entry;
       });
@@ -68,7 +96,15 @@ describe("restore archive assembly", () => {
       yield* entries;
     };
     const scratchBytes = 16 * 1024 * 1024;
-    const archive = await assembleRestoreArchive({ store, keyPrefix: "p", session: "s" }, listed(), { limits: { ...limits, maxEntries: 1000 }, spool: { maxBytes: 1 << 30, directory }, scratchBytes });
+    const archive = await assembleRestoreArchive(
+      { store, keyPrefix: "p", session: "s" },
+      listed(),
+      {
+        limits: { ...limits, maxEntries: 1000 },
+        spool: { maxBytes: 1 << 30, directory },
+        scratchBytes,
+      },
+    );
     try {
       expect(archive.scratch.byteLength).toBe(scratchBytes);
       expect(await filesOf(archive)).toEqual(expected);
@@ -81,7 +117,11 @@ describe("restore archive assembly", () => {
     directory = await mkdtemp(join(tmpdir(), "oma-assembly-"));
     const store = createFsBlobStore({ rootDir: directory });
     const empty = async function* (): AsyncGenerator<ManifestEntry> {};
-    const archive = await assembleRestoreArchive({ store, keyPrefix: "p", session: "s" }, empty(), { limits, spool: { maxBytes: 1 << 30, directory }, scratchBytes: 1024 });
+    const archive = await assembleRestoreArchive({ store, keyPrefix: "p", session: "s" }, empty(), {
+      limits,
+      spool: { maxBytes: 1 << 30, directory },
+      scratchBytes: 1024,
+    });
     expect(archive.scratch.byteLength).toBe(3 * (PACK_BYTES + SMALL_BLOB_BYTES));
     await archive.dispose();
   });
@@ -90,14 +130,16 @@ describe("restore archive assembly", () => {
 /** The sha256 of every file of an assembled archive, by path. */
 async function filesOf(archive: RestoreArchive): Promise<Map<string, string>> {
   const tar = async function* () {
-    for (const segment of archive.segments) for await (const chunk of segment.chunks()) yield Buffer.from(chunk);
+    for (const segment of archive.segments)
+      for await (const chunk of segment.chunks()) yield Buffer.from(chunk);
   };
   const reader = Readable.from(tar()).pipe(extract());
   const files = new Map<string, string>();
   for await (const member of reader) {
     const hash = createHash("sha256");
     for await (const chunk of member) hash.update(chunk as Buffer);
-    if (member.header.type === "file") files.set(member.header.name.replace(/^\.\//, ""), hash.digest("hex"));
+    if (member.header.type === "file")
+      files.set(member.header.name.replace(/^\.\//, ""), hash.digest("hex"));
   }
   return files;
 }

@@ -7,7 +7,11 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { createMemoryBlobStore } from "@open-managed-agents/blob-store";
-import { FILL_DELAY_ENV, type LocalBridge, startLocalBridge } from "@open-managed-agents/local-container";
+import {
+  FILL_DELAY_ENV,
+  type LocalBridge,
+  startLocalBridge,
+} from "@open-managed-agents/local-container";
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBridgeCheckpointer } from "../src/checkpoint/bridge-checkpointer.js";
@@ -59,7 +63,12 @@ afterAll(async () => {
 
 type Entry =
   | { readonly type: "directory"; readonly path: string; readonly mode: number }
-  | { readonly type: "file"; readonly path: string; readonly mode: number; readonly content: Buffer }
+  | {
+      readonly type: "file";
+      readonly path: string;
+      readonly mode: number;
+      readonly content: Buffer;
+    }
   | { readonly type: "symlink"; readonly path: string; readonly target: string };
 
 const FILE_MODES = [0o644, 0o600, 0o755, 0o444, 0o700, 0o640];
@@ -75,7 +84,7 @@ const SHAPES = [
 /** A random tree of about `bytes` of contents: folders, empty, random, zero and text files, symlinks, modes. */
 function randomTree(seed: number, bytes: number): Entry[] {
   const random = prng(seed);
-  const pick = <T,>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   const names = ["a", "b", "c d", "é", `long-name-${"x".repeat(60)}`, "n1", "n2", ".hidden"];
   const folders = [""];
   const entries: Entry[] = [];
@@ -97,8 +106,16 @@ function randomTree(seed: number, bytes: number): Entry[] {
   let left = bytes;
   while (left > 0) {
     const roll = random();
-    const size = roll < 0.15 ? 0 : Math.min(left, 1 + Math.floor(random() * Math.min(bytes, 80 * KIB)));
-    const content = roll < 0.15 ? Buffer.alloc(0) : roll < 0.75 ? randomBytes(size) : roll < 0.85 ? Buffer.alloc(size) : Buffer.from("line of text\n".repeat(size / 13 + 1).slice(0, size));
+    const size =
+      roll < 0.15 ? 0 : Math.min(left, 1 + Math.floor(random() * Math.min(bytes, 80 * KIB)));
+    const content =
+      roll < 0.15
+        ? Buffer.alloc(0)
+        : roll < 0.75
+          ? randomBytes(size)
+          : roll < 0.85
+            ? Buffer.alloc(size)
+            : Buffer.from("line of text\n".repeat(size / 13 + 1).slice(0, size));
     entries.push({ type: "file", path: fresh(pick(folders)), mode: pick(FILE_MODES), content });
     left -= Math.max(size, 512);
   }
@@ -106,7 +123,12 @@ function randomTree(seed: number, bytes: number): Entry[] {
   for (let index = 0; index < Math.floor(random() * 4); index++) {
     const path = fresh(pick(folders));
     const depth = path.split("/").length - 1;
-    const target = random() < 0.3 ? `/workspace/${pick(files)}` : random() < 0.8 ? `${"../".repeat(depth)}${pick(files)}` : "missing-target";
+    const target =
+      random() < 0.3
+        ? `/workspace/${pick(files)}`
+        : random() < 0.8
+          ? `${"../".repeat(depth)}${pick(files)}`
+          : "missing-target";
     entries.push({ type: "symlink", path, target });
   }
   return entries;
@@ -117,9 +139,18 @@ async function tarOf(entries: readonly Entry[]): Promise<Buffer> {
   const archive = pack();
   const mtime = new Date(1_700_000_000_000);
   for (const entry of entries) {
-    if (entry.type === "directory") archive.entry({ name: `./${entry.path}/`, type: "directory", mode: entry.mode, mtime });
-    else if (entry.type === "file") archive.entry({ name: `./${entry.path}`, mode: entry.mode, mtime }, entry.content);
-    else archive.entry({ name: `./${entry.path}`, type: "symlink", linkname: entry.target, mode: 0o777, mtime });
+    if (entry.type === "directory")
+      archive.entry({ name: `./${entry.path}/`, type: "directory", mode: entry.mode, mtime });
+    else if (entry.type === "file")
+      archive.entry({ name: `./${entry.path}`, mode: entry.mode, mtime }, entry.content);
+    else
+      archive.entry({
+        name: `./${entry.path}`,
+        type: "symlink",
+        linkname: entry.target,
+        mode: 0o777,
+        mtime,
+      });
   }
   archive.finalize();
   const chunks: Buffer[] = [];
@@ -147,43 +178,68 @@ const DESCRIBE = [
 
 /** `/workspace` of the sandbox, described by find and sha256sum. */
 async function describeSandbox(): Promise<string[]> {
-  const result = await execCollect(client, sandboxId, { command: "sh", args: ["-c", DESCRIBE], maxOutputBytes: 4 * 1024 * 1024 });
+  const result = await execCollect(client, sandboxId, {
+    command: "sh",
+    args: ["-c", DESCRIBE],
+    maxOutputBytes: 4 * 1024 * 1024,
+  });
   expect(result.exitCode, result.stderr).toBe(0);
   const [listing = "", hashes = ""] = result.stdout.split("::\n");
-  const sha = new Map(hashes.split("\n").filter(Boolean).map((line) => [line.slice(66).replace(/^\.\//, ""), line.slice(0, 64)]));
+  const sha = new Map(
+    hashes
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => [line.slice(66).replace(/^\.\//, ""), line.slice(0, 64)]),
+  );
   return listing
     .split("\n")
     .filter(Boolean)
     .map((line) => {
       const file = /^f (\d+) (\d+) (.*)$/.exec(line);
-      return file ? `f ${file[1]} ${file[2]} ${sha.get(file[3] as string) ?? "unread"} ${file[3]}` : line;
+      return file
+        ? `f ${file[1]} ${file[2]} ${sha.get(file[3] as string) ?? "unread"} ${file[3]}`
+        : line;
     })
     .sort();
 }
 
 async function wipe(): Promise<void> {
-  const result = await execCollect(client, sandboxId, { command: "sh", args: ["-c", "chmod -R u+rwX /workspace 2>/dev/null; find /workspace -mindepth 1 -delete"], maxOutputBytes: 64 * 1024 });
+  const result = await execCollect(client, sandboxId, {
+    command: "sh",
+    args: ["-c", "chmod -R u+rwX /workspace 2>/dev/null; find /workspace -mindepth 1 -delete"],
+    maxOutputBytes: 64 * 1024,
+  });
   expect(result.exitCode, result.stderr).toBe(0);
 }
 
 describe("restore chaos on the local stack with Cloudflare-like file writes", () => {
   it(`restores ${RESTORES} random trees exactly or refuses with a typed error`, async () => {
-    const checkpointerWith = (compression: "auto" | "off") => createBridgeCheckpointer({
-      provider: "cloudflare-bridge",
-      client,
-      store,
-      keyPrefix: "chaos",
-      excludes: [],
-      maxRequestBytes: 1024 * KIB,
-      singleRequestBytes: SINGLE_REQUEST_BYTES,
-      partBytes: PART_BYTES,
-      maxCheckpointBytes: 64 * 1024 * KIB,
-      archiveLimits: { maxEntries: 10_000, maxBytes: 64 * 1024 * KIB, maxEntryBytes: 64 * 1024 * KIB },
-      compression,
-    });
+    const checkpointerWith = (compression: "auto" | "off") =>
+      createBridgeCheckpointer({
+        provider: "cloudflare-bridge",
+        client,
+        store,
+        keyPrefix: "chaos",
+        excludes: [],
+        maxRequestBytes: 1024 * KIB,
+        singleRequestBytes: SINGLE_REQUEST_BYTES,
+        partBytes: PART_BYTES,
+        maxCheckpointBytes: 64 * 1024 * KIB,
+        archiveLimits: {
+          maxEntries: 10_000,
+          maxBytes: 64 * 1024 * KIB,
+          maxEntryBytes: 64 * 1024 * KIB,
+        },
+        compression,
+      });
     // Uncompressed, an archive's parts follow its size; compressed (zstd here), the sandbox decodes them too.
     const checkpointers = { off: checkpointerWith("off"), auto: checkpointerWith("auto") };
-    const outcomes = { exact: 0, wrong: [] as string[], typed: [] as string[], untyped: [] as string[] };
+    const outcomes = {
+      exact: 0,
+      wrong: [] as string[],
+      typed: [] as string[],
+      untyped: [] as string[],
+    };
     const partCounts = new Set<number>();
     const uncompressedPartCounts = new Set<number>();
     const started = Date.now();
@@ -195,7 +251,13 @@ describe("restore chaos on the local stack with Cloudflare-like file writes", ()
       const sha256 = createHash("sha256").update(tar).digest("hex");
       const blobKey = `chaos/${sandboxId}/round-${seed}-${sha256}.tar`;
       await store.put(blobKey, new Blob([tar]).stream(), { contentLength: tar.byteLength });
-      const handle = createCheckpointHandle({ provider: "cloudflare-bridge", sandboxId, sha256, blobKey, size: tar.byteLength });
+      const handle = createCheckpointHandle({
+        provider: "cloudflare-bridge",
+        sandboxId,
+        sha256,
+        blobKey,
+        size: tar.byteLength,
+      });
       await wipe();
       partsSent = 0;
       const compression = Math.floor(round / SHAPES.length) % 2 === 0 ? "off" : "auto";
@@ -211,17 +273,23 @@ describe("restore chaos on the local stack with Cloudflare-like file writes", ()
         if (JSON.stringify(actual) === JSON.stringify(expected)) outcomes.exact += 1;
         else {
           const at = expected.findIndex((line, index) => actual[index] !== line);
-          outcomes.wrong.push(`seed ${seed} (${shape.name}): expected ${JSON.stringify(expected[at])}, found ${JSON.stringify(actual[at])}`);
+          outcomes.wrong.push(
+            `seed ${seed} (${shape.name}): expected ${JSON.stringify(expected[at])}, found ${JSON.stringify(actual[at])}`,
+          );
         }
-      } else if (ManagedRuntimeError.isInstance(failure)) outcomes.typed.push(`seed ${seed}: ${failure.code}: ${failure.message}`);
+      } else if (ManagedRuntimeError.isInstance(failure))
+        outcomes.typed.push(`seed ${seed}: ${failure.code}: ${failure.message}`);
       else outcomes.untyped.push(`seed ${seed}: ${String(failure)}`);
     }
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    console.log(`restore chaos: ${RESTORES} restores in ${seconds} s: ${outcomes.exact} exact, ${outcomes.typed.length} typed refusals, ${outcomes.wrong.length} wrong trees; parts per restore seen: ${[...partCounts].sort((a, b) => a - b).join(", ")}`);
+    console.log(
+      `restore chaos: ${RESTORES} restores in ${seconds} s: ${outcomes.exact} exact, ${outcomes.typed.length} typed refusals, ${outcomes.wrong.length} wrong trees; parts per restore seen: ${[...partCounts].sort((a, b) => a - b).join(", ")}`,
+    );
     expect(outcomes.wrong).toEqual([]);
     expect(outcomes.untyped).toEqual([]);
     // Nothing in this stack is broken: a refusal here would be the protocol failing on sound parts.
     expect(outcomes.typed).toEqual([]);
-    if (RESTORES >= SHAPES.length) for (const parts of [0, 1, 2, 6]) expect([...uncompressedPartCounts]).toContain(parts);
+    if (RESTORES >= SHAPES.length)
+      for (const parts of [0, 1, 2, 6]) expect([...uncompressedPartCounts]).toContain(parts);
   }, 3_600_000);
 });

@@ -23,8 +23,10 @@ function scriptBridge() {
     if (url.endsWith("/exec")) {
       const argv = (JSON.parse(body.toString("utf8")) as { argv: string[] }).argv;
       const mode = argv[4];
-      if (argv[3] === "restore.sh" && (mode === "extract" || mode === "verify")) waiting.set(argv[5] as string, () => exited(response));
-      else if (argv[3] === "restore.sh" && mode === "restore") waiting.set(argv[8] as string, () => exited(response));
+      if (argv[3] === "restore.sh" && (mode === "extract" || mode === "verify"))
+        waiting.set(argv[5] as string, () => exited(response));
+      else if (argv[3] === "restore.sh" && mode === "restore")
+        waiting.set(argv[8] as string, () => exited(response));
       else exited(response);
       return;
     }
@@ -46,7 +48,11 @@ function scriptBridge() {
 /** A client that notes, for every part PUT and hydrate, whether its body lies in `scratch`'s memory. */
 function clientNoting(scratch: Uint8Array) {
   const inScratch: boolean[] = [];
-  const client = createBridgeClient({ baseUrl: scripted().url, apiKey: "k".repeat(32), retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 } });
+  const client = createBridgeClient({
+    baseUrl: scripted().url,
+    apiKey: "k".repeat(32),
+    retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+  });
   const noting: BridgeClient = {
     ...client,
     writeFile: (id, path, body, signal) => {
@@ -64,11 +70,20 @@ function clientNoting(scratch: Uint8Array) {
 /** `bytes` as a few segments of uneven sizes, as an assembled archive's spools give them. */
 function segmentsOf(bytes: Buffer) {
   return async function* () {
-    for (let at = 0; at < bytes.byteLength; at += 100 * KIB + 7) yield bytes.subarray(at, Math.min(bytes.byteLength, at + 100 * KIB + 7));
+    for (let at = 0; at < bytes.byteLength; at += 100 * KIB + 7)
+      yield bytes.subarray(at, Math.min(bytes.byteLength, at + 100 * KIB + 7));
   };
 }
 
-const sendOptions = { sandboxId: ID, maxRequestBytes: 1024 * KIB, partBytes: 256 * KIB, singleRequestBytes: 512 * KIB, codecs: [], compressible: false, verify: false } as const;
+const sendOptions = {
+  sandboxId: ID,
+  maxRequestBytes: 1024 * KIB,
+  partBytes: 256 * KIB,
+  singleRequestBytes: 512 * KIB,
+  codecs: [],
+  compressible: false,
+  verify: false,
+} as const;
 
 describe("restore send", () => {
   it("builds its parts in the scratch it is given, in two alternating halves, and every byte arrives in order", async () => {
@@ -76,7 +91,11 @@ describe("restore send", () => {
     const archive = randomBytes(1536 * KIB + 5);
     const scratch = Buffer.allocUnsafeSlow(2 * 256 * KIB);
     const { client, inScratch } = clientNoting(scratch);
-    await sendRestoreArchive(segmentsOf(archive), archive.byteLength, { ...sendOptions, client, scratch });
+    await sendRestoreArchive(segmentsOf(archive), archive.byteLength, {
+      ...sendOptions,
+      client,
+      scratch,
+    });
     expect(received.parts).toHaveLength(7);
     expect(inScratch).toEqual(Array.from({ length: 7 }, () => true));
     expect(Buffer.concat(received.parts).equals(archive)).toBe(true);
@@ -87,7 +106,11 @@ describe("restore send", () => {
     const archive = randomBytes(1024 * KIB);
     const scratch = Buffer.allocUnsafeSlow(2 * 256 * KIB - 1);
     const { client, inScratch } = clientNoting(scratch);
-    await sendRestoreArchive(segmentsOf(archive), archive.byteLength, { ...sendOptions, client, scratch });
+    await sendRestoreArchive(segmentsOf(archive), archive.byteLength, {
+      ...sendOptions,
+      client,
+      scratch,
+    });
     expect(inScratch).toEqual([false, false, false, false]);
     expect(Buffer.concat(received.parts).equals(archive)).toBe(true);
   });
@@ -97,10 +120,18 @@ describe("restore send", () => {
     const archive = randomBytes(300 * KIB);
     const roomy = Buffer.allocUnsafeSlow(400 * KIB);
     const fits = clientNoting(roomy);
-    await sendRestoreArchive(segmentsOf(archive), archive.byteLength, { ...sendOptions, client: fits.client, scratch: roomy });
+    await sendRestoreArchive(segmentsOf(archive), archive.byteLength, {
+      ...sendOptions,
+      client: fits.client,
+      scratch: roomy,
+    });
     const tight = Buffer.allocUnsafeSlow(300 * KIB - 1);
     const short = clientNoting(tight);
-    await sendRestoreArchive(segmentsOf(archive), archive.byteLength, { ...sendOptions, client: short.client, scratch: tight });
+    await sendRestoreArchive(segmentsOf(archive), archive.byteLength, {
+      ...sendOptions,
+      client: short.client,
+      scratch: tight,
+    });
     expect(fits.inScratch).toEqual([true]);
     expect(short.inScratch).toEqual([false]);
     expect(received.hydrates).toHaveLength(2);

@@ -6,7 +6,11 @@
  */
 import { createHash } from "node:crypto";
 import { createMemoryBlobStore } from "@open-managed-agents/blob-store";
-import { FILL_DELAY_ENV, type LocalBridge, startLocalBridge } from "@open-managed-agents/local-container";
+import {
+  FILL_DELAY_ENV,
+  type LocalBridge,
+  startLocalBridge,
+} from "@open-managed-agents/local-container";
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBridgeCheckpointer } from "../src/checkpoint/bridge-checkpointer.js";
@@ -50,13 +54,22 @@ const client = (): BridgeClient => ({
     if (listingEnd && tamper !== null) {
       const script = `while [ -e ${listingEnd[1]} ]; do sleep 0.05; done; ${tamper}`;
       tamper = null;
-      const result = await execCollect(plain, id, { command: "sh", args: ["-c", script], maxOutputBytes: 64 * KIB });
+      const result = await execCollect(plain, id, {
+        command: "sh",
+        args: ["-c", script],
+        maxOutputBytes: 64 * KIB,
+      });
       if (result.exitCode !== 0) throw new Error(`tampering failed: ${result.stderr}`);
     }
     const marker = /\/part-(\d{6})\.sha256$/.exec(path);
     if (marker && !path.includes("-listing/") && Number(marker[1]) === forgeMarkerOf) {
       forgeMarkerOf = null;
-      return plain.writeFile(id, path, Buffer.from(createHash("sha256").update("other bytes").digest("hex")), signal);
+      return plain.writeFile(
+        id,
+        path,
+        Buffer.from(createHash("sha256").update("other bytes").digest("hex")),
+        signal,
+      );
     }
     return plain.writeFile(id, path, body, signal);
   },
@@ -78,9 +91,19 @@ function setup() {
     singleRequestBytes: 32 * KIB,
     partBytes: 64 * KIB,
     maxCheckpointBytes: 64 * 1024 * KIB,
-    archiveLimits: { maxEntries: 10_000, maxBytes: 64 * 1024 * KIB, maxEntryBytes: 64 * 1024 * KIB },
+    archiveLimits: {
+      maxEntries: 10_000,
+      maxBytes: 64 * 1024 * KIB,
+      maxEntryBytes: 64 * 1024 * KIB,
+    },
   });
-  return createBridgeSandboxProvider({ provider: "cloudflare-bridge", client: bridgeClient, checkpointer, maxRequestBytes: 1024 * KIB, maxExecOutputBytes: 1024 * KIB });
+  return createBridgeSandboxProvider({
+    provider: "cloudflare-bridge",
+    client: bridgeClient,
+    checkpointer,
+    maxRequestBytes: 1024 * KIB,
+    maxExecOutputBytes: 1024 * KIB,
+  });
 }
 
 /** A stored full-tar checkpoint: a folder, a small and a large file (`big` sets its size), a symlink. */
@@ -98,12 +121,22 @@ async function checkpointOf(bigBytes: number) {
   const sha256 = createHash("sha256").update(tar).digest("hex");
   const blobKey = `verify/source/${sha256}.tar`;
   await store.put(blobKey, new Blob([tar]).stream(), { contentLength: tar.byteLength });
-  return createCheckpointHandle({ provider: "cloudflare-bridge", sandboxId: "source", sha256, blobKey, size: tar.byteLength });
+  return createCheckpointHandle({
+    provider: "cloudflare-bridge",
+    sandboxId: "source",
+    sha256,
+    blobKey,
+    size: tar.byteLength,
+  });
 }
 
 async function refusal(promise: Promise<unknown>) {
-  const error = await promise.then(() => null, (caught: unknown) => caught);
-  if (!ManagedRuntimeError.isInstance(error)) throw new Error(`not a typed refusal: ${String(error)}`);
+  const error = await promise.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  if (!ManagedRuntimeError.isInstance(error))
+    throw new Error(`not a typed refusal: ${String(error)}`);
   return error;
 }
 
@@ -112,17 +145,39 @@ describe("verified restores on the local stack", () => {
     const provider = setup();
     for (const size of [4 * KIB, 300 * KIB]) {
       const runtime = await provider.restore(await checkpointOf(size), CONTEXT);
-      const listed = await runtime.exec("cd /workspace && find . -mindepth 1 | LC_ALL=C sort | tr '\\n' ' ' && stat -c %s src/big.bin");
+      const listed = await runtime.exec(
+        "cd /workspace && find . -mindepth 1 | LC_ALL=C sort | tr '\\n' ' ' && stat -c %s src/big.bin",
+      );
       expect(listed.stdout.trim()).toBe(`./link ./src ./src/big.bin ./src/notes.txt ${size}`);
       await runtime.destroy();
     }
   }, 120_000);
 
   const cases = [
-    { name: "a changed byte", size: 300 * KIB, script: "printf x | dd of=/workspace/src/big.bin bs=1 seek=1000 conv=notrunc 2>/dev/null", path: "src/big.bin" },
-    { name: "a file too many, in one request", size: 4 * KIB, script: "printf x > /workspace/extra", path: "extra" },
-    { name: "a mode", size: 300 * KIB, script: "chmod 640 /workspace/src/notes.txt", path: "src/notes.txt" },
-    { name: "a link target", size: 4 * KIB, script: "ln -sfn src/big.bin /workspace/link", path: "link" },
+    {
+      name: "a changed byte",
+      size: 300 * KIB,
+      script: "printf x | dd of=/workspace/src/big.bin bs=1 seek=1000 conv=notrunc 2>/dev/null",
+      path: "src/big.bin",
+    },
+    {
+      name: "a file too many, in one request",
+      size: 4 * KIB,
+      script: "printf x > /workspace/extra",
+      path: "extra",
+    },
+    {
+      name: "a mode",
+      size: 300 * KIB,
+      script: "chmod 640 /workspace/src/notes.txt",
+      path: "src/notes.txt",
+    },
+    {
+      name: "a link target",
+      size: 4 * KIB,
+      script: "ln -sfn src/big.bin /workspace/link",
+      path: "link",
+    },
     { name: "a missing folder", size: 300 * KIB, script: "rm -rf /workspace/src", path: "src" },
   ];
   for (const change of cases) {

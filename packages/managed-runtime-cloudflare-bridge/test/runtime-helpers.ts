@@ -16,6 +16,11 @@ export async function codeOf(promise: Promise<unknown>): Promise<string> {
 
 /** `<code>: <message>` of the typed error a promise rejects with, or `not refused: …`. */
 export async function refusalOf(promise: Promise<unknown>): Promise<string> {
-  const error = await promise.then(() => null, (caught: unknown) => caught);
-  return ManagedRuntimeError.isInstance(error) ? `${error.code}: ${error.message}` : `not refused: ${String(error)}`;
+  const error = await promise.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  return ManagedRuntimeError.isInstance(error)
+    ? `${error.code}: ${error.message}`
+    : `not refused: ${String(error)}`;
 }

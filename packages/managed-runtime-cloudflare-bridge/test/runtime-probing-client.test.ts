@@ -10,12 +10,21 @@ import type { BridgeClient, BridgeExecEvent } from "../src/wire/bridge-client.js
 import { bridgeErrorFromPayload } from "../src/wire/bridge-errors.js";
 
 const startFailure = (operation: string) =>
-  bridgeErrorFromPayload(operation, 502, { error: "pool error: Failed to start container", code: "pool_error" });
+  bridgeErrorFromPayload(operation, 502, {
+    error: "pool error: Failed to start container",
+    code: "pool_error",
+  });
 const transportFailure = () =>
-  bridgeErrorFromPayload("exec", null, { error: "exec failed: SandboxError: HTTP error! status: 500", code: "exec_transport_error" });
+  bridgeErrorFromPayload("exec", null, {
+    error: "exec failed: SandboxError: HTTP error! status: 500",
+    code: "exec_transport_error",
+  });
 
 /** A bridge whose every call fails with `failure`, and whose `running` answers as `probe` says. */
-function failingBridge(failure: () => Error, probe: () => Promise<boolean>): BridgeClient & { probes: number } {
+function failingBridge(
+  failure: () => Error,
+  probe: () => Promise<boolean>,
+): BridgeClient & { probes: number } {
   const client = {
     probes: 0,
     create: async () => "abc",
@@ -54,7 +63,9 @@ describe("a failure the bridge reports ambiguously", () => {
     const error = await execError(createRuntimeProbingClient(bridge));
     expect(bridge.probes).toBe(1);
     expect(error.code).toBe("sandbox_failed");
-    expect(error.message).toBe("bridge exec failed: exec failed: SandboxError: HTTP error! status: 500");
+    expect(error.message).toBe(
+      "bridge exec failed: exec failed: SandboxError: HTTP error! status: 500",
+    );
   });
 
   it("is the container runtime unavailable when the probe's start fails too", async () => {
@@ -62,24 +73,44 @@ describe("a failure the bridge reports ambiguously", () => {
     const client = createRuntimeProbingClient(bridge);
     const error = await execError(client);
     expect(error.code).toBe("unavailable");
-    expect(error.context).toMatchObject({ operation: "exec", service: "container_runtime", bridgeCode: "exec_transport_error" });
-    expect(error.message).toMatch(/^bridge exec failed: the container runtime behind the bridge is unavailable: /);
+    expect(error.context).toMatchObject({
+      operation: "exec",
+      service: "container_runtime",
+      bridgeCode: "exec_transport_error",
+    });
+    expect(error.message).toMatch(
+      /^bridge exec failed: the container runtime behind the bridge is unavailable: /,
+    );
     // A delete refused the same way soon after names the same cause, without starting a container to probe.
     const probes = bridge.probes;
-    await expect(client.destroy("abc")).rejects.toMatchObject({ code: "unavailable", context: { service: "container_runtime" } });
+    await expect(client.destroy("abc")).rejects.toMatchObject({
+      code: "unavailable",
+      context: { service: "container_runtime" },
+    });
     expect(bridge.probes).toBe(probes);
   });
 
   it("is probed for file calls too, and a start failure at acquire reads the same", async () => {
-    const bridge = failingBridge(() => startFailure("file.read"), () => Promise.reject(startFailure("running")));
-    await expect(createRuntimeProbingClient(bridge).readFile("abc", "a.txt")).rejects.toMatchObject({
-      code: "unavailable",
-      message: expect.stringMatching(/^bridge file\.read failed: the container runtime behind the bridge is unavailable/),
-    });
+    const bridge = failingBridge(
+      () => startFailure("file.read"),
+      () => Promise.reject(startFailure("running")),
+    );
+    await expect(createRuntimeProbingClient(bridge).readFile("abc", "a.txt")).rejects.toMatchObject(
+      {
+        code: "unavailable",
+        message: expect.stringMatching(
+          /^bridge file\.read failed: the container runtime behind the bridge is unavailable/,
+        ),
+      },
+    );
   });
 
   it("leaves errors that name their cause alone, and a delete without a finding keeps its own", async () => {
-    const capacity = () => bridgeErrorFromPayload("exec", 503, { error: "instance limit reached (1/1)", code: "capacity_exceeded" });
+    const capacity = () =>
+      bridgeErrorFromPayload("exec", 503, {
+        error: "instance limit reached (1/1)",
+        code: "capacity_exceeded",
+      });
     const bridge = failingBridge(capacity, async () => true);
     const client = createRuntimeProbingClient(bridge);
     expect((await execError(client)).code).toBe("insufficient_capacity");

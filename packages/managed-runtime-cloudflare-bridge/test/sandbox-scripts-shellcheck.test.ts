@@ -24,6 +24,8 @@ describe("programs run in the sandbox", () => {
 
   it.runIf(installed)("pass shellcheck as POSIX sh", () => {
     // Throws with shellcheck's findings when there are any.
-    execFileSync("shellcheck", ["-s", "sh", ...scripts.map((name) => join(folder, name))], { encoding: "utf8" });
+    execFileSync("shellcheck", ["-s", "sh", ...scripts.map((name) => join(folder, name))], {
+      encoding: "utf8",
+    });
   });
 });

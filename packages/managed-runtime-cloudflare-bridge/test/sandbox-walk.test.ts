@@ -23,7 +23,16 @@ afterEach(async () => {
 async function buildTree(): Promise<void> {
   const names = ["plain", "with space", "line\nbreak", "-dash", "quote'd", "ünï"];
   for (const [index, name] of names.entries()) {
-    const deep = join(root, "node_modules", ".pnpm", `pkg${index}`, "node_modules", name, "lib", "inner");
+    const deep = join(
+      root,
+      "node_modules",
+      ".pnpm",
+      `pkg${index}`,
+      "node_modules",
+      name,
+      "lib",
+      "inner",
+    );
     await mkdir(deep, { recursive: true });
     await writeFile(join(deep, `${name}.js`), `export const x = ${index};\n`);
     await writeFile(join(root, "node_modules", ".pnpm", `pkg${index}`, "package.json"), "{}\n");
@@ -38,8 +47,13 @@ async function buildTree(): Promise<void> {
   // Excluded: a bare name at depth 4 and deeper, a path at depth 3 (a folder the single find lists last), a path at depth 5.
   await mkdir(join(root, "a", "b", "cache", "x"), { recursive: true });
   await writeFile(join(root, "a", "b", "cache", "x", "skip"), "skip\n");
-  await mkdir(join(root, "node_modules", ".pnpm", "pkg0", "node_modules", ".bin"), { recursive: true });
-  await writeFile(join(root, "node_modules", ".pnpm", "pkg0", "node_modules", ".bin", "skip"), "skip\n");
+  await mkdir(join(root, "node_modules", ".pnpm", "pkg0", "node_modules", ".bin"), {
+    recursive: true,
+  });
+  await writeFile(
+    join(root, "node_modules", ".pnpm", "pkg0", "node_modules", ".bin", "skip"),
+    "skip\n",
+  );
   await mkdir(join(root, "a", "b", "c", "d", "build", "y"), { recursive: true });
   await writeFile(join(root, "a", "b", "c", "d", "build", "y", "skip"), "skip\n");
   await mkdir(join(root, ".scratch"));
@@ -49,7 +63,8 @@ const EXCLUDES = [".bin", "a/b/cache", "./a/b/c/d/build/"];
 const prune = ["-path ./.scratch", ...EXCLUDES.map(pruneExpression)].join(" -o ");
 const entries: WalkOutput = { file: "./.scratch/entries", relative: true };
 const files: WalkOutput = { file: "./.scratch/files", relative: false };
-const actions = (path: string, into: (output: WalkOutput) => string) => `-fprintf ${into(entries)} '${path}//e%y %m %s\\0' , \\( -type f -fprint0 ${into(files)} \\)`;
+const actions = (path: string, into: (output: WalkOutput) => string) =>
+  `-fprintf ${into(entries)} '${path}//e%y %m %s\\0' , \\( -type f -fprint0 ${into(files)} \\)`;
 
 async function sortedRecords(file: string): Promise<string[]> {
   const text = await readFile(join(root, file), "utf8");
@@ -60,10 +75,28 @@ async function sortedRecords(file: string): Promise<string[]> {
 async function bothWalks(walkActions = actions) {
   const single = `find . -mindepth 1 \\( ${prune} \\) -prune -o \\( -fprintf ./.scratch/single-entries '%P//e%y %m %s\\0' , \\( -type f -fprint0 ./.scratch/single-files \\) \\)`;
   await exec("sh", ["-c", single], { cwd: root });
-  await exec("sh", ["-c", parallelWalk({ prune, scratch: "./.scratch", outputs: [entries, files], actions: walkActions })], { cwd: root });
+  await exec(
+    "sh",
+    [
+      "-c",
+      parallelWalk({
+        prune,
+        scratch: "./.scratch",
+        outputs: [entries, files],
+        actions: walkActions,
+      }),
+    ],
+    { cwd: root },
+  );
   return {
-    single: { entries: await sortedRecords(".scratch/single-entries"), files: await sortedRecords(".scratch/single-files") },
-    parallel: { entries: await sortedRecords(".scratch/entries"), files: await sortedRecords(".scratch/files") },
+    single: {
+      entries: await sortedRecords(".scratch/single-entries"),
+      files: await sortedRecords(".scratch/single-files"),
+    },
+    parallel: {
+      entries: await sortedRecords(".scratch/entries"),
+      files: await sortedRecords(".scratch/files"),
+    },
   };
 }
 
@@ -72,21 +105,46 @@ describe("parallel walk", () => {
     await buildTree();
     const { single, parallel } = await bothWalks();
     expect(single.entries.length).toBeGreaterThan(60);
-    expect(single.entries.some((record) => record.startsWith("node_modules/.pnpm/pkg2/node_modules/line\nbreak/lib/inner/"))).toBe(true);
+    expect(
+      single.entries.some((record) =>
+        record.startsWith("node_modules/.pnpm/pkg2/node_modules/line\nbreak/lib/inner/"),
+      ),
+    ).toBe(true);
     expect(single.entries.some((record) => record.includes("skip"))).toBe(false);
     expect(single.files).toContain("./a/b/c/d/e/f.txt");
     expect(parallel).toEqual(single);
     // Only the joined outputs stay.
     const { stdout } = await exec("sh", ["-c", "ls -A .scratch"], { cwd: root });
-    expect(stdout.split("\n").filter(Boolean).sort()).toEqual(["entries", "files", "single-entries", "single-files"]);
+    expect(stdout.split("\n").filter(Boolean).sort()).toEqual([
+      "entries",
+      "files",
+      "single-entries",
+      "single-files",
+    ]);
   });
 
   it("leaves everything below the top three levels to the finds that run at once", async () => {
     await buildTree();
     const below: WalkOutput = { file: "./.scratch/below", relative: true };
-    const marking = (path: "%P" | "%p", into: (output: WalkOutput) => string) => `${actions(path, into)}${path === "%p" ? ` , -fprintf ${into(below)} '${path}\\0'` : ""}`;
-    await exec("sh", ["-c", parallelWalk({ prune, scratch: "./.scratch", outputs: [entries, files, below], actions: marking })], { cwd: root });
-    const deep = (await sortedRecords(".scratch/entries")).map((record) => record.slice(0, record.indexOf("//e"))).filter((path) => path.split("/").length > 3).sort();
+    const marking = (path: "%P" | "%p", into: (output: WalkOutput) => string) =>
+      `${actions(path, into)}${path === "%p" ? ` , -fprintf ${into(below)} '${path}\\0'` : ""}`;
+    await exec(
+      "sh",
+      [
+        "-c",
+        parallelWalk({
+          prune,
+          scratch: "./.scratch",
+          outputs: [entries, files, below],
+          actions: marking,
+        }),
+      ],
+      { cwd: root },
+    );
+    const deep = (await sortedRecords(".scratch/entries"))
+      .map((record) => record.slice(0, record.indexOf("//e")))
+      .filter((path) => path.split("/").length > 3)
+      .sort();
     expect(deep.length).toBeGreaterThan(30);
     expect(await sortedRecords(".scratch/below")).toEqual(deep);
   });
@@ -97,20 +155,49 @@ describe("parallel walk", () => {
     await mkdir(join(root, "one", "two"), { recursive: true });
     await writeFile(join(root, "one", "two", "three"), "3\n");
     const { single, parallel } = await bothWalks();
-    expect(single.entries.map((record) => record.slice(0, record.indexOf("//e")))).toEqual(["one", "one/two", "one/two/three"]);
+    expect(single.entries.map((record) => record.slice(0, record.indexOf("//e")))).toEqual([
+      "one",
+      "one/two",
+      "one/two/three",
+    ]);
     expect(parallel).toEqual(single);
   });
 
   it("fails when a find below the top levels fails", async () => {
     await buildTree();
-    const failing = (path: string, into: (output: WalkOutput) => string) => (path === "%p" ? "-no-such-test" : actions(path, into));
-    await expect(exec("sh", ["-c", parallelWalk({ prune, scratch: "./.scratch", outputs: [entries, files], actions: failing })], { cwd: root })).rejects.toMatchObject({ code: 123 });
+    const failing = (path: string, into: (output: WalkOutput) => string) =>
+      path === "%p" ? "-no-such-test" : actions(path, into);
+    await expect(
+      exec(
+        "sh",
+        [
+          "-c",
+          parallelWalk({
+            prune,
+            scratch: "./.scratch",
+            outputs: [entries, files],
+            actions: failing,
+          }),
+        ],
+        { cwd: root },
+      ),
+    ).rejects.toMatchObject({ code: 123 });
   });
 
   it("fails when the top find fails, running nothing after it", async () => {
     await buildTree();
-    const failing = (path: string, into: (output: WalkOutput) => string) => (path === "%P" ? "-no-such-test" : actions(path, into));
-    await expect(exec("sh", ["-c", `${parallelWalk({ prune, scratch: "./.scratch", outputs: [entries, files], actions: failing })} && touch ./.scratch/after`], { cwd: root })).rejects.toMatchObject({ code: 1 });
+    const failing = (path: string, into: (output: WalkOutput) => string) =>
+      path === "%P" ? "-no-such-test" : actions(path, into);
+    await expect(
+      exec(
+        "sh",
+        [
+          "-c",
+          `${parallelWalk({ prune, scratch: "./.scratch", outputs: [entries, files], actions: failing })} && touch ./.scratch/after`,
+        ],
+        { cwd: root },
+      ),
+    ).rejects.toMatchObject({ code: 1 });
     const { stdout } = await exec("sh", ["-c", "ls -A .scratch"], { cwd: root });
     expect(stdout).not.toContain("after");
   });

@@ -27,7 +27,9 @@ describe("scratch folder removal", () => {
     // once the folder is gone, and ends with 4 if it never was.
     const script = `i=0; while [ $i -lt 4000 ]; do head -c 4096 /dev/zero > ${directory}/part-$i.partial || exit 3; i=$((i+1)); done; exit 4`;
     const writer = spawn("sh", ["-c", script], { stdio: "ignore" });
-    const exited = new Promise<number | null>((resolve) => writer.once("exit", (code) => resolve(code)));
+    const exited = new Promise<number | null>((resolve) =>
+      writer.once("exit", (code) => resolve(code)),
+    );
     try {
       await new Promise((resolve) => setTimeout(resolve, 100));
       await exec("sh", ["-c", removeWhileWritten(directory)]);

@@ -6,7 +6,8 @@ function streamOf(chunks: readonly (string | Uint8Array)[]): ReadableStream<Uint
   const encoder = new TextEncoder();
   return new ReadableStream({
     start(controller) {
-      for (const chunk of chunks) controller.enqueue(typeof chunk === "string" ? encoder.encode(chunk) : chunk);
+      for (const chunk of chunks)
+        controller.enqueue(typeof chunk === "string" ? encoder.encode(chunk) : chunk);
       controller.close();
     },
   });
@@ -18,7 +19,8 @@ async function collect(chunks: readonly (string | Uint8Array)[], maxFrameBytes =
   return frames;
 }
 
-const SAMPLE = "event: stdout\ndata: aGkK\n\nevent: stderr\ndata: ZXJyCg==\n\n: comment\nevent: exit\ndata: {\"exit_code\":3}\n\n";
+const SAMPLE =
+  'event: stdout\ndata: aGkK\n\nevent: stderr\ndata: ZXJyCg==\n\n: comment\nevent: exit\ndata: {"exit_code":3}\n\n';
 const EXPECTED = [
   { event: "stdout", data: "aGkK" },
   { event: "stderr", data: "ZXJyCg==" },
@@ -46,13 +48,15 @@ describe("parseSseStream", () => {
   });
 
   it("joins multi-line data with newlines and defaults the event name", async () => {
-    expect(await collect(["data: one\ndata:two\ndata\n\n"])).toEqual([{ event: "message", data: "one\ntwo\n" }]);
+    expect(await collect(["data: one\ndata:two\ndata\n\n"])).toEqual([
+      { event: "message", data: "one\ntwo\n" },
+    ]);
   });
 
   it("discards a final frame that is not closed by a blank line", async () => {
-    expect(await collect(["event: stdout\ndata: aGkK\n\nevent: exit\ndata: {\"exit_code\":0}\n"])).toEqual([
-      { event: "stdout", data: "aGkK" },
-    ]);
+    expect(
+      await collect(['event: stdout\ndata: aGkK\n\nevent: exit\ndata: {"exit_code":0}\n']),
+    ).toEqual([{ event: "stdout", data: "aGkK" }]);
   });
 
   it("refuses a frame larger than the limit with limit_exceeded", async () => {
@@ -62,7 +66,9 @@ describe("parseSseStream", () => {
   });
 
   it("refuses invalid UTF-8 with upstream_protocol", async () => {
-    const error = await collect([Uint8Array.of(0x64, 0x61, 0x74, 0x61, 0x3a, 0xff, 0x0a, 0x0a)]).catch((caught: unknown) => caught);
+    const error = await collect([
+      Uint8Array.of(0x64, 0x61, 0x74, 0x61, 0x3a, 0xff, 0x0a, 0x0a),
+    ]).catch((caught: unknown) => caught);
     expect(ManagedRuntimeError.hasCode(error, "upstream_protocol")).toBe(true);
   });
 });

@@ -22,7 +22,9 @@ describe("store reads", () => {
     const object = await store.get("a");
     const chunks: number[] = [];
     const copies: Buffer[] = [];
-    for await (const chunk of bodyChunks((object as { stream(): ReadableStream<Uint8Array> }).stream())) {
+    for await (const chunk of bodyChunks(
+      (object as { stream(): ReadableStream<Uint8Array> }).stream(),
+    )) {
       chunks.push(chunk.buffer.byteLength);
       copies.push(Buffer.from(chunk));
     }
@@ -32,11 +34,15 @@ describe("store reads", () => {
     const file = await openTemporaryFile(directory);
     try {
       await file.writeAt(body, 0);
-      const whole = await readBodyInto(file.stream(64 * 1024), Buffer.allocUnsafeSlow(body.byteLength));
+      const whole = await readBodyInto(
+        file.stream(64 * 1024),
+        Buffer.allocUnsafeSlow(body.byteLength),
+      );
       expect(whole && Buffer.from(whole).equals(body)).toBe(true);
       // A default reader gets chunks of the size asked for.
       const sizes: number[] = [];
-      for await (const chunk of file.stream(64 * 1024) as unknown as AsyncIterable<Uint8Array>) sizes.push(chunk.byteLength);
+      for await (const chunk of file.stream(64 * 1024) as unknown as AsyncIterable<Uint8Array>)
+        sizes.push(chunk.byteLength);
       expect(sizes.slice(0, 2)).toEqual([64 * 1024, 64 * 1024]);
       expect(sizes.reduce((sum, size) => sum + size, 0)).toBe(body.byteLength);
     } finally {

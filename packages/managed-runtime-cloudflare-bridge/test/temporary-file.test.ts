@@ -24,7 +24,8 @@ async function collect(stream: AsyncIterable<Uint8Array>): Promise<Buffer> {
 const streamOf = (bytes: Buffer, step: number) =>
   new ReadableStream<Uint8Array>({
     start(controller) {
-      for (let at = 0; at < bytes.byteLength; at += step) controller.enqueue(bytes.subarray(at, at + step));
+      for (let at = 0; at < bytes.byteLength; at += step)
+        controller.enqueue(bytes.subarray(at, at + step));
       controller.close();
     },
   });
@@ -52,7 +53,10 @@ describe("temporary files", () => {
     expect(await readdir(root)).toEqual([]);
     await spool.append(streamOf(bytes.subarray(1_000_003), 100_000));
     expect(await spool.finish()).toEqual({ sha256: sha(bytes), size: bytes.byteLength });
-    const [first, second] = await Promise.all([collect(spool.read() as unknown as AsyncIterable<Uint8Array>), collect(spool.read() as unknown as AsyncIterable<Uint8Array>)]);
+    const [first, second] = await Promise.all([
+      collect(spool.read() as unknown as AsyncIterable<Uint8Array>),
+      collect(spool.read() as unknown as AsyncIterable<Uint8Array>),
+    ]);
     expect(sha(first)).toBe(sha(bytes));
     expect(sha(second)).toBe(sha(bytes));
     expect(await readdir(root)).toEqual([]);
@@ -62,7 +66,13 @@ describe("temporary files", () => {
 
   it("a buffered spool keeps small and large writes in order across its staging buffer, readable as a stream and as reused chunks", async () => {
     const root = await folder();
-    const pieces = [randomBytes(10), randomBytes(700_000), randomBytes(900_000), randomBytes(3 * 1024 * 1024), randomBytes(1)];
+    const pieces = [
+      randomBytes(10),
+      randomBytes(700_000),
+      randomBytes(900_000),
+      randomBytes(3 * 1024 * 1024),
+      randomBytes(1),
+    ];
     const spool = await createBufferedSpool({ maxBytes: 1 << 30, directory: root, hash: true });
     for (const piece of pieces) await spool.write(piece);
     await spool.writeText("tail ✓");

@@ -47,12 +47,23 @@ describe("tombstoning bridge client", () => {
     expect(await client.running("a")).toBe(false);
     const refusals = await Promise.all([
       client.readFile("a", "/workspace/x").catch((error: { code?: string }) => error.code),
-      client.writeFile("a", "/workspace/x", new Uint8Array()).catch((error: { code?: string }) => error.code),
+      client
+        .writeFile("a", "/workspace/x", new Uint8Array())
+        .catch((error: { code?: string }) => error.code),
       client.persist("a", []).catch((error: { code?: string }) => error.code),
       client.hydrate("a", new Uint8Array()).catch((error: { code?: string }) => error.code),
-      client.exec("a", { argv: ["true"] }).next().catch((error: { code?: string }) => error.code),
+      client
+        .exec("a", { argv: ["true"] })
+        .next()
+        .catch((error: { code?: string }) => error.code),
     ]);
-    expect(refusals).toEqual(["lease_lost", "lease_lost", "lease_lost", "lease_lost", "lease_lost"]);
+    expect(refusals).toEqual([
+      "lease_lost",
+      "lease_lost",
+      "lease_lost",
+      "lease_lost",
+      "lease_lost",
+    ]);
     await settle();
     expect(inner.calls).toEqual([]);
   });
@@ -93,7 +104,8 @@ describe("tombstoning bridge client", () => {
     const originalDestroy = inner.client.destroy;
     inner.client.destroy = async (id) => {
       inner.calls.push(`destroy ${id}:start`);
-      if (inner.calls.filter((call) => call.startsWith("destroy")).length === 1) await deleteAnswered;
+      if (inner.calls.filter((call) => call.startsWith("destroy")).length === 1)
+        await deleteAnswered;
       await originalDestroy(id);
     };
     const client = createTombstoningClient(inner.client);

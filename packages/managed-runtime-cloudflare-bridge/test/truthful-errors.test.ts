@@ -40,7 +40,10 @@ async function newWorld(): Promise<StackWorld> {
 }
 
 /** A fetch that kills the bridge Worker once the response to the first request `trigger` picks has started. */
-function killWorkerAfterResponse(trigger: (url: URL, init: RequestInit | undefined) => boolean): { fetch: typeof fetch; fired: () => boolean } {
+function killWorkerAfterResponse(trigger: (url: URL, init: RequestInit | undefined) => boolean): {
+  fetch: typeof fetch;
+  fired: () => boolean;
+} {
   let fired = false;
   return {
     fired: () => fired,
@@ -61,39 +64,60 @@ describe("the bridge Worker killed mid-call", () => {
     const world = await newWorld();
     const session = "killed-mid-harness";
     const faults = killWorkerAfterResponse((_url, init) => bodyContains(init, "FAULT_HARNESS"));
-    const result = await world.run(workItem(session), shellProfile("echo FAULT_HARNESS > /dev/null; sleep 5; echo v2 > tree.txt"), faults.fetch);
+    const result = await world.run(
+      workItem(session),
+      shellProfile("echo FAULT_HARNESS > /dev/null; sleep 5; echo v2 > tree.txt"),
+      faults.fetch,
+    );
     expect(faults.fired()).toBe(true);
     expect(result).toMatchObject({ type: "failed", error: { code: "unavailable" } });
-    expect(result.type === "failed" && result.error.message).toMatch(/^harness-run failed: bridge exec broke off: the bridge closed the connection/);
+    expect(result.type === "failed" && result.error.message).toMatch(
+      /^harness-run failed: bridge exec broke off: the bridge closed the connection/,
+    );
     await bridge.restartWorker();
   }, 180_000);
 
   it("while a checkpoint part is read from it", async () => {
     const world = await newWorld();
     const session = "killed-mid-transfer";
-    const faults = killWorkerAfterResponse((url, init) => (init?.method ?? "GET") === "GET" && isCheckpointTransfer(url, init));
-    const result = await world.run(workItem(session), shellProfile("head -c 24000000 /dev/urandom > big.bin"), faults.fetch);
+    const faults = killWorkerAfterResponse(
+      (url, init) => (init?.method ?? "GET") === "GET" && isCheckpointTransfer(url, init),
+    );
+    const result = await world.run(
+      workItem(session),
+      shellProfile("head -c 24000000 /dev/urandom > big.bin"),
+      faults.fetch,
+    );
     expect(faults.fired()).toBe(true);
     // Not the store (healthy) and not the sandbox's archive: the bridge that carried it went away.
     expect(result).toMatchObject({ type: "failed", error: { code: "unavailable" } });
     const message = result.type === "failed" ? result.error.message : "";
-    expect(message).toMatch(/^workspace-checkpoint failed: bridge (file\.read|persist|exec) broke off: the bridge closed the connection/);
+    expect(message).toMatch(
+      /^workspace-checkpoint failed: bridge (file\.read|persist|exec) broke off: the bridge closed the connection/,
+    );
     expect(message).not.toMatch(/blob store|archive/);
     await bridge.restartWorker();
   }, 180_000);
 });
 
 describe("the container runtime stopped while the bridge Worker runs", () => {
-  const RUNTIME_UNAVAILABLE = /bridge (exec|delete) failed: the container runtime behind the bridge is unavailable: /;
+  const RUNTIME_UNAVAILABLE =
+    /bridge (exec|delete) failed: the container runtime behind the bridge is unavailable: /;
 
   it("before an item starts", async () => {
     const world = await newWorld();
     await bridge.stopContainerServer();
     try {
-      const result = await world.run(workItem("runtime-down-at-acquire"), shellProfile("echo v1 > tree.txt"));
+      const result = await world.run(
+        workItem("runtime-down-at-acquire"),
+        shellProfile("echo v1 > tree.txt"),
+      );
       expect(result).toMatchObject({
         type: "failed",
-        error: { code: "unavailable", context: { service: "container_runtime", stage: "sandbox-acquire" } },
+        error: {
+          code: "unavailable",
+          context: { service: "container_runtime", stage: "sandbox-acquire" },
+        },
       });
       const message = result.type === "failed" ? result.error.message : "";
       expect(message).toMatch(/^sandbox-acquire failed: /);
@@ -103,7 +127,9 @@ describe("the container runtime stopped while the bridge Worker runs", () => {
       await bridge.restartContainerServer();
     }
     // The runtime back, the next item completes: nothing was left that blocks the stack.
-    expect(await world.run(workItem("runtime-back"), shellProfile("echo v1 > tree.txt"))).toMatchObject({ type: "completed" });
+    expect(
+      await world.run(workItem("runtime-back"), shellProfile("echo v1 > tree.txt")),
+    ).toMatchObject({ type: "completed" });
   }, 180_000);
 
   it("while the harness's exec runs", async () => {
@@ -120,14 +146,22 @@ describe("the container runtime stopped while the bridge Worker runs", () => {
       expect(fired).toBe(true);
       expect(result).toMatchObject({
         type: "failed",
-        error: { code: "unavailable", context: { service: "container_runtime", stage: "harness-run" } },
+        error: {
+          code: "unavailable",
+          context: { service: "container_runtime", stage: "harness-run" },
+        },
       });
       const message = result.type === "failed" ? result.error.message : "";
       expect(message).toMatch(/^harness-run failed: /);
       expect(message).toMatch(RUNTIME_UNAVAILABLE);
       // The terminate that could not be confirmed names the same cause.
       expect(result.type === "failed" && result.cleanupErrors).toEqual(
-        expect.arrayContaining([expect.objectContaining({ code: "unavailable", message: expect.stringMatching(RUNTIME_UNAVAILABLE) })]),
+        expect.arrayContaining([
+          expect.objectContaining({
+            code: "unavailable",
+            message: expect.stringMatching(RUNTIME_UNAVAILABLE),
+          }),
+        ]),
       );
     } finally {
       await bridge.restartContainerServer();

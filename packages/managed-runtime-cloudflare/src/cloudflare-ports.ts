@@ -17,7 +17,11 @@ import { withUsageRecording } from "./usage/usage-recording.js";
 import { withDurableWorkspaceMount } from "./workspace/durable-mount.js";
 
 /** What the Cloudflare sandbox port advertises: hard terminate, no retained runtimes, no runtime checkpoints. */
-export const CLOUDFLARE_SANDBOX_CAPABILITIES: SandboxResourceCapabilities = { suspendResume: "unsupported", hardTerminate: "supported", runtimeCheckpoints: [] };
+export const CLOUDFLARE_SANDBOX_CAPABILITIES: SandboxResourceCapabilities = {
+  suspendResume: "unsupported",
+  hardTerminate: "supported",
+  runtimeCheckpoints: [],
+};
 
 /** The composition options the driver derives from its resolved options. */
 export function compositionOptions<Env extends CloudflareManagedRuntimeEnv>(
@@ -35,7 +39,15 @@ export function compositionOptions<Env extends CloudflareManagedRuntimeEnv>(
     leaseTtlMs: resolved.leaseTtlMs,
     sandboxCapabilities: CLOUDFLARE_SANDBOX_CAPABILITIES,
     workspace: { strategies: ["checkpoint_restore"] },
-    ...(resolved.outputs ? { outputs: { store: resolved.outputs.store, keyPrefix: resolved.outputs.keyPrefix, durability: "durable" as const } } : {}),
+    ...(resolved.outputs
+      ? {
+          outputs: {
+            store: resolved.outputs.store,
+            keyPrefix: resolved.outputs.keyPrefix,
+            durability: "durable" as const,
+          },
+        }
+      : {}),
     ...(resolved.readiness ? { readiness: resolved.readiness } : {}),
     // The supervised lane rides on duplex processes whose stdin the file-fed wrapper carries.
     drivers: ["ama_worker", "openma_supervised"],
@@ -48,7 +60,13 @@ export function compositionOptions<Env extends CloudflareManagedRuntimeEnv>(
 export function cloudflareCapabilities<Env extends CloudflareManagedRuntimeEnv>(
   resolved: ResolvedCloudflareOptions<Env>,
 ): (derived: ManagedRuntimeResourceCapabilities) => ManagedRuntimeResourceCapabilities {
-  return (derived) => (resolved.workspaceMount ? { ...derived, workspace: { strategies: ["durable_mount", ...derived.workspace.strategies] } } : derived);
+  return (derived) =>
+    resolved.workspaceMount
+      ? {
+          ...derived,
+          workspace: { strategies: ["durable_mount", ...derived.workspace.strategies] },
+        }
+      : derived;
 }
 
 /**
@@ -61,7 +79,12 @@ export function cloudflarePorts<Env extends CloudflareManagedRuntimeEnv>(
   composition: ProviderManagedRuntime<CloudflareRuntime>,
 ): ProviderManagedRuntimeExtraResources {
   const ports = resolved.workspaceMount
-    ? withDurableWorkspaceMount({ settings: resolved.workspaceMount, sandbox: composition.sandbox, workspace: composition.workspace, runtime: composition.runtime })
+    ? withDurableWorkspaceMount({
+        settings: resolved.workspaceMount,
+        sandbox: composition.sandbox,
+        workspace: composition.workspace,
+        runtime: composition.runtime,
+      })
     : { sandbox: composition.sandbox, workspace: composition.workspace };
   const credentialEgress = resolved.credentialVault
     ? createCloudflareCredentialEgressPort({

@@ -1,8 +1,18 @@
-import { NO_CREDENTIAL_EGRESS, createProviderManagedRuntimeDriver } from "@open-managed-agents/managed-runtime-sandbox";
-import { type ManagedRuntimeProviderDriverPort, InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  NO_CREDENTIAL_EGRESS,
+  createProviderManagedRuntimeDriver,
+} from "@open-managed-agents/managed-runtime-sandbox";
+import {
+  type ManagedRuntimeProviderDriverPort,
+  InvalidConfigError,
+} from "@open-managed-agents/runtime-resource-contract";
 import { cloudflareCapabilities, cloudflarePorts, compositionOptions } from "./cloudflare-ports.js";
 import { CLOUDFLARE_CREDENTIAL_EGRESS } from "./egress/egress-port.js";
-import { type CloudflareManagedRuntimeEnv, type CloudflareManagedRuntimeOptions, resolveCloudflareOptions } from "./options.js";
+import {
+  type CloudflareManagedRuntimeEnv,
+  type CloudflareManagedRuntimeOptions,
+  resolveCloudflareOptions,
+} from "./options.js";
 import { CLOUDFLARE_DRIVER_VERSION } from "./provider-id.js";
 
 /**
@@ -23,7 +33,9 @@ export function createCloudflareManagedRuntime<Env extends CloudflareManagedRunt
     version: CLOUDFLARE_DRIVER_VERSION,
     placements: ["in_process"],
     composition: compositionOptions(resolved),
-    credentialEgress: resolved.credentialVault ? CLOUDFLARE_CREDENTIAL_EGRESS : NO_CREDENTIAL_EGRESS,
+    credentialEgress: resolved.credentialVault
+      ? CLOUDFLARE_CREDENTIAL_EGRESS
+      : NO_CREDENTIAL_EGRESS,
     capabilities: cloudflareCapabilities(resolved),
     resources: (composition) => cloudflarePorts(resolved, composition),
   });
@@ -33,14 +45,22 @@ export function createCloudflareManagedRuntime<Env extends CloudflareManagedRunt
 export const createCloudflareManagedRuntimeDriver = createCloudflareManagedRuntime;
 
 /** Factory options of the loader entry: the Worker environment plus the driver options. */
-export type CloudflareDriverFactoryOptions<Env extends CloudflareManagedRuntimeEnv = CloudflareManagedRuntimeEnv> = CloudflareManagedRuntimeOptions<Env> & {
+export type CloudflareDriverFactoryOptions<
+  Env extends CloudflareManagedRuntimeEnv = CloudflareManagedRuntimeEnv,
+> = CloudflareManagedRuntimeOptions<Env> & {
   readonly env: Env;
 };
 
 /** The uniform loader entry (`loadManagedRuntimeProviderDriver` calls it with `factoryOptions`). */
-export function createManagedRuntimeProviderDriver(factoryOptions: unknown): ManagedRuntimeProviderDriverPort {
+export function createManagedRuntimeProviderDriver(
+  factoryOptions: unknown,
+): ManagedRuntimeProviderDriverPort {
   if (typeof factoryOptions !== "object" || factoryOptions === null || !("env" in factoryOptions)) {
-    throw new InvalidConfigError({ message: "invalid Cloudflare driver factory options at env: the Worker environment is required", context: { field: "env" } });
+    throw new InvalidConfigError({
+      message:
+        "invalid Cloudflare driver factory options at env: the Worker environment is required",
+      context: { field: "env" },
+    });
   }
   const { env, ...options } = factoryOptions as CloudflareDriverFactoryOptions;
   return createCloudflareManagedRuntime(env, options);

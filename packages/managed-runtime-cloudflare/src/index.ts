@@ -20,10 +20,24 @@ export {
 } from "./options.js";
 export { MAX_TRACKED_CONTAINERS } from "./usage/usage-recording.js";
 export { MEMORY_MOUNT_ROOT, memoryStorePrefix } from "./memory/memory-mount.js";
-export { type CloudflareRuntime, createCloudflareRuntime, DEFAULT_EXEC_TIMEOUT_MS } from "./runtime/cloudflare-runtime.js";
-export { createCloudflareSandboxProvider, newRuntimeId, type CloudflareSandboxProviderOptions } from "./provider.js";
-export { CLOUDFLARE_CREDENTIAL_EGRESS, createCloudflareCredentialEgressPort } from "./egress/egress-port.js";
-export type { CloudflareCredentialVault, CredentialVaultDecision } from "./egress/credential-vault.js";
+export {
+  type CloudflareRuntime,
+  createCloudflareRuntime,
+  DEFAULT_EXEC_TIMEOUT_MS,
+} from "./runtime/cloudflare-runtime.js";
+export {
+  createCloudflareSandboxProvider,
+  newRuntimeId,
+  type CloudflareSandboxProviderOptions,
+} from "./provider.js";
+export {
+  CLOUDFLARE_CREDENTIAL_EGRESS,
+  createCloudflareCredentialEgressPort,
+} from "./egress/egress-port.js";
+export type {
+  CloudflareCredentialVault,
+  CredentialVaultDecision,
+} from "./egress/credential-vault.js";
 export { CREDENTIAL_EGRESS_HANDLER, REVOKED_EGRESS_HANDLER } from "./egress/outbound-names.js";
 export { sessionWorkspacePrefix } from "./workspace/durable-mount.js";
 export { CLOUDFLARE_SANDBOX_PORT_FACTS } from "./sandbox-port-facts.js";

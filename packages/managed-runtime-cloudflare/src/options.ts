@@ -27,19 +27,36 @@ export const DEFAULT_BACKUP_TTL_SEC = 30 * 24 * 60 * 60;
 export const DEFAULT_OUTPUT_KEY_PREFIX = "managed-runtime-outputs";
 
 /** Environment keys `workspaceDurableMount` needs, in the order they are checked. */
-export const WORKSPACE_MOUNT_ENV_KEYS = ["WORKSPACE_BUCKET", "WORKSPACE_BUCKET_NAME", "R2_ENDPOINT", "R2_ACCESS_KEY_ID", "R2_SECRET_ACCESS_KEY"] as const;
+export const WORKSPACE_MOUNT_ENV_KEYS = [
+  "WORKSPACE_BUCKET",
+  "WORKSPACE_BUCKET_NAME",
+  "R2_ENDPOINT",
+  "R2_ACCESS_KEY_ID",
+  "R2_SECRET_ACCESS_KEY",
+] as const;
 /** Environment keys `memoryStoreMount` needs, in the order they are checked. */
-export const MEMORY_MOUNT_ENV_KEYS = ["MEMORY_BUCKET", "MEMORY_BUCKET_NAME", "R2_ENDPOINT", "R2_ACCESS_KEY_ID", "R2_SECRET_ACCESS_KEY"] as const;
+export const MEMORY_MOUNT_ENV_KEYS = [
+  "MEMORY_BUCKET",
+  "MEMORY_BUCKET_NAME",
+  "R2_ENDPOINT",
+  "R2_ACCESS_KEY_ID",
+  "R2_SECRET_ACCESS_KEY",
+] as const;
 /** Environment key of the optional R2 binding that stores session outputs. */
 export const FILES_BUCKET_ENV_KEY = "FILES_BUCKET";
 
 /** Options of the Cloudflare driver. Validated once, at factory time; a bad option is `invalid_config` naming it. */
-export interface CloudflareManagedRuntimeOptions<Env extends CloudflareManagedRuntimeEnv = CloudflareManagedRuntimeEnv> {
+export interface CloudflareManagedRuntimeOptions<
+  Env extends CloudflareManagedRuntimeEnv = CloudflareManagedRuntimeEnv,
+> {
   /**
    * The application's sandbox for a runtime id, e.g.
    * `(env, id) => createCloudflareSdkSandbox(getSandbox(env.SANDBOX, id))`. The package never imports the app.
    */
-  readonly createSandbox: (env: Env, runtimeId: string) => CloudflareSandbox | Promise<CloudflareSandbox>;
+  readonly createSandbox: (
+    env: Env,
+    runtimeId: string,
+  ) => CloudflareSandbox | Promise<CloudflareSandbox>;
   /**
    * What the container class boots: `base` (the documented image) or `custom`, with an explicit `image`
    * reference (the image wrangler deploys for the class) or a `preinstalled` description. Required.
@@ -142,29 +159,51 @@ const originSchema = httpUrlSchema((url, addIssue) => {
 });
 
 const optionsSchema = z.object({
-  createSandbox: z.custom((value) => typeof value === "function", "must be a function (env, runtimeId) => CloudflareSandbox"),
+  createSandbox: z.custom(
+    (value) => typeof value === "function",
+    "must be a function (env, runtimeId) => CloudflareSandbox",
+  ),
   runtimeEnvironment: runtimeEnvironmentSchema.refine(
-    (environment) => environment.artifact.type === "image" || environment.artifact.type === "preinstalled",
+    (environment) =>
+      environment.artifact.type === "image" || environment.artifact.type === "preinstalled",
     "artifact must be an image or preinstalled: a Cloudflare container class boots the image wrangler deployed for it",
   ),
   leaseTtlMs: positiveInteger.optional(),
   controlPlaneBaseUrl: originSchema.optional(),
   workspaceDurableMount: z.boolean().optional(),
   memoryStoreMount: z.boolean().optional(),
-  credentialVault: z.custom((value) => hasMethods(value, ["open", "resolve", "revoke"]), "must be a CloudflareCredentialVault (open, resolve, revoke)").optional(),
+  credentialVault: z
+    .custom(
+      (value) => hasMethods(value, ["open", "resolve", "revoke"]),
+      "must be a CloudflareCredentialVault (open, resolve, revoke)",
+    )
+    .optional(),
   outputs: z
     .object({
-      store: z.custom((value) => hasMethods(value, ["put", "get", "head"]), "must be a BlobStore").optional(),
+      store: z
+        .custom((value) => hasMethods(value, ["put", "get", "head"]), "must be a BlobStore")
+        .optional(),
       keyPrefix: nonEmptyString.optional(),
     })
     .strict()
     .optional(),
-  readiness: z.object({ command: nonEmptyString.optional(), timeoutMs: positiveInteger.optional() }).strict().optional(),
+  readiness: z
+    .object({ command: nonEmptyString.optional(), timeoutMs: positiveInteger.optional() })
+    .strict()
+    .optional(),
   backupTtlSec: positiveInteger.optional(),
-  sessionInputs: z.custom((value) => hasMethods(value, ["materialize", "synchronize"]), "must be a SessionInputMaterializerPort").optional(),
+  sessionInputs: z
+    .custom(
+      (value) => hasMethods(value, ["materialize", "synchronize"]),
+      "must be a SessionInputMaterializerPort",
+    )
+    .optional(),
   usage: z
     .object({
-      recorder: z.custom((value) => hasMethods(value, ["record"]), "must be a UsageRecorderPort (record)"),
+      recorder: z.custom(
+        (value) => hasMethods(value, ["record"]),
+        "must be a UsageRecorderPort (record)",
+      ),
       instanceType: nonEmptyString.optional(),
       recordTimeoutMs: positiveInteger.optional(),
       waitUntil: z.custom((value) => typeof value === "function", "must be a function").optional(),
@@ -174,9 +213,15 @@ const optionsSchema = z.object({
     .optional(),
 });
 
-const bucketNameSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/, "must be an R2 bucket name (3-63 lowercase letters, digits, hyphens)");
+const bucketNameSchema = z
+  .string()
+  .regex(
+    /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/,
+    "must be an R2 bucket name (3-63 lowercase letters, digits, hyphens)",
+  );
 const endpointSchema = httpUrlSchema((url, addIssue) => {
-  if (url.pathname !== "/" || url.search !== "" || url.username !== "") addIssue("must be an origin without path, query or credentials");
+  if (url.pathname !== "/" || url.search !== "" || url.username !== "")
+    addIssue("must be an origin without path, query or credentials");
 });
 
 /**
@@ -184,23 +229,42 @@ const endpointSchema = httpUrlSchema((url, addIssue) => {
  * or the first missing or malformed environment key when `workspaceDurableMount` is on. Secret values
  * are never echoed.
  */
-export function resolveCloudflareOptions<Env extends CloudflareManagedRuntimeEnv>(env: Env, options: CloudflareManagedRuntimeOptions<Env>): ResolvedCloudflareOptions<Env> {
+export function resolveCloudflareOptions<Env extends CloudflareManagedRuntimeEnv>(
+  env: Env,
+  options: CloudflareManagedRuntimeOptions<Env>,
+): ResolvedCloudflareOptions<Env> {
   if (typeof env !== "object" || env === null) {
-    throw new InvalidConfigError({ message: "invalid Cloudflare driver env: must be the Worker environment object", context: { field: "env" } });
+    throw new InvalidConfigError({
+      message: "invalid Cloudflare driver env: must be the Worker environment object",
+      context: { field: "env" },
+    });
   }
-  parseRecord(optionsSchema, options, { record: "Cloudflare driver options", code: "invalid_config" });
+  parseRecord(optionsSchema, options, {
+    record: "Cloudflare driver options",
+    code: "invalid_config",
+  });
   const filesBucket = (env as Record<string, unknown>)[FILES_BUCKET_ENV_KEY];
-  const store = options.outputs?.store ?? (isR2Binding(filesBucket) ? { r2: filesBucket } : undefined);
+  const store =
+    options.outputs?.store ?? (isR2Binding(filesBucket) ? { r2: filesBucket } : undefined);
   return {
     env,
     createSandbox: options.createSandbox,
     runtimeEnvironment: options.runtimeEnvironment,
     leaseTtlMs: options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS,
-    controlPlaneOrigin: options.controlPlaneBaseUrl === undefined ? null : new URL(options.controlPlaneBaseUrl).origin,
+    controlPlaneOrigin:
+      options.controlPlaneBaseUrl === undefined
+        ? null
+        : new URL(options.controlPlaneBaseUrl).origin,
     workspaceMount: options.workspaceDurableMount ? resolveWorkspaceMount(env) : null,
     memoryMount: options.memoryStoreMount ? resolveMemoryMount(env) : null,
     credentialVault: options.credentialVault ?? null,
-    outputs: store === undefined ? null : { store: "r2" in store ? r2OutputStore(store.r2) : store, keyPrefix: options.outputs?.keyPrefix ?? DEFAULT_OUTPUT_KEY_PREFIX },
+    outputs:
+      store === undefined
+        ? null
+        : {
+            store: "r2" in store ? r2OutputStore(store.r2) : store,
+            keyPrefix: options.outputs?.keyPrefix ?? DEFAULT_OUTPUT_KEY_PREFIX,
+          },
     readiness: options.readiness,
     backupTtlSec: options.backupTtlSec ?? DEFAULT_BACKUP_TTL_SEC,
     sessionInputs: options.sessionInputs,
@@ -223,7 +287,11 @@ function resolveWorkspaceMount(env: CloudflareManagedRuntimeEnv): WorkspaceMount
 }
 
 function resolveMemoryMount(env: CloudflareManagedRuntimeEnv): MemoryMountSettings {
-  const { bucketName, endpoint } = resolveBucketMount(env, "memoryStoreMount", MEMORY_MOUNT_ENV_KEYS);
+  const { bucketName, endpoint } = resolveBucketMount(
+    env,
+    "memoryStoreMount",
+    MEMORY_MOUNT_ENV_KEYS,
+  );
   return { bucketName, endpoint };
 }
 
@@ -237,20 +305,36 @@ function resolveBucketMount(
   for (const key of keys) {
     const value = env[key];
     if (value === undefined || value === null || value === "") {
-      throw new InvalidConfigError({ message: `${option} needs ${key} in the Worker environment; it is missing`, context: { field: key } });
+      throw new InvalidConfigError({
+        message: `${option} needs ${key} in the Worker environment; it is missing`,
+        context: { field: key },
+      });
     }
   }
   const check = (key: string, valid: boolean, problem: string): void => {
-    if (!valid) throw new InvalidConfigError({ message: `${option}: ${key} ${problem}`, context: { field: key } });
+    if (!valid)
+      throw new InvalidConfigError({
+        message: `${option}: ${key} ${problem}`,
+        context: { field: key },
+      });
   };
   const [bindingKey, nameKey] = keys;
   check(bindingKey, isR2Binding(env[bindingKey]), "must be an R2 bucket binding");
   const name = bucketNameSchema.safeParse(env[nameKey]);
   check(nameKey, name.success, name.success ? "" : (name.error.issues[0]?.message ?? "is invalid"));
   const endpoint = endpointSchema.safeParse(env.R2_ENDPOINT);
-  check("R2_ENDPOINT", endpoint.success, endpoint.success ? "" : (endpoint.error.issues[0]?.message ?? "is invalid"));
-  for (const key of ["R2_ACCESS_KEY_ID", "R2_SECRET_ACCESS_KEY"] as const) check(key, typeof env[key] === "string", "must be a string");
-  return { bucket: env[bindingKey] as R2BucketBinding, bucketName: env[nameKey] as string, endpoint: new URL(env.R2_ENDPOINT as string).origin };
+  check(
+    "R2_ENDPOINT",
+    endpoint.success,
+    endpoint.success ? "" : (endpoint.error.issues[0]?.message ?? "is invalid"),
+  );
+  for (const key of ["R2_ACCESS_KEY_ID", "R2_SECRET_ACCESS_KEY"] as const)
+    check(key, typeof env[key] === "string", "must be a string");
+  return {
+    bucket: env[bindingKey] as R2BucketBinding,
+    bucketName: env[nameKey] as string,
+    endpoint: new URL(env.R2_ENDPOINT as string).origin,
+  };
 }
 
 function isR2Binding(value: unknown): value is R2BucketBinding & Record<string, unknown> {

@@ -1,4 +1,7 @@
-import { UnsupportedOperationError, ProviderMismatchError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  UnsupportedOperationError,
+  ProviderMismatchError,
+} from "@open-managed-agents/runtime-resource-contract";
 import { createDestroyedSandboxes } from "@open-managed-agents/managed-runtime-sandbox";
 import type { SandboxFactoryContext, SandboxProviderPort } from "@open-managed-agents/sandbox";
 import type { CloudflareManagedRuntimeEnv, CloudflareManagedRuntimeOptions } from "./options.js";
@@ -38,7 +41,11 @@ export function createCloudflareSandboxProvider<Env extends CloudflareManagedRun
   const destroyed = createDestroyedSandboxes();
   const open = async (runtimeId: string): Promise<CloudflareRuntime> =>
     createCloudflareRuntime({
-      sandbox: guardDestroyedSandbox(destroyed, runtimeId, await options.createSandbox(options.env, runtimeId)),
+      sandbox: guardDestroyedSandbox(
+        destroyed,
+        runtimeId,
+        await options.createSandbox(options.env, runtimeId),
+      ),
       runtimeId,
       backupTtlSec: options.backupTtlSec,
       memoryMount: options.memoryMount ?? null,
@@ -55,9 +62,14 @@ export function createCloudflareSandboxProvider<Env extends CloudflareManagedRun
     create: (context) => start(context),
     async resume(handle) {
       if (handle.provider !== CLOUDFLARE_PROVIDER) {
-        throw new ProviderMismatchError({ message: `handle belongs to provider "${handle.provider}", not "${CLOUDFLARE_PROVIDER}"`, context: { expected: CLOUDFLARE_PROVIDER, actual: handle.provider } });
+        throw new ProviderMismatchError({
+          message: `handle belongs to provider "${handle.provider}", not "${CLOUDFLARE_PROVIDER}"`,
+          context: { expected: CLOUDFLARE_PROVIDER, actual: handle.provider },
+        });
       }
-      throw new UnsupportedOperationError({ message: "Cloudflare containers cannot be resumed from a runtime-scoped handle" });
+      throw new UnsupportedOperationError({
+        message: "Cloudflare containers cannot be resumed from a runtime-scoped handle",
+      });
     },
     async restore(checkpoint, context) {
       backupFromCheckpointHandle(checkpoint);

@@ -5,7 +5,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { spawnCloudflareDuplexProcess } from "../src/runtime/duplex-process.js";
-import type { CloudflareProcessLogEvent, CloudflareSandbox } from "../src/sandbox/cloudflare-sandbox.js";
+import type {
+  CloudflareProcessLogEvent,
+  CloudflareSandbox,
+} from "../src/sandbox/cloudflare-sandbox.js";
 import { unreachableSandbox } from "./fake-sandbox.js";
 
 /** A sandbox whose one process ends when `exit` is called and whose kills answer when `answerKills` is. */
@@ -17,12 +20,16 @@ function scriptedSandbox() {
   const killsAnswered = new Promise<void>((resolve) => (answerKills = resolve));
   const sandbox: CloudflareSandbox = {
     ...unreachableSandbox(),
-    exec: async (command) => (calls.push(`exec ${command.slice(0, 20)}`), { exitCode: 0, stdout: "", stderr: "" }),
+    exec: async (command) => (
+      calls.push(`exec ${command.slice(0, 20)}`), { exitCode: 0, stdout: "", stderr: "" }
+    ),
     startProcess: async () => (calls.push("startProcess"), { id: "process-1", pid: 7 }),
     async *processLogs(): AsyncGenerator<CloudflareProcessLogEvent> {
       yield { type: "exit", exitCode: await exitCode };
     },
-    processStatus: async () => (calls.push("processStatus"), { status: "completed", exitCode: await exitCode }),
+    processStatus: async () => (
+      calls.push("processStatus"), { status: "completed", exitCode: await exitCode }
+    ),
     killProcess: async (_id, signal) => {
       calls.push(`killProcess ${signal}:start`);
       await killsAnswered;
@@ -37,7 +44,10 @@ const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
 describe("duplex process kill", () => {
   it("holds the exit back until a kill in flight has answered, so the caller's destroy cannot overtake it", async () => {
     const scripted = scriptedSandbox();
-    const process = await spawnCloudflareDuplexProcess(scripted.sandbox, { command: "sleep", args: ["30"] });
+    const process = await spawnCloudflareDuplexProcess(scripted.sandbox, {
+      command: "sleep",
+      args: ["30"],
+    });
     let exitedAt: number | null = null;
     void process.exited.then(() => (exitedAt = scripted.calls.length));
     process.kill("SIGTERM");
@@ -47,7 +57,10 @@ describe("duplex process kill", () => {
     expect(exitedAt).toBeNull();
     scripted.answerKills();
     expect(await process.exited).toEqual({ code: 143, signal: "SIGTERM" });
-    expect(scripted.calls.slice(-2)).toEqual(["killProcess SIGTERM:start", "killProcess SIGTERM:end"]);
+    expect(scripted.calls.slice(-2)).toEqual([
+      "killProcess SIGTERM:start",
+      "killProcess SIGTERM:end",
+    ]);
     expect(exitedAt).toBe(scripted.calls.length);
   });
 

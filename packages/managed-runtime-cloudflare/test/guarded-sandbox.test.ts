@@ -8,7 +8,10 @@ import { describe, expect, it } from "vitest";
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { createDestroyedSandboxes } from "@open-managed-agents/managed-runtime-sandbox";
 import { guardDestroyedSandbox } from "../src/runtime/guarded-sandbox.js";
-import type { CloudflareProcessLogEvent, CloudflareSandbox } from "../src/sandbox/cloudflare-sandbox.js";
+import type {
+  CloudflareProcessLogEvent,
+  CloudflareSandbox,
+} from "../src/sandbox/cloudflare-sandbox.js";
 import { unreachableSandbox } from "./fake-sandbox.js";
 
 /** A promise and the function that settles it. */
@@ -67,7 +70,13 @@ describe("guarded sandbox", () => {
     scripted.destroys[0]?.open();
     await destroyed;
     await tick();
-    expect(scripted.calls).toEqual(["renew:start", "destroy 0:start", "renew:end", "destroy 0:end", "destroy 1:start"]);
+    expect(scripted.calls).toEqual([
+      "renew:start",
+      "destroy 0:start",
+      "renew:end",
+      "destroy 0:end",
+      "destroy 1:start",
+    ]);
     scripted.destroys[1]?.open();
     await tick();
     expect(scripted.calls.at(-1)).toBe("destroy 1:end");
@@ -86,7 +95,14 @@ describe("guarded sandbox", () => {
     scripted.logs.open();
     expect(await reading).toBeInstanceOf(Error);
     await tick();
-    expect(scripted.calls).toEqual(["logs:start", "destroy 0:start", "destroy 0:end", "logs:end", "destroy 1:start", "destroy 1:end"]);
+    expect(scripted.calls).toEqual([
+      "logs:start",
+      "destroy 0:start",
+      "destroy 0:end",
+      "logs:end",
+      "destroy 1:start",
+      "destroy 1:end",
+    ]);
   });
 
   it("sends no destroy for calls that settle before it, and refuses calls after it without sending one", async () => {
@@ -98,9 +114,17 @@ describe("guarded sandbox", () => {
     await tick();
     expect(scripted.calls).toEqual(["renew:start", "renew:end"]);
     await guarded.destroy();
-    const refused = await guarded.renewActivityTimeout().then(() => null, (error: unknown) => error);
+    const refused = await guarded.renewActivityTimeout().then(
+      () => null,
+      (error: unknown) => error,
+    );
     expect(ManagedRuntimeError.hasCode(refused, "lease_lost")).toBe(true);
     await tick();
-    expect(scripted.calls).toEqual(["renew:start", "renew:end", "destroy 0:start", "destroy 0:end"]);
+    expect(scripted.calls).toEqual([
+      "renew:start",
+      "renew:end",
+      "destroy 0:start",
+      "destroy 0:end",
+    ]);
   });
 });

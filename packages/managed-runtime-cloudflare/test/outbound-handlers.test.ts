@@ -12,7 +12,9 @@ import {
 
 const SECRET = "ghp_secret_value_for_the_handler_test";
 
-function vaultFor(decisions: Record<string, Awaited<ReturnType<CloudflareCredentialVault["resolve"]>>>): CloudflareCredentialVault & { calls: string[] } {
+function vaultFor(
+  decisions: Record<string, Awaited<ReturnType<CloudflareCredentialVault["resolve"]>>>,
+): CloudflareCredentialVault & { calls: string[] } {
   const calls: string[] = [];
   return {
     calls,
@@ -42,8 +44,19 @@ const params = { bindingId: "egr_1", controlPlaneOrigin: "https://openma.example
 describe("credential egress outbound handlers", () => {
   it("sets vault headers over guest-chosen ones and strips proxy headers", async () => {
     const seen: Request[] = [];
-    const handler = handlersWith(vaultFor({ "api.github.com": { type: "forward", headers: { authorization: `Bearer ${SECRET}` } } }), seen)[CREDENTIAL_EGRESS_HANDLER];
-    const response = await handler?.(new Request("https://api.github.com/user", { headers: { authorization: "Bearer forged", "proxy-authorization": "x" } }), {}, context(params));
+    const handler = handlersWith(
+      vaultFor({
+        "api.github.com": { type: "forward", headers: { authorization: `Bearer ${SECRET}` } },
+      }),
+      seen,
+    )[CREDENTIAL_EGRESS_HANDLER];
+    const response = await handler?.(
+      new Request("https://api.github.com/user", {
+        headers: { authorization: "Bearer forged", "proxy-authorization": "x" },
+      }),
+      {},
+      context(params),
+    );
     expect(response?.status).toBe(200);
     expect(seen[0]?.headers.get("authorization")).toBe(`Bearer ${SECRET}`);
     expect(seen[0]?.headers.get("proxy-authorization")).toBeNull();
@@ -65,21 +78,56 @@ describe("credential egress outbound handlers", () => {
     const seen: Request[] = [];
     const vault = vaultFor({});
     const handler = handlersWith(vault, seen)[CREDENTIAL_EGRESS_HANDLER];
-    const response = await handler?.(new Request("https://openma.example/v1/oma/mcp-proxy/s/x"), {}, context(params));
+    const response = await handler?.(
+      new Request("https://openma.example/v1/oma/mcp-proxy/s/x"),
+      {},
+      context(params),
+    );
     expect(response?.status).toBe(200);
     expect(vault.calls).toEqual([]);
-    const lookalike = await handler?.(new Request("https://openma.example.evil.example/"), {}, context(params));
+    const lookalike = await handler?.(
+      new Request("https://openma.example.evil.example/"),
+      {},
+      context(params),
+    );
     expect(lookalike?.status).toBe(403);
   });
 
   it("refuses everything without valid params, once revoked, and by default", async () => {
     const seen: Request[] = [];
-    const handlers = handlersWith(vaultFor({ "api.github.com": { type: "forward", headers: {} } }), seen);
-    for (const bad of [undefined, {}, { bindingId: "" , controlPlaneOrigin: null }, { ...params, extra: SECRET }]) {
-      expect((await handlers[CREDENTIAL_EGRESS_HANDLER]?.(new Request("https://api.github.com/"), {}, context(bad)))?.status).toBe(403);
+    const handlers = handlersWith(
+      vaultFor({ "api.github.com": { type: "forward", headers: {} } }),
+      seen,
+    );
+    for (const bad of [
+      undefined,
+      {},
+      { bindingId: "", controlPlaneOrigin: null },
+      { ...params, extra: SECRET },
+    ]) {
+      expect(
+        (
+          await handlers[CREDENTIAL_EGRESS_HANDLER]?.(
+            new Request("https://api.github.com/"),
+            {},
+            context(bad),
+          )
+        )?.status,
+      ).toBe(403);
     }
-    expect((await handlers[REVOKED_EGRESS_HANDLER]?.(new Request("https://api.github.com/"), {}, context(params)))?.status).toBe(403);
-    expect((await denyAllOutbound(new Request("http://anything.example/"), {}, context(undefined))).status).toBe(403);
+    expect(
+      (
+        await handlers[REVOKED_EGRESS_HANDLER]?.(
+          new Request("https://api.github.com/"),
+          {},
+          context(params),
+        )
+      )?.status,
+    ).toBe(403);
+    expect(
+      (await denyAllOutbound(new Request("http://anything.example/"), {}, context(undefined)))
+        .status,
+    ).toBe(403);
     expect(seen).toHaveLength(0);
   });
 

@@ -14,7 +14,8 @@ function streamOf(...chunks: string[]): ReadableStream<Uint8Array> {
 
 async function collect(stream: ReadableStream<Uint8Array>) {
   const events = [];
-  for await (const event of parseProcessLogStream(stream, new AbortController().signal)) events.push(event);
+  for await (const event of parseProcessLogStream(stream, new AbortController().signal))
+    events.push(event);
   return events;
 }
 
@@ -28,7 +29,11 @@ describe("process log stream parsing", () => {
         'data: {"type":"exit","exitCode":3}\n\ndata: {"type":"stdout","data":"after"}\n\n',
       ),
     );
-    expect(events).toEqual([{ type: "stdout", data: "a\u0000b\n" }, { type: "stderr", data: "e" }, { type: "exit", exitCode: 3 }]);
+    expect(events).toEqual([
+      { type: "stdout", data: "a\u0000b\n" },
+      { type: "stderr", data: "e" },
+      { type: "exit", exitCode: 3 },
+    ]);
   });
 
   it.each([
@@ -41,6 +46,8 @@ describe("process log stream parsing", () => {
   });
 
   it("ends quietly when the stream ends without an exit frame", async () => {
-    expect(await collect(streamOf('data: {"type":"stdout","data":"x"}\n\n'))).toEqual([{ type: "stdout", data: "x" }]);
+    expect(await collect(streamOf('data: {"type":"stdout","data":"x"}\n\n'))).toEqual([
+      { type: "stdout", data: "x" },
+    ]);
   });
 });

@@ -1,12 +1,29 @@
-import type { ManagedRuntimePlan, ManagedSandboxLease, ManagedSandboxPort, RuntimeResourceFence, UsageRecord } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  ManagedRuntimePlan,
+  ManagedSandboxLease,
+  ManagedSandboxPort,
+  RuntimeResourceFence,
+  UsageRecord,
+} from "@open-managed-agents/runtime-resource-contract";
 import { SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
 import { describe, expect, it } from "vitest";
 import { withUsageRecording } from "../src/usage/usage-recording.js";
 
 // The wrapper's own rules, over a scripted sandbox port; usage.workerd.test.ts runs it on the real SDK.
 const scope = { workspaceId: "w", environmentId: "e", sessionId: "s", workId: "k" };
-const fence: RuntimeResourceFence = { ...scope, ownerId: "o", generation: 1, token: "fence-token-value", expiresAt: "2026-11-01T01:00:00.000Z" };
-const plan: ManagedRuntimePlan = { workspaceStrategy: "checkpoint_restore", outputStrategy: null, runtimeCheckpoint: null, driver: "ama_worker" };
+const fence: RuntimeResourceFence = {
+  ...scope,
+  ownerId: "o",
+  generation: 1,
+  token: "fence-token-value",
+  expiresAt: "2026-11-01T01:00:00.000Z",
+};
+const plan: ManagedRuntimePlan = {
+  workspaceStrategy: "checkpoint_restore",
+  outputStrategy: null,
+  runtimeCheckpoint: null,
+  driver: "ama_worker",
+};
 const signal = new AbortController().signal;
 
 function scriptedSandbox(terminateFailures: number): ManagedSandboxPort {
@@ -38,9 +55,19 @@ describe("usage recording around the sandbox port", () => {
       waitUntil: null,
       now: () => clock,
     });
-    const lease: ManagedSandboxLease = await sandbox.acquire({ scope, fence, plan, workspace: { bindingId: "b", mountPath: "/workspace" }, outputs: null, credentialEgress: null, signal });
+    const lease: ManagedSandboxLease = await sandbox.acquire({
+      scope,
+      fence,
+      plan,
+      workspace: { bindingId: "b", mountPath: "/workspace" },
+      outputs: null,
+      credentialEgress: null,
+      signal,
+    });
     clock += 90_500;
-    await expect(sandbox.terminate({ scope, fence, lease, reason: "completed" })).rejects.toMatchObject({ code: "sandbox_failed" });
+    await expect(
+      sandbox.terminate({ scope, fence, lease, reason: "completed" }),
+    ).rejects.toMatchObject({ code: "sandbox_failed" });
     expect(records).toEqual([]);
     clock += 10_000;
     await sandbox.reap({ scope, lease, reason: "failed" });
@@ -62,8 +89,18 @@ describe("usage recording around the sandbox port", () => {
 
   it("emits nothing for a container it did not see start", async () => {
     const records: UsageRecord[] = [];
-    const sandbox = withUsageRecording(scriptedSandbox(0), { recorder: { record: async (record) => void records.push(record) }, instanceType: null, recordTimeoutMs: 1_000, waitUntil: null, now: Date.now });
-    await sandbox.reap({ scope, lease: { provider: "cloudflare", runtimeId: "oma-elsewhere" }, reason: "failed" });
+    const sandbox = withUsageRecording(scriptedSandbox(0), {
+      recorder: { record: async (record) => void records.push(record) },
+      instanceType: null,
+      recordTimeoutMs: 1_000,
+      waitUntil: null,
+      now: Date.now,
+    });
+    await sandbox.reap({
+      scope,
+      lease: { provider: "cloudflare", runtimeId: "oma-elsewhere" },
+      reason: "failed",
+    });
     expect(records).toEqual([]);
   });
 
@@ -79,7 +116,17 @@ describe("usage recording around the sandbox port", () => {
       waitUntil: null,
       now: Date.now,
     });
-    const lease = await sandbox.acquire({ scope, fence, plan, workspace: { bindingId: "b", mountPath: "/workspace" }, outputs: null, credentialEgress: null, signal });
-    await expect(sandbox.terminate({ scope, fence, lease, reason: "completed" })).resolves.toBeUndefined();
+    const lease = await sandbox.acquire({
+      scope,
+      fence,
+      plan,
+      workspace: { bindingId: "b", mountPath: "/workspace" },
+      outputs: null,
+      credentialEgress: null,
+      signal,
+    });
+    await expect(
+      sandbox.terminate({ scope, fence, lease, reason: "completed" }),
+    ).resolves.toBeUndefined();
   });
 });

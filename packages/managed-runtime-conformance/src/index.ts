@@ -7,7 +7,11 @@ export {
   managedRuntimeProviderConformanceSchema,
   sandboxPortFactsSchema,
 } from "./catalog/conformance-row.js";
-export { type ConformanceRowProvenance, conformanceRowProvenanceSchema, describeRowProvenance } from "./catalog/row-provenance.js";
+export {
+  type ConformanceRowProvenance,
+  conformanceRowProvenanceSchema,
+  describeRowProvenance,
+} from "./catalog/row-provenance.js";
 export { formatConformanceCatalog } from "./catalog/catalog-listing.js";
 export {
   MANAGED_RUNTIME_PROVIDER_CONFORMANCE,
@@ -19,7 +23,11 @@ export {
   isManagedRuntimeProviderId,
   requireManagedRuntimeProvider,
 } from "./catalog/provider-conformance.js";
-export { type DeriveConformanceRowInput, deriveConformanceRow, diffConformanceRows } from "./catalog/derive-conformance-row.js";
+export {
+  type DeriveConformanceRowInput,
+  deriveConformanceRow,
+  diffConformanceRows,
+} from "./catalog/derive-conformance-row.js";
 export {
   CONFORMANCE_CASES,
   CONFORMANCE_CASE_IDS,
@@ -40,7 +48,11 @@ export {
   runManagedRuntimeConformance,
 } from "./runner/run-conformance.js";
 export { formatConformanceReport } from "./runner/report-format.js";
-export { type LeftoverRuntimes, type StartedRuntimes, trackStartedRuntimes } from "./runner/started-runtimes.js";
+export {
+  type LeftoverRuntimes,
+  type StartedRuntimes,
+  trackStartedRuntimes,
+} from "./runner/started-runtimes.js";
 export {
   type ConformanceDriverModule,
   type ConformanceHarnessOptions,

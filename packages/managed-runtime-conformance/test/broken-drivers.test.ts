@@ -13,7 +13,9 @@ afterAll(() => rmSync(rootDir, { recursive: true, force: true }));
 
 describe("broken drivers", () => {
   it("break every case of the catalog", () => {
-    const broken = new Set(BROKEN_DRIVERS.flatMap((fixture) => fixture.breaks.map((target) => target.id)));
+    const broken = new Set(
+      BROKEN_DRIVERS.flatMap((fixture) => fixture.breaks.map((target) => target.id)),
+    );
     expect(CONFORMANCE_CASE_IDS.filter((id) => !broken.has(id))).toEqual([]);
   });
 

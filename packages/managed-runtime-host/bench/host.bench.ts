@@ -5,13 +5,19 @@
  *    the same port calls awaited one after another with no host around them, in the same process.
  * 2. 1,000 concurrent work items: peak heap while all of them hold a fence and a sandbox.
  */
-import type { ManagedRuntimeProfile, RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  ManagedRuntimeProfile,
+  RuntimeResourceScope,
+} from "@open-managed-agents/runtime-resource-contract";
 import { createManagedRuntimeHost } from "../src/host/create-host.js";
 import { createMemoryFencePort, createMemoryOrphanPort } from "../src/stores/index.js";
 import { createFakeCredentialEgressPort } from "../src/testing/fake-optional-ports.js";
 import { createScriptedHarnessDriver } from "../src/testing/fake-harness.js";
 import { createFakeSandbox } from "../src/testing/fake-sandbox.js";
-import { createFakeOutputPort, createFakeWorkspacePort } from "../src/testing/fake-storage-ports.js";
+import {
+  createFakeOutputPort,
+  createFakeWorkspacePort,
+} from "../src/testing/fake-storage-ports.js";
 import { systemScheduler } from "../src/time.js";
 
 const ITEMS = 3_000;
@@ -26,7 +32,12 @@ const profile: ManagedRuntimeProfile = {
   credentialEgress: { requirement: "required" },
   driver: { type: "ama_worker", process: { command: "/usr/local/bin/ama-worker" } },
 };
-const scopeOf = (index: number): RuntimeResourceScope => ({ workspaceId: "wsp", environmentId: "env", sessionId: `ses-${index}`, workId: `work-${index}` });
+const scopeOf = (index: number): RuntimeResourceScope => ({
+  workspaceId: "wsp",
+  environmentId: "env",
+  sessionId: `ses-${index}`,
+  workId: `work-${index}`,
+});
 
 function createPorts(harnessMs = 0) {
   return {
@@ -36,12 +47,19 @@ function createPorts(harnessMs = 0) {
     workspace: createFakeWorkspacePort(),
     outputs: createFakeOutputPort(),
     credentialEgress: createFakeCredentialEgressPort(),
-    harnessDriver: createScriptedHarnessDriver({ durationMs: harnessMs, scheduler: systemScheduler }),
+    harnessDriver: createScriptedHarnessDriver({
+      durationMs: harnessMs,
+      scheduler: systemScheduler,
+    }),
   };
 }
 
 /** The host's port calls of one work item, awaited in order with nothing around them. */
-async function bareCalls(ports: ReturnType<typeof createPorts>, scope: RuntimeResourceScope, signal: AbortSignal): Promise<void> {
+async function bareCalls(
+  ports: ReturnType<typeof createPorts>,
+  scope: RuntimeResourceScope,
+  signal: AbortSignal,
+): Promise<void> {
   await ports.sandbox.capabilities(scope);
   await ports.workspace.capabilities(scope);
   await ports.outputs.capabilities(scope);
@@ -51,19 +69,88 @@ async function bareCalls(ports: ReturnType<typeof createPorts>, scope: RuntimeRe
   if (acquired.type !== "acquired") throw new Error("conflict");
   const fence = acquired.fence;
   const idempotencyKey = "key";
-  const workspace = await ports.workspace.materialize({ scope, fence, strategy: "checkpoint_restore", activeCheckpoint: null, idempotencyKey, signal });
-  const outputs = await ports.outputs.prepare({ scope, fence, strategy: "final_collect", idempotencyKey, signal });
-  const binding = await ports.credentialEgress.prepare({ scope, fence, requirement: "required", idempotencyKey, signal });
+  const workspace = await ports.workspace.materialize({
+    scope,
+    fence,
+    strategy: "checkpoint_restore",
+    activeCheckpoint: null,
+    idempotencyKey,
+    signal,
+  });
+  const outputs = await ports.outputs.prepare({
+    scope,
+    fence,
+    strategy: "final_collect",
+    idempotencyKey,
+    signal,
+  });
+  const binding = await ports.credentialEgress.prepare({
+    scope,
+    fence,
+    requirement: "required",
+    idempotencyKey,
+    signal,
+  });
   if (!binding) throw new Error("no binding");
-  const plan = { workspaceStrategy: "checkpoint_restore", outputStrategy: "final_collect", runtimeCheckpoint: null, driver: "ama_worker" } as const;
-  const lease = await ports.sandbox.acquire({ scope, fence, plan, workspace, outputs, credentialEgress: binding, signal });
+  const plan = {
+    workspaceStrategy: "checkpoint_restore",
+    outputStrategy: "final_collect",
+    runtimeCheckpoint: null,
+    driver: "ama_worker",
+  } as const;
+  const lease = await ports.sandbox.acquire({
+    scope,
+    fence,
+    plan,
+    workspace,
+    outputs,
+    credentialEgress: binding,
+    signal,
+  });
   await ports.workspace.attach({ scope, fence, binding: workspace, sandbox: lease, signal });
-  await ports.outputs.attach({ scope, fence, strategy: "final_collect", binding: outputs, sandbox: lease, signal });
+  await ports.outputs.attach({
+    scope,
+    fence,
+    strategy: "final_collect",
+    binding: outputs,
+    sandbox: lease,
+    signal,
+  });
   await ports.credentialEgress.attach({ scope, fence, binding, sandbox: lease, signal });
-  await ports.harnessDriver.run({ scope, fence, sandbox: lease, workspacePath: "/workspace", outputPath: "/mnt/session/outputs", driver: profile.driver, signal });
-  const candidate = await ports.workspace.checkpoint({ scope, fence, binding: workspace, sandbox: lease, idempotencyKey, signal });
-  const entries = await ports.outputs.collect({ scope, fence, strategy: "final_collect", binding: outputs, sandbox: lease, signal });
-  const manifest = await ports.outputs.finalize({ scope, fence, binding: outputs, sandbox: lease, entries, idempotencyKey, signal });
+  await ports.harnessDriver.run({
+    scope,
+    fence,
+    sandbox: lease,
+    workspacePath: "/workspace",
+    outputPath: "/mnt/session/outputs",
+    driver: profile.driver,
+    signal,
+  });
+  const candidate = await ports.workspace.checkpoint({
+    scope,
+    fence,
+    binding: workspace,
+    sandbox: lease,
+    idempotencyKey,
+    signal,
+  });
+  const entries = await ports.outputs.collect({
+    scope,
+    fence,
+    strategy: "final_collect",
+    binding: outputs,
+    sandbox: lease,
+    signal,
+  });
+  const manifest = await ports.outputs.finalize({
+    scope,
+    fence,
+    binding: outputs,
+    sandbox: lease,
+    entries,
+    idempotencyKey,
+    signal,
+  });
   await ports.fences.publish({ fence, workspaceCandidate: candidate, outputCandidate: manifest });
   await ports.credentialEgress.revoke({ scope, fence, binding, reason: "completed" });
   await ports.sandbox.terminate({ scope, fence, lease, reason: "completed" });
@@ -89,7 +176,12 @@ async function timeEach(count: number, body: (index: number) => Promise<void>): 
 
 async function overhead(): Promise<void> {
   const ports = createPorts();
-  const host = createManagedRuntimeHost({ ownerId: "bench", leaseTtlMs: 60_000, heartbeatIntervalMs: 10_000, ...ports });
+  const host = createManagedRuntimeHost({
+    ownerId: "bench",
+    leaseTtlMs: 60_000,
+    heartbeatIntervalMs: 10_000,
+    ...ports,
+  });
   const signal = new AbortController().signal;
   const runHost = async (index: number) => {
     const result = await host.run({ scope: scopeOf(index), profile });
@@ -98,7 +190,9 @@ async function overhead(): Promise<void> {
   await timeEach(WARMUP, runHost);
   await timeEach(WARMUP, (index) => bareCalls(ports, scopeOf(ITEMS + index), signal));
   const hosted = await timeEach(ITEMS, (index) => runHost(WARMUP + index));
-  const bare = await timeEach(ITEMS, (index) => bareCalls(ports, scopeOf(2 * ITEMS + index), signal));
+  const bare = await timeEach(ITEMS, (index) =>
+    bareCalls(ports, scopeOf(2 * ITEMS + index), signal),
+  );
   const row = (name: string, samples: readonly number[]) =>
     `${name.padEnd(34)} p50 ${percentile(samples, 0.5).toFixed(3).padStart(7)} ms   p99 ${percentile(samples, 0.99).toFixed(3).padStart(7)} ms`;
   console.log(`Transaction overhead per work item (${ITEMS} sequential items, 29 port calls each)`);
@@ -120,16 +214,25 @@ async function concurrency(): Promise<void> {
     peak = Math.max(peak, process.memoryUsage().heapUsed);
   }, 2);
   const ports = createPorts(250);
-  const host = createManagedRuntimeHost({ ownerId: "bench", leaseTtlMs: 60_000, heartbeatIntervalMs: 10_000, ...ports });
+  const host = createManagedRuntimeHost({
+    ownerId: "bench",
+    leaseTtlMs: 60_000,
+    heartbeatIntervalMs: 10_000,
+    ...ports,
+  });
   const start = performance.now();
-  const results = await Promise.all(Array.from({ length: CONCURRENT }, (_, index) => host.run({ scope: scopeOf(index), profile })));
+  const results = await Promise.all(
+    Array.from({ length: CONCURRENT }, (_, index) => host.run({ scope: scopeOf(index), profile })),
+  );
   const elapsed = performance.now() - start;
   clearInterval(sampler);
   peak = Math.max(peak, process.memoryUsage().heapUsed);
   const completed = results.filter((result) => result.type === "completed").length;
   console.log(`\n${CONCURRENT} concurrent work items (each harness holds its sandbox 250 ms)`);
   console.log(`completed ${completed}/${CONCURRENT} in ${elapsed.toFixed(0)} ms`);
-  console.log(`heap before ${(before / MiB).toFixed(1)} MiB, peak ${(peak / MiB).toFixed(1)} MiB, peak growth ${((peak - before) / MiB).toFixed(1)} MiB (target: < 64 MiB)`);
+  console.log(
+    `heap before ${(before / MiB).toFixed(1)} MiB, peak ${(peak / MiB).toFixed(1)} MiB, peak growth ${((peak - before) / MiB).toFixed(1)} MiB (target: < 64 MiB)`,
+  );
 }
 
 await overhead();

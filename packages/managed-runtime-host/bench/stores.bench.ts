@@ -43,11 +43,20 @@ async function timed<T>(samples: number[], body: () => Promise<T>): Promise<T> {
 }
 
 /** One work item's fence calls on `sessionId`, each timed into `samples`. */
-async function workItem(fences: RuntimeResourceFencePort, sessionId: string, workId: string, samples: Samples): Promise<void> {
+async function workItem(
+  fences: RuntimeResourceFencePort,
+  sessionId: string,
+  workId: string,
+  samples: Samples,
+): Promise<void> {
   const scope = { workspaceId: "ws-bench", environmentId: "env-bench", sessionId, workId };
-  const result = await timed(samples.acquire, () => fences.acquire({ scope, ownerId: "bench", ttlMs: 60_000 }));
+  const result = await timed(samples.acquire, () =>
+    fences.acquire({ scope, ownerId: "bench", ttlMs: 60_000 }),
+  );
   if (result.type !== "acquired") throw new Error(`acquire answered ${result.type}`);
-  const published = await timed(samples.publish, () => fences.publish({ fence: result.fence, workspaceCandidate, outputCandidate: null }));
+  const published = await timed(samples.publish, () =>
+    fences.publish({ fence: result.fence, workspaceCandidate, outputCandidate: null }),
+  );
   if (published.type !== "published") throw new Error("publish lost");
   await timed(samples.release, () => fences.release({ fence: result.fence, reason: "completed" }));
 }
@@ -57,10 +66,12 @@ const empty = (): Samples => ({ acquire: [], publish: [], release: [] });
 async function sequential(name: string, client: SqlClient): Promise<void> {
   const fences = createSqlFencePort({ client });
   const run = `${Date.now()}`;
-  for (let index = 0; index < WARMUP; index += 1) await workItem(fences, `warm-${run}-${index % SESSIONS}`, `w-${index}`, empty());
+  for (let index = 0; index < WARMUP; index += 1)
+    await workItem(fences, `warm-${run}-${index % SESSIONS}`, `w-${index}`, empty());
   const samples = empty();
   const start = performance.now();
-  for (let index = 0; index < ITEMS; index += 1) await workItem(fences, `seq-${run}-${index % SESSIONS}`, `w-${index}`, samples);
+  for (let index = 0; index < ITEMS; index += 1)
+    await workItem(fences, `seq-${run}-${index % SESSIONS}`, `w-${index}`, samples);
   print(name, samples, (ITEMS / (performance.now() - start)) * 1000);
 }
 
@@ -71,7 +82,8 @@ async function concurrent(name: string, clients: readonly SqlClient[]): Promise<
   await Promise.all(
     clients.map(async (client, host) => {
       const fences = createSqlFencePort({ client });
-      for (let index = 0; index < CONCURRENT_ITEMS; index += 1) await workItem(fences, `con-${run}-${host}-${index % 10}`, `w-${index}`, samples);
+      for (let index = 0; index < CONCURRENT_ITEMS; index += 1)
+        await workItem(fences, `con-${run}-${host}-${index % 10}`, `w-${index}`, samples);
     }),
   );
   print(name, samples, ((clients.length * CONCURRENT_ITEMS) / (performance.now() - start)) * 1000);
@@ -81,9 +93,12 @@ async function concurrent(name: string, clients: readonly SqlClient[]): Promise<
 async function roundTrip(name: string, client: SqlClient): Promise<void> {
   const samples: number[] = [];
   for (let index = 0; index < WARMUP; index += 1) await client.all("SELECT 1 AS one", []);
-  for (let index = 0; index < ITEMS; index += 1) await timed(samples, () => client.all("SELECT 1 AS one", []));
+  for (let index = 0; index < ITEMS; index += 1)
+    await timed(samples, () => client.all("SELECT 1 AS one", []));
   samples.sort((a, b) => a - b);
-  console.log(`${name.padEnd(34)} SELECT 1 p50 ${percentile(samples, 0.5).toFixed(3).padStart(7)}  p99 ${percentile(samples, 0.99).toFixed(3).padStart(7)}  (baseline)`);
+  console.log(
+    `${name.padEnd(34)} SELECT 1 p50 ${percentile(samples, 0.5).toFixed(3).padStart(7)}  p99 ${percentile(samples, 0.99).toFixed(3).padStart(7)}  (baseline)`,
+  );
 }
 
 function print(name: string, samples: Samples, itemsPerSecond: number): void {
@@ -91,7 +106,9 @@ function print(name: string, samples: Samples, itemsPerSecond: number): void {
     const sorted = [...values].sort((a, b) => a - b);
     return `p50 ${percentile(sorted, 0.5).toFixed(3).padStart(7)}  p99 ${percentile(sorted, 0.99).toFixed(3).padStart(7)}`;
   };
-  console.log(`${name.padEnd(34)} acquire ${cell(samples.acquire)}   publish ${cell(samples.publish)}   release ${cell(samples.release)}   ${itemsPerSecond.toFixed(0).padStart(5)} items/s`);
+  console.log(
+    `${name.padEnd(34)} acquire ${cell(samples.acquire)}   publish ${cell(samples.publish)}   release ${cell(samples.release)}   ${itemsPerSecond.toFixed(0).padStart(5)} items/s`,
+  );
 }
 
 const folder = await mkdtemp(join(tmpdir(), "oma-stores-bench-"));
@@ -115,7 +132,9 @@ try {
   await applyMigrations(sqliteMain);
   await applyMigrations(postgresMain);
 
-  console.log(`Fence operations per work item, ms (${ITEMS} sequential items over ${SESSIONS} sessions, one connection)`);
+  console.log(
+    `Fence operations per work item, ms (${ITEMS} sequential items over ${SESSIONS} sessions, one connection)`,
+  );
   await sequential("SQLite file, WAL", sqliteMain);
   await sequential("Postgres 127.0.0.1, TCP", postgresMain);
   // better-sqlite3 builds SQLite with WAL commits synced at checkpoints, not at each commit (a power loss may
@@ -126,9 +145,16 @@ try {
   await roundTrip("SQLite file, WAL", sqliteMain);
   await roundTrip("Postgres 127.0.0.1, TCP", postgresMain);
 
-  console.log(`\n${HOSTS} hosts at once, each its own connection and sessions (${CONCURRENT_ITEMS} items each), ms`);
-  console.log("(SQLite's connections take turns within this one process: better-sqlite3 is synchronous)");
-  await concurrent("SQLite file, WAL", Array.from({ length: HOSTS }, () => sqlite("fences.sqlite")));
+  console.log(
+    `\n${HOSTS} hosts at once, each its own connection and sessions (${CONCURRENT_ITEMS} items each), ms`,
+  );
+  console.log(
+    "(SQLite's connections take turns within this one process: better-sqlite3 is synchronous)",
+  );
+  await concurrent(
+    "SQLite file, WAL",
+    Array.from({ length: HOSTS }, () => sqlite("fences.sqlite")),
+  );
   await concurrent("Postgres 127.0.0.1, TCP", Array.from({ length: HOSTS }, postgres));
 } finally {
   await Promise.all(opened.map((handle) => handle.close()));

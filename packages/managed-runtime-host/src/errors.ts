@@ -14,7 +14,8 @@ const hostErrors = new WeakSet<ManagedRuntimeError>();
  */
 export function isBusyStore(error: unknown): boolean {
   return (
-    (ManagedRuntimeError.hasCode(error, "unavailable") || ManagedRuntimeError.hasCode(error, "storage_unwritable")) &&
+    (ManagedRuntimeError.hasCode(error, "unavailable") ||
+      ManagedRuntimeError.hasCode(error, "storage_unwritable")) &&
     (error as ManagedRuntimeError).context.busy === true
   );
 }
@@ -30,7 +31,11 @@ export function markHostError<E extends ManagedRuntimeError>(error: E): E {
  * redacted from its message, context and cause. Typed errors keep their code; anything else becomes
  * `internal`. The original error is replaced by a redacted copy, so no token survives in `cause` or a stack.
  */
-export function stageError(error: unknown, stage: string, secrets: readonly string[]): ManagedRuntimeError {
+export function stageError(
+  error: unknown,
+  stage: string,
+  secrets: readonly string[],
+): ManagedRuntimeError {
   if (ManagedRuntimeError.isInstance(error) && hostErrors.has(error)) return error;
   const typed = ManagedRuntimeError.isInstance(error) ? error : null;
   const rawMessage = error instanceof Error ? error.message : String(error);
@@ -54,7 +59,10 @@ function redactContext(context: Record<string, unknown>, secrets: readonly strin
   const safe: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(context)) {
     if (typeof value === "string") safe[key] = redactSecrets(value, secrets);
-    else if (Array.isArray(value)) safe[key] = value.map((entry) => (typeof entry === "string" ? redactSecrets(entry, secrets) : entry));
+    else if (Array.isArray(value))
+      safe[key] = value.map((entry) =>
+        typeof entry === "string" ? redactSecrets(entry, secrets) : entry,
+      );
     else safe[key] = value;
   }
   return safe as ErrorContext;
@@ -63,6 +71,7 @@ function redactContext(context: Record<string, unknown>, secrets: readonly strin
 function redactedCopy(error: unknown, rawMessage: string, secrets: readonly string[]): Error {
   const copy = new Error(redactSecrets(rawMessage, secrets));
   copy.name = error instanceof Error ? error.name : "NonError";
-  copy.stack = error instanceof Error && error.stack ? redactSecrets(error.stack, secrets) : copy.stack;
+  copy.stack =
+    error instanceof Error && error.stack ? redactSecrets(error.stack, secrets) : copy.stack;
   return copy;
 }

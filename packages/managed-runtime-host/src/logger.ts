@@ -1,7 +1,13 @@
 import { redactSecrets } from "@open-managed-agents/runtime-resource-contract";
 
 /** A value a log field may hold. */
-export type LogValue = string | number | boolean | null | undefined | readonly (string | number | boolean | null)[];
+export type LogValue =
+  | string
+  | number
+  | boolean
+  | null
+  | undefined
+  | readonly (string | number | boolean | null)[];
 
 /** Structured log fields. Hosts never put fence tokens, credentials or egress binding ids in them. */
 export type LogFields = Readonly<Record<string, LogValue>>;
@@ -20,7 +26,10 @@ export const silentLogger: HostLogger = { info() {}, warn() {}, error() {} };
  * Wraps a logger so every string field is redacted against the secrets `secrets()` returns at call
  * time, and a throwing logger never disturbs the caller.
  */
-export function createRedactingLogger(logger: HostLogger, secrets: () => readonly string[]): HostLogger {
+export function createRedactingLogger(
+  logger: HostLogger,
+  secrets: () => readonly string[],
+): HostLogger {
   if (logger === silentLogger) return silentLogger;
   const emit = (level: keyof HostLogger) => (event: string, fields: LogFields) => {
     const known = secrets();
@@ -37,6 +46,9 @@ export function createRedactingLogger(logger: HostLogger, secrets: () => readonl
 
 function redactValue(value: LogValue, secrets: readonly string[]): LogValue {
   if (typeof value === "string") return redactSecrets(value, secrets);
-  if (Array.isArray(value)) return value.map((entry) => (typeof entry === "string" ? redactSecrets(entry, secrets) : entry));
+  if (Array.isArray(value))
+    return value.map((entry) =>
+      typeof entry === "string" ? redactSecrets(entry, secrets) : entry,
+    );
   return value;
 }

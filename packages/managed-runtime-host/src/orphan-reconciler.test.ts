@@ -6,7 +6,10 @@ import {
   type RuntimeOrphanPort,
   SandboxFailedError,
 } from "@open-managed-agents/runtime-resource-contract";
-import { type ManagedRuntimeOrphanReconcilerOptions, createManagedRuntimeOrphanReconciler } from "./orphan-reconciler.js";
+import {
+  type ManagedRuntimeOrphanReconcilerOptions,
+  createManagedRuntimeOrphanReconciler,
+} from "./orphan-reconciler.js";
 import { applyMigrations } from "./sql/apply-migrations.js";
 import { createBetterSqliteClient } from "./sql/better-sqlite-client.js";
 import { createSqlOrphanPort } from "./sql/sql-orphan-port.js";
@@ -55,7 +58,10 @@ const stores: [string, (clock: ManualTime) => Promise<RuntimeOrphanPort>][] = [
 ];
 
 describe.each(stores)("orphan reconciler over %s", (_, createStore) => {
-  const setup = async (runtimeIds: string[], options: Partial<ManagedRuntimeOrphanReconcilerOptions> = {}) => {
+  const setup = async (
+    runtimeIds: string[],
+    options: Partial<ManagedRuntimeOrphanReconcilerOptions> = {},
+  ) => {
     const clock = createManualTime();
     const orphans = await createStore(clock);
     const provider = createProvider(runtimeIds);
@@ -75,10 +81,24 @@ describe.each(stores)("orphan reconciler over %s", (_, createStore) => {
     await orphans.enqueue(orphanInput("a"));
     await orphans.enqueue(orphanInput("b"));
     await clock.advance(1000);
-    expect(await reconciler.runOnce({ limit: 10 })).toEqual({ reaped: 2, failed: 0, givenUp: 0, deferred: 0, exhausted: 0 });
+    expect(await reconciler.runOnce({ limit: 10 })).toEqual({
+      reaped: 2,
+      failed: 0,
+      givenUp: 0,
+      deferred: 0,
+      exhausted: 0,
+    });
     expect(provider.calls).toEqual([
-      { scope: orphanInput("a").scope, lease: { provider: "test", runtimeId: "rt-a" }, reason: "failed" },
-      { scope: orphanInput("b").scope, lease: { provider: "test", runtimeId: "rt-b" }, reason: "failed" },
+      {
+        scope: orphanInput("a").scope,
+        lease: { provider: "test", runtimeId: "rt-a" },
+        reason: "failed",
+      },
+      {
+        scope: orphanInput("b").scope,
+        lease: { provider: "test", runtimeId: "rt-b" },
+        reason: "failed",
+      },
     ]);
     expect(provider.running.size).toBe(0);
     expect(await orphans.list({ limit: 10 })).toEqual([]);
@@ -103,14 +123,23 @@ describe.each(stores)("orphan reconciler over %s", (_, createStore) => {
   });
 
   it("records attempts and only the redacted message of a failure", async () => {
-    const { clock, orphans, provider, reconciler } = await setup(["rt-a", "rt-b"], { secrets: ["sk-live-123"] });
+    const { clock, orphans, provider, reconciler } = await setup(["rt-a", "rt-b"], {
+      secrets: ["sk-live-123"],
+    });
     const a = await orphans.enqueue(orphanInput("a"));
     await orphans.enqueue(orphanInput("b"));
-    provider.failures.push(new SandboxFailedError({ message: "destroy refused for key sk-live-123" }), { detail: "an object" });
+    provider.failures.push(
+      new SandboxFailedError({ message: "destroy refused for key sk-live-123" }),
+      { detail: "an object" },
+    );
     await clock.advance(1000);
     expect(await reconciler.runOnce({ limit: 10 })).toMatchObject({ reaped: 0, failed: 2 });
     const [first, second] = await orphans.list({ limit: 10 });
-    expect(first).toMatchObject({ id: a.id, attempts: 2, lastError: "sandbox_failed: destroy refused for key [redacted]" });
+    expect(first).toMatchObject({
+      id: a.id,
+      attempts: 2,
+      lastError: "sandbox_failed: destroy refused for key [redacted]",
+    });
     expect(second).toMatchObject({ attempts: 2, lastError: "non-error value thrown (object)" });
   });
 
@@ -131,7 +160,10 @@ describe.each(stores)("orphan reconciler over %s", (_, createStore) => {
   });
 
   it("shortens the delay by the jitter fraction", async () => {
-    const { clock, orphans, reconciler } = await setup(["rt-a"], { backoff: { baseMs: 1000, maxMs: 1000, jitter: 0.5 }, random: () => 0.99 });
+    const { clock, orphans, reconciler } = await setup(["rt-a"], {
+      backoff: { baseMs: 1000, maxMs: 1000, jitter: 0.5 },
+      random: () => 0.99,
+    });
     await orphans.enqueue(orphanInput("a"));
     await clock.advance(490);
     expect(await reconciler.runOnce({ limit: 1 })).toMatchObject({ reaped: 0, deferred: 1 });
@@ -148,9 +180,17 @@ describe.each(stores)("orphan reconciler over %s", (_, createStore) => {
     await clock.advance(2000);
     expect(await reconciler.runOnce({ limit: 10 })).toMatchObject({ failed: 0, givenUp: 1 });
     await clock.advance(60_000);
-    expect(await reconciler.runOnce({ limit: 10 })).toEqual({ reaped: 0, failed: 0, givenUp: 0, deferred: 0, exhausted: 1 });
+    expect(await reconciler.runOnce({ limit: 10 })).toEqual({
+      reaped: 0,
+      failed: 0,
+      givenUp: 0,
+      deferred: 0,
+      exhausted: 1,
+    });
     expect(provider.calls).toHaveLength(2);
-    expect(await orphans.list({ limit: 10 })).toMatchObject([{ attempts: 3, lastError: "gave up after 3 attempts: Error: gone wrong again" }]);
+    expect(await orphans.list({ limit: 10 })).toMatchObject([
+      { attempts: 3, lastError: "gave up after 3 attempts: Error: gone wrong again" },
+    ]);
   });
 
   it("does not let given-up or waiting records starve due ones", async () => {
@@ -160,11 +200,20 @@ describe.each(stores)("orphan reconciler over %s", (_, createStore) => {
       await orphans.failed({ id: record.id, error: "given up earlier" });
     }
     await orphans.enqueue(orphanInput("waiting"));
-    await orphans.failed({ id: (await orphans.enqueue(orphanInput("waiting"))).id, error: "recent" });
+    await orphans.failed({
+      id: (await orphans.enqueue(orphanInput("waiting"))).id,
+      error: "recent",
+    });
     await clock.advance(1000);
     await orphans.enqueue(orphanInput("new"));
     await clock.advance(1000);
-    expect(await reconciler.runOnce({ limit: 1 })).toEqual({ reaped: 1, failed: 0, givenUp: 0, deferred: 0, exhausted: 6 });
+    expect(await reconciler.runOnce({ limit: 1 })).toEqual({
+      reaped: 1,
+      failed: 0,
+      givenUp: 0,
+      deferred: 0,
+      exhausted: 6,
+    });
     expect(provider.calls.map((call) => call.lease.runtimeId)).toEqual(["rt-new"]);
   });
 
@@ -175,14 +224,18 @@ describe.each(stores)("orphan reconciler over %s", (_, createStore) => {
     await clock.advance(1000);
     const controller = new AbortController();
     controller.abort();
-    expect(await reconciler.runOnce({ limit: 10, signal: controller.signal })).toMatchObject({ reaped: 0 });
+    expect(await reconciler.runOnce({ limit: 10, signal: controller.signal })).toMatchObject({
+      reaped: 0,
+    });
     const midway = new AbortController();
     const reap = provider.sandbox.reap;
     provider.sandbox.reap = async (input) => {
       await reap(input);
       midway.abort();
     };
-    expect(await reconciler.runOnce({ limit: 10, signal: midway.signal })).toMatchObject({ reaped: 1 });
+    expect(await reconciler.runOnce({ limit: 10, signal: midway.signal })).toMatchObject({
+      reaped: 1,
+    });
     expect(await orphans.list({ limit: 10 })).toHaveLength(1);
   });
 
@@ -192,7 +245,12 @@ describe.each(stores)("orphan reconciler over %s", (_, createStore) => {
     provider.failures.push(new Error("first pass fails"));
     const controller = new AbortController();
     const errors: unknown[] = [];
-    const running = reconciler.run({ limit: 10, intervalMs: 1000, signal: controller.signal, onError: (error) => errors.push(error) });
+    const running = reconciler.run({
+      limit: 10,
+      intervalMs: 1000,
+      signal: controller.signal,
+      onError: (error) => errors.push(error),
+    });
     // Each pass finishes on its own schedule; step time until the second reap resolved the record.
     for (let step = 0; step < 40 && provider.running.size > 0; step += 1) {
       await clock.advance(250);
@@ -217,7 +275,10 @@ describe("orphan reconciler options", () => {
   ])("refuses a bad %s as invalid_config naming it", (field, override) => {
     let caught: unknown;
     try {
-      createManagedRuntimeOrphanReconciler({ ...valid, ...override } as ManagedRuntimeOrphanReconcilerOptions);
+      createManagedRuntimeOrphanReconciler({
+        ...valid,
+        ...override,
+      } as ManagedRuntimeOrphanReconcilerOptions);
     } catch (error) {
       caught = error;
     }
@@ -227,6 +288,8 @@ describe("orphan reconciler options", () => {
 
   it("refuses a bad pass limit as invalid_request", async () => {
     const reconciler = createManagedRuntimeOrphanReconciler(valid);
-    await expect(reconciler.runOnce({ limit: 0 })).rejects.toSatisfy((error: unknown) => ManagedRuntimeError.hasCode(error, "invalid_request"));
+    await expect(reconciler.runOnce({ limit: 0 })).rejects.toSatisfy((error: unknown) =>
+      ManagedRuntimeError.hasCode(error, "invalid_request"),
+    );
   });
 });

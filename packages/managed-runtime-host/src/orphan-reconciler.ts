@@ -42,7 +42,8 @@ export interface ManagedRuntimeOrphanReconcilerOptions {
    * Answers whether a journaled run still holds the fence; required with `journal`. With `salvage` it
    * also needs `acquire`, `publishIfLatest` and `release`.
    */
-  readonly fences?: Pick<RuntimeResourceFencePort, "isGenerationCurrent"> & Partial<Pick<RuntimeResourceFencePort, "acquire" | "publishIfLatest" | "release">>;
+  readonly fences?: Pick<RuntimeResourceFencePort, "isGenerationCurrent"> &
+    Partial<Pick<RuntimeResourceFencePort, "acquire" | "publishIfLatest" | "release">>;
   /**
    * Salvages a journaled sandbox whose run's host is gone before it is reaped (see docs/host.md, "Salvage"):
    * the driver's harness and workspace ports, from `createDriverSalvage`. Needs `journal`.
@@ -86,7 +87,10 @@ export interface OrphanReconcileSummary {
 /** Reaps orphaned runtimes with bounded retries and backoff. */
 export interface ManagedRuntimeOrphanReconciler {
   /** One pass: reaps up to `limit` due records, oldest first, and stops early when `signal` aborts. */
-  runOnce(input: { readonly limit: number; readonly signal?: AbortSignal }): Promise<OrphanReconcileSummary>;
+  runOnce(input: {
+    readonly limit: number;
+    readonly signal?: AbortSignal;
+  }): Promise<OrphanReconcileSummary>;
   /**
    * Runs passes every `intervalMs` until `signal` aborts, then resolves. A failing pass goes to
    * `onError` and the loop goes on; without `onError` the loop rejects with it.
@@ -101,18 +105,47 @@ export interface ManagedRuntimeOrphanReconciler {
 
 const optionsSchema = z
   .object({
-    orphans: z.custom<RuntimeOrphanPort>((value) => hasMethods(value, ["enqueue", "list", "failed", "resolve"]), "must be a RuntimeOrphanPort"),
-    sandbox: z.custom<ReconcilerSandbox>((value) => hasMethods(value, ["reap"]), "must have a reap() method"),
-    journal: z.custom<SandboxJournalPort>((value) => hasMethods(value, ["record", "list", "failed", "resolve"]), "must be a SandboxJournalPort").optional(),
+    orphans: z.custom<RuntimeOrphanPort>(
+      (value) => hasMethods(value, ["enqueue", "list", "failed", "resolve"]),
+      "must be a RuntimeOrphanPort",
+    ),
+    sandbox: z.custom<ReconcilerSandbox>(
+      (value) => hasMethods(value, ["reap"]),
+      "must have a reap() method",
+    ),
+    journal: z
+      .custom<SandboxJournalPort>(
+        (value) => hasMethods(value, ["record", "list", "failed", "resolve"]),
+        "must be a SandboxJournalPort",
+      )
+      .optional(),
     fences: z
-      .custom<NonNullable<ManagedRuntimeOrphanReconcilerOptions["fences"]>>((value) => hasMethods(value, ["isGenerationCurrent"]), "must have an isGenerationCurrent() method")
+      .custom<NonNullable<ManagedRuntimeOrphanReconcilerOptions["fences"]>>(
+        (value) => hasMethods(value, ["isGenerationCurrent"]),
+        "must have an isGenerationCurrent() method",
+      )
       .optional(),
     salvage: z
-      .custom<ReconcilerSalvage>((value) => hasMethods(value, ["endAbandoned"]) && hasMethods((value as ReconcilerSalvage).workspace, ["materialize", "checkpoint", "release"]), "must have endAbandoned() and a workspace port")
+      .custom<ReconcilerSalvage>(
+        (value) =>
+          hasMethods(value, ["endAbandoned"]) &&
+          hasMethods((value as ReconcilerSalvage).workspace, [
+            "materialize",
+            "checkpoint",
+            "release",
+          ]),
+        "must have endAbandoned() and a workspace port",
+      )
       .optional(),
     ownerId: z.string().min(1).default("orphan-reconciler"),
-    salvageLeaseTtlMs: z.number().int().positive().max(24 * 60 * 60 * 1000).default(600_000),
-    onSalvage: functionSchema<(record: SandboxJournalRecord, outcome: SalvageOutcome) => void>().optional(),
+    salvageLeaseTtlMs: z
+      .number()
+      .int()
+      .positive()
+      .max(24 * 60 * 60 * 1000)
+      .default(600_000),
+    onSalvage:
+      functionSchema<(record: SandboxJournalRecord, outcome: SalvageOutcome) => void>().optional(),
     maxAttempts: z.number().int().min(1).max(1000).default(8),
     backoff: z
       .object({
@@ -120,19 +153,38 @@ const optionsSchema = z
         maxMs: z.number().int().nonnegative().default(3_600_000),
         jitter: z.number().min(0).max(1).default(0.2),
       })
-      .refine((backoff) => backoff.maxMs >= backoff.baseMs, { message: "maxMs must not be below baseMs", path: ["maxMs"] })
+      .refine((backoff) => backoff.maxMs >= backoff.baseMs, {
+        message: "maxMs must not be below baseMs",
+        path: ["maxMs"],
+      })
       .default({ baseMs: 10_000, maxMs: 3_600_000, jitter: 0.2 }),
-    scheduler: z.custom<Scheduler>((value) => hasMethods(value, ["sleep"]), "must be a Scheduler with sleep()").optional(),
+    scheduler: z
+      .custom<Scheduler>(
+        (value) => hasMethods(value, ["sleep"]),
+        "must be a Scheduler with sleep()",
+      )
+      .optional(),
     clock: clockSchema.optional(),
     random: functionSchema<() => number>().optional(),
     secrets: z.array(z.string()).default([]),
   })
-  .refine((options) => options.journal === undefined || options.fences !== undefined, { message: "is required with journal", path: ["fences"] })
-  .refine((options) => options.salvage === undefined || options.journal !== undefined, { message: "needs journal", path: ["salvage"] })
-  .refine((options) => options.salvage === undefined || hasMethods(options.fences, ["acquire", "publishIfLatest", "release"]), {
-    message: "needs acquire(), publishIfLatest() and release() for salvage",
+  .refine((options) => options.journal === undefined || options.fences !== undefined, {
+    message: "is required with journal",
     path: ["fences"],
-  });
+  })
+  .refine((options) => options.salvage === undefined || options.journal !== undefined, {
+    message: "needs journal",
+    path: ["salvage"],
+  })
+  .refine(
+    (options) =>
+      options.salvage === undefined ||
+      hasMethods(options.fences, ["acquire", "publishIfLatest", "release"]),
+    {
+      message: "needs acquire(), publishIfLatest() and release() for salvage",
+      path: ["fences"],
+    },
+  );
 
 const runOnceSchema = z.object({
   limit: z.number().int().positive().max(MAX_ORPHAN_LIST_LIMIT),
@@ -151,15 +203,29 @@ const runOnceSchema = z.object({
  * live run still holds, at its journaled generation or a later one its live checkpoints rotated to. With `salvage`, a journaled sandbox whose `ama_worker` run's
  * host is gone has its workspace checkpointed and published first, if nothing newer was published meanwhile.
  */
-export function createManagedRuntimeOrphanReconciler(options: ManagedRuntimeOrphanReconcilerOptions): ManagedRuntimeOrphanReconciler {
-  const config = parseRecord(optionsSchema, options, { record: "orphan reconciler options", code: "invalid_config" });
+export function createManagedRuntimeOrphanReconciler(
+  options: ManagedRuntimeOrphanReconcilerOptions,
+): ManagedRuntimeOrphanReconciler {
+  const config = parseRecord(optionsSchema, options, {
+    record: "orphan reconciler options",
+    code: "invalid_config",
+  });
   const { orphans, sandbox, maxAttempts, backoff, secrets } = config;
   const clock = config.clock ?? systemClock;
   const scheduler = config.scheduler ?? systemScheduler;
   const random = config.random ?? Math.random;
 
   const dueAt = (record: Pick<RuntimeOrphanRecord, "attempts" | "updatedAt">): number => {
-    return Date.parse(record.updatedAt) + jitteredBackoffMs({ attempt: record.attempts - 1, baseMs: backoff.baseMs, maxMs: backoff.maxMs, jitter: backoff.jitter, random });
+    return (
+      Date.parse(record.updatedAt) +
+      jitteredBackoffMs({
+        attempt: record.attempts - 1,
+        baseMs: backoff.baseMs,
+        maxMs: backoff.maxMs,
+        jitter: backoff.jitter,
+        random,
+      })
+    );
   };
 
   // Records given up or not yet due may fill the oldest-first window; widen it until `limit` due records show.
@@ -170,28 +236,47 @@ export function createManagedRuntimeOrphanReconciler(options: ManagedRuntimeOrph
       const pending = records.filter((record) => record.attempts < maxAttempts);
       const due = pending.filter((record) => dueAt(record) <= now);
       if (due.length >= limit || records.length < window || window >= MAX_ORPHAN_LIST_LIMIT) {
-        return { due: due.slice(0, limit), deferred: pending.length - due.length, exhausted: exhausted.length };
+        return {
+          due: due.slice(0, limit),
+          deferred: pending.length - due.length,
+          exhausted: exhausted.length,
+        };
       }
     }
   };
 
   const reapOne = async (record: RuntimeOrphanRecord): Promise<"reaped" | "failed" | "givenUp"> => {
     try {
-      await reapAndConfirm(sandbox, { scope: record.scope, lease: record.sandbox, reason: record.reason });
+      await reapAndConfirm(sandbox, {
+        scope: record.scope,
+        lease: record.sandbox,
+        reason: record.reason,
+      });
       await orphans.resolve({ id: record.id });
       return "reaped";
     } catch (error) {
       const attempts = record.attempts + 1;
       const message = redactSecrets(describeError(error), secrets);
       const givenUp = attempts >= maxAttempts;
-      await orphans.failed({ id: record.id, error: givenUp ? `gave up after ${attempts} attempts: ${message}` : message });
+      await orphans.failed({
+        id: record.id,
+        error: givenUp ? `gave up after ${attempts} attempts: ${message}` : message,
+      });
       return givenUp ? "givenUp" : "failed";
     }
   };
 
   const runOnce: ManagedRuntimeOrphanReconciler["runOnce"] = async (input) => {
-    const { limit, signal } = parseRecord(runOnceSchema, input, { record: "orphan reconciler runOnce input" });
-    const counts: { -readonly [K in Exclude<keyof OrphanReconcileSummary, "journal">]: number } = { reaped: 0, failed: 0, givenUp: 0, deferred: 0, exhausted: 0 };
+    const { limit, signal } = parseRecord(runOnceSchema, input, {
+      record: "orphan reconciler runOnce input",
+    });
+    const counts: { -readonly [K in Exclude<keyof OrphanReconcileSummary, "journal">]: number } = {
+      reaped: 0,
+      failed: 0,
+      givenUp: 0,
+      deferred: 0,
+      exhausted: 0,
+    };
     if (signal?.aborted) return counts;
     const { due, deferred, exhausted } = await listDue(limit, clock.now());
     counts.deferred = deferred;
@@ -205,10 +290,28 @@ export function createManagedRuntimeOrphanReconciler(options: ManagedRuntimeOrph
     const { fences, salvage } = config;
     const salvager =
       salvage && fences.acquire && fences.publishIfLatest && fences.release
-        ? { salvage, fences: fences as Pick<RuntimeResourceFencePort, "acquire" | "publishIfLatest" | "release">, ownerId: config.ownerId, leaseTtlMs: config.salvageLeaseTtlMs, describe }
+        ? {
+            salvage,
+            fences: fences as Pick<
+              RuntimeResourceFencePort,
+              "acquire" | "publishIfLatest" | "release"
+            >,
+            ownerId: config.ownerId,
+            leaseTtlMs: config.salvageLeaseTtlMs,
+            describe,
+          }
         : undefined;
     const journal = await reapJournal(
-      { journal: config.journal, fences, sandbox, maxAttempts, dueAt, describe, ...(salvager ? { salvager } : {}), ...(config.onSalvage ? { onSalvage: config.onSalvage } : {}) },
+      {
+        journal: config.journal,
+        fences,
+        sandbox,
+        maxAttempts,
+        dueAt,
+        describe,
+        ...(salvager ? { salvager } : {}),
+        ...(config.onSalvage ? { onSalvage: config.onSalvage } : {}),
+      },
       { limit, now: clock.now(), ...(signal ? { signal } : {}) },
     );
     return { ...counts, journal };

@@ -10,17 +10,26 @@ import {
 } from "@open-managed-agents/runtime-resource-contract";
 
 /** Workspace strategies each requirement accepts, in default preference order. */
-export const ELIGIBLE_WORKSPACE_STRATEGIES: Readonly<Record<WorkspaceRequirement, readonly WorkspaceStrategy[]>> = {
+export const ELIGIBLE_WORKSPACE_STRATEGIES: Readonly<
+  Record<WorkspaceRequirement, readonly WorkspaceStrategy[]>
+> = {
   durable: ["durable_mount", "checkpoint_restore"],
   continuable: ["durable_mount", "checkpoint_restore", "retained_runtime"],
   ephemeral: ["durable_mount", "checkpoint_restore", "retained_runtime", "ephemeral"],
 };
 
 /** Default output strategy preference. */
-export const DEFAULT_OUTPUT_STRATEGY_ORDER: readonly OutputStrategy[] = ["durable_mount", "watch_and_upload", "final_collect"];
+export const DEFAULT_OUTPUT_STRATEGY_ORDER: readonly OutputStrategy[] = [
+  "durable_mount",
+  "watch_and_upload",
+  "final_collect",
+];
 
 /** Runtime checkpoint kinds in preference order. */
-export const RUNTIME_CHECKPOINT_KIND_ORDER: readonly RuntimeCheckpointKind[] = ["process", "filesystem"];
+export const RUNTIME_CHECKPOINT_KIND_ORDER: readonly RuntimeCheckpointKind[] = [
+  "process",
+  "filesystem",
+];
 
 /**
  * Resolves a profile against capabilities into concrete strategies. Without `preferredStrategies` (or
@@ -42,7 +51,10 @@ export function resolveManagedRuntimePlan(
   };
 }
 
-function resolveWorkspace(profile: ManagedRuntimeProfile, capabilities: ManagedRuntimeResourceCapabilities): WorkspaceStrategy {
+function resolveWorkspace(
+  profile: ManagedRuntimeProfile,
+  capabilities: ManagedRuntimeResourceCapabilities,
+): WorkspaceStrategy {
   const requirement = profile.workspace.requirement;
   const eligible = ELIGIBLE_WORKSPACE_STRATEGIES[requirement];
   const offered = capabilities.workspace.strategies;
@@ -52,23 +64,40 @@ function resolveWorkspace(profile: ManagedRuntimeProfile, capabilities: ManagedR
   const article = requirement === "ephemeral" ? "an" : "a";
   throw new CapabilityUnsupportedError({
     message: `cannot provide ${article} ${requirement} workspace${preferred(preferences)} (offered: ${list(offered)})`,
-    context: { requirement: "workspace", workspaceRequirement: requirement, ...(preferences ? { preferences: [...preferences] } : {}), offered: [...offered] },
+    context: {
+      requirement: "workspace",
+      workspaceRequirement: requirement,
+      ...(preferences ? { preferences: [...preferences] } : {}),
+      offered: [...offered],
+    },
   });
 }
 
-function resolveOutputs(profile: ManagedRuntimeProfile, capabilities: ManagedRuntimeResourceCapabilities): OutputStrategy | null {
+function resolveOutputs(
+  profile: ManagedRuntimeProfile,
+  capabilities: ManagedRuntimeResourceCapabilities,
+): OutputStrategy | null {
   const requirement = profile.outputs.requirement;
   if (requirement === "disabled") return null;
   const usable = capabilities.outputs.strategies
     .filter((capability) => requirement !== "durable" || capability.durability === "durable")
     .map((capability) => capability.strategy);
   const preferences = given(profile.outputs.preferredStrategies);
-  const chosen = acceptable(preferences, DEFAULT_OUTPUT_STRATEGY_ORDER).find((strategy) => usable.includes(strategy));
+  const chosen = acceptable(preferences, DEFAULT_OUTPUT_STRATEGY_ORDER).find((strategy) =>
+    usable.includes(strategy),
+  );
   if (chosen) return chosen;
-  const offered = capabilities.outputs.strategies.map((capability) => `${capability.strategy}/${capability.durability}`);
+  const offered = capabilities.outputs.strategies.map(
+    (capability) => `${capability.strategy}/${capability.durability}`,
+  );
   throw new CapabilityUnsupportedError({
     message: `cannot provide ${requirement} Session outputs${preferred(preferences)} (offered: ${list(offered)})`,
-    context: { requirement: "outputs", outputRequirement: requirement, ...(preferences ? { preferences: [...preferences] } : {}), offered },
+    context: {
+      requirement: "outputs",
+      outputRequirement: requirement,
+      ...(preferences ? { preferences: [...preferences] } : {}),
+      offered,
+    },
   });
 }
 
@@ -86,12 +115,19 @@ function resolveRuntimeCheckpoint(
   });
 }
 
-function resolveDriver(profile: ManagedRuntimeProfile, capabilities: ManagedRuntimeResourceCapabilities): ManagedRuntimePlan["driver"] {
+function resolveDriver(
+  profile: ManagedRuntimeProfile,
+  capabilities: ManagedRuntimeResourceCapabilities,
+): ManagedRuntimePlan["driver"] {
   const type = profile.driver.type;
   if (capabilities.harness.drivers.includes(type)) return type;
   throw new CapabilityUnsupportedError({
     message: `cannot run the ${type} harness driver (offered: ${list(capabilities.harness.drivers)})`,
-    context: { requirement: "harness_driver", driver: type, offered: [...capabilities.harness.drivers] },
+    context: {
+      requirement: "harness_driver",
+      driver: type,
+      offered: [...capabilities.harness.drivers],
+    },
   });
 }
 
@@ -102,7 +138,9 @@ function given<T>(preferences: readonly T[] | undefined): readonly T[] | undefin
 
 /** Candidates in order: the eligible preferences when given (and nothing else), else every eligible entry in default order. */
 function acceptable<T>(preferences: readonly T[] | undefined, eligible: readonly T[]): T[] {
-  return preferences ? [...new Set(preferences.filter((entry) => eligible.includes(entry)))] : [...eligible];
+  return preferences
+    ? [...new Set(preferences.filter((entry) => eligible.includes(entry)))]
+    : [...eligible];
 }
 
 function preferred(preferences: readonly string[] | undefined): string {

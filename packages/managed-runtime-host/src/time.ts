@@ -53,7 +53,9 @@ export function createManualTime(startMs = Date.UTC(2026, 0, 1)): ManualTime {
     async advance(ms) {
       const target = now + ms;
       for (;;) {
-        const next = [...sleepers.entries()].filter(([, s]) => s.at <= target).sort((a, b) => a[1].at - b[1].at || a[0] - b[0])[0];
+        const next = [...sleepers.entries()]
+          .filter(([, s]) => s.at <= target)
+          .sort((a, b) => a[1].at - b[1].at || a[0] - b[0])[0];
         if (!next) break;
         now = Math.max(now, next[1].at);
         sleepers.delete(next[0]);

@@ -21,7 +21,10 @@ import { postgresSchemas } from "./support/postgres-schemas.js";
 // manual clock does not control. Hashing synchronously (same SHA-256) makes every seed replay exactly.
 beforeAll(() => {
   vi.spyOn(crypto.subtle, "digest").mockImplementation(async (_algorithm, data) => {
-    const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    const bytes =
+      data instanceof ArrayBuffer
+        ? new Uint8Array(data)
+        : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     const digest = createHash("sha256").update(bytes).digest();
     return digest.buffer.slice(digest.byteOffset, digest.byteOffset + digest.byteLength);
   });
@@ -31,12 +34,17 @@ afterAll(() => vi.restoreAllMocks());
 const single = process.env.OMA_CHAOS_SEED;
 const count = Number(process.env.OMA_CHAOS_SEEDS ?? 500);
 const pgCount = Number(process.env.OMA_CHAOS_PG_SEEDS ?? 20);
-const seedsOf = (n: number) => (single !== undefined ? [Number(single)] : Array.from({ length: n }, (_, index) => index + 1));
+const seedsOf = (n: number) =>
+  single !== undefined ? [Number(single)] : Array.from({ length: n }, (_, index) => index + 1);
 const seeds = seedsOf(count);
 const pgSeeds = seedsOf(pgCount);
 const schemas = postgresSchemas();
 
-async function runSeeds(label: string, list: readonly number[], storeOf: () => Promise<ChaosStore | undefined>): Promise<void> {
+async function runSeeds(
+  label: string,
+  list: readonly number[],
+  storeOf: () => Promise<ChaosStore | undefined>,
+): Promise<void> {
   const failures: { seed: number; problems: string[] }[] = [];
   for (const seed of list) {
     const store = await storeOf();
@@ -54,11 +62,17 @@ async function runSeeds(label: string, list: readonly number[], storeOf: () => P
   expect(failures.map(({ seed }) => seed)).toEqual([]);
 }
 
-it(`keeps every invariant over ${seeds.length} seeded schedules on SQLite`, { timeout: Math.max(60_000, seeds.length * 200) }, async () => {
+it(`keeps every invariant over ${seeds.length} seeded schedules on SQLite`, {
+  timeout: Math.max(60_000, seeds.length * 200),
+}, async () => {
   await runSeeds("SQLite", seeds, async () => undefined);
 });
 
-it(`keeps every invariant over ${pgSeeds.length} seeded schedules on Postgres`, { timeout: Math.max(120_000, pgSeeds.length * 3_000) }, async () => {
+it(`keeps every invariant over ${pgSeeds.length} seeded schedules on Postgres`, {
+  timeout: Math.max(120_000, pgSeeds.length * 3_000),
+}, async () => {
   // Each seed on a schema of its own, so its event log holds its own history only.
-  await runSeeds("Postgres", pgSeeds, async () => postgresChaosStore(await schemas.client({ maxConnections: 8 })));
+  await runSeeds("Postgres", pgSeeds, async () =>
+    postgresChaosStore(await schemas.client({ maxConnections: 8 })),
+  );
 });

@@ -6,13 +6,23 @@
  */
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
-import type { ManagedRuntimeProfile, RuntimeResourceFence, RuntimeSessionSnapshot } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  ManagedRuntimeProfile,
+  RuntimeResourceFence,
+  RuntimeSessionSnapshot,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { ManagedRuntimeRunResult } from "../src/host/types.js";
 import type { FakeManagedRuntimeOptions } from "../src/testing/fake-runtime.js";
 import type { FaultKind, FaultRule } from "../src/testing/faults.js";
 import { settleWithManualTime } from "../src/testing/manual-drive.js";
 import { amaProfile, createHostFixture, scope, serializedOutputs } from "./support/fixture.js";
-import { duplicatePublishCalls, egressOrderViolations, leakedTokens, tokensOf, unaccountedRuntimes } from "./support/invariants.js";
+import {
+  duplicatePublishCalls,
+  egressOrderViolations,
+  leakedTokens,
+  tokensOf,
+  unaccountedRuntimes,
+} from "./support/invariants.js";
 
 interface Scenario {
   readonly name: string;
@@ -27,7 +37,11 @@ interface Scenario {
   readonly only?: readonly string[];
 }
 
-const checkpointing = { suspendResume: "supported", hardTerminate: "supported", runtimeCheckpoints: ["process"] } as const;
+const checkpointing = {
+  suspendResume: "supported",
+  hardTerminate: "supported",
+  runtimeCheckpoints: ["process"],
+} as const;
 const full: FakeManagedRuntimeOptions = {
   runtimeCheckpoint: true,
   sessionInputs: true,
@@ -35,14 +49,24 @@ const full: FakeManagedRuntimeOptions = {
   harness: { checkpoints: ["cp-1"], durationMs: 25_000 },
 };
 const fullProfile: ManagedRuntimeProfile = { ...amaProfile, runtimeCheckpoint: "optional" };
-const session: RuntimeSessionSnapshot = { id: "ses-1", environmentId: "env-1", metadata: {}, resources: [{ type: "file", fileId: "file-1" }] };
+const session: RuntimeSessionSnapshot = {
+  id: "ses-1",
+  environmentId: "env-1",
+  metadata: {},
+  resources: [{ type: "file", fileId: "file-1" }],
+};
 
 const scenarios: readonly Scenario[] = [
   { name: "fresh run", runtime: full, profile: fullProfile, session },
   { name: "restore", runtime: full, profile: fullProfile, session, priorRuns: 1 },
   {
     name: "retained runtime",
-    runtime: { ...full, workspaceStrategies: ["retained_runtime"], runtimeCheckpoint: false, sandboxCapabilities: { ...checkpointing, runtimeCheckpoints: [] } },
+    runtime: {
+      ...full,
+      workspaceStrategies: ["retained_runtime"],
+      runtimeCheckpoint: false,
+      sandboxCapabilities: { ...checkpointing, runtimeCheckpoints: [] },
+    },
     profile: { ...amaProfile, workspace: { requirement: "continuable" } },
     session,
   },
@@ -94,7 +118,8 @@ const PORT_STAGE: Record<string, string> = {
 
 /** The stage name(s) the host uses for a port method. */
 function stagePattern(port: string, method: string): RegExp {
-  if (port === "harnessDriver") return method === "run" ? /harness-run/ : /harness-driver-capabilities/;
+  if (port === "harnessDriver")
+    return method === "run" ? /harness-run/ : /harness-driver-capabilities/;
   if (port === "fences" && method === "acquire") return /fence-(acquire|rotate)/;
   const kebab = method.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
   return new RegExp(`${PORT_STAGE[port]}-${kebab}`);
@@ -103,7 +128,10 @@ function stagePattern(port: string, method: string): RegExp {
 async function execute(scenario: Scenario, fault: FaultRule | null) {
   const fixture = createHostFixture({ runtime: scenario.runtime });
   for (let index = 0; index < (scenario.priorRuns ?? 0); index += 1) {
-    const prior = await fixture.run({ profile: scenario.profile, scope: { ...scope, workId: `prior-${index}` } });
+    const prior = await fixture.run({
+      profile: scenario.profile,
+      scope: { ...scope, workId: `prior-${index}` },
+    });
     if (prior.type !== "completed") throw new Error(`prior run ended ${prior.type}`);
   }
   const priorTokens = tokensOf(fixture.journal);
@@ -117,12 +145,26 @@ async function execute(scenario: Scenario, fault: FaultRule | null) {
   let hitStep = -1;
   fixture.journal.onCall((call) => {
     if (call.port === "fences" && call.method === "publish") {
-      void fixture.deps.fenceStore.isCurrent((call.input as { fence: RuntimeResourceFence }).fence).then((current) => publishWasCurrent.push(current));
+      void fixture.deps.fenceStore
+        .isCurrent((call.input as { fence: RuntimeResourceFence }).fence)
+        .then((current) => publishWasCurrent.push(current));
     }
-    if (fault && call.port === fault.port && call.method === fault.method && call.occurrence === fault.occurrence && hitStep < 0) hitStep = step;
+    if (
+      fault &&
+      call.port === fault.port &&
+      call.method === fault.method &&
+      call.occurrence === fault.occurrence &&
+      hitStep < 0
+    )
+      hitStep = step;
   });
   const result = await settleWithManualTime(
-    fixture.host.run({ scope, profile: scenario.profile, ...(scenario.session ? { session: scenario.session } : {}), signal: controller.signal }),
+    fixture.host.run({
+      scope,
+      profile: scenario.profile,
+      ...(scenario.session ? { session: scenario.session } : {}),
+      signal: controller.signal,
+    }),
     fixture.time,
     {
       stepMs: 1_000,
@@ -134,7 +176,13 @@ async function execute(scenario: Scenario, fault: FaultRule | null) {
       },
     },
   );
-  return { fixture, result, tokens: [...priorTokens, ...tokensOf(fixture.journal)], publishWasCurrent, hit: hitStep >= 0 };
+  return {
+    fixture,
+    result,
+    tokens: [...priorTokens, ...tokensOf(fixture.journal)],
+    publishWasCurrent,
+    hit: hitStep >= 0,
+  };
 }
 
 const baselines = await Promise.all(
@@ -163,15 +211,39 @@ describe("fault matrix", () => {
     const methods = new Set(cases.map(({ fault }) => `${fault.port}.${fault.method}`));
     expect([...methods].sort()).toEqual(
       [
-        "credentialEgress.attach", "credentialEgress.capabilities", "credentialEgress.prepare", "credentialEgress.release", "credentialEgress.revoke",
-        "fences.acquire", "fences.isCurrent", "fences.publish", "fences.release", "fences.renew",
-        "harnessDriver.driverCapabilities", "harnessDriver.run",
+        "credentialEgress.attach",
+        "credentialEgress.capabilities",
+        "credentialEgress.prepare",
+        "credentialEgress.release",
+        "credentialEgress.revoke",
+        "fences.acquire",
+        "fences.isCurrent",
+        "fences.publish",
+        "fences.release",
+        "fences.renew",
+        "harnessDriver.driverCapabilities",
+        "harnessDriver.run",
         "orphans.enqueue",
-        "outputs.attach", "outputs.capabilities", "outputs.collect", "outputs.finalize", "outputs.prepare", "outputs.release",
-        "runtimeCheckpoint.create", "runtimeCheckpoint.restore",
-        "sandbox.acquire", "sandbox.capabilities", "sandbox.heartbeat", "sandbox.suspend", "sandbox.terminate",
-        "sessionInputs.materialize", "sessionInputs.synchronize",
-        "workspace.attach", "workspace.capabilities", "workspace.checkpoint", "workspace.materialize", "workspace.release",
+        "outputs.attach",
+        "outputs.capabilities",
+        "outputs.collect",
+        "outputs.finalize",
+        "outputs.prepare",
+        "outputs.release",
+        "runtimeCheckpoint.create",
+        "runtimeCheckpoint.restore",
+        "sandbox.acquire",
+        "sandbox.capabilities",
+        "sandbox.heartbeat",
+        "sandbox.suspend",
+        "sandbox.terminate",
+        "sessionInputs.materialize",
+        "sessionInputs.synchronize",
+        "workspace.attach",
+        "workspace.capabilities",
+        "workspace.checkpoint",
+        "workspace.materialize",
+        "workspace.release",
       ].sort(),
     );
     expect(cases.length).toBeGreaterThan(150);
@@ -182,13 +254,27 @@ describe("fault matrix", () => {
     expect(hit).toBe(true);
     const name = `${fault.port}.${fault.method}`;
     const orphans = await fixture.deps.orphanStore.list({ limit: 100 });
-    const leaks = new Set(fixture.logger.entries.filter((entry) => entry.event === "sandbox.leaked").map((entry) => String(entry.fields.runtimeId)));
+    const leaks = new Set(
+      fixture.logger.entries
+        .filter((entry) => entry.event === "sandbox.leaked")
+        .map((entry) => String(entry.fields.runtimeId)),
+    );
     const retained = new Set(
-      result.type === "completed" && scenario.runtime.workspaceStrategies?.includes("retained_runtime")
-        ? [...fixture.deps.sandbox.runtimes.values()].filter((runtime) => runtime.state === "suspended").map((runtime) => runtime.runtimeId)
+      result.type === "completed" &&
+        scenario.runtime.workspaceStrategies?.includes("retained_runtime")
+        ? [...fixture.deps.sandbox.runtimes.values()]
+            .filter((runtime) => runtime.state === "suspended")
+            .map((runtime) => runtime.runtimeId)
         : [],
     );
-    const owner = { label: "host", journal: fixture.journal, sandbox: fixture.deps.sandbox, orphans, retained, reportedLeaks: leaks };
+    const owner = {
+      label: "host",
+      journal: fixture.journal,
+      sandbox: fixture.deps.sandbox,
+      orphans,
+      retained,
+      reportedLeaks: leaks,
+    };
 
     // (1) every acquired sandbox is terminated or orphaned; a leak is only possible when the orphan queue itself fails, and is then reported.
     expect(unaccountedRuntimes(owner)).toEqual([]);
@@ -206,7 +292,12 @@ describe("fault matrix", () => {
       expect(result.type).toBe("completed");
       expect(describeResult(result)).toMatch(pattern);
     } else if (NAMED_IN_LOGS.has(`${name}:${fault.kind}`) && result.type === "completed") {
-      expect(fixture.logger.entries.filter((entry) => entry.level !== "info").map((entry) => JSON.stringify(entry)).join("\n")).toMatch(pattern);
+      expect(
+        fixture.logger.entries
+          .filter((entry) => entry.level !== "info")
+          .map((entry) => JSON.stringify(entry))
+          .join("\n"),
+      ).toMatch(pattern);
     } else {
       expect(["failed", "lease_lost"]).toContain(result.type);
       expect(describeResult(result)).toMatch(pattern);

@@ -24,7 +24,12 @@ describe("cleanup", () => {
     const result = await fixture.run();
     expect(result.type).toBe("completed");
     const [orphan] = await fixture.deps.orphanStore.list({ limit: 10 });
-    expect(orphan).toMatchObject({ sandbox: { provider: "fake", runtimeId: "fake-rt-1" }, reason: "completed", generation: 1, ownerId: "owner-a" });
+    expect(orphan).toMatchObject({
+      sandbox: { provider: "fake", runtimeId: "fake-rt-1" },
+      reason: "completed",
+      generation: 1,
+      ownerId: "owner-a",
+    });
     expect(orphan?.lastError).toContain("[redacted]");
     const [token] = tokensOf(fixture.journal);
     expect(token).toBeDefined();
@@ -38,10 +43,14 @@ describe("cleanup", () => {
     const controller = new AbortController();
     fixture.deps.faults.add({ port: "sandbox", method: "acquire", kind: "delay", delayMs: 3_000 });
     fixture.journal.onCall((call) => {
-      if (call.port === "sandbox" && call.method === "acquire") setImmediate(() => controller.abort());
+      if (call.port === "sandbox" && call.method === "acquire")
+        setImmediate(() => controller.abort());
     });
     const result = await fixture.run({ signal: controller.signal }, 500);
-    expect(result).toMatchObject({ type: "lease_lost", error: { context: { trigger: "caller_aborted", inFlight: ["sandbox-acquire"] } } });
+    expect(result).toMatchObject({
+      type: "lease_lost",
+      error: { context: { trigger: "caller_aborted", inFlight: ["sandbox-acquire"] } },
+    });
     expect(fixture.deps.sandbox.runtimes.get("fake-rt-1")?.state).toBe("stopped");
     expect(fixture.logger.entries.some((entry) => entry.event === "sandbox.late_lease")).toBe(true);
   });
@@ -50,7 +59,8 @@ describe("cleanup", () => {
     const controller = new AbortController();
     fixture.deps.faults.add({ port: "sandbox", method: "acquire", kind: "delay", delayMs: 20_000 });
     fixture.journal.onCall((call) => {
-      if (call.port === "sandbox" && call.method === "acquire") setImmediate(() => controller.abort());
+      if (call.port === "sandbox" && call.method === "acquire")
+        setImmediate(() => controller.abort());
     });
     const result = await fixture.run({ signal: controller.signal }, 500);
     expect(result.type).toBe("lease_lost");
@@ -58,7 +68,11 @@ describe("cleanup", () => {
     await fixture.time.advance(30_000);
     await new Promise<void>((resolve) => setImmediate(resolve));
     const [orphan] = await fixture.deps.orphanStore.list({ limit: 10 });
-    expect(orphan).toMatchObject({ sandbox: { runtimeId: "fake-rt-1" }, reason: "lease_lost", lastError: "the lease arrived after the run had ended" });
+    expect(orphan).toMatchObject({
+      sandbox: { runtimeId: "fake-rt-1" },
+      reason: "lease_lost",
+      lastError: "the lease arrived after the run had ended",
+    });
   });
 });
 
@@ -67,12 +81,19 @@ describe("logging", () => {
     const fixture = createHostFixture({ runtime: { harness: { checkpoints: ["cp-1"] } } });
     fixture.deps.faults.add({ port: "outputs", method: "release", kind: "throw" });
     fixture.deps.faults.add({ port: "sandbox", method: "terminate", kind: "throw" });
-    fixture.deps.faults.add({ port: "workspace", method: "checkpoint", kind: "throw", occurrence: 2 });
+    fixture.deps.faults.add({
+      port: "workspace",
+      method: "checkpoint",
+      kind: "throw",
+      occurrence: 2,
+    });
     const result = await fixture.run();
     expect(result.type).toBe("failed");
     const tokens = tokensOf(fixture.journal);
     expect(tokens.length).toBe(2);
-    const thrown = fixture.journal.calls.filter((call) => call.status === "rejected").map((call) => String((call.error as Error).message));
+    const thrown = fixture.journal.calls
+      .filter((call) => call.status === "rejected")
+      .map((call) => String((call.error as Error).message));
     expect(thrown.some((message) => tokens.some((token) => message.includes(token)))).toBe(true);
     expect(fixture.logger.entries.length).toBeGreaterThan(5);
     const serialized = await serializedOutputs(fixture, result);
@@ -84,7 +105,8 @@ describe("logging", () => {
     const controller = new AbortController();
     fixture.deps.faults.add({ port: "sandbox", method: "acquire", kind: "delay", delayMs: 3_000 });
     fixture.journal.onCall((call) => {
-      if (call.port === "sandbox" && call.method === "acquire") setImmediate(() => controller.abort());
+      if (call.port === "sandbox" && call.method === "acquire")
+        setImmediate(() => controller.abort());
     });
     const result = await fixture.run({ signal: controller.signal }, 500);
     expect(result.type).toBe("lease_lost");

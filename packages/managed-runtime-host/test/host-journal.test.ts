@@ -1,10 +1,18 @@
 import { describe, expect, it } from "vitest";
-import { type ManagedSandboxPort, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  type ManagedSandboxPort,
+  SandboxFailedError,
+} from "@open-managed-agents/runtime-resource-contract";
 import { createManagedRuntimeOrphanReconciler } from "../src/orphan-reconciler.js";
 import { createSupervisedSandboxHarnessDriver } from "../src/supervisor/supervised-harness-driver.js";
 import { createFakeSandbox } from "../src/testing/fake-sandbox.js";
 import { createScriptedSupervisorTransport } from "./support/fake-supervisor.js";
-import { type HostFixture, createHostFixture, scope, supervisedProfile } from "./support/fixture.js";
+import {
+  type HostFixture,
+  createHostFixture,
+  scope,
+  supervisedProfile,
+} from "./support/fixture.js";
 import { tokensOf } from "./support/invariants.js";
 import { ready, until } from "./support/supervised-run.js";
 
@@ -22,10 +30,11 @@ describe("write-ahead sandbox journal", () => {
     expect(runtimesAtRecord).toEqual([0]);
     expect(fixture.deps.sandbox.runtimes.get("fake-rt-1")?.state).toBe("stopped");
     expect(await fixture.deps.sandboxJournal.list({ limit: 10 })).toEqual([]);
-    expect(fixture.logger.entries.filter((entry) => entry.event.startsWith("sandbox.journal")).map((entry) => entry.event)).toEqual([
-      "sandbox.journaled",
-      "sandbox.journal_resolved",
-    ]);
+    expect(
+      fixture.logger.entries
+        .filter((entry) => entry.event.startsWith("sandbox.journal"))
+        .map((entry) => entry.event),
+    ).toEqual(["sandbox.journaled", "sandbox.journal_resolved"]);
   });
 
   it("keeps the token-free record beside the orphan when terminate fails", async () => {
@@ -34,9 +43,18 @@ describe("write-ahead sandbox journal", () => {
     const result = await fixture.run();
     expect(result.type).toBe("completed");
     const records = await fixture.deps.sandboxJournal.list({ limit: 10 });
-    expect(records).toMatchObject([{ scope, generation: 1, ownerId: "owner-a", sandbox: { provider: "fake", runtimeId: "fake-rt-1" }, attempts: 0 }]);
+    expect(records).toMatchObject([
+      {
+        scope,
+        generation: 1,
+        ownerId: "owner-a",
+        sandbox: { provider: "fake", runtimeId: "fake-rt-1" },
+        attempts: 0,
+      },
+    ]);
     expect(await fixture.deps.orphanStore.list({ limit: 10 })).toHaveLength(1);
-    for (const token of tokensOf(fixture.journal)) expect(JSON.stringify(records)).not.toContain(token);
+    for (const token of tokensOf(fixture.journal))
+      expect(JSON.stringify(records)).not.toContain(token);
   });
 
   it("marks the record salvageable with its start revision as the ama_worker harness starts, and clears it when the host settles the run", async () => {
@@ -52,14 +70,17 @@ describe("write-ahead sandbox journal", () => {
     // Set to the revision the workspace came from (none yet) before the harness, cleared in cleanup: this host
     // settled the run, so the reconciler only reaps its sandbox.
     expect(marks).toEqual([0, null]);
-    expect(await fixture.deps.sandboxJournal.list({ limit: 10 })).toMatchObject([{ startRevision: null }]);
+    expect(await fixture.deps.sandboxJournal.list({ limit: 10 })).toMatchObject([
+      { startRevision: null },
+    ]);
   });
 
   it("never marks the record of a run whose harness did not start", async () => {
     const fake = createFakeSandbox();
     const fixture = createHostFixture({ host: { sandbox: failingAfterStart(fake) } });
     const marks: (number | null)[] = [];
-    fixture.deps.sandboxJournal.setStartRevision = async (input) => void marks.push(input.startRevision);
+    fixture.deps.sandboxJournal.setStartRevision = async (input) =>
+      void marks.push(input.startRevision);
     expect((await fixture.run()).type).toBe("failed");
     expect(marks).toEqual([]);
   });
@@ -70,7 +91,9 @@ describe("write-ahead sandbox journal", () => {
       throw new Error("database is locked");
     };
     expect((await fixture.run()).type).toBe("completed");
-    expect(fixture.logger.entries.some((entry) => entry.event === "sandbox.salvage_unmarked")).toBe(true);
+    expect(fixture.logger.entries.some((entry) => entry.event === "sandbox.salvage_unmarked")).toBe(
+      true,
+    );
   });
 
   it("starts nothing and fails the run when the journal cannot be written", async () => {
@@ -79,7 +102,10 @@ describe("write-ahead sandbox journal", () => {
       throw new Error("database is locked");
     };
     const result = await fixture.run();
-    expect(result).toMatchObject({ type: "failed", error: { context: { stage: "sandbox-acquire-journal" } } });
+    expect(result).toMatchObject({
+      type: "failed",
+      error: { context: { stage: "sandbox-acquire-journal" } },
+    });
     expect(result.type === "failed" && result.error.message).toContain("database is locked");
     expect(fixture.deps.sandbox.runtimes.size).toBe(0);
   });
@@ -115,10 +141,16 @@ describe("write-ahead sandbox journal", () => {
       clock: fixture.time,
       backoff: { baseMs: 1_000, maxMs: 1_000, jitter: 0 },
     });
-    expect((await reconciler.runOnce({ limit: 10 })).journal).toMatchObject({ reaped: 0, failed: 1 });
+    expect((await reconciler.runOnce({ limit: 10 })).journal).toMatchObject({
+      reaped: 0,
+      failed: 1,
+    });
     providerDown = false;
     await fixture.time.advance(1_000);
-    expect((await reconciler.runOnce({ limit: 10 })).journal).toMatchObject({ reaped: 1, failed: 0 });
+    expect((await reconciler.runOnce({ limit: 10 })).journal).toMatchObject({
+      reaped: 1,
+      failed: 0,
+    });
     expect(fake.runtimes.get("fake-rt-1")?.state).toBe("stopped");
     expect(await fixture.deps.sandboxJournal.list({ limit: 10 })).toEqual([]);
   });
@@ -155,11 +187,15 @@ describe("journal records across a live checkpoint's fence rotation", () => {
       await side.emit({ type: "completed", exitCode: 0 });
     });
     fixture = createHostFixture({
-      harnessDriver: (time) => createSupervisedSandboxHarnessDriver({ transport, clock: time, scheduler: time }),
+      harnessDriver: (time) =>
+        createSupervisedSandboxHarnessDriver({ transport, clock: time, scheduler: time }),
     });
     const result = await fixture.run({ profile: supervisedProfile }, 250);
     expect(result).toMatchObject({ type: "completed", generation: 3 });
-    expect(passes).toMatchObject([{ held: 1, reaped: 0 }, { held: 1, reaped: 0 }]);
+    expect(passes).toMatchObject([
+      { held: 1, reaped: 0 },
+      { held: 1, reaped: 0 },
+    ]);
     expect(states).toEqual(["running", "running"]);
     expect(fixture.journal.of("sandbox.reap")).toHaveLength(0);
     expect(await fixture.deps.sandboxJournal.list({ limit: 10 })).toEqual([]);
@@ -169,8 +205,13 @@ describe("journal records across a live checkpoint's fence rotation", () => {
     const fixture = createHostFixture({ runtime: { harness: { checkpoints: ["turn-1"] } } });
     fixture.deps.faults.add({ port: "sandbox", method: "terminate", kind: "throw" });
     expect((await fixture.run({ profile: supervisedProfile })).type).toBe("completed");
-    expect(await fixture.deps.sandboxJournal.list({ limit: 10 })).toMatchObject([{ generation: 1 }]);
-    expect((await otherWorkersReconciler(fixture).runOnce({ limit: 10 })).journal).toMatchObject({ reaped: 1, held: 0 });
+    expect(await fixture.deps.sandboxJournal.list({ limit: 10 })).toMatchObject([
+      { generation: 1 },
+    ]);
+    expect((await otherWorkersReconciler(fixture).runOnce({ limit: 10 })).journal).toMatchObject({
+      reaped: 1,
+      held: 0,
+    });
     expect(fixture.deps.sandbox.runtimes.get("fake-rt-1")?.state).toBe("stopped");
   });
 });
@@ -183,7 +224,9 @@ function failingAfterStart(fake: ReturnType<typeof createFakeSandbox>): ManagedS
       const runtimeId = fake.nextId();
       await journal?.record({ provider: fake.provider, runtimeId });
       fake.start("acquire", runtimeId);
-      throw new SandboxFailedError({ message: "hydrate failed: HTTP 500; destroying the runtime also failed: bridge unreachable" });
+      throw new SandboxFailedError({
+        message: "hydrate failed: HTTP 500; destroying the runtime also failed: bridge unreachable",
+      });
     },
   };
 }

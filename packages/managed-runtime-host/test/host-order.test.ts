@@ -2,11 +2,30 @@ import { describe, expect, it } from "vitest";
 import type { ManagedRuntimeProfile } from "@open-managed-agents/runtime-resource-contract";
 import { CLEANUP_STAGES, TRANSACTION_STAGES } from "../src/transaction/order.js";
 import { tokensOf } from "./support/invariants.js";
-import { amaProfile, callSequence, createHostFixture, scope, serializedOutputs } from "./support/fixture.js";
+import {
+  amaProfile,
+  callSequence,
+  createHostFixture,
+  scope,
+  serializedOutputs,
+} from "./support/fixture.js";
 
 const checkpointProfile: ManagedRuntimeProfile = { ...amaProfile, runtimeCheckpoint: "optional" };
-const withCheckpoints = { runtimeCheckpoint: true, sessionInputs: true, sandboxCapabilities: { suspendResume: "supported", hardTerminate: "supported", runtimeCheckpoints: ["process"] } } as const;
-const session = { id: "ses-1", environmentId: "env-1", metadata: {}, resources: [{ type: "file", fileId: "file-1" }] };
+const withCheckpoints = {
+  runtimeCheckpoint: true,
+  sessionInputs: true,
+  sandboxCapabilities: {
+    suspendResume: "supported",
+    hardTerminate: "supported",
+    runtimeCheckpoints: ["process"],
+  },
+} as const;
+const session = {
+  id: "ses-1",
+  environmentId: "env-1",
+  metadata: {},
+  resources: [{ type: "file", fileId: "file-1" }],
+};
 
 describe("host transaction order", () => {
   it("keeps the order as data in one place", () => {
@@ -46,7 +65,12 @@ describe("host transaction order", () => {
   it("calls every port in the normative order on a first run", async () => {
     const fixture = createHostFixture({ runtime: withCheckpoints });
     const result = await fixture.run({ profile: checkpointProfile, session });
-    expect(result).toMatchObject({ type: "completed", revision: 1, generation: 1, cleanupErrors: [] });
+    expect(result).toMatchObject({
+      type: "completed",
+      revision: 1,
+      generation: 1,
+      cleanupErrors: [],
+    });
     expect(callSequence(fixture.journal)).toEqual([
       "sandbox.capabilities",
       "workspace.capabilities",
@@ -78,7 +102,9 @@ describe("host transaction order", () => {
       "workspace.release",
       "fences.release",
     ]);
-    const publish = fixture.journal.of("fences.publish")[0]?.input as { runtimeCheckpoint: { kind: string; workGeneration: number } };
+    const publish = fixture.journal.of("fences.publish")[0]?.input as {
+      runtimeCheckpoint: { kind: string; workGeneration: number };
+    };
     expect(publish.runtimeCheckpoint).toMatchObject({ kind: "process", workGeneration: 1 });
   });
 
@@ -103,14 +129,23 @@ describe("host transaction order", () => {
     const fixture = createHostFixture({ runtime: withCheckpoints });
     await fixture.run({ profile: checkpointProfile });
     fixture.journal.clear();
-    const result = await fixture.run({ profile: checkpointProfile, scope: { ...scope, workId: "work-2" } });
+    const result = await fixture.run({
+      profile: checkpointProfile,
+      scope: { ...scope, workId: "work-2" },
+    });
     expect(result).toMatchObject({ type: "completed", revision: 2, generation: 2 });
     const sequence = callSequence(fixture.journal);
     expect(sequence).toContain("runtimeCheckpoint.restore");
     expect(sequence).not.toContain("sandbox.acquire");
-    expect(sequence.indexOf("runtimeCheckpoint.restore")).toBeLessThan(sequence.indexOf("workspace.attach"));
-    expect(fixture.logger.entries.map((entry) => entry.event)).toContain("runtime_checkpoint.restored");
-    const restored = [...fixture.deps.sandbox.runtimes.values()].find((runtime) => runtime.origin === "restore");
+    expect(sequence.indexOf("runtimeCheckpoint.restore")).toBeLessThan(
+      sequence.indexOf("workspace.attach"),
+    );
+    expect(fixture.logger.entries.map((entry) => entry.event)).toContain(
+      "runtime_checkpoint.restored",
+    );
+    const restored = [...fixture.deps.sandbox.runtimes.values()].find(
+      (runtime) => runtime.origin === "restore",
+    );
     expect(restored?.state).toBe("stopped");
   });
 
@@ -118,10 +153,15 @@ describe("host transaction order", () => {
     const fixture = createHostFixture({ runtime: withCheckpoints });
     await fixture.run({ profile: checkpointProfile });
     fixture.deps.faults.add({ port: "runtimeCheckpoint", method: "restore", kind: "throw" });
-    const result = await fixture.run({ profile: checkpointProfile, scope: { ...scope, workId: "work-2" } });
+    const result = await fixture.run({
+      profile: checkpointProfile,
+      scope: { ...scope, workId: "work-2" },
+    });
     expect(result.type).toBe("completed");
     expect(fixture.journal.of("sandbox.acquire")).toHaveLength(2);
-    const warning = fixture.logger.entries.find((entry) => entry.event === "runtime_checkpoint.restore_failed");
+    const warning = fixture.logger.entries.find(
+      (entry) => entry.event === "runtime_checkpoint.restore_failed",
+    );
     expect(warning?.fields.stage).toBe("runtime-checkpoint-restore");
     const tokens = tokensOf(fixture.journal);
     const serialized = await serializedOutputs(fixture, result);
@@ -133,7 +173,10 @@ describe("host transaction order", () => {
     await fixture.run({ profile: checkpointProfile });
     const changed: ManagedRuntimeProfile = {
       ...checkpointProfile,
-      driver: { type: "ama_worker", process: { command: "/usr/local/bin/ama-worker", env: { OTHER_KEY: "x" } } },
+      driver: {
+        type: "ama_worker",
+        process: { command: "/usr/local/bin/ama-worker", env: { OTHER_KEY: "x" } },
+      },
     };
     await fixture.run({ profile: changed, scope: { ...scope, workId: "work-2" } });
     expect(fixture.journal.of("runtimeCheckpoint.restore")).toHaveLength(0);
@@ -141,41 +184,63 @@ describe("host transaction order", () => {
 
   it("suspends a retained runtime before the workspace checkpoint, revokes egress, and does not terminate it", async () => {
     const fixture = createHostFixture({ runtime: { workspaceStrategies: ["retained_runtime"] } });
-    const profile: ManagedRuntimeProfile = { ...amaProfile, workspace: { requirement: "continuable" } };
+    const profile: ManagedRuntimeProfile = {
+      ...amaProfile,
+      workspace: { requirement: "continuable" },
+    };
     const result = await fixture.run({ profile });
     expect(result.type).toBe("completed");
     const sequence = callSequence(fixture.journal);
     expect(sequence.indexOf("harnessDriver.run")).toBeLessThan(sequence.indexOf("sandbox.suspend"));
-    expect(sequence.indexOf("sandbox.suspend")).toBeLessThan(sequence.indexOf("workspace.checkpoint"));
-    expect(sequence.indexOf("fences.publish")).toBeLessThan(sequence.indexOf("credentialEgress.revoke"));
+    expect(sequence.indexOf("sandbox.suspend")).toBeLessThan(
+      sequence.indexOf("workspace.checkpoint"),
+    );
+    expect(sequence.indexOf("fences.publish")).toBeLessThan(
+      sequence.indexOf("credentialEgress.revoke"),
+    );
     expect(sequence).not.toContain("sandbox.terminate");
     const runtime = [...fixture.deps.sandbox.runtimes.values()][0];
     expect(runtime?.state).toBe("suspended");
-    const checkpointInput = fixture.journal.of("workspace.checkpoint")[0]?.input as { sandbox: { metadata?: Record<string, unknown> } };
+    const checkpointInput = fixture.journal.of("workspace.checkpoint")[0]?.input as {
+      sandbox: { metadata?: Record<string, unknown> };
+    };
     expect(checkpointInput.sandbox.metadata?.suspended).toBe(true);
   });
 
   it("terminates a retained runtime when the egress revoke fails, and reports the revoke", async () => {
     const fixture = createHostFixture({ runtime: { workspaceStrategies: ["retained_runtime"] } });
     fixture.deps.faults.add({ port: "credentialEgress", method: "revoke", kind: "throw" });
-    const profile: ManagedRuntimeProfile = { ...amaProfile, workspace: { requirement: "continuable" } };
+    const profile: ManagedRuntimeProfile = {
+      ...amaProfile,
+      workspace: { requirement: "continuable" },
+    };
     const result = await fixture.run({ profile });
     expect(result.type).toBe("completed");
     if (result.type !== "completed") return;
-    expect(result.cleanupErrors.map((error) => error.context.stage)).toEqual(["credential-egress-revoke"]);
+    expect(result.cleanupErrors.map((error) => error.context.stage)).toEqual([
+      "credential-egress-revoke",
+    ]);
     const sequence = callSequence(fixture.journal);
-    expect(sequence.indexOf("credentialEgress.revoke")).toBeLessThan(sequence.indexOf("sandbox.terminate"));
+    expect(sequence.indexOf("credentialEgress.revoke")).toBeLessThan(
+      sequence.indexOf("sandbox.terminate"),
+    );
     expect([...fixture.deps.sandbox.runtimes.values()][0]?.state).toBe("stopped");
   });
 
   it("returns conflict without touching any other port while another owner holds the fence", async () => {
     const fixture = createHostFixture();
-    const held = await fixture.deps.ports.fences.acquire({ scope: { ...scope, workId: "other-work" }, ownerId: "owner-b", ttlMs: 60_000 });
+    const held = await fixture.deps.ports.fences.acquire({
+      scope: { ...scope, workId: "other-work" },
+      ownerId: "owner-b",
+      ttlMs: 60_000,
+    });
     expect(held.type).toBe("acquired");
     fixture.journal.clear();
     const expiresAt = new Date(fixture.time.now() + 60_000).toISOString();
     const result = await fixture.run();
     expect(result).toEqual({ type: "conflict", expiresAt });
-    expect(callSequence(fixture.journal).filter((name) => !name.endsWith("apabilities"))).toEqual(["fences.acquire"]);
+    expect(callSequence(fixture.journal).filter((name) => !name.endsWith("apabilities"))).toEqual([
+      "fences.acquire",
+    ]);
   });
 });

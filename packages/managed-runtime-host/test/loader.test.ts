@@ -7,15 +7,26 @@ import { loadManagedRuntimeProviderDriver } from "../src/loader/load-driver.js";
 import { createFakeProviderDriver } from "../src/testing/fake-runtime.js";
 
 const load = (module: unknown, provider = "fake") =>
-  loadManagedRuntimeProviderDriver({ provider, moduleSpecifier: "@example/driver", factoryOptions: { apiKey: "k" }, importModule: async () => module });
+  loadManagedRuntimeProviderDriver({
+    provider,
+    moduleSpecifier: "@example/driver",
+    factoryOptions: { apiKey: "k" },
+    importModule: async () => module,
+  });
 
 describe("loadManagedRuntimeProviderDriver", () => {
   it("loads a driver from a sync or async factory and passes factory options through", async () => {
     let received: unknown;
-    const driver = await load({ createManagedRuntimeProviderDriver: (options: unknown) => ((received = options), createFakeProviderDriver({})) });
+    const driver = await load({
+      createManagedRuntimeProviderDriver: (options: unknown) => (
+        (received = options), createFakeProviderDriver({})
+      ),
+    });
     expect(driver.descriptor().provider).toBe("fake");
     expect(received).toEqual({ apiKey: "k" });
-    const asyncDriver = await load({ createManagedRuntimeProviderDriver: async () => createFakeProviderDriver({}) });
+    const asyncDriver = await load({
+      createManagedRuntimeProviderDriver: async () => createFakeProviderDriver({}),
+    });
     expect(asyncDriver.descriptor().provider).toBe("fake");
   });
 
@@ -36,30 +47,72 @@ describe("loadManagedRuntimeProviderDriver", () => {
         };
       }`,
     );
-    const driver = await loadManagedRuntimeProviderDriver({ provider: "disk", moduleSpecifier: pathToFileURL(file).href, factoryOptions: { provider: "disk" } });
+    const driver = await loadManagedRuntimeProviderDriver({
+      provider: "disk",
+      moduleSpecifier: pathToFileURL(file).href,
+      factoryOptions: { provider: "disk" },
+    });
     expect(driver.descriptor().placements).toEqual(["driver_service"]);
   });
 
   it("fails with driver_load_failed and an install hint when the module cannot be imported", async () => {
-    const error = await loadManagedRuntimeProviderDriver({ provider: "fake", moduleSpecifier: "@example/not-installed-driver", factoryOptions: {} }).catch((caught: unknown) => caught);
+    const error = await loadManagedRuntimeProviderDriver({
+      provider: "fake",
+      moduleSpecifier: "@example/not-installed-driver",
+      factoryOptions: {},
+    }).catch((caught: unknown) => caught);
     expect(error).toMatchObject({
       code: "driver_load_failed",
-      message: expect.stringContaining("install @example/not-installed-driver or pass importModule"),
+      message: expect.stringContaining(
+        "install @example/not-installed-driver or pass importModule",
+      ),
       context: { provider: "fake", moduleSpecifier: "@example/not-installed-driver" },
     });
   });
 
   it.each([
-    ["a module without the factory export", { other: () => undefined }, "does not export createManagedRuntimeProviderDriver"],
-    ["a factory that throws", { createManagedRuntimeProviderDriver: () => { throw new Error("bad options"); } }, "threw: bad options"],
-    ["a factory that returns no driver", { createManagedRuntimeProviderDriver: () => ({ descriptor: () => ({}) }) }, "descriptor() and create()"],
-    ["an invalid descriptor", { createManagedRuntimeProviderDriver: () => ({ descriptor: () => ({ specificationVersion: "v1", provider: "fake" }), create: async () => ({}) }) }, "invalid driver descriptor"],
+    [
+      "a module without the factory export",
+      { other: () => undefined },
+      "does not export createManagedRuntimeProviderDriver",
+    ],
+    [
+      "a factory that throws",
+      {
+        createManagedRuntimeProviderDriver: () => {
+          throw new Error("bad options");
+        },
+      },
+      "threw: bad options",
+    ],
+    [
+      "a factory that returns no driver",
+      { createManagedRuntimeProviderDriver: () => ({ descriptor: () => ({}) }) },
+      "descriptor() and create()",
+    ],
+    [
+      "an invalid descriptor",
+      {
+        createManagedRuntimeProviderDriver: () => ({
+          descriptor: () => ({ specificationVersion: "v1", provider: "fake" }),
+          create: async () => ({}),
+        }),
+      },
+      "invalid driver descriptor",
+    ],
   ])("fails with driver_load_failed for %s", async (_name, module, message) => {
-    await expect(load(module)).rejects.toMatchObject({ code: "driver_load_failed", message: expect.stringContaining(message) });
+    await expect(load(module)).rejects.toMatchObject({
+      code: "driver_load_failed",
+      message: expect.stringContaining(message),
+    });
   });
 
   it("fails with provider_mismatch when the descriptor names another provider", async () => {
-    await expect(load({ createManagedRuntimeProviderDriver: () => createFakeProviderDriver({ provider: "other" }) })).rejects.toMatchObject({
+    await expect(
+      load({
+        createManagedRuntimeProviderDriver: () => createFakeProviderDriver({ provider: "other" }),
+      }),
+    ).rejects.toMatchObject({
       code: "provider_mismatch",
       context: { expected: "fake", actual: "other" },
     });
@@ -67,16 +120,26 @@ describe("loadManagedRuntimeProviderDriver", () => {
 
   it.each([
     ["an empty provider", { provider: "", moduleSpecifier: "@example/driver" }, "provider"],
-    ["a whitespace-only provider", { provider: " \t ", moduleSpecifier: "@example/driver" }, "provider"],
+    [
+      "a whitespace-only provider",
+      { provider: " \t ", moduleSpecifier: "@example/driver" },
+      "provider",
+    ],
     ["an empty module specifier", { provider: "fake", moduleSpecifier: "" }, "moduleSpecifier"],
-    ["a whitespace-only module specifier", { provider: "fake", moduleSpecifier: "   " }, "moduleSpecifier"],
+    [
+      "a whitespace-only module specifier",
+      { provider: "fake", moduleSpecifier: "   " },
+      "moduleSpecifier",
+    ],
   ])("refuses %s with invalid_config before importing anything", async (_name, fields, path) => {
     let imported = 0;
     const importModule = async () => {
       imported += 1;
       return { createManagedRuntimeProviderDriver: () => createFakeProviderDriver({}) };
     };
-    await expect(loadManagedRuntimeProviderDriver({ ...fields, factoryOptions: {}, importModule })).rejects.toMatchObject({ code: "invalid_config", context: { path } });
+    await expect(
+      loadManagedRuntimeProviderDriver({ ...fields, factoryOptions: {}, importModule }),
+    ).rejects.toMatchObject({ code: "invalid_config", context: { path } });
     expect(imported).toBe(0);
   });
 
@@ -90,9 +153,15 @@ describe("loadManagedRuntimeProviderDriver", () => {
       () => {
         throw new Error("expected the load to fail");
       },
-      (caught: unknown) => caught as { message: string; context: Record<string, unknown>; cause: unknown },
+      (caught: unknown) =>
+        caught as { message: string; context: Record<string, unknown>; cause: unknown },
     );
-    expect(error).toMatchObject({ code: "driver_load_failed", message: expect.stringContaining("createManagedRuntimeProviderDriver of @example/driver threw: apiKey is required") });
+    expect(error).toMatchObject({
+      code: "driver_load_failed",
+      message: expect.stringContaining(
+        "createManagedRuntimeProviderDriver of @example/driver threw: apiKey is required",
+      ),
+    });
     expect(error.message).not.toContain("install");
     expect(JSON.stringify(error.context)).not.toContain("install");
     expect(error.cause).toBe(thrown);
@@ -120,11 +189,15 @@ describe("loadManagedRuntimeProviderDriver", () => {
   });
 
   it("validates its options with invalid_config naming the field", async () => {
-    await expect(loadManagedRuntimeProviderDriver({ provider: "", moduleSpecifier: "x", factoryOptions: {} })).rejects.toMatchObject({
+    await expect(
+      loadManagedRuntimeProviderDriver({ provider: "", moduleSpecifier: "x", factoryOptions: {} }),
+    ).rejects.toMatchObject({
       code: "invalid_config",
       context: { path: "provider" },
     });
-    await expect(loadManagedRuntimeProviderDriver({ provider: "x", moduleSpecifier: "", factoryOptions: {} })).rejects.toMatchObject({
+    await expect(
+      loadManagedRuntimeProviderDriver({ provider: "x", moduleSpecifier: "", factoryOptions: {} }),
+    ).rejects.toMatchObject({
       code: "invalid_config",
       context: { path: "moduleSpecifier" },
     });

@@ -7,13 +7,27 @@ import type {
 import { createManagedRuntimeProviderRegistry } from "../src/registry/provider-registry.js";
 import { createFakeCredentialEgressPort } from "../src/testing/fake-optional-ports.js";
 import { createScriptedHarnessDriver } from "../src/testing/fake-harness.js";
-import { type FakeProviderDriverOptions, createFakeProviderDriver } from "../src/testing/fake-runtime.js";
+import {
+  type FakeProviderDriverOptions,
+  createFakeProviderDriver,
+} from "../src/testing/fake-runtime.js";
 import { amaProfile, scope, supervisedProfile as supervised } from "./support/fixture.js";
 
-const transport: HarnessSupervisorTransportPort = { open: async () => Promise.reject(new Error("not used")) };
+const transport: HarnessSupervisorTransportPort = {
+  open: async () => Promise.reject(new Error("not used")),
+};
 
-function prepare(options: FakeProviderDriverOptions, input: { profile?: ManagedRuntimeProfile; placement?: ManagedRuntimeProviderPlacement; provider?: string } = {}) {
-  const registry = createManagedRuntimeProviderRegistry({ drivers: [createFakeProviderDriver(options)] });
+function prepare(
+  options: FakeProviderDriverOptions,
+  input: {
+    profile?: ManagedRuntimeProfile;
+    placement?: ManagedRuntimeProviderPlacement;
+    provider?: string;
+  } = {},
+) {
+  const registry = createManagedRuntimeProviderRegistry({
+    drivers: [createFakeProviderDriver(options)],
+  });
   return registry.prepare({
     provider: input.provider ?? "fake",
     placement: input.placement ?? "in_process",
@@ -26,7 +40,12 @@ function prepare(options: FakeProviderDriverOptions, input: { profile?: ManagedR
 describe("createManagedRuntimeProviderRegistry", () => {
   it("admits a matching driver and returns its descriptor, plan and ports", async () => {
     const prepared = await prepare({});
-    expect(prepared.plan).toEqual({ workspaceStrategy: "checkpoint_restore", outputStrategy: "final_collect", runtimeCheckpoint: null, driver: "ama_worker" });
+    expect(prepared.plan).toEqual({
+      workspaceStrategy: "checkpoint_restore",
+      outputStrategy: "final_collect",
+      runtimeCheckpoint: null,
+      driver: "ama_worker",
+    });
     expect(prepared.descriptor.provider).toBe("fake");
     expect(typeof prepared.resources.sandbox.acquire).toBe("function");
   });
@@ -38,29 +57,70 @@ describe("createManagedRuntimeProviderRegistry", () => {
     const registry = createManagedRuntimeProviderRegistry({
       drivers: [{ ...driver, create: async (input) => ((seen = input), create(input)) }],
     });
-    await registry.prepare({ provider: "fake", placement: "in_process", scope, profile: amaProfile, providerConfig: { region: "local" } });
-    expect(seen).toMatchObject({ environmentId: "env-1", placement: "in_process", providerConfig: { region: "local" }, plan: { workspaceStrategy: "checkpoint_restore" } });
+    await registry.prepare({
+      provider: "fake",
+      placement: "in_process",
+      scope,
+      profile: amaProfile,
+      providerConfig: { region: "local" },
+    });
+    expect(seen).toMatchObject({
+      environmentId: "env-1",
+      placement: "in_process",
+      providerConfig: { region: "local" },
+      plan: { workspaceStrategy: "checkpoint_restore" },
+    });
   });
 
   it("lists validated descriptors and refuses duplicate or invalid ones with invalid_config", () => {
-    const registry = createManagedRuntimeProviderRegistry({ drivers: [createFakeProviderDriver({}), createFakeProviderDriver({ provider: "other" })] });
-    expect(registry.descriptors().map((descriptor) => descriptor.provider)).toEqual(["fake", "other"]);
-    expect(() => createManagedRuntimeProviderRegistry({ drivers: [createFakeProviderDriver({}), createFakeProviderDriver({})] })).toThrowError(
-      expect.objectContaining({ code: "invalid_config", context: expect.objectContaining({ provider: "fake", path: "drivers.1" }) }),
+    const registry = createManagedRuntimeProviderRegistry({
+      drivers: [createFakeProviderDriver({}), createFakeProviderDriver({ provider: "other" })],
+    });
+    expect(registry.descriptors().map((descriptor) => descriptor.provider)).toEqual([
+      "fake",
+      "other",
+    ]);
+    expect(() =>
+      createManagedRuntimeProviderRegistry({
+        drivers: [createFakeProviderDriver({}), createFakeProviderDriver({})],
+      }),
+    ).toThrowError(
+      expect.objectContaining({
+        code: "invalid_config",
+        context: expect.objectContaining({ provider: "fake", path: "drivers.1" }),
+      }),
     );
-    expect(() => createManagedRuntimeProviderRegistry({ drivers: [createFakeProviderDriver({ descriptor: { placements: [] } })] })).toThrowError(
-      expect.objectContaining({ code: "invalid_config", message: expect.stringContaining("placements") }),
+    expect(() =>
+      createManagedRuntimeProviderRegistry({
+        drivers: [createFakeProviderDriver({ descriptor: { placements: [] } })],
+      }),
+    ).toThrowError(
+      expect.objectContaining({
+        code: "invalid_config",
+        message: expect.stringContaining("placements"),
+      }),
     );
   });
 
   it("refuses an unknown provider with invalid_request", async () => {
-    await expect(prepare({}, { provider: "nope" })).rejects.toMatchObject({ code: "invalid_request", context: { provider: "nope", known: ["fake"] } });
+    await expect(prepare({}, { provider: "nope" })).rejects.toMatchObject({
+      code: "invalid_request",
+      context: { provider: "nope", known: ["fake"] },
+    });
   });
 
   it("refuses a placement the driver does not list before creating anything", async () => {
     const driver = createFakeProviderDriver({ placements: ["driver_service"] });
     const registry = createManagedRuntimeProviderRegistry({ drivers: [driver] });
-    await expect(registry.prepare({ provider: "fake", placement: "in_process", scope, profile: amaProfile, providerConfig: {} })).rejects.toMatchObject({
+    await expect(
+      registry.prepare({
+        provider: "fake",
+        placement: "in_process",
+        scope,
+        profile: amaProfile,
+        providerConfig: {},
+      }),
+    ).rejects.toMatchObject({
       code: "capability_unsupported",
       context: { requirement: "placement", placement: "in_process" },
     });
@@ -70,7 +130,15 @@ describe("createManagedRuntimeProviderRegistry", () => {
   it("refuses a profile the advertisement cannot serve before creating anything", async () => {
     const driver = createFakeProviderDriver({ workspaceStrategies: ["ephemeral"] });
     const registry = createManagedRuntimeProviderRegistry({ drivers: [driver] });
-    await expect(registry.prepare({ provider: "fake", placement: "in_process", scope, profile: amaProfile, providerConfig: {} })).rejects.toMatchObject({
+    await expect(
+      registry.prepare({
+        provider: "fake",
+        placement: "in_process",
+        scope,
+        profile: amaProfile,
+        providerConfig: {},
+      }),
+    ).rejects.toMatchObject({
       code: "capability_unsupported",
       context: { requirement: "workspace", provider: "fake" },
     });
@@ -78,53 +146,130 @@ describe("createManagedRuntimeProviderRegistry", () => {
   });
 
   it("refuses required egress unless the descriptor says enforced", async () => {
-    await expect(prepare({ credentialEgress: { enforcement: "advisory", credentialMode: "snapshot", interceptedProtocols: ["http"] } })).rejects.toMatchObject({
+    await expect(
+      prepare({
+        credentialEgress: {
+          enforcement: "advisory",
+          credentialMode: "snapshot",
+          interceptedProtocols: ["http"],
+        },
+      }),
+    ).rejects.toMatchObject({
       code: "capability_unsupported",
       context: { requirement: "credential_egress", enforcement: "advisory" },
     });
   });
 
   it("refuses drift in a live capability the plan uses", async () => {
-    await expect(prepare({ descriptor: { capabilities: { ...baseCapabilities(), workspace: { strategies: ["durable_mount"] } } } })).rejects.toMatchObject({
+    await expect(
+      prepare({
+        descriptor: {
+          capabilities: { ...baseCapabilities(), workspace: { strategies: ["durable_mount"] } },
+        },
+      }),
+    ).rejects.toMatchObject({
       code: "capability_drift",
     });
   });
 
   it("refuses drift in harness lanes and output durability, which plan equality alone would miss", async () => {
-    await expect(prepare({ harness: { lanes: ["ama_worker"] }, descriptor: { capabilities: { ...baseCapabilities(), harness: { drivers: ["ama_worker", "openma_supervised"] } } }, resources: { supervisorTransport: transport } })).resolves.toBeDefined();
-    await expect(
-      prepare({ harness: { lanes: ["ama_worker", "openma_supervised"] }, descriptor: { capabilities: { ...baseCapabilities(), harness: { drivers: ["ama_worker"] } } } }),
-    ).rejects.toMatchObject({ code: "capability_drift", context: { field: "harness.drivers" } });
     await expect(
       prepare({
-        outputs: { strategies: [{ strategy: "final_collect", durability: "best_effort" }] },
-        descriptor: { capabilities: { ...baseCapabilities(), outputs: { strategies: [{ strategy: "final_collect", durability: "durable" }] } } },
-      }, { profile: { ...amaProfile, outputs: { requirement: "best_effort" } } }),
+        harness: { lanes: ["ama_worker"] },
+        descriptor: {
+          capabilities: {
+            ...baseCapabilities(),
+            harness: { drivers: ["ama_worker", "openma_supervised"] },
+          },
+        },
+        resources: { supervisorTransport: transport },
+      }),
+    ).resolves.toBeDefined();
+    await expect(
+      prepare({
+        harness: { lanes: ["ama_worker", "openma_supervised"] },
+        descriptor: {
+          capabilities: { ...baseCapabilities(), harness: { drivers: ["ama_worker"] } },
+        },
+      }),
+    ).rejects.toMatchObject({ code: "capability_drift", context: { field: "harness.drivers" } });
+    await expect(
+      prepare(
+        {
+          outputs: { strategies: [{ strategy: "final_collect", durability: "best_effort" }] },
+          descriptor: {
+            capabilities: {
+              ...baseCapabilities(),
+              outputs: { strategies: [{ strategy: "final_collect", durability: "durable" }] },
+            },
+          },
+        },
+        { profile: { ...amaProfile, outputs: { requirement: "best_effort" } } },
+      ),
     ).rejects.toMatchObject({ code: "capability_drift", context: { field: "outputs.strategies" } });
   });
 
   it("turns a live refusal of an advertised plan into drift", async () => {
-    const capabilities = { ...baseCapabilities(), sandbox: { suspendResume: "supported", hardTerminate: "supported", runtimeCheckpoints: ["process"] } } as const;
-    await expect(prepare({ runtimeCheckpoint: true, descriptor: { capabilities } }, { profile: { ...amaProfile, runtimeCheckpoint: "required" } })).rejects.toMatchObject({
+    const capabilities = {
+      ...baseCapabilities(),
+      sandbox: {
+        suspendResume: "supported",
+        hardTerminate: "supported",
+        runtimeCheckpoints: ["process"],
+      },
+    } as const;
+    await expect(
+      prepare(
+        { runtimeCheckpoint: true, descriptor: { capabilities } },
+        { profile: { ...amaProfile, runtimeCheckpoint: "required" } },
+      ),
+    ).rejects.toMatchObject({
       code: "capability_drift",
       context: { requirement: "runtime_checkpoint", provider: "fake" },
     });
   });
 
   it("wraps a supervisor transport into the supervised lane, and refuses the lane without one", async () => {
-    const capabilities = { ...baseCapabilities(), harness: { drivers: ["ama_worker", "openma_supervised"] } } as const;
-    const prepared = await prepare({ harness: { lanes: ["ama_worker"] }, descriptor: { capabilities }, resources: { supervisorTransport: transport } }, { profile: supervised });
+    const capabilities = {
+      ...baseCapabilities(),
+      harness: { drivers: ["ama_worker", "openma_supervised"] },
+    } as const;
+    const prepared = await prepare(
+      {
+        harness: { lanes: ["ama_worker"] },
+        descriptor: { capabilities },
+        resources: { supervisorTransport: transport },
+      },
+      { profile: supervised },
+    );
     expect(prepared.plan.driver).toBe("openma_supervised");
-    expect((await prepared.resources.harnessDriver.driverCapabilities(scope)).drivers).toEqual(["ama_worker", "openma_supervised"]);
-    await expect(prepare({ harness: { lanes: ["ama_worker"] }, descriptor: { capabilities } }, { profile: supervised })).rejects.toMatchObject({
+    expect((await prepared.resources.harnessDriver.driverCapabilities(scope)).drivers).toEqual([
+      "ama_worker",
+      "openma_supervised",
+    ]);
+    await expect(
+      prepare(
+        { harness: { lanes: ["ama_worker"] }, descriptor: { capabilities } },
+        { profile: supervised },
+      ),
+    ).rejects.toMatchObject({
       code: "capability_unsupported",
       context: { requirement: "harness_driver", driver: "openma_supervised" },
     });
   });
 
   it("refuses a planned runtime checkpoint when create returns no runtime-checkpoint port", async () => {
-    const sandboxCapabilities = { suspendResume: "supported", hardTerminate: "supported", runtimeCheckpoints: ["filesystem"] } as const;
-    await expect(prepare({ sandboxCapabilities }, { profile: { ...amaProfile, runtimeCheckpoint: "optional" } })).rejects.toMatchObject({
+    const sandboxCapabilities = {
+      suspendResume: "supported",
+      hardTerminate: "supported",
+      runtimeCheckpoints: ["filesystem"],
+    } as const;
+    await expect(
+      prepare(
+        { sandboxCapabilities },
+        { profile: { ...amaProfile, runtimeCheckpoint: "optional" } },
+      ),
+    ).rejects.toMatchObject({
       code: "capability_drift",
       context: { field: "resources.runtimeCheckpoint" },
     });
@@ -135,7 +280,11 @@ describe("createManagedRuntimeProviderRegistry", () => {
       code: "capability_drift",
       context: { field: "resources.credentialEgress" },
     });
-    const advisory = createFakeCredentialEgressPort({ enforcement: "advisory", credentialMode: "live", interceptedProtocols: ["http", "https"] });
+    const advisory = createFakeCredentialEgressPort({
+      enforcement: "advisory",
+      credentialMode: "live",
+      interceptedProtocols: ["http", "https"],
+    });
     await expect(prepare({ resources: { credentialEgress: advisory } })).rejects.toMatchObject({
       code: "capability_drift",
       context: { field: "credentialEgress.enforcement", advertised: "enforced", live: "advisory" },
@@ -157,14 +306,29 @@ describe("createManagedRuntimeProviderRegistry", () => {
             },
           },
         ],
-      }).prepare({ provider: "fake", placement: "in_process", scope, profile: amaProfile, providerConfig: {} });
-    await expect(malformed({}, "workspace")).rejects.toMatchObject({ code: "capability_drift", context: { field: "workspace.strategies" } });
-    await expect(malformed(null, "outputs")).rejects.toMatchObject({ code: "capability_drift", context: { field: "outputs" } });
+      }).prepare({
+        provider: "fake",
+        placement: "in_process",
+        scope,
+        profile: amaProfile,
+        providerConfig: {},
+      });
+    await expect(malformed({}, "workspace")).rejects.toMatchObject({
+      code: "capability_drift",
+      context: { field: "workspace.strategies" },
+    });
+    await expect(malformed(null, "outputs")).rejects.toMatchObject({
+      code: "capability_drift",
+      context: { field: "outputs" },
+    });
     await expect(malformed({ drivers: "ama_worker" }, "harnessDriver")).rejects.toMatchObject({
       code: "capability_drift",
       context: { field: "harness.drivers" },
     });
-    const egress = { ...createFakeCredentialEgressPort(), capabilities: async () => ({ enforcement: "enforced" }) };
+    const egress = {
+      ...createFakeCredentialEgressPort(),
+      capabilities: async () => ({ enforcement: "enforced" }),
+    };
     await expect(prepare({ resources: { credentialEgress: egress } })).rejects.toMatchObject({
       code: "capability_drift",
       context: { field: "credentialEgress.credentialMode" },
@@ -172,8 +336,13 @@ describe("createManagedRuntimeProviderRegistry", () => {
   });
 
   it("refuses a create() result without the required ports", async () => {
-    await expect(prepare({ resources: { outputs: undefined } })).rejects.toMatchObject({ code: "capability_drift", context: { field: "resources.outputs" } });
-    await expect(prepare({ resources: { harnessDriver: createScriptedHarnessDriver() } })).resolves.toBeDefined();
+    await expect(prepare({ resources: { outputs: undefined } })).rejects.toMatchObject({
+      code: "capability_drift",
+      context: { field: "resources.outputs" },
+    });
+    await expect(
+      prepare({ resources: { harnessDriver: createScriptedHarnessDriver() } }),
+    ).resolves.toBeDefined();
   });
 });
 

@@ -48,7 +48,11 @@ async function lockedAtPublish(holdMs: number, leaseTtlMs: number) {
     },
   };
   const logger = createRecordingLogger();
-  const deps = createFakeHostDependencies({ clock: systemClock, harness: { scheduler: systemScheduler }, fences });
+  const deps = createFakeHostDependencies({
+    clock: systemClock,
+    harness: { scheduler: systemScheduler },
+    fences,
+  });
   const host = createManagedRuntimeHost({
     ownerId: "owner-busy",
     leaseTtlMs,
@@ -79,7 +83,9 @@ describe("a SQLite store locked by another connection", () => {
       expect(result.type).toBe("failed");
       const error = result.type === "failed" ? result.error : null;
       expect(error?.code).toBe("unavailable");
-      expect(error?.message).toMatch(/^fence-publish failed: the SQL store is busy: another connection holds its lock past the busy timeout \(SQLITE_BUSY/);
+      expect(error?.message).toMatch(
+        /^fence-publish failed: the SQL store is busy: another connection holds its lock past the busy timeout \(SQLITE_BUSY/,
+      );
     } finally {
       await new Promise((resolve) => setTimeout(resolve, 8_500));
       world.close();

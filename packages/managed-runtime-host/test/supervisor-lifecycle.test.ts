@@ -46,7 +46,10 @@ describe("supervised lane: completion drains", () => {
       await side.emit({ type: "completed", exitCode: 0 });
       await side.emit({ type: "error", message: "flush failed" });
     });
-    await expect(run()).rejects.toMatchObject({ code: "sandbox_failed", message: expect.stringContaining("flush failed") });
+    await expect(run()).rejects.toMatchObject({
+      code: "sandbox_failed",
+      message: expect.stringContaining("flush failed"),
+    });
     expect(transport.stdin()).toContain('{"type":"stop","reason":"failed"}');
   });
 
@@ -65,7 +68,9 @@ describe("supervised lane: completion drains", () => {
 
 describe("supervised lane: a supervisor that exited after completed", () => {
   /** A channel over fixed events whose stdin is closed for everything after `start`. */
-  function exitedSupervisor(events: readonly HarnessSupervisorEvent[]): HarnessSupervisorTransportPort & { sent: string[] } {
+  function exitedSupervisor(
+    events: readonly HarnessSupervisorEvent[],
+  ): HarnessSupervisorTransportPort & { sent: string[] } {
     const sent: string[] = [];
     return {
       sent,
@@ -85,14 +90,34 @@ describe("supervised lane: a supervisor that exited after completed", () => {
   }
 
   it.each([
-    ["completes when drain cannot be sent and the stream ends", [ready, { type: "completed", exitCode: 0 }], null],
-    ["still fails on an error it wrote before exiting", [ready, { type: "completed", exitCode: 0 }, { type: "error", message: "flush failed" }], "flush failed"],
+    [
+      "completes when drain cannot be sent and the stream ends",
+      [ready, { type: "completed", exitCode: 0 }],
+      null,
+    ],
+    [
+      "still fails on an error it wrote before exiting",
+      [ready, { type: "completed", exitCode: 0 }, { type: "error", message: "flush failed" }],
+      "flush failed",
+    ],
   ] as const)("%s", async (_name, events, failure) => {
     const transport = exitedSupervisor(events);
     const time = createManualTime();
-    const supervised = createSupervisedSandboxHarnessDriver({ transport, clock: time, scheduler: time });
-    const run = settleWithManualTime(supervised.run({ ...baseInput, signal: new AbortController().signal }), time, { stepMs: 250 });
-    if (failure) await expect(run).rejects.toMatchObject({ code: "sandbox_failed", message: expect.stringContaining(failure) });
+    const supervised = createSupervisedSandboxHarnessDriver({
+      transport,
+      clock: time,
+      scheduler: time,
+    });
+    const run = settleWithManualTime(
+      supervised.run({ ...baseInput, signal: new AbortController().signal }),
+      time,
+      { stepMs: 250 },
+    );
+    if (failure)
+      await expect(run).rejects.toMatchObject({
+        code: "sandbox_failed",
+        message: expect.stringContaining(failure),
+      });
     else await expect(run).resolves.toEqual({ type: "completed" });
     expect(transport.sent.slice(0, 2)).toEqual(["start", "drain"]);
   });
@@ -101,7 +126,9 @@ describe("supervised lane: a supervisor that exited after completed", () => {
 describe("supervised lane: live checkpoint commit failure", () => {
   it("answers a failed commit with checkpoint.reject naming the error, then fails the run with stop{failed}", async () => {
     let completedSent = false;
-    const commitError = new LeaseLostError({ message: "lease lost (publish_refused) during fence-publish-turn-1" });
+    const commitError = new LeaseLostError({
+      message: "lease lost (publish_refused) during fence-publish-turn-1",
+    });
     const { run, transport } = harness(
       async (side) => {
         await until(side, "start");
@@ -119,7 +146,9 @@ describe("supervised lane: live checkpoint commit failure", () => {
     const stdin = transport.stdin();
     const rejected = stdin.indexOf('"type":"checkpoint.reject","checkpointId":"turn-1"');
     expect(rejected).toBeGreaterThan(-1);
-    expect(stdin).toContain("the checkpoint was not committed (lease_lost: lease lost (publish_refused)");
+    expect(stdin).toContain(
+      "the checkpoint was not committed (lease_lost: lease lost (publish_refused)",
+    );
     expect(stdin.indexOf('{"type":"stop","reason":"failed"}')).toBeGreaterThan(rejected);
     expect(completedSent).toBe(true);
   });
@@ -176,7 +205,10 @@ describe("supervised lane: ready", () => {
         await time.sleep(1_000);
       }
     });
-    await expect(run()).rejects.toMatchObject({ code: "timeout", message: expect.stringContaining("no ready within 5000 ms") });
+    await expect(run()).rejects.toMatchObject({
+      code: "timeout",
+      message: expect.stringContaining("no ready within 5000 ms"),
+    });
   });
 });
 
@@ -190,8 +222,13 @@ describe("supervised lane: timeouts of the declaration", () => {
     ["drainTimeoutMs", Number.MAX_SAFE_INTEGER + 2],
     ["drainTimeoutMs", Number.NaN],
   ] as const)("refuses %s = %s with invalid_request before sending start", async (field, value) => {
-    const { run, transport } = harness(async () => undefined, undefined, { driver: { ...driver, [field]: value } });
-    await expect(run()).rejects.toMatchObject({ code: "invalid_request", context: { path: `driver.${field}` } });
+    const { run, transport } = harness(async () => undefined, undefined, {
+      driver: { ...driver, [field]: value },
+    });
+    await expect(run()).rejects.toMatchObject({
+      code: "invalid_request",
+      context: { path: `driver.${field}` },
+    });
     expect(transport.stdin()).not.toContain('"type":"start"');
     expect(transport.closed()).toBe(0);
   });

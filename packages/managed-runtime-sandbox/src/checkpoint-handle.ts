@@ -30,7 +30,10 @@ export interface CheckpointHandleExpectation {
 }
 
 /** Encodes a handle the provider returned, after checking its provider and scope. */
-export function encodeCheckpointHandle(handle: unknown, expectation: CheckpointHandleExpectation): EncodedCheckpointHandle {
+export function encodeCheckpointHandle(
+  handle: unknown,
+  expectation: CheckpointHandleExpectation,
+): EncodedCheckpointHandle {
   const parsed = parseSandboxCheckpointHandle(handle, { code: "upstream_protocol" });
   checkHandle(parsed, expectation);
   const json = stableJson(parsed);
@@ -42,24 +45,41 @@ export function encodeCheckpointHandle(handle: unknown, expectation: CheckpointH
  * it is in stable form, then its provider and scope. Throws `integrity_failed` for the first three and
  * `provider_mismatch` for the last two, before anything reaches a sandbox.
  */
-export function decodeCheckpointHandle(json: unknown, contentHash: unknown, expectation: CheckpointHandleExpectation): EncodedCheckpointHandle {
+export function decodeCheckpointHandle(
+  json: unknown,
+  contentHash: unknown,
+  expectation: CheckpointHandleExpectation,
+): EncodedCheckpointHandle {
   const context = { source: expectation.source };
   if (typeof json !== "string" || json === "") {
-    throw new IntegrityError({ message: `${expectation.source} carries no ${CHECKPOINT_METADATA_KEY} checkpoint handle`, context });
+    throw new IntegrityError({
+      message: `${expectation.source} carries no ${CHECKPOINT_METADATA_KEY} checkpoint handle`,
+      context,
+    });
   }
   const actualHash = `sha256:${sha256Hex(json)}`;
   if (actualHash !== contentHash) {
-    throw new IntegrityError({ message: `${expectation.source} checkpoint handle does not match its content hash`, context });
+    throw new IntegrityError({
+      message: `${expectation.source} checkpoint handle does not match its content hash`,
+      context,
+    });
   }
   let value: unknown;
   try {
     value = JSON.parse(json);
   } catch (error) {
-    throw new IntegrityError({ message: `${expectation.source} checkpoint handle is not JSON`, context, cause: error });
+    throw new IntegrityError({
+      message: `${expectation.source} checkpoint handle is not JSON`,
+      context,
+      cause: error,
+    });
   }
   const handle = parseSandboxCheckpointHandle(value, { code: "integrity_failed" });
   if (stableJson(handle) !== json) {
-    throw new IntegrityError({ message: `${expectation.source} checkpoint handle is not in stable form`, context });
+    throw new IntegrityError({
+      message: `${expectation.source} checkpoint handle is not in stable form`,
+      context,
+    });
   }
   checkHandle(handle, expectation);
   return { handle, json, contentHash: actualHash };
@@ -67,7 +87,10 @@ export function decodeCheckpointHandle(json: unknown, contentHash: unknown, expe
 
 /** Metadata entries that carry an encoded handle on a binding or a lease. */
 export function checkpointMetadata(encoded: EncodedCheckpointHandle): ScalarMetadata {
-  return { [CHECKPOINT_METADATA_KEY]: encoded.json, [CHECKPOINT_HASH_METADATA_KEY]: encoded.contentHash };
+  return {
+    [CHECKPOINT_METADATA_KEY]: encoded.json,
+    [CHECKPOINT_HASH_METADATA_KEY]: encoded.contentHash,
+  };
 }
 
 /** Decodes the handle carried by binding or lease metadata, or null when there is none. */
@@ -76,10 +99,17 @@ export function decodeCheckpointMetadata(
   expectation: CheckpointHandleExpectation,
 ): EncodedCheckpointHandle | null {
   if (metadata?.[CHECKPOINT_METADATA_KEY] === undefined) return null;
-  return decodeCheckpointHandle(metadata[CHECKPOINT_METADATA_KEY], metadata[CHECKPOINT_HASH_METADATA_KEY], expectation);
+  return decodeCheckpointHandle(
+    metadata[CHECKPOINT_METADATA_KEY],
+    metadata[CHECKPOINT_HASH_METADATA_KEY],
+    expectation,
+  );
 }
 
-function checkHandle(handle: SandboxCheckpointHandle, expectation: CheckpointHandleExpectation): void {
+function checkHandle(
+  handle: SandboxCheckpointHandle,
+  expectation: CheckpointHandleExpectation,
+): void {
   if (handle.provider !== expectation.provider) {
     throw new ProviderMismatchError({
       message: `${expectation.source} checkpoint handle belongs to provider "${handle.provider}", not "${expectation.provider}"`,

@@ -19,14 +19,20 @@ export interface DestroyedSandboxes {
  * `Sandbox` Durable Object, the Sandbox Bridge) would let a late call after destroy leave a container
  * running that nothing tracks. Drivers check this record before every call but the idempotent destroy.
  */
-export function createDestroyedSandboxes(options: { readonly capacity?: number } = {}): DestroyedSandboxes {
+export function createDestroyedSandboxes(
+  options: { readonly capacity?: number } = {},
+): DestroyedSandboxes {
   const destroyed = createBoundedCache<true>(options.capacity ?? DEFAULT_DESTROYED_SANDBOXES);
   const has = (sandboxId: string) => destroyed.get(sandboxId) === true;
   return {
     remember: (sandboxId) => destroyed.set(sandboxId, true),
     has,
     refuse(sandboxId, operation) {
-      if (has(sandboxId)) throw new LeaseLostError({ message: `sandbox ${sandboxId} was destroyed; ${operation} refused`, context: { runtimeId: sandboxId, operation } });
+      if (has(sandboxId))
+        throw new LeaseLostError({
+          message: `sandbox ${sandboxId} was destroyed; ${operation} refused`,
+          context: { runtimeId: sandboxId, operation },
+        });
     },
   };
 }

@@ -28,7 +28,10 @@ export interface DigestStreamOptions {
 }
 
 /** Hashes a stream chunk by chunk; never holds more than one chunk. */
-export async function digestStream(stream: ReadableStream<Uint8Array>, options: DigestStreamOptions = {}): Promise<ContentDigest> {
+export async function digestStream(
+  stream: ReadableStream<Uint8Array>,
+  options: DigestStreamOptions = {},
+): Promise<ContentDigest> {
   const hash = createHash("sha256");
   const reader = stream.getReader();
   let size = 0;

@@ -1,5 +1,8 @@
 import type { EnvironmentPackagesPort } from "@open-managed-agents/runtime-resource-contract";
-import { type EnvironmentPackagesInstallerOptions, createEnvironmentPackagesInstaller } from "@open-managed-agents/environment-packages";
+import {
+  type EnvironmentPackagesInstallerOptions,
+  createEnvironmentPackagesInstaller,
+} from "@open-managed-agents/environment-packages";
 import type { ManagedSandboxRuntime } from "@open-managed-agents/sandbox";
 import type { RuntimeRegistry } from "./runtime-registry.js";
 
@@ -18,8 +21,19 @@ export function createProviderEnvironmentPackagesPort<R extends ManagedSandboxRu
   return {
     async install({ scope, sandbox, packages, imageAlias, signal }) {
       const runtime = await registry.resolve(scope, registry.ownLease(sandbox));
-      const report = await installer.setup({ sandbox: runtime, packages, imageAlias, runtimeId: sandbox.runtimeId, signal });
-      return { mode: report.mode, skipped: report.skipped, pathEntries: report.pathEntries, path: report.path };
+      const report = await installer.setup({
+        sandbox: runtime,
+        packages,
+        imageAlias,
+        runtimeId: sandbox.runtimeId,
+        signal,
+      });
+      return {
+        mode: report.mode,
+        skipped: report.skipped,
+        pathEntries: report.pathEntries,
+        path: report.path,
+      };
     },
   };
 }

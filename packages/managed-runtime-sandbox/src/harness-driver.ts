@@ -9,7 +9,12 @@ import {
   redactSecrets,
   shellQuote,
 } from "@open-managed-agents/runtime-resource-contract";
-import { type CredentialHandoff, type ManagedSandboxRuntime, type SandboxDuplexProcessSpec, stageCredentialHandoff } from "@open-managed-agents/sandbox";
+import {
+  type CredentialHandoff,
+  type ManagedSandboxRuntime,
+  type SandboxDuplexProcessSpec,
+  stageCredentialHandoff,
+} from "@open-managed-agents/sandbox";
 import END_HARNESS_SCRIPT from "./scripts/end-harness.sh";
 import { closeStdin, onAbort, stopProcess } from "./process-control.js";
 import { createByteTail, drainStream } from "./process-output.js";
@@ -38,8 +43,14 @@ const FALLBACK_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
  * The duplex-process spec of a declared harness process; the working directory defaults to `/workspace`.
  * With an environment setup, its tool directories go in front of `PATH` (the declared one, else the sandbox's).
  */
-export function processSpec(declaration: RuntimeProcessDeclaration, setup?: EnvironmentSetupResult): SandboxDuplexProcessSpec {
-  const env = setup && setup.pathEntries.length > 0 ? { ...declaration.env, PATH: harnessPath(setup, declaration.env?.PATH) } : declaration.env;
+export function processSpec(
+  declaration: RuntimeProcessDeclaration,
+  setup?: EnvironmentSetupResult,
+): SandboxDuplexProcessSpec {
+  const env =
+    setup && setup.pathEntries.length > 0
+      ? { ...declaration.env, PATH: harnessPath(setup, declaration.env?.PATH) }
+      : declaration.env;
   return {
     command: declaration.command,
     cwd: declaration.cwd ?? WORKSPACE_MOUNT_PATH,
@@ -58,7 +69,9 @@ function harnessPath(setup: EnvironmentSetupResult, declared: string | undefined
  * (only a bounded tail is kept), the signal stops the process and yields `aborted`, and a non-zero exit
  * throws `sandbox_failed` with the exit code and a redacted tail of its output.
  */
-export function createAmaWorkerHarnessDriver<R extends ManagedSandboxRuntime>(dependencies: AmaWorkerHarnessDriverDependencies<R>): SandboxHarnessDriverPort {
+export function createAmaWorkerHarnessDriver<R extends ManagedSandboxRuntime>(
+  dependencies: AmaWorkerHarnessDriverDependencies<R>,
+): SandboxHarnessDriverPort {
   const { registry } = dependencies;
   const drivers = dependencies.drivers.filter((driver) => driver === "ama_worker");
   return {
@@ -66,7 +79,10 @@ export function createAmaWorkerHarnessDriver<R extends ManagedSandboxRuntime>(de
 
     async run({ scope, fence, sandbox, driver, environmentSetup, signal }) {
       if (driver.type !== "ama_worker" || drivers.length === 0) {
-        throw new CapabilityUnsupportedError({ message: `this harness port cannot run the ${driver.type} driver`, context: { driver: driver.type } });
+        throw new CapabilityUnsupportedError({
+          message: `this harness port cannot run the ${driver.type} driver`,
+          context: { driver: driver.type },
+        });
       }
       if (signal.aborted) return { type: "aborted" };
       const runtime = await registry.resolve(scope, registry.ownLease(sandbox));
@@ -79,11 +95,19 @@ export function createAmaWorkerHarnessDriver<R extends ManagedSandboxRuntime>(de
         throw providerFailure(error, `handing the ama_worker process its credentials failed`);
       }
       try {
-        const env = { ...(handoff.env ?? driver.process.env), [HARNESS_RUNTIME_ENV]: runtime.runtimeHandle().runtimeId };
-        process = await runtime.spawnDuplexProcess(processSpec({ ...driver.process, env }, environmentSetup));
+        const env = {
+          ...(handoff.env ?? driver.process.env),
+          [HARNESS_RUNTIME_ENV]: runtime.runtimeHandle().runtimeId,
+        };
+        process = await runtime.spawnDuplexProcess(
+          processSpec({ ...driver.process, env }, environmentSetup),
+        );
       } catch (error) {
         await handoff.discardUnlessRead(null);
-        throw providerFailure(error, `starting the ama_worker process ${driver.process.command} failed`);
+        throw providerFailure(
+          error,
+          `starting the ama_worker process ${driver.process.command} failed`,
+        );
       }
       const started = process;
       const tail = createByteTail();
@@ -103,7 +127,12 @@ export function createAmaWorkerHarnessDriver<R extends ManagedSandboxRuntime>(de
         if (exit !== "aborted") await handoff.discardUnlessRead(exit.code);
         if (exit === "aborted" || signal.aborted) return { type: "aborted" };
         if (exit.code === 0) return { type: "completed" };
-        const secrets = [fence.token, ...Object.values(driver.process.env ?? {}).filter((value) => value.length >= MIN_REDACTED_VALUE_LENGTH)];
+        const secrets = [
+          fence.token,
+          ...Object.values(driver.process.env ?? {}).filter(
+            (value) => value.length >= MIN_REDACTED_VALUE_LENGTH,
+          ),
+        ];
         const output = redactSecrets(tail.text(), secrets);
         throw new SandboxFailedError({
           message: `ama_worker exited with ${exit.code === null ? `signal ${exit.signal}` : `code ${exit.code}`}: ${output || "(no output)"}`,
@@ -120,9 +149,16 @@ export function createAmaWorkerHarnessDriver<R extends ManagedSandboxRuntime>(de
       const command = `sh -c ${shellQuote(END_HARNESS_SCRIPT)} end-harness.sh ${shellQuote(lease.runtimeId)}`;
       let ended;
       try {
-        ended = await runtime.exec(command, { timeoutMs: END_HARNESS_TIMEOUT_MS, ...(signal ? { signal } : {}) });
+        ended = await runtime.exec(command, {
+          timeoutMs: END_HARNESS_TIMEOUT_MS,
+          ...(signal ? { signal } : {}),
+        });
       } catch (error) {
-        throw providerFailure(error, `ending the abandoned harness of runtime ${lease.runtimeId} failed`, { runtimeId: lease.runtimeId });
+        throw providerFailure(
+          error,
+          `ending the abandoned harness of runtime ${lease.runtimeId} failed`,
+          { runtimeId: lease.runtimeId },
+        );
       }
       if (ended.exitCode !== 0) {
         throw new SandboxFailedError({

@@ -1,4 +1,8 @@
-export { createProviderManagedRuntime, describeProviderManagedRuntime, type ProviderManagedRuntime } from "./provider-runtime.js";
+export {
+  createProviderManagedRuntime,
+  describeProviderManagedRuntime,
+  type ProviderManagedRuntime,
+} from "./provider-runtime.js";
 export {
   createProviderManagedRuntimeDriver,
   NO_CREDENTIAL_EGRESS,
@@ -27,7 +31,11 @@ export {
 } from "./outputs/output-manifest.js";
 export { outputBlobKey, outputManifestKey } from "./outputs/output-keys.js";
 export { stableJson } from "./digest.js";
-export { DEFAULT_DESTROYED_SANDBOXES, type DestroyedSandboxes, createDestroyedSandboxes } from "./destroyed-sandboxes.js";
+export {
+  DEFAULT_DESTROYED_SANDBOXES,
+  type DestroyedSandboxes,
+  createDestroyedSandboxes,
+} from "./destroyed-sandboxes.js";
 export {
   MEMORY_PROJECTION_ROOT,
   type MemoryFileSync,
@@ -36,4 +44,7 @@ export {
   createMemoryFileSync,
 } from "./memory/memory-file-sync.js";
 export { createProviderMemoryStoresPort } from "./memory/memory-stores-port.js";
-export { type BlobMemoryAccessOptions, createBlobMemoryAccess } from "./memory/blob-memory-access.js";
+export {
+  type BlobMemoryAccessOptions,
+  createBlobMemoryAccess,
+} from "./memory/blob-memory-access.js";

@@ -1,4 +1,8 @@
-import { hasMethods, isFunction, positiveSafeIntegerSchema } from "@open-managed-agents/runtime-utils";
+import {
+  hasMethods,
+  isFunction,
+  positiveSafeIntegerSchema,
+} from "@open-managed-agents/runtime-utils";
 import * as z from "zod";
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import {
@@ -18,7 +22,12 @@ import {
   type MemoryStoreMode,
 } from "@open-managed-agents/runtime-resource-contract";
 import type { EnvironmentPackagesInstallerOptions } from "@open-managed-agents/environment-packages";
-import type { ManagedSandboxRuntime, SandboxFactoryContext, SandboxFactoryEnv, SandboxProviderPort } from "@open-managed-agents/sandbox";
+import type {
+  ManagedSandboxRuntime,
+  SandboxFactoryContext,
+  SandboxFactoryEnv,
+  SandboxProviderPort,
+} from "@open-managed-agents/sandbox";
 import { keyPrefixProblem } from "./outputs/output-keys.js";
 
 /** Workspace strategies this composition implements. */
@@ -52,7 +61,9 @@ export interface ProviderManagedRuntimeReadinessOptions {
 }
 
 /** Options of {@link createProviderManagedRuntime}. Validated once, at factory time. */
-export interface ProviderManagedRuntimeOptions<R extends ManagedSandboxRuntime = ManagedSandboxRuntime> {
+export interface ProviderManagedRuntimeOptions<
+  R extends ManagedSandboxRuntime = ManagedSandboxRuntime,
+> {
   /** Provider id written into every lease; must equal `provider.provider` and the driver descriptor's `provider`. */
   readonly providerName: string;
   readonly provider: SandboxProviderPort<R>;
@@ -95,24 +106,36 @@ export interface ProviderManagedRuntimeOptions<R extends ManagedSandboxRuntime =
 }
 
 /** Options with every default applied. */
-export interface ResolvedProviderManagedRuntimeOptions<R extends ManagedSandboxRuntime = ManagedSandboxRuntime>
-  extends ProviderManagedRuntimeOptions<R> {
-  readonly workspace: { readonly strategies: readonly ProviderWorkspaceStrategy[]; readonly retainedSuspendKind: SandboxCheckpointKind };
+export interface ResolvedProviderManagedRuntimeOptions<
+  R extends ManagedSandboxRuntime = ManagedSandboxRuntime,
+> extends ProviderManagedRuntimeOptions<R> {
+  readonly workspace: {
+    readonly strategies: readonly ProviderWorkspaceStrategy[];
+    readonly retainedSuspendKind: SandboxCheckpointKind;
+  };
   readonly outputs?: Required<ProviderManagedRuntimeOutputsOptions>;
 }
 
 const positiveInteger = positiveSafeIntegerSchema;
 const uniqueList = <T extends z.ZodType>(item: T) =>
-  z.array(item).min(1, "must not be empty").refine((values) => new Set(values).size === values.length, "must not repeat a value");
+  z
+    .array(item)
+    .min(1, "must not be empty")
+    .refine((values) => new Set(values).size === values.length, "must not repeat a value");
 
 const optionsSchema = z
   .object({
     providerName: nonEmptyString,
     provider: z.custom<SandboxProviderPort>(
-      (value) => hasMethods(value, ["create", "resume", "restore", "connect"]) && typeof (value as { provider?: unknown }).provider === "string",
+      (value) =>
+        hasMethods(value, ["create", "resume", "restore", "connect"]) &&
+        typeof (value as { provider?: unknown }).provider === "string",
       "must be a SandboxProviderPort (provider, create, resume, restore, connect)",
     ),
-    context: z.custom<(scope: RuntimeResourceScope) => SandboxFactoryContext>(isFunction, "must be a function of the scope"),
+    context: z.custom<(scope: RuntimeResourceScope) => SandboxFactoryContext>(
+      isFunction,
+      "must be a function of the scope",
+    ),
     env: z.record(z.string(), z.string().optional()).optional(),
     leaseTtlMs: positiveInteger,
     sandboxCapabilities: sandboxResourceCapabilitiesSchema,
@@ -122,20 +145,28 @@ const optionsSchema = z
     }),
     outputs: z
       .object({
-        store: z.custom<BlobStore>((value) => hasMethods(value, ["put", "get", "head"]), "must be a BlobStore"),
+        store: z.custom<BlobStore>(
+          (value) => hasMethods(value, ["put", "get", "head"]),
+          "must be a BlobStore",
+        ),
         keyPrefix: z.union([
           z.string().superRefine((prefix, context) => {
             const problem = keyPrefixProblem(prefix);
             if (problem) context.addIssue({ code: "custom", message: problem });
           }),
-          z.custom<(scope: RuntimeResourceScope) => string>(isFunction, "must be a string or a function of the scope"),
+          z.custom<(scope: RuntimeResourceScope) => string>(
+            isFunction,
+            "must be a string or a function of the scope",
+          ),
         ]),
         durability: outputDurabilitySchema.default("durable"),
         maxFiles: positiveInteger.default(DEFAULT_MAX_OUTPUT_FILES),
         maxBytes: positiveInteger.default(DEFAULT_MAX_OUTPUT_BYTES),
       })
       .optional(),
-    readiness: z.object({ command: nonEmptyString.optional(), timeoutMs: positiveInteger.optional() }).optional(),
+    readiness: z
+      .object({ command: nonEmptyString.optional(), timeoutMs: positiveInteger.optional() })
+      .optional(),
     drivers: uniqueList(harnessDriverTypeSchema),
     profile: managedRuntimeProfileSchema.optional(),
     // The installer validates its own options when the composition builds it.
@@ -144,17 +175,25 @@ const optionsSchema = z
   })
   .superRefine((options, context) => {
     if (options.provider.provider !== options.providerName) {
-      context.addIssue({ code: "custom", path: ["provider", "provider"], message: `must equal providerName "${options.providerName}"` });
+      context.addIssue({
+        code: "custom",
+        path: ["provider", "provider"],
+        message: `must equal providerName "${options.providerName}"`,
+      });
     }
     if (options.sandboxCapabilities.runtimeCheckpoints.length > 0) {
-      context.addIssue({ code: "custom", path: ["sandboxCapabilities", "runtimeCheckpoints"], message: "must be empty: no runtime checkpoint port is wired" });
+      context.addIssue({
+        code: "custom",
+        path: ["sandboxCapabilities", "runtimeCheckpoints"],
+        message: "must be empty: no runtime checkpoint port is wired",
+      });
     }
     const retained = options.workspace.strategies.includes("retained_runtime");
     if (retained !== (options.sandboxCapabilities.suspendResume === "supported")) {
       context.addIssue({
         code: "custom",
         path: ["sandboxCapabilities", "suspendResume"],
-        message: "must be \"supported\" exactly when workspace.strategies lists retained_runtime",
+        message: 'must be "supported" exactly when workspace.strategies lists retained_runtime',
       });
     }
   });
@@ -166,16 +205,25 @@ const optionsSchema = z
 export function resolveProviderManagedRuntimeOptions<R extends ManagedSandboxRuntime>(
   options: ProviderManagedRuntimeOptions<R>,
 ): ResolvedProviderManagedRuntimeOptions<R> {
-  const parsed = parseRecord(optionsSchema, options, { record: "provider managed runtime options", code: "invalid_config" });
+  const parsed = parseRecord(optionsSchema, options, {
+    record: "provider managed runtime options",
+    code: "invalid_config",
+  });
   const { outputs, ...rest } = options;
   const resolved: ResolvedProviderManagedRuntimeOptions<R> = {
     ...rest,
     // Advertised values come from the parsed copy, so a later change to the caller's objects cannot drift them.
     sandboxCapabilities: parsed.sandboxCapabilities,
     drivers: parsed.drivers,
-    workspace: { strategies: parsed.workspace.strategies, retainedSuspendKind: parsed.workspace.retainedSuspendKind },
+    workspace: {
+      strategies: parsed.workspace.strategies,
+      retainedSuspendKind: parsed.workspace.retainedSuspendKind,
+    },
   };
   if (!outputs || !parsed.outputs) return resolved;
   const { durability, maxFiles, maxBytes } = parsed.outputs;
-  return { ...resolved, outputs: { store: outputs.store, keyPrefix: outputs.keyPrefix, durability, maxFiles, maxBytes } };
+  return {
+    ...resolved,
+    outputs: { store: outputs.store, keyPrefix: outputs.keyPrefix, durability, maxFiles, maxBytes },
+  };
 }

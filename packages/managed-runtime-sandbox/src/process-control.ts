@@ -16,7 +16,10 @@ export async function closeStdin(process: SandboxDuplexProcess): Promise<void> {
 export const KILL_GRACE_MS = 5_000;
 
 /** Stops a process: SIGTERM, then SIGKILL after the grace period; resolves once it exited or the wait gave up. */
-export async function stopProcess(process: SandboxDuplexProcess, graceMs: number = KILL_GRACE_MS): Promise<SandboxProcessExit | null> {
+export async function stopProcess(
+  process: SandboxDuplexProcess,
+  graceMs: number = KILL_GRACE_MS,
+): Promise<SandboxProcessExit | null> {
   process.kill("SIGTERM");
   const afterTerm = await waitFor(process.exited, graceMs);
   if (afterTerm) return afterTerm;

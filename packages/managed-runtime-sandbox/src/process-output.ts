@@ -28,7 +28,10 @@ export function createByteTail(limit: number = OUTPUT_TAIL_BYTES): ByteTail {
 }
 
 /** Reads a stream to its end, handing each chunk to `onChunk`; a throwing `onChunk` cancels the stream. */
-export async function drainStream(stream: ReadableStream<Uint8Array>, onChunk: (chunk: Uint8Array) => void): Promise<void> {
+export async function drainStream(
+  stream: ReadableStream<Uint8Array>,
+  onChunk: (chunk: Uint8Array) => void,
+): Promise<void> {
   const reader = stream.getReader();
   try {
     for (;;) {

@@ -18,10 +18,18 @@ import {
 } from "@open-managed-agents/runtime-resource-contract";
 import type { ManagedSandboxRuntime } from "@open-managed-agents/sandbox";
 import type { ProviderManagedRuntimeOptions } from "./options.js";
-import { type ProviderManagedRuntime, createProviderManagedRuntime, describeProviderManagedRuntime } from "./provider-runtime.js";
+import {
+  type ProviderManagedRuntime,
+  createProviderManagedRuntime,
+  describeProviderManagedRuntime,
+} from "./provider-runtime.js";
 
 /** Egress capabilities of a driver without a credential egress port. */
-export const NO_CREDENTIAL_EGRESS: CredentialEgressCapabilities = { enforcement: "unsupported", credentialMode: "snapshot", interceptedProtocols: [] };
+export const NO_CREDENTIAL_EGRESS: CredentialEgressCapabilities = {
+  enforcement: "unsupported",
+  credentialMode: "snapshot",
+  interceptedProtocols: [],
+};
 
 /** Driver-specific ports built over the composition. */
 export interface ProviderManagedRuntimeExtraResources {
@@ -34,7 +42,9 @@ export interface ProviderManagedRuntimeExtraResources {
 }
 
 /** Options of {@link createProviderManagedRuntimeDriver}. */
-export interface ProviderManagedRuntimeDriverOptions<R extends ManagedSandboxRuntime = ManagedSandboxRuntime> {
+export interface ProviderManagedRuntimeDriverOptions<
+  R extends ManagedSandboxRuntime = ManagedSandboxRuntime,
+> {
   /** The contract revision the driver is written against; the descriptor carries it and the host checks it. */
   readonly specificationVersion: ManagedRuntimeSpecificationVersion;
   /** Driver version (semver). */
@@ -46,13 +56,18 @@ export interface ProviderManagedRuntimeDriverOptions<R extends ManagedSandboxRun
   /** What the driver's egress port enforces. @default {@link NO_CREDENTIAL_EGRESS} */
   readonly credentialEgress?: CredentialEgressCapabilities;
   /** Builds driver-specific ports; required to return `credentialEgress` when its enforcement is not `unsupported`. */
-  readonly resources?: (runtime: ProviderManagedRuntime<R>, input: ManagedRuntimeProviderCreateInput) => ProviderManagedRuntimeExtraResources;
+  readonly resources?: (
+    runtime: ProviderManagedRuntime<R>,
+    input: ManagedRuntimeProviderCreateInput,
+  ) => ProviderManagedRuntimeExtraResources;
   /**
    * Adjusts the capabilities derived from the composition, for what the ports `resources` returns add
    * (a workspace strategy of a wrapping workspace port). The registry still checks the result against the
    * live ports, so a claim the ports do not keep is `capability_drift`. @default the derived capabilities
    */
-  readonly capabilities?: (derived: ManagedRuntimeResourceCapabilities) => ManagedRuntimeResourceCapabilities;
+  readonly capabilities?: (
+    derived: ManagedRuntimeResourceCapabilities,
+  ) => ManagedRuntimeResourceCapabilities;
 }
 
 /**
@@ -70,9 +85,13 @@ export function createProviderManagedRuntimeDriver<R extends ManagedSandboxRunti
       provider: options.composition.providerName,
       version: options.version,
       placements: options.placements,
-      capabilities: (options.capabilities ?? ((derived) => derived))(describeProviderManagedRuntime(options.composition)),
+      capabilities: (options.capabilities ?? ((derived) => derived))(
+        describeProviderManagedRuntime(options.composition),
+      ),
       credentialEgress: options.credentialEgress ?? NO_CREDENTIAL_EGRESS,
-      ...(options.composition.memoryStores ? { memoryStores: options.composition.memoryStores } : {}),
+      ...(options.composition.memoryStores
+        ? { memoryStores: options.composition.memoryStores }
+        : {}),
     },
     { record: "driver descriptor", code: "invalid_config" },
   );
@@ -87,7 +106,10 @@ export function createProviderManagedRuntimeDriver<R extends ManagedSandboxRunti
           context: { placement: input.placement, placements: [...descriptor.placements] },
         });
       }
-      const runtime = createProviderManagedRuntime({ ...options.composition, profile: input.profile });
+      const runtime = createProviderManagedRuntime({
+        ...options.composition,
+        profile: input.profile,
+      });
       const extra = options.resources?.(runtime, input) ?? {};
       if (descriptor.credentialEgress.enforcement !== "unsupported" && !extra.credentialEgress) {
         throw new CapabilityDriftError({
@@ -99,10 +121,14 @@ export function createProviderManagedRuntimeDriver<R extends ManagedSandboxRunti
         workspace: extra.workspace ?? runtime.workspace,
         outputs: runtime.outputs,
         harnessDriver: runtime.harnessDriver,
-        ...(runtime.supervisorTransport ? { supervisorTransport: runtime.supervisorTransport } : {}),
+        ...(runtime.supervisorTransport
+          ? { supervisorTransport: runtime.supervisorTransport }
+          : {}),
         ...(extra.credentialEgress ? { credentialEgress: extra.credentialEgress } : {}),
         ...(extra.sessionInputs ? { sessionInputs: extra.sessionInputs } : {}),
-        ...(runtime.environmentPackages ? { environmentPackages: runtime.environmentPackages } : {}),
+        ...(runtime.environmentPackages
+          ? { environmentPackages: runtime.environmentPackages }
+          : {}),
         ...(runtime.memoryStores ? { memoryStores: runtime.memoryStores } : {}),
       };
     },

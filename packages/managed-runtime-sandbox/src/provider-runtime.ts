@@ -16,7 +16,11 @@ import type { ManagedSandboxRuntime } from "@open-managed-agents/sandbox";
 import { createProviderEnvironmentPackagesPort } from "./environment-packages-port.js";
 import { createAmaWorkerHarnessDriver } from "./harness-driver.js";
 import { createProviderMemoryStoresPort } from "./memory/memory-stores-port.js";
-import { type ProviderManagedRuntimeOptions, type ResolvedProviderManagedRuntimeOptions, resolveProviderManagedRuntimeOptions } from "./options.js";
+import {
+  type ProviderManagedRuntimeOptions,
+  type ResolvedProviderManagedRuntimeOptions,
+  resolveProviderManagedRuntimeOptions,
+} from "./options.js";
 import { createProviderOutputsPort } from "./outputs/outputs-port.js";
 import { createRuntimeRegistry } from "./runtime-registry.js";
 import { createProviderSandboxPort } from "./sandbox-port.js";
@@ -44,19 +48,25 @@ export interface ProviderManagedRuntime<R extends ManagedSandboxRuntime = Manage
    * The live runtime behind a lease of this composition (reconnecting when this process does not hold
    * it), for driver-specific ports such as credential egress. Throws `provider_mismatch` for a foreign lease.
    */
-  runtime(input: { readonly scope: RuntimeResourceScope; readonly lease: ManagedSandboxLease }): Promise<R>;
+  runtime(input: {
+    readonly scope: RuntimeResourceScope;
+    readonly lease: ManagedSandboxLease;
+  }): Promise<R>;
 }
 
 /**
  * Composes the managed-runtime ports over a {@link SandboxProviderPort}. Options are validated here,
  * once; a bad option throws `invalid_config` naming the field.
  */
-export function createProviderManagedRuntime<R extends ManagedSandboxRuntime>(options: ProviderManagedRuntimeOptions<R>): ProviderManagedRuntime<R> {
+export function createProviderManagedRuntime<R extends ManagedSandboxRuntime>(
+  options: ProviderManagedRuntimeOptions<R>,
+): ProviderManagedRuntime<R> {
   const resolved = resolveProviderManagedRuntimeOptions(options);
   const readinessCommand = resolved.readiness?.command ?? harnessCommand(resolved.profile);
   if (readinessCommand === null) {
     throw new InvalidConfigError({
-      message: "invalid provider managed runtime options at readiness.command: required when no profile is given",
+      message:
+        "invalid provider managed runtime options at readiness.command: required when no profile is given",
       context: { path: "readiness.command" },
     });
   }
@@ -73,16 +83,27 @@ export function createProviderManagedRuntime<R extends ManagedSandboxRuntime>(op
       registry,
       readinessCommand,
       // oma-ama-worker answers --version with its own and its SDK's version; another harness may not.
-      reportHarnessVersion: resolved.profile?.driver.type === "ama_worker" && readinessCommand === resolved.profile.driver.process.command,
+      reportHarnessVersion:
+        resolved.profile?.driver.type === "ama_worker" &&
+        readinessCommand === resolved.profile.driver.process.command,
     }),
     workspace: createProviderWorkspacePort({ options: resolved, registry }),
     outputs: createProviderOutputsPort({ options: resolved, registry }),
     harnessDriver: createAmaWorkerHarnessDriver({ registry, drivers: resolved.drivers }),
-    ...(resolved.drivers.includes("openma_supervised") ? { supervisorTransport: createDuplexSupervisorTransport({ registry }) } : {}),
+    ...(resolved.drivers.includes("openma_supervised")
+      ? { supervisorTransport: createDuplexSupervisorTransport({ registry }) }
+      : {}),
     ...(resolved.environmentPackages === false
       ? {}
-      : { environmentPackages: createProviderEnvironmentPackagesPort({ registry, installer: resolved.environmentPackages ?? {} }) }),
-    ...(resolved.memoryStores ? { memoryStores: createProviderMemoryStoresPort({ registry, mode: resolved.memoryStores }) } : {}),
+      : {
+          environmentPackages: createProviderEnvironmentPackagesPort({
+            registry,
+            installer: resolved.environmentPackages ?? {},
+          }),
+        }),
+    ...(resolved.memoryStores
+      ? { memoryStores: createProviderMemoryStoresPort({ registry, mode: resolved.memoryStores }) }
+      : {}),
     descriptorCapabilities: describeCapabilities(resolved),
     runtime: ({ scope, lease }) => registry.resolve(scope, registry.ownLease(lease)),
   };
@@ -92,15 +113,23 @@ export function createProviderManagedRuntime<R extends ManagedSandboxRuntime>(op
  * The capabilities a composition with these options offers, without building it. Validates the options
  * like {@link createProviderManagedRuntime}.
  */
-export function describeProviderManagedRuntime<R extends ManagedSandboxRuntime>(options: ProviderManagedRuntimeOptions<R>): ManagedRuntimeResourceCapabilities {
+export function describeProviderManagedRuntime<R extends ManagedSandboxRuntime>(
+  options: ProviderManagedRuntimeOptions<R>,
+): ManagedRuntimeResourceCapabilities {
   return describeCapabilities(resolveProviderManagedRuntimeOptions(options));
 }
 
-function describeCapabilities<R extends ManagedSandboxRuntime>(options: ResolvedProviderManagedRuntimeOptions<R>): ManagedRuntimeResourceCapabilities {
+function describeCapabilities<R extends ManagedSandboxRuntime>(
+  options: ResolvedProviderManagedRuntimeOptions<R>,
+): ManagedRuntimeResourceCapabilities {
   return {
     sandbox: options.sandboxCapabilities,
     workspace: { strategies: options.workspace.strategies },
-    outputs: { strategies: options.outputs ? [{ strategy: "final_collect", durability: options.outputs.durability }] : [] },
+    outputs: {
+      strategies: options.outputs
+        ? [{ strategy: "final_collect", durability: options.outputs.durability }]
+        : [],
+    },
     harness: { drivers: options.drivers },
   };
 }
@@ -108,5 +137,7 @@ function describeCapabilities<R extends ManagedSandboxRuntime>(options: Resolved
 /** The executable a profile's harness runs: the AMA worker process or the supervisor. */
 function harnessCommand(profile: ManagedRuntimeProfile | undefined): string | null {
   if (!profile) return null;
-  return profile.driver.type === "ama_worker" ? profile.driver.process.command : profile.driver.supervisor.command;
+  return profile.driver.type === "ama_worker"
+    ? profile.driver.process.command
+    : profile.driver.supervisor.command;
 }

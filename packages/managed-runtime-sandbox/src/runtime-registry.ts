@@ -7,7 +7,12 @@ import {
   SandboxFailedError,
   parseManagedSandboxLease,
 } from "@open-managed-agents/runtime-resource-contract";
-import type { ManagedSandboxRuntime, SandboxFactoryContext, SandboxFactoryEnv, SandboxProviderPort } from "@open-managed-agents/sandbox";
+import type {
+  ManagedSandboxRuntime,
+  SandboxFactoryContext,
+  SandboxFactoryEnv,
+  SandboxProviderPort,
+} from "@open-managed-agents/sandbox";
 
 /** How many destroyed runtime ids are remembered, so repeated terminate/reap calls stay cheap. */
 const GONE_MEMORY = 4_096;
@@ -40,7 +45,9 @@ export interface RuntimeRegistryOptions<R extends ManagedSandboxRuntime> {
 }
 
 /** Creates the per-process runtime map of one composition. */
-export function createRuntimeRegistry<R extends ManagedSandboxRuntime>(options: RuntimeRegistryOptions<R>): RuntimeRegistry<R> {
+export function createRuntimeRegistry<R extends ManagedSandboxRuntime>(
+  options: RuntimeRegistryOptions<R>,
+): RuntimeRegistry<R> {
   const live = new Map<string, R>();
   const connecting = new Map<string, Promise<R>>();
   const gone = new Set<string>();
@@ -102,7 +109,9 @@ export function createRuntimeRegistry<R extends ManagedSandboxRuntime>(options: 
         await runtime.destroy();
       } catch (error) {
         if (!ManagedRuntimeError.hasCode(error, "not_found")) {
-          throw providerFailure(error, `destroying runtime ${lease.runtimeId} failed`, { runtimeId: lease.runtimeId });
+          throw providerFailure(error, `destroying runtime ${lease.runtimeId} failed`, {
+            runtimeId: lease.runtimeId,
+          });
         }
       }
       markGone(lease.runtimeId);
@@ -112,7 +121,11 @@ export function createRuntimeRegistry<R extends ManagedSandboxRuntime>(options: 
 }
 
 /** Keeps typed errors as they are; wraps anything else as `sandbox_failed` with the cause attached. */
-export function providerFailure(error: unknown, message: string, context: ErrorContext = {}): ManagedRuntimeError {
+export function providerFailure(
+  error: unknown,
+  message: string,
+  context: ErrorContext = {},
+): ManagedRuntimeError {
   if (ManagedRuntimeError.isInstance(error)) return error;
   const detail = error instanceof Error ? error.message : String(error);
   return new SandboxFailedError({ message: `${message}: ${detail}`, context, cause: error });

@@ -1,4 +1,7 @@
-import { type HarnessSupervisorTransportPort, createNdjsonSupervisorChannel } from "@open-managed-agents/runtime-resource-contract";
+import {
+  type HarnessSupervisorTransportPort,
+  createNdjsonSupervisorChannel,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { ManagedSandboxRuntime } from "@open-managed-agents/sandbox";
 import { throwIfAborted } from "./abort.js";
 import { processSpec } from "./harness-driver.js";
@@ -28,7 +31,10 @@ export function createDuplexSupervisorTransport<R extends ManagedSandboxRuntime>
       try {
         process = await runtime.spawnDuplexProcess(processSpec(declaration, environmentSetup));
       } catch (error) {
-        throw providerFailure(error, `starting the supervisor process ${declaration.command} failed`);
+        throw providerFailure(
+          error,
+          `starting the supervisor process ${declaration.command} failed`,
+        );
       }
       const started = process;
       void drainStream(started.stderr, () => undefined).catch(() => undefined);

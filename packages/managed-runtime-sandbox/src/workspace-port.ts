@@ -21,7 +21,10 @@ import {
   decodeCheckpointMetadata,
   encodeCheckpointHandle,
 } from "./checkpoint-handle.js";
-import type { ProviderWorkspaceStrategy, ResolvedProviderManagedRuntimeOptions } from "./options.js";
+import type {
+  ProviderWorkspaceStrategy,
+  ResolvedProviderManagedRuntimeOptions,
+} from "./options.js";
 import { type RuntimeRegistry, providerFailure } from "./runtime-registry.js";
 
 /** Binding metadata key naming the strategy the binding was materialized for. */
@@ -41,32 +44,51 @@ export interface ProviderWorkspacePortDependencies<R extends ManagedSandboxRunti
  * publication metadata as stable JSON; the candidate's content hash is the sha256 of that JSON, so a
  * tampered handle is refused before anything reaches a sandbox.
  */
-export function createProviderWorkspacePort<R extends ManagedSandboxRuntime>(dependencies: ProviderWorkspacePortDependencies<R>): WorkspacePersistencePort {
+export function createProviderWorkspacePort<R extends ManagedSandboxRuntime>(
+  dependencies: ProviderWorkspacePortDependencies<R>,
+): WorkspacePersistencePort {
   const { options, registry } = dependencies;
   const { providerName } = options;
   const candidates = createBoundedCache<WorkspaceCheckpointCandidate>(1_024);
 
   const ownStrategy = (strategy: string): ProviderWorkspaceStrategy => {
-    if ((options.workspace.strategies as readonly string[]).includes(strategy)) return strategy as ProviderWorkspaceStrategy;
-    throw new CapabilityUnsupportedError({ message: `workspace strategy ${strategy} is not offered by ${providerName}`, context: { strategy } });
+    if ((options.workspace.strategies as readonly string[]).includes(strategy))
+      return strategy as ProviderWorkspaceStrategy;
+    throw new CapabilityUnsupportedError({
+      message: `workspace strategy ${strategy} is not offered by ${providerName}`,
+      context: { strategy },
+    });
   };
 
   const bindingStrategy = (binding: WorkspaceBinding): ProviderWorkspaceStrategy => {
     const strategy = binding.metadata?.[WORKSPACE_STRATEGY_METADATA_KEY];
     if (typeof strategy !== "string") {
-      throw new InvalidRequestError({ message: `workspace binding ${binding.bindingId} was not materialized by ${providerName}` });
+      throw new InvalidRequestError({
+        message: `workspace binding ${binding.bindingId} was not materialized by ${providerName}`,
+      });
     }
     return ownStrategy(strategy);
   };
 
   const capture = async (
-    input: { readonly scope: RuntimeResourceScope; readonly sandbox: ManagedSandboxLease; readonly signal: AbortSignal },
+    input: {
+      readonly scope: RuntimeResourceScope;
+      readonly sandbox: ManagedSandboxLease;
+      readonly signal: AbortSignal;
+    },
     strategy: ProviderWorkspaceStrategy,
   ): Promise<EncodedCheckpointHandle> => {
     const lease = registry.ownLease(input.sandbox);
     if (strategy === "retained_runtime") {
-      const retained = decodeCheckpointMetadata(lease.metadata, { provider: providerName, scope: "runtime", source: "suspended lease" });
-      if (!retained) throw new InvalidRequestError({ message: "a retained_runtime checkpoint needs the lease returned by suspend" });
+      const retained = decodeCheckpointMetadata(lease.metadata, {
+        provider: providerName,
+        scope: "runtime",
+        source: "suspended lease",
+      });
+      if (!retained)
+        throw new InvalidRequestError({
+          message: "a retained_runtime checkpoint needs the lease returned by suspend",
+        });
       return retained;
     }
     const runtime = await registry.resolve(input.scope, lease);
@@ -74,9 +96,15 @@ export function createProviderWorkspacePort<R extends ManagedSandboxRuntime>(dep
     try {
       handle = await runtime.checkpoint({ kind: "filesystem", signal: input.signal });
     } catch (error) {
-      throw providerFailure(error, `checkpointing runtime ${lease.runtimeId} failed`, { runtimeId: lease.runtimeId });
+      throw providerFailure(error, `checkpointing runtime ${lease.runtimeId} failed`, {
+        runtimeId: lease.runtimeId,
+      });
     }
-    return encodeCheckpointHandle(handle, { provider: providerName, scope: "portable", source: "runtime checkpoint" });
+    return encodeCheckpointHandle(handle, {
+      provider: providerName,
+      scope: "portable",
+      source: "runtime checkpoint",
+    });
   };
 
   return {
@@ -87,13 +115,20 @@ export function createProviderWorkspacePort<R extends ManagedSandboxRuntime>(dep
       const own = ownStrategy(strategy);
       const metadata: Record<string, string> = { [WORKSPACE_STRATEGY_METADATA_KEY]: own };
       if (activeCheckpoint) {
-        const decoded = decodeCheckpointHandle(activeCheckpoint.metadata?.[CHECKPOINT_METADATA_KEY], activeCheckpoint.contentHash, {
-          provider: providerName,
-          scope: own === "retained_runtime" ? "runtime" : "portable",
-          source: `workspace checkpoint ${activeCheckpoint.id}`,
-        });
+        const decoded = decodeCheckpointHandle(
+          activeCheckpoint.metadata?.[CHECKPOINT_METADATA_KEY],
+          activeCheckpoint.contentHash,
+          {
+            provider: providerName,
+            scope: own === "retained_runtime" ? "runtime" : "portable",
+            source: `workspace checkpoint ${activeCheckpoint.id}`,
+          },
+        );
         if (activeCheckpoint.id !== candidateId(decoded.contentHash)) {
-          throw new IntegrityError({ message: `workspace checkpoint ${activeCheckpoint.id} does not match its content hash`, context: { id: activeCheckpoint.id } });
+          throw new IntegrityError({
+            message: `workspace checkpoint ${activeCheckpoint.id} does not match its content hash`,
+            context: { id: activeCheckpoint.id },
+          });
         }
         Object.assign(metadata, checkpointMetadata(decoded));
       }

@@ -7,7 +7,9 @@ import { createLocalSubprocessSandboxProvider } from "@open-managed-agents/local
 import { createProviderManagedRuntimeDriver } from "../src/index.js";
 
 // The composition over the local-subprocess provider (confined with bubblewrap): real processes and files.
-const provider = createLocalSubprocessSandboxProvider({ rootDir: mkdtempSync(join(tmpdir(), "oma-mrs-conformance-")) });
+const provider = createLocalSubprocessSandboxProvider({
+  rootDir: mkdtempSync(join(tmpdir(), "oma-mrs-conformance-")),
+});
 
 defineManagedRuntimeConformanceSuite({
   name: "provider composition over local-subprocess",
@@ -20,7 +22,11 @@ defineManagedRuntimeConformanceSuite({
       provider,
       context: (scope) => ({ sessionId: scope.sessionId, workdir: "/workspace" }),
       leaseTtlMs: 30_000,
-      sandboxCapabilities: { suspendResume: "unsupported", hardTerminate: "supported", runtimeCheckpoints: [] },
+      sandboxCapabilities: {
+        suspendResume: "unsupported",
+        hardTerminate: "supported",
+        runtimeCheckpoints: [],
+      },
       workspace: { strategies: ["checkpoint_restore"] },
       outputs: { store: createMemoryBlobStore(), keyPrefix: "conformance-outputs" },
       drivers: ["ama_worker", "openma_supervised"],

@@ -18,7 +18,10 @@ describe("createDestroyedSandboxes", () => {
       return null;
     })();
     expect(ManagedRuntimeError.hasCode(refused, "lease_lost")).toBe(true);
-    expect((refused as ManagedRuntimeError).context).toMatchObject({ runtimeId: "sbx-1", operation: "exec" });
+    expect((refused as ManagedRuntimeError).context).toMatchObject({
+      runtimeId: "sbx-1",
+      operation: "exec",
+    });
   });
 
   it("forgets the oldest ids past its capacity, and a re-remembered id counts as new", () => {

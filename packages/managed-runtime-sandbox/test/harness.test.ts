@@ -1,6 +1,18 @@
-import { type HarnessSupervisorEvent, ManagedRuntimeError, type OpenmaSupervisedDriverDeclaration } from "@open-managed-agents/runtime-resource-contract";
+import {
+  type HarnessSupervisorEvent,
+  ManagedRuntimeError,
+  type OpenmaSupervisedDriverDeclaration,
+} from "@open-managed-agents/runtime-resource-contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FENCE_TOKEN, amaProfile, checkpointPlan, fenceFor, localWorld, scopeFor, signal } from "./fixtures/world.js";
+import {
+  FENCE_TOKEN,
+  amaProfile,
+  checkpointPlan,
+  fenceFor,
+  localWorld,
+  scopeFor,
+  signal,
+} from "./fixtures/world.js";
 
 const scope = scopeFor();
 const fence = fenceFor(scope);
@@ -8,12 +20,30 @@ const world = localWorld();
 let lease: Awaited<ReturnType<typeof world.runtime.sandbox.acquire>>;
 
 beforeAll(async () => {
-  const workspace = await world.runtime.workspace.materialize({ scope, fence, strategy: "checkpoint_restore", activeCheckpoint: null, idempotencyKey: "m", signal: signal() });
-  lease = await world.runtime.sandbox.acquire({ scope, fence, plan: checkpointPlan, workspace, outputs: null, credentialEgress: null, signal: signal() });
+  const workspace = await world.runtime.workspace.materialize({
+    scope,
+    fence,
+    strategy: "checkpoint_restore",
+    activeCheckpoint: null,
+    idempotencyKey: "m",
+    signal: signal(),
+  });
+  lease = await world.runtime.sandbox.acquire({
+    scope,
+    fence,
+    plan: checkpointPlan,
+    workspace,
+    outputs: null,
+    credentialEgress: null,
+    signal: signal(),
+  });
 });
 afterAll(() => world.runtime.sandbox.terminate({ scope, fence, lease, reason: "completed" }));
 
-const run = (script: string, options: { env?: Record<string, string>; signal?: AbortSignal } = {}) =>
+const run = (
+  script: string,
+  options: { env?: Record<string, string>; signal?: AbortSignal } = {},
+) =>
   world.runtime.harnessDriver.run({
     scope,
     fence,
@@ -26,14 +56,20 @@ const run = (script: string, options: { env?: Record<string, string>; signal?: A
 
 describe("ama_worker harness driver over the local-subprocess provider", () => {
   it("completes on exit 0 and runs in /workspace with stdin closed", async () => {
-    expect(await run('test "$(pwd)" = /workspace && cat && echo done')).toEqual({ type: "completed" });
-    expect(await world.runtime.harnessDriver.driverCapabilities(scope)).toEqual({ drivers: ["ama_worker"] });
+    expect(await run('test "$(pwd)" = /workspace && cat && echo done')).toEqual({
+      type: "completed",
+    });
+    expect(await world.runtime.harnessDriver.driverCapabilities(scope)).toEqual({
+      drivers: ["ama_worker"],
+    });
   });
 
   it("throws sandbox_failed with the exit code and a redacted, bounded output tail", async () => {
     const secret = "vault-secret-0123456789";
     const script = `head -c 200000 /dev/zero | tr '\\0' x; echo; echo "key=$API_KEY token=${FENCE_TOKEN}"; echo boom >&2; exit 3`;
-    const error = await run(script, { env: { API_KEY: secret, DEBUG: "1" } }).catch((caught: unknown) => caught);
+    const error = await run(script, { env: { API_KEY: secret, DEBUG: "1" } }).catch(
+      (caught: unknown) => caught,
+    );
     expect(ManagedRuntimeError.hasCode(error, "sandbox_failed")).toBe(true);
     const failure = error as ManagedRuntimeError;
     expect(failure.context).toMatchObject({ exitCode: 3 });
@@ -62,7 +98,15 @@ describe("ama_worker harness driver over the local-subprocess provider", () => {
       drainTimeoutMs: 1_000,
     };
     const error = await world.runtime.harnessDriver
-      .run({ scope, fence, sandbox: lease, workspacePath: "/workspace", outputPath: null, driver, signal: signal() })
+      .run({
+        scope,
+        fence,
+        sandbox: lease,
+        workspacePath: "/workspace",
+        outputPath: null,
+        driver,
+        signal: signal(),
+      })
       .catch((caught: unknown) => caught);
     expect(ManagedRuntimeError.hasCode(error, "capability_unsupported")).toBe(true);
   });
@@ -77,14 +121,22 @@ describe("supervisor transport over a duplex process", () => {
       "sleep 30",
     ].join("; ");
     const transport = world.runtime.supervisorTransport!;
-    const channel = await transport.open({ scope, sandbox: lease, process: { command: "sh", args: ["-c", script] }, signal: signal() });
+    const channel = await transport.open({
+      scope,
+      sandbox: lease,
+      process: { command: "sh", args: ["-c", script] },
+      signal: signal(),
+    });
     const events: HarnessSupervisorEvent[] = [];
     for await (const event of channel.events(signal())) {
       events.push(event);
       if (event.type === "ready") await channel.send({ type: "drain" });
       if (event.type === "drained" || event.type === "error") break;
     }
-    expect(events).toEqual([{ type: "ready", protocol: "openma-harness-supervisor-v1" }, { type: "drained" }]);
+    expect(events).toEqual([
+      { type: "ready", protocol: "openma-harness-supervisor-v1" },
+      { type: "drained" },
+    ]);
     const closing = Date.now();
     await channel.close();
     expect(Date.now() - closing).toBeLessThan(10_000);

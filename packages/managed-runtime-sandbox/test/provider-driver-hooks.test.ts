@@ -1,15 +1,30 @@
-import type { ManagedSandboxPort, WorkspacePersistencePort } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  ManagedSandboxPort,
+  WorkspacePersistencePort,
+} from "@open-managed-agents/runtime-resource-contract";
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { describe, expect, it } from "vitest";
 import { createProviderManagedRuntimeDriver } from "../src/index.js";
 import { amaProfile, checkpointPlan, localWorld, scopeFor } from "./fixtures/world.js";
 
 const scope = scopeFor();
-const createInput = { environmentId: scope.environmentId, placement: "in_process" as const, profile: amaProfile("sh"), plan: checkpointPlan, providerConfig: {} };
+const createInput = {
+  environmentId: scope.environmentId,
+  placement: "in_process" as const,
+  profile: amaProfile("sh"),
+  plan: checkpointPlan,
+  providerConfig: {},
+};
 
 function driverFor(extra: Partial<Parameters<typeof createProviderManagedRuntimeDriver>[0]> = {}) {
   const { readiness: _readiness, ...composition } = localWorld().options;
-  return createProviderManagedRuntimeDriver({ specificationVersion: "v1", version: "1.0.0", placements: ["in_process"], composition, ...extra });
+  return createProviderManagedRuntimeDriver({
+    specificationVersion: "v1",
+    version: "1.0.0",
+    placements: ["in_process"],
+    composition,
+    ...extra,
+  });
 }
 
 describe("createProviderManagedRuntimeDriver hooks", () => {
@@ -33,16 +48,30 @@ describe("createProviderManagedRuntimeDriver hooks", () => {
 
   it("keeps the composition's ports when the hook returns none", async () => {
     const resources = await driverFor({ resources: () => ({}) }).create(createInput);
-    expect(await resources.workspace.capabilities(scope)).toEqual({ strategies: ["checkpoint_restore"] });
+    expect(await resources.workspace.capabilities(scope)).toEqual({
+      strategies: ["checkpoint_restore"],
+    });
   });
 
   it("lets the capabilities hook adjust what the descriptor advertises, and still validates the result", () => {
-    const driver = driverFor({ capabilities: (derived) => ({ ...derived, workspace: { strategies: ["durable_mount", ...derived.workspace.strategies] } }) });
-    expect(driver.descriptor().capabilities.workspace.strategies).toEqual(["durable_mount", "checkpoint_restore"]);
-    expect(driverFor().descriptor().capabilities.workspace.strategies).toEqual(["checkpoint_restore"]);
+    const driver = driverFor({
+      capabilities: (derived) => ({
+        ...derived,
+        workspace: { strategies: ["durable_mount", ...derived.workspace.strategies] },
+      }),
+    });
+    expect(driver.descriptor().capabilities.workspace.strategies).toEqual([
+      "durable_mount",
+      "checkpoint_restore",
+    ]);
+    expect(driverFor().descriptor().capabilities.workspace.strategies).toEqual([
+      "checkpoint_restore",
+    ]);
     let caught: unknown;
     try {
-      driverFor({ capabilities: (derived) => ({ ...derived, harness: { drivers: ["shell" as never] } }) });
+      driverFor({
+        capabilities: (derived) => ({ ...derived, harness: { drivers: ["shell" as never] } }),
+      });
     } catch (error) {
       caught = error;
     }

@@ -1,7 +1,11 @@
 import * as z from "zod";
 
 /** How `/workspace` survives between work items. */
-export type WorkspaceStrategy = "durable_mount" | "retained_runtime" | "checkpoint_restore" | "ephemeral";
+export type WorkspaceStrategy =
+  | "durable_mount"
+  | "retained_runtime"
+  | "checkpoint_restore"
+  | "ephemeral";
 /** How files under `/mnt/session/outputs` reach durable storage. */
 export type OutputStrategy = "durable_mount" | "watch_and_upload" | "final_collect";
 /** What a runtime checkpoint captures. */
@@ -11,7 +15,12 @@ export type HarnessDriverType = "ama_worker" | "openma_supervised";
 /** Whether stored outputs survive the loss of the sandbox. */
 export type OutputDurability = "durable" | "best_effort";
 
-export const workspaceStrategySchema = z.enum(["durable_mount", "retained_runtime", "checkpoint_restore", "ephemeral"]);
+export const workspaceStrategySchema = z.enum([
+  "durable_mount",
+  "retained_runtime",
+  "checkpoint_restore",
+  "ephemeral",
+]);
 export const outputStrategySchema = z.enum(["durable_mount", "watch_and_upload", "final_collect"]);
 export const runtimeCheckpointKindSchema = z.enum(["filesystem", "process"]);
 export const harnessDriverTypeSchema = z.enum(["ama_worker", "openma_supervised"]);
@@ -66,7 +75,9 @@ export const managedRuntimeResourceCapabilitiesSchema = z.object({
   sandbox: sandboxResourceCapabilitiesSchema,
   workspace: z.object({ strategies: z.array(workspaceStrategySchema) }),
   outputs: z.object({
-    strategies: z.array(z.object({ strategy: outputStrategySchema, durability: outputDurabilitySchema })),
+    strategies: z.array(
+      z.object({ strategy: outputStrategySchema, durability: outputDurabilitySchema }),
+    ),
   }),
   harness: z.object({ drivers: z.array(harnessDriverTypeSchema) }),
 });

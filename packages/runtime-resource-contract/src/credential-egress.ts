@@ -56,5 +56,9 @@ export interface CredentialEgressPort {
     readonly reason: TerminationReason;
   }): Promise<void>;
   /** Frees the binding. Idempotent. */
-  release(input: { readonly scope: RuntimeResourceScope; readonly fence: RuntimeResourceFence; readonly binding: CredentialEgressBinding }): Promise<void>;
+  release(input: {
+    readonly scope: RuntimeResourceScope;
+    readonly fence: RuntimeResourceFence;
+    readonly binding: CredentialEgressBinding;
+  }): Promise<void>;
 }

@@ -21,22 +21,39 @@ export const MAX_PACKAGES_PER_MANAGER = 256;
 export const MAX_PACKAGE_SPEC_LENGTH = 256;
 
 // An absolute path with no `.`/`..` segment and no shell metacharacter, ending in one of the extensions.
-const localFile = (extensions: string) => new RegExp(`^/(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9._+/-]+\\.(?:${extensions})$`);
+const localFile = (extensions: string) =>
+  new RegExp(`^/(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9._+/-]+\\.(?:${extensions})$`);
 const pipVersion = "(?:===|==|>=|<=|~=|!=|>|<)[A-Za-z0-9.*+!_-]+";
 
 /** The grammar of one spec per manager. No pattern admits a leading `-`, whitespace or a shell metacharacter. */
-export const ENVIRONMENT_PACKAGE_SPEC_PATTERNS: Readonly<Record<EnvironmentPackageManager, readonly RegExp[]>> = {
+export const ENVIRONMENT_PACKAGE_SPEC_PATTERNS: Readonly<
+  Record<EnvironmentPackageManager, readonly RegExp[]>
+> = {
   apt: [/^[a-z0-9][a-z0-9+.-]*(?::[a-z0-9]+)?(?:=[A-Za-z0-9.+~:-]+)?$/, localFile("deb")],
-  pip: [new RegExp(`^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\\[[A-Za-z0-9._-]+(?:,[A-Za-z0-9._-]+)*\\])?(?:${pipVersion}(?:,${pipVersion})*)?$`), localFile("whl|tar\\.gz|zip")],
-  npm: [/^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*(?:@[A-Za-z0-9.^~<>=|*+_-]+)?$/, localFile("tgz|tar\\.gz")],
+  pip: [
+    new RegExp(
+      `^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\\[[A-Za-z0-9._-]+(?:,[A-Za-z0-9._-]+)*\\])?(?:${pipVersion}(?:,${pipVersion})*)?$`,
+    ),
+    localFile("whl|tar\\.gz|zip"),
+  ],
+  npm: [
+    /^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*(?:@[A-Za-z0-9.^~<>=|*+_-]+)?$/,
+    localFile("tgz|tar\\.gz"),
+  ],
   cargo: [/^[A-Za-z0-9][A-Za-z0-9_-]*(?:@[A-Za-z0-9.^~<>=*+_-]+)?$/],
   go: [/^[a-z0-9][a-z0-9.-]*(?:\/[A-Za-z0-9][A-Za-z0-9._~-]*)+@[A-Za-z0-9][A-Za-z0-9.+_-]*$/],
   gem: [/^[A-Za-z0-9][A-Za-z0-9._-]*(?::[A-Za-z0-9.~<>=]+)?$/],
 };
 
 /** True when `spec` is a valid spec for `manager`. */
-export function isEnvironmentPackageSpec(manager: EnvironmentPackageManager, spec: string): boolean {
-  return spec.length <= MAX_PACKAGE_SPEC_LENGTH && ENVIRONMENT_PACKAGE_SPEC_PATTERNS[manager].some((pattern) => pattern.test(spec));
+export function isEnvironmentPackageSpec(
+  manager: EnvironmentPackageManager,
+  spec: string,
+): boolean {
+  return (
+    spec.length <= MAX_PACKAGE_SPEC_LENGTH &&
+    ENVIRONMENT_PACKAGE_SPEC_PATTERNS[manager].some((pattern) => pattern.test(spec))
+  );
 }
 
 const specList = (manager: EnvironmentPackageManager) =>
@@ -50,17 +67,26 @@ const specList = (manager: EnvironmentPackageManager) =>
 
 /** Schema for {@link EnvironmentPackages}; unknown managers are refused. */
 export const environmentPackagesSchema = z
-  .object(Object.fromEntries(ENVIRONMENT_PACKAGE_MANAGERS.map((manager) => [manager, specList(manager).optional()])) as {
-    [M in EnvironmentPackageManager]: z.ZodOptional<ReturnType<typeof specList>>;
-  })
+  .object(
+    Object.fromEntries(
+      ENVIRONMENT_PACKAGE_MANAGERS.map((manager) => [manager, specList(manager).optional()]),
+    ) as {
+      [M in EnvironmentPackageManager]: z.ZodOptional<ReturnType<typeof specList>>;
+    },
+  )
   .strict();
 
 /** Catalog sandbox image aliases: part of both setup markers when one is selected. */
-export const sandboxImageAliasSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/, "must be a catalog image alias");
+export const sandboxImageAliasSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/, "must be a catalog image alias");
 
 /** True when at least one manager lists a spec. */
 export function hasEnvironmentPackages(packages: EnvironmentPackages | undefined): boolean {
-  return packages !== undefined && ENVIRONMENT_PACKAGE_MANAGERS.some((manager) => (packages[manager]?.length ?? 0) > 0);
+  return (
+    packages !== undefined &&
+    ENVIRONMENT_PACKAGE_MANAGERS.some((manager) => (packages[manager]?.length ?? 0) > 0)
+  );
 }
 
 /**

@@ -44,14 +44,22 @@ export interface RuntimeResourcePublication {
 
 /** Result of {@link RuntimeResourceFencePort.acquire}. */
 export type FenceAcquireResult =
-  | { readonly type: "acquired"; readonly fence: RuntimeResourceFence; readonly publication: RuntimeResourcePublication | null }
+  | {
+      readonly type: "acquired";
+      readonly fence: RuntimeResourceFence;
+      readonly publication: RuntimeResourcePublication | null;
+    }
   | { readonly type: "conflict"; readonly expiresAt: string | null };
 
 /** Result of {@link RuntimeResourceFencePort.renew}. */
-export type FenceRenewResult = { readonly type: "renewed"; readonly fence: RuntimeResourceFence } | { readonly type: "lost" };
+export type FenceRenewResult =
+  | { readonly type: "renewed"; readonly fence: RuntimeResourceFence }
+  | { readonly type: "lost" };
 
 /** Result of {@link RuntimeResourceFencePort.publish}. */
-export type FencePublishResult = { readonly type: "published"; readonly revision: number } | { readonly type: "lost" };
+export type FencePublishResult =
+  | { readonly type: "published"; readonly revision: number }
+  | { readonly type: "lost" };
 
 /**
  * Fencing for work items. Publication is keyed by session: every work item of a session reads the
@@ -63,9 +71,16 @@ export interface RuntimeResourceFencePort {
    * Takes the fence for `scope` with a new, higher generation, unless an unexpired fence is held by
    * someone else (then `conflict` with its expiry). Called by the host first, before any other port.
    */
-  acquire(input: { readonly scope: RuntimeResourceScope; readonly ownerId: string; readonly ttlMs: number }): Promise<FenceAcquireResult>;
+  acquire(input: {
+    readonly scope: RuntimeResourceScope;
+    readonly ownerId: string;
+    readonly ttlMs: number;
+  }): Promise<FenceAcquireResult>;
   /** Extends the fence's expiry. `lost` when the generation or token is no longer current or it expired. */
-  renew(input: { readonly fence: RuntimeResourceFence; readonly ttlMs: number }): Promise<FenceRenewResult>;
+  renew(input: {
+    readonly fence: RuntimeResourceFence;
+    readonly ttlMs: number;
+  }): Promise<FenceRenewResult>;
   /** True while `fence` is the scope's current, unexpired fence. Session-input authorisation calls it. */
   isCurrent(fence: RuntimeResourceFence): Promise<boolean>;
   /**
@@ -104,7 +119,10 @@ export interface RuntimeResourceFencePort {
     readonly runtimeCheckpoint?: RuntimeCheckpointRef | null;
   }): Promise<FencePublishResult>;
   /** Gives the fence up so another owner need not wait for expiry. Idempotent; a stale fence is a no-op. */
-  release(input: { readonly fence: RuntimeResourceFence; readonly reason: TerminationReason }): Promise<void>;
+  release(input: {
+    readonly fence: RuntimeResourceFence;
+    readonly reason: TerminationReason;
+  }): Promise<void>;
 }
 
 export const runtimePublicationCandidateSchema = z.object({

@@ -8,7 +8,9 @@ import type { Abortable, RuntimeResourceScope } from "./scope.js";
 import type { WORKSPACE_MOUNT_PATH } from "./workspace.js";
 
 /** How a harness run ended. `aborted` means the signal fired; the host reports it as `lease_lost`. */
-export type ManagedWorkExecutionResult = { readonly type: "completed" } | { readonly type: "aborted" };
+export type ManagedWorkExecutionResult =
+  | { readonly type: "completed" }
+  | { readonly type: "aborted" };
 
 /** A live turn boundary the harness asks the host to commit. */
 export interface HarnessCheckpointRequest {
@@ -54,5 +56,9 @@ export interface SandboxHarnessDriverPort {
    * reconciler calls it before it salvages that sandbox's workspace, so nothing writes while the tree is
    * captured. Throws `not_found` when the runtime is gone. Optional: without it, such sandboxes are only reaped.
    */
-  endAbandoned?(input: { readonly scope: RuntimeResourceScope; readonly sandbox: ManagedSandboxLease; readonly signal?: AbortSignal }): Promise<void>;
+  endAbandoned?(input: {
+    readonly scope: RuntimeResourceScope;
+    readonly sandbox: ManagedSandboxLease;
+    readonly signal?: AbortSignal;
+  }): Promise<void>;
 }

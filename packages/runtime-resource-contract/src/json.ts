@@ -12,7 +12,12 @@ export type ScalarMetadata = Readonly<Record<string, JsonScalar>>;
 /** Schema for {@link ScalarMetadata}; rejects nested objects, arrays, functions and non-finite numbers. */
 export const scalarMetadataSchema = z.record(
   z.string(),
-  z.union([z.string(), z.number().refine(Number.isFinite, "must be a finite number"), z.boolean(), z.null()]),
+  z.union([
+    z.string(),
+    z.number().refine(Number.isFinite, "must be a finite number"),
+    z.boolean(),
+    z.null(),
+  ]),
 );
 
 /** A non-empty string. */

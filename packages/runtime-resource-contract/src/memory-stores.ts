@@ -20,7 +20,10 @@ export const MAX_MEMORY_STORES = 16;
 
 const segment = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "must be one path segment of letters, digits, '.', '_' or '-'")
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/,
+    "must be one path segment of letters, digits, '.', '_' or '-'",
+  )
   .refine((value) => value !== "..", "must not be '..'");
 
 /** One memory store of a run, as the sandbox sees it. */
@@ -34,20 +37,27 @@ export interface RuntimeMemoryStore {
 }
 
 /** Schema for {@link RuntimeMemoryStore}. */
-export const runtimeMemoryStoreSchema = z.object({ storeName: segment, storeId: segment, readOnly: z.boolean() }).strict();
+export const runtimeMemoryStoreSchema = z
+  .object({ storeName: segment, storeId: segment, readOnly: z.boolean() })
+  .strict();
 
 /** Schema for a run's memory stores: at most {@link MAX_MEMORY_STORES}, store names unique. */
 export const runtimeMemoryStoresSchema = z
   .array(runtimeMemoryStoreSchema)
   .max(MAX_MEMORY_STORES)
-  .refine((stores) => new Set(stores.map((store) => store.storeName)).size === stores.length, "store names must be unique");
+  .refine(
+    (stores) => new Set(stores.map((store) => store.storeName)).size === stores.length,
+    "store names must be unique",
+  );
 
 /**
  * The memory stores a session's resources name: every `memory_store` resource, its `storeId`, its
  * `name` as the directory (the id when absent) and `access: "read_only"` as read-only. Other resources
  * are ignored. The result is not validated: the host parses it with {@link runtimeMemoryStoresSchema}.
  */
-export function memoryStoresOfSession(session: Pick<RuntimeSessionSnapshot, "resources">): RuntimeMemoryStore[] {
+export function memoryStoresOfSession(
+  session: Pick<RuntimeSessionSnapshot, "resources">,
+): RuntimeMemoryStore[] {
   return session.resources
     .filter((resource) => resource.type === "memory_store")
     .map((resource) => {
@@ -90,7 +100,12 @@ export interface MemoryStoresPort {
    * back (`file_sync`). Called after attach, before the harness. `memories` is the control plane's
    * memory access; a `file_sync` port throws `capability_unsupported` without it.
    */
-  mount(input: MemoryStoreCallContext & { readonly stores: readonly RuntimeMemoryStore[]; readonly memories?: SessionMemoryAccessPort }): Promise<void>;
+  mount(
+    input: MemoryStoreCallContext & {
+      readonly stores: readonly RuntimeMemoryStore[];
+      readonly memories?: SessionMemoryAccessPort;
+    },
+  ): Promise<void>;
   /**
    * Writes the sandbox's changes back: new files are created, changed and deleted files are updated or
    * deleted only if the store still holds the version the copy started from; anything else is a conflict

@@ -1,7 +1,12 @@
 import * as z from "zod";
 import { nonEmptyString } from "./json.js";
 import { type ManagedSandboxLease, managedSandboxLeaseSchema } from "./sandbox.js";
-import { type RuntimeResourceScope, type TerminationReason, runtimeResourceScopeSchema, terminationReasonSchema } from "./scope.js";
+import {
+  type RuntimeResourceScope,
+  type TerminationReason,
+  runtimeResourceScopeSchema,
+  terminationReasonSchema,
+} from "./scope.js";
 
 /**
  * A runtime whose terminate failed, kept for reconciliation. It holds everything `reap` needs and no
@@ -49,7 +54,11 @@ export interface RuntimeOrphanPort {
 }
 
 /** Deterministic orphan id: JSON of scope, generation, provider and runtime id. */
-export function runtimeOrphanId(scope: RuntimeResourceScope, generation: number, sandbox: ManagedSandboxLease): string {
+export function runtimeOrphanId(
+  scope: RuntimeResourceScope,
+  generation: number,
+  sandbox: ManagedSandboxLease,
+): string {
   return JSON.stringify([
     scope.workspaceId,
     scope.environmentId,

@@ -71,7 +71,11 @@ export interface SessionOutputPort {
     },
   ): Promise<SessionOutputManifestCandidate>;
   /** Frees the binding after a successful publish. Idempotent. */
-  release(input: { readonly scope: RuntimeResourceScope; readonly fence: RuntimeResourceFence; readonly binding: SessionOutputBinding }): Promise<void>;
+  release(input: {
+    readonly scope: RuntimeResourceScope;
+    readonly fence: RuntimeResourceFence;
+    readonly binding: SessionOutputBinding;
+  }): Promise<void>;
   /** Discards unpublished work after a failure or lost lease. Idempotent. */
   abort(input: {
     readonly scope: RuntimeResourceScope;

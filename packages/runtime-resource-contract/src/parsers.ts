@@ -1,7 +1,12 @@
 import type * as z from "zod";
 import { parseRecord } from "./errors/parse-record.js";
 import type { ErrorCode } from "./errors/error-codes.js";
-import { type RuntimeCheckpointRef, type SandboxCheckpointHandle, runtimeCheckpointRefSchema, sandboxCheckpointHandleSchema } from "./checkpoint.js";
+import {
+  type RuntimeCheckpointRef,
+  type SandboxCheckpointHandle,
+  runtimeCheckpointRefSchema,
+  sandboxCheckpointHandleSchema,
+} from "./checkpoint.js";
 import {
   type RuntimePublicationCandidate,
   type RuntimeResourcePublication,
@@ -16,8 +21,16 @@ import {
   sessionOutputEntryCandidateSchema,
   sessionOutputManifestCandidateSchema,
 } from "./outputs.js";
-import { type ManagedRuntimePlan, type ManagedRuntimeProfile, managedRuntimePlanSchema, managedRuntimeProfileSchema } from "./profile.js";
-import { type ManagedRuntimeProviderDriverDescriptor, managedRuntimeProviderDriverDescriptorSchema } from "./provider-driver.js";
+import {
+  type ManagedRuntimePlan,
+  type ManagedRuntimeProfile,
+  managedRuntimePlanSchema,
+  managedRuntimeProfileSchema,
+} from "./profile.js";
+import {
+  type ManagedRuntimeProviderDriverDescriptor,
+  managedRuntimeProviderDriverDescriptorSchema,
+} from "./provider-driver.js";
 import { type RuntimeEnvironment, runtimeEnvironmentSchema } from "./runtime-environment.js";
 import { type ManagedSandboxLease, managedSandboxLeaseSchema } from "./sandbox.js";
 import { type RuntimeResourceScope, runtimeResourceScopeSchema } from "./scope.js";
@@ -27,7 +40,10 @@ import {
   harnessSupervisorCommandSchema,
   harnessSupervisorEventSchema,
 } from "./supervisor.js";
-import { type WorkspaceCheckpointCandidate, workspaceCheckpointCandidateSchema } from "./workspace.js";
+import {
+  type WorkspaceCheckpointCandidate,
+  workspaceCheckpointCandidateSchema,
+} from "./workspace.js";
 
 // Each schema must produce exactly the hand-written interface; these assignments fail to compile otherwise.
 const schemaChecks: {
@@ -76,7 +92,9 @@ export interface ParseOptions {
 const parse =
   <K extends keyof typeof schemaChecks>(key: K, record: string) =>
   (input: unknown, options: ParseOptions = {}): z.output<(typeof schemaChecks)[K]> =>
-    parseRecord(schemaChecks[key], input, { record, ...options }) as z.output<(typeof schemaChecks)[K]>;
+    parseRecord(schemaChecks[key], input, { record, ...options }) as z.output<
+      (typeof schemaChecks)[K]
+    >;
 
 /** Parses a sandbox lease; throws `invalid_request` naming the failing path. */
 export const parseManagedSandboxLease = parse("lease", "sandbox lease");
@@ -91,11 +109,17 @@ export const parseRuntimePublicationCandidate = parse("candidate", "publication 
 /** Parses a stored publication. */
 export const parseRuntimeResourcePublication = parse("publication", "publication");
 /** Parses a workspace checkpoint candidate. */
-export const parseWorkspaceCheckpointCandidate = parse("workspaceCandidate", "workspace checkpoint candidate");
+export const parseWorkspaceCheckpointCandidate = parse(
+  "workspaceCandidate",
+  "workspace checkpoint candidate",
+);
 /** Parses one output entry. */
 export const parseSessionOutputEntryCandidate = parse("outputEntry", "output entry");
 /** Parses an output manifest candidate. */
-export const parseSessionOutputManifestCandidate = parse("outputManifest", "output manifest candidate");
+export const parseSessionOutputManifestCandidate = parse(
+  "outputManifest",
+  "output manifest candidate",
+);
 /** Parses a runtime checkpoint ref. */
 export const parseRuntimeCheckpointRef = parse("checkpointRef", "runtime checkpoint ref");
 /** Parses a sandbox checkpoint handle. */

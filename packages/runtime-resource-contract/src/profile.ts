@@ -44,7 +44,9 @@ export interface OpenmaSupervisedDriverDeclaration {
 }
 
 /** The harness a profile asks for. */
-export type HarnessDriverDeclaration = AmaWorkerDriverDeclaration | OpenmaSupervisedDriverDeclaration;
+export type HarnessDriverDeclaration =
+  | AmaWorkerDriverDeclaration
+  | OpenmaSupervisedDriverDeclaration;
 
 /** What durability a work item needs from its workspace. */
 export type WorkspaceRequirement = "durable" | "continuable" | "ephemeral";
@@ -117,7 +119,9 @@ export const managedRuntimeProfileSchema = z.object({
     preferredStrategies: z.array(outputStrategySchema).optional(),
   }),
   runtimeCheckpoint: z.enum(["required", "optional", "disabled"]),
-  credentialEgress: z.object({ requirement: z.enum(["required", "best_effort", "disabled"]) }).optional(),
+  credentialEgress: z
+    .object({ requirement: z.enum(["required", "best_effort", "disabled"]) })
+    .optional(),
   driver: harnessDriverDeclarationSchema,
 });
 

@@ -1,6 +1,9 @@
 import * as z from "zod";
 import { nonEmptyString } from "./json.js";
-import { type ManagedRuntimeResourceCapabilities, managedRuntimeResourceCapabilitiesSchema } from "./capabilities.js";
+import {
+  type ManagedRuntimeResourceCapabilities,
+  managedRuntimeResourceCapabilitiesSchema,
+} from "./capabilities.js";
 import type { RuntimeCheckpointPort } from "./checkpoint.js";
 import type { CredentialEgressCapabilities, CredentialEgressPort } from "./credential-egress.js";
 import type { EnvironmentPackagesPort } from "./environment-packages.js";
@@ -9,17 +12,34 @@ import type { SessionOutputPort } from "./outputs.js";
 import type { ManagedRuntimePlan, ManagedRuntimeProfile } from "./profile.js";
 import type { ManagedSandboxPort } from "./sandbox.js";
 import type { SessionInputMaterializerPort } from "./session-inputs.js";
-import { MEMORY_STORE_MODES, type MemoryStoreMode, type MemoryStoresPort } from "./memory-stores.js";
+import {
+  MEMORY_STORE_MODES,
+  type MemoryStoreMode,
+  type MemoryStoresPort,
+} from "./memory-stores.js";
 import type { HarnessSupervisorTransportPort } from "./supervisor.js";
 import type { WorkspacePersistencePort } from "./workspace.js";
 
 /** Where the driver runs relative to the host. */
 export type ManagedRuntimeProviderPlacement = "in_process" | "driver_service" | "provider_native";
-export const MANAGED_RUNTIME_PROVIDER_PLACEMENTS = ["in_process", "driver_service", "provider_native"] as const;
+export const MANAGED_RUNTIME_PROVIDER_PLACEMENTS = [
+  "in_process",
+  "driver_service",
+  "provider_native",
+] as const;
 
 /** How an environment worker is installed for a deployment. */
-export type EnvironmentWorkerInstallationMode = "runtime_host" | "provider_dispatch" | "provider_activation" | "external_worker";
-export const ENVIRONMENT_WORKER_INSTALLATION_MODES = ["runtime_host", "provider_dispatch", "provider_activation", "external_worker"] as const;
+export type EnvironmentWorkerInstallationMode =
+  | "runtime_host"
+  | "provider_dispatch"
+  | "provider_activation"
+  | "external_worker";
+export const ENVIRONMENT_WORKER_INSTALLATION_MODES = [
+  "runtime_host",
+  "provider_dispatch",
+  "provider_activation",
+  "external_worker",
+] as const;
 
 /**
  * The revision of this contract. A driver states the revision it implements in its descriptor; a host

@@ -47,7 +47,10 @@ export interface SandboxJournalPort {
     readonly sandbox: ManagedSandboxLease;
   }): Promise<SandboxJournalRecord>;
   /** Sets or clears (null) a record's {@link SandboxJournalRecord.startRevision}. A missing record is a no-op. */
-  setStartRevision(input: { readonly id: string; readonly startRevision: number | null }): Promise<void>;
+  setStartRevision(input: {
+    readonly id: string;
+    readonly startRevision: number | null;
+  }): Promise<void>;
   /** Unresolved records, oldest first. */
   list(input: { readonly limit: number }): Promise<readonly SandboxJournalRecord[]>;
   /** Records a failed (or unconfirmed) reap attempt. */
@@ -67,7 +70,11 @@ export interface SandboxJournalBinding {
 }
 
 /** Deterministic journal id: JSON of scope, generation, provider and runtime id (the orphan id of the same lease). */
-export function sandboxJournalId(scope: RuntimeResourceScope, generation: number, sandbox: ManagedSandboxLease): string {
+export function sandboxJournalId(
+  scope: RuntimeResourceScope,
+  generation: number,
+  sandbox: ManagedSandboxLease,
+): string {
   return runtimeOrphanId(scope, generation, sandbox);
 }
 

@@ -22,7 +22,9 @@ export interface ManagedSandboxLease {
 }
 
 /** Result of a heartbeat: `lost` when the provider no longer runs the sandbox. */
-export type SandboxHeartbeatResult = { readonly type: "alive" } | { readonly type: "lost"; readonly reason?: string };
+export type SandboxHeartbeatResult =
+  | { readonly type: "alive" }
+  | { readonly type: "lost"; readonly reason?: string };
 
 /** What the provider reports about a runtime, without waking it. */
 export interface SandboxObservation {

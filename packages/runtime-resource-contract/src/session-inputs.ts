@@ -25,16 +25,36 @@ export interface SessionMemoryDocument {
 }
 
 /** Result of a guarded memory write. */
-export type SessionMemoryWriteResult = { readonly type: "applied" } | { readonly type: "conflict" } | { readonly type: "not_found" };
+export type SessionMemoryWriteResult =
+  | { readonly type: "applied" }
+  | { readonly type: "conflict" }
+  | { readonly type: "not_found" };
 
 /** Read/write access to a session memory store. */
 export interface SessionMemoryAccessPort {
   list(input: Abortable & { readonly storeId: string }): Promise<readonly SessionMemoryDocument[]>;
-  create(input: Abortable & { readonly storeId: string; readonly path: string; readonly content: string }): Promise<SessionMemoryWriteResult>;
-  update(
-    input: Abortable & { readonly storeId: string; readonly path: string; readonly content: string; readonly expectedContentSha256: string },
+  create(
+    input: Abortable & {
+      readonly storeId: string;
+      readonly path: string;
+      readonly content: string;
+    },
   ): Promise<SessionMemoryWriteResult>;
-  delete(input: Abortable & { readonly storeId: string; readonly path: string; readonly expectedContentSha256: string }): Promise<SessionMemoryWriteResult>;
+  update(
+    input: Abortable & {
+      readonly storeId: string;
+      readonly path: string;
+      readonly content: string;
+      readonly expectedContentSha256: string;
+    },
+  ): Promise<SessionMemoryWriteResult>;
+  delete(
+    input: Abortable & {
+      readonly storeId: string;
+      readonly path: string;
+      readonly expectedContentSha256: string;
+    },
+  ): Promise<SessionMemoryWriteResult>;
 }
 
 /** Control-plane access the materializer uses. */
@@ -67,5 +87,7 @@ export interface SessionInputMaterializerPort {
     },
   ): Promise<void>;
   /** Writes changes back; called periodically, at each checkpoint and once at the end. */
-  synchronize(input: SessionInputLifecycleContext & { readonly idempotencyKey: string }): Promise<void>;
+  synchronize(
+    input: SessionInputLifecycleContext & { readonly idempotencyKey: string },
+  ): Promise<void>;
 }

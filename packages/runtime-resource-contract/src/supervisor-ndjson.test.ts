@@ -6,17 +6,25 @@ import { createNdjsonSupervisorChannel } from "./supervisor-ndjson.js";
 const encoder = new TextEncoder();
 
 /** A stdout that yields the given chunks, then ends (or stays open when `keepOpen`). */
-function stdoutOf(chunks: readonly (string | Uint8Array)[], keepOpen = false): ReadableStream<Uint8Array> {
+function stdoutOf(
+  chunks: readonly (string | Uint8Array)[],
+  keepOpen = false,
+): ReadableStream<Uint8Array> {
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      for (const chunk of chunks) controller.enqueue(typeof chunk === "string" ? encoder.encode(chunk) : chunk);
+      for (const chunk of chunks)
+        controller.enqueue(typeof chunk === "string" ? encoder.encode(chunk) : chunk);
       if (!keepOpen) controller.close();
     },
   });
 }
 
 /** A stdin that records every written chunk as text. */
-function recordingStdin(): { stdin: WritableStream<Uint8Array>; written: string[]; closed: () => boolean } {
+function recordingStdin(): {
+  stdin: WritableStream<Uint8Array>;
+  written: string[];
+  closed: () => boolean;
+} {
   const written: string[] = [];
   let closed = false;
   const decoder = new TextDecoder();
@@ -45,7 +53,9 @@ function channelOver(stdout: ReadableStream<Uint8Array>, maxLineBytes?: number) 
   return { channel, written, stdinClosed: closed, closeCalls: () => closeCalls };
 }
 
-async function collect(events: AsyncIterable<HarnessSupervisorEvent>): Promise<HarnessSupervisorEvent[]> {
+async function collect(
+  events: AsyncIterable<HarnessSupervisorEvent>,
+): Promise<HarnessSupervisorEvent[]> {
   const out: HarnessSupervisorEvent[] = [];
   for await (const event of events) out.push(event);
   return out;
@@ -56,7 +66,8 @@ async function failure(promise: Promise<unknown>): Promise<ManagedRuntimeError> 
     () => undefined,
     (caught: unknown) => caught,
   );
-  if (!ManagedRuntimeError.isInstance(error)) throw new Error(`expected a typed error, got ${String(error)}`);
+  if (!ManagedRuntimeError.isInstance(error))
+    throw new Error(`expected a typed error, got ${String(error)}`);
   return error;
 }
 
@@ -77,7 +88,9 @@ describe("createNdjsonSupervisorChannel", () => {
   });
 
   it("parses several lines in one chunk, skips blank lines and accepts a last line without a line break", async () => {
-    const { channel } = channelOver(stdoutOf([`${ready}\n\n  \r\n{"type":"drained"}\n{"type":"completed","exitCode":0}`]));
+    const { channel } = channelOver(
+      stdoutOf([`${ready}\n\n  \r\n{"type":"drained"}\n{"type":"completed","exitCode":0}`]),
+    );
     const events = await collect(channel.events(new AbortController().signal));
     expect(events.map((event) => event.type)).toEqual(["ready", "drained", "completed"]);
   });
@@ -104,7 +117,10 @@ describe("createNdjsonSupervisorChannel", () => {
   });
 
   it("fails with limit_exceeded on an overlong line, before its line break arrives", async () => {
-    const { channel } = channelOver(stdoutOf([`${ready}\n`, "x".repeat(40), "y".repeat(40)], true), 64);
+    const { channel } = channelOver(
+      stdoutOf([`${ready}\n`, "x".repeat(40), "y".repeat(40)], true),
+      64,
+    );
     const events: HarnessSupervisorEvent[] = [];
     const error = await failure(
       (async () => {
@@ -130,7 +146,11 @@ describe("createNdjsonSupervisorChannel", () => {
       channel.send({ type: "checkpoint.commit", checkpointId: "cp-1" }),
       channel.send({ type: "stop", reason: "aborted" }),
     ]);
-    expect(written).toEqual(['{"type":"drain"}\n', '{"type":"checkpoint.commit","checkpointId":"cp-1"}\n', '{"type":"stop","reason":"aborted"}\n']);
+    expect(written).toEqual([
+      '{"type":"drain"}\n',
+      '{"type":"checkpoint.commit","checkpointId":"cp-1"}\n',
+      '{"type":"stop","reason":"aborted"}\n',
+    ]);
   });
 
   it("refuses an invalid command with invalid_request and writes nothing", async () => {

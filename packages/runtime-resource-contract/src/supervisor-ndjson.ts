@@ -33,7 +33,9 @@ const CARRIAGE_RETURN = 0x0d;
  * parsed with the event schema. A malformed line, invalid UTF-8 or an unknown event fails the iteration
  * with `upstream_protocol`; a line longer than `maxLineBytes` fails it with `limit_exceeded`.
  */
-export function createNdjsonSupervisorChannel(options: NdjsonSupervisorChannelOptions): HarnessSupervisorChannel {
+export function createNdjsonSupervisorChannel(
+  options: NdjsonSupervisorChannelOptions,
+): HarnessSupervisorChannel {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_SUPERVISOR_MAX_LINE_BYTES;
   if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes <= 0) {
     throw createError("invalid_config", {
@@ -52,7 +54,9 @@ export function createNdjsonSupervisorChannel(options: NdjsonSupervisorChannelOp
   return {
     send(command: HarnessSupervisorCommand): Promise<void> {
       if (closed) return Promise.reject(closedError());
-      const valid = parseRecord(harnessSupervisorCommandSchema, command, { record: "supervisor command" });
+      const valid = parseRecord(harnessSupervisorCommandSchema, command, {
+        record: "supervisor command",
+      });
       const line = encoder.encode(`${JSON.stringify(valid)}\n`);
       // Writes are chained so concurrent sends never interleave bytes of two lines.
       const write = writeTail.then(() => {
@@ -64,7 +68,8 @@ export function createNdjsonSupervisorChannel(options: NdjsonSupervisorChannelOp
     },
 
     events(signal: AbortSignal): AsyncIterable<HarnessSupervisorEvent> {
-      if (consumed) throw createError("invalid_request", { message: "supervisor events are consumable once" });
+      if (consumed)
+        throw createError("invalid_request", { message: "supervisor events are consumable once" });
       consumed = true;
       reader = options.stdout.getReader();
       return readEvents(reader, signal, maxLineBytes);
@@ -84,7 +89,10 @@ export function createNdjsonSupervisorChannel(options: NdjsonSupervisorChannelOp
 }
 
 /** Cancels stdout through the live reader, or directly once the reader released its lock. */
-async function cancelStdout(reader: ReadableStreamDefaultReader<Uint8Array> | null, stdout: ReadableStream<Uint8Array>): Promise<void> {
+async function cancelStdout(
+  reader: ReadableStreamDefaultReader<Uint8Array> | null,
+  stdout: ReadableStream<Uint8Array>,
+): Promise<void> {
   try {
     if (reader) return await reader.cancel();
   } catch {
@@ -111,7 +119,11 @@ async function* readEvents(
       if (signal.aborted) throw abortedError();
       if (done) break;
       let start = 0;
-      for (let index = value.indexOf(NEWLINE); index !== -1; index = value.indexOf(NEWLINE, start)) {
+      for (
+        let index = value.indexOf(NEWLINE);
+        index !== -1;
+        index = value.indexOf(NEWLINE, start)
+      ) {
         const line = concatBytes([...pending, value.subarray(start, index)]);
         pending = [];
         pendingBytes = 0;
@@ -142,15 +154,25 @@ async function* readEvents(
 
 /** Line length without a trailing carriage return. */
 function contentLength(bytes: Uint8Array): number {
-  return bytes.byteLength > 0 && bytes[bytes.byteLength - 1] === CARRIAGE_RETURN ? bytes.byteLength - 1 : bytes.byteLength;
+  return bytes.byteLength > 0 && bytes[bytes.byteLength - 1] === CARRIAGE_RETURN
+    ? bytes.byteLength - 1
+    : bytes.byteLength;
 }
 
-function parseLine(bytes: Uint8Array, decoder: InstanceType<typeof TextDecoder>, lineNumber: number): HarnessSupervisorEvent | null {
+function parseLine(
+  bytes: Uint8Array,
+  decoder: InstanceType<typeof TextDecoder>,
+  lineNumber: number,
+): HarnessSupervisorEvent | null {
   let text: string;
   try {
     text = decoder.decode(bytes.subarray(0, contentLength(bytes)));
   } catch (error) {
-    throw protocolError(`supervisor event line ${lineNumber} is not valid UTF-8`, lineNumber, error);
+    throw protocolError(
+      `supervisor event line ${lineNumber} is not valid UTF-8`,
+      lineNumber,
+      error,
+    );
   }
   if (text.trim() === "") return null;
   let value: unknown;
@@ -159,7 +181,10 @@ function parseLine(bytes: Uint8Array, decoder: InstanceType<typeof TextDecoder>,
   } catch (error) {
     throw protocolError(`supervisor event line ${lineNumber} is not JSON`, lineNumber, error);
   }
-  return parseRecord(harnessSupervisorEventSchema, value, { record: `supervisor event (line ${lineNumber})`, code: "upstream_protocol" });
+  return parseRecord(harnessSupervisorEventSchema, value, {
+    record: `supervisor event (line ${lineNumber})`,
+    code: "upstream_protocol",
+  });
 }
 
 function checkLength(bytes: number, maxLineBytes: number, lineNumber: number): void {

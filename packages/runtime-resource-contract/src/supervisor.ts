@@ -26,7 +26,12 @@ export type HarnessSupervisorCommand =
 export type HarnessSupervisorEvent =
   | { readonly type: "ready"; readonly protocol: typeof SUPERVISOR_PROTOCOL }
   | { readonly type: "heartbeat"; readonly sequence: number }
-  | { readonly type: "checkpoint"; readonly checkpointId: string; readonly sessionId: string; readonly turnId?: string }
+  | {
+      readonly type: "checkpoint";
+      readonly checkpointId: string;
+      readonly sessionId: string;
+      readonly turnId?: string;
+    }
   | { readonly type: "completed"; readonly exitCode: number }
   | { readonly type: "drained" }
   | { readonly type: "error"; readonly message: string };
@@ -65,7 +70,11 @@ export const harnessSupervisorCommandSchema = z.discriminatedUnion("type", [
   }),
   z.object({ type: z.literal("drain") }),
   z.object({ type: z.literal("checkpoint.commit"), checkpointId: nonEmptyString }),
-  z.object({ type: z.literal("checkpoint.reject"), checkpointId: nonEmptyString, message: z.string() }),
+  z.object({
+    type: z.literal("checkpoint.reject"),
+    checkpointId: nonEmptyString,
+    message: z.string(),
+  }),
   z.object({ type: z.literal("stop"), reason: z.enum(["aborted", "failed"]) }),
 ]);
 

@@ -59,5 +59,8 @@ export interface UsageRecorderPort {
 
 /** Whole seconds between two instants, never negative, clamped to {@link MAX_USAGE_SECONDS_PER_EMIT}. */
 export function activeSeconds(startedAtMs: number, stoppedAtMs: number): number {
-  return Math.min(MAX_USAGE_SECONDS_PER_EMIT, Math.max(0, Math.floor((stoppedAtMs - startedAtMs) / 1000)));
+  return Math.min(
+    MAX_USAGE_SECONDS_PER_EMIT,
+    Math.max(0, Math.floor((stoppedAtMs - startedAtMs) / 1000)),
+  );
 }

@@ -12,11 +12,17 @@ import {
 
 describe("error identity", () => {
   it("each class's isInstance narrows to its code, the base's to any coded error", () => {
-    expectTypeOf(SandboxFailedError.isInstance).guards.toEqualTypeOf<ManagedRuntimeErrorWithCode<"sandbox_failed">>();
-    expectTypeOf(TimeoutError.isInstance).guards.toEqualTypeOf<ManagedRuntimeErrorWithCode<"timeout">>();
+    expectTypeOf(SandboxFailedError.isInstance).guards.toEqualTypeOf<
+      ManagedRuntimeErrorWithCode<"sandbox_failed">
+    >();
+    expectTypeOf(TimeoutError.isInstance).guards.toEqualTypeOf<
+      ManagedRuntimeErrorWithCode<"timeout">
+    >();
     expectTypeOf(ManagedRuntimeError.isInstance).guards.toEqualTypeOf<ManagedRuntimeError>();
     expectTypeOf<SandboxFailedError>().toExtend<ManagedRuntimeErrorWithCode<"sandbox_failed">>();
-    expectTypeOf<ManagedRuntimeErrorWithCode<"timeout">>().not.toExtend<ManagedRuntimeErrorWithCode<"sandbox_failed">>();
+    expectTypeOf<ManagedRuntimeErrorWithCode<"timeout">>().not.toExtend<
+      ManagedRuntimeErrorWithCode<"sandbox_failed">
+    >();
   });
 
   it("a class's code is its literal code", () => {

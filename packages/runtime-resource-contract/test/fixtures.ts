@@ -9,9 +9,18 @@ import type {
 } from "../src/index.js";
 
 /** Valid records shared by the schema and error tests. */
-export const scope: RuntimeResourceScope = { workspaceId: "ws-1", environmentId: "env-1", sessionId: "sess-1", workId: "work-1" };
+export const scope: RuntimeResourceScope = {
+  workspaceId: "ws-1",
+  environmentId: "env-1",
+  sessionId: "sess-1",
+  workId: "work-1",
+};
 
-export const lease: ManagedSandboxLease = { provider: "cloudflare", runtimeId: "sess-1", metadata: { region: "weur", warm: true, slots: 2, note: null } };
+export const lease: ManagedSandboxLease = {
+  provider: "cloudflare",
+  runtimeId: "sess-1",
+  metadata: { region: "weur", warm: true, slots: 2, note: null },
+};
 
 export const orphan: RuntimeOrphanRecord = {
   id: '["ws-1","env-1","sess-1","work-1",3,"cloudflare","sess-1"]',
@@ -47,14 +56,22 @@ export const checkpointHandle: SandboxCheckpointHandle = {
 };
 
 export const profile: ManagedRuntimeProfile = {
-  workspace: { requirement: "continuable", preferredStrategies: ["retained_runtime", "checkpoint_restore"] },
+  workspace: {
+    requirement: "continuable",
+    preferredStrategies: ["retained_runtime", "checkpoint_restore"],
+  },
   outputs: { requirement: "durable", preferredStrategies: ["final_collect"] },
   runtimeCheckpoint: "optional",
   credentialEgress: { requirement: "best_effort" },
   driver: {
     type: "openma_supervised",
     protocol: "openma-harness-supervisor-v1",
-    supervisor: { command: "/usr/local/bin/supervisor", args: ["--stdio"], cwd: "/workspace", env: { LOG_LEVEL: "info" } },
+    supervisor: {
+      command: "/usr/local/bin/supervisor",
+      args: ["--stdio"],
+      cwd: "/workspace",
+      env: { LOG_LEVEL: "info" },
+    },
     harness: { id: "harness", version: "1.0.0" },
     readyTimeoutMs: 10_000,
     heartbeatTimeoutMs: 5_000,
@@ -73,5 +90,9 @@ export const descriptor: ManagedRuntimeProviderDriverDescriptor = {
     outputs: { strategies: [{ strategy: "final_collect", durability: "durable" }] },
     harness: { drivers: ["ama_worker"] },
   },
-  credentialEgress: { enforcement: "unsupported", credentialMode: "live", interceptedProtocols: [] },
+  credentialEgress: {
+    enforcement: "unsupported",
+    credentialMode: "live",
+    interceptedProtocols: [],
+  },
 };

@@ -37,14 +37,18 @@ describe("records", () => {
       readonly runtimeId: string;
       readonly metadata?: ScalarMetadata;
     }>();
-    expectTypeOf<ScalarMetadata>().toEqualTypeOf<Readonly<Record<string, string | number | boolean | null>>>();
+    expectTypeOf<ScalarMetadata>().toEqualTypeOf<
+      Readonly<Record<string, string | number | boolean | null>>
+    >();
   });
 
   it("orphan records and checkpoint handles carry no token", () => {
     expectTypeOf<RuntimeOrphanRecord>().not.toHaveProperty("token");
     expectTypeOf<SandboxJournalRecord>().not.toHaveProperty("token");
     expectTypeOf<SandboxJournalRecord["sandbox"]>().toEqualTypeOf<ManagedSandboxLease>();
-    expectTypeOf<SandboxJournalBinding["record"]>().parameter(0).toEqualTypeOf<ManagedSandboxLease>();
+    expectTypeOf<SandboxJournalBinding["record"]>()
+      .parameter(0)
+      .toEqualTypeOf<ManagedSandboxLease>();
     expectTypeOf(parseSandboxJournalRecord).returns.toExtend<SandboxJournalRecord>();
     expectTypeOf<RuntimeOrphanRecord["sandbox"]>().toEqualTypeOf<ManagedSandboxLease>();
     expectTypeOf<SandboxCheckpointHandle>().not.toHaveProperty("token");
@@ -58,7 +62,9 @@ describe("records", () => {
       runtimeId: string;
       metadata?: Record<string, string | number | boolean | null> | undefined;
     }>();
-    expectTypeOf<z.output<typeof sandboxCheckpointHandleSchema>>().toExtend<SandboxCheckpointHandle>();
+    expectTypeOf<
+      z.output<typeof sandboxCheckpointHandleSchema>
+    >().toExtend<SandboxCheckpointHandle>();
     expectTypeOf(parseManagedSandboxLease).returns.toExtend<ManagedSandboxLease>();
     expectTypeOf(parseRuntimeOrphanRecord).returns.toExtend<RuntimeOrphanRecord>();
     expectTypeOf(parseManagedSandboxLease).parameter(0).toBeUnknown();
@@ -67,10 +73,18 @@ describe("records", () => {
 
 describe("ports", () => {
   it("ManagedSandboxPort has every lifecycle method, all required", () => {
-    expectTypeOf<keyof ManagedSandboxPort>().toEqualTypeOf<"capabilities" | "acquire" | "heartbeat" | "suspend" | "terminate" | "reap" | "inspect">();
-    expectTypeOf<ManagedSandboxPort["acquire"]>().returns.toEqualTypeOf<Promise<ManagedSandboxLease>>();
-    expectTypeOf<ManagedSandboxPort["heartbeat"]>().returns.toEqualTypeOf<Promise<SandboxHeartbeatResult>>();
-    expectTypeOf<ManagedSandboxPort["suspend"]>().returns.toEqualTypeOf<Promise<ManagedSandboxLease>>();
+    expectTypeOf<keyof ManagedSandboxPort>().toEqualTypeOf<
+      "capabilities" | "acquire" | "heartbeat" | "suspend" | "terminate" | "reap" | "inspect"
+    >();
+    expectTypeOf<ManagedSandboxPort["acquire"]>().returns.toEqualTypeOf<
+      Promise<ManagedSandboxLease>
+    >();
+    expectTypeOf<ManagedSandboxPort["heartbeat"]>().returns.toEqualTypeOf<
+      Promise<SandboxHeartbeatResult>
+    >();
+    expectTypeOf<ManagedSandboxPort["suspend"]>().returns.toEqualTypeOf<
+      Promise<ManagedSandboxLease>
+    >();
     expectTypeOf<ManagedSandboxPort["terminate"]>().returns.toEqualTypeOf<Promise<void>>();
   });
 
@@ -90,20 +104,41 @@ describe("ports", () => {
 
   it("fence results are discriminated unions", () => {
     expectTypeOf<FenceAcquireResult["type"]>().toEqualTypeOf<"acquired" | "conflict">();
-    expectTypeOf<FencePublishResult>().toEqualTypeOf<{ readonly type: "published"; readonly revision: number } | { readonly type: "lost" }>();
-    expectTypeOf<RuntimeResourceFencePort["publish"]>().returns.toEqualTypeOf<Promise<FencePublishResult>>();
-    expectTypeOf<RuntimeResourceFencePort["publishIfLatest"]>().returns.toEqualTypeOf<Promise<FencePublishResult>>();
-    expectTypeOf<Parameters<RuntimeResourceFencePort["publishIfLatest"]>[0]["expectedRevision"]>().toEqualTypeOf<number>();
+    expectTypeOf<FencePublishResult>().toEqualTypeOf<
+      { readonly type: "published"; readonly revision: number } | { readonly type: "lost" }
+    >();
+    expectTypeOf<RuntimeResourceFencePort["publish"]>().returns.toEqualTypeOf<
+      Promise<FencePublishResult>
+    >();
+    expectTypeOf<RuntimeResourceFencePort["publishIfLatest"]>().returns.toEqualTypeOf<
+      Promise<FencePublishResult>
+    >();
+    expectTypeOf<
+      Parameters<RuntimeResourceFencePort["publishIfLatest"]>[0]["expectedRevision"]
+    >().toEqualTypeOf<number>();
     expectTypeOf<RuntimeResourceFencePort["isCurrent"]>().returns.toEqualTypeOf<Promise<boolean>>();
-    expectTypeOf<RuntimeResourceFencePort["isGenerationCurrent"]>().parameter(0).not.toHaveProperty("token");
-    expectTypeOf<RuntimeResourceFencePort["isGenerationCurrent"]>().parameter(0).toHaveProperty("ownerId").toEqualTypeOf<string>();
-    expectTypeOf<RuntimeResourceFencePort["isGenerationCurrent"]>().returns.toEqualTypeOf<Promise<boolean>>();
+    expectTypeOf<RuntimeResourceFencePort["isGenerationCurrent"]>()
+      .parameter(0)
+      .not.toHaveProperty("token");
+    expectTypeOf<RuntimeResourceFencePort["isGenerationCurrent"]>()
+      .parameter(0)
+      .toHaveProperty("ownerId")
+      .toEqualTypeOf<string>();
+    expectTypeOf<RuntimeResourceFencePort["isGenerationCurrent"]>().returns.toEqualTypeOf<
+      Promise<boolean>
+    >();
   });
 
   it("orphan, workspace and driver ports", () => {
-    expectTypeOf<RuntimeOrphanPort["list"]>().returns.toEqualTypeOf<Promise<readonly RuntimeOrphanRecord[]>>();
-    expectTypeOf<WorkspacePersistencePort["checkpoint"]>().returns.toEqualTypeOf<Promise<WorkspaceCheckpointCandidate>>();
-    expectTypeOf<ManagedRuntimeProviderDriverPort["create"]>().returns.toEqualTypeOf<Promise<ManagedRuntimeProviderResources>>();
+    expectTypeOf<RuntimeOrphanPort["list"]>().returns.toEqualTypeOf<
+      Promise<readonly RuntimeOrphanRecord[]>
+    >();
+    expectTypeOf<WorkspacePersistencePort["checkpoint"]>().returns.toEqualTypeOf<
+      Promise<WorkspaceCheckpointCandidate>
+    >();
+    expectTypeOf<ManagedRuntimeProviderDriverPort["create"]>().returns.toEqualTypeOf<
+      Promise<ManagedRuntimeProviderResources>
+    >();
     expectTypeOf<ManagedRuntimeProviderResources["runtimeCheckpoint"]>().toBeNullable();
     expectTypeOf<ManagedRuntimeProviderResources["sandbox"]>().toEqualTypeOf<ManagedSandboxPort>();
   });

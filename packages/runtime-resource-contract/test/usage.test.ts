@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { MAX_USAGE_SECONDS_PER_EMIT, activeSeconds, hasEnvironmentPackages, usageRecordSchema } from "../src/index.js";
+import {
+  MAX_USAGE_SECONDS_PER_EMIT,
+  activeSeconds,
+  hasEnvironmentPackages,
+  usageRecordSchema,
+} from "../src/index.js";
 
 const record = {
   kind: "sandbox_active_seconds",

@@ -5,5 +5,7 @@ import { AbortedError } from "@open-managed-agents/runtime-resource-contract";
  * timer), else a generic `aborted` error. Every abortable helper here rejects with it.
  */
 export function abortReason(signal: AbortSignal): unknown {
-  return signal.reason instanceof Error ? signal.reason : new AbortedError({ message: "operation aborted" });
+  return signal.reason instanceof Error
+    ? signal.reason
+    : new AbortedError({ message: "operation aborted" });
 }

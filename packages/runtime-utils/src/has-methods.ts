@@ -1,5 +1,6 @@
 /** True when `value` is a function. */
-export const isFunction = (value: unknown): value is (...args: never[]) => unknown => typeof value === "function";
+export const isFunction = (value: unknown): value is (...args: never[]) => unknown =>
+  typeof value === "function";
 
 /**
  * True when `value` is an object (or function) with a function under each of `methods`. A missing

@@ -9,4 +9,9 @@ export * from "./sha256-hex.js";
 export * from "./stable-json.js";
 export * from "./with-deadline.js";
 // The contract holds these (it needs them itself); they are re-exported so one import finds every helper.
-export { type JitteredBackoffInput, concatBytes, jitteredBackoffMs, shellQuote } from "@open-managed-agents/runtime-resource-contract";
+export {
+  type JitteredBackoffInput,
+  concatBytes,
+  jitteredBackoffMs,
+  shellQuote,
+} from "@open-managed-agents/runtime-resource-contract";

@@ -5,7 +5,11 @@ import { abortReason } from "./abort-reason.js";
  * as `signal` fires, whichever comes first. A callee that ignores its signal can therefore never hold
  * the caller: it stops waiting. The losing promise's later rejection is swallowed.
  */
-export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal, reason: (signal: AbortSignal) => unknown = abortReason): Promise<T> {
+export function raceAbort<T>(
+  promise: Promise<T>,
+  signal: AbortSignal,
+  reason: (signal: AbortSignal) => unknown = abortReason,
+): Promise<T> {
   if (signal.aborted) {
     promise.catch(() => undefined);
     return Promise.reject(reason(signal));

@@ -19,7 +19,10 @@ export interface ReadBoundedBytesOptions {
  *
  * @throws LimitExceededError (or `tooLarge()`) for a body over the limit with `overflow: "throw"`.
  */
-export async function readBoundedBytes(body: ReadableStream<Uint8Array> | null, options: ReadBoundedBytesOptions): Promise<Uint8Array> {
+export async function readBoundedBytes(
+  body: ReadableStream<Uint8Array> | null,
+  options: ReadBoundedBytesOptions,
+): Promise<Uint8Array> {
   const { maxBytes } = options;
   if (body === null) return new Uint8Array(0);
   const reader = body.getReader();
@@ -35,7 +38,12 @@ export async function readBoundedBytes(body: ReadableStream<Uint8Array> | null, 
           chunks.push(value.subarray(0, value.byteLength - (total - maxBytes)));
           return concatBytes(chunks);
         }
-        throw options.tooLarge ? options.tooLarge() : new LimitExceededError({ message: `the body is larger than ${maxBytes} bytes`, context: { maxBytes } });
+        throw options.tooLarge
+          ? options.tooLarge()
+          : new LimitExceededError({
+              message: `the body is larger than ${maxBytes} bytes`,
+              context: { maxBytes },
+            });
       }
       chunks.push(value);
     }

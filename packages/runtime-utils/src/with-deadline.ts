@@ -26,7 +26,10 @@ export interface DeadlineOptions {
  * after `ms`, or with the reason of `signal` when it fires, whichever comes first. The timer is
  * cleared either way, and a late rejection of `work` is swallowed.
  */
-export async function withDeadline<T>(work: Promise<T> | (() => Promise<T>), options: DeadlineOptions): Promise<T> {
+export async function withDeadline<T>(
+  work: Promise<T> | (() => Promise<T>),
+  options: DeadlineOptions,
+): Promise<T> {
   const { ms, operation } = options;
   const timer = new AbortController();
   const deadline = (options.sleep ?? abortableSleep)(ms, timer.signal).then(() => {

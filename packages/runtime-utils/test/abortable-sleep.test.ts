@@ -25,7 +25,9 @@ describe("abortableSleep", () => {
 describe("raceAbort", () => {
   it("settles with the promise when the signal stays quiet", async () => {
     await expect(raceAbort(Promise.resolve(7), new AbortController().signal)).resolves.toBe(7);
-    await expect(raceAbort(Promise.reject(new Error("own")), new AbortController().signal)).rejects.toThrow("own");
+    await expect(
+      raceAbort(Promise.reject(new Error("own")), new AbortController().signal),
+    ).rejects.toThrow("own");
   });
 
   it("stops waiting for a promise that never settles when the signal fires", async () => {
@@ -39,7 +41,13 @@ describe("raceAbort", () => {
   it("rejects with the caller's reason when one is given", async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect(raceAbort(new Promise<never>(() => undefined), controller.signal, () => new RangeError("mine"))).rejects.toThrow("mine");
+    await expect(
+      raceAbort(
+        new Promise<never>(() => undefined),
+        controller.signal,
+        () => new RangeError("mine"),
+      ),
+    ).rejects.toThrow("mine");
   });
 
   it("rejects at once for a signal that already fired", async () => {

@@ -8,6 +8,8 @@ describe("helpers the contract holds", () => {
     expect(jitteredBackoffMs).toBe(contract.jitteredBackoffMs);
     expect(concatBytes).toBe(contract.concatBytes);
     expect(shellQuote("it's")).toBe(`'it'\\''s'`);
-    expect(jitteredBackoffMs({ attempt: 3, baseMs: 100, maxMs: 500, jitter: 0.5, random: () => 0.5 })).toBe(375);
+    expect(
+      jitteredBackoffMs({ attempt: 3, baseMs: 100, maxMs: 500, jitter: 0.5, random: () => 0.5 }),
+    ).toBe(375);
   });
 });

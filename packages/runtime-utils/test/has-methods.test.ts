@@ -4,7 +4,12 @@ import { hasMethods, isFunction } from "../src/index.js";
 describe("hasMethods", () => {
   it("is true only when every named member is a function", () => {
     expect(hasMethods({ get() {}, put: () => undefined }, ["get", "put"])).toBe(true);
-    expect(hasMethods(Object.assign(() => undefined, { now: () => 1 }), ["now"])).toBe(true);
+    expect(
+      hasMethods(
+        Object.assign(() => undefined, { now: () => 1 }),
+        ["now"],
+      ),
+    ).toBe(true);
     expect(hasMethods({ get() {} }, ["get", "put"])).toBe(false);
     expect(hasMethods({ get: 1 }, ["get"])).toBe(false);
     for (const value of [null, undefined, 1, "get"]) expect(hasMethods(value, ["get"])).toBe(false);

@@ -3,7 +3,11 @@ import { describe, expect, it } from "vitest";
 import { readAllBytes, readBoundedBytes } from "../src/index.js";
 
 /** A stream of `chunks`, recording whether it was cancelled and how many chunks were pulled. */
-function chunked(chunks: readonly number[]): { stream: ReadableStream<Uint8Array>; cancelled: () => boolean; pulled: () => number } {
+function chunked(chunks: readonly number[]): {
+  stream: ReadableStream<Uint8Array>;
+  cancelled: () => boolean;
+  pulled: () => number;
+} {
   let index = 0;
   let cancelled = false;
   const stream = new ReadableStream<Uint8Array>({
@@ -28,7 +32,9 @@ describe("readBoundedBytes", () => {
 
   it("refuses a longer body with limit_exceeded, cancelling it without reading the rest", async () => {
     const source = chunked([4, 4, 4, 4]);
-    const error = await readBoundedBytes(source.stream, { maxBytes: 6 }).catch((caught: unknown) => caught);
+    const error = await readBoundedBytes(source.stream, { maxBytes: 6 }).catch(
+      (caught: unknown) => caught,
+    );
     expect(ManagedRuntimeError.hasCode(error, "limit_exceeded")).toBe(true);
     expect(error).toMatchObject({ context: { maxBytes: 6 } });
     expect(source.cancelled()).toBe(true);
@@ -36,12 +42,19 @@ describe("readBoundedBytes", () => {
   });
 
   it("throws the caller's error for a longer body", async () => {
-    await expect(readBoundedBytes(chunked([10]).stream, { maxBytes: 2, tooLarge: () => new RangeError("too big") })).rejects.toThrow(RangeError);
+    await expect(
+      readBoundedBytes(chunked([10]).stream, {
+        maxBytes: 2,
+        tooLarge: () => new RangeError("too big"),
+      }),
+    ).rejects.toThrow(RangeError);
   });
 
   it("truncates to exactly maxBytes with overflow truncate", async () => {
     const source = chunked([3, 3, 3]);
-    expect([...(await readBoundedBytes(source.stream, { maxBytes: 4, overflow: "truncate" }))]).toEqual([1, 1, 1, 2]);
+    expect([
+      ...(await readBoundedBytes(source.stream, { maxBytes: 4, overflow: "truncate" })),
+    ]).toEqual([1, 1, 1, 2]);
     expect(source.cancelled()).toBe(true);
   });
 });

@@ -1,10 +1,23 @@
 import { describe, expect, it } from "vitest";
-import { functionSchema, nonNegativeSafeIntegerSchema, positiveSafeIntegerSchema } from "../src/index.js";
+import {
+  functionSchema,
+  nonNegativeSafeIntegerSchema,
+  positiveSafeIntegerSchema,
+} from "../src/index.js";
 
 describe("shared schemas", () => {
   it("positiveSafeIntegerSchema takes whole numbers from 1 to MAX_SAFE_INTEGER", () => {
-    for (const value of [1, 30_000, Number.MAX_SAFE_INTEGER]) expect(positiveSafeIntegerSchema.safeParse(value).success, String(value)).toBe(true);
-    for (const value of [0, -1, 1.5, Number.MAX_SAFE_INTEGER + 1, Number.NaN, Number.POSITIVE_INFINITY, "1"]) {
+    for (const value of [1, 30_000, Number.MAX_SAFE_INTEGER])
+      expect(positiveSafeIntegerSchema.safeParse(value).success, String(value)).toBe(true);
+    for (const value of [
+      0,
+      -1,
+      1.5,
+      Number.MAX_SAFE_INTEGER + 1,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      "1",
+    ]) {
       expect(positiveSafeIntegerSchema.safeParse(value).success, String(value)).toBe(false);
     }
   });
@@ -17,6 +30,9 @@ describe("shared schemas", () => {
 
   it("functionSchema takes functions only", () => {
     expect(functionSchema().safeParse(() => undefined).success).toBe(true);
-    expect(functionSchema<() => number>("must be a random source").safeParse({}).error?.issues[0]?.message).toBe("must be a random source");
+    expect(
+      functionSchema<() => number>("must be a random source").safeParse({}).error?.issues[0]
+        ?.message,
+    ).toBe("must be a random source");
   });
 });

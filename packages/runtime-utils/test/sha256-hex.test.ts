@@ -11,7 +11,9 @@ describe("sha256Hex", () => {
       expect(await sha256Hex(input)).toBe(nodeHex(input));
       expect(sha256HexSync(input)).toBe(nodeHex(input));
     }
-    expect(await sha256Hex("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    expect(await sha256Hex("abc")).toBe(
+      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+    );
   });
 
   it("writes hex with two lowercase digits per byte", () => {

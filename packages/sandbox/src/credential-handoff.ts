@@ -10,7 +10,10 @@ import type { SandboxPort } from "./ports.js";
 export const CREDENTIAL_HANDOFF_ENV = "OMA_CREDENTIALS_FILE";
 
 /** The variables of a harness declaration that travel in the handoff file instead of the environment. */
-export const HANDED_OFF_CREDENTIAL_KEYS: readonly string[] = ["ANTHROPIC_WORK_SECRET", "ANTHROPIC_ENVIRONMENT_KEY"];
+export const HANDED_OFF_CREDENTIAL_KEYS: readonly string[] = [
+  "ANTHROPIC_WORK_SECRET",
+  "ANTHROPIC_ENVIRONMENT_KEY",
+];
 
 /** Exit codes of a command the shell could not run: the process may never have read (and deleted) its file. */
 const NOT_RUN_EXIT_CODES = new Set([126, 127]);
@@ -29,14 +32,21 @@ export interface CredentialHandoff {
  * before the process starts, so no checkpoint or output collection sees it. Without a credential in
  * `env` nothing is written and `env` comes back unchanged.
  */
-export async function stageCredentialHandoff(sandbox: Pick<SandboxPort, "exec" | "writeFile">, env: Readonly<Record<string, string>> | undefined): Promise<CredentialHandoff> {
+export async function stageCredentialHandoff(
+  sandbox: Pick<SandboxPort, "exec" | "writeFile">,
+  env: Readonly<Record<string, string>> | undefined,
+): Promise<CredentialHandoff> {
   const credentials: Record<string, string> = {};
   const rest: Record<string, string> = {};
   for (const [name, value] of Object.entries(env ?? {})) {
     if (HANDED_OFF_CREDENTIAL_KEYS.includes(name)) credentials[name] = value;
     else if (name !== CREDENTIAL_HANDOFF_ENV) rest[name] = value;
   }
-  if (Object.keys(credentials).length === 0) return { env: env === undefined ? undefined : { ...env }, discardUnlessRead: async () => undefined };
+  if (Object.keys(credentials).length === 0)
+    return {
+      env: env === undefined ? undefined : { ...env },
+      discardUnlessRead: async () => undefined,
+    };
   const name = `.oma-credentials-${crypto.randomUUID()}`;
   const staged = `/workspace/${name}`;
   const path = `/tmp/${name}`;
@@ -45,9 +55,14 @@ export async function stageCredentialHandoff(sandbox: Pick<SandboxPort, "exec" |
   };
   try {
     await sandbox.writeFile(staged, JSON.stringify(credentials));
-    const moved = await sandbox.exec(`chmod 600 ${shellQuote(staged)} && mkdir -p /tmp && mv -f ${shellQuote(staged)} ${shellQuote(path)}`);
+    const moved = await sandbox.exec(
+      `chmod 600 ${shellQuote(staged)} && mkdir -p /tmp && mv -f ${shellQuote(staged)} ${shellQuote(path)}`,
+    );
     if (moved.exitCode !== 0) {
-      throw new SandboxFailedError({ message: `moving the credentials file out of /workspace failed with exit code ${moved.exitCode}`, context: { exitCode: moved.exitCode } });
+      throw new SandboxFailedError({
+        message: `moving the credentials file out of /workspace failed with exit code ${moved.exitCode}`,
+        context: { exitCode: moved.exitCode },
+      });
     }
   } catch (error) {
     await discard();

@@ -24,25 +24,42 @@ export type SandboxWithBackgroundProcess = SandboxPort & {
 /** A sandbox whose optional `destroy` member is present. */
 export type SandboxWithDestroy = SandboxPort & { destroy(): Promise<void> };
 
-const RUNTIME_METHODS = ["runtimeHandle", "runtimeCapabilities", "status", "renewLease", "suspend", "resume", "checkpoint", "destroy"] as const;
+const RUNTIME_METHODS = [
+  "runtimeHandle",
+  "runtimeCapabilities",
+  "status",
+  "renewLease",
+  "suspend",
+  "resume",
+  "checkpoint",
+  "destroy",
+] as const;
 
 /** True when the sandbox also implements {@link SandboxRuntimePort} (lifecycle, lease, checkpoints). */
-export function supportsSandboxRuntime<S extends SandboxPort>(sandbox: S): sandbox is S & SandboxRuntimePort {
+export function supportsSandboxRuntime<S extends SandboxPort>(
+  sandbox: S,
+): sandbox is S & SandboxRuntimePort {
   return hasMethods(sandbox, RUNTIME_METHODS);
 }
 
 /** True when the sandbox can spawn processes with live stdin, stdout and stderr. */
-export function supportsDuplexProcess<S extends SandboxPort>(sandbox: S): sandbox is S & SandboxDuplexProcessPort {
+export function supportsDuplexProcess<S extends SandboxPort>(
+  sandbox: S,
+): sandbox is S & SandboxDuplexProcessPort {
   return hasMethods(sandbox, ["spawnDuplexProcess"]);
 }
 
 /** True when the sandbox offers provider-native workspace backups. */
-export function supportsWorkspaceBackup<S extends SandboxPort>(sandbox: S): sandbox is S & SandboxWorkspaceBackupPort {
+export function supportsWorkspaceBackup<S extends SandboxPort>(
+  sandbox: S,
+): sandbox is S & SandboxWorkspaceBackupPort {
   return hasMethods(sandbox, ["createWorkspaceBackup", "restoreWorkspaceBackup"]);
 }
 
 /** True when the sandbox can durably mount session outputs at `/mnt/session/outputs`. */
-export function supportsSessionOutputMount<S extends SandboxPort>(sandbox: S): sandbox is S & SandboxSessionOutputMountPort {
+export function supportsSessionOutputMount<S extends SandboxPort>(
+  sandbox: S,
+): sandbox is S & SandboxSessionOutputMountPort {
   return hasMethods(sandbox, ["sessionOutputMountCapabilities", "mountSessionOutputs"]);
 }
 
@@ -54,16 +71,22 @@ export function supportsManagedWorkspaceLifecycle<S extends SandboxPort>(
 }
 
 /** True when `readFileBytes` and `writeFileBytes` are both present. */
-export function supportsBytesFileIO<S extends SandboxPort>(sandbox: S): sandbox is S & SandboxWithBytesFileIO {
+export function supportsBytesFileIO<S extends SandboxPort>(
+  sandbox: S,
+): sandbox is S & SandboxWithBytesFileIO {
   return hasMethods(sandbox, ["readFileBytes", "writeFileBytes"]);
 }
 
 /** True when `startProcess` is present. */
-export function supportsBackgroundProcess<S extends SandboxPort>(sandbox: S): sandbox is S & SandboxWithBackgroundProcess {
+export function supportsBackgroundProcess<S extends SandboxPort>(
+  sandbox: S,
+): sandbox is S & SandboxWithBackgroundProcess {
   return hasMethods(sandbox, ["startProcess"]);
 }
 
 /** True when `destroy` is present. */
-export function supportsDestroy<S extends SandboxPort>(sandbox: S): sandbox is S & SandboxWithDestroy {
+export function supportsDestroy<S extends SandboxPort>(
+  sandbox: S,
+): sandbox is S & SandboxWithDestroy {
   return hasMethods(sandbox, ["destroy"]);
 }

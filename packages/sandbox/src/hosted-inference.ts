@@ -62,7 +62,10 @@ export function projectHostedInferenceEnv<V extends string | undefined>(
   for (const [key, value] of Object.entries(env)) {
     if (!removed.has(key)) result[key] = value;
   }
-  result[HOSTED_INFERENCE_URL_ENV] = hostedInferenceUrl(projection.gatewayBaseUrl, projection.sessionId);
+  result[HOSTED_INFERENCE_URL_ENV] = hostedInferenceUrl(
+    projection.gatewayBaseUrl,
+    projection.sessionId,
+  );
   result[HOSTED_INFERENCE_TOKEN_ENV] = projection.token;
   return result;
 }

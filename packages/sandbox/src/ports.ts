@@ -1,4 +1,7 @@
-import type { SandboxCheckpointHandle, SandboxCheckpointKind } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  SandboxCheckpointHandle,
+  SandboxCheckpointKind,
+} from "@open-managed-agents/runtime-resource-contract";
 
 /** Options of {@link SandboxPort.exec}. */
 export interface SandboxExecOptions {
@@ -106,19 +109,29 @@ export interface SandboxWorkspaceBackupHandle {
 
 /** Provider-native workspace backups (e.g. Cloudflare `createBackup`). */
 export interface SandboxWorkspaceBackupPort {
-  createWorkspaceBackup(input: { readonly name?: string; readonly ttlSec: number }): Promise<SandboxWorkspaceBackupHandle>;
+  createWorkspaceBackup(input: {
+    readonly name?: string;
+    readonly ttlSec: number;
+  }): Promise<SandboxWorkspaceBackupHandle>;
   restoreWorkspaceBackup(handle: SandboxWorkspaceBackupHandle): Promise<void>;
 }
 
 /** Durable mount of session outputs at `/mnt/session/outputs`. */
 export interface SandboxSessionOutputMountPort {
   sessionOutputMountCapabilities(): { readonly durability: "durable" | "best_effort" };
-  mountSessionOutputs(input: { readonly tenantId: string; readonly sessionId: string }): Promise<void>;
+  mountSessionOutputs(input: {
+    readonly tenantId: string;
+    readonly sessionId: string;
+  }): Promise<void>;
 }
 
 /** Memory-store mounts at `/mnt/memory/<name>`. */
 export interface SandboxMemoryMountPort {
-  mountMemoryStore(input: { readonly storeName: string; readonly storeId: string; readonly readOnly: boolean }): Promise<void>;
+  mountMemoryStore(input: {
+    readonly storeName: string;
+    readonly storeId: string;
+    readonly readOnly: boolean;
+  }): Promise<void>;
 }
 
 /** Managed workspace lifecycle: durable mount of `/workspace` owned by the provider. */
@@ -154,9 +167,16 @@ export interface SandboxRuntimePort {
   /** Retains the runtime; `unsupported_operation` unless `runtimeCapabilities().suspend` lists the kind. */
   suspend(input: { readonly kind: SandboxCheckpointKind }): Promise<SandboxCheckpointHandle>;
   /** Applies a checkpoint to this runtime (hydrate a portable archive, re-apply a backup). */
-  resume(handle: SandboxCheckpointHandle, options?: { readonly signal?: AbortSignal }): Promise<void>;
+  resume(
+    handle: SandboxCheckpointHandle,
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<void>;
   /** Captures the runtime; `unsupported_operation` unless `runtimeCapabilities().checkpoint` lists the kind. */
-  checkpoint(input: { readonly kind: SandboxCheckpointKind; readonly name?: string; readonly signal?: AbortSignal }): Promise<SandboxCheckpointHandle>;
+  checkpoint(input: {
+    readonly kind: SandboxCheckpointKind;
+    readonly name?: string;
+    readonly signal?: AbortSignal;
+  }): Promise<SandboxCheckpointHandle>;
   /** Stops and deletes the runtime. Idempotent; a gone runtime is success. */
   destroy(): Promise<void>;
 }
@@ -180,21 +200,34 @@ export interface SandboxFactoryContext {
 export type SandboxFactoryEnv = Readonly<Record<string, string | undefined>>;
 
 /** Tool-sandbox factory a provider package exports as `sandboxFactory`. */
-export type SandboxFactory = (context: SandboxFactoryContext, env: SandboxFactoryEnv) => Promise<SandboxPort>;
+export type SandboxFactory = (
+  context: SandboxFactoryContext,
+  env: SandboxFactoryEnv,
+) => Promise<SandboxPort>;
 
 /** A runtime the managed composition can drive: files, exec, live stdio and lifecycle. */
 export type ManagedSandboxRuntime = SandboxPort & SandboxRuntimePort & SandboxDuplexProcessPort;
 
 /** Creates, resumes and restores runtimes of one provider. */
-export interface SandboxProviderPort<R extends SandboxPort & SandboxRuntimePort = ManagedSandboxRuntime> {
+export interface SandboxProviderPort<
+  R extends SandboxPort & SandboxRuntimePort = ManagedSandboxRuntime,
+> {
   /** Provider id; equals every handle's `provider`. */
   readonly provider: string;
   /** Starts a fresh runtime. */
   create(context: SandboxFactoryContext, env?: SandboxFactoryEnv): Promise<R>;
   /** Reconnects to a retained runtime from a `runtime`-scoped handle. Throws `provider_mismatch` for a foreign handle. */
-  resume(handle: SandboxCheckpointHandle, context: SandboxFactoryContext, env?: SandboxFactoryEnv): Promise<R>;
+  resume(
+    handle: SandboxCheckpointHandle,
+    context: SandboxFactoryContext,
+    env?: SandboxFactoryEnv,
+  ): Promise<R>;
   /** Starts a new runtime from a `portable` checkpoint. Throws `provider_mismatch` for a foreign handle. */
-  restore(checkpoint: SandboxCheckpointHandle, context: SandboxFactoryContext, env?: SandboxFactoryEnv): Promise<R>;
+  restore(
+    checkpoint: SandboxCheckpointHandle,
+    context: SandboxFactoryContext,
+    env?: SandboxFactoryEnv,
+  ): Promise<R>;
   /** Reconnects to a runtime by id without changing it; used to reap from a serialized lease. */
   connect(runtimeId: string, context: SandboxFactoryContext, env?: SandboxFactoryEnv): Promise<R>;
 }

@@ -1,4 +1,8 @@
-import { ManagedRuntimeError, ReadinessFailedError, shellQuote } from "@open-managed-agents/runtime-resource-contract";
+import {
+  ManagedRuntimeError,
+  ReadinessFailedError,
+  shellQuote,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { SandboxPort } from "./ports.js";
 
 /** What the readiness probe prints on success; the probe passes only when the output contains it. */
@@ -45,16 +49,27 @@ export { shellQuote };
  * The probe command for `command`: `test -x` for absolute paths, `command -v` otherwise. With
  * `reportVersion`, the first line of `<command> --version` follows the marker; its failure fails nothing.
  */
-export function readinessProbeCommand(command: string, options: { readonly reportVersion?: boolean } = {}): string {
-  const check = command.startsWith("/") ? `test -x ${shellQuote(command)}` : `command -v ${shellQuote(command)}`;
+export function readinessProbeCommand(
+  command: string,
+  options: { readonly reportVersion?: boolean } = {},
+): string {
+  const check = command.startsWith("/")
+    ? `test -x ${shellQuote(command)}`
+    : `command -v ${shellQuote(command)}`;
   const probe = `${check} && printf '%s\\n' ${shellQuote(RUNTIME_READY_MARKER)}`;
-  return options.reportVersion ? `${probe} && { ${shellQuote(command)} --version 2>/dev/null | head -n 1; true; }` : probe;
+  return options.reportVersion
+    ? `${probe} && { ${shellQuote(command)} --version 2>/dev/null | head -n 1; true; }`
+    : probe;
 }
 
 /** The first line after the marker line, kept to printable ASCII, or null when there is none. */
 function versionAfterMarker(output: string): string | null {
-  const after = output.slice(output.indexOf(RUNTIME_READY_MARKER) + RUNTIME_READY_MARKER.length).split("\n");
-  const line = after.map((candidate) => candidate.replace(/[^\x20-\x7e]/g, "").trim()).find((candidate) => candidate !== "");
+  const after = output
+    .slice(output.indexOf(RUNTIME_READY_MARKER) + RUNTIME_READY_MARKER.length)
+    .split("\n");
+  const line = after
+    .map((candidate) => candidate.replace(/[^\x20-\x7e]/g, "").trim())
+    .find((candidate) => candidate !== "");
   return line === undefined ? null : line.slice(0, MAX_VERSION_LENGTH);
 }
 
@@ -68,12 +83,18 @@ export async function verifyRuntimeEnvironment(
   options: VerifyRuntimeEnvironmentOptions,
 ): Promise<VerifyRuntimeEnvironmentResult> {
   if (options.command.trim() === "" || options.command.includes("\0")) {
-    throw new ReadinessFailedError({ message: "readiness probe needs a non-empty harness command", context: { command: options.command.replace(/\0/g, "") } });
+    throw new ReadinessFailedError({
+      message: "readiness probe needs a non-empty harness command",
+      context: { command: options.command.replace(/\0/g, "") },
+    });
   }
   const timeoutMs = options.timeoutMs ?? DEFAULT_READINESS_TIMEOUT_MS;
   let result;
   try {
-    result = await sandbox.exec(readinessProbeCommand(options.command, { reportVersion: options.reportVersion ?? false }), { timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
+    result = await sandbox.exec(
+      readinessProbeCommand(options.command, { reportVersion: options.reportVersion ?? false }),
+      { timeoutMs, ...(options.signal ? { signal: options.signal } : {}) },
+    );
   } catch (error) {
     if (ManagedRuntimeError.isInstance(error)) throw error;
     throw new ReadinessFailedError({
@@ -83,10 +104,18 @@ export async function verifyRuntimeEnvironment(
     });
   }
   if (result.exitCode === 0 && result.output.includes(RUNTIME_READY_MARKER)) {
-    return options.reportVersion ? { output: result.output, version: versionAfterMarker(result.output) } : { output: result.output };
+    return options.reportVersion
+      ? { output: result.output, version: versionAfterMarker(result.output) }
+      : { output: result.output };
   }
-  const output = result.output.length > MAX_REPORTED_OUTPUT ? `${result.output.slice(0, MAX_REPORTED_OUTPUT)}…` : result.output;
-  const reason = result.exitCode === 0 ? "did not print the readiness marker" : `exited with code ${result.exitCode}`;
+  const output =
+    result.output.length > MAX_REPORTED_OUTPUT
+      ? `${result.output.slice(0, MAX_REPORTED_OUTPUT)}…`
+      : result.output;
+  const reason =
+    result.exitCode === 0
+      ? "did not print the readiness marker"
+      : `exited with code ${result.exitCode}`;
   throw new ReadinessFailedError({
     message: `readiness probe for ${options.command} ${reason}${notFoundHint(options.command, result.exitCode)}; output: ${output === "" ? "(empty)" : output}`,
     context: { command: options.command, exitCode: result.exitCode, output },

@@ -21,10 +21,25 @@ function minimalSandbox(extra: Record<string, unknown> = {}): SandboxPort {
 }
 
 const GUARDS = [
-  { guard: supportsSandboxRuntime, methods: ["runtimeHandle", "runtimeCapabilities", "status", "renewLease", "suspend", "resume", "checkpoint", "destroy"] },
+  {
+    guard: supportsSandboxRuntime,
+    methods: [
+      "runtimeHandle",
+      "runtimeCapabilities",
+      "status",
+      "renewLease",
+      "suspend",
+      "resume",
+      "checkpoint",
+      "destroy",
+    ],
+  },
   { guard: supportsDuplexProcess, methods: ["spawnDuplexProcess"] },
   { guard: supportsWorkspaceBackup, methods: ["createWorkspaceBackup", "restoreWorkspaceBackup"] },
-  { guard: supportsSessionOutputMount, methods: ["sessionOutputMountCapabilities", "mountSessionOutputs"] },
+  {
+    guard: supportsSessionOutputMount,
+    methods: ["sessionOutputMountCapabilities", "mountSessionOutputs"],
+  },
   { guard: supportsManagedWorkspaceLifecycle, methods: ["mountWorkspace", "unmountWorkspace"] },
   { guard: supportsBytesFileIO, methods: ["readFileBytes", "writeFileBytes"] },
   { guard: supportsBackgroundProcess, methods: ["startProcess"] },
@@ -39,16 +54,22 @@ describe("supports* guards", () => {
       });
 
       it("is true when every method is a function", () => {
-        expect(guard(minimalSandbox(Object.fromEntries(methods.map((method) => [method, noop]))))).toBe(true);
+        expect(
+          guard(minimalSandbox(Object.fromEntries(methods.map((method) => [method, noop])))),
+        ).toBe(true);
       });
 
       it.each(methods)("is false when %s is missing", (missing) => {
-        const members = Object.fromEntries(methods.filter((method) => method !== missing).map((method) => [method, noop]));
+        const members = Object.fromEntries(
+          methods.filter((method) => method !== missing).map((method) => [method, noop]),
+        );
         expect(guard(minimalSandbox(members))).toBe(false);
       });
 
       it("is false when a member is present but not a function", () => {
-        const members = Object.fromEntries(methods.map((method, index) => [method, index === 0 ? true : noop]));
+        const members = Object.fromEntries(
+          methods.map((method, index) => [method, index === 0 ? true : noop]),
+        );
         expect(guard(minimalSandbox(members))).toBe(false);
       });
     });

@@ -7,7 +7,11 @@ import {
   projectHostedInferenceEnv,
 } from "../src/index.js";
 
-const projection = { gatewayBaseUrl: "https://oma.example.com/", sessionId: "sess/1 2", token: "sessions-token-value" };
+const projection = {
+  gatewayBaseUrl: "https://oma.example.com/",
+  sessionId: "sess/1 2",
+  token: "sessions-token-value",
+};
 
 describe("projectHostedInferenceEnv", () => {
   it("removes every provider key and keeps unrelated variables", () => {
@@ -48,7 +52,9 @@ describe("projectHostedInferenceEnv", () => {
 
   it("sets the proxy URL without a doubled slash and with an encoded session id", () => {
     const projected = projectHostedInferenceEnv({}, projection);
-    expect(projected[HOSTED_INFERENCE_URL_ENV]).toBe("https://oma.example.com/v1/oma/inference-proxy/sess%2F1%202");
+    expect(projected[HOSTED_INFERENCE_URL_ENV]).toBe(
+      "https://oma.example.com/v1/oma/inference-proxy/sess%2F1%202",
+    );
     expect(projected[HOSTED_INFERENCE_TOKEN_ENV]).toBe("sessions-token-value");
     expect(projected[HOSTED_INFERENCE_URL_ENV]).not.toContain(projection.token);
   });
@@ -56,7 +62,12 @@ describe("projectHostedInferenceEnv", () => {
   it("overrides hosted variables already present and leaves the input untouched", () => {
     const env = { HOSTED_INFERENCE_URL: "https://attacker.example", OPENAI_API_KEY: "sk-live" };
     const projected = projectHostedInferenceEnv(env, projection);
-    expect(projected.HOSTED_INFERENCE_URL).toBe(hostedInferenceUrl(projection.gatewayBaseUrl, projection.sessionId));
-    expect(env).toEqual({ HOSTED_INFERENCE_URL: "https://attacker.example", OPENAI_API_KEY: "sk-live" });
+    expect(projected.HOSTED_INFERENCE_URL).toBe(
+      hostedInferenceUrl(projection.gatewayBaseUrl, projection.sessionId),
+    );
+    expect(env).toEqual({
+      HOSTED_INFERENCE_URL: "https://attacker.example",
+      OPENAI_API_KEY: "sk-live",
+    });
   });
 });

@@ -29,7 +29,8 @@ interface Measurement {
 
 /** CPU seconds of this process's main thread so far (Linux `/proc`, clock ticks of 10 ms). */
 function mainThreadCpu(): number {
-  const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  const fields =
+    readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
@@ -37,17 +38,28 @@ function mainThreadCpu(): number {
 function measure(command: string, args: readonly string[]): Promise<Measurement> {
   return new Promise((resolve, reject) => {
     const start = process.hrtime.bigint();
-    const child = spawn("/usr/bin/time", ["-f", "%U %S %M", command, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("/usr/bin/time", ["-f", "%U %S %M", command, ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     child.on("exit", (code) => {
       const wall = Number(process.hrtime.bigint() - start) / 1e9;
-      const [user, system, kib] = (stderr.trim().split("\n").at(-1) ?? "").split(" ").map(Number) as [number, number, number];
+      const [user, system, kib] = (stderr.trim().split("\n").at(-1) ?? "")
+        .split(" ")
+        .map(Number) as [number, number, number];
       const reported = /^operation-seconds (\S+) cpu (\S+) main-thread (\S+)$/m.exec(stdout);
-      if (code !== 0 || !Number.isFinite(kib)) reject(new Error(`${command} ${args.join(" ")} failed (${code}): ${stderr}`));
-      else resolve({ seconds: reported ? Number(reported[1]) : wall, peakRss: kib * 1024, cpuSeconds: reported ? Number(reported[2]) : user + system, mainThreadSeconds: reported ? Number(reported[3]) : NaN });
+      if (code !== 0 || !Number.isFinite(kib))
+        reject(new Error(`${command} ${args.join(" ")} failed (${code}): ${stderr}`));
+      else
+        resolve({
+          seconds: reported ? Number(reported[1]) : wall,
+          peakRss: kib * 1024,
+          cpuSeconds: reported ? Number(reported[2]) : user + system,
+          mainThreadSeconds: reported ? Number(reported[3]) : NaN,
+        });
     });
   });
 }
@@ -62,8 +74,19 @@ interface Comparison {
 }
 
 /** Best wall and CPU time of ROUNDS, alternating contenders so both meet the same cache and load; RSS is the worst seen. */
-async function compare(ours: () => Promise<Measurement>, gnu: () => Promise<Measurement>, before: () => Promise<void>): Promise<Comparison> {
-  const best = { ours: Infinity, gnu: Infinity, oursCpu: Infinity, oursMainThread: Infinity, gnuCpu: Infinity, peakRss: 0 };
+async function compare(
+  ours: () => Promise<Measurement>,
+  gnu: () => Promise<Measurement>,
+  before: () => Promise<void>,
+): Promise<Comparison> {
+  const best = {
+    ours: Infinity,
+    gnu: Infinity,
+    oursCpu: Infinity,
+    oursMainThread: Infinity,
+    gnuCpu: Infinity,
+    peakRss: 0,
+  };
   for (let round = 0; round < ROUNDS; round += 1) {
     await before();
     const theirs = await gnu();
@@ -91,7 +114,8 @@ function report(label: string, bytes: number, result: Comparison): void {
 
 async function checkDigest(digest: Promise<{ files: number; sha256: string }>): Promise<void> {
   const { files, sha256 } = await digest;
-  if (files !== SMALL_FILES + LARGE_FILES || sha256.length !== 64) throw new Error(`packed ${files} files`);
+  if (files !== SMALL_FILES + LARGE_FILES || sha256.length !== 64)
+    throw new Error(`packed ${files} files`);
 }
 
 /** Child mode: one pack or extract in a fresh process, so its peak RSS is ours alone. */
@@ -119,7 +143,9 @@ async function child(mode: string, source: string, target: string): Promise<void
   }
   const cpu = process.cpuUsage(cpuStart);
   const main = mainThreadCpu() - mainStart;
-  console.log(`operation-seconds ${Number(process.hrtime.bigint() - start) / 1e9} cpu ${(cpu.user + cpu.system) / 1e6} main-thread ${main.toFixed(2)}`);
+  console.log(
+    `operation-seconds ${Number(process.hrtime.bigint() - start) / 1e9} cpu ${(cpu.user + cpu.system) / 1e6} main-thread ${main.toFixed(2)}`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -129,8 +155,14 @@ async function main(): Promise<void> {
   const target = join(base, "restored");
   try {
     console.log(`generating workspace in ${workspace} …`);
-    const bytes = await writeFixture(workspace, { smallFiles: SMALL_FILES, largeFiles: LARGE_FILES, largeFileBytes: LARGE_FILE_BYTES });
-    console.log(`workspace: ${SMALL_FILES} small files + ${LARGE_FILES} × ${LARGE_FILE_BYTES / MIB} MiB = ${(bytes / MIB).toFixed(0)} MiB; best of ${ROUNDS} rounds`);
+    const bytes = await writeFixture(workspace, {
+      smallFiles: SMALL_FILES,
+      largeFiles: LARGE_FILES,
+      largeFileBytes: LARGE_FILE_BYTES,
+    });
+    console.log(
+      `workspace: ${SMALL_FILES} small files + ${LARGE_FILES} × ${LARGE_FILE_BYTES / MIB} MiB = ${(bytes / MIB).toFixed(0)} MiB; best of ${ROUNDS} rounds`,
+    );
     await pipeline(packDirectory(workspace).stream, createWriteStream(archiveFile));
 
     const pack = await compare(
@@ -148,13 +180,17 @@ async function main(): Promise<void> {
 
     const extract = await compare(
       () => measure(process.execPath, [SELF, "extract", archiveFile, target]),
-      () => measure("sh", ["-c", `mkdir -p '${target}' && tar -xf '${archiveFile}' -C '${target}'`]),
+      () =>
+        measure("sh", ["-c", `mkdir -p '${target}' && tar -xf '${archiveFile}' -C '${target}'`]),
       () => removeTree(target),
     );
     report("extract", bytes, extract);
 
     await removeTree(target);
-    const check = await measure("sh", ["-c", `mkdir -p '${target}' && tar -xf '${archiveFile}' -C '${target}' && diff -r '${workspace}' '${target}'`]);
+    const check = await measure("sh", [
+      "-c",
+      `mkdir -p '${target}' && tar -xf '${archiveFile}' -C '${target}' && diff -r '${workspace}' '${target}'`,
+    ]);
     console.log(`GNU tar restores our archive identically (${check.seconds.toFixed(2)} s)`);
   } finally {
     await removeTree(base);
@@ -163,5 +199,6 @@ async function main(): Promise<void> {
 }
 
 const [mode, source, target] = process.argv.slice(2);
-if (mode === "pack" || mode === "pack-node" || mode === "extract") await child(mode, source as string, target as string);
+if (mode === "pack" || mode === "pack-node" || mode === "extract")
+  await child(mode, source as string, target as string);
 else await main();

@@ -24,16 +24,29 @@ export async function applyJoinPlan(dir: string, plan: JoinPlan): Promise<void> 
   await unlink(temporary).catch(() => undefined);
   const hash = createHash("sha256");
   let written = 0;
-  const output = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  const output = await open(
+    temporary,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    0o600,
+  );
   try {
     for (const chunk of checked.chunks) {
       const path = chunk.name.slice(2);
       await ensureRealDirectory(root, parentOf(path), chunk.name, false);
-      const input = await open(join(root, path), constants.O_RDONLY | constants.O_NOFOLLOW).catch((error: unknown) => {
-        throw new IntegrityError({ message: `join plan chunk ${JSON.stringify(chunk.name)} cannot be read`, context: { chunk: chunk.name }, cause: error });
-      });
+      const input = await open(join(root, path), constants.O_RDONLY | constants.O_NOFOLLOW).catch(
+        (error: unknown) => {
+          throw new IntegrityError({
+            message: `join plan chunk ${JSON.stringify(chunk.name)} cannot be read`,
+            context: { chunk: chunk.name },
+            cause: error,
+          });
+        },
+      );
       try {
-        for await (const data of input.createReadStream({ highWaterMark: IO_CHUNK_BYTES, autoClose: false })) {
+        for await (const data of input.createReadStream({
+          highWaterMark: IO_CHUNK_BYTES,
+          autoClose: false,
+        })) {
           hash.update(data as Buffer);
           written += (data as Buffer).length;
           await output.write(data as Buffer);
@@ -46,7 +59,13 @@ export async function applyJoinPlan(dir: string, plan: JoinPlan): Promise<void> 
     if (written !== checked.size || sha256 !== checked.sha256) {
       throw new IntegrityError({
         message: `joined file ${JSON.stringify(checked.target)} does not match its plan`,
-        context: { target: checked.target, expectedBytes: checked.size, actualBytes: written, expectedSha256: checked.sha256, actualSha256: sha256 },
+        context: {
+          target: checked.target,
+          expectedBytes: checked.size,
+          actualBytes: written,
+          expectedSha256: checked.sha256,
+          actualSha256: sha256,
+        },
       });
     }
     await output.chmod(checked.mode);
@@ -74,18 +93,31 @@ export async function applyJoinPlan(dir: string, plan: JoinPlan): Promise<void> 
 }
 
 /** Makes sure every component of `path` below `root` is a real folder (created when `create`), never a symlink. */
-async function ensureRealDirectory(root: string, path: string, entry: string, create = true): Promise<void> {
+async function ensureRealDirectory(
+  root: string,
+  path: string,
+  entry: string,
+  create = true,
+): Promise<void> {
   if (path === "") return;
   for (const component of [...ancestorsOf(path), path]) {
     const absolute = join(root, component);
     const stats = await lstat(absolute).catch(() => null);
     if (stats === null) {
-      if (!create) throw new IntegrityError({ message: `join plan path ${JSON.stringify(entry)} is missing`, context: { entry } });
+      if (!create)
+        throw new IntegrityError({
+          message: `join plan path ${JSON.stringify(entry)} is missing`,
+          context: { entry },
+        });
       await mkdir(absolute);
       continue;
     }
     if (!stats.isDirectory()) {
-      throw rejectEntry(entry, "write_through_symlink", `${JSON.stringify(`./${component}`)} is not a real folder`);
+      throw rejectEntry(
+        entry,
+        "write_through_symlink",
+        `${JSON.stringify(`./${component}`)} is not a real folder`,
+      );
     }
   }
 }

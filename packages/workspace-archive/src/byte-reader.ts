@@ -44,7 +44,9 @@ export function createByteReader(source: AsyncIterable<Buffer | Uint8Array>): By
         ended = true;
         return false;
       }
-      head = Buffer.isBuffer(next.value) ? next.value : Buffer.from(next.value.buffer, next.value.byteOffset, next.value.byteLength);
+      head = Buffer.isBuffer(next.value)
+        ? next.value
+        : Buffer.from(next.value.buffer, next.value.byteOffset, next.value.byteLength);
     }
     return true;
   };

@@ -1,5 +1,10 @@
 import type { Header } from "tar-stream";
-import { ancestorsOf, normalizeMemberName, parentOf, symlinkTargetStaysInside } from "./entry-name.js";
+import {
+  ancestorsOf,
+  normalizeMemberName,
+  parentOf,
+  symlinkTargetStaysInside,
+} from "./entry-name.js";
 import { keptMode } from "./mode-policy.js";
 import { nameProblem } from "./name-bytes.js";
 import type { ResolvedReadOptions } from "./options.js";
@@ -43,18 +48,31 @@ export class EntryGuard {
     const name = header.name;
     const { limits } = this.options;
     this.entries += 1;
-    if (this.entries > limits.maxEntries) throw limitExceeded(name, "maxEntries", limits.maxEntries, this.entries);
+    if (this.entries > limits.maxEntries)
+      throw limitExceeded(name, "maxEntries", limits.maxEntries, this.entries);
     const kind = kindOf(header);
-    if (kind === null) throw rejectEntry(name, "unsupported_type", `entry type ${header.type ?? "unknown"} is not allowed`);
+    if (kind === null)
+      throw rejectEntry(
+        name,
+        "unsupported_type",
+        `entry type ${header.type ?? "unknown"} is not allowed`,
+      );
     const path = normalizeMemberName(name);
-    if (path === "" && kind !== "directory") throw rejectEntry(name, "root_not_directory", "the root must be a directory");
+    if (path === "" && kind !== "directory")
+      throw rejectEntry(name, "root_not_directory", "the root must be a directory");
     this.refuseWriteThrough(name, path);
     const size = kind === "file" ? (header.size ?? 0) : 0;
-    if (size > limits.maxEntryBytes) throw limitExceeded(name, "maxEntryBytes", limits.maxEntryBytes, size);
+    if (size > limits.maxEntryBytes)
+      throw limitExceeded(name, "maxEntryBytes", limits.maxEntryBytes, size);
     this.bytes += size;
-    if (this.bytes > limits.maxBytes) throw limitExceeded(name, "maxBytes", limits.maxBytes, this.bytes);
+    if (this.bytes > limits.maxBytes)
+      throw limitExceeded(name, "maxBytes", limits.maxBytes, this.bytes);
     const linkTarget = this.checkLink(kind, name, path, header.linkname ?? "");
-    if (kind === "symlink") this.symlinks.set(path, relativeToRoot(path, linkTarget as string, this.options.absoluteRoot));
+    if (kind === "symlink")
+      this.symlinks.set(
+        path,
+        relativeToRoot(path, linkTarget as string, this.options.absoluteRoot),
+      );
     else this.symlinks.delete(path);
     return {
       kind,
@@ -76,7 +94,11 @@ export class EntryGuard {
     const known = (path: string) => this.symlinks.get(path) ?? (lookup ? lookup(path) : null);
     for (const [path, target] of this.symlinks) {
       if (!(await symlinkResolvesInside(path, target, known))) {
-        throw rejectEntry(`./${path}`, "symlink_escape", `symlink target ${JSON.stringify(target)} resolves outside the root`);
+        throw rejectEntry(
+          `./${path}`,
+          "symlink_escape",
+          `symlink target ${JSON.stringify(target)} resolves outside the root`,
+        );
       }
     }
   }
@@ -86,30 +108,61 @@ export class EntryGuard {
     for (let index = path.indexOf("/"); index !== -1; index = path.indexOf("/", index + 1)) {
       const ancestor = path.slice(0, index);
       if (this.symlinks.has(ancestor)) {
-        throw rejectEntry(name, "write_through_symlink", `it would be written through symlink ${JSON.stringify(`./${ancestor}`)}`);
+        throw rejectEntry(
+          name,
+          "write_through_symlink",
+          `it would be written through symlink ${JSON.stringify(`./${ancestor}`)}`,
+        );
       }
     }
   }
 
-  private checkLink(kind: ArchiveEntryKind, name: string, path: string, linkname: string): string | null {
+  private checkLink(
+    kind: ArchiveEntryKind,
+    name: string,
+    path: string,
+    linkname: string,
+  ): string | null {
     if (kind === "symlink") {
-      if (linkname.length === 0) throw rejectEntry(name, "invalid_name", "the symlink has no target");
+      if (linkname.length === 0)
+        throw rejectEntry(name, "invalid_name", "the symlink has no target");
       const problem = nameProblem(linkname);
-      if (problem !== null) throw rejectEntry(name, "invalid_name", `the symlink target cannot be written as bytes: ${problem}`);
-      if (!this.options.allowSymlinksOutsideRoot && !symlinkTargetStaysInside(path, relativeToRoot(path, linkname, this.options.absoluteRoot))) {
-        throw rejectEntry(name, "symlink_escape", `symlink target ${JSON.stringify(linkname)} points outside the root`);
+      if (problem !== null)
+        throw rejectEntry(
+          name,
+          "invalid_name",
+          `the symlink target cannot be written as bytes: ${problem}`,
+        );
+      if (
+        !this.options.allowSymlinksOutsideRoot &&
+        !symlinkTargetStaysInside(path, relativeToRoot(path, linkname, this.options.absoluteRoot))
+      ) {
+        throw rejectEntry(
+          name,
+          "symlink_escape",
+          `symlink target ${JSON.stringify(linkname)} points outside the root`,
+        );
       }
       return linkname;
     }
     if (kind !== "hardlink") return null;
     if (linkname.startsWith("/") || linkname.split("/").includes("..")) {
-      throw rejectEntry(name, "hardlink_escape", `hardlink target ${JSON.stringify(linkname)} points outside the root`);
+      throw rejectEntry(
+        name,
+        "hardlink_escape",
+        `hardlink target ${JSON.stringify(linkname)} points outside the root`,
+      );
     }
     const target = normalizeMemberName(linkname, name);
-    if (target === "" || target === path) throw rejectEntry(name, "hardlink_escape", "a hardlink must name another file");
+    if (target === "" || target === path)
+      throw rejectEntry(name, "hardlink_escape", "a hardlink must name another file");
     for (const ancestor of [...ancestorsOf(target), target]) {
       if (this.symlinks.has(ancestor)) {
-        throw rejectEntry(name, "hardlink_escape", `hardlink target ${JSON.stringify(linkname)} goes through symlink ${JSON.stringify(`./${ancestor}`)}`);
+        throw rejectEntry(
+          name,
+          "hardlink_escape",
+          `hardlink target ${JSON.stringify(linkname)} goes through symlink ${JSON.stringify(`./${ancestor}`)}`,
+        );
       }
     }
     return target;
@@ -121,7 +174,8 @@ export class EntryGuard {
  * path from the link's folder, so the lexical and resolving checks see where it really points.
  */
 function relativeToRoot(linkPath: string, target: string, absoluteRoot: string | null): string {
-  if (absoluteRoot === null || !(target === absoluteRoot || target.startsWith(`${absoluteRoot}/`))) return target;
+  if (absoluteRoot === null || !(target === absoluteRoot || target.startsWith(`${absoluteRoot}/`)))
+    return target;
   const depth = parentOf(linkPath) === "" ? 0 : parentOf(linkPath).split("/").length;
   const inside = target.slice(absoluteRoot.length).replace(/^\/+/, "");
   return `${"../".repeat(depth)}${inside}` || ".";

@@ -11,17 +11,21 @@ const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
 export function normalizeMemberName(name: string, entry: string = name): string {
   // Nearly every name is already clean (`./a/b`, `./dir/`): returned without splitting it apart.
   const problem = nameProblem(name);
-  if (problem !== null) throw rejectEntry(entry, "invalid_name", `the name cannot be written as bytes: ${problem}`);
+  if (problem !== null)
+    throw rejectEntry(entry, "invalid_name", `the name cannot be written as bytes: ${problem}`);
   if (name.startsWith("./")) {
     const rest = name.endsWith("/") ? name.slice(2, -1) : name.slice(2);
-    if (rest.length > 0 && !rest.startsWith("/") && !rest.includes("//") && !DOT_SEGMENT.test(rest)) return rest;
+    if (rest.length > 0 && !rest.startsWith("/") && !rest.includes("//") && !DOT_SEGMENT.test(rest))
+      return rest;
   }
   if (name.length === 0) throw rejectEntry(entry, "empty_name", "the name is empty");
-  if (name.startsWith("/")) throw rejectEntry(entry, "absolute_name", "absolute names are not allowed");
+  if (name.startsWith("/"))
+    throw rejectEntry(entry, "absolute_name", "absolute names are not allowed");
   const segments: string[] = [];
   for (const segment of name.split("/")) {
     if (segment === "" || segment === ".") continue;
-    if (segment === "..") throw rejectEntry(entry, "parent_segment", "'..' segments are not allowed");
+    if (segment === "..")
+      throw rejectEntry(entry, "parent_segment", "'..' segments are not allowed");
     segments.push(segment);
   }
   return segments.join("/");

@@ -18,12 +18,17 @@ interface CompiledPattern {
  * is skipped with everything below it.
  */
 export function createExcludeMatcher(patterns: readonly string[]): ExcludeMatcher {
-  const compiled = patterns.map(compilePattern).filter((pattern): pattern is CompiledPattern => pattern !== null);
+  const compiled = patterns
+    .map(compilePattern)
+    .filter((pattern): pattern is CompiledPattern => pattern !== null);
   if (compiled.length === 0) return () => false;
   return (path, isDirectory) => {
     const slash = path.lastIndexOf("/");
     const name = slash === -1 ? path : path.slice(slash + 1);
-    return compiled.some((pattern) => (!pattern.directoryOnly || isDirectory) && pattern.test(pattern.basenameOnly ? name : path));
+    return compiled.some(
+      (pattern) =>
+        (!pattern.directoryOnly || isDirectory) && pattern.test(pattern.basenameOnly ? name : path),
+    );
   };
 }
 

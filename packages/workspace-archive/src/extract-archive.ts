@@ -6,7 +6,13 @@ import { ancestorsOf } from "./entry-name.js";
 import { EntryGuard } from "./entry-guard.js";
 import { type ArchiveSummary, countEntry, createCounters } from "./inspect-archive.js";
 import { parseExtractOptions, type ReadArchiveOptions } from "./options.js";
-import { applyDirectoryMetadata, commitMerge, commitReplace, type Placement, prepareStaging } from "./placement.js";
+import {
+  applyDirectoryMetadata,
+  commitMerge,
+  commitReplace,
+  type Placement,
+  prepareStaging,
+} from "./placement.js";
 import { removeTree } from "./remove-tree.js";
 import { recycledFileChunks, SourceRelease } from "./recycled-file-source.js";
 import { StagingWriter } from "./staging-writer.js";
@@ -36,13 +42,25 @@ export interface ExtractionResult extends ArchiveSummary {
  * place. On rejection (`archive_rejected`, `limit_exceeded`, `integrity_failed`) the staging folder is
  * removed and `dir` is left exactly as it was. Owners are not restored; files belong to the caller.
  */
-export async function extractArchive(source: ArchiveSource, dir: string, options: ExtractArchiveOptions = {}): Promise<ExtractionResult> {
+export async function extractArchive(
+  source: ArchiveSource,
+  dir: string,
+  options: ExtractArchiveOptions = {},
+): Promise<ExtractionResult> {
   const resolved = parseExtractOptions(options);
-  const release = isArchiveFile(source) && !(await isGzipFile(source.file, resolved.gzip)) ? new SourceRelease() : null;
-  const input = release !== null && isArchiveFile(source) ? recycledFileChunks(source.file, release) : source;
+  const release =
+    isArchiveFile(source) && !(await isGzipFile(source.file, resolved.gzip))
+      ? new SourceRelease()
+      : null;
+  const input =
+    release !== null && isArchiveFile(source) ? recycledFileChunks(source.file, release) : source;
   const placement = await prepareStaging(dir);
   const merge = resolved.mode === "merge";
-  const writer = new StagingWriter(placement.staging, merge ? (target) => fileInDestination(placement, target) : null, release);
+  const writer = new StagingWriter(
+    placement.staging,
+    merge ? (target) => fileInDestination(placement, target) : null,
+    release,
+  );
   const guard = new EntryGuard(resolved);
   const meter = createSourceMeter(resolved.expectedSha256 !== null);
   const counters = createCounters();
@@ -69,14 +87,25 @@ export async function extractArchive(source: ArchiveSource, dir: string, options
     throw toArchiveError(error, current);
   }
   await applyDirectoryMetadata(placement, writer.directories);
-  return { entries: guard.entries, ...counters, bytes: guard.bytes, archiveBytes: meter.bytes, gzip: meter.gzip, sha256 };
+  return {
+    entries: guard.entries,
+    ...counters,
+    bytes: guard.bytes,
+    archiveBytes: meter.bytes,
+    gzip: meter.gzip,
+    sha256,
+  };
 }
 
 /** Whether a `{file}` source is gzip (then zlib owns the buffers and reuse does not apply). */
 async function isGzipFile(path: string, gzip: boolean | "auto"): Promise<boolean> {
   if (gzip !== "auto") return gzip;
   const handle = await open(path, "r").catch((error: unknown) => {
-    throw new NotFoundError({ message: "archive file cannot be opened", context: { file: path }, cause: error });
+    throw new NotFoundError({
+      message: "archive file cannot be opened",
+      context: { file: path },
+      cause: error,
+    });
   });
   try {
     const magic = Buffer.alloc(2);

@@ -18,7 +18,8 @@ export function readSmallFile(path: string, expectedSize: number): SmallFile {
   try {
     const buffer = Buffer.allocUnsafe(expectedSize + 1);
     const bytesRead = fs.readSync(fd, buffer, 0, buffer.length, 0);
-    if (bytesRead <= expectedSize) return { content: buffer.subarray(0, bytesRead), changed: bytesRead !== expectedSize };
+    if (bytesRead <= expectedSize)
+      return { content: buffer.subarray(0, bytesRead), changed: bytesRead !== expectedSize };
     return { content: fs.readFileSync(fd), changed: true };
   } finally {
     fs.closeSync(fd);

@@ -1,7 +1,11 @@
 import type { Header } from "tar-stream";
 import type { ArchiveSource } from "./archive-source.js";
 import { type AdmittedEntry, EntryGuard } from "./entry-guard.js";
-import { parseInspectOptions, type ReadArchiveOptions, type ResolvedReadOptions } from "./options.js";
+import {
+  parseInspectOptions,
+  type ReadArchiveOptions,
+  type ResolvedReadOptions,
+} from "./options.js";
 import { createSourceMeter, readTarEntries } from "./tar-reader.js";
 
 /** Options of {@link inspectArchive}. */
@@ -58,7 +62,10 @@ export function countEntry(counters: SummaryCounters, entry: AdmittedEntry): voi
  * names, entry types, links, write-through and limits. Resolves with a summary, or rejects with
  * `archive_rejected` / `limit_exceeded` naming the first offending entry.
  */
-export async function inspectArchive(source: ArchiveSource, options: InspectArchiveOptions = {}): Promise<ArchiveInspection> {
+export async function inspectArchive(
+  source: ArchiveSource,
+  options: InspectArchiveOptions = {},
+): Promise<ArchiveInspection> {
   const resolved = parseInspectOptions<AdmittedEntry>(options);
   const admission = createAdmission(resolved);
   const meter = createSourceMeter(true);
@@ -66,7 +73,12 @@ export async function inspectArchive(source: ArchiveSource, options: InspectArch
     admission.admit(entry.header);
     entry.resume();
   }
-  return { ...(await admission.finish()), archiveBytes: meter.bytes, gzip: meter.gzip, sha256: meter.hash?.digest("hex") ?? "" };
+  return {
+    ...(await admission.finish()),
+    archiveBytes: meter.bytes,
+    gzip: meter.gzip,
+    sha256: meter.hash?.digest("hex") ?? "",
+  };
 }
 
 /** The checks of an inspection, one header at a time, and the summary once every header was admitted. */
@@ -78,7 +90,9 @@ export interface Admission {
 }
 
 /** An {@link Admission} under validated inspect options; shared by every inspection, whatever feeds it headers. */
-export function createAdmission(resolved: ResolvedReadOptions & { readonly onEntry: ((entry: AdmittedEntry) => void) | null }): Admission {
+export function createAdmission(
+  resolved: ResolvedReadOptions & { readonly onEntry: ((entry: AdmittedEntry) => void) | null },
+): Admission {
   const guard = new EntryGuard(resolved);
   const counters = createCounters();
   return {

@@ -1,11 +1,18 @@
 import type { Header } from "tar-stream";
 import type { AdmittedEntry } from "./entry-guard.js";
-import { type ArchiveSummary, type InspectArchiveOptions, createAdmission } from "./inspect-archive.js";
+import {
+  type ArchiveSummary,
+  type InspectArchiveOptions,
+  createAdmission,
+} from "./inspect-archive.js";
 import { parseInspectOptions } from "./options.js";
 import type { MemberHeader } from "./tar-header.js";
 
 /** One entry described by its header alone (owners play no part in the checks). */
-export type ListedHeader = Pick<MemberHeader, "name" | "type" | "mode" | "mtime" | "size" | "linkname">;
+export type ListedHeader = Pick<
+  MemberHeader,
+  "name" | "type" | "mode" | "mtime" | "size" | "linkname"
+>;
 
 /** What {@link inspectHeaders} reports: the archive summary without the byte-stream fields. */
 export type HeaderInspection = Omit<ArchiveSummary, "archiveBytes" | "gzip">;
@@ -16,7 +23,10 @@ export type HeaderInspection = Omit<ArchiveSummary, "archiveBytes" | "gzip">;
  * made, such as a checkpoint manifest. Rejects with `archive_rejected` / `limit_exceeded` naming the first
  * offending entry, exactly as the archive of those headers would be rejected.
  */
-export async function inspectHeaders(headers: Iterable<ListedHeader> | AsyncIterable<ListedHeader>, options: InspectArchiveOptions = {}): Promise<HeaderInspection> {
+export async function inspectHeaders(
+  headers: Iterable<ListedHeader> | AsyncIterable<ListedHeader>,
+  options: InspectArchiveOptions = {},
+): Promise<HeaderInspection> {
   const inspection = createHeaderInspection(options);
   for await (const header of headers) inspection.admit(header);
   return inspection.finish();

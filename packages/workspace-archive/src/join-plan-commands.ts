@@ -27,7 +27,9 @@ export function joinPlanCommands(plan: JoinPlan, options: JoinPlanCommandOptions
     `[ "$#" -eq ${checked.chunks.length} ]`,
     `rm -f ${temporary}`,
     `cat "$@" > ${temporary}`,
-    ...(options.verify ? [`printf '%s  %s\\n' ${checked.sha256} ${temporary} | sha256sum -c - > /dev/null`] : []),
+    ...(options.verify
+      ? [`printf '%s  %s\\n' ${checked.sha256} ${temporary} | sha256sum -c - > /dev/null`]
+      : []),
     `chmod ${checked.mode.toString(8).padStart(4, "0")} ${temporary}`,
     `TZ=UTC0 touch -t ${touchTimestamp(checked.mtime)} ${temporary}`,
     `[ ! -d ${target} ]`,

@@ -5,8 +5,18 @@ const memberName = z
   .string()
   .min(3)
   .max(4096)
-  .refine((name) => name.startsWith("./") && !name.endsWith("/"), "must start with './' and name a file")
-  .refine((name) => !name.slice(2).split("/").some((segment) => segment === "" || segment === "." || segment === ".."), "must not contain empty, '.' or '..' segments")
+  .refine(
+    (name) => name.startsWith("./") && !name.endsWith("/"),
+    "must start with './' and name a file",
+  )
+  .refine(
+    (name) =>
+      !name
+        .slice(2)
+        .split("/")
+        .some((segment) => segment === "" || segment === "." || segment === ".."),
+    "must not contain empty, '.' or '..' segments",
+  )
   .refine((name) => !/[\0\n]/.test(name), "must not contain NUL or newline");
 
 /** Schema of {@link JoinPlan}: a wire payload, parsed before use. */
@@ -26,15 +36,27 @@ export const joinPlanSchema = z
   .superRefine((plan, context) => {
     const prefix = `${plan.chunkDirectory}/`;
     if (plan.target.startsWith(prefix) || plan.links.some((name) => name.startsWith(prefix))) {
-      context.addIssue({ code: "custom", path: ["target"], message: "the target and links must lie outside the chunk directory" });
+      context.addIssue({
+        code: "custom",
+        path: ["target"],
+        message: "the target and links must lie outside the chunk directory",
+      });
     }
     plan.chunks.forEach((chunk, index) => {
       if (!chunk.name.startsWith(prefix) || chunk.name.slice(prefix.length).includes("/")) {
-        context.addIssue({ code: "custom", path: ["chunks", index, "name"], message: "a chunk must sit directly in the chunk directory" });
+        context.addIssue({
+          code: "custom",
+          path: ["chunks", index, "name"],
+          message: "a chunk must sit directly in the chunk directory",
+        });
       }
     });
     if (plan.chunks.reduce((sum, chunk) => sum + chunk.size, 0) !== plan.size) {
-      context.addIssue({ code: "custom", path: ["size"], message: "must equal the sum of the chunk sizes" });
+      context.addIssue({
+        code: "custom",
+        path: ["size"],
+        message: "must equal the sum of the chunk sizes",
+      });
     }
   });
 

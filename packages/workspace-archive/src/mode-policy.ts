@@ -12,5 +12,7 @@ export function keptMode(mode: number): number {
 
 /** Whether `mode` holds no bit the workspace drops: what a manifest may state. */
 export function isKeptMode(mode: number): boolean {
-  return Number.isInteger(mode) && mode >= 0 && mode <= KEPT_MODE_BITS && (mode & ~KEPT_MODE_BITS) === 0;
+  return (
+    Number.isInteger(mode) && mode >= 0 && mode <= KEPT_MODE_BITS && (mode & ~KEPT_MODE_BITS) === 0
+  );
 }

@@ -10,7 +10,8 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
  */
 export function nameProblem(text: string): string | null {
   if (text.includes("\0")) return "it contains a NUL byte";
-  if (LONE_SURROGATE.test(text)) return "it contains an unpaired UTF-16 surrogate, which has no UTF-8 bytes";
+  if (LONE_SURROGATE.test(text))
+    return "it contains an unpaired UTF-16 surrogate, which has no UTF-8 bytes";
   return null;
 }
 

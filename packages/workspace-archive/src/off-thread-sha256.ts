@@ -49,7 +49,8 @@ export function createStreamHasher(): StreamHasher {
     digestWaiter = null;
   };
   // Held only while a reply is awaited: an abandoned pack never keeps the process alive.
-  const holdProcess = () => (inFlight > 0 || digestWaiter !== null ? worker?.ref() : worker?.unref());
+  const holdProcess = () =>
+    inFlight > 0 || digestWaiter !== null ? worker?.ref() : worker?.unref();
   const start = (): Worker => {
     // No inherited flags: loaders, preloads and profilers of the host have no business in this thread.
     const thread = new Worker(SHA256_WORKER_SOURCE, { eval: true, execArgv: [] });
@@ -66,9 +67,17 @@ export function createStreamHasher(): StreamHasher {
       }
       holdProcess();
     });
-    thread.on("error", (cause) => fail(new InternalError({ message: "the archive hashing thread failed", cause })));
+    thread.on("error", (cause) =>
+      fail(new InternalError({ message: "the archive hashing thread failed", cause })),
+    );
     thread.on("exit", (code) => {
-      if (!settled) fail(new InternalError({ message: "the archive hashing thread ended before the digest", context: { code } }));
+      if (!settled)
+        fail(
+          new InternalError({
+            message: "the archive hashing thread ended before the digest",
+            context: { code },
+          }),
+        );
     });
     return thread;
   };
@@ -112,7 +121,9 @@ export function createStreamHasher(): StreamHasher {
       if (failure !== null) throw failure;
       if (worker === null) {
         settled = true;
-        const sha256 = createHash("sha256").update(current?.subarray(0, filled) ?? new Uint8Array(0)).digest("hex");
+        const sha256 = createHash("sha256")
+          .update(current?.subarray(0, filled) ?? new Uint8Array(0))
+          .digest("hex");
         return { sha256, bytes };
       }
       post();

@@ -21,13 +21,21 @@ const relativeFolder = z
   .min(1)
   .refine((value) => !value.startsWith("/"), "must be relative")
   .refine((value) => !value.split("/").includes(".."), "must not contain '..'")
-  .refine((value) => !value.includes("\0") && !value.includes("\n"), "must not contain NUL or newline")
-  .refine((value) => value.split("/").some((segment) => segment !== "" && segment !== "."), "must name a folder below the root");
+  .refine(
+    (value) => !value.includes("\0") && !value.includes("\n"),
+    "must not contain NUL or newline",
+  )
+  .refine(
+    (value) => value.split("/").some((segment) => segment !== "" && segment !== "."),
+    "must name a folder below the root",
+  );
 
 const packSchema = z
   .object({
     excludes: z.array(z.string().min(1)).optional(),
-    gzip: z.union([z.boolean(), z.object({ level: z.number().int().min(0).max(9).optional() }).strict()]).optional(),
+    gzip: z
+      .union([z.boolean(), z.object({ level: z.number().int().min(0).max(9).optional() }).strict()])
+      .optional(),
   })
   .strict();
 
@@ -39,7 +47,10 @@ const readSchema = z
     absoluteRoot: z
       .string()
       .regex(/^(\/[^/\0]+)+$/, "must be an absolute path without a trailing '/'")
-      .refine((value) => !value.split("/").some((segment) => segment === "." || segment === ".."), "must not contain '.' or '..' segments")
+      .refine(
+        (value) => !value.split("/").some((segment) => segment === "." || segment === ".."),
+        "must not contain '.' or '..' segments",
+      )
       .optional(),
   })
   .strict();
@@ -47,13 +58,18 @@ const readSchema = z
 const extractSchema = readSchema
   .extend({
     mode: z.enum(["replace", "merge"]).optional(),
-    expectedSha256: z.string().regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex digits").optional(),
+    expectedSha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex digits")
+      .optional(),
   })
   .strict();
 
 const inspectSchema = readSchema
   .extend({
-    onEntry: z.custom<(entry: never) => void>((value) => typeof value === "function", "must be a function").optional(),
+    onEntry: z
+      .custom<(entry: never) => void>((value) => typeof value === "function", "must be a function")
+      .optional(),
   })
   .strict();
 
@@ -115,7 +131,9 @@ function resolveRead(options: z.output<typeof readSchema>): ResolvedReadOptions 
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as Partial<T>;
+  return Object.fromEntries(
+    Object.entries(value).filter(([, field]) => field !== undefined),
+  ) as Partial<T>;
 }
 
 function parse<S extends z.ZodType>(schema: S, input: unknown, record: string): z.output<S> {
@@ -123,10 +141,14 @@ function parse<S extends z.ZodType>(schema: S, input: unknown, record: string): 
 }
 
 /** Validates `packDirectory` options; throws `invalid_config` naming the field. */
-export function parsePackOptions(input: unknown): { excludes: readonly string[]; gzipLevel: number | null } {
+export function parsePackOptions(input: unknown): {
+  excludes: readonly string[];
+  gzipLevel: number | null;
+} {
   const options = parse(packSchema, input, "packDirectory options");
   const gzip = options.gzip;
-  const gzipLevel = gzip === undefined || gzip === false ? null : gzip === true ? 1 : (gzip.level ?? 1);
+  const gzipLevel =
+    gzip === undefined || gzip === false ? null : gzip === true ? 1 : (gzip.level ?? 1);
   return { excludes: options.excludes ?? [], gzipLevel };
 }
 
@@ -136,13 +158,22 @@ export function parseExtractOptions(input: unknown): ResolvedReadOptions & {
   readonly expectedSha256: string | null;
 } {
   const options = parse(extractSchema, input, "extractArchive options");
-  return { ...resolveRead(options), mode: options.mode ?? "replace", expectedSha256: options.expectedSha256 ?? null };
+  return {
+    ...resolveRead(options),
+    mode: options.mode ?? "replace",
+    expectedSha256: options.expectedSha256 ?? null,
+  };
 }
 
 /** Validates `inspectArchive` options; throws `invalid_config` naming the field. */
-export function parseInspectOptions<E>(input: unknown): ResolvedReadOptions & { readonly onEntry: ((entry: E) => void) | null } {
+export function parseInspectOptions<E>(
+  input: unknown,
+): ResolvedReadOptions & { readonly onEntry: ((entry: E) => void) | null } {
   const options = parse(inspectSchema, input, "inspectArchive options");
-  return { ...resolveRead(options), onEntry: (options.onEntry as ((entry: E) => void) | undefined) ?? null };
+  return {
+    ...resolveRead(options),
+    onEntry: (options.onEntry as ((entry: E) => void) | undefined) ?? null,
+  };
 }
 
 /** Validates `splitArchive` options; throws `invalid_config` naming the field. */
@@ -151,6 +182,9 @@ export function parseSplitOptions(input: unknown): ResolvedReadOptions & {
   readonly chunkDirectory: string;
 } {
   const options = parse(splitSchema, input, "splitArchive options");
-  const chunkDirectory = (options.chunkDirectory ?? DEFAULT_CHUNK_DIRECTORY).split("/").filter((part) => part !== "" && part !== ".").join("/");
+  const chunkDirectory = (options.chunkDirectory ?? DEFAULT_CHUNK_DIRECTORY)
+    .split("/")
+    .filter((part) => part !== "" && part !== ".")
+    .join("/");
   return { ...resolveRead(options), maxPartBytes: options.maxPartBytes, chunkDirectory };
 }

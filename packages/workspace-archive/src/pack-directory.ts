@@ -56,12 +56,16 @@ export interface PackedDirectory {
  */
 export function packDirectory(dir: string, options: PackDirectoryOptions = {}): PackedDirectory {
   const { excludes, gzipLevel } = parsePackOptions(options);
-  if (typeof dir !== "string" || dir.length === 0) throw new InvalidRequestError({ message: "packDirectory needs a folder path" });
+  if (typeof dir !== "string" || dir.length === 0)
+    throw new InvalidRequestError({ message: "packDirectory needs a folder path" });
   const tally = createPackTally();
   const filler = new TarFiller(tarSegments(resolve(dir), excludes, tally));
   let sink: DigestSink = { resolve: () => undefined, reject: () => undefined };
   const digest = new Promise<PackDigest>((resolveDigest, rejectDigest) => {
-    sink = { resolve: (hashed: StreamDigest) => resolveDigest({ ...hashed, ...tally }), reject: rejectDigest };
+    sink = {
+      resolve: (hashed: StreamDigest) => resolveDigest({ ...hashed, ...tally }),
+      reject: rejectDigest,
+    };
   });
   digest.catch(() => undefined);
   let opened: "stream" | "web" | null = null;
@@ -69,7 +73,9 @@ export function packDirectory(dir: string, options: PackDirectoryOptions = {}): 
   const claim = (kind: "stream" | "web") => {
     // The getter may be read repeatedly; a second web stream or a mix of both would split the bytes.
     if (opened !== null && (opened !== kind || kind === "web")) {
-      throw new InvalidRequestError({ message: "read a packed directory through either stream or toWebStream(), once" });
+      throw new InvalidRequestError({
+        message: "read a packed directory through either stream or toWebStream(), once",
+      });
     }
     opened = kind;
   };
@@ -78,14 +84,21 @@ export function packDirectory(dir: string, options: PackDirectoryOptions = {}): 
     if (gzipLevel === null) nodeStream = createTarReadable(filler, sink);
     else {
       const hasher = new DigestTransform();
-      pipeline(createTarReadable(filler, null), createGzip({ level: gzipLevel, chunkSize: 256 * 1024 }), hasher, () => undefined);
+      pipeline(
+        createTarReadable(filler, null),
+        createGzip({ level: gzipLevel, chunkSize: 256 * 1024 }),
+        hasher,
+        () => undefined,
+      );
       let hashed: StreamDigest | null = null;
       void hasher.digest.then((result) => (hashed = result));
       // The digest is ready at flush, before `end`; it is reported once the consumer has read everything.
       hasher.once("end", () => hashed && sink.resolve(hashed));
       nodeStream = hasher;
     }
-    nodeStream.once("close", () => sink.reject(new Error("archive stream closed before it was read to the end")));
+    nodeStream.once("close", () =>
+      sink.reject(new Error("archive stream closed before it was read to the end")),
+    );
     return nodeStream;
   };
   return {
@@ -96,7 +109,8 @@ export function packDirectory(dir: string, options: PackDirectoryOptions = {}): 
     digest,
     toWebStream() {
       claim("web");
-      if (gzipLevel !== null) return Readable.toWeb(openNode()) as unknown as ReadableStream<Uint8Array>;
+      if (gzipLevel !== null)
+        return Readable.toWeb(openNode()) as unknown as ReadableStream<Uint8Array>;
       return createTarByteStream(filler, sink);
     },
   };

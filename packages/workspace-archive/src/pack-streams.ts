@@ -54,7 +54,10 @@ export function createTarReadable(filler: TarFiller, sink: DigestSink | null): R
  * read from disk into it), so a consumer that reuses one buffer packs without allocating; a default
  * reader gets 1 MiB chunks. Hashing runs on a thread of its own, overlapping with the next fill.
  */
-export function createTarByteStream(filler: TarFiller, sink: DigestSink): ReadableStream<Uint8Array> {
+export function createTarByteStream(
+  filler: TarFiller,
+  sink: DigestSink,
+): ReadableStream<Uint8Array> {
   const hasher = createStreamHasher();
   return new ReadableStream({
     type: "bytes",

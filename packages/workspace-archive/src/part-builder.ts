@@ -63,6 +63,12 @@ export class PartBuilder {
     this.buffer = null;
     buffer.fill(0, this.used, size);
     const bytes = buffer.subarray(0, size);
-    return { index: this.index, bytes, size, sha256: createHash("sha256").update(bytes).digest("hex"), entries: this.entries };
+    return {
+      index: this.index,
+      bytes,
+      size,
+      sha256: createHash("sha256").update(bytes).digest("hex"),
+      entries: this.entries,
+    };
   }
 }

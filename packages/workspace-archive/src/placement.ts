@@ -1,5 +1,17 @@
 import { randomBytes } from "node:crypto";
-import { chmod, lstat, mkdir, mkdtemp, readdir, realpath, rename, rmdir, stat, unlink, utimes } from "node:fs/promises";
+import {
+  chmod,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  realpath,
+  rename,
+  rmdir,
+  stat,
+  unlink,
+  utimes,
+} from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { InvalidRequestError } from "@open-managed-agents/runtime-resource-contract";
 import { removeTree } from "./remove-tree.js";
@@ -23,7 +35,8 @@ export interface Placement {
  * the destination is a mount point (a rename across filesystems would fail).
  */
 export async function prepareStaging(dir: string): Promise<Placement> {
-  if (typeof dir !== "string" || dir.length === 0) throw new InvalidRequestError({ message: "destination folder must be a non-empty path" });
+  if (typeof dir !== "string" || dir.length === 0)
+    throw new InvalidRequestError({ message: "destination folder must be a non-empty path" });
   const requested = resolve(dir);
   const destination = await realpath(requested).catch(() => requested);
   const parent = dirname(destination);
@@ -33,13 +46,22 @@ export async function prepareStaging(dir: string): Promise<Placement> {
   await removeStaleStaging(parent, base, destination);
   const existing = await stat(destination).catch(() => null);
   if (existing !== null && !existing.isDirectory()) {
-    throw new InvalidRequestError({ message: "destination exists and is not a folder", context: { destination } });
+    throw new InvalidRequestError({
+      message: "destination exists and is not a folder",
+      context: { destination },
+    });
   }
   await mkdir(parent, { recursive: true });
-  const inside = existing !== null && destination !== parent && existing.dev !== (await stat(parent)).dev;
+  const inside =
+    existing !== null && destination !== parent && existing.dev !== (await stat(parent)).dev;
   if (inside) await removeStaleStaging(destination, base, destination);
   const staging = await mkdtemp(join(inside ? destination : parent, stagingPrefix(base)));
-  return { destination, staging, inside, previousMode: existing === null ? null : existing.mode & 0o7777 };
+  return {
+    destination,
+    staging,
+    inside,
+    previousMode: existing === null ? null : existing.mode & 0o7777,
+  };
 }
 
 /** Replace mode: the destination becomes exactly the archive's tree. */
@@ -47,8 +69,10 @@ export async function commitReplace(placement: Placement): Promise<void> {
   const { destination, staging } = placement;
   if (placement.inside) {
     const keep = basename(staging);
-    for (const name of await readdir(destination)) if (name !== keep) await removeTree(join(destination, name));
-    for (const name of await readdir(staging)) await rename(join(staging, name), join(destination, name));
+    for (const name of await readdir(destination))
+      if (name !== keep) await removeTree(join(destination, name));
+    for (const name of await readdir(staging))
+      await rename(join(staging, name), join(destination, name));
     await rmdir(staging);
     return;
   }
@@ -56,7 +80,10 @@ export async function commitReplace(placement: Placement): Promise<void> {
     await rename(staging, destination);
     return;
   }
-  const previous = join(dirname(destination), previousName(basename(destination), randomBytes(6).toString("hex")));
+  const previous = join(
+    dirname(destination),
+    previousName(basename(destination), randomBytes(6).toString("hex")),
+  );
   await rename(destination, previous);
   try {
     await rename(staging, destination);
@@ -73,7 +100,11 @@ export async function commitReplace(placement: Placement): Promise<void> {
  */
 export async function commitMerge(placement: Placement): Promise<void> {
   await mkdir(placement.destination, { recursive: true });
-  await mergeInto(placement.staging, placement.destination, placement.inside ? basename(placement.staging) : null);
+  await mergeInto(
+    placement.staging,
+    placement.destination,
+    placement.inside ? basename(placement.staging) : null,
+  );
   await removeTree(placement.staging);
 }
 
@@ -97,7 +128,10 @@ async function mergeInto(source: string, target: string, skip: string | null): P
  * Applies directory modes and times once every entry is in place (renames change a folder's mtime).
  * When the archive has no root entry, a new destination gets 0755 and an existing one keeps its mode.
  */
-export async function applyDirectoryMetadata(placement: Placement, directories: ReadonlyMap<string, DirectoryMetadata>): Promise<void> {
+export async function applyDirectoryMetadata(
+  placement: Placement,
+  directories: ReadonlyMap<string, DirectoryMetadata>,
+): Promise<void> {
   const paths = [...directories.keys()].sort((left, right) => depth(right) - depth(left));
   for (const path of paths) {
     const target = join(placement.destination, path);

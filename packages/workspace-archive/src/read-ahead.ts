@@ -82,12 +82,19 @@ export class ReadAhead {
     }
     const position = this.issued;
     this.issued += slot.requested;
-    slot.pending = this.shrank ? Promise.resolve(0) : readFully(this.handle, slot.buffer, slot.requested, position);
+    slot.pending = this.shrank
+      ? Promise.resolve(0)
+      : readFully(this.handle, slot.buffer, slot.requested, position);
   }
 }
 
 /** Reads `length` bytes at `position`, looping over short reads; fewer only at the end of the file. */
-export async function readFully(handle: FileHandle, buffer: Buffer, length: number, position: number): Promise<number> {
+export async function readFully(
+  handle: FileHandle,
+  buffer: Buffer,
+  length: number,
+  position: number,
+): Promise<number> {
   let total = 0;
   while (total < length) {
     const { bytesRead } = await handle.read(buffer, total, length - total, position + total);

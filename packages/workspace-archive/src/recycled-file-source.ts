@@ -48,7 +48,10 @@ const READ_AHEAD = 2;
  * reading never waits on writing. Reused memory avoids the page faults that fresh buffers cost (a large
  * share of extraction time on virtual machines).
  */
-export async function* recycledFileChunks(path: string, release: SourceRelease): AsyncGenerator<Buffer> {
+export async function* recycledFileChunks(
+  path: string,
+  release: SourceRelease,
+): AsyncGenerator<Buffer> {
   const handle = await open(path, "r");
   const ring: { buffer: Buffer; end: number }[] = [];
   const pending: Promise<Buffer>[] = [];
@@ -67,7 +70,11 @@ export async function* recycledFileChunks(path: string, release: SourceRelease):
     offset += IO_CHUNK_BYTES;
     if (reusable) entry.end = offset;
     slot = (slot + 1) % RING_SLOTS;
-    pending.push(readFully(handle, buffer, IO_CHUNK_BYTES, position).then((bytesRead) => buffer.subarray(0, bytesRead)));
+    pending.push(
+      readFully(handle, buffer, IO_CHUNK_BYTES, position).then((bytesRead) =>
+        buffer.subarray(0, bytesRead),
+      ),
+    );
   };
   try {
     while (!ended || pending.length > 0) {

@@ -1,4 +1,7 @@
-import { ArchiveRejectedError, LimitExceededError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  ArchiveRejectedError,
+  LimitExceededError,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { ArchiveLimits } from "./options.js";
 
 /** Why an archive entry was refused; carried as `context.reason` of an `archive_rejected` error. */
@@ -17,7 +20,11 @@ export type RejectionReason =
   | "corrupt_archive";
 
 /** Builds the `archive_rejected` error for one entry; the message and context name the entry. */
-export function rejectEntry(entry: string, reason: RejectionReason, detail: string): ArchiveRejectedError {
+export function rejectEntry(
+  entry: string,
+  reason: RejectionReason,
+  detail: string,
+): ArchiveRejectedError {
   return new ArchiveRejectedError({
     message: `archive entry ${JSON.stringify(entry)} rejected: ${detail}`,
     context: { entry, reason },
@@ -35,7 +42,12 @@ export function rejectCorrupt(cause: unknown, entry: string | null): ArchiveReje
 }
 
 /** Builds the `limit_exceeded` error for the entry that crossed `limit`. */
-export function limitExceeded(entry: string, limit: keyof ArchiveLimits, max: number, actual: number): LimitExceededError {
+export function limitExceeded(
+  entry: string,
+  limit: keyof ArchiveLimits,
+  max: number,
+  actual: number,
+): LimitExceededError {
   const noun = limit === "maxEntries" ? "entries" : "bytes";
   return new LimitExceededError({
     message: `archive entry ${JSON.stringify(entry)} exceeds ${limit}: ${actual} ${noun} > ${max}`,

@@ -59,7 +59,11 @@ async function* withArchiveErrors(parts: AsyncGenerator<ArchivePart>): AsyncGene
   }
 }
 
-async function* splitParts(source: ArchiveSource, options: ReturnType<typeof parseSplitOptions>, joinPlans: JoinPlan[]): AsyncGenerator<ArchivePart> {
+async function* splitParts(
+  source: ArchiveSource,
+  options: ReturnType<typeof parseSplitOptions>,
+  joinPlans: JoinPlan[],
+): AsyncGenerator<ArchivePart> {
   const guard = new EntryGuard(options);
   const chunked = new Map<string, JoinPlan & { links: string[] }>();
   const capacity = PartBuilder.capacity(options.maxPartBytes);
@@ -71,10 +75,18 @@ async function* splitParts(source: ArchiveSource, options: ReturnType<typeof par
   };
   for await (const entry of readTarEntries(source, options.gzip, createSourceMeter(false))) {
     const admitted = guard.admit(entry.header);
-    if (admitted.path === options.chunkDirectory || admitted.path.startsWith(`${options.chunkDirectory}/`)) {
-      throw rejectEntry(admitted.name, "entry_conflict", `it lies in the chunk folder ${JSON.stringify(options.chunkDirectory)}`);
+    if (
+      admitted.path === options.chunkDirectory ||
+      admitted.path.startsWith(`${options.chunkDirectory}/`)
+    ) {
+      throw rejectEntry(
+        admitted.name,
+        "entry_conflict",
+        `it lies in the chunk folder ${JSON.stringify(options.chunkDirectory)}`,
+      );
     }
-    const plan = admitted.kind === "hardlink" ? chunked.get(admitted.linkTarget as string) : undefined;
+    const plan =
+      admitted.kind === "hardlink" ? chunked.get(admitted.linkTarget as string) : undefined;
     if (plan !== undefined) {
       plan.links.push(toMemberName(admitted.path, false));
       entry.resume();
@@ -92,11 +104,17 @@ async function* splitParts(source: ArchiveSource, options: ReturnType<typeof par
     if (admitted.kind !== "file") {
       throw new LimitExceededError({
         message: `archive entry ${JSON.stringify(admitted.name)} has a header larger than a part`,
-        context: { entry: admitted.name, limit: "maxPartBytes", max: options.maxPartBytes, actual: total },
+        context: {
+          entry: admitted.name,
+          limit: "maxPartBytes",
+          max: options.maxPartBytes,
+          actual: total,
+        },
       });
     }
     const chunkPlan = { ...planFor(admitted, options.chunkDirectory), links: [] as string[] };
-    for await (const finished of writeChunks(chunkPlan, header, body, () => part, nextPart)) yield finished;
+    for await (const finished of writeChunks(chunkPlan, header, body, () => part, nextPart))
+      yield finished;
     entry.resume();
     chunked.set(admitted.path, chunkPlan);
     joinPlans.push(chunkPlan);
@@ -134,7 +152,10 @@ async function* writeChunks(
   plan.sha256 = hash.digest("hex");
 }
 
-function planFor(entry: AdmittedEntry, chunkDirectory: string): JoinPlan & { chunks: { name: string; size: number }[]; sha256: string } {
+function planFor(
+  entry: AdmittedEntry,
+  chunkDirectory: string,
+): JoinPlan & { chunks: { name: string; size: number }[]; sha256: string } {
   const id = createHash("sha256").update(entry.path).digest("hex").slice(0, 16);
   return {
     version: 1,
@@ -150,7 +171,12 @@ function planFor(entry: AdmittedEntry, chunkDirectory: string): JoinPlan & { chu
 }
 
 function memberHeader(entry: AdmittedEntry, source: Header): MemberHeader {
-  const linkname = entry.kind === "symlink" ? entry.linkTarget : entry.kind === "hardlink" ? toMemberName(entry.linkTarget as string, false) : null;
+  const linkname =
+    entry.kind === "symlink"
+      ? entry.linkTarget
+      : entry.kind === "hardlink"
+        ? toMemberName(entry.linkTarget as string, false)
+        : null;
   return {
     name: toMemberName(entry.path, entry.kind === "directory"),
     type: entry.kind === "hardlink" ? "link" : entry.kind,

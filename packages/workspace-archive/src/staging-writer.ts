@@ -14,7 +14,8 @@ export interface DirectoryMetadata {
   readonly mtime: number;
 }
 
-const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+const CREATE_FLAGS =
+  constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /**
  * Writes admitted entries below a private staging folder, never following a symlink. Metadata calls and
@@ -46,7 +47,11 @@ export class StagingWriter {
     if (dataStart !== undefined) this.release?.settle(dataStart + entry.size);
   }
 
-  private async writeEntry(entry: AdmittedEntry, body: TarEntry, dataStart: number | null): Promise<void> {
+  private async writeEntry(
+    entry: AdmittedEntry,
+    body: TarEntry,
+    dataStart: number | null,
+  ): Promise<void> {
     if (entry.kind !== "file") body.resume();
     if (entry.kind === "directory") return this.writeDirectory(entry);
     this.ensureParent(entry);
@@ -61,7 +66,9 @@ export class StagingWriter {
       this.replaceWith(entry, () => fs.linkSync(existing, path));
     } else if (entry.size > SMALL_FILE_BYTES) {
       const release = dataStart === null ? null : this.release;
-      await this.replaceWithAsync(entry, () => writeStreamed(path, entry, body, release, dataStart ?? 0));
+      await this.replaceWithAsync(entry, () =>
+        writeStreamed(path, entry, body, release, dataStart ?? 0),
+      );
     } else {
       const chunks: Buffer[] = [];
       for await (const chunk of body) chunks.push(chunk as Buffer);
@@ -120,7 +127,11 @@ export class StagingWriter {
     if (code(error) !== "EEXIST") throw conflictOr(entry, error);
     const path = join(this.staging, entry.path);
     if (this.knownDirectories.has(entry.path) || fs.lstatSync(path).isDirectory()) {
-      throw rejectEntry(entry.name, "entry_conflict", "it would replace a directory with a non-directory");
+      throw rejectEntry(
+        entry.name,
+        "entry_conflict",
+        "it would replace a directory with a non-directory",
+      );
     }
     fs.unlinkSync(path);
   }
@@ -130,9 +141,19 @@ export class StagingWriter {
     const inStaging = join(this.staging, target);
     const stats = fs.lstatSync(inStaging, { throwIfNoEntry: false });
     if (stats?.isFile()) return inStaging;
-    if (stats !== undefined) throw rejectEntry(entry.name, "hardlink_escape", `hardlink target ${JSON.stringify(target)} is not a regular file`);
+    if (stats !== undefined)
+      throw rejectEntry(
+        entry.name,
+        "hardlink_escape",
+        `hardlink target ${JSON.stringify(target)} is not a regular file`,
+      );
     const outside = this.hardlinkFallback ? await this.hardlinkFallback(target) : null;
-    if (outside === null) throw rejectEntry(entry.name, "hardlink_target_missing", `hardlink target ${JSON.stringify(target)} is not a file of the archive`);
+    if (outside === null)
+      throw rejectEntry(
+        entry.name,
+        "hardlink_target_missing",
+        `hardlink target ${JSON.stringify(target)} is not a file of the archive`,
+      );
     return outside;
   }
 }
@@ -141,7 +162,11 @@ function writeSmall(path: string, entry: AdmittedEntry, chunks: Buffer[]): void 
   const fd = fs.openSync(path, CREATE_FLAGS, 0o600);
   try {
     let written = 0;
-    while (written < entry.size) written += fs.writevSync(fd, written === 0 ? chunks : [Buffer.concat(chunks).subarray(written)]);
+    while (written < entry.size)
+      written += fs.writevSync(
+        fd,
+        written === 0 ? chunks : [Buffer.concat(chunks).subarray(written)],
+      );
     fs.fchmodSync(fd, entry.mode);
     fs.futimesSync(fd, entry.mtime, entry.mtime);
   } finally {
@@ -156,7 +181,13 @@ const WRITE_BEHIND = 4;
  * Streams a large body in 1 MiB positional writes, up to four in flight while the next bytes are parsed.
  * Each write holds its source bytes in `release` until it completes.
  */
-async function writeStreamed(path: string, entry: AdmittedEntry, body: TarEntry, release: SourceRelease | null, dataStart: number): Promise<void> {
+async function writeStreamed(
+  path: string,
+  entry: AdmittedEntry,
+  body: TarEntry,
+  release: SourceRelease | null,
+  dataStart: number,
+): Promise<void> {
   const handle = await open(path, CREATE_FLAGS, 0o600);
   const pending: Promise<unknown>[] = [];
   try {
@@ -166,7 +197,11 @@ async function writeStreamed(path: string, entry: AdmittedEntry, body: TarEntry,
     const flush = async () => {
       if (pending.length >= WRITE_BEHIND) await pending.shift();
       const token = release?.hold(dataStart + position);
-      pending.push(writeAll(handle, batch, batchBytes, position).finally(() => token !== undefined && release?.drop(token)));
+      pending.push(
+        writeAll(handle, batch, batchBytes, position).finally(
+          () => token !== undefined && release?.drop(token),
+        ),
+      );
       release?.settle(dataStart + position + batchBytes);
       position += batchBytes;
       batch = [];
@@ -188,13 +223,23 @@ async function writeStreamed(path: string, entry: AdmittedEntry, body: TarEntry,
 }
 
 /** Positional `writev` of a batch (no copy into one buffer); finishes a short write with plain writes. */
-async function writeAll(handle: FileHandle, batch: Buffer[], bytes: number, position: number): Promise<void> {
+async function writeAll(
+  handle: FileHandle,
+  batch: Buffer[],
+  bytes: number,
+  position: number,
+): Promise<void> {
   const { bytesWritten } = await handle.writev(batch, position);
   if (bytesWritten === bytes) return;
   const rest = Buffer.concat(batch, bytes).subarray(bytesWritten);
   let written = 0;
   while (written < rest.length) {
-    const result = await handle.write(rest, written, rest.length - written, position + bytesWritten + written);
+    const result = await handle.write(
+      rest,
+      written,
+      rest.length - written,
+      position + bytesWritten + written,
+    );
     written += result.bytesWritten;
   }
 }
@@ -206,7 +251,11 @@ function code(error: unknown): string | undefined {
 function conflictOr(entry: AdmittedEntry, error: unknown): unknown {
   const errno = code(error);
   if (errno === "ENOTDIR" || errno === "EEXIST" || errno === "EISDIR" || errno === "ELOOP") {
-    return rejectEntry(entry.name, "entry_conflict", `it conflicts with an earlier entry (${errno})`);
+    return rejectEntry(
+      entry.name,
+      "entry_conflict",
+      `it conflicts with an earlier entry (${errno})`,
+    );
   }
   return error;
 }

@@ -20,7 +20,11 @@ const STALE_PATTERN = /^\.(.+)\.oma-(staging|previous)-(\d+)-[A-Za-z0-9]+$/;
  * parked just before the kill and is moved back, so the destination is never lost. Folders of live
  * processes (this one included: a concurrent extraction) are left alone.
  */
-export async function removeStaleStaging(folder: string, base: string, destination: string): Promise<void> {
+export async function removeStaleStaging(
+  folder: string,
+  base: string,
+  destination: string,
+): Promise<void> {
   const names = await readdir(folder).catch(() => [] as string[]);
   for (const name of names) {
     const match = STALE_PATTERN.exec(name);

@@ -11,7 +11,11 @@ const MAX_LINK_HOPS = 40;
  * kernel would, and reports whether the path it finally names is still inside the root. Unlike a
  * lexical check this catches `x -> sub/r/..` where `sub/r -> ..` is itself a link.
  */
-export async function symlinkResolvesInside(linkPath: string, target: string, lookup: SymlinkLookup): Promise<boolean> {
+export async function symlinkResolvesInside(
+  linkPath: string,
+  target: string,
+  lookup: SymlinkLookup,
+): Promise<boolean> {
   const parent = parentOf(linkPath);
   const stack = parent === "" ? [] : parent.split("/");
   let pending = target.split("/");

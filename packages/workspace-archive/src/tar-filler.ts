@@ -54,7 +54,12 @@ export class TarFiller {
     let copied = 0;
     while (this.index < buffers.length && at + copied < view.length) {
       const source = buffers[this.index] as Buffer;
-      const count = source.copy(view, at + copied, this.offset, Math.min(source.length, this.offset + view.length - at - copied));
+      const count = source.copy(
+        view,
+        at + copied,
+        this.offset,
+        Math.min(source.length, this.offset + view.length - at - copied),
+      );
       copied += count;
       this.offset += count;
       if (this.offset >= source.length) {
@@ -66,8 +71,16 @@ export class TarFiller {
     return copied;
   }
 
-  private async readFile(segment: Extract<TarSegment, { kind: "file" }>, view: Uint8Array, at: number): Promise<number> {
-    const count = await this.readAhead.copyInto(view, at, Math.min(view.length - at, segment.size - this.offset));
+  private async readFile(
+    segment: Extract<TarSegment, { kind: "file" }>,
+    view: Uint8Array,
+    at: number,
+  ): Promise<number> {
+    const count = await this.readAhead.copyInto(
+      view,
+      at,
+      Math.min(view.length - at, segment.size - this.offset),
+    );
     this.offset += count;
     if (this.offset >= segment.size) {
       segment.shrank = this.readAhead.shrank;

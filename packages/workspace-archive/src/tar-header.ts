@@ -15,7 +15,12 @@ export interface MemberHeader {
   readonly gname: string;
 }
 
-const TYPEFLAG: Record<MemberHeader["type"], string> = { file: "0", link: "1", symlink: "2", directory: "5" };
+const TYPEFLAG: Record<MemberHeader["type"], string> = {
+  file: "0",
+  link: "1",
+  symlink: "2",
+  directory: "5",
+};
 const MAX_OCTAL_11 = 0o77777777777;
 const MAX_OCTAL_7 = 0o7777777;
 
@@ -31,9 +36,20 @@ const MAX_OCTAL_7 = 0o7777777;
  */
 export function encodeMemberHeader(header: MemberHeader, scratch?: Buffer): Buffer {
   const ustarName = splitUstarName(header.name);
-  const linkFits = header.linkname === null || (isAscii(header.linkname) && header.linkname.length <= 100);
-  if (ustarName !== null && linkFits) return encodeUstar(header, ustarName.name, ustarName.prefix, header.linkname ?? "", TYPEFLAG[header.type], scratch);
-  const records = paxRecord("path", header.name) + (header.linkname === null ? "" : paxRecord("linkpath", header.linkname));
+  const linkFits =
+    header.linkname === null || (isAscii(header.linkname) && header.linkname.length <= 100);
+  if (ustarName !== null && linkFits)
+    return encodeUstar(
+      header,
+      ustarName.name,
+      ustarName.prefix,
+      header.linkname ?? "",
+      TYPEFLAG[header.type],
+      scratch,
+    );
+  const records =
+    paxRecord("path", header.name) +
+    (header.linkname === null ? "" : paxRecord("linkpath", header.linkname));
   const pax = Buffer.from(records, "utf8");
   const paxHeader = encodeUstar(
     { ...header, type: "file", size: pax.length, linkname: null },
@@ -45,18 +61,32 @@ export function encodeMemberHeader(header: MemberHeader, scratch?: Buffer): Buff
   const body = Buffer.alloc(padToBlock(pax.length));
   pax.copy(body);
   const fallbackName = asciiTail(header.name, header.type === "directory" ? 99 : 100);
-  return Buffer.concat([paxHeader, body, encodeUstar(header, fallbackName, "", asciiTail(header.linkname ?? "", 100))]);
+  return Buffer.concat([
+    paxHeader,
+    body,
+    encodeUstar(header, fallbackName, "", asciiTail(header.linkname ?? "", 100)),
+  ]);
 }
 
 /** Byte length of {@link encodeMemberHeader}'s output, without encoding it. */
 export function memberHeaderSize(header: Pick<MemberHeader, "name" | "linkname">): number {
-  const linkFits = header.linkname === null || (isAscii(header.linkname) && header.linkname.length <= 100);
+  const linkFits =
+    header.linkname === null || (isAscii(header.linkname) && header.linkname.length <= 100);
   if (splitUstarName(header.name) !== null && linkFits) return BLOCK;
-  const records = paxRecord("path", header.name) + (header.linkname === null ? "" : paxRecord("linkpath", header.linkname));
+  const records =
+    paxRecord("path", header.name) +
+    (header.linkname === null ? "" : paxRecord("linkpath", header.linkname));
   return 2 * BLOCK + padToBlock(Buffer.byteLength(records, "utf8"));
 }
 
-function encodeUstar(header: MemberHeader, name: string, prefix: string, linkname: string, typeflag = TYPEFLAG[header.type], scratch?: Buffer): Buffer {
+function encodeUstar(
+  header: MemberHeader,
+  name: string,
+  prefix: string,
+  linkname: string,
+  typeflag = TYPEFLAG[header.type],
+  scratch?: Buffer,
+): Buffer {
   const block = scratch ?? Buffer.alloc(BLOCK);
   if (scratch) block.fill(0);
   block.write(name, 0, 100, "utf8");

@@ -53,7 +53,10 @@ const FILE_FLAGS = new Set(["0", "\u0000", "7"]);
  * entry, which dominated the checkpoint of a tree of 200,000 small files. A header whose checksum does not
  * match, a truncated member or an oversized name is `archive_rejected` (`corrupt_archive`).
  */
-export function createTarMemberReader(source: AsyncIterable<Uint8Array>, options: TarMemberReaderOptions = {}): TarMemberReader {
+export function createTarMemberReader(
+  source: AsyncIterable<Uint8Array>,
+  options: TarMemberReaderOptions = {},
+): TarMemberReader {
   const maxNameBytes = options.maxNameBytes ?? 64 * 1024;
   const maxPaxBytes = options.maxPaxBytes ?? 1024 * 1024;
   const reader = createByteReader(source);
@@ -146,13 +149,38 @@ export function createTarMemberReader(source: AsyncIterable<Uint8Array>, options
           if (typeflag === "x") pax = { ...pax, ...parsePax(body, corrupt) };
           continue;
         }
-        const ustar = block[257] === 0x75 && block[258] === 0x73 && block[259] === 0x74 && block[260] === 0x61 && block[261] === 0x72 && block[262] === 0;
+        const ustar =
+          block[257] === 0x75 &&
+          block[258] === 0x73 &&
+          block[259] === 0x74 &&
+          block[260] === 0x61 &&
+          block[261] === 0x72 &&
+          block[262] === 0;
         // The ustar fields are read only when no long name stands in for them (a writer may cut them anywhere).
         const name = pax.path ?? longName ?? ustarName(block, ustar);
-        const type = FILE_FLAGS.has(typeflag) ? "file" : typeflag === "5" ? "directory" : typeflag === "2" ? "symlink" : typeflag === "1" ? "link" : "other";
-        const linkTarget = type === "symlink" || type === "link" ? (pax.linkpath ?? longLink ?? nameText(block, 157, nulEnd(block, 157, 257))) : null;
-        const bodySize = type === "file" || type === "other" ? (pax.size === undefined ? size : parsePaxNumber(pax.size, corrupt)) : 0;
-        const mtime = pax.mtime === undefined ? readNumber(block, 136, 12, corrupt) : Math.floor(parsePaxNumber(pax.mtime, corrupt));
+        const type = FILE_FLAGS.has(typeflag)
+          ? "file"
+          : typeflag === "5"
+            ? "directory"
+            : typeflag === "2"
+              ? "symlink"
+              : typeflag === "1"
+                ? "link"
+                : "other";
+        const linkTarget =
+          type === "symlink" || type === "link"
+            ? (pax.linkpath ?? longLink ?? nameText(block, 157, nulEnd(block, 157, 257)))
+            : null;
+        const bodySize =
+          type === "file" || type === "other"
+            ? pax.size === undefined
+              ? size
+              : parsePaxNumber(pax.size, corrupt)
+            : 0;
+        const mtime =
+          pax.mtime === undefined
+            ? readNumber(block, 136, 12, corrupt)
+            : Math.floor(parsePaxNumber(pax.mtime, corrupt));
         lastName = name;
         bodyLeft = bodySize;
         paddingLeft = padToBlock(bodySize) - bodySize;
@@ -219,12 +247,18 @@ function nulEnd(buffer: Buffer, start = 0, end = buffer.byteLength): number {
 }
 
 /** Octal (space or NUL terminated) or GNU base-256 (high bit of the first byte set). */
-function readNumber(block: Buffer, offset: number, length: number, corrupt: (detail: string) => Error): number {
+function readNumber(
+  block: Buffer,
+  offset: number,
+  length: number,
+  corrupt: (detail: string) => Error,
+): number {
   const first = block[offset] as number;
   if (first & 0x80) {
     if (first === 0xff) throw corrupt("a negative number field");
     let value = first & 0x7f;
-    for (let index = offset + 1; index < offset + length; index += 1) value = value * 256 + (block[index] as number);
+    for (let index = offset + 1; index < offset + length; index += 1)
+      value = value * 256 + (block[index] as number);
     if (!Number.isSafeInteger(value)) throw corrupt("a number field out of range");
     return value;
   }
@@ -267,13 +301,22 @@ function parsePax(body: Buffer, corrupt: (detail: string) => Error): Record<stri
     if (body[offset] === 0) break;
     const space = body.indexOf(0x20, offset);
     const length = space === -1 ? Number.NaN : Number(body.toString("latin1", offset, space));
-    if (!Number.isSafeInteger(length) || length <= 0 || offset + length > body.byteLength || body[offset + length - 1] !== 0x0a) throw corrupt("a malformed pax record");
+    if (
+      !Number.isSafeInteger(length) ||
+      length <= 0 ||
+      offset + length > body.byteLength ||
+      body[offset + length - 1] !== 0x0a
+    )
+      throw corrupt("a malformed pax record");
     const record = body.toString("utf8", space + 1, offset + length - 1);
     const equals = record.indexOf("=");
     if (equals <= 0) throw corrupt("a malformed pax record");
     const key = record.slice(0, equals);
     // A name's bytes are checked (keys are ASCII, so the value starts `equals + 1` bytes into the record).
-    records[key] = key === "path" || key === "linkpath" ? nameText(body, space + 2 + equals, offset + length - 1) : record.slice(equals + 1);
+    records[key] =
+      key === "path" || key === "linkpath"
+        ? nameText(body, space + 2 + equals, offset + length - 1)
+        : record.slice(equals + 1);
     offset += length;
   }
   return records;

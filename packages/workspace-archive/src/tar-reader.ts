@@ -23,15 +23,23 @@ export function createSourceMeter(hash: boolean): SourceMeter {
 export type TarEntry = Extract extends AsyncIterable<infer Source> ? Source : never;
 
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
-const TAR_PARSE_ERROR = /tar header|Unexpected end of data|Header exceeds max size|Invalid header|No body allowed|entry body ended early/i;
+const TAR_PARSE_ERROR =
+  /tar header|Unexpected end of data|Header exceeds max size|Invalid header|No body allowed|entry body ended early/i;
 
 /**
  * Parses a tar (or gzip'd tar) source and yields its entries in order. Every entry's body must be
  * consumed or resumed before the next one is requested. Parse and decompression failures become
  * `archive_rejected`; leaving the loop early destroys the source.
  */
-export async function* readTarEntries(source: ArchiveSource, gzip: boolean | "auto", meter: SourceMeter): AsyncGenerator<TarEntry> {
-  const input = Readable.from(decodeSource(toNodeReadable(source), gzip, meter), { objectMode: false, highWaterMark: 256 * 1024 });
+export async function* readTarEntries(
+  source: ArchiveSource,
+  gzip: boolean | "auto",
+  meter: SourceMeter,
+): AsyncGenerator<TarEntry> {
+  const input = Readable.from(decodeSource(toNodeReadable(source), gzip, meter), {
+    objectMode: false,
+    highWaterMark: 256 * 1024,
+  });
   const extract = tar.extract();
   const feeding = pipeline(input, extract as unknown as NodeJS.WritableStream);
   feeding.catch(() => undefined);
@@ -56,8 +64,18 @@ export async function* readTarEntries(source: ArchiveSource, gzip: boolean | "au
  * really holds U+FFFD is refused too: this reader cannot tell the two apart.
  */
 function refuseReplacedBytes(name: string, linkname: string | null | undefined): void {
-  if (name.includes("\uFFFD")) throw rejectEntry(name, "invalid_name", "the name is not valid UTF-8 (or holds U+FFFD, which this reader cannot tell from such bytes)");
-  if (linkname?.includes("\uFFFD")) throw rejectEntry(name, "invalid_name", "the link target is not valid UTF-8 (or holds U+FFFD, which this reader cannot tell from such bytes)");
+  if (name.includes("\uFFFD"))
+    throw rejectEntry(
+      name,
+      "invalid_name",
+      "the name is not valid UTF-8 (or holds U+FFFD, which this reader cannot tell from such bytes)",
+    );
+  if (linkname?.includes("\uFFFD"))
+    throw rejectEntry(
+      name,
+      "invalid_name",
+      "the link target is not valid UTF-8 (or holds U+FFFD, which this reader cannot tell from such bytes)",
+    );
 }
 
 /**
@@ -68,11 +86,16 @@ export function toArchiveError(error: unknown, lastEntry: string | null): unknow
   if (ManagedRuntimeError.isInstance(error)) return error;
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : "";
-  if ((typeof code === "string" && code.startsWith("Z_")) || TAR_PARSE_ERROR.test(message)) return rejectCorrupt(error, lastEntry);
+  if ((typeof code === "string" && code.startsWith("Z_")) || TAR_PARSE_ERROR.test(message))
+    return rejectCorrupt(error, lastEntry);
   return error;
 }
 
-async function* decodeSource(input: Readable, gzip: boolean | "auto", meter: SourceMeter): AsyncGenerator<Buffer> {
+async function* decodeSource(
+  input: Readable,
+  gzip: boolean | "auto",
+  meter: SourceMeter,
+): AsyncGenerator<Buffer> {
   const iterator = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const head: Buffer[] = [];
   let headBytes = 0;
@@ -100,7 +123,11 @@ async function* decodeSource(input: Readable, gzip: boolean | "auto", meter: Sou
   await inflating;
 }
 
-async function* rawChunks(first: Buffer, rest: AsyncIterator<Buffer> | null, meter: SourceMeter): AsyncGenerator<Buffer> {
+async function* rawChunks(
+  first: Buffer,
+  rest: AsyncIterator<Buffer> | null,
+  meter: SourceMeter,
+): AsyncGenerator<Buffer> {
   const account = (chunk: Buffer) => {
     meter.bytes += chunk.length;
     meter.hash?.update(chunk);

@@ -24,7 +24,15 @@ export interface PackTally {
 
 /** Fresh zeroed counters. */
 export function createPackTally(): PackTally {
-  return { entries: 0, files: 0, directories: 0, symlinks: 0, fileBytes: 0, skipped: [], changed: [] };
+  return {
+    entries: 0,
+    files: 0,
+    directories: 0,
+    symlinks: 0,
+    fileBytes: 0,
+    skipped: [],
+    changed: [],
+  };
 }
 
 /** Largest mtime an 11-digit octal header field holds. */
@@ -56,10 +64,19 @@ export type TarSegment = BytesSegment | FileSegment;
  * into its own buffer; its handle is closed when the consumer asks for the next segment. Paths that
  * vanish during the walk are left out.
  */
-export async function* tarSegments(root: string, excludes: readonly string[], tally: PackTally): AsyncGenerator<TarSegment> {
+export async function* tarSegments(
+  root: string,
+  excludes: readonly string[],
+  tally: PackTally,
+): AsyncGenerator<TarSegment> {
   const rootStats = await stat(root).catch(() => null);
-  if (rootStats === null) throw new NotFoundError({ message: "folder to pack does not exist", context: { dir: root } });
-  if (!rootStats.isDirectory()) throw new InvalidRequestError({ message: "path to pack is not a folder", context: { dir: root } });
+  if (rootStats === null)
+    throw new NotFoundError({ message: "folder to pack does not exist", context: { dir: root } });
+  if (!rootStats.isDirectory())
+    throw new InvalidRequestError({
+      message: "path to pack is not a folder",
+      context: { dir: root },
+    });
   let batch: Buffer[] = [];
   let batchBytes = 0;
   const add = (buffer: Buffer) => {
@@ -100,7 +117,8 @@ export async function* tarSegments(root: string, excludes: readonly string[], ta
         yield flush();
         const segment: FileSegment = { kind: "file", handle, size: stats.size, shrank: false };
         yield segment;
-        if (segment.shrank || (await handle.stat()).size !== stats.size) tally.changed.push(header.name);
+        if (segment.shrank || (await handle.stat()).size !== stats.size)
+          tally.changed.push(header.name);
       } finally {
         await handle.close();
       }

@@ -22,7 +22,11 @@ export function* walkTree(root: string, excluded: ExcludeMatcher): Generator<Wal
   if (stats.isDirectory()) yield* walkChildren(root, "", excluded);
 }
 
-function* walkChildren(absolute: string, path: string, excluded: ExcludeMatcher): Generator<WalkEntry> {
+function* walkChildren(
+  absolute: string,
+  path: string,
+  excluded: ExcludeMatcher,
+): Generator<WalkEntry> {
   const names = readdirOrEmpty(absolute);
   names.sort();
   for (const name of names) {

@@ -20,8 +20,10 @@ async function interopTree(root: string): Promise<void> {
   await mkdir(join(root, "empty dir"));
   await symlink(`${LONG}/${LONG}/${LONG}.txt`, join(root, "long-link"));
   await symlink("run.sh", join(root, "short-link"));
-  for (const path of ["ünïcödé ✓.txt", "run.sh", join(LONG, LONG, `${LONG}.txt`)]) await utimes(join(root, path), 1_650_000_000, 1_650_000_000);
-  for (const path of [join(LONG, LONG), LONG, "empty dir", "."]) await utimes(join(root, path), 1_660_000_000, 1_660_000_000);
+  for (const path of ["ünïcödé ✓.txt", "run.sh", join(LONG, LONG, `${LONG}.txt`)])
+    await utimes(join(root, path), 1_650_000_000, 1_650_000_000);
+  for (const path of [join(LONG, LONG), LONG, "empty dir", "."])
+    await utimes(join(root, path), 1_660_000_000, 1_660_000_000);
 }
 
 describe("GNU tar interoperability", () => {
@@ -32,7 +34,10 @@ describe("GNU tar interoperability", () => {
       await mkdir(source);
       await interopTree(source);
       const file = join(base, "workspace.tar");
-      const args = format === "ustar-gzip" ? ["-czf", file, "--format=gnu"] : ["-cf", file, `--format=${format}`];
+      const args =
+        format === "ustar-gzip"
+          ? ["-czf", file, "--format=gnu"]
+          : ["-cf", file, `--format=${format}`];
       await tool("tar", [...args, "--owner=0", "--group=0", "--numeric-owner", "-C", source, "."]);
       const listing = await tool("tar", ["-tf", file]);
       expect(listing.split("\n")).toContain("./");
@@ -40,7 +45,9 @@ describe("GNU tar interoperability", () => {
       const target = join(base, "target");
       const result = await extractArchive(createReadStream(file), target);
       expect(result.gzip).toBe(format === "ustar-gzip");
-      expect(await snapshotTree(target, { directoryTimes: true })).toEqual(await snapshotTree(source, { directoryTimes: true }));
+      expect(await snapshotTree(target, { directoryTimes: true })).toEqual(
+        await snapshotTree(source, { directoryTimes: true }),
+      );
       expect((await inspectArchive(createReadStream(file))).entries).toBe(result.entries);
     });
   }
@@ -61,7 +68,9 @@ describe("GNU tar interoperability", () => {
       const target = join(base, "target");
       await mkdir(target);
       await tool("tar", [gzip ? "-xzf" : "-xf", file, "-C", target]);
-      expect(await snapshotTree(target, { directoryTimes: true })).toEqual(await snapshotTree(source, { directoryTimes: true }));
+      expect(await snapshotTree(target, { directoryTimes: true })).toEqual(
+        await snapshotTree(source, { directoryTimes: true }),
+      );
     });
   }
 });

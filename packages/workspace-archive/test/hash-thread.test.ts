@@ -39,7 +39,8 @@ async function settledThreads(): Promise<number> {
 async function tree(label: string): Promise<string> {
   const root = await tempDir(label);
   await writeFile(join(root, "big.bin"), randomBytes(6 * MIB + 123));
-  for (let index = 0; index < 30; index += 1) await writeFile(join(root, `s${index}`), `small ${index}`);
+  for (let index = 0; index < 30; index += 1)
+    await writeFile(join(root, `s${index}`), `small ${index}`);
   return root;
 }
 
@@ -54,9 +55,15 @@ describe("off-thread sha256", () => {
         at = Math.max(at, end);
       }
       const expected = data.subarray(0, at);
-      expect(await hasher.finish()).toEqual({ sha256: createHash("sha256").update(expected).digest("hex"), bytes: expected.length });
+      expect(await hasher.finish()).toEqual({
+        sha256: createHash("sha256").update(expected).digest("hex"),
+        bytes: expected.length,
+      });
     }
-    expect(await createStreamHasher().finish()).toEqual({ sha256: createHash("sha256").digest("hex"), bytes: 0 });
+    expect(await createStreamHasher().finish()).toEqual({
+      sha256: createHash("sha256").digest("hex"),
+      bytes: 0,
+    });
   });
 
   it("runs the thread's source as CommonJS and as an ES module (hosts started with --input-type=module)", async () => {
@@ -68,7 +75,9 @@ describe("off-thread sha256", () => {
       const replies: { buffer?: ArrayBuffer; sha256?: string }[] = [];
       const digest = new Promise<string>((resolve, reject) => {
         thread.on("error", reject);
-        thread.on("exit", (code) => reject(new Error(`the thread exited (${code}) before it sent its digest`)));
+        thread.on("exit", (code) =>
+          reject(new Error(`the thread exited (${code}) before it sent its digest`)),
+        );
         thread.on("message", (message: { buffer?: ArrayBuffer; sha256?: string }) => {
           replies.push(message);
           if (message.sha256 !== undefined) resolve(message.sha256);
@@ -77,7 +86,11 @@ describe("off-thread sha256", () => {
       const copy = new Uint8Array(data).buffer;
       thread.postMessage({ buffer: copy, length: data.length - 5 }, [copy]);
       thread.postMessage({ end: true });
-      expect(await digest).toBe(createHash("sha256").update(data.subarray(0, data.length - 5)).digest("hex"));
+      expect(await digest).toBe(
+        createHash("sha256")
+          .update(data.subarray(0, data.length - 5))
+          .digest("hex"),
+      );
       expect(replies[0]?.buffer?.byteLength).toBe(data.length);
       await exited;
     }
@@ -138,7 +151,8 @@ describe("off-thread sha256", () => {
     expect(await threadsBackTo(baseline)).toBe(baseline);
     const cancelled = packDirectory(root);
     const reader = cancelled.toWebStream().getReader();
-    for (let bytes = 0; bytes <= 3 * MIB; ) bytes += ((await reader.read()).value as Uint8Array).length;
+    for (let bytes = 0; bytes <= 3 * MIB; )
+      bytes += ((await reader.read()).value as Uint8Array).length;
     expect(threads()).toBeGreaterThan(baseline);
     await reader.cancel();
     await expect(cancelled.digest).rejects.toBeDefined();

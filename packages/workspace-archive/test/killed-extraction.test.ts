@@ -12,7 +12,9 @@ const CHILD = fileURLToPath(new URL("./support/extract-child.mjs", import.meta.u
 
 /** Starts a child that extracts `archive` into `destination` and stalls halfway; resolves once it stalled. */
 async function stalledChild(archive: string, destination: string) {
-  const child = spawn(process.execPath, [CHILD, archive, destination], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [CHILD, archive, destination], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   let output = "";
   child.stdout.setEncoding("utf8");
   await new Promise<void>((resolve, reject) => {
@@ -38,7 +40,10 @@ describe("extractArchive killed mid-way", () => {
     const destination = join(base, "ws");
     await mkdir(destination);
     await writeFile(join(destination, "before.txt"), "before");
-    const entries = Array.from({ length: 64 }, (_, index) => ({ name: `./f${index}.txt`, body: `${index}`.repeat(4096) }));
+    const entries = Array.from({ length: 64 }, (_, index) => ({
+      name: `./f${index}.txt`,
+      body: `${index}`.repeat(4096),
+    }));
     const archivePath = join(base, "archive.tar");
     await writeFile(archivePath, await craftArchive(entries));
 
@@ -66,9 +71,13 @@ describe("extractArchive killed mid-way", () => {
     const otherDestination = join(base, `.other.oma-staging-${pid}-Qq1Ww2`);
     await mkdir(otherDestination);
 
-    await extractArchive(await craftArchive([{ name: "./new.txt", body: "new" }]), destination, { mode: "merge" });
+    await extractArchive(await craftArchive([{ name: "./new.txt", body: "new" }]), destination, {
+      mode: "merge",
+    });
     expect((await readdir(destination)).sort()).toEqual(["kept.txt", "new.txt"]);
     expect(await readFile(join(destination, "kept.txt"), "utf8")).toBe("kept");
-    expect((await readdir(base)).sort()).toEqual([`.other.oma-staging-${pid}-Qq1Ww2`, `.ws.oma-staging-${process.pid}-Zz9Yy8`, "ws"].sort());
+    expect((await readdir(base)).sort()).toEqual(
+      [`.other.oma-staging-${pid}-Qq1Ww2`, `.ws.oma-staging-${process.pid}-Zz9Yy8`, "ws"].sort(),
+    );
   }, 60_000);
 });

@@ -24,7 +24,15 @@ describe("packDirectory", () => {
     const bytes = await buffer(first.stream);
     const digest = await first.digest;
     expect(digest.sha256).toBe(createHash("sha256").update(bytes).digest("hex"));
-    expect(digest).toMatchObject({ bytes: bytes.length, entries: 7, files: 5, directories: 2, symlinks: 0, fileBytes: 4000 + 12 * 1024 * 1024, changed: [] });
+    expect(digest).toMatchObject({
+      bytes: bytes.length,
+      entries: 7,
+      files: 5,
+      directories: 2,
+      symlinks: 0,
+      fileBytes: 4000 + 12 * 1024 * 1024,
+      changed: [],
+    });
     const second = packDirectory(root);
     await buffer(second.stream);
     expect((await second.digest).sha256).toBe(digest.sha256);
@@ -33,15 +41,38 @@ describe("packDirectory", () => {
 
   it("applies exclude globs at any depth, anchored, directory-only and with **", async () => {
     const root = await tempDir("pack-excludes");
-    const files = ["keep.txt", "app.log", "src/app.log", "src/node_modules/x.js", "node_modules/y.js", "build/out.js", "src/build/out.js", "cache/f", "deep/a/cache/g", "tmp"];
+    const files = [
+      "keep.txt",
+      "app.log",
+      "src/app.log",
+      "src/node_modules/x.js",
+      "node_modules/y.js",
+      "build/out.js",
+      "src/build/out.js",
+      "cache/f",
+      "deep/a/cache/g",
+      "tmp",
+    ];
     for (const path of files) {
       await mkdir(join(root, path, ".."), { recursive: true });
       await writeFile(join(root, path), path);
     }
     await mkdir(join(root, "logs"));
-    const packed = packDirectory(root, { excludes: ["node_modules", "*.log", "/build", "cache/", "tmp/", "**/a/**"] });
+    const packed = packDirectory(root, {
+      excludes: ["node_modules", "*.log", "/build", "cache/", "tmp/", "**/a/**"],
+    });
     const listed = await names(await buffer(packed.stream));
-    expect(listed).toEqual(["./", "./deep/", "./deep/a/", "./keep.txt", "./logs/", "./src/", "./src/build/", "./src/build/out.js", "./tmp"]);
+    expect(listed).toEqual([
+      "./",
+      "./deep/",
+      "./deep/a/",
+      "./keep.txt",
+      "./logs/",
+      "./src/",
+      "./src/build/",
+      "./src/build/out.js",
+      "./tmp",
+    ]);
   });
 
   it("keeps symlinks as links, skips FIFOs and reports them", async () => {
@@ -53,8 +84,15 @@ describe("packDirectory", () => {
     const packed = packDirectory(root);
     const archive = await buffer(packed.stream);
     const entries: ArchiveEntryInfo[] = [];
-    await inspectArchive(archive, { allowSymlinksOutsideRoot: true, onEntry: (entry) => entries.push(entry) });
-    expect(entries.filter((entry) => entry.kind === "symlink").map((entry) => [entry.name, entry.linkTarget])).toEqual([
+    await inspectArchive(archive, {
+      allowSymlinksOutsideRoot: true,
+      onEntry: (entry) => entries.push(entry),
+    });
+    expect(
+      entries
+        .filter((entry) => entry.kind === "symlink")
+        .map((entry) => [entry.name, entry.linkTarget]),
+    ).toEqual([
       ["./dangling", "/does/not/exist"],
       ["./link", "target.txt"],
     ]);
@@ -73,12 +111,24 @@ describe("packDirectory", () => {
     expect(compressed.length).toBeLessThan(plain.length);
     expect((await gzipped.digest).bytes).toBe(compressed.length);
     expect(await names(compressed)).toEqual(["./", "./a.txt"]);
-    await expect(inspectArchive(compressed, { gzip: false })).rejects.toMatchObject({ code: "archive_rejected" });
+    await expect(inspectArchive(compressed, { gzip: false })).rejects.toMatchObject({
+      code: "archive_rejected",
+    });
   });
 
   it("fails with typed errors: bad options at once, a missing folder through the stream and digest", async () => {
-    expect(() => packDirectory("/tmp", { excludes: [""] })).toThrowError(expect.objectContaining({ code: "invalid_config", context: expect.objectContaining({ path: "excludes.0" }) }));
-    expect(() => packDirectory("/tmp", { gzip: { level: 12 } })).toThrowError(expect.objectContaining({ code: "invalid_config", context: expect.objectContaining({ path: "gzip.level" }) }));
+    expect(() => packDirectory("/tmp", { excludes: [""] })).toThrowError(
+      expect.objectContaining({
+        code: "invalid_config",
+        context: expect.objectContaining({ path: "excludes.0" }),
+      }),
+    );
+    expect(() => packDirectory("/tmp", { gzip: { level: 12 } })).toThrowError(
+      expect.objectContaining({
+        code: "invalid_config",
+        context: expect.objectContaining({ path: "gzip.level" }),
+      }),
+    );
     const missing = packDirectory(join(await tempDir("pack-missing"), "nope"));
     await expect(buffer(missing.stream)).rejects.toMatchObject({ code: "not_found" });
     await expect(missing.digest).rejects.toMatchObject({ code: "not_found" });
@@ -99,7 +149,8 @@ describe("packDirectory", () => {
   it("fills a BYOB reader's own buffer with the same bytes, and opens only once", async () => {
     const root = await tempDir("pack-byob");
     await writeFile(join(root, "big.bin"), Buffer.alloc(3 * 1024 * 1024 + 5, 9));
-    for (let index = 0; index < 20; index += 1) await writeFile(join(root, `s${index}`), `small ${index}`);
+    for (let index = 0; index < 20; index += 1)
+      await writeFile(join(root, `s${index}`), `small ${index}`);
     const expected = await buffer(packDirectory(root).stream);
     const packed = packDirectory(root);
     const reader = packed.toWebStream().getReader({ mode: "byob" });
@@ -113,7 +164,9 @@ describe("packDirectory", () => {
     }
     expect(Buffer.concat(copies).equals(expected)).toBe(true);
     expect((await packed.digest).sha256).toBe(createHash("sha256").update(expected).digest("hex"));
-    expect(() => packed.toWebStream()).toThrowError(expect.objectContaining({ code: "invalid_request" }));
+    expect(() => packed.toWebStream()).toThrowError(
+      expect.objectContaining({ code: "invalid_request" }),
+    );
     expect(() => packed.stream).toThrowError(expect.objectContaining({ code: "invalid_request" }));
   });
 });

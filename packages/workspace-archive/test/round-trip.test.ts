@@ -27,7 +27,9 @@ describe("pack → split → extract round trip (seeded random trees)", () => {
 
       const whole = join(base, "whole");
       await extractArchive(archive, whole);
-      expect(await snapshotTree(whole, { directoryTimes: true })).toEqual(await snapshotTree(source, { directoryTimes: true }));
+      expect(await snapshotTree(whole, { directoryTimes: true })).toEqual(
+        await snapshotTree(source, { directoryTimes: true }),
+      );
       const archiveFile = join(base, "archive.tar");
       await writeFile(archiveFile, archive);
       const fromFile = join(base, "from-file");
@@ -41,7 +43,9 @@ describe("pack → split → extract round trip (seeded random trees)", () => {
         for await (const part of split) {
           expect(part.size).toBeLessThanOrEqual(maxPartBytes);
           expect(part.index).toBe(parts);
-          await extractArchive(part.bytes, restored, { mode: part.index === 0 ? "replace" : "merge" });
+          await extractArchive(part.bytes, restored, {
+            mode: part.index === 0 ? "replace" : "merge",
+          });
           parts += 1;
         }
         for (const plan of split.joinPlans) await applyJoinPlan(restored, plan);

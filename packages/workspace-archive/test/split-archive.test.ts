@@ -3,7 +3,15 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { buffer } from "node:stream/consumers";
 import { describe, expect, it } from "vitest";
-import { applyJoinPlan, extractArchive, joinPlanCommands, packDirectory, parseJoinPlan, splitArchive, type JoinPlan } from "../src/index.js";
+import {
+  applyJoinPlan,
+  extractArchive,
+  joinPlanCommands,
+  packDirectory,
+  parseJoinPlan,
+  splitArchive,
+  type JoinPlan,
+} from "../src/index.js";
 import { craftArchive } from "./support/crafted-archive.js";
 import { tool } from "./support/gnu-tar.js";
 import { tempDir } from "./support/temp-dir.js";
@@ -35,7 +43,9 @@ describe("splitArchive", () => {
     expect(split.joinPlans).toHaveLength(1);
     const plan = split.joinPlans[0] as JoinPlan;
     expect(plan.target).toBe("./data/big it's.bin");
-    expect(plan.chunks.every((chunk) => chunk.name.startsWith(`${plan.chunkDirectory}/`))).toBe(true);
+    expect(plan.chunks.every((chunk) => chunk.name.startsWith(`${plan.chunkDirectory}/`))).toBe(
+      true,
+    );
 
     const restored = join(base, "restored");
     await mkdir(restored);
@@ -58,16 +68,23 @@ describe("splitArchive", () => {
     await link(join(source, "small"), join(source, "small-again"));
     const tarFile = join(base, "in.tar");
     await tool("tar", ["-cf", tarFile, "-C", source, "."]);
-    const split = splitArchive((await import("node:fs")).createReadStream(tarFile), { maxPartBytes: 32 * 1024 });
+    const split = splitArchive((await import("node:fs")).createReadStream(tarFile), {
+      maxPartBytes: 32 * 1024,
+    });
     const restored = join(base, "restored");
-    for (const [index, part] of (await collect(split)).entries()) await extractArchive(part, restored, { mode: index === 0 ? "replace" : "merge" });
+    for (const [index, part] of (await collect(split)).entries())
+      await extractArchive(part, restored, { mode: index === 0 ? "replace" : "merge" });
     // GNU tar stores whichever name it meets first as the file and the other as the hardlink.
     expect(split.joinPlans).toHaveLength(1);
     expect(split.joinPlans[0]?.links).toHaveLength(1);
     for (const plan of split.joinPlans) await applyJoinPlan(restored, plan);
     expect(await snapshotTree(restored)).toEqual(await snapshotTree(source));
-    expect((await stat(join(restored, "big-again"))).ino).toBe((await stat(join(restored, "big"))).ino);
-    expect((await stat(join(restored, "small-again"))).ino).toBe((await stat(join(restored, "small"))).ino);
+    expect((await stat(join(restored, "big-again"))).ino).toBe(
+      (await stat(join(restored, "big"))).ino,
+    );
+    expect((await stat(join(restored, "small-again"))).ino).toBe(
+      (await stat(join(restored, "small"))).ino,
+    );
   });
 
   it("fails applyJoinPlan with integrity_failed on a corrupted chunk and leaves the target absent", async () => {
@@ -77,10 +94,14 @@ describe("splitArchive", () => {
     await sampleTree(source);
     const split = splitArchive(packDirectory(source).stream, { maxPartBytes: 64 * 1024 });
     const restored = join(base, "restored");
-    for (const [index, part] of (await collect(split)).entries()) await extractArchive(part, restored, { mode: index === 0 ? "replace" : "merge" });
+    for (const [index, part] of (await collect(split)).entries())
+      await extractArchive(part, restored, { mode: index === 0 ? "replace" : "merge" });
     const plan = split.joinPlans[0] as JoinPlan;
     await writeFile(join(restored, (plan.chunks[1] as { name: string }).name), randomBytes(10));
-    await expect(applyJoinPlan(restored, plan)).rejects.toMatchObject({ code: "integrity_failed", context: { target: plan.target } });
+    await expect(applyJoinPlan(restored, plan)).rejects.toMatchObject({
+      code: "integrity_failed",
+      context: { target: plan.target },
+    });
     await expect(stat(join(restored, plan.target))).rejects.toMatchObject({ code: "ENOENT" });
   });
 
@@ -93,21 +114,50 @@ describe("splitArchive", () => {
   });
 
   it("rejects members inside the chunk folder and headers larger than a part", async () => {
-    await expect(collect(splitArchive(await craftArchive([{ name: "./.oma-chunks/x", body: "x" }]), { maxPartBytes: 16 * 1024 }))).rejects.toMatchObject({
+    await expect(
+      collect(
+        splitArchive(await craftArchive([{ name: "./.oma-chunks/x", body: "x" }]), {
+          maxPartBytes: 16 * 1024,
+        }),
+      ),
+    ).rejects.toMatchObject({
       code: "archive_rejected",
       context: { entry: "./.oma-chunks/x", reason: "entry_conflict" },
     });
     const longTarget = `${"t".repeat(200)}/`.repeat(100);
-    await expect(collect(splitArchive(await craftArchive([{ name: "l", type: "symlink", linkname: longTarget }]), { maxPartBytes: 16 * 1024 }))).rejects.toMatchObject({
+    await expect(
+      collect(
+        splitArchive(await craftArchive([{ name: "l", type: "symlink", linkname: longTarget }]), {
+          maxPartBytes: 16 * 1024,
+        }),
+      ),
+    ).rejects.toMatchObject({
       code: "limit_exceeded",
       context: { entry: "l", limit: "maxPartBytes" },
     });
   });
 
   it("validates options and join plans with typed errors naming the field", async () => {
-    expect(() => splitArchive(Buffer.alloc(0), { maxPartBytes: 1000 })).toThrowError(expect.objectContaining({ code: "invalid_config", context: expect.objectContaining({ path: "maxPartBytes" }) }));
-    expect(() => splitArchive(Buffer.alloc(0), { maxPartBytes: 1 << 20, chunkDirectory: "../x" })).toThrowError(expect.objectContaining({ code: "invalid_config" }));
-    const plan: JoinPlan = { version: 1, target: "./a", mode: 0o644, mtime: 0, size: 1, sha256: "0".repeat(64), chunkDirectory: "./.oma-chunks/1", chunks: [{ name: "./.oma-chunks/1/0", size: 1 }], links: [] };
+    expect(() => splitArchive(Buffer.alloc(0), { maxPartBytes: 1000 })).toThrowError(
+      expect.objectContaining({
+        code: "invalid_config",
+        context: expect.objectContaining({ path: "maxPartBytes" }),
+      }),
+    );
+    expect(() =>
+      splitArchive(Buffer.alloc(0), { maxPartBytes: 1 << 20, chunkDirectory: "../x" }),
+    ).toThrowError(expect.objectContaining({ code: "invalid_config" }));
+    const plan: JoinPlan = {
+      version: 1,
+      target: "./a",
+      mode: 0o644,
+      mtime: 0,
+      size: 1,
+      sha256: "0".repeat(64),
+      chunkDirectory: "./.oma-chunks/1",
+      chunks: [{ name: "./.oma-chunks/1/0", size: 1 }],
+      links: [],
+    };
     expect(parseJoinPlan(plan)).toEqual(plan);
     const hostile: [string, unknown][] = [
       ["chunks.0.name", { ...plan, chunks: [{ name: "./elsewhere/0", size: 1 }] }],
@@ -117,8 +167,15 @@ describe("splitArchive", () => {
       ["links.0", { ...plan, links: ["/etc/shadow"] }],
     ];
     for (const [path, input] of hostile) {
-      expect(() => parseJoinPlan(input), path).toThrowError(expect.objectContaining({ code: "invalid_request", context: expect.objectContaining({ path }) }));
-      expect(() => joinPlanCommands(input as JoinPlan), path).toThrowError(expect.objectContaining({ code: "invalid_request" }));
+      expect(() => parseJoinPlan(input), path).toThrowError(
+        expect.objectContaining({
+          code: "invalid_request",
+          context: expect.objectContaining({ path }),
+        }),
+      );
+      expect(() => joinPlanCommands(input as JoinPlan), path).toThrowError(
+        expect.objectContaining({ code: "invalid_request" }),
+      );
     }
   });
 
@@ -146,7 +203,9 @@ describe("splitArchive", () => {
     // Far more than the pipeline buffers, so an abandoned split must leave the pack unfinished.
     await writeFile(join(base, "large.bin"), randomBytes(16 * 1024 * 1024));
     const packed = packDirectory(base);
-    const iterator = splitArchive(packed.stream, { maxPartBytes: 16 * 1024 })[Symbol.asyncIterator]();
+    const iterator = splitArchive(packed.stream, { maxPartBytes: 16 * 1024 })[
+      Symbol.asyncIterator
+    ]();
     const first = await iterator.next();
     expect(first.done).toBe(false);
     await iterator.return?.(undefined);

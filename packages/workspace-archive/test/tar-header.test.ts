@@ -7,10 +7,26 @@ import { encodeMemberHeader, memberHeaderSize, type MemberHeader } from "../src/
 import { tool } from "./support/gnu-tar.js";
 import { tempDir } from "./support/temp-dir.js";
 
-const base: MemberHeader = { name: "./a", type: "file", mode: 0o644, mtime: 1_700_000_000, size: 0, linkname: null, uid: 0, gid: 0, uname: "", gname: "" };
+const base: MemberHeader = {
+  name: "./a",
+  type: "file",
+  mode: 0o644,
+  mtime: 1_700_000_000,
+  size: 0,
+  linkname: null,
+  uid: 0,
+  gid: 0,
+  uname: "",
+  gname: "",
+};
 
 describe("encodeMemberHeader", () => {
-  const names = ["./short.txt", `./${"d".repeat(90)}/${"f".repeat(90)}`, `./${"x".repeat(300)}`, "./ünïcödé/日本語 ✓.txt"];
+  const names = [
+    "./short.txt",
+    `./${"d".repeat(90)}/${"f".repeat(90)}`,
+    `./${"x".repeat(300)}`,
+    "./ünïcödé/日本語 ✓.txt",
+  ];
   it("writes headers that tar-stream and GNU tar read back, with sizes known in advance", async () => {
     const part = new PartBuilder(0, 1024 * 1024);
     for (const name of names) {
@@ -18,7 +34,12 @@ describe("encodeMemberHeader", () => {
       expect(encodeMemberHeader(header).length).toBe(memberHeaderSize(header));
       part.add(header, [Buffer.from("abc")]);
     }
-    const link = { ...base, name: "./l", type: "symlink" as const, linkname: `${"t".repeat(150)}/ü` };
+    const link = {
+      ...base,
+      name: "./l",
+      type: "symlink" as const,
+      linkname: `${"t".repeat(150)}/ü`,
+    };
     expect(encodeMemberHeader(link).length).toBe(memberHeaderSize(link));
     part.add(link, []);
     const { bytes } = part.finish();

@@ -12,7 +12,8 @@ import { tempDir } from "./support/temp-dir.js";
 async function membersOf(bytes: Buffer, options: { chunk?: number; pieces?: boolean } = {}) {
   const chunk = options.chunk ?? bytes.byteLength;
   async function* chunks() {
-    for (let offset = 0; offset < bytes.byteLength; offset += chunk) yield bytes.subarray(offset, offset + chunk);
+    for (let offset = 0; offset < bytes.byteLength; offset += chunk)
+      yield bytes.subarray(offset, offset + chunk);
   }
   const reader = createTarMemberReader(chunks());
   const members: Array<TarMember & { sha256: string | null }> = [];
@@ -48,14 +49,30 @@ describe("createTarMemberReader", () => {
     const whole = await membersOf(bytes);
     expect(whole.position).toBe(bytes.byteLength);
     const byName = new Map(whole.members.map((member) => [member.name, member]));
-    expect(byName.get(`./${long}`)).toMatchObject({ type: "file", size: 9, sha256: sha("long name") });
+    expect(byName.get(`./${long}`)).toMatchObject({
+      type: "file",
+      size: 9,
+      sha256: sha("long name"),
+    });
     expect(byName.get("./ünïcödé.txt")).toMatchObject({ type: "file", sha256: sha("unicode") });
-    expect(byName.get("./big.bin")).toMatchObject({ type: "file", size: 300_000, mode: 0o755, sha256: sha(Buffer.alloc(300_000, 7)) });
-    expect(byName.get("./long-link")).toMatchObject({ type: "symlink", linkname: `${"t".repeat(150)}/target`, size: 0 });
+    expect(byName.get("./big.bin")).toMatchObject({
+      type: "file",
+      size: 300_000,
+      mode: 0o755,
+      sha256: sha(Buffer.alloc(300_000, 7)),
+    });
+    expect(byName.get("./long-link")).toMatchObject({
+      type: "symlink",
+      linkname: `${"t".repeat(150)}/target`,
+      size: 0,
+    });
     expect(byName.get("./empty/")).toMatchObject({ type: "directory" });
     for (const chunk of [1, 7, 511, 512, 513, 4096]) {
       expect((await membersOf(bytes, { chunk })).members, `chunk ${chunk}`).toEqual(whole.members);
-      expect((await membersOf(bytes, { chunk, pieces: true })).members, `chunk ${chunk}, pieces`).toEqual(whole.members);
+      expect(
+        (await membersOf(bytes, { chunk, pieces: true })).members,
+        `chunk ${chunk}, pieces`,
+      ).toEqual(whole.members);
     }
   });
 
@@ -74,10 +91,24 @@ describe("createTarMemberReader", () => {
     expect(members[1]?.linkname).toBe("l".repeat(300));
     expect(members[2]?.mode).toBe(0o700);
     const prefixed = Buffer.concat([
-      encodeMemberHeader({ name: `./${"a".repeat(90)}/${"b".repeat(90)}`, type: "file", mode: 0o644, mtime: 1_700_000_000, size: 0, linkname: null, uid: 0, gid: 0, uname: "", gname: "" }),
+      encodeMemberHeader({
+        name: `./${"a".repeat(90)}/${"b".repeat(90)}`,
+        type: "file",
+        mode: 0o644,
+        mtime: 1_700_000_000,
+        size: 0,
+        linkname: null,
+        uid: 0,
+        gid: 0,
+        uname: "",
+        gname: "",
+      }),
       Buffer.alloc(1024),
     ]);
-    expect((await membersOf(prefixed)).members[0]).toMatchObject({ name: `./${"a".repeat(90)}/${"b".repeat(90)}`, mtime: 1_700_000_000 });
+    expect((await membersOf(prefixed)).members[0]).toMatchObject({
+      name: `./${"a".repeat(90)}/${"b".repeat(90)}`,
+      mtime: 1_700_000_000,
+    });
   });
 
   it("reports devices, FIFOs and hard links for what they are, and skips bodies nobody read", async () => {
@@ -88,23 +119,35 @@ describe("createTarMemberReader", () => {
       { name: "hard", type: "link", linkname: "file" },
       { name: "after", body: "read" },
     ]);
-    const reader = createTarMemberReader((async function* () {
-      yield archive;
-    })());
+    const reader = createTarMemberReader(
+      (async function* () {
+        yield archive;
+      })(),
+    );
     const seen: string[] = [];
     for (let member = await reader.next(); member !== null; member = await reader.next()) {
       seen.push(`${member.name}:${member.type}:${member.typeflag}`);
       if (member.name === "after") expect((await reader.readBody()).toString()).toBe("read");
     }
-    expect(seen).toEqual(["fifo:other:6", "device:other:3", "file:file:0", "hard:link:1", "after:file:0"]);
+    expect(seen).toEqual([
+      "fifo:other:6",
+      "device:other:3",
+      "file:file:0",
+      "hard:link:1",
+      "after:file:0",
+    ]);
   });
 
   it("closes its source when left after the first member, and answers the end after", async () => {
-    const archive = await craftArchive([{ name: "a.txt", body: "hello" }, { name: "b.txt", body: "world" }]);
+    const archive = await craftArchive([
+      { name: "a.txt", body: "hello" },
+      { name: "b.txt", body: "world" },
+    ]);
     let cleaned = false;
     async function* chunks(): AsyncGenerator<Buffer> {
       try {
-        for (let offset = 0; offset < archive.byteLength; offset += 512) yield archive.subarray(offset, offset + 512);
+        for (let offset = 0; offset < archive.byteLength; offset += 512)
+          yield archive.subarray(offset, offset + 512);
       } finally {
         cleaned = true;
       }
@@ -123,7 +166,18 @@ describe("createTarMemberReader", () => {
     const truncated = good.subarray(0, 512 + 2);
     const longName = Buffer.concat([
       (() => {
-        const header = encodeMemberHeader({ name: "././@LongLink", type: "file", mode: 0, mtime: 0, size: 1 << 20, linkname: null, uid: 0, gid: 0, uname: "", gname: "" });
+        const header = encodeMemberHeader({
+          name: "././@LongLink",
+          type: "file",
+          mode: 0,
+          mtime: 0,
+          size: 1 << 20,
+          linkname: null,
+          uid: 0,
+          gid: 0,
+          uname: "",
+          gname: "",
+        });
         header[156] = 0x4c; // 'L'
         header.fill(0x20, 148, 156);
         let sum = 0;
@@ -133,9 +187,18 @@ describe("createTarMemberReader", () => {
       })(),
       Buffer.alloc(1 << 20),
     ]);
-    for (const [label, bytes] of [["checksum", badChecksum], ["truncated", truncated], ["long name", longName]] as const) {
-      const failure = await membersOf(Buffer.from(bytes)).catch((error: { code?: string; context?: { reason?: string } }) => error);
-      expect(failure, label).toMatchObject({ code: "archive_rejected", context: { reason: "corrupt_archive" } });
+    for (const [label, bytes] of [
+      ["checksum", badChecksum],
+      ["truncated", truncated],
+      ["long name", longName],
+    ] as const) {
+      const failure = await membersOf(Buffer.from(bytes)).catch(
+        (error: { code?: string; context?: { reason?: string } }) => error,
+      );
+      expect(failure, label).toMatchObject({
+        code: "archive_rejected",
+        context: { reason: "corrupt_archive" },
+      });
     }
   });
 });

@@ -16,7 +16,10 @@ const configSchema = z.object({
   /** 0 skips the single `/persist` attempt. */
   OMA_BENCH_PERSIST_TIMEOUT_S: integerFromEnv(150, 0),
   /** Which workspaces to run: `random` bytes, `source`-like compressible text, or `both` (in that order). */
-  OMA_BENCH_WORKLOAD: z.enum(["random", "source", "both"]).optional().transform((value) => value ?? "both"),
+  OMA_BENCH_WORKLOAD: z
+    .enum(["random", "source", "both"])
+    .optional()
+    .transform((value) => value ?? "both"),
   /**
    * Folder for everything the run writes: the sandboxes' trees, the blob store, the driver's spools. The
    * default, /dev/shm when present, keeps the host disk's writeback (tens of seconds for 200,000 small
@@ -51,7 +54,16 @@ export function readBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     },
     { record: "bench environment", code: "invalid_config" },
   );
-  const workloads = parsed.OMA_BENCH_WORKLOAD === "both" ? (["random", "source"] as const) : [parsed.OMA_BENCH_WORKLOAD];
+  const workloads =
+    parsed.OMA_BENCH_WORKLOAD === "both"
+      ? (["random", "source"] as const)
+      : [parsed.OMA_BENCH_WORKLOAD];
   const scratch = parsed.OMA_BENCH_SCRATCH ?? (existsSync("/dev/shm") ? "/dev/shm" : "/var/tmp");
-  return { workspaceMiB: parsed.OMA_BENCH_WORKSPACE_MIB, persistTimeoutSeconds: parsed.OMA_BENCH_PERSIST_TIMEOUT_S, workloads, scratch, memoryTimeline: parsed.OMA_BENCH_MEMORY_TIMELINE === "1" };
+  return {
+    workspaceMiB: parsed.OMA_BENCH_WORKSPACE_MIB,
+    persistTimeoutSeconds: parsed.OMA_BENCH_PERSIST_TIMEOUT_S,
+    workloads,
+    scratch,
+    memoryTimeline: parsed.OMA_BENCH_MEMORY_TIMELINE === "1",
+  };
 }

@@ -6,7 +6,12 @@ import * as z from "zod";
 /** The bridge driver's package, whose `bench:driver-child` script runs its driver with the client observed. */
 const BRIDGE_PACKAGE = "@open-managed-agents/managed-runtime-cloudflare-bridge";
 
-const stepSchema = z.object({ step: z.string(), ms: z.number(), count: z.number(), bytes: z.number() });
+const stepSchema = z.object({
+  step: z.string(),
+  ms: z.number(),
+  count: z.number(),
+  bytes: z.number(),
+});
 const childResultSchema = z.object({
   mode: z.string(),
   elapsedMs: z.number(),
@@ -14,11 +19,22 @@ const childResultSchema = z.object({
   rssAtStartBytes: z.number(),
   peakRssBytes: z.number(),
   /** Peaks of `process.memoryUsage()` sampled through the run, and when RSS peaked. */
-  memoryPeaks: z.object({ rss: z.number(), heapUsed: z.number(), heapTotal: z.number(), external: z.number(), arrayBuffers: z.number(), rssPeakAtMs: z.number() }),
+  memoryPeaks: z.object({
+    rss: z.number(),
+    heapUsed: z.number(),
+    heapTotal: z.number(),
+    external: z.number(),
+    arrayBuffers: z.number(),
+    rssPeakAtMs: z.number(),
+  }),
   /** Every memory sample: [ms since the start, rss, heap total, heap used, array buffers], in whole MiB. */
-  timeline: z.array(z.tuple([z.number(), z.number(), z.number(), z.number(), z.number()])).optional(),
+  timeline: z
+    .array(z.tuple([z.number(), z.number(), z.number(), z.number(), z.number()]))
+    .optional(),
   spans: z.array(z.object({ step: z.string(), start: z.number(), end: z.number() })).optional(),
-  handle: z.custom<SandboxCheckpointHandle>((value) => typeof value === "object" && value !== null).optional(),
+  handle: z
+    .custom<SandboxCheckpointHandle>((value) => typeof value === "object" && value !== null)
+    .optional(),
   runtimeId: z.string().optional(),
 });
 
@@ -47,20 +63,24 @@ export async function runDriverChild(
   [mode, argument = ""]: readonly [string, string?],
 ): Promise<ChildResult> {
   await rm(environment.resultFile, { force: true });
-  const child = spawn("pnpm", ["--silent", "--filter", BRIDGE_PACKAGE, "run", "bench:driver-child"], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      ...process.env,
-      OMA_BENCH_CHILD_MODE: mode,
-      OMA_BENCH_CHILD_ARGUMENT: argument,
-      OMA_BENCH_RESULT_FILE: environment.resultFile,
-      OMA_BENCH_BRIDGE_URL: environment.bridgeUrl,
-      OMA_BENCH_BRIDGE_API_KEY: environment.apiKey,
-      OMA_BENCH_STORE_DIR: environment.storeDir,
-      OMA_BENCH_SESSION: environment.sessionId,
-      OMA_BENCH_SPOOL_DIR: environment.spoolDir,
+  const child = spawn(
+    "pnpm",
+    ["--silent", "--filter", BRIDGE_PACKAGE, "run", "bench:driver-child"],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: {
+        ...process.env,
+        OMA_BENCH_CHILD_MODE: mode,
+        OMA_BENCH_CHILD_ARGUMENT: argument,
+        OMA_BENCH_RESULT_FILE: environment.resultFile,
+        OMA_BENCH_BRIDGE_URL: environment.bridgeUrl,
+        OMA_BENCH_BRIDGE_API_KEY: environment.apiKey,
+        OMA_BENCH_STORE_DIR: environment.storeDir,
+        OMA_BENCH_SESSION: environment.sessionId,
+        OMA_BENCH_SPOOL_DIR: environment.spoolDir,
+      },
     },
-  });
+  );
   let output = "";
   const keep = (chunk: string) => (output = (output + chunk).slice(-8192));
   child.stdout.setEncoding("utf8").on("data", keep);
@@ -70,6 +90,7 @@ export async function runDriverChild(
     child.once("close", resolve);
   });
   const text = code === 0 ? await readFile(environment.resultFile, "utf8").catch(() => null) : null;
-  if (text === null) throw new Error(`driver child ${mode} exited ${code} without a result: ${output.trim()}`);
+  if (text === null)
+    throw new Error(`driver child ${mode} exited ${code} without a result: ${output.trim()}`);
   return childResultSchema.parse(JSON.parse(text));
 }

@@ -53,7 +53,9 @@ export function curl(request: CurlRequest): Promise<CurlTransfer> {
   return new Promise((resolve, reject) => {
     child.once("error", reject);
     child.once("close", (code) => {
-      const [status = "0", downloaded = "0", uploaded = "0", seconds = "0"] = stdout.trim().split(" ");
+      const [status = "0", downloaded = "0", uploaded = "0", seconds = "0"] = stdout
+        .trim()
+        .split(" ");
       resolve({
         status: Number(status),
         downloadedBytes: Number(downloaded),

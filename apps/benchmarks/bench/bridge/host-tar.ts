@@ -13,22 +13,33 @@ export interface HostTarReference {
 
 function run(script: string): Promise<number> {
   const start = performance.now();
-  const child = spawn("bash", ["-o", "pipefail", "-c", script], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn("bash", ["-o", "pipefail", "-c", script], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   return new Promise((resolve, reject) => {
     child.once("error", reject);
-    child.once("close", (code) => (code === 0 ? resolve((performance.now() - start) / 1000) : reject(new Error(`host tar failed (${code}): ${stderr.slice(0, 300)}`))));
+    child.once("close", (code) =>
+      code === 0
+        ? resolve((performance.now() - start) / 1000)
+        : reject(new Error(`host tar failed (${code}): ${stderr.slice(0, 300)}`)),
+    );
   });
 }
 
 /** Times GNU tar creating an archive of `treeDirectory` into a pipe, and extracting it into a new directory. */
-export async function hostTarReference(treeDirectory: string, scratchDirectory: string): Promise<HostTarReference> {
+export async function hostTarReference(
+  treeDirectory: string,
+  scratchDirectory: string,
+): Promise<HostTarReference> {
   const archive = join(scratchDirectory, "reference.tar");
   const target = join(scratchDirectory, "reference-extract");
   await mkdir(target, { recursive: true });
   try {
-    const createSeconds = await run(`tar -cf - -C ${shellQuote(treeDirectory)} . | cat > /dev/null`);
+    const createSeconds = await run(
+      `tar -cf - -C ${shellQuote(treeDirectory)} . | cat > /dev/null`,
+    );
     await run(`tar -cf ${shellQuote(archive)} -C ${shellQuote(treeDirectory)} .`);
     const extractSeconds = await run(`tar -xf ${shellQuote(archive)} -C ${shellQuote(target)}`);
     return { archiveBytes: (await stat(archive)).size, createSeconds, extractSeconds };

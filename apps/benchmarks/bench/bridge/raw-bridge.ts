@@ -23,13 +23,24 @@ export interface BridgeEndpoint {
 
 const RAW_DIRECTORY = ".bench-raw-parts";
 
-function collect(transfers: readonly { name: string; transfer: CurlTransfer; expected: number }[]): RawTransfers {
+function collect(
+  transfers: readonly { name: string; transfer: CurlTransfer; expected: number }[],
+): RawTransfers {
   const failures = transfers
-    .filter(({ transfer, expected }) => transfer.status !== 200 || Math.max(transfer.downloadedBytes, transfer.uploadedBytes) !== expected)
-    .map(({ name, transfer }) => `${name}: HTTP ${transfer.status}, exit ${transfer.exitCode} ${transfer.stderr}`.trim());
+    .filter(
+      ({ transfer, expected }) =>
+        transfer.status !== 200 ||
+        Math.max(transfer.downloadedBytes, transfer.uploadedBytes) !== expected,
+    )
+    .map(({ name, transfer }) =>
+      `${name}: HTTP ${transfer.status}, exit ${transfer.exitCode} ${transfer.stderr}`.trim(),
+    );
   return {
     requests: transfers.length,
-    bytes: transfers.reduce((sum, { transfer }) => sum + Math.max(transfer.downloadedBytes, transfer.uploadedBytes), 0),
+    bytes: transfers.reduce(
+      (sum, { transfer }) => sum + Math.max(transfer.downloadedBytes, transfer.uploadedBytes),
+      0,
+    ),
     seconds: transfers.reduce((sum, { transfer }) => sum + transfer.seconds, 0),
     failures,
   };
@@ -42,7 +53,11 @@ function collect(transfers: readonly { name: string; transfer: CurlTransfer; exp
 export async function rawFileGets(
   client: BridgeClient,
   bridge: BridgeEndpoint,
-  input: { readonly sandboxId: string; readonly partBytes: number; readonly select: (index: number) => boolean },
+  input: {
+    readonly sandboxId: string;
+    readonly partBytes: number;
+    readonly select: (index: number) => boolean;
+  },
 ): Promise<RawTransfers & { archiveMs: number }> {
   const { sandboxId, partBytes } = input;
   const directory = `/workspace/${RAW_DIRECTORY}`;
@@ -61,7 +76,10 @@ export async function rawFileGets(
   const transfers = [];
   try {
     for (const part of parts.filter((_, index) => input.select(index))) {
-      const transfer = await curl({ url: `${bridge.url}/v1/sandbox/${sandboxId}/file/workspace/${RAW_DIRECTORY}/${part.name}`, apiKey: bridge.apiKey });
+      const transfer = await curl({
+        url: `${bridge.url}/v1/sandbox/${sandboxId}/file/workspace/${RAW_DIRECTORY}/${part.name}`,
+        apiKey: bridge.apiKey,
+      });
       transfers.push({ name: part.name, transfer, expected: part.size });
     }
   } finally {
@@ -71,9 +89,16 @@ export async function rawFileGets(
 }
 
 /** Cuts the stored checkpoint into the same tar parts the driver sends, as host files (untimed). */
-export async function writeHydrateParts(input: { readonly archive: ArchiveSource; readonly partBytes: number; readonly hostDirectory: string }): Promise<HostPart[]> {
+export async function writeHydrateParts(input: {
+  readonly archive: ArchiveSource;
+  readonly partBytes: number;
+  readonly hostDirectory: string;
+}): Promise<HostPart[]> {
   const files: HostPart[] = [];
-  for await (const part of splitArchive(input.archive, { maxPartBytes: input.partBytes, allowSymlinksOutsideRoot: true })) {
+  for await (const part of splitArchive(input.archive, {
+    maxPartBytes: input.partBytes,
+    allowSymlinksOutsideRoot: true,
+  })) {
     const path = join(input.hostDirectory, `part-${String(files.length).padStart(6, "0")}.tar`);
     await writeFile(path, part.bytes);
     files.push({ path, size: part.bytes.byteLength });
@@ -88,12 +113,22 @@ export interface HostPart {
 }
 
 /** Posts each part to `/hydrate` of a fresh sandbox with one `curl` each. */
-export async function rawHydrates(client: BridgeClient, bridge: BridgeEndpoint, parts: readonly HostPart[]): Promise<RawTransfers> {
+export async function rawHydrates(
+  client: BridgeClient,
+  bridge: BridgeEndpoint,
+  parts: readonly HostPart[],
+): Promise<RawTransfers> {
   const sandboxId = await client.create();
   const transfers = [];
   try {
     for (const part of parts) {
-      const transfer = await curl({ url: `${bridge.url}/v1/sandbox/${sandboxId}/hydrate`, apiKey: bridge.apiKey, method: "POST", bodyFile: part.path, contentType: "application/x-tar" });
+      const transfer = await curl({
+        url: `${bridge.url}/v1/sandbox/${sandboxId}/hydrate`,
+        apiKey: bridge.apiKey,
+        method: "POST",
+        bodyFile: part.path,
+        contentType: "application/x-tar",
+      });
       transfers.push({ name: part.path, transfer, expected: part.size });
     }
   } finally {
@@ -122,12 +157,25 @@ export interface PersistAttempt {
 }
 
 /** One `/persist` of the whole workspace with a time limit; it survives when it returns the whole archive. */
-export async function rawPersist(bridge: BridgeEndpoint, sandboxId: string, input: { readonly expectedBytes: number; readonly maxSeconds: number }): Promise<PersistAttempt> {
-  const transfer = await curl({ url: `${bridge.url}/v1/sandbox/${sandboxId}/persist`, apiKey: bridge.apiKey, method: "POST", maxSeconds: input.maxSeconds });
+export async function rawPersist(
+  bridge: BridgeEndpoint,
+  sandboxId: string,
+  input: { readonly expectedBytes: number; readonly maxSeconds: number },
+): Promise<PersistAttempt> {
+  const transfer = await curl({
+    url: `${bridge.url}/v1/sandbox/${sandboxId}/persist`,
+    apiKey: bridge.apiKey,
+    method: "POST",
+    maxSeconds: input.maxSeconds,
+  });
   // The bridge's own tar may order or pad members differently; a whole archive is at least the workspace's tar size minus slack.
-  const survived = transfer.exitCode === 0 && transfer.status === 200 && transfer.downloadedBytes >= input.expectedBytes * 0.95;
-  const detail = transfer.exitCode === 28
-    ? `timed out after ${input.maxSeconds} s with ${transfer.downloadedBytes} bytes`
-    : `HTTP ${transfer.status}, curl exit ${transfer.exitCode}, ${transfer.downloadedBytes} bytes ${transfer.stderr}`.trim();
+  const survived =
+    transfer.exitCode === 0 &&
+    transfer.status === 200 &&
+    transfer.downloadedBytes >= input.expectedBytes * 0.95;
+  const detail =
+    transfer.exitCode === 28
+      ? `timed out after ${input.maxSeconds} s with ${transfer.downloadedBytes} bytes`
+      : `HTTP ${transfer.status}, curl exit ${transfer.exitCode}, ${transfer.downloadedBytes} bytes ${transfer.stderr}`.trim();
   return { survived, bytes: transfer.downloadedBytes, seconds: transfer.seconds, detail };
 }

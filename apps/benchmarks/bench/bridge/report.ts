@@ -61,8 +61,13 @@ function stepTable(title: string, result: ChildResult): string[] {
   const lines = [`${title} (${(result.elapsedMs / 1000).toFixed(2)} s):`];
   for (const step of [...result.steps].sort((a, b) => b.ms - a.ms)) {
     const share = ((step.ms / result.elapsedMs) * 100).toFixed(1);
-    const bytes = step.bytes > 0 ? `  ${mbps(step.bytes, step.ms / 1000).toFixed(1)} MB/s over ${mib(step.bytes)}` : "";
-    lines.push(`  ${pad(step.step, 52)}${left((step.ms / 1000).toFixed(2), 8)} s ${left(share, 5)}%  ×${step.count}${bytes}`);
+    const bytes =
+      step.bytes > 0
+        ? `  ${mbps(step.bytes, step.ms / 1000).toFixed(1)} MB/s over ${mib(step.bytes)}`
+        : "";
+    lines.push(
+      `  ${pad(step.step, 52)}${left((step.ms / 1000).toFixed(2), 8)} s ${left(share, 5)}%  ×${step.count}${bytes}`,
+    );
   }
   return lines;
 }
@@ -84,10 +89,14 @@ export function formatReport(figures: BenchFigures): string {
   const uncheckedSeconds = figures.restoreUnverified.elapsedMs / 1000;
   const uncheckedAgainSeconds = figures.restoreUnverifiedAgain.elapsedMs / 1000;
   // Both runs of each kind together: each kind ran once early and once late.
-  const proofShare = (restoreSeconds + againSeconds) / (uncheckedSeconds + uncheckedAgainSeconds) - 1;
+  const proofShare =
+    (restoreSeconds + againSeconds) / (uncheckedSeconds + uncheckedAgainSeconds) - 1;
   // Rates over the workspace's uncompressed tar bytes, the same bytes the raw figures move.
-  const checkpointRatio = mbps(archiveBytes, checkpointSeconds) / mbps(figures.rawGets.bytes, figures.rawGets.seconds);
-  const restoreRatio = mbps(archiveBytes, restoreSeconds) / mbps(figures.rawHydrates.bytes, figures.rawHydrates.seconds);
+  const checkpointRatio =
+    mbps(archiveBytes, checkpointSeconds) / mbps(figures.rawGets.bytes, figures.rawGets.seconds);
+  const restoreRatio =
+    mbps(archiveBytes, restoreSeconds) /
+    mbps(figures.rawHydrates.bytes, figures.rawHydrates.seconds);
   const secondRatio = secondSeconds / checkpointSeconds;
   const target = plan.kind === "source" ? COMPRESSIBLE_RATIO_TARGET : RATIO_TARGET;
   const persist = figures.persist;
@@ -98,22 +107,75 @@ export function formatReport(figures: BenchFigures): string {
     `  du ${figures.workspaceBytes} bytes, ${figures.entries} entries, checkpoint archive ${archiveBytes} bytes (MB = 10^6 bytes)`,
     "",
     `  ${pad("transfer", 50)}${left("bytes", 12)}${left("s", 9)}${left("MB/s", 9)}`,
-    row("driver checkpoint (runtime.checkpoint, full)", archiveBytes, checkpointSeconds, load(figures.loads, "driver checkpoint")),
-    row(`driver second checkpoint (${figures.changedFiles} files changed)`, archiveBytes, secondSeconds, load(figures.loads, "driver second checkpoint")),
-    row(`raw bridge: curl file GET of ${figures.rawGets.requests} 8 MiB parts`, figures.rawGets.bytes, figures.rawGets.seconds, `${load(figures.loads, "raw GET")} ${failures(figures.rawGets)}`),
+    row(
+      "driver checkpoint (runtime.checkpoint, full)",
+      archiveBytes,
+      checkpointSeconds,
+      load(figures.loads, "driver checkpoint"),
+    ),
+    row(
+      `driver second checkpoint (${figures.changedFiles} files changed)`,
+      archiveBytes,
+      secondSeconds,
+      load(figures.loads, "driver second checkpoint"),
+    ),
+    row(
+      `raw bridge: curl file GET of ${figures.rawGets.requests} 8 MiB parts`,
+      figures.rawGets.bytes,
+      figures.rawGets.seconds,
+      `${load(figures.loads, "raw GET")} ${failures(figures.rawGets)}`,
+    ),
     row("  (reference: in-sandbox tar | split, via exec)", null, figures.rawGets.archiveMs / 1000),
-    row("driver restore without the in-sandbox proof", archiveBytes, uncheckedSeconds, load(figures.loads, "driver restore without proof")),
-    row("driver restore (provider.restore, fresh sandbox)", archiveBytes, restoreSeconds, `${load(figures.loads, "driver restore")} ${figures.verified ? "trees verified" : "TREE DIFFERS"}`),
-    row("driver restore, again", archiveBytes, againSeconds, load(figures.loads, "driver restore, again")),
-    row("driver restore without the proof, again", archiveBytes, uncheckedAgainSeconds, load(figures.loads, "driver restore without proof, again")),
-    row(`  (the proof adds ${(proofShare * 100).toFixed(1)} % over both pairs; target ≤ ${VERIFY_OVERHEAD_TARGET * 100} %: ${verdict(proofShare <= VERIFY_OVERHEAD_TARGET)})`, null, (restoreSeconds + againSeconds - uncheckedSeconds - uncheckedAgainSeconds) / 2),
-    row(`raw bridge: curl /hydrate of ${figures.rawHydrates.requests} 8 MiB tar parts`, figures.rawHydrates.bytes, figures.rawHydrates.seconds, `${load(figures.loads, "raw hydrate")} ${failures(figures.rawHydrates)}`),
+    row(
+      "driver restore without the in-sandbox proof",
+      archiveBytes,
+      uncheckedSeconds,
+      load(figures.loads, "driver restore without proof"),
+    ),
+    row(
+      "driver restore (provider.restore, fresh sandbox)",
+      archiveBytes,
+      restoreSeconds,
+      `${load(figures.loads, "driver restore")} ${figures.verified ? "trees verified" : "TREE DIFFERS"}`,
+    ),
+    row(
+      "driver restore, again",
+      archiveBytes,
+      againSeconds,
+      load(figures.loads, "driver restore, again"),
+    ),
+    row(
+      "driver restore without the proof, again",
+      archiveBytes,
+      uncheckedAgainSeconds,
+      load(figures.loads, "driver restore without proof, again"),
+    ),
+    row(
+      `  (the proof adds ${(proofShare * 100).toFixed(1)} % over both pairs; target ≤ ${VERIFY_OVERHEAD_TARGET * 100} %: ${verdict(proofShare <= VERIFY_OVERHEAD_TARGET)})`,
+      null,
+      (restoreSeconds + againSeconds - uncheckedSeconds - uncheckedAgainSeconds) / 2,
+    ),
+    row(
+      `raw bridge: curl /hydrate of ${figures.rawHydrates.requests} 8 MiB tar parts`,
+      figures.rawHydrates.bytes,
+      figures.rawHydrates.seconds,
+      `${load(figures.loads, "raw hydrate")} ${failures(figures.rawHydrates)}`,
+    ),
     persist === null
       ? row("raw bridge: single /persist", null, null, "skipped")
-      : row("raw bridge: single /persist", persist.bytes, persist.seconds, persist.survived ? "survived" : `did not survive: ${persist.detail}`),
+      : row(
+          "raw bridge: single /persist",
+          persist.bytes,
+          persist.seconds,
+          persist.survived ? "survived" : `did not survive: ${persist.detail}`,
+        ),
     ...(figures.hostTar
       ? [
-          row("GNU tar -cf - | cat > /dev/null (host)", figures.hostTar.archiveBytes, figures.hostTar.createSeconds),
+          row(
+            "GNU tar -cf - | cat > /dev/null (host)",
+            figures.hostTar.archiveBytes,
+            figures.hostTar.createSeconds,
+          ),
           row("GNU tar -xf (host)", figures.hostTar.archiveBytes, figures.hostTar.extractSeconds),
         ]
       : [row("GNU tar (host)", null, null, "not measured (see the log)")]),
@@ -122,7 +184,11 @@ export function formatReport(figures: BenchFigures): string {
     `  checkpoint: driver ${mbps(archiveBytes, checkpointSeconds).toFixed(1)} MB/s / raw GET ${mbps(figures.rawGets.bytes, figures.rawGets.seconds).toFixed(1)} MB/s = ${checkpointRatio.toFixed(2)}  ${verdict(checkpointRatio >= target)}`,
     `  restore:    driver ${mbps(archiveBytes, restoreSeconds).toFixed(1)} MB/s / raw hydrate ${mbps(figures.rawHydrates.bytes, figures.rawHydrates.seconds).toFixed(1)} MB/s = ${restoreRatio.toFixed(2)}  ${verdict(restoreRatio >= target)}`,
     `  second checkpoint / full checkpoint = ${secondRatio.toFixed(3)} (target ≤ ${SECOND_CHECKPOINT_TARGET})  ${verdict(secondRatio <= SECOND_CHECKPOINT_TARGET)}`,
-    ...(persist?.survived ? [`  for reference, driver checkpoint / single /persist = ${(mbps(archiveBytes, checkpointSeconds) / mbps(persist.bytes, persist.seconds)).toFixed(2)}`] : []),
+    ...(persist?.survived
+      ? [
+          `  for reference, driver checkpoint / single /persist = ${(mbps(archiveBytes, checkpointSeconds) / mbps(persist.bytes, persist.seconds)).toFixed(2)}`,
+        ]
+      : []),
     "  (raw figures: half the parts before the driver's run, half after; sums of curl's time_total;",
     "   load: one-minute load average of the shared host at the start → end of a run; for raw figures, of their first half)",
     "",
@@ -132,8 +198,14 @@ export function formatReport(figures: BenchFigures): string {
     `  second checkpoint: ${mib(figures.secondCheckpoint.peakRssBytes)}  ${verdict(figures.secondCheckpoint.peakRssBytes <= RSS_TARGET_BYTES)}`,
     `  restore:    ${mib(figures.restore.peakRssBytes)}  ${verdict(figures.restore.peakRssBytes <= RSS_TARGET_BYTES)}`,
     "  sampled peaks (each its own maximum; heap / external / arrayBuffers; steps running at the RSS peak):",
-    ...(["checkpoint", "secondCheckpoint", "restore"] as const).map((phase) => `    ${phase}: ${memoryLine(figures[phase])}`),
-    ...(figures.memoryTimeline ? (["checkpoint", "secondCheckpoint", "restore"] as const).flatMap((phase) => timelineLines(phase, figures[phase])) : []),
+    ...(["checkpoint", "secondCheckpoint", "restore"] as const).map(
+      (phase) => `    ${phase}: ${memoryLine(figures[phase])}`,
+    ),
+    ...(figures.memoryTimeline
+      ? (["checkpoint", "secondCheckpoint", "restore"] as const).flatMap((phase) =>
+          timelineLines(phase, figures[phase]),
+        )
+      : []),
     "",
     ...stepTable("driver checkpoint steps", figures.checkpoint),
     "",
@@ -148,7 +220,11 @@ export function formatReport(figures: BenchFigures): string {
 
 function memoryLine(result: ChildResult): string {
   const { memoryPeaks: peaks } = result;
-  const running = new Set((result.spans ?? []).filter((span) => span.start <= peaks.rssPeakAtMs && span.end >= peaks.rssPeakAtMs).map((span) => span.step));
+  const running = new Set(
+    (result.spans ?? [])
+      .filter((span) => span.start <= peaks.rssPeakAtMs && span.end >= peaks.rssPeakAtMs)
+      .map((span) => span.step),
+  );
   return `rss ${mib(peaks.rss)}, heap used ${mib(peaks.heapUsed)} of ${mib(peaks.heapTotal)}, external ${mib(peaks.external)}, arrayBuffers ${mib(peaks.arrayBuffers)}; at ${(peaks.rssPeakAtMs / 1000).toFixed(1)} s: ${[...running].join(", ") || "no store or bridge call"}`;
 }
 
@@ -165,17 +241,30 @@ const AROUND_PEAK = 3;
 function timelineLines(phase: string, result: ChildResult): string[] {
   const samples = result.timeline ?? [];
   const every = Math.max(1, Math.ceil(samples.length / TIMELINE_LINES));
-  const peak = samples.reduce((best, sample, index) => (sample[1] > (samples[best]?.[1] ?? -1) ? index : best), 0);
-  const lines = [`  ${phase} memory timeline (ms: rss / heap total / heap used / arrayBuffers MiB; steps running):`];
+  const peak = samples.reduce(
+    (best, sample, index) => (sample[1] > (samples[best]?.[1] ?? -1) ? index : best),
+    0,
+  );
+  const lines = [
+    `  ${phase} memory timeline (ms: rss / heap total / heap used / arrayBuffers MiB; steps running):`,
+  ];
   for (const [index, [ms, rss, heapTotal, heapUsed, arrayBuffers]] of samples.entries()) {
     const near = Math.abs(index - peak) <= AROUND_PEAK;
     if (index % every !== 0 && index !== samples.length - 1 && !near) continue;
-    const running = new Set((result.spans ?? []).filter((span) => span.start <= ms && span.end >= ms).map((span) => span.step));
-    lines.push(`  ${index === peak ? "*" : " "} ${left(String(ms), 6)}: ${rss} / ${heapTotal} / ${heapUsed} / ${arrayBuffers}  ${[...running].join(", ")}`);
+    const running = new Set(
+      (result.spans ?? [])
+        .filter((span) => span.start <= ms && span.end >= ms)
+        .map((span) => span.step),
+    );
+    lines.push(
+      `  ${index === peak ? "*" : " "} ${left(String(ms), 6)}: ${rss} / ${heapTotal} / ${heapUsed} / ${arrayBuffers}  ${[...running].join(", ")}`,
+    );
   }
   return lines;
 }
 
 function failures(transfers: RawTransfers): string {
-  return transfers.failures.length === 0 ? "" : `${transfers.failures.length} failed: ${transfers.failures[0]}`;
+  return transfers.failures.length === 0
+    ? ""
+    : `${transfers.failures.length} failed: ${transfers.failures[0]}`;
 }

@@ -29,7 +29,9 @@ export function workspacePlan(totalMiB: number): WorkspacePlan {
   for (let index = 0; index < SMALL_DIRECTORIES; index++) {
     const size = SMALL_FILE_SIZES[index % SMALL_FILE_SIZES.length] ?? 4096;
     const directory = `small/d${String(index).padStart(2, "0")}`;
-    lines.push(`mkdir -p ${directory} && head -c ${smallBytesPerDirectory} /dev/urandom | split -b ${size} -a 4 -d - ${directory}/f`);
+    lines.push(
+      `mkdir -p ${directory} && head -c ${smallBytesPerDirectory} /dev/urandom | split -b ${size} -a 4 -d - ${directory}/f`,
+    );
     smallFiles += Math.ceil(smallBytesPerDirectory / size);
   }
   let mediumBytes = Math.floor(total / 8);
@@ -48,8 +50,18 @@ export function workspacePlan(totalMiB: number): WorkspacePlan {
     largeBytes -= size;
     largeFiles += 1;
   }
-  lines.push("printf '#!/bin/sh\\necho tool\\n' > bin/tool.sh && chmod 755 bin/tool.sh", "ln -s ../large/l0.bin bin/large-link");
-  return { kind: "random", script: lines.join("\n"), smallFiles, mediumFiles, largeFiles, totalBytes: total };
+  lines.push(
+    "printf '#!/bin/sh\\necho tool\\n' > bin/tool.sh && chmod 755 bin/tool.sh",
+    "ln -s ../large/l0.bin bin/large-link",
+  );
+  return {
+    kind: "random",
+    script: lines.join("\n"),
+    smallFiles,
+    mediumFiles,
+    largeFiles,
+    totalBytes: total,
+  };
 }
 
 /** Packages of the node_modules-shaped source tree per 256 MiB (a folder stays under split's 10,000 names). */
@@ -71,12 +83,23 @@ export function sourcePlan(totalMiB: number): WorkspacePlan {
     `mkdir -p ${directory} && awk -v seed=${seed} 'BEGIN { srand(seed); for (;;) { n = int(rand() * 100000); printf "export function handler_%d_%d(request, options) { const value = options.limit * %d + request.size; return value > %d ? \\"large\\" : \\"small\\"; } // line %d\\n", seed, n, n % 97, n, NR++ } }' | head -c ${bytes} | split -b ${size} -a 4 -d - ${directory}/f`;
   for (let index = 0; index <= packages; index++) {
     const size = SMALL_FILE_SIZES[index % SMALL_FILE_SIZES.length] ?? 4096;
-    const directory = index === packages ? "src" : `node_modules/pkg${String(index).padStart(3, "0")}/lib`;
+    const directory =
+      index === packages ? "src" : `node_modules/pkg${String(index).padStart(3, "0")}/lib`;
     lines.push(generator(index + 1, perPackage, size, directory));
     smallFiles += Math.ceil(perPackage / size);
   }
-  lines.push("printf '#!/bin/sh\\necho tool\\n' > bin/tool.sh && chmod 755 bin/tool.sh", "ln -s ../src bin/src-link");
-  return { kind: "source", script: lines.join("\n"), smallFiles, mediumFiles: 0, largeFiles: 0, totalBytes: perPackage * (packages + 1) };
+  lines.push(
+    "printf '#!/bin/sh\\necho tool\\n' > bin/tool.sh && chmod 755 bin/tool.sh",
+    "ln -s ../src bin/src-link",
+  );
+  return {
+    kind: "source",
+    script: lines.join("\n"),
+    smallFiles,
+    mediumFiles: 0,
+    largeFiles: 0,
+    totalBytes: perPackage * (packages + 1),
+  };
 }
 
 /**

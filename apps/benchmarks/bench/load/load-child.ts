@@ -15,7 +15,10 @@ import {
   createSqlOrphanPort,
   createSqlSandboxJournal,
 } from "@open-managed-agents/managed-runtime-host";
-import type { ManagedRuntimeProfile, RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  ManagedRuntimeProfile,
+  RuntimeResourceScope,
+} from "@open-managed-agents/runtime-resource-contract";
 import { createCloudflareBridgeManagedRuntime } from "@open-managed-agents/managed-runtime-cloudflare-bridge";
 import { ownPeakRssBytes } from "@open-managed-agents/runtime-utils/node";
 import { LOAD_RESULT_PREFIX } from "./load-protocol.js";
@@ -32,7 +35,10 @@ const profile = (script: string): ManagedRuntimeProfile => ({
   workspace: { requirement: "durable" },
   outputs: { requirement: "durable" },
   runtimeCheckpoint: "disabled",
-  driver: { type: "ama_worker", process: { command: "sh", args: ["-c", script], cwd: "/workspace" } },
+  driver: {
+    type: "ama_worker",
+    process: { command: "sh", args: ["-c", script], cwd: "/workspace" },
+  },
 });
 
 async function main(): Promise<void> {
@@ -43,18 +49,46 @@ async function main(): Promise<void> {
   const client = createBetterSqliteClient(database);
   await applyMigrations(client);
   const store = createFsBlobStore({ rootDir: config.storeDir });
-  const driver = createCloudflareBridgeManagedRuntime({ baseUrl: config.bridgeUrl, apiKey: process.env.BRIDGE_API_KEY ?? "", checkpointStore: store, outputStore: store });
+  const driver = createCloudflareBridgeManagedRuntime({
+    baseUrl: config.bridgeUrl,
+    apiKey: process.env.BRIDGE_API_KEY ?? "",
+    checkpointStore: store,
+    outputStore: store,
+  });
   const registry = createManagedRuntimeProviderRegistry({ drivers: [driver] });
-  const stores = { fences: createSqlFencePort({ client }), orphans: createSqlOrphanPort({ client }), journal: createSqlSandboxJournal({ client }) };
+  const stores = {
+    fences: createSqlFencePort({ client }),
+    orphans: createSqlOrphanPort({ client }),
+    journal: createSqlSandboxJournal({ client }),
+  };
 
   const runOne = async (scope: RuntimeResourceScope, script: string) => {
-    const prepared = await registry.prepare({ provider: "cloudflare-bridge", placement: "driver_service", scope, profile: profile(script), providerConfig: {} });
+    const prepared = await registry.prepare({
+      provider: "cloudflare-bridge",
+      placement: "driver_service",
+      scope,
+      profile: profile(script),
+      providerConfig: {},
+    });
     const logger = {
       info: () => undefined,
-      warn: (event: string, fields?: unknown) => void (process.env.OMA_LOAD_DEBUG ? process.stderr.write(`${event} ${JSON.stringify(fields)}\n`) : undefined),
-      error: (event: string, fields?: unknown) => void (process.env.OMA_LOAD_DEBUG ? process.stderr.write(`${event} ${JSON.stringify(fields)}\n`) : undefined),
+      warn: (event: string, fields?: unknown) =>
+        void (process.env.OMA_LOAD_DEBUG
+          ? process.stderr.write(`${event} ${JSON.stringify(fields)}\n`)
+          : undefined),
+      error: (event: string, fields?: unknown) =>
+        void (process.env.OMA_LOAD_DEBUG
+          ? process.stderr.write(`${event} ${JSON.stringify(fields)}\n`)
+          : undefined),
     };
-    const host = createManagedRuntimeHost({ logger, ownerId: `load-${process.pid}`, leaseTtlMs: 120_000, heartbeatIntervalMs: 30_000, ...stores, ...prepared.resources });
+    const host = createManagedRuntimeHost({
+      logger,
+      ownerId: `load-${process.pid}`,
+      leaseTtlMs: 120_000,
+      heartbeatIntervalMs: 30_000,
+      ...stores,
+      ...prepared.resources,
+    });
     return host.run({ scope, profile: profile(script) });
   };
 
@@ -70,7 +104,12 @@ async function main(): Promise<void> {
   await Promise.all(
     Array.from({ length: config.sessions }, async (_, index) => {
       const sessionId = `load-${process.pid}-${index}`;
-      const scope = (step: string): RuntimeResourceScope => ({ workspaceId: "ws-load", environmentId: "env-load", sessionId, workId: `${sessionId}-${step}` });
+      const scope = (step: string): RuntimeResourceScope => ({
+        workspaceId: "ws-load",
+        environmentId: "env-load",
+        sessionId,
+        workId: `${sessionId}-${step}`,
+      });
       const first = await runOne(scope("checkpoint"), write);
       if (first.type !== "completed") return void outcomes.push(record(first, "checkpoint"));
       const second = await runOne(scope("restore"), "sha256sum -c data.sha");
@@ -79,7 +118,8 @@ async function main(): Promise<void> {
   );
   const wallMs = performance.now() - started;
   const failures: Record<string, number> = {};
-  for (const outcome of outcomes) if (outcome !== "completed") failures[outcome] = (failures[outcome] ?? 0) + 1;
+  for (const outcome of outcomes)
+    if (outcome !== "completed") failures[outcome] = (failures[outcome] ?? 0) + 1;
   const result = {
     sessions: config.sessions,
     wallMs,

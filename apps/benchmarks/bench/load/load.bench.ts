@@ -45,43 +45,78 @@ interface ChildFigures {
 }
 
 function runChild(config: Record<string, unknown>, apiKey: string): Promise<ChildFigures> {
-  const child = spawn(process.execPath, [fileURLToPath(new URL("./load-child.js", import.meta.url)), JSON.stringify(config)], {
-    env: { ...process.env, BRIDGE_API_KEY: apiKey },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    [fileURLToPath(new URL("./load-child.js", import.meta.url)), JSON.stringify(config)],
+    {
+      env: { ...process.env, BRIDGE_API_KEY: apiKey },
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
   return new Promise((resolve, reject) => {
     child.once("exit", (code) => {
       const line = output.split("\n").find((entry) => entry.startsWith(LOAD_RESULT_PREFIX));
-      if (code !== 0 || !line) return reject(new Error(`load child exited ${code} without a result`));
+      if (code !== 0 || !line)
+        return reject(new Error(`load child exited ${code} without a result`));
       resolve(JSON.parse(line.slice(LOAD_RESULT_PREFIX.length)) as ChildFigures);
     });
   });
 }
 
 async function main(): Promise<void> {
-  const bridge = await startLocalBridge({ limits: { maxContainers }, warmPoolTarget, verbose: process.env.OMA_LOAD_VERBOSE === "1" });
+  const bridge = await startLocalBridge({
+    limits: { maxContainers },
+    warmPoolTarget,
+    verbose: process.env.OMA_LOAD_VERBOSE === "1",
+  });
   const dir = await mkdtemp(join(tmpdir(), "oma-bench-load-"));
   try {
     const database = join(dir, "runtime.sqlite");
     const storeDir = join(dir, "store");
     const client = createBetterSqliteClient(new Database(database));
     await applyMigrations(client);
-    const baseline = await runChild({ sessions: 0, workspaceMiB, bridgeUrl: bridge.url, database, storeDir }, bridge.apiKey);
+    const baseline = await runChild(
+      { sessions: 0, workspaceMiB, bridgeUrl: bridge.url, database, storeDir },
+      bridge.apiKey,
+    );
     const rows: string[] = [];
     for (const sessions of levels) {
       let maxAlive = 0;
-      const sampler = setInterval(() => (maxAlive = Math.max(maxAlive, bridge.containerServer.containers.list().length)), 25);
-      const figures = await runChild({ sessions, workspaceMiB, bridgeUrl: bridge.url, database, storeDir }, bridge.apiKey);
+      const sampler = setInterval(
+        () => (maxAlive = Math.max(maxAlive, bridge.containerServer.containers.list().length)),
+        25,
+      );
+      const figures = await runChild(
+        { sessions, workspaceMiB, bridgeUrl: bridge.url, database, storeDir },
+        bridge.apiKey,
+      );
       clearInterval(sampler);
       const store = createFsBlobStore({ rootDir: storeDir });
-      const driver = createCloudflareBridgeManagedRuntime({ baseUrl: bridge.url, apiKey: bridge.apiKey, checkpointStore: store, outputStore: store });
-      const { resources } = await createManagedRuntimeProviderRegistry({ drivers: [driver] }).prepare({
+      const driver = createCloudflareBridgeManagedRuntime({
+        baseUrl: bridge.url,
+        apiKey: bridge.apiKey,
+        checkpointStore: store,
+        outputStore: store,
+      });
+      const { resources } = await createManagedRuntimeProviderRegistry({
+        drivers: [driver],
+      }).prepare({
         provider: "cloudflare-bridge",
         placement: "driver_service",
-        scope: { workspaceId: "ws-load", environmentId: "env-load", sessionId: "reconciler", workId: "reconciler" },
-        profile: { workspace: { requirement: "durable" }, outputs: { requirement: "durable" }, runtimeCheckpoint: "disabled", driver: { type: "ama_worker", process: { command: "true" } } },
+        scope: {
+          workspaceId: "ws-load",
+          environmentId: "env-load",
+          sessionId: "reconciler",
+          workId: "reconciler",
+        },
+        profile: {
+          workspace: { requirement: "durable" },
+          outputs: { requirement: "durable" },
+          runtimeCheckpoint: "disabled",
+          driver: { type: "ama_worker", process: { command: "true" } },
+        },
         providerConfig: {},
       });
       const reconciler = createManagedRuntimeOrphanReconciler({
@@ -92,9 +127,16 @@ async function main(): Promise<void> {
         backoff: { baseMs: 0, maxMs: 0, jitter: 0 },
       });
       const reconciled = await reconciler.runOnce({ limit: 1000 });
-      const stats = (await (await fetch(`${bridge.url}/v1/pool/stats`, { headers: { authorization: `Bearer ${bridge.apiKey}` } })).json()) as { warm: number };
+      const stats = (await (
+        await fetch(`${bridge.url}/v1/pool/stats`, {
+          headers: { authorization: `Bearer ${bridge.apiKey}` },
+        })
+      ).json()) as { warm: number };
       const left = bridge.containerServer.containers.list().length - stats.warm;
-      const failures = Object.entries(figures.failures).map(([code, count]) => `${code}×${count}`).join(" ") || "none";
+      const failures =
+        Object.entries(figures.failures)
+          .map(([code, count]) => `${code}×${count}`)
+          .join(" ") || "none";
       rows.push(
         [
           String(sessions).padStart(4),

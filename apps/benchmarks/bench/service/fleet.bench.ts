@@ -12,9 +12,21 @@ const TURNS = Number(process.env.OMA_BENCH_TURNS ?? 2);
 const CONCURRENCY = Number(process.env.OMA_BENCH_CONCURRENCY ?? 2);
 const SIZES = (process.env.OMA_BENCH_WORKERS ?? "1,2,4").split(",").map(Number);
 
-const rows: { workers: number; items: number; seconds: number; perMinute: number; failed: number }[] = [];
+const rows: {
+  workers: number;
+  items: number;
+  seconds: number;
+  perMinute: number;
+  failed: number;
+}[] = [];
 for (const workers of SIZES) {
-  const scale = { workers, concurrency: CONCURRENCY, sessions: SESSIONS, turns: TURNS, readOnlyMs: 0 };
+  const scale = {
+    workers,
+    concurrency: CONCURRENCY,
+    sessions: SESSIONS,
+    turns: TURNS,
+    readOnlyMs: 0,
+  };
   const fleet = await startFleet(scale);
   try {
     const started = performance.now();
@@ -23,10 +35,16 @@ for (const workers of SIZES) {
     const seconds = (performance.now() - started) / 1000;
     const reports = fleet.lines().filter((line) => line.event === "work.done");
     const failed = reports.filter((line) => line.outcome !== "completed").length;
-    rows.push({ workers, items: done.length, seconds, perMinute: (done.length / seconds) * 60, failed });
+    rows.push({
+      workers,
+      items: done.length,
+      seconds,
+      perMinute: (done.length / seconds) * 60,
+      failed,
+    });
     process.stdout.write(
       `${workers} worker(s): ${done.length} items in ${seconds.toFixed(1)} s, ` +
-        `${((done.length / seconds) * 60).toFixed(1)} items/min (${failed} reports not completed)\n`
+        `${((done.length / seconds) * 60).toFixed(1)} items/min (${failed} reports not completed)\n`,
     );
   } finally {
     await fleet.close();
@@ -39,5 +57,5 @@ for (const row of rows)
   process.stdout.write(
     `${String(row.workers).padStart(7)}  ${String(row.items).padStart(5)}  ` +
       `${row.seconds.toFixed(1).padStart(7)}  ` +
-      `${row.perMinute.toFixed(1).padStart(9)}  ${base ? (row.perMinute / base.perMinute).toFixed(2) : "-"}x\n`
+      `${row.perMinute.toFixed(1).padStart(9)}  ${base ? (row.perMinute / base.perMinute).toFixed(2) : "-"}x\n`,
   );

@@ -27,7 +27,9 @@ const ITEMS = Number(process.env.OMA_BENCH_ITEMS ?? 5);
 const IDLE_MS = 300;
 /** The service package's root, found through its manifest as any dependant finds it. */
 const SERVICE_ROOT = dirname(
-  createRequire(import.meta.url).resolve("@open-managed-agents/environment-worker-service/package.json"),
+  createRequire(import.meta.url).resolve(
+    "@open-managed-agents/environment-worker-service/package.json",
+  ),
 );
 const SERVICE_BIN = join(SERVICE_ROOT, "dist/bin.js");
 const LAUNCHER = join(SERVICE_ROOT, "bin/oma-environment-worker.sh");
@@ -91,7 +93,7 @@ interface Line {
 function stepSeconds(metrics: string, port: string, call: string): number {
   const pattern = new RegExp(
     `^oma_transaction_step_duration_seconds_sum\\{[^}]*port="${port}"[^}]*call="${call}"[^}]*\\} (\\S+)`,
-    "gm"
+    "gm",
   );
   let total = 0;
   for (const match of metrics.matchAll(pattern)) total += Number(match[1]);
@@ -137,7 +139,9 @@ async function measured(): Promise<Measured> {
     queueItems(environment.id, 1);
     await until(() => lines.filter((line) => line.event === "work.done").length > index);
     const done = lines.filter((line) => line.event === "work.done")[index] as Line;
-    const claimed = lines.find((line) => line.event === "work.claimed" && line.workId === done.workId);
+    const claimed = lines.find(
+      (line) => line.event === "work.claimed" && line.workId === done.workId,
+    );
     samples.push(Date.parse(done.time ?? "") - Date.parse(claimed?.time ?? ""));
   }
   const afterRss = await rss();
@@ -150,7 +154,7 @@ async function measured(): Promise<Measured> {
     idleRss,
     afterRss,
     sandboxMs: perItem(
-      stepSeconds(metrics, "sandbox", "acquire") + stepSeconds(metrics, "sandbox", "terminate")
+      stepSeconds(metrics, "sandbox", "acquire") + stepSeconds(metrics, "sandbox", "terminate"),
     ),
     harnessMs: perItem(stepSeconds(metrics, "harnessDriver", "run")),
     checkpointMs: perItem(stepSeconds(metrics, "workspace", "checkpoint")),
@@ -167,7 +171,9 @@ interface Peaks {
 
 /** The bin's peak RSS over a large workspace's first checkpoint, then its restore and second checkpoint. */
 async function peaks(launcher: boolean): Promise<Peaks> {
-  const environment = plane.createEnvironment({ name: `bench-peak-${launcher ? "launcher" : "plain"}` });
+  const environment = plane.createEnvironment({
+    name: `bench-peak-${launcher ? "launcher" : "plain"}`,
+  });
   const profile = amaWorkerProfile(BIN_DIRECTORY, IDLE_MS);
   const directory = await mkdtemp(join(rootDir, "peak-"));
   const storePath = join(directory, "runtime.sqlite");
@@ -183,7 +189,9 @@ async function peaks(launcher: boolean): Promise<Peaks> {
   const reader = jsonLines(child, child.stderr as NodeJS.ReadableStream);
   const lines = reader.all as Line[];
   const until = reader.until;
-  const highWater = () => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1]) * 1024;
+  const highWater = () =>
+    Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1]) *
+    1024;
   // Writing 5 to clear_refs resets the high-water mark to the current RSS.
   const resetHighWater = () => writeFileSync(`/proc/${child.pid}/clear_refs`, "5");
   await until(() => lines.some((line) => line.event === "service.started"));
@@ -192,7 +200,8 @@ async function peaks(launcher: boolean): Promise<Peaks> {
     const started = Date.now();
     plane.queueTurn(session.id, { toolCalls: [{ name: "bash", input: { command } }] });
     await until(() => lines.filter((line) => line.event === "work.done").length > index);
-    const done = lines.filter((line) => line.event === "work.done")[index] as Line & Record<string, unknown>;
+    const done = lines.filter((line) => line.event === "work.done")[index] as Line &
+      Record<string, unknown>;
     const detail = done.code ? ` (${String(done.code)}: ${String(done.message)})` : "";
     return { ms: Date.now() - started, outcome: `${String(done.outcome)}${detail}` };
   };
@@ -203,7 +212,9 @@ async function peaks(launcher: boolean): Promise<Peaks> {
   const second = await turn("cmp -n 1 big.bin big.bin && echo second > second.txt", 1);
   const restoreAndSecond = highWater();
   child.kill("SIGTERM");
-  await new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once("exit", resolve)));
+  await new Promise((resolve) =>
+    child.exitCode !== null ? resolve(null) : child.once("exit", resolve),
+  );
   await rm(directory, { recursive: true, force: true });
   return {
     checkpoint,
@@ -225,31 +236,33 @@ try {
   const run = await measured();
   const done = median(run.samples);
   process.stdout.write(
-    `service benchmark: ${ITEMS} items of one bash call each, medians (idle cut-off ${IDLE_MS} ms in both)\n\n`
+    `service benchmark: ${ITEMS} items of one bash call each, medians (idle cut-off ${IDLE_MS} ms in both)\n\n`,
   );
   process.stdout.write(
     `  claim → item done   baseline ${base.toFixed(0)} ms   bin ${done.toFixed(0)} ms   overhead ${(
       done - base
-    ).toFixed(0)} ms per item\n`
+    ).toFixed(0)} ms per item\n`,
   );
   const rest = done - run.sandboxMs - run.harnessMs - run.checkpointMs;
   process.stdout.write(
     `  bin item, split (means): sandbox acquire+terminate ${run.sandboxMs.toFixed(
-      0
-    )} ms, harness ${run.harnessMs.toFixed(0)} ms, `
+      0,
+    )} ms, harness ${run.harnessMs.toFixed(0)} ms, `,
   );
   process.stdout.write(
     `checkpoint ${run.checkpointMs.toFixed(0)} ms, the rest (worker, fence, store, publish) ${rest.toFixed(
-      0
-    )} ms\n`
+      0,
+    )} ms\n`,
   );
   process.stdout.write(
-    `  bin RSS             idle ${mib(run.idleRss)}   after the items ${mib(run.afterRss)}\n`
+    `  bin RSS             idle ${mib(run.idleRss)}   after the items ${mib(run.afterRss)}\n`,
   );
   if (WORKSPACE_MIB > 0) {
     const runs: [string, boolean][] = [["launcher (its settings)", true]];
     if (PEAK_BASELINE) runs.push(["node dist/bin.js, no settings", false]);
-    process.stdout.write(`\n  bin peak RSS, a ${WORKSPACE_MIB} MiB workspace of random bytes (VmHWM):\n`);
+    process.stdout.write(
+      `\n  bin peak RSS, a ${WORKSPACE_MIB} MiB workspace of random bytes (VmHWM):\n`,
+    );
     for (const [name, launcher] of runs) {
       const peak = await peaks(launcher);
       process.stdout.write(
@@ -257,7 +270,7 @@ try {
           peak.checkpointMs / 1000
         ).toFixed(1)} s), restore + second checkpoint ${mib(peak.restoreAndSecond)} (item ${(
           peak.restoreAndSecondMs / 1000
-        ).toFixed(1)} s), outcomes ${peak.outcomes.join(", ")}\n`
+        ).toFixed(1)} s), outcomes ${peak.outcomes.join(", ")}\n`,
       );
     }
   }

@@ -19,26 +19,37 @@ const inspectorPort = await new Promise<number>((resolve) => {
     probe.close(() => resolve(port));
   });
 });
-const bridge = await startLocalBridge({ egressAllowList: [allow], rootDir, stateDir, inspectorPort });
+const bridge = await startLocalBridge({
+  egressAllowList: [allow],
+  rootDir,
+  stateDir,
+  inspectorPort,
+});
 process.stdout.write(`${JSON.stringify({ url: bridge.url, apiKey: bridge.apiKey })}\n`);
 
 /** Runs one full collection in the Worker's isolate (the bridge and its Durable Objects); false if it did not answer. */
 async function collectGarbage(): Promise<boolean> {
   const socket = new WebSocket(`ws://127.0.0.1:${inspectorPort}/core:user:`);
   const answered = new Promise<boolean>((resolve) => {
-    socket.onopen = () => socket.send(JSON.stringify({ id: 1, method: "HeapProfiler.collectGarbage" }));
+    socket.onopen = () =>
+      socket.send(JSON.stringify({ id: 1, method: "HeapProfiler.collectGarbage" }));
     socket.onmessage = () => resolve(true);
     socket.onerror = (event) => {
       process.stderr.write(`inspector: ${(event as { message?: string }).message ?? "error"}\n`);
       resolve(false);
     };
   });
-  const timedOut = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 30_000).unref());
+  const timedOut = new Promise<boolean>((resolve) =>
+    setTimeout(() => resolve(false), 30_000).unref(),
+  );
   // workerd reads inspector messages while its isolate runs an event: a request to the Worker gives it one.
   let waiting = true;
   void (async () => {
     while (waiting) {
-      await fetch(`${bridge.url}/health`).then((response) => response.body?.cancel(), () => undefined);
+      await fetch(`${bridge.url}/health`).then(
+        (response) => response.body?.cancel(),
+        () => undefined,
+      );
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   })();

@@ -29,7 +29,11 @@ const SAMPLE_EVERY = Math.max(1, Math.floor(ITEMS / 20));
 const SWEEP_INTERVAL_MS = 10_000;
 const SWEEP_GRACE_MS = 5_000;
 const SERVICE_BIN = join(
-  dirname(createRequire(import.meta.url).resolve("@open-managed-agents/environment-worker-service/package.json")),
+  dirname(
+    createRequire(import.meta.url).resolve(
+      "@open-managed-agents/environment-worker-service/package.json",
+    ),
+  ),
   "dist/bin.js",
 );
 const STACK = fileURLToPath(new URL("./soak-stack.js", import.meta.url));
@@ -83,7 +87,9 @@ function descendants(pid: number): { pid: number; name: string }[] {
   return found;
 }
 
-const workerdPid = descendants(stack.pid as number).find((process) => process.name.includes("workerd"))?.pid;
+const workerdPid = descendants(stack.pid as number).find((process) =>
+  process.name.includes("workerd"),
+)?.pid;
 if (workerdPid === undefined) throw new Error("no workerd process below the local stack");
 
 function rssBytes(pid: number): number {
@@ -99,7 +105,10 @@ function diskBytes(path: string): number {
   }
 }
 function filesBytes(paths: readonly string[]): number {
-  return paths.reduce((sum, path) => sum + (Number.isFinite(diskBytes(path)) ? diskBytes(path) : 0), 0);
+  return paths.reduce(
+    (sum, path) => sum + (Number.isFinite(diskBytes(path)) ? diskBytes(path) : 0),
+    0,
+  );
 }
 
 const environment = plane.createEnvironment({ name: "bench-soak" });
@@ -130,7 +139,11 @@ interface Snapshot {
   blobBytes: number;
   storeBytes: number;
 }
-const PROCESSES = { "oma-environment-worker": service.pid as number, workerd: workerdPid, "container server": stack.pid as number };
+const PROCESSES = {
+  "oma-environment-worker": service.pid as number,
+  workerd: workerdPid,
+  "container server": stack.pid as number,
+};
 
 async function snapshot(item: number): Promise<Snapshot> {
   stack.stdin?.write("stats\n");
@@ -157,15 +170,23 @@ async function snapshot(item: number): Promise<Snapshot> {
   };
 }
 
-const sessions = Array.from({ length: SESSIONS }, () => plane.createSession({ environmentId: environment.id }).id);
+const sessions = Array.from(
+  { length: SESSIONS },
+  () => plane.createSession({ environmentId: environment.id }).id,
+);
 const outcomes = new Map<string, number>();
 let done = 0;
 async function runItem(index: number): Promise<void> {
   const sessionId = sessions[index % SESSIONS] as string;
   const command = `head -c 1048576 /dev/urandom > data.bin && echo turn-${index} >> turns.log`;
   plane.queueTurn(sessionId, { toolCalls: [{ name: "bash", input: { command } }] });
-  await serviceLines.until(() => serviceLines.all.filter((line) => line.event === "work.done").length > done);
-  const line = serviceLines.all.filter((entry) => entry.event === "work.done")[done] as Record<string, unknown>;
+  await serviceLines.until(
+    () => serviceLines.all.filter((line) => line.event === "work.done").length > done,
+  );
+  const line = serviceLines.all.filter((entry) => entry.event === "work.done")[done] as Record<
+    string,
+    unknown
+  >;
   done += 1;
   const outcome = String(line.outcome) + (line.code ? ` ${String(line.code)}` : "");
   outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
@@ -195,7 +216,9 @@ try {
       process.stderr.write(
         `  item ${index + 1}: ${Object.entries(sample.rss)
           .map(([name, bytes]) => `${name} ${mib(bytes)}`)
-          .join(", ")} (collected ${mib(sample.workerdCollected)}), blobs ${mib(sample.blobBytes)}\n`
+          .join(
+            ", ",
+          )} (collected ${mib(sample.workerdCollected)}), blobs ${mib(sample.blobBytes)}\n`,
       );
     }
   }
@@ -204,7 +227,9 @@ try {
   const last = await snapshot(ITEMS);
   const minutes = ((Date.now() - started) / 60_000).toFixed(1);
   const out = (text: string) => process.stdout.write(`${text}\n`);
-  out(`soak benchmark: ${ITEMS} items (${SESSIONS} sessions, one 1 MiB file rewritten per turn) in ${minutes} min`);
+  out(
+    `soak benchmark: ${ITEMS} items (${SESSIONS} sessions, one 1 MiB file rewritten per turn) in ${minutes} min`,
+  );
   out(`  outcomes: ${[...outcomes].map(([outcome, count]) => `${count} ${outcome}`).join(", ")}`);
   out(`  measured after item ${first.item} (warm-up) and at the end, after one more sweep period:`);
   for (const name of Object.keys(PROCESSES)) {
@@ -213,13 +238,13 @@ try {
       `  ${name.padEnd(24)} RSS ${mib(first.rss[name] as number)} → ${mib(last.rss[name] as number)}` +
         ` (${(perItem / 1024).toFixed(1)} KiB/item by least squares), open files ${first.files[name]} → ${
           last.files[name]
-        }`
+        }`,
     );
   }
   const collectedPerItem = slope(samples.map((sample) => [sample.item, sample.workerdCollected]));
   out(
     `  workerd after collection RSS ${mib(first.workerdCollected)} → ${mib(last.workerdCollected)}` +
-      ` (${(collectedPerItem / 1024).toFixed(1)} KiB/item by least squares)`
+      ` (${(collectedPerItem / 1024).toFixed(1)} KiB/item by least squares)`,
   );
   out(`  containers running       ${first.containers} → ${last.containers}`);
   out(`  container trees on disk  ${mib(first.containerDisk)} → ${mib(last.containerDisk)}`);
@@ -228,9 +253,13 @@ try {
   out(`  SQLite store             ${mib(first.storeBytes)} → ${mib(last.storeBytes)}`);
 } finally {
   service.kill("SIGTERM");
-  await new Promise((resolve) => (service.exitCode !== null ? resolve(null) : service.once("exit", resolve)));
+  await new Promise((resolve) =>
+    service.exitCode !== null ? resolve(null) : service.once("exit", resolve),
+  );
   stack.stdin?.write("stop\n");
-  await new Promise((resolve) => (stack.exitCode !== null ? resolve(null) : stack.once("exit", resolve)));
+  await new Promise((resolve) =>
+    stack.exitCode !== null ? resolve(null) : stack.once("exit", resolve),
+  );
   await plane.stop();
   await rm(rootDir, { recursive: true, force: true });
 }

@@ -21,11 +21,18 @@ const IDLE_MS = 300;
 const { default: Anthropic } = await import("@anthropic-ai/sdk");
 const { installAmaWorkerBin } = await import("@open-managed-agents/ama-worker");
 const { startLocalControlPlane } = await import("@open-managed-agents/local-control-plane");
-const { REFERENCE_PROVIDER, createReferenceManagedRuntimeDriver } = await import("@open-managed-agents/managed-runtime-conformance/testing");
-const { createManagedRuntimeHost, createManagedRuntimeProviderRegistry, createMemoryFencePort, createMemoryOrphanPort } = await import(
-  "@open-managed-agents/managed-runtime-host"
+const { REFERENCE_PROVIDER, createReferenceManagedRuntimeDriver } = await import(
+  "@open-managed-agents/managed-runtime-conformance/testing"
 );
-const { createManagedEnvironmentWorker } = await import("@open-managed-agents/managed-environment-worker");
+const {
+  createManagedRuntimeHost,
+  createManagedRuntimeProviderRegistry,
+  createMemoryFencePort,
+  createMemoryOrphanPort,
+} = await import("@open-managed-agents/managed-runtime-host");
+const { createManagedEnvironmentWorker } = await import(
+  "@open-managed-agents/managed-environment-worker"
+);
 
 const bin = await installAmaWorkerBin(process.env.OMA_AMA_WORKER_BIN_DIR);
 const BIN_DIRECTORY = dirname(bin);
@@ -58,13 +65,20 @@ function queueItems(environmentId: string, count: number): string[] {
 async function measured(): Promise<Sample[]> {
   const environment = plane.createEnvironment({ name: "bench-measured" });
   const client = new Anthropic({ baseURL: plane.url, apiKey: null, authToken: null });
-  const registry = createManagedRuntimeProviderRegistry({ drivers: [createReferenceManagedRuntimeDriver({ rootDir })] });
+  const registry = createManagedRuntimeProviderRegistry({
+    drivers: [createReferenceManagedRuntimeDriver({ rootDir })],
+  });
   const fences = createMemoryFencePort();
   const orphans = createMemoryOrphanPort();
   const claimedAt = new Map<string, number>();
   const shares = new Map<string, { host: number; sandbox: number; harness: number }>();
   const samples: Sample[] = [];
-  const timed = <T extends object>(port: T, workId: string, share: "sandbox" | "harness", methods: readonly string[]): T =>
+  const timed = <T extends object>(
+    port: T,
+    workId: string,
+    share: "sandbox" | "harness",
+    methods: readonly string[],
+  ): T =>
     new Proxy(port, {
       get(target, property, receiver) {
         const value = Reflect.get(target, property, receiver);
@@ -89,17 +103,30 @@ async function measured(): Promise<Sample[]> {
       workspace: { requirement: "durable" },
       outputs: { requirement: "disabled" },
       runtimeCheckpoint: "disabled",
-      driver: { type: "ama_worker", process: { command: "oma-ama-worker", env: { PATH: `${BIN_DIRECTORY}:/usr/bin:/bin`, OMA_AMA_MAX_IDLE_MS: String(IDLE_MS) } } },
+      driver: {
+        type: "ama_worker",
+        process: {
+          command: "oma-ama-worker",
+          env: { PATH: `${BIN_DIRECTORY}:/usr/bin:/bin`, OMA_AMA_MAX_IDLE_MS: String(IDLE_MS) },
+        },
+      },
     }),
     logger: {
       info(event, fields) {
-        if (event === "work.claimed" && typeof fields.workId === "string") claimedAt.set(fields.workId, Date.now());
+        if (event === "work.claimed" && typeof fields.workId === "string")
+          claimedAt.set(fields.workId, Date.now());
       },
       warn() {},
       error() {},
     },
     async host({ scope, profile }) {
-      const { resources } = await registry.prepare({ provider: REFERENCE_PROVIDER, placement: "in_process", scope, profile, providerConfig: {} });
+      const { resources } = await registry.prepare({
+        provider: REFERENCE_PROVIDER,
+        placement: "in_process",
+        scope,
+        profile,
+        providerConfig: {},
+      });
       shares.set(scope.workId, { host: 0, sandbox: 0, harness: 0 });
       const host = createManagedRuntimeHost({
         ownerId: "bench",
@@ -130,7 +157,9 @@ async function measured(): Promise<Sample[]> {
       samples.push({
         firstToolMs: firstAnswer(report.scope?.sessionId ?? "") - claimed,
         doneMs: Date.now() - claimed,
-        ...(share ? { hostMs: share.host, sandboxMs: share.sandbox, harnessMs: share.harness } : {}),
+        ...(share
+          ? { hostMs: share.host, sandboxMs: share.sandbox, harnessMs: share.harness }
+          : {}),
       });
     },
   });
@@ -147,11 +176,20 @@ async function baseline(): Promise<Sample[]> {
   const samples: Sample[] = [];
   const workdir = await mkdtemp(join(tmpdir(), "oma-bench-baseline-"));
   for (const _session of sessions) {
-    const poller = client.beta.environments.work.poller({ environmentId: environment.id, environmentKey: environment.environmentKey, autoStop: false, drain: true, blockMs: null });
+    const poller = client.beta.environments.work.poller({
+      environmentId: environment.id,
+      environmentKey: environment.environmentKey,
+      autoStop: false,
+      drain: true,
+      blockMs: null,
+    });
     for await (const work of poller) {
       const claimed = Date.now();
       await runPlainWorker({ bin, work, baseUrl: plane.url, workdir, idleMs: IDLE_MS });
-      samples.push({ firstToolMs: firstAnswer(work.data.id) - claimed, doneMs: Date.now() - claimed });
+      samples.push({
+        firstToolMs: firstAnswer(work.data.id) - claimed,
+        doneMs: Date.now() - claimed,
+      });
       break;
     }
   }
@@ -168,20 +206,35 @@ const ms = (value: number) => `${value.toFixed(0).padStart(6)} ms`;
 try {
   const base = await baseline();
   const run = await measured();
-  const pick = (samples: Sample[], key: keyof Sample) => median(samples.map((sample) => sample[key] ?? Number.NaN));
+  const pick = (samples: Sample[], key: keyof Sample) =>
+    median(samples.map((sample) => sample[key] ?? Number.NaN));
   const done = pick(run, "doneMs");
   const host = pick(run, "hostMs");
   const sandbox = pick(run, "sandboxMs");
   const harness = pick(run, "harnessMs");
-  process.stdout.write(`environment worker benchmark: ${ITEMS} items of one bash call each, medians (idle cut-off ${IDLE_MS} ms in both)\n\n`);
+  process.stdout.write(
+    `environment worker benchmark: ${ITEMS} items of one bash call each, medians (idle cut-off ${IDLE_MS} ms in both)\n\n`,
+  );
   process.stdout.write(`                                   baseline    measured   ratio\n`);
-  process.stdout.write(`  claim → first tool result       ${ms(pick(base, "firstToolMs"))}  ${ms(pick(run, "firstToolMs"))}   ${(pick(run, "firstToolMs") / pick(base, "firstToolMs")).toFixed(2)}x\n`);
-  process.stdout.write(`  claim → item done               ${ms(pick(base, "doneMs"))}  ${ms(done)}   ${(done / pick(base, "doneMs")).toFixed(2)}x\n\n`);
+  process.stdout.write(
+    `  claim → first tool result       ${ms(pick(base, "firstToolMs"))}  ${ms(pick(run, "firstToolMs"))}   ${(pick(run, "firstToolMs") / pick(base, "firstToolMs")).toFixed(2)}x\n`,
+  );
+  process.stdout.write(
+    `  claim → item done               ${ms(pick(base, "doneMs"))}  ${ms(done)}   ${(done / pick(base, "doneMs")).toFixed(2)}x\n\n`,
+  );
   process.stdout.write(`  measured item, split (median)\n`);
-  process.stdout.write(`    environment worker's own    ${ms(done - host)}   ${(((done - host) / done) * 100).toFixed(1)}%  (secret, session retrieve, profile, report)\n`);
-  process.stdout.write(`    host transaction            ${ms(host - sandbox - harness)}   ${(((host - sandbox - harness) / done) * 100).toFixed(1)}%  (fence, workspace, checkpoint, publish, release)\n`);
-  process.stdout.write(`    sandbox acquire+terminate   ${ms(sandbox)}   ${((sandbox / done) * 100).toFixed(1)}%  (incl. readiness probe)\n`);
-  process.stdout.write(`    harness (AMA worker)        ${ms(harness)}   ${((harness / done) * 100).toFixed(1)}%  (SDK start, tool call, idle cut-off, stop)\n`);
+  process.stdout.write(
+    `    environment worker's own    ${ms(done - host)}   ${(((done - host) / done) * 100).toFixed(1)}%  (secret, session retrieve, profile, report)\n`,
+  );
+  process.stdout.write(
+    `    host transaction            ${ms(host - sandbox - harness)}   ${(((host - sandbox - harness) / done) * 100).toFixed(1)}%  (fence, workspace, checkpoint, publish, release)\n`,
+  );
+  process.stdout.write(
+    `    sandbox acquire+terminate   ${ms(sandbox)}   ${((sandbox / done) * 100).toFixed(1)}%  (incl. readiness probe)\n`,
+  );
+  process.stdout.write(
+    `    harness (AMA worker)        ${ms(harness)}   ${((harness / done) * 100).toFixed(1)}%  (SDK start, tool call, idle cut-off, stop)\n`,
+  );
 } finally {
   await plane.stop();
   await rm(rootDir, { recursive: true, force: true });

@@ -13,7 +13,11 @@ function order(a: SandboxClass, b: SandboxClass): number {
  * that instance type, else the smallest configured one that covers it. An image no class runs, or a size
  * no class covers, is `invalid_request`: Cloudflare fixes image and instance type per application.
  */
-export function resolveSandboxClass(classes: readonly SandboxClass[], image: string, size: InstanceType): SandboxClass {
+export function resolveSandboxClass(
+  classes: readonly SandboxClass[],
+  image: string,
+  size: InstanceType,
+): SandboxClass {
   const forImage = classes.filter((entry) => entry.image === image);
   if (forImage.length === 0) {
     throw new InvalidRequestError({
@@ -24,12 +28,18 @@ export function resolveSandboxClass(classes: readonly SandboxClass[], image: str
   const label = instanceTypeLabel(size);
   const exact = forImage.find((entry) => instanceTypeLabel(entry.instanceType) === label);
   if (exact !== undefined) return exact;
-  const fitting = forImage.filter((entry) => covers(resourcesOf(entry.instanceType), resourcesOf(size))).sort(order);
+  const fitting = forImage
+    .filter((entry) => covers(resourcesOf(entry.instanceType), resourcesOf(size)))
+    .sort(order);
   const chosen = fitting[0];
   if (chosen === undefined) {
     throw new InvalidRequestError({
       message: `no container application for image ${image} is as large as ${label}`,
-      context: { image, size: label, instanceTypes: forImage.map((entry) => instanceTypeLabel(entry.instanceType)) },
+      context: {
+        image,
+        size: label,
+        instanceTypes: forImage.map((entry) => instanceTypeLabel(entry.instanceType)),
+      },
     });
   }
   return chosen;

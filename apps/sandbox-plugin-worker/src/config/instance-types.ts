@@ -19,7 +19,10 @@ export const NAMED_INSTANCE_TYPES = {
 export type InstanceTypeName = keyof typeof NAMED_INSTANCE_TYPES;
 
 /** Names of the predefined instance types, smallest first. */
-export const INSTANCE_TYPE_NAMES = Object.keys(NAMED_INSTANCE_TYPES) as [InstanceTypeName, ...InstanceTypeName[]];
+export const INSTANCE_TYPE_NAMES = Object.keys(NAMED_INSTANCE_TYPES) as [
+  InstanceTypeName,
+  ...InstanceTypeName[],
+];
 
 /** A predefined instance type by name, or a custom size. */
 export type InstanceType = InstanceTypeName | InstanceResources;
@@ -37,11 +40,15 @@ export const CUSTOM_INSTANCE_LIMITS = {
 /** Explains why a custom size breaks Cloudflare's rules, or returns undefined when it is allowed. */
 export function customSizeProblem(size: InstanceResources): string | undefined {
   const limits = CUSTOM_INSTANCE_LIMITS;
-  if (size.vcpu < limits.minVcpu || size.vcpu > limits.maxVcpu) return `vcpu must be between ${limits.minVcpu} and ${limits.maxVcpu} (smaller sizes: use lite or basic)`;
-  if (size.memoryMib > limits.maxMemoryMib) return `memoryMib must be at most ${limits.maxMemoryMib} (12 GiB)`;
+  if (size.vcpu < limits.minVcpu || size.vcpu > limits.maxVcpu)
+    return `vcpu must be between ${limits.minVcpu} and ${limits.maxVcpu} (smaller sizes: use lite or basic)`;
+  if (size.memoryMib > limits.maxMemoryMib)
+    return `memoryMib must be at most ${limits.maxMemoryMib} (12 GiB)`;
   if (size.diskMb > limits.maxDiskMb) return `diskMb must be at most ${limits.maxDiskMb} (20 GB)`;
-  if (size.memoryMib < size.vcpu * limits.minMemoryMibPerVcpu) return `memoryMib must be at least ${limits.minMemoryMibPerVcpu} (3 GiB) per vCPU`;
-  if (size.diskMb > (size.memoryMib / 1_024) * limits.maxDiskMbPerMemoryGib) return `diskMb must be at most ${limits.maxDiskMbPerMemoryGib} (2 GB) per GiB of memory`;
+  if (size.memoryMib < size.vcpu * limits.minMemoryMibPerVcpu)
+    return `memoryMib must be at least ${limits.minMemoryMibPerVcpu} (3 GiB) per vCPU`;
+  if (size.diskMb > (size.memoryMib / 1_024) * limits.maxDiskMbPerMemoryGib)
+    return `diskMb must be at most ${limits.maxDiskMbPerMemoryGib} (2 GB) per GiB of memory`;
   return undefined;
 }
 
@@ -52,10 +59,16 @@ export function resourcesOf(type: InstanceType): InstanceResources {
 
 /** A stable label: the predefined name, or `custom-<vcpu>vcpu-<memory>mib-<disk>mb`. */
 export function instanceTypeLabel(type: InstanceType): string {
-  return typeof type === "string" ? type : `custom-${type.vcpu}vcpu-${type.memoryMib}mib-${type.diskMb}mb`;
+  return typeof type === "string"
+    ? type
+    : `custom-${type.vcpu}vcpu-${type.memoryMib}mib-${type.diskMb}mb`;
 }
 
 /** True when `offered` has at least the vCPU, memory and disk of `wanted`. */
 export function covers(offered: InstanceResources, wanted: InstanceResources): boolean {
-  return offered.vcpu >= wanted.vcpu && offered.memoryMib >= wanted.memoryMib && offered.diskMb >= wanted.diskMb;
+  return (
+    offered.vcpu >= wanted.vcpu &&
+    offered.memoryMib >= wanted.memoryMib &&
+    offered.diskMb >= wanted.diskMb
+  );
 }

@@ -30,7 +30,10 @@ export interface PluginConfig {
 }
 
 const integerVar = (fallback: number, min: number, max: number) =>
-  z.preprocess((value) => (typeof value === "string" && value.trim() !== "" ? Number(value) : value), z.number().int().min(min).max(max).default(fallback));
+  z.preprocess(
+    (value) => (typeof value === "string" && value.trim() !== "" ? Number(value) : value),
+    z.number().int().min(min).max(max).default(fallback),
+  );
 
 const jsonVar = <T extends z.ZodType>(schema: T) =>
   z.preprocess((value) => {
@@ -44,7 +47,9 @@ const jsonVar = <T extends z.ZodType>(schema: T) =>
 
 const sandboxClassSchema = z
   .object({
-    binding: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "a binding name is letters, digits and '_'"),
+    binding: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "a binding name is letters, digits and '_'"),
     image: z.string().min(1),
     instanceType: z.union([z.enum(INSTANCE_TYPE_NAMES), customSizeSchema]),
   })
@@ -52,7 +57,9 @@ const sandboxClassSchema = z
 
 const configSchema = z.object({
   [TOKEN_SECRET]: z.string().min(16, "the token must be at least 16 characters"),
-  SANDBOX_CLASSES: jsonVar(z.array(sandboxClassSchema).min(1, "configure at least one sandbox class")),
+  SANDBOX_CLASSES: jsonVar(
+    z.array(sandboxClassSchema).min(1, "configure at least one sandbox class"),
+  ),
   DEFAULT_TTL_SECONDS: integerVar(3_600, 1, 30 * 86_400),
   MAX_TTL_SECONDS: integerVar(86_400, 1, 30 * 86_400),
   INSTANCE_START_TIMEOUT_MS: integerVar(30_000, 100, 300_000),
@@ -61,11 +68,19 @@ const configSchema = z.object({
 });
 
 function isNamespace(value: unknown): boolean {
-  return typeof value === "object" && value !== null && typeof (value as { idFromName?: unknown }).idFromName === "function";
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { idFromName?: unknown }).idFromName === "function"
+  );
 }
 
 function configError(field: string, message: string, cause?: unknown): InvalidConfigError {
-  return new InvalidConfigError({ message: `invalid Worker configuration ${field}: ${message}`, context: { field }, cause });
+  return new InvalidConfigError({
+    message: `invalid Worker configuration ${field}: ${message}`,
+    context: { field },
+    cause,
+  });
 }
 
 /**
@@ -74,7 +89,10 @@ function configError(field: string, message: string, cause?: unknown): InvalidCo
  */
 export function parsePluginConfig(env: Readonly<Record<string, unknown>>): PluginConfig {
   if (typeof env[TOKEN_SECRET] !== "string" || env[TOKEN_SECRET] === "") {
-    throw configError(TOKEN_SECRET, `the secret is not set; set it with \`wrangler secret put ${TOKEN_SECRET}\`. Every request is refused until it is`);
+    throw configError(
+      TOKEN_SECRET,
+      `the secret is not set; set it with \`wrangler secret put ${TOKEN_SECRET}\`. Every request is refused until it is`,
+    );
   }
   const result = configSchema.safeParse(env);
   if (!result.success) {
@@ -82,12 +100,19 @@ export function parsePluginConfig(env: Readonly<Record<string, unknown>>): Plugi
     throw configError(field, message, result.error);
   }
   const parsed = result.data;
-  if (parsed.DEFAULT_TTL_SECONDS > parsed.MAX_TTL_SECONDS) throw configError("DEFAULT_TTL_SECONDS", "must not exceed MAX_TTL_SECONDS");
-  if (!isNamespace(env[REGISTRY_BINDING])) throw configError(REGISTRY_BINDING, "the registry Durable Object binding is missing");
+  if (parsed.DEFAULT_TTL_SECONDS > parsed.MAX_TTL_SECONDS)
+    throw configError("DEFAULT_TTL_SECONDS", "must not exceed MAX_TTL_SECONDS");
+  if (!isNamespace(env[REGISTRY_BINDING]))
+    throw configError(REGISTRY_BINDING, "the registry Durable Object binding is missing");
   const bindings = new Set<string>();
   parsed.SANDBOX_CLASSES.forEach((entry, index) => {
-    if (!isNamespace(env[entry.binding])) throw configError(`SANDBOX_CLASSES.${index}.binding`, `no Durable Object binding named ${entry.binding}`);
-    if (bindings.has(entry.binding)) throw configError(`SANDBOX_CLASSES.${index}.binding`, `${entry.binding} is listed twice`);
+    if (!isNamespace(env[entry.binding]))
+      throw configError(
+        `SANDBOX_CLASSES.${index}.binding`,
+        `no Durable Object binding named ${entry.binding}`,
+      );
+    if (bindings.has(entry.binding))
+      throw configError(`SANDBOX_CLASSES.${index}.binding`, `${entry.binding} is listed twice`);
     bindings.add(entry.binding);
   });
   return {

@@ -1,5 +1,11 @@
 import { instanceTypeLabel, resourcesOf } from "../config/instance-types.js";
-import { ADAPTER_NAME, API_PREFIX, CAPABILITIES, SDK_PACKAGE, UNSUPPORTED_CAPABILITIES } from "../protocol/constants.js";
+import {
+  ADAPTER_NAME,
+  API_PREFIX,
+  CAPABILITIES,
+  SDK_PACKAGE,
+  UNSUPPORTED_CAPABILITIES,
+} from "../protocol/constants.js";
 import { openApiDocument } from "../protocol/openapi.js";
 import type { Info } from "../protocol/schemas.js";
 import { jsonResponse } from "./responses.js";
@@ -19,9 +25,16 @@ export async function info(context: RouteContext): Promise<Response> {
       image,
       instanceTypes: context.config.classes
         .filter((entry) => entry.image === image)
-        .map((entry) => ({ name: instanceTypeLabel(entry.instanceType), ...resourcesOf(entry.instanceType) })),
+        .map((entry) => ({
+          name: instanceTypeLabel(entry.instanceType),
+          ...resourcesOf(entry.instanceType),
+        })),
     })),
-    limits: { defaultTtlSeconds: context.config.defaultTtlSeconds, maxTtlSeconds: context.config.maxTtlSeconds, maxFileBytes: context.config.maxFileBytes },
+    limits: {
+      defaultTtlSeconds: context.config.defaultTtlSeconds,
+      maxTtlSeconds: context.config.maxTtlSeconds,
+      maxFileBytes: context.config.maxFileBytes,
+    },
     ports: { route: `${API_PREFIX}/sandboxes/{id}/ports/{port}/{path}` },
   };
   return jsonResponse(200, body);

@@ -7,7 +7,11 @@ import type { RouteContext } from "./router.js";
 import { locateSandbox, unwrap } from "./sandbox-locator.js";
 
 function pathOf(context: RouteContext): string {
-  return parseWith(sandboxPathSchema, context.url.searchParams.get("path") ?? undefined, "path query parameter");
+  return parseWith(
+    sandboxPathSchema,
+    context.url.searchParams.get("path") ?? undefined,
+    "path query parameter",
+  );
 }
 
 /** `POST /sandboxes/{id}/exec`: runs argv to completion. */
@@ -22,7 +26,10 @@ export async function execStream(context: RouteContext): Promise<Response> {
   const request = await readJson(context.request, execRequestSchema, "exec request");
   const { stub, ref } = await locateSandbox(context);
   const body = unwrap(await stub.streamCommand(ref, request));
-  return new Response(body, { status: 200, headers: { "Content-Type": NDJSON_CONTENT_TYPE, "Cache-Control": "no-store" } });
+  return new Response(body, {
+    status: 200,
+    headers: { "Content-Type": NDJSON_CONTENT_TYPE, "Cache-Control": "no-store" },
+  });
 }
 
 /** `GET /sandboxes/{id}/files?path=`: the file's bytes. */
@@ -30,7 +37,10 @@ export async function readFile(context: RouteContext): Promise<Response> {
   const path = pathOf(context);
   const { stub, ref } = await locateSandbox(context);
   const body = unwrap(await stub.readPath(ref, path));
-  return new Response(body, { status: 200, headers: { "Content-Type": "application/octet-stream" } });
+  return new Response(body, {
+    status: 200,
+    headers: { "Content-Type": "application/octet-stream" },
+  });
 }
 
 /** `PUT /sandboxes/{id}/files?path=`: writes the body (at most `MAX_FILE_BYTES`), creating parent directories. */
@@ -70,5 +80,12 @@ export async function forwardPort(context: RouteContext): Promise<Response> {
   const port = parsePort(context.params.port ?? "");
   const { stub, ref } = await locateSandbox(context);
   const path = `${context.params.rest ?? "/"}${context.url.search}`;
-  return stub.fetch(forwardingRequest(context.request, { sandboxId: ref.id, installation: ref.installation, port, path }));
+  return stub.fetch(
+    forwardingRequest(context.request, {
+      sandboxId: ref.id,
+      installation: ref.installation,
+      port,
+      path,
+    }),
+  );
 }

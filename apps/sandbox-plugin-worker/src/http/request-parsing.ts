@@ -1,4 +1,7 @@
-import { InvalidRequestError, LimitExceededError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  InvalidRequestError,
+  LimitExceededError,
+} from "@open-managed-agents/runtime-resource-contract";
 import { readBoundedBytes } from "@open-managed-agents/runtime-utils";
 import type * as z from "zod";
 import { reportableIssue } from "../protocol/issues.js";
@@ -7,11 +10,18 @@ import { reportableIssue } from "../protocol/issues.js";
 const MAX_JSON_BYTES = 1_024 * 1_024;
 
 /** Parses `value` with `schema`; failure → `invalid_request` naming the first bad field. */
-export function parseWith<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
+export function parseWith<T extends z.ZodType>(
+  schema: T,
+  value: unknown,
+  what: string,
+): z.output<T> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const { field, message } = reportableIssue(result.error, what);
-  throw new InvalidRequestError({ message: `invalid ${what}: ${field}: ${message}`, context: { field } });
+  throw new InvalidRequestError({
+    message: `invalid ${what}: ${field}: ${message}`,
+    context: { field },
+  });
 }
 
 /**
@@ -20,19 +30,30 @@ export function parseWith<T extends z.ZodType>(schema: T, value: unknown, what: 
  */
 export async function readBody(request: Request, maxBytes: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get("Content-Length") ?? Number.NaN);
-  const tooLarge = (): LimitExceededError => new LimitExceededError({ message: `the request body is larger than ${maxBytes} bytes`, context: { maxBytes } });
+  const tooLarge = (): LimitExceededError =>
+    new LimitExceededError({
+      message: `the request body is larger than ${maxBytes} bytes`,
+      context: { maxBytes },
+    });
   if (declared > maxBytes) throw tooLarge();
   return readBoundedBytes(request.body, { maxBytes, tooLarge });
 }
 
 /** Parses a JSON body with `schema`; malformed JSON or a bad shape → `invalid_request`. */
-export async function readJson<T extends z.ZodType>(request: Request, schema: T, what: string): Promise<z.output<T>> {
+export async function readJson<T extends z.ZodType>(
+  request: Request,
+  schema: T,
+  what: string,
+): Promise<z.output<T>> {
   const text = new TextDecoder().decode(await readBody(request, MAX_JSON_BYTES));
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw new InvalidRequestError({ message: `invalid ${what}: the body is not JSON`, context: { field: what } });
+    throw new InvalidRequestError({
+      message: `invalid ${what}: the body is not JSON`,
+      context: { field: what },
+    });
   }
   return parseWith(schema, value, what);
 }
@@ -42,5 +63,8 @@ export function queryFlag(url: URL, name: string): boolean {
   const value = url.searchParams.get(name);
   if (value === null || value === "false") return false;
   if (value === "true") return true;
-  throw new InvalidRequestError({ message: `query parameter ${name} must be true or false`, context: { field: name } });
+  throw new InvalidRequestError({
+    message: `query parameter ${name} must be true or false`,
+    context: { field: name },
+  });
 }

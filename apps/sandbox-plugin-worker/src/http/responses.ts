@@ -1,9 +1,16 @@
-import { InternalError, ManagedRuntimeError, type ManagedRuntimeErrorJSON } from "@open-managed-agents/runtime-resource-contract";
+import {
+  InternalError,
+  ManagedRuntimeError,
+  type ManagedRuntimeErrorJSON,
+} from "@open-managed-agents/runtime-resource-contract";
 import { PROTOCOL_HEADER, PROTOCOL_VERSION } from "../protocol/constants.js";
 
 /** A JSON answer. */
 export function jsonResponse(status: number, body: unknown): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "Content-Type": "application/json" },
+  });
 }
 
 /** Any thrown value as a typed error; unknown failures become `internal` without leaking their text. */
@@ -27,6 +34,16 @@ export function wireErrorResponse(error: ManagedRuntimeErrorJSON): Response {
 export function withProtocolHeader(response: Response): Response {
   const headers = new Headers(response.headers);
   headers.set(PROTOCOL_HEADER, String(PROTOCOL_VERSION));
-  if (response.webSocket) return new Response(null, { status: response.status, statusText: response.statusText, headers, webSocket: response.webSocket });
-  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  if (response.webSocket)
+    return new Response(null, {
+      status: response.status,
+      statusText: response.statusText,
+      headers,
+      webSocket: response.webSocket,
+    });
+  return new Response(response.body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers,
+  });
 }

@@ -22,7 +22,11 @@ export interface Route {
 }
 
 /** The first route matching method and path, with its parameters. */
-export function findRoute(routes: readonly Route[], method: string, pathname: string): { route: Route; params: Record<string, string> } | undefined {
+export function findRoute(
+  routes: readonly Route[],
+  method: string,
+  pathname: string,
+): { route: Route; params: Record<string, string> } | undefined {
   const match = matchRoute(routes, method, pathname);
   return match.kind === "matched" ? { route: match.route, params: match.params } : undefined;
 }

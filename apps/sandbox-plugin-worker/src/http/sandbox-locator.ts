@@ -11,11 +11,18 @@ import type { RouteContext } from "./router.js";
 
 /** The installation named by the request's `Differently-Installation` header. */
 export function installationOf(request: Request): string {
-  return parseWith(installationSchema, request.headers.get(INSTALLATION_HEADER) ?? undefined, `${INSTALLATION_HEADER} header`);
+  return parseWith(
+    installationSchema,
+    request.headers.get(INSTALLATION_HEADER) ?? undefined,
+    `${INSTALLATION_HEADER} header`,
+  );
 }
 
 /** The registry object of an installation. */
-export function registryFor(env: RouteContext["env"], installation: string): DurableObjectStub<SandboxRegistry> {
+export function registryFor(
+  env: RouteContext["env"],
+  installation: string,
+): DurableObjectStub<SandboxRegistry> {
   return (env[REGISTRY_BINDING] as DurableObjectNamespace<SandboxRegistry>).getByName(installation);
 }
 
@@ -31,10 +38,16 @@ export function unwrap<T>(outcome: Outcome<T>): T {
 }
 
 /** The sandbox of the route's `:id` for the request's installation, found through the registry. */
-export async function locateSandbox(context: RouteContext): Promise<{ stub: PluginSandbox; ref: SandboxRef }> {
+export async function locateSandbox(
+  context: RouteContext,
+): Promise<{ stub: PluginSandbox; ref: SandboxRef }> {
   const installation = installationOf(context.request);
   const id = parseWith(sandboxIdSchema, context.params.id, "sandbox id");
   const entry = await registryFor(context.env, installation).lookup(id);
-  if (entry === null) throw new NotFoundError({ message: `no sandbox ${id} in installation ${installation}`, context: { sandboxId: id } });
+  if (entry === null)
+    throw new NotFoundError({
+      message: `no sandbox ${id} in installation ${installation}`,
+      context: { sandboxId: id },
+    });
   return { stub: sandboxStub(context.env, entry.binding, id), ref: { id, installation } };
 }

@@ -13,4 +13,10 @@ export const SDK_PACKAGE = "@cloudflare/sandbox@0.12.10";
 /** Capabilities `GET /info` declares. Snapshots and fork are absent on purpose (see docs/adapter-protocol.md). */
 export const CAPABILITIES = ["exec", "exec.stream", "files", "isolation.microvm"] as const;
 /** Capabilities the Worker refuses with `unsupported_operation`. */
-export const UNSUPPORTED_CAPABILITIES = ["lifecycle.stop-start", "lifecycle.pause-resume", "snapshots.disk", "snapshots.memory", "fork"] as const;
+export const UNSUPPORTED_CAPABILITIES = [
+  "lifecycle.stop-start",
+  "lifecycle.pause-resume",
+  "snapshots.disk",
+  "snapshots.memory",
+  "fork",
+] as const;

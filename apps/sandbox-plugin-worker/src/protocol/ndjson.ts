@@ -21,7 +21,11 @@ export function encodeLine(line: StreamLine): Uint8Array {
 }
 
 /** The line for an SDK event, or null for events the protocol does not carry (`start`). */
-export function lineOf(event: ExecStreamEvent, timeoutGiven: boolean, streamError: (message: string) => ManagedRuntimeError): StreamLine | null {
+export function lineOf(
+  event: ExecStreamEvent,
+  timeoutGiven: boolean,
+  streamError: (message: string) => ManagedRuntimeError,
+): StreamLine | null {
   switch (event.type) {
     case "stdout":
     case "stderr":
@@ -46,10 +50,14 @@ export function lineOf(event: ExecStreamEvent, timeoutGiven: boolean, streamErro
  */
 export function ndjsonStream(
   events: AsyncIterable<ExecStreamEvent>,
-  options: { readonly timeoutGiven: boolean; readonly mapError: (error: unknown) => ManagedRuntimeError },
+  options: {
+    readonly timeoutGiven: boolean;
+    readonly mapError: (error: unknown) => ManagedRuntimeError;
+  },
 ): ReadableStream<Uint8Array> {
   const iterator = events[Symbol.asyncIterator]();
-  const streamError = (message: string): ManagedRuntimeError => options.mapError(new Error(message));
+  const streamError = (message: string): ManagedRuntimeError =>
+    options.mapError(new Error(message));
   let finished = false;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -59,7 +67,16 @@ export function ndjsonStream(
       while (line === null) {
         try {
           const next = await iterator.next();
-          line = next.done ? lineOf({ type: "error", error: "the command's output stream ended without an exit status" }, false, streamError) : lineOf(next.value, options.timeoutGiven, streamError);
+          line = next.done
+            ? lineOf(
+                {
+                  type: "error",
+                  error: "the command's output stream ended without an exit status",
+                },
+                false,
+                streamError,
+              )
+            : lineOf(next.value, options.timeoutGiven, streamError);
         } catch (error) {
           const mapped = options.mapError(error);
           line = { type: "error", code: mapped.code, message: mapped.message };

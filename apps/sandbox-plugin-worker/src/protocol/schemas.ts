@@ -12,11 +12,19 @@ const RESERVED_SANDBOX_IDS = ["www", "api", "admin", "root", "system", "cloudfla
 /** A caller-chosen sandbox id: 1–63 letters, digits, `_` or `-`, not starting or ending with `-`. */
 export const sandboxIdSchema = z
   .string()
-  .regex(/^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$/, "a sandbox id is 1-63 letters, digits, '_' or '-', and does not start or end with '-'")
+  .regex(
+    /^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$/,
+    "a sandbox id is 1-63 letters, digits, '_' or '-', and does not start or end with '-'",
+  )
   .refine((id) => !RESERVED_SANDBOX_IDS.includes(id.toLowerCase()), "this sandbox id is reserved");
 
 /** The installation a sandbox belongs to. */
-export const installationSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "an installation is 1-128 letters, digits, '.', '_', ':' or '-'");
+export const installationSchema = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/,
+    "an installation is 1-128 letters, digits, '.', '_', ':' or '-'",
+  );
 
 /** An absolute path inside the sandbox. */
 export const sandboxPathSchema = z
@@ -27,12 +35,21 @@ export const sandboxPathSchema = z
   .refine((path) => !path.includes("\0"), "the path must not contain NUL");
 
 const environmentSchema = z
-  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "environment variable names are letters, digits and '_'"), z.string().max(128 * 1_024))
+  .record(
+    z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "environment variable names are letters, digits and '_'"),
+    z.string().max(128 * 1_024),
+  )
   .refine((env) => Object.keys(env).length <= 256, "at most 256 environment variables");
 
 /** A custom size within Cloudflare's custom instance rules. */
 export const customSizeSchema = z
-  .object({ vcpu: z.number().positive(), memoryMib: z.number().int().positive(), diskMb: z.number().int().positive() })
+  .object({
+    vcpu: z.number().positive(),
+    memoryMib: z.number().int().positive(),
+    diskMb: z.number().int().positive(),
+  })
   .strict()
   .superRefine((size, context) => {
     const problem = customSizeProblem(size);
@@ -61,7 +78,10 @@ export const ttlRequestSchema = z.object({ ttlSeconds: z.number().int().positive
 /** `POST /sandboxes/{id}/exec` and `/exec/stream`. */
 export const execRequestSchema = z
   .object({
-    argv: z.array(z.string().refine((arg) => !arg.includes("\0"), "arguments must not contain NUL")).min(1).max(4_096),
+    argv: z
+      .array(z.string().refine((arg) => !arg.includes("\0"), "arguments must not contain NUL"))
+      .min(1)
+      .max(4_096),
     cwd: sandboxPathSchema.optional(),
     env: environmentSchema.optional(),
     timeoutMs: z.number().int().positive().max(86_400_000).optional(),
@@ -85,17 +105,27 @@ export const sandboxViewSchema = z
 export type SandboxView = z.infer<typeof sandboxViewSchema>;
 
 /** `POST /sandboxes` answer: 201 when this call created the sandbox, 200 for a replay. */
-export const createSandboxResponseSchema = z.object({ sandbox: sandboxViewSchema, created: z.boolean() }).strict();
+export const createSandboxResponseSchema = z
+  .object({ sandbox: sandboxViewSchema, created: z.boolean() })
+  .strict();
 
 /** `GET /sandboxes`. */
-export const sandboxListSchema = z.object({ sandboxes: z.array(sandboxViewSchema), nextCursor: z.string().nullable() }).strict();
+export const sandboxListSchema = z
+  .object({ sandboxes: z.array(sandboxViewSchema), nextCursor: z.string().nullable() })
+  .strict();
 
 /** `DELETE /sandboxes/{id}`: `deleted` is false when there was nothing to delete. */
 export const deleteResponseSchema = z.object({ id: z.string(), deleted: z.boolean() }).strict();
 
 /** `POST /sandboxes/{id}/exec`. Exit code 124 after a `timeoutMs` means the deadline stopped the command. */
 export const execResponseSchema = z
-  .object({ exitCode: z.number().int(), stdout: z.string(), stderr: z.string(), timedOut: z.boolean(), durationMs: z.number().nonnegative() })
+  .object({
+    exitCode: z.number().int(),
+    stdout: z.string(),
+    stderr: z.string(),
+    timedOut: z.boolean(),
+    durationMs: z.number().nonnegative(),
+  })
   .strict();
 export type ExecResponse = z.infer<typeof execResponseSchema>;
 
@@ -122,10 +152,14 @@ export const directoryEntrySchema = z
 export type DirectoryEntry = z.infer<typeof directoryEntrySchema>;
 
 /** `GET /sandboxes/{id}/directories`. */
-export const directoryListingSchema = z.object({ path: z.string(), entries: z.array(directoryEntrySchema) }).strict();
+export const directoryListingSchema = z
+  .object({ path: z.string(), entries: z.array(directoryEntrySchema) })
+  .strict();
 
 /** Answer of file writes, directory creation and removal. */
-export const pathResultSchema = z.object({ path: z.string(), size: z.number().int().nonnegative().optional() }).strict();
+export const pathResultSchema = z
+  .object({ path: z.string(), size: z.number().int().nonnegative().optional() })
+  .strict();
 
 /** `GET /info`. */
 export const infoSchema = z
@@ -140,11 +174,26 @@ export const infoSchema = z
       z
         .object({
           image: z.string(),
-          instanceTypes: z.array(z.object({ name: z.string(), vcpu: z.number(), memoryMib: z.number(), diskMb: z.number() }).strict()),
+          instanceTypes: z.array(
+            z
+              .object({
+                name: z.string(),
+                vcpu: z.number(),
+                memoryMib: z.number(),
+                diskMb: z.number(),
+              })
+              .strict(),
+          ),
         })
         .strict(),
     ),
-    limits: z.object({ defaultTtlSeconds: z.number().int(), maxTtlSeconds: z.number().int(), maxFileBytes: z.number().int() }).strict(),
+    limits: z
+      .object({
+        defaultTtlSeconds: z.number().int(),
+        maxTtlSeconds: z.number().int(),
+        maxFileBytes: z.number().int(),
+      })
+      .strict(),
     ports: z.object({ route: z.string() }).strict(),
   })
   .strict();
@@ -152,5 +201,9 @@ export type Info = z.infer<typeof infoSchema>;
 
 /** Every error answer: a contract error code, a message and optional safe context. */
 export const errorBodySchema = z
-  .object({ code: z.enum(ERROR_CODES), message: z.string(), context: z.record(z.string(), z.unknown()).optional() })
+  .object({
+    code: z.enum(ERROR_CODES),
+    message: z.string(),
+    context: z.record(z.string(), z.unknown()).optional(),
+  })
   .strict();

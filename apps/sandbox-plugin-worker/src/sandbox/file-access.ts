@@ -1,5 +1,9 @@
 import { streamFile } from "@cloudflare/sandbox";
-import { InvalidRequestError, NotFoundError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  InvalidRequestError,
+  NotFoundError,
+  SandboxFailedError,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { DirectoryEntry } from "../protocol/schemas.js";
 import { SESSIONLESS, quoteArgument } from "./command-line.js";
 import type { CommandHost } from "./command-runner.js";
@@ -16,10 +20,20 @@ interface SdkFileInfo {
 
 /** The SDK file calls the routes use, all sessionless. */
 export interface FileHost extends CommandHost {
-  readFileStream(path: string, options?: { sessionId?: string }): Promise<ReadableStream<Uint8Array>>;
-  writeFile(path: string, content: string, options?: { encoding?: string; sessionId?: string }): Promise<unknown>;
+  readFileStream(
+    path: string,
+    options?: { sessionId?: string },
+  ): Promise<ReadableStream<Uint8Array>>;
+  writeFile(
+    path: string,
+    content: string,
+    options?: { encoding?: string; sessionId?: string },
+  ): Promise<unknown>;
   mkdir(path: string, options?: { recursive?: boolean; sessionId?: string }): Promise<unknown>;
-  listFiles(path: string, options?: { recursive?: boolean; includeHidden?: boolean; sessionId?: string }): Promise<{ files: readonly SdkFileInfo[] }>;
+  listFiles(
+    path: string,
+    options?: { recursive?: boolean; includeHidden?: boolean; sessionId?: string },
+  ): Promise<{ files: readonly SdkFileInfo[] }>;
   deleteFile(path: string, sessionId?: string): Promise<unknown>;
 }
 
@@ -67,7 +81,8 @@ export async function readPath(host: FileHost, path: string): Promise<ReadableSt
 
 function toBase64(bytes: Uint8Array): string {
   let binary = "";
-  for (let offset = 0; offset < bytes.length; offset += 0x8000) binary += String.fromCharCode(...bytes.subarray(offset, offset + 0x8000));
+  for (let offset = 0; offset < bytes.length; offset += 0x8000)
+    binary += String.fromCharCode(...bytes.subarray(offset, offset + 0x8000));
   return btoa(binary);
 }
 
@@ -79,14 +94,33 @@ export async function writePath(host: FileHost, path: string, content: Uint8Arra
 }
 
 /** Creates a directory; `recursive` also creates missing parents and accepts an existing directory. */
-export async function makeDirectory(host: FileHost, path: string, recursive: boolean): Promise<void> {
+export async function makeDirectory(
+  host: FileHost,
+  path: string,
+  recursive: boolean,
+): Promise<void> {
   await host.mkdir(path, { recursive, sessionId: SESSIONLESS });
 }
 
 /** Lists a directory (hidden entries included). */
-export async function listDirectory(host: FileHost, path: string, recursive: boolean): Promise<DirectoryEntry[]> {
-  const listing = await host.listFiles(path, { recursive, includeHidden: true, sessionId: SESSIONLESS });
-  return listing.files.map((file) => ({ name: file.name, path: file.absolutePath, type: file.type, size: file.size, modifiedAt: file.modifiedAt, mode: file.mode }));
+export async function listDirectory(
+  host: FileHost,
+  path: string,
+  recursive: boolean,
+): Promise<DirectoryEntry[]> {
+  const listing = await host.listFiles(path, {
+    recursive,
+    includeHidden: true,
+    sessionId: SESSIONLESS,
+  });
+  return listing.files.map((file) => ({
+    name: file.name,
+    path: file.absolutePath,
+    type: file.type,
+    size: file.size,
+    modifiedAt: file.modifiedAt,
+    mode: file.mode,
+  }));
 }
 
 /**
@@ -97,10 +131,16 @@ export async function removePath(host: FileHost, path: string, recursive: boolea
     await host.deleteFile(path, SESSIONLESS);
     return;
   }
-  if (/^\/+$/.test(path)) throw new InvalidRequestError({ message: "refusing to remove /", context: { path } });
+  if (/^\/+$/.test(path))
+    throw new InvalidRequestError({ message: "refusing to remove /", context: { path } });
   const quoted = quoteArgument(path);
   const script = `if [ ! -e ${quoted} ] && [ ! -L ${quoted} ]; then exit ${MISSING_EXIT_CODE}; fi; rm -rf -- ${quoted}`;
   const result = await host.execWithSessionToken(`sh -c ${quoteArgument(script)}`, SESSIONLESS);
-  if (result.exitCode === MISSING_EXIT_CODE) throw new NotFoundError({ message: `no such file or directory: ${path}`, context: { path } });
-  if (result.exitCode !== 0) throw new SandboxFailedError({ message: `removing ${path} failed: ${result.stderr.trim()}`, context: { path, exitCode: result.exitCode } });
+  if (result.exitCode === MISSING_EXIT_CODE)
+    throw new NotFoundError({ message: `no such file or directory: ${path}`, context: { path } });
+  if (result.exitCode !== 0)
+    throw new SandboxFailedError({
+      message: `removing ${path} failed: ${result.stderr.trim()}`,
+      context: { path, exitCode: result.exitCode },
+    });
 }

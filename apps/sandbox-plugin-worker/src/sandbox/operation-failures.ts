@@ -8,7 +8,9 @@ import {
 } from "@open-managed-agents/runtime-resource-contract";
 
 /** SDK error codes (`SandboxError.code`) by the contract code they map to. */
-const CODE_MAP: Readonly<Record<string, "not_found" | "invalid_request" | "limit_exceeded" | "insufficient_capacity">> = {
+const CODE_MAP: Readonly<
+  Record<string, "not_found" | "invalid_request" | "limit_exceeded" | "insufficient_capacity">
+> = {
   FILE_NOT_FOUND: "not_found",
   PROCESS_NOT_FOUND: "not_found",
   IS_DIRECTORY: "invalid_request",
@@ -30,7 +32,10 @@ const NOT_A_FILE_TEXT = /\bnot a regular file\b|\bis a directory\b/i;
 function describe(error: unknown): { readonly message: string; readonly code: string | undefined } {
   if (typeof error === "object" && error !== null) {
     const record = error as { message?: unknown; code?: unknown };
-    return { message: typeof record.message === "string" ? record.message : String(error), code: typeof record.code === "string" ? record.code : undefined };
+    return {
+      message: typeof record.message === "string" ? record.message : String(error),
+      code: typeof record.code === "string" ? record.code : undefined,
+    };
   }
   return { message: String(error), code: undefined };
 }
@@ -42,11 +47,19 @@ export function classifyOperationFailure(error: unknown, operation: string): Man
   const context = { operation, ...(code === undefined ? {} : { sdkCode: code }) };
   const mapped = code === undefined ? undefined : CODE_MAP[code];
   const text = `${operation}: ${message}`;
-  if (mapped === "not_found" || (mapped === undefined && NOT_FOUND_TEXT.test(message))) return new NotFoundError({ message: text, context, cause: error });
-  if (mapped === "invalid_request" || (mapped === undefined && NOT_A_FILE_TEXT.test(message))) return new InvalidRequestError({ message: text, context, cause: error });
-  if (mapped === "limit_exceeded") return new LimitExceededError({ message: text, context, cause: error });
-  if (mapped === "insufficient_capacity") return new InsufficientCapacityError({ message: text, context, cause: error });
-  return new SandboxFailedError({ message: `${operation} failed: ${message}`, context, cause: error });
+  if (mapped === "not_found" || (mapped === undefined && NOT_FOUND_TEXT.test(message)))
+    return new NotFoundError({ message: text, context, cause: error });
+  if (mapped === "invalid_request" || (mapped === undefined && NOT_A_FILE_TEXT.test(message)))
+    return new InvalidRequestError({ message: text, context, cause: error });
+  if (mapped === "limit_exceeded")
+    return new LimitExceededError({ message: text, context, cause: error });
+  if (mapped === "insufficient_capacity")
+    return new InsufficientCapacityError({ message: text, context, cause: error });
+  return new SandboxFailedError({
+    message: `${operation} failed: ${message}`,
+    context,
+    cause: error,
+  });
 }
 
 /** The error for any call on a sandbox whose instance stopped: its files are gone, it is not restarted. */

@@ -1,10 +1,15 @@
-import { ManagedRuntimeError, type ManagedRuntimeErrorJSON } from "@open-managed-agents/runtime-resource-contract";
+import {
+  ManagedRuntimeError,
+  type ManagedRuntimeErrorJSON,
+} from "@open-managed-agents/runtime-resource-contract";
 
 /**
  * What a Durable Object method returns. Errors thrown across a Durable Object call keep only their
  * message, so typed failures travel as data in their wire form instead.
  */
-export type Outcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: ManagedRuntimeErrorJSON };
+export type Outcome<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly error: ManagedRuntimeErrorJSON };
 
 /** A successful outcome. */
 export function success<T>(value: T): Outcome<T> {

@@ -1,16 +1,31 @@
 import { Sandbox } from "@cloudflare/sandbox";
-import { InvalidRequestError, NotFoundError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  InvalidRequestError,
+  NotFoundError,
+  SandboxFailedError,
+} from "@open-managed-agents/runtime-resource-contract";
 import { withDeadline } from "@open-managed-agents/runtime-utils";
 import { REGISTRY_BINDING, loadPluginConfig } from "../config/plugin-config.js";
 import { errorResponse, wireErrorResponse } from "../http/responses.js";
-import type { DirectoryEntry, ExecRequest, ExecResponse, SandboxView } from "../protocol/schemas.js";
+import type {
+  DirectoryEntry,
+  ExecRequest,
+  ExecResponse,
+  SandboxView,
+} from "../protocol/schemas.js";
 import type { SandboxRegistry } from "../registry/sandbox-registry.js";
 import { runBuffered, runStreaming } from "./command-runner.js";
 import { listDirectory, makeDirectory, readPath, removePath, writePath } from "./file-access.js";
 import { classifyOperationFailure, instanceLostError } from "./operation-failures.js";
 import { type Outcome, settle } from "./outcome.js";
 import { CONTROL_PORT, readForwarding } from "./port-forward.js";
-import { type ProvisionSpec, RECORD_KEY, type SandboxRecord, sandboxRecordSchema, toView } from "./sandbox-record.js";
+import {
+  type ProvisionSpec,
+  RECORD_KEY,
+  type SandboxRecord,
+  sandboxRecordSchema,
+  toView,
+} from "./sandbox-record.js";
 import { classifyStartFailure } from "./start-failures.js";
 
 /** Which sandbox a call is about, and for whom; a call for another installation sees no sandbox. */
@@ -48,12 +63,17 @@ export class PluginSandbox extends Sandbox<PluginEnv> {
   }
 
   /** Creates the sandbox, or answers the existing one for a replay of the same request. */
-  async provision(spec: ProvisionSpec): Promise<Outcome<{ sandbox: SandboxView; created: boolean }>> {
+  async provision(
+    spec: ProvisionSpec,
+  ): Promise<Outcome<{ sandbox: SandboxView; created: boolean }>> {
     return settle(() =>
       this.exclusive(async () => {
         const existing = await this.currentRecord();
         if (existing !== undefined) {
-          if (existing.installation !== spec.installation || existing.fingerprint !== spec.fingerprint) {
+          if (
+            existing.installation !== spec.installation ||
+            existing.fingerprint !== spec.fingerprint
+          ) {
             throw new InvalidRequestError({
               message: `sandbox ${spec.id} already exists with a different installation, template, size or env`,
               context: { sandboxId: spec.id },
@@ -94,7 +114,12 @@ export class PluginSandbox extends Sandbox<PluginEnv> {
     return settle(() =>
       this.exclusive(async () => {
         const record = this.record;
-        if (record === undefined || record.id !== ref.id || record.installation !== ref.installation) return { deleted: false };
+        if (
+          record === undefined ||
+          record.id !== ref.id ||
+          record.installation !== ref.installation
+        )
+          return { deleted: false };
         await this.discard(record, true);
         return { deleted: true };
       }),
@@ -105,33 +130,57 @@ export class PluginSandbox extends Sandbox<PluginEnv> {
     return this.operate(ref, "exec", () => runBuffered(this, request));
   }
 
-  async streamCommand(ref: SandboxRef, request: ExecRequest): Promise<Outcome<ReadableStream<Uint8Array>>> {
-    return this.operate(ref, "exec.stream", () => runStreaming(this, request, (error) => this.failureOf(ref, error, "exec.stream")));
+  async streamCommand(
+    ref: SandboxRef,
+    request: ExecRequest,
+  ): Promise<Outcome<ReadableStream<Uint8Array>>> {
+    return this.operate(ref, "exec.stream", () =>
+      runStreaming(this, request, (error) => this.failureOf(ref, error, "exec.stream")),
+    );
   }
 
   async readPath(ref: SandboxRef, path: string): Promise<Outcome<ReadableStream<Uint8Array>>> {
     return this.operate(ref, "read", () => readPath(this, path));
   }
 
-  async writePath(ref: SandboxRef, path: string, content: Uint8Array): Promise<Outcome<{ path: string; size: number }>> {
+  async writePath(
+    ref: SandboxRef,
+    path: string,
+    content: Uint8Array,
+  ): Promise<Outcome<{ path: string; size: number }>> {
     return this.operate(ref, "write", async () => {
       await writePath(this, path, content);
       return { path, size: content.byteLength };
     });
   }
 
-  async makeDirectory(ref: SandboxRef, path: string, recursive: boolean): Promise<Outcome<{ path: string }>> {
+  async makeDirectory(
+    ref: SandboxRef,
+    path: string,
+    recursive: boolean,
+  ): Promise<Outcome<{ path: string }>> {
     return this.operate(ref, "mkdir", async () => {
       await makeDirectory(this, path, recursive);
       return { path };
     });
   }
 
-  async listDirectory(ref: SandboxRef, path: string, recursive: boolean): Promise<Outcome<{ path: string; entries: DirectoryEntry[] }>> {
-    return this.operate(ref, "list", async () => ({ path, entries: await listDirectory(this, path, recursive) }));
+  async listDirectory(
+    ref: SandboxRef,
+    path: string,
+    recursive: boolean,
+  ): Promise<Outcome<{ path: string; entries: DirectoryEntry[] }>> {
+    return this.operate(ref, "list", async () => ({
+      path,
+      entries: await listDirectory(this, path, recursive),
+    }));
   }
 
-  async removePath(ref: SandboxRef, path: string, recursive: boolean): Promise<Outcome<{ path: string }>> {
+  async removePath(
+    ref: SandboxRef,
+    path: string,
+    recursive: boolean,
+  ): Promise<Outcome<{ path: string }>> {
     return this.operate(ref, "remove", async () => {
       await removePath(this, path, recursive);
       return { path };
@@ -141,22 +190,34 @@ export class PluginSandbox extends Sandbox<PluginEnv> {
   /** Forwards a port route's request (see port-forward.ts) to a port of the instance. */
   override async fetch(request: Request): Promise<Response> {
     const forwarding = readForwarding(request);
-    if (forwarding === undefined) return errorResponse(new NotFoundError({ message: "a sandbox object answers only forwarded port requests" }));
+    if (forwarding === undefined)
+      return errorResponse(
+        new NotFoundError({ message: "a sandbox object answers only forwarded port requests" }),
+      );
     const ref = { id: forwarding.sandboxId, installation: forwarding.installation };
     const outcome = await this.operate(ref, "port", async () => {
-      if (forwarding.upstream.headers.get("Upgrade")?.toLowerCase() === "websocket") return super.containerFetch(forwarding.upstream, forwarding.port);
+      if (forwarding.upstream.headers.get("Upgrade")?.toLowerCase() === "websocket")
+        return super.containerFetch(forwarding.upstream, forwarding.port);
       try {
         return await this.instance().getTcpPort(forwarding.port).fetch(forwarding.upstream);
       } catch (error) {
-        throw new SandboxFailedError({ message: `nothing answered on port ${forwarding.port}: ${error instanceof Error ? error.message : String(error)}`, context: { port: forwarding.port } });
+        throw new SandboxFailedError({
+          message: `nothing answered on port ${forwarding.port}: ${error instanceof Error ? error.message : String(error)}`,
+          context: { port: forwarding.port },
+        });
       }
     });
     return outcome.ok ? outcome.value : wireErrorResponse(outcome.error);
   }
 
   /** A stopped instance is never restarted behind the caller's back: its files are gone. */
-  override async containerFetch(requestOrUrl: Request | string | URL, portOrInit?: number | RequestInit, portParam?: number): Promise<Response> {
-    if (this.record?.startedAt !== undefined && !this.starting && !this.running) throw instanceLostError(this.record.id);
+  override async containerFetch(
+    requestOrUrl: Request | string | URL,
+    portOrInit?: number | RequestInit,
+    portParam?: number,
+  ): Promise<Response> {
+    if (this.record?.startedAt !== undefined && !this.starting && !this.running)
+      throw instanceLostError(this.record.id);
     return super.containerFetch(requestOrUrl, portOrInit, portParam);
   }
 
@@ -177,7 +238,10 @@ export class PluginSandbox extends Sandbox<PluginEnv> {
 
   private instance(): Container {
     const container = this.ctx.container;
-    if (container === undefined) throw new SandboxFailedError({ message: "containers are not enabled for this Durable Object class" });
+    if (container === undefined)
+      throw new SandboxFailedError({
+        message: "containers are not enabled for this Durable Object class",
+      });
     return container;
   }
 
@@ -186,7 +250,9 @@ export class PluginSandbox extends Sandbox<PluginEnv> {
   }
 
   private registry(installation: string): DurableObjectStub<SandboxRegistry> {
-    return (this.env[REGISTRY_BINDING] as DurableObjectNamespace<SandboxRegistry>).getByName(installation);
+    return (this.env[REGISTRY_BINDING] as DurableObjectNamespace<SandboxRegistry>).getByName(
+      installation,
+    );
   }
 
   /** Lifecycle changes (create, TTL, delete, expiry) run one at a time; concurrent replays queue here. */
@@ -202,7 +268,11 @@ export class PluginSandbox extends Sandbox<PluginEnv> {
    */
   private async currentRecord(): Promise<SandboxRecord | undefined> {
     const record = this.record;
-    if (record !== undefined && (Date.now() >= record.expiresAt || (record.startedAt === undefined && !this.starting))) await this.discard(record, false);
+    if (
+      record !== undefined &&
+      (Date.now() >= record.expiresAt || (record.startedAt === undefined && !this.starting))
+    )
+      await this.discard(record, false);
     return this.record;
   }
 
@@ -211,7 +281,11 @@ export class PluginSandbox extends Sandbox<PluginEnv> {
   }
 
   /** Runs an operation on a live instance; a stopped one answers `sandbox_failed` (lost). */
-  private operate<T>(ref: SandboxRef, operation: string, work: () => Promise<T>): Promise<Outcome<T>> {
+  private operate<T>(
+    ref: SandboxRef,
+    operation: string,
+    work: () => Promise<T>,
+  ): Promise<Outcome<T>> {
     return settle(async () => {
       matching(await this.exclusive(() => this.currentRecord()), ref);
       if (!this.running) throw instanceLostError(ref.id);
@@ -232,11 +306,22 @@ export class PluginSandbox extends Sandbox<PluginEnv> {
     const config = loadPluginConfig(this.env);
     const now = Date.now();
     const record: SandboxRecord = {
-      id: spec.id, installation: spec.installation, image: spec.image, instanceType: spec.instanceType, binding: spec.binding,
-      env: { ...spec.env }, fingerprint: spec.fingerprint, createdAt: now, expiresAt: now + spec.ttlSeconds * 1_000,
+      id: spec.id,
+      installation: spec.installation,
+      image: spec.image,
+      instanceType: spec.instanceType,
+      binding: spec.binding,
+      env: { ...spec.env },
+      fingerprint: spec.fingerprint,
+      createdAt: now,
+      expiresAt: now + spec.ttlSeconds * 1_000,
     };
     // Registered first: a sandbox whose start is cut short is still found, listed and deletable.
-    await this.registry(spec.installation).add({ id: spec.id, binding: spec.binding, createdAt: now });
+    await this.registry(spec.installation).add({
+      id: spec.id,
+      binding: spec.binding,
+      createdAt: now,
+    });
     await this.saveRecord(record);
     this.starting = true;
     try {
@@ -244,7 +329,10 @@ export class PluginSandbox extends Sandbox<PluginEnv> {
       await this.startAndWaitForPorts({
         ports: CONTROL_PORT,
         startOptions: { envVars: { ...spec.env } },
-        cancellationOptions: { instanceGetTimeoutMS: config.instanceStartTimeoutMs, portReadyTimeoutMS: config.portReadyTimeoutMs },
+        cancellationOptions: {
+          instanceGetTimeoutMS: config.instanceStartTimeoutMs,
+          portReadyTimeoutMS: config.portReadyTimeoutMs,
+        },
       });
     } catch (error) {
       this.starting = false;
@@ -266,7 +354,8 @@ export class PluginSandbox extends Sandbox<PluginEnv> {
 
   private async expireIfDue(): Promise<void> {
     await this.exclusive(async () => {
-      if (this.record !== undefined && !this.starting && Date.now() >= this.record.expiresAt) await this.discard(this.record, false);
+      if (this.record !== undefined && !this.starting && Date.now() >= this.record.expiresAt)
+        await this.discard(this.record, false);
     });
   }
 
@@ -278,7 +367,12 @@ export class PluginSandbox extends Sandbox<PluginEnv> {
     try {
       await withDeadline(this.destroy(), { ms: DESTROY_TIMEOUT_MS, operation: "destroy" });
     } catch (error) {
-      if (strict) throw new SandboxFailedError({ message: `destroying the instance of ${record.id} failed: ${error instanceof Error ? error.message : String(error)}`, context: { sandboxId: record.id }, cause: error });
+      if (strict)
+        throw new SandboxFailedError({
+          message: `destroying the instance of ${record.id} failed: ${error instanceof Error ? error.message : String(error)}`,
+          context: { sandboxId: record.id },
+          cause: error,
+        });
     }
     await this.registry(record.installation).remove(record.id);
     this.deleteSchedules(TTL_CALLBACK);
@@ -290,7 +384,10 @@ export class PluginSandbox extends Sandbox<PluginEnv> {
 /** The record when it is the one `ref` names; otherwise `not_found` (another installation sees no sandbox). */
 function matching(record: SandboxRecord | undefined, ref: SandboxRef): SandboxRecord {
   if (record === undefined || record.id !== ref.id || record.installation !== ref.installation) {
-    throw new NotFoundError({ message: `no sandbox ${ref.id} in installation ${ref.installation}`, context: { sandboxId: ref.id } });
+    throw new NotFoundError({
+      message: `no sandbox ${ref.id} in installation ${ref.installation}`,
+      context: { sandboxId: ref.id },
+    });
   }
   return record;
 }

@@ -52,6 +52,10 @@ export function toView(record: SandboxRecord, running: boolean, starting: boolea
 }
 
 /** SHA-256 hex of the parts of a create request that make it the same sandbox. */
-export async function createFingerprint(parts: { image: string; size: unknown; env: Readonly<Record<string, string>> }): Promise<string> {
+export async function createFingerprint(parts: {
+  image: string;
+  size: unknown;
+  env: Readonly<Record<string, string>>;
+}): Promise<string> {
   return sha256Hex(stableJson({ image: parts.image, size: parts.size, env: parts.env }));
 }

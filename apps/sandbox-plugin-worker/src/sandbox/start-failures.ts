@@ -1,4 +1,9 @@
-import { InsufficientCapacityError, InvalidRequestError, ManagedRuntimeError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  InsufficientCapacityError,
+  InvalidRequestError,
+  ManagedRuntimeError,
+  SandboxFailedError,
+} from "@open-managed-agents/runtime-resource-contract";
 
 /**
  * How a container start fails, by the messages `@cloudflare/containers` 0.3.7 and workerd raise (the SDK
@@ -10,7 +15,11 @@ const CAPACITY_SIGNATURES = [
   "maximum number of running container instances exceeded",
   "you are requesting too many containers per second",
 ];
-const UNKNOWN_IMAGE_SIGNATURES = ["no such image", "no application that matches", "no container application assigned"];
+const UNKNOWN_IMAGE_SIGNATURES = [
+  "no such image",
+  "no application that matches",
+  "no container application assigned",
+];
 
 function messages(error: unknown): string[] {
   const found: string[] = [];
@@ -38,8 +47,18 @@ export function classifyStartFailure(error: unknown, image: string): ManagedRunt
       cause: error,
     });
   }
-  if (texts.some((text) => UNKNOWN_IMAGE_SIGNATURES.some((signature) => text.includes(signature)))) {
-    return new InvalidRequestError({ message: `the container application does not have image ${image} (${detail})`, context: { phase: "start", image }, cause: error });
+  if (
+    texts.some((text) => UNKNOWN_IMAGE_SIGNATURES.some((signature) => text.includes(signature)))
+  ) {
+    return new InvalidRequestError({
+      message: `the container application does not have image ${image} (${detail})`,
+      context: { phase: "start", image },
+      cause: error,
+    });
   }
-  return new SandboxFailedError({ message: `the sandbox instance did not start: ${detail}`, context: { phase: "start" }, cause: error });
+  return new SandboxFailedError({
+    message: `the sandbox instance did not start: ${detail}`,
+    context: { phase: "start" },
+    cause: error,
+  });
 }

@@ -9,7 +9,11 @@
  * - an application port: port 8080 of a running instance is served by a local HTTP server, standing in
  *   for a process listening inside the container (the local runtime serves only the control port).
  */
-import { Container as LocalContainer, type LocalContainerRuntime, createLocalContainerRuntime } from "@open-managed-agents/local-container/containers-shim";
+import {
+  Container as LocalContainer,
+  type LocalContainerRuntime,
+  createLocalContainerRuntime,
+} from "@open-managed-agents/local-container/containers-shim";
 
 export * from "@open-managed-agents/local-container/containers-shim";
 
@@ -63,9 +67,11 @@ function withTestHooks(inner: LocalContainerRuntime, appUrl: string): LocalConta
     getTcpPort(port) {
       const innerPort = inner.getTcpPort(port);
       const fetch: Fetch = async (input, init) => {
-        if (failure !== undefined) throw new Error(`the container is not listening: ${failure.message}`);
+        if (failure !== undefined)
+          throw new Error(`the container is not listening: ${failure.message}`);
         if (port !== APP_PORT) return innerPort.fetch(input, init);
-        if (!inner.running) throw new Error("the container is not listening: the container is not running");
+        if (!inner.running)
+          throw new Error("the container is not listening: the container is not running");
         const original = new Request(input, init);
         const url = new URL(original.url);
         return globalThis.fetch(new Request(`${base}${url.pathname}${url.search}`, original));
@@ -88,9 +94,15 @@ export class Container<Env = unknown> extends LocalContainer<Env> {
     const env = args[1] as unknown as Record<string, unknown>;
     const serverUrl = env[TEST_CONTAINER_URL_BINDING];
     const appUrl = env[TEST_APP_URL_BINDING];
-    if (typeof serverUrl !== "string" || typeof appUrl !== "string") throw new Error(`${TEST_CONTAINER_URL_BINDING} and ${TEST_APP_URL_BINDING} must be bound`);
+    if (typeof serverUrl !== "string" || typeof appUrl !== "string")
+      throw new Error(`${TEST_CONTAINER_URL_BINDING} and ${TEST_APP_URL_BINDING} must be bound`);
     Object.defineProperty(ctx, "container", {
-      value: withTestHooks(createLocalContainerRuntime(serverUrl, ctx.id.toString(), { controlToken: String(env.OMA_TEST_CONTAINER_TOKEN) }), appUrl),
+      value: withTestHooks(
+        createLocalContainerRuntime(serverUrl, ctx.id.toString(), {
+          controlToken: String(env.OMA_TEST_CONTAINER_TOKEN),
+        }),
+        appUrl,
+      ),
       configurable: true,
       enumerable: true,
     });

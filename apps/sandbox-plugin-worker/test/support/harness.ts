@@ -7,7 +7,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
-import { type LocalContainerServer, createLocalContainerServer } from "@open-managed-agents/local-container";
+import {
+  type LocalContainerServer,
+  createLocalContainerServer,
+} from "@open-managed-agents/local-container";
 import { Log, LogLevel, Miniflare } from "miniflare";
 import { inject } from "vitest";
 
@@ -43,7 +46,14 @@ function echo(request: IncomingMessage, response: ServerResponse): void {
   request.on("data", (chunk: Buffer) => chunks.push(chunk));
   request.on("end", () => {
     response.writeHead(200, { "content-type": "application/json", "x-app": "echo" });
-    response.end(JSON.stringify({ method: request.method, url: request.url, headers: request.headers, body: Buffer.concat(chunks).toString("utf8") }));
+    response.end(
+      JSON.stringify({
+        method: request.method,
+        url: request.url,
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString("utf8"),
+      }),
+    );
   });
 }
 
@@ -111,7 +121,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
 }
 
 /** Polls `check` every 100 ms until it holds or `timeoutMs` passes. */
-export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<boolean> {
+export async function waitFor(
+  check: () => Promise<boolean> | boolean,
+  timeoutMs = 10_000,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return true;

@@ -25,25 +25,54 @@ describe("bearer check", () => {
     const crypto = recordingCrypto();
     expect(await bearerMatches(`Bearer ${TOKEN}`, TOKEN, crypto)).toBe(true);
     expect(await bearerMatches(`bearer ${TOKEN}`, TOKEN, crypto)).toBe(true);
-    for (const header of [null, "", `Basic ${TOKEN}`, TOKEN, `Bearer ${TOKEN}x`, `Bearer ${TOKEN.slice(0, -1)}`, "Bearer ", `Bearer ${TOKEN} extra`]) {
+    for (const header of [
+      null,
+      "",
+      `Basic ${TOKEN}`,
+      TOKEN,
+      `Bearer ${TOKEN}x`,
+      `Bearer ${TOKEN.slice(0, -1)}`,
+      "Bearer ",
+      `Bearer ${TOKEN} extra`,
+    ]) {
       expect(await bearerMatches(header, TOKEN, crypto), String(header)).toBe(false);
     }
   });
 
   it("compares two 32-byte digests in constant time on every path, whatever the presented length", async () => {
     const crypto = recordingCrypto();
-    const headers = [null, "Basic x", `Bearer ${TOKEN}`, "Bearer a", `Bearer ${"z".repeat(4_096)}`, `Bearer ${TOKEN.slice(0, 16)}`];
+    const headers = [
+      null,
+      "Basic x",
+      `Bearer ${TOKEN}`,
+      "Bearer a",
+      `Bearer ${"z".repeat(4_096)}`,
+      `Bearer ${TOKEN.slice(0, 16)}`,
+    ];
     for (const header of headers) await bearerMatches(header, TOKEN, crypto);
     expect(crypto.comparisons).toEqual(headers.map(() => [32, 32]));
   });
 
   it("throws unauthorized with the reason, never the presented or expected token", async () => {
     const crypto = recordingCrypto();
-    const request = (authorization?: string): Request => new Request("http://plugin/", authorization === undefined ? {} : { headers: { Authorization: authorization } });
-    await expect(requireBearer(request(), TOKEN, crypto)).rejects.toMatchObject({ code: "unauthorized", context: { reason: "missing" } });
-    await expect(requireBearer(request("Bearer wrong-token"), TOKEN, crypto)).rejects.toMatchObject({ code: "unauthorized", context: { reason: "wrong token" } });
-    await expect(requireBearer(request(`Basic ${TOKEN}`), TOKEN, crypto)).rejects.toMatchObject({ context: { reason: "not a Bearer credential" } });
-    const error = await requireBearer(request("Bearer wrong-token"), TOKEN, crypto).catch((caught: Error) => caught);
+    const request = (authorization?: string): Request =>
+      new Request(
+        "http://plugin/",
+        authorization === undefined ? {} : { headers: { Authorization: authorization } },
+      );
+    await expect(requireBearer(request(), TOKEN, crypto)).rejects.toMatchObject({
+      code: "unauthorized",
+      context: { reason: "missing" },
+    });
+    await expect(requireBearer(request("Bearer wrong-token"), TOKEN, crypto)).rejects.toMatchObject(
+      { code: "unauthorized", context: { reason: "wrong token" } },
+    );
+    await expect(requireBearer(request(`Basic ${TOKEN}`), TOKEN, crypto)).rejects.toMatchObject({
+      context: { reason: "not a Bearer credential" },
+    });
+    const error = await requireBearer(request("Bearer wrong-token"), TOKEN, crypto).catch(
+      (caught: Error) => caught,
+    );
     expect(String(error)).not.toContain("wrong-token");
     expect(String(error)).not.toContain(TOKEN);
     await expect(requireBearer(request(`Bearer ${TOKEN}`), TOKEN, crypto)).resolves.toBeUndefined();

@@ -5,9 +5,13 @@ import { type ExecStreamEvent, ndjsonStream } from "../../src/protocol/ndjson.js
 import { streamLineSchema } from "../../src/protocol/schemas.js";
 import { commandLine } from "../../src/sandbox/command-line.js";
 
-const mapError = (error: unknown) => new SandboxFailedError({ message: error instanceof Error ? error.message : String(error) });
+const mapError = (error: unknown) =>
+  new SandboxFailedError({ message: error instanceof Error ? error.message : String(error) });
 
-async function* events(list: ExecStreamEvent[], failAfter?: Error): AsyncGenerator<ExecStreamEvent> {
+async function* events(
+  list: ExecStreamEvent[],
+  failAfter?: Error,
+): AsyncGenerator<ExecStreamEvent> {
   for (const event of list) yield event;
   if (failAfter) throw failAfter;
 }
@@ -31,7 +35,10 @@ describe("NDJSON framing", () => {
       ),
     );
     expect(text.endsWith("\n")).toBe(true);
-    const lines = text.slice(0, -1).split("\n").map((line) => streamLineSchema.parse(JSON.parse(line)));
+    const lines = text
+      .slice(0, -1)
+      .split("\n")
+      .map((line) => streamLineSchema.parse(JSON.parse(line)));
     expect(lines).toEqual([
       { type: "stdout", data: "line one\nline two\n" },
       { type: "stderr", data: "ünïcode ✓" },
@@ -40,13 +47,32 @@ describe("NDJSON framing", () => {
   });
 
   it("ends with an error line when the source fails, reports an error event, or ends without completing", async () => {
-    const failed = await framed(ndjsonStream(events([{ type: "stdout", data: "a" }], new Error("connection lost")), { timeoutGiven: false, mapError }));
-    expect(failed.split("\n").filter(Boolean).map((line) => JSON.parse(line))).toEqual([
+    const failed = await framed(
+      ndjsonStream(events([{ type: "stdout", data: "a" }], new Error("connection lost")), {
+        timeoutGiven: false,
+        mapError,
+      }),
+    );
+    expect(
+      failed
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line)),
+    ).toEqual([
       { type: "stdout", data: "a" },
       { type: "error", code: "sandbox_failed", message: "connection lost" },
     ]);
-    const reported = await framed(ndjsonStream(events([{ type: "error", error: "exec failed" }]), { timeoutGiven: false, mapError }));
-    expect(JSON.parse(reported)).toEqual({ type: "error", code: "sandbox_failed", message: "exec failed" });
+    const reported = await framed(
+      ndjsonStream(events([{ type: "error", error: "exec failed" }]), {
+        timeoutGiven: false,
+        mapError,
+      }),
+    );
+    expect(JSON.parse(reported)).toEqual({
+      type: "error",
+      code: "sandbox_failed",
+      message: "exec failed",
+    });
     const cut = await framed(ndjsonStream(events([]), { timeoutGiven: false, mapError }));
     expect(JSON.parse(cut)).toMatchObject({ type: "error", code: "sandbox_failed" });
   });
@@ -70,20 +96,36 @@ describe("NDJSON framing", () => {
 describe("routing and command lines", () => {
   const routes = [
     { method: "GET", pattern: "/adapter/v1/sandboxes/:id", handler: async () => new Response() },
-    { method: "*", pattern: "/adapter/v1/sandboxes/:id/ports/:port/*rest", handler: async () => new Response() },
+    {
+      method: "*",
+      pattern: "/adapter/v1/sandboxes/:id/ports/:port/*rest",
+      handler: async () => new Response(),
+    },
   ];
 
   it("matches parameters and keeps a port route's remainder as sent", () => {
     expect(findRoute(routes, "GET", "/adapter/v1/sandboxes/a%20b")?.params).toEqual({ id: "a b" });
-    expect(findRoute(routes, "POST", "/adapter/v1/sandboxes/s/ports/8080/x/y/")?.params).toEqual({ id: "s", port: "8080", rest: "/x/y/" });
-    expect(findRoute(routes, "PUT", "/adapter/v1/sandboxes/s/ports/8080")?.params).toEqual({ id: "s", port: "8080", rest: "/" });
+    expect(findRoute(routes, "POST", "/adapter/v1/sandboxes/s/ports/8080/x/y/")?.params).toEqual({
+      id: "s",
+      port: "8080",
+      rest: "/x/y/",
+    });
+    expect(findRoute(routes, "PUT", "/adapter/v1/sandboxes/s/ports/8080")?.params).toEqual({
+      id: "s",
+      port: "8080",
+      rest: "/",
+    });
     expect(findRoute(routes, "DELETE", "/adapter/v1/sandboxes/s")).toBeUndefined();
     expect(findRoute(routes, "GET", "/adapter/v1/sandboxes/s/extra")).toBeUndefined();
     expect(findRoute(routes, "GET", "/adapter/v1/sandboxes/%E0%A4%A")).toBeUndefined();
   });
 
   it("quotes every argument and wraps a deadline in coreutils timeout", () => {
-    expect(commandLine({ argv: ["echo", "it's", "$HOME", "a b"] })).toBe(`'echo' 'it'\\''s' '$HOME' 'a b'`);
-    expect(commandLine({ argv: ["sleep", "5"], timeoutMs: 1_500 })).toBe(`timeout -k 5 1.5s 'sleep' '5'`);
+    expect(commandLine({ argv: ["echo", "it's", "$HOME", "a b"] })).toBe(
+      `'echo' 'it'\\''s' '$HOME' 'a b'`,
+    );
+    expect(commandLine({ argv: ["sleep", "5"], timeoutMs: 1_500 })).toBe(
+      `timeout -k 5 1.5s 'sleep' '5'`,
+    );
   });
 });

@@ -69,10 +69,14 @@ export async function announceSlotFreed(context: WorkerContext): Promise<void> {
   try {
     await coordinator(context.bindings).slotFreed();
   } catch (error) {
-    createConsoleLogger(context.config().logLevel).error("environment.claim_failed", { message: error instanceof Error ? error.message : String(error) });
+    createConsoleLogger(context.config().logLevel).error("environment.claim_failed", {
+      message: error instanceof Error ? error.message : String(error),
+    });
   }
 }
 
-function coordinator({ CLAIM_COORDINATOR }: WorkerBindings): DurableObjectStub<ClaimCoordinatorRpc> {
+function coordinator({
+  CLAIM_COORDINATOR,
+}: WorkerBindings): DurableObjectStub<ClaimCoordinatorRpc> {
   return CLAIM_COORDINATOR.get(CLAIM_COORDINATOR.idFromName(CLAIM_COORDINATOR_NAME));
 }

@@ -12,7 +12,10 @@ import { createClaimedWorkStore } from "./claimed-store.js";
  * Work API hands a queued item to one poller only, so no two passes claim one item; a replay of an item
  * reaches the same object, which runs it once.
  */
-export async function claimQueuedWork(context: WorkerContext, signal?: AbortSignal): Promise<ClaimSummary> {
+export async function claimQueuedWork(
+  context: WorkerContext,
+  signal?: AbortSignal,
+): Promise<ClaimSummary> {
   const config = context.config();
   const settings = context.environment();
   const { DB, ENVIRONMENT_RUNNER } = context.bindings;
@@ -32,7 +35,9 @@ export async function claimQueuedWork(context: WorkerContext, signal?: AbortSign
     });
     for await (const work of poller) {
       claimed += 1;
-      const answer = await ENVIRONMENT_RUNNER.get(ENVIRONMENT_RUNNER.idFromName(work.id)).claim(work);
+      const answer = await ENVIRONMENT_RUNNER.get(ENVIRONMENT_RUNNER.idFromName(work.id)).claim(
+        work,
+      );
       if (answer === "already_running") duplicates += 1;
       if (claimed >= budget) break;
     }

@@ -33,13 +33,30 @@ export function claimedOutcomeOf(report: WorkItemReport): ClaimedOutcome {
   }
 }
 
-const errorJSONSchema = z.object({ code: z.string(), message: z.string(), context: z.record(z.string(), z.unknown()).optional() });
+const errorJSONSchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  context: z.record(z.string(), z.unknown()).optional(),
+});
 
 /** Schema of a stored {@link ClaimedOutcome}. */
 export const claimedOutcomeSchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("completed"), revision: z.number(), generation: z.number(), cleanupErrors: z.array(errorJSONSchema) }),
-  z.object({ type: z.literal("failed"), error: errorJSONSchema, cleanupErrors: z.array(errorJSONSchema) }),
-  z.object({ type: z.literal("lease_lost"), error: errorJSONSchema, cleanupErrors: z.array(errorJSONSchema) }),
+  z.object({
+    type: z.literal("completed"),
+    revision: z.number(),
+    generation: z.number(),
+    cleanupErrors: z.array(errorJSONSchema),
+  }),
+  z.object({
+    type: z.literal("failed"),
+    error: errorJSONSchema,
+    cleanupErrors: z.array(errorJSONSchema),
+  }),
+  z.object({
+    type: z.literal("lease_lost"),
+    error: errorJSONSchema,
+    cleanupErrors: z.array(errorJSONSchema),
+  }),
   z.object({ type: z.literal("conflict"), expiresAt: z.string().nullable() }),
   z.object({ type: z.literal("skipped"), reason: z.string() }),
   z.object({ type: z.literal("rejected"), error: errorJSONSchema }),

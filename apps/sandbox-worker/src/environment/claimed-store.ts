@@ -1,7 +1,11 @@
 import { createD1SqlClient } from "@open-managed-agents/managed-runtime-host";
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
-import { type ClaimedOutcome, type ClaimedStatus, claimedOutcomeSchema } from "./claimed-outcome.js";
+import {
+  type ClaimedOutcome,
+  type ClaimedStatus,
+  claimedOutcomeSchema,
+} from "./claimed-outcome.js";
 
 /** A claimed work item as the operator API returns it. */
 export interface ClaimedWorkRecord {
@@ -21,7 +25,17 @@ export interface ClaimedWorkRecord {
 const rowSchema = z.object({
   work_id: z.string(),
   session_id: z.string().nullable(),
-  status: z.enum(["running", "completed", "failed", "lease_lost", "conflict", "skipped", "rejected", "deferred", "interrupted"]),
+  status: z.enum([
+    "running",
+    "completed",
+    "failed",
+    "lease_lost",
+    "conflict",
+    "skipped",
+    "rejected",
+    "deferred",
+    "interrupted",
+  ]),
   claims: z.number(),
   runtime_id: z.string().nullable(),
   result: z.string().nullable(),
@@ -38,7 +52,8 @@ const SELECT = `SELECT ${COLUMNS} FROM environment_work WHERE work_id = ?`;
 const LIST = `SELECT ${COLUMNS} FROM environment_work ORDER BY updated_at DESC LIMIT ?`;
 const RUNNING = "SELECT COUNT(*) AS running FROM environment_work WHERE status = 'running'";
 const RUNTIME = "UPDATE environment_work SET runtime_id = ?, updated_at = ? WHERE work_id = ?";
-const FINISH = "UPDATE environment_work SET status = ?, result = ?, updated_at = ? WHERE work_id = ? AND status = 'running'";
+const FINISH =
+  "UPDATE environment_work SET status = ?, result = ?, updated_at = ? WHERE work_id = ? AND status = 'running'";
 
 function recordOf(input: unknown): ClaimedWorkRecord {
   const row = parseRecord(rowSchema, input, { record: "claimed work row", code: "internal" });
@@ -48,7 +63,13 @@ function recordOf(input: unknown): ClaimedWorkRecord {
     status: row.status,
     claims: row.claims,
     runtimeId: row.runtime_id,
-    result: row.result === null ? null : (parseRecord(claimedOutcomeSchema, JSON.parse(row.result), { record: "stored claimed work result", code: "internal" }) as ClaimedOutcome),
+    result:
+      row.result === null
+        ? null
+        : (parseRecord(claimedOutcomeSchema, JSON.parse(row.result), {
+            record: "stored claimed work result",
+            code: "internal",
+          }) as ClaimedOutcome),
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
   };

@@ -24,5 +24,11 @@ class WorkerClient extends BaseAnthropic implements ManagedAgentsClient {
  * the poller adds the environment key, the environment worker each item's sessions token.
  */
 export function createManagedAgentsClient(settings: EnvironmentSettings): ManagedAgentsClient {
-  return new WorkerClient({ baseURL: settings.baseUrl, apiKey: null, authToken: null, webhookKey: settings.webhookSecret, maxRetries: 2 });
+  return new WorkerClient({
+    baseURL: settings.baseUrl,
+    apiKey: null,
+    authToken: null,
+    webhookKey: settings.webhookSecret,
+    maxRetries: 2,
+  });
 }

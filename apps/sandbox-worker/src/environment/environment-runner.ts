@@ -7,7 +7,11 @@ import { errorJSON } from "../work/work-outcome.js";
 import { announceSlotFreed } from "./claim-coordinator.js";
 import { claimedOutcomeOf } from "./claimed-outcome.js";
 import { createClaimedWorkStore } from "./claimed-store.js";
-import { type ClaimedItemRef, claimedItemRef, createClaimedItemWorker } from "./environment-worker.js";
+import {
+  type ClaimedItemRef,
+  claimedItemRef,
+  createClaimedItemWorker,
+} from "./environment-worker.js";
 
 const REF_KEY = "claimed";
 /** Period of the keep-alive alarm while a run is under way. */
@@ -44,7 +48,10 @@ export class EnvironmentRunner extends DurableObject<WorkerEnv> implements Envir
       return;
     }
     const ref = await this.ctx.storage.get<ClaimedItemRef>(REF_KEY);
-    if (ref !== undefined) await createClaimedWorkStore(workerContext(this.env).bindings.DB).finish(ref.workId, { type: "interrupted" });
+    if (ref !== undefined)
+      await createClaimedWorkStore(workerContext(this.env).bindings.DB).finish(ref.workId, {
+        type: "interrupted",
+      });
     await this.ctx.storage.deleteAll();
   }
 

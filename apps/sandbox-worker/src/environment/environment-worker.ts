@@ -1,5 +1,8 @@
 import type { BetaSelfHostedWork } from "@anthropic-ai/sdk/resources/beta/environments/work";
-import { type ManagedEnvironmentWorker, createManagedEnvironmentWorker } from "@open-managed-agents/managed-environment-worker";
+import {
+  type ManagedEnvironmentWorker,
+  createManagedEnvironmentWorker,
+} from "@open-managed-agents/managed-environment-worker";
 import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
 import type { WorkerContext } from "../config.js";
 import { createConsoleLogger } from "../logger.js";
@@ -18,12 +21,20 @@ export interface ClaimedItemWorkerOptions {
  * The environment worker that runs one claimed item inside its Durable Object: the official SDK client,
  * the `ENVIRONMENT_PROFILE` profile from `PROFILES`, and a host over the Cloudflare driver and D1 per item.
  */
-export function createClaimedItemWorker(context: WorkerContext, options: ClaimedItemWorkerOptions): ManagedEnvironmentWorker {
+export function createClaimedItemWorker(
+  context: WorkerContext,
+  options: ClaimedItemWorkerOptions,
+): ManagedEnvironmentWorker {
   const config = context.config();
   const settings = context.environment();
-  const profile = Object.hasOwn(config.profiles, settings.profileName) ? config.profiles[settings.profileName] : undefined;
+  const profile = Object.hasOwn(config.profiles, settings.profileName)
+    ? config.profiles[settings.profileName]
+    : undefined;
   if (profile === undefined) {
-    throw new InvalidConfigError({ message: `ENVIRONMENT_PROFILE names "${settings.profileName}", which PROFILES does not define`, context: { field: "ENVIRONMENT_PROFILE" } });
+    throw new InvalidConfigError({
+      message: `ENVIRONMENT_PROFILE names "${settings.profileName}", which PROFILES does not define`,
+      context: { field: "ENVIRONMENT_PROFILE" },
+    });
   }
   return createManagedEnvironmentWorker({
     client: createManagedAgentsClient(settings),
@@ -33,7 +44,12 @@ export function createClaimedItemWorker(context: WorkerContext, options: Claimed
     apiBaseUrl: settings.baseUrl,
     profileFor: () => profile,
     host: ({ scope, profile: itemProfile }) =>
-      createWorkHost(context, { scope, profile: itemProfile, ownerId: options.ownerId, ...(options.observeRuntime ? { observeRuntime: options.observeRuntime } : {}) }),
+      createWorkHost(context, {
+        scope,
+        profile: itemProfile,
+        ownerId: options.ownerId,
+        ...(options.observeRuntime ? { observeRuntime: options.observeRuntime } : {}),
+      }),
     logger: createConsoleLogger(config.logLevel),
   });
 }

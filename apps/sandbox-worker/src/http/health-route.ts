@@ -1,4 +1,7 @@
-import { InvalidConfigError, InvalidRequestError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  InvalidConfigError,
+  InvalidRequestError,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { WorkerContext } from "../config.js";
 import { errorJSON } from "../work/work-outcome.js";
 import { MIN_TOKEN_LENGTH } from "./auth.js";
@@ -14,7 +17,10 @@ export const HEALTH_PATH = "/health";
  */
 export function health(request: Request, context: WorkerContext): Response {
   if (request.method !== "GET" && request.method !== "HEAD") {
-    const error = new InvalidRequestError({ message: "method not allowed; use GET", context: { allowed: "GET, HEAD" } });
+    const error = new InvalidRequestError({
+      message: "method not allowed; use GET",
+      context: { allowed: "GET, HEAD" },
+    });
     return json(405, { error: error.toJSON() }, { allow: "GET, HEAD" });
   }
   try {

@@ -2,8 +2,15 @@ import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contr
 import { errorJSON } from "../work/work-outcome.js";
 
 /** A JSON response. */
-export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", ...headers } });
+export function json(
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8", ...headers },
+  });
 }
 
 /** An error as `{error: {code, message, context?}}` with the status its code maps to. */

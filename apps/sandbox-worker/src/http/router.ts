@@ -14,13 +14,36 @@ import { WEBHOOK_PATH, handleEnvironmentWebhook } from "../environment/webhook-r
 /** Operators drain the environment's queue now, without waiting for a webhook or the cron trigger. */
 const CLAIM_PASS = "/v1/environment/claim";
 
-type Handler = (request: Request, context: WorkerContext, url: URL, params: Record<string, string>) => Promise<Response>;
+type Handler = (
+  request: Request,
+  context: WorkerContext,
+  url: URL,
+  params: Record<string, string>,
+) => Promise<Response>;
 
 const ROUTES: readonly { method: string; pattern: string; handler: Handler }[] = [
-  { method: "GET", pattern: "/v1/cost/report", handler: (_request, context, url) => costReport(context, url) },
-  { method: "GET", pattern: "/v1/cost/capabilities", handler: (_request, context, url) => costCapabilities(context, url) },
-  { method: "POST", pattern: "/v1/sessions/:sessionId/work", handler: (request, context, _url, params) => startWork(request, context, params.sessionId ?? "") },
-  { method: "GET", pattern: "/v1/sessions/:sessionId/work/:workId", handler: (_request, context, _url, params) => readWork(context.bindings, params.sessionId ?? "", params.workId ?? "") },
+  {
+    method: "GET",
+    pattern: "/v1/cost/report",
+    handler: (_request, context, url) => costReport(context, url),
+  },
+  {
+    method: "GET",
+    pattern: "/v1/cost/capabilities",
+    handler: (_request, context, url) => costCapabilities(context, url),
+  },
+  {
+    method: "POST",
+    pattern: "/v1/sessions/:sessionId/work",
+    handler: (request, context, _url, params) =>
+      startWork(request, context, params.sessionId ?? ""),
+  },
+  {
+    method: "GET",
+    pattern: "/v1/sessions/:sessionId/work/:workId",
+    handler: (_request, context, _url, params) =>
+      readWork(context.bindings, params.sessionId ?? "", params.workId ?? ""),
+  },
   {
     method: "POST",
     pattern: CLAIM_PASS,
@@ -34,7 +57,10 @@ const ROUTES: readonly { method: string; pattern: string; handler: Handler }[] =
 ];
 
 function methodNotAllowed(allowed: string): Response {
-  const error = new InvalidRequestError({ message: `method not allowed; use ${allowed}`, context: { allowed } });
+  const error = new InvalidRequestError({
+    message: `method not allowed; use ${allowed}`,
+    context: { allowed },
+  });
   return json(405, { error: error.toJSON() }, { allow: allowed });
 }
 
@@ -44,7 +70,8 @@ async function route(request: Request, context: WorkerContext): Promise<Response
   const match = matchRoute(ROUTES, request.method, pathname);
   if (match.kind === "matched") return match.route.handler(request, context, url, match.params);
   if (match.kind === "method_not_allowed") return methodNotAllowed(match.allowed.join(", "));
-  if (pathname === CONFORMANCE_PATH && context.certification) return runConformanceRoute(request, context);
+  if (pathname === CONFORMANCE_PATH && context.certification)
+    return runConformanceRoute(request, context);
   const operatorRead = await routeOperatorReads(request, context.bindings);
   if (operatorRead) return operatorRead;
   throw new NotFoundError({ message: `no route for ${request.method} ${pathname}` });
@@ -55,7 +82,11 @@ async function route(request: Request, context: WorkerContext): Promise<Response
  * its credential), then every other request authenticated with the bearer token and routed; errors become
  * JSON. A bad setting refuses every route but the health check with its `invalid_config`.
  */
-export async function handleFetch(request: Request, context: WorkerContext, ctx: ExecutionContext): Promise<Response> {
+export async function handleFetch(
+  request: Request,
+  context: WorkerContext,
+  ctx: ExecutionContext,
+): Promise<Response> {
   try {
     const { pathname } = new URL(request.url);
     if (pathname === HEALTH_PATH) return health(request, context);

@@ -13,7 +13,12 @@ import { ID_PATTERN } from "../config.js";
 /** Largest request body accepted when starting a work item. */
 export const MAX_START_BODY_BYTES = 64 * 1024;
 
-const idSchema = z.string().regex(ID_PATTERN, "must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit");
+const idSchema = z
+  .string()
+  .regex(
+    ID_PATTERN,
+    "must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit",
+  );
 const startBodySchema = z
   .object({
     workId: idSchema.optional(),
@@ -29,14 +34,24 @@ export interface StartRequest {
 
 /** Checks a session or work id taken from the path. */
 export function parseId(value: string, field: "sessionId" | "workId"): string {
-  if (!ID_PATTERN.test(value)) throw new InvalidRequestError({ message: `${field} must be 1-128 letters, digits, '.', '_' or '-'`, context: { field } });
+  if (!ID_PATTERN.test(value))
+    throw new InvalidRequestError({
+      message: `${field} must be 1-128 letters, digits, '.', '_' or '-'`,
+      context: { field },
+    });
   return value;
 }
 
 async function readBody(request: Request): Promise<string> {
-  const tooLarge = () => new LimitExceededError({ message: `request body is larger than ${MAX_START_BODY_BYTES} bytes`, context: { limit: MAX_START_BODY_BYTES } });
+  const tooLarge = () =>
+    new LimitExceededError({
+      message: `request body is larger than ${MAX_START_BODY_BYTES} bytes`,
+      context: { limit: MAX_START_BODY_BYTES },
+    });
   if (Number(request.headers.get("content-length") ?? "0") > MAX_START_BODY_BYTES) throw tooLarge();
-  return new TextDecoder().decode(await readBoundedBytes(request.body, { maxBytes: MAX_START_BODY_BYTES, tooLarge }));
+  return new TextDecoder().decode(
+    await readBoundedBytes(request.body, { maxBytes: MAX_START_BODY_BYTES, tooLarge }),
+  );
 }
 
 /**
@@ -44,7 +59,10 @@ async function readBody(request: Request): Promise<string> {
  * id gets a fresh one. Malformed → `invalid_request`; unknown profile name → `not_found`; too large →
  * `limit_exceeded`.
  */
-export async function parseStartRequest(request: Request, profiles: Readonly<Record<string, ManagedRuntimeProfile>>): Promise<StartRequest> {
+export async function parseStartRequest(
+  request: Request,
+  profiles: Readonly<Record<string, ManagedRuntimeProfile>>,
+): Promise<StartRequest> {
   const text = await readBody(request);
   let input: unknown;
   try {
@@ -52,10 +70,17 @@ export async function parseStartRequest(request: Request, profiles: Readonly<Rec
   } catch {
     throw new InvalidRequestError({ message: "request body must be a JSON object" });
   }
-  const body = parseRecord(startBodySchema, input, { record: "start work request", code: "invalid_request" });
+  const body = parseRecord(startBodySchema, input, {
+    record: "start work request",
+    code: "invalid_request",
+  });
   const workId = body.workId ?? `w-${crypto.randomUUID()}`;
   if (typeof body.profile !== "string") return { workId, profile: body.profile };
   const named = Object.hasOwn(profiles, body.profile) ? profiles[body.profile] : undefined;
-  if (named === undefined) throw new NotFoundError({ message: `no profile named "${body.profile}" in PROFILES`, context: { profile: body.profile } });
+  if (named === undefined)
+    throw new NotFoundError({
+      message: `no profile named "${body.profile}" in PROFILES`,
+      context: { profile: body.profile },
+    });
   return { workId, profile: named };
 }

@@ -16,7 +16,11 @@ function workPath(record: Pick<WorkRecord, "sessionId" | "workId">): string {
  * `POST /v1/sessions/:sessionId/work`: records the item as queued and hands it to its runner. 202 with
  * the item and a `Location`; a work id that already exists returns that item unchanged, with 200.
  */
-export async function startWork(request: Request, context: WorkerContext, rawSessionId: string): Promise<Response> {
+export async function startWork(
+  request: Request,
+  context: WorkerContext,
+  rawSessionId: string,
+): Promise<Response> {
   const sessionId = parseId(rawSessionId, "sessionId");
   const config = context.config();
   const { workId, profile } = await parseStartRequest(request, config.profiles);
@@ -26,20 +30,36 @@ export async function startWork(request: Request, context: WorkerContext, rawSes
   const { created, record } = await store.create({ sessionId, workId });
   if (!created) return json(200, record, { location: workPath(record) });
   try {
-    await WORK_RUNNER.get(WORK_RUNNER.idFromName(workRunnerName(sessionId, workId))).start({ sessionId, workId, profile });
+    await WORK_RUNNER.get(WORK_RUNNER.idFromName(workRunnerName(sessionId, workId))).start({
+      sessionId,
+      workId,
+      profile,
+    });
   } catch (error) {
     // The item must not stay queued with nobody to run it.
-    await store.finish(sessionId, workId, { type: "failed", error: errorJSON(error), cleanupErrors: [] });
+    await store.finish(sessionId, workId, {
+      type: "failed",
+      error: errorJSON(error),
+      cleanupErrors: [],
+    });
     throw error;
   }
   return json(202, record, { location: workPath(record) });
 }
 
 /** `GET /v1/sessions/:sessionId/work/:workId`: the item, with its result once it has ended. */
-export async function readWork({ DB }: WorkerBindings, rawSessionId: string, rawWorkId: string): Promise<Response> {
+export async function readWork(
+  { DB }: WorkerBindings,
+  rawSessionId: string,
+  rawWorkId: string,
+): Promise<Response> {
   const sessionId = parseId(rawSessionId, "sessionId");
   const workId = parseId(rawWorkId, "workId");
   const record = await createWorkStore(DB).get(sessionId, workId);
-  if (record === null) throw new NotFoundError({ message: `no work item ${workId} in session ${sessionId}`, context: { sessionId, workId } });
+  if (record === null)
+    throw new NotFoundError({
+      message: `no work item ${workId} in session ${sessionId}`,
+      context: { sessionId, workId },
+    });
   return json(200, record);
 }

@@ -1,4 +1,7 @@
-import { InvalidConfigError, type ManagedRuntimeProfile } from "@open-managed-agents/runtime-resource-contract";
+import {
+  InvalidConfigError,
+  type ManagedRuntimeProfile,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { WorkerConfig } from "../config.js";
 
 /**

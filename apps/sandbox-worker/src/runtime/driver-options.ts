@@ -22,7 +22,9 @@ export function cloudflareDriverOptions(
   return {
     createSandbox: async (driverBindings, runtimeId) => {
       await observe?.(runtimeId);
-      return createCloudflareSdkSandbox(getSandbox(driverBindings.Sandbox, runtimeId), { localBackups: config.localBackups });
+      return createCloudflareSdkSandbox(getSandbox(driverBindings.Sandbox, runtimeId), {
+        localBackups: config.localBackups,
+      });
     },
     runtimeEnvironment: SANDBOX_RUNTIME_ENVIRONMENT,
     leaseTtlMs: config.leaseTtlMs,

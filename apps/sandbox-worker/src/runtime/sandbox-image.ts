@@ -4,4 +4,7 @@ import type { RuntimeEnvironment } from "@open-managed-agents/runtime-resource-c
 export const SANDBOX_IMAGE = "docker.io/cloudflare/sandbox:0.12.10";
 
 /** What the driver reports it boots: the SDK's documented image, unmodified. */
-export const SANDBOX_RUNTIME_ENVIRONMENT: RuntimeEnvironment = { kind: "base", artifact: { type: "image", reference: SANDBOX_IMAGE } };
+export const SANDBOX_RUNTIME_ENVIRONMENT: RuntimeEnvironment = {
+  kind: "base",
+  artifact: { type: "image", reference: SANDBOX_IMAGE },
+};

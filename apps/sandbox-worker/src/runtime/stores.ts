@@ -1,5 +1,14 @@
-import { createD1SqlClient, createSqlFencePort, createSqlOrphanPort, createSqlSandboxJournal } from "@open-managed-agents/managed-runtime-host";
-import type { RuntimeOrphanPort, RuntimeResourceFencePort, SandboxJournalPort } from "@open-managed-agents/runtime-resource-contract";
+import {
+  createD1SqlClient,
+  createSqlFencePort,
+  createSqlOrphanPort,
+  createSqlSandboxJournal,
+} from "@open-managed-agents/managed-runtime-host";
+import type {
+  RuntimeOrphanPort,
+  RuntimeResourceFencePort,
+  SandboxJournalPort,
+} from "@open-managed-agents/runtime-resource-contract";
 
 /**
  * The fence, orphan and sandbox journal stores, all on the `DB` D1 database (migrations/0001_runtime_resources.sql,
@@ -11,5 +20,9 @@ export function runtimeStores(database: D1Database): {
   readonly journal: SandboxJournalPort;
 } {
   const client = createD1SqlClient(database);
-  return { fences: createSqlFencePort({ client }), orphans: createSqlOrphanPort({ client }), journal: createSqlSandboxJournal({ client }) };
+  return {
+    fences: createSqlFencePort({ client }),
+    orphans: createSqlOrphanPort({ client }),
+    journal: createSqlSandboxJournal({ client }),
+  };
 }

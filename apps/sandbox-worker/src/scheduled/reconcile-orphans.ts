@@ -1,5 +1,10 @@
 import { createCloudflareManagedRuntime } from "@open-managed-agents/managed-runtime-cloudflare";
-import { type OrphanReconcileSummary, createDriverSalvage, createManagedRuntimeOrphanReconciler, resolveManagedRuntimePlan } from "@open-managed-agents/managed-runtime-host";
+import {
+  type OrphanReconcileSummary,
+  createDriverSalvage,
+  createManagedRuntimeOrphanReconciler,
+  resolveManagedRuntimePlan,
+} from "@open-managed-agents/managed-runtime-host";
 import type { ManagedRuntimeProfile } from "@open-managed-agents/runtime-resource-contract";
 import type { WorkerContext } from "../config.js";
 import { createConsoleLogger } from "../logger.js";
@@ -20,10 +25,16 @@ const REAP_PROFILE: ManagedRuntimeProfile = {
  * died mid-run), from their serialized leases alone; a journaled container whose ama_worker run's Worker died
  * mid-turn is salvaged first (docs/host.md, "Salvage"). Logs and returns the summary.
  */
-export async function reconcileOrphans(context: WorkerContext, signal?: AbortSignal): Promise<OrphanReconcileSummary> {
+export async function reconcileOrphans(
+  context: WorkerContext,
+  signal?: AbortSignal,
+): Promise<OrphanReconcileSummary> {
   const config = context.config();
   const { bindings } = context;
-  const driver = createCloudflareManagedRuntime(bindings, cloudflareDriverOptions(bindings, config));
+  const driver = createCloudflareManagedRuntime(
+    bindings,
+    cloudflareDriverOptions(bindings, config),
+  );
   const { sandbox } = await driver.create({
     environmentId: "orphan-reaper",
     placement: "in_process",
@@ -34,7 +45,11 @@ export async function reconcileOrphans(context: WorkerContext, signal?: AbortSig
   const { orphans, journal, fences } = runtimeStores(bindings.DB);
   const logger = createConsoleLogger(config.logLevel);
   // A container whose Worker died mid-turn while its AMA worker went on is checkpointed and published first.
-  const salvage = createDriverSalvage({ driver, placement: "in_process", environmentId: "orphan-reaper" });
+  const salvage = createDriverSalvage({
+    driver,
+    placement: "in_process",
+    environmentId: "orphan-reaper",
+  });
   const reconciler = createManagedRuntimeOrphanReconciler({
     orphans,
     journal,
@@ -51,8 +66,13 @@ export async function reconcileOrphans(context: WorkerContext, signal?: AbortSig
         ...(outcome.type === "failed" ? { message: outcome.message } : {}),
       }),
   });
-  const { journal: journaled, ...summary } = await reconciler.runOnce({ limit: config.orphanReapLimit, ...(signal ? { signal } : {}) });
-  const journalFields = journaled ? Object.fromEntries(Object.entries(journaled).map(([key, value]) => [`journal_${key}`, value])) : {};
+  const { journal: journaled, ...summary } = await reconciler.runOnce({
+    limit: config.orphanReapLimit,
+    ...(signal ? { signal } : {}),
+  });
+  const journalFields = journaled
+    ? Object.fromEntries(Object.entries(journaled).map(([key, value]) => [`journal_${key}`, value]))
+    : {};
   logger.info("orphans.reconciled", { ...summary, ...journalFields });
   return { ...summary, ...(journaled ? { journal: journaled } : {}) };
 }

@@ -12,7 +12,14 @@ export async function runScheduled(context: WorkerContext): Promise<void> {
   const logger = createConsoleLogger(context.config().logLevel);
   const claiming = context.claimsWork ? requestClaimPass(context.bindings) : Promise.resolve(null);
   const [reaped, claimed] = await Promise.allSettled([reconcileOrphans(context), claiming]);
-  for (const [task, result] of [["reconcile", reaped], ["claim", claimed]] as const) {
-    if (result.status === "rejected") logger.error("scheduled.failed", { task, message: result.reason instanceof Error ? result.reason.message : String(result.reason) });
+  for (const [task, result] of [
+    ["reconcile", reaped],
+    ["claim", claimed],
+  ] as const) {
+    if (result.status === "rejected")
+      logger.error("scheduled.failed", {
+        task,
+        message: result.reason instanceof Error ? result.reason.message : String(result.reason),
+      });
   }
 }

@@ -1,6 +1,10 @@
 import type { UsageLedgerReader } from "@open-managed-agents/cost-attribution";
 import { createD1SqlClient } from "@open-managed-agents/managed-runtime-host";
-import { type UsageRecorderPort, parseRecord, usageRecordSchema } from "@open-managed-agents/runtime-resource-contract";
+import {
+  type UsageRecorderPort,
+  parseRecord,
+  usageRecordSchema,
+} from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 
 const INSERT = `INSERT INTO usage_records
@@ -45,9 +49,17 @@ export function createD1UsageLedger(database: D1Database): UsageRecorderPort & U
       ]);
     },
     async totals({ kind, provider, fromInclusive, toExclusive }) {
-      const rows = await client.all(TOTALS, [provider, kind, Date.parse(fromInclusive), Date.parse(toExclusive)]);
+      const rows = await client.all(TOTALS, [
+        provider,
+        kind,
+        Date.parse(fromInclusive),
+        Date.parse(toExclusive),
+      ]);
       return rows.map((row) => {
-        const parsed = parseRecord(totalRowSchema, row, { record: "usage total row", code: "internal" });
+        const parsed = parseRecord(totalRowSchema, row, {
+          record: "usage total row",
+          code: "internal",
+        });
         return {
           day: parsed.day,
           workspaceId: parsed.workspace_id,

@@ -19,11 +19,28 @@ export interface WorkRecord {
   readonly updatedAt: string;
 }
 
-const errorJSONSchema = z.object({ code: z.string(), message: z.string(), context: z.record(z.string(), z.unknown()).optional() });
+const errorJSONSchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  context: z.record(z.string(), z.unknown()).optional(),
+});
 const outcomeSchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("completed"), revision: z.number(), generation: z.number(), cleanupErrors: z.array(errorJSONSchema) }),
-  z.object({ type: z.literal("failed"), error: errorJSONSchema, cleanupErrors: z.array(errorJSONSchema) }),
-  z.object({ type: z.literal("lease_lost"), error: errorJSONSchema, cleanupErrors: z.array(errorJSONSchema) }),
+  z.object({
+    type: z.literal("completed"),
+    revision: z.number(),
+    generation: z.number(),
+    cleanupErrors: z.array(errorJSONSchema),
+  }),
+  z.object({
+    type: z.literal("failed"),
+    error: errorJSONSchema,
+    cleanupErrors: z.array(errorJSONSchema),
+  }),
+  z.object({
+    type: z.literal("lease_lost"),
+    error: errorJSONSchema,
+    cleanupErrors: z.array(errorJSONSchema),
+  }),
   z.object({ type: z.literal("conflict"), expiresAt: z.string().nullable() }),
 ]);
 const rowSchema = z.object({
@@ -42,8 +59,10 @@ const INSERT = `INSERT INTO work_items (${COLUMNS}) VALUES (?, ?, 'queued', NULL
 const SELECT = `SELECT ${COLUMNS} FROM work_items WHERE session_id = ? AND work_id = ?`;
 // An ended item never goes back to running (a retried runner finds it ended and stops).
 const START = `UPDATE work_items SET status = 'running', updated_at = ? WHERE session_id = ? AND work_id = ? AND status IN ('queued', 'running')`;
-const RUNTIME = "UPDATE work_items SET runtime_id = ?, updated_at = ? WHERE session_id = ? AND work_id = ?";
-const FINISH = "UPDATE work_items SET status = ?, result = ?, updated_at = ? WHERE session_id = ? AND work_id = ?";
+const RUNTIME =
+  "UPDATE work_items SET runtime_id = ?, updated_at = ? WHERE session_id = ? AND work_id = ?";
+const FINISH =
+  "UPDATE work_items SET status = ?, result = ?, updated_at = ? WHERE session_id = ? AND work_id = ?";
 
 function recordOf(input: unknown): WorkRecord {
   const row = parseRecord(rowSchema, input, { record: "work item row", code: "internal" });
@@ -52,7 +71,13 @@ function recordOf(input: unknown): WorkRecord {
     workId: row.work_id,
     status: row.status,
     runtimeId: row.runtime_id,
-    result: row.result === null ? null : (parseRecord(outcomeSchema, JSON.parse(row.result), { record: "stored work result", code: "internal" }) as WorkOutcome),
+    result:
+      row.result === null
+        ? null
+        : (parseRecord(outcomeSchema, JSON.parse(row.result), {
+            record: "stored work result",
+            code: "internal",
+          }) as WorkOutcome),
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
   };
@@ -61,7 +86,9 @@ function recordOf(input: unknown): WorkRecord {
 /** The work items table on D1 (migrations/0002_work_items.sql). */
 export interface WorkStore {
   /** Records a new item as `queued`; an item with the same ids is returned as it is, with `created: false`. */
-  create(item: Pick<WorkItem, "sessionId" | "workId">): Promise<{ readonly created: boolean; readonly record: WorkRecord }>;
+  create(
+    item: Pick<WorkItem, "sessionId" | "workId">,
+  ): Promise<{ readonly created: boolean; readonly record: WorkRecord }>;
   get(sessionId: string, workId: string): Promise<WorkRecord | null>;
   /** Moves a queued (or interrupted running) item to `running`; false when it has already ended. */
   start(sessionId: string, workId: string): Promise<boolean>;
@@ -82,7 +109,11 @@ export function createWorkStore(database: D1Database): WorkStore {
       const [row] = await client.all(INSERT, [item.sessionId, item.workId, now, now]);
       if (row !== undefined) return { created: true, record: recordOf(row) };
       const existing = await get(item.sessionId, item.workId);
-      if (existing === null) throw new InternalError({ message: "work item vanished between insert and read", context: { sessionId: item.sessionId, workId: item.workId } });
+      if (existing === null)
+        throw new InternalError({
+          message: "work item vanished between insert and read",
+          context: { sessionId: item.sessionId, workId: item.workId },
+        });
       return { created: false, record: existing };
     },
     get,
@@ -93,7 +124,13 @@ export function createWorkStore(database: D1Database): WorkStore {
       await client.run(RUNTIME, [runtimeId, Date.now(), sessionId, workId]);
     },
     async finish(sessionId, workId, outcome) {
-      await client.run(FINISH, [outcome.type, JSON.stringify(outcome), Date.now(), sessionId, workId]);
+      await client.run(FINISH, [
+        outcome.type,
+        JSON.stringify(outcome),
+        Date.now(),
+        sessionId,
+        workId,
+      ]);
     },
   };
 }

@@ -25,12 +25,18 @@ function resolveEntry(name: string): string {
  * The `package.json` of a dependency as installed for this app, found by walking up from where it
  * resolves (not every package exports `./package.json`).
  */
-export async function installedPackage(name: string): Promise<{ name: string; version: string; dir: string }> {
+export async function installedPackage(
+  name: string,
+): Promise<{ name: string; version: string; dir: string }> {
   let dir = dirname(resolveEntry(name));
   for (;;) {
     try {
-      const manifest = JSON.parse(await readFile(join(dir, "package.json"), "utf8")) as { name?: string; version?: string };
-      if (manifest.name === name && typeof manifest.version === "string") return { name, version: manifest.version, dir };
+      const manifest = JSON.parse(await readFile(join(dir, "package.json"), "utf8")) as {
+        name?: string;
+        version?: string;
+      };
+      if (manifest.name === name && typeof manifest.version === "string")
+        return { name, version: manifest.version, dir };
     } catch {
       // No package.json at this level; keep walking up.
     }

@@ -13,7 +13,9 @@ afterAll(() => rm(exampleDir, { recursive: true, force: true }));
 
 function block(markdown: string, language: string): string {
   // The info string may carry words after the language (`ts fragment`).
-  const match = new RegExp(`\`\`\`${language}(?:[ \\t][^\\n]*)?\\n([\\s\\S]*?)\`\`\``).exec(markdown);
+  const match = new RegExp(`\`\`\`${language}(?:[ \\t][^\\n]*)?\\n([\\s\\S]*?)\`\`\``).exec(
+    markdown,
+  );
   if (!match?.[1]) throw new Error(`the README has no ${language} block`);
   return match[1];
 }
@@ -31,7 +33,9 @@ describe("the Cloudflare driver README's Worker example", () => {
     await writeFile(join(exampleDir, "worker.ts"), worker);
     await writeFile(join(exampleDir, "wrangler.jsonc"), config);
     await writeFile(join(exampleDir, "Dockerfile"), block(readme, "dockerfile"));
-    const size = await measureWorkerBundle(exampleDir, { wrangler: join(APP_DIR, "node_modules", ".bin", "wrangler") });
+    const size = await measureWorkerBundle(exampleDir, {
+      wrangler: join(APP_DIR, "node_modules", ".bin", "wrangler"),
+    });
     expect(size.warnings).toEqual([]);
     expect(size.bytes).toBeGreaterThan(0);
   }, 180_000);

@@ -18,7 +18,12 @@ async function exportedClasses(): Promise<string[]> {
 
 describe("wrangler.jsonc, as wrangler reads it", () => {
   it("runs the Sandbox class as a container built from the Dockerfile", () => {
-    expect(config.containers).toEqual([expect.objectContaining({ class_name: "Sandbox", image: expect.stringMatching(/Dockerfile$/) })]);
+    expect(config.containers).toEqual([
+      expect.objectContaining({
+        class_name: "Sandbox",
+        image: expect.stringMatching(/Dockerfile$/),
+      }),
+    ]);
   });
 
   it("prices usage at the instance type the container runs on", () => {
@@ -27,16 +32,39 @@ describe("wrangler.jsonc, as wrangler reads it", () => {
 
   it("binds every Durable Object class src/index.ts exports, each created by a SQLite migration", async () => {
     const classes = await exportedClasses();
-    expect(classes.sort()).toEqual(["ClaimCoordinator", "EnvironmentRunner", "Sandbox", "WorkRunner"]);
-    expect(config.durable_objects.bindings.map((binding: Named) => binding.class_name).sort()).toEqual(classes);
-    expect(config.migrations.flatMap((migration: { new_sqlite_classes?: string[] }) => migration.new_sqlite_classes ?? []).sort()).toEqual(classes);
+    expect(classes.sort()).toEqual([
+      "ClaimCoordinator",
+      "EnvironmentRunner",
+      "Sandbox",
+      "WorkRunner",
+    ]);
+    expect(
+      config.durable_objects.bindings.map((binding: Named) => binding.class_name).sort(),
+    ).toEqual(classes);
+    expect(
+      config.migrations
+        .flatMap(
+          (migration: { new_sqlite_classes?: string[] }) => migration.new_sqlite_classes ?? [],
+        )
+        .sort(),
+    ).toEqual(classes);
     // getSandbox(env.Sandbox, id), env.WORK_RUNNER, env.ENVIRONMENT_RUNNER and env.CLAIM_COORDINATOR are the names the code uses.
-    expect(config.durable_objects.bindings.map((binding: Named) => binding.name).sort()).toEqual(["CLAIM_COORDINATOR", "ENVIRONMENT_RUNNER", "Sandbox", "WORK_RUNNER"]);
+    expect(config.durable_objects.bindings.map((binding: Named) => binding.name).sort()).toEqual([
+      "CLAIM_COORDINATOR",
+      "ENVIRONMENT_RUNNER",
+      "Sandbox",
+      "WORK_RUNNER",
+    ]);
   });
 
   it("binds D1 with the app's migrations directory, the R2 buckets and a cron trigger", () => {
-    expect(config.d1_databases).toEqual([expect.objectContaining({ binding: "DB", migrations_dir: "migrations" })]);
-    expect(config.r2_buckets.map((bucket: { binding: string }) => bucket.binding).sort()).toEqual(["BACKUP_BUCKET", "OUTPUTS_BUCKET"]);
+    expect(config.d1_databases).toEqual([
+      expect.objectContaining({ binding: "DB", migrations_dir: "migrations" }),
+    ]);
+    expect(config.r2_buckets.map((bucket: { binding: string }) => bucket.binding).sort()).toEqual([
+      "BACKUP_BUCKET",
+      "OUTPUTS_BUCKET",
+    ]);
     expect(config.triggers.crons).toHaveLength(1);
   });
 

@@ -17,8 +17,15 @@ export function call(path: string, init: RequestInit = {}): Promise<Response> {
 }
 
 /** POSTs a work item and returns the response and its JSON. */
-export async function startWork(sessionId: string, body: { workId?: string; profile: string | ManagedRuntimeProfile }): Promise<{ response: Response; record: WorkRecord }> {
-  const response = await call(`/v1/sessions/${sessionId}/work`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+export async function startWork(
+  sessionId: string,
+  body: { workId?: string; profile: string | ManagedRuntimeProfile },
+): Promise<{ response: Response; record: WorkRecord }> {
+  const response = await call(`/v1/sessions/${sessionId}/work`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   return { response, record: (await response.json()) as WorkRecord };
 }
 
@@ -32,7 +39,11 @@ export async function readWork(sessionId: string, workId: string): Promise<WorkR
 const ENDED = new Set(["completed", "failed", "lease_lost", "conflict"]);
 
 /** Polls the API until the item has ended. */
-export async function waitForEnd(sessionId: string, workId: string, timeout = 45_000): Promise<WorkRecord> {
+export async function waitForEnd(
+  sessionId: string,
+  workId: string,
+  timeout = 45_000,
+): Promise<WorkRecord> {
   let record: WorkRecord | undefined;
   await expect
     .poll(
@@ -72,14 +83,25 @@ const manifestSchema = z.object({
  * The text of an output a work item collected, read the way a consumer would: the item's manifest in
  * `OUTPUTS_BUCKET`, then the content-addressed blob it names. Null when the item has no such output.
  */
-export async function outputText(sessionId: string, workId: string, logicalPath: string): Promise<string | null> {
-  const listing = await testEnv.OUTPUTS_BUCKET.list({ prefix: `${OUTPUT_PREFIX}/manifests/`, limit: 1000 });
+export async function outputText(
+  sessionId: string,
+  workId: string,
+  logicalPath: string,
+): Promise<string | null> {
+  const listing = await testEnv.OUTPUTS_BUCKET.list({
+    prefix: `${OUTPUT_PREFIX}/manifests/`,
+    limit: 1000,
+  });
   for (const object of listing.objects) {
-    const manifest = manifestSchema.parse(await (await testEnv.OUTPUTS_BUCKET.get(object.key))?.json());
+    const manifest = manifestSchema.parse(
+      await (await testEnv.OUTPUTS_BUCKET.get(object.key))?.json(),
+    );
     if (manifest.sessionId !== sessionId || manifest.workId !== workId) continue;
     const entry = manifest.entries.find((candidate) => candidate.logicalPath === logicalPath);
     if (entry === undefined) return null;
-    const blob = await testEnv.OUTPUTS_BUCKET.get(`${OUTPUT_PREFIX}/blobs/${entry.contentHash.replace(/^sha256:/, "")}`);
+    const blob = await testEnv.OUTPUTS_BUCKET.get(
+      `${OUTPUT_PREFIX}/blobs/${entry.contentHash.replace(/^sha256:/, "")}`,
+    );
     return blob === null ? null : blob.text();
   }
   return null;

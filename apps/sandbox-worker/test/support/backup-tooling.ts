@@ -12,7 +12,14 @@ import { shellQuote } from "@open-managed-agents/runtime-resource-contract";
 const IMAGE_BACKUP_DIR = "/var/backups";
 const LOCAL_BACKUP_DIR = "/tmp/.oma-var-backups";
 const UNSQUASHFS = /^\/usr\/bin\/unsquashfs -f -d ('[^']*') ('[^']*')$/;
-const PATH_ROUTES = new Set(["/api/read", "/api/read/stream", "/api/write", "/api/mkdir", "/api/delete", "/api/exists"]);
+const PATH_ROUTES = new Set([
+  "/api/read",
+  "/api/read/stream",
+  "/api/write",
+  "/api/mkdir",
+  "/api/delete",
+  "/api/exists",
+]);
 const COMMAND_ROUTES = new Set(["/api/execute", "/api/execute/stream"]);
 
 type Fetch = (input: string | URL | Request, init?: RequestInit | Request) => Promise<Response>;
@@ -29,23 +36,42 @@ async function createArchive(inner: Fetch, request: Request): Promise<Response> 
   const body = (await request.json()) as { dir: string; archivePath: string; sessionId?: string };
   const archive = shellQuote(relocate(body.archivePath));
   const command = `mkdir -p ${shellQuote(LOCAL_BACKUP_DIR)} && tar cf ${archive} -C ${shellQuote(body.dir)} . && wc -c < ${archive}`;
-  const executed = await inner(new Request(new URL("/api/execute", request.url), {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ command, sessionId: body.sessionId ?? "__DISABLE_SESSION__" }),
-  }));
+  const executed = await inner(
+    new Request(new URL("/api/execute", request.url), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ command, sessionId: body.sessionId ?? "__DISABLE_SESSION__" }),
+    }),
+  );
   const result = (await executed.json()) as { exitCode?: number; stdout?: string; stderr?: string };
   if (!executed.ok || result.exitCode !== 0) {
-    return Response.json({ code: "BACKUP_CREATE_FAILED", message: `tar exited ${result.exitCode}: ${result.stderr ?? ""}`, httpStatus: 500 }, { status: 500 });
+    return Response.json(
+      {
+        code: "BACKUP_CREATE_FAILED",
+        message: `tar exited ${result.exitCode}: ${result.stderr ?? ""}`,
+        httpStatus: 500,
+      },
+      { status: 500 },
+    );
   }
-  return Response.json({ success: true, sizeBytes: Number((result.stdout ?? "").trim()), archivePath: body.archivePath, timestamp: new Date().toISOString() });
+  return Response.json({
+    success: true,
+    sizeBytes: Number((result.stdout ?? "").trim()),
+    archivePath: body.archivePath,
+    timestamp: new Date().toISOString(),
+  });
 }
 
 async function rewriteBody(request: Request, field: "path" | "command"): Promise<Request> {
   const body = (await request.json()) as Record<string, unknown>;
   const value = body[field];
-  if (typeof value === "string") body[field] = field === "path" ? relocate(value) : rewriteCommand(value);
-  return new Request(request.url, { method: request.method, headers: request.headers, body: JSON.stringify(body) });
+  if (typeof value === "string")
+    body[field] = field === "path" ? relocate(value) : rewriteCommand(value);
+  return new Request(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body: JSON.stringify(body),
+  });
 }
 
 /** Wraps a local runtime so its control port also answers the image's backup calls. */

@@ -6,7 +6,10 @@
  * Cloudflare (see dropped-connections.ts), and destroys that tests arm to fail (see destroy-faults.ts).
  * The server URL comes from the `OMA_TEST_CONTAINER_URL` binding.
  */
-import { Container as LocalContainer, createLocalContainerRuntime } from "@open-managed-agents/local-container/containers-shim";
+import {
+  Container as LocalContainer,
+  createLocalContainerRuntime,
+} from "@open-managed-agents/local-container/containers-shim";
 import { withBackupTooling } from "./backup-tooling.js";
 import { withDestroyFaults } from "./destroy-faults.js";
 import { withConnectionsDroppedOnDestroy } from "./dropped-connections.js";
@@ -22,10 +25,20 @@ export class Container<Env = unknown> extends LocalContainer<Env> {
   constructor(...args: LocalArgs<Env>) {
     const ctx = args[0] as unknown as { id: { toString(): string } };
     const serverUrl = (args[1] as unknown as Record<string, unknown>)[TEST_CONTAINER_URL_BINDING];
-    if (typeof serverUrl !== "string") throw new Error(`${TEST_CONTAINER_URL_BINDING} is not bound`);
-    const controlToken = String((args[1] as unknown as Record<string, unknown>).OMA_TEST_CONTAINER_TOKEN);
+    if (typeof serverUrl !== "string")
+      throw new Error(`${TEST_CONTAINER_URL_BINDING} is not bound`);
+    const controlToken = String(
+      (args[1] as unknown as Record<string, unknown>).OMA_TEST_CONTAINER_TOKEN,
+    );
     Object.defineProperty(ctx, "container", {
-      value: withDestroyFaults(withBackupTooling(withConnectionsDroppedOnDestroy(createLocalContainerRuntime(serverUrl, ctx.id.toString(), { controlToken }))), ctx.id.toString()),
+      value: withDestroyFaults(
+        withBackupTooling(
+          withConnectionsDroppedOnDestroy(
+            createLocalContainerRuntime(serverUrl, ctx.id.toString(), { controlToken }),
+          ),
+        ),
+        ctx.id.toString(),
+      ),
       configurable: true,
       enumerable: true,
     });

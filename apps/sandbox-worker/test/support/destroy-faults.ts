@@ -7,7 +7,8 @@
 import type { LocalContainerRuntime } from "@open-managed-agents/local-container/containers-shim";
 
 /** The message an armed destroy throws. */
-export const DESTROY_FAULT_MESSAGE = "the container runtime did not stop the container (injected destroy fault)";
+export const DESTROY_FAULT_MESSAGE =
+  "the container runtime did not stop the container (injected destroy fault)";
 
 const armed = new Map<string, number>();
 
@@ -17,7 +18,10 @@ export function failNextDestroys(containerId: string, count = 1): void {
 }
 
 /** Wraps a container's runtime so that armed destroys throw; everything else is the runtime's own. */
-export function withDestroyFaults(runtime: LocalContainerRuntime, containerId: string): LocalContainerRuntime {
+export function withDestroyFaults(
+  runtime: LocalContainerRuntime,
+  containerId: string,
+): LocalContainerRuntime {
   // Delegates every member to the runtime (its `running` getter included) except `destroy`.
   const faulty = Object.create(runtime) as LocalContainerRuntime;
   Object.defineProperty(faulty, "destroy", {

@@ -10,14 +10,19 @@ import type { LocalContainerRuntime } from "@open-managed-agents/local-container
 const CONNECTION_LOST = "Network connection lost.";
 
 /** Wraps a container's runtime so that `destroy()` first fails every response body still being read. */
-export function withConnectionsDroppedOnDestroy(runtime: LocalContainerRuntime): LocalContainerRuntime {
+export function withConnectionsDroppedOnDestroy(
+  runtime: LocalContainerRuntime,
+): LocalContainerRuntime {
   const open = new Set<() => void>();
   const dropping = Object.create(runtime) as LocalContainerRuntime;
   Object.defineProperty(dropping, "getTcpPort", {
     value: (port: number) => {
       const tcp = runtime.getTcpPort(port);
       return {
-        async fetch(input: string | URL | Request, init?: RequestInit | Request): Promise<Response> {
+        async fetch(
+          input: string | URL | Request,
+          init?: RequestInit | Request,
+        ): Promise<Response> {
           const response = await tcp.fetch(input, init);
           if (response.body === null || response.webSocket !== null) return response;
           const reader = response.body.getReader();

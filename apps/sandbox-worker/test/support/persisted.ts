@@ -5,9 +5,12 @@ import type { TestEnvironment } from "./environment-types.js";
 const decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: false });
 
 async function d1Text(): Promise<string[]> {
-  const tables = await testEnv.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'").all<{ name: string }>();
+  const tables = await testEnv.DB.prepare(
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
+  ).all<{ name: string }>();
   const dumps: string[] = [];
-  for (const { name } of tables.results) dumps.push(JSON.stringify((await testEnv.DB.prepare(`SELECT * FROM "${name}"`).all()).results));
+  for (const { name } of tables.results)
+    dumps.push(JSON.stringify((await testEnv.DB.prepare(`SELECT * FROM "${name}"`).all()).results));
   return dumps;
 }
 
@@ -18,21 +21,30 @@ async function r2Text(bucket: R2Bucket): Promise<string[]> {
     const page = await bucket.list({ limit: 1000, ...(cursor ? { cursor } : {}) });
     for (const object of page.objects) {
       const body = await bucket.get(object.key);
-      texts.push(object.key, JSON.stringify(body?.customMetadata ?? {}), decoder.decode(await body?.arrayBuffer()));
+      texts.push(
+        object.key,
+        JSON.stringify(body?.customMetadata ?? {}),
+        decoder.decode(await body?.arrayBuffer()),
+      );
     }
     cursor = page.truncated ? page.cursor : undefined;
   } while (cursor);
   return texts;
 }
 
-type StorageReader = (stub: DurableObjectStub, read: (instance: unknown, state: DurableObjectState) => Promise<unknown>) => Promise<unknown>;
+type StorageReader = (
+  stub: DurableObjectStub,
+  read: (instance: unknown, state: DurableObjectState) => Promise<unknown>,
+) => Promise<unknown>;
 // The Worker's Durable Object classes differ in type; storage is read the same way for each.
 const readStorage = runInDurableObject as unknown as StorageReader;
 
 async function durableObjectText(namespace: DurableObjectNamespace): Promise<string[]> {
   const texts: string[] = [];
   for (const id of await listDurableObjectIds(namespace)) {
-    const entries = await readStorage(namespace.get(id), async (_instance, state) => [...(await state.storage.list()).entries()]);
+    const entries = await readStorage(namespace.get(id), async (_instance, state) => [
+      ...(await state.storage.list()).entries(),
+    ]);
     texts.push(JSON.stringify(entries));
   }
   return texts;

@@ -2,15 +2,33 @@ import { createHash, randomUUID } from "node:crypto";
 import { type FileHandle, link, mkdir, open, rename, rmdir, stat, unlink } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import * as z from "zod";
-import { LimitExceededError, NotFoundError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
+import {
+  LimitExceededError,
+  NotFoundError,
+  parseRecord,
+} from "@open-managed-agents/runtime-resource-contract";
 import { validateBlobKey } from "../blob-key.js";
 import { guardOperation } from "../blob-errors.js";
 import { checkedChunks, normalizeBody } from "../blob-body.js";
 import { createBlobObject } from "../blob-object.js";
 import { type ParsedPutOptions, parseListOptions, parsePutOptions } from "../blob-options.js";
-import type { BlobBody, BlobListOptions, BlobListResult, BlobObject, BlobObjectInfo, BlobPutOptions, BlobStore } from "../ports.js";
+import type {
+  BlobBody,
+  BlobListOptions,
+  BlobListResult,
+  BlobObject,
+  BlobObjectInfo,
+  BlobPutOptions,
+  BlobStore,
+} from "../ports.js";
 import { encodeTrailer, fileBodyStream, readTrailer } from "./fs-object-file.js";
-import { MAX_FS_SEGMENT_BYTES, isErrorCode, objectPathForKey, parentDirectories, walkKeys } from "./fs-key-paths.js";
+import {
+  MAX_FS_SEGMENT_BYTES,
+  isErrorCode,
+  objectPathForKey,
+  parentDirectories,
+  walkKeys,
+} from "./fs-key-paths.js";
 
 /** Chunk size of a body read by a default reader (a BYOB reader reads as much as its buffer takes). */
 const BODY_CHUNK_BYTES = 256 * 1024;
@@ -27,7 +45,10 @@ const optionsSchema = z.strictObject({
   rootDir: z
     .string()
     .min(1)
-    .refine((dir) => isAbsolute(dir), "must be an absolute path (resolve it against the folder you mean first)"),
+    .refine(
+      (dir) => isAbsolute(dir),
+      "must be an absolute path (resolve it against the folder you mean first)",
+    ),
 });
 
 /**
@@ -39,7 +60,12 @@ const optionsSchema = z.strictObject({
  * @throws InvalidConfigError when `rootDir` is missing or not absolute.
  */
 export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
-  const rootDir = resolve(parseRecord(optionsSchema, options, { record: "filesystem blob store options", code: "invalid_config" }).rootDir);
+  const rootDir = resolve(
+    parseRecord(optionsSchema, options, {
+      record: "filesystem blob store options",
+      code: "invalid_config",
+    }).rootDir,
+  );
 
   const run = <T>(operation: string, key: string | undefined, call: () => Promise<T>): Promise<T> =>
     guardOperation({ store: "filesystem", operation, ...(key === undefined ? {} : { key }) }, call);
@@ -55,7 +81,11 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
   }
 
   return {
-    async put(key: string, body: BlobBody, putOptions?: BlobPutOptions): Promise<BlobObjectInfo | null> {
+    async put(
+      key: string,
+      body: BlobBody,
+      putOptions?: BlobPutOptions,
+    ): Promise<BlobObjectInfo | null> {
       validateBlobKey(key);
       const parsed = parsePutOptions(putOptions);
       const normalized = normalizeBody(body, parsed.contentLength);
@@ -67,7 +97,10 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
         });
       }
       // Bytes in memory are written as they are: slicing them into a stream would copy each one once more.
-      const chunks = normalized.kind === "bytes" ? [normalized.bytes] : checkedChunks(normalized.stream, normalized.length);
+      const chunks =
+        normalized.kind === "bytes"
+          ? [normalized.bytes]
+          : checkedChunks(normalized.stream, normalized.length);
       return run("put", key, async () => {
         const { tempPath, info } = await writeTempObject(path, key, chunks, parsed);
         try {
@@ -94,16 +127,28 @@ export function createFsBlobStore(options: FsBlobStoreOptions): BlobStore {
       const path = objectPathForKey(rootDir, key);
       const info = path === null ? null : await run("get", key, () => readInfo(key, path));
       if (path === null || info === null) return null;
-      return createBlobObject(info, async () => {
-        // The body reopens the file and checks it is still the version `get` described.
-        const handle = await openIfExists(path);
-        const current = handle ? await readTrailer(handle, key).catch(() => null) : null;
-        if (!handle || !current || current.etag !== info.etag || current.uploaded.getTime() !== info.uploaded.getTime()) {
-          await handle?.close();
-          throw new NotFoundError({ message: `blob '${key}' changed or was deleted after it was read`, context: { key } });
-        }
-        return fileBodyStream(handle, info.size, BODY_CHUNK_BYTES);
-      }, { byteStream: { chunkBytes: BODY_CHUNK_BYTES } });
+      return createBlobObject(
+        info,
+        async () => {
+          // The body reopens the file and checks it is still the version `get` described.
+          const handle = await openIfExists(path);
+          const current = handle ? await readTrailer(handle, key).catch(() => null) : null;
+          if (
+            !handle ||
+            !current ||
+            current.etag !== info.etag ||
+            current.uploaded.getTime() !== info.uploaded.getTime()
+          ) {
+            await handle?.close();
+            throw new NotFoundError({
+              message: `blob '${key}' changed or was deleted after it was read`,
+              context: { key },
+            });
+          }
+          return fileBodyStream(handle, info.size, BODY_CHUNK_BYTES);
+        },
+        { byteStream: { chunkBytes: BODY_CHUNK_BYTES } },
+      );
     },
 
     async head(key: string): Promise<BlobObjectInfo | null> {
@@ -151,7 +196,12 @@ async function removeObject(rootDir: string, key: string, path: string): Promise
   }
 }
 
-async function writeTempObject(path: string, key: string, chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, options: ParsedPutOptions): Promise<{ tempPath: string; info: BlobObjectInfo }> {
+async function writeTempObject(
+  path: string,
+  key: string,
+  chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
+  options: ParsedPutOptions,
+): Promise<{ tempPath: string; info: BlobObjectInfo }> {
   const tempPath = join(dirname(path), `.${randomUUID()}.tmp`);
   const handle = await openTempFile(tempPath);
   const hash = createHash("sha256");

@@ -15,13 +15,22 @@ export function objectPathForKey(rootDir: string, key: string): string | null {
   const segments = key.split("/");
   if (segments.some((segment) => utf8Length(segment) > MAX_FS_SEGMENT_BYTES)) return null;
   const last = segments.pop() ?? "";
-  return join(rootDir, ...segments.map((segment) => segment + DIRECTORY_SUFFIX), last + OBJECT_SUFFIX);
+  return join(
+    rootDir,
+    ...segments.map((segment) => segment + DIRECTORY_SUFFIX),
+    last + OBJECT_SUFFIX,
+  );
 }
 
 /** Directories between the root and an object file, innermost first. */
 export function parentDirectories(rootDir: string, key: string): string[] {
   const segments = key.split("/").slice(0, -1);
-  return segments.map((_, index) => join(rootDir, ...segments.slice(0, segments.length - index).map((segment) => segment + DIRECTORY_SUFFIX)));
+  return segments.map((_, index) =>
+    join(
+      rootDir,
+      ...segments.slice(0, segments.length - index).map((segment) => segment + DIRECTORY_SUFFIX),
+    ),
+  );
 }
 
 interface TreeEntry {
@@ -35,15 +44,26 @@ interface TreeEntry {
  * Yields stored keys in code-point order that start with `prefix` and sort after `cursor`, skipping
  * whole directories that cannot hold such a key.
  */
-export async function* walkKeys(rootDir: string, prefix: string, cursor: string | undefined, keyPrefix = ""): AsyncGenerator<string> {
+export async function* walkKeys(
+  rootDir: string,
+  prefix: string,
+  cursor: string | undefined,
+  keyPrefix = "",
+): AsyncGenerator<string> {
   for (const entry of await readSortedEntries(rootDir)) {
     const path = join(rootDir, entry.name);
     const candidate = keyPrefix + entry.sortName;
     if (entry.isDirectory) {
       const coversPrefix = candidate.startsWith(prefix) || prefix.startsWith(candidate);
-      const beforeCursor = cursor !== undefined && !cursor.startsWith(candidate) && compareBlobKeys(candidate, cursor) < 0;
+      const beforeCursor =
+        cursor !== undefined &&
+        !cursor.startsWith(candidate) &&
+        compareBlobKeys(candidate, cursor) < 0;
       if (coversPrefix && !beforeCursor) yield* walkKeys(path, prefix, cursor, candidate);
-    } else if (candidate.startsWith(prefix) && (cursor === undefined || compareBlobKeys(candidate, cursor) > 0)) {
+    } else if (
+      candidate.startsWith(prefix) &&
+      (cursor === undefined || compareBlobKeys(candidate, cursor) > 0)
+    ) {
       yield candidate;
     }
   }
@@ -60,9 +80,17 @@ async function readSortedEntries(directory: string): Promise<TreeEntry[]> {
   const entries: TreeEntry[] = [];
   for (const dirent of dirents) {
     if (dirent.isDirectory() && dirent.name.endsWith(DIRECTORY_SUFFIX)) {
-      entries.push({ name: dirent.name, isDirectory: true, sortName: `${dirent.name.slice(0, -DIRECTORY_SUFFIX.length)}/` });
+      entries.push({
+        name: dirent.name,
+        isDirectory: true,
+        sortName: `${dirent.name.slice(0, -DIRECTORY_SUFFIX.length)}/`,
+      });
     } else if (dirent.isFile() && dirent.name.endsWith(OBJECT_SUFFIX)) {
-      entries.push({ name: dirent.name, isDirectory: false, sortName: dirent.name.slice(0, -OBJECT_SUFFIX.length) });
+      entries.push({
+        name: dirent.name,
+        isDirectory: false,
+        sortName: dirent.name.slice(0, -OBJECT_SUFFIX.length),
+      });
     }
   }
   return entries.sort((left, right) => compareBlobKeys(left.sortName, right.sortName));

@@ -47,14 +47,23 @@ export function encodeTrailer(info: BlobObjectInfo): Uint8Array {
  */
 export async function readTrailer(handle: FileHandle, key: string): Promise<BlobObjectInfo> {
   const corrupt = (reason: string): IntegrityError =>
-    new IntegrityError({ message: `stored blob '${key}' is corrupt: ${reason}`, context: { key, reason } });
+    new IntegrityError({
+      message: `stored blob '${key}' is corrupt: ${reason}`,
+      context: { key, reason },
+    });
   const { size: fileSize } = await handle.stat();
   if (fileSize < FOOTER_BYTES) throw corrupt("file is shorter than its footer");
   const footer = await readExactly(handle, fileSize - FOOTER_BYTES, FOOTER_BYTES);
-  if (!MAGIC.every((byte, index) => footer[4 + index] === byte)) throw corrupt("footer magic is missing");
+  if (!MAGIC.every((byte, index) => footer[4 + index] === byte))
+    throw corrupt("footer magic is missing");
   const metadataLength = new DataView(footer.buffer, footer.byteOffset).getUint32(0);
-  if (metadataLength > MAX_METADATA_BYTES || metadataLength > fileSize - FOOTER_BYTES) throw corrupt("metadata length is out of range");
-  const metadataBytes = await readExactly(handle, fileSize - FOOTER_BYTES - metadataLength, metadataLength);
+  if (metadataLength > MAX_METADATA_BYTES || metadataLength > fileSize - FOOTER_BYTES)
+    throw corrupt("metadata length is out of range");
+  const metadataBytes = await readExactly(
+    handle,
+    fileSize - FOOTER_BYTES - metadataLength,
+    metadataLength,
+  );
   let json: unknown;
   try {
     json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(metadataBytes));
@@ -65,7 +74,8 @@ export async function readTrailer(handle: FileHandle, key: string): Promise<Blob
   if (!parsed.success) throw corrupt("metadata does not match its schema");
   const metadata = parsed.data;
   if (metadata.key !== key) throw corrupt("metadata names another key");
-  if (metadata.size !== fileSize - FOOTER_BYTES - metadataLength) throw corrupt("body size does not match the metadata");
+  if (metadata.size !== fileSize - FOOTER_BYTES - metadataLength)
+    throw corrupt("body size does not match the metadata");
   return {
     key,
     size: metadata.size,
@@ -76,7 +86,11 @@ export async function readTrailer(handle: FileHandle, key: string): Promise<Blob
   };
 }
 
-async function readExactly(handle: FileHandle, position: number, length: number): Promise<Uint8Array> {
+async function readExactly(
+  handle: FileHandle,
+  position: number,
+  length: number,
+): Promise<Uint8Array> {
   const buffer = new Uint8Array(length);
   let offset = 0;
   while (offset < length) {
@@ -84,7 +98,11 @@ async function readExactly(handle: FileHandle, position: number, length: number)
     if (bytesRead === 0) break;
     offset += bytesRead;
   }
-  if (offset !== length) throw new IntegrityError({ message: "stored blob ended early", context: { expected: length, actual: offset } });
+  if (offset !== length)
+    throw new IntegrityError({
+      message: "stored blob ended early",
+      context: { expected: length, actual: offset },
+    });
   return buffer;
 }
 
@@ -93,7 +111,11 @@ async function readExactly(handle: FileHandle, position: number, length: number)
  * reader in BYOB mode has each read land in its own buffer, so reading a large object allocates nothing per
  * chunk; a default reader gets chunks of `chunkSize`.
  */
-export function fileBodyStream(handle: FileHandle, size: number, chunkSize = 256 * 1024): ReadableStream<Uint8Array> {
+export function fileBodyStream(
+  handle: FileHandle,
+  size: number,
+  chunkSize = 256 * 1024,
+): ReadableStream<Uint8Array> {
   let position = 0;
   return new ReadableStream({
     type: "bytes",
@@ -109,9 +131,17 @@ export function fileBodyStream(handle: FileHandle, size: number, chunkSize = 256
         }
         const view = request?.view;
         if (view) {
-          const into = new Uint8Array(view.buffer, view.byteOffset, Math.min(view.byteLength, size - position));
+          const into = new Uint8Array(
+            view.buffer,
+            view.byteOffset,
+            Math.min(view.byteLength, size - position),
+          );
           const { bytesRead } = await handle.read(into, 0, into.byteLength, position);
-          if (bytesRead === 0) throw new IntegrityError({ message: "stored blob ended early", context: { expected: size, actual: position } });
+          if (bytesRead === 0)
+            throw new IntegrityError({
+              message: "stored blob ended early",
+              context: { expected: size, actual: position },
+            });
           position += bytesRead;
           (request as ReadableStreamBYOBRequest).respond(bytesRead);
           return;

@@ -1,4 +1,7 @@
-export { type R2BindingBlobStoreOptions, createR2BindingBlobStore } from "./r2-binding-blob-store.js";
+export {
+  type R2BindingBlobStoreOptions,
+  createR2BindingBlobStore,
+} from "./r2-binding-blob-store.js";
 export type {
   BlobLike,
   FixedLengthStreamConstructor,

@@ -5,7 +5,15 @@ import { normalizeBody } from "../blob-body.js";
 import { guardOperation } from "../blob-errors.js";
 import { bareEtag, createBlobObject } from "../blob-object.js";
 import { parseListOptions, parsePutOptions } from "../blob-options.js";
-import type { BlobBody, BlobListOptions, BlobListResult, BlobObject, BlobObjectInfo, BlobPutOptions, BlobStore } from "../ports.js";
+import type {
+  BlobBody,
+  BlobListOptions,
+  BlobListResult,
+  BlobObject,
+  BlobObjectInfo,
+  BlobPutOptions,
+  BlobStore,
+} from "../ports.js";
 import type { R2BucketLike, R2ObjectLike } from "./r2-binding-types.js";
 import { putR2Stream } from "./r2-stream-put.js";
 
@@ -20,7 +28,14 @@ export interface R2BindingBlobStoreOptions {
 }
 
 const MIB = 1024 * 1024;
-const optionsSchema = z.strictObject({ partSizeBytes: z.number().int().min(5 * MIB).max(5 * 1024 * MIB).default(8 * MIB) });
+const optionsSchema = z.strictObject({
+  partSizeBytes: z
+    .number()
+    .int()
+    .min(5 * MIB)
+    .max(5 * 1024 * MIB)
+    .default(8 * MIB),
+});
 
 const r2ObjectSchema = z.object({
   key: z.string(),
@@ -40,23 +55,44 @@ const r2ObjectSchema = z.object({
  *
  * @throws InvalidConfigError for invalid options.
  */
-export function createR2BindingBlobStore(bucket: R2BucketLike, options: R2BindingBlobStoreOptions = {}): BlobStore {
-  const { partSizeBytes } = parseRecord(optionsSchema, options, { record: "R2 binding blob store options", code: "invalid_config" });
+export function createR2BindingBlobStore(
+  bucket: R2BucketLike,
+  options: R2BindingBlobStoreOptions = {},
+): BlobStore {
+  const { partSizeBytes } = parseRecord(optionsSchema, options, {
+    record: "R2 binding blob store options",
+    code: "invalid_config",
+  });
   const run = <T>(operation: string, key: string | undefined, call: () => Promise<T>): Promise<T> =>
     guardOperation({ store: "R2 binding", operation, ...(key === undefined ? {} : { key }) }, call);
 
   return {
-    async put(key: string, body: BlobBody, rawOptions?: BlobPutOptions): Promise<BlobObjectInfo | null> {
+    async put(
+      key: string,
+      body: BlobBody,
+      rawOptions?: BlobPutOptions,
+    ): Promise<BlobObjectInfo | null> {
       validateBlobKey(key);
       const parsed = parsePutOptions(rawOptions);
       const normalized = normalizeBody(body, parsed.contentLength);
-      const write = { httpMetadata: { contentType: parsed.contentType }, customMetadata: { ...parsed.customMetadata } };
+      const write = {
+        httpMetadata: { contentType: parsed.contentType },
+        customMetadata: { ...parsed.customMetadata },
+      };
       const onlyIf = parsed.ifNoneMatch ? { etagDoesNotMatch: "*" } : undefined;
       return run("put", key, async () => {
         const stored =
           normalized.kind === "bytes"
             ? await bucket.put(key, normalized.bytes, { ...write, ...(onlyIf ? { onlyIf } : {}) })
-            : await putR2Stream({ bucket, key, stream: normalized.stream, length: normalized.length, write, onlyIf, partSizeBytes });
+            : await putR2Stream({
+                bucket,
+                key,
+                stream: normalized.stream,
+                length: normalized.length,
+                write,
+                onlyIf,
+                partSizeBytes,
+              });
         return stored === null ? null : toInfo(stored, "put");
       });
     },
@@ -67,7 +103,10 @@ export function createR2BindingBlobStore(bucket: R2BucketLike, options: R2Bindin
         const object = await bucket.get(key);
         if (object === null) return null;
         // The binding's body is a Web stream of bytes; only its declared type differs from the lib's.
-        return createBlobObject(toInfo(object, "get"), () => object.body as unknown as ReadableStream<Uint8Array>);
+        return createBlobObject(
+          toInfo(object, "get"),
+          () => object.body as unknown as ReadableStream<Uint8Array>,
+        );
       });
     },
 
@@ -87,7 +126,12 @@ export function createR2BindingBlobStore(bucket: R2BucketLike, options: R2Bindin
     async list(rawOptions?: BlobListOptions): Promise<BlobListResult> {
       const { prefix, cursor, limit } = parseListOptions(rawOptions);
       return run("list", undefined, async () => {
-        const page = await bucket.list({ limit, include: ["httpMetadata", "customMetadata"], ...(prefix ? { prefix } : {}), ...(cursor ? { cursor } : {}) });
+        const page = await bucket.list({
+          limit,
+          include: ["httpMetadata", "customMetadata"],
+          ...(prefix ? { prefix } : {}),
+          ...(cursor ? { cursor } : {}),
+        });
         const objects = page.objects.map((object) => toInfo(object, "list"));
         return page.truncated && page.cursor ? { objects, cursor: page.cursor } : { objects };
       });
@@ -98,7 +142,10 @@ export function createR2BindingBlobStore(bucket: R2BucketLike, options: R2Bindin
 function toInfo(object: R2ObjectLike, operation: string): BlobObjectInfo {
   const parsed = r2ObjectSchema.safeParse(object);
   if (!parsed.success) {
-    throw new UpstreamProtocolError({ message: `the R2 binding's ${operation} returned a malformed object`, context: { operation } });
+    throw new UpstreamProtocolError({
+      message: `the R2 binding's ${operation} returned a malformed object`,
+      context: { operation },
+    });
   }
   const { key, size, etag, uploaded, httpMetadata, customMetadata } = parsed.data;
   return {

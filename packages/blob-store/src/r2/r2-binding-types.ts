@@ -62,7 +62,11 @@ export interface R2MultipartUploadLike {
 export interface R2BucketLike {
   head(key: string): Promise<R2ObjectLike | null>;
   get(key: string): Promise<R2ObjectBodyLike | null>;
-  put(key: string, value: R2ValueLike | null, options?: R2WriteOptionsLike & { onlyIf?: R2ConditionalLike }): Promise<R2ObjectLike | null>;
+  put(
+    key: string,
+    value: R2ValueLike | null,
+    options?: R2WriteOptionsLike & { onlyIf?: R2ConditionalLike },
+  ): Promise<R2ObjectLike | null>;
   delete(keys: string | string[]): Promise<void>;
   list(options?: {
     prefix?: string;

@@ -30,22 +30,31 @@ export interface R2StreamPut {
  */
 export async function putR2Stream(put: R2StreamPut): Promise<R2ObjectLike | null> {
   const checked = checkBodyStream(put.stream, put.length);
-  const FixedLengthStream = (globalThis as { FixedLengthStream?: FixedLengthStreamConstructor }).FixedLengthStream;
+  const FixedLengthStream = (globalThis as { FixedLengthStream?: FixedLengthStreamConstructor })
+    .FixedLengthStream;
   try {
-    if (put.length !== undefined && FixedLengthStream) return await putFixedLength(put, checked.stream, new FixedLengthStream(put.length));
+    if (put.length !== undefined && FixedLengthStream)
+      return await putFixedLength(put, checked.stream, new FixedLengthStream(put.length));
     return await putInParts(put, checked.stream.getReader());
   } catch (error) {
     throw checked.failure() ?? error;
   }
 }
 
-async function putFixedLength(put: R2StreamPut, stream: ReadableStream<Uint8Array>, fixed: InstanceType<FixedLengthStreamConstructor>): Promise<R2ObjectLike | null> {
+async function putFixedLength(
+  put: R2StreamPut,
+  stream: ReadableStream<Uint8Array>,
+  fixed: InstanceType<FixedLengthStreamConstructor>,
+): Promise<R2ObjectLike | null> {
   const abort = new AbortController();
   const piping = stream.pipeTo(fixed.writable, { signal: abort.signal }).then(
     () => undefined,
     (error: unknown) => error,
   );
-  const stored = await put.bucket.put(put.key, fixed.readable, { ...put.write, ...(put.onlyIf ? { onlyIf: put.onlyIf } : {}) });
+  const stored = await put.bucket.put(put.key, fixed.readable, {
+    ...put.write,
+    ...(put.onlyIf ? { onlyIf: put.onlyIf } : {}),
+  });
   // A failed precondition may leave the body unread; aborting the pipe cancels the caller's stream.
   if (stored === null) abort.abort();
   const pipeError = await piping;
@@ -53,12 +62,19 @@ async function putFixedLength(put: R2StreamPut, stream: ReadableStream<Uint8Arra
   return stored;
 }
 
-async function putInParts(put: R2StreamPut, reader: ReadableStreamDefaultReader<Uint8Array>): Promise<R2ObjectLike | null> {
+async function putInParts(
+  put: R2StreamPut,
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+): Promise<R2ObjectLike | null> {
   // Parts upload one at a time, so one buffer serves them all.
   const buffer = new Uint8Array(put.partSizeBytes);
   const nextPart = createPartReader(reader, put.partSizeBytes, () => buffer);
   const first = await nextPart();
-  if (first.done) return put.bucket.put(put.key, first.bytes, { ...put.write, ...(put.onlyIf ? { onlyIf: put.onlyIf } : {}) });
+  if (first.done)
+    return put.bucket.put(put.key, first.bytes, {
+      ...put.write,
+      ...(put.onlyIf ? { onlyIf: put.onlyIf } : {}),
+    });
   if (put.onlyIf) {
     await reader.cancel();
     throw new UnsupportedOperationError({
@@ -70,7 +86,8 @@ async function putInParts(put: R2StreamPut, reader: ReadableStreamDefaultReader<
   try {
     const parts: R2UploadedPartLike[] = [];
     for (let part = first; ; part = await nextPart()) {
-      if (part.bytes.byteLength > 0 || parts.length === 0) parts.push(await upload.uploadPart(parts.length + 1, part.bytes));
+      if (part.bytes.byteLength > 0 || parts.length === 0)
+        parts.push(await upload.uploadPart(parts.length + 1, part.bytes));
       if (part.done) break;
     }
     return await upload.complete(parts);

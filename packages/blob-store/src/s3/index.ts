@@ -18,6 +18,9 @@ export {
  *
  * @throws InvalidConfigError listing every missing variable by name; values are never echoed.
  */
-export function createR2BlobStoreFromEnv(env: Readonly<Record<string, string | undefined>>, options: R2EnvOptions = {}): BlobStore {
+export function createR2BlobStoreFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  options: R2EnvOptions = {},
+): BlobStore {
   return createS3BlobStore(r2OptionsFromEnv(env, options));
 }

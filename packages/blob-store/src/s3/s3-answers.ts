@@ -14,7 +14,9 @@ const objectHeadersSchema = z.object({
 });
 
 const bodySchema = z.custom<{ transformToWebStream(): ReadableStream }>(
-  (value) => typeof (value as { transformToWebStream?: unknown } | null)?.transformToWebStream === "function",
+  (value) =>
+    typeof (value as { transformToWebStream?: unknown } | null)?.transformToWebStream ===
+    "function",
 );
 
 const putOutputSchema = z.object({ ETag: z.string().min(1) });
@@ -27,14 +29,22 @@ const listOutputSchema = z.object({
 /** Parses what the SDK returns; a missing field becomes an `upstream_protocol` error. */
 export interface S3Answers {
   info(operation: string, key: string, output: unknown): BlobObjectInfo;
-  object(key: string, output: unknown): { info: BlobObjectInfo; body: { transformToWebStream(): ReadableStream } };
+  object(
+    key: string,
+    output: unknown,
+  ): { info: BlobObjectInfo; body: { transformToWebStream(): ReadableStream } };
   putInfo(key: string, output: unknown, size: number, options: ParsedPutOptions): BlobObjectInfo;
   listPage(output: unknown): { keys: string[]; truncated: boolean };
 }
 
 /** Answer parsers for one bucket. */
 export function createS3Answers(bucket: string): S3Answers {
-  function parse<S extends z.ZodType>(schema: S, output: unknown, operation: string, key?: string): z.output<S> {
+  function parse<S extends z.ZodType>(
+    schema: S,
+    output: unknown,
+    operation: string,
+    key?: string,
+  ): z.output<S> {
     const result = schema.safeParse(output);
     if (result.success) return result.data;
     const path = result.error.issues[0]?.path.map(String).join(".") || "(root)";
@@ -62,11 +72,21 @@ export function createS3Answers(bucket: string): S3Answers {
     putInfo(key, output, size, options) {
       const { ETag } = parse(putOutputSchema, output, "PutObject", key);
       // The upload answer carries no timestamp; the local clock stands in for it.
-      return { key, size, etag: bareEtag(ETag), contentType: options.contentType, customMetadata: { ...options.customMetadata }, uploaded: new Date() };
+      return {
+        key,
+        size,
+        etag: bareEtag(ETag),
+        contentType: options.contentType,
+        customMetadata: { ...options.customMetadata },
+        uploaded: new Date(),
+      };
     },
     listPage(output) {
       const page = parse(listOutputSchema, output, "ListObjectsV2");
-      return { keys: (page.Contents ?? []).map((entry) => entry.Key), truncated: page.IsTruncated === true };
+      return {
+        keys: (page.Contents ?? []).map((entry) => entry.Key),
+        truncated: page.IsTruncated === true,
+      };
     },
   };
 }

@@ -3,7 +3,15 @@ import { validateBlobKey } from "../blob-key.js";
 import { checkBodyStream, normalizeBody } from "../blob-body.js";
 import { createBlobObject } from "../blob-object.js";
 import { type ParsedPutOptions, parseListOptions, parsePutOptions } from "../blob-options.js";
-import type { BlobBody, BlobListOptions, BlobListResult, BlobObject, BlobObjectInfo, BlobPutOptions, BlobStore } from "../ports.js";
+import type {
+  BlobBody,
+  BlobListOptions,
+  BlobListResult,
+  BlobObject,
+  BlobObjectInfo,
+  BlobPutOptions,
+  BlobStore,
+} from "../ports.js";
 import { mapS3Error, s3ErrorName, s3Status } from "./s3-errors.js";
 import { encodeS3Metadata } from "./s3-metadata.js";
 import { type S3BlobStoreOptions, parseS3Options } from "./s3-options.js";
@@ -36,7 +44,10 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
           region: parsed.region,
           endpoint: parsed.endpoint,
           forcePathStyle: parsed.forcePathStyle,
-          credentials: { accessKeyId: parsed.accessKeyId ?? "", secretAccessKey: parsed.secretAccessKey ?? "" },
+          credentials: {
+            accessKeyId: parsed.accessKeyId ?? "",
+            secretAccessKey: parsed.secretAccessKey ?? "",
+          },
           maxAttempts: parsed.maxAttempts,
           // R2 and other S3-compatible servers reject or mis-store the SDK's default aws-chunked checksums.
           requestChecksumCalculation: "WHEN_REQUIRED",
@@ -44,10 +55,16 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
         }),
     })));
   const bucket = parsed.bucket;
-  const secrets = [parsed.accessKeyId, parsed.secretAccessKey].filter((value): value is string => value !== undefined);
+  const secrets = [parsed.accessKeyId, parsed.secretAccessKey].filter(
+    (value): value is string => value !== undefined,
+  );
   const answers: S3Answers = createS3Answers(bucket);
 
-  async function call<T>(operation: string, key: string | undefined, run: (connection: Connection) => Promise<T>): Promise<T> {
+  async function call<T>(
+    operation: string,
+    key: string | undefined,
+    run: (connection: Connection) => Promise<T>,
+  ): Promise<T> {
     const connected = await connect();
     try {
       return await run(connected);
@@ -59,7 +76,11 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
   async function head(key: string): Promise<BlobObjectInfo | null> {
     return call("HeadObject", key, async ({ sdk, client }) => {
       try {
-        return answers.info("HeadObject", key, await client.send(new sdk.HeadObjectCommand({ Bucket: bucket, Key: key })));
+        return answers.info(
+          "HeadObject",
+          key,
+          await client.send(new sdk.HeadObjectCommand({ Bucket: bucket, Key: key })),
+        );
       } catch (error) {
         if (s3Status(error) === 404 && s3ErrorName(error) !== "NoSuchBucket") return null;
         throw error;
@@ -67,7 +88,13 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
     });
   }
 
-  async function putStream({ sdk, client }: Connection, key: string, stream: ReadableStream<Uint8Array>, length: number | undefined, putOptions: ParsedPutOptions): Promise<BlobObjectInfo | null> {
+  async function putStream(
+    { sdk, client }: Connection,
+    key: string,
+    stream: ReadableStream<Uint8Array>,
+    length: number | undefined,
+    putOptions: ParsedPutOptions,
+  ): Promise<BlobObjectInfo | null> {
     // Uploading a large stream only to receive 412 wastes the transfer; the server still decides.
     if (putOptions.ifNoneMatch && (await head(key))) {
       await stream.cancel().catch(() => undefined);
@@ -75,7 +102,13 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
     }
     const checked = checkBodyStream(stream, length);
     try {
-      const upload = { sdk, client, params: putParams(bucket, key, putOptions), partSizeBytes: parsed.partSizeBytes, concurrency: parsed.uploadConcurrency };
+      const upload = {
+        sdk,
+        client,
+        params: putParams(bucket, key, putOptions),
+        partSizeBytes: parsed.partSizeBytes,
+        concurrency: parsed.uploadConcurrency,
+      };
       const output = await uploadS3Stream(upload, checked.stream);
       return answers.putInfo(key, output, checked.bytesRead(), putOptions);
     } catch (error) {
@@ -84,15 +117,30 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
   }
 
   return {
-    async put(key: string, body: BlobBody, rawOptions?: BlobPutOptions): Promise<BlobObjectInfo | null> {
+    async put(
+      key: string,
+      body: BlobBody,
+      rawOptions?: BlobPutOptions,
+    ): Promise<BlobObjectInfo | null> {
       validateBlobKey(key);
       const putOptions = parsePutOptions(rawOptions);
       const normalized = normalizeBody(body, putOptions.contentLength);
       return call("PutObject", key, async (connected) => {
         try {
-          if (normalized.kind === "stream") return await putStream(connected, key, normalized.stream, normalized.length, putOptions);
+          if (normalized.kind === "stream")
+            return await putStream(
+              connected,
+              key,
+              normalized.stream,
+              normalized.length,
+              putOptions,
+            );
           const output = await connected.client.send(
-            new connected.sdk.PutObjectCommand({ ...putParams(bucket, key, putOptions), Body: normalized.bytes, ContentLength: normalized.bytes.byteLength }),
+            new connected.sdk.PutObjectCommand({
+              ...putParams(bucket, key, putOptions),
+              Body: normalized.bytes,
+              ContentLength: normalized.bytes.byteLength,
+            }),
           );
           return answers.putInfo(key, output, normalized.bytes.byteLength, putOptions);
         } catch (error) {
@@ -108,7 +156,10 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
         try {
           const output = await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key }));
           const { info, body } = answers.object(key, output);
-          return createBlobObject(info, () => body.transformToWebStream() as ReadableStream<Uint8Array>);
+          return createBlobObject(
+            info,
+            () => body.transformToWebStream() as ReadableStream<Uint8Array>,
+          );
         } catch (error) {
           if (s3Status(error) === 404 && s3ErrorName(error) !== "NoSuchBucket") return null;
           throw error;
@@ -123,7 +174,9 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
 
     async delete(key: string): Promise<void> {
       validateBlobKey(key);
-      await call("DeleteObject", key, ({ sdk, client }) => client.send(new sdk.DeleteObjectCommand({ Bucket: bucket, Key: key })));
+      await call("DeleteObject", key, ({ sdk, client }) =>
+        client.send(new sdk.DeleteObjectCommand({ Bucket: bucket, Key: key })),
+      );
     },
 
     async list(rawOptions?: BlobListOptions): Promise<BlobListResult> {
@@ -131,14 +184,23 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
       const page = await call("ListObjectsV2", undefined, async ({ sdk, client }) =>
         answers.listPage(
           await client.send(
-            new sdk.ListObjectsV2Command({ Bucket: bucket, MaxKeys: limit, ...(prefix ? { Prefix: prefix } : {}), ...(cursor ? { StartAfter: cursor } : {}) }),
+            new sdk.ListObjectsV2Command({
+              Bucket: bucket,
+              MaxKeys: limit,
+              ...(prefix ? { Prefix: prefix } : {}),
+              ...(cursor ? { StartAfter: cursor } : {}),
+            }),
           ),
         ),
       );
       const infos: (BlobObjectInfo | null)[] = [];
       for (let index = 0; index < page.keys.length; index += LIST_HEAD_CONCURRENCY) {
         // A key deleted between the listing and its HEAD is left out of the page.
-        infos.push(...(await Promise.all(page.keys.slice(index, index + LIST_HEAD_CONCURRENCY).map((key) => head(key)))));
+        infos.push(
+          ...(await Promise.all(
+            page.keys.slice(index, index + LIST_HEAD_CONCURRENCY).map((key) => head(key)),
+          )),
+        );
       }
       const objects = infos.filter((info): info is BlobObjectInfo => info !== null);
       const last = page.keys.at(-1);
@@ -162,4 +224,3 @@ function putParams(bucket: string, key: string, options: ParsedPutOptions) {
     ...(options.ifNoneMatch ? { IfNoneMatch: "*" } : {}),
   };
 }
-

@@ -45,9 +45,18 @@ export function mapS3Error(error: unknown, context: S3FailureContext): ManagedRu
   if (ManagedRuntimeError.isInstance(error)) return error;
   const status = s3Status(error);
   const name = s3ErrorName(error);
-  const rawMessage = typeof (error as SdkErrorShape | null)?.message === "string" ? String((error as SdkErrorShape).message) : "";
+  const rawMessage =
+    typeof (error as SdkErrorShape | null)?.message === "string"
+      ? String((error as SdkErrorShape).message)
+      : "";
   const detail = redactSecrets(rawMessage, context.secrets).slice(0, 300);
-  const safeContext = { operation: context.operation, bucket: context.bucket, key: context.key, status: status ?? null, errorName: name };
+  const safeContext = {
+    operation: context.operation,
+    bucket: context.bucket,
+    key: context.key,
+    status: status ?? null,
+    errorName: name,
+  };
   const message = `S3 ${context.operation} on bucket '${context.bucket}' failed${status ? ` with status ${status}` : ""}: ${name}${detail ? ` (${detail})` : ""}`;
   const options = { message, context: safeContext, cause: error };
   if (status === 401 || status === 403) return new UnauthorizedError(options);
@@ -62,11 +71,18 @@ function isUnparseableAnswer(error: unknown, status: number | undefined): boolea
   // XML, or an error body without an S3 error code (named `Error` or `Unknown`).
   if (status !== undefined && status >= 200 && status < 300) return true;
   if (error instanceof SyntaxError) return true;
-  return status !== undefined && shape?.$response !== undefined && ["Error", "Unknown", "UnknownError"].includes(s3ErrorName(error));
+  return (
+    status !== undefined &&
+    shape?.$response !== undefined &&
+    ["Error", "Unknown", "UnknownError"].includes(s3ErrorName(error))
+  );
 }
 
 /** Error for an S3 answer that parsed but lacks what the protocol promises. */
-export function malformedS3Answer(context: Omit<S3FailureContext, "secrets">, reason: string): UpstreamProtocolError {
+export function malformedS3Answer(
+  context: Omit<S3FailureContext, "secrets">,
+  reason: string,
+): UpstreamProtocolError {
   return new UpstreamProtocolError({
     message: `S3 ${context.operation} on bucket '${context.bucket}' answered without ${reason}`,
     context: { operation: context.operation, bucket: context.bucket, key: context.key, reason },

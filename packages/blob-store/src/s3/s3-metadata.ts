@@ -6,20 +6,29 @@ const ENCODED_VALUE = /^=\?UTF-8\?B\?([A-Za-z0-9+/=]*)\?=$/;
 const PLAIN_VALUE = /^(?:[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?)?$/;
 
 /** Encodes custom metadata for S3 `x-amz-meta-*` headers. */
-export function encodeS3Metadata(metadata: Readonly<Record<string, string>>): Record<string, string> {
+export function encodeS3Metadata(
+  metadata: Readonly<Record<string, string>>,
+): Record<string, string> {
   const encoded: Record<string, string> = {};
   for (const [name, value] of Object.entries(metadata)) {
-    const encodedName = name.replace(/[A-Z_]/g, (character) => (character === "_" ? "__" : `_${character.toLowerCase()}`));
-    encoded[encodedName] = PLAIN_VALUE.test(value) && !value.startsWith("=?") ? value : `=?UTF-8?B?${toBase64(value)}?=`;
+    const encodedName = name.replace(/[A-Z_]/g, (character) =>
+      character === "_" ? "__" : `_${character.toLowerCase()}`,
+    );
+    encoded[encodedName] =
+      PLAIN_VALUE.test(value) && !value.startsWith("=?") ? value : `=?UTF-8?B?${toBase64(value)}?=`;
   }
   return encoded;
 }
 
 /** Decodes metadata read from S3; names that do not follow the encoding are kept as S3 returned them. */
-export function decodeS3Metadata(metadata: Readonly<Record<string, string>> | undefined): Record<string, string> {
+export function decodeS3Metadata(
+  metadata: Readonly<Record<string, string>> | undefined,
+): Record<string, string> {
   const decoded: Record<string, string> = {};
   for (const [name, value] of Object.entries(metadata ?? {})) {
-    const decodedName = name.replace(/_(_|[a-z])/g, (_, character: string) => (character === "_" ? "_" : character.toUpperCase()));
+    const decodedName = name.replace(/_(_|[a-z])/g, (_, character: string) =>
+      character === "_" ? "_" : character.toUpperCase(),
+    );
     const match = ENCODED_VALUE.exec(value);
     decoded[decodedName] = match ? fromBase64(match[1] ?? "") : value;
   }

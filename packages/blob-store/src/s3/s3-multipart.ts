@@ -6,7 +6,14 @@ import type { S3Sdk } from "./s3-sdk.js";
 /** Everything a streamed upload sends besides the body. */
 export interface S3StreamUpload {
   /** The SDK's command classes (see `loadS3Sdk`). */
-  readonly sdk: Pick<S3Sdk, "AbortMultipartUploadCommand" | "CompleteMultipartUploadCommand" | "CreateMultipartUploadCommand" | "PutObjectCommand" | "UploadPartCommand">;
+  readonly sdk: Pick<
+    S3Sdk,
+    | "AbortMultipartUploadCommand"
+    | "CompleteMultipartUploadCommand"
+    | "CreateMultipartUploadCommand"
+    | "PutObjectCommand"
+    | "UploadPartCommand"
+  >;
   readonly client: S3Client;
   readonly params: {
     readonly Bucket: string;
@@ -31,13 +38,29 @@ export interface S3StreamUpload {
  *
  * @returns the raw answer of the request that committed the object.
  */
-export async function uploadS3Stream(upload: S3StreamUpload, stream: ReadableStream<Uint8Array>): Promise<unknown> {
+export async function uploadS3Stream(
+  upload: S3StreamUpload,
+  stream: ReadableStream<Uint8Array>,
+): Promise<unknown> {
   const { client, params, partSizeBytes, concurrency } = upload;
-  const { AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, PutObjectCommand, UploadPartCommand } = upload.sdk;
+  const {
+    AbortMultipartUploadCommand,
+    CompleteMultipartUploadCommand,
+    CreateMultipartUploadCommand,
+    PutObjectCommand,
+    UploadPartCommand,
+  } = upload.sdk;
   const freeBuffers: Uint8Array[] = [];
-  const nextPart = createPartReader(stream.getReader(), partSizeBytes, () => freeBuffers.pop() ?? new Uint8Array(partSizeBytes));
+  const nextPart = createPartReader(
+    stream.getReader(),
+    partSizeBytes,
+    () => freeBuffers.pop() ?? new Uint8Array(partSizeBytes),
+  );
   let part = await nextPart();
-  if (part.done) return client.send(new PutObjectCommand({ ...params, Body: part.bytes, ContentLength: part.bytes.byteLength }));
+  if (part.done)
+    return client.send(
+      new PutObjectCommand({ ...params, Body: part.bytes, ContentLength: part.bytes.byteLength }),
+    );
 
   const { IfNoneMatch, ...createParams } = params;
   const { UploadId } = await client.send(new CreateMultipartUploadCommand(createParams));
@@ -52,9 +75,20 @@ export async function uploadS3Stream(upload: S3StreamUpload, stream: ReadableStr
     for (let partNumber = 1; ; partNumber += 1) {
       const current = part;
       const task = client
-        .send(new UploadPartCommand({ ...target, PartNumber: partNumber, Body: current.bytes, ContentLength: current.bytes.byteLength }))
+        .send(
+          new UploadPartCommand({
+            ...target,
+            PartNumber: partNumber,
+            Body: current.bytes,
+            ContentLength: current.bytes.byteLength,
+          }),
+        )
         .then(({ ETag }) => {
-          if (!ETag) throw malformedS3Answer({ operation: "UploadPart", bucket: params.Bucket, key: params.Key }, "an ETag");
+          if (!ETag)
+            throw malformedS3Answer(
+              { operation: "UploadPart", bucket: params.Bucket, key: params.Key },
+              "an ETag",
+            );
           uploaded.push({ PartNumber: partNumber, ETag });
           freeBuffers.push(current.buffer);
         })
@@ -74,7 +108,11 @@ export async function uploadS3Stream(upload: S3StreamUpload, stream: ReadableStr
     throwIfFailed();
     uploaded.sort((left, right) => left.PartNumber - right.PartNumber);
     return await client.send(
-      new CompleteMultipartUploadCommand({ ...target, MultipartUpload: { Parts: uploaded }, ...(IfNoneMatch ? { IfNoneMatch } : {}) }),
+      new CompleteMultipartUploadCommand({
+        ...target,
+        MultipartUpload: { Parts: uploaded },
+        ...(IfNoneMatch ? { IfNoneMatch } : {}),
+      }),
     );
   } catch (error) {
     await Promise.all(inFlight);

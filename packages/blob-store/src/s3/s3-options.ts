@@ -33,16 +33,31 @@ export interface S3BlobStoreOptions {
 }
 
 const optionsSchema = z.strictObject({
-  bucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be 3-63 lower-case letters, digits, '.' or '-'"),
+  bucket: z
+    .string()
+    .regex(
+      /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/,
+      "must be 3-63 lower-case letters, digits, '.' or '-'",
+    ),
   endpoint: z.url({ protocol: /^https?$/ }).optional(),
   region: z.string().min(1).default("auto"),
   accessKeyId: z.string().min(1).optional(),
   secretAccessKey: z.string().min(1).optional(),
   forcePathStyle: z.boolean().default(true),
-  partSizeBytes: z.number().int().min(MIN_PART_SIZE_BYTES).max(5 * 1024 * MIB).default(DEFAULT_PART_SIZE_BYTES),
+  partSizeBytes: z
+    .number()
+    .int()
+    .min(MIN_PART_SIZE_BYTES)
+    .max(5 * 1024 * MIB)
+    .default(DEFAULT_PART_SIZE_BYTES),
   uploadConcurrency: z.number().int().min(1).max(16).default(4),
   maxAttempts: z.number().int().min(1).max(10).default(3),
-  client: z.custom<S3Client>((value) => typeof (value as { send?: unknown } | null)?.send === "function", "must be an S3Client").optional(),
+  client: z
+    .custom<S3Client>(
+      (value) => typeof (value as { send?: unknown } | null)?.send === "function",
+      "must be an S3Client",
+    )
+    .optional(),
 });
 
 /** S3 store options after validation. */
@@ -54,9 +69,14 @@ export type ParsedS3Options = z.output<typeof optionsSchema>;
  * @throws InvalidConfigError naming the failing field, or every missing required field at once.
  */
 export function parseS3Options(options: S3BlobStoreOptions): ParsedS3Options {
-  const parsed = parseRecord(optionsSchema, options, { record: "S3 blob store options", code: "invalid_config" });
+  const parsed = parseRecord(optionsSchema, options, {
+    record: "S3 blob store options",
+    code: "invalid_config",
+  });
   if (!parsed.client) {
-    const missing = (["endpoint", "accessKeyId", "secretAccessKey"] as const).filter((name) => parsed[name] === undefined);
+    const missing = (["endpoint", "accessKeyId", "secretAccessKey"] as const).filter(
+      (name) => parsed[name] === undefined,
+    );
     if (missing.length > 0) throw missingConfig("S3 blob store options", missing);
   }
   return parsed;
@@ -66,7 +86,8 @@ export function parseS3Options(options: S3BlobStoreOptions): ParsedS3Options {
 export const DEFAULT_R2_BUCKET_KEY = "OMA_CLOUDFLARE_R2_BUCKET";
 
 /** Options of {@link createR2BlobStoreFromEnv}. */
-export interface R2EnvOptions extends Pick<S3BlobStoreOptions, "partSizeBytes" | "uploadConcurrency" | "maxAttempts"> {
+export interface R2EnvOptions
+  extends Pick<S3BlobStoreOptions, "partSizeBytes" | "uploadConcurrency" | "maxAttempts"> {
   /** Environment variable holding the bucket name. @default "OMA_CLOUDFLARE_R2_BUCKET" */
   readonly bucketKey?: string;
 }
@@ -77,7 +98,10 @@ export interface R2EnvOptions extends Pick<S3BlobStoreOptions, "partSizeBytes" |
  *
  * @throws InvalidConfigError listing every missing variable by name, or naming the invalid one.
  */
-export function r2OptionsFromEnv(env: Readonly<Record<string, string | undefined>>, options: R2EnvOptions = {}): S3BlobStoreOptions {
+export function r2OptionsFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  options: R2EnvOptions = {},
+): S3BlobStoreOptions {
   const { bucketKey = DEFAULT_R2_BUCKET_KEY, ...tuning } = options;
   const names = ["R2_ACCESS_KEY_ID", "R2_SECRET_ACCESS_KEY", "R2_ENDPOINT", bucketKey];
   const read = (name: string): string | undefined => {
@@ -87,16 +111,31 @@ export function r2OptionsFromEnv(env: Readonly<Record<string, string | undefined
   const missing = names.filter((name) => read(name) === undefined);
   if (missing.length > 0) throw missingConfig("R2 environment", missing);
   const endpoint = read("R2_ENDPOINT") ?? "";
-  if (!/^https?:\/\//.test(endpoint) || !URL.canParse(endpoint)) throw invalidVariable("R2_ENDPOINT", "must be an http(s) URL");
+  if (!/^https?:\/\//.test(endpoint) || !URL.canParse(endpoint))
+    throw invalidVariable("R2_ENDPOINT", "must be an http(s) URL");
   const bucket = read(bucketKey) ?? "";
-  if (!optionsSchema.shape.bucket.safeParse(bucket).success) throw invalidVariable(bucketKey, "must be a valid bucket name");
-  return { ...tuning, bucket, endpoint, region: "auto", accessKeyId: read("R2_ACCESS_KEY_ID"), secretAccessKey: read("R2_SECRET_ACCESS_KEY") };
+  if (!optionsSchema.shape.bucket.safeParse(bucket).success)
+    throw invalidVariable(bucketKey, "must be a valid bucket name");
+  return {
+    ...tuning,
+    bucket,
+    endpoint,
+    region: "auto",
+    accessKeyId: read("R2_ACCESS_KEY_ID"),
+    secretAccessKey: read("R2_SECRET_ACCESS_KEY"),
+  };
 }
 
 function missingConfig(source: string, missing: readonly string[]): InvalidConfigError {
-  return new InvalidConfigError({ message: `${source} is missing ${missing.join(", ")}`, context: { missing: [...missing] } });
+  return new InvalidConfigError({
+    message: `${source} is missing ${missing.join(", ")}`,
+    context: { missing: [...missing] },
+  });
 }
 
 function invalidVariable(name: string, reason: string): InvalidConfigError {
-  return new InvalidConfigError({ message: `environment variable ${name} ${reason}`, context: { variable: name, reason } });
+  return new InvalidConfigError({
+    message: `environment variable ${name} ${reason}`,
+    context: { variable: name, reason },
+  });
 }

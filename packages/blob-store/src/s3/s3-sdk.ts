@@ -13,7 +13,11 @@ let loading: Promise<S3Sdk> | undefined;
  */
 export function loadS3Sdk(): Promise<S3Sdk> {
   loading ??= import("@aws-sdk/client-s3").catch((cause: unknown) => {
-    throw new InvalidConfigError({ message: "the S3 blob store needs the @aws-sdk/client-s3 package", cause, context: { package: "@aws-sdk/client-s3" } });
+    throw new InvalidConfigError({
+      message: "the S3 blob store needs the @aws-sdk/client-s3 package",
+      cause,
+      context: { package: "@aws-sdk/client-s3" },
+    });
   });
   return loading;
 }

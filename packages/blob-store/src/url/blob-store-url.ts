@@ -36,10 +36,16 @@ type Env = Readonly<Record<string, string | undefined>>;
  *
  * @throws InvalidConfigError for an unknown scheme, a malformed URL or missing variables (named, never valued).
  */
-export async function createBlobStoreFromUrl(url: string, options: BlobStoreUrlOptions = {}): Promise<BlobStore> {
+export async function createBlobStoreFromUrl(
+  url: string,
+  options: BlobStoreUrlOptions = {},
+): Promise<BlobStore> {
   const parsed = parseUrl(url);
   if (parsed.username !== "" || parsed.password !== "") {
-    throw new InvalidConfigError({ message: "a blob store URL must not carry credentials; set them in the environment", context: { scheme: parsed.protocol } });
+    throw new InvalidConfigError({
+      message: "a blob store URL must not carry credentials; set them in the environment",
+      context: { scheme: parsed.protocol },
+    });
   }
   switch (parsed.protocol) {
     case "file:":
@@ -49,7 +55,10 @@ export async function createBlobStoreFromUrl(url: string, options: BlobStoreUrlO
     case "memory:":
       return createMemoryBlobStore();
     default:
-      throw new InvalidConfigError({ message: `unsupported blob store URL scheme ${parsed.protocol}; use file:, s3: or memory:`, context: { scheme: parsed.protocol } });
+      throw new InvalidConfigError({
+        message: `unsupported blob store URL scheme ${parsed.protocol}; use file:, s3: or memory:`,
+        context: { scheme: parsed.protocol },
+      });
   }
 }
 
@@ -58,25 +67,45 @@ function parseUrl(url: string): URL {
     return new URL(url);
   } catch (cause) {
     // The text is not echoed: a malformed URL may still hold a secret.
-    throw new InvalidConfigError({ message: "not a blob store URL (file:///dir, s3://bucket/prefix or memory:)", cause });
+    throw new InvalidConfigError({
+      message: "not a blob store URL (file:///dir, s3://bucket/prefix or memory:)",
+      cause,
+    });
   }
 }
 
 async function openFileStore(url: URL): Promise<BlobStore> {
   if (url.host !== "" || url.search !== "" || url.hash !== "") {
-    throw new InvalidConfigError({ message: "a file: blob store URL is file:///absolute/dir, with no host, query or fragment", context: { scheme: "file:" } });
+    throw new InvalidConfigError({
+      message: "a file: blob store URL is file:///absolute/dir, with no host, query or fragment",
+      context: { scheme: "file:" },
+    });
   }
   const { createFsBlobStore } = await import("../fs/index.js");
   return createFsBlobStore({ rootDir: fileURLToPath(url) });
 }
 
 async function openS3Store(url: URL, env: Env): Promise<BlobStore> {
-  if (url.search !== "" || url.hash !== "") throw new InvalidConfigError({ message: "an s3: blob store URL is s3://bucket/prefix, with no query or fragment", context: { scheme: "s3:" } });
-  const missing: string[] = [S3_URL_ENV_KEYS.accessKeyId, S3_URL_ENV_KEYS.secretAccessKey].filter((key) => !env[key]);
+  if (url.search !== "" || url.hash !== "")
+    throw new InvalidConfigError({
+      message: "an s3: blob store URL is s3://bucket/prefix, with no query or fragment",
+      context: { scheme: "s3:" },
+    });
+  const missing: string[] = [S3_URL_ENV_KEYS.accessKeyId, S3_URL_ENV_KEYS.secretAccessKey].filter(
+    (key) => !env[key],
+  );
   const region = env[S3_URL_ENV_KEYS.region] || "auto";
-  const endpoint = env[S3_URL_ENV_KEYS.endpoint] || env[S3_URL_ENV_KEYS.fallbackEndpoint] || (region === "auto" ? undefined : `https://s3.${region}.amazonaws.com`);
-  if (endpoint === undefined) missing.push(`${S3_URL_ENV_KEYS.endpoint} (or ${S3_URL_ENV_KEYS.region} for AWS S3)`);
-  if (missing.length > 0) throw new InvalidConfigError({ message: `missing environment variables for ${url.protocol}//${url.host}: ${missing.join(", ")}`, context: { missing } });
+  const endpoint =
+    env[S3_URL_ENV_KEYS.endpoint] ||
+    env[S3_URL_ENV_KEYS.fallbackEndpoint] ||
+    (region === "auto" ? undefined : `https://s3.${region}.amazonaws.com`);
+  if (endpoint === undefined)
+    missing.push(`${S3_URL_ENV_KEYS.endpoint} (or ${S3_URL_ENV_KEYS.region} for AWS S3)`);
+  if (missing.length > 0)
+    throw new InvalidConfigError({
+      message: `missing environment variables for ${url.protocol}//${url.host}: ${missing.join(", ")}`,
+      context: { missing },
+    });
   const { createS3BlobStore } = await import("../s3/index.js");
   const store = createS3BlobStore({
     bucket: url.host,

@@ -4,7 +4,11 @@ import type { Hash } from "node:crypto";
  * A pull-based stream of `totalBytes` pseudo-random bytes from an xorshift32 generator: the same
  * seed always yields the same bytes, and only one chunk exists at a time.
  */
-export function deterministicStream(totalBytes: number, seed: number, chunkBytes = 64 * 1024): ReadableStream<Uint8Array> {
+export function deterministicStream(
+  totalBytes: number,
+  seed: number,
+  chunkBytes = 64 * 1024,
+): ReadableStream<Uint8Array> {
   let state = seed >>> 0 || 1;
   let produced = 0;
   return new ReadableStream<Uint8Array>({

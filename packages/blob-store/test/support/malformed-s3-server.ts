@@ -6,7 +6,10 @@ import type { AddressInfo } from "node:net";
  * without Content-Length or ETag, a GET without ETag, a list body that is not XML, and a 500 with
  * an HTML body. It stands in for a faulty S3-compatible endpoint.
  */
-export async function startMalformedS3Server(): Promise<{ endpoint: string; close(): Promise<void> }> {
+export async function startMalformedS3Server(): Promise<{
+  endpoint: string;
+  close(): Promise<void>;
+}> {
   const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
     request.resume();
     const url = request.url ?? "";
@@ -17,7 +20,11 @@ export async function startMalformedS3Server(): Promise<{ endpoint: string; clos
       response.writeHead(200, { "last-modified": new Date().toUTCString() });
       response.end();
     } else if (request.method === "GET") {
-      response.writeHead(200, { "content-type": "text/plain", "content-length": "4", "last-modified": new Date().toUTCString() });
+      response.writeHead(200, {
+        "content-type": "text/plain",
+        "content-length": "4",
+        "last-modified": new Date().toUTCString(),
+      });
       response.end("body");
     } else {
       response.writeHead(500, { "content-type": "text/html" });

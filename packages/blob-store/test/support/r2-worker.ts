@@ -3,7 +3,14 @@
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import type { BlobBody } from "../../src/index.js";
 import { type R2BucketLike, createR2BindingBlobStore } from "../../src/r2/index.js";
-import { CALL_HEADER, RESULT_HEADER, type WorkerCall, decodeHeaderJson, encodeHeaderJson, infoToJson } from "./worker-protocol.js";
+import {
+  CALL_HEADER,
+  RESULT_HEADER,
+  type WorkerCall,
+  decodeHeaderJson,
+  encodeHeaderJson,
+  infoToJson,
+} from "./worker-protocol.js";
 
 interface Env {
   readonly BUCKET: R2BucketLike;
@@ -26,8 +33,11 @@ export default {
         }
         case "/get": {
           const object = await store.get(key);
-          if (!object) return new Response(null, { headers: { [RESULT_HEADER]: encodeHeaderJson(null) } });
-          return new Response(object.stream(), { headers: { [RESULT_HEADER]: encodeHeaderJson(infoToJson(object)) } });
+          if (!object)
+            return new Response(null, { headers: { [RESULT_HEADER]: encodeHeaderJson(null) } });
+          return new Response(object.stream(), {
+            headers: { [RESULT_HEADER]: encodeHeaderJson(infoToJson(object)) },
+          });
         }
         case "/head": {
           const info = await store.head(key);
@@ -38,10 +48,17 @@ export default {
           return Response.json({});
         case "/list": {
           const page = await store.list(options);
-          return Response.json({ objects: page.objects.map(infoToJson), ...(page.cursor ? { cursor: page.cursor } : {}) });
+          return Response.json({
+            objects: page.objects.map(infoToJson),
+            ...(page.cursor ? { cursor: page.cursor } : {}),
+          });
         }
         case "/reset":
-          for (let page = await env.BUCKET.list(); page.objects.length > 0; page = await env.BUCKET.list()) {
+          for (
+            let page = await env.BUCKET.list();
+            page.objects.length > 0;
+            page = await env.BUCKET.list()
+          ) {
             await env.BUCKET.delete(page.objects.map((object) => object.key));
           }
           return Response.json({});
@@ -50,7 +67,10 @@ export default {
       }
     } catch (error) {
       const typed = ManagedRuntimeError.isInstance(error) ? error : null;
-      return Response.json({ error: typed ? typed.toJSON() : { code: "internal", message: String(error) } }, { status: typed?.httpStatus ?? 500 });
+      return Response.json(
+        { error: typed ? typed.toJSON() : { code: "internal", message: String(error) } },
+        { status: typed?.httpStatus ?? 500 },
+      );
     }
   },
 };
@@ -59,5 +79,7 @@ async function readBody(request: Request, call: WorkerCall): Promise<BlobBody> {
   if (call.bodyKind === "value") return call.body as BlobBody;
   if (call.bodyKind === "string") return request.text();
   if (call.bodyKind === "bytes") return new Uint8Array(await request.arrayBuffer());
-  return request.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
+  return (
+    request.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() })
+  );
 }

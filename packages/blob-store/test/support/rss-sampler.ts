@@ -1,5 +1,8 @@
 /** Samples this process's resident set size until stopped and reports the peak growth. */
-export function startRssSampler(intervalMs = 10): { sample(): void; stop(): { baselineBytes: number; peakGrowthBytes: number } } {
+export function startRssSampler(intervalMs = 10): {
+  sample(): void;
+  stop(): { baselineBytes: number; peakGrowthBytes: number };
+} {
   const baselineBytes = process.memoryUsage.rss();
   let peakBytes = baselineBytes;
   const sample = (): void => {

@@ -58,7 +58,9 @@ server.store.putObject = async function putObjectWhenWritten(object) {
       callback(null, chunk);
     },
   });
-  const content = Buffer.isBuffer(object.content) ? Readable.from([object.content]) : object.content;
+  const content = Buffer.isBuffer(object.content)
+    ? Readable.from([object.content])
+    : object.content;
   // Resolves once the file stream has written every byte and closed the file.
   await pipeline(content, hashing, createWriteStream(objectPath));
   const digest = md5.digest("hex");
@@ -86,7 +88,10 @@ async function withKeyLock(lockKey, run) {
 function objectWriteTarget(ctx) {
   const [, bucket, ...keyParts] = ctx.path.split("/");
   if (bucket === undefined || bucket === "plain" || keyParts.length === 0) return null;
-  const isPut = ctx.method === "PUT" && ctx.query.partNumber === undefined && ctx.get("x-amz-copy-source") === "";
+  const isPut =
+    ctx.method === "PUT" &&
+    ctx.query.partNumber === undefined &&
+    ctx.get("x-amz-copy-source") === "";
   const isComplete = ctx.method === "POST" && ctx.query.uploadId !== undefined;
   if (!isPut && !isComplete) return null;
   return { bucket, key: keyParts.map(decodeURIComponent).join("/") };
@@ -96,8 +101,15 @@ server.middleware.unshift(async (ctx, next) => {
   const target = objectWriteTarget(ctx);
   if (!target) return next();
   await withKeyLock(`${target.bucket}/${target.key}`, async () => {
-    if (ctx.get("if-none-match") === "*" && (await ctx.app.store.existsObject(target.bucket, target.key))) {
-      const error = new S3Error("PreconditionFailed", "At least one of the pre-conditions you specified did not hold", { Condition: "If-None-Match" });
+    if (
+      ctx.get("if-none-match") === "*" &&
+      (await ctx.app.store.existsObject(target.bucket, target.key))
+    ) {
+      const error = new S3Error(
+        "PreconditionFailed",
+        "At least one of the pre-conditions you specified did not hold",
+        { Condition: "If-None-Match" },
+      );
       ctx.status = error.status;
       ctx.type = "application/xml";
       ctx.body = error.toXML();

@@ -8,7 +8,10 @@ import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import * as z from "zod";
 
 /** s3rver's fixed credentials. */
-export const S3RVER_CREDENTIALS = Object.freeze({ accessKeyId: "S3RVER", secretAccessKey: "S3RVER" });
+export const S3RVER_CREDENTIALS = Object.freeze({
+  accessKeyId: "S3RVER",
+  secretAccessKey: "S3RVER",
+});
 
 /** A running s3rver child process. */
 export interface S3rverProcess {
@@ -30,11 +33,19 @@ let bucketCounter = 0;
  * ListObjectsV2 answers 500. `slowObjectWritesMs` delays the first write of each of the child's file
  * streams (see s3rver-process.mjs).
  */
-export async function startS3rver(options: { readonly slowObjectWritesMs?: number } = {}): Promise<S3rverProcess> {
+export async function startS3rver(
+  options: { readonly slowObjectWritesMs?: number } = {},
+): Promise<S3rverProcess> {
   const directory = await mkdtemp(join(tmpdir(), "oma-s3rver-"));
   const script = fileURLToPath(new URL("./s3rver-process.mjs", import.meta.url));
-  const env = { ...process.env, OMA_S3RVER_SLOW_OBJECT_WRITES_MS: String(options.slowObjectWritesMs ?? 0) };
-  const child = spawn(process.execPath, ["--openssl-legacy-provider", script, directory], { stdio: ["pipe", "pipe", "inherit"], env });
+  const env = {
+    ...process.env,
+    OMA_S3RVER_SLOW_OBJECT_WRITES_MS: String(options.slowObjectWritesMs ?? 0),
+  };
+  const child = spawn(process.execPath, ["--openssl-legacy-provider", script, directory], {
+    stdio: ["pipe", "pipe", "inherit"],
+    env,
+  });
   const port = await readPort(child);
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new S3Client({

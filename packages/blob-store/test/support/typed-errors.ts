@@ -6,7 +6,8 @@ export async function errorOf(promise: Promise<unknown>): Promise<ManagedRuntime
     () => undefined,
     (rejection: unknown) => rejection,
   );
-  if (!ManagedRuntimeError.isInstance(error)) throw new Error(`expected a typed error, got ${String(error)}`);
+  if (!ManagedRuntimeError.isInstance(error))
+    throw new Error(`expected a typed error, got ${String(error)}`);
   return error;
 }
 

@@ -1,11 +1,30 @@
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
-import type { BlobBody, BlobListOptions, BlobListResult, BlobObject, BlobObjectInfo, BlobPutOptions, BlobStore } from "../../src/index.js";
+import type {
+  BlobBody,
+  BlobListOptions,
+  BlobListResult,
+  BlobObject,
+  BlobObjectInfo,
+  BlobPutOptions,
+  BlobStore,
+} from "../../src/index.js";
 import { checkBodyStream } from "../../src/blob-body.js";
 import { createBlobObject } from "../../src/blob-object.js";
-import { CALL_HEADER, RESULT_HEADER, type WorkerCall, decodeHeaderJson, encodeHeaderJson, infoFromJson, listJsonSchema } from "./worker-protocol.js";
+import {
+  CALL_HEADER,
+  RESULT_HEADER,
+  type WorkerCall,
+  decodeHeaderJson,
+  encodeHeaderJson,
+  infoFromJson,
+  listJsonSchema,
+} from "./worker-protocol.js";
 
 /** Sends one request to the Worker (Miniflare's `dispatchFetch`). */
-export type WorkerDispatch = (url: string, init: RequestInit & { duplex?: "half" }) => Promise<Response>;
+export type WorkerDispatch = (
+  url: string,
+  init: RequestInit & { duplex?: "half" },
+) => Promise<Response>;
 
 /**
  * A {@link BlobStore} in this process that forwards every call to the R2 binding adapter running in
@@ -14,7 +33,11 @@ export type WorkerDispatch = (url: string, init: RequestInit & { duplex?: "half"
  * bytes, so the shared body check runs here before the stream is sent.
  */
 export function createWorkerBlobStoreClient(dispatch: WorkerDispatch): BlobStore {
-  async function send(method: string, call: WorkerCall, body?: string | Uint8Array | ReadableStream<Uint8Array>): Promise<Response> {
+  async function send(
+    method: string,
+    call: WorkerCall,
+    body?: string | Uint8Array | ReadableStream<Uint8Array>,
+  ): Promise<Response> {
     const response = await dispatch(`http://blob-store.test/${method}`, {
       method: "POST",
       headers: { [CALL_HEADER]: encodeHeaderJson(call) },
@@ -31,9 +54,15 @@ export function createWorkerBlobStoreClient(dispatch: WorkerDispatch): BlobStore
   };
 
   return {
-    async put(key: string, body: BlobBody, options?: BlobPutOptions): Promise<BlobObjectInfo | null> {
-      if (typeof body === "string") return infoOrNull(await send("put", { key, options, bodyKind: "string" }, body));
-      if (body instanceof Uint8Array) return infoOrNull(await send("put", { key, options, bodyKind: "bytes" }, body));
+    async put(
+      key: string,
+      body: BlobBody,
+      options?: BlobPutOptions,
+    ): Promise<BlobObjectInfo | null> {
+      if (typeof body === "string")
+        return infoOrNull(await send("put", { key, options, bodyKind: "string" }, body));
+      if (body instanceof Uint8Array)
+        return infoOrNull(await send("put", { key, options, bodyKind: "bytes" }, body));
       if (typeof (body as { getReader?: unknown } | null)?.getReader !== "function") {
         return infoOrNull(await send("put", { key, options, bodyKind: "value", body }));
       }
@@ -49,7 +78,10 @@ export function createWorkerBlobStoreClient(dispatch: WorkerDispatch): BlobStore
       const response = await send("get", { key });
       const info = decodeHeaderJson(response.headers.get(RESULT_HEADER));
       if (info === null) return null;
-      return createBlobObject(infoFromJson(info), () => response.body ?? new ReadableStream({ start: (controller) => controller.close() }));
+      return createBlobObject(
+        infoFromJson(info),
+        () => response.body ?? new ReadableStream({ start: (controller) => controller.close() }),
+      );
     },
 
     async head(key: string): Promise<BlobObjectInfo | null> {

@@ -50,4 +50,7 @@ export function infoFromJson(json: unknown): BlobObjectInfo {
 }
 
 /** A list page as the Worker sends it. */
-export const listJsonSchema = z.object({ objects: z.array(z.unknown()), cursor: z.string().optional() });
+export const listJsonSchema = z.object({
+  objects: z.array(z.unknown()),
+  cursor: z.string().optional(),
+});

@@ -5,4 +5,9 @@
  */
 export { createCloudflareCostAttribution } from "./cost-attribution.js";
 export type { CloudflareCostAttributionOptions } from "./options.js";
-export { CLOUDFLARE_CONTAINER_RATES, CLOUDFLARE_INSTANCE_TYPES, type CloudflareContainerRates, type CloudflareInstanceSize } from "./pricing.js";
+export {
+  CLOUDFLARE_CONTAINER_RATES,
+  CLOUDFLARE_INSTANCE_TYPES,
+  type CloudflareContainerRates,
+  type CloudflareInstanceSize,
+} from "./pricing.js";

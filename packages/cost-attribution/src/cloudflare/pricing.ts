@@ -28,11 +28,12 @@ export const CLOUDFLARE_CONTAINER_RATES: CloudflareContainerRates = Object.freez
  * The named instance types as Cloudflare publishes them. Configuration may replace or extend the table
  * (custom sizes); a deployment should check it against its account.
  */
-export const CLOUDFLARE_INSTANCE_TYPES: Readonly<Record<string, CloudflareInstanceSize>> = Object.freeze({
-  lite: { vcpu: "0.0625", memoryGiB: "0.25", diskGB: "2" },
-  basic: { vcpu: "0.25", memoryGiB: "1", diskGB: "4" },
-  "standard-1": { vcpu: "0.5", memoryGiB: "4", diskGB: "8" },
-  "standard-2": { vcpu: "1", memoryGiB: "6", diskGB: "12" },
-  "standard-3": { vcpu: "2", memoryGiB: "8", diskGB: "16" },
-  "standard-4": { vcpu: "4", memoryGiB: "12", diskGB: "20" },
-});
+export const CLOUDFLARE_INSTANCE_TYPES: Readonly<Record<string, CloudflareInstanceSize>> =
+  Object.freeze({
+    lite: { vcpu: "0.0625", memoryGiB: "0.25", diskGB: "2" },
+    basic: { vcpu: "0.25", memoryGiB: "1", diskGB: "4" },
+    "standard-1": { vcpu: "0.5", memoryGiB: "4", diskGB: "8" },
+    "standard-2": { vcpu: "1", memoryGiB: "6", diskGB: "12" },
+    "standard-3": { vcpu: "2", memoryGiB: "8", diskGB: "16" },
+    "standard-4": { vcpu: "4", memoryGiB: "12", diskGB: "20" },
+  });

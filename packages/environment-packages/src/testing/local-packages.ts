@@ -37,8 +37,18 @@ with zipfile.ZipFile(file, "w") as z:
 export function packNpmTool(dir: string, name: string, version: string, bin: string): string {
   const source = join(dir, `${name}-src`);
   mkdirSync(source, { recursive: true });
-  writeFileSync(join(source, "package.json"), JSON.stringify({ name, version, bin: { [bin]: "cli.js" } }));
-  writeFileSync(join(source, "cli.js"), `#!/usr/bin/env node\nconsole.log(${JSON.stringify(`${name} ${version}`)});\n`, { mode: 0o755 });
-  const out = execFileSync("npm", ["pack", "--silent", "--pack-destination", dir], { cwd: source, env: { ...process.env, npm_config_update_notifier: "false" } });
+  writeFileSync(
+    join(source, "package.json"),
+    JSON.stringify({ name, version, bin: { [bin]: "cli.js" } }),
+  );
+  writeFileSync(
+    join(source, "cli.js"),
+    `#!/usr/bin/env node\nconsole.log(${JSON.stringify(`${name} ${version}`)});\n`,
+    { mode: 0o755 },
+  );
+  const out = execFileSync("npm", ["pack", "--silent", "--pack-destination", dir], {
+    cwd: source,
+    env: { ...process.env, npm_config_update_notifier: "false" },
+  });
   return join(dir, out.toString().trim().split("\n").pop() ?? "");
 }

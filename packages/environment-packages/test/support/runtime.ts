@@ -9,7 +9,9 @@ import { createPackageFilesDir } from "../../src/testing.js";
  * runtime; `/tmp` is the runtime's own and the host's `/usr` is copy-on-write.
  */
 export function createLocalProvider() {
-  return createLocalSubprocessSandboxProvider({ rootDir: mkdtempSync(join(tmpdir(), "oma-env-packages-")) });
+  return createLocalSubprocessSandboxProvider({
+    rootDir: mkdtempSync(join(tmpdir(), "oma-env-packages-")),
+  });
 }
 
 /** A directory for test package files that the confined runtimes can read. */

@@ -50,7 +50,12 @@ export const CONFIG_KEYS = {
     kind: "string",
     description: "provider name the driver registers",
   },
-  placement: { env: "OMA_PLACEMENT", flag: "placement", kind: "string", description: "driver placement" },
+  placement: {
+    env: "OMA_PLACEMENT",
+    flag: "placement",
+    kind: "string",
+    description: "driver placement",
+  },
   driverOptions: {
     env: "OMA_DRIVER_OPTIONS",
     flag: "driver-options",

@@ -52,7 +52,7 @@ function mergeSources(sources: ConfigSources) {
         throw invalid(
           name,
           `config file ${sources.configFile}`,
-          `is a secret: set ${key.env} or ${key.env}_FILE, never the config file`
+          `is a secret: set ${key.env} or ${key.env}_FILE, never the config file`,
         );
       const read = readSecret(name, key, flags, env);
       if (read) {
@@ -99,7 +99,7 @@ function validate<S extends z.ZodType>(
   schema: S,
   raw: unknown,
   origins: Record<string, string>,
-  secrets: string[]
+  secrets: string[],
 ): { config: z.output<S>; secrets: string[] } {
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
@@ -114,7 +114,7 @@ function readSecret(
   name: string,
   key: ConfigKey,
   flags: ConfigSources["flags"] & object,
-  env: Env
+  env: Env,
 ): { value: string; origin: string } | null {
   const fileFlag = flags[key.flag];
   const filePath = typeof fileFlag === "string" ? fileFlag : env[`${key.env}_FILE`];
@@ -174,7 +174,10 @@ function readConfigFile(path: string): Record<string, unknown> {
   try {
     value = JSON.parse(text);
   } catch {
-    throw new InvalidConfigError({ message: `config file ${path} is not JSON`, context: { key: "config" } });
+    throw new InvalidConfigError({
+      message: `config file ${path} is not JSON`,
+      context: { key: "config" },
+    });
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new InvalidConfigError({

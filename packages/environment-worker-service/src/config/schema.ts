@@ -3,7 +3,10 @@ import {
   type ManagedRuntimeProfile,
   managedRuntimeProfileSchema,
 } from "@open-managed-agents/runtime-resource-contract";
-import { nonNegativeSafeIntegerSchema, positiveSafeIntegerSchema } from "@open-managed-agents/runtime-utils";
+import {
+  nonNegativeSafeIntegerSchema,
+  positiveSafeIntegerSchema,
+} from "@open-managed-agents/runtime-utils";
 import * as z from "zod";
 
 /** The bridge driver: the default a Node deployment runs. */
@@ -16,7 +19,10 @@ const storeUrl = z
   .regex(/^[a-z][a-z0-9+.-]*:/, "must be a URL such as sqlite:///var/lib/oma/runtime.sqlite");
 const blobUrl = z
   .string()
-  .regex(/^[a-z][a-z0-9+.-]*:/, "must be a URL such as file:///var/lib/oma/blobs or s3://bucket/prefix");
+  .regex(
+    /^[a-z][a-z0-9+.-]*:/,
+    "must be a URL such as file:///var/lib/oma/blobs or s3://bucket/prefix",
+  );
 
 /** The service's settings after every source is merged; validated once. */
 export const serviceConfigShape = z
@@ -30,7 +36,9 @@ export const serviceConfigShape = z
     placement: z
       .enum(["in_process", "driver_service"], { error: "must be in_process or driver_service" })
       .default("driver_service"),
-    driverOptions: z.record(z.string(), z.unknown(), { error: "must be a JSON object" }).default({}),
+    driverOptions: z
+      .record(z.string(), z.unknown(), { error: "must be a JSON object" })
+      .default({}),
     store: storeUrl,
     checkpointStore: blobUrl.optional(),
     outputStore: blobUrl.optional(),
@@ -45,7 +53,7 @@ export const serviceConfigShape = z
     profile: z
       .custom<ManagedRuntimeProfile>(
         (value) => managedRuntimeProfileSchema.safeParse(value).success,
-        "is not a valid runtime profile"
+        "is not a valid runtime profile",
       )
       .optional(),
     harnessCommand: z.string().min(1).default("oma-ama-worker"),
@@ -57,20 +65,22 @@ export const serviceConfigShape = z
     logLevel: z
       .enum(["debug", "info", "warn", "error"], { error: "must be debug, info, warn or error" })
       .default("info"),
-    logFormat: z.enum(["json", "pretty", "auto"], { error: "must be json, pretty or auto" }).default("auto"),
+    logFormat: z
+      .enum(["json", "pretty", "auto"], { error: "must be json, pretty or auto" })
+      .default("auto"),
   })
   .strict();
 
 export const serviceConfigSchema = serviceConfigShape.refine(
   (config) => config.fenceHeartbeatMs < config.leaseTtlMs,
-  { message: "must be shorter than leaseTtlMs", path: ["fenceHeartbeatMs"] }
+  { message: "must be shorter than leaseTtlMs", path: ["fenceHeartbeatMs"] },
 );
 
 export type ServiceConfig = z.output<typeof serviceConfigSchema>;
 
 /** The default profile: the unmodified AMA worker on the sandbox's PATH, the workspace kept between turns. */
 export function defaultProfile(
-  config: Pick<ServiceConfig, "profile" | "harnessCommand">
+  config: Pick<ServiceConfig, "profile" | "harnessCommand">,
 ): ManagedRuntimeProfile {
   return (
     config.profile ?? {

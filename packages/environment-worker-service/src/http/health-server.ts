@@ -3,7 +3,9 @@ import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 
 /** What /readyz reports: each dependency's state; ready when none is failing. */
-export type ReadinessState = Readonly<Record<string, { readonly ok: boolean; readonly detail?: string }>>;
+export type ReadinessState = Readonly<
+  Record<string, { readonly ok: boolean; readonly detail?: string }>
+>;
 
 export interface HealthServerOptions {
   readonly host: string;
@@ -21,7 +23,7 @@ const MAX_WEBHOOK_BYTES = 1024 * 1024;
 
 /** Serves /healthz (the process answers), /readyz, /metrics and, when configured, POST /webhook. */
 export async function startHealthServer(
-  options: HealthServerOptions
+  options: HealthServerOptions,
 ): Promise<{ readonly url: string; close(): Promise<void> }> {
   const server: Server = createServer((request, response) => {
     const reply = (status: number, type: string, body: string) => {
@@ -34,7 +36,11 @@ export async function startHealthServer(
       if (request.method === "GET" && path === "/readyz") {
         const state = await options.readiness();
         const ready = Object.values(state).every((entry) => entry.ok);
-        return reply(ready ? 200 : 503, "application/json", `${JSON.stringify({ ready, checks: state })}\n`);
+        return reply(
+          ready ? 200 : 503,
+          "application/json",
+          `${JSON.stringify({ ready, checks: state })}\n`,
+        );
       }
       if (request.method === "GET" && path === "/metrics")
         return reply(200, options.registry.contentType, await options.registry.metrics());
@@ -44,8 +50,8 @@ export async function startHealthServer(
         const headers = Object.fromEntries(
           Object.entries(request.headers).map(([key, value]) => [
             key,
-            Array.isArray(value) ? value.join(",") : value ?? "",
-          ])
+            Array.isArray(value) ? value.join(",") : (value ?? ""),
+          ]),
         );
         const answer = await options.webhook({ body, headers });
         return reply(answer.status, "application/json", answer.body);

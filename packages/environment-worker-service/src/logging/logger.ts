@@ -49,7 +49,7 @@ export function createServiceLogger(options: ServiceLoggerOptions): ServiceLogge
     { level: options.level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime },
     prettyOutput
       ? pretty({ destination: destination as never, colorize: true, sync: true })
-      : (destination as never)
+      : (destination as never),
   );
   const secrets = new Set<string>(options.secrets.filter((value) => value.length >= 4));
   for (const [name, value] of Object.entries(options.env ?? {}))
@@ -63,8 +63,8 @@ export function createServiceLogger(options: ServiceLoggerOptions): ServiceLogge
         typeof value === "string"
           ? redact(value)
           : Array.isArray(value)
-          ? value.map((entry) => (typeof entry === "string" ? redact(entry) : entry))
-          : value;
+            ? value.map((entry) => (typeof entry === "string" ? redact(entry) : entry))
+            : value;
     }
     return out;
   };
@@ -88,12 +88,19 @@ export function createServiceLogger(options: ServiceLoggerOptions): ServiceLogge
   const sdkLine =
     (level: Level) =>
     (...args: unknown[]) => {
-      const message = args.map((arg) => (typeof arg === "string" ? arg : safeStringify(arg))).join(" ");
+      const message = args
+        .map((arg) => (typeof arg === "string" ? arg : safeStringify(arg)))
+        .join(" ");
       host[level]("sdk.log", { message });
     };
   return {
     host,
-    sdk: { error: sdkLine("error"), warn: sdkLine("warn"), info: sdkLine("info"), debug: sdkLine("debug") },
+    sdk: {
+      error: sdkLine("error"),
+      warn: sdkLine("warn"),
+      info: sdkLine("info"),
+      debug: sdkLine("debug"),
+    },
     addSecrets(values) {
       for (const value of values) if (value.length >= 4) secrets.add(value);
     },

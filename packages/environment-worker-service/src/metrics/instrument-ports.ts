@@ -1,5 +1,8 @@
 import type { HostLogger } from "@open-managed-agents/managed-runtime-host";
-import { CHECKPOINT_METADATA_KEY, HARNESS_VERSION_METADATA_KEY } from "@open-managed-agents/managed-runtime-sandbox";
+import {
+  CHECKPOINT_METADATA_KEY,
+  HARNESS_VERSION_METADATA_KEY,
+} from "@open-managed-agents/managed-runtime-sandbox";
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import type { ServiceMetrics } from "./metrics.js";
 import type { TransferProgress } from "./transfer-progress.js";
@@ -41,7 +44,11 @@ export interface InstrumentContext {
  * bytes and duration, and log their progress while they run. Arguments and results are never logged (they
  * may carry the fence token), only the token-free records a step produced (see `stepDetail`).
  */
-export function instrumentPort<T extends object>(port: string, target: T, context: InstrumentContext): T {
+export function instrumentPort<T extends object>(
+  port: string,
+  target: T,
+  context: InstrumentContext,
+): T {
   return new Proxy(target, {
     get(object, property, receiver) {
       const value = Reflect.get(object, property, receiver);
@@ -60,7 +67,7 @@ async function observe(
   call: string,
   pending: Promise<unknown>,
   input: unknown,
-  context: InstrumentContext
+  context: InstrumentContext,
 ): Promise<unknown> {
   const started = performance.now();
   const phase = TRANSFERS[`${port}.${call}`];
@@ -164,7 +171,9 @@ function stepDetail(port: string, call: string, result: unknown): Record<string,
   return {};
 }
 
-function checkpointHandle(candidate: unknown): { checkpointId?: string; metadata?: { size?: unknown } } | null {
+function checkpointHandle(
+  candidate: unknown,
+): { checkpointId?: string; metadata?: { size?: unknown } } | null {
   const handleJson = (candidate as Metadata)?.metadata?.[CHECKPOINT_METADATA_KEY];
   if (typeof handleJson !== "string") return null;
   try {

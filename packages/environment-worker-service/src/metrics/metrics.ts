@@ -27,16 +27,18 @@ export function outcomeLabel(report: WorkItemReport): string {
 }
 
 export function createServiceMetrics(
-  options: { readonly pendingCounts?: () => Promise<{ orphans: number; journal: number }> } = {}
+  options: { readonly pendingCounts?: () => Promise<{ orphans: number; journal: number }> } = {},
 ): ServiceMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "oma_" });
   const durations = [0.05, 0.25, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
   let pending: Promise<{ orphans: number; journal: number }> | null = null;
   const readPending = () => {
-    pending ??= (options.pendingCounts?.() ?? Promise.resolve({ orphans: 0, journal: 0 })).finally(() => {
-      pending = null;
-    });
+    pending ??= (options.pendingCounts?.() ?? Promise.resolve({ orphans: 0, journal: 0 })).finally(
+      () => {
+        pending = null;
+      },
+    );
     return pending;
   };
   const items = new Counter({

@@ -48,7 +48,10 @@ function countOf(value: unknown): number | null {
  * attributed to the one that started first (counted bytes stay right in total).
  */
 export interface TransferProgress {
-  begin(phase: "checkpoint" | "restore", sessionId: string | null): { snapshot(): Snapshot; end(): void };
+  begin(
+    phase: "checkpoint" | "restore",
+    sessionId: string | null,
+  ): { snapshot(): Snapshot; end(): void };
   /** The driver factory's `onProgress`. */
   report(progress: DriverProgress): void;
   /** One object a checkpoint stored or a restore read (see `countingBlobStore`). */
@@ -61,7 +64,7 @@ export interface TransferProgress {
  */
 export function createTransferProgress(
   logger: HostLogger,
-  options: { readonly stepBytes: number; readonly stepEntries?: number }
+  options: { readonly stepBytes: number; readonly stepEntries?: number },
 ): TransferProgress {
   const stepEntries = options.stepEntries ?? 10_000;
   const running: { phase: "checkpoint" | "restore"; sessionId: string | null; state: State }[] = [];
@@ -72,7 +75,10 @@ export function createTransferProgress(
     ...(state.entries === null ? {} : { entries: state.entries }),
     ...(state.totalEntries === null ? {} : { totalEntries: state.totalEntries }),
   });
-  const maybeLog = (phase: "checkpoint" | "restore", entry: (typeof running)[number] | undefined) => {
+  const maybeLog = (
+    phase: "checkpoint" | "restore",
+    entry: (typeof running)[number] | undefined,
+  ) => {
     if (!entry) return;
     const snapshot = snapshotOf(entry.state);
     const entries = entry.state.entries ?? 0;

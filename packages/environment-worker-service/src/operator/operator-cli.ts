@@ -35,7 +35,7 @@ export async function runOperatorCommand(
   command: string,
   args: readonly string[],
   flags: { reap?: boolean; sweep?: boolean },
-  context: OperatorContext
+  context: OperatorContext,
 ): Promise<number> {
   const print = (value: unknown, lines: () => string[]) =>
     context.out(context.json ? `${JSON.stringify(value, null, 2)}\n` : `${lines().join("\n")}\n`);
@@ -61,8 +61,8 @@ export async function runOperatorCommand(
             ? ["no work in flight"]
             : rows.map(
                 (row) =>
-                  `${row.sessionId}  work ${row.workId}  owner ${row.ownerId}  generation ${row.generation}  until ${row.expiresAt}`
-              )
+                  `${row.sessionId}  work ${row.workId}  owner ${row.ownerId}  generation ${row.generation}  until ${row.expiresAt}`,
+              ),
         );
         return 0;
       }
@@ -74,9 +74,11 @@ export async function runOperatorCommand(
             : rows.map(
                 (row) =>
                   `${row.workspaceId}/${row.environmentId}/${row.sessionId}  generation ${row.generation}  ${
-                    row.held ? `held by ${row.ownerId} for ${row.workId} until ${row.expiresAt}` : "free"
-                  }  revision ${row.revision}  checkpoint ${row.checkpointId ?? "-"}`
-              )
+                    row.held
+                      ? `held by ${row.ownerId} for ${row.workId} until ${row.expiresAt}`
+                      : "free"
+                  }  revision ${row.revision}  checkpoint ${row.checkpointId ?? "-"}`,
+              ),
         );
         return 0;
       }
@@ -87,12 +89,12 @@ export async function runOperatorCommand(
           `${orphans.length} orphan(s)`,
           ...orphans.map(
             (record) =>
-              `  ${record.id}  ${record.scope.sessionId}  ${record.sandbox.provider}/${record.sandbox.runtimeId}  attempts ${record.attempts}  ${record.lastError}`
+              `  ${record.id}  ${record.scope.sessionId}  ${record.sandbox.provider}/${record.sandbox.runtimeId}  attempts ${record.attempts}  ${record.lastError}`,
           ),
           `${journal.length} journal record(s)`,
           ...journal.map(
             (record) =>
-              `  ${record.id}  ${record.scope.sessionId}  ${record.sandbox.provider}/${record.sandbox.runtimeId}  generation ${record.generation}  attempts ${record.attempts}`
+              `  ${record.id}  ${record.scope.sessionId}  ${record.sandbox.provider}/${record.sandbox.runtimeId}  generation ${record.generation}  attempts ${record.attempts}`,
           ),
         ]);
         return 0;
@@ -104,13 +106,16 @@ export async function runOperatorCommand(
             ? ["no published checkpoint"]
             : handles.map(
                 (handle) =>
-                  `${handle.checkpointId}  ${handle.provider}  ${JSON.stringify(handle.metadata ?? {})}`
-              )
+                  `${handle.checkpointId}  ${handle.provider}  ${JSON.stringify(handle.metadata ?? {})}`,
+              ),
         );
         return 0;
       }
       default:
-        throw new InvalidConfigError({ message: `unknown command ${command}`, context: { key: "command" } });
+        throw new InvalidConfigError({
+          message: `unknown command ${command}`,
+          context: { key: "command" },
+        });
     }
   } finally {
     await store.close();
@@ -147,7 +152,11 @@ async function reap(context: OperatorContext, print: Print): Promise<number> {
       },
       salvage: reconcilerSalvage(composition, defaultProfile(loaded.config)),
       ownerId: `${loaded.config.ownerId}:salvage`,
-      onSalvage: (record, outcome) => logger.host[outcome.type === "failed" ? "warn" : "info"]("reconciler.salvage", salvageLogFields(record, outcome)),
+      onSalvage: (record, outcome) =>
+        logger.host[outcome.type === "failed" ? "warn" : "info"](
+          "reconciler.salvage",
+          salvageLogFields(record, outcome),
+        ),
       backoff: { baseMs: 1, maxMs: 1, jitter: 0 },
       secrets: loaded.secrets,
     });
@@ -179,8 +188,14 @@ async function sweep(sessionId: string, context: OperatorContext, print: Print):
         context: { key: "checkpointStore" },
       });
     }
-    const published = await createOperatorQueries(composition.store.client).publishedHandles(sessionId);
-    const result = await composition.sweep({ sessionId, published, graceMs: loaded.config.sweepGraceMs });
+    const published = await createOperatorQueries(composition.store.client).publishedHandles(
+      sessionId,
+    );
+    const result = await composition.sweep({
+      sessionId,
+      published,
+      graceMs: loaded.config.sweepGraceMs,
+    });
     print({ sessionId, ...result }, () => [
       `swept ${sessionId}: deleted ${result.deleted}, kept ${result.kept} (published checkpoints: ${published.length})`,
     ]);

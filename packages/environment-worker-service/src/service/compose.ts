@@ -42,7 +42,7 @@ export interface Composition {
   /** Driver ports of one scope (for the reconciler's `reap` and `--check`'s probe). */
   prepare(
     scope: Parameters<ManagedRuntimeHostFactory>[0]["scope"],
-    profile: Parameters<ManagedRuntimeHostFactory>[0]["profile"]
+    profile: Parameters<ManagedRuntimeHostFactory>[0]["profile"],
   ): ReturnType<ReturnType<typeof createManagedRuntimeProviderRegistry>["prepare"]>;
   close(): Promise<void>;
 }
@@ -57,7 +57,7 @@ const PROGRESS_STEP_BYTES = 16 * 1024 * 1024;
  */
 export async function composeDeployment(
   config: ServiceConfig,
-  context: { env: Env; logger: HostLogger; metrics: ServiceMetrics }
+  context: { env: Env; logger: HostLogger; metrics: ServiceMetrics },
 ): Promise<Composition> {
   const store = await openRuntimeStore(config.store);
   try {
@@ -66,7 +66,7 @@ export async function composeDeployment(
     const checkpointStore = config.checkpointStore
       ? countingBlobStore(
           await createBlobStoreFromUrl(config.checkpointStore, { env: context.env }),
-          (phase, bytes) => progress.storeObject(phase, bytes)
+          (phase, bytes) => progress.storeObject(phase, bytes),
         )
       : null;
     const outputStore = config.outputStore
@@ -102,7 +102,7 @@ export async function composeDeployment(
     const sweep = sweepOf(
       driverModule,
       checkpointStore,
-      checkpointKeyPrefixOf(config.driverOptions, context.env)
+      checkpointKeyPrefixOf(config.driverOptions, context.env),
     );
     const instrument = <T extends object>(port: string, target: T) =>
       instrumentPort(port, target, {
@@ -127,7 +127,7 @@ export async function composeDeployment(
         Object.entries(ports).map(([name, port]) => [
           name,
           port && typeof port === "object" ? instrument(name, port as object) : port,
-        ])
+        ]),
       ) as typeof ports;
       return createManagedRuntimeHost({
         ownerId: config.ownerId,
@@ -162,9 +162,10 @@ export async function composeDeployment(
  */
 function checkpointKeyPrefixOf(
   driverOptions: Readonly<Record<string, unknown>>,
-  env: Env
+  env: Env,
 ): string | undefined {
-  if (typeof driverOptions.checkpointKeyPrefix === "string") return driverOptions.checkpointKeyPrefix;
+  if (typeof driverOptions.checkpointKeyPrefix === "string")
+    return driverOptions.checkpointKeyPrefix;
   const runtimeId = env.OMA_CLOUDFLARE_BRIDGE_RUNTIME_ID;
   return runtimeId ? `cloudflare-bridge-workspaces/${runtimeId}` : undefined;
 }
@@ -172,7 +173,7 @@ function checkpointKeyPrefixOf(
 function sweepOf(
   module: Record<string, unknown>,
   checkpointStore: BlobStore | null,
-  prefix: string | undefined
+  prefix: string | undefined,
 ): CheckpointSweep | null {
   const sweep = module.sweepBridgeCheckpointBlobs;
   if (typeof sweep !== "function" || !checkpointStore) return null;

@@ -28,7 +28,7 @@ export function createDependencyHealth(options: {
           headers: { Authorization: `Bearer ${options.config.environmentKey}` },
           maxRetries: 0,
           timeout: 5_000,
-        }
+        },
       );
       return { ok: true };
     } catch (error) {

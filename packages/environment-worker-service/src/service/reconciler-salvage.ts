@@ -1,18 +1,32 @@
-import type { LogFields, ReconcilerSalvage, SalvageOutcome } from "@open-managed-agents/managed-runtime-host";
-import { CapabilityUnsupportedError, type ManagedRuntimeProfile, type SandboxJournalRecord } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  LogFields,
+  ReconcilerSalvage,
+  SalvageOutcome,
+} from "@open-managed-agents/managed-runtime-host";
+import {
+  CapabilityUnsupportedError,
+  type ManagedRuntimeProfile,
+  type SandboxJournalRecord,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { Composition } from "./compose.js";
 
 /**
  * The salvage ports of the reconciler: the driver's harness port (`endAbandoned`) and workspace port,
  * prepared for the journal record's own scope with the deployment's profile.
  */
-export function reconcilerSalvage(composition: Pick<Composition, "prepare">, profile: ManagedRuntimeProfile): ReconcilerSalvage {
-  const portsOf = async (scope: Parameters<Composition["prepare"]>[0]) => (await composition.prepare(scope, profile)).resources;
+export function reconcilerSalvage(
+  composition: Pick<Composition, "prepare">,
+  profile: ManagedRuntimeProfile,
+): ReconcilerSalvage {
+  const portsOf = async (scope: Parameters<Composition["prepare"]>[0]) =>
+    (await composition.prepare(scope, profile)).resources;
   return {
     async endAbandoned(input) {
       const { harnessDriver } = await portsOf(input.scope);
       if (!harnessDriver.endAbandoned) {
-        throw new CapabilityUnsupportedError({ message: "the driver cannot end an abandoned harness" });
+        throw new CapabilityUnsupportedError({
+          message: "the driver cannot end an abandoned harness",
+        });
       }
       await harnessDriver.endAbandoned(input);
     },

@@ -42,7 +42,7 @@ export function createWorkerClient(loaded: LoadedConfig, logger: ServiceLogger):
 /** Builds and starts the whole deployment: claim loop, reconciler, checkpoint sweep, health and metrics. */
 export async function startService(
   loaded: LoadedConfig,
-  context: { env: Env; logger: ServiceLogger }
+  context: { env: Env; logger: ServiceLogger },
 ): Promise<RunningService> {
   const { config } = loaded;
   const log = context.logger.host;
@@ -126,10 +126,19 @@ export async function startService(
     // A sandbox whose ama_worker run lost its process mid-turn is checkpointed and published before the reap.
     salvage: reconcilerSalvage(composition, defaultProfile(config)),
     ownerId: `${config.ownerId}:salvage`,
-    onSalvage: (record, outcome) => log[outcome.type === "failed" ? "warn" : "info"]("reconciler.salvage", salvageLogFields(record, outcome)),
+    onSalvage: (record, outcome) =>
+      log[outcome.type === "failed" ? "warn" : "info"](
+        "reconciler.salvage",
+        salvageLogFields(record, outcome),
+      ),
     secrets: loaded.secrets,
   });
-  const reconciling = reconcileLoop(reconciler, { intervalMs: config.reconcileIntervalMs, signal: background.signal, log, metrics });
+  const reconciling = reconcileLoop(reconciler, {
+    intervalMs: config.reconcileIntervalMs,
+    signal: background.signal,
+    log,
+    metrics,
+  });
   const sweeping =
     composition.sweep && config.sweepIntervalMs > 0
       ? createSweepLoop({
@@ -195,7 +204,7 @@ export async function startService(
 /** The reconciler reaps through the driver's sandbox port of a scope (a reap needs no fence token). */
 function reconcilerSandbox(
   composition: Awaited<ReturnType<typeof composeDeployment>>,
-  config: LoadedConfig["config"]
+  config: LoadedConfig["config"],
 ) {
   const portOf = async (scope: Parameters<typeof composition.prepare>[0]) =>
     (await composition.prepare(scope, defaultProfile(config))).resources.sandbox;
@@ -216,7 +225,12 @@ function reconcilerSandbox(
 /** Runs a reconciler pass every `intervalMs`, counting and logging what each pass did. */
 async function reconcileLoop(
   reconciler: ReturnType<typeof createManagedRuntimeOrphanReconciler>,
-  options: { intervalMs: number; signal: AbortSignal; log: ServiceLogger["host"]; metrics: ServiceMetrics },
+  options: {
+    intervalMs: number;
+    signal: AbortSignal;
+    log: ServiceLogger["host"];
+    metrics: ServiceMetrics;
+  },
 ): Promise<void> {
   while (!options.signal.aborted) {
     try {
@@ -233,9 +247,13 @@ async function reconcileLoop(
         ["journal", "superseded", journal?.superseded ?? 0],
         ["journal", "salvage_failed", journal?.salvageFailed ?? 0],
       ];
-      for (const [kind, result, count] of counts) if (count > 0) options.metrics.reconcilerRecords.inc({ kind, result }, count);
+      for (const [kind, result, count] of counts)
+        if (count > 0) options.metrics.reconcilerRecords.inc({ kind, result }, count);
       if (counts.some(([, , count]) => count > 0)) {
-        options.log.info("reconciler.pass", Object.fromEntries(counts.map(([kind, result, count]) => [`${kind}_${result}`, count])));
+        options.log.info(
+          "reconciler.pass",
+          Object.fromEntries(counts.map(([kind, result, count]) => [`${kind}_${result}`, count])),
+        );
       }
     } catch (error) {
       if (options.signal.aborted) return;

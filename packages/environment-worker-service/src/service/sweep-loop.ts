@@ -24,14 +24,20 @@ export function createSweepLoop(options: {
         await abortableSleep(options.intervalMs, signal).catch(() => undefined);
         if (signal.aborted) return;
         const started = Date.now();
-        for (const sessionId of await options.queries.sessionsPublishedSince(since).catch(() => [])) {
+        for (const sessionId of await options.queries
+          .sessionsPublishedSince(since)
+          .catch(() => [])) {
           if (signal.aborted) return;
           try {
             const published = await options.queries.publishedHandles(sessionId);
             const result = await options.sweep({ sessionId, published, graceMs: options.graceMs });
             options.metrics.sweptObjects.inc({ result: "kept" }, result.kept);
             options.metrics.sweptObjects.inc({ result: "deleted" }, result.deleted);
-            options.logger.info("sweep.session", { sessionId, kept: result.kept, deleted: result.deleted });
+            options.logger.info("sweep.session", {
+              sessionId,
+              kept: result.kept,
+              deleted: result.deleted,
+            });
           } catch (error) {
             options.logger.warn("sweep.failed", {
               sessionId,

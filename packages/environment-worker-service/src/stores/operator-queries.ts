@@ -64,7 +64,7 @@ export function createOperatorQueries(client: SqlClient, clock: () => number = D
     async inFlight(): Promise<FenceRow[]> {
       const rows = await client.all<RawFence>(
         `SELECT ${FENCE_COLUMNS} FROM runtime_resource_fences WHERE owner_id IS NOT NULL AND expires_at > ? ORDER BY updated_at`,
-        [clock()]
+        [clock()],
       );
       return rows.map(toFence);
     },
@@ -72,7 +72,7 @@ export function createOperatorQueries(client: SqlClient, clock: () => number = D
     async fencesOf(sessionId: string): Promise<FenceRow[]> {
       const rows = await client.all<RawFence>(
         `SELECT ${FENCE_COLUMNS} FROM runtime_resource_fences WHERE session_id = ? ORDER BY updated_at`,
-        [sessionId]
+        [sessionId],
       );
       return rows.map(toFence);
     },
@@ -80,21 +80,29 @@ export function createOperatorQueries(client: SqlClient, clock: () => number = D
     async publishedHandles(sessionId: string): Promise<SandboxCheckpointHandle[]> {
       const rows = await client.all<RawFence>(
         `SELECT ${FENCE_COLUMNS} FROM runtime_resource_fences WHERE session_id = ?`,
-        [sessionId]
+        [sessionId],
       );
-      return rows.map(publishedHandle).filter((handle): handle is SandboxCheckpointHandle => handle !== null);
+      return rows
+        .map(publishedHandle)
+        .filter((handle): handle is SandboxCheckpointHandle => handle !== null);
     },
     /** Sessions that published since `sinceMs` (epoch ms), for the periodic sweep. */
     async sessionsPublishedSince(sinceMs: number): Promise<string[]> {
       const rows = await client.all<{ session_id: string }>(
         "SELECT DISTINCT session_id FROM runtime_resource_fences WHERE publication IS NOT NULL AND updated_at >= ? ORDER BY session_id",
-        [sinceMs]
+        [sinceMs],
       );
       return rows.map((row) => row.session_id);
     },
     async pendingCounts(): Promise<{ orphans: number; journal: number }> {
-      const [orphans] = await client.all<{ n: number }>("SELECT COUNT(*) AS n FROM runtime_orphans", []);
-      const [journal] = await client.all<{ n: number }>("SELECT COUNT(*) AS n FROM sandbox_journal", []);
+      const [orphans] = await client.all<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM runtime_orphans",
+        [],
+      );
+      const [journal] = await client.all<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM sandbox_journal",
+        [],
+      );
       return { orphans: orphans?.n ?? 0, journal: journal?.n ?? 0 };
     },
   };
@@ -117,7 +125,7 @@ function publishedHandle(row: RawFence): SandboxCheckpointHandle | null {
   }
   const publication = parseRuntimeResourcePublication(
     { ...(body as object), generation: row.published_generation, revision: row.revision },
-    { code: "integrity_failed" }
+    { code: "integrity_failed" },
   );
   const handleJson = publication.workspaceCandidate.metadata?.[CHECKPOINT_METADATA_KEY];
   if (typeof handleJson !== "string") return null;

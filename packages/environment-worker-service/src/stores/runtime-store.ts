@@ -157,7 +157,8 @@ const POSTGRES_POOL = { maxConnections: 8, statementTimeoutMs: 10_000, connectTi
 async function openPostgresStore(url: URL): Promise<RuntimeStore> {
   if (url.hostname === "" && !url.searchParams.has("host"))
     throw new InvalidConfigError({
-      message: "invalid config store: a postgres: URL names its server (postgres://user@host:5432/database)",
+      message:
+        "invalid config store: a postgres: URL names its server (postgres://user@host:5432/database)",
       context: { key: "store" },
     });
   const description = `Postgres ${redactStoreUrl(url.href)}`;
@@ -182,7 +183,10 @@ async function openPostgresStore(url: URL): Promise<RuntimeStore> {
       // A write the server must allow (a read-only database, a standby or a missing privilege refuses it)
       // and that changes no row, committed as one transaction.
       await client.batch([
-        { sql: "UPDATE runtime_resource_migrations SET applied_at = applied_at WHERE name = ?", params: [""] },
+        {
+          sql: "UPDATE runtime_resource_migrations SET applied_at = applied_at WHERE name = ?",
+          params: [""],
+        },
       ]);
     },
     close: () => client.close(),

@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
  * it would against an unavailable Cloudflare bridge, and the host leaves an orphan.
  */
 export async function startFailingDeleteProxy(
-  target: string
+  target: string,
 ): Promise<{ url: string; failDeletes: boolean; deletesRefused: number; close(): Promise<void> }> {
   const upstream = new URL(target);
   const state = { failDeletes: true, deletesRefused: 0 };
@@ -34,7 +34,7 @@ export async function startFailingDeleteProxy(
       (answer) => {
         response.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(response);
-      }
+      },
     );
     forwarded.on("error", () => {
       if (!response.headersSent) response.writeHead(502);

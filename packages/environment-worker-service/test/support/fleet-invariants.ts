@@ -25,34 +25,40 @@ export interface FleetFindings {
 export async function expectFleetInvariants(
   fleet: Fleet,
   done: readonly DoneTurn[],
-  options: { readonly concurrency: number; readonly mayBeUnpublished?: ReadonlySet<string> }
+  options: { readonly concurrency: number; readonly mayBeUnpublished?: ReadonlySet<string> },
 ): Promise<FleetFindings> {
   const lines = doneLines(fleet.lines());
-  const items = new Map(fleet.stack.plane.workItems(fleet.stack.environment.id).map((item) => [item.id, item]));
+  const items = new Map(
+    fleet.stack.plane.workItems(fleet.stack.environment.id).map((item) => [item.id, item]),
+  );
   const unpublished: DoneTurn[] = [];
   const bySession = new Map<string, DoneTurn[]>();
   let deferred = 0;
   let reissued = 0;
   for (const turn of done) {
     bySession.set(turn.sessionId, [...(bySession.get(turn.sessionId) ?? []), turn]);
-    for (const workId of turn.workIds) expect(items.get(workId)?.state, `item ${workId}`).toBe("stopped");
+    for (const workId of turn.workIds)
+      expect(items.get(workId)?.state, `item ${workId}`).toBe("stopped");
     const reports = lines.filter((line) => turn.workIds.includes(line.workId as string));
     const completed = reports.filter((line) => line.outcome === "completed");
     deferred += reports.filter((line) => line.outcome === "deferred").length;
     if (turn.workIds.length > 1 || reports.length > 1) reissued += 1;
     // One publish per turn at most: the items of one turn never both publish.
-    expect(completed.length, `publishes of turn ${turn.turn} of ${turn.sessionId}`).toBeLessThanOrEqual(1);
+    expect(
+      completed.length,
+      `publishes of turn ${turn.turn} of ${turn.sessionId}`,
+    ).toBeLessThanOrEqual(1);
     if (completed.length === 0) {
       expect(
         turn.workIds.some((workId) => options.mayBeUnpublished?.has(workId)),
-        `turn ${turn.turn} of ${turn.sessionId} (${turn.workIds.join(", ")}) was not published`
+        `turn ${turn.turn} of ${turn.sessionId} (${turn.workIds.join(", ")}) was not published`,
       ).toBe(true);
       unpublished.push(turn);
     }
   }
   for (const [sessionId, turns] of bySession) {
     const published = lines.filter(
-      (line) => line.sessionId === sessionId && line.outcome === "completed"
+      (line) => line.sessionId === sessionId && line.outcome === "completed",
     );
     const revisions = published.map((line) => line.revision as number);
     expect(revisions, `revisions of ${sessionId}`).toEqual([...revisions].sort((a, b) => a - b));
@@ -61,14 +67,16 @@ export async function expectFleetInvariants(
     expect(new Set(generations).size, `generations of ${sessionId}`).toBe(generations.length);
     const [row] = await fleet.admin.all<{ revision: number }>(
       "SELECT revision FROM runtime_resource_fences WHERE session_id = ?",
-      [sessionId]
+      [sessionId],
     );
     // A reconciler's salvage publishes without a work.done line: when it lands, its own log line (with the
     // revision it published) joins `published` here.
     expect(row?.revision ?? 0, `the fence row of ${sessionId}`).toBe(published.length);
     // What each turn's workspace held: every earlier turn that was published, once, in order.
     const seen = turnsSeen(fleet.stack, sessionId);
-    const lost = new Set(unpublished.filter((turn) => turn.sessionId === sessionId).map((turn) => turn.turn));
+    const lost = new Set(
+      unpublished.filter((turn) => turn.sessionId === sessionId).map((turn) => turn.turn),
+    );
     for (const turn of turns) {
       const expected = turns
         .filter((earlier) => earlier.turn < turn.turn && !lost.has(earlier.turn))
@@ -78,7 +86,9 @@ export async function expectFleetInvariants(
   }
   for (const worker of fleet.workers)
     for (const child of worker.incarnations)
-      expect(peakInFlight(child.lines), `items at once in ${worker.name}`).toBeLessThanOrEqual(options.concurrency);
+      expect(peakInFlight(child.lines), `items at once in ${worker.name}`).toBeLessThanOrEqual(
+        options.concurrency,
+      );
   return { unpublished, deferred, reissued };
 }
 
@@ -87,15 +97,18 @@ export async function expectFleetInvariants(
  * from any machine), then: no sandbox left on the local stack, no orphan or journal record left.
  */
 export async function expectNothingLeftAfterReap(fleet: Fleet): Promise<void> {
-  const reap = await fleet.stack.run(["orphans", "--reap", "--json"], { OMA_STORE: fleet.postgres.url });
+  const reap = await fleet.stack.run(["orphans", "--reap", "--json"], {
+    OMA_STORE: fleet.postgres.url,
+  });
   expect(reap.code, reap.stderr).toBe(0);
   // The bridge answers a delete before its container has stopped: the list empties soon after, with no new pass.
-  const containers = () => fleet.stack.bridge.containerServer.containers.list().map((container) => container.id);
+  const containers = () =>
+    fleet.stack.bridge.containerServer.containers.list().map((container) => container.id);
   for (const deadline = Date.now() + 60_000; containers().length > 0 && Date.now() < deadline; )
     await new Promise((resolve) => setTimeout(resolve, 500));
   expect(containers()).toEqual([]);
   const listed = JSON.parse(
-    (await fleet.stack.run(["orphans", "--json"], { OMA_STORE: fleet.postgres.url })).stdout
+    (await fleet.stack.run(["orphans", "--json"], { OMA_STORE: fleet.postgres.url })).stdout,
   ) as { orphans: unknown[]; journal: unknown[] };
   expect(listed).toEqual({ orphans: [], journal: [] });
 }

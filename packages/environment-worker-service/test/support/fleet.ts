@@ -1,8 +1,16 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type PostgresSqlClient, createPostgresSqlClient } from "@open-managed-agents/managed-runtime-host";
+import {
+  type PostgresSqlClient,
+  createPostgresSqlClient,
+} from "@open-managed-agents/managed-runtime-host";
 import { type PostgresCluster, startPostgresCluster } from "../../../../vitest.postgres-cluster.js";
-import { type LogLine, type ServiceProcess, type ServiceStack, startServiceStack } from "./service-stack.js";
+import {
+  type LogLine,
+  type ServiceProcess,
+  type ServiceStack,
+  startServiceStack,
+} from "./service-stack.js";
 
 /** How big a fleet run is: `OMA_FLEET_FULL=1` (pnpm test:fleet) runs the full size. */
 export interface FleetScale {
@@ -61,7 +69,11 @@ export interface Fleet {
   /** Starts worker `index` afresh (a new process, a new owner id, the same folders). */
   restart(index: number): Promise<FleetWorker>;
   /** Queues `turns` turns back to back on each of `sessions` new sessions. */
-  queueSessions(sessions: number, turns: number, options?: { readonly sleepSeconds?: number }): SessionPlan[];
+  queueSessions(
+    sessions: number,
+    turns: number,
+    options?: { readonly sleepSeconds?: number },
+  ): SessionPlan[];
   /** Queues one more turn on a planned session (after its other turns); returns the plan with it. */
   extendSession(plan: SessionPlan): SessionPlan;
   /** Waits until every turn of the plans is done on the control plane. */
@@ -146,9 +158,13 @@ export async function startFleet(scale: FleetScale): Promise<Fleet> {
     queueSessions(sessions, turns, options = {}) {
       const plans: SessionPlan[] = [];
       for (let s = 0; s < sessions; s += 1) {
-        const session = stack.plane.createSession({ environmentId: stack.environment.id, title: `fleet ${s}` });
+        const session = stack.plane.createSession({
+          environmentId: stack.environment.id,
+          title: `fleet ${s}`,
+        });
         const turnIds: string[] = [];
-        for (let t = 1; t <= turns; t += 1) turnIds.push(queueMarkedTurn(stack, session.id, t, options.sleepSeconds));
+        for (let t = 1; t <= turns; t += 1)
+          turnIds.push(queueMarkedTurn(stack, session.id, t, options.sleepSeconds));
         plans.push({ sessionId: session.id, turnIds });
       }
       return plans;
@@ -161,16 +177,29 @@ export async function startFleet(scale: FleetScale): Promise<Fleet> {
       const done: DoneTurn[] = [];
       for (const plan of plans)
         for (const [index, turnId] of plan.turnIds.entries()) {
-          const turn = await stack.plane.waitForTurn(plan.sessionId, turnId, { timeoutMs: 1_200_000 });
+          const turn = await stack.plane.waitForTurn(plan.sessionId, turnId, {
+            timeoutMs: 1_200_000,
+          });
           done.push({ sessionId: plan.sessionId, turn: index + 1, workIds: turn.work_ids });
         }
       // A turn is done when its agent went idle; its item then checkpoints, publishes and reports. Settled when
       // every item is stopped on the platform and no live worker process has an item in hand.
       const settled = () =>
         done.every((turn) =>
-          turn.workIds.every((workId) => stack.plane.workItems(stack.environment.id).find((item) => item.id === workId)?.state === "stopped")
+          turn.workIds.every(
+            (workId) =>
+              stack.plane.workItems(stack.environment.id).find((item) => item.id === workId)
+                ?.state === "stopped",
+          ),
         ) &&
-        incarnations.flat().every((child) => child.child.exitCode !== null || child.child.signalCode !== null || inFlight(child.lines) === 0);
+        incarnations
+          .flat()
+          .every(
+            (child) =>
+              child.child.exitCode !== null ||
+              child.child.signalCode !== null ||
+              inFlight(child.lines) === 0,
+          );
       const deadline = Date.now() + 1_200_000;
       while (!settled()) {
         if (Date.now() > deadline) throw new Error("the fleet did not settle within 20 minutes");
@@ -186,9 +215,13 @@ export async function startFleet(scale: FleetScale): Promise<Fleet> {
         await writeFile(
           process.env.OMA_FLEET_LOG,
           incarnations
-            .flatMap((list, index) => list.flatMap((child, n) => child.lines.map((line) => ({ worker: `${index}.${n}`, ...line }))))
+            .flatMap((list, index) =>
+              list.flatMap((child, n) =>
+                child.lines.map((line) => ({ worker: `${index}.${n}`, ...line })),
+              ),
+            )
             .map((line) => JSON.stringify(line))
-            .join("\n")
+            .join("\n"),
         );
       await stack.close();
       await admin.close();
@@ -201,7 +234,12 @@ export async function startFleet(scale: FleetScale): Promise<Fleet> {
  * Queues turn `turn` of a session: its tool call prints the turn markers the workspace holds, then adds its own,
  * so what each turn found proves which earlier turns were published.
  */
-function queueMarkedTurn(stack: ServiceStack, sessionId: string, turn: number, sleepSeconds = 0): string {
+function queueMarkedTurn(
+  stack: ServiceStack,
+  sessionId: string,
+  turn: number,
+  sleepSeconds = 0,
+): string {
   const sleep = sleepSeconds > 0 ? `sleep ${sleepSeconds}; ` : "";
   return stack.plane.queueTurn(sessionId, {
     message: `turn ${turn}`,
@@ -239,7 +277,10 @@ export function doneLines(lines: readonly LogLine[]): LogLine[] {
 
 /** Items one worker process has claimed and not reported done, read from its own lines. */
 function inFlight(lines: readonly LogLine[]): number {
-  return lines.filter((line) => line.event === "work.claimed").length - lines.filter((line) => line.event === "work.done").length;
+  return (
+    lines.filter((line) => line.event === "work.claimed").length -
+    lines.filter((line) => line.event === "work.done").length
+  );
 }
 
 /** The most items one worker process had claimed and not finished at once, read from its own lines in order. */

@@ -1,12 +1,16 @@
 import { randomUUID } from "node:crypto";
 import type {} from "../../../../vitest.postgres.js";
-import { type PostgresSqlClient, createPostgresSqlClient } from "@open-managed-agents/managed-runtime-host";
+import {
+  type PostgresSqlClient,
+  createPostgresSqlClient,
+} from "@open-managed-agents/managed-runtime-host";
 import { inject } from "vitest";
 
 /** The run's Postgres server's superuser URL (vitest.postgres.ts); throws why there is none. */
 export function postgresUrl(): string {
   const postgres = inject("postgres");
-  if ("error" in postgres) throw new Error(`the test Postgres server did not start: ${postgres.error}`);
+  if ("error" in postgres)
+    throw new Error(`the test Postgres server did not start: ${postgres.error}`);
   return postgres.url;
 }
 
@@ -40,7 +44,10 @@ export async function createPostgresRole(admin: PostgresSqlClient): Promise<Post
     password,
     url: url.toString(),
     async setReadOnly(readOnly) {
-      await admin.run(`ALTER ROLE ${name} SET default_transaction_read_only = ${readOnly ? "on" : "off"}`, []);
+      await admin.run(
+        `ALTER ROLE ${name} SET default_transaction_read_only = ${readOnly ? "on" : "off"}`,
+        [],
+      );
     },
     async close() {
       await admin.run(`DROP SCHEMA ${name} CASCADE`, []);
@@ -51,5 +58,9 @@ export async function createPostgresRole(admin: PostgresSqlClient): Promise<Post
 
 /** A superuser client of the run's server. */
 export function postgresAdmin(): PostgresSqlClient {
-  return createPostgresSqlClient({ connectionString: postgresUrl(), maxConnections: 2, idleTimeoutMs: 1_000 });
+  return createPostgresSqlClient({
+    connectionString: postgresUrl(),
+    maxConnections: 2,
+    idleTimeoutMs: 1_000,
+  });
 }

@@ -55,7 +55,7 @@ export interface ServiceStack {
   /** Runs the bin to its end (for --check, the operator CLI and bad configs). */
   run(
     args: readonly string[],
-    overrides?: Record<string, string | undefined>
+    overrides?: Record<string, string | undefined>,
   ): Promise<{ code: number | null; stdout: string; stderr: string }>;
   close(): Promise<void>;
 }
@@ -68,7 +68,7 @@ export async function startServiceStack(
   options: {
     readonly webhook?: { readonly port: number; readonly secret: string };
     readonly plane?: Omit<LocalControlPlaneOptions, "webhook">;
-  } = {}
+  } = {},
 ): Promise<ServiceStack> {
   // A directory of this build's own that the confined local runtime sees (the host's /opt, copy-on-write).
   const binDirectory = dirname(await installAmaWorkerBin(process.env.OMA_AMA_WORKER_BIN_DIR));
@@ -110,7 +110,8 @@ export async function startServiceStack(
   const env = (overrides: Record<string, string | undefined> = {}): NodeJS.ProcessEnv => {
     const base: NodeJS.ProcessEnv = { ...process.env };
     for (const key of Object.keys(base))
-      if (key.startsWith("OMA_") || key.startsWith("R2_") || key.startsWith("AWS_")) delete base[key];
+      if (key.startsWith("OMA_") || key.startsWith("R2_") || key.startsWith("AWS_"))
+        delete base[key];
     const merged: NodeJS.ProcessEnv = {
       ...base,
       OMA_AMA_WORKER_BIN_DIR: binDirectory,
@@ -132,7 +133,7 @@ export async function startServiceStack(
   };
   const start = (
     overrides: Record<string, string | undefined> = {},
-    args: readonly string[] = []
+    args: readonly string[] = [],
   ): ServiceProcess => {
     const child = spawn(process.execPath, [BIN, ...args], {
       env: env(overrides),
@@ -166,18 +167,18 @@ export async function startServiceStack(
         children.delete(child);
         for (const wake of waiters.splice(0)) wake();
         resolve(code);
-      })
+      }),
     );
     const waitFor = async (
       event: string,
-      where: (line: LogLine) => boolean = () => true
+      where: (line: LogLine) => boolean = () => true,
     ): Promise<LogLine> => {
       for (;;) {
         const found = lines.find((line) => line.event === event && where(line));
         if (found) return found;
         if (child.exitCode !== null)
           throw new Error(
-            `the service exited (${child.exitCode}) before logging ${event}:\n${raw.slice(-4000)}`
+            `the service exited (${child.exitCode}) before logging ${event}:\n${raw.slice(-4000)}`,
           );
         await new Promise<void>((resolve) => waiters.push(resolve));
       }

@@ -21,9 +21,17 @@ import {
   parseRecord,
 } from "@open-managed-agents/runtime-resource-contract";
 import { type ConfinementMode, type PathMounts, assertConfinementAvailable } from "../index.js";
-import type { SandboxFactory, SandboxFactoryContext, SandboxProviderPort } from "@open-managed-agents/sandbox";
+import type {
+  SandboxFactory,
+  SandboxFactoryContext,
+  SandboxProviderPort,
+} from "@open-managed-agents/sandbox";
 import { createLocalCheckpointStore } from "./local-checkpoint-store.js";
-import { type LocalSubprocessRuntime, createLocalRuntime, parseOwnCheckpointHandle } from "./local-subprocess-runtime.js";
+import {
+  type LocalSubprocessRuntime,
+  createLocalRuntime,
+  parseOwnCheckpointHandle,
+} from "./local-subprocess-runtime.js";
 
 export type { LocalSubprocessRuntime } from "./local-subprocess-runtime.js";
 
@@ -74,7 +82,10 @@ const optionsSchema = z
 
 const contextSchema = z.object({
   sessionId: nonEmptyString,
-  workdir: nonEmptyString.refine((value) => value.startsWith("/") && value !== "/", "must be an absolute sandbox path other than /"),
+  workdir: nonEmptyString.refine(
+    (value) => value.startsWith("/") && value !== "/",
+    "must be an absolute sandbox path other than /",
+  ),
   memoryRoot: nonEmptyString.optional(),
   outputsRoot: nonEmptyString.optional(),
 });
@@ -86,7 +97,9 @@ const RUNTIME_ID = /^local-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a
  * everything of the host, so they must not be reachable from a production configuration. Confined ones
  * (bubblewrap, the default) load anywhere.
  */
-export function assertLocalSubprocessAllowed(confinement: "bubblewrap" | "unconfined-unsafe"): void {
+export function assertLocalSubprocessAllowed(
+  confinement: "bubblewrap" | "unconfined-unsafe",
+): void {
   if (confinement === "unconfined-unsafe" && process.env.NODE_ENV !== "test") {
     throw new InvalidConfigError({
       message:
@@ -97,8 +110,13 @@ export function assertLocalSubprocessAllowed(confinement: "bubblewrap" | "unconf
 }
 
 /** Creates the provider. Validates options once; throws `invalid_config` naming the bad field. */
-export function createLocalSubprocessSandboxProvider(options: LocalSubprocessSandboxProviderOptions = {}): LocalSubprocessSandboxProvider {
-  const settings = parseRecord(optionsSchema, options, { record: "local-subprocess provider options", code: "invalid_config" });
+export function createLocalSubprocessSandboxProvider(
+  options: LocalSubprocessSandboxProviderOptions = {},
+): LocalSubprocessSandboxProvider {
+  const settings = parseRecord(optionsSchema, options, {
+    record: "local-subprocess provider options",
+    code: "invalid_config",
+  });
   const provider = settings.provider ?? LOCAL_SUBPROCESS_PROVIDER;
   const rootDir = settings.rootDir ?? join(tmpdir(), "openma-local-subprocess");
   const checkpoints = createLocalCheckpointStore(join(rootDir, "checkpoints"));
@@ -106,7 +124,10 @@ export function createLocalSubprocessSandboxProvider(options: LocalSubprocessSan
   assertLocalSubprocessAllowed(confinement);
   if (confinement === "bubblewrap") assertConfinementAvailable();
 
-  const runtimeFor = (runtimeId: string, rawContext: SandboxFactoryContext): LocalSubprocessRuntime => {
+  const runtimeFor = (
+    runtimeId: string,
+    rawContext: SandboxFactoryContext,
+  ): LocalSubprocessRuntime => {
     const context = parseRecord(contextSchema, rawContext, { record: "sandbox factory context" });
     const runtimeDir = join(rootDir, "runtimes", runtimeId);
     const mounts: Record<string, string> = {
@@ -144,7 +165,8 @@ export function createLocalSubprocessSandboxProvider(options: LocalSubprocessSan
       const parsed = parseOwnCheckpointHandle(handle, provider);
       if (parsed.scope === "runtime") {
         throw new UnsupportedOperationError({
-          message: "local-subprocess runtimes are never retained, so runtime-scoped handles cannot be resumed",
+          message:
+            "local-subprocess runtimes are never retained, so runtime-scoped handles cannot be resumed",
           context: { checkpointId: parsed.checkpointId },
         });
       }
@@ -163,7 +185,10 @@ export function createLocalSubprocessSandboxProvider(options: LocalSubprocessSan
     },
     async connect(runtimeId, context) {
       if (!RUNTIME_ID.test(runtimeId)) {
-        throw new InvalidRequestError({ message: `not a local-subprocess runtime id: ${runtimeId.slice(0, 80)}`, context: { runtimeId: runtimeId.slice(0, 80) } });
+        throw new InvalidRequestError({
+          message: `not a local-subprocess runtime id: ${runtimeId.slice(0, 80)}`,
+          context: { runtimeId: runtimeId.slice(0, 80) },
+        });
       }
       // A destroyed runtime still connects: status() reports "stopped" and destroy() succeeds, so reaping is idempotent.
       return runtimeFor(runtimeId, context);

@@ -2,7 +2,11 @@ import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { cp, lstat, mkdir, readdir, readlink, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { ArchiveRejectedError, IntegrityError, NotFoundError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  ArchiveRejectedError,
+  IntegrityError,
+  NotFoundError,
+} from "@open-managed-agents/runtime-resource-contract";
 
 /** Content-addressed copies of workspace directories, kept under one host directory. */
 export interface LocalCheckpointStore {
@@ -20,7 +24,10 @@ export function createLocalCheckpointStore(storeDir: string): LocalCheckpointSto
     async save(sourceDir) {
       await mkdir(storeDir, { recursive: true });
       // Hashing the copy, not the source, makes the id describe exactly what was stored.
-      const stagingDir = join(storeDir, `.staging-${process.pid}-${Date.now()}-${Math.random().toString(16).slice(2)}`);
+      const stagingDir = join(
+        storeDir,
+        `.staging-${process.pid}-${Date.now()}-${Math.random().toString(16).slice(2)}`,
+      );
       try {
         await cp(sourceDir, stagingDir, { recursive: true, verbatimSymlinks: true });
         const hex = await hashDirectory(stagingDir);
@@ -37,15 +44,24 @@ export function createLocalCheckpointStore(storeDir: string): LocalCheckpointSto
     async restoreInto(checkpointId, targetDir) {
       const hex = CHECKPOINT_ID.exec(checkpointId)?.[1];
       if (hex === undefined) {
-        throw new NotFoundError({ message: `no local checkpoint ${checkpointId}: not a sha256 content id`, context: { checkpointId } });
+        throw new NotFoundError({
+          message: `no local checkpoint ${checkpointId}: not a sha256 content id`,
+          context: { checkpointId },
+        });
       }
       const checkpointDir = join(storeDir, hex);
       if (!(await stat(checkpointDir).catch(() => null))?.isDirectory()) {
-        throw new NotFoundError({ message: `no local checkpoint ${checkpointId} in this store`, context: { checkpointId } });
+        throw new NotFoundError({
+          message: `no local checkpoint ${checkpointId} in this store`,
+          context: { checkpointId },
+        });
       }
       const actual = await hashDirectory(checkpointDir);
       if (actual !== hex) {
-        throw new IntegrityError({ message: `local checkpoint ${checkpointId} was modified after it was saved`, context: { checkpointId, actual: `sha256:${actual}` } });
+        throw new IntegrityError({
+          message: `local checkpoint ${checkpointId} was modified after it was saved`,
+          context: { checkpointId, actual: `sha256:${actual}` },
+        });
       }
       await rm(targetDir, { recursive: true, force: true });
       await cp(checkpointDir, targetDir, { recursive: true, verbatimSymlinks: true });
@@ -64,12 +80,18 @@ export async function hashDirectory(root: string): Promise<string> {
     const absolute = join(root, relativePath);
     const info = await lstat(absolute);
     if (info.isDirectory()) listing.update(`dir\0${relativePath}\n`);
-    else if (info.isSymbolicLink()) listing.update(`symlink\0${relativePath}\0${await readlink(absolute)}\n`);
+    else if (info.isSymbolicLink())
+      listing.update(`symlink\0${relativePath}\0${await readlink(absolute)}\n`);
     else if (info.isFile()) {
       const executable = (info.mode & 0o111) !== 0 ? "x" : "-";
-      listing.update(`file\0${relativePath}\0${executable}\0${info.size}\0${await hashFile(absolute)}\n`);
+      listing.update(
+        `file\0${relativePath}\0${executable}\0${info.size}\0${await hashFile(absolute)}\n`,
+      );
     } else {
-      throw new ArchiveRejectedError({ message: `workspace entry ${relativePath} is neither a file, a directory nor a symlink`, context: { path: relativePath } });
+      throw new ArchiveRejectedError({
+        message: `workspace entry ${relativePath} is neither a file, a directory nor a symlink`,
+        context: { path: relativePath },
+      });
     }
   }
   return listing.digest("hex");

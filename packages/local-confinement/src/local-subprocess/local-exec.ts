@@ -1,4 +1,9 @@
-import { AbortedError, LimitExceededError, SandboxFailedError, TimeoutError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  AbortedError,
+  LimitExceededError,
+  SandboxFailedError,
+  TimeoutError,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { MappedCommand, MappedProcess } from "../index.js";
 import type { SandboxExecResult } from "@open-managed-agents/sandbox";
 
@@ -23,7 +28,12 @@ export interface ExecMappedInput {
  */
 export function execMapped(input: ExecMappedInput): Promise<SandboxExecResult> {
   if (input.signal?.aborted) return Promise.reject(abortedError());
-  const mapped = input.spawn({ command: "sh", args: ["-c", input.command], cwd: input.cwd, env: input.env });
+  const mapped = input.spawn({
+    command: "sh",
+    args: ["-c", input.command],
+    cwd: input.cwd,
+    env: input.env,
+  });
   input.onStart?.(mapped);
   const stdout: Buffer[] = [];
   const stderr: Buffer[] = [];
@@ -45,7 +55,12 @@ export function execMapped(input: ExecMappedInput): Promise<SandboxExecResult> {
     const collect = (target: Buffer[]) => (chunk: Buffer) => {
       totalBytes += chunk.length;
       if (totalBytes > input.maxOutputBytes) {
-        finish(new LimitExceededError({ message: `command output exceeded ${input.maxOutputBytes} bytes`, context: { maxOutputBytes: input.maxOutputBytes } }));
+        finish(
+          new LimitExceededError({
+            message: `command output exceeded ${input.maxOutputBytes} bytes`,
+            context: { maxOutputBytes: input.maxOutputBytes },
+          }),
+        );
         return;
       }
       target.push(chunk);
@@ -53,18 +68,34 @@ export function execMapped(input: ExecMappedInput): Promise<SandboxExecResult> {
     };
     const onAbort = (): void => finish(abortedError());
     const timer = setTimeout(
-      () => finish(new TimeoutError({ message: `command did not finish within ${input.timeoutMs} ms`, context: { timeoutMs: input.timeoutMs } })),
+      () =>
+        finish(
+          new TimeoutError({
+            message: `command did not finish within ${input.timeoutMs} ms`,
+            context: { timeoutMs: input.timeoutMs },
+          }),
+        ),
       input.timeoutMs,
     );
     input.signal?.addEventListener("abort", onAbort, { once: true });
     mapped.child.stdout?.on("data", collect(stdout));
     mapped.child.stderr?.on("data", collect(stderr));
     mapped.child.once("error", (error) => {
-      finish(new SandboxFailedError({ message: `could not start the command shell: ${error.message}`, cause: error }));
+      finish(
+        new SandboxFailedError({
+          message: `could not start the command shell: ${error.message}`,
+          cause: error,
+        }),
+      );
     });
     void mapped.exited.then((exit) => {
       if (exit.code === null) {
-        finish(new SandboxFailedError({ message: `command was killed by ${exit.signal ?? "a signal"}`, context: { signal: exit.signal } }));
+        finish(
+          new SandboxFailedError({
+            message: `command was killed by ${exit.signal ?? "a signal"}`,
+            context: { signal: exit.signal },
+          }),
+        );
         return;
       }
       finish(null, {

@@ -1,13 +1,29 @@
 import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
-import { confinementOptionFields, partialLimitsSchema } from "../server/container-options-schema.js";
-import type { ConfinementMode, LocalContainerLimits, LocalContainerNetwork } from "../server/options.js";
+import {
+  confinementOptionFields,
+  partialLimitsSchema,
+} from "../server/container-options-schema.js";
+import type {
+  ConfinementMode,
+  LocalContainerLimits,
+  LocalContainerNetwork,
+} from "../server/options.js";
 
 const launcherOptionsSchema = z
   .object({
-    transport: z.enum(["http", "websocket"], { message: 'must be "http" or "websocket": the local container server does not speak the rpc transport' }).default("http"),
+    transport: z
+      .enum(["http", "websocket"], {
+        message:
+          'must be "http" or "websocket": the local container server does not speak the rpc transport',
+      })
+      .default("http"),
     warmPoolTarget: z.number().int().min(0).max(64).default(0),
-    apiKey: z.string().min(16, { message: "must be at least 16 characters" }).regex(/^[\x21-\x7e]+$/, { message: "must be printable ASCII without spaces" }).optional(),
+    apiKey: z
+      .string()
+      .min(16, { message: "must be at least 16 characters" })
+      .regex(/^[\x21-\x7e]+$/, { message: "must be printable ASCII without spaces" })
+      .optional(),
     host: z.string().min(1).default("127.0.0.1"),
     port: z.number().int().min(0).max(65_535).default(0),
     rootDir: z.string().min(1).optional(),
@@ -73,5 +89,9 @@ export function resolveLauncherOptions(options: StartLocalBridgeOptions): Resolv
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const field = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : "(options)";
-  throw new InvalidConfigError({ message: `invalid local bridge option ${field}: ${issue?.message ?? "invalid"}`, context: { field }, cause: result.error });
+  throw new InvalidConfigError({
+    message: `invalid local bridge option ${field}: ${issue?.message ?? "invalid"}`,
+    context: { field },
+    cause: result.error,
+  });
 }

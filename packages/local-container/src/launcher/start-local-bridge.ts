@@ -4,11 +4,18 @@ import { rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { ManagedRuntimeError, ReadinessFailedError, redactSecrets } from "@open-managed-agents/runtime-resource-contract";
+import {
+  ManagedRuntimeError,
+  ReadinessFailedError,
+  redactSecrets,
+} from "@open-managed-agents/runtime-resource-contract";
 import { Log, LogLevel, Miniflare } from "miniflare";
 import { createControlToken } from "../server/control-token.js";
 import { type LocalContainerServer, createLocalContainerServer } from "../server/server.js";
-import { makeOwnedTemporaryDirectory, removeAbandonedTemporaryDirectories } from "./abandoned-directories.js";
+import {
+  makeOwnedTemporaryDirectory,
+  removeAbandonedTemporaryDirectories,
+} from "./abandoned-directories.js";
 import { type StartLocalBridgeOptions, resolveLauncherOptions } from "./launcher-options.js";
 import { useNamedWorkerdEnvironment } from "./workerd-environment.js";
 
@@ -19,7 +26,10 @@ const COMPATIBILITY_DATE = "2026-04-01";
 const STDERR_TAIL_BYTES = 8 * 1024;
 
 /** Routes workerd's output: passed through when verbose, otherwise dropped except a tail of stderr. */
-function runtimeOutput(verbose: boolean): { handle: (stdout: Readable, stderr: Readable) => void; tail: () => string } {
+function runtimeOutput(verbose: boolean): {
+  handle: (stdout: Readable, stderr: Readable) => void;
+  tail: () => string;
+} {
   let tail = "";
   return {
     handle(stdout, stderr) {
@@ -74,7 +84,9 @@ export function defaultBridgeWorkerPath(): string {
  * and `WarmPool` Durable Objects) in local workerd through Miniflare, over a local container server.
  * Nothing needs Docker; both listen on loopback ports.
  */
-export async function startLocalBridge(options: StartLocalBridgeOptions = {}): Promise<LocalBridge> {
+export async function startLocalBridge(
+  options: StartLocalBridgeOptions = {},
+): Promise<LocalBridge> {
   const resolved = resolveLauncherOptions(options);
   // workerd gets a named environment, not this process's (which may hold keys).
   useNamedWorkerdEnvironment();
@@ -86,7 +98,8 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
   await removeAbandonedTemporaryDirectories();
   const rootDir = resolved.rootDir ?? (await makeOwnedTemporaryDirectory("oma-local-containers-"));
   if (resolved.rootDir === undefined) cleanup.push(rootDir);
-  const stateDir = resolved.stateDir ?? (await makeOwnedTemporaryDirectory("oma-local-bridge-state-"));
+  const stateDir =
+    resolved.stateDir ?? (await makeOwnedTemporaryDirectory("oma-local-bridge-state-"));
   if (resolved.stateDir === undefined) cleanup.push(stateDir);
   // Runs when the process exits without stop() (Miniflare exits on SIGINT/SIGTERM by itself).
   const removeTemporarySync = (): void => {
@@ -103,10 +116,17 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
   let miniflare: Miniflare | undefined;
   try {
     const startServer = (port?: number): Promise<LocalContainerServer> =>
-      createLocalContainerServer({ rootDir, controlToken, limits: resolved.limits, confinement: resolved.confinement, network: resolved.network,
+      createLocalContainerServer({
+        rootDir,
+        controlToken,
+        limits: resolved.limits,
+        confinement: resolved.confinement,
+        network: resolved.network,
         requireBun: resolved.requireBun,
         ...(port === undefined ? {} : { port }),
-        ...(resolved.egressAllowList === undefined ? {} : { egressAllowList: resolved.egressAllowList }),
+        ...(resolved.egressAllowList === undefined
+          ? {}
+          : { egressAllowList: resolved.egressAllowList }),
       });
     containerServer = await startServer();
     const scriptPath = resolved.workerScriptPath ?? defaultBridgeWorkerPath();
@@ -197,7 +217,14 @@ export async function startLocalBridge(options: StartLocalBridgeOptions = {}): P
 
 /** Pushes the pool configuration to the WarmPool object, as the bridge's cron trigger would. */
 async function primeWarmPool(url: string, apiKey: string): Promise<void> {
-  const response = await fetch(`${url}/v1/pool/prime`, { method: "POST", headers: { Authorization: `Bearer ${apiKey}` } });
+  const response = await fetch(`${url}/v1/pool/prime`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${apiKey}` },
+  });
   await response.body?.cancel();
-  if (!response.ok) throw new ReadinessFailedError({ message: `priming the warm pool failed with HTTP ${response.status}`, context: { status: response.status } });
+  if (!response.ok)
+    throw new ReadinessFailedError({
+      message: `priming the warm pool failed with HTTP ${response.status}`,
+      context: { status: response.status },
+    });
 }

@@ -10,13 +10,18 @@ import { constants, type Stats } from "node:fs";
 import * as fsp from "node:fs/promises";
 import { dirname, join } from "node:path";
 import {
-  MAX_CHUNK_BYTES, MAX_FRAME_BYTES, MAX_LIST_ENTRIES, createFrameReader, encodeFrame,
+  MAX_CHUNK_BYTES,
+  MAX_FRAME_BYTES,
+  MAX_LIST_ENTRIES,
+  createFrameReader,
+  encodeFrame,
 } from "../server/file-helper-protocol.js";
 
 const MAX_HANDLES = 256;
 // O_NONBLOCK: opening a FIFO planted in the tree must not hang the helper; it changes nothing for files.
 const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
-const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NONBLOCK;
+const WRITE_FLAGS =
+  constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NONBLOCK;
 
 /**
  * A request header as the server sends it. Nothing is trusted: a field of the wrong type fails in the
@@ -71,7 +76,10 @@ async function keep(handle: fsp.FileHandle): Promise<number> {
 }
 
 /** Closes `handle` when `use` fails, so a refused open leaves nothing open. */
-async function closingOnFailure(handle: fsp.FileHandle, use: () => Promise<Answer>): Promise<Answer> {
+async function closingOnFailure(
+  handle: fsp.FileHandle,
+  use: () => Promise<Answer>,
+): Promise<Answer> {
   try {
     return await use();
   } catch (error) {
@@ -98,7 +106,8 @@ async function list(r: Request): Promise<Answer> {
       }
       const relativePath = relative === "" ? name : `${relative}/${name}`;
       bytes += Buffer.byteLength(relativePath) + 96;
-      if (bytes > MAX_FRAME_BYTES / 2) throw fail("E2BIG", "the listing is too large for one answer");
+      if (bytes > MAX_FRAME_BYTES / 2)
+        throw fail("E2BIG", "the listing is too large for one answer");
       entries.push({ relativePath, ...info(s) });
       if (r.recursive === true && s.isDirectory()) await walk(join(directory, name), relativePath);
     }
@@ -118,7 +127,8 @@ const ops: Readonly<Record<string, (r: Request, data: Buffer) => Promise<Answer>
   async delete(r) {
     await fsp.lstat(r.path);
     // A link to a directory counts as one, as the published server's test -d says.
-    if ((await fsp.stat(r.path).catch(() => undefined))?.isDirectory()) throw fail("EISDIR", "is a directory");
+    if ((await fsp.stat(r.path).catch(() => undefined))?.isDirectory())
+      throw fail("EISDIR", "is a directory");
     await fsp.unlink(r.path);
     return [{}];
   },
@@ -131,7 +141,11 @@ const ops: Readonly<Record<string, (r: Request, data: Buffer) => Promise<Answer>
       // Each of /workspace, /tmp and the outputs is its own mount: across them a move copies, as mv does.
       if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw error;
       await fsp.cp(r.from, r.to, {
-        recursive: true, force: true, errorOnExist: false, verbatimSymlinks: true, preserveTimestamps: true,
+        recursive: true,
+        force: true,
+        errorOnExist: false,
+        verbatimSymlinks: true,
+        preserveTimestamps: true,
       });
       await fsp.rm(r.from, { recursive: true, force: true });
     }
@@ -140,7 +154,9 @@ const ops: Readonly<Record<string, (r: Request, data: Buffer) => Promise<Answer>
   list,
   async openRead(r) {
     const handle = await fsp.open(r.path, READ_FLAGS);
-    return closingOnFailure(handle, async () => [{ handle: await keep(handle), ...info(await handle.stat()) }]);
+    return closingOnFailure(handle, async () => [
+      { handle: await keep(handle), ...info(await handle.stat()) },
+    ]);
   },
   async openWrite(r) {
     await fsp.mkdir(dirname(r.path), { recursive: true });
@@ -162,7 +178,8 @@ const ops: Readonly<Record<string, (r: Request, data: Buffer) => Promise<Answer>
   },
   async write(r, data) {
     const handle = held(r.handle);
-    for (let offset = 0; offset < data.length; ) offset += (await handle.write(data, offset)).bytesWritten;
+    for (let offset = 0; offset < data.length; )
+      offset += (await handle.write(data, offset)).bytesWritten;
     return [{}];
   },
   async close(r) {
@@ -179,7 +196,8 @@ const send = (id: number, header: Record<string, unknown>, data?: Buffer): void 
 
 async function run(id: number, header: Request, data: Buffer): Promise<void> {
   try {
-    const op = typeof header.op === "string" && Object.hasOwn(ops, header.op) ? ops[header.op] : undefined;
+    const op =
+      typeof header.op === "string" && Object.hasOwn(ops, header.op) ? ops[header.op] : undefined;
     if (op === undefined) throw fail("EINVAL", "unknown operation");
     const [result, bytes] = await op(header, data);
     send(id, { ok: true, ...result }, bytes);
@@ -200,5 +218,8 @@ const onFrame = (frame: Buffer): void => {
   }
   void run(frame.readUInt32BE(0), header, frame.subarray(8 + headerLength));
 };
-process.stdin.on("data", createFrameReader(onFrame, () => process.exit(2)));
+process.stdin.on(
+  "data",
+  createFrameReader(onFrame, () => process.exit(2)),
+);
 process.stdin.on("end", () => process.exit(0));

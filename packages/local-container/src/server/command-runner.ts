@@ -1,4 +1,8 @@
-import { type MappedProcess, mapPath, normalizeSandboxPath } from "@open-managed-agents/local-confinement";
+import {
+  type MappedProcess,
+  mapPath,
+  normalizeSandboxPath,
+} from "@open-managed-agents/local-confinement";
 import type { LocalContainer } from "./container-registry.js";
 import { statPath } from "./file-ops.js";
 // Sources the session shell's snapshot, then runs the command.
@@ -27,7 +31,12 @@ export function containerPath(path: string, cwd = "/workspace"): string {
  * mode a session's cwd is already a host path (the shell saw host paths), so a path under a host
  * directory of the container maps to itself.
  */
-export function hostPath(container: LocalContainer, path: string, cwd = "/workspace", followFinal = true): string {
+export function hostPath(
+  container: LocalContainer,
+  path: string,
+  cwd = "/workspace",
+  followFinal = true,
+): string {
   if (container.root !== undefined) return container.root.hostPath(path, { cwd, followFinal });
   return mapPath(path, container.mounts, cwd, { mode: container.namespace.mode });
 }
@@ -43,7 +52,9 @@ export function helperPath(container: LocalContainer, path: string): string {
 /** True when the container path is an existing directory, as a process in the container would see it. */
 export async function isDirectory(container: LocalContainer, path: string): Promise<boolean> {
   try {
-    return (await statPath(container.files, helperPath(container, path), true)).type === "directory";
+    return (
+      (await statPath(container.files, helperPath(container, path), true)).type === "directory"
+    );
   } catch {
     return false;
   }
@@ -58,7 +69,10 @@ export function exitCodeOf(exit: Awaited<MappedProcess["exited"]>): number {
 
 /** Starts `bash -c` for the spec in its own process group, with container paths mapped; stdin is at EOF. */
 export function startCommand(container: LocalContainer, spec: CommandSpec): MappedProcess {
-  const args = spec.snapshot === undefined ? ["-c", spec.command, "bash", ...(spec.args ?? [])] : ["-c", SNAPSHOT_SCRIPT, "bash", spec.snapshot, spec.command];
+  const args =
+    spec.snapshot === undefined
+      ? ["-c", spec.command, "bash", ...(spec.args ?? [])]
+      : ["-c", SNAPSHOT_SCRIPT, "bash", spec.snapshot, spec.command];
   const mapped = container.namespace.spawn({ command: "bash", args, cwd: spec.cwd, env: spec.env });
   // No route streams input to a command, so it reads end of file at once, as on the published container.
   mapped.child.stdin?.on("error", () => undefined);

@@ -34,7 +34,10 @@ export const DEFAULT_LOCAL_CONTAINER_LIMITS = {
 export const partialLimitsSchema = z.object(limitFields).partial().strict();
 
 /** The server's bounds with their defaults filled in. */
-export const limitsSchema = partialLimitsSchema.transform((limits) => ({ ...DEFAULT_LOCAL_CONTAINER_LIMITS, ...limits }));
+export const limitsSchema = partialLimitsSchema.transform((limits) => ({
+  ...DEFAULT_LOCAL_CONTAINER_LIMITS,
+  ...limits,
+}));
 
 /** The confinement options the launcher and the server both take, with the server's defaults. */
 export const confinementOptionFields = {

@@ -4,7 +4,13 @@ import { randomBytes } from "node:crypto";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import {
-  type ConfinedRoot, type ConfinementMode, type ConfinementNetwork, type MountNamespace, type PathMounts, createConfinedRoot, createMountNamespace,
+  type ConfinedRoot,
+  type ConfinementMode,
+  type ConfinementNetwork,
+  type MountNamespace,
+  type PathMounts,
+  createConfinedRoot,
+  createMountNamespace,
 } from "@open-managed-agents/local-confinement";
 import { CapabilityUnsupportedError } from "@open-managed-agents/runtime-resource-contract";
 import { type FileHelper, createFileHelper } from "./file-helper.js";
@@ -62,21 +68,34 @@ export interface ContainerRuntimeOptions {
   readonly pathMapping: PathMapping;
 }
 
-const DEFAULT_RUNTIME: ContainerRuntimeOptions = { confinement: "bubblewrap", network: "none", pathMapping: "auto" };
+const DEFAULT_RUNTIME: ContainerRuntimeOptions = {
+  confinement: "bubblewrap",
+  network: "none",
+  pathMapping: "auto",
+};
 
 /** Host directories a confined root shows as they are on the host (copy-on-write), so a Node there runs inside too. */
 const SYSTEM_PREFIXES = ["/usr/", "/opt/", "/bin/", "/sbin/"];
-const HELPER_ENV = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", LANG: "C.UTF-8" };
+const HELPER_ENV = {
+  PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+  LANG: "C.UTF-8",
+};
 
 /** The file helper of a container: inside its confinement when it has one, otherwise a plain host process. */
 function fileHelperFor(root: ConfinedRoot | undefined): FileHelper {
   const args = ["-e", FILE_HELPER_PROGRAM];
   if (root !== undefined) {
-    return createFileHelper({ start: () => root.spawn({ command: process.execPath, args, cwd: "/", env: HELPER_ENV }) });
+    return createFileHelper({
+      start: () => root.spawn({ command: process.execPath, args, cwd: "/", env: HELPER_ENV }),
+    });
   }
   return createFileHelper({
     start: () => {
-      const child = spawn(process.execPath, args, { cwd: "/", env: HELPER_ENV, stdio: ["pipe", "pipe", "pipe"] });
+      const child = spawn(process.execPath, args, {
+        cwd: "/",
+        env: HELPER_ENV,
+        stdio: ["pipe", "pipe", "pipe"],
+      });
       return { child, kill: (signal?: NodeJS.Signals) => child.kill(signal) };
     },
   });
@@ -96,7 +115,11 @@ export interface ContainerStartOptions {
 /** The containers of one server. */
 export interface ContainerRegistry {
   /** Creates the container unless it exists; at `maxContainers` → 503 `CONTAINER_LIMIT_REACHED`. */
-  ensure(id: string, env?: Readonly<Record<string, string>>, start?: ContainerStartOptions): Promise<{ container: LocalContainer; created: boolean }>;
+  ensure(
+    id: string,
+    env?: Readonly<Record<string, string>>,
+    start?: ContainerStartOptions,
+  ): Promise<{ container: LocalContainer; created: boolean }>;
   get(id: string): LocalContainer | undefined;
   list(): LocalContainer[];
   /** Disposes the container's namespace, kills its process groups with `signal`, waits for them, removes its tree. */
@@ -107,7 +130,11 @@ export interface ContainerRegistry {
 }
 
 /** Creates the registry that keeps container trees under `rootDir`. */
-export function createContainerRegistry(rootDir: string, limits: LocalContainerLimits, runtime: ContainerRuntimeOptions = DEFAULT_RUNTIME): ContainerRegistry {
+export function createContainerRegistry(
+  rootDir: string,
+  limits: LocalContainerLimits,
+  runtime: ContainerRuntimeOptions = DEFAULT_RUNTIME,
+): ContainerRegistry {
   const { pathMapping } = runtime;
   const containers = new Map<string, LocalContainer>();
   /** Creates between their limit check and their entry in `containers`. */
@@ -128,16 +155,28 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
     return next;
   };
 
-  const create = async (id: string, env: Readonly<Record<string, string>>, start: ContainerStartOptions): Promise<LocalContainer> => {
+  const create = async (
+    id: string,
+    env: Readonly<Record<string, string>>,
+    start: ContainerStartOptions,
+  ): Promise<LocalContainer> => {
     const relay = runtime.outboundRelay;
-    if (start.outbound === "worker" && (runtime.confinement !== "bubblewrap" || relay === undefined)) {
+    if (
+      start.outbound === "worker" &&
+      (runtime.confinement !== "bubblewrap" || relay === undefined)
+    ) {
       throw new CapabilityUnsupportedError({
-        message: "Worker-routed egress needs a confined container (confinement: \"bubblewrap\"): an unconfined process could go around the proxy",
+        message:
+          'Worker-routed egress needs a confined container (confinement: "bubblewrap"): an unconfined process could go around the proxy',
         context: { confinement: runtime.confinement },
       });
     }
     const directory = join(rootDir, id);
-    const mounts = { "/workspace": join(directory, "workspace"), "/mnt/session/outputs": join(directory, "outputs"), "/tmp": join(directory, "tmp") };
+    const mounts = {
+      "/workspace": join(directory, "workspace"),
+      "/mnt/session/outputs": join(directory, "outputs"),
+      "/tmp": join(directory, "tmp"),
+    };
     await Promise.all(Object.values(mounts).map((hostDir) => mkdir(hostDir, { recursive: true })));
     await writeOwner(directory, owner);
     await mkdir(join(mounts["/tmp"], "home"), { recursive: true });
@@ -165,11 +204,24 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
           tree: directory,
           mounts,
           ...(start.outbound === "worker" && relay !== undefined
-            ? { network: "none" as const, egressHandler: relay.handlerFor(id), egressHttps: relay.httpsFor(id) }
-            : { network: runtime.network, ...(runtime.egressAllowList === undefined ? {} : { egressAllowList: runtime.egressAllowList }) }),
+            ? {
+                network: "none" as const,
+                egressHandler: relay.handlerFor(id),
+                egressHttps: relay.httpsFor(id),
+              }
+            : {
+                network: runtime.network,
+                ...(runtime.egressAllowList === undefined
+                  ? {}
+                  : { egressAllowList: runtime.egressAllowList }),
+              }),
           limits: {
-            maxProcesses: limits.maxContainerProcesses, maxOpenFiles: limits.maxOpenFiles, maxFileBytes: limits.maxFileBytes, maxMemoryBytes: limits.maxMemoryBytes,
-            maxContainerMemoryBytes: limits.maxContainerMemoryBytes, maxCpus: limits.maxContainerCpus,
+            maxProcesses: limits.maxContainerProcesses,
+            maxOpenFiles: limits.maxOpenFiles,
+            maxFileBytes: limits.maxFileBytes,
+            maxMemoryBytes: limits.maxMemoryBytes,
+            maxContainerMemoryBytes: limits.maxContainerMemoryBytes,
+            maxCpus: limits.maxContainerCpus,
           },
         });
         namespace = root;
@@ -217,9 +269,14 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
         // Check and reserve in one synchronous step: creates of other ids run in parallel, and a check
         // followed by an await let them all pass the limit together.
         if (containers.size + creating >= limits.maxContainers) {
-          throw new ControlApiError("CONTAINER_LIMIT_REACHED", 503, `The local container server already runs ${containers.size + creating} containers, its limit`, {
-            maxContainers: limits.maxContainers,
-          });
+          throw new ControlApiError(
+            "CONTAINER_LIMIT_REACHED",
+            503,
+            `The local container server already runs ${containers.size + creating} containers, its limit`,
+            {
+              maxContainers: limits.maxContainers,
+            },
+          );
         }
         creating += 1;
         try {
@@ -283,6 +340,11 @@ export function createContainerRegistry(rootDir: string, limits: LocalContainerL
 /** Refuses ids that are not safe directory names (400 `INVALID_CONTAINER_ID`). */
 export function assertContainerId(id: string): void {
   if (!CONTAINER_ID_PATTERN.test(id)) {
-    throw new ControlApiError("INVALID_CONTAINER_ID", 400, "Container id must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", {});
+    throw new ControlApiError(
+      "INVALID_CONTAINER_ID",
+      400,
+      "Container id must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$",
+      {},
+    );
   }
 }

@@ -15,7 +15,13 @@ export class ControlApiError extends Error {
   readonly context: Readonly<Record<string, unknown>>;
   readonly extras: ControlErrorExtras;
 
-  constructor(code: string, httpStatus: number, message: string, context: Record<string, unknown> = {}, extras: ControlErrorExtras = {}) {
+  constructor(
+    code: string,
+    httpStatus: number,
+    message: string,
+    context: Record<string, unknown> = {},
+    extras: ControlErrorExtras = {},
+  ) {
     super(message);
     this.name = "ControlApiError";
     Object.defineProperty(this, CONTROL_API_ERROR_MARKER, { value: true });
@@ -27,9 +33,12 @@ export class ControlApiError extends Error {
 
   /** True for a {@link ControlApiError} from whichever copy of this module built it. */
   static isInstance(error: unknown): error is ControlApiError {
-    return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[CONTROL_API_ERROR_MARKER] === true;
+    return (
+      typeof error === "object" &&
+      error !== null &&
+      (error as Record<symbol, unknown>)[CONTROL_API_ERROR_MARKER] === true
+    );
   }
-
 
   /** The wire body; there is no `success` member in error bodies. */
   toBody(): Record<string, unknown> {
@@ -47,8 +56,14 @@ export class ControlApiError extends Error {
 
 /** `FILE_NOT_FOUND` in the shape `/api/read` and `/api/delete` use. */
 export function fileNotFound(path: string, operation: string): ControlApiError {
-  return new ControlApiError("FILE_NOT_FOUND", 404, `File not found: ${path}`, { path, operation }, {
-    operation,
-    suggestion: "Check that the path exists and is spelled correctly",
-  });
+  return new ControlApiError(
+    "FILE_NOT_FOUND",
+    404,
+    `File not found: ${path}`,
+    { path, operation },
+    {
+      operation,
+      suggestion: "Check that the path exists and is spelled correctly",
+    },
+  );
 }

@@ -19,7 +19,12 @@ export function now(): string {
 }
 
 /** Sends a JSON body with `Content-Length`. */
-export function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  response: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
   response.writeHead(status, {
     ...CORS_HEADERS,

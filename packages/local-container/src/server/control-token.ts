@@ -20,9 +20,18 @@ export function createControlToken(): string {
  */
 export async function assertControlToken(request: IncomingMessage, token: string): Promise<void> {
   const header = request.headers[CONTROL_TOKEN_HEADER.toLowerCase()];
-  const refusal = await bearerRefusal(typeof header === "string" ? header : null, token, nodeTokenCrypto);
+  const refusal = await bearerRefusal(
+    typeof header === "string" ? header : null,
+    token,
+    nodeTokenCrypto,
+  );
   if (refusal !== null) {
-    throw new ControlApiError("UNAUTHORIZED", 401, `The local container server answers only its stack: ${CONTROL_TOKEN_HEADER} is ${refusal}`, {});
+    throw new ControlApiError(
+      "UNAUTHORIZED",
+      401,
+      `The local container server answers only its stack: ${CONTROL_TOKEN_HEADER} is ${refusal}`,
+      {},
+    );
   }
 }
 

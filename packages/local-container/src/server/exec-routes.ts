@@ -25,24 +25,44 @@ export interface SpawnSettings {
 }
 
 /** Resolves the session of a request; `__DISABLE_SESSION__` or none runs outside any session. */
-export function requestSession(container: LocalContainer, sessionId: string | undefined): SessionState | undefined {
-  return sessionId === undefined || sessionId === SESSIONLESS_ID ? undefined : container.sessions.getOrCreate(sessionId);
+export function requestSession(
+  container: LocalContainer,
+  sessionId: string | undefined,
+): SessionState | undefined {
+  return sessionId === undefined || sessionId === SESSIONLESS_ID
+    ? undefined
+    : container.sessions.getOrCreate(sessionId);
 }
 
 /**
  * Settings of a command that runs beside its session's shell (streamed or background): it sees the
  * session's variables, functions, aliases and cwd as they are now; its own changes stay its own.
  */
-export async function spawnSettings(context: RouteContext, body: ExecuteRequest): Promise<SpawnSettings> {
+export async function spawnSettings(
+  context: RouteContext,
+  body: ExecuteRequest,
+): Promise<SpawnSettings> {
   const { container, limits } = context;
   const session = requestSession(container, body.sessionId);
   if (session === undefined) {
     const cwd = containerPath(body.cwd ?? "/workspace");
-    return { session, cwd, env: { ...container.baseEnv, ...body.env }, snapshot: undefined, command: body.command };
+    return {
+      session,
+      cwd,
+      env: { ...container.baseEnv, ...body.env },
+      snapshot: undefined,
+      command: body.command,
+    };
   }
   const taken = await snapshotSession(container, session, limits.maxOutputBytes);
   const cwd = containerPath(body.cwd ?? taken.cwd, taken.cwd);
-  return { session, cwd, env: { ...session.env, ...body.env }, snapshot: taken.snapshot, command: `${exportLines(body.env)}${body.command}` };
+  return {
+    session,
+    cwd,
+    env: { ...session.env, ...body.env },
+    snapshot: taken.snapshot,
+    command: `${exportLines(body.env)}${body.command}`,
+  };
 }
 
 function dropTrailingNewline(text: string): string {
@@ -50,9 +70,19 @@ function dropTrailingNewline(text: string): string {
 }
 
 /** Runs a sessionless command to its end; a timeout kills it (there is no session for it to live on in) and answers exit code 124. */
-async function runSessionless(context: RouteContext, body: ExecuteRequest, cwd: string): Promise<{ exitCode: number; stdout: string; stderr: string; truncated: boolean }> {
+async function runSessionless(
+  context: RouteContext,
+  body: ExecuteRequest,
+  cwd: string,
+): Promise<{ exitCode: number; stdout: string; stderr: string; truncated: boolean }> {
   const { container, limits } = context;
-  const mapped = container.processes.launch(() => startCommand(container, { command: body.command, cwd, env: { ...container.baseEnv, ...body.env } }));
+  const mapped = container.processes.launch(() =>
+    startCommand(container, {
+      command: body.command,
+      cwd,
+      env: { ...container.baseEnv, ...body.env },
+    }),
+  );
   // A caller that gives up on the answer takes its command with it.
   context.response.once("close", () => {
     if (!context.response.writableEnded) mapped.kill("SIGKILL");
@@ -62,17 +92,25 @@ async function runSessionless(context: RouteContext, body: ExecuteRequest, cwd: 
   mapped.child.stdout?.on("data", (chunk: Buffer) => stdout.append(chunk));
   mapped.child.stderr?.on("data", (chunk: Buffer) => stderr.append(chunk));
   let timedOut = false;
-  const timer = body.timeoutMs === undefined ? undefined : setTimeout(() => {
-    timedOut = true;
-    mapped.kill("SIGKILL");
-  }, body.timeoutMs);
+  const timer =
+    body.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          mapped.kill("SIGKILL");
+        }, body.timeoutMs);
   const exit = await mapped.exited;
   clearTimeout(timer);
   stdout.finish();
   stderr.finish();
   // As Cloudflare's container answers it: a normal result with timeout(1)'s exit code, not an error.
   const exitCode = timedOut ? TIMEOUT_EXIT_CODE : exitCodeOf(exit);
-  return { exitCode, stdout: stdout.text(), stderr: stderr.text(), truncated: stdout.truncated || stderr.truncated };
+  return {
+    exitCode,
+    stdout: stdout.text(),
+    stderr: stderr.text(),
+    truncated: stdout.truncated || stderr.truncated,
+  };
 }
 
 /** `POST /api/execute`: runs a command (in its session's shell when it has one) and answers with its whole output. */
@@ -82,19 +120,34 @@ export async function handleExecute(context: RouteContext): Promise<void> {
   const session = requestSession(container, body.sessionId);
   const startedAt = Date.now();
   const sessionId = body.sessionId ?? SESSIONLESS_ID;
-  const cwd = body.cwd === undefined ? undefined : containerPath(body.cwd, session?.cwd ?? "/workspace");
+  const cwd =
+    body.cwd === undefined ? undefined : containerPath(body.cwd, session?.cwd ?? "/workspace");
   if (cwd !== undefined && !(await isDirectory(container, cwd))) {
     sendJson(context.response, 200, {
-      success: false, exitCode: 1, stdout: "", stderr: `Failed to change directory to '${cwd}'`, command: body.command,
-      duration: Date.now() - startedAt, timestamp: now(), sessionId,
+      success: false,
+      exitCode: 1,
+      stdout: "",
+      stderr: `Failed to change directory to '${cwd}'`,
+      command: body.command,
+      duration: Date.now() - startedAt,
+      timestamp: now(),
+      sessionId,
     });
     return;
   }
-  const result = session === undefined
-    ? await runSessionless(context, body, cwd ?? "/workspace")
-    : await runInSession(container, session, body.command, { cwd, env: body.env, timeoutMs: body.timeoutMs }, limits.maxOutputBytes);
+  const result =
+    session === undefined
+      ? await runSessionless(context, body, cwd ?? "/workspace")
+      : await runInSession(
+          container,
+          session,
+          body.command,
+          { cwd, env: body.env, timeoutMs: body.timeoutMs },
+          limits.maxOutputBytes,
+        );
   let stderrText = result.stderr;
-  if (result.truncated) stderrText += `\n[local container: output truncated at ${limits.maxOutputBytes} bytes per stream]`;
+  if (result.truncated)
+    stderrText += `\n[local container: output truncated at ${limits.maxOutputBytes} bytes per stream]`;
   const inSession = session !== undefined;
   sendJson(context.response, 200, {
     success: result.exitCode === 0,
@@ -124,10 +177,15 @@ async function streamCommand(context: RouteContext, body: ExecuteRequest): Promi
   if (!(await isDirectory(container, cwd))) {
     const where = session === undefined ? "sessionless execution" : `session '${session.id}'`;
     const reason = `ENOENT: no such file or directory, posix_spawn '/bin/bash' (cwd '${cwd}')`;
-    throw new ControlApiError("STREAM_START_ERROR", 500, `Failed to execute streaming command '${body.command}' in ${where}: ${reason}`, {
-      command: body.command,
-      stderr: reason,
-    });
+    throw new ControlApiError(
+      "STREAM_START_ERROR",
+      500,
+      `Failed to execute streaming command '${body.command}' in ${where}: ${reason}`,
+      {
+        command: body.command,
+        stderr: reason,
+      },
+    );
   }
   const mapped = container.processes.launch(() => startCommand(container, settings));
   const record = container.processes.register(mapped, body.command);
@@ -137,10 +195,13 @@ async function streamCommand(context: RouteContext, body: ExecuteRequest): Promi
     if (record.status === "running") container.processes.kill(record, "SIGKILL");
   });
   let timedOut = false;
-  const timer = body.timeoutMs === undefined ? undefined : setTimeout(() => {
-    timedOut = true;
-    mapped.kill("SIGKILL");
-  }, body.timeoutMs);
+  const timer =
+    body.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          mapped.kill("SIGKILL");
+        }, body.timeoutMs);
   sse.write({ type: "start", command: body.command, timestamp: now() });
   await new Promise<void>((resolve) => {
     record.listeners.add((event: ProcessEvent) => {
@@ -149,12 +210,18 @@ async function streamCommand(context: RouteContext, body: ExecuteRequest): Promi
         return;
       }
       if (event.data.length === 0) return;
-      if (!sse.write({ type: event.type, data: event.data, timestamp: now() })) pauseUntil(mapped, sse.drained());
+      if (!sse.write({ type: event.type, data: event.data, timestamp: now() }))
+        pauseUntil(mapped, sse.drained());
     });
   });
   clearTimeout(timer);
   const exitCode = timedOut ? TIMEOUT_EXIT_CODE : (record.exitCode ?? 1);
-  if (timedOut) await sse.send({ type: "stderr", data: `Command timed out after ${body.timeoutMs}ms\n`, timestamp: now() });
+  if (timedOut)
+    await sse.send({
+      type: "stderr",
+      data: `Command timed out after ${body.timeoutMs}ms\n`,
+      timestamp: now(),
+    });
   await sse.send({ type: "complete", exitCode, timestamp: now() });
   sse.end();
 }

@@ -20,7 +20,10 @@ export const MAX_LIST_ENTRIES = 10_000;
 /** One frame: the request id, the JSON header and the data after it. */
 export function encodeFrame(id: number, header: unknown, data?: Uint8Array): Buffer {
   const head = Buffer.from(JSON.stringify(header), "utf8");
-  const body = data === undefined ? Buffer.alloc(0) : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  const body =
+    data === undefined
+      ? Buffer.alloc(0)
+      : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   const prefix = Buffer.alloc(12);
   prefix.writeUInt32BE(8 + head.length + body.length, 0);
   prefix.writeUInt32BE(id, 4);
@@ -33,7 +36,10 @@ export function encodeFrame(id: number, header: unknown, data?: Uint8Array): Buf
  * `onFrame`. A length out of bounds calls `onMalformed` and reads no further. Chunks are joined only once
  * a whole frame is there, so a large frame costs one copy.
  */
-export function createFrameReader(onFrame: (frame: Buffer) => void, onMalformed: () => void): (chunk: Buffer) => void {
+export function createFrameReader(
+  onFrame: (frame: Buffer) => void,
+  onMalformed: () => void,
+): (chunk: Buffer) => void {
   const parts: Buffer[] = [];
   let total = 0;
   let needed = 4;

@@ -9,7 +9,9 @@ export interface FileHelperReply {
   readonly data: Buffer;
 }
 
-const FILE_OPERATION_ERROR_MARKER = Symbol.for("@open-managed-agents/local-container/FileOperationError");
+const FILE_OPERATION_ERROR_MARKER = Symbol.for(
+  "@open-managed-agents/local-container/FileOperationError",
+);
 
 /** A failed file operation as the helper reported it: the errno code (`ENOENT`, `EISDIR`, …) and message. */
 export class FileOperationError extends Error {
@@ -24,7 +26,11 @@ export class FileOperationError extends Error {
 
   /** True for a file operation error from any copy of this module (a marker, not `instanceof`). */
   static isInstance(error: unknown): error is FileOperationError {
-    return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[FILE_OPERATION_ERROR_MARKER] === true;
+    return (
+      typeof error === "object" &&
+      error !== null &&
+      (error as Record<symbol, unknown>)[FILE_OPERATION_ERROR_MARKER] === true
+    );
   }
 }
 
@@ -79,7 +85,12 @@ export function createFileHelper(options: FileHelperOptions): FileHelper {
   // Answers lost because the helper stopped; a request that can run twice is sent once more to a fresh one.
   const lost = new WeakSet<object>();
   const stopped = (reason: string): ControlApiError => {
-    const error = new ControlApiError("FILESYSTEM_ERROR", 500, `The container's file helper stopped: ${reason}`, { reason });
+    const error = new ControlApiError(
+      "FILESYSTEM_ERROR",
+      500,
+      `The container's file helper stopped: ${reason}`,
+      { reason },
+    );
     lost.add(error);
     return error;
   };
@@ -98,7 +109,8 @@ export function createFileHelper(options: FileHelperOptions): FileHelper {
     };
     child.stdin?.on("error", () => undefined);
     child.stderr?.on("data", (chunk: Buffer) => {
-      if (stderr.length < STDERR_KEEP) stderr += chunk.toString("utf8").slice(0, STDERR_KEEP - stderr.length);
+      if (stderr.length < STDERR_KEEP)
+        stderr += chunk.toString("utf8").slice(0, STDERR_KEEP - stderr.length);
     });
     const answer = (frame: Buffer): void => {
       const id = frame.readUInt32BE(0);
@@ -115,7 +127,9 @@ export function createFileHelper(options: FileHelperOptions): FileHelper {
       state.pending.delete(id);
       let parsed: z.infer<typeof answerSchema>;
       try {
-        parsed = answerSchema.parse(JSON.parse(frame.subarray(8, 8 + headerLength).toString("utf8")));
+        parsed = answerSchema.parse(
+          JSON.parse(frame.subarray(8, 8 + headerLength).toString("utf8")),
+        );
       } catch {
         entry.reject(stopped("it sent an unreadable answer"));
         end("it sent an unreadable answer");
@@ -128,13 +142,21 @@ export function createFileHelper(options: FileHelperOptions): FileHelper {
       const { ok: _ok, ...header } = parsed;
       entry.resolve({ header, data: Buffer.from(frame.subarray(8 + headerLength)) });
     };
-    child.stdout?.on("data", createFrameReader(answer, () => end("it sent a malformed frame")));
+    child.stdout?.on(
+      "data",
+      createFrameReader(answer, () => end("it sent a malformed frame")),
+    );
     child.once("error", (error) => end(error.message));
-    child.once("close", (code, signal) => end(`exit ${code ?? signal}${stderr.trim() === "" ? "" : `: ${stderr.trim()}`}`));
+    child.once("close", (code, signal) =>
+      end(`exit ${code ?? signal}${stderr.trim() === "" ? "" : `: ${stderr.trim()}`}`),
+    );
     return state;
   };
 
-  const send = (header: Readonly<Record<string, unknown>>, data: Uint8Array | undefined): Promise<FileHelperReply> => {
+  const send = (
+    header: Readonly<Record<string, unknown>>,
+    data: Uint8Array | undefined,
+  ): Promise<FileHelperReply> => {
     if (disposed) return Promise.reject(stopped("the container was destroyed"));
     running ??= launch();
     const state = running;
@@ -142,7 +164,14 @@ export function createFileHelper(options: FileHelperOptions): FileHelper {
     nextId = nextId >= 0xffff_ffff ? 1 : nextId + 1;
     const frame = encodeFrame(id, header, data);
     if (frame.length > MAX_FRAME_BYTES) {
-      return Promise.reject(new ControlApiError("FILESYSTEM_ERROR", 500, "A file helper request exceeds the frame limit", { limit: MAX_FRAME_BYTES }));
+      return Promise.reject(
+        new ControlApiError(
+          "FILESYSTEM_ERROR",
+          500,
+          "A file helper request exceeds the frame limit",
+          { limit: MAX_FRAME_BYTES },
+        ),
+      );
     }
     return new Promise<FileHelperReply>((resolve, reject) => {
       state.pending.set(id, { resolve, reject });
@@ -153,7 +182,8 @@ export function createFileHelper(options: FileHelperOptions): FileHelper {
   return {
     request(header, data) {
       return send(header, data).catch((error: unknown) => {
-        if (disposed || !lost.has(error as object) || !REPEATABLE.has(String(header.op))) throw error;
+        if (disposed || !lost.has(error as object) || !REPEATABLE.has(String(header.op)))
+          throw error;
         return send(header, data);
       });
     },
@@ -163,7 +193,8 @@ export function createFileHelper(options: FileHelperOptions): FileHelper {
       const state = running;
       running = undefined;
       if (state === undefined) return;
-      for (const entry of state.pending.values()) entry.reject(stopped("the container was destroyed"));
+      for (const entry of state.pending.values())
+        entry.reject(stopped("the container was destroyed"));
       state.pending.clear();
       state.process.child.stdin?.end();
       state.process.kill("SIGKILL");

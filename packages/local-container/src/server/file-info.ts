@@ -2,16 +2,48 @@ import type { Stats } from "node:fs";
 import { extname } from "node:path";
 
 const MIME_TYPES: Readonly<Record<string, string>> = {
-  ".txt": "text/plain", ".log": "text/plain", ".md": "text/markdown", ".csv": "text/csv", ".html": "text/html",
-  ".htm": "text/html", ".css": "text/css", ".js": "text/javascript", ".mjs": "text/javascript", ".cjs": "text/javascript",
-  ".ts": "text/typescript", ".tsx": "text/typescript", ".jsx": "text/javascript", ".py": "text/x-python", ".sh": "application/x-sh",
-  ".json": "application/json", ".xml": "application/xml", ".yaml": "text/yaml", ".yml": "text/yaml", ".toml": "text/plain",
-  ".svg": "image/svg+xml", ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
-  ".webp": "image/webp", ".ico": "image/x-icon", ".pdf": "application/pdf", ".zip": "application/zip", ".gz": "application/gzip",
-  ".tgz": "application/gzip", ".tar": "application/x-tar", ".wasm": "application/wasm", ".bin": "application/octet-stream",
+  ".txt": "text/plain",
+  ".log": "text/plain",
+  ".md": "text/markdown",
+  ".csv": "text/csv",
+  ".html": "text/html",
+  ".htm": "text/html",
+  ".css": "text/css",
+  ".js": "text/javascript",
+  ".mjs": "text/javascript",
+  ".cjs": "text/javascript",
+  ".ts": "text/typescript",
+  ".tsx": "text/typescript",
+  ".jsx": "text/javascript",
+  ".py": "text/x-python",
+  ".sh": "application/x-sh",
+  ".json": "application/json",
+  ".xml": "application/xml",
+  ".yaml": "text/yaml",
+  ".yml": "text/yaml",
+  ".toml": "text/plain",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".gif": "image/gif",
+  ".webp": "image/webp",
+  ".ico": "image/x-icon",
+  ".pdf": "application/pdf",
+  ".zip": "application/zip",
+  ".gz": "application/gzip",
+  ".tgz": "application/gzip",
+  ".tar": "application/x-tar",
+  ".wasm": "application/wasm",
+  ".bin": "application/octet-stream",
 };
 
-const TEXT_MIME_TYPES = new Set(["application/json", "application/xml", "application/x-sh", "image/svg+xml"]);
+const TEXT_MIME_TYPES = new Set([
+  "application/json",
+  "application/xml",
+  "application/x-sh",
+  "image/svg+xml",
+]);
 
 /** How a file's content travels: its MIME type and whether it goes as base64. */
 export interface ContentKind {
@@ -28,7 +60,10 @@ export function classifyContent(path: string, sample: Uint8Array): ContentKind {
   const textLike = known === undefined || known.startsWith("text/") || TEXT_MIME_TYPES.has(known);
   if (!textLike) return { mimeType: known as string, isBinary: true };
   const readsAsText = looksLikeText(sample);
-  if (known === undefined) return readsAsText ? { mimeType: "text/plain", isBinary: false } : { mimeType: "application/octet-stream", isBinary: true };
+  if (known === undefined)
+    return readsAsText
+      ? { mimeType: "text/plain", isBinary: false }
+      : { mimeType: "application/octet-stream", isBinary: true };
   return { mimeType: known, isBinary: !readsAsText };
 }
 

@@ -4,11 +4,18 @@ import { FileOperationError } from "./file-helper.js";
 import { MAX_CHUNK_BYTES } from "./file-helper-protocol.js";
 
 const entryTypeSchema = z.enum(["file", "directory", "symlink", "other"]);
-const statSchema = z.object({ type: entryTypeSchema, size: z.number().nonnegative(), mtimeMs: z.number(), mode: z.number().int().nonnegative() });
+const statSchema = z.object({
+  type: entryTypeSchema,
+  size: z.number().nonnegative(),
+  mtimeMs: z.number(),
+  mode: z.number().int().nonnegative(),
+});
 const openedSchema = statSchema.extend({ handle: z.number().int().positive() });
 const handleSchema = z.object({ handle: z.number().int().positive() });
 const readSchema = z.object({ bytesRead: z.number().int().nonnegative() });
-const listSchema = z.object({ entries: z.array(statSchema.extend({ relativePath: z.string().min(1) })) });
+const listSchema = z.object({
+  entries: z.array(statSchema.extend({ relativePath: z.string().min(1) })),
+});
 
 /** A file's kind, size, modification time and mode, as `lstat`/`stat` inside the container saw them. */
 export type FileStat = z.infer<typeof statSchema>;
@@ -26,7 +33,11 @@ export interface OpenFile {
 }
 
 /** `stat` (or `lstat` with `follow: false`) of `path`. */
-export async function statPath(files: FileHelper, path: string, follow: boolean): Promise<FileStat> {
+export async function statPath(
+  files: FileHelper,
+  path: string,
+  follow: boolean,
+): Promise<FileStat> {
   return statSchema.parse((await files.request({ op: "stat", path, follow })).header);
 }
 
@@ -49,9 +60,17 @@ export async function openForRead(files: FileHelper, path: string): Promise<Open
   return {
     stat,
     async read(length) {
-      const reply = await files.request({ op: "read", handle, length: Math.min(length, MAX_CHUNK_BYTES) });
+      const reply = await files.request({
+        op: "read",
+        handle,
+        length: Math.min(length, MAX_CHUNK_BYTES),
+      });
       const { bytesRead } = readSchema.parse(reply.header);
-      if (bytesRead !== reply.data.length || bytesRead > length) throw new FileOperationError("EIO", "the file helper's read answer does not match its length");
+      if (bytesRead !== reply.data.length || bytesRead > length)
+        throw new FileOperationError(
+          "EIO",
+          "the file helper's read answer does not match its length",
+        );
       return reply.data;
     },
     async close() {
@@ -63,7 +82,11 @@ export async function openForRead(files: FileHelper, path: string): Promise<Open
 }
 
 /** Reads a whole regular file of at most `maxBytes`; `undefined` when it is larger. Throws `EISDIR` for a directory, `EINVAL` for another non-file. */
-export async function readWholeFile(files: FileHelper, path: string, maxBytes: number): Promise<{ stat: FileStat; content: Buffer | undefined }> {
+export async function readWholeFile(
+  files: FileHelper,
+  path: string,
+  maxBytes: number,
+): Promise<{ stat: FileStat; content: Buffer | undefined }> {
   const file = await openForRead(files, path);
   try {
     if (file.stat.type === "directory") throw new FileOperationError("EISDIR", "is a directory");
@@ -91,15 +114,24 @@ export async function readWholeFile(files: FileHelper, path: string, maxBytes: n
  * filled afterwards, `fillDelayMs` later: a reader that takes "has its size" for "is complete" reads zeros
  * here as it does there.
  */
-export async function writeWholeFile(files: FileHelper, path: string, content: Uint8Array, options: { readonly fillDelayMs?: number } = {}): Promise<void> {
+export async function writeWholeFile(
+  files: FileHelper,
+  path: string,
+  content: Uint8Array,
+  options: { readonly fillDelayMs?: number } = {},
+): Promise<void> {
   const { handle } = handleSchema.parse((await files.request({ op: "openWrite", path })).header);
   try {
     if (content.length > 0) {
       await files.request({ op: "truncate", handle, size: content.length });
-      if ((options.fillDelayMs ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, options.fillDelayMs));
+      if ((options.fillDelayMs ?? 0) > 0)
+        await new Promise((resolve) => setTimeout(resolve, options.fillDelayMs));
     }
     for (let offset = 0; offset < content.length; offset += MAX_CHUNK_BYTES) {
-      await files.request({ op: "write", handle }, content.subarray(offset, offset + MAX_CHUNK_BYTES));
+      await files.request(
+        { op: "write", handle },
+        content.subarray(offset, offset + MAX_CHUNK_BYTES),
+      );
     }
   } finally {
     await files.request({ op: "close", handle });
@@ -107,7 +139,11 @@ export async function writeWholeFile(files: FileHelper, path: string, content: U
 }
 
 /** `mkdir`, optionally recursive. */
-export async function makeDirectory(files: FileHelper, path: string, recursive: boolean): Promise<void> {
+export async function makeDirectory(
+  files: FileHelper,
+  path: string,
+  recursive: boolean,
+): Promise<void> {
   await files.request({ op: "mkdir", path, recursive });
 }
 
@@ -122,6 +158,10 @@ export async function moveEntry(files: FileHelper, from: string, to: string): Pr
 }
 
 /** Entries of a directory in directory order, each directory followed by its entries; optionally recursive and with dot names. */
-export async function listDirectory(files: FileHelper, path: string, options: { recursive: boolean; includeHidden: boolean }): Promise<ListedEntry[]> {
+export async function listDirectory(
+  files: FileHelper,
+  path: string,
+  options: { recursive: boolean; includeHidden: boolean },
+): Promise<ListedEntry[]> {
   return listSchema.parse((await files.request({ op: "list", path, ...options })).header).entries;
 }

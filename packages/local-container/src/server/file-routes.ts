@@ -1,9 +1,21 @@
 import { classifyContent } from "./file-info.js";
-import { deleteFile, makeDirectory, moveEntry as moveInContainer, pathExists, readWholeFile, writeWholeFile } from "./file-ops.js";
+import {
+  deleteFile,
+  makeDirectory,
+  moveEntry as moveInContainer,
+  pathExists,
+  readWholeFile,
+  writeWholeFile,
+} from "./file-ops.js";
 import { fileSystemError, resolveFilePath } from "./file-paths.js";
 import { readJson } from "./request-body.js";
 import {
-  mkdirRequestSchema, moveRequestSchema, pathRequestSchema, readRequestSchema, renameRequestSchema, writeRequestSchema,
+  mkdirRequestSchema,
+  moveRequestSchema,
+  pathRequestSchema,
+  readRequestSchema,
+  renameRequestSchema,
+  writeRequestSchema,
 } from "./request-schemas.js";
 import type { RouteContext } from "./route-context.js";
 import { ControlApiError } from "./control-api-error.js";
@@ -13,13 +25,25 @@ import { now, sendJson } from "./control-api-responses.js";
 export async function handleRead(context: RouteContext): Promise<void> {
   const body = await readJson(context.request, readRequestSchema, context.limits.maxBodyBytes);
   const target = resolveFilePath(context.container, body.path, body.sessionId);
-  const { stat, content } = await readWholeFile(context.container.files, target.target, context.limits.maxOutputBytes).catch((error: unknown) => {
+  const { stat, content } = await readWholeFile(
+    context.container.files,
+    target.target,
+    context.limits.maxOutputBytes,
+  ).catch((error: unknown) => {
     throw fileSystemError(error, target.path, "file.read");
   });
   if (content === undefined) {
-    throw new ControlApiError("FILE_TOO_LARGE", 413, `File is ${stat.size} bytes; /api/read returns at most ${context.limits.maxOutputBytes}. Use /api/read/stream`, {
-      path: target.path, size: stat.size, maxOutputBytes: context.limits.maxOutputBytes,
-    }, { operation: "file.read" });
+    throw new ControlApiError(
+      "FILE_TOO_LARGE",
+      413,
+      `File is ${stat.size} bytes; /api/read returns at most ${context.limits.maxOutputBytes}. Use /api/read/stream`,
+      {
+        path: target.path,
+        size: stat.size,
+        maxOutputBytes: context.limits.maxOutputBytes,
+      },
+      { operation: "file.read" },
+    );
   }
   const kind = classifyContent(target.path, content);
   const asBase64 = kind.isBinary || body.encoding === "base64";
@@ -39,9 +63,14 @@ export async function handleRead(context: RouteContext): Promise<void> {
 export async function handleWrite(context: RouteContext): Promise<void> {
   const body = await readJson(context.request, writeRequestSchema, context.limits.maxBodyBytes);
   const target = resolveFilePath(context.container, body.path, body.sessionId);
-  const content = body.encoding === "base64" ? Buffer.from(body.content, "base64") : Buffer.from(body.content, "utf8");
+  const content =
+    body.encoding === "base64"
+      ? Buffer.from(body.content, "base64")
+      : Buffer.from(body.content, "utf8");
   try {
-    await writeWholeFile(context.container.files, target.target, content, { fillDelayMs: context.fileWriteFillDelayMs });
+    await writeWholeFile(context.container.files, target.target, content, {
+      fillDelayMs: context.fileWriteFillDelayMs,
+    });
   } catch (error) {
     throw fileSystemError(error, target.path, "file.write");
   }
@@ -58,12 +87,27 @@ export async function handleMkdir(context: RouteContext): Promise<void> {
   } catch (error) {
     if (ControlApiError.isInstance(error)) throw error;
     const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === "EEXIST" ? "File exists" : code === "ENOENT" ? "No such file or directory" : code === "ENOTDIR" ? "Not a directory" : "Permission denied";
+    const reason =
+      code === "EEXIST"
+        ? "File exists"
+        : code === "ENOENT"
+          ? "No such file or directory"
+          : code === "ENOTDIR"
+            ? "Not a directory"
+            : "Permission denied";
     throw new ControlApiError("FILESYSTEM_ERROR", 500, "mkdir operation failed with exit code 1", {
-      path: target.path, options: { recursive }, exitCode: 1, stderr: `mkdir: cannot create directory '${target.path}': ${reason}`,
+      path: target.path,
+      options: { recursive },
+      exitCode: 1,
+      stderr: `mkdir: cannot create directory '${target.path}': ${reason}`,
     });
   }
-  sendJson(context.response, 200, { success: true, path: target.path, recursive, timestamp: now() });
+  sendJson(context.response, 200, {
+    success: true,
+    path: target.path,
+    recursive,
+    timestamp: now(),
+  });
 }
 
 /** `POST /api/exists`. */
@@ -82,16 +126,29 @@ export async function handleDelete(context: RouteContext): Promise<void> {
     await deleteFile(context.container.files, target.target);
   } catch (error) {
     if ((error as { code?: unknown }).code === "EISDIR") {
-      throw new ControlApiError("IS_DIRECTORY", 400, `Cannot delete directory with deleteFile() at '${target.path}'. Use exec('rm -rf <path>') instead.`, {
-        path: target.path, operation: "file.delete",
-      }, { operation: "file.delete" });
+      throw new ControlApiError(
+        "IS_DIRECTORY",
+        400,
+        `Cannot delete directory with deleteFile() at '${target.path}'. Use exec('rm -rf <path>') instead.`,
+        {
+          path: target.path,
+          operation: "file.delete",
+        },
+        { operation: "file.delete" },
+      );
     }
     throw fileSystemError(error, target.path, "file.delete");
   }
   sendJson(context.response, 200, { success: true, path: target.path, timestamp: now() });
 }
 
-async function moveEntry(context: RouteContext, from: string, to: string, sessionId: string | undefined, operation: string): Promise<{ path: string; newPath: string }> {
+async function moveEntry(
+  context: RouteContext,
+  from: string,
+  to: string,
+  sessionId: string | undefined,
+  operation: string,
+): Promise<{ path: string; newPath: string }> {
   const source = resolveFilePath(context.container, from, sessionId);
   const destination = resolveFilePath(context.container, to, sessionId);
   try {
@@ -112,6 +169,12 @@ export async function handleRename(context: RouteContext): Promise<void> {
 /** `POST /api/move`. */
 export async function handleMove(context: RouteContext): Promise<void> {
   const body = await readJson(context.request, moveRequestSchema, context.limits.maxBodyBytes);
-  const moved = await moveEntry(context, body.sourcePath, body.destinationPath, body.sessionId, "file.move");
+  const moved = await moveEntry(
+    context,
+    body.sourcePath,
+    body.destinationPath,
+    body.sessionId,
+    "file.move",
+  );
   sendJson(context.response, 200, { success: true, ...moved, timestamp: now() });
 }

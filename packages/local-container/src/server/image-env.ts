@@ -24,12 +24,19 @@ export const TOOLS_BIN = "/opt/open-managed-agents/bun/bin";
 
 /** The container's PATH: the tools directory, the image's PATH, then the host's other entries (the root is the host's system). */
 export function containerSearchPath(hostPath: string | undefined, toolsBin = TOOLS_BIN): string {
-  const entries = [toolsBin, ...(IMAGE_ENV.PATH as string).split(":"), ...(hostPath ?? "").split(":")].filter((entry) => entry.startsWith("/"));
+  const entries = [
+    toolsBin,
+    ...(IMAGE_ENV.PATH as string).split(":"),
+    ...(hostPath ?? "").split(":"),
+  ].filter((entry) => entry.startsWith("/"));
   return [...new Set(entries)].join(":");
 }
 
 /** Where `bun` is on the container's PATH, or undefined. */
-export function findContainerBun(hostPath: string | undefined, toolsBin = TOOLS_BIN): string | undefined {
+export function findContainerBun(
+  hostPath: string | undefined,
+  toolsBin = TOOLS_BIN,
+): string | undefined {
   for (const directory of containerSearchPath(hostPath, toolsBin).split(":")) {
     try {
       accessSync(join(directory, "bun"), constants.X_OK);

@@ -24,9 +24,16 @@ const serverOptionsSchema = z
     // Only the stack may reach the server: loopback, and a token on every call.
     host: z
       .string()
-      .refine((host) => LOOPBACK_HOSTS.test(host), { message: "must be a loopback address (127.x.x.x, ::1 or localhost): the server serves its own stack only" })
+      .refine((host) => LOOPBACK_HOSTS.test(host), {
+        message:
+          "must be a loopback address (127.x.x.x, ::1 or localhost): the server serves its own stack only",
+      })
       .default("127.0.0.1"),
-    controlToken: z.string().min(32, { message: "must be at least 32 characters" }).regex(/^[\x21-\x7e]+$/, { message: "must be printable ASCII without spaces" }).optional(),
+    controlToken: z
+      .string()
+      .min(32, { message: "must be at least 32 characters" })
+      .regex(/^[\x21-\x7e]+$/, { message: "must be printable ASCII without spaces" })
+      .optional(),
     port: z.number().int().min(0).max(65_535).default(0),
     version: z.string().min(1).default("unknown"),
     pathMapping: z.enum(["auto", "namespace", "rewrite"]).default("auto"),
@@ -168,7 +175,9 @@ export function resolveServerOptions(options: LocalContainerServerOptions): Reso
   const rootDir = resolve(result.data.rootDir);
   // Trees under /tmp work in both mapping modes; a tree under /workspace or /mnt/session/outputs would sit
   // inside the very directories the bridge archives and restores.
-  const clash = REFUSED_ROOT_PARENTS.find((mountPoint) => rootDir === mountPoint || rootDir.startsWith(`${mountPoint}${sep}`));
+  const clash = REFUSED_ROOT_PARENTS.find(
+    (mountPoint) => rootDir === mountPoint || rootDir.startsWith(`${mountPoint}${sep}`),
+  );
   if (clash !== undefined) {
     throw new InvalidConfigError({
       message: `invalid local container server option rootDir: it lies under ${clash}, a path every container maps to its own directory; use a directory elsewhere (for example under ${tmpdir()})`,
@@ -179,19 +188,27 @@ export function resolveServerOptions(options: LocalContainerServerOptions): Reso
   const network = result.data.network ?? (confinement === "bubblewrap" ? "none" : "host-unsafe");
   if (confinement === "bubblewrap" && pathMapping === "rewrite") {
     throw new InvalidConfigError({
-      message: 'invalid local container server option pathMapping: "rewrite" runs commands on the host; it needs confinement: "unconfined-unsafe"',
+      message:
+        'invalid local container server option pathMapping: "rewrite" runs commands on the host; it needs confinement: "unconfined-unsafe"',
       context: { field: "pathMapping" },
     });
   }
   if (result.data.egressAllowList !== undefined && network !== "none") {
     throw new InvalidConfigError({
-      message: 'invalid local container server option egressAllowList: it needs network: "none" (with the host network a command could go around the proxy)',
+      message:
+        'invalid local container server option egressAllowList: it needs network: "none" (with the host network a command could go around the proxy)',
       context: { field: "egressAllowList" },
     });
   }
   const { maxContainerMemoryBytes, maxContainerCpus } = result.data.limits;
-  if (confinement === "unconfined-unsafe" && (maxContainerMemoryBytes !== undefined || maxContainerCpus !== undefined)) {
-    const field = maxContainerMemoryBytes !== undefined ? "limits.maxContainerMemoryBytes" : "limits.maxContainerCpus";
+  if (
+    confinement === "unconfined-unsafe" &&
+    (maxContainerMemoryBytes !== undefined || maxContainerCpus !== undefined)
+  ) {
+    const field =
+      maxContainerMemoryBytes !== undefined
+        ? "limits.maxContainerMemoryBytes"
+        : "limits.maxContainerCpus";
     throw new InvalidConfigError({
       message: `invalid local container server option ${field}: a container bound needs confinement: "bubblewrap"`,
       context: { field },
@@ -199,7 +216,8 @@ export function resolveServerOptions(options: LocalContainerServerOptions): Reso
   }
   if (confinement === "unconfined-unsafe" && network === "none") {
     throw new InvalidConfigError({
-      message: 'invalid local container server option network: "none" needs confinement: "bubblewrap"',
+      message:
+        'invalid local container server option network: "none" needs confinement: "bubblewrap"',
       context: { field: "network" },
     });
   }
@@ -219,7 +237,10 @@ function fillDelayFromEnv(): number {
   if (raw === undefined || raw === "") return 0;
   const value = Number(raw);
   if (!Number.isSafeInteger(value) || value < 0 || value > 60_000) {
-    throw new InvalidConfigError({ message: `invalid ${FILL_DELAY_ENV}: ${JSON.stringify(raw.slice(0, 40))} is not a whole number of milliseconds from 0 to 60000`, context: { field: FILL_DELAY_ENV } });
+    throw new InvalidConfigError({
+      message: `invalid ${FILL_DELAY_ENV}: ${JSON.stringify(raw.slice(0, 40))} is not a whole number of milliseconds from 0 to 60000`,
+      context: { field: FILL_DELAY_ENV },
+    });
   }
   return value;
 }

@@ -78,7 +78,10 @@ async function readOwner(directory: string): Promise<ContainerOwner | null> {
  * theirs still running (found by the marker every command carries). Trees without a readable owner record
  * (being created right now, or not made by a server) are left alone. Returns the ids removed.
  */
-export async function removeOrphanedContainers(rootDir: string, isContainerId: (name: string) => boolean): Promise<string[]> {
+export async function removeOrphanedContainers(
+  rootDir: string,
+  isContainerId: (name: string) => boolean,
+): Promise<string[]> {
   const entries = await readdir(rootDir, { withFileTypes: true }).catch(() => []);
   const removed: string[] = [];
   for (const entry of entries) {

@@ -1,7 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import {
-  type EgressCertificateAuthority, type EgressHttpHandler, type EgressHttpsInterception, createEgressCertificateAuthority,
+  type EgressCertificateAuthority,
+  type EgressHttpHandler,
+  type EgressHttpsInterception,
+  createEgressCertificateAuthority,
 } from "@open-managed-agents/local-confinement";
 import * as z from "zod";
 import type { OutboundJob } from "../protocol.js";
@@ -12,7 +15,15 @@ const ANSWER_TIMEOUT_MS = 60_000;
 /** How long one collect call waits for a request before answering 204 (the Worker asks again). */
 export const COLLECT_WAIT_MS = 10_000;
 /** Headers of the hop between the guest and the proxy, never handed on. */
-const HOP_HEADERS = new Set(["proxy-authorization", "proxy-connection", "connection", "keep-alive", "transfer-encoding", "te", "upgrade"]);
+const HOP_HEADERS = new Set([
+  "proxy-authorization",
+  "proxy-connection",
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "te",
+  "upgrade",
+]);
 
 export const outboundAnswerSchema = z
   .object({
@@ -59,7 +70,9 @@ export interface OutboundRelay {
 
 function refuse(response: ServerResponse, status: number, text: string): void {
   if (response.headersSent) return void response.destroy();
-  response.writeHead(status, { "Content-Type": "text/plain", "Content-Length": Buffer.byteLength(text) }).end(text);
+  response
+    .writeHead(status, { "Content-Type": "text/plain", "Content-Length": Buffer.byteLength(text) })
+    .end(text);
 }
 
 /** Creates the relay; request bodies over `maxBodyBytes` get 413. */
@@ -77,7 +90,11 @@ export function createOutboundRelay(maxBodyBytes: number): OutboundRelay {
     return queue;
   };
 
-  const enqueue = async (id: string, request: IncomingMessage, response: ServerResponse): Promise<void> => {
+  const enqueue = async (
+    id: string,
+    request: IncomingMessage,
+    response: ServerResponse,
+  ): Promise<void> => {
     let body: Buffer;
     try {
       body = await readBody(request, maxBodyBytes);
@@ -89,10 +106,17 @@ export function createOutboundRelay(maxBodyBytes: number): OutboundRelay {
       if (value === undefined || HOP_HEADERS.has(name)) continue;
       headers[name] = Array.isArray(value) ? value.join(", ") : value;
     }
-    const job: OutboundJob = { id: randomUUID(), method: request.method ?? "GET", url: request.url ?? "", headers, body: body.toString("base64") };
+    const job: OutboundJob = {
+      id: randomUUID(),
+      method: request.method ?? "GET",
+      url: request.url ?? "",
+      headers,
+      body: body.toString("base64"),
+    };
     const queue = queueOf(id);
     const timer = setTimeout(() => {
-      if (queue.pending.delete(job.id)) refuse(response, 504, "the container's Worker did not answer the request\n");
+      if (queue.pending.delete(job.id))
+        refuse(response, 504, "the container's Worker did not answer the request\n");
     }, ANSWER_TIMEOUT_MS);
     timer.unref();
     queue.pending.set(job.id, { response, timer });
@@ -117,7 +141,9 @@ export function createOutboundRelay(maxBodyBytes: number): OutboundRelay {
       };
     },
     httpsFor(id) {
-      authority ??= createEgressCertificateAuthority({ commonName: "open-managed-agents local container egress CA" });
+      authority ??= createEgressCertificateAuthority({
+        commonName: "open-managed-agents local container egress CA",
+      });
       return {
         authority,
         intercepts(host) {
@@ -156,8 +182,17 @@ export function createOutboundRelay(maxBodyBytes: number): OutboundRelay {
       clearTimeout(pending.timer);
       queues.get(id)?.pending.delete(jobId);
       const body = Buffer.from(answer.body, "base64");
-      const headers = Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !HOP_HEADERS.has(name.toLowerCase()) && name.toLowerCase() !== "content-length" && name.toLowerCase() !== "content-encoding"));
-      pending.response.writeHead(answer.status, { ...headers, "Content-Length": body.length }).end(body);
+      const headers = Object.fromEntries(
+        Object.entries(answer.headers).filter(
+          ([name]) =>
+            !HOP_HEADERS.has(name.toLowerCase()) &&
+            name.toLowerCase() !== "content-length" &&
+            name.toLowerCase() !== "content-encoding",
+        ),
+      );
+      pending.response
+        .writeHead(answer.status, { ...headers, "Content-Length": body.length })
+        .end(body);
       return true;
     },
     drop(id) {

@@ -29,7 +29,8 @@ export async function handlePortWatch(context: RouteContext): Promise<void> {
   const { container } = context;
   const interval = Math.max(100, Math.min(body.interval ?? 500, 10_000));
   const sse = openSse(context.response);
-  const emit = (event: Record<string, unknown>): Promise<void> => sse.send({ ...event, port: body.port });
+  const emit = (event: Record<string, unknown>): Promise<void> =>
+    sse.send({ ...event, port: body.port });
   await emit({ type: "watching" });
   try {
     while (!sse.closed) {
@@ -40,29 +41,47 @@ export async function handlePortWatch(context: RouteContext): Promise<void> {
           return;
         }
         if (record.status !== "running") {
-          await emit({ type: "process_exited", ...(record.exitCode === undefined ? {} : { exitCode: record.exitCode }) });
+          await emit({
+            type: "process_exited",
+            ...(record.exitCode === undefined ? {} : { exitCode: record.exitCode }),
+          });
           return;
         }
       }
       const result = await probe(container, body);
       if (result.ready) {
-        await emit({ type: "ready", ...(result.statusCode === undefined ? {} : { statusCode: result.statusCode }) });
+        await emit({
+          type: "ready",
+          ...(result.statusCode === undefined ? {} : { statusCode: result.statusCode }),
+        });
         return;
       }
       await new Promise((resolve) => setTimeout(resolve, interval));
     }
   } catch (error) {
-    await emit({ type: "error", error: error instanceof Error ? error.message : "Unknown error", timestamp: now() });
+    await emit({
+      type: "error",
+      error: error instanceof Error ? error.message : "Unknown error",
+      timestamp: now(),
+    });
   } finally {
     sse.end();
   }
 }
 
-async function probe(container: LocalContainer, body: PortWatchRequest): Promise<{ ready: boolean; statusCode?: number }> {
+async function probe(
+  container: LocalContainer,
+  body: PortWatchRequest,
+): Promise<{ ready: boolean; statusCode?: number }> {
   const http = (body.mode ?? "http") === "http";
   const script = http ? HTTP_PROBE : TCP_PROBE;
   const mapped = container.processes.launch(() =>
-    startCommand(container, { command: script, cwd: "/", env: container.baseEnv, args: [String(body.port), body.path ?? "/"] }),
+    startCommand(container, {
+      command: script,
+      cwd: "/",
+      env: container.baseEnv,
+      args: [String(body.port), body.path ?? "/"],
+    }),
   );
   let output = "";
   mapped.child.stdout?.on("data", (chunk: Buffer) => {

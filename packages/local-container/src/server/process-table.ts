@@ -13,7 +13,9 @@ const MAX_FINISHED_RECORDS = 256;
 export type ProcessStatus = "running" | "completed" | "failed" | "killed" | "error";
 
 /** Output and exit events a log stream follows. */
-export type ProcessEvent = { readonly type: "stdout" | "stderr"; readonly data: string } | { readonly type: "exit" };
+export type ProcessEvent =
+  | { readonly type: "stdout" | "stderr"; readonly data: string }
+  | { readonly type: "exit" };
 
 /** A command listed by `/api/process/*`. */
 export interface ProcessRecord {
@@ -55,7 +57,10 @@ export function generateProcessId(): string {
 }
 
 /** Creates the process table of one container. */
-export function createProcessTable(limits: { maxProcessesPerContainer: number; maxOutputBytes: number }): ProcessTable {
+export function createProcessTable(limits: {
+  maxProcessesPerContainer: number;
+  maxOutputBytes: number;
+}): ProcessTable {
   const active = new Set<MappedProcess>();
   const killRequested = new WeakSet<ProcessRecord>();
   // Processes still running when the grace ended: SIGKILL ended them. The leader a confined container
@@ -77,14 +82,20 @@ export function createProcessTable(limits: { maxProcessesPerContainer: number; m
   const records = new Map<string, ProcessRecord>();
   const forgetOldFinished = (): void => {
     const finished = [...records.values()].filter((record) => record.status !== "running");
-    for (const record of finished.slice(0, Math.max(0, finished.length - MAX_FINISHED_RECORDS))) records.delete(record.id);
+    for (const record of finished.slice(0, Math.max(0, finished.length - MAX_FINISHED_RECORDS)))
+      records.delete(record.id);
   };
   return {
     launch(start) {
       if (active.size >= limits.maxProcessesPerContainer) {
-        throw new ControlApiError("PROCESS_LIMIT_REACHED", 429, `The container already runs ${active.size} processes, its limit`, {
-          maxProcessesPerContainer: limits.maxProcessesPerContainer,
-        });
+        throw new ControlApiError(
+          "PROCESS_LIMIT_REACHED",
+          429,
+          `The container already runs ${active.size} processes, its limit`,
+          {
+            maxProcessesPerContainer: limits.maxProcessesPerContainer,
+          },
+        );
       }
       const mapped = start();
       active.add(mapped);
@@ -96,7 +107,12 @@ export function createProcessTable(limits: { maxProcessesPerContainer: number; m
       const existing = records.get(processId);
       if (existing !== undefined && existing.status === "running") {
         mapped.kill("SIGKILL");
-        throw new ControlApiError("PROCESS_ALREADY_EXISTS", 409, `Process '${processId}' is already running`, { processId });
+        throw new ControlApiError(
+          "PROCESS_ALREADY_EXISTS",
+          409,
+          `Process '${processId}' is already running`,
+          { processId },
+        );
       }
       const record: ProcessRecord = {
         id: processId,
@@ -112,14 +128,25 @@ export function createProcessTable(limits: { maxProcessesPerContainer: number; m
       const emit = (event: ProcessEvent): void => {
         for (const listener of record.listeners) listener(event);
       };
-      mapped.child.stdout?.on("data", (chunk: Buffer) => emit({ type: "stdout", data: record.stdout.append(chunk) }));
-      mapped.child.stderr?.on("data", (chunk: Buffer) => emit({ type: "stderr", data: record.stderr.append(chunk) }));
+      mapped.child.stdout?.on("data", (chunk: Buffer) =>
+        emit({ type: "stdout", data: record.stdout.append(chunk) }),
+      );
+      mapped.child.stderr?.on("data", (chunk: Buffer) =>
+        emit({ type: "stderr", data: record.stderr.append(chunk) }),
+      );
       void mapped.exited.then((exit) => {
         record.stdout.finish();
         record.stderr.finish();
-        record.exitCode = forced.has(record) ? exitCodeOf({ code: null, signal: "SIGKILL" }) : exitCodeOf(exit);
+        record.exitCode = forced.has(record)
+          ? exitCodeOf({ code: null, signal: "SIGKILL" })
+          : exitCodeOf(exit);
         record.endTime = new Date();
-        if (record.status === "running") record.status = killRequested.has(record) ? "killed" : record.exitCode === 0 ? "completed" : "failed";
+        if (record.status === "running")
+          record.status = killRequested.has(record)
+            ? "killed"
+            : record.exitCode === 0
+              ? "completed"
+              : "failed";
         emit({ type: "exit" });
         record.listeners.clear();
         forgetOldFinished();

@@ -30,8 +30,14 @@ export async function handleReadStream(context: RouteContext): Promise<void> {
   if ("error" in opened) {
     // Only a missing file reads "not found"; a helper that failed says why.
     const { error } = opened;
-    const missing = FileOperationError.isInstance(error) && (error.code === "ENOENT" || error.code === "ENOTDIR");
-    await sse.send({ type: "error", error: missing ? `File not found: ${target.path}` : `File streaming error: ${error instanceof Error ? error.message : String(error)}` });
+    const missing =
+      FileOperationError.isInstance(error) && (error.code === "ENOENT" || error.code === "ENOTDIR");
+    await sse.send({
+      type: "error",
+      error: missing
+        ? `File not found: ${target.path}`
+        : `File streaming error: ${error instanceof Error ? error.message : String(error)}`,
+    });
     sse.end();
     return;
   }
@@ -43,7 +49,13 @@ export async function handleReadStream(context: RouteContext): Promise<void> {
     }
     let piece = await file.read(MAX_CHUNK_BYTES);
     const kind = classifyContent(target.path, piece.subarray(0, SAMPLE_BYTES));
-    await sse.send({ type: "metadata", mimeType: kind.mimeType, size: file.stat.size, isBinary: kind.isBinary, encoding: kind.isBinary ? "base64" : "utf-8" });
+    await sse.send({
+      type: "metadata",
+      mimeType: kind.mimeType,
+      size: file.stat.size,
+      isBinary: kind.isBinary,
+      encoding: kind.isBinary ? "base64" : "utf-8",
+    });
     const decoder = new StringDecoder("utf8");
     let carry: Buffer = Buffer.alloc(0);
     let bytesRead = 0;
@@ -60,7 +72,8 @@ export async function handleReadStream(context: RouteContext): Promise<void> {
           const joined = carry.length === 0 ? bytes : Buffer.concat([carry, bytes]);
           const whole = joined.length - (joined.length % 3);
           carry = joined.subarray(whole);
-          if (whole > 0) await sse.send({ type: "chunk", data: joined.subarray(0, whole).toString("base64") });
+          if (whole > 0)
+            await sse.send({ type: "chunk", data: joined.subarray(0, whole).toString("base64") });
         } else {
           const text = decoder.write(bytes);
           if (text.length > 0) await sse.send({ type: "chunk", data: text });

@@ -24,11 +24,20 @@ export async function readBody(request: IncomingMessage, maxBytes: number): Prom
 }
 
 function payloadTooLarge(maxBytes: number): ControlApiError {
-  return new ControlApiError("PAYLOAD_TOO_LARGE", 413, `Request body exceeds the limit of ${maxBytes} bytes`, { maxBytes });
+  return new ControlApiError(
+    "PAYLOAD_TOO_LARGE",
+    413,
+    `Request body exceeds the limit of ${maxBytes} bytes`,
+    { maxBytes },
+  );
 }
 
 /** Reads and validates a JSON body; malformed or mismatched input → 400 `VALIDATION_FAILED`. */
-export async function readJson<S extends z.ZodType>(request: IncomingMessage, schema: S, maxBytes: number): Promise<z.output<S>> {
+export async function readJson<S extends z.ZodType>(
+  request: IncomingMessage,
+  schema: S,
+  maxBytes: number,
+): Promise<z.output<S>> {
   const body = await readBody(request, maxBytes);
   let parsed: unknown;
   try {
@@ -40,7 +49,12 @@ export async function readJson<S extends z.ZodType>(request: IncomingMessage, sc
   if (!result.success) {
     const issue = result.error.issues[0];
     const field = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : "(body)";
-    throw new ControlApiError("VALIDATION_FAILED", 400, `Invalid request: ${field}: ${issue?.message ?? "invalid"}`, { field });
+    throw new ControlApiError(
+      "VALIDATION_FAILED",
+      400,
+      `Invalid request: ${field}: ${issue?.message ?? "invalid"}`,
+      { field },
+    );
   }
   return result.data;
 }

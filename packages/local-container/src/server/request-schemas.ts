@@ -18,7 +18,10 @@ export const executeRequestSchema = z.object({
 export type ExecuteRequest = z.output<typeof executeRequestSchema>;
 
 export const processStartRequestSchema = executeRequestSchema.extend({
-  processId: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/).optional(),
+  processId: z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{1,128}$/)
+    .optional(),
 });
 
 export const sessionCreateRequestSchema = z.object({
@@ -32,7 +35,9 @@ export const sessionDeleteRequestSchema = z.object({ sessionId: z.string().min(1
 
 export const pathRequestSchema = z.object({ path, sessionId });
 
-export const readRequestSchema = pathRequestSchema.extend({ encoding: z.enum(["utf-8", "utf8", "base64"]).optional() });
+export const readRequestSchema = pathRequestSchema.extend({
+  encoding: z.enum(["utf-8", "utf8", "base64"]).optional(),
+});
 
 export const writeRequestSchema = pathRequestSchema.extend({
   content: z.string(),
@@ -42,7 +47,9 @@ export const writeRequestSchema = pathRequestSchema.extend({
 export const mkdirRequestSchema = pathRequestSchema.extend({ recursive: z.boolean().optional() });
 
 export const listFilesRequestSchema = pathRequestSchema.extend({
-  options: z.object({ recursive: z.boolean().optional(), includeHidden: z.boolean().optional() }).optional(),
+  options: z
+    .object({ recursive: z.boolean().optional(), includeHidden: z.boolean().optional() })
+    .optional(),
 });
 
 export const renameRequestSchema = z.object({ oldPath: path, newPath: path, sessionId });
@@ -50,10 +57,16 @@ export const renameRequestSchema = z.object({ oldPath: path, newPath: path, sess
 export const moveRequestSchema = z.object({ sourcePath: path, destinationPath: path, sessionId });
 
 /** Hosts a Worker intercepts HTTPS for (`*` = all): names only, at most 1000. */
-export const httpsHostsSchema = z.array(z.string().regex(/^(\*|[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:.]+)$/)).max(1000);
+export const httpsHostsSchema = z
+  .array(z.string().regex(/^(\*|[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:.]+)$/))
+  .max(1000);
 
 /** `PUT …/outbound/https`: the hosts the Worker intercepts HTTPS for from now on. */
 export const httpsHostsRequestSchema = z.object({ hosts: httpsHostsSchema }).strict();
 
 /** `outbound: "worker"`: the container has no network but a proxy whose requests its Worker answers (a Cloudflare container with `enableInternet: false`). */
-export const containerStartRequestSchema = z.object({ env: envRecord.optional(), outbound: z.enum(["worker"]).optional(), interceptHttps: httpsHostsSchema.optional() });
+export const containerStartRequestSchema = z.object({
+  env: envRecord.optional(),
+  outbound: z.enum(["worker"]).optional(),
+  interceptHttps: httpsHostsSchema.optional(),
+});

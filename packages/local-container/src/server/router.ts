@@ -1,8 +1,22 @@
 import { handleExecute, handleExecuteStream } from "./exec-routes.js";
-import { handleDelete, handleExists, handleMkdir, handleMove, handleRead, handleRename, handleWrite } from "./file-routes.js";
+import {
+  handleDelete,
+  handleExists,
+  handleMkdir,
+  handleMove,
+  handleRead,
+  handleRename,
+  handleWrite,
+} from "./file-routes.js";
 import { handleListFiles } from "./list-files-route.js";
 import {
-  handleProcessGet, handleProcessKill, handleProcessKillAll, handleProcessList, handleProcessLogs, handleProcessStart, handleProcessStream,
+  handleProcessGet,
+  handleProcessKill,
+  handleProcessKillAll,
+  handleProcessList,
+  handleProcessLogs,
+  handleProcessStart,
+  handleProcessStream,
 } from "./process-routes.js";
 import { handlePortWatch } from "./port-watch-route.js";
 import { handleReadStream } from "./read-stream-route.js";
@@ -41,9 +55,13 @@ export function findRoute(method: string, pathname: string): RouteHandler | unde
   if (match === null) return undefined;
   const id = decodeURIComponent(match[1] as string);
   const action = match[2];
-  if (method === "GET" && action === undefined) return (context: RouteContext) => handleProcessGet(context, id);
-  if (method === "DELETE" && action === undefined) return (context: RouteContext) => handleProcessKill(context, id);
-  if (method === "GET" && action === "logs") return (context: RouteContext) => handleProcessLogs(context, id);
-  if (method === "GET" && action === "stream") return (context: RouteContext) => handleProcessStream(context, id);
+  if (method === "GET" && action === undefined)
+    return (context: RouteContext) => handleProcessGet(context, id);
+  if (method === "DELETE" && action === undefined)
+    return (context: RouteContext) => handleProcessKill(context, id);
+  if (method === "GET" && action === "logs")
+    return (context: RouteContext) => handleProcessLogs(context, id);
+  if (method === "GET" && action === "stream")
+    return (context: RouteContext) => handleProcessStream(context, id);
   return undefined;
 }

@@ -1,12 +1,30 @@
 import { mkdir } from "node:fs/promises";
 import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ADMIN_PREFIX, CONTAINER_ID_HEADER, CONTAINER_STATE_HEADER, OUTBOUND_HTTPS_PATH, OUTBOUND_PATH } from "../protocol.js";
-import { CONTAINER_ID_PATTERN, type ContainerRegistry, createContainerRegistry } from "./container-registry.js";
-import { removeOrphanedContainers } from "./orphaned-containers.js";
-import { assertConfinementAvailable, assertContainerCgroupsAvailable } from "@open-managed-agents/local-confinement";
 import {
-  type ConfinementMode, type LocalContainerLimits, type LocalContainerNetwork, type LocalContainerServerOptions, confinementNetworkOf, resolveServerOptions,
+  ADMIN_PREFIX,
+  CONTAINER_ID_HEADER,
+  CONTAINER_STATE_HEADER,
+  OUTBOUND_HTTPS_PATH,
+  OUTBOUND_PATH,
+} from "../protocol.js";
+import {
+  CONTAINER_ID_PATTERN,
+  type ContainerRegistry,
+  createContainerRegistry,
+} from "./container-registry.js";
+import { removeOrphanedContainers } from "./orphaned-containers.js";
+import {
+  assertConfinementAvailable,
+  assertContainerCgroupsAvailable,
+} from "@open-managed-agents/local-confinement";
+import {
+  type ConfinementMode,
+  type LocalContainerLimits,
+  type LocalContainerNetwork,
+  type LocalContainerServerOptions,
+  confinementNetworkOf,
+  resolveServerOptions,
 } from "./options.js";
 import { assertBunAvailable } from "./image-env.js";
 import { COLLECT_WAIT_MS, createOutboundRelay, outboundAnswerSchema } from "./outbound-relay.js";
@@ -17,7 +35,6 @@ import { ControlApiError } from "./control-api-error.js";
 import { CORS_HEADERS, now, sendError, sendJson, sendText } from "./control-api-responses.js";
 import { WEBSOCKET_PATHS, createWebSocketAdapter } from "./ws-adapter.js";
 import { assertControlToken, createControlToken } from "./control-token.js";
-
 
 /** A running local container server. */
 export interface LocalContainerServer {
@@ -48,19 +65,31 @@ export interface LocalContainerServer {
  */
 const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
-const SIGNALS: Readonly<Record<string, NodeJS.Signals>> = { "2": "SIGINT", "9": "SIGKILL", "15": "SIGTERM", SIGINT: "SIGINT", SIGKILL: "SIGKILL", SIGTERM: "SIGTERM" };
+const SIGNALS: Readonly<Record<string, NodeJS.Signals>> = {
+  "2": "SIGINT",
+  "9": "SIGKILL",
+  "15": "SIGTERM",
+  SIGINT: "SIGINT",
+  SIGKILL: "SIGKILL",
+  SIGTERM: "SIGTERM",
+};
 
 /**
  * Starts an HTTP server that answers the Cloudflare Sandbox container control API (`@cloudflare/sandbox`
  * 0.12.10) for many containers at once, running each container's commands in its own bubblewrap
  * confinement (or, when asked for by name, unconfined on the host).
  */
-export async function createLocalContainerServer(options: LocalContainerServerOptions): Promise<LocalContainerServer> {
+export async function createLocalContainerServer(
+  options: LocalContainerServerOptions,
+): Promise<LocalContainerServer> {
   const resolved = resolveServerOptions(options);
   // Refuses to start rather than run a container less confined than asked for.
   if (resolved.confinement === "bubblewrap") {
     assertConfinementAvailable();
-    await assertContainerCgroupsAvailable({ maxMemoryBytes: resolved.limits.maxContainerMemoryBytes, maxCpus: resolved.limits.maxContainerCpus });
+    await assertContainerCgroupsAvailable({
+      maxMemoryBytes: resolved.limits.maxContainerMemoryBytes,
+      maxCpus: resolved.limits.maxContainerCpus,
+    });
   }
   await mkdir(resolved.rootDir, { recursive: true });
   // A server killed on this root (no exit handler ran) left its trees; live servers' trees stay.
@@ -68,19 +97,41 @@ export async function createLocalContainerServer(options: LocalContainerServerOp
   if (resolved.requireBun) assertBunAvailable(process.env.PATH);
   const controlToken = resolved.controlToken ?? createControlToken();
   const outbound = createOutboundRelay(resolved.limits.maxBodyBytes);
-  const registry = createContainerRegistry(resolved.rootDir, resolved.limits, { ...resolved, network: confinementNetworkOf(resolved.network), outboundRelay: outbound });
+  const registry = createContainerRegistry(resolved.rootDir, resolved.limits, {
+    ...resolved,
+    network: confinementNetworkOf(resolved.network),
+    outboundRelay: outbound,
+  });
 
-  const handleAdmin = async (request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> => {
-    const [rawId = "", sub, jobId, ...rest] = url.pathname.slice(ADMIN_PREFIX.length + 1).split("/");
+  const handleAdmin = async (
+    request: IncomingMessage,
+    response: ServerResponse,
+    url: URL,
+  ): Promise<void> => {
+    const [rawId = "", sub, jobId, ...rest] = url.pathname
+      .slice(ADMIN_PREFIX.length + 1)
+      .split("/");
     const id = decodeURIComponent(rawId);
-    if (sub === OUTBOUND_PATH && rest.length === 0) return handleOutbound(request, response, id, jobId);
-    if (sub !== undefined) throw new ControlApiError("NOT_FOUND", 404, `No route ${request.method} ${url.pathname}`, {});
+    if (sub === OUTBOUND_PATH && rest.length === 0)
+      return handleOutbound(request, response, id, jobId);
+    if (sub !== undefined)
+      throw new ControlApiError("NOT_FOUND", 404, `No route ${request.method} ${url.pathname}`, {});
     if (id === "" && request.method === "GET") {
       const containers = registry.list();
-      sendJson(response, 200, { success: true, containers: containers.map((container) => container.id), routed: containers.filter((container) => container.routed).map((container) => container.id), timestamp: now() });
+      sendJson(response, 200, {
+        success: true,
+        containers: containers.map((container) => container.id),
+        routed: containers.filter((container) => container.routed).map((container) => container.id),
+        timestamp: now(),
+      });
     } else if (request.method === "PUT") {
-      const body = await readJson(request, containerStartRequestSchema, resolved.limits.maxBodyBytes);
-      if (body.outbound === "worker" && registry.get(id) === undefined) outbound.setHttpsHosts(id, body.interceptHttps ?? []);
+      const body = await readJson(
+        request,
+        containerStartRequestSchema,
+        resolved.limits.maxBodyBytes,
+      );
+      if (body.outbound === "worker" && registry.get(id) === undefined)
+        outbound.setHttpsHosts(id, body.interceptHttps ?? []);
       const { created } = await registry.ensure(id, body.env, { outbound: body.outbound });
       sendJson(response, 200, { success: true, id, created, timestamp: now() });
     } else if (request.method === "DELETE") {
@@ -93,10 +144,17 @@ export async function createLocalContainerServer(options: LocalContainerServerOp
   };
 
   /** The Worker's side of Worker-routed egress: collect the next request, or answer one. */
-  const handleOutbound = async (request: IncomingMessage, response: ServerResponse, id: string, jobId: string | undefined): Promise<void> => {
+  const handleOutbound = async (
+    request: IncomingMessage,
+    response: ServerResponse,
+    id: string,
+    jobId: string | undefined,
+  ): Promise<void> => {
     if (registry.get(id) === undefined) {
       response.setHeader(CONTAINER_STATE_HEADER, "missing");
-      throw new ControlApiError("CONTAINER_NOT_FOUND", 404, "The container is not running", { containerId: id });
+      throw new ControlApiError("CONTAINER_NOT_FOUND", 404, "The container is not running", {
+        containerId: id,
+      });
     }
     if (request.method === "GET" && jobId === undefined) {
       const job = await outbound.collect(id, COLLECT_WAIT_MS);
@@ -109,7 +167,11 @@ export async function createLocalContainerServer(options: LocalContainerServerOp
       return sendJson(response, 200, { success: true, timestamp: now() });
     }
     if (request.method === "POST" && jobId !== undefined) {
-      const answer = await readJson(request, outboundAnswerSchema, resolved.limits.maxBodyBytes * 2);
+      const answer = await readJson(
+        request,
+        outboundAnswerSchema,
+        resolved.limits.maxBodyBytes * 2,
+      );
       const delivered = outbound.answer(id, decodeURIComponent(jobId), answer);
       return sendJson(response, delivered ? 200 : 404, { success: delivered, timestamp: now() });
     }
@@ -126,21 +188,43 @@ export async function createLocalContainerServer(options: LocalContainerServerOp
       return;
     }
     if (method === "GET" && url.pathname === "/") return sendText(response, 200, "ready");
-    if (method === "GET" && url.pathname === "/api/ping") return sendJson(response, 200, { success: true, message: "pong", timestamp: now() });
-    if (method === "GET" && url.pathname === "/api/version") return sendJson(response, 200, { success: true, version: resolved.version, timestamp: now() });
-    if (url.pathname === ADMIN_PREFIX || url.pathname.startsWith(`${ADMIN_PREFIX}/`)) return handleAdmin(request, response, url);
+    if (method === "GET" && url.pathname === "/api/ping")
+      return sendJson(response, 200, { success: true, message: "pong", timestamp: now() });
+    if (method === "GET" && url.pathname === "/api/version")
+      return sendJson(response, 200, {
+        success: true,
+        version: resolved.version,
+        timestamp: now(),
+      });
+    if (url.pathname === ADMIN_PREFIX || url.pathname.startsWith(`${ADMIN_PREFIX}/`))
+      return handleAdmin(request, response, url);
     const route = findRoute(method, url.pathname);
-    if (route === undefined) throw new ControlApiError("NOT_FOUND", 404, `No route ${method} ${url.pathname}`, {});
+    if (route === undefined)
+      throw new ControlApiError("NOT_FOUND", 404, `No route ${method} ${url.pathname}`, {});
     const containerId = request.headers[CONTAINER_ID_HEADER.toLowerCase()];
     if (typeof containerId !== "string" || containerId === "") {
-      throw new ControlApiError("CONTAINER_ID_REQUIRED", 400, `Every /api call needs the ${CONTAINER_ID_HEADER} header`, {});
+      throw new ControlApiError(
+        "CONTAINER_ID_REQUIRED",
+        400,
+        `Every /api call needs the ${CONTAINER_ID_HEADER} header`,
+        {},
+      );
     }
     const container = registry.get(containerId);
     if (container === undefined) {
       response.setHeader(CONTAINER_STATE_HEADER, "missing");
-      throw new ControlApiError("CONTAINER_NOT_FOUND", 404, "The container is not running", { containerId });
+      throw new ControlApiError("CONTAINER_NOT_FOUND", 404, "The container is not running", {
+        containerId,
+      });
     }
-    await route({ request, response, url, container, limits: resolved.limits, fileWriteFillDelayMs: resolved.fileWriteFillDelayMs });
+    await route({
+      request,
+      response,
+      url,
+      container,
+      limits: resolved.limits,
+      fileWriteFillDelayMs: resolved.fileWriteFillDelayMs,
+    });
   };
 
   const server = createServer((request, response) => {
@@ -151,7 +235,12 @@ export async function createLocalContainerServer(options: LocalContainerServerOp
       }
       const controlError = ControlApiError.isInstance(error)
         ? error
-        : new ControlApiError("INTERNAL_ERROR", 500, error instanceof Error ? error.message : String(error), {});
+        : new ControlApiError(
+            "INTERNAL_ERROR",
+            500,
+            error instanceof Error ? error.message : String(error),
+            {},
+          );
       sendError(response, controlError);
     });
   });
@@ -159,19 +248,30 @@ export async function createLocalContainerServer(options: LocalContainerServerOp
   // Node requires the headers timeout to exceed the keep-alive timeout, or it may cut a request short.
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
   let baseUrl = "";
-  const webSockets = createWebSocketAdapter(() => baseUrl, controlToken, resolved.limits.maxBodyBytes);
+  const webSockets = createWebSocketAdapter(
+    () => baseUrl,
+    controlToken,
+    resolved.limits.maxBodyBytes,
+  );
   server.on("upgrade", (request, socket, head) => {
     const url = new URL(request.url ?? "/", "http://container");
     const containerId = request.headers[CONTAINER_ID_HEADER.toLowerCase()];
     assertControlToken(request, controlToken).then(
       () => {
-        if (WEBSOCKET_PATHS.has(url.pathname) && typeof containerId === "string" && registry.get(containerId) !== undefined) {
+        if (
+          WEBSOCKET_PATHS.has(url.pathname) &&
+          typeof containerId === "string" &&
+          registry.get(containerId) !== undefined
+        ) {
           webSockets.upgrade(request, socket, head, containerId);
           return;
         }
         socket.end("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
       },
-      () => void socket.end("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+      () =>
+        void socket.end(
+          "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        ),
     );
   });
   await new Promise<void>((resolve, reject) => {

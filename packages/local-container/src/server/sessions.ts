@@ -24,7 +24,10 @@ export interface SessionState {
 /** Sessions of one container. */
 export interface SessionStore {
   /** Creates a session; an existing id → 409 `SESSION_ALREADY_EXISTS`. */
-  create(id: string, options: { cwd?: string; env?: Record<string, string>; commandTimeoutMs?: number }): SessionState;
+  create(
+    id: string,
+    options: { cwd?: string; env?: Record<string, string>; commandTimeoutMs?: number },
+  ): SessionState;
   /** The session, created with defaults when unknown (as the control server does for exec). */
   getOrCreate(id: string): SessionState;
   /** Forgets a session, killing its shell and every process started in it; false when it did not exist. */
@@ -39,9 +42,19 @@ export interface SessionStore {
 /** Creates the session store of a container whose commands start from `baseEnv`. */
 export function createSessionStore(baseEnv: Readonly<Record<string, string>>): SessionStore {
   const sessions = new Map<string, SessionState>();
-  const add = (id: string, cwd: string, env: Record<string, string>, commandTimeoutMs: number | undefined): SessionState => {
+  const add = (
+    id: string,
+    cwd: string,
+    env: Record<string, string>,
+    commandTimeoutMs: number | undefined,
+  ): SessionState => {
     if (sessions.size >= MAX_SESSIONS) {
-      throw new ControlApiError("SESSION_LIMIT_REACHED", 429, `A container keeps at most ${MAX_SESSIONS} sessions`, { sessionId: id, maxSessions: MAX_SESSIONS });
+      throw new ControlApiError(
+        "SESSION_LIMIT_REACHED",
+        429,
+        `A container keeps at most ${MAX_SESSIONS} sessions`,
+        { sessionId: id, maxSessions: MAX_SESSIONS },
+      );
     }
     let queue: Promise<unknown> = Promise.resolve();
     const session: SessionState = {
@@ -61,16 +74,25 @@ export function createSessionStore(baseEnv: Readonly<Record<string, string>>): S
     return session;
   };
   const end = (session: SessionState): void => {
-    void session.shell?.then((shell) => shell.kill(), () => undefined);
+    void session.shell?.then(
+      (shell) => shell.kill(),
+      () => undefined,
+    );
     for (const kill of session.members) kill();
     session.members.clear();
   };
   return {
     create(id, options) {
       if (sessions.has(id)) {
-        throw new ControlApiError("SESSION_ALREADY_EXISTS", 409, `Session '${id}' already exists`, { sessionId: id, containerPlacementId: null }, {
-          suggestion: "Use a different session id or reuse the existing session",
-        });
+        throw new ControlApiError(
+          "SESSION_ALREADY_EXISTS",
+          409,
+          `Session '${id}' already exists`,
+          { sessionId: id, containerPlacementId: null },
+          {
+            suggestion: "Use a different session id or reuse the existing session",
+          },
+        );
       }
       return add(id, options.cwd ?? "/workspace", options.env ?? {}, options.commandTimeoutMs);
     },

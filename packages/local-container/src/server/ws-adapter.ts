@@ -32,13 +32,18 @@ export interface WebSocketAdapter {
 }
 
 /** Creates the adapter; `baseUrl` is this server's own URL, known once it listens. */
-export function createWebSocketAdapter(baseUrl: () => string, controlToken: string, maxBodyBytes: number): WebSocketAdapter {
+export function createWebSocketAdapter(
+  baseUrl: () => string,
+  controlToken: string,
+  maxBodyBytes: number,
+): WebSocketAdapter {
   const server = new WebSocketServer({ noServer: true, maxPayload: maxBodyBytes });
 
   const send = async (socket: WebSocket, message: Record<string, unknown>): Promise<boolean> => {
     if (socket.readyState !== socket.OPEN) return false;
     socket.send(JSON.stringify(message));
-    while (socket.bufferedAmount > SEND_HIGH_WATER && socket.readyState === socket.OPEN) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (socket.bufferedAmount > SEND_HIGH_WATER && socket.readyState === socket.OPEN)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     return socket.readyState === socket.OPEN;
   };
 
@@ -55,9 +60,22 @@ export function createWebSocketAdapter(baseUrl: () => string, controlToken: stri
         const frame = buffer.slice(0, boundary);
         buffer = buffer.slice(boundary + 2);
         const lines = frame.split("\n");
-        const event = lines.find((line) => line.startsWith("event:"))?.slice(6).trim();
-        const data = lines.filter((line) => line.startsWith("data:")).map((line) => line.slice(5).trim()).join("\n");
-        if (!(await send(socket, { type: "stream", id, ...(event === undefined ? {} : { event }), data }))) {
+        const event = lines
+          .find((line) => line.startsWith("event:"))
+          ?.slice(6)
+          .trim();
+        const data = lines
+          .filter((line) => line.startsWith("data:"))
+          .map((line) => line.slice(5).trim())
+          .join("\n");
+        if (
+          !(await send(socket, {
+            type: "stream",
+            id,
+            ...(event === undefined ? {} : { event }),
+            data,
+          }))
+        ) {
           await reader.cancel();
           return;
         }
@@ -74,12 +92,22 @@ export function createWebSocketAdapter(baseUrl: () => string, controlToken: stri
       try {
         parsed = JSON.parse(String(raw));
       } catch {
-        void send(socket, { type: "error", code: "PARSE_ERROR", message: "Invalid JSON message", status: 400 });
+        void send(socket, {
+          type: "error",
+          code: "PARSE_ERROR",
+          message: "Invalid JSON message",
+          status: 400,
+        });
         return;
       }
       const message = clientMessageSchema.safeParse(parsed);
       if (!message.success) {
-        void send(socket, { type: "error", code: "INVALID_REQUEST", message: "Message must be a valid request or cancel", status: 400 });
+        void send(socket, {
+          type: "error",
+          code: "INVALID_REQUEST",
+          message: "Message must be a valid request or cancel",
+          status: 400,
+        });
         return;
       }
       if (message.data.type === "cancel") {
@@ -92,8 +120,15 @@ export function createWebSocketAdapter(baseUrl: () => string, controlToken: stri
       void (async () => {
         const response = await fetch(`${baseUrl()}${path}`, {
           method,
-          headers: { "Content-Type": "application/json", ...headers, ...controlTokenHeaders(controlToken), [CONTAINER_ID_HEADER]: containerId },
-          ...(body !== undefined && (method === "POST" || method === "PUT") ? { body: JSON.stringify(body) } : {}),
+          headers: {
+            "Content-Type": "application/json",
+            ...headers,
+            ...controlTokenHeaders(controlToken),
+            [CONTAINER_ID_HEADER]: containerId,
+          },
+          ...(body !== undefined && (method === "POST" || method === "PUT")
+            ? { body: JSON.stringify(body) }
+            : {}),
           signal: controller.signal,
         });
         if ((response.headers.get("content-type") ?? "").includes("text/event-stream")) {
@@ -107,11 +142,23 @@ export function createWebSocketAdapter(baseUrl: () => string, controlToken: stri
         } catch {
           payload = undefined;
         }
-        await send(socket, { type: "response", id, status: response.status, body: payload, done: true });
+        await send(socket, {
+          type: "response",
+          id,
+          status: response.status,
+          body: payload,
+          done: true,
+        });
       })()
         .catch((error: unknown) => {
           if (controller.signal.aborted) return;
-          void send(socket, { type: "error", id, code: "STREAM_ERROR", message: error instanceof Error ? error.message : String(error), status: 500 });
+          void send(socket, {
+            type: "error",
+            id,
+            code: "STREAM_ERROR",
+            message: error instanceof Error ? error.message : String(error),
+            status: 500,
+          });
         })
         .finally(() => pending.delete(id));
     });

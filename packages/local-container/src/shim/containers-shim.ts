@@ -12,7 +12,12 @@ import { createLocalContainerRuntime } from "./local-runtime.js";
 export * from "@cloudflare/containers";
 export { CONTAINER_ID_HEADER, CONTROL_PORT, CONTROL_TOKEN_HEADER } from "../protocol.js";
 export { holdConfiguredInstanceLimit } from "./warm-pool-limit.js";
-export { type AdoptingContainerRuntime, type LocalContainerRuntime, type LocalContainerRuntimeOptions, createLocalContainerRuntime } from "./local-runtime.js";
+export {
+  type AdoptingContainerRuntime,
+  type LocalContainerRuntime,
+  type LocalContainerRuntimeOptions,
+  createLocalContainerRuntime,
+} from "./local-runtime.js";
 
 /** Name of the binding that carries the local container server's base URL. */
 export const LOCAL_CONTAINER_URL_BINDING = "OMA_LOCAL_CONTAINER_URL";
@@ -26,13 +31,21 @@ interface DurableObjectStateLike {
 }
 
 function installLocalRuntime(ctx: DurableObjectStateLike, env: unknown): void {
-  const serverUrl = (env as Record<string, unknown> | null | undefined)?.[LOCAL_CONTAINER_URL_BINDING];
+  const serverUrl = (env as Record<string, unknown> | null | undefined)?.[
+    LOCAL_CONTAINER_URL_BINDING
+  ];
   if (serverUrl === undefined && ctx.container !== undefined) return;
   if (typeof serverUrl !== "string" || !/^https?:\/\/[^/]+/.test(serverUrl)) {
-    throw new Error(`${LOCAL_CONTAINER_URL_BINDING} must be set to the local container server's http URL (e.g. http://127.0.0.1:41234)`);
+    throw new Error(
+      `${LOCAL_CONTAINER_URL_BINDING} must be set to the local container server's http URL (e.g. http://127.0.0.1:41234)`,
+    );
   }
   const controlToken = (env as Record<string, unknown>)[LOCAL_CONTAINER_TOKEN_BINDING];
-  const runtime = createLocalContainerRuntime(serverUrl, ctx.id.toString(), typeof controlToken === "string" ? { controlToken } : {});
+  const runtime = createLocalContainerRuntime(
+    serverUrl,
+    ctx.id.toString(),
+    typeof controlToken === "string" ? { controlToken } : {},
+  );
   Object.defineProperty(ctx, "container", { value: runtime, configurable: true, enumerable: true });
   // After a workerd restart a container may still run on the server. Without adopting it, `running` reads
   // false, the Container alarm marks it stopped, the bridge's pool drops the id mapping, and a later

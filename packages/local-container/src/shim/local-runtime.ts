@@ -4,12 +4,25 @@
  */
 
 import {
-  ADMIN_PREFIX, CONTAINER_ID_HEADER, CONTAINER_STATE_HEADER, CONTROL_PORT, CONTROL_TOKEN_HEADER, OUTBOUND_HTTPS_PATH, OUTBOUND_PATH,
+  ADMIN_PREFIX,
+  CONTAINER_ID_HEADER,
+  CONTAINER_STATE_HEADER,
+  CONTROL_PORT,
+  CONTROL_TOKEN_HEADER,
+  OUTBOUND_HTTPS_PATH,
+  OUTBOUND_PATH,
 } from "../protocol.js";
-import { type Interceptions, createInterceptions, httpsHosts, pumpOutbound, registerInterception } from "./outbound-pump.js";
+import {
+  type Interceptions,
+  createInterceptions,
+  httpsHosts,
+  pumpOutbound,
+  registerInterception,
+} from "./outbound-pump.js";
 
 /** Messages the `Container` class of `@cloudflare/containers` recognises by substring. */
-const NO_INSTANCE_MESSAGE = "there is no container instance that can be provided to this durable object";
+const NO_INSTANCE_MESSAGE =
+  "there is no container instance that can be provided to this durable object";
 const NOT_LISTENING_MESSAGE = "the container is not listening";
 const UNEXPECTED_EXIT_MESSAGE = "container exited with unexpected exit code:";
 /** What Cloudflare reports past `max_instances`; the bridge's warm pool turns it into 503 `capacity_exceeded`. */
@@ -30,7 +43,9 @@ export interface LocalContainerRuntime {
   monitor(): Promise<void>;
   destroy(): Promise<void>;
   signal(signo: number): void;
-  getTcpPort(port: number): { fetch(input: string | URL | Request, init?: RequestInit | Request): Promise<Response> };
+  getTcpPort(port: number): {
+    fetch(input: string | URL | Request, init?: RequestInit | Request): Promise<Response>;
+  };
   setInactivityTimeout(durationMs: number): Promise<void>;
   interceptOutboundHttp(host: string, fetcher: unknown): Promise<void>;
   interceptOutboundHttps(host: string, fetcher: unknown): Promise<void>;
@@ -80,7 +95,12 @@ const runs = new Map<string, RunState>();
 const intercepted = new Map<string, Interceptions>();
 
 function settledRun(): RunState {
-  return { running: false, starting: Promise.resolve(), exited: Promise.resolve(), finish: () => undefined };
+  return {
+    running: false,
+    starting: Promise.resolve(),
+    exited: Promise.resolve(),
+    finish: () => undefined,
+  };
 }
 
 /** A run for a container the server already has: running until stopped or reported missing. */
@@ -94,7 +114,11 @@ function adoptedRun(routed: boolean): RunState {
 }
 
 /** Creates the runtime object for container `containerId` on the server at `serverUrl`. */
-export function createLocalContainerRuntime(serverUrl: string, containerId: string, options: LocalContainerRuntimeOptions = {}): AdoptingContainerRuntime {
+export function createLocalContainerRuntime(
+  serverUrl: string,
+  containerId: string,
+  options: LocalContainerRuntimeOptions = {},
+): AdoptingContainerRuntime {
   const base = serverUrl.replace(/\/+$/, "");
   const adminUrl = `${base}${ADMIN_PREFIX}/${encodeURIComponent(containerId)}`;
   const current = (): RunState => runs.get(containerId) ?? settledRun();
@@ -102,7 +126,8 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
   /** `fetch` to the server, with the control token on every call. */
   const serverFetch = (input: string | Request, init?: RequestInit): Promise<Response> => {
     const request = new Request(input, init);
-    if (options.controlToken !== undefined) request.headers.set(CONTROL_TOKEN_HEADER, `Bearer ${options.controlToken}`);
+    if (options.controlToken !== undefined)
+      request.headers.set(CONTROL_TOKEN_HEADER, `Bearer ${options.controlToken}`);
     return fetch(request);
   };
   const interceptionsOf = (): Interceptions => {
@@ -114,12 +139,19 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
     return found;
   };
   /** Checks and registers an interception call. */
-  const intercept = async (what: string, scheme: "http" | "https", host: string, fetcher: unknown): Promise<void> => {
+  const intercept = async (
+    what: string,
+    scheme: "http" | "https",
+    host: string,
+    fetcher: unknown,
+  ): Promise<void> => {
     if (!routing) return unsupported(what);
     const run = current();
     // A container already running on the host network could go around any handler: fail closed.
     if (run.running && run.routed !== true) {
-      throw new Error(`${what} needs a container started with enableInternet: false or with interception registered first: this one started without Worker-routed egress (on the host network, or on none)`);
+      throw new Error(
+        `${what} needs a container started with enableInternet: false or with interception registered first: this one started without Worker-routed egress (on the host network, or on none)`,
+      );
     }
     registerInterception(interceptionsOf(), scheme, host, fetcher);
     if (scheme === "https" && run.running) await announceHttps(run);
@@ -132,7 +164,9 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
     if (!run.running) return;
     // A server that did not take the hosts (gone, or lost the container) keeps refusing CONNECT: fail closed.
     await serverFetch(`${adminUrl}/${OUTBOUND_PATH}/${OUTBOUND_HTTPS_PATH}`, {
-      method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ hosts: httpsHosts(interceptionsOf()) }),
+      method: "PUT",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ hosts: httpsHosts(interceptionsOf()) }),
     }).then(
       async (response) => void (await response.body?.cancel()),
       () => undefined,
@@ -140,7 +174,12 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
   };
   const pump = (run: RunState): void => {
     run.pumping = true;
-    void pumpOutbound(serverFetch, `${adminUrl}/${OUTBOUND_PATH}`, interceptionsOf(), () => runs.get(containerId) === run && run.running).finally(() => {
+    void pumpOutbound(
+      serverFetch,
+      `${adminUrl}/${OUTBOUND_PATH}`,
+      interceptionsOf(),
+      () => runs.get(containerId) === run && run.running,
+    ).finally(() => {
       run.pumping = false;
     });
   };
@@ -155,7 +194,9 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
   };
 
   const unsupported = (what: string): Promise<void> =>
-    Promise.reject(new Error(`${what} is not supported by this local container runtime (outbound: "refuse")`));
+    Promise.reject(
+      new Error(`${what} is not supported by this local container runtime (outbound: "refuse")`),
+    );
 
   return {
     get running() {
@@ -171,8 +212,15 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
       exited.catch(() => undefined);
       const routed = routing && (options.enableInternet === false || intercepted.has(containerId));
       const run: RunState = { running: true, routed, starting: Promise.resolve(), exited, finish };
-      const body = { env: options.env ?? {}, ...(routed ? { outbound: "worker", interceptHttps: httpsHosts(interceptionsOf()) } : {}) };
-      run.starting = serverFetch(adminUrl, { method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }).then(
+      const body = {
+        env: options.env ?? {},
+        ...(routed ? { outbound: "worker", interceptHttps: httpsHosts(interceptionsOf()) } : {}),
+      };
+      run.starting = serverFetch(adminUrl, {
+        method: "PUT",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      }).then(
         async (response) => {
           await response.body?.cancel();
           if (response.ok) {
@@ -182,11 +230,21 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
           run.running = false;
           // At the server's limit, fail at once as Cloudflare does past max_instances, rather than with the
           // no-instance error the Container class keeps retrying.
-          run.finish(new Error(response.status === 503 ? `${MAX_INSTANCES_MESSAGE}: the local container server is at its container limit` : `${UNEXPECTED_EXIT_MESSAGE} 1`));
+          run.finish(
+            new Error(
+              response.status === 503
+                ? `${MAX_INSTANCES_MESSAGE}: the local container server is at its container limit`
+                : `${UNEXPECTED_EXIT_MESSAGE} 1`,
+            ),
+          );
         },
         (error: unknown) => {
           run.running = false;
-          run.finish(new Error(`${NO_INSTANCE_MESSAGE}: local container server unreachable (${String(error)})`));
+          run.finish(
+            new Error(
+              `${NO_INSTANCE_MESSAGE}: local container server unreachable (${String(error)})`,
+            ),
+          );
         },
       );
       runs.set(containerId, run);
@@ -210,8 +268,12 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
         async fetch(input, init) {
           const run = current();
           await run.starting;
-          if (!run.running) throw new Error(`${NOT_LISTENING_MESSAGE}: the container is not running`);
-          if (port !== CONTROL_PORT) throw new Error(`${NOT_LISTENING_MESSAGE} on port ${port}: the local container runtime serves only port ${CONTROL_PORT}`);
+          if (!run.running)
+            throw new Error(`${NOT_LISTENING_MESSAGE}: the container is not running`);
+          if (port !== CONTROL_PORT)
+            throw new Error(
+              `${NOT_LISTENING_MESSAGE} on port ${port}: the local container runtime serves only port ${CONTROL_PORT}`,
+            );
           const original = new Request(input, init);
           const url = new URL(original.url);
           const forwarded = new Request(`${base}${url.pathname}${url.search}`, original);
@@ -225,7 +287,11 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
             // running with nothing that stops it.
             if (original.signal.aborted) throw error;
             run.running = false;
-            run.finish(new Error(`${UNEXPECTED_EXIT_MESSAGE} 1 (local container server unreachable: ${String(error)})`));
+            run.finish(
+              new Error(
+                `${UNEXPECTED_EXIT_MESSAGE} 1 (local container server unreachable: ${String(error)})`,
+              ),
+            );
             throw new Error(`${NOT_LISTENING_MESSAGE}: ${String(error)}`);
           }
           // The server lost the container (for example it restarted): report the container as exited.
@@ -245,15 +311,27 @@ export function createLocalContainerRuntime(serverUrl: string, containerId: stri
       try {
         const response = await serverFetch(`${base}${ADMIN_PREFIX}`);
         const listed = (await response.json()) as { containers?: unknown; routed?: unknown };
-        if (Array.isArray(listed.containers) && listed.containers.includes(containerId) && !runs.has(containerId)) {
-          runs.set(containerId, adoptedRun(routing && Array.isArray(listed.routed) && listed.routed.includes(containerId)));
+        if (
+          Array.isArray(listed.containers) &&
+          listed.containers.includes(containerId) &&
+          !runs.has(containerId)
+        ) {
+          runs.set(
+            containerId,
+            adoptedRun(
+              routing && Array.isArray(listed.routed) && listed.routed.includes(containerId),
+            ),
+          );
         }
       } catch {
         // An unreachable server has no container to adopt; start() reports it when asked to run one.
       }
     },
-    interceptOutboundHttp: (host, fetcher) => intercept("Outbound HTTP interception", "http", host, fetcher),
-    interceptOutboundHttps: (host, fetcher) => intercept("Outbound HTTPS interception", "https", host, fetcher),
-    interceptAllOutboundHttp: (fetcher) => intercept("Outbound HTTP interception", "http", "*", fetcher),
+    interceptOutboundHttp: (host, fetcher) =>
+      intercept("Outbound HTTP interception", "http", host, fetcher),
+    interceptOutboundHttps: (host, fetcher) =>
+      intercept("Outbound HTTPS interception", "https", host, fetcher),
+    interceptAllOutboundHttp: (fetcher) =>
+      intercept("Outbound HTTP interception", "http", "*", fetcher),
   };
 }

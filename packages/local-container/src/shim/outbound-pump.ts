@@ -23,12 +23,21 @@ export interface Interceptions {
 }
 
 export function createInterceptions(): Interceptions {
-  return { http: { all: undefined, byHost: new Map() }, https: { all: undefined, byHost: new Map() } };
+  return {
+    http: { all: undefined, byHost: new Map() },
+    https: { all: undefined, byHost: new Map() },
+  };
 }
 
 /** Registers `fetcher` for `host` and `scheme` (`*` = every host, as `interceptOutboundHttps('*')` means). */
-export function registerInterception(interceptions: Interceptions, scheme: "http" | "https", host: string, fetcher: unknown): void {
-  if (typeof (fetcher as OutboundFetcher | null)?.fetch !== "function") throw new TypeError("outbound interception needs a fetcher with fetch()");
+export function registerInterception(
+  interceptions: Interceptions,
+  scheme: "http" | "https",
+  host: string,
+  fetcher: unknown,
+): void {
+  if (typeof (fetcher as OutboundFetcher | null)?.fetch !== "function")
+    throw new TypeError("outbound interception needs a fetcher with fetch()");
   const registry = interceptions[scheme];
   if (host === "*") registry.all = fetcher as OutboundFetcher;
   else registry.byHost.set(host.toLowerCase(), fetcher as OutboundFetcher);
@@ -36,7 +45,10 @@ export function registerInterception(interceptions: Interceptions, scheme: "http
 
 /** The hosts HTTPS is intercepted for (`*` = all): the proxy terminates TLS only for these. */
 export function httpsHosts(interceptions: Interceptions): string[] {
-  return [...(interceptions.https.all === undefined ? [] : ["*"]), ...interceptions.https.byHost.keys()];
+  return [
+    ...(interceptions.https.all === undefined ? [] : ["*"]),
+    ...interceptions.https.byHost.keys(),
+  ];
 }
 
 /** The answer a container gets when no handler takes its request: it has no internet of its own. */
@@ -47,12 +59,16 @@ function noRoute(url: string): Response {
   } catch {
     // Answered the same way.
   }
-  return new Response(`no outbound handler for ${host}: the container has no internet\n`, { status: 502, headers: { "content-type": "text/plain" } });
+  return new Response(`no outbound handler for ${host}: the container has no internet\n`, {
+    status: 502,
+    headers: { "content-type": "text/plain" },
+  });
 }
 
 function toBase64(bytes: Uint8Array): string {
   let binary = "";
-  for (let offset = 0; offset < bytes.byteLength; offset += 0x8000) binary += String.fromCharCode(...bytes.subarray(offset, offset + 0x8000));
+  for (let offset = 0; offset < bytes.byteLength; offset += 0x8000)
+    binary += String.fromCharCode(...bytes.subarray(offset, offset + 0x8000));
   return btoa(binary);
 }
 
@@ -74,7 +90,13 @@ async function dispatch(interceptions: Interceptions, job: OutboundJob): Promise
   const fetcher = registry.byHost.get(hostname) ?? registry.all;
   if (fetcher === undefined) return noRoute(job.url);
   const bodyless = job.method === "GET" || job.method === "HEAD";
-  return fetcher.fetch(new Request(job.url, { method: job.method, headers: job.headers, ...(bodyless || job.body === "" ? {} : { body: fromBase64(job.body) }) }));
+  return fetcher.fetch(
+    new Request(job.url, {
+      method: job.method,
+      headers: job.headers,
+      ...(bodyless || job.body === "" ? {} : { body: fromBase64(job.body) }),
+    }),
+  );
 }
 
 /**
@@ -104,12 +126,24 @@ export async function pumpOutbound(
     let answer: { status: number; headers: Record<string, string>; body: string };
     try {
       const response = await dispatch(interceptions, job);
-      answer = { status: response.status, headers: Object.fromEntries(response.headers), body: toBase64(new Uint8Array(await response.arrayBuffer())) };
+      answer = {
+        status: response.status,
+        headers: Object.fromEntries(response.headers),
+        body: toBase64(new Uint8Array(await response.arrayBuffer())),
+      };
     } catch (error) {
-      answer = { status: 502, headers: { "content-type": "text/plain" }, body: btoa(`outbound handler failed: ${error instanceof Error ? error.name : "error"}\n`) };
+      answer = {
+        status: 502,
+        headers: { "content-type": "text/plain" },
+        body: btoa(`outbound handler failed: ${error instanceof Error ? error.name : "error"}\n`),
+      };
     }
     try {
-      const posted = await serverFetch(`${outboundUrl}/${encodeURIComponent(job.id)}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(answer) });
+      const posted = await serverFetch(`${outboundUrl}/${encodeURIComponent(job.id)}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(answer),
+      });
       await posted.body?.cancel();
     } catch {
       return;

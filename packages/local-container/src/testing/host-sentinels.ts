@@ -45,7 +45,11 @@ export function plantHostSentinels(options: PlantHostSentinelsOptions = {}): Hos
   writeFileSync(join(hostOnlyDir, "secret"), secret);
   const passwd = digest("/etc/passwd");
   const sleeper: ChildProcess = spawn("sleep", ["3600"], { stdio: "ignore" });
-  const expected: [string, string][] = [[etcFile, ETC_CONTENT], [rootFile, ROOT_CONTENT], [join(hostOnlyDir, "secret"), secret]];
+  const expected: [string, string][] = [
+    [etcFile, ETC_CONTENT],
+    [rootFile, ROOT_CONTENT],
+    [join(hostOnlyDir, "secret"), secret],
+  ];
   return {
     tag,
     etcFile,
@@ -54,20 +58,28 @@ export function plantHostSentinels(options: PlantHostSentinelsOptions = {}): Hos
     secret,
     hostPid: sleeper.pid ?? -1,
     changes() {
-      const changed = expected.filter(([path, content]) => readOrNull(path) !== content).map(([path]) => `${path} changed or is gone`);
+      const changed = expected
+        .filter(([path, content]) => readOrNull(path) !== content)
+        .map(([path]) => `${path} changed or is gone`);
       if (digest("/etc/passwd") !== passwd) changed.push("/etc/passwd changed");
-      if (sleeper.exitCode !== null || sleeper.signalCode !== null) changed.push(`host process ${sleeper.pid} ended (${sleeper.signalCode ?? sleeper.exitCode})`);
+      if (sleeper.exitCode !== null || sleeper.signalCode !== null)
+        changed.push(
+          `host process ${sleeper.pid} ended (${sleeper.signalCode ?? sleeper.exitCode})`,
+        );
       return changed;
     },
     remove() {
       sleeper.kill("SIGKILL");
-      for (const path of [etcFile, rootFile, hostOnlyDir]) rmSync(path, { recursive: true, force: true });
+      for (const path of [etcFile, rootFile, hostOnlyDir])
+        rmSync(path, { recursive: true, force: true });
     },
   };
 }
 
 function digest(path: string): string {
-  return createHash("sha256").update(readOrNull(path) ?? "").digest("hex");
+  return createHash("sha256")
+    .update(readOrNull(path) ?? "")
+    .digest("hex");
 }
 
 function readOrNull(path: string): string | null {

@@ -3,4 +3,8 @@
  *
  * @module
  */
-export { type HostSentinels, type PlantHostSentinelsOptions, plantHostSentinels } from "./host-sentinels.js";
+export {
+  type HostSentinels,
+  type PlantHostSentinelsOptions,
+  plantHostSentinels,
+} from "./host-sentinels.js";

@@ -30,7 +30,15 @@ import { type Route, type RouteContext, pathParam } from "./router.js";
 
 /** Wire form of a turn. */
 export function turnToWire(session: SessionRecord, turn: Turn) {
-  return { type: "turn" as const, id: turn.id, session_id: session.id, state: turn.state, gate: turn.gate, tool_calls: turn.script.length, work_ids: [...turn.workIds] };
+  return {
+    type: "turn" as const,
+    id: turn.id,
+    session_id: session.id,
+    state: turn.state,
+    gate: turn.gate,
+    tool_calls: turn.script.length,
+    work_ids: [...turn.workIds],
+  };
 }
 
 /** Wire form of a session's transcript. */
@@ -47,22 +55,42 @@ export function transcriptToWire(session: SessionRecord) {
       work_id: entry.workId,
       requested_at: entry.requestedAt,
       answered_at: entry.answeredAt,
-      result: entry.result === null ? null : { content: [...entry.result.content], is_error: entry.result.isError },
+      result:
+        entry.result === null
+          ? null
+          : { content: [...entry.result.content], is_error: entry.result.isError },
     })),
   };
 }
 
 /** The admin API (not part of the platform's SDK surface): environments, sessions, scripted turns, transcripts. */
-export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBodyBytes: number }): Route[] {
+export function adminRoutes(
+  state: ControlPlaneState,
+  limits: { readonly maxBodyBytes: number },
+): Route[] {
   const admin = (context: RouteContext) => requireApiKey(authenticate(state, context.token));
   /** `POST /admin/v1/work/{id}/<action>`: an operator action on one item, answered with the item. */
-  const workAction = <S extends z.ZodType>(action: string, bodySchema: S, act: (work: WorkRecord, body: z.output<S>) => WorkRecord): Route => ({
+  const workAction = <S extends z.ZodType>(
+    action: string,
+    bodySchema: S,
+    act: (work: WorkRecord, body: z.output<S>) => WorkRecord,
+  ): Route => ({
     method: "POST",
     path: `/admin/v1/work/:work_id/${action}`,
     handler: async (context) => {
       admin(context);
-      const body = await readJson(context.request, bodySchema, `${action} body`, limits.maxBodyBytes);
-      sendJson(context.response, 200, workItemSchema, toWire(act(state.work.find(pathParam(context, "work_id")), body), false));
+      const body = await readJson(
+        context.request,
+        bodySchema,
+        `${action} body`,
+        limits.maxBodyBytes,
+      );
+      sendJson(
+        context.response,
+        200,
+        workItemSchema,
+        toWire(act(state.work.find(pathParam(context, "work_id")), body), false),
+      );
     },
   });
   return [
@@ -71,9 +99,21 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
       path: "/admin/v1/environments",
       handler: async (context) => {
         admin(context);
-        const body = await readJson(context.request, createEnvironmentBodySchema, "create environment body", limits.maxBodyBytes);
+        const body = await readJson(
+          context.request,
+          createEnvironmentBodySchema,
+          "create environment body",
+          limits.maxBodyBytes,
+        );
         const environment = state.createEnvironment(body);
-        sendJson(context.response, 201, environmentCreatedSchema, { type: "environment", id: environment.id, name: environment.name, metadata: environment.metadata, environment_key: environment.key, created_at: rfc3339(environment.createdAt) });
+        sendJson(context.response, 201, environmentCreatedSchema, {
+          type: "environment",
+          id: environment.id,
+          name: environment.name,
+          metadata: environment.metadata,
+          environment_key: environment.key,
+          created_at: rfc3339(environment.createdAt),
+        });
       },
     },
     {
@@ -82,7 +122,12 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
       handler: async (context) => {
         admin(context);
         await readJson(context.request, emptyBodySchema, "healthcheck body", limits.maxBodyBytes);
-        sendJson(context.response, 201, workItemSchema, toWire(state.queueHealthcheck(pathParam(context, "environment_id")), false));
+        sendJson(
+          context.response,
+          201,
+          workItemSchema,
+          toWire(state.queueHealthcheck(pathParam(context, "environment_id")), false),
+        );
       },
     },
     {
@@ -90,7 +135,12 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
       path: "/admin/v1/sessions",
       handler: async (context) => {
         admin(context);
-        const body = await readJson(context.request, createSessionBodySchema, "create session body", limits.maxBodyBytes);
+        const body = await readJson(
+          context.request,
+          createSessionBodySchema,
+          "create session body",
+          limits.maxBodyBytes,
+        );
         const session = state.createSession({
           environmentId: body.environment_id,
           title: body.title,
@@ -106,9 +156,19 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
       path: "/admin/v1/sessions/:session_id/turns",
       handler: async (context) => {
         admin(context);
-        const body = await readJson(context.request, queueTurnBodySchema, "queue turn body", limits.maxBodyBytes);
+        const body = await readJson(
+          context.request,
+          queueTurnBodySchema,
+          "queue turn body",
+          limits.maxBodyBytes,
+        );
         const session = state.sessions.get(pathParam(context, "session_id"));
-        const turn = state.sessions.queueTurn(session.id, { message: body.message, toolCalls: body.tool_calls, gate: body.gate, ...(body.final_message !== undefined ? { finalMessage: body.final_message } : {}) });
+        const turn = state.sessions.queueTurn(session.id, {
+          message: body.message,
+          toolCalls: body.tool_calls,
+          gate: body.gate,
+          ...(body.final_message !== undefined ? { finalMessage: body.final_message } : {}),
+        });
         sendJson(context.response, 201, turnSchema, turnToWire(session, turn));
       },
     },
@@ -117,7 +177,12 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
       path: "/admin/v1/sessions/:session_id/transcript",
       handler: (context) => {
         admin(context);
-        sendJson(context.response, 200, transcriptSchema, transcriptToWire(state.sessions.get(pathParam(context, "session_id"))));
+        sendJson(
+          context.response,
+          200,
+          transcriptSchema,
+          transcriptToWire(state.sessions.get(pathParam(context, "session_id"))),
+        );
       },
     },
     {
@@ -127,7 +192,12 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
         admin(context);
         await readJson(context.request, emptyBodySchema, "terminate body", limits.maxBodyBytes);
         state.sessions.terminate(pathParam(context, "session_id"));
-        sendJson(context.response, 200, sessionSchema, sessionToWire(state.sessions.get(pathParam(context, "session_id"))));
+        sendJson(
+          context.response,
+          200,
+          sessionSchema,
+          sessionToWire(state.sessions.get(pathParam(context, "session_id"))),
+        );
       },
     },
     {
@@ -137,12 +207,21 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
         admin(context);
         const query = parseQuery(context.url, adminWorkQuerySchema, "work query");
         if (query.environment_id !== undefined) state.environment(query.environment_id);
-        sendJson(context.response, 200, workListSchema, { data: state.work.list(query.environment_id).map((work) => toWire(work, false)), next_page: null });
+        sendJson(context.response, 200, workListSchema, {
+          data: state.work.list(query.environment_id).map((work) => toWire(work, false)),
+          next_page: null,
+        });
       },
     },
-    workAction("stop", adminStopBodySchema, (work, body) => state.work.stop(work.environmentId, work.id, { force: body.force, by: "operator" })),
-    workAction("take-over-lease", emptyBodySchema, (work) => state.work.takeOverLease(work.environmentId, work.id)),
-    workAction("expire-lease", emptyBodySchema, (work) => state.work.expireLease(work.environmentId, work.id)),
+    workAction("stop", adminStopBodySchema, (work, body) =>
+      state.work.stop(work.environmentId, work.id, { force: body.force, by: "operator" }),
+    ),
+    workAction("take-over-lease", emptyBodySchema, (work) =>
+      state.work.takeOverLease(work.environmentId, work.id),
+    ),
+    workAction("expire-lease", emptyBodySchema, (work) =>
+      state.work.expireLease(work.environmentId, work.id),
+    ),
     {
       method: "POST",
       path: "/admin/v1/files",
@@ -150,8 +229,19 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
         admin(context);
         const query = parseQuery(context.url, uploadFileQuerySchema, "upload file query");
         const bytes = await readBody(context.request, limits.maxBodyBytes);
-        const file = state.uploadFile({ filename: query.filename, mimeType: query.mime_type, bytes });
-        sendJson(context.response, 201, fileCreatedSchema, { type: "file", id: file.id, filename: file.filename, mime_type: file.mimeType, size_bytes: file.bytes.length, created_at: rfc3339(file.createdAt) });
+        const file = state.uploadFile({
+          filename: query.filename,
+          mimeType: query.mime_type,
+          bytes,
+        });
+        sendJson(context.response, 201, fileCreatedSchema, {
+          type: "file",
+          id: file.id,
+          filename: file.filename,
+          mime_type: file.mimeType,
+          size_bytes: file.bytes.length,
+          created_at: rfc3339(file.createdAt),
+        });
       },
     },
     {
@@ -161,7 +251,12 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
         admin(context);
         const query = parseQuery(context.url, uploadSkillQuerySchema, "upload skill query");
         const archive = await readBody(context.request, limits.maxBodyBytes);
-        const version = state.skills.upload({ ...(query.skill_id !== undefined ? { skillId: query.skill_id } : {}), name: query.name, description: query.description, archive });
+        const version = state.skills.upload({
+          ...(query.skill_id !== undefined ? { skillId: query.skill_id } : {}),
+          name: query.name,
+          description: query.description,
+          archive,
+        });
         sendJson(context.response, 201, skillVersionSchema, skillVersionToWire(version));
       },
     },
@@ -171,7 +266,15 @@ export function adminRoutes(state: ControlPlaneState, limits: { readonly maxBody
       handler: (context) => {
         admin(context);
         const deliveries = state.webhooks?.deliveries() ?? [];
-        sendJson(context.response, 200, deliveriesSchema, { data: deliveries.map((delivery) => ({ webhook_id: delivery.webhookId, session_id: delivery.sessionId, work_id: delivery.workId, status: delivery.status, error: delivery.error })) });
+        sendJson(context.response, 200, deliveriesSchema, {
+          data: deliveries.map((delivery) => ({
+            webhook_id: delivery.webhookId,
+            session_id: delivery.sessionId,
+            work_id: delivery.workId,
+            status: delivery.status,
+            error: delivery.error,
+          })),
+        });
       },
     },
   ];

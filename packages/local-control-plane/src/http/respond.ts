@@ -1,8 +1,16 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { ManagedRuntimeError, createError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
+import {
+  ManagedRuntimeError,
+  createError,
+  parseRecord,
+} from "@open-managed-agents/runtime-resource-contract";
 import type * as z from "zod";
 import type { HeartbeatPreconditionFailedError } from "../errors.js";
-import { type PlatformErrorBody, type PlatformErrorType, platformErrorBodySchema } from "../wire/error-body.js";
+import {
+  type PlatformErrorBody,
+  type PlatformErrorType,
+  platformErrorBodySchema,
+} from "../wire/error-body.js";
 import { newId } from "../state/ids.js";
 
 const PLATFORM_TYPE: Partial<Record<string, PlatformErrorType>> = {
@@ -14,10 +22,19 @@ const PLATFORM_TYPE: Partial<Record<string, PlatformErrorType>> = {
 };
 
 /** Writes `body` as JSON after checking it against its wire schema, so no response drifts from the SDK's types. */
-export function sendJson<S extends z.ZodType>(response: ServerResponse, status: number, schema: S, body: z.input<S>): void {
+export function sendJson<S extends z.ZodType>(
+  response: ServerResponse,
+  status: number,
+  schema: S,
+  body: z.input<S>,
+): void {
   const checked = parseRecord(schema, body, { record: "response", code: "internal" });
   const text = JSON.stringify(checked);
-  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), "request-id": newId("req") });
+  response.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+    "request-id": newId("req"),
+  });
   response.end(text);
 }
 
@@ -27,14 +44,41 @@ export function platformError(error: unknown): { status: number; body: PlatformE
   if (ManagedRuntimeError.hasCode(error, "lease_lost") && "currentState" in error) {
     return {
       status: 412,
-      body: { type: "error", error: { type: "invalid_request_error", message: error.message, details: { error_code: "heartbeat_precondition_failed", current_state: (error as HeartbeatPreconditionFailedError).currentState } }, request_id: requestId },
+      body: {
+        type: "error",
+        error: {
+          type: "invalid_request_error",
+          message: error.message,
+          details: {
+            error_code: "heartbeat_precondition_failed",
+            current_state: (error as HeartbeatPreconditionFailedError).currentState,
+          },
+        },
+        request_id: requestId,
+      },
     };
   }
-  const platformType = ManagedRuntimeError.isInstance(error) ? PLATFORM_TYPE[error.code] : undefined;
+  const platformType = ManagedRuntimeError.isInstance(error)
+    ? PLATFORM_TYPE[error.code]
+    : undefined;
   if (ManagedRuntimeError.isInstance(error) && platformType) {
-    return { status: error.httpStatus, body: { type: "error", error: { type: platformType, message: error.message, details: { error_code: error.code } }, request_id: requestId } };
+    return {
+      status: error.httpStatus,
+      body: {
+        type: "error",
+        error: { type: platformType, message: error.message, details: { error_code: error.code } },
+        request_id: requestId,
+      },
+    };
   }
-  return { status: 500, body: { type: "error", error: { type: "api_error", message: "internal error", details: { error_code: "internal" } }, request_id: requestId } };
+  return {
+    status: 500,
+    body: {
+      type: "error",
+      error: { type: "api_error", message: "internal error", details: { error_code: "internal" } },
+      request_id: requestId,
+    },
+  };
 }
 
 /** Sends `error` in the platform's shape. */
@@ -46,10 +90,15 @@ export function sendPlatformError(response: ServerResponse, error: unknown): voi
 
 /** Sends `error` as `{code, message}` (admin routes). */
 export function sendAdminError(response: ServerResponse, error: unknown): void {
-  const typed = ManagedRuntimeError.isInstance(error) ? error : createError("internal", { message: "internal error", cause: error });
+  const typed = ManagedRuntimeError.isInstance(error)
+    ? error
+    : createError("internal", { message: "internal error", cause: error });
   const text = JSON.stringify({ code: typed.code, message: typed.message });
   if (response.headersSent) return void response.destroy();
-  response.writeHead(typed.httpStatus, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  response.writeHead(typed.httpStatus, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+  });
   response.end(text);
 }
 
@@ -59,21 +108,34 @@ export async function readBody(request: IncomingMessage, limit: number): Promise
   let size = 0;
   for await (const chunk of request as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > limit) throw createError("limit_exceeded", { message: `request body exceeds ${limit} bytes`, context: { limit } });
+    if (size > limit)
+      throw createError("limit_exceeded", {
+        message: `request body exceeds ${limit} bytes`,
+        context: { limit },
+      });
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
 }
 
 /** Reads and parses a JSON body with `schema`; an empty body parses as `{}`. */
-export async function readJson<S extends z.ZodType>(request: IncomingMessage, schema: S, record: string, limit: number): Promise<z.output<S>> {
+export async function readJson<S extends z.ZodType>(
+  request: IncomingMessage,
+  schema: S,
+  record: string,
+  limit: number,
+): Promise<z.output<S>> {
   const raw = (await readBody(request, limit)).toString("utf8");
   let value: unknown = {};
   if (raw.trim() !== "") {
     try {
       value = JSON.parse(raw);
     } catch (cause) {
-      throw createError("invalid_request", { message: `${record} is not valid JSON`, context: { record }, cause });
+      throw createError("invalid_request", {
+        message: `${record} is not valid JSON`,
+        context: { record },
+        cause,
+      });
     }
   }
   return parseRecord(schema, value, { record });
@@ -98,7 +160,11 @@ export function parseQuery<S extends z.ZodType>(url: URL, schema: S, record: str
       query[name] = [...(values ?? []), value];
       continue;
     }
-    if (key in query) throw createError("invalid_request", { message: `${record}: query parameter ${key} given twice`, context: { record, key } });
+    if (key in query)
+      throw createError("invalid_request", {
+        message: `${record}: query parameter ${key} given twice`,
+        context: { record, key },
+      });
     query[key] = value;
   }
   return parseRecord(schema, query, { record });

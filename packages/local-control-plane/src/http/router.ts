@@ -15,7 +15,8 @@ export interface RouteContext {
 /** The path parameter `name` of the matched route; a route reads only the parameters its pattern names. */
 export function pathParam(context: RouteContext, name: string): string {
   const value = context.params[name];
-  if (value === undefined) throw createError("internal", { message: `the route has no path parameter ${name}` });
+  if (value === undefined)
+    throw createError("internal", { message: `the route has no path parameter ${name}` });
   return value;
 }
 
@@ -34,7 +35,12 @@ export function createRouter(routes: readonly Route[]) {
       const found = matchRoute(patterns, method, pathname);
       if (found.kind === "matched") return { route: found.route.route, params: found.params };
       const pathMatched = found.kind === "method_not_allowed";
-      throw createError(pathMatched ? "invalid_request" : "not_found", { message: pathMatched ? `${method} is not allowed on ${pathname}` : `no route ${method} ${pathname}`, context: { method } });
+      throw createError(pathMatched ? "invalid_request" : "not_found", {
+        message: pathMatched
+          ? `${method} is not allowed on ${pathname}`
+          : `no route ${method} ${pathname}`,
+        context: { method },
+      });
     },
   };
 }
@@ -42,7 +48,8 @@ export function createRouter(routes: readonly Route[]) {
 /** The bearer credential of a request. */
 export function bearerToken(request: IncomingMessage): string | null {
   const authorization = request.headers.authorization;
-  if (typeof authorization === "string" && authorization.startsWith("Bearer ")) return authorization.slice("Bearer ".length).trim() || null;
+  if (typeof authorization === "string" && authorization.startsWith("Bearer "))
+    return authorization.slice("Bearer ".length).trim() || null;
   const apiKey = request.headers["x-api-key"];
   return typeof apiKey === "string" && apiKey !== "" ? apiKey : null;
 }

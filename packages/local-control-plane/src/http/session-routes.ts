@@ -22,13 +22,21 @@ const SSE_PING_MS = 15_000;
 function matchesListQuery(event: SessionEventWire, query: EventListQuery): boolean {
   if (query.types !== undefined && !query.types.includes(event.type)) return false;
   const at = Date.parse(event.processed_at);
-  const { "created_at[gt]": gt, "created_at[gte]": gte, "created_at[lt]": lt, "created_at[lte]": lte } = query;
+  const {
+    "created_at[gt]": gt,
+    "created_at[gte]": gte,
+    "created_at[lt]": lt,
+    "created_at[lte]": lte,
+  } = query;
   const after = (gt === undefined || at > gt) && (gte === undefined || at >= gte);
   return after && (lt === undefined || at < lt) && (lte === undefined || at <= lte);
 }
 
 /** Sessions retrieve, events list/send/stream (SSE), and file content. */
-export function sessionRoutes(state: ControlPlaneState, limits: { readonly maxBodyBytes: number }): Route[] {
+export function sessionRoutes(
+  state: ControlPlaneState,
+  limits: { readonly maxBodyBytes: number },
+): Route[] {
   const open = (context: RouteContext) => {
     requireBeta(context.request);
     const principal = authenticate(state, context.token);
@@ -40,7 +48,8 @@ export function sessionRoutes(state: ControlPlaneState, limits: { readonly maxBo
     {
       method: "GET",
       path: "/v1/sessions/:session_id",
-      handler: (context) => sendJson(context.response, 200, sessionSchema, sessionToWire(open(context))),
+      handler: (context) =>
+        sendJson(context.response, 200, sessionSchema, sessionToWire(open(context))),
     },
     {
       method: "GET",
@@ -50,7 +59,11 @@ export function sessionRoutes(state: ControlPlaneState, limits: { readonly maxBo
         // Deltas are previews of model output; the scripted agent has none, so a request for them streams events only.
         parseQuery(context.url, eventStreamQuerySchema, "event stream query");
         const { response } = context;
-        response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+        response.writeHead(200, {
+          "content-type": "text/event-stream",
+          "cache-control": "no-cache",
+          connection: "keep-alive",
+        });
         response.flushHeaders();
         const write = (event: unknown) => {
           const checked = sessionEventSchema.parse(event);
@@ -77,7 +90,10 @@ export function sessionRoutes(state: ControlPlaneState, limits: { readonly maxBo
         const start = query.page === undefined ? 0 : Number(query.page);
         const limit = query.limit ?? 100;
         const page = ordered.slice(start, start + limit);
-        sendJson(context.response, 200, eventListSchema, { data: page, next_page: start + limit < ordered.length ? String(start + limit) : null });
+        sendJson(context.response, 200, eventListSchema, {
+          data: page,
+          next_page: start + limit < ordered.length ? String(start + limit) : null,
+        });
       },
     },
     {
@@ -85,8 +101,17 @@ export function sessionRoutes(state: ControlPlaneState, limits: { readonly maxBo
       path: "/v1/sessions/:session_id/events",
       handler: async (context) => {
         const session = open(context);
-        const body = await readJson(context.request, sendEventsBodySchema, "send events body", limits.maxBodyBytes);
-        if (session.status === "terminated") throw createError("invalid_request", { message: `session ${session.id} is terminated`, context: { sessionId: session.id } });
+        const body = await readJson(
+          context.request,
+          sendEventsBodySchema,
+          "send events body",
+          limits.maxBodyBytes,
+        );
+        if (session.status === "terminated")
+          throw createError("invalid_request", {
+            message: `session ${session.id} is terminated`,
+            context: { sessionId: session.id },
+          });
         const stored = body.events.map((params) => state.sessions.receive(session, params));
         sendJson(context.response, 200, sendEventsResponseSchema, { data: stored });
       },
@@ -97,17 +122,27 @@ export function sessionRoutes(state: ControlPlaneState, limits: { readonly maxBo
       handler: (context) => {
         const principal = authenticate(state, context.token);
         const file = state.file(pathParam(context, "file_id"));
-        const mountedBy = state.sessions.all().filter((session) => session.files.some((mounted) => mounted.fileId === file.id));
-        const allowed = principal.kind === "api_key" || mountedBy.some((session) => {
-          try {
-            requireSessionCredential(principal, session);
-            return true;
-          } catch {
-            return false;
-          }
+        const mountedBy = state.sessions
+          .all()
+          .filter((session) => session.files.some((mounted) => mounted.fileId === file.id));
+        const allowed =
+          principal.kind === "api_key" ||
+          mountedBy.some((session) => {
+            try {
+              requireSessionCredential(principal, session);
+              return true;
+            } catch {
+              return false;
+            }
+          });
+        if (!allowed)
+          throw createError("unauthorized", {
+            message: "this credential does not grant access to the file",
+          });
+        context.response.writeHead(200, {
+          "content-type": file.mimeType,
+          "content-length": file.bytes.length,
         });
-        if (!allowed) throw createError("unauthorized", { message: "this credential does not grant access to the file" });
-        context.response.writeHead(200, { "content-type": file.mimeType, "content-length": file.bytes.length });
         context.response.end(file.bytes);
       },
     },

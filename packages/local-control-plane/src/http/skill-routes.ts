@@ -9,7 +9,14 @@ import { type Route, type RouteContext, pathParam } from "./router.js";
 
 /** Wire form of a skill version. */
 export function skillVersionToWire(version: SkillVersionRecord) {
-  return { type: "skill_version" as const, id: version.id, skill_id: version.skillId, name: version.name, description: version.description, created_at: rfc3339(version.createdAt) };
+  return {
+    type: "skill_version" as const,
+    id: version.id,
+    skill_id: version.skillId,
+    name: version.name,
+    description: version.description,
+    created_at: rfc3339(version.createdAt),
+  };
 }
 
 /** The API key, any environment key, or the sessions token of a live item whose agent carries the skill. */
@@ -24,7 +31,10 @@ function mayReadSkill(state: ControlPlaneState, principal: Principal, skillId: s
 export function skillRoutes(state: ControlPlaneState): Route[] {
   const open = (context: RouteContext) => {
     const principal = authenticate(state, context.token);
-    if (!mayReadSkill(state, principal, pathParam(context, "skill_id"))) throw createError("unauthorized", { message: "this credential does not grant access to the skill" });
+    if (!mayReadSkill(state, principal, pathParam(context, "skill_id")))
+      throw createError("unauthorized", {
+        message: "this credential does not grant access to the skill",
+      });
   };
   return [
     {
@@ -32,7 +42,10 @@ export function skillRoutes(state: ControlPlaneState): Route[] {
       path: "/v1/skills/:skill_id/versions",
       handler: (context) => {
         open(context);
-        sendJson(context.response, 200, skillVersionListSchema, { data: state.skills.list(pathParam(context, "skill_id")).map(skillVersionToWire), next_page: null });
+        sendJson(context.response, 200, skillVersionListSchema, {
+          data: state.skills.list(pathParam(context, "skill_id")).map(skillVersionToWire),
+          next_page: null,
+        });
       },
     },
     {
@@ -40,8 +53,14 @@ export function skillRoutes(state: ControlPlaneState): Route[] {
       path: "/v1/skills/:skill_id/versions/:version/content",
       handler: (context) => {
         open(context);
-        const version = state.skills.get(pathParam(context, "skill_id"), pathParam(context, "version"));
-        context.response.writeHead(200, { "content-type": "application/octet-stream", "content-length": version.archive.length });
+        const version = state.skills.get(
+          pathParam(context, "skill_id"),
+          pathParam(context, "version"),
+        );
+        context.response.writeHead(200, {
+          "content-type": "application/octet-stream",
+          "content-length": version.archive.length,
+        });
         context.response.end(version.archive);
       },
     },
@@ -50,7 +69,14 @@ export function skillRoutes(state: ControlPlaneState): Route[] {
       path: "/v1/skills/:skill_id/versions/:version",
       handler: (context) => {
         open(context);
-        sendJson(context.response, 200, skillVersionSchema, skillVersionToWire(state.skills.get(pathParam(context, "skill_id"), pathParam(context, "version"))));
+        sendJson(
+          context.response,
+          200,
+          skillVersionSchema,
+          skillVersionToWire(
+            state.skills.get(pathParam(context, "skill_id"), pathParam(context, "version")),
+          ),
+        );
       },
     },
   ];

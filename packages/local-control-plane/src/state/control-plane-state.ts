@@ -33,12 +33,24 @@ export type Principal =
   | { readonly kind: "work"; readonly work: WorkRecord };
 
 /** Everything the control plane holds, in memory: environments, files, the work queue, sessions and turns. */
-export function createControlPlaneState(options: ResolvedOptions & { readonly adminToken: string; readonly apiBaseUrl: () => string; readonly webhook?: WebhookTarget }) {
+export function createControlPlaneState(
+  options: ResolvedOptions & {
+    readonly adminToken: string;
+    readonly apiBaseUrl: () => string;
+    readonly webhook?: WebhookTarget;
+  },
+) {
   const environments = new Map<string, EnvironmentRecord>();
   const files = new Map<string, FileRecord>();
   const skills = createSkills(options.clock);
   const observe = safeObserver(options.onEvent);
-  const webhooks = options.webhook ? createWebhookSender(options.webhook, { clock: options.clock, fetch: options.fetch ?? globalThis.fetch, attempts: options.webhookAttempts }) : null;
+  const webhooks = options.webhook
+    ? createWebhookSender(options.webhook, {
+        clock: options.clock,
+        fetch: options.fetch ?? globalThis.fetch,
+        attempts: options.webhookAttempts,
+      })
+    : null;
 
   const work = createWorkQueue({
     clock: options.clock,
@@ -55,18 +67,32 @@ export function createControlPlaneState(options: ResolvedOptions & { readonly ad
     },
   });
 
-  const liveWork = (session: SessionRecord) => work.list(session.environmentId).some((item) => item.data.type === "session" && item.data.id === session.id && item.state !== "stopped");
+  const liveWork = (session: SessionRecord) =>
+    work
+      .list(session.environmentId)
+      .some(
+        (item) =>
+          item.data.type === "session" && item.data.id === session.id && item.state !== "stopped",
+      );
 
   const sessions = createSessions({
     clock: options.clock,
-    queueWork: (session) => work.enqueue({ environmentId: session.environmentId, data: { type: "session", id: session.id } }).id,
+    queueWork: (session) =>
+      work.enqueue({
+        environmentId: session.environmentId,
+        data: { type: "session", id: session.id },
+      }).id,
     hasLiveWork: liveWork,
     observe,
   });
 
   const environment = (environmentId: string): EnvironmentRecord => {
     const found = environments.get(environmentId);
-    if (!found) throw createError("not_found", { message: `environment ${environmentId} not found`, context: { environmentId } });
+    if (!found)
+      throw createError("not_found", {
+        message: `environment ${environmentId} not found`,
+        context: { environmentId },
+      });
     return found;
   };
 
@@ -76,12 +102,27 @@ export function createControlPlaneState(options: ResolvedOptions & { readonly ad
     skills,
     webhooks,
     environment,
-    createEnvironment(input: { name: string; metadata: Record<string, string> }): EnvironmentRecord {
-      const record: EnvironmentRecord = { id: newId("env"), name: input.name, metadata: { ...input.metadata }, key: newToken("sk-ant-env-local-"), createdAt: options.clock() };
+    createEnvironment(input: {
+      name: string;
+      metadata: Record<string, string>;
+    }): EnvironmentRecord {
+      const record: EnvironmentRecord = {
+        id: newId("env"),
+        name: input.name,
+        metadata: { ...input.metadata },
+        key: newToken("sk-ant-env-local-"),
+        createdAt: options.clock(),
+      };
       environments.set(record.id, record);
       return record;
     },
-    createSession(input: { environmentId: string; title: string | null; metadata: Record<string, string>; files: readonly { fileId: string; mountPath: string }[]; skills: readonly { skillId: string; version: string }[] }): SessionRecord {
+    createSession(input: {
+      environmentId: string;
+      title: string | null;
+      metadata: Record<string, string>;
+      files: readonly { fileId: string; mountPath: string }[];
+      skills: readonly { skillId: string; version: string }[];
+    }): SessionRecord {
       environment(input.environmentId);
       for (const file of input.files) this.file(file.fileId);
       for (const skill of input.skills) skills.get(skill.skillId, skill.version);
@@ -93,20 +134,31 @@ export function createControlPlaneState(options: ResolvedOptions & { readonly ad
       return work.enqueue({ environmentId, data: { type: "healthcheck", id: newId("hc") } });
     },
     uploadFile(input: { filename: string; mimeType: string; bytes: Buffer }): FileRecord {
-      const record: FileRecord = { id: newId("file"), filename: input.filename, mimeType: input.mimeType, bytes: input.bytes, createdAt: options.clock() };
+      const record: FileRecord = {
+        id: newId("file"),
+        filename: input.filename,
+        mimeType: input.mimeType,
+        bytes: input.bytes,
+        createdAt: options.clock(),
+      };
       files.set(record.id, record);
       return record;
     },
     file(fileId: string): FileRecord {
       const found = files.get(fileId);
-      if (!found) throw createError("not_found", { message: `file ${fileId} not found`, context: { fileId } });
+      if (!found)
+        throw createError("not_found", {
+          message: `file ${fileId} not found`,
+          context: { fileId },
+        });
       return found;
     },
     /** Resolves a bearer credential; null when it is none of ours. */
     principal(token: string | null): Principal | null {
       if (!token) return null;
       if (token === options.adminToken) return { kind: "api_key" };
-      for (const record of environments.values()) if (record.key === token) return { kind: "environment", environment: record };
+      for (const record of environments.values())
+        if (record.key === token) return { kind: "environment", environment: record };
       const item = work.byToken(token);
       return item ? { kind: "work", work: item } : null;
     },

@@ -14,7 +14,11 @@ export interface SessionRecord {
   readonly createdAt: number;
   readonly title: string | null;
   readonly metadata: Record<string, string>;
-  readonly files: readonly { readonly fileId: string; readonly mountPath: string; readonly resourceId: string }[];
+  readonly files: readonly {
+    readonly fileId: string;
+    readonly mountPath: string;
+    readonly resourceId: string;
+  }[];
   /** Skills of the session's agent, as `{skillId, version}` (a version id or `latest`). */
   readonly skills: readonly { readonly skillId: string; readonly version: string }[];
   status: SessionWire["status"];
@@ -47,7 +51,8 @@ export function createSessions(options: SessionsOptions) {
   };
   const stamp = () => ({ id: newId("sevt"), processed_at: rfc3339(options.clock()) });
 
-  const current = (session: SessionRecord) => session.turns.find((turn) => turn.state === "running");
+  const current = (session: SessionRecord) =>
+    session.turns.find((turn) => turn.state === "running");
 
   /**
    * Emits the scripted tool calls up to the next one the worker must answer, then waits for its result; a
@@ -58,8 +63,20 @@ export function createSessions(options: SessionsOptions) {
     for (let call = turn.script[turn.next]; call; call = turn.script[turn.next]) {
       const gated = call.permission === "allow" && turn.gate === "requires_action";
       const verdict = gated ? {} : { evaluated_permission: call.permission };
-      const event = append(session, { ...stamp(), type: "agent.tool_use", name: call.name, input: call.input, ...verdict });
-      options.observe({ type: "tool_use", sessionId: session.id, turnId: turn.id, toolUseId: event.id, name: call.name });
+      const event = append(session, {
+        ...stamp(),
+        type: "agent.tool_use",
+        name: call.name,
+        input: call.input,
+        ...verdict,
+      });
+      options.observe({
+        type: "tool_use",
+        sessionId: session.id,
+        turnId: turn.id,
+        toolUseId: event.id,
+        name: call.name,
+      });
       session.transcript.push({
         turnId: turn.id,
         toolUseId: event.id,
@@ -79,7 +96,12 @@ export function createSessions(options: SessionsOptions) {
       if (gated) {
         session.status = "idle";
         const stopReason = { type: "requires_action" as const, event_ids: [event.id] };
-        append(session, { ...stamp(), type: "session.status_idle", stop_reason: stopReason, stop_details: null });
+        append(session, {
+          ...stamp(),
+          type: "session.status_idle",
+          stop_reason: stopReason,
+          stop_details: null,
+        });
       }
       return;
     }
@@ -89,9 +111,19 @@ export function createSessions(options: SessionsOptions) {
   const finish = (session: SessionRecord, turn: Turn) => {
     turn.outstanding = null;
     turn.state = "done";
-    if (turn.finalMessage !== undefined) append(session, { ...stamp(), type: "agent.message", content: [{ type: "text", text: turn.finalMessage }] });
+    if (turn.finalMessage !== undefined)
+      append(session, {
+        ...stamp(),
+        type: "agent.message",
+        content: [{ type: "text", text: turn.finalMessage }],
+      });
     session.status = "idle";
-    append(session, { ...stamp(), type: "session.status_idle", stop_reason: { type: "end_turn" }, stop_details: null });
+    append(session, {
+      ...stamp(),
+      type: "session.status_idle",
+      stop_reason: { type: "end_turn" },
+      stop_details: null,
+    });
     options.observe({ type: "turn_ended", sessionId: session.id, turnId: turn.id });
   };
 
@@ -103,16 +135,29 @@ export function createSessions(options: SessionsOptions) {
     turn.state = "running";
     const workId = options.queueWork(session);
     turn.workIds.push(workId);
-    options.observe({ type: "turn_started", sessionId: session.id, turnId: turn.id, workId: turn.workIds[0] ?? workId });
+    options.observe({
+      type: "turn_started",
+      sessionId: session.id,
+      turnId: turn.id,
+      workId: turn.workIds[0] ?? workId,
+    });
     session.status = "running";
-    append(session, { ...stamp(), type: "user.message", content: [{ type: "text", text: turn.message }] });
+    append(session, {
+      ...stamp(),
+      type: "user.message",
+      content: [{ type: "text", text: turn.message }],
+    });
     append(session, { ...stamp(), type: "session.status_running" });
     advance(session, turn);
   };
 
   const get = (sessionId: string): SessionRecord => {
     const session = sessions.get(sessionId);
-    if (!session) throw createError("not_found", { message: `session ${sessionId} not found`, context: { sessionId } });
+    if (!session)
+      throw createError("not_found", {
+        message: `session ${sessionId} not found`,
+        context: { sessionId },
+      });
     return session;
   };
 
@@ -128,19 +173,45 @@ export function createSessions(options: SessionsOptions) {
       if (turn) finish(session, turn);
       return event;
     }
-    const entry = session.transcript.find((candidate) => candidate.toolUseId === params.tool_use_id);
-    if (!entry) throw createError("invalid_request", { message: `tool_use_id ${params.tool_use_id} names no tool call of session ${session.id}`, context: { sessionId: session.id } });
+    const entry = session.transcript.find(
+      (candidate) => candidate.toolUseId === params.tool_use_id,
+    );
+    if (!entry)
+      throw createError("invalid_request", {
+        message: `tool_use_id ${params.tool_use_id} names no tool call of session ${session.id}`,
+        context: { sessionId: session.id },
+      });
     if (entry.result !== null) {
       // A send retried after its response was lost repeats the same result: answer it with the stored event.
-      const stored = session.events.find((event): event is Extract<UserEventWire, { type: "user.tool_result" }> => event.type === "user.tool_result" && event.tool_use_id === params.tool_use_id);
-      const same = stored && JSON.stringify(stored.content ?? []) === JSON.stringify(params.content ?? []) && (stored.is_error ?? false) === (params.is_error ?? false);
+      const stored = session.events.find(
+        (event): event is Extract<UserEventWire, { type: "user.tool_result" }> =>
+          event.type === "user.tool_result" && event.tool_use_id === params.tool_use_id,
+      );
+      const same =
+        stored &&
+        JSON.stringify(stored.content ?? []) === JSON.stringify(params.content ?? []) &&
+        (stored.is_error ?? false) === (params.is_error ?? false);
       if (same) return stored;
-      throw createError("fence_conflict", { message: `tool call ${params.tool_use_id} was already answered with another result`, context: { sessionId: session.id } });
+      throw createError("fence_conflict", {
+        message: `tool call ${params.tool_use_id} was already answered with another result`,
+        context: { sessionId: session.id },
+      });
     }
-    const event = append(session, { ...stamp(), type: "user.tool_result", tool_use_id: params.tool_use_id, ...(params.content ? { content: params.content } : {}), is_error: params.is_error ?? false });
+    const event = append(session, {
+      ...stamp(),
+      type: "user.tool_result",
+      tool_use_id: params.tool_use_id,
+      ...(params.content ? { content: params.content } : {}),
+      is_error: params.is_error ?? false,
+    });
     entry.result = { content: params.content ?? [], isError: params.is_error ?? false };
     entry.answeredAt = event.processed_at;
-    options.observe({ type: "tool_result", sessionId: session.id, toolUseId: params.tool_use_id, isError: params.is_error ?? false });
+    options.observe({
+      type: "tool_result",
+      sessionId: session.id,
+      toolUseId: params.tool_use_id,
+      isError: params.is_error ?? false,
+    });
     if (turn && turn.outstanding === params.tool_use_id) {
       turn.next += 1;
       if (session.status === "idle") {
@@ -154,7 +225,13 @@ export function createSessions(options: SessionsOptions) {
   };
 
   return {
-    create(input: { environmentId: string; title: string | null; metadata: Record<string, string>; files: readonly { fileId: string; mountPath: string }[]; skills: readonly { skillId: string; version: string }[] }): SessionRecord {
+    create(input: {
+      environmentId: string;
+      title: string | null;
+      metadata: Record<string, string>;
+      files: readonly { fileId: string; mountPath: string }[];
+      skills: readonly { skillId: string; version: string }[];
+    }): SessionRecord {
       const now = options.clock();
       const session: SessionRecord = {
         id: newId("sesn"),
@@ -176,10 +253,32 @@ export function createSessions(options: SessionsOptions) {
     },
     get,
     /** Queues a scripted turn; it starts when the session is idle and holds no live work item. */
-    queueTurn(sessionId: string, input: { message: string; toolCalls: readonly ScriptedToolCall[]; finalMessage?: string; gate?: Turn["gate"] }): Turn {
+    queueTurn(
+      sessionId: string,
+      input: {
+        message: string;
+        toolCalls: readonly ScriptedToolCall[];
+        finalMessage?: string;
+        gate?: Turn["gate"];
+      },
+    ): Turn {
       const session = get(sessionId);
-      if (session.status === "terminated") throw createError("invalid_request", { message: `session ${sessionId} is terminated`, context: { sessionId } });
-      const turn: Turn = { id: newId("turn"), message: input.message, script: [...input.toolCalls], ...(input.finalMessage !== undefined ? { finalMessage: input.finalMessage } : {}), gate: input.gate ?? "evaluated_permission", next: 0, outstanding: null, state: "pending", workIds: [] };
+      if (session.status === "terminated")
+        throw createError("invalid_request", {
+          message: `session ${sessionId} is terminated`,
+          context: { sessionId },
+        });
+      const turn: Turn = {
+        id: newId("turn"),
+        message: input.message,
+        script: [...input.toolCalls],
+        ...(input.finalMessage !== undefined ? { finalMessage: input.finalMessage } : {}),
+        gate: input.gate ?? "evaluated_permission",
+        next: 0,
+        outstanding: null,
+        state: "pending",
+        workIds: [],
+      };
       session.turns.push(turn);
       startNext(session);
       return turn;
@@ -208,7 +307,12 @@ export function createSessions(options: SessionsOptions) {
 /** The sessions module's type. */
 export type Sessions = ReturnType<typeof createSessions>;
 
-const toolConfig = <N extends ScriptedToolCall["name"]>(name: N) => ({ type: name, name, enabled: true, permission_policy: { type: "always_allow" as const } });
+const toolConfig = <N extends ScriptedToolCall["name"]>(name: N) => ({
+  type: name,
+  name,
+  enabled: true,
+  permission_policy: { type: "always_allow" as const },
+});
 
 /** Wire form of a session. */
 export function sessionToWire(session: SessionRecord): SessionWire {
@@ -224,12 +328,23 @@ export function sessionToWire(session: SessionRecord): SessionWire {
       mcp_servers: [],
       model: { id: "scripted" },
       multiagent: null,
-      skills: session.skills.map((skill) => ({ type: "custom" as const, skill_id: skill.skillId, version: skill.version })),
+      skills: session.skills.map((skill) => ({
+        type: "custom" as const,
+        skill_id: skill.skillId,
+        version: skill.version,
+      })),
       system: null,
       tools: [
         {
           type: "agent_toolset_20260401",
-          configs: [toolConfig("bash"), toolConfig("read"), toolConfig("write"), toolConfig("edit"), toolConfig("glob"), toolConfig("grep")],
+          configs: [
+            toolConfig("bash"),
+            toolConfig("read"),
+            toolConfig("write"),
+            toolConfig("edit"),
+            toolConfig("glob"),
+            toolConfig("grep"),
+          ],
           default_config: { enabled: true, permission_policy: { type: "always_allow" } },
         },
       ],
@@ -242,7 +357,14 @@ export function sessionToWire(session: SessionRecord): SessionWire {
     environment_id: session.environmentId,
     metadata: { ...session.metadata },
     outcome_evaluations: [],
-    resources: session.files.map((file) => ({ type: "file", id: file.resourceId, file_id: file.fileId, mount_path: file.mountPath, created_at: rfc3339(session.createdAt), updated_at: rfc3339(session.createdAt) })),
+    resources: session.files.map((file) => ({
+      type: "file",
+      id: file.resourceId,
+      file_id: file.fileId,
+      mount_path: file.mountPath,
+      created_at: rfc3339(session.createdAt),
+      updated_at: rfc3339(session.createdAt),
+    })),
     stats: {},
     status: session.status,
     title: session.title,

@@ -47,7 +47,10 @@ export interface WorkQueueOptions {
 }
 
 function encodeSecret(sessionsToken: string, apiBaseUrl: string): string {
-  return Buffer.from(JSON.stringify({ sessions_token: sessionsToken, api_base_url: apiBaseUrl }), "utf8").toString("base64url");
+  return Buffer.from(
+    JSON.stringify({ sessions_token: sessionsToken, api_base_url: apiBaseUrl }),
+    "utf8",
+  ).toString("base64url");
 }
 
 /** The Work API's lease rules over an in-memory queue: claim, ack, heartbeat TTLs, reclaim, stop. */
@@ -80,10 +83,24 @@ export function createWorkQueue(options: WorkQueueOptions) {
     if (work.leaseExpiresAt === null || work.leaseExpiresAt > options.clock()) return;
     if (work.state === "stopping") return markStopped(work);
     if (work.state !== "starting" && work.state !== "active") return;
-    Object.assign(work, { state: "queued", polledAt: null, acknowledgedAt: null, startedAt: null, lastHeartbeat: null, latestHeartbeatAt: null, leaseExpiresAt: null });
+    Object.assign(work, {
+      state: "queued",
+      polledAt: null,
+      acknowledgedAt: null,
+      startedAt: null,
+      lastHeartbeat: null,
+      latestHeartbeatAt: null,
+      leaseExpiresAt: null,
+    });
     // The previous holder's sessions token dies with its lease.
     reissueSecret(work);
-    options.observe({ type: "work_queued", workId: work.id, environmentId: work.environmentId, sessionId: work.data.type === "session" ? work.data.id : null, reason: "lease_expired" });
+    options.observe({
+      type: "work_queued",
+      workId: work.id,
+      environmentId: work.environmentId,
+      sessionId: work.data.type === "session" ? work.data.id : null,
+      reason: "lease_expired",
+    });
     options.onQueued(work);
     wake();
   };
@@ -91,13 +108,21 @@ export function createWorkQueue(options: WorkQueueOptions) {
   const get = (environmentId: string, workId: string): WorkRecord => {
     const work = items.get(workId);
     if (!work || work.environmentId !== environmentId) {
-      throw createError("not_found", { message: `work item ${workId} not found in environment ${environmentId}`, context: { workId, environmentId } });
+      throw createError("not_found", {
+        message: `work item ${workId} not found in environment ${environmentId}`,
+        context: { workId, environmentId },
+      });
     }
     expire(work);
     return work;
   };
 
-  const leaseState = (work: WorkRecord): LeaseState => ({ last_heartbeat: work.lastHeartbeat, lease_extended: false, state: work.state, ttl_seconds: work.ttlSeconds });
+  const leaseState = (work: WorkRecord): LeaseState => ({
+    last_heartbeat: work.lastHeartbeat,
+    lease_extended: false,
+    state: work.state,
+    ttl_seconds: work.ttlSeconds,
+  });
 
   const claimable = (environmentId: string, reclaimMs: number): WorkRecord | undefined => {
     const now = options.clock();
@@ -105,7 +130,8 @@ export function createWorkQueue(options: WorkQueueOptions) {
     for (const work of items.values()) {
       if (work.environmentId !== environmentId) continue;
       expire(work);
-      if (work.state !== "queued" || (work.polledAt !== null && now - work.polledAt < reclaimMs)) continue;
+      if (work.state !== "queued" || (work.polledAt !== null && now - work.polledAt < reclaimMs))
+        continue;
       if (!oldest || work.createdAt < oldest.createdAt) oldest = work;
     }
     return oldest;
@@ -113,7 +139,11 @@ export function createWorkQueue(options: WorkQueueOptions) {
 
   return {
     /** Queues a new item. */
-    enqueue(input: { environmentId: string; data: WorkRecord["data"]; metadata?: Record<string, string> }): WorkRecord {
+    enqueue(input: {
+      environmentId: string;
+      data: WorkRecord["data"];
+      metadata?: Record<string, string>;
+    }): WorkRecord {
       const work: WorkRecord = {
         id: newId("work"),
         environmentId: input.environmentId,
@@ -136,16 +166,27 @@ export function createWorkQueue(options: WorkQueueOptions) {
       };
       reissueSecret(work);
       items.set(work.id, work);
-      options.observe({ type: "work_queued", workId: work.id, environmentId: work.environmentId, sessionId: work.data.type === "session" ? work.data.id : null, reason: "new" });
+      options.observe({
+        type: "work_queued",
+        workId: work.id,
+        environmentId: work.environmentId,
+        sessionId: work.data.type === "session" ? work.data.id : null,
+        reason: "new",
+      });
       options.onQueued(work);
       wake();
       return work;
     },
 
     /** Claims the oldest claimable item, waiting up to `blockMs` for one. Unacked claims are reclaimable after `reclaimMs`. */
-    async poll(environmentId: string, query: { blockMs?: number; reclaimMs?: number; workerId?: string }, signal?: AbortSignal): Promise<WorkRecord | null> {
+    async poll(
+      environmentId: string,
+      query: { blockMs?: number; reclaimMs?: number; workerId?: string },
+      signal?: AbortSignal,
+    ): Promise<WorkRecord | null> {
       const reclaimMs = query.reclaimMs ?? options.defaultReclaimMs;
-      if (query.workerId) lastPollByWorker.set(query.workerId, { environmentId, at: options.clock() });
+      if (query.workerId)
+        lastPollByWorker.set(query.workerId, { environmentId, at: options.clock() });
       let work = claimable(environmentId, reclaimMs);
       if (!work && query.blockMs) {
         await new Promise<void>((resolve) => {
@@ -165,7 +206,12 @@ export function createWorkQueue(options: WorkQueueOptions) {
       if (!work) return null;
       work.polledAt = options.clock();
       work.deliveries += 1;
-      options.observe({ type: "work_claimed", workId: work.id, environmentId, deliveries: work.deliveries });
+      options.observe({
+        type: "work_claimed",
+        workId: work.id,
+        environmentId,
+        deliveries: work.deliveries,
+      });
       return work;
     },
 
@@ -173,28 +219,51 @@ export function createWorkQueue(options: WorkQueueOptions) {
     ack(environmentId: string, workId: string): WorkRecord {
       const work = get(environmentId, workId);
       if (work.state !== "queued" || work.polledAt === null) {
-        throw createError("fence_conflict", { message: `work item ${workId} is ${work.state === "queued" ? "not claimed" : work.state}; only a claimed queued item can be acknowledged`, context: { workId, state: work.state } });
+        throw createError("fence_conflict", {
+          message: `work item ${workId} is ${work.state === "queued" ? "not claimed" : work.state}; only a claimed queued item can be acknowledged`,
+          context: { workId, state: work.state },
+        });
       }
       const now = options.clock();
-      Object.assign(work, { state: "starting", acknowledgedAt: now, leaseExpiresAt: now + work.ttlSeconds * 1000 });
+      Object.assign(work, {
+        state: "starting",
+        acknowledgedAt: now,
+        leaseExpiresAt: now + work.ttlSeconds * 1000,
+      });
       options.observe({ type: "work_acknowledged", workId, environmentId });
       return work;
     },
 
     /** Renews the lease. A stale `expected_last_heartbeat` throws {@link HeartbeatPreconditionFailedError}. */
-    heartbeat(environmentId: string, workId: string, query: { desiredTtlSeconds?: number; expectedLastHeartbeat?: string }) {
+    heartbeat(
+      environmentId: string,
+      workId: string,
+      query: { desiredTtlSeconds?: number; expectedLastHeartbeat?: string },
+    ) {
       const work = get(environmentId, workId);
       if (work.state === "stopping" || work.state === "stopped") {
-        return { last_heartbeat: work.lastHeartbeat ?? "", lease_extended: false, state: work.state, ttl_seconds: work.ttlSeconds };
+        return {
+          last_heartbeat: work.lastHeartbeat ?? "",
+          lease_extended: false,
+          state: work.state,
+          ttl_seconds: work.ttlSeconds,
+        };
       }
       const stored = work.lastHeartbeat ?? NO_HEARTBEAT;
       // A first heartbeat claims a polled item's lease even before its ack (SDK 1.17's handleItem starts so).
-      const claims = work.state === "queued" && work.polledAt !== null && query.expectedLastHeartbeat === NO_HEARTBEAT;
-      const stale = query.expectedLastHeartbeat !== undefined && query.expectedLastHeartbeat !== stored;
+      const claims =
+        work.state === "queued" &&
+        work.polledAt !== null &&
+        query.expectedLastHeartbeat === NO_HEARTBEAT;
+      const stale =
+        query.expectedLastHeartbeat !== undefined && query.expectedLastHeartbeat !== stored;
       if ((work.state === "queued" && !claims) || stale) {
         options.observe({ type: "heartbeat_refused", workId, environmentId, state: work.state });
         throw new HeartbeatPreconditionFailedError({
-          message: work.state === "queued" ? `work item ${workId} holds no lease (it is queued)` : `expected_last_heartbeat does not match the stored heartbeat of work item ${workId}`,
+          message:
+            work.state === "queued"
+              ? `work item ${workId} holds no lease (it is queued)`
+              : `expected_last_heartbeat does not match the stored heartbeat of work item ${workId}`,
           workId,
           currentState: leaseState(work),
         });
@@ -206,8 +275,14 @@ export function createWorkQueue(options: WorkQueueOptions) {
       work.leaseExpiresAt = now + work.ttlSeconds * 1000;
       if (claims) options.observe({ type: "work_acknowledged", workId, environmentId });
       if (work.state === "queued") work.acknowledgedAt = now;
-      if (work.state === "queued" || work.state === "starting") Object.assign(work, { state: "active", startedAt: now });
-      return { last_heartbeat: work.lastHeartbeat, lease_extended: true, state: work.state, ttl_seconds: work.ttlSeconds };
+      if (work.state === "queued" || work.state === "starting")
+        Object.assign(work, { state: "active", startedAt: now });
+      return {
+        last_heartbeat: work.lastHeartbeat,
+        lease_extended: true,
+        state: work.state,
+        ttl_seconds: work.ttlSeconds,
+      };
     },
 
     /**
@@ -215,13 +290,21 @@ export function createWorkQueue(options: WorkQueueOptions) {
      * work at once; an operator's graceful stop (`by: "operator"`) asks the holder to wind down: the item is
      * `stopping` until the holder stops it, a forced stop, or its lease expiring. An unheld item stops at once.
      */
-    stop(environmentId: string, workId: string, how: { force: boolean; by: "worker" | "operator" }): WorkRecord {
+    stop(
+      environmentId: string,
+      workId: string,
+      how: { force: boolean; by: "worker" | "operator" },
+    ): WorkRecord {
       const work = get(environmentId, workId);
       if (work.state === "stopped") {
-        throw createError("fence_conflict", { message: `work item ${workId} is already stopped`, context: { workId } });
+        throw createError("fence_conflict", {
+          message: `work item ${workId} is already stopped`,
+          context: { workId },
+        });
       }
       work.stopRequestedAt ??= options.clock();
-      if (how.force || how.by === "worker" || work.state === "queued" || work.state === "stopping") markStopped(work);
+      if (how.force || how.by === "worker" || work.state === "queued" || work.state === "stopping")
+        markStopped(work);
       else {
         work.state = "stopping";
         options.observe({ type: "work_stopping", workId, environmentId });
@@ -233,7 +316,12 @@ export function createWorkQueue(options: WorkQueueOptions) {
      * Merges `patch` into the item's metadata (`null` deletes a key). A result with more than `maxKeys` keys is
      * refused and changes nothing.
      */
-    updateMetadata(environmentId: string, workId: string, patch: Readonly<Record<string, string | null>>, maxKeys: number): WorkRecord {
+    updateMetadata(
+      environmentId: string,
+      workId: string,
+      patch: Readonly<Record<string, string | null>>,
+      maxKeys: number,
+    ): WorkRecord {
       const work = get(environmentId, workId);
       const merged: Record<string, string> = { ...work.metadata };
       for (const [key, value] of Object.entries(patch)) {
@@ -242,7 +330,10 @@ export function createWorkQueue(options: WorkQueueOptions) {
       }
       if (Object.keys(merged).length > maxKeys) {
         const keys = Object.keys(merged).length;
-        throw createError("invalid_request", { message: `work item metadata holds at most ${maxKeys} keys`, context: { workId, keys } });
+        throw createError("invalid_request", {
+          message: `work item metadata holds at most ${maxKeys} keys`,
+          context: { workId, keys },
+        });
       }
       for (const key of Object.keys(work.metadata)) delete work.metadata[key];
       Object.assign(work.metadata, merged);
@@ -253,16 +344,29 @@ export function createWorkQueue(options: WorkQueueOptions) {
     takeOverLease(environmentId: string, workId: string): WorkRecord {
       const work = get(environmentId, workId);
       if (work.state !== "starting" && work.state !== "active") {
-        throw createError("fence_conflict", { message: `work item ${workId} holds no lease (it is ${work.state})`, context: { workId, state: work.state } });
+        throw createError("fence_conflict", {
+          message: `work item ${workId} holds no lease (it is ${work.state})`,
+          context: { workId, state: work.state },
+        });
       }
       const now = options.clock();
-      Object.assign(work, { state: "active", startedAt: work.startedAt ?? now, lastHeartbeat: stamp(), latestHeartbeatAt: now, leaseExpiresAt: now + work.ttlSeconds * 1000 });
+      Object.assign(work, {
+        state: "active",
+        startedAt: work.startedAt ?? now,
+        lastHeartbeat: stamp(),
+        latestHeartbeatAt: now,
+        leaseExpiresAt: now + work.ttlSeconds * 1000,
+      });
       return work;
     },
     /** Fault injection: the lease expires now, as if its holder had crashed; the item returns to the queue. */
     expireLease(environmentId: string, workId: string): WorkRecord {
       const work = get(environmentId, workId);
-      if (work.leaseExpiresAt === null) throw createError("fence_conflict", { message: `work item ${workId} holds no lease (it is ${work.state})`, context: { workId, state: work.state } });
+      if (work.leaseExpiresAt === null)
+        throw createError("fence_conflict", {
+          message: `work item ${workId} holds no lease (it is ${work.state})`,
+          context: { workId, state: work.state },
+        });
       work.leaseExpiresAt = options.clock();
       return get(environmentId, workId);
     },
@@ -271,12 +375,18 @@ export function createWorkQueue(options: WorkQueueOptions) {
     /** An item by id alone (admin paths). */
     find(workId: string): WorkRecord {
       const work = items.get(workId);
-      if (!work) throw createError("not_found", { message: `work item ${workId} not found`, context: { workId } });
+      if (!work)
+        throw createError("not_found", {
+          message: `work item ${workId} not found`,
+          context: { workId },
+        });
       return get(work.environmentId, workId);
     },
     /** Every item of an environment, oldest first, after applying lease expiry. */
     list(environmentId?: string): WorkRecord[] {
-      const all = [...items.values()].filter((work) => environmentId === undefined || work.environmentId === environmentId);
+      const all = [...items.values()].filter(
+        (work) => environmentId === undefined || work.environmentId === environmentId,
+      );
       for (const work of all) expire(work);
       return all.sort((a, b) => a.createdAt - b.createdAt);
     },
@@ -288,7 +398,9 @@ export function createWorkQueue(options: WorkQueueOptions) {
     stats(environmentId: string) {
       const now = options.clock();
       const queued = this.list(environmentId).filter((work) => work.state === "queued");
-      const polling = [...lastPollByWorker.values()].filter((poll) => poll.environmentId === environmentId && now - poll.at < 30_000).length;
+      const polling = [...lastPollByWorker.values()].filter(
+        (poll) => poll.environmentId === environmentId && now - poll.at < 30_000,
+      ).length;
       return {
         type: "work_queue_stats" as const,
         depth: queued.filter((work) => work.polledAt === null).length,

@@ -10,7 +10,10 @@ export function toWire(work: WorkRecord, withSecret: boolean): WorkItemWire {
     type: "work",
     environment_id: work.environmentId,
     state: work.state,
-    data: work.data.type === "session" ? { type: "session", id: work.data.id } : { type: "healthcheck", id: work.data.id },
+    data:
+      work.data.type === "session"
+        ? { type: "session", id: work.data.id }
+        : { type: "healthcheck", id: work.data.id },
     metadata: { ...work.metadata },
     secret: withSecret ? work.secret : null,
     created_at: rfc3339(work.createdAt),

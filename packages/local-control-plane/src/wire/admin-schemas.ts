@@ -3,7 +3,9 @@ import * as z from "zod";
 const metadata = z.record(z.string(), z.string()).default({});
 
 /** Body of `POST /admin/v1/environments`. */
-export const createEnvironmentBodySchema = z.object({ name: z.string().min(1).max(256).default("local"), metadata }).strict();
+export const createEnvironmentBodySchema = z
+  .object({ name: z.string().min(1).max(256).default("local"), metadata })
+  .strict();
 
 /** The agent toolset's tool names: what a scripted turn may call. */
 export const toolNameSchema = z.enum(["bash", "read", "write", "edit", "glob", "grep"]);
@@ -33,9 +35,17 @@ export const createSessionBodySchema = z
     title: z.string().max(512).nullable().default(null),
     metadata,
     /** Files attached as session resources; ids from `POST /admin/v1/files`. */
-    files: z.array(z.object({ file_id: z.string().min(1), mount_path: z.string().min(1) }).strict()).default([]),
+    files: z
+      .array(z.object({ file_id: z.string().min(1), mount_path: z.string().min(1) }).strict())
+      .default([]),
     /** Skills of the session's agent; ids from `POST /admin/v1/skills`. */
-    skills: z.array(z.object({ skill_id: z.string().min(1), version: z.string().min(1).default("latest") }).strict()).default([]),
+    skills: z
+      .array(
+        z
+          .object({ skill_id: z.string().min(1), version: z.string().min(1).default("latest") })
+          .strict(),
+      )
+      .default([]),
   })
   .strict();
 
@@ -56,14 +66,32 @@ export const queueTurnBodySchema = z
   .strict();
 
 /** Query of `POST /admin/v1/skills`: the body is the skill's zip or tar archive. */
-export const uploadSkillQuerySchema = z.object({ name: z.string().min(1).max(64), description: z.string().max(1024).default(""), skill_id: z.string().min(1).optional() }).strict();
+export const uploadSkillQuerySchema = z
+  .object({
+    name: z.string().min(1).max(64),
+    description: z.string().max(1024).default(""),
+    skill_id: z.string().min(1).optional(),
+  })
+  .strict();
 
 /** Query of `POST /admin/v1/files`. */
-export const uploadFileQuerySchema = z.object({ filename: z.string().min(1).max(255), mime_type: z.string().min(1).default("application/octet-stream") }).strict();
+export const uploadFileQuerySchema = z
+  .object({
+    filename: z.string().min(1).max(255),
+    mime_type: z.string().min(1).default("application/octet-stream"),
+  })
+  .strict();
 
 /** Response of `POST /admin/v1/environments`: the only place the environment key is handed out. */
 export const environmentCreatedSchema = z
-  .object({ type: z.literal("environment"), id: z.string(), name: z.string(), metadata: z.record(z.string(), z.string()), environment_key: z.string(), created_at: z.string() })
+  .object({
+    type: z.literal("environment"),
+    id: z.string(),
+    name: z.string(),
+    metadata: z.record(z.string(), z.string()),
+    environment_key: z.string(),
+    created_at: z.string(),
+  })
   .strict();
 
 /** A queued turn, as the admin API reports it. */
@@ -90,23 +118,55 @@ export const transcriptEntrySchema = z
     work_id: z.string().nullable(),
     requested_at: z.string(),
     answered_at: z.string().nullable(),
-    result: z.object({ content: z.array(z.unknown()), is_error: z.boolean() }).strict().nullable(),
+    result: z
+      .object({ content: z.array(z.unknown()), is_error: z.boolean() })
+      .strict()
+      .nullable(),
   })
   .strict();
 
 /** Response of `GET /admin/v1/sessions/{id}/transcript`. */
-export const transcriptSchema = z.object({ session_id: z.string(), status: z.enum(["rescheduling", "running", "idle", "terminated"]), entries: z.array(transcriptEntrySchema) }).strict();
+export const transcriptSchema = z
+  .object({
+    session_id: z.string(),
+    status: z.enum(["rescheduling", "running", "idle", "terminated"]),
+    entries: z.array(transcriptEntrySchema),
+  })
+  .strict();
 
 /** Response of `POST /admin/v1/files`. */
-export const fileCreatedSchema = z.object({ type: z.literal("file"), id: z.string(), filename: z.string(), mime_type: z.string(), size_bytes: z.number().int().nonnegative(), created_at: z.string() }).strict();
+export const fileCreatedSchema = z
+  .object({
+    type: z.literal("file"),
+    id: z.string(),
+    filename: z.string(),
+    mime_type: z.string(),
+    size_bytes: z.number().int().nonnegative(),
+    created_at: z.string(),
+  })
+  .strict();
 
 /** Body of `POST /admin/v1/work/{id}/stop`: an operator's stop (graceful unless `force`). */
 export const adminStopBodySchema = z.object({ force: z.boolean().default(false) }).strict();
 
 /** Query of `GET /admin/v1/work`. */
-export const adminWorkQuerySchema = z.object({ environment_id: z.string().min(1).optional() }).strict();
+export const adminWorkQuerySchema = z
+  .object({ environment_id: z.string().min(1).optional() })
+  .strict();
 
 /** Response of `GET /admin/v1/webhooks/deliveries`. */
 export const deliveriesSchema = z
-  .object({ data: z.array(z.object({ webhook_id: z.string(), session_id: z.string(), work_id: z.string(), status: z.number().int().nullable(), error: z.string().nullable() }).strict()) })
+  .object({
+    data: z.array(
+      z
+        .object({
+          webhook_id: z.string(),
+          session_id: z.string(),
+          work_id: z.string(),
+          status: z.number().int().nullable(),
+          error: z.string().nullable(),
+        })
+        .strict(),
+    ),
+  })
   .strict();

@@ -26,7 +26,12 @@ export const platformErrorBodySchema = z
         message: z.string(),
         details: z
           .union([
-            z.object({ error_code: z.literal("heartbeat_precondition_failed"), current_state: leaseStateSchema }).strict(),
+            z
+              .object({
+                error_code: z.literal("heartbeat_precondition_failed"),
+                current_state: leaseStateSchema,
+              })
+              .strict(),
             z.object({ error_code: z.string() }).strict(),
           ])
           .optional(),

@@ -3,18 +3,36 @@ import * as z from "zod";
 const alwaysAllow = z.object({ type: z.literal("always_allow") }).strict();
 
 const toolConfig = <N extends "bash" | "read" | "write" | "edit" | "glob" | "grep">(name: N) =>
-  z.object({ type: z.literal(name), name: z.literal(name), enabled: z.boolean(), permission_policy: alwaysAllow }).strict();
+  z
+    .object({
+      type: z.literal(name),
+      name: z.literal(name),
+      enabled: z.boolean(),
+      permission_policy: alwaysAllow,
+    })
+    .strict();
 
 /** The agent toolset the scripted agent declares (`BetaManagedAgentsAgentToolset20260401`). */
 const agentToolsetSchema = z
   .object({
     type: z.literal("agent_toolset_20260401"),
-    configs: z.array(z.discriminatedUnion("type", [toolConfig("bash"), toolConfig("read"), toolConfig("write"), toolConfig("edit"), toolConfig("glob"), toolConfig("grep")])),
+    configs: z.array(
+      z.discriminatedUnion("type", [
+        toolConfig("bash"),
+        toolConfig("read"),
+        toolConfig("write"),
+        toolConfig("edit"),
+        toolConfig("glob"),
+        toolConfig("grep"),
+      ]),
+    ),
     default_config: z.object({ enabled: z.boolean(), permission_policy: alwaysAllow }).strict(),
   })
   .strict();
 
-const skillSchema = z.object({ type: z.enum(["anthropic", "custom"]), skill_id: z.string(), version: z.string() }).strict();
+const skillSchema = z
+  .object({ type: z.enum(["anthropic", "custom"]), skill_id: z.string(), version: z.string() })
+  .strict();
 
 /** A session's file resource (`BetaManagedAgentsFileResource`). */
 export const fileResourceSchema = z
@@ -57,7 +75,9 @@ export const sessionSchema = z
     metadata: z.record(z.string(), z.string()),
     outcome_evaluations: z.array(z.never()),
     resources: z.array(fileResourceSchema),
-    stats: z.object({ active_seconds: z.number().optional(), duration_seconds: z.number().optional() }).strict(),
+    stats: z
+      .object({ active_seconds: z.number().optional(), duration_seconds: z.number().optional() })
+      .strict(),
     status: z.enum(["rescheduling", "running", "idle", "terminated"]),
     title: z.string().nullable(),
     usage: z.object({}).strict(),

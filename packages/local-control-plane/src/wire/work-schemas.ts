@@ -64,10 +64,14 @@ export const queueStatsSchema = z
   .strict();
 
 /** `BetaSelfHostedWorkListResponse`. */
-export const workListSchema = z.object({ data: z.array(workItemSchema), next_page: z.string().nullable() }).strict();
+export const workListSchema = z
+  .object({ data: z.array(workItemSchema), next_page: z.string().nullable() })
+  .strict();
 
 /** `BetaWorkSecret`: the decoded per-item secret. */
-export const workSecretSchema = z.object({ sessions_token: z.string().min(1), api_base_url: z.string().optional() }).strict();
+export const workSecretSchema = z
+  .object({ sessions_token: z.string().min(1), api_base_url: z.string().optional() })
+  .strict();
 
 const integerParam = (min: number, max: number) =>
   z
@@ -77,7 +81,8 @@ const integerParam = (min: number, max: number) =>
     .pipe(z.number().int().min(min).max(max));
 
 /** A parameter the SDK's types allow to be `null`, which it sends as `key=`: the same as leaving it out. */
-const nullable = <S extends z.ZodType>(schema: S) => z.union([z.literal("").transform(() => undefined), schema]).optional();
+const nullable = <S extends z.ZodType>(schema: S) =>
+  z.union([z.literal("").transform(() => undefined), schema]).optional();
 
 /** Query of `GET /v1/environments/{id}/work/poll`. */
 export const pollQuerySchema = z
@@ -113,7 +118,10 @@ export const WORK_METADATA_LIMITS = { keys: 16, keyLength: 64, valueLength: 512 
 export const updateBodySchema = z
   .object({
     metadata: z
-      .record(z.string().min(1).max(WORK_METADATA_LIMITS.keyLength), z.string().max(WORK_METADATA_LIMITS.valueLength).nullable())
+      .record(
+        z.string().min(1).max(WORK_METADATA_LIMITS.keyLength),
+        z.string().max(WORK_METADATA_LIMITS.valueLength).nullable(),
+      )
       .optional(),
   })
   .strict();

@@ -3,11 +3,29 @@ import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import { installAmaWorkerBin } from "@open-managed-agents/ama-worker";
-import { type LocalControlPlane, startLocalControlPlane } from "@open-managed-agents/local-control-plane";
-import { REFERENCE_PROVIDER, createReferenceManagedRuntimeDriver } from "@open-managed-agents/managed-runtime-conformance/testing";
-import { type ManagedRuntimeHostOptions, createManagedRuntimeHost, createManagedRuntimeProviderRegistry } from "@open-managed-agents/managed-runtime-host";
-import { type LogEntry, createMemoryFencePort, createMemoryOrphanPort, createRecordingLogger } from "@open-managed-agents/managed-runtime-host/testing";
-import type { ManagedRuntimeProfile, RuntimeResourceFencePort } from "@open-managed-agents/runtime-resource-contract";
+import {
+  type LocalControlPlane,
+  startLocalControlPlane,
+} from "@open-managed-agents/local-control-plane";
+import {
+  REFERENCE_PROVIDER,
+  createReferenceManagedRuntimeDriver,
+} from "@open-managed-agents/managed-runtime-conformance/testing";
+import {
+  type ManagedRuntimeHostOptions,
+  createManagedRuntimeHost,
+  createManagedRuntimeProviderRegistry,
+} from "@open-managed-agents/managed-runtime-host";
+import {
+  type LogEntry,
+  createMemoryFencePort,
+  createMemoryOrphanPort,
+  createRecordingLogger,
+} from "@open-managed-agents/managed-runtime-host/testing";
+import type {
+  ManagedRuntimeProfile,
+  RuntimeResourceFencePort,
+} from "@open-managed-agents/runtime-resource-contract";
 import {
   type ManagedEnvironmentWorker,
   type ManagedEnvironmentWorkerOptions,
@@ -33,7 +51,10 @@ export interface Stack {
   readonly rootDir: string;
   /** The directory holding the `oma-ama-worker` this run installed (on the runtime's PATH). */
   readonly binDirectory: string;
-  worker(overrides?: Partial<ManagedEnvironmentWorkerOptions>, hostFences?: RuntimeResourceFencePort): Promise<ManagedEnvironmentWorker>;
+  worker(
+    overrides?: Partial<ManagedEnvironmentWorkerOptions>,
+    hostFences?: RuntimeResourceFencePort,
+  ): Promise<ManagedEnvironmentWorker>;
   /**
    * A per-item host factory over the reference driver, like the installation's, with `wrap` to replace or
    * observe ports (its second argument counts items from 1).
@@ -52,15 +73,30 @@ export function amaWorkerProfile(binDirectory: string): ManagedRuntimeProfile {
     runtimeCheckpoint: "disabled",
     driver: {
       type: "ama_worker",
-      process: { command: "oma-ama-worker", env: { PATH: `${binDirectory}${delimiter}/usr/local/bin:/usr/bin:/bin`, OMA_AMA_MAX_IDLE_MS: "400" } },
+      process: {
+        command: "oma-ama-worker",
+        env: {
+          PATH: `${binDirectory}${delimiter}/usr/local/bin:/usr/bin:/bin`,
+          OMA_AMA_MAX_IDLE_MS: "400",
+        },
+      },
     },
   };
 }
 
 /** The ports a host is built from. */
-export type HostPorts = Omit<ManagedRuntimeHostOptions, "ownerId" | "leaseTtlMs" | "heartbeatIntervalMs">;
+export type HostPorts = Omit<
+  ManagedRuntimeHostOptions,
+  "ownerId" | "leaseTtlMs" | "heartbeatIntervalMs"
+>;
 
-export async function startStack(options: { webhook?: { url: string; secret: string }; defaultTtlSeconds?: number; clock?: () => number } = {}): Promise<Stack> {
+export async function startStack(
+  options: {
+    webhook?: { url: string; secret: string };
+    defaultTtlSeconds?: number;
+    clock?: () => number;
+  } = {},
+): Promise<Stack> {
   const rootDir = await mkdtemp(join(tmpdir(), "oma-env-worker-"));
   // A directory the confined local runtime sees (the host's /opt, copy-on-write), not the host's /tmp.
   const binDirectory = dirname(await installAmaWorkerBin(process.env.OMA_AMA_WORKER_BIN_DIR));
@@ -72,10 +108,18 @@ export async function startStack(options: { webhook?: { url: string; secret: str
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const environment = plane.createEnvironment({ name: "env-worker-test" });
-  const client = new Anthropic({ baseURL: plane.url, apiKey: null, authToken: null, maxRetries: 0 });
+  const client = new Anthropic({
+    baseURL: plane.url,
+    apiKey: null,
+    authToken: null,
+    maxRetries: 0,
+  });
   const fences = createMemoryFencePort();
   const orphans = createMemoryOrphanPort();
-  const driver = createReferenceManagedRuntimeDriver({ rootDir: join(rootDir, "runtimes"), supervised: true });
+  const driver = createReferenceManagedRuntimeDriver({
+    rootDir: join(rootDir, "runtimes"),
+    supervised: true,
+  });
   const reports: WorkItemReport[] = [];
   const waiters: (() => void)[] = [];
   const logger = createRecordingLogger();
@@ -112,10 +156,18 @@ export async function startStack(options: { webhook?: { url: string; secret: str
           driver,
           provider: REFERENCE_PROVIDER,
           placement: "in_process",
-          host: { ownerId: "env-worker-test", leaseTtlMs: 60_000, heartbeatIntervalMs: 5_000, fences: hostFences, orphans, logger },
+          host: {
+            ownerId: "env-worker-test",
+            leaseTtlMs: 60_000,
+            heartbeatIntervalMs: 5_000,
+            fences: hostFences,
+            orphans,
+            logger,
+          },
         },
       });
-      if (installation.mode !== "runtime_host") throw new Error("expected a runtime_host installation");
+      if (installation.mode !== "runtime_host")
+        throw new Error("expected a runtime_host installation");
       return installation.worker;
     },
     hostFactory(wrap = (ports) => ports) {
@@ -123,10 +175,21 @@ export async function startStack(options: { webhook?: { url: string; secret: str
       let item = 0;
       return async ({ scope, profile }) => {
         item += 1;
-        const { resources } = await registry.prepare({ provider: REFERENCE_PROVIDER, placement: "in_process", scope, profile, providerConfig: {} });
+        const { resources } = await registry.prepare({
+          provider: REFERENCE_PROVIDER,
+          placement: "in_process",
+          scope,
+          profile,
+          providerConfig: {},
+        });
         // The supervisor transport is already inside the wrapped harness driver.
         const { supervisorTransport: _transport, ...ports } = resources;
-        return createManagedRuntimeHost({ ownerId: "env-worker-test", leaseTtlMs: 60_000, heartbeatIntervalMs: 5_000, ...wrap({ fences, orphans, logger, ...ports }, item) });
+        return createManagedRuntimeHost({
+          ownerId: "env-worker-test",
+          leaseTtlMs: 60_000,
+          heartbeatIntervalMs: 5_000,
+          ...wrap({ fences, orphans, logger, ...ports }, item),
+        });
       };
     },
     async reportsAfter(count) {

@@ -1,5 +1,13 @@
-import { ArchiveRejectedError, ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
-import { type ArchiveInspection, type ArchiveLimits, type ArchiveSource, inspectArchive } from "@open-managed-agents/workspace-archive";
+import {
+  ArchiveRejectedError,
+  ManagedRuntimeError,
+} from "@open-managed-agents/runtime-resource-contract";
+import {
+  type ArchiveInspection,
+  type ArchiveLimits,
+  type ArchiveSource,
+  inspectArchive,
+} from "@open-managed-agents/workspace-archive";
 
 /** Where checkpoints are extracted inside the sandbox; absolute symlinks below it stay inside. */
 export const SANDBOX_WORKSPACE = "/workspace";
@@ -14,7 +22,10 @@ export function checkpointReadOptions(limits: ArchiveLimits) {
  * when any entry is an absolute name, a `..` segment, a device, FIFO or socket, a link leaving
  * `/workspace`, or crosses a limit (the limit's `limit_exceeded` is the cause).
  */
-export async function inspectCheckpointArchive(source: ArchiveSource, limits: ArchiveLimits): Promise<ArchiveInspection> {
+export async function inspectCheckpointArchive(
+  source: ArchiveSource,
+  limits: ArchiveLimits,
+): Promise<ArchiveInspection> {
   try {
     return await inspectArchive(source, checkpointReadOptions(limits));
   } catch (error) {

@@ -3,7 +3,17 @@ import type { ManifestHandleMetadata } from "./manifest-handle.js";
 import type { PackLocation, PackRef } from "./manifest.js";
 import { MANIFEST_V3_HEADER, MAX_LINE_BYTES } from "./manifest-lines.js";
 import { verifiedChunks } from "./manifest-store.js";
-import { type BaseScan, type BaseVisitor, NO_VISITOR, hashAt, hashHead, parseEntry, plainEntry, refusalOf, scanLines } from "./base-scan.js";
+import {
+  type BaseScan,
+  type BaseVisitor,
+  NO_VISITOR,
+  hashAt,
+  hashHead,
+  parseEntry,
+  plainEntry,
+  refusalOf,
+  scanLines,
+} from "./base-scan.js";
 import { type LineFields, readLineFields } from "./line-fields.js";
 import { findLine, lastPath, readPlacedFields, sameFields } from "./placed-lines.js";
 import { compareKeys } from "./split-records.js";
@@ -50,7 +60,11 @@ export interface PrescannedBase {
  * when every line reads alike both ways, the second read searches. Aborted by `signal`; a malformed base is
  * `integrity_failed`.
  */
-export async function prescanBase(store: BlobStore, base: ManifestHandleMetadata, options: { readonly directory?: string; readonly signal?: AbortSignal } = {}): Promise<PrescannedBase> {
+export async function prescanBase(
+  store: BlobStore,
+  base: ManifestHandleMetadata,
+  options: { readonly directory?: string; readonly signal?: AbortSignal } = {},
+): Promise<PrescannedBase> {
   const refuse = refusalOf(base);
   const copy = await openTemporaryFile(options.directory);
   const table = await openTemporaryFile(options.directory).catch(async (error: unknown) => {
@@ -77,8 +91,10 @@ export async function prescanBase(store: BlobStore, base: ManifestHandleMetadata
     const onLine = (chunk: Buffer, start: number, end: number, line: LineFields) => {
       const at = lineAt;
       lineAt += end - start + 1;
-      if (line.kind === "pack") packs.push({ sha256: hashAt(chunk, line.shaAt, refuse), size: line.size });
-      else if (line.kind === "file" && line.size > 0 && line.pack !== -1) records.add(hashHead(chunk, line.shaAt, refuse), at);
+      if (line.kind === "pack")
+        packs.push({ sha256: hashAt(chunk, line.shaAt, refuse), size: line.size });
+      else if (line.kind === "file" && line.size > 0 && line.pack !== -1)
+        records.add(hashHead(chunk, line.shaAt, refuse), at);
       if (placed) placed = sameFields(readPlacedFields(chunk, start, end), line, chunk);
     };
     const first = await scanLines(copied(), refuse, new Set(), NO_VISITOR, onLine);
@@ -92,8 +108,22 @@ export async function prescanBase(store: BlobStore, base: ManifestHandleMetadata
       async scan(contents, visitor) {
         if (used) throw new Error("a prescanned base is scanned once");
         used = true;
-        if (!placed) return scanLines(bodyChunks(copy.stream(BLOCK_BYTES), BLOCK_BYTES), refuse, contents, visitor);
-        const located = await locateContents(copy, table, records.bytes(), refuse, packs, contents, first.objects.blobs);
+        if (!placed)
+          return scanLines(
+            bodyChunks(copy.stream(BLOCK_BYTES), BLOCK_BYTES),
+            refuse,
+            contents,
+            visitor,
+          );
+        const located = await locateContents(
+          copy,
+          table,
+          records.bytes(),
+          refuse,
+          packs,
+          contents,
+          first.objects.blobs,
+        );
         await meetBySearch(copy, base.size, refuse, visitor);
         return { ...first, contents: located };
       },
@@ -125,7 +155,10 @@ function createRecordWriter(file: TemporaryFile) {
     },
     async flush() {
       for (const words of [...full.splice(0), batch.subarray(0, used)]) {
-        await file.writeAt(new Uint8Array(words.buffer, words.byteOffset, words.byteLength), written);
+        await file.writeAt(
+          new Uint8Array(words.buffer, words.byteOffset, words.byteLength),
+          written,
+        );
         written += words.byteLength;
       }
       used = 0;
@@ -138,7 +171,15 @@ function createRecordWriter(file: TemporaryFile) {
  * Where the base places each of `contents`: the first packed line of each in manifest order (found by the
  * hash table: a record whose head matches is read from the copy and parsed), else a blob of its own.
  */
-async function locateContents(copy: TemporaryFile, table: TemporaryFile, tableBytes: number, refuse: (reason: string) => Error, packs: readonly PackRef[], contents: ReadonlySet<string>, blobs: readonly string[]): Promise<ReadonlyMap<string, PackLocation | null>> {
+async function locateContents(
+  copy: TemporaryFile,
+  table: TemporaryFile,
+  tableBytes: number,
+  refuse: (reason: string) => Error,
+  packs: readonly PackRef[],
+  contents: ReadonlySet<string>,
+  blobs: readonly string[],
+): Promise<ReadonlyMap<string, PackLocation | null>> {
   const located = new Map<string, PackLocation | null>();
   if (contents.size === 0) return located;
   // How many of the contents asked for, not yet located, have each head.
@@ -151,7 +192,12 @@ async function locateContents(copy: TemporaryFile, table: TemporaryFile, tableBy
   const words = new Uint32Array(records.buffer);
   const line = Buffer.allocUnsafe(MAX_LINE_BYTES + 1);
   for (let position = 0; position < tableBytes && wanted.size > 0; ) {
-    const read = await table.readAt(records, 0, Math.min(TABLE_BATCH_BYTES, tableBytes - position), position);
+    const read = await table.readAt(
+      records,
+      0,
+      Math.min(TABLE_BATCH_BYTES, tableBytes - position),
+      position,
+    );
     if (read === 0 || read % RECORD_BYTES !== 0) throw refuse("the driver's copy ended early");
     position += read;
     for (let at = 0; at < read / 4; at += RECORD_BYTES / 4) {
@@ -172,7 +218,8 @@ async function locateContents(copy: TemporaryFile, table: TemporaryFile, tableBy
       else wanted.set(head, left - 1);
     }
   }
-  for (const sha256 of blobs) if (contents.has(sha256) && !located.has(sha256)) located.set(sha256, null);
+  for (const sha256 of blobs)
+    if (contents.has(sha256) && !located.has(sha256)) located.set(sha256, null);
   return located;
 }
 
@@ -181,7 +228,12 @@ async function locateContents(copy: TemporaryFile, table: TemporaryFile, tableBy
  * blocks of whole lines: a path past the block's last one moves on to the next block, any other is searched
  * for in the block (see `findLine`), and only a line found is parsed.
  */
-async function meetBySearch(copy: TemporaryFile, size: number, refuse: (reason: string) => Error, visitor: BaseVisitor): Promise<void> {
+async function meetBySearch(
+  copy: TemporaryFile,
+  size: number,
+  refuse: (reason: string) => Error,
+  visitor: BaseVisitor,
+): Promise<void> {
   const buffer = Buffer.allocUnsafe(BLOCK_BYTES + MAX_LINE_BYTES + 1);
   let position = MANIFEST_V3_HEADER.length;
   let filled = 0;
@@ -192,7 +244,12 @@ async function meetBySearch(copy: TemporaryFile, size: number, refuse: (reason: 
     filled -= end;
     end = 0;
     if (position >= size && filled === 0) return false;
-    const read = await copy.readAt(buffer, filled, Math.min(BLOCK_BYTES, size - position), position);
+    const read = await copy.readAt(
+      buffer,
+      filled,
+      Math.min(BLOCK_BYTES, size - position),
+      position,
+    );
     position += read;
     filled += read;
     end = filled === 0 ? 0 : buffer.lastIndexOf(0x0a, filled - 1) + 1;
@@ -202,7 +259,10 @@ async function meetBySearch(copy: TemporaryFile, size: number, refuse: (reason: 
   let have = await nextBlock();
   let last = have ? lastPath(buffer, end) : null;
   for (let path = visitor.next(); path !== null; path = visitor.next()) {
-    while (have && (last === null || compareKeys(buffer, last.start, last.end, path, 0, path.length) < 0)) {
+    while (
+      have &&
+      (last === null || compareKeys(buffer, last.start, last.end, path, 0, path.length) < 0)
+    ) {
       have = await nextBlock();
       last = have ? lastPath(buffer, end) : null;
     }
@@ -212,7 +272,8 @@ async function meetBySearch(copy: TemporaryFile, size: number, refuse: (reason: 
       continue;
     }
     const entry = parseEntry(buffer, line.start, line.end, refuse);
-    if (Buffer.compare(Buffer.from(entry.path), path) !== 0) throw refuse("an entry that does not parse alike");
+    if (Buffer.compare(Buffer.from(entry.path), path) !== 0)
+      throw refuse("an entry that does not parse alike");
     await visitor.take(plainEntry(entry));
   }
 }

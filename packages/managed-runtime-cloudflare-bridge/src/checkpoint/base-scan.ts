@@ -1,7 +1,12 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { IntegrityError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import type { ManifestHandleMetadata } from "./manifest-handle.js";
-import { type ManifestEntry, type PackLocation, type PackRef, wireEntrySchema } from "./manifest.js";
+import {
+  type ManifestEntry,
+  type PackLocation,
+  type PackRef,
+  wireEntrySchema,
+} from "./manifest.js";
 import { MANIFEST_V3_HEADER, MAX_LINE_BYTES } from "./manifest-lines.js";
 import { verifiedChunks } from "./manifest-store.js";
 import { type LineFields, parseLine, readLineFields } from "./line-fields.js";
@@ -35,7 +40,6 @@ export const NO_VISITOR: BaseVisitor = { next: () => null, take: async () => und
 
 const HEADER = Buffer.from(MANIFEST_V3_HEADER.slice(0, -1), "latin1");
 
-
 /**
  * Reads a /3 manifest once for a delta: counts its entries and file bytes, notes the objects it places
  * contents in and where it places the `contents` asked for (so a delta stores none of them again), and
@@ -47,13 +51,22 @@ const HEADER = Buffer.from(MANIFEST_V3_HEADER.slice(0, -1), "latin1");
  * increase. Anything not a /3 manifest, or a mismatched hash, is `integrity_failed`; whatever the visitor
  * throws ends the scan.
  */
-export async function scanBase(store: BlobStore, base: ManifestHandleMetadata, contents: ReadonlySet<string> = new Set(), visitor: BaseVisitor = NO_VISITOR): Promise<BaseScan> {
+export async function scanBase(
+  store: BlobStore,
+  base: ManifestHandleMetadata,
+  contents: ReadonlySet<string> = new Set(),
+  visitor: BaseVisitor = NO_VISITOR,
+): Promise<BaseScan> {
   return scanLines(verifiedChunks(store, base), refusalOf(base), contents, visitor);
 }
 
 /** The error a malformed line of `base` is refused with. */
 export function refusalOf(base: ManifestHandleMetadata): (reason: string) => Error {
-  return (reason) => new IntegrityError({ message: `checkpoint manifest is malformed: ${reason}`, context: { manifestKey: base.manifestKey } });
+  return (reason) =>
+    new IntegrityError({
+      message: `checkpoint manifest is malformed: ${reason}`,
+      context: { manifestKey: base.manifestKey },
+    });
 }
 
 /**
@@ -84,7 +97,8 @@ export async function scanLines(
 
   const visit = (chunk: Buffer, start: number, end: number) => {
     if (!header) {
-      if (end - start !== HEADER.byteLength || HEADER.compare(chunk, start, end) !== 0) throw refuse("not a /3 manifest");
+      if (end - start !== HEADER.byteLength || HEADER.compare(chunk, start, end) !== 0)
+        throw refuse("not a /3 manifest");
       header = true;
       return;
     }
@@ -98,8 +112,13 @@ export async function scanLines(
     }
     count += 1;
     const { pathBytes, pathStart, pathEnd } = line;
-    if (previousEnd !== -1 && compareKeys(previous, 0, previousEnd, pathBytes, pathStart, pathEnd) >= 0) throw refuse("entries out of order");
-    if (pathEnd - pathStart > previous.byteLength) previous = Buffer.allocUnsafe(2 * (pathEnd - pathStart));
+    if (
+      previousEnd !== -1 &&
+      compareKeys(previous, 0, previousEnd, pathBytes, pathStart, pathEnd) >= 0
+    )
+      throw refuse("entries out of order");
+    if (pathEnd - pathStart > previous.byteLength)
+      previous = Buffer.allocUnsafe(2 * (pathEnd - pathStart));
     previousEnd = pathBytes.copy(previous, 0, pathStart, pathEnd);
     const fileSize = line.kind === "file" ? line.size : -1;
     if (fileSize > 0) {
@@ -116,7 +135,8 @@ export async function scanLines(
     }
     const next = visitor.next();
     // The visitor's paths up to this one: the only lines that take an await.
-    if (next !== null && compareKeys(next, 0, next.length, previous, 0, previousEnd) <= 0) return meet(chunk, start, end, fileSize);
+    if (next !== null && compareKeys(next, 0, next.length, previous, 0, previousEnd) <= 0)
+      return meet(chunk, start, end, fileSize);
   };
 
   /**
@@ -133,27 +153,49 @@ export async function scanLines(
         continue;
       }
       const entry = parseEntry(chunk, start, end, refuse);
-      if (fileSize !== -1 && (entry.type !== "file" || entry.size !== fileSize)) throw refuse("an entry that does not parse alike");
+      if (fileSize !== -1 && (entry.type !== "file" || entry.size !== fileSize))
+        throw refuse("an entry that does not parse alike");
       return visitor.take(plainEntry(entry));
     }
   };
-  await forEachRecord(source, { separator: 0x0a, maxBytes: MAX_LINE_BYTES, terminated: true, refuse }, visit);
+  await forEachRecord(
+    source,
+    { separator: 0x0a, maxBytes: MAX_LINE_BYTES, terminated: true, refuse },
+    visit,
+  );
   if (!header) throw refuse("empty");
   // The visitor's paths after the base's last.
   while (visitor.next() !== null) await visitor.take(null);
   // A content the base holds in a blob of its own is located as such.
-  if (contents.size > 0) for (const sha256 of blobs) if (contents.has(sha256) && !located.has(sha256)) located.set(sha256, null);
+  if (contents.size > 0)
+    for (const sha256 of blobs)
+      if (contents.has(sha256) && !located.has(sha256)) located.set(sha256, null);
   return { count, bytes, objects: { packs, blobs }, contents: located };
 }
 
-export function parseEntry(chunk: Buffer, start: number, end: number, refuse: (reason: string) => Error) {
-  return parseRecord(wireEntrySchema, parseLine(chunk, start, end, refuse), { record: "checkpoint manifest entry", code: "integrity_failed" });
+export function parseEntry(
+  chunk: Buffer,
+  start: number,
+  end: number,
+  refuse: (reason: string) => Error,
+) {
+  return parseRecord(wireEntrySchema, parseLine(chunk, start, end, refuse), {
+    record: "checkpoint manifest entry",
+    code: "integrity_failed",
+  });
 }
 
 /** An entry without its pack location: a delta places its fresh lines anew. */
 export function plainEntry(entry: ReturnType<typeof parseEntry>): ManifestEntry {
   if (entry.type !== "file") return entry;
-  return { type: "file", path: entry.path, mode: entry.mode, mtime: entry.mtime, size: entry.size, sha256: entry.sha256 };
+  return {
+    type: "file",
+    path: entry.path,
+    mode: entry.mode,
+    mtime: entry.mtime,
+    size: entry.size,
+    sha256: entry.sha256,
+  };
 }
 
 const HEX = new Int8Array(256).fill(-1);

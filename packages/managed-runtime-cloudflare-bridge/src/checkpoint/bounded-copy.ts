@@ -7,7 +7,11 @@ import { LimitExceededError } from "@open-managed-agents/runtime-resource-contra
  */
 export async function copyBounded(
   stream: ReadableStream<Uint8Array>,
-  options: { readonly startBytes: number; readonly maxBytes: number; readonly signal?: AbortSignal },
+  options: {
+    readonly startBytes: number;
+    readonly maxBytes: number;
+    readonly signal?: AbortSignal;
+  },
   write: (chunk: Uint8Array, total: number) => Promise<void> | void,
 ): Promise<number> {
   const reader = stream.getReader();
@@ -19,7 +23,10 @@ export async function copyBounded(
       if (done) return total;
       total += value.byteLength;
       if (total > options.maxBytes) {
-        throw new LimitExceededError({ message: `checkpoint exceeds ${options.maxBytes} bytes`, context: { limit: "maxCheckpointBytes", maxCheckpointBytes: options.maxBytes } });
+        throw new LimitExceededError({
+          message: `checkpoint exceeds ${options.maxBytes} bytes`,
+          context: { limit: "maxCheckpointBytes", maxCheckpointBytes: options.maxBytes },
+        });
       }
       await write(value, total);
     }

@@ -1,11 +1,20 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
-import { IntegrityError, NotFoundError, SandboxFailedError, shellQuote } from "@open-managed-agents/runtime-resource-contract";
+import {
+  IntegrityError,
+  NotFoundError,
+  SandboxFailedError,
+  shellQuote,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { ArchiveLimits } from "@open-managed-agents/workspace-archive";
 import type { MemoryBudget } from "../memory-budget.js";
 import type { BridgeCheckpointer, PreparedRestore } from "../runtime/bridge-runtime.js";
 import { createBridgeFiles } from "../runtime/files.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
-import { createCheckpointHandle, readCheckpointHandle, safeCheckpointName } from "./checkpoint-handle.js";
+import {
+  createCheckpointHandle,
+  readCheckpointHandle,
+  safeCheckpointName,
+} from "./checkpoint-handle.js";
 import { createIncrementalCheckpoints } from "./incremental.js";
 import { isManifestHandle, readManifestHandle } from "./manifest-handle.js";
 import { type Codec, zstdSupport } from "./codec.js";
@@ -60,14 +69,19 @@ export interface BridgeCheckpointerOptions {
 export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): BridgeCheckpointer {
   const { client, store } = options;
 
-  const progress = (phase: CheckpointProgress["phase"], sandboxId: string, totalBytes: number | null) => (bytes: number) =>
-    options.onProgress?.({ phase, sandboxId, bytes, totalBytes });
+  const progress =
+    (phase: CheckpointProgress["phase"], sandboxId: string, totalBytes: number | null) =>
+    (bytes: number) =>
+      options.onProgress?.({ phase, sandboxId, bytes, totalBytes });
 
   const measureWorkspace = async (sandboxId: string, signal?: AbortSignal): Promise<number> => {
-    const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
+    const files = createBridgeFiles(client, sandboxId, {
+      maxRequestBytes: options.maxRequestBytes,
+    });
     const output = await files.run("du -sb /workspace | cut -f1", signal);
     const size = Number.parseInt(output.trim(), 10);
-    if (!Number.isSafeInteger(size)) throw new SandboxFailedError({ message: "could not measure the workspace size" });
+    if (!Number.isSafeInteger(size))
+      throw new SandboxFailedError({ message: "could not measure the workspace size" });
     return size;
   };
 
@@ -100,10 +114,17 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
 
   const verifyStored = async (blobKey: string, sha256: string, size: number): Promise<void> => {
     const existing = await store.get(blobKey);
-    if (!existing) throw new IntegrityError({ message: "checkpoint key vanished during a conditional write", context: { blobKey } });
+    if (!existing)
+      throw new IntegrityError({
+        message: "checkpoint key vanished during a conditional write",
+        context: { blobKey },
+      });
     const digest = existing.size === size ? await hashStream(existing.stream()) : null;
     if (!digest || digest.sha256 !== sha256 || digest.size !== size) {
-      throw new IntegrityError({ message: "storage collision: an object with different content exists at the checkpoint key", context: { blobKey } });
+      throw new IntegrityError({
+        message: "storage collision: an object with different content exists at the checkpoint key",
+        context: { blobKey },
+      });
     }
   };
 
@@ -117,7 +138,16 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
   };
 
   /** A restore ready to go: `segments` streams the whole tar, in order. */
-  const prepared = (segments: () => AsyncIterable<Uint8Array>, size: number, extra: { readonly compressible: boolean; readonly afterExtract?: string; readonly scratch?: Uint8Array; readonly dispose: () => Promise<void> }): PreparedRestore => ({
+  const prepared = (
+    segments: () => AsyncIterable<Uint8Array>,
+    size: number,
+    extra: {
+      readonly compressible: boolean;
+      readonly afterExtract?: string;
+      readonly scratch?: Uint8Array;
+      readonly dispose: () => Promise<void>;
+    },
+  ): PreparedRestore => ({
     size,
     async send(sandboxId, sendSignal) {
       await sendRestoreArchive(segments, size, {
@@ -146,7 +176,11 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
       // A runtime that knows its session checkpoints incrementally; the full tar remains for the rest.
       if (sessionId !== undefined) return incremental.checkpoint({ sandboxId, sessionId, signal });
       const measured = await measureWorkspace(sandboxId, signal);
-      const spool = await createSpool({ maxBytes: options.maxCheckpointBytes, directory: options.spoolDirectory, onBytes: progress("checkpoint", sandboxId, measured) });
+      const spool = await createSpool({
+        maxBytes: options.maxCheckpointBytes,
+        directory: options.spoolDirectory,
+        onBytes: progress("checkpoint", sandboxId, measured),
+      });
       try {
         if (measured <= options.singleRequestBytes) {
           await spool.append(await client.persist(sandboxId, options.excludes, signal), signal);
@@ -161,31 +195,62 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
 
     async prepareRestore({ handle, sessionId, signal }): Promise<PreparedRestore> {
       if (handle.provider === options.provider && isManifestHandle(handle)) {
-        const metadata = readManifestHandle(handle, { keyPrefix: options.keyPrefix, maxBytes: options.maxCheckpointBytes });
+        const metadata = readManifestHandle(handle, {
+          keyPrefix: options.keyPrefix,
+          maxBytes: options.maxCheckpointBytes,
+        });
         const { archive, afterExtract } = await incremental.assemble(metadata, sessionId);
         const segments = async function* () {
           for (const segment of archive.segments) yield* segment.chunks();
         };
-        return prepared(segments, archive.size, { compressible: archive.compressible, scratch: archive.scratch, ...(afterExtract === undefined ? {} : { afterExtract }), dispose: archive.dispose });
+        return prepared(segments, archive.size, {
+          compressible: archive.compressible,
+          scratch: archive.scratch,
+          ...(afterExtract === undefined ? {} : { afterExtract }),
+          dispose: archive.dispose,
+        });
       }
-      const metadata = readCheckpointHandle(handle, { provider: options.provider, keyPrefix: options.keyPrefix, maxBytes: options.maxCheckpointBytes });
+      const metadata = readCheckpointHandle(handle, {
+        provider: options.provider,
+        keyPrefix: options.keyPrefix,
+        maxBytes: options.maxCheckpointBytes,
+      });
       const object = await store.get(metadata.blobKey);
-      if (!object) throw new NotFoundError({ message: "checkpoint archive is missing from the store", context: { blobKey: metadata.blobKey } });
+      if (!object)
+        throw new NotFoundError({
+          message: "checkpoint archive is missing from the store",
+          context: { blobKey: metadata.blobKey },
+        });
       if (object.size !== metadata.size) {
-        await object.stream().cancel().catch(() => undefined);
-        throw new IntegrityError({ message: "checkpoint archive size does not match its handle", context: { blobKey: metadata.blobKey } });
+        await object
+          .stream()
+          .cancel()
+          .catch(() => undefined);
+        throw new IntegrityError({
+          message: "checkpoint archive size does not match its handle",
+          context: { blobKey: metadata.blobKey },
+        });
       }
-      const spool = await createSpool({ maxBytes: options.maxCheckpointBytes, directory: options.spoolDirectory });
+      const spool = await createSpool({
+        maxBytes: options.maxCheckpointBytes,
+        directory: options.spoolDirectory,
+      });
       try {
         await spool.append(object.stream(), signal);
         const digest = await spool.finish();
         // Nothing reaches a sandbox before the archive's hash and size match the handle and every entry
         // passed inspection: the whole archive is read here, before the first request of any path.
         if (`sha256:${digest.sha256}` !== metadata.contentHash || digest.size !== metadata.size) {
-          throw new IntegrityError({ message: "checkpoint archive hash does not match its handle", context: { blobKey: metadata.blobKey } });
+          throw new IntegrityError({
+            message: "checkpoint archive hash does not match its handle",
+            context: { blobKey: metadata.blobKey },
+          });
         }
         await inspectCheckpointArchive(spool.read(), options.archiveLimits);
-        return prepared(() => spool.read() as unknown as AsyncIterable<Uint8Array>, digest.size, { compressible: false, dispose: () => spool.dispose() });
+        return prepared(() => spool.read() as unknown as AsyncIterable<Uint8Array>, digest.size, {
+          compressible: false,
+          dispose: () => spool.dispose(),
+        });
       } catch (error) {
         await spool.dispose();
         throw error;

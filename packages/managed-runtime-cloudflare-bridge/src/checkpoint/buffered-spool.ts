@@ -41,7 +41,11 @@ export interface BufferedSpool {
  * into one reused 1 MiB buffer and written when it fills, so assembling 200,000 members costs a write per
  * MiB rather than a stream write each. The file has no name while it is used (see {@link openTemporaryFile}).
  */
-export async function createBufferedSpool(options: { readonly maxBytes: number; readonly directory?: string; readonly hash?: boolean }): Promise<BufferedSpool> {
+export async function createBufferedSpool(options: {
+  readonly maxBytes: number;
+  readonly directory?: string;
+  readonly hash?: boolean;
+}): Promise<BufferedSpool> {
   const file = await openTemporaryFile(options.directory);
   const staging = Buffer.allocUnsafeSlow(STAGING_BYTES);
   let staged = 0;
@@ -60,7 +64,11 @@ export async function createBufferedSpool(options: { readonly maxBytes: number; 
 
   const write = (bytes: Uint8Array): Promise<void> | undefined => {
     size += bytes.byteLength;
-    if (size > options.maxBytes) throw new LimitExceededError({ message: `checkpoint exceeds ${options.maxBytes} bytes`, context: { limit: "maxCheckpointBytes", maxCheckpointBytes: options.maxBytes } });
+    if (size > options.maxBytes)
+      throw new LimitExceededError({
+        message: `checkpoint exceeds ${options.maxBytes} bytes`,
+        context: { limit: "maxCheckpointBytes", maxCheckpointBytes: options.maxBytes },
+      });
     hash?.update(bytes);
     if (staged + bytes.byteLength <= STAGING_BYTES) {
       staging.set(bytes, staged);
@@ -91,7 +99,11 @@ export async function createBufferedSpool(options: { readonly maxBytes: number; 
       const encode = () => {
         const written = staging.write(text, staged, "utf8");
         size += written;
-        if (size > options.maxBytes) throw new LimitExceededError({ message: `checkpoint exceeds ${options.maxBytes} bytes`, context: { limit: "maxCheckpointBytes", maxCheckpointBytes: options.maxBytes } });
+        if (size > options.maxBytes)
+          throw new LimitExceededError({
+            message: `checkpoint exceeds ${options.maxBytes} bytes`,
+            context: { limit: "maxCheckpointBytes", maxCheckpointBytes: options.maxBytes },
+          });
         hash?.update(staging.subarray(staged, staged + written));
         staged += written;
       };

@@ -1,4 +1,7 @@
-import { ArchiveRejectedError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  ArchiveRejectedError,
+  SandboxFailedError,
+} from "@open-managed-agents/runtime-resource-contract";
 
 /**
  * Longest workspace path a checkpoint holds, in bytes: the sandbox reads each entry as `./<path>`, which

@@ -24,7 +24,10 @@ export type ZstdSupport = "zlib" | "command" | null;
 type ZstdZlib = typeof zlib & {
   createZstdDecompress?: (options?: object) => Transform;
   createZstdCompress?: (options?: object) => Transform;
-  constants: typeof zlib.constants & { ZSTD_d_windowLogMax?: number; ZSTD_c_compressionLevel?: number };
+  constants: typeof zlib.constants & {
+    ZSTD_d_windowLogMax?: number;
+    ZSTD_c_compressionLevel?: number;
+  };
 };
 
 let support: Promise<ZstdSupport> | undefined;
@@ -36,7 +39,9 @@ let support: Promise<ZstdSupport> | undefined;
  */
 export function zstdSupport(): Promise<ZstdSupport> {
   if ((zlib as ZstdZlib).createZstdDecompress) return Promise.resolve("zlib");
-  support ??= Promise.all([succeeds("zstd", ["--version"]), canMakeFifo()]).then(([zstd, fifo]) => (zstd && fifo ? "command" : null));
+  support ??= Promise.all([succeeds("zstd", ["--version"]), canMakeFifo()]).then(([zstd, fifo]) =>
+    zstd && fifo ? "command" : null,
+  );
   return support;
 }
 
@@ -63,14 +68,24 @@ async function canMakeFifo(): Promise<boolean> {
  * in memory. Each piece yielded is valid until the next is asked for; `source` may reuse its buffers, since a
  * chunk is handed over (and taken) before the next is read. A stream that does not decode fails the iteration.
  */
-export async function* transcode(source: AsyncIterable<Uint8Array>, codec: Codec, direction: "decode" | "encode"): AsyncGenerator<Buffer> {
+export async function* transcode(
+  source: AsyncIterable<Uint8Array>,
+  codec: Codec,
+  direction: "decode" | "encode",
+): AsyncGenerator<Buffer> {
   if (codec === "none") {
-    for await (const chunk of source) yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    for await (const chunk of source)
+      yield Buffer.isBuffer(chunk)
+        ? chunk
+        : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     return;
   }
   const how = codec === "zstd" ? await zstdSupport() : null;
   if (codec === "zstd" && how === "command") {
-    const args = direction === "decode" ? ["-d", "-q", "-f", "--no-sparse", `--memory=${2 ** ZSTD_MAX_WINDOW_LOG}`] : ["-1", "-q", "-f"];
+    const args =
+      direction === "decode"
+        ? ["-d", "-q", "-f", "--no-sparse", `--memory=${2 ** ZSTD_MAX_WINDOW_LOG}`]
+        : ["-1", "-q", "-f"];
     yield* fifoFilter("zstd", args, source);
     return;
   }
@@ -81,26 +96,41 @@ export async function* transcode(source: AsyncIterable<Uint8Array>, codec: Codec
 function zlibTransform(codec: "zstd" | "gzip", direction: "decode" | "encode"): Transform {
   const z = zlib as ZstdZlib;
   if (codec === "gzip") {
-    return direction === "decode" ? zlib.createGunzip({ chunkSize: OUTPUT_CHUNK_BYTES }) : zlib.createGzip({ level: zlib.constants.Z_BEST_SPEED, chunkSize: OUTPUT_CHUNK_BYTES });
+    return direction === "decode"
+      ? zlib.createGunzip({ chunkSize: OUTPUT_CHUNK_BYTES })
+      : zlib.createGzip({ level: zlib.constants.Z_BEST_SPEED, chunkSize: OUTPUT_CHUNK_BYTES });
   }
   if (direction === "decode" && z.createZstdDecompress) {
-    return z.createZstdDecompress({ chunkSize: OUTPUT_CHUNK_BYTES, params: { [z.constants.ZSTD_d_windowLogMax as number]: ZSTD_MAX_WINDOW_LOG } });
+    return z.createZstdDecompress({
+      chunkSize: OUTPUT_CHUNK_BYTES,
+      params: { [z.constants.ZSTD_d_windowLogMax as number]: ZSTD_MAX_WINDOW_LOG },
+    });
   }
   if (direction === "encode" && z.createZstdCompress) {
-    return z.createZstdCompress({ chunkSize: OUTPUT_CHUNK_BYTES, params: { [z.constants.ZSTD_c_compressionLevel as number]: 1 } });
+    return z.createZstdCompress({
+      chunkSize: OUTPUT_CHUNK_BYTES,
+      params: { [z.constants.ZSTD_c_compressionLevel as number]: 1 },
+    });
   }
   throw new Error("zstd is not available to the driver");
 }
 
 /** Feeds `source` through a zlib transform (each chunk once the previous was taken) and yields its output. */
-async function* throughZlib(source: AsyncIterable<Uint8Array>, transform: Transform): AsyncGenerator<Buffer> {
+async function* throughZlib(
+  source: AsyncIterable<Uint8Array>,
+  transform: Transform,
+): AsyncGenerator<Buffer> {
   const feeding = (async () => {
     for await (const chunk of source) {
-      await new Promise<void>((resolve, reject) => transform.write(chunk, (error) => (error ? reject(error) : resolve())));
+      await new Promise<void>((resolve, reject) =>
+        transform.write(chunk, (error) => (error ? reject(error) : resolve())),
+      );
     }
     transform.end();
   })();
-  feeding.catch((error: unknown) => transform.destroy(error instanceof Error ? error : new Error(String(error))));
+  feeding.catch((error: unknown) =>
+    transform.destroy(error instanceof Error ? error : new Error(String(error))),
+  );
   try {
     yield* transform as AsyncIterable<Buffer>;
     await feeding;

@@ -1,5 +1,8 @@
 import type { Readable } from "node:stream";
-import { ManagedRuntimeError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  ManagedRuntimeError,
+  SandboxFailedError,
+} from "@open-managed-agents/runtime-resource-contract";
 import { type ArchiveInPartsOptions, fetchArchiveInParts } from "./sandbox-parts.js";
 import { createStreamSink } from "./stream-sink.js";
 
@@ -11,7 +14,8 @@ export interface ConsumedPartsOptions<T> extends Omit<ArchiveInPartsOptions, "sp
   readonly consume: (readable: Readable) => Promise<T>;
 }
 
-const asError = (reason: unknown): Error => (reason instanceof Error ? reason : new Error(String(reason)));
+const asError = (reason: unknown): Error =>
+  reason instanceof Error ? reason : new Error(String(reason));
 
 /**
  * Fetches an archive in parts into a reader that runs alongside the transfer, so receiving and storing
@@ -41,6 +45,7 @@ export async function fetchConsumedParts<T>(options: ConsumedPartsOptions<T>): P
     );
     throw ManagedRuntimeError.isInstance(refused) ? refused : error;
   }
-  if (!consumed) throw new SandboxFailedError({ message: "archiving the workspace produced no parts" });
+  if (!consumed)
+    throw new SandboxFailedError({ message: "archiving the workspace produced no parts" });
   return await (consumed as Promise<T>);
 }

@@ -106,7 +106,8 @@ export function createContentStore(options: ContentStoreOptions) {
       try {
         for await (const chunk of chunks) await spool.write(chunk);
         const size = await spool.finish();
-        if (size !== file.size) throw new Error(`a content of ${size} bytes where ${file.size} were listed`);
+        if (size !== file.size)
+          throw new Error(`a content of ${size} bytes where ${file.size} were listed`);
         file.sha256 = spool.sha256();
         if (known(file)) {
           await spool.dispose();
@@ -118,7 +119,11 @@ export function createContentStore(options: ContentStoreOptions) {
         const key = blobKeyOf(options.keyPrefix, options.session, file.sha256);
         await blobs.run(async () => {
           try {
-            await store.put(key, spool.read(), { contentLength: size, contentType: "application/octet-stream", ifNoneMatch: "*" });
+            await store.put(key, spool.read(), {
+              contentLength: size,
+              contentType: "application/octet-stream",
+              ifNoneMatch: "*",
+            });
           } finally {
             await spool.dispose();
           }

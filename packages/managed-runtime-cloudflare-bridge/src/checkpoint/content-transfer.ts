@@ -1,7 +1,10 @@
 import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import type { BlobStore } from "@open-managed-agents/blob-store";
-import { ManagedRuntimeError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  ManagedRuntimeError,
+  SandboxFailedError,
+} from "@open-managed-agents/runtime-resource-contract";
 import { createByteReader } from "@open-managed-agents/workspace-archive";
 import { createBridgeFiles } from "../runtime/files.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
@@ -43,7 +46,11 @@ export function createContentTransfer(options: ContentTransferOptions) {
   const { client, store } = options;
 
   /** Streams one content into the store under its expected hash; a different content is deleted and refused. */
-  const storeBlob = async (session: string, expected: ManifestFile, body: AsyncIterable<Buffer>): Promise<void> => {
+  const storeBlob = async (
+    session: string,
+    expected: ManifestFile,
+    body: AsyncIterable<Buffer>,
+  ): Promise<void> => {
     const key = blobKeyOf(options.keyPrefix, session, expected.sha256);
     const hash = createHash("sha256");
     let size = 0;
@@ -55,7 +62,11 @@ export function createContentTransfer(options: ContentTransferOptions) {
       hash.update(chunk);
       size += chunk.byteLength;
     });
-    await store.put(key, Readable.toWeb(hashed) as ReadableStream<Uint8Array>, { contentLength: expected.size, contentType: "application/octet-stream", ifNoneMatch: "*" });
+    await store.put(key, Readable.toWeb(hashed) as ReadableStream<Uint8Array>, {
+      contentLength: expected.size,
+      contentType: "application/octet-stream",
+      ifNoneMatch: "*",
+    });
     if (hash.digest("hex") !== expected.sha256 || size !== expected.size) {
       await store.delete(key);
       throw changedWhileCheckpointed(expected);
@@ -63,7 +74,13 @@ export function createContentTransfer(options: ContentTransferOptions) {
   };
 
   /** Sends the missing contents with the first of `codecs` that fits; returns where the small ones were packed. */
-  const transfer = async (sandboxId: string, session: string, missing: MissingContents, codecs: readonly Codec[], signal?: AbortSignal): Promise<StoredContents> => {
+  const transfer = async (
+    sandboxId: string,
+    session: string,
+    missing: MissingContents,
+    codecs: readonly Codec[],
+    signal?: AbortSignal,
+  ): Promise<StoredContents> => {
     // `cat` in list order; a file that vanished fails `xargs` (123), which the status check refuses.
     const concatenate = (directory: string) => `cat ${directory}/list-* | xargs -0 -r cat --`;
     let codec: Codec = "none";
@@ -80,21 +97,49 @@ export function createContentTransfer(options: ContentTransferOptions) {
       ...(compressing && codecs.includes("zstd") ? { probe: ZSTD_PROBE } : {}),
       prepare: async (directory, probed) => {
         await writeList(sandboxId, directory, missing, signal);
-        codec = compressing ? await chooseCodec(sandboxId, directory, missing, codecs, probed.trim() === "zstd", signal) : "none";
+        codec = compressing
+          ? await chooseCodec(
+              sandboxId,
+              directory,
+              missing,
+              codecs,
+              probed.trim() === "zstd",
+              signal,
+            )
+          : "none";
       },
       consume: (readable) =>
-        storeContents(transcode(readable, codec, "decode"), session, missing).catch((error: unknown) => {
-          if (ManagedRuntimeError.isInstance(error)) throw error;
-          throw new SandboxFailedError({ message: "the sandbox sent contents that could not be read", cause: error });
-        }),
-      command: (directory) => (codec === "none" ? concatenate(directory) : `{ ${concatenate(directory)}; echo $? > ${directory}/cat-status; } | ${codec === "zstd" ? "zstd -1 -q -c" : "gzip -1"}`),
+        storeContents(transcode(readable, codec, "decode"), session, missing).catch(
+          (error: unknown) => {
+            if (ManagedRuntimeError.isInstance(error)) throw error;
+            throw new SandboxFailedError({
+              message: "the sandbox sent contents that could not be read",
+              cause: error,
+            });
+          },
+        ),
+      command: (directory) =>
+        codec === "none"
+          ? concatenate(directory)
+          : `{ ${concatenate(directory)}; echo $? > ${directory}/cat-status; } | ${codec === "zstd" ? "zstd -1 -q -c" : "gzip -1"}`,
     });
   };
 
   /** zstd when both ends have it (cheap even on random bytes), else gzip when a sample shows it pays. */
-  const chooseCodec = async (sandboxId: string, directory: string, missing: MissingContents, codecs: readonly Codec[], sandboxZstd: boolean, signal?: AbortSignal): Promise<Codec> => {
+  const chooseCodec = async (
+    sandboxId: string,
+    directory: string,
+    missing: MissingContents,
+    codecs: readonly Codec[],
+    sandboxZstd: boolean,
+    signal?: AbortSignal,
+  ): Promise<Codec> => {
     if (codecs.includes("zstd") && sandboxZstd) return "zstd";
-    if (codecs.includes("gzip") && (await compressionPays(sandboxId, directory, await samplePaths(missing), signal))) return "gzip";
+    if (
+      codecs.includes("gzip") &&
+      (await compressionPays(sandboxId, directory, await samplePaths(missing), signal))
+    )
+      return "gzip";
     return "none";
   };
 
@@ -102,12 +147,22 @@ export function createContentTransfer(options: ContentTransferOptions) {
    * Writes one path per content, in the order the sandbox concatenates them and the driver slices them again,
    * into list files of at most `maxRequestBytes` each (`cat list-*` joins them, so a path may span two).
    */
-  const writeList = async (sandboxId: string, directory: string, missing: MissingContents, signal?: AbortSignal): Promise<void> => {
+  const writeList = async (
+    sandboxId: string,
+    directory: string,
+    missing: MissingContents,
+    signal?: AbortSignal,
+  ): Promise<void> => {
     let index = 0;
     let pending: Buffer[] = [];
     let pendingBytes = 0;
     const write = async (bytes: Buffer) => {
-      await client.writeFile(sandboxId, `${directory}/list-${String(index).padStart(6, "0")}`, bytes, signal);
+      await client.writeFile(
+        sandboxId,
+        `${directory}/list-${String(index).padStart(6, "0")}`,
+        bytes,
+        signal,
+      );
       index += 1;
     };
     for await (const file of missing.files()) {
@@ -128,7 +183,11 @@ export function createContentTransfer(options: ContentTransferOptions) {
    * larger ones each into a blob. A file that changed shifts every slice after it, so its hash (or the total
    * length) no longer matches: the checkpoint is refused, nothing is published.
    */
-  const storeContents = async (source: AsyncIterable<Buffer>, session: string, missing: MissingContents): Promise<StoredContents> => {
+  const storeContents = async (
+    source: AsyncIterable<Buffer>,
+    session: string,
+    missing: MissingContents,
+  ): Promise<StoredContents> => {
     const reader = createByteReader(source);
     const packs = createPackWriter({ store, keyPrefix: options.keyPrefix, session });
     try {
@@ -142,7 +201,11 @@ export function createContentTransfer(options: ContentTransferOptions) {
           await storeBlob(session, file, reader.chunks(file.size));
         }
       }
-      if (!(await reader.atEnd())) throw new SandboxFailedError({ message: "a workspace file changed while it was checkpointed: the sandbox sent more bytes than listed" });
+      if (!(await reader.atEnd()))
+        throw new SandboxFailedError({
+          message:
+            "a workspace file changed while it was checkpointed: the sandbox sent more bytes than listed",
+        });
     } catch (error) {
       // Left early: the decoder behind the reader (a process, when it is zstd's) is ended with it.
       await reader.close().catch(() => undefined);
@@ -157,14 +220,37 @@ export function createContentTransfer(options: ContentTransferOptions) {
    * it is the first files in path order, often a folder of small ones unlike the rest, and gzip over a whole
    * random workspace made archiving 15× slower.
    */
-  const compressionPays = async (sandboxId: string, directory: string, paths: readonly string[], signal?: AbortSignal): Promise<boolean> => {
-    const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
-    await client.writeFile(sandboxId, `${directory}/sample`, new TextEncoder().encode(paths.map((path) => `./${path}\0`).join("")), signal);
+  const compressionPays = async (
+    sandboxId: string,
+    directory: string,
+    paths: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<boolean> => {
+    const files = createBridgeFiles(client, sandboxId, {
+      maxRequestBytes: options.maxRequestBytes,
+    });
+    await client.writeFile(
+      sandboxId,
+      `${directory}/sample`,
+      new TextEncoder().encode(paths.map((path) => `./${path}\0`).join("")),
+      signal,
+    );
     const sample = `${directory}/sample.bytes`;
     const read = `xargs -0 -r sh -c 'for file; do head -c ${COMPRESSION_SAMPLE_FILE_BYTES} "$file"; done' sh < ${directory}/sample > ${sample}`;
-    const output = await files.run(`command -v gzip >/dev/null 2>&1 || { echo none; exit 0; }; cd /workspace && ${read} && wc -c < ${sample} && gzip -1 < ${sample} | wc -c; rm -f ${sample}`, signal);
-    const [raw, compressed] = output.trim().split(/\s+/).map((field) => Number.parseInt(field, 10));
-    return Number.isSafeInteger(raw) && Number.isSafeInteger(compressed) && (raw as number) > 0 && (compressed as number) < (raw as number) * COMPRESSION_WORTH;
+    const output = await files.run(
+      `command -v gzip >/dev/null 2>&1 || { echo none; exit 0; }; cd /workspace && ${read} && wc -c < ${sample} && gzip -1 < ${sample} | wc -c; rm -f ${sample}`,
+      signal,
+    );
+    const [raw, compressed] = output
+      .trim()
+      .split(/\s+/)
+      .map((field) => Number.parseInt(field, 10));
+    return (
+      Number.isSafeInteger(raw) &&
+      Number.isSafeInteger(compressed) &&
+      (raw as number) > 0 &&
+      (compressed as number) < (raw as number) * COMPRESSION_WORTH
+    );
   };
 
   return { transfer };
@@ -185,5 +271,8 @@ async function samplePaths(missing: MissingContents): Promise<string[]> {
 }
 
 function changedWhileCheckpointed(file: ManifestFile): SandboxFailedError {
-  return new SandboxFailedError({ message: "a workspace file changed while it was checkpointed", context: { path: file.path.slice(0, 256) } });
+  return new SandboxFailedError({
+    message: "a workspace file changed while it was checkpointed",
+    context: { path: file.path.slice(0, 256) },
+  });
 }

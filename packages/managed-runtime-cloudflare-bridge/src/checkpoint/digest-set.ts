@@ -24,9 +24,19 @@ export function createDigestSet(initialCapacity = 1024): DigestSet {
   const wanted = Buffer.alloc(DIGEST);
 
   /** The slot holding the digest in `wanted`, or the empty slot where it belongs. */
-  const slotOf = (digests: Buffer, occupied: Uint8Array, slots: number, digest: Buffer, at: number) => {
+  const slotOf = (
+    digests: Buffer,
+    occupied: Uint8Array,
+    slots: number,
+    digest: Buffer,
+    at: number,
+  ) => {
     let slot = digest.readUInt32BE(at) & (slots - 1);
-    while (occupied[slot] === 1 && digest.compare(digests, slot * DIGEST, (slot + 1) * DIGEST, at, at + DIGEST) !== 0) slot = (slot + 1) & (slots - 1);
+    while (
+      occupied[slot] === 1 &&
+      digest.compare(digests, slot * DIGEST, (slot + 1) * DIGEST, at, at + DIGEST) !== 0
+    )
+      slot = (slot + 1) & (slots - 1);
     return slot;
   };
 
@@ -50,7 +60,8 @@ export function createDigestSet(initialCapacity = 1024): DigestSet {
       return size;
     },
     add(sha256) {
-      if (sha256.length !== DIGEST * 2 || wanted.write(sha256, 0, DIGEST, "hex") !== DIGEST) throw new TypeError("not a sha256 digest in hex");
+      if (sha256.length !== DIGEST * 2 || wanted.write(sha256, 0, DIGEST, "hex") !== DIGEST)
+        throw new TypeError("not a sha256 digest in hex");
       const slot = slotOf(table, used, capacity, wanted, 0);
       if (used[slot] === 1) return false;
       wanted.copy(table, slot * DIGEST);

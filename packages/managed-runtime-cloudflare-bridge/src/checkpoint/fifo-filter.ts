@@ -16,27 +16,44 @@ const READ_BYTES = 256 * 1024;
  * them garbage until a collection: hundreds of MiB for a workspace's archive, which is what this avoids.
  * A non-zero exit, a spawn failure or a failing source fails the iteration; leaving it early kills the process.
  */
-export async function* fifoFilter(command: string, args: readonly string[], source: AsyncIterable<Uint8Array>): AsyncGenerator<Buffer> {
+export async function* fifoFilter(
+  command: string,
+  args: readonly string[],
+  source: AsyncIterable<Uint8Array>,
+): AsyncGenerator<Buffer> {
   const directory = await mkdtemp(join(tmpdir(), "oma-bridge-filter-"));
   const fifo = join(directory, "out");
   let reader: FileHandle | null = null;
   let child: ReturnType<typeof spawn> | null = null;
   try {
     await run("mkfifo", ["-m", "600", fifo]);
-    const spawned = spawn(command, [...args, "-o", fifo], { env: childEnvironment(), stdio: ["pipe", "ignore", "pipe"] });
+    const spawned = spawn(command, [...args, "-o", fifo], {
+      env: childEnvironment(),
+      stdio: ["pipe", "ignore", "pipe"],
+    });
     child = spawned;
     let stderr = "";
-    spawned.stderr?.setEncoding("utf8").on("data", (chunk: string) => void (stderr = (stderr + chunk).slice(-512)));
+    spawned.stderr
+      ?.setEncoding("utf8")
+      .on("data", (chunk: string) => void (stderr = (stderr + chunk).slice(-512)));
     const exited = new Promise<void>((resolve, reject) => {
       spawned.once("error", reject);
-      spawned.once("close", (code, signal) => (code === 0 ? resolve() : reject(new Error(`${command} exited with ${code ?? signal}: ${stderr.trim()}`))));
+      spawned.once("close", (code, signal) =>
+        code === 0
+          ? resolve()
+          : reject(new Error(`${command} exited with ${code ?? signal}: ${stderr.trim()}`)),
+      );
     });
     exited.catch(() => undefined);
     // Opening the read end waits for the writer; a process that ends before it opened the pipe would leave
     // that wait hanging, so its end opens (and closes) the write end once.
     let opened = false;
     const unblock = () => {
-      if (!opened) void open(fifo, constants.O_WRONLY | constants.O_NONBLOCK).then((handle) => handle.close(), () => undefined);
+      if (!opened)
+        void open(fifo, constants.O_WRONLY | constants.O_NONBLOCK).then(
+          (handle) => handle.close(),
+          () => undefined,
+        );
     };
     exited.then(unblock, unblock);
     // A source that failed is the cause of whatever the process then does; a write the process refused (it
@@ -73,7 +90,11 @@ export async function* fifoFilter(command: string, args: readonly string[], sour
  * Writes `source` into the process's stdin one chunk at a time, each once the previous was taken; calls
  * `onSourceFailed` when reading the source (not writing to the process) fails.
  */
-async function feed(child: ReturnType<typeof spawn>, source: AsyncIterable<Uint8Array>, onSourceFailed: () => void): Promise<void> {
+async function feed(
+  child: ReturnType<typeof spawn>,
+  source: AsyncIterable<Uint8Array>,
+  onSourceFailed: () => void,
+): Promise<void> {
   const stdin = child.stdin;
   if (!stdin) throw new Error("the filter process has no stdin");
   stdin.on("error", () => undefined);
@@ -89,7 +110,9 @@ async function feed(child: ReturnType<typeof spawn>, source: AsyncIterable<Uint8
     if (next.done) break;
     const chunk = next.value;
     try {
-      await new Promise<void>((resolve, reject) => stdin.write(chunk, (error) => (error ? reject(error) : resolve())));
+      await new Promise<void>((resolve, reject) =>
+        stdin.write(chunk, (error) => (error ? reject(error) : resolve())),
+      );
     } catch (error) {
       await Promise.resolve(chunks.return?.()).catch(() => undefined);
       throw error;
@@ -102,6 +125,8 @@ function run(command: string, args: readonly string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, [...args], { env: childEnvironment(), stdio: "ignore" });
     child.once("error", reject);
-    child.once("close", (code) => (code === 0 ? resolve() : reject(new Error(`${command} exited with ${code}`))));
+    child.once("close", (code) =>
+      code === 0 ? resolve() : reject(new Error(`${command} exited with ${code}`)),
+    );
   });
 }

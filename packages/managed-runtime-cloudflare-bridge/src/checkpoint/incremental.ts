@@ -1,5 +1,9 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
-import { IntegrityError, ManagedRuntimeError, type SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
+import {
+  IntegrityError,
+  ManagedRuntimeError,
+  type SandboxCheckpointHandle,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { ArchiveLimits } from "@open-managed-agents/workspace-archive";
 import { createBridgeFiles } from "../runtime/files.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
@@ -9,12 +13,21 @@ import { createLimiter } from "./limiter.js";
 import { createDigestSet } from "./digest-set.js";
 import type { ManifestEntry, PackLocation } from "./manifest.js";
 import { checkTotals, inspectManifest } from "./manifest-checks.js";
-import { MANIFEST_HANDLE_FORMAT, type ManifestHandleMetadata, createManifestHandle } from "./manifest-handle.js";
+import {
+  MANIFEST_HANDLE_FORMAT,
+  type ManifestHandleMetadata,
+  createManifestHandle,
+} from "./manifest-handle.js";
 import { type ManifestChanges, computeChanges } from "./manifest-changes.js";
 import { deltaHeaderLine } from "./manifest-delta.js";
 import { deltaPartsOf, streamManifestOnce } from "./manifest-store.js";
 import { prescanBase } from "./base-prescan.js";
-import { type LatestManifest, createPackedContentsCollector, latestManifest, recallLatest } from "./latest-manifest.js";
+import {
+  type LatestManifest,
+  createPackedContentsCollector,
+  latestManifest,
+  recallLatest,
+} from "./latest-manifest.js";
 import { SMALL_BLOB_BYTES } from "./pack-writer.js";
 import { type RestoreArchive, assembleRestoreArchive } from "./restore-archive.js";
 import { forgetHashCache, readSandboxManifest } from "./sandbox-manifest.js";
@@ -76,31 +89,57 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
   };
   const lockKey = (session: string) => `${options.keyPrefix}\0${session}`;
   const contents = createContentTransfer(options);
-  const spoolOptions = { maxBytes: options.maxCheckpointBytes, ...(options.spoolDirectory === undefined ? {} : { directory: options.spoolDirectory }) };
-  const manifests = createManifestWriter({ store, keyPrefix: options.keyPrefix, spool: spoolOptions });
+  const spoolOptions = {
+    maxBytes: options.maxCheckpointBytes,
+    ...(options.spoolDirectory === undefined ? {} : { directory: options.spoolDirectory }),
+  };
+  const manifests = createManifestWriter({
+    store,
+    keyPrefix: options.keyPrefix,
+    spool: spoolOptions,
+  });
 
   /**
    * The contents the session has stored, and those of `entries` still to send (each content once), spooled:
    * a first checkpoint sends every file, too many to hold as objects.
    */
-  const planContents = async (session: string, entries: AsyncIterable<ManifestEntry>, previous: Previous | undefined, override?: StoredContents) => {
+  const planContents = async (
+    session: string,
+    entries: AsyncIterable<ManifestEntry>,
+    previous: Previous | undefined,
+    override?: StoredContents,
+  ) => {
     // The session's latest manifest tells (the one this driver published or restored, else the pointer's), from
     // the listing delta's own read of it when that read was whole, or from a read of its own.
     const recalled = previous?.recalled();
     const remembered = known.get(session);
-    const latest = remembered && remembered.generation === sweepGeneration(store, lockKey(session)) ? remembered.latest : undefined;
-    const stored = override ?? (recalled ? await recalled.resolve(store, options.keyPrefix, session) : await recallLatest(store, options.keyPrefix, session, latest));
+    const latest =
+      remembered && remembered.generation === sweepGeneration(store, lockKey(session))
+        ? remembered.latest
+        : undefined;
+    const stored =
+      override ??
+      (recalled
+        ? await recalled.resolve(store, options.keyPrefix, session)
+        : await recallLatest(store, options.keyPrefix, session, latest));
     const seen = createDigestSet();
     const missing = await collectMissingContents(spoolOptions);
     try {
       // Several HEADs at a time: after a driver restart every large hash is unknown and one round trip each adds up.
       const heads = createLimiter(PARALLEL_STORE_CALLS);
       for await (const entry of entries) {
-        if (entry.type !== "file" || entry.size === 0 || stored.get(entry.sha256) !== undefined || !seen.add(entry.sha256)) continue;
+        if (
+          entry.type !== "file" ||
+          entry.size === 0 ||
+          stored.get(entry.sha256) !== undefined ||
+          !seen.add(entry.sha256)
+        )
+          continue;
         if (entry.size <= SMALL_BLOB_BYTES) missing.add(entry);
         else {
           await heads.run(async () => {
-            if ((await store.head(blobKeyOf(options.keyPrefix, session, entry.sha256))) === null) missing.add(entry);
+            if ((await store.head(blobKeyOf(options.keyPrefix, session, entry.sha256))) === null)
+              missing.add(entry);
           });
         }
         await missing.flushed();
@@ -119,9 +158,18 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
    * stream (a mismatch fails the merge, which then takes the full listing), and the packed contents they
    * name are collected on the way for {@link planContents}.
    */
-  const previousOf = async (session: string, latest: LatestManifest | null): Promise<Previous | undefined> => {
+  const previousOf = async (
+    session: string,
+    latest: LatestManifest | null,
+  ): Promise<Previous | undefined> => {
     if (!latest?.pass) return undefined;
-    const metadata = { format: MANIFEST_HANDLE_FORMAT, session, contentHash: `sha256:${latest.sha256}`, size: latest.size, manifestKey: manifestKeyOf(options.keyPrefix, session, latest.sha256) } as const;
+    const metadata = {
+      format: MANIFEST_HANDLE_FORMAT,
+      session,
+      contentHash: `sha256:${latest.sha256}`,
+      size: latest.size,
+      manifestKey: manifestKeyOf(options.keyPrefix, session, latest.sha256),
+    } as const;
     let whole: ReturnType<typeof createPackedContentsCollector> | undefined;
     // The base is read (hash-checked, counted, copied to the driver's disk) while the sandbox walks the
     // workspace, so only a light second read of it waits for the sandbox's changes. A read that fails only
@@ -129,7 +177,10 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
     const ahead = new AbortController();
     const prepared = deltaPartsOf(store, metadata, latest.delta === true).then(async (parts) => {
       if (!parts) return null;
-      const base = await prescanBase(store, parts.base, { ...(options.spoolDirectory === undefined ? {} : { directory: options.spoolDirectory }), signal: ahead.signal });
+      const base = await prescanBase(store, parts.base, {
+        ...(options.spoolDirectory === undefined ? {} : { directory: options.spoolDirectory }),
+        signal: ahead.signal,
+      });
       return { parts, base };
     });
     const settled = prepared.catch(() => null);
@@ -142,7 +193,12 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
       async *entries() {
         // Blobs of their own count as stored when this driver published or restored the manifest since the last sweep.
         const remembered = known.get(session);
-        const collector = createPackedContentsCollector({ blobs: remembered !== undefined && remembered.generation === sweepGeneration(store, lockKey(session)) && remembered.latest.sha256 === latest.sha256 });
+        const collector = createPackedContentsCollector({
+          blobs:
+            remembered !== undefined &&
+            remembered.generation === sweepGeneration(store, lockKey(session)) &&
+            remembered.latest.sha256 === latest.sha256,
+        });
         for await (const entry of streamManifestOnce(store, metadata)) {
           collector.add(entry);
           yield entry;
@@ -155,14 +211,30 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
         const ready = await prepared;
         if (!ready) return null;
         const { parts, base } = ready;
-        const maxItems = Math.min(MAX_DELTA_ITEMS, Math.max(MIN_DELTA_ITEMS, Math.floor(listedCount / 8)));
-        const changes = await computeChanges({ store, base: parts.base, prior: parts.prior, removed, added, listedCount, maxItems, spool: spoolOptions, scan: base.scan }).finally(() => base.dispose());
+        const maxItems = Math.min(
+          MAX_DELTA_ITEMS,
+          Math.max(MIN_DELTA_ITEMS, Math.floor(listedCount / 8)),
+        );
+        const changes = await computeChanges({
+          store,
+          base: parts.base,
+          prior: parts.prior,
+          removed,
+          added,
+          listedCount,
+          maxItems,
+          spool: spoolOptions,
+          scan: base.scan,
+        }).finally(() => base.dispose());
         if (!changes) return null;
         try {
           // A sweep since (or a driver that never saw the session) may have collected what the base places
           // contents in while keeping the base: then a full manifest is due.
           const remembered = known.get(session);
-          if (!(remembered && remembered.generation === sweepGeneration(store, lockKey(session))) && !(await allStored(store, objectKeys(session, changes.baseObjects)))) {
+          if (
+            !(remembered && remembered.generation === sweepGeneration(store, lockKey(session))) &&
+            !(await allStored(store, objectKeys(session, changes.baseObjects)))
+          ) {
             await changes.dispose();
             return null;
           }
@@ -187,35 +259,71 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
    * Stores the contents a delta's fresh lines need and publishes the delta manifest: only what changed
    * since the base crosses the bridge and is written, whatever the workspace's size.
    */
-  const captureChanges = async (input: { readonly sandboxId: string; readonly signal?: AbortSignal }, session: string, changes: ManifestChanges, generation: number, pass: string, retried: boolean) => {
+  const captureChanges = async (
+    input: { readonly sandboxId: string; readonly signal?: AbortSignal },
+    session: string,
+    changes: ManifestChanges,
+    generation: number,
+    pass: string,
+    retried: boolean,
+  ) => {
     // Contents the delta's untouched lines place, and those of the base the changed lines name again: stored,
     // since the latest manifest names them.
     const carried = createPackedContentsCollector();
-    for await (const { item, fresh } of changes.items()) if (!fresh && item.type === "file") carried.add(item);
-    const stored = unionOf(mapContents(changes.baseContents), await carried.resolve(store, options.keyPrefix, session));
+    for await (const { item, fresh } of changes.items())
+      if (!fresh && item.type === "file") carried.add(item);
+    const stored = unionOf(
+      mapContents(changes.baseContents),
+      await carried.resolve(store, options.keyPrefix, session),
+    );
     const fresh = (async function* () {
-      for await (const { item, fresh: touched } of changes.items()) if (touched && item.type === "file") yield item;
+      for await (const { item, fresh: touched } of changes.items())
+        if (touched && item.type === "file") yield item;
     })();
     const { missing } = await planContents(session, fresh, undefined, stored);
     const packed = await transferMissing(input, session, missing, true, retried);
     const lines = (async function* () {
       for await (const { item } of changes.items()) yield item;
     })();
-    const written = await manifests.write(lines, (sha256) => packed.get(sha256) ?? stored.get(sha256) ?? null, deltaHeaderLine(changes.base));
+    const written = await manifests.write(
+      lines,
+      (sha256) => packed.get(sha256) ?? stored.get(sha256) ?? null,
+      deltaHeaderLine(changes.base),
+    );
     const latest = await manifests.publish(session, written, pass, true);
     remember(session, generation, latest);
-    return createManifestHandle({ provider: options.provider, sandboxId: input.sandboxId, session, sha256: latest.sha256, size: latest.size });
+    return createManifestHandle({
+      provider: options.provider,
+      sandboxId: input.sandboxId,
+      session,
+      sha256: latest.sha256,
+      size: latest.size,
+    });
   };
 
   /**
    * Sends the missing contents; a content that did not match its hash may have come from the sandbox's
    * hash cache: the cache is dropped and the checkpoint taken once more, hashing everything.
    */
-  const transferMissing = async (input: { readonly sandboxId: string; readonly signal?: AbortSignal }, session: string, missing: Awaited<ReturnType<typeof planContents>>["missing"], cached: boolean, retried: boolean) =>
-    (missing.count > 0 ? codecs().then((allowed) => contents.transfer(input.sandboxId, session, missing, allowed, input.signal)) : Promise.resolve(NO_STORED_CONTENTS))
+  const transferMissing = async (
+    input: { readonly sandboxId: string; readonly signal?: AbortSignal },
+    session: string,
+    missing: Awaited<ReturnType<typeof planContents>>["missing"],
+    cached: boolean,
+    retried: boolean,
+  ) =>
+    (missing.count > 0
+      ? codecs().then((allowed) =>
+          contents.transfer(input.sandboxId, session, missing, allowed, input.signal),
+        )
+      : Promise.resolve(NO_STORED_CONTENTS)
+    )
       .catch(async (error: unknown) => {
-        if (!cached || retried || !ManagedRuntimeError.hasCode(error, "sandbox_failed")) throw error;
-        await forgetHashCache(createBridgeFiles(client, input.sandboxId, { maxRequestBytes: options.maxRequestBytes }));
+        if (!cached || retried || !ManagedRuntimeError.hasCode(error, "sandbox_failed"))
+          throw error;
+        await forgetHashCache(
+          createBridgeFiles(client, input.sandboxId, { maxRequestBytes: options.maxRequestBytes }),
+        );
         throw new CacheMissed(error);
       })
       .finally(() => missing.dispose());
@@ -232,7 +340,12 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
    * A first checkpoint of a session (nothing stored, nothing remembered): every content must cross, so the
    * sandbox archives the workspace once and the driver hashes it as it arrives.
    */
-  const captureFirst = async (input: { readonly sandboxId: string; readonly signal?: AbortSignal }, session: string, generation: number, pass: string) => {
+  const captureFirst = async (
+    input: { readonly sandboxId: string; readonly signal?: AbortSignal },
+    session: string,
+    generation: number,
+    pass: string,
+  ) => {
     const written = await captureStreamed({
       client,
       store,
@@ -252,10 +365,20 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
     });
     const latest = await manifests.publish(session, written, pass);
     remember(session, generation, latest);
-    return createManifestHandle({ provider: options.provider, sandboxId: input.sandboxId, session, sha256: latest.sha256, size: latest.size });
+    return createManifestHandle({
+      provider: options.provider,
+      sandboxId: input.sandboxId,
+      session,
+      sha256: latest.sha256,
+      size: latest.size,
+    });
   };
 
-  const capture = async (input: { readonly sandboxId: string; readonly signal?: AbortSignal }, session: string, retried = false): Promise<SandboxCheckpointHandle> => {
+  const capture = async (
+    input: { readonly sandboxId: string; readonly signal?: AbortSignal },
+    session: string,
+    retried = false,
+  ): Promise<SandboxCheckpointHandle> => {
     const generation = sweepGeneration(store, lockKey(session));
     const pass = crypto.randomUUID();
     const remembered = known.get(session);
@@ -270,7 +393,14 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
     }
   };
 
-  const captureListed = async (input: { readonly sandboxId: string; readonly signal?: AbortSignal }, session: string, generation: number, pass: string, retried: boolean, previous: Previous | undefined): Promise<SandboxCheckpointHandle> => {
+  const captureListed = async (
+    input: { readonly sandboxId: string; readonly signal?: AbortSignal },
+    session: string,
+    generation: number,
+    pass: string,
+    retried: boolean,
+    previous: Previous | undefined,
+  ): Promise<SandboxCheckpointHandle> => {
     const listed = await readSandboxManifest({
       pass,
       ...(previous === undefined ? {} : { previous }),
@@ -284,22 +414,40 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
       ...(input.signal === undefined ? {} : { signal: input.signal }),
     });
     try {
-      if (listed.kind === "changes") return await captureChanges(input, session, listed.changes, generation, pass, retried);
+      if (listed.kind === "changes")
+        return await captureChanges(input, session, listed.changes, generation, pass, retried);
       const { stored, missing } = await planContents(session, listed.entries(), previous);
       const packed = await transferMissing(input, session, missing, listed.cached, retried);
-      const written = await manifests.write(listed.entries(), (sha256) => packed.get(sha256) ?? stored.get(sha256) ?? null);
+      const written = await manifests.write(
+        listed.entries(),
+        (sha256) => packed.get(sha256) ?? stored.get(sha256) ?? null,
+      );
       const latest = await manifests.publish(session, written, pass);
       remember(session, generation, latest);
-      return createManifestHandle({ provider: options.provider, sandboxId: input.sandboxId, session, sha256: latest.sha256, size: latest.size });
+      return createManifestHandle({
+        provider: options.provider,
+        sandboxId: input.sandboxId,
+        session,
+        sha256: latest.sha256,
+        size: latest.size,
+      });
     } finally {
       await listed.dispose();
     }
   };
 
   return {
-    async checkpoint(input: { readonly sandboxId: string; readonly sessionId: string; readonly signal?: AbortSignal }): Promise<SandboxCheckpointHandle> {
+    async checkpoint(input: {
+      readonly sandboxId: string;
+      readonly sessionId: string;
+      readonly signal?: AbortSignal;
+    }): Promise<SandboxCheckpointHandle> {
       const session = sessionKeyOf(input.sessionId);
-      return withCheckpointLock(store, lockKey(session), () => capture(input, session).catch((error: unknown) => (error instanceof CacheMissed ? capture(input, session, true) : Promise.reject(error))));
+      return withCheckpointLock(store, lockKey(session), () =>
+        capture(input, session).catch((error: unknown) =>
+          error instanceof CacheMissed ? capture(input, session, true) : Promise.reject(error),
+        ),
+      );
     },
     /**
      * Assembles the tar a restore sends from the manifest and the session's blobs, in one pass over the
@@ -307,22 +455,41 @@ export function createIncrementalCheckpoints(options: IncrementalCheckpointOptio
      * leaves the driver. When the manifest is the session's latest, the sandbox's listing cache is seeded
      * once the archive is extracted (`afterExtract`), so the next checkpoint there hashes only what changed.
      */
-    async assemble(metadata: ManifestHandleMetadata, restoringSession: string | undefined): Promise<{ readonly archive: RestoreArchive; readonly afterExtract?: string }> {
+    async assemble(
+      metadata: ManifestHandleMetadata,
+      restoringSession: string | undefined,
+    ): Promise<{ readonly archive: RestoreArchive; readonly afterExtract?: string }> {
       if (restoringSession !== undefined && sessionKeyOf(restoringSession) !== metadata.session) {
-        throw new IntegrityError({ message: "checkpoint belongs to another session", context: { reason: "foreign_session" } });
+        throw new IntegrityError({
+          message: "checkpoint belongs to another session",
+          context: { reason: "foreign_session" },
+        });
       }
       const session = metadata.session;
       const generation = sweepGeneration(store, lockKey(session));
       const entries = streamManifestOnce(store, metadata, { legacy: true });
       // Its scratch holds the send's two parts (of the size the send uses) once the packs are done with.
       const scratchBytes = 2 * Math.min(options.partBytes, options.maxRequestBytes);
-      const archive = await assembleRestoreArchive({ store, keyPrefix: options.keyPrefix, session }, entries, { limits: options.archiveLimits, spool: spoolOptions, scratchBytes });
+      const archive = await assembleRestoreArchive(
+        { store, keyPrefix: options.keyPrefix, session },
+        entries,
+        { limits: options.archiveLimits, spool: spoolOptions, scratchBytes },
+      );
       // A restore publishes nothing: the session's latest manifest (and the pass it came from) stays.
       const sha256 = metadata.contentHash.slice("sha256:".length);
-      const latest = known.get(session)?.latest ?? (await latestManifest(store, options.keyPrefix, session)) ?? { sha256, size: metadata.size };
+      const latest = known.get(session)?.latest ??
+        (await latestManifest(store, options.keyPrefix, session)) ?? {
+          sha256,
+          size: metadata.size,
+        };
       const restored = latest.sha256 === sha256 ? latest : { sha256, size: metadata.size };
       remember(session, generation, restored);
-      return { archive, ...(restored.pass ? { afterExtract: seedListingCache(restored.pass, options.excludes) } : {}) };
+      return {
+        archive,
+        ...(restored.pass
+          ? { afterExtract: seedListingCache(restored.pass, options.excludes) }
+          : {}),
+      };
     },
   };
 }
@@ -340,7 +507,11 @@ interface Previous {
    * The delta over its base that the sandbox's changed records make (each opened afresh for every read),
    * checked; null when a full manifest is due.
    */
-  changes(removed: () => AsyncIterable<RecordGroup>, added: () => AsyncIterable<RecordGroup>, listedCount: number): Promise<ManifestChanges | null>;
+  changes(
+    removed: () => AsyncIterable<RecordGroup>,
+    added: () => AsyncIterable<RecordGroup>,
+    listedCount: number,
+  ): Promise<ManifestChanges | null>;
   /** The packed contents it names, once a read of its entries reached the end; undefined before. */
   recalled(): ReturnType<typeof createPackedContentsCollector> | undefined;
 }
@@ -361,4 +532,3 @@ class CacheMissed extends Error {
     super("a cached hash did not match its file");
   }
 }
-

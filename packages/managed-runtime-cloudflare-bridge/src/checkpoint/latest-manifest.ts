@@ -5,7 +5,11 @@ import { createLimiter } from "./limiter.js";
 import { MANIFEST_HANDLE_FORMAT } from "./manifest-handle.js";
 import type { ManifestEntry } from "./manifest.js";
 import { openManifest } from "./manifest-store.js";
-import { NO_STORED_CONTENTS, type StoredContents, createStoredContentsBuilder } from "./stored-contents.js";
+import {
+  NO_STORED_CONTENTS,
+  type StoredContents,
+  createStoredContentsBuilder,
+} from "./stored-contents.js";
 
 /** Store calls in flight while packs are checked. */
 const PARALLEL_HEADS = 8;
@@ -32,21 +36,45 @@ export interface LatestManifest {
 }
 
 /** Records the session's newest manifest, so a driver that never saw it (restarted, another process) finds it. */
-export async function publishLatest(store: BlobStore, keyPrefix: string, session: string, manifest: LatestManifest): Promise<void> {
+export async function publishLatest(
+  store: BlobStore,
+  keyPrefix: string,
+  session: string,
+  manifest: LatestManifest,
+): Promise<void> {
   const { sha256, size, pass, delta } = manifest;
-  const bytes = new TextEncoder().encode(JSON.stringify({ sha256, size, ...(pass === undefined ? {} : { pass }), ...(delta === undefined ? {} : { delta }) }));
-  await store.put(latestKeyOf(keyPrefix, session), bytes, { contentType: "application/json", contentLength: bytes.byteLength });
+  const bytes = new TextEncoder().encode(
+    JSON.stringify({
+      sha256,
+      size,
+      ...(pass === undefined ? {} : { pass }),
+      ...(delta === undefined ? {} : { delta }),
+    }),
+  );
+  await store.put(latestKeyOf(keyPrefix, session), bytes, {
+    contentType: "application/json",
+    contentLength: bytes.byteLength,
+  });
 }
 
 /** The session's latest published manifest, as the pointer names it; null when there is none or it is unreadable. */
-export async function latestManifest(store: BlobStore, keyPrefix: string, session: string): Promise<LatestManifest | null> {
+export async function latestManifest(
+  store: BlobStore,
+  keyPrefix: string,
+  session: string,
+): Promise<LatestManifest | null> {
   try {
     const object = await store.get(latestKeyOf(keyPrefix, session));
     if (!object) return null;
     const pointer = pointerSchema.safeParse(JSON.parse(await new Response(object.stream()).text()));
     if (!pointer.success) return null;
     const { sha256, size, pass, delta } = pointer.data;
-    return { sha256, size, ...(pass === undefined ? {} : { pass }), ...(delta === undefined ? {} : { delta }) };
+    return {
+      sha256,
+      size,
+      ...(pass === undefined ? {} : { pass }),
+      ...(delta === undefined ? {} : { delta }),
+    };
   } catch {
     return null;
   }
@@ -74,7 +102,10 @@ export function createPackedContentsCollector(options: { readonly blobs?: boolea
     async resolve(store: BlobStore, keyPrefix: string, session: string): Promise<StoredContents> {
       const heads = createLimiter(PARALLEL_HEADS);
       for (const pack of packs.keys()) {
-        await heads.run(async () => void packs.set(pack, (await store.head(packKeyOf(keyPrefix, session, pack))) !== null));
+        await heads.run(
+          async () =>
+            void packs.set(pack, (await store.head(packKeyOf(keyPrefix, session, pack))) !== null),
+        );
       }
       await heads.drain();
       const all = contents.build();
@@ -95,12 +126,23 @@ export function createPackedContentsCollector(options: { readonly blobs?: boolea
  * one the pointer names) whose packs are still stored, by sha256, and with `known` its blobs as well. Anything unreadable (no pointer, a manifest swept or altered) yields nothing: the
  * contents are then sent again.
  */
-export async function recallLatest(store: BlobStore, keyPrefix: string, session: string, known?: LatestManifest): Promise<StoredContents> {
+export async function recallLatest(
+  store: BlobStore,
+  keyPrefix: string,
+  session: string,
+  known?: LatestManifest,
+): Promise<StoredContents> {
   try {
     const pointer = known ?? (await latestManifest(store, keyPrefix, session));
     if (!pointer) return NO_STORED_CONTENTS;
     const { sha256, size } = pointer;
-    const manifest = await openManifest(store, { format: MANIFEST_HANDLE_FORMAT, session, contentHash: `sha256:${sha256}`, size, manifestKey: manifestKeyOf(keyPrefix, session, sha256) });
+    const manifest = await openManifest(store, {
+      format: MANIFEST_HANDLE_FORMAT,
+      session,
+      contentHash: `sha256:${sha256}`,
+      size,
+      manifestKey: manifestKeyOf(keyPrefix, session, sha256),
+    });
     // A manifest this driver published or restored since the last sweep names blobs it saw stored; one found
     // through the pointer only lends its packs (checked), and a large content of its own is checked when sent.
     const collector = createPackedContentsCollector({ blobs: known !== undefined });

@@ -25,7 +25,16 @@ export interface LineFields {
   offset: number;
 }
 
-const fields: LineFields = { kind: "entry", pathBytes: Buffer.alloc(0), pathStart: 0, pathEnd: 0, size: 0, shaAt: -1, pack: -1, offset: 0 };
+const fields: LineFields = {
+  kind: "entry",
+  pathBytes: Buffer.alloc(0),
+  pathStart: 0,
+  pathEnd: 0,
+  size: 0,
+  shaAt: -1,
+  pack: -1,
+  offset: 0,
+};
 
 /** Literals as arrays of numbers: compared in a loop, they are read several times faster than a Buffer's bytes. */
 function bytesOf(text: string): readonly number[] {
@@ -55,7 +64,12 @@ const OFFSET_FIELD = Buffer.from('"offset":');
  * The fields of the line at `start`–`end` of `bytes`. Throws `refuse(reason)` when a line lacks what its
  * kind must hold (a path, a size, a hash).
  */
-export function readLineFields(bytes: Buffer, start: number, end: number, refuse: (reason: string) => Error): LineFields {
+export function readLineFields(
+  bytes: Buffer,
+  start: number,
+  end: number,
+  refuse: (reason: string) => Error,
+): LineFields {
   if (readWrittenFileLine(bytes, start, end)) return fields;
   fields.pathBytes = bytes;
   fields.shaAt = -1;
@@ -127,7 +141,12 @@ function readWrittenFileLine(bytes: Buffer, start: number, end: number): boolean
 }
 
 /** The path of an entry line; its `path` field is always second, right after `type`. */
-function readPath(bytes: Buffer, start: number, end: number, refuse: (reason: string) => Error): void {
+function readPath(
+  bytes: Buffer,
+  start: number,
+  end: number,
+  refuse: (reason: string) => Error,
+): void {
   const field = fieldAt(bytes, start, end, PATH_FIELD);
   if (field === -1) throw refuse("an entry without a path");
   const pathStart = field + PATH_FIELD.byteLength;
@@ -154,7 +173,8 @@ function readPath(bytes: Buffer, start: number, end: number, refuse: (reason: st
 function startsWith(bytes: Buffer, at: number, end: number, prefix: readonly number[]): boolean {
   const length = prefix.length;
   if (end - at < length) return false;
-  for (let index = 0; index < length; index += 1) if (bytes[at + index] !== prefix[index]) return false;
+  for (let index = 0; index < length; index += 1)
+    if (bytes[at + index] !== prefix[index]) return false;
   return true;
 }
 
@@ -185,21 +205,37 @@ function fieldAt(bytes: Buffer, start: number, end: number, field: Buffer): numb
 }
 
 /** The non-negative integer right after `field` in the line. */
-function numberAfter(bytes: Buffer, start: number, end: number, field: Buffer, refuse: (reason: string) => Error): number {
+function numberAfter(
+  bytes: Buffer,
+  start: number,
+  end: number,
+  field: Buffer,
+  refuse: (reason: string) => Error,
+): number {
   const at = fieldAt(bytes, start, end, field);
   const digits = at === -1 ? -1 : digitsEnd(bytes, at + field.byteLength, end);
   if (digits === -1) throw refuse(`a line without ${field.toString("latin1")}`);
   return numberAt(bytes, at + field.byteLength);
 }
 
-function shaAt(bytes: Buffer, start: number, end: number, refuse: (reason: string) => Error): number {
+function shaAt(
+  bytes: Buffer,
+  start: number,
+  end: number,
+  refuse: (reason: string) => Error,
+): number {
   const at = fieldAt(bytes, start, end, SHA_FIELD);
   if (at === -1 || at + SHA_FIELD.byteLength + 64 > end) throw refuse("a content without a hash");
   return at + SHA_FIELD.byteLength;
 }
 
 /** The line as JSON; a line that is not JSON is refused through `refuse`. */
-export function parseLine(bytes: Buffer, start: number, end: number, refuse: (reason: string) => Error): unknown {
+export function parseLine(
+  bytes: Buffer,
+  start: number,
+  end: number,
+  refuse: (reason: string) => Error,
+): unknown {
   try {
     return JSON.parse(bytes.toString("utf8", start, end));
   } catch {

@@ -9,7 +9,12 @@ import { changed } from "./sandbox-delta.js";
 import type { RecordGroup } from "./sandbox-records.js";
 import { createSpool } from "./spool.js";
 import { createLineWriter, readSpooledLines } from "./spooled-entries.js";
-import { DeltaInconsistent, type TouchedPath, surveyTouched, touchedPaths } from "./touched-paths.js";
+import {
+  DeltaInconsistent,
+  type TouchedPath,
+  surveyTouched,
+  touchedPaths,
+} from "./touched-paths.js";
 
 /** Most paths a delta's records may touch before a full manifest is written instead. */
 const MAX_TOUCHED_PATHS = 32 * 1024;
@@ -69,7 +74,8 @@ export async function computeChanges(input: {
   // until its hash is compared with the base's.
   const touchLimit = Math.max(input.maxItems, Math.min(4 * input.maxItems, MAX_TOUCHED_PATHS));
   const survey = await surveyTouched(input.removed(), input.added(), touchLimit);
-  if (survey.paths > touchLimit || survey.paths + input.prior.count > touchLimit + input.maxItems) return null;
+  if (survey.paths > touchLimit || survey.paths + input.prior.count > touchLimit + input.maxItems)
+    return null;
   // The lines go to a spool as they are placed, a few at a time: held as objects until the manifest is
   // written, they grew with the change count (about 8.5 MiB of heap at 32,768 lines), and chunks of 2,048
   // lines are strings large enough for V8's large-object space.
@@ -84,7 +90,10 @@ export async function computeChanges(input: {
   // Entries and file bytes the delta adds to the base's (negative where it removes or shrinks).
   let count = 0;
   let bytes = 0;
-  const place = ({ path, minus, plus, prior: before }: TouchedPath<ManifestItem>, under: ManifestEntry | null): Promise<void> | undefined => {
+  const place = (
+    { path, minus, plus, prior: before }: TouchedPath<ManifestItem>,
+    under: ManifestEntry | null,
+  ): Promise<void> | undefined => {
     const old = before === null ? under : before.type === "removed" ? null : before;
     const touched = minus !== null || plus !== null;
     const now = touched ? changed(old, minus, plus) : old;
@@ -92,7 +101,8 @@ export async function computeChanges(input: {
     const change = touched && !(now && old && sameEntry(now, old));
     count += (now ? 1 : 0) - (under ? 1 : 0);
     bytes += sizeOf(now) - sizeOf(under);
-    if (now === null) return under ? push({ item: { type: "removed", path }, fresh: false }) : undefined;
+    if (now === null)
+      return under ? push({ item: { type: "removed", path }, fresh: false }) : undefined;
     // Untouched since the previous manifest: its line stays as it was (a base entry needs none).
     if (!change) return before !== null ? push({ item: before, fresh: false }) : undefined;
     return push({ item: now, fresh: true });
@@ -116,7 +126,9 @@ export async function computeChanges(input: {
   let kept = false;
   try {
     await advance();
-    const scan = await (input.scan ? input.scan(survey.hashed, visitor) : scanBase(input.store, input.base, survey.hashed, visitor));
+    const scan = await (input.scan
+      ? input.scan(survey.hashed, visitor)
+      : scanBase(input.store, input.base, survey.hashed, visitor));
     count += scan.count;
     bytes += scan.bytes;
     if (count !== input.listedCount) return null;
@@ -125,7 +137,8 @@ export async function computeChanges(input: {
     kept = true;
     return {
       base: { sha256: input.base.contentHash.slice("sha256:".length), size: input.base.size },
-      items: () => readSpooledLines<ChangeItem>(spool.read() as unknown as AsyncIterable<Uint8Array>),
+      items: () =>
+        readSpooledLines<ChangeItem>(spool.read() as unknown as AsyncIterable<Uint8Array>),
       itemCount,
       dispose: () => spool.dispose(),
       count,
@@ -145,7 +158,8 @@ export async function computeChanges(input: {
 
 /** Whether two entries describe the same path alike (locations aside). */
 function sameEntry(a: ManifestEntry, b: ManifestEntry): boolean {
-  if (a.type !== b.type || a.path !== b.path || a.mode !== b.mode || a.mtime !== b.mtime) return false;
+  if (a.type !== b.type || a.path !== b.path || a.mode !== b.mode || a.mtime !== b.mtime)
+    return false;
   if (a.type === "file" && b.type === "file") return a.size === b.size && a.sha256 === b.sha256;
   if (a.type === "symlink" && b.type === "symlink") return a.target === b.target;
   return true;

@@ -1,5 +1,12 @@
-import { ArchiveRejectedError, LimitExceededError } from "@open-managed-agents/runtime-resource-contract";
-import { type ArchiveLimits, type ListedHeader, inspectHeaders } from "@open-managed-agents/workspace-archive";
+import {
+  ArchiveRejectedError,
+  LimitExceededError,
+} from "@open-managed-agents/runtime-resource-contract";
+import {
+  type ArchiveLimits,
+  type ListedHeader,
+  inspectHeaders,
+} from "@open-managed-agents/workspace-archive";
 import { asCheckpointRefusal, checkpointReadOptions } from "./archive-policy.js";
 import type { ManifestEntry } from "./manifest.js";
 
@@ -8,9 +15,15 @@ import type { ManifestEntry } from "./manifest.js";
  * limits as the entries stream by, so a checkpoint that could not be restored is never published. Each entry
  * is checked as the header its archive member would carry, by the same checks an archive inspection runs.
  */
-export async function inspectManifest(entries: Iterable<ManifestEntry> | AsyncIterable<ManifestEntry>, limits: ArchiveLimits): Promise<void> {
+export async function inspectManifest(
+  entries: Iterable<ManifestEntry> | AsyncIterable<ManifestEntry>,
+  limits: ArchiveLimits,
+): Promise<void> {
   try {
-    await inspectHeaders(memberHeaders(withinLimits(entries, limits)), checkpointReadOptions(limits));
+    await inspectHeaders(
+      memberHeaders(withinLimits(entries, limits)),
+      checkpointReadOptions(limits),
+    );
   } catch (error) {
     throw asCheckpointRefusal(error);
   }
@@ -33,7 +46,10 @@ async function* memberHeaders(entries: AsyncIterable<ManifestEntry>): AsyncGener
  * Passes entries through while holding them to the archive limits (entry count, entry size, total bytes),
  * counted as they stream: the first entry past a limit is `archive_rejected` with `limit_exceeded` as cause.
  */
-export async function* withinLimits(entries: Iterable<ManifestEntry> | AsyncIterable<ManifestEntry>, limits: ArchiveLimits): AsyncGenerator<ManifestEntry> {
+export async function* withinLimits(
+  entries: Iterable<ManifestEntry> | AsyncIterable<ManifestEntry>,
+  limits: ArchiveLimits,
+): AsyncGenerator<ManifestEntry> {
   let count = 0;
   let total = 0;
   for await (const entry of entries) {
@@ -49,17 +65,27 @@ export async function* withinLimits(entries: Iterable<ManifestEntry> | AsyncIter
 }
 
 /** The archive limits on a whole workspace's totals (entries and file bytes), as a delta's base scan counts them. */
-export function checkTotals(totals: { readonly count: number; readonly bytes: number }, limits: ArchiveLimits): void {
+export function checkTotals(
+  totals: { readonly count: number; readonly bytes: number },
+  limits: ArchiveLimits,
+): void {
   if (totals.count > limits.maxEntries) throw refuse(limits, "maxEntries", totals.count);
   if (totals.bytes > limits.maxBytes) throw refuse(limits, "maxBytes", totals.bytes);
 }
 
 /** The archive limits, applied to a list of entries at once. */
-export async function checkLimits(entries: Iterable<ManifestEntry> | AsyncIterable<ManifestEntry>, limits: ArchiveLimits): Promise<void> {
+export async function checkLimits(
+  entries: Iterable<ManifestEntry> | AsyncIterable<ManifestEntry>,
+  limits: ArchiveLimits,
+): Promise<void> {
   for await (const _ of withinLimits(entries, limits));
 }
 
-function refuse(limits: ArchiveLimits, limit: keyof ArchiveLimits, actual: number): ArchiveRejectedError {
+function refuse(
+  limits: ArchiveLimits,
+  limit: keyof ArchiveLimits,
+  actual: number,
+): ArchiveRejectedError {
   return new ArchiveRejectedError({
     message: `checkpoint refused: ${limit} ${limits[limit]} exceeded (${actual})`,
     context: { reason: "limit_exceeded", limit, max: limits[limit], actual },

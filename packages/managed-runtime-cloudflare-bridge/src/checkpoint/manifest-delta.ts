@@ -21,7 +21,11 @@ export interface DeltaBase {
 }
 
 const headerSchema = z
-  .object({ format: z.literal(MANIFEST_FORMAT_V4), base: z.string().regex(/^[0-9a-f]{64}$/), baseSize: z.number().int().positive().refine(Number.isSafeInteger) })
+  .object({
+    format: z.literal(MANIFEST_FORMAT_V4),
+    base: z.string().regex(/^[0-9a-f]{64}$/),
+    baseSize: z.number().int().positive().refine(Number.isSafeInteger),
+  })
   .strict();
 
 /** The first line of a delta manifest over `base` (without its newline), fields always in the same order. */
@@ -38,7 +42,10 @@ export function parseDeltaHeader(line: string): DeltaBase {
     throw new IntegrityError({ message: "checkpoint manifest header is not JSON", cause: error });
   }
   const parsed = headerSchema.safeParse(json);
-  if (!parsed.success || deltaHeaderLine({ sha256: parsed.data.base, size: parsed.data.baseSize }) !== line) {
+  if (
+    !parsed.success ||
+    deltaHeaderLine({ sha256: parsed.data.base, size: parsed.data.baseSize }) !== line
+  ) {
     throw new IntegrityError({ message: "checkpoint manifest header is malformed" });
   }
   return { sha256: parsed.data.base, size: parsed.data.baseSize };
@@ -46,7 +53,10 @@ export function parseDeltaHeader(line: string): DeltaBase {
 
 /** A delta manifest's items as its lines arrive, held to the same rules as /3 lines (removals allowed). */
 export function decodeDeltaItems(source: AsyncIterable<Uint8Array>): AsyncGenerator<ManifestItem> {
-  return decodeManifestItems(source, { header: (json) => headerSchema.safeParse(json).success, removals: true });
+  return decodeManifestItems(source, {
+    header: (json) => headerSchema.safeParse(json).success,
+    removals: true,
+  });
 }
 
 /**
@@ -54,7 +64,10 @@ export function decodeDeltaItems(source: AsyncIterable<Uint8Array>): AsyncGenera
  * streams. A delta entry replaces the base's at its path or adds one; a removal must name a path the base
  * holds, or the delta is `integrity_failed`.
  */
-export async function* overlay(base: AsyncIterable<ManifestEntry>, delta: AsyncIterable<ManifestItem>): AsyncGenerator<ManifestEntry> {
+export async function* overlay(
+  base: AsyncIterable<ManifestEntry>,
+  delta: AsyncIterable<ManifestItem>,
+): AsyncGenerator<ManifestEntry> {
   const under = base[Symbol.asyncIterator]();
   const over = delta[Symbol.asyncIterator]();
   try {
@@ -69,7 +82,11 @@ export async function* overlay(base: AsyncIterable<ManifestEntry>, delta: AsyncI
       }
       if (high.done) break;
       const item = high.value;
-      if (item.type === "removed" && order !== 0) throw new IntegrityError({ message: "checkpoint manifest removes a path its base does not hold", context: { path: item.path.slice(0, 256) } });
+      if (item.type === "removed" && order !== 0)
+        throw new IntegrityError({
+          message: "checkpoint manifest removes a path its base does not hold",
+          context: { path: item.path.slice(0, 256) },
+        });
       if (item.type !== "removed") yield item;
       if (order === 0) low = await under.next();
       high = await over.next();

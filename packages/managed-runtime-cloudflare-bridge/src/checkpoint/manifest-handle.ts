@@ -1,4 +1,7 @@
-import { IntegrityError, type SandboxCheckpointHandle } from "@open-managed-agents/runtime-resource-contract";
+import {
+  IntegrityError,
+  type SandboxCheckpointHandle,
+} from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 import { manifestKeyOf } from "./blob-keys.js";
 import { portableHandle } from "./checkpoint-handle.js";
@@ -26,8 +29,18 @@ const schema = z
   .strict();
 
 /** Builds the handle of an incremental checkpoint: its id is the manifest's hash. */
-export function createManifestHandle(input: { provider: string; sandboxId: string; session: string; sha256: string; size: number }): SandboxCheckpointHandle {
-  return portableHandle(input, { format: MANIFEST_HANDLE_FORMAT, session: input.session, size: input.size });
+export function createManifestHandle(input: {
+  provider: string;
+  sandboxId: string;
+  session: string;
+  sha256: string;
+  size: number;
+}): SandboxCheckpointHandle {
+  return portableHandle(input, {
+    format: MANIFEST_HANDLE_FORMAT,
+    session: input.session,
+    size: input.size,
+  });
 }
 
 /** Whether a handle's metadata names the manifest format (older handles name a full tar). */
@@ -36,11 +49,25 @@ export function isManifestHandle(handle: SandboxCheckpointHandle): boolean {
 }
 
 /** Validates an incremental checkpoint handle; the manifest key is derived, so a handle cannot point elsewhere. */
-export function readManifestHandle(handle: SandboxCheckpointHandle, expected: { keyPrefix: string; maxBytes: number }): ManifestHandleMetadata {
+export function readManifestHandle(
+  handle: SandboxCheckpointHandle,
+  expected: { keyPrefix: string; maxBytes: number },
+): ManifestHandleMetadata {
   const parsed = schema.safeParse(handle.metadata ?? {});
-  if (!parsed.success || parsed.data.contentHash !== handle.checkpointId || parsed.data.size > expected.maxBytes) {
-    throw new IntegrityError({ message: "bridge checkpoint handle is malformed", context: { checkpointId: handle.checkpointId.slice(0, 80) } });
+  if (
+    !parsed.success ||
+    parsed.data.contentHash !== handle.checkpointId ||
+    parsed.data.size > expected.maxBytes
+  ) {
+    throw new IntegrityError({
+      message: "bridge checkpoint handle is malformed",
+      context: { checkpointId: handle.checkpointId.slice(0, 80) },
+    });
   }
   const sha256 = parsed.data.contentHash.slice("sha256:".length);
-  return { ...parsed.data, format: MANIFEST_HANDLE_FORMAT, manifestKey: manifestKeyOf(expected.keyPrefix, parsed.data.session, sha256) };
+  return {
+    ...parsed.data,
+    format: MANIFEST_HANDLE_FORMAT,
+    manifestKey: manifestKeyOf(expected.keyPrefix, parsed.data.session, sha256),
+  };
 }

@@ -48,7 +48,10 @@ interface Declaration {
  * thousands of entries wait for each pack, long enough that objects would outlive young collections and
  * pile up in the old generation. Nothing else grows with the workspace.
  */
-export async function createManifestSink(spoolOptions: { readonly maxBytes: number; readonly directory?: string }): Promise<ManifestSink> {
+export async function createManifestSink(spoolOptions: {
+  readonly maxBytes: number;
+  readonly directory?: string;
+}): Promise<ManifestSink> {
   const spool = await createBufferedSpool({ ...spoolOptions, hash: true });
   let pending = Buffer.allocUnsafeSlow(FIRST_PENDING_BYTES);
   let length = 0;
@@ -74,11 +77,16 @@ export async function createManifestSink(spoolOptions: { readonly maxBytes: numb
     length += 1;
   };
   const inOrder = (path: string) => {
-    if (previous !== null && comparePaths(previous, path) >= 0) throw new SandboxFailedError({ message: "workspace entries are out of order", context: { path: path.slice(0, 256) } });
+    if (previous !== null && comparePaths(previous, path) >= 0)
+      throw new SandboxFailedError({
+        message: "workspace entries are out of order",
+        context: { path: path.slice(0, 256) },
+      });
     previous = path;
   };
   // Bytes before the first declaration still waiting for its pack.
-  const releasable = () => declarations.find((declaration) => declaration.pack === null)?.at ?? length;
+  const releasable = () =>
+    declarations.find((declaration) => declaration.pack === null)?.at ?? length;
 
   /** Writes every line that may go (at least `minimum` bytes of them, else none), then keeps the rest at the buffer's start. */
   const release = async (minimum: number) => {
@@ -99,7 +107,9 @@ export async function createManifestSink(spoolOptions: { readonly maxBytes: numb
   };
   // Releases run one after another, each after the adds before it; the buffer is only compacted by them.
   const queueRelease = (minimum: number) => {
-    writing = writing.then(() => release(minimum)).catch((error: unknown) => void (failure ??= error));
+    writing = writing
+      .then(() => release(minimum))
+      .catch((error: unknown) => void (failure ??= error));
   };
 
   append(MANIFEST_V3_HEADER.slice(0, -1));
@@ -129,7 +139,8 @@ export async function createManifestSink(spoolOptions: { readonly maxBytes: numb
     sealed(sequence, pack) {
       const own = ownPacks.get(sequence);
       // Every pack holds the content of the file that opened it, so its first use came before its seal.
-      if (!own) throw new SandboxFailedError({ message: "a pack was sealed before any entry used it" });
+      if (!own)
+        throw new SandboxFailedError({ message: "a pack was sealed before any entry used it" });
       own.pack = pack;
     },
     get waitingBytes() {
@@ -144,7 +155,10 @@ export async function createManifestSink(spoolOptions: { readonly maxBytes: numb
       queueRelease(0);
       await writing;
       if (failure) throw failure;
-      if (length > 0) throw new SandboxFailedError({ message: "manifest lines were left waiting for a pack that was never sealed" });
+      if (length > 0)
+        throw new SandboxFailedError({
+          message: "manifest lines were left waiting for a pack that was never sealed",
+        });
       const size = await spool.finish();
       return {
         spool: { read: () => spool.read(), dispose: () => spool.dispose() },

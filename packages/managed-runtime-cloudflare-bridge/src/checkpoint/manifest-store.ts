@@ -3,8 +3,19 @@ import { type BlobStore, bodyChunks } from "@open-managed-agents/blob-store";
 import { IntegrityError, NotFoundError } from "@open-managed-agents/runtime-resource-contract";
 import { type ManifestEntry, decodeManifest } from "./manifest.js";
 import type { ManifestHandleMetadata } from "./manifest-handle.js";
-import { MANIFEST_FORMAT_V4, MANIFEST_V4_PREFIX, decodeDeltaItems, overlay, parseDeltaHeader } from "./manifest-delta.js";
-import { MANIFEST_FORMAT_V3, MANIFEST_V3_HEADER, type ManifestItem, decodeManifestLines } from "./manifest-lines.js";
+import {
+  MANIFEST_FORMAT_V4,
+  MANIFEST_V4_PREFIX,
+  decodeDeltaItems,
+  overlay,
+  parseDeltaHeader,
+} from "./manifest-delta.js";
+import {
+  MANIFEST_FORMAT_V3,
+  MANIFEST_V3_HEADER,
+  type ManifestItem,
+  decodeManifestLines,
+} from "./manifest-lines.js";
 
 /** Earlier manifests (one JSON document) are read whole; none larger than this is accepted. */
 const MAX_LEGACY_MANIFEST_BYTES = 256 * 1024 * 1024;
@@ -30,23 +41,42 @@ const MAX_HEADER_BYTES = 1024;
  * entry is read; a /3 manifest is then read line by line on each pass (never whole), a /4 delta laid over
  * its base (opened the same way, and required to be /3) as both stream, an earlier one parsed whole.
  */
-export async function openManifest(store: BlobStore, metadata: ManifestHandleMetadata): Promise<StoredManifest> {
+export async function openManifest(
+  store: BlobStore,
+  metadata: ManifestHandleMetadata,
+): Promise<StoredManifest> {
   // A first pass checks size and hash before any entry is parsed, and tells the format by the first line.
   let head = Buffer.alloc(0);
   for await (const chunk of verifiedChunks(store, metadata)) {
-    if (head.byteLength < MAX_HEADER_BYTES && !head.includes(0x0a)) head = Buffer.concat([head, chunk.subarray(0, MAX_HEADER_BYTES)]);
+    if (head.byteLength < MAX_HEADER_BYTES && !head.includes(0x0a))
+      head = Buffer.concat([head, chunk.subarray(0, MAX_HEADER_BYTES)]);
   }
   const text = head.toString("latin1");
   if (text.startsWith(MANIFEST_V3_HEADER)) {
-    return { format: MANIFEST_FORMAT_V3, entries: () => decodeManifestLines(verifiedChunks(store, metadata)) };
+    return {
+      format: MANIFEST_FORMAT_V3,
+      entries: () => decodeManifestLines(verifiedChunks(store, metadata)),
+    };
   }
   if (text.startsWith(MANIFEST_V4_PREFIX)) {
     const base = baseOf(metadata, firstLine(head));
     const under = await openManifest(store, base);
-    if (under.format !== MANIFEST_FORMAT_V3) throw new IntegrityError({ message: "a delta checkpoint manifest lies over a base that is not a full manifest", context: { manifestKey: metadata.manifestKey } });
-    return { format: MANIFEST_FORMAT_V4, base, entries: () => overlay(under.entries(), decodeDeltaItems(verifiedChunks(store, metadata))) };
+    if (under.format !== MANIFEST_FORMAT_V3)
+      throw new IntegrityError({
+        message: "a delta checkpoint manifest lies over a base that is not a full manifest",
+        context: { manifestKey: metadata.manifestKey },
+      });
+    return {
+      format: MANIFEST_FORMAT_V4,
+      base,
+      entries: () => overlay(under.entries(), decodeDeltaItems(verifiedChunks(store, metadata))),
+    };
   }
-  if (metadata.size > MAX_LEGACY_MANIFEST_BYTES) throw new IntegrityError({ message: "checkpoint manifest is too large", context: { manifestKey: metadata.manifestKey } });
+  if (metadata.size > MAX_LEGACY_MANIFEST_BYTES)
+    throw new IntegrityError({
+      message: "checkpoint manifest is too large",
+      context: { manifestKey: metadata.manifestKey },
+    });
   // An earlier format: one JSON document, read whole.
   const bytes: Uint8Array[] = [];
   for await (const chunk of verifiedChunks(store, metadata)) bytes.push(Buffer.from(chunk));
@@ -66,12 +96,20 @@ export async function openManifest(store: BlobStore, metadata: ManifestHandleMet
  * checked whole first, then laid over its base as that streams. With `legacy`, an earlier one-document
  * manifest is read whole, hash-checked, then given; without, any other format is `integrity_failed`.
  */
-export async function* streamManifestOnce(store: BlobStore, metadata: ManifestHandleMetadata, options: { readonly legacy?: boolean } = {}): AsyncGenerator<ManifestEntry> {
+export async function* streamManifestOnce(
+  store: BlobStore,
+  metadata: ManifestHandleMetadata,
+  options: { readonly legacy?: boolean } = {},
+): AsyncGenerator<ManifestEntry> {
   const chunks = verifiedChunks(store, metadata);
   const head = await headOf(chunks);
   if (options.legacy && !head.toString("latin1").startsWith(MANIFEST_V3_HEADER) && !isDelta(head)) {
     // An earlier format: one JSON document, read whole (and hash-checked) before any entry is given.
-    if (metadata.size > MAX_LEGACY_MANIFEST_BYTES) throw new IntegrityError({ message: "checkpoint manifest is too large", context: { manifestKey: metadata.manifestKey } });
+    if (metadata.size > MAX_LEGACY_MANIFEST_BYTES)
+      throw new IntegrityError({
+        message: "checkpoint manifest is too large",
+        context: { manifestKey: metadata.manifestKey },
+      });
     yield* decodeManifest(await rest(head, chunks)).entries;
     return;
   }
@@ -80,7 +118,10 @@ export async function* streamManifestOnce(store: BlobStore, metadata: ManifestHa
     return;
   }
   const delta = await rest(head, chunks);
-  yield* overlay(decodeManifestLines(verifiedChunks(store, baseOf(metadata, firstLine(delta)))), decodeDeltaItems(once(delta)));
+  yield* overlay(
+    decodeManifestLines(verifiedChunks(store, baseOf(metadata, firstLine(delta)))),
+    decodeDeltaItems(once(delta)),
+  );
 }
 
 /**
@@ -88,7 +129,11 @@ export async function* streamManifestOnce(store: BlobStore, metadata: ManifestHa
  * read and hash-checked whole, when `delta` (the latest-manifest hint) says it is one; else the manifest
  * itself, whose hash the caller's own read of it checks. Null when the hint was wrong.
  */
-export async function deltaPartsOf(store: BlobStore, metadata: ManifestHandleMetadata, delta: boolean): Promise<{ readonly base: ManifestHandleMetadata; readonly prior: PriorLines } | null> {
+export async function deltaPartsOf(
+  store: BlobStore,
+  metadata: ManifestHandleMetadata,
+  delta: boolean,
+): Promise<{ readonly base: ManifestHandleMetadata; readonly prior: PriorLines } | null> {
   if (!delta) return { base: metadata, prior: NO_PRIOR_LINES };
   const chunks = verifiedChunks(store, metadata);
   const head = await headOf(chunks);
@@ -127,7 +172,10 @@ async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
 /** At least the first line's worth of bytes (or all there are, when fewer). */
 async function headOf(chunks: AsyncGenerator<Uint8Array>): Promise<Buffer> {
   let head = Buffer.alloc(0);
-  while (head.byteLength < MANIFEST_V3_HEADER.length + MANIFEST_V4_PREFIX.length && !head.includes(0x0a)) {
+  while (
+    head.byteLength < MANIFEST_V3_HEADER.length + MANIFEST_V4_PREFIX.length &&
+    !head.includes(0x0a)
+  ) {
     const next = await chunks.next();
     if (next.done) break;
     head = Buffer.concat([head, next.value]);
@@ -150,17 +198,25 @@ async function rest(head: Buffer, chunks: AsyncGenerator<Uint8Array>): Promise<B
 function baseOf(metadata: ManifestHandleMetadata, line: string): ManifestHandleMetadata {
   const base = parseDeltaHeader(line);
   const manifestKey = metadata.manifestKey.replace(/[0-9a-f]{64}\.json$/, `${base.sha256}.json`);
-  if (manifestKey === metadata.manifestKey) throw new IntegrityError({ message: "a delta checkpoint manifest names itself as its base", context: { manifestKey } });
+  if (manifestKey === metadata.manifestKey)
+    throw new IntegrityError({
+      message: "a delta checkpoint manifest names itself as its base",
+      context: { manifestKey },
+    });
   return { ...metadata, contentHash: `sha256:${base.sha256}`, size: base.size, manifestKey };
 }
 
 function firstLine(head: Buffer): string {
   const end = head.indexOf(0x0a);
-  if (end === -1 || end > MAX_HEADER_BYTES) throw new IntegrityError({ message: "checkpoint manifest header is malformed" });
+  if (end === -1 || end > MAX_HEADER_BYTES)
+    throw new IntegrityError({ message: "checkpoint manifest header is malformed" });
   return head.toString("utf8", 0, end);
 }
 
-async function* prepend(head: Uint8Array, rest: AsyncGenerator<Uint8Array>): AsyncGenerator<Uint8Array> {
+async function* prepend(
+  head: Uint8Array,
+  rest: AsyncGenerator<Uint8Array>,
+): AsyncGenerator<Uint8Array> {
   try {
     if (head.byteLength > 0) yield head;
     for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
@@ -173,12 +229,25 @@ async function* prepend(head: Uint8Array, rest: AsyncGenerator<Uint8Array>): Asy
  * The manifest's bytes as they are read; past the last chunk, its size and hash must match the handle. Each
  * chunk may be a view of a buffer the next read reuses (see `bodyChunks`): copy what you keep.
  */
-export async function* verifiedChunks(store: BlobStore, metadata: ManifestHandleMetadata): AsyncGenerator<Uint8Array> {
+export async function* verifiedChunks(
+  store: BlobStore,
+  metadata: ManifestHandleMetadata,
+): AsyncGenerator<Uint8Array> {
   const object = await store.get(metadata.manifestKey);
-  if (!object) throw new NotFoundError({ message: "checkpoint manifest is missing from the store", context: { manifestKey: metadata.manifestKey } });
+  if (!object)
+    throw new NotFoundError({
+      message: "checkpoint manifest is missing from the store",
+      context: { manifestKey: metadata.manifestKey },
+    });
   if (object.size !== metadata.size) {
-    await object.stream().cancel().catch(() => undefined);
-    throw new IntegrityError({ message: "checkpoint manifest size does not match its handle", context: { manifestKey: metadata.manifestKey } });
+    await object
+      .stream()
+      .cancel()
+      .catch(() => undefined);
+    throw new IntegrityError({
+      message: "checkpoint manifest size does not match its handle",
+      context: { manifestKey: metadata.manifestKey },
+    });
   }
   const hash = createHash("sha256");
   let size = 0;
@@ -188,6 +257,9 @@ export async function* verifiedChunks(store: BlobStore, metadata: ManifestHandle
     yield chunk;
   }
   if (size !== metadata.size || `sha256:${hash.digest("hex")}` !== metadata.contentHash) {
-    throw new IntegrityError({ message: "checkpoint manifest hash does not match its handle", context: { manifestKey: metadata.manifestKey } });
+    throw new IntegrityError({
+      message: "checkpoint manifest hash does not match its handle",
+      context: { manifestKey: metadata.manifestKey },
+    });
   }
 }

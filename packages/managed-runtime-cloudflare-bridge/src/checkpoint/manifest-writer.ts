@@ -14,14 +14,22 @@ export interface WrittenManifest {
 }
 
 /** Writes a checkpoint's manifest to a spool, then stores it and points the session's latest hint at it. */
-export function createManifestWriter(options: { readonly store: BlobStore; readonly keyPrefix: string; readonly spool: { readonly maxBytes: number; readonly directory?: string } }) {
+export function createManifestWriter(options: {
+  readonly store: BlobStore;
+  readonly keyPrefix: string;
+  readonly spool: { readonly maxBytes: number; readonly directory?: string };
+}) {
   const { store, keyPrefix } = options;
   return {
     /**
      * Writes the manifest of `entries` (each file at its location; one that has a location keeps it) to a
      * spool, after `header` (a delta's).
      */
-    async write(entries: AsyncIterable<ManifestItem>, locate: (sha256: string) => PackLocation | null, header?: string): Promise<WrittenManifest> {
+    async write(
+      entries: AsyncIterable<ManifestItem>,
+      locate: (sha256: string) => PackLocation | null,
+      header?: string,
+    ): Promise<WrittenManifest> {
       async function* located(): AsyncGenerator<ManifestItem> {
         for await (const entry of entries) {
           if (entry.type !== "file" || entry.size === 0 || entry.location) {
@@ -34,7 +42,11 @@ export function createManifestWriter(options: { readonly store: BlobStore; reado
       }
       const spool = await createSpool(options.spool);
       try {
-        await spool.append(Readable.toWeb(Readable.from(encodeManifestLines(located(), header))) as ReadableStream<Uint8Array>);
+        await spool.append(
+          Readable.toWeb(
+            Readable.from(encodeManifestLines(located(), header)),
+          ) as ReadableStream<Uint8Array>,
+        );
         return { spool, digest: await spool.finish() };
       } catch (error) {
         await spool.dispose();
@@ -46,15 +58,29 @@ export function createManifestWriter(options: { readonly store: BlobStore; reado
      * Stores a written manifest (and disposes of its spool), then points the session's latest-manifest hint
      * at it. Published last: before the put no manifest references the new contents, so nothing is visible.
      */
-    async publish(session: string, written: WrittenManifest, pass: string, delta?: true): Promise<LatestManifest> {
+    async publish(
+      session: string,
+      written: WrittenManifest,
+      pass: string,
+      delta?: true,
+    ): Promise<LatestManifest> {
       const { spool, digest } = written;
       try {
-        await store.put(manifestKeyOf(keyPrefix, session, digest.sha256), spool.read(), { contentType: "application/x-ndjson", ifNoneMatch: "*", contentLength: digest.size });
+        await store.put(manifestKeyOf(keyPrefix, session, digest.sha256), spool.read(), {
+          contentType: "application/x-ndjson",
+          ifNoneMatch: "*",
+          contentLength: digest.size,
+        });
       } finally {
         await spool.dispose();
       }
       // Only a hint for later drivers: failing to record it costs them a transfer, not this checkpoint.
-      const latest = { sha256: digest.sha256, size: digest.size, pass, ...(delta ? { delta } : {}) };
+      const latest = {
+        sha256: digest.sha256,
+        size: digest.size,
+        pass,
+        ...(delta ? { delta } : {}),
+      };
       await publishLatest(store, keyPrefix, session, latest).catch(() => undefined);
       return latest;
     },

@@ -23,7 +23,10 @@ export interface MissingContents {
  * file of the workspace, and the list is read twice (the paths for the sandbox, then the sizes to slice the
  * concatenation by), never held whole.
  */
-export async function collectMissingContents(options: { readonly maxBytes: number; readonly directory?: string }) {
+export async function collectMissingContents(options: {
+  readonly maxBytes: number;
+  readonly directory?: string;
+}) {
   const spool: Spool = await createSpool(options);
   let lines: string[] = [];
   let count = 0;
@@ -37,7 +40,16 @@ export async function collectMissingContents(options: { readonly maxBytes: numbe
   return {
     /** Adds a file (synchronously, so concurrent callers may add); {@link flushed} writes them out. */
     add(file: ManifestFile): void {
-      lines.push(JSON.stringify({ type: file.type, path: file.path, mode: file.mode, mtime: file.mtime, size: file.size, sha256: file.sha256 }));
+      lines.push(
+        JSON.stringify({
+          type: file.type,
+          path: file.path,
+          mode: file.mode,
+          mtime: file.mtime,
+          size: file.size,
+          sha256: file.sha256,
+        }),
+      );
       count += 1;
       bytes += file.size;
     },
@@ -53,7 +65,10 @@ export async function collectMissingContents(options: { readonly maxBytes: numbe
       return {
         ...total,
         async *files() {
-          for await (const entry of readSpooledEntries(spool.read() as unknown as AsyncIterable<Uint8Array>)) yield entry as ManifestFile;
+          for await (const entry of readSpooledEntries(
+            spool.read() as unknown as AsyncIterable<Uint8Array>,
+          ))
+            yield entry as ManifestFile;
         },
         dispose: () => spool.dispose(),
       };

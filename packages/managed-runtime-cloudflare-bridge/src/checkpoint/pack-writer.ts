@@ -86,7 +86,11 @@ export function createPackWriter(options: PackWriterOptions): PackWriter {
     // An identical pack already stored (a retried checkpoint) is the same bytes under the same name.
     const key = packKeyOf(options.keyPrefix, options.session, pack.sha256);
     await puts.run(async () => {
-      await options.store.put(key, bytes, { contentType: "application/octet-stream", ifNoneMatch: "*", contentLength: bytes.byteLength });
+      await options.store.put(key, bytes, {
+        contentType: "application/octet-stream",
+        ifNoneMatch: "*",
+        contentLength: bytes.byteLength,
+      });
       // A buffer grown past the usual size (contents above SMALL_BLOB_BYTES) is not kept.
       if (sealed.byteLength === PACK_BYTES + SMALL_BLOB_BYTES) free.push(sealed);
     });
@@ -110,7 +114,10 @@ export function createPackWriter(options: PackWriterOptions): PackWriter {
   return {
     async add(expected, bytes) {
       if (bytes.byteLength !== expected.size || sha256HexSync(bytes) !== expected.sha256) {
-        throw new SandboxFailedError({ message: "a workspace file changed while it was checkpointed", context: { path: expected.path.slice(0, 256) } });
+        throw new SandboxFailedError({
+          message: "a workspace file changed while it was checkpointed",
+          context: { path: expected.path.slice(0, 256) },
+        });
       }
       append(expected.sha256, bytes);
       if (size >= PACK_BYTES) await seal();

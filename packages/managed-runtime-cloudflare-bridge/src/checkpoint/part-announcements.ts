@@ -18,14 +18,27 @@ const LINE_BYTES = 4096;
  * each part as its line arrives on the exec's output, while the command still runs. Ends when the command
  * exits 0; a non-zero exit is `sandbox_failed` with the start of its stderr.
  */
-export async function* readAnnouncedParts(client: BridgeClient, sandboxId: string, script: string, prefix: string, signal: AbortSignal): AsyncGenerator<AnnouncedPart> {
+export async function* readAnnouncedParts(
+  client: BridgeClient,
+  sandboxId: string,
+  script: string,
+  prefix: string,
+  signal: AbortSignal,
+): AsyncGenerator<AnnouncedPart> {
   const decoder = new TextDecoder();
   let line = "";
   let stderr = "";
-  for await (const event of client.exec(sandboxId, { argv: ["sh", "-c", script], signal, retryUnreachable: true })) {
+  for await (const event of client.exec(sandboxId, {
+    argv: ["sh", "-c", script],
+    signal,
+    retryUnreachable: true,
+  })) {
     if (event.type === "exit") {
       if (event.exitCode !== 0) {
-        throw new SandboxFailedError({ message: `archiving in the sandbox failed with exit code ${event.exitCode}: ${stderr.slice(0, 300)}`, context: { exitCode: event.exitCode } });
+        throw new SandboxFailedError({
+          message: `archiving in the sandbox failed with exit code ${event.exitCode}: ${stderr.slice(0, 300)}`,
+          context: { exitCode: event.exitCode },
+        });
       }
       return;
     }
@@ -41,7 +54,10 @@ export async function* readAnnouncedParts(client: BridgeClient, sandboxId: strin
       line = line.slice(newline + 1);
       newline = line.indexOf("\n");
     }
-    if (line.length > LINE_BYTES) throw new SandboxFailedError({ message: "archiving in the sandbox printed an unexpected line" });
+    if (line.length > LINE_BYTES)
+      throw new SandboxFailedError({
+        message: "archiving in the sandbox printed an unexpected line",
+      });
   }
 }
 
@@ -54,7 +70,10 @@ function parseAnnouncement(line: string, prefix: string): AnnouncedPart | null {
 }
 
 /** Passes a stream through, counting its bytes. */
-export function countingStream(stream: ReadableStream<Uint8Array>): { readonly stream: ReadableStream<Uint8Array>; bytes(): number } {
+export function countingStream(stream: ReadableStream<Uint8Array>): {
+  readonly stream: ReadableStream<Uint8Array>;
+  bytes(): number;
+} {
   let bytes = 0;
   const counted = stream.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({

@@ -39,7 +39,14 @@ export function readPlacedFields(bytes: Buffer, start: number, end: number): Pla
     fields.kind = "pack";
     return fields;
   }
-  const at = letter === 0x66 ? FILE_PATH_AT : letter === 0x64 ? DIRECTORY_PATH_AT : letter === 0x73 ? SYMLINK_PATH_AT : -1;
+  const at =
+    letter === 0x66
+      ? FILE_PATH_AT
+      : letter === 0x64
+        ? DIRECTORY_PATH_AT
+        : letter === 0x73
+          ? SYMLINK_PATH_AT
+          : -1;
   if (at === -1) return fields;
   const pathEnd = bytes.indexOf(QUOTE, start + at);
   if (pathEnd === -1 || pathEnd >= end) return fields;
@@ -71,7 +78,12 @@ export function sameFields(placed: PlacedFields, line: LineFields, bytes: Buffer
   if (placed.kind !== line.kind) return false;
   if (line.kind === "pack") return true;
   // A path read from an escape lies in a buffer of its own, which the placed reading cannot see.
-  if (line.pathBytes !== bytes || line.pathStart !== placed.pathStart || line.pathEnd !== placed.pathEnd) return false;
+  if (
+    line.pathBytes !== bytes ||
+    line.pathStart !== placed.pathStart ||
+    line.pathEnd !== placed.pathEnd
+  )
+    return false;
   return line.kind !== "file" || line.shaAt === placed.shaAt;
 }
 
@@ -124,7 +136,8 @@ export function lastPath(bytes: Buffer, end: number): LineRange | null {
   for (let stop = end - 1; stop > 0; ) {
     const start = bytes.lastIndexOf(NEWLINE, stop - 1) + 1;
     const fields = readPlacedFields(bytes, start, stop);
-    if (fields.kind === "file" || fields.kind === "entry") return { start: fields.pathStart, end: fields.pathEnd };
+    if (fields.kind === "file" || fields.kind === "entry")
+      return { start: fields.pathStart, end: fields.pathEnd };
     stop = start - 1;
   }
   return null;

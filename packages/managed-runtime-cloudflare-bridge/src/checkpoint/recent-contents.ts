@@ -34,7 +34,8 @@ export function createRecentContents() {
     get(sha256: string): RecentContent | undefined {
       const slot = slotOf(sha256);
       const pack = packs[slot] as number;
-      if (pack === EMPTY || wanted.compare(digests, slot * DIGEST, (slot + 1) * DIGEST) !== 0) return undefined;
+      if (pack === EMPTY || wanted.compare(digests, slot * DIGEST, (slot + 1) * DIGEST) !== 0)
+        return undefined;
       return pack === OWN_BLOB ? null : { pack, offset: offsets[slot] as number };
     },
   };

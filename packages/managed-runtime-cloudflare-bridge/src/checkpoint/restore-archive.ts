@@ -3,7 +3,13 @@ import { deflateRawSync } from "node:zlib";
 import { type BlobStore, bodyChunks, readBodyInto } from "@open-managed-agents/blob-store";
 import { IntegrityError, NotFoundError } from "@open-managed-agents/runtime-resource-contract";
 import { sha256HexSync } from "@open-managed-agents/runtime-utils/node";
-import { type ArchiveLimits, END_OF_ARCHIVE_BYTES, createHeaderInspection, encodeMemberHeader, keptMode } from "@open-managed-agents/workspace-archive";
+import {
+  type ArchiveLimits,
+  END_OF_ARCHIVE_BYTES,
+  createHeaderInspection,
+  encodeMemberHeader,
+  keptMode,
+} from "@open-managed-agents/workspace-archive";
 import { asCheckpointRefusal, checkpointReadOptions } from "./archive-policy.js";
 import { blobKeyOf, packKeyOf } from "./blob-keys.js";
 import { type BufferedSpool, createBufferedSpool } from "./buffered-spool.js";
@@ -61,7 +67,8 @@ export interface AssembleRestoreOptions {
   readonly scratchBytes?: number;
 }
 
-const refused = (entry: ManifestEntry, message: string) => new IntegrityError({ message, context: { path: entry.path.slice(0, 256) } });
+const refused = (entry: ManifestEntry, message: string) =>
+  new IntegrityError({ message, context: { path: entry.path.slice(0, 256) } });
 
 /**
  * Assembles the tar of a manifest in one pass over its entries: every entry is held to the restore rules and
@@ -70,15 +77,26 @@ const refused = (entry: ManifestEntry, message: string) => new IntegrityError({ 
  * time), symlinks after every file and folders last, so no file is written through a link and a folder's
  * own mode and mtime are applied once everything inside it is there. Nothing reaches a sandbox here.
  */
-export async function assembleRestoreArchive(source: RestoreSource, entries: AsyncIterable<ManifestEntry>, options: AssembleRestoreOptions): Promise<RestoreArchive> {
+export async function assembleRestoreArchive(
+  source: RestoreSource,
+  entries: AsyncIterable<ManifestEntry>,
+  options: AssembleRestoreOptions,
+): Promise<RestoreArchive> {
   const files = await createBufferedSpool(options.spool);
-  const symlinks = await createBufferedSpool(options.spool).catch(async (error: unknown) => Promise.reject(await files.dispose().then(() => error)));
-  const folders = await createBufferedSpool(options.spool).catch(async (error: unknown) => Promise.reject(await Promise.all([files.dispose(), symlinks.dispose()]).then(() => error)));
+  const symlinks = await createBufferedSpool(options.spool).catch(async (error: unknown) =>
+    Promise.reject(await files.dispose().then(() => error)),
+  );
+  const folders = await createBufferedSpool(options.spool).catch(async (error: unknown) =>
+    Promise.reject(await Promise.all([files.dispose(), symlinks.dispose()]).then(() => error)),
+  );
   const segments = [files, symlinks, folders];
-  const dispose = async () => void (await Promise.all(segments.map((segment) => segment.dispose())));
+  const dispose = async () =>
+    void (await Promise.all(segments.map((segment) => segment.dispose())));
   try {
     const inspection = createHeaderInspection(checkpointReadOptions(options.limits));
-    const packs = createPackCache(Math.max(PACKS_HELD * PACK_SLOT_BYTES, options.scratchBytes ?? 0));
+    const packs = createPackCache(
+      Math.max(PACKS_HELD * PACK_SLOT_BYTES, options.scratchBytes ?? 0),
+    );
     const sample = createSample();
     // Each header is copied into its spool before the next is encoded: one buffer serves them all.
     const scratch = Buffer.alloc(BLOCK);
@@ -86,9 +104,30 @@ export async function assembleRestoreArchive(source: RestoreSource, entries: Asy
       for await (const entry of entries) {
         const name = entry.type === "directory" ? `./${entry.path}/` : `./${entry.path}`;
         const linkname = entry.type === "symlink" ? entry.target : null;
-        inspection.admit({ name, type: entry.type, mode: entry.mode, mtime: entry.mtime, size: entry.type === "file" ? entry.size : 0, linkname });
+        inspection.admit({
+          name,
+          type: entry.type,
+          mode: entry.mode,
+          mtime: entry.mtime,
+          size: entry.type === "file" ? entry.size : 0,
+          linkname,
+        });
         // The manifest's schema holds modes to the policy already; what reaches tar is held to it again here.
-        const header = encodeMemberHeader({ name, type: entry.type, mode: keptMode(entry.mode), mtime: entry.mtime, size: entry.type === "file" ? entry.size : 0, linkname, uid: 0, gid: 0, uname: "", gname: "" }, scratch);
+        const header = encodeMemberHeader(
+          {
+            name,
+            type: entry.type,
+            mode: keptMode(entry.mode),
+            mtime: entry.mtime,
+            size: entry.type === "file" ? entry.size : 0,
+            linkname,
+            uid: 0,
+            gid: 0,
+            uname: "",
+            gname: "",
+          },
+          scratch,
+        );
         if (entry.type === "directory") await folders.write(header);
         else if (entry.type === "symlink") await symlinks.write(header);
         else {
@@ -103,7 +142,13 @@ export async function assembleRestoreArchive(source: RestoreSource, entries: Asy
     await folders.write(ZEROS);
     let size = 0;
     for (const segment of segments) size += await segment.finish();
-    return { segments, size, compressible: sample.compressible(), scratch: packs.memory(), dispose };
+    return {
+      segments,
+      size,
+      compressible: sample.compressible(),
+      scratch: packs.memory(),
+      dispose,
+    };
   } catch (error) {
     await dispose();
     throw error;
@@ -111,31 +156,49 @@ export async function assembleRestoreArchive(source: RestoreSource, entries: Asy
 }
 
 /** Writes one file's content and its padding, hashed on the way. */
-async function writeContent(source: RestoreSource, file: ManifestFile, out: BufferedSpool, packs: ReturnType<typeof createPackCache>, sample: ReturnType<typeof createSample>): Promise<void> {
+async function writeContent(
+  source: RestoreSource,
+  file: ManifestFile,
+  out: BufferedSpool,
+  packs: ReturnType<typeof createPackCache>,
+  sample: ReturnType<typeof createSample>,
+): Promise<void> {
   if (file.size === 0) {
-    if (file.sha256 !== EMPTY_SHA256) throw refused(file, "a checkpoint blob's hash does not match the manifest");
+    if (file.sha256 !== EMPTY_SHA256)
+      throw refused(file, "a checkpoint blob's hash does not match the manifest");
     return;
   }
   const { location } = file;
   if (location) {
-    const pack = await packs.get(location.pack, (into) => readPack(source, location.pack, file, into));
-    if (location.offset + file.size > pack.byteLength) throw refused(file, "a checkpoint manifest places a file outside its pack");
+    const pack = await packs.get(location.pack, (into) =>
+      readPack(source, location.pack, file, into),
+    );
+    if (location.offset + file.size > pack.byteLength)
+      throw refused(file, "a checkpoint manifest places a file outside its pack");
     const content = pack.subarray(location.offset, location.offset + file.size);
-    if (sha256HexSync(content) !== file.sha256) throw refused(file, "a checkpoint blob's hash does not match the manifest");
+    if (sha256HexSync(content) !== file.sha256)
+      throw refused(file, "a checkpoint blob's hash does not match the manifest");
     sample.add(content);
     await out.write(content);
   } else {
-    const object = await open(source, blobKeyOf(source.keyPrefix, source.session, file.sha256), file.size, file);
+    const object = await open(
+      source,
+      blobKeyOf(source.keyPrefix, source.session, file.sha256),
+      file.size,
+      file,
+    );
     const hash = createHash("sha256");
     let size = 0;
     for await (const chunk of bodyChunks(object.stream())) {
       size += chunk.byteLength;
-      if (size > file.size) throw refused(file, "a checkpoint blob's size does not match the manifest");
+      if (size > file.size)
+        throw refused(file, "a checkpoint blob's size does not match the manifest");
       hash.update(chunk);
       sample.add(chunk);
       await out.write(chunk);
     }
-    if (size !== file.size || hash.digest("hex") !== file.sha256) throw refused(file, "a checkpoint blob's hash does not match the manifest");
+    if (size !== file.size || hash.digest("hex") !== file.sha256)
+      throw refused(file, "a checkpoint blob's hash does not match the manifest");
   }
   const padding = (BLOCK - (file.size % BLOCK)) % BLOCK;
   if (padding > 0) await out.write(ZEROS.subarray(0, padding));
@@ -143,9 +206,16 @@ async function writeContent(source: RestoreSource, file: ManifestFile, out: Buff
 
 async function open(source: RestoreSource, key: string, size: number, entry: ManifestEntry) {
   const object = await source.store.get(key);
-  if (!object) throw new NotFoundError({ message: "a checkpoint blob is missing from the store", context: { path: entry.path.slice(0, 256) } });
+  if (!object)
+    throw new NotFoundError({
+      message: "a checkpoint blob is missing from the store",
+      context: { path: entry.path.slice(0, 256) },
+    });
   if (object.size !== size) {
-    await object.stream().cancel().catch(() => undefined);
+    await object
+      .stream()
+      .cancel()
+      .catch(() => undefined);
     throw refused(entry, "a checkpoint blob's size does not match the manifest");
   }
   return object;
@@ -156,9 +226,20 @@ async function open(source: RestoreSource, key: string, size: number, entry: Man
  * is a byte stream). Its contents are each hashed as they are written; the pack's own name needs no check
  * of its own.
  */
-async function readPack(source: RestoreSource, ref: PackRef, first: ManifestFile, into: (size: number) => Uint8Array): Promise<Uint8Array> {
-  if (ref.size > MAX_PACK_READ_BYTES) throw refused(first, "a checkpoint pack is larger than any pack a checkpoint writes");
-  const object = await open(source, packKeyOf(source.keyPrefix, source.session, ref.sha256), ref.size, first);
+async function readPack(
+  source: RestoreSource,
+  ref: PackRef,
+  first: ManifestFile,
+  into: (size: number) => Uint8Array,
+): Promise<Uint8Array> {
+  if (ref.size > MAX_PACK_READ_BYTES)
+    throw refused(first, "a checkpoint pack is larger than any pack a checkpoint writes");
+  const object = await open(
+    source,
+    packKeyOf(source.keyPrefix, source.session, ref.sha256),
+    ref.size,
+    first,
+  );
   const bytes = await readBodyInto(object.stream(), into(ref.size));
   if (!bytes) throw refused(first, "a checkpoint blob's size does not match the manifest");
   return bytes;
@@ -175,24 +256,36 @@ function createPackCache(bytes: number) {
   const slots = Math.floor(bytes / PACK_SLOT_BYTES);
   const held = new Map<string, { readonly slot: number; readonly size: number } | Buffer>();
   const free = Array.from({ length: slots }, (_, slot) => slot);
-  const view = (pack: { readonly slot: number; readonly size: number } | Buffer) => (Buffer.isBuffer(pack) ? pack : Buffer.from(memory, pack.slot * PACK_SLOT_BYTES, pack.size));
+  const view = (pack: { readonly slot: number; readonly size: number } | Buffer) =>
+    Buffer.isBuffer(pack) ? pack : Buffer.from(memory, pack.slot * PACK_SLOT_BYTES, pack.size);
   return {
     /** The scratch memory as it is now. */
     memory: () => Buffer.from(memory),
     /** The pack `ref`, read by `read` into the memory it is given (of the size asked for) unless held. */
-    async get(ref: PackRef, read: (into: (size: number) => Uint8Array) => Promise<Uint8Array>): Promise<Buffer> {
+    async get(
+      ref: PackRef,
+      read: (into: (size: number) => Uint8Array) => Promise<Uint8Array>,
+    ): Promise<Buffer> {
       let pack = held.get(ref.sha256);
       if (pack) held.delete(ref.sha256);
       else {
         // The least recently used pack goes before the read, so its slot can take the new one.
         if (held.size >= PACKS_HELD) {
-          const [oldest, dropped] = held.entries().next().value as [string, { readonly slot: number } | Buffer];
+          const [oldest, dropped] = held.entries().next().value as [
+            string,
+            { readonly slot: number } | Buffer,
+          ];
           held.delete(oldest);
           if (!Buffer.isBuffer(dropped)) free.push(dropped.slot);
         }
         const slot = ref.size <= PACK_SLOT_BYTES ? free.pop() : undefined;
-        const bytes = await read((size) => (slot === undefined ? Buffer.allocUnsafeSlow(size) : new Uint8Array(memory, slot * PACK_SLOT_BYTES, size)));
-        if (slot === undefined) pack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+        const bytes = await read((size) =>
+          slot === undefined
+            ? Buffer.allocUnsafeSlow(size)
+            : new Uint8Array(memory, slot * PACK_SLOT_BYTES, size),
+        );
+        if (slot === undefined)
+          pack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
         else {
           memory = bytes.buffer as ArrayBuffer;
           pack = { slot, size: bytes.byteLength };
@@ -219,7 +312,12 @@ function createSample() {
       const end = seen + bytes.byteLength;
       while (next < end) {
         const from = Math.max(0, next - seen);
-        pieces.push({ at: seen + from, bytes: Buffer.from(bytes.subarray(from, Math.min(bytes.byteLength, from + SAMPLE_PIECE_BYTES))) });
+        pieces.push({
+          at: seen + from,
+          bytes: Buffer.from(
+            bytes.subarray(from, Math.min(bytes.byteLength, from + SAMPLE_PIECE_BYTES)),
+          ),
+        });
         if (pieces.length > SAMPLE_PIECES) {
           pieces = pieces.filter((_, index) => index % 2 === 0);
           step *= 2;

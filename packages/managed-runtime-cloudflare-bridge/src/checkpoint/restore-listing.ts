@@ -38,7 +38,10 @@ export function memberPath(name: string): string {
 const modeOf = (member: TarMember) => (member.mode & 0o7777).toString(8);
 
 /** Starts a listing; its spool lies in `directory` (the driver's spool folder) and holds at most `maxBytes`. */
-export async function createExpectedListing(options: { readonly maxBytes: number; readonly directory?: string }): Promise<ExpectedListing> {
+export async function createExpectedListing(options: {
+  readonly maxBytes: number;
+  readonly directory?: string;
+}): Promise<ExpectedListing> {
   const spool = await createBufferedSpool(options);
   const queue: Buffer[] = [];
   let ended = false;
@@ -74,7 +77,8 @@ export async function createExpectedListing(options: { readonly maxBytes: number
     }
   };
   const write = async (text: string) => void (await spool.writeText(text));
-  const fileRecords = (path: string, mode: string, size: number, sha256: string) => `${path}//ef ${mode} ${size} \0${path}//h${sha256}\0`;
+  const fileRecords = (path: string, mode: string, size: number, sha256: string) =>
+    `${path}//ef ${mode} ${size} \0${path}//h${sha256}\0`;
 
   const read = (async () => {
     const reader = createTarMemberReader(chunks());
@@ -89,8 +93,10 @@ export async function createExpectedListing(options: { readonly maxBytes: number
           for await (const piece of reader.bodyChunks()) hash.update(piece);
           await write(fileRecords(path, modeOf(member), member.size, hash.digest("hex")));
         } else if (member.type === "directory") await write(`${path}//ed ${modeOf(member)} 0 \0`);
-        else if (member.type === "symlink") await write(`${path}//el - 0 ${member.linkname ?? ""}\0`);
-        else if (member.type === "link") links.push({ path, target: memberPath(member.linkname ?? "") });
+        else if (member.type === "symlink")
+          await write(`${path}//el - 0 ${member.linkname ?? ""}\0`);
+        else if (member.type === "link")
+          links.push({ path, target: memberPath(member.linkname ?? "") });
         // Anything else cannot be restored as it is: a record no tree has, so the check fails on it.
         else await write(`${path}//e${member.typeflag} unrestorable\0`);
       }
@@ -119,7 +125,11 @@ export async function createExpectedListing(options: { readonly maxBytes: number
     }
     for (const link of links) {
       const target = wanted.get(link.target);
-      if (!target) throw new IntegrityError({ message: "a restore's hard link names no file of its archive", context: { path: link.path.slice(0, 256) } });
+      if (!target)
+        throw new IntegrityError({
+          message: "a restore's hard link names no file of its archive",
+          context: { path: link.path.slice(0, 256) },
+        });
       const [mode = "", size = "", sha256 = ""] = target.split(" ");
       await write(fileRecords(link.path, mode, Number(size), sha256));
     }
@@ -132,7 +142,8 @@ export async function createExpectedListing(options: { readonly maxBytes: number
           if (!stopped) {
             queue.push(Buffer.from(chunk));
             wake("reader");
-            while (queue.length >= QUEUED_CHUNKS && !stopped) await new Promise<void>((resolve) => (wakeSender = resolve));
+            while (queue.length >= QUEUED_CHUNKS && !stopped)
+              await new Promise<void>((resolve) => (wakeSender = resolve));
           }
           yield chunk;
         }

@@ -60,10 +60,21 @@ export interface SendRestoreOptions {
  * any difference is `integrity_failed` naming the first differing path. The scratch folders are removed
  * whatever happens.
  */
-export async function sendRestoreArchive(segments: () => AsyncIterable<Uint8Array>, size: number, options: SendRestoreOptions): Promise<void> {
-  const files = createBridgeFiles(options.client, options.sandboxId, { maxRequestBytes: options.maxRequestBytes });
+export async function sendRestoreArchive(
+  segments: () => AsyncIterable<Uint8Array>,
+  size: number,
+  options: SendRestoreOptions,
+): Promise<void> {
+  const files = createBridgeFiles(options.client, options.sandboxId, {
+    maxRequestBytes: options.maxRequestBytes,
+  });
   const verify = options.verify ?? true;
-  const listing = verify ? await createExpectedListing({ maxBytes: LISTING_MAX_BYTES, ...(options.spoolDirectory === undefined ? {} : { directory: options.spoolDirectory }) }) : null;
+  const listing = verify
+    ? await createExpectedListing({
+        maxBytes: LISTING_MAX_BYTES,
+        ...(options.spoolDirectory === undefined ? {} : { directory: options.spoolDirectory }),
+      })
+    : null;
   const directory = `/workspace/.oma-restore-${crypto.randomUUID()}`;
   const listingDirectory = `${directory}-listing`;
   try {
@@ -71,8 +82,16 @@ export async function sendRestoreArchive(segments: () => AsyncIterable<Uint8Arra
     if (size <= options.singleRequestBytes && size <= options.maxRequestBytes) {
       await hydrateWhole(sent, size, options);
       if (listing) await verifyHydrated(() => listing.finish(segments), listingDirectory, options);
-      else if (options.afterExtract) await files.run(options.afterExtract, options.signal).catch(() => undefined);
-    } else await sendInParts(sent, size, directory, listing ? { directory: listingDirectory, finish: () => listing.finish(segments) } : null, options);
+      else if (options.afterExtract)
+        await files.run(options.afterExtract, options.signal).catch(() => undefined);
+    } else
+      await sendInParts(
+        sent,
+        size,
+        directory,
+        listing ? { directory: listingDirectory, finish: () => listing.finish(segments) } : null,
+        options,
+      );
   } catch (error) {
     await files.run(`rm -rf ${directory} ${listingDirectory}`).catch(() => undefined);
     throw error;
@@ -82,7 +101,11 @@ export async function sendRestoreArchive(segments: () => AsyncIterable<Uint8Arra
 }
 
 /** A small archive as one `/hydrate`, built in the scratch memory when that holds it. */
-async function hydrateWhole(segments: () => AsyncIterable<Uint8Array>, size: number, options: SendRestoreOptions): Promise<void> {
+async function hydrateWhole(
+  segments: () => AsyncIterable<Uint8Array>,
+  size: number,
+  options: SendRestoreOptions,
+): Promise<void> {
   const lease = await options.budget?.acquire(size, options.signal);
   try {
     const bytes = scratchOf(options, size) ?? Buffer.allocUnsafeSlow(size);
@@ -109,20 +132,50 @@ interface ListingTarget {
  * `verify` against the listing sent after the archive, then the after-step. Without a listing, `extract` alone
  * and the after-step in an exec of its own.
  */
-async function sendInParts(segments: () => AsyncIterable<Uint8Array>, size: number, directory: string, listing: ListingTarget | null, options: SendRestoreOptions): Promise<void> {
+async function sendInParts(
+  segments: () => AsyncIterable<Uint8Array>,
+  size: number,
+  directory: string,
+  listing: ListingTarget | null,
+  options: SendRestoreOptions,
+): Promise<void> {
   const { client, sandboxId, signal } = options;
   const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
   const folders = listing ? `${directory} ${listing.directory}` : directory;
-  const tools = (await files.run(`mkdir -p ${folders} && { command -v zstd >/dev/null 2>&1 && echo zstd; command -v gzip >/dev/null 2>&1 && echo gzip; true; }`, signal)).split("\n");
-  const codec: Codec = options.codecs.includes("zstd") && tools.includes("zstd") ? "zstd" : options.compressible && options.codecs.includes("gzip") && tools.includes("gzip") ? "gzip" : "none";
+  const tools = (
+    await files.run(
+      `mkdir -p ${folders} && { command -v zstd >/dev/null 2>&1 && echo zstd; command -v gzip >/dev/null 2>&1 && echo gzip; true; }`,
+      signal,
+    )
+  ).split("\n");
+  const codec: Codec =
+    options.codecs.includes("zstd") && tools.includes("zstd")
+      ? "zstd"
+      : options.compressible && options.codecs.includes("gzip") && tools.includes("gzip")
+        ? "gzip"
+        : "none";
   // tar's complaints go to a file, and only their start to the exec's output: a broken archive can print a line per entry.
   const errors = `/tmp/.oma-restore-errors-${crypto.randomUUID()}`;
   const args = listing
-    ? ["restore", directory, codec, errors, listing.directory, verifyScratch(), options.afterExtract ?? "", ...pruneArguments(options.excludes ?? [])]
+    ? [
+        "restore",
+        directory,
+        codec,
+        errors,
+        listing.directory,
+        verifyScratch(),
+        options.afterExtract ?? "",
+        ...pruneArguments(options.excludes ?? []),
+      ]
     : ["extract", directory, codec, errors];
   const stop = new AbortController();
   const execSignal = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
-  const restoring = execCollect(client, sandboxId, { command: "sh", args: ["-c", RESTORE_SCRIPT, "restore.sh", ...args], signal: execSignal, maxOutputBytes: 64 * 1024 });
+  const restoring = execCollect(client, sandboxId, {
+    command: "sh",
+    args: ["-c", RESTORE_SCRIPT, "restore.sh", ...args],
+    signal: execSignal,
+    maxOutputBytes: 64 * 1024,
+  });
   restoring.catch(() => undefined);
   const lease = await options.budget?.acquire(2 * options.partBytes, signal);
   try {
@@ -134,10 +187,16 @@ async function sendInParts(segments: () => AsyncIterable<Uint8Array>, size: numb
       }
     };
     try {
-      await uploadParts(transcode(counted(), codec, "encode"), directory, { ...options, onBytes: () => options.onBytes?.(read) }, restoring);
+      await uploadParts(
+        transcode(counted(), codec, "encode"),
+        directory,
+        { ...options, onBytes: () => options.onBytes?.(read) },
+        restoring,
+      );
       options.onBytes?.(size);
       // The archive is sent: its part buffers (the scratch memory, or the lease) serve the listing's.
-      if (listing) await uploadListing(await listing.finish(), listing.directory, options, restoring);
+      if (listing)
+        await uploadListing(await listing.finish(), listing.directory, options, restoring);
     } catch (error) {
       // The sandbox's side ended first: its own account of why says more than "it stopped reading".
       const ended = await Promise.race([restoring, Promise.resolve(null)]).catch(() => null);
@@ -151,17 +210,31 @@ async function sendInParts(segments: () => AsyncIterable<Uint8Array>, size: numb
   } finally {
     lease?.release();
   }
-  if (!listing && options.afterExtract) await files.run(options.afterExtract, signal).catch(() => undefined);
+  if (!listing && options.afterExtract)
+    await files.run(options.afterExtract, signal).catch(() => undefined);
 }
 
 /** After a `/hydrate`: the listing in parts and one exec of `restore.sh verify`, then the after-step. */
-async function verifyHydrated(finish: () => Promise<BufferedSpool>, directory: string, options: SendRestoreOptions): Promise<void> {
+async function verifyHydrated(
+  finish: () => Promise<BufferedSpool>,
+  directory: string,
+  options: SendRestoreOptions,
+): Promise<void> {
   const { client, sandboxId, signal } = options;
   const files = createBridgeFiles(client, sandboxId, { maxRequestBytes: options.maxRequestBytes });
   await files.run(`mkdir -p ${directory}`, signal);
   const verification = execCollect(client, sandboxId, {
     command: "sh",
-    args: ["-c", RESTORE_SCRIPT, "restore.sh", "verify", directory, verifyScratch(), options.afterExtract ?? "", ...pruneArguments(options.excludes ?? [])],
+    args: [
+      "-c",
+      RESTORE_SCRIPT,
+      "restore.sh",
+      "verify",
+      directory,
+      verifyScratch(),
+      options.afterExtract ?? "",
+      ...pruneArguments(options.excludes ?? []),
+    ],
     ...(signal === undefined ? {} : { signal }),
     maxOutputBytes: 64 * 1024,
   });
@@ -178,7 +251,12 @@ async function verifyHydrated(finish: () => Promise<BufferedSpool>, directory: s
 const verifyScratch = () => `/tmp/.oma-verify-${crypto.randomUUID()}`;
 
 /** The expected listing, in parts as `restore.sh` receives them. */
-async function uploadListing(listing: BufferedSpool, directory: string, options: SendRestoreOptions, reader: Promise<unknown>): Promise<void> {
+async function uploadListing(
+  listing: BufferedSpool,
+  directory: string,
+  options: SendRestoreOptions,
+  reader: Promise<unknown>,
+): Promise<void> {
   const chunks = async function* () {
     for await (const chunk of listing.chunks()) yield chunk;
   };
@@ -190,7 +268,10 @@ async function uploadListing(listing: BufferedSpool, directory: string, options:
  * A failed exit of `restore.sh` as its typed error: 3 is a part that never matched its hash, 4 a tree that
  * differs from the listing (the first differing record on stdout, a leading tab when it is the sandbox's).
  */
-function failOnExit(result: { readonly exitCode: number | null; readonly stdout: string; readonly stderr: string }, what: string): void {
+function failOnExit(
+  result: { readonly exitCode: number | null; readonly stdout: string; readonly stderr: string },
+  what: string,
+): void {
   if (result.exitCode === 0) return;
   if (result.exitCode === 4) {
     const record = result.stdout.split("\n")[0] ?? "";
@@ -202,9 +283,15 @@ function failOnExit(result: { readonly exitCode: number | null; readonly stdout:
     });
   }
   if (result.exitCode === 3) {
-    throw new IntegrityError({ message: `${what} failed: ${result.stderr.slice(0, 300)}`, context: { reason: "part_mismatch" } });
+    throw new IntegrityError({
+      message: `${what} failed: ${result.stderr.slice(0, 300)}`,
+      context: { reason: "part_mismatch" },
+    });
   }
-  throw new SandboxFailedError({ message: `${what} failed with exit code ${result.exitCode}: ${result.stderr.slice(0, 300)}`, context: { exitCode: result.exitCode } });
+  throw new SandboxFailedError({
+    message: `${what} failed with exit code ${result.exitCode}: ${result.stderr.slice(0, 300)}`,
+    context: { exitCode: result.exitCode },
+  });
 }
 
 /**
@@ -213,10 +300,17 @@ function failOnExit(result: { readonly exitCode: number | null; readonly stdout:
  * returned, `part-<i>.sha256`, and `end` with the number of parts after the last. Stops early when the
  * sandbox's reader ended first (it failed).
  */
-async function uploadParts(encoded: AsyncIterable<Buffer>, directory: string, options: SendRestoreOptions, extraction: Promise<unknown>): Promise<void> {
+async function uploadParts(
+  encoded: AsyncIterable<Buffer>,
+  directory: string,
+  options: SendRestoreOptions,
+  extraction: Promise<unknown>,
+): Promise<void> {
   const { client, sandboxId, signal, partBytes } = options;
   const pair = scratchOf(options, 2 * partBytes);
-  const buffers = pair ? [pair.subarray(0, partBytes), pair.subarray(partBytes)] : [Buffer.allocUnsafeSlow(partBytes), Buffer.allocUnsafeSlow(partBytes)];
+  const buffers = pair
+    ? [pair.subarray(0, partBytes), pair.subarray(partBytes)]
+    : [Buffer.allocUnsafeSlow(partBytes), Buffer.allocUnsafeSlow(partBytes)];
   let index = 0;
   let filled = 0;
   let uploading: Promise<void> | null = null;
@@ -226,7 +320,10 @@ async function uploadParts(encoded: AsyncIterable<Buffer>, directory: string, op
     () => void (extracted = true),
   );
   const upload = async (bytes: Buffer, part: number) => {
-    if (extracted) throw new SandboxFailedError({ message: "the sandbox stopped reading the restore before it was sent" });
+    if (extracted)
+      throw new SandboxFailedError({
+        message: "the sandbox stopped reading the restore before it was sent",
+      });
     const name = `${directory}/part-${String(part).padStart(6, "0")}`;
     const sha256 = createHash("sha256").update(bytes).digest("hex");
     await client.writeFile(sandboxId, name, bytes, signal);
@@ -263,5 +360,7 @@ async function uploadParts(encoded: AsyncIterable<Buffer>, directory: string, op
 /** The first `bytes` of the send's scratch memory as a Buffer, when it holds that many. */
 function scratchOf(options: SendRestoreOptions, bytes: number): Buffer | null {
   const { scratch } = options;
-  return scratch && scratch.byteLength >= bytes ? Buffer.from(scratch.buffer, scratch.byteOffset, bytes) : null;
+  return scratch && scratch.byteLength >= bytes
+    ? Buffer.from(scratch.buffer, scratch.byteOffset, bytes)
+    : null;
 }

@@ -24,17 +24,23 @@ export async function* mergeDelta(
       yield next;
     }
   }
-  if (count !== expectedEntries) throw new DeltaInconsistent(`${count} entries, the sandbox listed ${expectedEntries}`);
+  if (count !== expectedEntries)
+    throw new DeltaInconsistent(`${count} entries, the sandbox listed ${expectedEntries}`);
 }
 
 /** A touched path's entry now, from its previous entry and the records it lost and gained. */
-export function changed(old: ManifestEntry | null, minus: PathRecords | null, plus: PathRecords | null): ManifestEntry | null {
+export function changed(
+  old: ManifestEntry | null,
+  minus: PathRecords | null,
+  plus: PathRecords | null,
+): ManifestEntry | null {
   const entry = plus?.entry;
   if (entry) {
     if (entry.type !== "file") return entry;
     // Unchanged hash record: the one the previous entry was built from, if that was a file.
     if (plus.sha256 !== undefined) return fileEntry(entry, plus.sha256);
-    if (minus?.sha256 !== undefined || old?.type !== "file") throw new DeltaInconsistent("a file without a hash");
+    if (minus?.sha256 !== undefined || old?.type !== "file")
+      throw new DeltaInconsistent("a file without a hash");
     return fileEntry(entry, old.sha256);
   }
   // Its entry record went away and none came: removed.

@@ -4,9 +4,20 @@ import type { BridgeClient } from "../wire/bridge-client.js";
 import type { ManifestEntry } from "./manifest.js";
 import type { ManifestChanges } from "./manifest-changes.js";
 import { mergeDelta } from "./sandbox-delta.js";
-import { HashMissing, type RecordGroup, parseSandboxRecords, recordGroups } from "./sandbox-records.js";
+import {
+  HashMissing,
+  type RecordGroup,
+  parseSandboxRecords,
+  recordGroups,
+} from "./sandbox-records.js";
 import { sparseFile } from "./capture-refusals.js";
-import { SANDBOX_CACHE, largeFileActions, parseSparseLine, pruneExpression, sparseCheck } from "./sandbox-scripts.js";
+import {
+  SANDBOX_CACHE,
+  largeFileActions,
+  parseSparseLine,
+  pruneExpression,
+  sparseCheck,
+} from "./sandbox-scripts.js";
 import { type WalkOutput, parallelWalk } from "./sandbox-walk.js";
 import { type Spool, createSpool } from "./spool.js";
 import { readSpooledEntries, spoolEntries } from "./spooled-entries.js";
@@ -64,7 +75,11 @@ export async function readSandboxManifest(input: {
   readonly previous?: {
     readonly pass: string;
     entries(): AsyncIterable<ManifestEntry>;
-    changes?(removed: () => AsyncIterable<RecordGroup>, added: () => AsyncIterable<RecordGroup>, listedCount: number): Promise<ManifestChanges | null>;
+    changes?(
+      removed: () => AsyncIterable<RecordGroup>,
+      added: () => AsyncIterable<RecordGroup>,
+      listedCount: number,
+    ): Promise<ManifestChanges | null>;
     /** Called when the pass asks for no delta (another pass's cache, a full listing): stops work begun for one. */
     release?(): Promise<void>;
   };
@@ -87,10 +102,12 @@ export async function readSandboxManifest(input: {
       outputs: [entries, changedFiles, large],
       actions: (path, into) =>
         `-fprintf ${into(entries)} '${path}//e%y %m %s %T@ %l\\0' , \\( -type f ${stamp === null ? "" : `\\( -newer ${stamp} -o -cnewer ${stamp} \\) `}-fprint0 ${into(changedFiles)} \\) , \\( ${largeFileActions(path, into(large))} \\)`,
-    }) + ` && sparse=$(${sparseCheck(large.file)}) && if [ -n "$sparse" ]; then printf '%s\\n' "$sparse"; exit 0; fi`;
+    }) +
+    ` && sparse=$(${sparseCheck(large.file)}) && if [ -n "$sparse" ]; then printf '%s\\n' "$sparse"; exit 0; fi`;
   // A file that vanished or cannot be read (sha256sum fails, xargs exits 123) is left without a hash: the
   // driver refuses the checkpoint naming it, where a failed pass could not say which file it was.
-  const hash = (list: string, into: string) => `{ xargs -0 -r sha256sum -z < ${directory}/${list} > ${directory}/${into} 2>/dev/null; [ $? -le 123 ]; }`;
+  const hash = (list: string, into: string) =>
+    `{ xargs -0 -r sha256sum -z < ${directory}/${list} > ${directory}/${into} 2>/dev/null; [ $? -le 123 ]; }`;
   // Every regular file again, when cached hashes turned out incomplete (the entries are listed by then).
   const hashAll = `${parallelWalk({ prune, scratch: directory, outputs: [changedFiles], actions: (_path, into) => `-type f -fprint0 ${into(changedFiles)}` })} && ${hash("files", "merged")}`;
   // The entry records sorted once: the next pass's cache, and (merged with the hash records) this pass's records.
@@ -117,7 +134,10 @@ export async function readSandboxManifest(input: {
   // then hashes only files changed since its stamp (by mtime or ctime) and reports the records that differ;
   // any other cache (none, another pass's, unreadable) means hashing every file.
   const expected = input.previous?.pass;
-  const matching = expected === undefined ? "false" : `[ -f ${CACHE}/stamp ] && [ -f ${CACHE}/records ] && [ "$(cat ${CACHE}/pass 2>/dev/null)" = ${shellQuote(expected)} ]`;
+  const matching =
+    expected === undefined
+      ? "false"
+      : `[ -f ${CACHE}/stamp ] && [ -f ${CACHE}/records ] && [ "$(cat ${CACHE}/pass 2>/dev/null)" = ${shellQuote(expected)} ]`;
   // The pass's folder and stamp, then `/workspace` as the working folder. Two seconds back: a write in the
   // same clock tick as the stamp still counts as newer next time.
   const begin = `mkdir -p ${directory} && touch -d "@$(( $(date +%s) - 2 ))" ${directory}/stamp && cd /workspace`;
@@ -130,8 +150,12 @@ export async function readSandboxManifest(input: {
     `echo partial && { ${differences} && echo "delta $(head -c 64 ${CACHE}/pass) $(tr -cd '\\0' < ${directory}/entries | wc -c)" || true; }; ` +
     `else ${full} && echo full; fi`;
   const chunks = (spool: Spool) => spool.read() as unknown as AsyncIterable<Uint8Array>;
-  const read = (spool: Spool, partial: boolean) => () => parseSandboxRecords(chunks(spool), partial);
-  const spoolOptions = { maxBytes: input.maxBytes, ...(input.spoolDirectory === undefined ? {} : { directory: input.spoolDirectory }) };
+  const read = (spool: Spool, partial: boolean) => () =>
+    parseSandboxRecords(chunks(spool), partial);
+  const spoolOptions = {
+    maxBytes: input.maxBytes,
+    ...(input.spoolDirectory === undefined ? {} : { directory: input.spoolDirectory }),
+  };
   const fetch = async (file = "records") => {
     const spool = await createSpool(spoolOptions);
     try {
@@ -149,8 +173,14 @@ export async function readSandboxManifest(input: {
   let kept: Promise<void> | undefined;
   const keepListing = () =>
     files
-      .run(`{ mkdir -p ${CACHE} && rm -f ${CACHE}/pass ${CACHE}/hashes && mv ${directory}/listing ${CACHE}/records && mv ${directory}/stamp ${CACHE}/stamp && printf '%s' ${shellQuote(input.pass)} > ${CACHE}/pass; } 2>/dev/null || rm -rf ${CACHE}; rm -rf ${directory}`, signal)
-      .then(() => void (listingRemoved = true), () => undefined);
+      .run(
+        `{ mkdir -p ${CACHE} && rm -f ${CACHE}/pass ${CACHE}/hashes && mv ${directory}/listing ${CACHE}/records && mv ${directory}/stamp ${CACHE}/stamp && printf '%s' ${shellQuote(input.pass)} > ${CACHE}/pass; } 2>/dev/null || rm -rf ${CACHE}; rm -rf ${directory}`,
+        signal,
+      )
+      .then(
+        () => void (listingRemoved = true),
+        () => undefined,
+      );
   try {
     const [pass = "", delta] = (await files.run(script, signal)).trim().split("\n");
     const sparse = parseSparseLine(pass);
@@ -168,7 +198,10 @@ export async function readSandboxManifest(input: {
      * when the sandbox's cache is the pass that manifest was built from; null (take the full listing) when it
      * is not or anything in the merge does not fit.
      */
-    async function fromDelta(previous: NonNullable<typeof input.previous>, line: string | undefined): Promise<SandboxManifest | null> {
+    async function fromDelta(
+      previous: NonNullable<typeof input.previous>,
+      line: string | undefined,
+    ): Promise<SandboxManifest | null> {
       const [, cachedPass, listedCount] = /^delta ([0-9a-f-]{36}) (\d+)$/.exec(line ?? "") ?? [];
       if (cachedPass !== previous.pass || listedCount === undefined) return null;
       const removed = await fetch("removed");
@@ -184,19 +217,37 @@ export async function readSandboxManifest(input: {
       const groups = async function* (spool: Spool) {
         yield* recordGroups(chunks(spool), true);
       };
-      const changes = await previous.changes?.(() => groups(removed), () => groups(added), Number(listedCount)).catch(() => null);
+      const changes = await previous
+        .changes?.(
+          () => groups(removed),
+          () => groups(added),
+          Number(listedCount),
+        )
+        .catch(() => null);
       if (changes) {
         await Promise.all([removed.dispose(), added.dispose()]);
         return { kind: "changes", changes, cached: true, dispose: () => changes.dispose() };
       }
       // The merge runs once: its entries are spooled as they are checked and read back from there.
       const merged = await createSpool(spoolOptions);
-      const dispose = async () => void (await Promise.all([removed.dispose(), added.dispose(), merged.dispose()]));
+      const dispose = async () =>
+        void (await Promise.all([removed.dispose(), added.dispose(), merged.dispose()]));
       try {
-        const entries = mergeDelta(previous.entries(), recordGroups(chunks(removed), true), recordGroups(chunks(added), true), Number(listedCount));
+        const entries = mergeDelta(
+          previous.entries(),
+          recordGroups(chunks(removed), true),
+          recordGroups(chunks(added), true),
+          Number(listedCount),
+        );
         await input.check(spoolEntries(entries, merged));
         await merged.finish();
-        return { kind: "listing", entries: () => readSpooledEntries(chunks(merged)), cached: true, delta: true, dispose };
+        return {
+          kind: "listing",
+          entries: () => readSpooledEntries(chunks(merged)),
+          cached: true,
+          delta: true,
+          dispose,
+        };
       } catch {
         // Whatever did not fit (a stale or altered cache, a swept manifest): the full listing decides.
         await dispose();
@@ -239,7 +290,13 @@ export async function readSandboxManifest(input: {
         throw error;
       }
       const done = spool;
-      return { kind: "listing", entries: read(done, cached), cached, delta: false, dispose: () => done.dispose() };
+      return {
+        kind: "listing",
+        entries: read(done, cached),
+        cached,
+        delta: false,
+        dispose: () => done.dispose(),
+      };
     }
   } finally {
     // A keep still running settles first: it removes the folder itself when it succeeds.

@@ -58,7 +58,12 @@ export async function fetchArchiveInParts(options: ArchiveInPartsOptions): Promi
   // stays under the bound sends no removal at all (the folder's removal takes them).
   const removals = createPartRemover(files, directory, Math.max(1, Math.floor(maxParts / 2)));
   try {
-    const probed = await files.run(options.probe === undefined ? `mkdir -p ${directory}` : `mkdir -p ${directory} && { ${options.probe}; }`, signal);
+    const probed = await files.run(
+      options.probe === undefined
+        ? `mkdir -p ${directory}`
+        : `mkdir -p ${directory} && { ${options.probe}; }`,
+      signal,
+    );
     await options.prepare?.(directory, probed);
     const pattern = `${directory}/part-[0-9][0-9][0-9][0-9][0-9][0-9]`;
     const filter = [
@@ -76,7 +81,11 @@ export async function fetchArchiveInParts(options: ArchiveInPartsOptions): Promi
     let received = 0;
     try {
       for await (const part of announced) {
-        if (part.index !== index) throw new SandboxFailedError({ message: "archive parts were announced out of order", context: { expected: index, announced: part.index } });
+        if (part.index !== index)
+          throw new SandboxFailedError({
+            message: "archive parts were announced out of order",
+            context: { expected: index, announced: part.index },
+          });
         received += await fetchPart(part);
         removals.fetched(part.name);
         index += 1;
@@ -85,9 +94,14 @@ export async function fetchArchiveInParts(options: ArchiveInPartsOptions): Promi
       stop.abort(error);
       throw error;
     }
-    if (index === 0) throw new SandboxFailedError({ message: "archiving the workspace produced no parts" });
+    if (index === 0)
+      throw new SandboxFailedError({ message: "archiving the workspace produced no parts" });
     const { size } = await spool.finish();
-    if (size !== received) throw new SandboxFailedError({ message: `archive parts arrived with ${size} of ${received} bytes`, context: { expected: received, received: size } });
+    if (size !== received)
+      throw new SandboxFailedError({
+        message: `archive parts arrived with ${size} of ${received} bytes`,
+        context: { expected: received, received: size },
+      });
   } finally {
     await removals.settled();
     await files.run(removeWhileWritten(directory)).catch(() => undefined);
@@ -95,10 +109,15 @@ export async function fetchArchiveInParts(options: ArchiveInPartsOptions): Promi
 
   /** One GET; a part that reads short or long (a real bridge answers a missing file with an empty 200) fails. */
   async function fetchPart(part: AnnouncedPart): Promise<number> {
-    const counted = countingStream(await client.readFile(sandboxId, `${directory}/${part.name}`, signal));
+    const counted = countingStream(
+      await client.readFile(sandboxId, `${directory}/${part.name}`, signal),
+    );
     await spool.append(counted.stream, signal);
     if (counted.bytes() !== part.size) {
-      throw new SandboxFailedError({ message: `archive part ${part.name} arrived with ${counted.bytes()} of ${part.size} bytes`, context: { expected: part.size, received: counted.bytes() } });
+      throw new SandboxFailedError({
+        message: `archive part ${part.name} arrived with ${counted.bytes()} of ${part.size} bytes`,
+        context: { expected: part.size, received: counted.bytes() },
+      });
     }
     return part.size;
   }
@@ -118,7 +137,11 @@ export function removeWhileWritten(directory: string): string {
  * (and any fetched while it runs). A failed removal only leaves the filter waiting on a part the folder's
  * removal takes with it.
  */
-function createPartRemover(files: ReturnType<typeof createBridgeFiles>, directory: string, batch: number) {
+function createPartRemover(
+  files: ReturnType<typeof createBridgeFiles>,
+  directory: string,
+  batch: number,
+) {
   let pending: string[] = [];
   let running: Promise<void> = Promise.resolve();
   let active = false;

@@ -1,4 +1,7 @@
-import { ArchiveRejectedError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  ArchiveRejectedError,
+  SandboxFailedError,
+} from "@open-managed-agents/runtime-resource-contract";
 import { isUtf8Name, keptMode, nameProblem } from "@open-managed-agents/workspace-archive";
 import { MAX_PATH_BYTES, invalidName, nameTooLong, unreadableEntry } from "./capture-refusals.js";
 import { type ManifestEntry, type ManifestFile, fileEntry } from "./manifest.js";
@@ -7,7 +10,11 @@ import { splitRecords } from "./split-records.js";
 /** Longest record the sandbox may report (a path and a link target of 4096 bytes each, with fields). */
 const MAX_RECORD_BYTES = 16 * 1024;
 const SEPARATOR = Buffer.from("//");
-const TYPES: Readonly<Record<string, ManifestEntry["type"]>> = { f: "file", d: "directory", l: "symlink" };
+const TYPES: Readonly<Record<string, ManifestEntry["type"]>> = {
+  f: "file",
+  d: "directory",
+  l: "symlink",
+};
 
 /** A listed file with no hash in a pass that used cached hashes: the cache missed it, so hash everything. */
 export class HashMissing extends Error {
@@ -17,7 +24,9 @@ export class HashMissing extends Error {
 }
 
 /** What the listing says of a path before its hash is joined in. */
-export type ListedEntry = Exclude<ManifestEntry, ManifestFile> | Omit<ManifestFile, "sha256" | "location">;
+export type ListedEntry =
+  | Exclude<ManifestEntry, ManifestFile>
+  | Omit<ManifestFile, "sha256" | "location">;
 
 /** The records of one path: its entry and its hash, either possibly absent. */
 export interface RecordGroup {
@@ -39,10 +48,23 @@ export type PathRecords = Pick<RecordGroup, "entry" | "sha256">;
  * (`archive_rejected`). A malformed record is `sandbox_failed`, or {@link HashMissing} when `cached` (the
  * hashes came partly from an earlier pass, whose cache may be garbage).
  */
-export async function* recordGroups(source: AsyncIterable<Uint8Array>, cached: boolean): AsyncGenerator<RecordGroup> {
-  const malformed = (reason: string) => (cached ? new HashMissing() : new SandboxFailedError({ message: `the sandbox reported a malformed workspace listing (${reason})` }));
+export async function* recordGroups(
+  source: AsyncIterable<Uint8Array>,
+  cached: boolean,
+): AsyncGenerator<RecordGroup> {
+  const malformed = (reason: string) =>
+    cached
+      ? new HashMissing()
+      : new SandboxFailedError({
+          message: `the sandbox reported a malformed workspace listing (${reason})`,
+        });
   let group: { key: Buffer; entry?: ListedEntry; sha256?: string } | null = null;
-  for await (const record of splitRecords(source, { separator: 0, maxBytes: MAX_RECORD_BYTES, terminated: true, refuse: malformed })) {
+  for await (const record of splitRecords(source, {
+    separator: 0,
+    maxBytes: MAX_RECORD_BYTES,
+    terminated: true,
+    refuse: malformed,
+  })) {
     const cut = record.indexOf(SEPARATOR);
     const tag = cut === -1 ? undefined : record[cut + 2];
     if (tag !== 0x65 /* e */ && tag !== 0x68 /* h */) throw malformed("record");
@@ -71,13 +93,20 @@ export async function* recordGroups(source: AsyncIterable<Uint8Array>, cached: b
  * read between listing and hashing: `sandbox_failed` naming it (never left out), or {@link HashMissing}
  * when `cached` (the cache may have missed it; everything is hashed again).
  */
-export async function* parseSandboxRecords(source: AsyncIterable<Uint8Array>, cached: boolean): AsyncGenerator<ManifestEntry> {
+export async function* parseSandboxRecords(
+  source: AsyncIterable<Uint8Array>,
+  cached: boolean,
+): AsyncGenerator<ManifestEntry> {
   for await (const { entry, sha256 } of recordGroups(source, cached)) {
     if (!entry) continue; // a hash of a path no longer listed: the cache's leftover
     if (entry.type !== "file") yield entry;
     else if (sha256 !== undefined) yield fileEntry(entry, sha256);
     else if (cached) throw new HashMissing();
-    else throw unreadableEntry(entry.path, "it vanished or could not be read when its content was hashed");
+    else
+      throw unreadableEntry(
+        entry.path,
+        "it vanished or could not be read when its content was hashed",
+      );
   }
 }
 
@@ -85,7 +114,11 @@ export async function* parseSandboxRecords(source: AsyncIterable<Uint8Array>, ca
  * One `e` record's entry. Its path and link target are held as the bytes the sandbox has: not UTF-8 (the
  * text would name another file), too long to read, or a mode outside the policy is dealt with here.
  */
-function parseEntry(pathBytes: Buffer, fieldBytes: Buffer, malformed: (reason: string) => Error): ListedEntry {
+function parseEntry(
+  pathBytes: Buffer,
+  fieldBytes: Buffer,
+  malformed: (reason: string) => Error,
+): ListedEntry {
   const path = pathBytes.toString("utf8");
   if (!isUtf8Name(pathBytes)) throw invalidName(path, "the name is not valid UTF-8");
   if (pathBytes.byteLength > MAX_PATH_BYTES) throw nameTooLong(path);
@@ -94,11 +127,16 @@ function parseEntry(pathBytes: Buffer, fieldBytes: Buffer, malformed: (reason: s
   if (!match) throw malformed("entry");
   const [, kind = "", octal = "0", size = "0", seconds = "0", target = ""] = match;
   const type = TYPES[kind];
-  if (!type) throw new ArchiveRejectedError({ message: `workspace entry ${JSON.stringify(path)} is a special file (${kind})`, context: { entry: path, reason: "unsupported_type" } });
+  if (!type)
+    throw new ArchiveRejectedError({
+      message: `workspace entry ${JSON.stringify(path)} is a special file (${kind})`,
+      context: { entry: path, reason: "unsupported_type" },
+    });
   const base = { path, mode: keptMode(Number.parseInt(octal, 8)), mtime: Number(seconds) };
   if (type === "directory") return { type, ...base };
   if (type === "symlink") {
-    if (!isUtf8Name(fieldBytes) || nameProblem(target) !== null) throw invalidName(path, "the symlink target is not valid UTF-8");
+    if (!isUtf8Name(fieldBytes) || nameProblem(target) !== null)
+      throw invalidName(path, "the symlink target is not valid UTF-8");
     return { type, ...base, target };
   }
   return { type, ...base, size: Number(size) };

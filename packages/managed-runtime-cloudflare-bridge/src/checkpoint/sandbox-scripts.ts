@@ -20,12 +20,19 @@ export function seedListingCache(pass: string, excludes: readonly string[]): str
   const scratch = `/tmp/.oma-seed-${crypto.randomUUID()}`;
   const listed: WalkOutput = { file: `${scratch}/listed`, relative: true };
   const prune = excludes.length === 0 ? "-false" : excludes.map(pruneExpression).join(" -o ");
-  return [
-    `rm -rf ${SANDBOX_CACHE} && mkdir -p ${scratch} && touch -d "@$(( $(date +%s) - 2 ))" ${scratch}/stamp && cd /workspace`,
-    parallelWalk({ prune, scratch, outputs: [listed], actions: (path, into) => `-fprintf ${into(listed)} '${path}//e%y %m %s %T@ %l\\0'` }),
-    `LC_ALL=C sort -z ${scratch}/listed > ${scratch}/records`,
-    `mkdir -p ${SANDBOX_CACHE} && mv ${scratch}/records ${SANDBOX_CACHE}/records && mv ${scratch}/stamp ${SANDBOX_CACHE}/stamp && printf '%s' ${shellQuote(pass)} > ${SANDBOX_CACHE}/pass`,
-  ].join(" && ") + `; rm -rf ${scratch}`;
+  return (
+    [
+      `rm -rf ${SANDBOX_CACHE} && mkdir -p ${scratch} && touch -d "@$(( $(date +%s) - 2 ))" ${scratch}/stamp && cd /workspace`,
+      parallelWalk({
+        prune,
+        scratch,
+        outputs: [listed],
+        actions: (path, into) => `-fprintf ${into(listed)} '${path}//e%y %m %s %T@ %l\\0'`,
+      }),
+      `LC_ALL=C sort -z ${scratch}/listed > ${scratch}/records`,
+      `mkdir -p ${SANDBOX_CACHE} && mv ${scratch}/records ${SANDBOX_CACHE}/records && mv ${scratch}/stamp ${SANDBOX_CACHE}/stamp && printf '%s' ${shellQuote(pass)} > ${SANDBOX_CACHE}/pass`,
+    ].join(" && ") + `; rm -rf ${scratch}`
+  );
 }
 
 /** Files sampled to decide on gzip, spread evenly over the bytes to send, and bytes read from each. */
@@ -49,7 +56,9 @@ export function pruneExpression(pattern: string): string {
 /** find(1) arguments, one a word, that hold for any of the excludes' paths; `-false` when there are none. */
 export function pruneArguments(excludes: readonly string[]): string[] {
   if (excludes.length === 0) return ["-false"];
-  return excludes.flatMap((pattern, index) => (index === 0 ? pruneTest(pattern) : ["-o", ...pruneTest(pattern)]));
+  return excludes.flatMap((pattern, index) =>
+    index === 0 ? pruneTest(pattern) : ["-o", ...pruneTest(pattern)],
+  );
 }
 
 /**
@@ -103,7 +112,9 @@ export function longNameCheck(names: string): string {
 }
 
 /** The entry a line of `sparse …` output names, with its size and allocated bytes; null for any other line. */
-export function parseSparseLine(line: string): { readonly path: string; readonly size: number; readonly allocated: number } | null {
+export function parseSparseLine(
+  line: string,
+): { readonly path: string; readonly size: number; readonly allocated: number } | null {
   const match = /^sparse (\d+) (\d+) (.*)$/s.exec(line);
   if (!match) return null;
   const [, size = "0", blocks = "0", path = ""] = match;

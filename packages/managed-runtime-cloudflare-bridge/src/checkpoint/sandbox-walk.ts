@@ -46,7 +46,9 @@ export function parallelWalk(input: {
   const spread = `xargs -0 -r -P "$workers" -n ${FOLDERS_PER_FIND} sh -c ${shellQuote(nested)} sh < ${folders}`;
   const join = outputs.map((output) => {
     const parts = `${output.file}.[0-9]*`;
-    const append = output.relative ? `LC_ALL=C cut -z -c3- "$@" >> ${output.file}` : `cat "$@" >> ${output.file}`;
+    const append = output.relative
+      ? `LC_ALL=C cut -z -c3- "$@" >> ${output.file}`
+      : `cat "$@" >> ${output.file}`;
     return `{ set -- ${parts}; [ ! -e "$1" ] || { ${append} && rm -f "$@"; }; }`;
   });
   return [top, workers, spread, ...join, `rm -f ${folders}`].join(" && ");

@@ -26,7 +26,11 @@ export function sweepGeneration(store: BlobStore, key: string): number {
 }
 
 /** Runs a checkpoint of the session once no sweep of it runs; sweeps wait for it. */
-export async function withCheckpointLock<T>(store: BlobStore, key: string, run: () => Promise<T>): Promise<T> {
+export async function withCheckpointLock<T>(
+  store: BlobStore,
+  key: string,
+  run: () => Promise<T>,
+): Promise<T> {
   const state = stateOf(store, key);
   while (state.sweep) await state.sweep.catch(() => undefined);
   state.checkpoints += 1;
@@ -39,7 +43,11 @@ export async function withCheckpointLock<T>(store: BlobStore, key: string, run: 
 }
 
 /** Runs a sweep of the session once no checkpoint of it runs; checkpoints started meanwhile wait for it. */
-export async function withSweepLock<T>(store: BlobStore, key: string, run: () => Promise<T>): Promise<T> {
+export async function withSweepLock<T>(
+  store: BlobStore,
+  key: string,
+  run: () => Promise<T>,
+): Promise<T> {
   const state = stateOf(store, key);
   while (state.sweep) await state.sweep.catch(() => undefined);
   let release = () => {};

@@ -27,7 +27,10 @@ function createSplitter(options: SplitOptions) {
       const end = chunk.indexOf(options.separator, from);
       if (end === -1) {
         // The chunk's tail starts the next record: copied, so it never pins the whole chunk it came from.
-        rest = rest.byteLength > 0 ? Buffer.concat([rest, chunk.subarray(from)]) : Buffer.from(chunk.subarray(from));
+        rest =
+          rest.byteLength > 0
+            ? Buffer.concat([rest, chunk.subarray(from)])
+            : Buffer.from(chunk.subarray(from));
         if (rest.byteLength > options.maxBytes) throw options.refuse("record too long");
         chunk = EMPTY;
         from = 0;
@@ -68,7 +71,10 @@ const EMPTY = Buffer.alloc(0);
  * chunk: listings and manifests are read as they arrive, never whole. A record longer than `maxBytes`
  * (or a stream not ending in the separator, when `terminated`) is refused through `refuse`.
  */
-export async function* splitRecords(source: AsyncIterable<Uint8Array>, options: SplitOptions): AsyncGenerator<Buffer> {
+export async function* splitRecords(
+  source: AsyncIterable<Uint8Array>,
+  options: SplitOptions,
+): AsyncGenerator<Buffer> {
   const splitter = createSplitter(options);
   for await (const chunk of source) {
     splitter.push(chunk);
@@ -83,7 +89,11 @@ export async function* splitRecords(source: AsyncIterable<Uint8Array>, options: 
  * most of the cost. A visit that returns a promise is awaited before the next record (the chunk stays as it
  * is until then), so the few records that need an await get one and the rest none.
  */
-export async function forEachRecord(source: AsyncIterable<Uint8Array>, options: SplitOptions, visit: (bytes: Buffer, start: number, end: number) => void | Promise<void>): Promise<void> {
+export async function forEachRecord(
+  source: AsyncIterable<Uint8Array>,
+  options: SplitOptions,
+  visit: (bytes: Buffer, start: number, end: number) => void | Promise<void>,
+): Promise<void> {
   const splitter = createSplitter(options);
   for await (const chunk of source) {
     splitter.push(chunk);
@@ -119,7 +129,14 @@ const SLASH = 0x2f;
  * `Buffer.compare(pathKey(a), pathKey(b))` for paths given as ranges of UTF-8 bytes, without building the
  * keys. A loop in JavaScript: paths are short, and a native compare per line cost more in its call.
  */
-export function compareKeys(a: Buffer, aStart: number, aEnd: number, b: Buffer, bStart: number, bEnd: number): number {
+export function compareKeys(
+  a: Buffer,
+  aStart: number,
+  aEnd: number,
+  b: Buffer,
+  bStart: number,
+  bEnd: number,
+): number {
   const aLength = aEnd - aStart;
   const bLength = bEnd - bStart;
   const shared = Math.min(aLength, bLength);
@@ -134,6 +151,7 @@ export function compareKeys(a: Buffer, aStart: number, aEnd: number, b: Buffer, 
   const [longer, longerStart, sign] = aLength > bLength ? [a, aStart, 1] : [b, bStart, -1];
   const first = longer[longerStart + shared] as number;
   if (first !== SLASH) return first > SLASH ? sign : -sign;
-  const second = shared + 1 < Math.max(aLength, bLength) ? (longer[longerStart + shared + 1] as number) : SLASH;
+  const second =
+    shared + 1 < Math.max(aLength, bLength) ? (longer[longerStart + shared + 1] as number) : SLASH;
   return second >= SLASH ? sign : -sign;
 }

@@ -22,7 +22,11 @@ export interface Spool {
  * archive, whatever the workspace size. The file has no name while it is written and read (see
  * {@link openTemporaryFile}), so a driver that dies leaves none behind.
  */
-export async function createSpool(options: { readonly maxBytes: number; readonly directory?: string; readonly onBytes?: (total: number) => void }): Promise<Spool> {
+export async function createSpool(options: {
+  readonly maxBytes: number;
+  readonly directory?: string;
+  readonly onBytes?: (total: number) => void;
+}): Promise<Spool> {
   const file = await openTemporaryFile(options.directory);
   const hash = createHash("sha256");
   let size = 0;
@@ -30,12 +34,16 @@ export async function createSpool(options: { readonly maxBytes: number; readonly
 
   return {
     async append(stream, signal) {
-      size = await copyBounded(stream, { startBytes: size, maxBytes: options.maxBytes, signal }, async (value, total) => {
-        hash.update(value);
-        options.onBytes?.(total);
-        // The chunk lands right after everything appended before it.
-        await file.writeAt(value, total - value.byteLength);
-      });
+      size = await copyBounded(
+        stream,
+        { startBytes: size, maxBytes: options.maxBytes, signal },
+        async (value, total) => {
+          hash.update(value);
+          options.onBytes?.(total);
+          // The chunk lands right after everything appended before it.
+          await file.writeAt(value, total - value.byteLength);
+        },
+      );
     },
     async finish() {
       finished ??= { sha256: hash.digest("hex"), size };
@@ -47,7 +55,9 @@ export async function createSpool(options: { readonly maxBytes: number; readonly
 }
 
 /** Hashes a stream without keeping it. */
-export async function hashStream(stream: ReadableStream<Uint8Array>): Promise<{ readonly sha256: string; readonly size: number }> {
+export async function hashStream(
+  stream: ReadableStream<Uint8Array>,
+): Promise<{ readonly sha256: string; readonly size: number }> {
   const hash = createHash("sha256");
   let size = 0;
   for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) {

@@ -35,7 +35,10 @@ export function createLineWriter(spool: Pick<Spool, "append">, chunkLines = CHUN
  * Passes entries through while writing each as a JSON line into `spool`, so a stream that is costly to
  * produce is produced once and read back with {@link readSpooledEntries}.
  */
-export async function* spoolEntries(entries: AsyncIterable<ManifestEntry>, spool: Spool): AsyncGenerator<ManifestEntry> {
+export async function* spoolEntries(
+  entries: AsyncIterable<ManifestEntry>,
+  spool: Spool,
+): AsyncGenerator<ManifestEntry> {
   const writer = createLineWriter(spool);
   for await (const entry of entries) {
     await writer.add(entry);
@@ -47,12 +50,19 @@ export async function* spoolEntries(entries: AsyncIterable<ManifestEntry>, spool
 /** The values {@link createLineWriter} wrote, in order; the file is the driver's own, written by it. */
 export async function* readSpooledLines<T>(source: AsyncIterable<Uint8Array>): AsyncGenerator<T> {
   const refuse = (reason: string) => new Error(`spooled lines are damaged: ${reason}`);
-  for await (const line of splitRecords(source, { separator: 0x0a, maxBytes: MAX_LINE_BYTES, terminated: true, refuse })) {
+  for await (const line of splitRecords(source, {
+    separator: 0x0a,
+    maxBytes: MAX_LINE_BYTES,
+    terminated: true,
+    refuse,
+  })) {
     yield JSON.parse(line.toString("utf8")) as T;
   }
 }
 
 /** The entries {@link spoolEntries} wrote, in order. */
-export function readSpooledEntries(source: AsyncIterable<Uint8Array>): AsyncGenerator<ManifestEntry> {
+export function readSpooledEntries(
+  source: AsyncIterable<Uint8Array>,
+): AsyncGenerator<ManifestEntry> {
   return readSpooledLines<ManifestEntry>(source);
 }

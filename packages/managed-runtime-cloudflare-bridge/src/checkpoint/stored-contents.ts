@@ -73,11 +73,22 @@ export function createStoredContentsBuilder() {
       if (built) return built;
       // Sorted by the digests' first four bytes as numbers (uniform, so ties are rare), then by the whole digest.
       const heads = new Uint32Array(count);
-      for (let index = 0; index < count; index += 1) heads[index] = digests.readUInt32BE(index * DIGEST);
+      for (let index = 0; index < count; index += 1)
+        heads[index] = digests.readUInt32BE(index * DIGEST);
       const order = new Uint32Array(count);
       for (let index = 0; index < count; index += 1) order[index] = index;
-      const whole = (left: number, right: number) => digests.compare(digests, right * DIGEST, (right + 1) * DIGEST, left * DIGEST, (left + 1) * DIGEST);
-      order.sort((left, right) => (heads[left] as number) - (heads[right] as number) || whole(left, right) || left - right);
+      const whole = (left: number, right: number) =>
+        digests.compare(
+          digests,
+          right * DIGEST,
+          (right + 1) * DIGEST,
+          left * DIGEST,
+          (left + 1) * DIGEST,
+        );
+      order.sort(
+        (left, right) =>
+          (heads[left] as number) - (heads[right] as number) || whole(left, right) || left - right,
+      );
       const sorted = Buffer.alloc(count * DIGEST);
       const sortedPacks = new Int32Array(count);
       const sortedOffsets = new Uint32Array(count);
@@ -86,11 +97,22 @@ export function createStoredContentsBuilder() {
       for (let position = 0; position < count; position += 1) {
         const index = order[position] as number;
         // The first of equal digests wins.
-        if (kept > 0 && digests.compare(sorted, (kept - 1) * DIGEST, kept * DIGEST, index * DIGEST, (index + 1) * DIGEST) === 0) continue;
+        if (
+          kept > 0 &&
+          digests.compare(
+            sorted,
+            (kept - 1) * DIGEST,
+            kept * DIGEST,
+            index * DIGEST,
+            (index + 1) * DIGEST,
+          ) === 0
+        )
+          continue;
         digests.copy(sorted, kept * DIGEST, index * DIGEST, (index + 1) * DIGEST);
         sortedPacks[kept] = packIndex[index] as number;
         sortedOffsets[kept] = offsets[index] as number;
-        if (offsets[index] === LARGE_OFFSET) sortedLarge.set(kept, largeOffsets.get(index) as number);
+        if (offsets[index] === LARGE_OFFSET)
+          sortedLarge.set(kept, largeOffsets.get(index) as number);
         kept += 1;
       }
       digests = Buffer.alloc(0);
@@ -98,7 +120,13 @@ export function createStoredContentsBuilder() {
       offsets = new Uint32Array(0);
       largeOffsets = new Map();
       count = 0;
-      built = searchable(sorted.subarray(0, kept * DIGEST), sortedPacks.subarray(0, kept), sortedOffsets.subarray(0, kept), sortedLarge, packs);
+      built = searchable(
+        sorted.subarray(0, kept * DIGEST),
+        sortedPacks.subarray(0, kept),
+        sortedOffsets.subarray(0, kept),
+        sortedLarge,
+        packs,
+      );
       return built;
     },
   };
@@ -118,14 +146,21 @@ export function unionOf(first: StoredContents, second: StoredContents): StoredCo
   };
 }
 
-function searchable(digests: Buffer, packIndex: Int32Array, offsets: Uint32Array, largeOffsets: ReadonlyMap<number, number>, packs: readonly PackRef[]): StoredContents {
+function searchable(
+  digests: Buffer,
+  packIndex: Int32Array,
+  offsets: Uint32Array,
+  largeOffsets: ReadonlyMap<number, number>,
+  packs: readonly PackRef[],
+): StoredContents {
   const size = packIndex.length;
   const wanted = Buffer.alloc(DIGEST);
   const headOf = (index: number) => digests.readUInt32BE(index * DIGEST);
   return {
     size,
     get(sha256) {
-      if (sha256.length !== DIGEST * 2 || wanted.write(sha256, 0, DIGEST, "hex") !== DIGEST) return undefined;
+      if (sha256.length !== DIGEST * 2 || wanted.write(sha256, 0, DIGEST, "hex") !== DIGEST)
+        return undefined;
       const head = wanted.readUInt32BE(0);
       // The first digest whose head is not below the wanted one, then each with the same head.
       let low = 0;
@@ -136,11 +171,15 @@ function searchable(digests: Buffer, packIndex: Int32Array, offsets: Uint32Array
         else high = middle;
       }
       for (let index = low; index < size && headOf(index) === head; index += 1) {
-        if (digests.compare(wanted, 0, DIGEST, index * DIGEST, (index + 1) * DIGEST) !== 0) continue;
+        if (digests.compare(wanted, 0, DIGEST, index * DIGEST, (index + 1) * DIGEST) !== 0)
+          continue;
         const pack = packIndex[index] as number;
         if (pack === OWN_BLOB) return null;
         const offset = offsets[index] as number;
-        return { pack: packs[pack] as PackRef, offset: offset === LARGE_OFFSET ? (largeOffsets.get(index) as number) : offset };
+        return {
+          pack: packs[pack] as PackRef,
+          offset: offset === LARGE_OFFSET ? (largeOffsets.get(index) as number) : offset,
+        };
       }
       return undefined;
     },

@@ -26,10 +26,15 @@ export function createStreamSink(options: { readonly maxBytes: number }): Stream
   return {
     readable,
     async append(stream, signal) {
-      size = await copyBounded(stream, { startBytes: size, maxBytes: options.maxBytes, signal }, async (value) => {
-        if (readable.destroyed) throw readable.errored ?? new Error("the checkpoint reader stopped");
-        if (!readable.write(value)) await once(readable, "drain", { signal });
-      });
+      size = await copyBounded(
+        stream,
+        { startBytes: size, maxBytes: options.maxBytes, signal },
+        async (value) => {
+          if (readable.destroyed)
+            throw readable.errored ?? new Error("the checkpoint reader stopped");
+          if (!readable.write(value)) await once(readable, "drain", { signal });
+        },
+      );
     },
     async finish() {
       readable.end();

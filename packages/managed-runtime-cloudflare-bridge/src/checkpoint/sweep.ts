@@ -1,5 +1,9 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
-import { IntegrityError, type SandboxCheckpointHandle, parseRecord } from "@open-managed-agents/runtime-resource-contract";
+import {
+  IntegrityError,
+  type SandboxCheckpointHandle,
+  parseRecord,
+} from "@open-managed-agents/runtime-resource-contract";
 import { isFunction } from "@open-managed-agents/runtime-utils";
 import * as z from "zod";
 import { blobPrefixOf, sessionKeyOf } from "./blob-keys.js";
@@ -31,11 +35,20 @@ export interface SweepResult {
 
 const schema = z
   .object({
-    checkpointStore: z.custom<BlobStore>((value) => typeof value === "object" && value !== null, "must be a BlobStore"),
+    checkpointStore: z.custom<BlobStore>(
+      (value) => typeof value === "object" && value !== null,
+      "must be a BlobStore",
+    ),
     checkpointKeyPrefix: z.string().min(1).default("cloudflare-bridge-workspaces"),
     sessionId: z.string().min(1),
-    published: z.array(z.custom<SandboxCheckpointHandle>((value) => typeof value === "object" && value !== null)),
-    graceMs: z.number().int().nonnegative().default(24 * 60 * 60 * 1000),
+    published: z.array(
+      z.custom<SandboxCheckpointHandle>((value) => typeof value === "object" && value !== null),
+    ),
+    graceMs: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(24 * 60 * 60 * 1000),
     now: z.custom<() => Date>(isFunction, "must be a function").default(() => () => new Date()),
   })
   .strict();
@@ -46,28 +59,44 @@ const schema = z
  * ones until it is done; a published manifest that is missing or altered stops the sweep before anything
  * is deleted (`not_found` / `integrity_failed`).
  */
-export async function sweepBridgeCheckpointBlobs(options: SweepBridgeCheckpointBlobsOptions): Promise<SweepResult> {
-  const resolved = parseRecord(schema, options, { record: "sweep options", code: "invalid_config" });
+export async function sweepBridgeCheckpointBlobs(
+  options: SweepBridgeCheckpointBlobsOptions,
+): Promise<SweepResult> {
+  const resolved = parseRecord(schema, options, {
+    record: "sweep options",
+    code: "invalid_config",
+  });
   const store = resolved.checkpointStore;
   const session = sessionKeyOf(resolved.sessionId);
   return withSweepLock(store, `${resolved.checkpointKeyPrefix}\0${session}`, async () => {
     const referenced = new Set<string>();
     for (const handle of resolved.published) {
       if (!isManifestHandle(handle)) continue;
-      const metadata = readManifestHandle(handle, { keyPrefix: resolved.checkpointKeyPrefix, maxBytes: Number.MAX_SAFE_INTEGER });
-      if (metadata.session !== session) throw new IntegrityError({ message: "a published checkpoint belongs to another session", context: { reason: "foreign_session" } });
+      const metadata = readManifestHandle(handle, {
+        keyPrefix: resolved.checkpointKeyPrefix,
+        maxBytes: Number.MAX_SAFE_INTEGER,
+      });
+      if (metadata.session !== session)
+        throw new IntegrityError({
+          message: "a published checkpoint belongs to another session",
+          context: { reason: "foreign_session" },
+        });
       referenced.add(metadata.manifestKey);
       const manifest = await openManifest(store, metadata);
       // A delta manifest keeps its base, and the contents the base places that the delta does not replace.
       if (manifest.base) referenced.add(manifest.base.manifestKey);
       for await (const entry of manifest.entries()) {
-        if (entry.type === "file") referenced.add(entry.location ? entry.location.pack.sha256 : entry.sha256);
+        if (entry.type === "file")
+          referenced.add(entry.location ? entry.location.pack.sha256 : entry.sha256);
       }
     }
     const cutoff = resolved.now().getTime() - resolved.graceMs;
     let kept = 0;
     const doomed: string[] = [];
-    const sessionPrefix = blobPrefixOf(resolved.checkpointKeyPrefix, session).replace(/blobs\/$/, "");
+    const sessionPrefix = blobPrefixOf(resolved.checkpointKeyPrefix, session).replace(
+      /blobs\/$/,
+      "",
+    );
     let cursor: string | undefined;
     do {
       const page = await store.list({ prefix: sessionPrefix, ...(cursor ? { cursor } : {}) });

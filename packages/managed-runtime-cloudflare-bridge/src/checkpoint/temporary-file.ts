@@ -47,13 +47,20 @@ export async function openTemporaryFile(directory?: string): Promise<TemporaryFi
     unlinked,
     async writeAt(bytes, position) {
       for (let written = 0; written < bytes.byteLength; ) {
-        written += (await handle.write(bytes, written, bytes.byteLength - written, position + written)).bytesWritten;
+        written += (
+          await handle.write(bytes, written, bytes.byteLength - written, position + written)
+        ).bytesWritten;
       }
     },
     async readAt(into, offset, length, position) {
       let read = 0;
       while (read < length) {
-        const { bytesRead } = await handle.read(into, offset + read, length - read, position + read);
+        const { bytesRead } = await handle.read(
+          into,
+          offset + read,
+          length - read,
+          position + read,
+        );
         if (bytesRead === 0) break;
         read += bytesRead;
       }
@@ -78,7 +85,9 @@ function readFrom(handle: FileHandle, chunkBytes: number): ReadableStream<Uint8A
     async pull(controller) {
       const request = controller.byobRequest;
       const view = request?.view;
-      const into = view ? new Uint8Array(view.buffer, view.byteOffset, view.byteLength) : new Uint8Array(chunkBytes);
+      const into = view
+        ? new Uint8Array(view.buffer, view.byteOffset, view.byteLength)
+        : new Uint8Array(chunkBytes);
       const { bytesRead } = await handle.read(into, 0, into.byteLength, position);
       if (bytesRead === 0) {
         controller.close();

@@ -29,7 +29,11 @@ export interface TouchedPath<T> {
  * every touched path made the young generation of a busy driver grow to its maximum. Keys must strictly
  * increase in each source ({@link DeltaInconsistent} otherwise). Leaving early closes all three sources.
  */
-export async function* touchedPaths<T extends { readonly path: string }>(removed: AsyncIterable<RecordGroup>, added: AsyncIterable<RecordGroup>, prior: AsyncIterable<T>): AsyncGenerator<TouchedPath<T>> {
+export async function* touchedPaths<T extends { readonly path: string }>(
+  removed: AsyncIterable<RecordGroup>,
+  added: AsyncIterable<RecordGroup>,
+  prior: AsyncIterable<T>,
+): AsyncGenerator<TouchedPath<T>> {
   const gone = cursor(removed, (group) => group.key);
   const fresh = cursor(added, (group) => group.key);
   const before = cursor(prior, (item) => pathKey(item.path));
@@ -37,14 +41,23 @@ export async function* touchedPaths<T extends { readonly path: string }>(removed
     await Promise.all([gone.advance(), fresh.advance(), before.advance()]);
     for (;;) {
       let key: Buffer | null = null;
-      for (const candidate of [gone.key, fresh.key, before.key]) if (candidate && (!key || Buffer.compare(candidate, key) < 0)) key = candidate;
+      for (const candidate of [gone.key, fresh.key, before.key])
+        if (candidate && (!key || Buffer.compare(candidate, key) < 0)) key = candidate;
       if (!key) return;
       const minus = gone.take(key);
       const plus = fresh.take(key);
       const item = before.take(key);
-      const path = plus?.entry?.path ?? minus?.entry?.path ?? item?.path ?? key.toString("utf8", 0, key.byteLength - 2);
+      const path =
+        plus?.entry?.path ??
+        minus?.entry?.path ??
+        item?.path ??
+        key.toString("utf8", 0, key.byteLength - 2);
       const touched: TouchedPath<T> = { key, path, minus, plus, prior: item };
-      await Promise.all([minus && gone.advance(), plus && fresh.advance(), item && before.advance()]);
+      await Promise.all([
+        minus && gone.advance(),
+        plus && fresh.advance(),
+        item && before.advance(),
+      ]);
       yield touched;
     }
   } finally {
@@ -57,7 +70,11 @@ export async function* touchedPaths<T extends { readonly path: string }>(removed
  * can locate those contents. Both sources are read to their end: a spool read given up midway would be
  * cancelled while it still flows. Past `limit` paths the hashes are dropped (the delta is then given up).
  */
-export async function surveyTouched(removed: AsyncIterable<RecordGroup>, added: AsyncIterable<RecordGroup>, limit: number): Promise<{ readonly paths: number; readonly hashed: ReadonlySet<string> }> {
+export async function surveyTouched(
+  removed: AsyncIterable<RecordGroup>,
+  added: AsyncIterable<RecordGroup>,
+  limit: number,
+): Promise<{ readonly paths: number; readonly hashed: ReadonlySet<string> }> {
   let paths = 0;
   const hashed = new Set<string>();
   for await (const { plus } of touchedPaths(removed, added, none())) {
@@ -81,7 +98,8 @@ function cursor<T>(source: AsyncIterable<T>, keyOf: (item: T) => Buffer) {
     async advance() {
       const next = await iterator.next();
       const key = next.done ? null : keyOf(next.value);
-      if (key && state.key && Buffer.compare(state.key, key) >= 0) throw new DeltaInconsistent("records out of order");
+      if (key && state.key && Buffer.compare(state.key, key) >= 0)
+        throw new DeltaInconsistent("records out of order");
       state.item = next.done ? null : next.value;
       state.key = key;
     },

@@ -1,7 +1,19 @@
-import { InvalidRequestError, ProviderMismatchError, UnsupportedOperationError } from "@open-managed-agents/runtime-resource-contract";
-import type { ManagedSandboxRuntime, SandboxFactoryContext, SandboxProviderPort } from "@open-managed-agents/sandbox";
+import {
+  InvalidRequestError,
+  ProviderMismatchError,
+  UnsupportedOperationError,
+} from "@open-managed-agents/runtime-resource-contract";
+import type {
+  ManagedSandboxRuntime,
+  SandboxFactoryContext,
+  SandboxProviderPort,
+} from "@open-managed-agents/sandbox";
 import { BRIDGE_SANDBOX_ID_PATTERN, type BridgeClient } from "../wire/bridge-client.js";
-import { type BridgeCheckpointer, createBridgeRuntime, markRuntimeStarted } from "./bridge-runtime.js";
+import {
+  type BridgeCheckpointer,
+  createBridgeRuntime,
+  markRuntimeStarted,
+} from "./bridge-runtime.js";
 
 /** Options of {@link createBridgeSandboxProvider}. */
 export interface BridgeSandboxProviderOptions {
@@ -16,7 +28,9 @@ export interface BridgeSandboxProviderOptions {
  * Creates, restores and reconnects bridge sandboxes. The bridge mints sandbox ids itself and cannot
  * retain a runtime, so `resume` of a runtime-scoped handle is refused.
  */
-export function createBridgeSandboxProvider(options: BridgeSandboxProviderOptions): SandboxProviderPort<ManagedSandboxRuntime> {
+export function createBridgeSandboxProvider(
+  options: BridgeSandboxProviderOptions,
+): SandboxProviderPort<ManagedSandboxRuntime> {
   const runtimeFor = (sandboxId: string, sessionId: string | undefined) =>
     createBridgeRuntime({
       provider: options.provider,
@@ -51,17 +65,30 @@ export function createBridgeSandboxProvider(options: BridgeSandboxProviderOption
 
     async resume(handle) {
       if (handle.provider !== options.provider) {
-        throw new ProviderMismatchError({ message: "handle belongs to another provider", context: { expected: options.provider, actual: handle.provider } });
+        throw new ProviderMismatchError({
+          message: "handle belongs to another provider",
+          context: { expected: options.provider, actual: handle.provider },
+        });
       }
-      throw new UnsupportedOperationError({ message: "the Cloudflare Sandbox Bridge cannot retain a runtime; restore a portable checkpoint instead", context: { provider: options.provider } });
+      throw new UnsupportedOperationError({
+        message:
+          "the Cloudflare Sandbox Bridge cannot retain a runtime; restore a portable checkpoint instead",
+        context: { provider: options.provider },
+      });
     },
 
     async restore(checkpoint, context) {
       if (checkpoint.provider !== options.provider) {
-        throw new ProviderMismatchError({ message: "checkpoint belongs to another provider", context: { expected: options.provider, actual: checkpoint.provider } });
+        throw new ProviderMismatchError({
+          message: "checkpoint belongs to another provider",
+          context: { expected: options.provider, actual: checkpoint.provider },
+        });
       }
       // The archive is verified and inspected before a sandbox exists: a refused one leaves nothing behind.
-      const prepared = await options.checkpointer.prepareRestore({ handle: checkpoint, sessionId: context?.sessionId });
+      const prepared = await options.checkpointer.prepareRestore({
+        handle: checkpoint,
+        sessionId: context?.sessionId,
+      });
       try {
         const runtime = await start(context);
         try {
@@ -78,7 +105,10 @@ export function createBridgeSandboxProvider(options: BridgeSandboxProviderOption
 
     async connect(runtimeId, context) {
       if (!BRIDGE_SANDBOX_ID_PATTERN.test(runtimeId)) {
-        throw new InvalidRequestError({ message: "runtime id is not a bridge sandbox id", context: { provider: options.provider } });
+        throw new InvalidRequestError({
+          message: "runtime id is not a bridge sandbox id",
+          context: { provider: options.provider },
+        });
       }
       return runtimeFor(runtimeId, context?.sessionId);
     },

@@ -20,10 +20,22 @@ export function runtimeMarkerPath(sandboxId: string): string {
 }
 
 /** Writes the runtime marker; called once when a sandbox is created. */
-export async function markRuntimeStarted(client: BridgeClient, sandboxId: string, signal?: AbortSignal): Promise<void> {
-  const result = await execCollect(client, sandboxId, { command: "touch", args: [runtimeMarkerPath(sandboxId)], signal, maxOutputBytes: 4096 });
+export async function markRuntimeStarted(
+  client: BridgeClient,
+  sandboxId: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  const result = await execCollect(client, sandboxId, {
+    command: "touch",
+    args: [runtimeMarkerPath(sandboxId)],
+    signal,
+    maxOutputBytes: 4096,
+  });
   if (result.exitCode !== 0) {
-    throw new SandboxFailedError({ message: `could not initialise the bridge sandbox (exit ${result.exitCode})`, context: { exitCode: result.exitCode } });
+    throw new SandboxFailedError({
+      message: `could not initialise the bridge sandbox (exit ${result.exitCode})`,
+      context: { exitCode: result.exitCode },
+    });
   }
 }
 
@@ -40,13 +52,27 @@ export interface PreparedRestore {
 /** Stores and restores `/workspace` checkpoints of one sandbox. */
 export interface BridgeCheckpointer {
   /** With `sessionId`, checkpoints incrementally into the session's own blobs; without, as one full tar. */
-  checkpoint(input: { readonly sandboxId: string; readonly name?: string; readonly sessionId?: string; readonly signal?: AbortSignal }): Promise<SandboxCheckpointHandle>;
+  checkpoint(input: {
+    readonly sandboxId: string;
+    readonly name?: string;
+    readonly sessionId?: string;
+    readonly signal?: AbortSignal;
+  }): Promise<SandboxCheckpointHandle>;
   /**
    * Fetches, verifies and inspects a checkpoint without touching any sandbox; refusals throw here. With
    * `sessionId`, an incremental checkpoint of another session is refused.
    */
-  prepareRestore(input: { readonly handle: SandboxCheckpointHandle; readonly sessionId?: string; readonly signal?: AbortSignal }): Promise<PreparedRestore>;
-  restore(input: { readonly sandboxId: string; readonly handle: SandboxCheckpointHandle; readonly sessionId?: string; readonly signal?: AbortSignal }): Promise<void>;
+  prepareRestore(input: {
+    readonly handle: SandboxCheckpointHandle;
+    readonly sessionId?: string;
+    readonly signal?: AbortSignal;
+  }): Promise<PreparedRestore>;
+  restore(input: {
+    readonly sandboxId: string;
+    readonly handle: SandboxCheckpointHandle;
+    readonly sessionId?: string;
+    readonly signal?: AbortSignal;
+  }): Promise<void>;
 }
 
 /** Options of {@link createBridgeRuntime}. */
@@ -76,7 +102,11 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
   // The marker written at start tells them apart; a replacement is deleted at once, or it would run on
   // unowned (this call started it) and the id would stay assigned to it.
   const holdsOwnContainer = async (): Promise<boolean> => {
-    const probe = await execCollect(client, sandboxId, { command: "test", args: ["-f", runtimeMarkerPath(sandboxId)], maxOutputBytes: 4096 });
+    const probe = await execCollect(client, sandboxId, {
+      command: "test",
+      args: ["-f", runtimeMarkerPath(sandboxId)],
+      maxOutputBytes: 4096,
+    });
     if (probe.exitCode === 0) return true;
     await client.destroy(sandboxId).catch(() => undefined);
     return false;
@@ -99,26 +129,50 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
 
     async renewLease() {
       if (!(await holdsOwnContainer())) {
-        throw new LeaseLostError({ message: "bridge sandbox was stopped or replaced; its files are gone", context: { runtimeId: sandboxId } });
+        throw new LeaseLostError({
+          message: "bridge sandbox was stopped or replaced; its files are gone",
+          context: { runtimeId: sandboxId },
+        });
       }
     },
 
     async suspend() {
-      throw new UnsupportedOperationError({ message: "the Cloudflare Sandbox Bridge cannot suspend a sandbox", context: { provider } });
+      throw new UnsupportedOperationError({
+        message: "the Cloudflare Sandbox Bridge cannot suspend a sandbox",
+        context: { provider },
+      });
     },
 
     async resume(handle, resumeOptions) {
       if (handle.provider !== provider) {
-        throw new ProviderMismatchError({ message: "checkpoint belongs to another provider", context: { expected: provider, actual: handle.provider } });
+        throw new ProviderMismatchError({
+          message: "checkpoint belongs to another provider",
+          context: { expected: provider, actual: handle.provider },
+        });
       }
-      await options.checkpointer.restore({ sandboxId, handle, sessionId: options.sessionId, signal: resumeOptions?.signal });
+      await options.checkpointer.restore({
+        sandboxId,
+        handle,
+        sessionId: options.sessionId,
+        signal: resumeOptions?.signal,
+      });
     },
 
     checkpoint({ kind, name, signal }) {
       if (kind !== "filesystem") {
-        return Promise.reject(new UnsupportedOperationError({ message: "the bridge checkpoints the filesystem only", context: { kind } }));
+        return Promise.reject(
+          new UnsupportedOperationError({
+            message: "the bridge checkpoints the filesystem only",
+            context: { kind },
+          }),
+        );
       }
-      return options.checkpointer.checkpoint({ sandboxId, name, sessionId: options.sessionId, signal });
+      return options.checkpointer.checkpoint({
+        sandboxId,
+        name,
+        sessionId: options.sessionId,
+        signal,
+      });
     },
 
     destroy: () => client.destroy(sandboxId),
@@ -126,7 +180,9 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
     async exec(command, execOptions = {}) {
       const cwd = execOptions.cwd ?? WORKSPACE_ROOT;
       assertWorkspaceCwd(cwd);
-      const envFile = hasEntries(execOptions.env) ? await stageEnvFile(files, execOptions.env, execOptions.signal) : null;
+      const envFile = hasEntries(execOptions.env)
+        ? await stageEnvFile(files, execOptions.env, execOptions.signal)
+        : null;
       let exitCode: number | null = null;
       try {
         const result = await execCollect(client, sandboxId, {
@@ -163,7 +219,17 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
       // The process records its pid so `kill` can reach it inside the sandbox, not only drop the stream.
       const pidFile = `/tmp/oma-process-${crypto.randomUUID()}.pid`;
       const envFile = hasEntries(spec.env) ? await stageEnvFile(files, spec.env) : null;
-      const argv = ["sh", "-c", 'echo $$ > "$0"; exec "$@"', pidFile, ...buildArgv({ command: spec.command, args: spec.args, ...(envFile ? { envFile: envFile.path } : {}) })];
+      const argv = [
+        "sh",
+        "-c",
+        'echo $$ > "$0"; exec "$@"',
+        pidFile,
+        ...buildArgv({
+          command: spec.command,
+          args: spec.args,
+          ...(envFile ? { envFile: envFile.path } : {}),
+        }),
+      ];
       const events = client.exec(sandboxId, { argv, cwd, signal: controller.signal });
       const { stdout, stderr, exitCode } = demultiplex(events);
       let killedWith: string | null = null;
@@ -194,7 +260,8 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
       const stdin = new WritableStream<Uint8Array>({
         write() {
           throw new CapabilityUnsupportedError({
-            message: "the Cloudflare Sandbox Bridge carries no stdin for exec (interactive_stdin_without_pty); use the PTY route",
+            message:
+              "the Cloudflare Sandbox Bridge carries no stdin for exec (interactive_stdin_without_pty); use the PTY route",
             context: { capability: "interactive_stdin_without_pty" },
           });
         },
@@ -210,7 +277,9 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
           killedWith = signal;
           const name = signal === "SIGKILL" ? "KILL" : "TERM";
           killing = files
-            .run(`kill -s ${name} "$(cat ${pidFile})" 2>/dev/null; rm -f ${pidFile}${envFile ? ` ${shellQuote(envFile.path)}` : ""}`)
+            .run(
+              `kill -s ${name} "$(cat ${pidFile})" 2>/dev/null; rm -f ${pidFile}${envFile ? ` ${shellQuote(envFile.path)}` : ""}`,
+            )
             .then(
               () => undefined,
               () => undefined,
@@ -222,6 +291,8 @@ export function createBridgeRuntime(options: BridgeRuntimeOptions): ManagedSandb
   };
 }
 
-function hasEntries(env: Readonly<Record<string, string>> | undefined): env is Readonly<Record<string, string>> {
+function hasEntries(
+  env: Readonly<Record<string, string>> | undefined,
+): env is Readonly<Record<string, string>> {
   return env !== undefined && Object.keys(env).length > 0;
 }

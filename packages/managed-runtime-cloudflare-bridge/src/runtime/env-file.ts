@@ -32,11 +32,18 @@ const NOT_RUN_EXIT_CODES = new Set([126, 127]);
  * appear in a process command line: the bridge's exec takes argv only and ignores per-call env, and
  * `env K=V` argv is visible to every `ps` in the sandbox and on the host.
  */
-export async function stageEnvFile(files: BridgeFiles, env: Readonly<Record<string, string>>, signal?: AbortSignal): Promise<StagedEnvFile> {
+export async function stageEnvFile(
+  files: BridgeFiles,
+  env: Readonly<Record<string, string>>,
+  signal?: AbortSignal,
+): Promise<StagedEnvFile> {
   const lines: string[] = [];
   for (const [name, value] of Object.entries(env)) {
     if (!ENV_NAME.test(name)) {
-      throw new InvalidRequestError({ message: "an environment variable name is not a shell identifier", context: { field: "env", name: name.slice(0, 64) } });
+      throw new InvalidRequestError({
+        message: "an environment variable name is not a shell identifier",
+        context: { field: "env", name: name.slice(0, 64) },
+      });
     }
     lines.push(`${name}=${shellQuote(value)}`);
   }
@@ -46,7 +53,10 @@ export async function stageEnvFile(files: BridgeFiles, env: Readonly<Record<stri
   // command runs, so no checkpoint or output collection can see it.
   const staged = `/workspace/${name}`;
   await files.writeBytes(staged, new TextEncoder().encode(`${lines.join("\n")}\n`), signal);
-  await files.run(`chmod 600 ${shellQuote(staged)} && mkdir -p /tmp && mv -f ${shellQuote(staged)} ${shellQuote(path)}`, signal);
+  await files.run(
+    `chmod 600 ${shellQuote(staged)} && mkdir -p /tmp && mv -f ${shellQuote(staged)} ${shellQuote(path)}`,
+    signal,
+  );
   const discard = async () => {
     await files.run(`rm -f ${shellQuote(path)}`).catch(() => undefined);
   };

@@ -25,17 +25,23 @@ export interface BridgeCommand {
  */
 export function buildArgv(input: BridgeCommand): string[] {
   const program = [input.command, ...(input.args ?? [])];
-  const withEnv = input.envFile ? ["sh", "-c", ENV_FILE_LAUNCHER, input.envFile, ...program] : program;
+  const withEnv = input.envFile
+    ? ["sh", "-c", ENV_FILE_LAUNCHER, input.envFile, ...program]
+    : program;
   if (!input.timeoutMs) return withEnv;
   const seconds = Math.max(1, Math.ceil(input.timeoutMs / 1000));
   return ["timeout", "-k", "2", String(seconds), ...withEnv];
 }
 
 /** Combines the caller's signal with a client-side deadline. */
-export function deadlineSignal(timeoutMs: number | undefined, signal: AbortSignal | undefined): AbortSignal | undefined {
-  const signals = [signal, timeoutMs ? AbortSignal.timeout(timeoutMs + CLIENT_GRACE_MS) : undefined].filter(
-    (candidate): candidate is AbortSignal => candidate !== undefined,
-  );
+export function deadlineSignal(
+  timeoutMs: number | undefined,
+  signal: AbortSignal | undefined,
+): AbortSignal | undefined {
+  const signals = [
+    signal,
+    timeoutMs ? AbortSignal.timeout(timeoutMs + CLIENT_GRACE_MS) : undefined,
+  ].filter((candidate): candidate is AbortSignal => candidate !== undefined);
   return signals.length === 0 ? undefined : AbortSignal.any(signals);
 }
 
@@ -43,9 +49,17 @@ export function deadlineSignal(timeoutMs: number | undefined, signal: AbortSigna
 export async function execCollect(
   client: BridgeClient,
   sandboxId: string,
-  input: BridgeCommand & { readonly signal?: AbortSignal; readonly maxOutputBytes: number; readonly retryUnreachable?: boolean },
+  input: BridgeCommand & {
+    readonly signal?: AbortSignal;
+    readonly maxOutputBytes: number;
+    readonly retryUnreachable?: boolean;
+  },
 ): Promise<SandboxExecResult> {
-  const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder(), output: new TextDecoder() };
+  const decoders = {
+    stdout: new TextDecoder(),
+    stderr: new TextDecoder(),
+    output: new TextDecoder(),
+  };
   let stdout = "";
   let stderr = "";
   let output = "";
@@ -53,14 +67,23 @@ export async function execCollect(
   const signal = deadlineSignal(input.timeoutMs, input.signal);
   let exitCode: number | null = null;
   try {
-    for await (const event of client.exec(sandboxId, { argv: buildArgv(input), cwd: input.cwd, timeoutMs: input.timeoutMs, signal, retryUnreachable: input.retryUnreachable })) {
+    for await (const event of client.exec(sandboxId, {
+      argv: buildArgv(input),
+      cwd: input.cwd,
+      timeoutMs: input.timeoutMs,
+      signal,
+      retryUnreachable: input.retryUnreachable,
+    })) {
       if (event.type === "exit") {
         exitCode = event.exitCode;
         break;
       }
       size += event.data.byteLength;
       if (size > input.maxOutputBytes) {
-        throw new LimitExceededError({ message: `command output exceeds ${input.maxOutputBytes} bytes`, context: { limit: "maxOutputBytes" } });
+        throw new LimitExceededError({
+          message: `command output exceeds ${input.maxOutputBytes} bytes`,
+          context: { limit: "maxOutputBytes" },
+        });
       }
       const text = decoders[event.type].decode(event.data, { stream: true });
       if (event.type === "stdout") stdout += text;
@@ -69,12 +92,19 @@ export async function execCollect(
     }
   } catch (error) {
     if (input.timeoutMs && signal?.aborted && !input.signal?.aborted) {
-      throw new TimeoutError({ message: `command did not finish within ${input.timeoutMs} ms`, context: { timeoutMs: input.timeoutMs }, cause: error });
+      throw new TimeoutError({
+        message: `command did not finish within ${input.timeoutMs} ms`,
+        context: { timeoutMs: input.timeoutMs },
+        cause: error,
+      });
     }
     throw error;
   }
   if (input.timeoutMs && exitCode === TIMEOUT_EXIT_CODE) {
-    throw new TimeoutError({ message: `command did not finish within ${input.timeoutMs} ms`, context: { timeoutMs: input.timeoutMs } });
+    throw new TimeoutError({
+      message: `command did not finish within ${input.timeoutMs} ms`,
+      context: { timeoutMs: input.timeoutMs },
+    });
   }
   return { exitCode: exitCode ?? -1, stdout, stderr, output };
 }
@@ -83,8 +113,12 @@ export async function execCollect(
 export function demultiplex(events: AsyncGenerator<BridgeExecEvent>) {
   let stdoutController!: ReadableStreamDefaultController<Uint8Array>;
   let stderrController!: ReadableStreamDefaultController<Uint8Array>;
-  const stdout = new ReadableStream<Uint8Array>({ start: (controller) => void (stdoutController = controller) });
-  const stderr = new ReadableStream<Uint8Array>({ start: (controller) => void (stderrController = controller) });
+  const stdout = new ReadableStream<Uint8Array>({
+    start: (controller) => void (stdoutController = controller),
+  });
+  const stderr = new ReadableStream<Uint8Array>({
+    start: (controller) => void (stderrController = controller),
+  });
   const exitCode = (async (): Promise<number | null> => {
     try {
       for await (const event of events) {

@@ -1,4 +1,8 @@
-import { NotFoundError, SandboxFailedError, shellQuote } from "@open-managed-agents/runtime-resource-contract";
+import {
+  NotFoundError,
+  SandboxFailedError,
+  shellQuote,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { BridgeClient, BridgeExecEvent } from "../wire/bridge-client.js";
 import { execCollect } from "./exec.js";
 import { classifyPath } from "./paths.js";
@@ -15,10 +19,20 @@ export interface BridgeFiles {
   run(script: string, signal?: AbortSignal): Promise<string>;
 }
 
-export function createBridgeFiles(client: BridgeClient, sandboxId: string, options: { readonly maxRequestBytes: number }): BridgeFiles {
+export function createBridgeFiles(
+  client: BridgeClient,
+  sandboxId: string,
+  options: { readonly maxRequestBytes: number },
+): BridgeFiles {
   const run = async (script: string, signal?: AbortSignal): Promise<string> => {
     // Helper scripts are written to be run again (scratch folders, overwrites, reads), so a reset connection is retried.
-    const result = await execCollect(client, sandboxId, { command: "sh", args: ["-c", script], signal, maxOutputBytes: HELPER_OUTPUT_BYTES, retryUnreachable: true });
+    const result = await execCollect(client, sandboxId, {
+      command: "sh",
+      args: ["-c", script],
+      signal,
+      maxOutputBytes: HELPER_OUTPUT_BYTES,
+      retryUnreachable: true,
+    });
     if (result.exitCode !== 0) {
       throw new SandboxFailedError({
         message: `sandbox helper command failed with exit code ${result.exitCode}: ${result.stderr.slice(0, 300)}`,
@@ -29,11 +43,24 @@ export function createBridgeFiles(client: BridgeClient, sandboxId: string, optio
   };
 
   const assertFileExists = async (path: string, signal?: AbortSignal): Promise<void> => {
-    const result = await execCollect(client, sandboxId, { command: "test", args: ["-f", path], signal, maxOutputBytes: HELPER_OUTPUT_BYTES, retryUnreachable: true });
-    if (result.exitCode !== 0) throw new NotFoundError({ message: "file does not exist in the sandbox", context: { path: path.slice(0, 256) } });
+    const result = await execCollect(client, sandboxId, {
+      command: "test",
+      args: ["-f", path],
+      signal,
+      maxOutputBytes: HELPER_OUTPUT_BYTES,
+      retryUnreachable: true,
+    });
+    if (result.exitCode !== 0)
+      throw new NotFoundError({
+        message: "file does not exist in the sandbox",
+        context: { path: path.slice(0, 256) },
+      });
   };
 
-  const readStream = async (path: string, signal?: AbortSignal): Promise<ReadableStream<Uint8Array>> => {
+  const readStream = async (
+    path: string,
+    signal?: AbortSignal,
+  ): Promise<ReadableStream<Uint8Array>> => {
     const { kind } = classifyPath(path);
     // Real bridges answer 200 with an empty body for a missing file, so existence is checked by exec.
     await assertFileExists(path, signal);
@@ -53,7 +80,10 @@ export function createBridgeFiles(client: BridgeClient, sandboxId: string, optio
       const { kind } = classifyPath(path);
       const parent = path.slice(0, path.lastIndexOf("/"));
       if (content.byteLength > options.maxRequestBytes) {
-        throw new SandboxFailedError({ message: `file of ${content.byteLength} bytes exceeds the bridge request limit`, context: { limit: options.maxRequestBytes } });
+        throw new SandboxFailedError({
+          message: `file of ${content.byteLength} bytes exceeds the bridge request limit`,
+          context: { limit: options.maxRequestBytes },
+        });
       }
       if (kind === "workspace") {
         await run(`mkdir -p ${shellQuote(parent)}`, signal);
@@ -63,7 +93,10 @@ export function createBridgeFiles(client: BridgeClient, sandboxId: string, optio
       // Stage under /workspace (the only writable file route), then move into place.
       const staging = `/workspace/.oma-staging-${crypto.randomUUID()}`;
       await client.writeFile(sandboxId, staging, content, signal);
-      await run(`mkdir -p ${shellQuote(parent)} && mv -f ${shellQuote(staging)} ${shellQuote(path)}`, signal);
+      await run(
+        `mkdir -p ${shellQuote(parent)} && mv -f ${shellQuote(staging)} ${shellQuote(path)}`,
+        signal,
+      );
     },
   };
 }
@@ -76,13 +109,20 @@ function base64EventsToBytes(events: AsyncGenerator<BridgeExecEvent>): ReadableS
       for (;;) {
         const next = await events.next();
         if (next.done) {
-          controller.error(new SandboxFailedError({ message: "file read ended without an exit status" }));
+          controller.error(
+            new SandboxFailedError({ message: "file read ended without an exit status" }),
+          );
           return;
         }
         const event = next.value;
         if (event.type === "exit") {
           if (event.exitCode !== 0) {
-            controller.error(new SandboxFailedError({ message: `file read failed with exit code ${event.exitCode}`, context: { exitCode: event.exitCode } }));
+            controller.error(
+              new SandboxFailedError({
+                message: `file read failed with exit code ${event.exitCode}`,
+                context: { exitCode: event.exitCode },
+              }),
+            );
             return;
           }
           if (carry) controller.enqueue(Buffer.from(carry, "base64"));

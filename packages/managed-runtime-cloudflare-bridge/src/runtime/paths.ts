@@ -12,7 +12,10 @@ export type BridgePathKind = "workspace" | "outputs" | "memory";
  * Validates an absolute sandbox path and says how the bridge can reach it. Paths must be under
  * `/workspace/`, `/mnt/session/outputs/` or `/mnt/memory/`, with no empty, `.` or `..` segment.
  */
-export function classifyPath(path: string): { readonly kind: BridgePathKind; readonly relative: string } {
+export function classifyPath(path: string): {
+  readonly kind: BridgePathKind;
+  readonly relative: string;
+} {
   for (const [kind, root] of [
     ["workspace", WORKSPACE_ROOT],
     ["outputs", OUTPUTS_ROOT],
@@ -25,7 +28,8 @@ export function classifyPath(path: string): { readonly kind: BridgePathKind; rea
     return { kind, relative };
   }
   throw new InvalidRequestError({
-    message: "sandbox path must be a file under /workspace/, /mnt/session/outputs/ or /mnt/memory/ without empty, '.' or '..' segments",
+    message:
+      "sandbox path must be a file under /workspace/, /mnt/session/outputs/ or /mnt/memory/ without empty, '.' or '..' segments",
     context: { path: path.slice(0, 256) },
   });
 }
@@ -35,6 +39,9 @@ export function assertWorkspaceCwd(cwd: string): void {
   if (cwd === WORKSPACE_ROOT) return;
   classifyPath(cwd.endsWith("/") ? cwd.slice(0, -1) : cwd);
   if (!cwd.startsWith(`${WORKSPACE_ROOT}/`)) {
-    throw new InvalidRequestError({ message: "working directory must be /workspace or below", context: { cwd: cwd.slice(0, 256) } });
+    throw new InvalidRequestError({
+      message: "working directory must be /workspace or below",
+      context: { cwd: cwd.slice(0, 256) },
+    });
   }
 }

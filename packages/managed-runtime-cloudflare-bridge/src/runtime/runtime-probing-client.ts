@@ -1,4 +1,7 @@
-import { ManagedRuntimeError, UnavailableError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  ManagedRuntimeError,
+  UnavailableError,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { BridgeClient, BridgeExecEvent } from "../wire/bridge-client.js";
 
 /**
@@ -33,10 +36,17 @@ function isStartFailure(error: unknown): boolean {
  * A delete the bridge answers with the same start failure within a minute of such a finding is named the
  * same way, without a probe of its own (a probe would start the container the delete is ending).
  */
-export function createRuntimeProbingClient(client: BridgeClient, now: () => number = Date.now): BridgeClient {
+export function createRuntimeProbingClient(
+  client: BridgeClient,
+  now: () => number = Date.now,
+): BridgeClient {
   let unavailableSince: number | null = null;
 
-  const runtimeUnavailable = (operation: string, original: ManagedRuntimeError, probe: string): UnavailableError =>
+  const runtimeUnavailable = (
+    operation: string,
+    original: ManagedRuntimeError,
+    probe: string,
+  ): UnavailableError =>
     new UnavailableError({
       message:
         `bridge ${operation} failed: the container runtime behind the bridge is unavailable: ${probe} ` +
@@ -46,8 +56,17 @@ export function createRuntimeProbingClient(client: BridgeClient, now: () => numb
     });
 
   /** Probes after `error` and returns the error to throw. Never throws itself. */
-  const explain = async (id: string, operation: string, error: unknown, signal?: AbortSignal): Promise<unknown> => {
-    if (!ManagedRuntimeError.isInstance(error) || !AMBIGUOUS_BRIDGE_CODES.has(bridgeCodeOf(error) ?? "")) return error;
+  const explain = async (
+    id: string,
+    operation: string,
+    error: unknown,
+    signal?: AbortSignal,
+  ): Promise<unknown> => {
+    if (
+      !ManagedRuntimeError.isInstance(error) ||
+      !AMBIGUOUS_BRIDGE_CODES.has(bridgeCodeOf(error) ?? "")
+    )
+      return error;
     // A connection the bridge dropped (its keep-alive after the failed call) gets one more try.
     for (let attempt = 0; attempt < 2 && signal?.aborted !== true; attempt++) {
       try {
@@ -57,7 +76,11 @@ export function createRuntimeProbingClient(client: BridgeClient, now: () => numb
       } catch (probeError) {
         if (isStartFailure(probeError)) {
           unavailableSince = now();
-          return runtimeUnavailable(operation, error, "the bridge could not start a container when asked again");
+          return runtimeUnavailable(
+            operation,
+            error,
+            "the bridge could not start a container when asked again",
+          );
         }
         if (!UnavailableError.isInstance(probeError)) return error;
       }
@@ -65,7 +88,12 @@ export function createRuntimeProbingClient(client: BridgeClient, now: () => numb
     return error;
   };
 
-  const probed = async <T>(id: string, operation: string, call: () => Promise<T>, signal?: AbortSignal): Promise<T> => {
+  const probed = async <T>(
+    id: string,
+    operation: string,
+    call: () => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> => {
     try {
       return await call();
     } catch (error) {
@@ -83,17 +111,26 @@ export function createRuntimeProbingClient(client: BridgeClient, now: () => numb
         throw await explain(id, "exec", error, input.signal);
       }
     },
-    readFile: (id, path, signal) => probed(id, "file.read", () => client.readFile(id, path, signal), signal),
-    writeFile: (id, path, body, signal) => probed(id, "file.write", () => client.writeFile(id, path, body, signal), signal),
-    persist: (id, excludes, signal) => probed(id, "persist", () => client.persist(id, excludes, signal), signal),
-    hydrate: (id, tar, signal) => probed(id, "hydrate", () => client.hydrate(id, tar, signal), signal),
+    readFile: (id, path, signal) =>
+      probed(id, "file.read", () => client.readFile(id, path, signal), signal),
+    writeFile: (id, path, body, signal) =>
+      probed(id, "file.write", () => client.writeFile(id, path, body, signal), signal),
+    persist: (id, excludes, signal) =>
+      probed(id, "persist", () => client.persist(id, excludes, signal), signal),
+    hydrate: (id, tar, signal) =>
+      probed(id, "hydrate", () => client.hydrate(id, tar, signal), signal),
     async destroy(id) {
       try {
         await client.destroy(id);
       } catch (error) {
         const recent = unavailableSince !== null && now() - unavailableSince < FINDING_TTL_MS;
-        if (!recent || !isStartFailure(error) || !ManagedRuntimeError.isInstance(error)) throw error;
-        throw runtimeUnavailable("delete", error, "a probe found that no container could be started");
+        if (!recent || !isStartFailure(error) || !ManagedRuntimeError.isInstance(error))
+          throw error;
+        throw runtimeUnavailable(
+          "delete",
+          error,
+          "a probe found that no container could be started",
+        );
       }
     },
   };

@@ -1,4 +1,7 @@
-import { type DestroyedSandboxes, createDestroyedSandboxes } from "@open-managed-agents/managed-runtime-sandbox";
+import {
+  type DestroyedSandboxes,
+  createDestroyedSandboxes,
+} from "@open-managed-agents/managed-runtime-sandbox";
 import type { BridgeClient, BridgeExecEvent } from "../wire/bridge-client.js";
 
 /**
@@ -21,7 +24,10 @@ export const LATE_DELETES_MS: readonly number[] = [3_000, 35_000];
  * after the last such call of that sandbox settled. Each of these deletes costs the bridge a container
  * start when nothing is left to delete, so calls settling one after another share one set of late deletes.
  */
-export function createTombstoningClient(client: BridgeClient, destroyed: DestroyedSandboxes = createDestroyedSandboxes()): BridgeClient {
+export function createTombstoningClient(
+  client: BridgeClient,
+  destroyed: DestroyedSandboxes = createDestroyedSandboxes(),
+): BridgeClient {
   const guarded = async <T>(id: string, operation: string, call: () => Promise<T>): Promise<T> => {
     destroyed.refuse(id, operation);
     try {
@@ -48,7 +54,8 @@ export function createTombstoningClient(client: BridgeClient, destroyed: Destroy
     for (const timer of lateDeletes.get(id) ?? []) clearTimeout(timer);
     const timers = LATE_DELETES_MS.map((delayMs, index) =>
       setTimeout(() => {
-        if (index === LATE_DELETES_MS.length - 1 && lateDeletes.get(id) === timers) lateDeletes.delete(id);
+        if (index === LATE_DELETES_MS.length - 1 && lateDeletes.get(id) === timers)
+          lateDeletes.delete(id);
         void client.destroy(id).catch(() => undefined);
       }, delayMs),
     );
@@ -69,9 +76,12 @@ export function createTombstoningClient(client: BridgeClient, destroyed: Destroy
         deleteIfDestroyedMeanwhile(id);
       }
     },
-    readFile: (id, path, signal) => guarded(id, "file read", () => client.readFile(id, path, signal)),
-    writeFile: (id, path, body, signal) => guarded(id, "file write", () => client.writeFile(id, path, body, signal)),
-    persist: (id, excludes, signal) => guarded(id, "persist", () => client.persist(id, excludes, signal)),
+    readFile: (id, path, signal) =>
+      guarded(id, "file read", () => client.readFile(id, path, signal)),
+    writeFile: (id, path, body, signal) =>
+      guarded(id, "file write", () => client.writeFile(id, path, body, signal)),
+    persist: (id, excludes, signal) =>
+      guarded(id, "persist", () => client.persist(id, excludes, signal)),
     hydrate: (id, tar, signal) => guarded(id, "hydrate", () => client.hydrate(id, tar, signal)),
     async destroy(id) {
       // Remembered before the request: a call racing the delete must not start a fresh container either.

@@ -7,7 +7,11 @@ import {
   redactSecrets,
 } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
-import { bridgeErrorFromPayload, bridgeErrorFromResponse, isCapacityRefusal } from "./bridge-errors.js";
+import {
+  bridgeErrorFromPayload,
+  bridgeErrorFromResponse,
+  isCapacityRefusal,
+} from "./bridge-errors.js";
 import { describeNetworkError, guardedBody } from "./guarded-body.js";
 import { bridgeFetch } from "./keep-alive-fetch.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, backoffDelay, delay } from "./retry.js";
@@ -66,11 +70,24 @@ export interface BridgeClient {
   /** `POST …/exec`: streams decoded events; the last one is `exit`. Retried only when unreachable and `retryUnreachable`. */
   exec(id: string, input: BridgeExecInput): AsyncGenerator<BridgeExecEvent>;
   /** `GET …/file/<path>`: raw bytes. Retried. A missing file reads as an empty body on real bridges. */
-  readFile(id: string, workspacePath: string, signal?: AbortSignal): Promise<ReadableStream<Uint8Array>>;
+  readFile(
+    id: string,
+    workspacePath: string,
+    signal?: AbortSignal,
+  ): Promise<ReadableStream<Uint8Array>>;
   /** `PUT …/file/<path>`. Not retried. */
-  writeFile(id: string, workspacePath: string, body: Uint8Array, signal?: AbortSignal): Promise<void>;
+  writeFile(
+    id: string,
+    workspacePath: string,
+    body: Uint8Array,
+    signal?: AbortSignal,
+  ): Promise<void>;
   /** `POST …/persist`: a tar of `/workspace`. Not retried. */
-  persist(id: string, excludes: readonly string[], signal?: AbortSignal): Promise<ReadableStream<Uint8Array>>;
+  persist(
+    id: string,
+    excludes: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<ReadableStream<Uint8Array>>;
   /** `POST …/hydrate`: extracts a tar into `/workspace`. Never retried. */
   hydrate(id: string, tar: Uint8Array, signal?: AbortSignal): Promise<void>;
   /**
@@ -81,7 +98,9 @@ export interface BridgeClient {
   destroy(id: string): Promise<void>;
 }
 
-const createResponseSchema = z.object({ id: z.string().regex(BRIDGE_SANDBOX_ID_PATTERN, "not a bridge sandbox id") });
+const createResponseSchema = z.object({
+  id: z.string().regex(BRIDGE_SANDBOX_ID_PATTERN, "not a bridge sandbox id"),
+});
 const runningResponseSchema = z.object({ running: z.boolean() });
 const exitPayloadSchema = z.object({ exit_code: z.number().int().refine(Number.isSafeInteger) });
 const BASE64_PATTERN = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -103,13 +122,22 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
 
   const sandboxUrl = (id: string, suffix = ""): string => {
     if (!BRIDGE_SANDBOX_ID_PATTERN.test(id)) {
-      throw new UpstreamProtocolError({ message: "sandbox id is not in the bridge's id alphabet", context: { operation: "address" } });
+      throw new UpstreamProtocolError({
+        message: "sandbox id is not in the bridge's id alphabet",
+        context: { operation: "address" },
+      });
     }
     return `${baseUrl}/v1/sandbox/${id}${suffix}`;
   };
 
   /** `idempotent`: retried when unreachable and on 429/502/503/504; `"unreachable"`: only when no answer came. */
-  const send = async (operation: string, url: string, init: RequestInit, idempotent: boolean | "unreachable", id?: string): Promise<Response> => {
+  const send = async (
+    operation: string,
+    url: string,
+    init: RequestInit,
+    idempotent: boolean | "unreachable",
+    id?: string,
+  ): Promise<Response> => {
     const headers = new Headers(init.headers);
     headers.set("authorization", `Bearer ${options.apiKey}`);
     const attempts = idempotent ? retry.attempts : 1;
@@ -121,14 +149,20 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
       try {
         response = await fetchImpl(url, { ...init, headers });
       } catch (error) {
-        if (init.signal?.aborted) throw new AbortedError({ message: `bridge ${operation} aborted`, cause: error });
+        if (init.signal?.aborted)
+          throw new AbortedError({ message: `bridge ${operation} aborted`, cause: error });
         failure = error;
       }
-      const transient = response === null || (idempotent === true && [429, 502, 503, 504].includes(response.status));
+      const transient =
+        response === null ||
+        (idempotent === true && [429, 502, 503, 504].includes(response.status));
       if (!transient || attempt + 1 >= attempts || deleted()) {
         if (response === null) {
           throw new UnavailableError({
-            message: redactSecrets(`bridge ${operation} unreachable: ${describeNetworkError(failure)}`, [options.apiKey]),
+            message: redactSecrets(
+              `bridge ${operation} unreachable: ${describeNetworkError(failure)}`,
+              [options.apiKey],
+            ),
             context: { operation },
             cause: failure,
           });
@@ -137,7 +171,11 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
       }
       await response?.body?.cancel().catch(() => undefined);
       await delay(backoffDelay(retry, attempt, options.random), init.signal ?? undefined);
-      if (deleted()) throw new LeaseLostError({ message: `bridge sandbox was destroyed; ${operation} not retried`, context: { operation } });
+      if (deleted())
+        throw new LeaseLostError({
+          message: `bridge sandbox was destroyed; ${operation} not retried`,
+          context: { operation },
+        });
     }
   };
 
@@ -146,14 +184,25 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
     throw await bridgeErrorFromResponse(operation, response);
   };
 
-  const readJson = async <S extends z.ZodType>(operation: string, response: Response, schema: S): Promise<z.output<S>> => {
+  const readJson = async <S extends z.ZodType>(
+    operation: string,
+    response: Response,
+    schema: S,
+  ): Promise<z.output<S>> => {
     let payload: unknown;
     try {
       payload = await response.json();
     } catch (error) {
-      throw new UpstreamProtocolError({ message: `bridge ${operation} answered with a body that is not JSON`, context: { operation }, cause: error });
+      throw new UpstreamProtocolError({
+        message: `bridge ${operation} answered with a body that is not JSON`,
+        context: { operation },
+        cause: error,
+      });
     }
-    return parseRecord(schema, payload, { record: `bridge ${operation} response`, code: "upstream_protocol" });
+    return parseRecord(schema, payload, {
+      record: `bridge ${operation} response`,
+      code: "upstream_protocol",
+    });
   };
 
   const fileUrl = (id: string, workspacePath: string): string => {
@@ -163,36 +212,69 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
 
   return {
     async create(signal) {
-      const response = await expectOk("create", await send("create", `${baseUrl}/v1/sandbox`, { method: "POST", signal }, false));
+      const response = await expectOk(
+        "create",
+        await send("create", `${baseUrl}/v1/sandbox`, { method: "POST", signal }, false),
+      );
       return (await readJson("create", response, createResponseSchema)).id;
     },
 
     async running(id, signal) {
-      const response = await expectOk("running", await send("running", sandboxUrl(id, "/running"), { method: "GET", signal }, true, id));
+      const response = await expectOk(
+        "running",
+        await send("running", sandboxUrl(id, "/running"), { method: "GET", signal }, true, id),
+      );
       return (await readJson("running", response, runningResponseSchema)).running;
     },
 
     async *exec(id, input) {
-      const body = JSON.stringify({ argv: input.argv, ...(input.cwd ? { cwd: input.cwd } : {}), ...(input.timeoutMs ? { timeout_ms: input.timeoutMs } : {}) });
+      const body = JSON.stringify({
+        argv: input.argv,
+        ...(input.cwd ? { cwd: input.cwd } : {}),
+        ...(input.timeoutMs ? { timeout_ms: input.timeoutMs } : {}),
+      });
       const response = await expectOk(
         "exec",
-        await send("exec", sandboxUrl(id, "/exec"), { method: "POST", body, headers: { "content-type": "application/json" }, signal: input.signal }, input.retryUnreachable ? "unreachable" : false, id),
+        await send(
+          "exec",
+          sandboxUrl(id, "/exec"),
+          {
+            method: "POST",
+            body,
+            headers: { "content-type": "application/json" },
+            signal: input.signal,
+          },
+          input.retryUnreachable ? "unreachable" : false,
+          id,
+        ),
       );
       const contentType = response.headers.get("content-type") ?? "";
       if (!contentType.startsWith("text/event-stream") || !response.body) {
         await response.body?.cancel().catch(() => undefined);
-        throw new UpstreamProtocolError({ message: `bridge exec answered ${contentType || "no content type"} instead of an event stream`, context: { operation: "exec" } });
+        throw new UpstreamProtocolError({
+          message: `bridge exec answered ${contentType || "no content type"} instead of an event stream`,
+          context: { operation: "exec" },
+        });
       }
-      for await (const frame of parseSseStream(guardedBody("exec", response.body, input.signal), { maxFrameBytes, signal: input.signal })) {
+      for await (const frame of parseSseStream(guardedBody("exec", response.body, input.signal), {
+        maxFrameBytes,
+        signal: input.signal,
+      })) {
         if (frame.event === "stdout" || frame.event === "stderr") {
           const compact = frame.data.replace(/\s+/g, "");
           if (!BASE64_PATTERN.test(compact) || compact.length % 4 !== 0) {
-            throw new UpstreamProtocolError({ message: `bridge exec ${frame.event} frame is not base64`, context: { operation: "exec" } });
+            throw new UpstreamProtocolError({
+              message: `bridge exec ${frame.event} frame is not base64`,
+              context: { operation: "exec" },
+            });
           }
           yield { type: frame.event, data: Buffer.from(compact, "base64") };
         } else if (frame.event === "exit") {
           const payload = parseJsonFrame(frame.data);
-          const exit = parseRecord(exitPayloadSchema, payload, { record: "bridge exec exit frame", code: "upstream_protocol" });
+          const exit = parseRecord(exitPayloadSchema, payload, {
+            record: "bridge exec exit frame",
+            code: "upstream_protocol",
+          });
           yield { type: "exit", exitCode: exit.exit_code };
           return;
         } else if (frame.event === "error") {
@@ -200,12 +282,20 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
         }
         // Other events are ignored: the stream format allows additions.
       }
-      throw new UpstreamProtocolError({ message: "bridge exec stream ended without an exit event", context: { operation: "exec" } });
+      throw new UpstreamProtocolError({
+        message: "bridge exec stream ended without an exit event",
+        context: { operation: "exec" },
+      });
     },
 
     async readFile(id, workspacePath, signal) {
-      const response = await expectOk("file.read", await send("file.read", fileUrl(id, workspacePath), { method: "GET", signal }, true, id));
-      return response.body ? guardedBody("file.read", response.body, signal) : new ReadableStream({ start: (controller) => controller.close() });
+      const response = await expectOk(
+        "file.read",
+        await send("file.read", fileUrl(id, workspacePath), { method: "GET", signal }, true, id),
+      );
+      return response.body
+        ? guardedBody("file.read", response.body, signal)
+        : new ReadableStream({ start: (controller) => controller.close() });
     },
 
     async writeFile(id, workspacePath, body, signal) {
@@ -220,9 +310,22 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
     },
 
     async persist(id, excludes, signal) {
-      const query = excludes.length > 0 ? `?excludes=${excludes.map(encodeURIComponent).join(",")}` : "";
-      const response = await expectOk("persist", await send("persist", sandboxUrl(id, `/persist${query}`), { method: "POST", signal }, false));
-      if (!response.body) throw new UpstreamProtocolError({ message: "bridge persist answered without a body", context: { operation: "persist" } });
+      const query =
+        excludes.length > 0 ? `?excludes=${excludes.map(encodeURIComponent).join(",")}` : "";
+      const response = await expectOk(
+        "persist",
+        await send(
+          "persist",
+          sandboxUrl(id, `/persist${query}`),
+          { method: "POST", signal },
+          false,
+        ),
+      );
+      if (!response.body)
+        throw new UpstreamProtocolError({
+          message: "bridge persist answered without a body",
+          context: { operation: "persist" },
+        });
       return guardedBody("persist", response.body, signal);
     },
 
@@ -271,15 +374,28 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
  * A request body of `bytes` that Node's fetch sends as it lies: given a Uint8Array it first copies it whole
  * (a part's size more memory per request in flight); a one-chunk stream with its length is not copied.
  */
-function uncopiedBody(bytes: Uint8Array, contentType: string): Pick<RequestInit, "body" | "headers"> & { readonly duplex: "half" } {
-  const body = new ReadableStream<Uint8Array>({ start: (controller) => (controller.enqueue(bytes), controller.close()) });
-  return { body, duplex: "half", headers: { "content-type": contentType, "content-length": String(bytes.byteLength) } };
+function uncopiedBody(
+  bytes: Uint8Array,
+  contentType: string,
+): Pick<RequestInit, "body" | "headers"> & { readonly duplex: "half" } {
+  const body = new ReadableStream<Uint8Array>({
+    start: (controller) => (controller.enqueue(bytes), controller.close()),
+  });
+  return {
+    body,
+    duplex: "half",
+    headers: { "content-type": contentType, "content-length": String(bytes.byteLength) },
+  };
 }
 
 function parseJsonFrame(data: string): unknown {
   try {
     return JSON.parse(data);
   } catch (error) {
-    throw new UpstreamProtocolError({ message: "bridge exec frame is not JSON", context: { operation: "exec" }, cause: error });
+    throw new UpstreamProtocolError({
+      message: "bridge exec frame is not JSON",
+      context: { operation: "exec" },
+      cause: error,
+    });
   }
 }

@@ -45,7 +45,11 @@ const MAX_MESSAGE_CHARS = 500;
  * Turns a bridge error payload into a typed error. `operation` names the bridge call (`exec`,
  * `file.read`); `status` is the HTTP status, or null for an error event inside an exec stream.
  */
-export function bridgeErrorFromPayload(operation: string, status: number | null, payload: unknown): ManagedRuntimeError {
+export function bridgeErrorFromPayload(
+  operation: string,
+  status: number | null,
+  payload: unknown,
+): ManagedRuntimeError {
   const parsed = bridgeErrorBodySchema.safeParse(payload);
   if (!parsed.success) {
     return new UpstreamProtocolError({
@@ -54,7 +58,9 @@ export function bridgeErrorFromPayload(operation: string, status: number | null,
     });
   }
   const bridgeCode = parsed.data.code ?? null;
-  const code = (bridgeCode && BRIDGE_CODE_MAP[bridgeCode]) || (status === null ? "sandbox_failed" : codeForStatus(status));
+  const code =
+    (bridgeCode && BRIDGE_CODE_MAP[bridgeCode]) ||
+    (status === null ? "sandbox_failed" : codeForStatus(status));
   return createError(code, {
     message: `bridge ${operation} failed: ${parsed.data.error.slice(0, MAX_MESSAGE_CHARS)}`,
     context: { operation, status, bridgeCode },
@@ -62,7 +68,10 @@ export function bridgeErrorFromPayload(operation: string, status: number | null,
 }
 
 /** Reads an error response (bounded) and returns the typed error for it. */
-export async function bridgeErrorFromResponse(operation: string, response: Response): Promise<ManagedRuntimeError> {
+export async function bridgeErrorFromResponse(
+  operation: string,
+  response: Response,
+): Promise<ManagedRuntimeError> {
   const text = await readBoundedText(response, 64 * 1024);
   let payload: unknown = null;
   const contentType = response.headers.get("content-type") ?? "";
@@ -85,11 +94,16 @@ export async function bridgeErrorFromResponse(operation: string, response: Respo
 
 /** Reads at most `maxBytes` of a body as text and cancels the rest. */
 export async function readBoundedText(response: Response, maxBytes: number): Promise<string> {
-  return new TextDecoder().decode(await readBoundedBytes(response.body, { maxBytes, overflow: "truncate" })).slice(0, maxBytes);
+  return new TextDecoder()
+    .decode(await readBoundedBytes(response.body, { maxBytes, overflow: "truncate" }))
+    .slice(0, maxBytes);
 }
 
 /** Whether an error is the bridge's 503 `capacity_exceeded`: its pool refused to start a container. */
 export function isCapacityRefusal(error: unknown): boolean {
-  if (!ManagedRuntimeError.isInstance(error) || error.code !== "insufficient_capacity") return false;
-  return (error.context as { bridgeCode?: unknown } | undefined)?.bridgeCode === "capacity_exceeded";
+  if (!ManagedRuntimeError.isInstance(error) || error.code !== "insufficient_capacity")
+    return false;
+  return (
+    (error.context as { bridgeCode?: unknown } | undefined)?.bridgeCode === "capacity_exceeded"
+  );
 }

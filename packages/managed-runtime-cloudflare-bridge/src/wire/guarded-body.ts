@@ -1,4 +1,8 @@
-import { AbortedError, ManagedRuntimeError, UnavailableError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  AbortedError,
+  ManagedRuntimeError,
+  UnavailableError,
+} from "@open-managed-agents/runtime-resource-contract";
 
 /** `fetch failed (ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:8787)`: the fetch error and the socket error behind it. */
 export function describeNetworkError(error: unknown): string {
@@ -15,7 +19,11 @@ export function describeNetworkError(error: unknown): string {
  * whatever consumed the bytes (a harness run, an archive decoder, a store's put). Here it becomes
  * `unavailable`: the bridge went away in the middle of `operation`. A caller's own abort stays `aborted`.
  */
-export function guardedBody(operation: string, body: ReadableStream<Uint8Array>, signal?: AbortSignal | null): ReadableStream<Uint8Array> {
+export function guardedBody(
+  operation: string,
+  body: ReadableStream<Uint8Array>,
+  signal?: AbortSignal | null,
+): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   return new ReadableStream({
     type: "bytes",
@@ -34,16 +42,23 @@ export function guardedBody(operation: string, body: ReadableStream<Uint8Array>,
       } else if (chunk.value.byteLength > 0) {
         // A byte stream takes over the buffer it is given: a view into a larger (pooled) one is copied first.
         const view = chunk.value;
-        controller.enqueue(view.byteOffset === 0 && view.byteLength === view.buffer.byteLength ? view : view.slice());
+        controller.enqueue(
+          view.byteOffset === 0 && view.byteLength === view.buffer.byteLength ? view : view.slice(),
+        );
       }
     },
     cancel: (reason) => reader.cancel(reason),
   });
 }
 
-function bodyFailure(operation: string, error: unknown, signal?: AbortSignal | null): ManagedRuntimeError {
+function bodyFailure(
+  operation: string,
+  error: unknown,
+  signal?: AbortSignal | null,
+): ManagedRuntimeError {
   if (ManagedRuntimeError.isInstance(error)) return error;
-  if (signal?.aborted) return new AbortedError({ message: `bridge ${operation} aborted`, cause: error });
+  if (signal?.aborted)
+    return new AbortedError({ message: `bridge ${operation} aborted`, cause: error });
   return new UnavailableError({
     message: `bridge ${operation} broke off: the bridge closed the connection mid-response (${describeNetworkError(error)})`,
     context: { operation },

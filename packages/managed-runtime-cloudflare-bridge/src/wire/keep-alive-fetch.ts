@@ -31,20 +31,31 @@ export function bridgeFetch(): typeof fetch {
   const options = { keepAlive: true, timeout: BRIDGE_IDLE_CONNECTION_MS };
   agents ??= { http: new http.Agent(options), https: new https.Agent(options) };
   const pools = agents;
-  return ((input: Parameters<typeof fetch>[0], init?: RequestInit) => send(String(input instanceof Request ? input.url : input), init ?? {}, pools)) as typeof fetch;
+  return ((input: Parameters<typeof fetch>[0], init?: RequestInit) =>
+    send(String(input instanceof Request ? input.url : input), init ?? {}, pools)) as typeof fetch;
 }
 
-function send(url: string, init: RequestInit, pools: NonNullable<typeof agents>): Promise<Response> {
+function send(
+  url: string,
+  init: RequestInit,
+  pools: NonNullable<typeof agents>,
+): Promise<Response> {
   const target = new URL(url);
   const secure = target.protocol === "https:";
   const { signal } = init;
   return new Promise<Response>((resolve, reject) => {
     // As fetch does: a network failure is a TypeError whose cause is the socket's error.
-    const fail = (error: unknown) => reject(signal?.aborted ? signal.reason : new TypeError("fetch failed", { cause: error }));
+    const fail = (error: unknown) =>
+      reject(signal?.aborted ? signal.reason : new TypeError("fetch failed", { cause: error }));
     if (signal?.aborted) return reject(signal.reason);
     const headers: Record<string, string> = {};
     for (const [name, value] of new Headers(init.headers)) headers[name] = value;
-    const request = (secure ? https : http).request(target, { method: init.method ?? "GET", headers, agent: secure ? pools.https : pools.http, ...(signal ? { signal } : {}) });
+    const request = (secure ? https : http).request(target, {
+      method: init.method ?? "GET",
+      headers,
+      agent: secure ? pools.https : pools.http,
+      ...(signal ? { signal } : {}),
+    });
     request.once("error", fail);
     request.once("response", (incoming) => {
       try {
@@ -74,8 +85,10 @@ function responseOf(incoming: http.IncomingMessage, head: boolean): Response {
   const status = incoming.statusCode ?? 0;
   if (status < 200 || status > 599) throw new Error(`unexpected HTTP status ${status}`);
   const headers = new Headers();
-  for (let index = 0; index + 1 < incoming.rawHeaders.length; index += 2) headers.append(incoming.rawHeaders[index] as string, incoming.rawHeaders[index + 1] as string);
-  const response = (body: ReadableStream<Uint8Array> | null) => new Response(body, { status, statusText: incoming.statusMessage ?? "", headers });
+  for (let index = 0; index + 1 < incoming.rawHeaders.length; index += 2)
+    headers.append(incoming.rawHeaders[index] as string, incoming.rawHeaders[index + 1] as string);
+  const response = (body: ReadableStream<Uint8Array> | null) =>
+    new Response(body, { status, statusText: incoming.statusMessage ?? "", headers });
   if (NULL_BODY_STATUSES.has(status) || head) {
     const answer = response(null);
     // Drained, with a listener for an error of its socket, which then ends nothing else.

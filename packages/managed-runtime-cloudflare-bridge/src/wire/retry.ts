@@ -9,11 +9,25 @@ export interface RetryPolicy {
   readonly maxDelayMs: number;
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 4, baseDelayMs: 100, maxDelayMs: 2_000 };
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  attempts: 4,
+  baseDelayMs: 100,
+  maxDelayMs: 2_000,
+};
 
 /** Full-jitter exponential delay for attempt `n` (0-based), by the contract's one backoff rule. */
-export function backoffDelay(policy: RetryPolicy, attempt: number, random: () => number = Math.random): number {
-  return jitteredBackoffMs({ attempt, baseMs: policy.baseDelayMs, maxMs: policy.maxDelayMs, jitter: 1, random });
+export function backoffDelay(
+  policy: RetryPolicy,
+  attempt: number,
+  random: () => number = Math.random,
+): number {
+  return jitteredBackoffMs({
+    attempt,
+    baseMs: policy.baseDelayMs,
+    maxMs: policy.maxDelayMs,
+    jitter: 1,
+    random,
+  });
 }
 
 /** Sleeps `ms`, rejecting with `aborted` when the signal fires. */

@@ -1,4 +1,7 @@
-import { LimitExceededError, UpstreamProtocolError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  LimitExceededError,
+  UpstreamProtocolError,
+} from "@open-managed-agents/runtime-resource-contract";
 import { type EventSourceMessage, type ParseError, createParser } from "eventsource-parser";
 
 /** One dispatched server-sent event. */
@@ -25,7 +28,10 @@ const LINE_OVERHEAD = 64;
  * invalid UTF-8 is `upstream_protocol`. A frame over `maxFrameBytes` is `limit_exceeded`, raised while it
  * is still arriving (the parser bounds its buffered data); the stream is cancelled so the peer stops sending.
  */
-export async function* parseSseStream(body: ReadableStream<Uint8Array>, options: SseParseOptions): AsyncGenerator<SseFrame> {
+export async function* parseSseStream(
+  body: ReadableStream<Uint8Array>,
+  options: SseParseOptions,
+): AsyncGenerator<SseFrame> {
   const reader = body.getReader();
   const decoder = new TextDecoder("utf-8", { fatal: true });
   const frames: SseFrame[] = [];
@@ -34,7 +40,8 @@ export async function* parseSseStream(body: ReadableStream<Uint8Array>, options:
     maxBufferSize: options.maxFrameBytes + LINE_OVERHEAD,
     onEvent: (message: EventSourceMessage) => {
       // A frame that arrived whole inside one chunk is never buffered, so the parser's bound does not see it.
-      if (message.data.length > options.maxFrameBytes) failure ??= new Error("frame data over the limit");
+      if (message.data.length > options.maxFrameBytes)
+        failure ??= new Error("frame data over the limit");
       else frames.push({ event: message.event || "message", data: message.data });
     },
     // Unknown fields and bad retry values are ignored, as the specification says; only the size bound fails.
@@ -52,7 +59,10 @@ export async function* parseSseStream(body: ReadableStream<Uint8Array>, options:
       try {
         text = done ? decoder.decode() : decoder.decode(value, { stream: true });
       } catch (error) {
-        throw new UpstreamProtocolError({ message: "event stream is not valid UTF-8", cause: error });
+        throw new UpstreamProtocolError({
+          message: "event stream is not valid UTF-8",
+          cause: error,
+        });
       }
       parser.feed(text);
       // The parser waits for the byte after a CR (it may be the LF of a CRLF); at the end there is none.

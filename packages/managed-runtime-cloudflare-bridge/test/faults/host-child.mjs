@@ -21,8 +21,12 @@ const client = createBetterSqliteClient(database);
 const store = createFsBlobStore({ rootDir: config.storeDir });
 const holdAt = (url, init) =>
   // The first request of the checkpoint's content transfer (the `.oma-checkpoint-*` scratch folder).
-  (config.stage === "checkpoint" && (url.pathname.includes(".oma-checkpoint-") || (typeof init?.body === "string" && init.body.includes(".oma-checkpoint-")))) ||
-  (config.stage === "harness" && typeof init?.body === "string" && init.body.includes("FAULT_HARNESS")) ||
+  (config.stage === "checkpoint" &&
+    (url.pathname.includes(".oma-checkpoint-") ||
+      (typeof init?.body === "string" && init.body.includes(".oma-checkpoint-")))) ||
+  (config.stage === "harness" &&
+    typeof init?.body === "string" &&
+    init.body.includes("FAULT_HARNESS")) ||
   (config.stage === "restore" && url.pathname.endsWith("/hydrate"));
 const driver = createCloudflareBridgeManagedRuntime({
   baseUrl: config.bridgeUrl,
@@ -40,7 +44,13 @@ const driver = createCloudflareBridgeManagedRuntime({
   },
 });
 const registry = createManagedRuntimeProviderRegistry({ drivers: [driver] });
-const prepared = await registry.prepare({ provider: "cloudflare-bridge", placement: "driver_service", scope: config.scope, profile: config.profile, providerConfig: {} });
+const prepared = await registry.prepare({
+  provider: "cloudflare-bridge",
+  placement: "driver_service",
+  scope: config.scope,
+  profile: config.profile,
+  providerConfig: {},
+});
 const host = createManagedRuntimeHost({
   ownerId: `child-${process.pid}`,
   leaseTtlMs: config.leaseTtlMs,

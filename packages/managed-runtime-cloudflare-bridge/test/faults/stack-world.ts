@@ -19,7 +19,10 @@ import {
   createSqlSandboxJournal,
 } from "@open-managed-agents/managed-runtime-host";
 import type { ManagedRuntimeRunResult } from "@open-managed-agents/managed-runtime-host";
-import type { ManagedRuntimeProfile, RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  ManagedRuntimeProfile,
+  RuntimeResourceScope,
+} from "@open-managed-agents/runtime-resource-contract";
 import { createCloudflareBridgeManagedRuntime } from "../../src/index.js";
 import { shellProfile } from "../support.js";
 
@@ -29,7 +32,12 @@ let sequence = 0;
 /** A fresh work item of `sessionId`. */
 export function workItem(sessionId: string): RuntimeResourceScope {
   sequence += 1;
-  return { workspaceId: "ws-faults", environmentId: "env-faults", sessionId, workId: `work-${process.pid}-${sequence}` };
+  return {
+    workspaceId: "ws-faults",
+    environmentId: "env-faults",
+    sessionId,
+    workId: `work-${process.pid}-${sequence}`,
+  };
 }
 
 /** Options of {@link createStackWorld}. */
@@ -52,9 +60,15 @@ export function createStackWorld(options: StackWorldOptions) {
   const fences = createSqlFencePort({ client });
   const orphans = createSqlOrphanPort({ client });
   const journal = createSqlSandboxJournal({ client });
-  const store: BlobStore = createFsBlobStore({ rootDir: options.storeDir ?? join(options.dir, "store") });
+  const store: BlobStore = createFsBlobStore({
+    rootDir: options.storeDir ?? join(options.dir, "store"),
+  });
 
-  const prepare = async (scope: RuntimeResourceScope, profile: ManagedRuntimeProfile, fetchImpl?: typeof fetch) => {
+  const prepare = async (
+    scope: RuntimeResourceScope,
+    profile: ManagedRuntimeProfile,
+    fetchImpl?: typeof fetch,
+  ) => {
     const driver = createCloudflareBridgeManagedRuntime({
       baseUrl: options.bridge.url,
       apiKey: options.bridge.apiKey,
@@ -65,7 +79,15 @@ export function createStackWorld(options: StackWorldOptions) {
       ...(fetchImpl ? { fetch: fetchImpl } : {}),
     });
     const registry = createManagedRuntimeProviderRegistry({ drivers: [driver] });
-    return (await registry.prepare({ provider: "cloudflare-bridge", placement: "driver_service", scope, profile, providerConfig: {} })).resources;
+    return (
+      await registry.prepare({
+        provider: "cloudflare-bridge",
+        placement: "driver_service",
+        scope,
+        profile,
+        providerConfig: {},
+      })
+    ).resources;
   };
 
   return {
@@ -76,7 +98,11 @@ export function createStackWorld(options: StackWorldOptions) {
     store,
     ready: () => applyMigrations(client),
     /** Runs one work item; `fetchImpl` sees (and may fault) every bridge request. */
-    async run(scope: RuntimeResourceScope, profile: ManagedRuntimeProfile, fetchImpl?: typeof fetch): Promise<ManagedRuntimeRunResult> {
+    async run(
+      scope: RuntimeResourceScope,
+      profile: ManagedRuntimeProfile,
+      fetchImpl?: typeof fetch,
+    ): Promise<ManagedRuntimeRunResult> {
       const resources = await prepare(scope, profile, fetchImpl);
       const host = createManagedRuntimeHost({
         ownerId: `faults-${process.pid}`,
@@ -107,7 +133,9 @@ export function createStackWorld(options: StackWorldOptions) {
 }
 
 /** A fetch that runs `onRequest` before every bridge request, so a test can kill a piece at an exact point. */
-export function faultingFetch(onRequest: (url: URL, init: RequestInit | undefined) => Promise<void> | void): typeof fetch {
+export function faultingFetch(
+  onRequest: (url: URL, init: RequestInit | undefined) => Promise<void> | void,
+): typeof fetch {
   return async (input, init) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
     await onRequest(url, init);

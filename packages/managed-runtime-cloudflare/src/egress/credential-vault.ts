@@ -15,9 +15,17 @@ export type CredentialVaultDecision =
  */
 export interface CloudflareCredentialVault {
   /** Registers a binding for a work item's scope. Idempotent per binding id. */
-  open(input: { readonly bindingId: string; readonly scope: RuntimeResourceScope; readonly signal: AbortSignal }): Promise<void>;
+  open(input: {
+    readonly bindingId: string;
+    readonly scope: RuntimeResourceScope;
+    readonly signal: AbortSignal;
+  }): Promise<void>;
   /** Decides one request. Must deny for a revoked or unknown binding. */
-  resolve(input: { readonly bindingId: string; readonly url: URL; readonly method: string }): Promise<CredentialVaultDecision>;
+  resolve(input: {
+    readonly bindingId: string;
+    readonly url: URL;
+    readonly method: string;
+  }): Promise<CredentialVaultDecision>;
   /** Stops serving credentials for the binding. Idempotent. */
   revoke(input: { readonly bindingId: string }): Promise<void>;
 }

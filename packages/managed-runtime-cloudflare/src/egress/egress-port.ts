@@ -9,7 +9,11 @@ import {
 } from "@open-managed-agents/runtime-resource-contract";
 import type { CloudflareSandbox } from "../sandbox/cloudflare-sandbox.js";
 import type { CloudflareCredentialVault } from "./credential-vault.js";
-import { CREDENTIAL_EGRESS_HANDLER, type CredentialEgressParams, REVOKED_EGRESS_HANDLER } from "./outbound-names.js";
+import {
+  CREDENTIAL_EGRESS_HANDLER,
+  type CredentialEgressParams,
+  REVOKED_EGRESS_HANDLER,
+} from "./outbound-names.js";
 
 /** What the Cloudflare egress port enforces: deny-by-default interception of HTTP and HTTPS, credentials resolved per request. */
 export const CLOUDFLARE_CREDENTIAL_EGRESS: CredentialEgressCapabilities = {
@@ -23,7 +27,10 @@ export interface CloudflareCredentialEgressDependencies {
   readonly vault: CloudflareCredentialVault;
   readonly controlPlaneOrigin: string | null;
   /** The sandbox behind a lease of this driver. */
-  readonly sandbox: (input: { readonly scope: RuntimeResourceScope; readonly lease: ManagedSandboxLease }) => Promise<CloudflareSandbox>;
+  readonly sandbox: (input: {
+    readonly scope: RuntimeResourceScope;
+    readonly lease: ManagedSandboxLease;
+  }) => Promise<CloudflareSandbox>;
 }
 
 const GONE = ["stopping", "stopped", "stopped_with_code"];
@@ -34,10 +41,15 @@ const GONE = ["stopping", "stopped", "stopped_with_code"];
  * holds one); `revoke` revokes the binding in the vault first, then switches the container to the
  * refuse-everything handler.
  */
-export function createCloudflareCredentialEgressPort(dependencies: CloudflareCredentialEgressDependencies): CredentialEgressPort {
+export function createCloudflareCredentialEgressPort(
+  dependencies: CloudflareCredentialEgressDependencies,
+): CredentialEgressPort {
   const { vault } = dependencies;
   const prepared = new Map<string, CredentialEgressBinding>();
-  const attached = new Map<string, { readonly scope: RuntimeResourceScope; readonly lease: ManagedSandboxLease }>();
+  const attached = new Map<
+    string,
+    { readonly scope: RuntimeResourceScope; readonly lease: ManagedSandboxLease }
+  >();
 
   const switchToRevoked = async (bindingId: string): Promise<void> => {
     const target = attached.get(bindingId);
@@ -56,20 +68,32 @@ export function createCloudflareCredentialEgressPort(dependencies: CloudflareCre
     capabilities: async () => CLOUDFLARE_CREDENTIAL_EGRESS,
 
     async prepare({ scope, idempotencyKey, signal }) {
-      if (signal.aborted) throw new AbortedError({ message: "credential egress prepare was aborted" });
+      if (signal.aborted)
+        throw new AbortedError({ message: "credential egress prepare was aborted" });
       const existing = prepared.get(idempotencyKey);
       if (existing) return existing;
-      const binding: CredentialEgressBinding = { bindingId: `egr_${crypto.randomUUID().replace(/-/g, "")}`, enforcement: "enforced", credentialMode: "live" };
+      const binding: CredentialEgressBinding = {
+        bindingId: `egr_${crypto.randomUUID().replace(/-/g, "")}`,
+        enforcement: "enforced",
+        credentialMode: "live",
+      };
       await vault.open({ bindingId: binding.bindingId, scope, signal });
       prepared.set(idempotencyKey, binding);
       return binding;
     },
 
     async attach({ scope, binding, sandbox: lease, signal }) {
-      if (signal.aborted) throw new AbortedError({ message: "credential egress attach was aborted" });
-      if (binding.enforcement !== "enforced") throw new InvalidRequestError({ message: "the Cloudflare egress port attaches only enforced bindings" });
+      if (signal.aborted)
+        throw new AbortedError({ message: "credential egress attach was aborted" });
+      if (binding.enforcement !== "enforced")
+        throw new InvalidRequestError({
+          message: "the Cloudflare egress port attaches only enforced bindings",
+        });
       const sandbox = await dependencies.sandbox({ scope, lease });
-      const params: CredentialEgressParams = { bindingId: binding.bindingId, controlPlaneOrigin: dependencies.controlPlaneOrigin };
+      const params: CredentialEgressParams = {
+        bindingId: binding.bindingId,
+        controlPlaneOrigin: dependencies.controlPlaneOrigin,
+      };
       attached.set(binding.bindingId, { scope, lease });
       await sandbox.setOutboundHandler(CREDENTIAL_EGRESS_HANDLER, params);
     },
@@ -82,7 +106,8 @@ export function createCloudflareCredentialEgressPort(dependencies: CloudflareCre
     async release({ binding }) {
       await vault.revoke({ bindingId: binding.bindingId });
       attached.delete(binding.bindingId);
-      for (const [key, value] of prepared) if (value.bindingId === binding.bindingId) prepared.delete(key);
+      for (const [key, value] of prepared)
+        if (value.bindingId === binding.bindingId) prepared.delete(key);
     },
   };
 }

@@ -23,11 +23,20 @@ export function memoryStorePrefix(storeId: string): string {
  * bucket at `/mnt/memory/<storeName>`, read-only when asked (the mount itself refuses writes).
  * Store names and ids are single path segments; anything else is `invalid_request` before the SDK is asked.
  */
-export function createMemoryStoreMount(sandbox: CloudflareSandbox, settings: MemoryMountSettings): SandboxMemoryMountPort["mountMemoryStore"] {
+export function createMemoryStoreMount(
+  sandbox: CloudflareSandbox,
+  settings: MemoryMountSettings,
+): SandboxMemoryMountPort["mountMemoryStore"] {
   return async ({ storeName, storeId, readOnly }) => {
-    for (const [field, value] of [["storeName", storeName], ["storeId", storeId]] as const) {
+    for (const [field, value] of [
+      ["storeName", storeName],
+      ["storeId", storeId],
+    ] as const) {
       if (!SEGMENT.test(value) || value === "." || value === "..") {
-        throw new InvalidRequestError({ message: `${field} must be one path segment of letters, digits, '.', '_' or '-'`, context: { path: field } });
+        throw new InvalidRequestError({
+          message: `${field} must be one path segment of letters, digits, '.', '_' or '-'`,
+          context: { path: field },
+        });
       }
     }
     await sandbox.mountBucket({

@@ -4,9 +4,19 @@ import {
   UnsupportedOperationError,
   WORKSPACE_MOUNT_PATH,
 } from "@open-managed-agents/runtime-resource-contract";
-import type { ManagedSandboxRuntime, SandboxExecResult, SandboxMemoryMountPort, SandboxRuntimeStatus, SandboxWorkspaceBackupPort } from "@open-managed-agents/sandbox";
+import type {
+  ManagedSandboxRuntime,
+  SandboxExecResult,
+  SandboxMemoryMountPort,
+  SandboxRuntimeStatus,
+  SandboxWorkspaceBackupPort,
+} from "@open-managed-agents/sandbox";
 import { type MemoryMountSettings, createMemoryStoreMount } from "../memory/memory-mount.js";
-import type { CloudflareBackupHandle, CloudflareContainerState, CloudflareSandbox } from "../sandbox/cloudflare-sandbox.js";
+import type {
+  CloudflareBackupHandle,
+  CloudflareContainerState,
+  CloudflareSandbox,
+} from "../sandbox/cloudflare-sandbox.js";
 import { CLOUDFLARE_PROVIDER } from "../provider-id.js";
 import { backupCheckpointHandle, backupFromCheckpointHandle } from "./backup-handle.js";
 import { spawnCloudflareDuplexProcess } from "./duplex-process.js";
@@ -28,11 +38,15 @@ export interface CloudflareRuntimeOptions {
 export type CloudflareRuntime = ManagedSandboxRuntime &
   SandboxWorkspaceBackupPort &
   Partial<SandboxMemoryMountPort> & {
-  /** The narrow sandbox behind the runtime, for driver ports such as credential egress and mounts. */
-  readonly sandbox: CloudflareSandbox;
-};
+    /** The narrow sandbox behind the runtime, for driver ports such as credential egress and mounts. */
+    readonly sandbox: CloudflareSandbox;
+  };
 
-const GONE_STATES: readonly CloudflareContainerState[] = ["stopping", "stopped", "stopped_with_code"];
+const GONE_STATES: readonly CloudflareContainerState[] = [
+  "stopping",
+  "stopped",
+  "stopped_with_code",
+];
 
 /**
  * The tool-sandbox and runtime ports over one {@link CloudflareSandbox}. A restored backup is an overlay
@@ -58,7 +72,10 @@ export function createCloudflareRuntime(options: CloudflareRuntimeOptions): Clou
     if (GONE_STATES.includes(await sandbox.containerState())) await restore(applied);
   };
 
-  const exec = async (command: string, execOptions: Parameters<ManagedSandboxRuntime["exec"]>[1] = {}): Promise<SandboxExecResult> => {
+  const exec = async (
+    command: string,
+    execOptions: Parameters<ManagedSandboxRuntime["exec"]>[1] = {},
+  ): Promise<SandboxExecResult> => {
     await ensureWorkspace();
     const result = await sandbox.exec(command, {
       timeoutMs: execOptions.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS,
@@ -66,7 +83,8 @@ export function createCloudflareRuntime(options: CloudflareRuntimeOptions): Clou
       ...(execOptions.env ? { env: execOptions.env } : {}),
       ...(execOptions.signal ? { signal: execOptions.signal } : {}),
     });
-    const separator = result.stdout !== "" && result.stderr !== "" && !result.stdout.endsWith("\n") ? "\n" : "";
+    const separator =
+      result.stdout !== "" && result.stderr !== "" && !result.stdout.endsWith("\n") ? "\n" : "";
     return { ...result, output: `${result.stdout}${separator}${result.stderr}` };
   };
 
@@ -103,12 +121,18 @@ export function createCloudflareRuntime(options: CloudflareRuntimeOptions): Clou
     async renewLease() {
       // A container that stopped under a lease lost its processes: the lease is gone, not renewable.
       if (GONE_STATES.includes(await sandbox.containerState())) {
-        throw new LeaseLostError({ message: `the container of runtime ${runtimeId} is no longer running`, context: { runtimeId } });
+        throw new LeaseLostError({
+          message: `the container of runtime ${runtimeId} is no longer running`,
+          context: { runtimeId },
+        });
       }
       await sandbox.renewActivityTimeout();
     },
     async suspend() {
-      throw new UnsupportedOperationError({ message: "Cloudflare containers cannot be retained and resumed; workspaces use checkpoint_restore" });
+      throw new UnsupportedOperationError({
+        message:
+          "Cloudflare containers cannot be retained and resumed; workspaces use checkpoint_restore",
+      });
     },
     async resume(handle) {
       const backup = backupFromCheckpointHandle(handle);
@@ -116,9 +140,17 @@ export function createCloudflareRuntime(options: CloudflareRuntimeOptions): Clou
       applied = backup;
     },
     async checkpoint({ kind, name }) {
-      if (kind !== "filesystem") throw new UnsupportedOperationError({ message: `Cloudflare checkpoints capture the filesystem only, not ${kind}`, context: { kind } });
+      if (kind !== "filesystem")
+        throw new UnsupportedOperationError({
+          message: `Cloudflare checkpoints capture the filesystem only, not ${kind}`,
+          context: { kind },
+        });
       await ensureWorkspace();
-      const backup = await sandbox.createBackup({ dir: WORKSPACE_MOUNT_PATH, ttlSec: options.backupTtlSec, ...(name ? { name } : {}) });
+      const backup = await sandbox.createBackup({
+        dir: WORKSPACE_MOUNT_PATH,
+        ttlSec: options.backupTtlSec,
+        ...(name ? { name } : {}),
+      });
       return backupCheckpointHandle(backup, runtimeId);
     },
     async createWorkspaceBackup({ name, ttlSec }) {
@@ -126,7 +158,11 @@ export function createCloudflareRuntime(options: CloudflareRuntimeOptions): Clou
       return sandbox.createBackup({ dir: WORKSPACE_MOUNT_PATH, ttlSec, ...(name ? { name } : {}) });
     },
     async restoreWorkspaceBackup(handle) {
-      const backup = { id: handle.id, dir: handle.dir, ...(handle.localBucket ? { localBucket: true } : {}) };
+      const backup = {
+        id: handle.id,
+        dir: handle.dir,
+        ...(handle.localBucket ? { localBucket: true } : {}),
+      };
       await restore(backup);
       applied = backup;
     },

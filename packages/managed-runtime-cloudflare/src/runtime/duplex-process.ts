@@ -1,6 +1,11 @@
 import { SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
 import { withDeadline } from "@open-managed-agents/runtime-utils";
-import { type SandboxDuplexProcess, type SandboxDuplexProcessSpec, type SandboxProcessExit, shellQuote } from "@open-managed-agents/sandbox";
+import {
+  type SandboxDuplexProcess,
+  type SandboxDuplexProcessSpec,
+  type SandboxProcessExit,
+  shellQuote,
+} from "@open-managed-agents/sandbox";
 import { bytesToBase64 } from "../base64.js";
 import type { CloudflareSandbox } from "../sandbox/cloudflare-sandbox.js";
 
@@ -44,22 +49,29 @@ function wrapperScript(directory: string, spec: SandboxDuplexProcessSpec): strin
 }
 
 /** Spawns `spec` as an SDK background process with live stdin, stdout and stderr. */
-export async function spawnCloudflareDuplexProcess(sandbox: CloudflareSandbox, spec: SandboxDuplexProcessSpec): Promise<SandboxDuplexProcess> {
+export async function spawnCloudflareDuplexProcess(
+  sandbox: CloudflareSandbox,
+  spec: SandboxDuplexProcessSpec,
+): Promise<SandboxDuplexProcess> {
   const directory = `${DUPLEX_ROOT}/${crypto.randomUUID()}`;
   // Created before the process starts, so a write never races the wrapper; once the wrapper removed it
   // (the process ended), later writes and the close are dropped instead of leaving files behind.
   await runChecked(sandbox, `mkdir -p ${shellQuote(directory)}`, "preparing a duplex process");
-  const started = await sandbox.startProcess(`sh -c ${shellQuote(wrapperScript(directory, spec))}`, {
-    ...(spec.cwd ? { cwd: spec.cwd } : {}),
-    ...(spec.env ? { env: spec.env } : {}),
-  });
+  const started = await sandbox.startProcess(
+    `sh -c ${shellQuote(wrapperScript(directory, spec))}`,
+    {
+      ...(spec.cwd ? { cwd: spec.cwd } : {}),
+      ...(spec.env ? { env: spec.env } : {}),
+    },
+  );
   const logs = new AbortController();
   const stdout = createOutputChannel();
   const stderr = createOutputChannel();
   const encoder = new TextEncoder();
   let killedWith: "SIGTERM" | "SIGKILL" | null = null;
 
-  const finalStatus = async (): Promise<number | null> => (await sandbox.processStatus(started.id).catch(() => null))?.exitCode ?? null;
+  const finalStatus = async (): Promise<number | null> =>
+    (await sandbox.processStatus(started.id).catch(() => null))?.exitCode ?? null;
   const pump = async (): Promise<SandboxProcessExit> => {
     let exitCode: number | null | undefined;
     try {
@@ -68,7 +80,10 @@ export async function spawnCloudflareDuplexProcess(sandbox: CloudflareSandbox, s
         else (event.type === "stdout" ? stdout : stderr).push(encoder.encode(event.data));
       }
     } catch (error) {
-      const failure = new SandboxFailedError({ message: `output of process ${started.id} was lost: ${error instanceof Error ? error.message : String(error)}`, cause: error });
+      const failure = new SandboxFailedError({
+        message: `output of process ${started.id} was lost: ${error instanceof Error ? error.message : String(error)}`,
+        cause: error,
+      });
       stdout.fail(failure);
       stderr.fail(failure);
       return { code: await finalStatus(), signal: null };
@@ -76,7 +91,10 @@ export async function spawnCloudflareDuplexProcess(sandbox: CloudflareSandbox, s
     stdout.end();
     stderr.end();
     if (exitCode === undefined) exitCode = await finalStatus();
-    return { code: exitCode, signal: killedWith !== null && (exitCode === null || exitCode > 128) ? killedWith : null };
+    return {
+      code: exitCode,
+      signal: killedWith !== null && (exitCode === null || exitCode > 128) ? killedWith : null,
+    };
   };
   // A kill still in flight when the process ends holds its exit back: the caller's next step may be
   // destroying the sandbox, and a kill that reaches the Sandbox Durable Object after the destroy starts the
@@ -88,7 +106,9 @@ export async function spawnCloudflareDuplexProcess(sandbox: CloudflareSandbox, s
     .catch((): SandboxProcessExit => ({ code: null, signal: null }))
     .then(async (end) => {
       ended = true;
-      await withDeadline(killing, { ms: KILL_SETTLE_MS, operation: "a kill" }).catch(() => undefined);
+      await withDeadline(killing, { ms: KILL_SETTLE_MS, operation: "a kill" }).catch(
+        () => undefined,
+      );
       return end;
     });
 
@@ -107,7 +127,8 @@ export async function spawnCloudflareDuplexProcess(sandbox: CloudflareSandbox, s
   const stdin = new WritableStream<Uint8Array>({
     write(chunk) {
       const pieces: Uint8Array[] = [];
-      for (let offset = 0; offset < chunk.byteLength; offset += STDIN_CHUNK_BYTES) pieces.push(chunk.subarray(offset, offset + STDIN_CHUNK_BYTES));
+      for (let offset = 0; offset < chunk.byteLength; offset += STDIN_CHUNK_BYTES)
+        pieces.push(chunk.subarray(offset, offset + STDIN_CHUNK_BYTES));
       writing = pieces.reduce((previous, piece) => previous.then(() => append(piece)), writing);
       return writing;
     },
@@ -137,10 +158,17 @@ export async function spawnCloudflareDuplexProcess(sandbox: CloudflareSandbox, s
   };
 }
 
-async function runChecked(sandbox: CloudflareSandbox, command: string, what: string): Promise<void> {
+async function runChecked(
+  sandbox: CloudflareSandbox,
+  command: string,
+  what: string,
+): Promise<void> {
   const result = await sandbox.exec(command, { timeoutMs: STDIN_WRITE_TIMEOUT_MS });
   if (result.exitCode !== 0) {
-    throw new SandboxFailedError({ message: `${what} failed with exit code ${result.exitCode}: ${result.stderr.slice(0, 512)}`, context: { exitCode: result.exitCode } });
+    throw new SandboxFailedError({
+      message: `${what} failed with exit code ${result.exitCode}: ${result.stderr.slice(0, 512)}`,
+      context: { exitCode: result.exitCode },
+    });
   }
 }
 

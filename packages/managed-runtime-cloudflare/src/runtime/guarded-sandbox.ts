@@ -14,7 +14,11 @@ import type { CloudflareSandbox } from "../sandbox/cloudflare-sandbox.js";
  * the object after it and start a container there, so each call that settles once the sandbox is destroyed
  * is followed by one more destroy, sent after every destroy before it has answered.
  */
-export function guardDestroyedSandbox(destroyed: DestroyedSandboxes, runtimeId: string, sandbox: CloudflareSandbox): CloudflareSandbox {
+export function guardDestroyedSandbox(
+  destroyed: DestroyedSandboxes,
+  runtimeId: string,
+  sandbox: CloudflareSandbox,
+): CloudflareSandbox {
   // The destroys this wrapper sent, in order; a follow-up joins the end of the line.
   let destroys: Promise<void> = Promise.resolve();
   const destroyAfter = () => {
@@ -36,7 +40,9 @@ export function guardDestroyedSandbox(destroyed: DestroyedSandboxes, runtimeId: 
     };
   return {
     exec: guarded("exec", (command, options) => sandbox.exec(command, options)),
-    startProcess: guarded("startProcess", (command, options) => sandbox.startProcess(command, options)),
+    startProcess: guarded("startProcess", (command, options) =>
+      sandbox.startProcess(command, options),
+    ),
     async *processLogs(processId, signal) {
       destroyed.refuse(runtimeId, "processLogs");
       try {
@@ -46,7 +52,9 @@ export function guardDestroyedSandbox(destroyed: DestroyedSandboxes, runtimeId: 
       }
     },
     processStatus: guarded("processStatus", (processId) => sandbox.processStatus(processId)),
-    killProcess: guarded("killProcess", (processId, signal) => sandbox.killProcess(processId, signal)),
+    killProcess: guarded("killProcess", (processId, signal) =>
+      sandbox.killProcess(processId, signal),
+    ),
     readFile: guarded("readFile", (path) => sandbox.readFile(path)),
     writeFile: guarded("writeFile", (path, content) => sandbox.writeFile(path, content)),
     createBackup: guarded("createBackup", (input) => sandbox.createBackup(input)),
@@ -54,7 +62,9 @@ export function guardDestroyedSandbox(destroyed: DestroyedSandboxes, runtimeId: 
     mountBucket: guarded("mountBucket", (input) => sandbox.mountBucket(input)),
     unmountBucket: guarded("unmountBucket", (mountPath) => sandbox.unmountBucket(mountPath)),
     renewActivityTimeout: guarded("renewActivityTimeout", () => sandbox.renewActivityTimeout()),
-    setOutboundHandler: guarded("setOutboundHandler", (handler, params) => sandbox.setOutboundHandler(handler, params)),
+    setOutboundHandler: guarded("setOutboundHandler", (handler, params) =>
+      sandbox.setOutboundHandler(handler, params),
+    ),
     containerState: () => sandbox.containerState(),
     async destroy() {
       // Remembered before the request: a call racing the destroy must not start a fresh container either.

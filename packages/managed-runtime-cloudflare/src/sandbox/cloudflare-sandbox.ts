@@ -23,7 +23,11 @@ export interface CloudflareSandbox {
   /** Writes bytes, creating parent directories. */
   writeFile(path: string, content: Uint8Array): Promise<void>;
   /** Archives a directory to the platform's backup bucket. */
-  createBackup(input: { readonly dir: string; readonly name?: string; readonly ttlSec: number }): Promise<CloudflareBackupHandle>;
+  createBackup(input: {
+    readonly dir: string;
+    readonly name?: string;
+    readonly ttlSec: number;
+  }): Promise<CloudflareBackupHandle>;
   /** Applies a backup to its directory. On the platform this is an overlay that is lost when the container sleeps. */
   restoreBackup(handle: CloudflareBackupHandle): Promise<void>;
   /** Mounts a bucket through the platform's credential proxy: no credential enters the container. */
@@ -104,4 +108,9 @@ export interface CloudflareBucketMount {
  * `running`/`healthy`: the container runs. `stopped`/`stopped_with_code`: it is gone (slept, exited or
  * destroyed) and the next call would start a fresh one. `stopping`: on its way out.
  */
-export type CloudflareContainerState = "running" | "healthy" | "stopping" | "stopped" | "stopped_with_code";
+export type CloudflareContainerState =
+  | "running"
+  | "healthy"
+  | "stopping"
+  | "stopped"
+  | "stopped_with_code";

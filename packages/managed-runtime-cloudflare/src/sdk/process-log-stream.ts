@@ -21,7 +21,10 @@ const MAX_FRAME_CHARS = 16 * 1024 * 1024;
  * `process_info` frames are skipped, an `error` frame fails the iteration with `upstream_protocol`, and
  * the iteration ends after `exit`. Cancelling (the signal, or leaving the loop) cancels the underlying stream.
  */
-export async function* parseProcessLogStream(stream: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<CloudflareProcessLogEvent> {
+export async function* parseProcessLogStream(
+  stream: ReadableStream<Uint8Array>,
+  signal: AbortSignal,
+): AsyncGenerator<CloudflareProcessLogEvent> {
   const reader = stream.getReader();
   const onAbort = (): void => void reader.cancel().catch(() => undefined);
   signal.addEventListener("abort", onAbort, { once: true });
@@ -49,7 +52,10 @@ export async function* parseProcessLogStream(stream: ReadableStream<Uint8Array>,
         yield event;
         if (event.type === "exit") return;
       }
-      if (oversized) throw new UpstreamProtocolError({ message: "process log stream sent a frame longer than 16 MiB" });
+      if (oversized)
+        throw new UpstreamProtocolError({
+          message: "process log stream sent a frame longer than 16 MiB",
+        });
       if (done) return;
     }
   } finally {
@@ -63,13 +69,24 @@ function toEvent(payload: string): CloudflareProcessLogEvent | null {
   try {
     json = JSON.parse(payload);
   } catch (error) {
-    throw new UpstreamProtocolError({ message: "process log stream sent a frame that is not JSON", cause: error });
+    throw new UpstreamProtocolError({
+      message: "process log stream sent a frame that is not JSON",
+      cause: error,
+    });
   }
   const parsed = logFrameSchema.safeParse(json);
-  if (!parsed.success) throw new UpstreamProtocolError({ message: "process log stream sent a malformed frame", cause: parsed.error });
+  if (!parsed.success)
+    throw new UpstreamProtocolError({
+      message: "process log stream sent a malformed frame",
+      cause: parsed.error,
+    });
   const frame = parsed.data;
-  if (frame.type === "stdout" || frame.type === "stderr") return { type: frame.type, data: frame.data ?? "" };
+  if (frame.type === "stdout" || frame.type === "stderr")
+    return { type: frame.type, data: frame.data ?? "" };
   if (frame.type === "exit") return { type: "exit", exitCode: frame.exitCode ?? null };
-  if (frame.type === "error") throw new UpstreamProtocolError({ message: `process log stream failed: ${frame.error ?? frame.data ?? "unknown error"}` });
+  if (frame.type === "error")
+    throw new UpstreamProtocolError({
+      message: `process log stream failed: ${frame.error ?? frame.data ?? "unknown error"}`,
+    });
   return null;
 }

@@ -28,7 +28,10 @@ export interface CloudflareUsageSettings {
  * Emitting is best-effort: a recorder that throws is ignored and one that hangs is waited for at most
  * `recordTimeoutMs`; teardown's own result never changes.
  */
-export function withUsageRecording(sandbox: ManagedSandboxPort, settings: CloudflareUsageSettings): ManagedSandboxPort {
+export function withUsageRecording(
+  sandbox: ManagedSandboxPort,
+  settings: CloudflareUsageSettings,
+): ManagedSandboxPort {
   const started = new Map<string, { readonly scope: RuntimeResourceScope; readonly at: number }>();
 
   const stopped = async (runtimeId: string): Promise<void> => {
@@ -63,7 +66,8 @@ export function withUsageRecording(sandbox: ManagedSandboxPort, settings: Cloudf
     async acquire(input) {
       const at = settings.now();
       const lease = await sandbox.acquire(input);
-      if (started.size >= MAX_TRACKED_CONTAINERS) started.delete(started.keys().next().value as string);
+      if (started.size >= MAX_TRACKED_CONTAINERS)
+        started.delete(started.keys().next().value as string);
       started.set(lease.runtimeId, { scope: input.scope, at });
       return lease;
     },

@@ -1,5 +1,9 @@
 import type { CloudflareCredentialVault } from "../egress/credential-vault.js";
-import { CREDENTIAL_EGRESS_HANDLER, REVOKED_EGRESS_HANDLER, credentialEgressParamsSchema } from "../egress/outbound-names.js";
+import {
+  CREDENTIAL_EGRESS_HANDLER,
+  REVOKED_EGRESS_HANDLER,
+  credentialEgressParamsSchema,
+} from "../egress/outbound-names.js";
 
 /** Context `@cloudflare/containers` passes an outbound handler. */
 export interface OutboundHandlerContext {
@@ -9,7 +13,11 @@ export interface OutboundHandlerContext {
 }
 
 /** An outbound handler as `@cloudflare/containers` 0.3 calls it, in the Worker, for each intercepted request. */
-export type OutboundHandler<Env> = (request: Request, env: Env, context: OutboundHandlerContext) => Promise<Response>;
+export type OutboundHandler<Env> = (
+  request: Request,
+  env: Env,
+  context: OutboundHandlerContext,
+) => Promise<Response>;
 
 /** Options of {@link createCredentialEgressOutboundHandlers}. */
 export interface CredentialEgressOutboundOptions<Env> {
@@ -20,7 +28,12 @@ export interface CredentialEgressOutboundOptions<Env> {
 }
 
 /** Headers a guest may not choose for an upstream request. */
-const STRIPPED_HEADERS = ["proxy-authorization", "proxy-connection", "cf-connecting-ip", "x-forwarded-for"];
+const STRIPPED_HEADERS = [
+  "proxy-authorization",
+  "proxy-connection",
+  "cf-connecting-ip",
+  "x-forwarded-for",
+];
 
 function refuse(status: number, code: string, url: URL | null): Response {
   return new Response(JSON.stringify({ error: code, ...(url ? { host: url.host } : {}) }), {
@@ -36,7 +49,9 @@ function refuse(status: number, code: string, url: URL | null): Response {
  * or forwards it with the vault's headers set; the container never sees those headers. Any vault
  * failure refuses (502): egress fails closed.
  */
-export function createCredentialEgressOutboundHandlers<Env>(options: CredentialEgressOutboundOptions<Env>): Record<string, OutboundHandler<Env>> {
+export function createCredentialEgressOutboundHandlers<Env>(
+  options: CredentialEgressOutboundOptions<Env>,
+): Record<string, OutboundHandler<Env>> {
   const upstream = options.fetch ?? ((request: Request) => fetch(request));
   const credentialHandler: OutboundHandler<Env> = async (request, env, context) => {
     const params = credentialEgressParamsSchema.safeParse(context.params);
@@ -47,7 +62,8 @@ export function createCredentialEgressOutboundHandlers<Env>(options: CredentialE
       return refuse(400, "egress_bad_request", null);
     }
     if (!params.success) return refuse(403, "egress_not_configured", url);
-    if (url.protocol !== "http:" && url.protocol !== "https:") return refuse(403, "egress_protocol_refused", url);
+    if (url.protocol !== "http:" && url.protocol !== "https:")
+      return refuse(403, "egress_protocol_refused", url);
     const headers = new Headers(request.headers);
     for (const name of STRIPPED_HEADERS) headers.delete(name);
     if (params.data.controlPlaneOrigin !== null && url.origin === params.data.controlPlaneOrigin) {
@@ -55,7 +71,9 @@ export function createCredentialEgressOutboundHandlers<Env>(options: CredentialE
     }
     let decision;
     try {
-      decision = await options.vault(env).resolve({ bindingId: params.data.bindingId, url, method: request.method });
+      decision = await options
+        .vault(env)
+        .resolve({ bindingId: params.data.bindingId, url, method: request.method });
     } catch {
       return refuse(502, "egress_vault_unavailable", url);
     }
@@ -72,7 +90,10 @@ export function createCredentialEgressOutboundHandlers<Env>(options: CredentialE
     }
     return refuse(403, "egress_revoked", url);
   };
-  return { [CREDENTIAL_EGRESS_HANDLER]: credentialHandler, [REVOKED_EGRESS_HANDLER]: revokedHandler };
+  return {
+    [CREDENTIAL_EGRESS_HANDLER]: credentialHandler,
+    [REVOKED_EGRESS_HANDLER]: revokedHandler,
+  };
 }
 
 /** Refuses everything: the default of a container no binding is attached to. */
@@ -101,7 +122,10 @@ export interface OutboundInterceptingClass {
  * registry they write to). Call it at module top level so every isolate that loads the Worker has them.
  * The subclass must also set `enableInternet = false` and `interceptHttps = true`.
  */
-export function installCredentialEgress<Env>(sandboxClass: OutboundInterceptingClass, options: CredentialEgressOutboundOptions<Env>): void {
+export function installCredentialEgress<Env>(
+  sandboxClass: OutboundInterceptingClass,
+  options: CredentialEgressOutboundOptions<Env>,
+): void {
   sandboxClass.outboundHandlers = createCredentialEgressOutboundHandlers(options);
   sandboxClass.outbound = denyAllOutbound;
 }

@@ -24,7 +24,10 @@ export interface DurableWorkspaceMountDependencies {
   readonly settings: WorkspaceMountSettings;
   readonly sandbox: ManagedSandboxPort;
   readonly workspace: WorkspacePersistencePort;
-  readonly runtime: (input: { readonly scope: RuntimeResourceScope; readonly lease: { readonly provider: string; readonly runtimeId: string } }) => Promise<CloudflareRuntime>;
+  readonly runtime: (input: {
+    readonly scope: RuntimeResourceScope;
+    readonly lease: { readonly provider: string; readonly runtimeId: string };
+  }) => Promise<CloudflareRuntime>;
 }
 
 /** The R2 key prefix (s3fs form, leading and trailing `/`) of a session's workspace. */
@@ -39,31 +42,53 @@ export function sessionWorkspacePrefix(sessionId: string): string {
  * materialize refuses a candidate whose marker is missing or whose hash does not match. Every other
  * strategy passes through to the composition's ports unchanged.
  */
-export function withDurableWorkspaceMount(dependencies: DurableWorkspaceMountDependencies): { sandbox: ManagedSandboxPort; workspace: WorkspacePersistencePort } {
+export function withDurableWorkspaceMount(dependencies: DurableWorkspaceMountDependencies): {
+  sandbox: ManagedSandboxPort;
+  workspace: WorkspacePersistencePort;
+} {
   const { settings, workspace: inner } = dependencies;
-  const isMount = (binding: WorkspaceBinding): boolean => binding.metadata?.[STRATEGY_KEY] === "durable_mount";
+  const isMount = (binding: WorkspaceBinding): boolean =>
+    binding.metadata?.[STRATEGY_KEY] === "durable_mount";
 
   const workspace: WorkspacePersistencePort = {
     async capabilities(scope) {
       const { strategies } = await inner.capabilities(scope);
-      return { strategies: ["durable_mount", ...strategies.filter((strategy) => strategy !== "durable_mount")] };
+      return {
+        strategies: [
+          "durable_mount",
+          ...strategies.filter((strategy) => strategy !== "durable_mount"),
+        ],
+      };
     },
 
     async materialize(input) {
       if (input.strategy !== "durable_mount") return inner.materialize(input);
-      if (input.signal.aborted) throw new AbortedError({ message: "workspace materialize was aborted" });
+      if (input.signal.aborted)
+        throw new AbortedError({ message: "workspace materialize was aborted" });
       const prefix = sessionWorkspacePrefix(input.scope.sessionId);
       const candidate = input.activeCheckpoint;
       if (candidate) {
         const marker = candidate.metadata?.[MARKER_KEY];
         if (candidate.metadata?.[PREFIX_KEY] !== prefix || typeof marker !== "string") {
-          throw new InvalidRequestError({ message: `workspace checkpoint ${candidate.id} was not written by the durable mount of this session`, context: { id: candidate.id } });
+          throw new InvalidRequestError({
+            message: `workspace checkpoint ${candidate.id} was not written by the durable mount of this session`,
+            context: { id: candidate.id },
+          });
         }
-        if (`sha256:${await sha256Hex(stableJson({ bucket: settings.bucketName, prefix, marker }))}` !== candidate.contentHash) {
-          throw new IntegrityError({ message: `workspace checkpoint ${candidate.id} does not match its content hash`, context: { id: candidate.id } });
+        if (
+          `sha256:${await sha256Hex(stableJson({ bucket: settings.bucketName, prefix, marker }))}` !==
+          candidate.contentHash
+        ) {
+          throw new IntegrityError({
+            message: `workspace checkpoint ${candidate.id} does not match its content hash`,
+            context: { id: candidate.id },
+          });
         }
         if ((await settings.bucket.head(marker)) === null) {
-          throw new IntegrityError({ message: `workspace checkpoint ${candidate.id} names a marker that is not in the workspace bucket`, context: { id: candidate.id } });
+          throw new IntegrityError({
+            message: `workspace checkpoint ${candidate.id} names a marker that is not in the workspace bucket`,
+            context: { id: candidate.id },
+          });
         }
       }
       return {
@@ -87,11 +112,20 @@ export function withDurableWorkspaceMount(dependencies: DurableWorkspaceMountDep
     async checkpoint(input) {
       if (!isMount(input.binding)) return inner.checkpoint(input);
       const runtime = await dependencies.runtime({ scope: input.scope, lease: input.sandbox });
-      const flushed = await runtime.exec("sync", { timeoutMs: FLUSH_TIMEOUT_MS, signal: input.signal });
-      if (flushed.exitCode !== 0) throw new SandboxFailedError({ message: `flushing the workspace mount failed with exit code ${flushed.exitCode}` });
+      const flushed = await runtime.exec("sync", {
+        timeoutMs: FLUSH_TIMEOUT_MS,
+        signal: input.signal,
+      });
+      if (flushed.exitCode !== 0)
+        throw new SandboxFailedError({
+          message: `flushing the workspace mount failed with exit code ${flushed.exitCode}`,
+        });
       const prefix = String(input.binding.metadata?.[PREFIX_KEY]);
       const marker = `${prefix.slice(1, -"workspace/".length)}checkpoints/${input.fence.generation}-${encodeURIComponent(input.idempotencyKey)}.json`;
-      await settings.bucket.put(marker, stableJson({ prefix, generation: input.fence.generation, workId: input.scope.workId }));
+      await settings.bucket.put(
+        marker,
+        stableJson({ prefix, generation: input.fence.generation, workId: input.scope.workId }),
+      );
       const hex = await sha256Hex(stableJson({ bucket: settings.bucketName, prefix, marker }));
       return {
         id: `wmc_${hex.slice(0, 32)}`,
@@ -108,9 +142,14 @@ export function withDurableWorkspaceMount(dependencies: DurableWorkspaceMountDep
   const sandbox: ManagedSandboxPort = {
     ...dependencies.sandbox,
     acquire(input) {
-      if (input.plan.workspaceStrategy !== "durable_mount") return dependencies.sandbox.acquire(input);
+      if (input.plan.workspaceStrategy !== "durable_mount")
+        return dependencies.sandbox.acquire(input);
       const { metadata: _ignored, ...binding } = input.workspace;
-      return dependencies.sandbox.acquire({ ...input, plan: { ...input.plan, workspaceStrategy: "checkpoint_restore" }, workspace: binding });
+      return dependencies.sandbox.acquire({
+        ...input,
+        plan: { ...input.plan, workspaceStrategy: "checkpoint_restore" },
+        workspace: binding,
+      });
     },
   };
   return { sandbox, workspace };

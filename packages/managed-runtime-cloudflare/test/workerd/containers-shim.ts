@@ -5,7 +5,10 @@
  * get it on the host network (so their containers reach the local control plane), wrapped so that
  * outbound interception can still be exercised (see egress-relay.ts).
  */
-import { Container as LocalContainer, createLocalContainerRuntime } from "@open-managed-agents/local-container/containers-shim";
+import {
+  Container as LocalContainer,
+  createLocalContainerRuntime,
+} from "@open-managed-agents/local-container/containers-shim";
 import { withOutboundRelay } from "./egress-relay.js";
 
 export * from "@open-managed-agents/local-container/containers-shim";
@@ -23,14 +26,22 @@ export class Container<Env = unknown> extends LocalContainer<Env> {
     const ctx = args[0] as unknown as { id: { toString(): string }; container?: unknown };
     const env = args[1] as unknown as Record<string, unknown>;
     const serverUrl = env[TEST_CONTAINER_URL_BINDING];
-    if (typeof serverUrl !== "string") throw new Error(`${TEST_CONTAINER_URL_BINDING} is not bound`);
+    if (typeof serverUrl !== "string")
+      throw new Error(`${TEST_CONTAINER_URL_BINDING} is not bound`);
     const controlToken = String(env.OMA_TEST_CONTAINER_TOKEN);
     const containerId = ctx.id.toString();
     const confined = new.target.name === CONFINED_CLASS;
     Object.defineProperty(ctx, "container", {
       value: confined
         ? createLocalContainerRuntime(serverUrl, containerId, { controlToken })
-        : withOutboundRelay(createLocalContainerRuntime(serverUrl, containerId, { controlToken, outbound: "refuse" }), containerId, typeof env.OMA_TEST_RELAY_URL === "string" ? env.OMA_TEST_RELAY_URL : undefined),
+        : withOutboundRelay(
+            createLocalContainerRuntime(serverUrl, containerId, {
+              controlToken,
+              outbound: "refuse",
+            }),
+            containerId,
+            typeof env.OMA_TEST_RELAY_URL === "string" ? env.OMA_TEST_RELAY_URL : undefined,
+          ),
       configurable: true,
       enumerable: true,
     });

@@ -37,8 +37,14 @@ function entry(containerId: string): Interception {
 export async function sendFromContainer(containerId: string, request: Request): Promise<Response> {
   const found = interceptions.get(containerId);
   const url = new URL(request.url);
-  const fetcher = found?.byHost.get(`${url.protocol}//${url.hostname}`) ?? (url.protocol === "https:" ? found?.httpsAll : found?.all) ?? null;
-  if (!fetcher) return new Response("no interception registered; the container has no route out", { status: 599 });
+  const fetcher =
+    found?.byHost.get(`${url.protocol}//${url.hostname}`) ??
+    (url.protocol === "https:" ? found?.httpsAll : found?.all) ??
+    null;
+  if (!fetcher)
+    return new Response("no interception registered; the container has no route out", {
+      status: 599,
+    });
   return fetcher.fetch(request);
 }
 
@@ -57,17 +63,25 @@ interface RelayJob {
 
 function toBase64(bytes: Uint8Array): string {
   let binary = "";
-  for (let offset = 0; offset < bytes.byteLength; offset += 0x8000) binary += String.fromCharCode(...bytes.subarray(offset, offset + 0x8000));
+  for (let offset = 0; offset < bytes.byteLength; offset += 0x8000)
+    binary += String.fromCharCode(...bytes.subarray(offset, offset + 0x8000));
   return btoa(binary);
 }
 
 /** Collects the container's proxied requests from the relay until the container stops or a newer pump starts. */
-async function pump(runtime: LocalContainerRuntime, containerId: string, relayUrl: string, generation: number): Promise<void> {
+async function pump(
+  runtime: LocalContainerRuntime,
+  containerId: string,
+  relayUrl: string,
+  generation: number,
+): Promise<void> {
   const state = entry(containerId);
   while (runtime.running && state.pump === generation) {
     let job: RelayJob;
     try {
-      const next = await fetch(`${relayUrl}/__relay/next?container=${encodeURIComponent(containerId)}`);
+      const next = await fetch(
+        `${relayUrl}/__relay/next?container=${encodeURIComponent(containerId)}`,
+      );
       if (next.status !== 200) {
         await next.body?.cancel();
         continue;
@@ -78,14 +92,27 @@ async function pump(runtime: LocalContainerRuntime, containerId: string, relayUr
     }
     let answer: { status: number; headers: Record<string, string>; body: string };
     try {
-      const body = job.body === "" || job.method === "GET" || job.method === "HEAD" ? undefined : Uint8Array.from(atob(job.body), (character) => character.charCodeAt(0));
-      const response = await sendFromContainer(containerId, new Request(job.url, { method: job.method, headers: job.headers, body }));
-      answer = { status: response.status, headers: Object.fromEntries(response.headers), body: toBase64(new Uint8Array(await response.arrayBuffer())) };
+      const body =
+        job.body === "" || job.method === "GET" || job.method === "HEAD"
+          ? undefined
+          : Uint8Array.from(atob(job.body), (character) => character.charCodeAt(0));
+      const response = await sendFromContainer(
+        containerId,
+        new Request(job.url, { method: job.method, headers: job.headers, body }),
+      );
+      answer = {
+        status: response.status,
+        headers: Object.fromEntries(response.headers),
+        body: toBase64(new Uint8Array(await response.arrayBuffer())),
+      };
     } catch (error) {
       answer = { status: 502, headers: {}, body: btoa(String(error)) };
     }
     try {
-      const posted = await fetch(`${relayUrl}/__relay/answer/${job.id}`, { method: "POST", body: JSON.stringify(answer) });
+      const posted = await fetch(`${relayUrl}/__relay/answer/${job.id}`, {
+        method: "POST",
+        body: JSON.stringify(answer),
+      });
       await posted.body?.cancel();
     } catch {
       return;
@@ -101,7 +128,11 @@ function proxyUrl(relayUrl: string, containerId: string): string {
   return url.toString().replace(/\/$/, "");
 }
 
-export function withOutboundRelay(runtime: LocalContainerRuntime, containerId: string, relayUrl: string | undefined): LocalContainerRuntime {
+export function withOutboundRelay(
+  runtime: LocalContainerRuntime,
+  containerId: string,
+  relayUrl: string | undefined,
+): LocalContainerRuntime {
   const startPump = (): void => {
     if (!relayUrl) return;
     const state = entry(containerId);
@@ -114,7 +145,11 @@ export function withOutboundRelay(runtime: LocalContainerRuntime, containerId: s
     },
     start: (options) => {
       const proxy = relayUrl ? proxyUrl(relayUrl, containerId) : undefined;
-      runtime.start(proxy ? { ...options, env: { ...options?.env, http_proxy: proxy, HTTP_PROXY: proxy } } : options);
+      runtime.start(
+        proxy
+          ? { ...options, env: { ...options?.env, http_proxy: proxy, HTTP_PROXY: proxy } }
+          : options,
+      );
       if (entry(containerId).all) startPump();
     },
     monitor: () => runtime.monitor(),

@@ -1,7 +1,11 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { getSandbox } from "@cloudflare/sandbox";
-import type { ManagedRuntimeProfile, RuntimeEnvironment, RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  ManagedRuntimeProfile,
+  RuntimeEnvironment,
+  RuntimeResourceScope,
+} from "@open-managed-agents/runtime-resource-contract";
 import { afterEach, expect } from "vitest";
 import { type CloudflareSandbox, newRuntimeId } from "../../src/index.js";
 import { type CloudflareSandboxStub, createCloudflareSdkSandbox } from "../../src/sdk.js";
@@ -12,7 +16,10 @@ import { CONTROL_TOKEN_HEADER } from "@open-managed-agents/local-container/conta
 export const testEnv = env as unknown as TestEnv;
 
 /** The image the test container class stands for; the local container server runs it as host processes. */
-export const TEST_RUNTIME_ENVIRONMENT: RuntimeEnvironment = { kind: "base", artifact: { type: "image", reference: "docker.io/cloudflare/sandbox:0.12.10" } };
+export const TEST_RUNTIME_ENVIRONMENT: RuntimeEnvironment = {
+  kind: "base",
+  artifact: { type: "image", reference: "docker.io/cloudflare/sandbox:0.12.10" },
+};
 
 /** A profile that requires credential egress; the process does nothing, so tests drive the container themselves. */
 export const CREDENTIAL_EGRESS_PROFILE: ManagedRuntimeProfile = {
@@ -25,12 +32,23 @@ export const CREDENTIAL_EGRESS_PROFILE: ManagedRuntimeProfile = {
 
 /** A fresh scope: its own session and work item. */
 export function newScope(): RuntimeResourceScope {
-  return { workspaceId: "ws", environmentId: "env", sessionId: `s-${crypto.randomUUID()}`, workId: `w-${crypto.randomUUID()}` };
+  return {
+    workspaceId: "ws",
+    environmentId: "env",
+    sessionId: `s-${crypto.randomUUID()}`,
+    workId: `w-${crypto.randomUUID()}`,
+  };
 }
 
 /** The real SDK stub of a runtime id, typed as the adapter's structural stub (assignability is checked here). */
-export function sdkStub(runtimeId: string, namespace: "SANDBOX" | "PLAIN_SANDBOX" = "SANDBOX"): CloudflareSandboxStub {
-  const stub = namespace === "SANDBOX" ? getSandbox(testEnv.SANDBOX, runtimeId) : getSandbox(testEnv.PLAIN_SANDBOX, runtimeId);
+export function sdkStub(
+  runtimeId: string,
+  namespace: "SANDBOX" | "PLAIN_SANDBOX" = "SANDBOX",
+): CloudflareSandboxStub {
+  const stub =
+    namespace === "SANDBOX"
+      ? getSandbox(testEnv.SANDBOX, runtimeId)
+      : getSandbox(testEnv.PLAIN_SANDBOX, runtimeId);
   const structural: CloudflareSandboxStub = stub;
   return structural;
 }
@@ -46,7 +64,9 @@ export function createSandbox(_env: TestEnv, runtimeId: string): CloudflareSandb
 
 /** Ids of the containers alive on the local container server (each a `Sandbox` Durable Object id). */
 export async function liveContainers(): Promise<string[]> {
-  const response = await fetch(`${testEnv.OMA_TEST_CONTAINER_URL}/__oma/containers/`, { headers: { [CONTROL_TOKEN_HEADER]: `Bearer ${testEnv.OMA_TEST_CONTAINER_TOKEN}` } });
+  const response = await fetch(`${testEnv.OMA_TEST_CONTAINER_URL}/__oma/containers/`, {
+    headers: { [CONTROL_TOKEN_HEADER]: `Bearer ${testEnv.OMA_TEST_CONTAINER_TOKEN}` },
+  });
   expect(response.status).toBe(200);
   return ((await response.json()) as { containers: string[] }).containers;
 }
@@ -65,12 +85,18 @@ export function expectNoContainerOutlivesItsRun(): void {
   afterEach(async () => {
     const runtimeIds = openedRuntimeIds;
     openedRuntimeIds = new Set();
-    await expect.poll(() => aliveRuntimes(runtimeIds), { timeout: 30_000, interval: 250 }).toEqual([]);
+    await expect
+      .poll(() => aliveRuntimes(runtimeIds), { timeout: 30_000, interval: 250 })
+      .toEqual([]);
   }, 45_000);
 }
 
 /** A fresh sandbox over the real Durable Object. */
-export function freshSandbox(namespace: "SANDBOX" | "PLAIN_SANDBOX" = "SANDBOX"): { readonly runtimeId: string; readonly sandbox: CloudflareSandbox; readonly stub: CloudflareSandboxStub } {
+export function freshSandbox(namespace: "SANDBOX" | "PLAIN_SANDBOX" = "SANDBOX"): {
+  readonly runtimeId: string;
+  readonly sandbox: CloudflareSandbox;
+  readonly stub: CloudflareSandboxStub;
+} {
   const runtimeId = newRuntimeId();
   const stub = sdkStub(runtimeId, namespace);
   return { runtimeId, stub, sandbox: createCloudflareSdkSandbox(stub) };
@@ -97,10 +123,18 @@ export interface ContainerResponse {
  * Sends a request as the runtime's container would: inside its Durable Object (the fetcher workerd would
  * use belongs to that object's I/O context), through the interception the `Container` class registered.
  */
-export async function requestFromContainer(runtimeId: string, url: string, init: RequestInit = {}): Promise<ContainerResponse> {
+export async function requestFromContainer(
+  runtimeId: string,
+  url: string,
+  init: RequestInit = {},
+): Promise<ContainerResponse> {
   const stub = testEnv.SANDBOX.get(testEnv.SANDBOX.idFromName(runtimeId));
   return runInDurableObject(stub, async () => {
     const response = await sendFromContainer(containerIdOf(runtimeId), new Request(url, init));
-    return { status: response.status, egress: response.headers.get("x-oma-egress"), body: await response.text() };
+    return {
+      status: response.status,
+      egress: response.headers.get("x-oma-egress"),
+      body: await response.text(),
+    };
   });
 }

@@ -6,7 +6,10 @@ import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { installAmaWorkerBin } from "@open-managed-agents/ama-worker";
 import { createLocalContainerServer } from "@open-managed-agents/local-container";
-import { type HostSentinels, plantHostSentinels } from "@open-managed-agents/local-container/testing";
+import {
+  type HostSentinels,
+  plantHostSentinels,
+} from "@open-managed-agents/local-container/testing";
 import { startLocalControlPlane } from "@open-managed-agents/local-control-plane";
 import type { TestProject } from "vitest/node";
 import { startEgressRelay } from "./relay-server.js";
@@ -28,7 +31,10 @@ declare module "vitest" {
 }
 
 /** What the hostile-command probes need to know of the host sentinels (workerd cannot read host files). */
-export type HostSentinelFacts = Pick<HostSentinels, "tag" | "etcFile" | "rootFile" | "hostOnlyDir" | "secret" | "hostPid">;
+export type HostSentinelFacts = Pick<
+  HostSentinels,
+  "tag" | "etcFile" | "rootFile" | "hostOnlyDir" | "secret" | "hostPid"
+>;
 
 /** The containers' file-size bound: small enough that a probe can write past it cheaply. */
 const MAX_FILE_BYTES = 64 * 1024 * 1024;
@@ -42,9 +48,20 @@ function echo(request: IncomingMessage, response: ServerResponse): void {
   request.on("data", (chunk: Buffer) => chunks.push(chunk));
   request.on("end", () => {
     const { authorization, ...headers } = request.headers;
-    const authorizationSha256 = typeof authorization === "string" ? createHash("sha256").update(authorization).digest("hex") : null;
+    const authorizationSha256 =
+      typeof authorization === "string"
+        ? createHash("sha256").update(authorization).digest("hex")
+        : null;
     response.writeHead(200, { "content-type": "application/json" });
-    response.end(JSON.stringify({ method: request.method, url: request.url, headers, authorizationSha256, body: Buffer.concat(chunks).toString("utf8") }));
+    response.end(
+      JSON.stringify({
+        method: request.method,
+        url: request.url,
+        headers,
+        authorizationSha256,
+        body: Buffer.concat(chunks).toString("utf8"),
+      }),
+    );
   });
 }
 
@@ -55,10 +72,18 @@ function echo(request: IncomingMessage, response: ServerResponse): void {
  */
 function strayHostFiles(host: HostSentinels): string[] {
   const planted = new Set([host.etcFile, host.rootFile]);
-  const tagged = ["/", "/etc", "/root"].flatMap((dir) => readdirSync(dir).filter((name) => name.includes(host.tag)).map((name) => join(dir, name)));
+  const tagged = ["/", "/etc", "/root"].flatMap((dir) =>
+    readdirSync(dir)
+      .filter((name) => name.includes(host.tag))
+      .map((name) => join(dir, name)),
+  );
   // A missing host-only directory is already a change (its secret is gone).
-  const beside = listOrEmpty(host.hostOnlyDir).filter((name) => name !== "secret").map((name) => join(host.hostOnlyDir, name));
-  return [...tagged.filter((path) => !planted.has(path)), ...beside].map((path) => `${path} appeared on the host`);
+  const beside = listOrEmpty(host.hostOnlyDir)
+    .filter((name) => name !== "secret")
+    .map((name) => join(host.hostOnlyDir, name));
+  return [...tagged.filter((path) => !planted.has(path)), ...beside].map(
+    (path) => `${path} appeared on the host`,
+  );
 }
 
 function listOrEmpty(dir: string): string[] {
@@ -76,7 +101,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   process.env.PATH = `${binDirectory}:${process.env.PATH ?? ""}`;
   // The host's network by name: these containers stand in for Cloudflare's, which reach the internet, and
   // reach the local control plane the way a Cloudflare container reaches Managed Agents.
-  const containers = await createLocalContainerServer({ rootDir, network: "host-unsafe", limits: { maxFileBytes: MAX_FILE_BYTES } });
+  const containers = await createLocalContainerServer({
+    rootDir,
+    network: "host-unsafe",
+    limits: { maxFileBytes: MAX_FILE_BYTES },
+  });
   // Host files, a host-only secret and a host process the hostile-command probes aim at; the test asks
   // this server (GET) what changed since they were planted, since workerd cannot look at the host itself.
   const host = plantHostSentinels({ hostOnlyParent: "/var/tmp" });
@@ -87,8 +116,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await new Promise<void>((resolve) => sentinelServer.listen(0, "127.0.0.1", resolve));
   project.provide("containerConfinement", containers.confinement);
   project.provide("containerMaxFileBytes", MAX_FILE_BYTES);
-  project.provide("hostSentinels", { tag: host.tag, etcFile: host.etcFile, rootFile: host.rootFile, hostOnlyDir: host.hostOnlyDir, secret: host.secret, hostPid: host.hostPid });
-  project.provide("hostChangesUrl", `http://127.0.0.1:${(sentinelServer.address() as AddressInfo).port}`);
+  project.provide("hostSentinels", {
+    tag: host.tag,
+    etcFile: host.etcFile,
+    rootFile: host.rootFile,
+    hostOnlyDir: host.hostOnlyDir,
+    secret: host.secret,
+    hostPid: host.hostPid,
+  });
+  project.provide(
+    "hostChangesUrl",
+    `http://127.0.0.1:${(sentinelServer.address() as AddressInfo).port}`,
+  );
   // The Managed Agents stand-in claimed work comes from; containers reach it over the shared network.
   const plane = await startLocalControlPlane();
   project.provide("controlPlaneUrl", plane.url);

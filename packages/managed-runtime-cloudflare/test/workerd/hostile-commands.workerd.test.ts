@@ -8,7 +8,10 @@
  */
 import { getSandbox } from "@cloudflare/sandbox";
 import { resolveManagedRuntimePlan } from "@open-managed-agents/managed-runtime-host";
-import type { ManagedRuntimeProfile, RuntimeResourceFence } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  ManagedRuntimeProfile,
+  RuntimeResourceFence,
+} from "@open-managed-agents/runtime-resource-contract";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CloudflareSandbox, createCloudflareManagedRuntimeDriver } from "../../src/index.js";
 import { createCloudflareSdkSandbox } from "../../src/sdk.js";
@@ -33,13 +36,19 @@ const profile: ManagedRuntimeProfile = {
   runtimeCheckpoint: "disabled",
   driver: { type: "ama_worker", process: { command: "sh", args: ["-c", "true"] } },
 };
-const driver = createCloudflareManagedRuntimeDriver(testEnv, { createSandbox: createConfinedSandbox, runtimeEnvironment: TEST_RUNTIME_ENVIRONMENT });
+const driver = createCloudflareManagedRuntimeDriver(testEnv, {
+  createSandbox: createConfinedSandbox,
+  runtimeEnvironment: TEST_RUNTIME_ENVIRONMENT,
+});
 const plan = resolveManagedRuntimePlan(profile, driver.descriptor().capabilities);
 
 /** A leased container; the SDK's exec trims the output's trailing newline. */
 interface Guest {
   readonly sandbox: CloudflareSandbox;
-  run(script: string, timeoutMs?: number): Promise<{ stdout: string; stderr: string; exitCode: number }>;
+  run(
+    script: string,
+    timeoutMs?: number,
+  ): Promise<{ stdout: string; stderr: string; exitCode: number }>;
 }
 
 const leases: (() => Promise<void>)[] = [];
@@ -50,10 +59,37 @@ afterEach(async () => {
 /** A container leased through the driver's sandbox port, and the SDK sandbox of its runtime id. */
 async function leaseGuest(): Promise<Guest> {
   const scope = newScope();
-  const fence: RuntimeResourceFence = { ...scope, ownerId: "owner", generation: 1, token: `fence-${crypto.randomUUID()}`, expiresAt: new Date(Date.now() + 120_000).toISOString() };
-  const resources = await driver.create({ environmentId: scope.environmentId, placement: "in_process", profile, plan, providerConfig: {} });
-  const workspace = await resources.workspace.materialize({ scope, fence, strategy: plan.workspaceStrategy, activeCheckpoint: null, idempotencyKey: "w", signal });
-  const lease = await resources.sandbox.acquire({ scope, fence, plan, workspace, outputs: null, credentialEgress: null, signal });
+  const fence: RuntimeResourceFence = {
+    ...scope,
+    ownerId: "owner",
+    generation: 1,
+    token: `fence-${crypto.randomUUID()}`,
+    expiresAt: new Date(Date.now() + 120_000).toISOString(),
+  };
+  const resources = await driver.create({
+    environmentId: scope.environmentId,
+    placement: "in_process",
+    profile,
+    plan,
+    providerConfig: {},
+  });
+  const workspace = await resources.workspace.materialize({
+    scope,
+    fence,
+    strategy: plan.workspaceStrategy,
+    activeCheckpoint: null,
+    idempotencyKey: "w",
+    signal,
+  });
+  const lease = await resources.sandbox.acquire({
+    scope,
+    fence,
+    plan,
+    workspace,
+    outputs: null,
+    credentialEgress: null,
+    signal,
+  });
   leases.push(() => resources.sandbox.terminate({ scope, fence, lease, reason: "completed" }));
   const sandbox = createConfinedSandbox(testEnv, lease.runtimeId);
   return {
@@ -71,20 +107,27 @@ async function expectHostUntouched(guest: Guest): Promise<void> {
   expect(response.status).toBe(200);
   expect(await response.json()).toEqual([]);
   expect(testEnv.OMA_TEST_CONTAINER_CONFINEMENT).toBe("bubblewrap");
-  expect(await guest.run("echo still-serving")).toMatchObject({ exitCode: 0, stdout: "still-serving" });
+  expect(await guest.run("echo still-serving")).toMatchObject({
+    exitCode: 0,
+    stdout: "still-serving",
+  });
 }
 
 describe("hostile commands through the Cloudflare driver's exec", () => {
   it("writes and deletes under /etc land in the container's copy-on-write /etc, never the host's", async () => {
     const guest = await leaseGuest();
-    const result = await guest.run(`echo pwned > ${host.etcFile} && rm -f /etc/passwd && echo new > /etc/oma-new-${tag} && test ! -e /etc/passwd && cat ${host.etcFile} /etc/oma-new-${tag}`);
+    const result = await guest.run(
+      `echo pwned > ${host.etcFile} && rm -f /etc/passwd && echo new > /etc/oma-new-${tag} && test ! -e /etc/passwd && cat ${host.etcFile} /etc/oma-new-${tag}`,
+    );
     expect(result).toMatchObject({ exitCode: 0, stdout: "pwned\nnew" });
     await expectHostUntouched(guest);
   });
 
   it("writes to /root and / land in the container's own root", async () => {
     const guest = await leaseGuest();
-    const result = await guest.run(`echo mine > /root/oma-probe-${tag} && echo top > /oma-top-${tag} && cat ${host.rootFile} 2>&1; ls /root /`);
+    const result = await guest.run(
+      `echo mine > /root/oma-probe-${tag} && echo top > /oma-top-${tag} && cat ${host.rootFile} 2>&1; ls /root /`,
+    );
     expect(result.stdout).toContain(`oma-probe-${tag}`);
     expect(result.stdout).toContain(`oma-top-${tag}`);
     expect(result.stdout).not.toContain(HOST_ROOT_CONTENT);
@@ -107,7 +150,9 @@ describe("hostile commands through the Cloudflare driver's exec", () => {
     expect(result.stdout).not.toMatch(/^found /m);
     expect(result.stdout + result.stderr).not.toContain(HOST_ROOT_CONTENT);
     expect(result.stderr).toContain(`${host.hostOnlyDir}/secret: No such file or directory`);
-    const read = await guest.sandbox.readFile(`${host.hostOnlyDir}/secret`).then(text, (error: unknown) => `refused: ${String(error)}`);
+    const read = await guest.sandbox
+      .readFile(`${host.hostOnlyDir}/secret`)
+      .then(text, (error: unknown) => `refused: ${String(error)}`);
     expect(read).toMatch(/^refused: /);
     expect(read).not.toContain(host.secret);
     await expectHostUntouched(guest);
@@ -115,7 +160,9 @@ describe("hostile commands through the Cloudflare driver's exec", () => {
 
   it("cannot signal a host process and sees only its own processes", async () => {
     const guest = await leaseGuest();
-    const result = await guest.run(`kill -9 ${host.hostPid}; echo "kill=$?"; ls /proc | grep -cE '^[0-9]+$'`);
+    const result = await guest.run(
+      `kill -9 ${host.hostPid}; echo "kill=$?"; ls /proc | grep -cE '^[0-9]+$'`,
+    );
     expect(result.stdout).toContain("kill=1");
     expect(Number(result.stdout.split("\n")[1])).toBeLessThan(10);
     await expectHostUntouched(guest);
@@ -123,7 +170,9 @@ describe("hostile commands through the Cloudflare driver's exec", () => {
 
   it("cannot create device nodes or mount file systems: no capability is left", async () => {
     const guest = await leaseGuest();
-    const result = await guest.run("mknod /tmp/mem c 1 1; echo \"mknod=$?\"; mount -t tmpfs none /mnt; echo \"mount=$?\"; grep CapEff /proc/self/status");
+    const result = await guest.run(
+      'mknod /tmp/mem c 1 1; echo "mknod=$?"; mount -t tmpfs none /mnt; echo "mount=$?"; grep CapEff /proc/self/status',
+    );
     expect(result.stdout).toContain("mknod=1");
     expect(result.stdout).toMatch(/mount=(1|32)/);
     expect(result.stdout).toContain("CapEff:\t0000000000000000");
@@ -132,7 +181,9 @@ describe("hostile commands through the Cloudflare driver's exec", () => {
 
   it("a disk fill stops at the file size limit", async () => {
     const guest = await leaseGuest();
-    const result = await guest.run(`head -c ${MAX_FILE_BYTES * 2} /dev/zero > /workspace/fill; echo "exit=$?"; stat -c %s /workspace/fill; rm -f /workspace/fill`);
+    const result = await guest.run(
+      `head -c ${MAX_FILE_BYTES * 2} /dev/zero > /workspace/fill; echo "exit=$?"; stat -c %s /workspace/fill; rm -f /workspace/fill`,
+    );
     // head dies of SIGXFSZ (128 + 25) with the file at the bound exactly.
     expect(result.stdout.split("\n")).toEqual(["exit=153", String(MAX_FILE_BYTES)]);
     await expectHostUntouched(guest);
@@ -146,7 +197,8 @@ describe("hostile paths through the SDK's file calls", () => {
       `ln -s ${host.hostOnlyDir}/secret /workspace/leak && ln -s / /workspace/top && ln -s /root /workspace/home && ln -s ../../../../../..${host.hostOnlyDir} /workspace/climb && ln -s ${host.hostOnlyDir} /workspace/away`,
     );
     expect(linked.exitCode).toBe(0);
-    const read = (path: string): Promise<string> => guest.sandbox.readFile(path).then(text, (error: unknown) => `refused: ${String(error)}`);
+    const read = (path: string): Promise<string> =>
+      guest.sandbox.readFile(path).then(text, (error: unknown) => `refused: ${String(error)}`);
     expect(await read("/workspace/leak")).not.toContain(host.secret);
     expect(await read("/workspace/climb/secret")).not.toContain(host.secret);
     expect(await read(`/workspace/away/secret`)).not.toContain(host.secret);
@@ -156,7 +208,9 @@ describe("hostile paths through the SDK's file calls", () => {
     await guest.sandbox.writeFile(`/workspace/home/oma-put-${tag}`, bytes("via route"));
     await guest.sandbox.writeFile(`/workspace/top${host.etcFile}`, bytes("overwritten"));
     // The host-only directory does not exist in the container, so this write has nowhere to go but may fail.
-    await guest.sandbox.writeFile(`/workspace/away/oma-put-${tag}`, bytes("via route")).catch(() => undefined);
+    await guest.sandbox
+      .writeFile(`/workspace/away/oma-put-${tag}`, bytes("via route"))
+      .catch(() => undefined);
     // What the calls wrote is where a process in the container sees it.
     const seen = await guest.run(`cat /etc/oma-put-${tag} /root/oma-put-${tag} ${host.etcFile}`);
     expect(seen.stdout).toBe("via routevia routeoverwritten");

@@ -46,38 +46,59 @@ export async function startEgressRelay(): Promise<EgressRelay> {
   };
 
   const proxied = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const credentials = Buffer.from((request.headers["proxy-authorization"] ?? "").replace(/^Basic /i, ""), "base64").toString("utf8");
+    const credentials = Buffer.from(
+      (request.headers["proxy-authorization"] ?? "").replace(/^Basic /i, ""),
+      "base64",
+    ).toString("utf8");
     const containerId = credentials.split(":")[0] ?? "";
     if (containerId === "") return void response.writeHead(407).end();
     const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(request.headers)) if (typeof value === "string" && name !== "proxy-authorization") headers[name] = value;
-    const job: Job = { id: randomUUID(), method: request.method ?? "GET", url: request.url ?? "", headers, body: (await readBody(request)).toString("base64") };
+    for (const [name, value] of Object.entries(request.headers))
+      if (typeof value === "string" && name !== "proxy-authorization") headers[name] = value;
+    const job: Job = {
+      id: randomUUID(),
+      method: request.method ?? "GET",
+      url: request.url ?? "",
+      headers,
+      body: (await readBody(request)).toString("base64"),
+    };
     answers.set(job.id, response);
     setTimeout(() => {
-      if (answers.delete(job.id)) response.writeHead(504).end("the container's Durable Object did not collect the request");
+      if (answers.delete(job.id))
+        response.writeHead(504).end("the container's Durable Object did not collect the request");
     }, ANSWER_TIMEOUT_MS).unref();
     enqueue(containerId, job);
   };
 
-  const worker = async (request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> => {
+  const worker = async (
+    request: IncomingMessage,
+    response: ServerResponse,
+    url: URL,
+  ): Promise<void> => {
     if (url.pathname === "/__relay/next") {
       const containerId = url.searchParams.get("container") ?? "";
       const queued = queues.get(containerId)?.shift();
-      const job = queued ?? (await new Promise<Job | null>((resolve) => {
-        waiters.get(containerId)?.(null);
-        waiters.set(containerId, resolve);
-        setTimeout(() => {
-          if (waiters.get(containerId) === resolve) waiters.delete(containerId);
-          resolve(null);
-        }, LONG_POLL_MS).unref();
-      }));
+      const job =
+        queued ??
+        (await new Promise<Job | null>((resolve) => {
+          waiters.get(containerId)?.(null);
+          waiters.set(containerId, resolve);
+          setTimeout(() => {
+            if (waiters.get(containerId) === resolve) waiters.delete(containerId);
+            resolve(null);
+          }, LONG_POLL_MS).unref();
+        }));
       if (!job) return void response.writeHead(204).end();
       response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(job));
       return;
     }
     const id = url.pathname.slice("/__relay/answer/".length);
     const target = answers.get(id);
-    const answer = JSON.parse((await readBody(request)).toString("utf8")) as { status: number; headers: Record<string, string>; body: string };
+    const answer = JSON.parse((await readBody(request)).toString("utf8")) as {
+      status: number;
+      headers: Record<string, string>;
+      body: string;
+    };
     response.writeHead(target ? 204 : 404).end();
     if (!target) return;
     answers.delete(id);

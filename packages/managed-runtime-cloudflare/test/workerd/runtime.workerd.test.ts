@@ -4,7 +4,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type CloudflareRuntime, createCloudflareSandboxProvider } from "../../src/index.js";
 import { createSandbox, readText, testEnv } from "./fixtures.js";
 
-const provider = createCloudflareSandboxProvider({ env: testEnv, createSandbox, backupTtlSec: 3_600 });
+const provider = createCloudflareSandboxProvider({
+  env: testEnv,
+  createSandbox,
+  backupTtlSec: 3_600,
+});
 const context = { sessionId: "runtime-tests", workdir: "/workspace" };
 const runtimes: CloudflareRuntime[] = [];
 async function create(): Promise<CloudflareRuntime> {
@@ -19,12 +23,22 @@ afterEach(async () => {
 describe("duplex processes over SDK background processes", () => {
   it("carries stdin to the process in order and closes it, with stdout and stderr apart", async () => {
     const runtime = await create();
-    const process = await runtime.spawnDuplexProcess({ command: "sh", args: ["-c", "while IFS= read -r line; do echo \"got:$line\"; echo \"err:$line\" >&2; done; echo done"] });
+    const process = await runtime.spawnDuplexProcess({
+      command: "sh",
+      args: [
+        "-c",
+        'while IFS= read -r line; do echo "got:$line"; echo "err:$line" >&2; done; echo done',
+      ],
+    });
     const writer = process.stdin.getWriter();
     await writer.write(new TextEncoder().encode("alpha\nbe"));
     await writer.write(new TextEncoder().encode("ta\n"));
     await writer.close();
-    const [stdout, stderr, exit] = await Promise.all([readText(process.stdout), readText(process.stderr), process.exited]);
+    const [stdout, stderr, exit] = await Promise.all([
+      readText(process.stdout),
+      readText(process.stderr),
+      process.exited,
+    ]);
     expect(stdout).toBe("got:alpha\ngot:beta\ndone\n");
     expect(stderr).toBe("err:alpha\nerr:beta\n");
     expect(exit).toEqual({ code: 0, signal: null });
@@ -32,7 +46,10 @@ describe("duplex processes over SDK background processes", () => {
 
   it("splits a large write into chunks without losing or reordering bytes", async () => {
     const runtime = await create();
-    const process = await runtime.spawnDuplexProcess({ command: "sh", args: ["-c", "wc -c; sha256sum | cut -d' ' -f1"] });
+    const process = await runtime.spawnDuplexProcess({
+      command: "sh",
+      args: ["-c", "wc -c; sha256sum | cut -d' ' -f1"],
+    });
     const payload = new Uint8Array(200_000).map((_, index) => (index * 7) % 251);
     const writer = process.stdin.getWriter();
     await writer.write(payload);
@@ -44,7 +61,12 @@ describe("duplex processes over SDK background processes", () => {
 
   it("answers a line protocol interactively and reports a kill", async () => {
     const runtime = await create();
-    const process = await runtime.spawnDuplexProcess({ command: "sh", args: ["-c", "IFS= read -r first; echo \"ready:$first\"; sleep 30"], cwd: "/tmp", env: { MARK: "m" } });
+    const process = await runtime.spawnDuplexProcess({
+      command: "sh",
+      args: ["-c", 'IFS= read -r first; echo "ready:$first"; sleep 30'],
+      cwd: "/tmp",
+      env: { MARK: "m" },
+    });
     const reader = process.stdout.getReader();
     const writer = process.stdin.getWriter();
     await writer.write(new TextEncoder().encode("ping\n"));
@@ -82,7 +104,12 @@ describe("lease, status and backups", () => {
     const source = await create();
     await source.writeFile("/workspace/notes/state.txt", "persisted");
     const handle = await source.checkpoint({ kind: "filesystem", name: "runtime-test" });
-    expect(handle).toMatchObject({ provider: "cloudflare", kind: "filesystem", scope: "portable", sourceRuntimeId: source.runtimeHandle().runtimeId });
+    expect(handle).toMatchObject({
+      provider: "cloudflare",
+      kind: "filesystem",
+      scope: "portable",
+      sourceRuntimeId: source.runtimeHandle().runtimeId,
+    });
 
     const restored = await provider.restore(handle, context);
     runtimes.push(restored);
@@ -98,11 +125,33 @@ describe("lease, status and backups", () => {
   });
 
   it("refuses a foreign checkpoint and runtime-scoped resume with typed errors", async () => {
-    const foreign = { provider: "e2b", checkpointId: "x", sourceRuntimeId: "y", kind: "filesystem" as const, scope: "portable" as const, metadata: { dir: "/workspace" } };
-    expect(ManagedRuntimeError.hasCode(await provider.restore(foreign, context).catch((caught: unknown) => caught), "provider_mismatch")).toBe(true);
+    const foreign = {
+      provider: "e2b",
+      checkpointId: "x",
+      sourceRuntimeId: "y",
+      kind: "filesystem" as const,
+      scope: "portable" as const,
+      metadata: { dir: "/workspace" },
+    };
+    expect(
+      ManagedRuntimeError.hasCode(
+        await provider.restore(foreign, context).catch((caught: unknown) => caught),
+        "provider_mismatch",
+      ),
+    ).toBe(true);
     const own = { ...foreign, provider: "cloudflare", scope: "runtime" as const };
-    expect(ManagedRuntimeError.hasCode(await provider.resume(own, context).catch((caught: unknown) => caught), "unsupported_operation")).toBe(true);
+    expect(
+      ManagedRuntimeError.hasCode(
+        await provider.resume(own, context).catch((caught: unknown) => caught),
+        "unsupported_operation",
+      ),
+    ).toBe(true);
     const runtime = await create();
-    expect(ManagedRuntimeError.hasCode(await runtime.suspend({ kind: "filesystem" }).catch((caught: unknown) => caught), "unsupported_operation")).toBe(true);
+    expect(
+      ManagedRuntimeError.hasCode(
+        await runtime.suspend({ kind: "filesystem" }).catch((caught: unknown) => caught),
+        "unsupported_operation",
+      ),
+    ).toBe(true);
   });
 });

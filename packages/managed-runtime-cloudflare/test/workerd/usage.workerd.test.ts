@@ -15,7 +15,10 @@ import {
   usageRecordSchema,
 } from "@open-managed-agents/runtime-resource-contract";
 import { describe, expect, it } from "vitest";
-import { type CloudflareUsageOptions, createCloudflareManagedRuntimeDriver } from "../../src/index.js";
+import {
+  type CloudflareUsageOptions,
+  createCloudflareManagedRuntimeDriver,
+} from "../../src/index.js";
 import { TEST_RUNTIME_ENVIRONMENT, createSandbox, testEnv } from "./fixtures.js";
 
 // The harness sleeps past a second, so the measured span has at least one whole second whatever the load.
@@ -27,15 +30,30 @@ const profile: ManagedRuntimeProfile = {
 };
 
 function newScope(): RuntimeResourceScope {
-  return { workspaceId: "tenant-usage", environmentId: "env", sessionId: `s-${crypto.randomUUID()}`, workId: `w-${crypto.randomUUID()}` };
+  return {
+    workspaceId: "tenant-usage",
+    environmentId: "env",
+    sessionId: `s-${crypto.randomUUID()}`,
+    workId: `w-${crypto.randomUUID()}`,
+  };
 }
 
 /** One work item through the real host, D1 stores and the Sandbox Durable Object. */
 async function runOnce(usage: CloudflareUsageOptions) {
   const client = createD1SqlClient(testEnv.VAULT_DB);
   await applyMigrations(client);
-  const driver = createCloudflareManagedRuntimeDriver(testEnv, { createSandbox, runtimeEnvironment: TEST_RUNTIME_ENVIRONMENT, usage });
-  const resources = await driver.create({ environmentId: "env", placement: "in_process", profile, plan: resolveManagedRuntimePlan(profile, driver.descriptor().capabilities), providerConfig: {} });
+  const driver = createCloudflareManagedRuntimeDriver(testEnv, {
+    createSandbox,
+    runtimeEnvironment: TEST_RUNTIME_ENVIRONMENT,
+    usage,
+  });
+  const resources = await driver.create({
+    environmentId: "env",
+    placement: "in_process",
+    profile,
+    plan: resolveManagedRuntimePlan(profile, driver.descriptor().capabilities),
+    providerConfig: {},
+  });
   const host = createManagedRuntimeHost({
     ownerId: "usage-test",
     leaseTtlMs: 60_000,
@@ -52,16 +70,26 @@ async function runOnce(usage: CloudflareUsageOptions) {
 describe("sandbox_active_seconds from the Cloudflare driver", () => {
   it("emits one record per container from its start to its stop", async () => {
     const records: UsageRecord[] = [];
-    const { scope, result } = await runOnce({ recorder: { record: async (record) => void records.push(record) }, instanceType: "standard-1" });
+    const { scope, result } = await runOnce({
+      recorder: { record: async (record) => void records.push(record) },
+      instanceType: "standard-1",
+    });
     expect(result).toMatchObject({ type: "completed", cleanupErrors: [] });
     expect(records).toHaveLength(1);
     const [record] = records;
     expect(usageRecordSchema.parse(record)).toEqual(record);
-    expect(record).toMatchObject({ kind: "sandbox_active_seconds", provider: "cloudflare", scope, instanceType: "standard-1" });
+    expect(record).toMatchObject({
+      kind: "sandbox_active_seconds",
+      provider: "cloudflare",
+      scope,
+      instanceType: "standard-1",
+    });
     expect(record?.runtimeId).toMatch(/^oma-/);
     expect(record?.value).toBeGreaterThanOrEqual(1);
     expect(record?.value).toBeLessThanOrEqual(MAX_USAGE_SECONDS_PER_EMIT);
-    expect(Date.parse(record?.stoppedAt ?? "") - Date.parse(record?.startedAt ?? "")).toBeGreaterThanOrEqual((record?.value ?? 0) * 1000);
+    expect(
+      Date.parse(record?.stoppedAt ?? "") - Date.parse(record?.startedAt ?? ""),
+    ).toBeGreaterThanOrEqual((record?.value ?? 0) * 1000);
   });
 
   it("clamps a span longer than 24 hours to 24 hours", async () => {
@@ -69,7 +97,10 @@ describe("sandbox_active_seconds from the Cloudflare driver", () => {
     let calls = 0;
     // The first reading is the start; later ones are two days on.
     const now = () => (calls++ === 0 ? Date.now() - 2 * 86_400_000 : Date.now());
-    const { result } = await runOnce({ recorder: { record: async (record) => void records.push(record) }, now });
+    const { result } = await runOnce({
+      recorder: { record: async (record) => void records.push(record) },
+      now,
+    });
     expect(result.type).toBe("completed");
     expect(records.map((record) => record.value)).toEqual([MAX_USAGE_SECONDS_PER_EMIT]);
   });
@@ -87,7 +118,11 @@ describe("sandbox_active_seconds from the Cloudflare driver", () => {
   it("a hanging recorder is waited for at most recordTimeoutMs, and handed to waitUntil", async () => {
     const kept: Promise<unknown>[] = [];
     const recorder: UsageRecorderPort = { record: () => new Promise<void>(() => undefined) };
-    const { result } = await runOnce({ recorder, recordTimeoutMs: 100, waitUntil: (promise) => void kept.push(promise) });
+    const { result } = await runOnce({
+      recorder,
+      recordTimeoutMs: 100,
+      waitUntil: (promise) => void kept.push(promise),
+    });
     expect(result).toMatchObject({ type: "completed", cleanupErrors: [] });
     expect(kept).toHaveLength(1);
   });

@@ -25,7 +25,14 @@ export interface TestEnv {
   readonly OMA_TEST_AMA_WORKER_BIN_DIR: string;
   readonly OMA_TEST_CONTAINER_CONFINEMENT: string;
   readonly OMA_TEST_CONTAINER_MAX_FILE_BYTES: number;
-  readonly OMA_TEST_HOST_SENTINELS: { readonly tag: string; readonly etcFile: string; readonly rootFile: string; readonly hostOnlyDir: string; readonly secret: string; readonly hostPid: number };
+  readonly OMA_TEST_HOST_SENTINELS: {
+    readonly tag: string;
+    readonly etcFile: string;
+    readonly rootFile: string;
+    readonly hostOnlyDir: string;
+    readonly secret: string;
+    readonly hostPid: number;
+  };
   readonly OMA_TEST_HOST_CHANGES_URL: string;
 }
 
@@ -37,13 +44,20 @@ export class TestSandbox extends Sandbox<TestEnv> {
   override enableInternet = false;
   override interceptHttps = true;
 
-  override async createBackup(options: Parameters<Sandbox["createBackup"]>[0]): Promise<{ id: string; dir: string; localBucket: true }> {
+  override async createBackup(
+    options: Parameters<Sandbox["createBackup"]>[0],
+  ): Promise<{ id: string; dir: string; localBucket: true }> {
     return standInCreateBackup(this, this.env, options);
   }
 
-  override async restoreBackup(backup: Parameters<Sandbox["restoreBackup"]>[0]): Promise<{ success: true; dir: string; id: string }> {
+  override async restoreBackup(
+    backup: Parameters<Sandbox["restoreBackup"]>[0],
+  ): Promise<{ success: true; dir: string; id: string }> {
     const restored = await standInRestoreBackup(this, this.env, backup);
-    await this.ctx.storage.put("restoreCount", ((await this.ctx.storage.get<number>("restoreCount")) ?? 0) + 1);
+    await this.ctx.storage.put(
+      "restoreCount",
+      ((await this.ctx.storage.get<number>("restoreCount")) ?? 0) + 1,
+    );
     return restored;
   }
 
@@ -52,7 +66,10 @@ export class TestSandbox extends Sandbox<TestEnv> {
     return (await this.ctx.storage.get<number>("restoreCount")) ?? 0;
   }
 }
-installCredentialEgress<TestEnv>(TestSandbox, { vault: (env) => createD1Vault(env.VAULT_DB), fetch: toTestUpstream });
+installCredentialEgress<TestEnv>(TestSandbox, {
+  vault: (env) => createD1Vault(env.VAULT_DB),
+  fetch: toTestUpstream,
+});
 
 /**
  * Upstream fetch of the outbound handlers: hosts under `upstream.test`, over http or https, reach the
@@ -76,7 +93,10 @@ export class ConfinedSandbox extends Sandbox<TestEnv> {
   override enableInternet = false;
   override interceptHttps = true;
 }
-installCredentialEgress<TestEnv>(ConfinedSandbox, { vault: (env) => createD1Vault(env.VAULT_DB), fetch: toTestUpstream });
+installCredentialEgress<TestEnv>(ConfinedSandbox, {
+  vault: (env) => createD1Vault(env.VAULT_DB),
+  fetch: toTestUpstream,
+});
 
 /** The SDK's Sandbox unchanged: its backup and mount calls reach the (local) container as they are. */
 export class PlainSandbox extends Sandbox<TestEnv> {}

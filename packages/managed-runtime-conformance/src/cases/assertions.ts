@@ -1,4 +1,8 @@
-import { type ErrorCode, ManagedRuntimeError, type RuntimeOrphanPort } from "@open-managed-agents/runtime-resource-contract";
+import {
+  type ErrorCode,
+  ManagedRuntimeError,
+  type RuntimeOrphanPort,
+} from "@open-managed-agents/runtime-resource-contract";
 
 const CONFORMANCE_FAILURE_MARKER = Symbol.for("open-managed-agents.conformance-failure");
 
@@ -15,7 +19,11 @@ export class ConformanceFailure extends Error {
 
   /** True for a {@link ConformanceFailure} from whichever copy of this module built it. */
   static isInstance(error: unknown): error is ConformanceFailure {
-    return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[CONFORMANCE_FAILURE_MARKER] === true;
+    return (
+      typeof error === "object" &&
+      error !== null &&
+      (error as Record<symbol, unknown>)[CONFORMANCE_FAILURE_MARKER] === true
+    );
   }
 }
 
@@ -40,15 +48,24 @@ export async function checkNoOrphans(orphans: RuntimeOrphanPort, what: string): 
  * Runs `action` and returns the typed error it throws. Fails when it resolves, or throws anything but a
  * {@link ManagedRuntimeError} with one of `codes`.
  */
-export async function expectTypedError(action: () => Promise<unknown>, codes: readonly ErrorCode[], what: string): Promise<ManagedRuntimeError> {
+export async function expectTypedError(
+  action: () => Promise<unknown>,
+  codes: readonly ErrorCode[],
+  what: string,
+): Promise<ManagedRuntimeError> {
   let outcome: unknown;
   try {
     outcome = await action();
   } catch (error) {
     if (ManagedRuntimeError.isInstance(error) && codes.includes(error.code)) return error;
-    throw new ConformanceFailure(`${what}: expected a typed ${codes.join(" or ")} error, got ${describeError(error)}`, { cause: error });
+    throw new ConformanceFailure(
+      `${what}: expected a typed ${codes.join(" or ")} error, got ${describeError(error)}`,
+      { cause: error },
+    );
   }
-  throw new ConformanceFailure(`${what}: expected a typed ${codes.join(" or ")} error, but it succeeded with ${preview(outcome)}`);
+  throw new ConformanceFailure(
+    `${what}: expected a typed ${codes.join(" or ")} error, but it succeeded with ${preview(outcome)}`,
+  );
 }
 
 /** Runs `action`, turning anything it throws into a failure that says what was being done. */
@@ -75,14 +92,20 @@ export function checkNoSecrets(value: unknown, secrets: readonly string[], what:
       for (const [index, item] of node.entries()) visit(item, `${path}[${index}]`);
     } else if (typeof node === "object" && node !== null) {
       const prototype = Object.getPrototypeOf(node);
-      check(prototype === Object.prototype || prototype === null, `${what} holds a non-plain object at ${path}`);
+      check(
+        prototype === Object.prototype || prototype === null,
+        `${what} holds a non-plain object at ${path}`,
+      );
       for (const [key, child] of Object.entries(node)) {
         const leaked = known.find((secret) => key.includes(secret));
         check(leaked === undefined, `${what} leaks a secret in the key at ${path}`);
         visit(child, `${path}.${key}`);
       }
     } else {
-      check(node === null || ["number", "boolean", "undefined"].includes(typeof node), `${what} holds a ${typeof node} at ${path}`);
+      check(
+        node === null || ["number", "boolean", "undefined"].includes(typeof node),
+        `${what} holds a ${typeof node} at ${path}`,
+      );
     }
   };
   visit(value, "$");
@@ -90,7 +113,8 @@ export function checkNoSecrets(value: unknown, secrets: readonly string[], what:
 
 /** A one-line description of a thrown value: class, code and message. */
 export function describeError(error: unknown): string {
-  if (ManagedRuntimeError.isInstance(error)) return `${error.name} (${error.code}): ${error.message}`;
+  if (ManagedRuntimeError.isInstance(error))
+    return `${error.name} (${error.code}): ${error.message}`;
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   return String(error);
 }

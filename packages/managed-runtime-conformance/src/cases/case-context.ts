@@ -19,7 +19,13 @@ import type {
 } from "@open-managed-agents/runtime-resource-contract";
 import { type ProfileOverrides, buildProfile } from "./profiles.js";
 import type { ConformanceScript } from "./harness-scripts.js";
-import { type HarnessProbe, type RunObservations, createObservations, observeResources, recordingLogger } from "./observe.js";
+import {
+  type HarnessProbe,
+  type RunObservations,
+  createObservations,
+  observeResources,
+  recordingLogger,
+} from "./observe.js";
 import type { ConformanceSubject } from "./subject.js";
 
 /** What `prepare` returns: the registry's admitted plan and live ports. */
@@ -32,7 +38,9 @@ export interface PreparedResources {
 export interface CaseRunOptions {
   readonly scope?: RuntimeResourceScope;
   /** Replaces the driver the registry admits, e.g. to wrap its ports with a fault. */
-  readonly wrapDriver?: (driver: ManagedRuntimeProviderDriverPort) => ManagedRuntimeProviderDriverPort;
+  readonly wrapDriver?: (
+    driver: ManagedRuntimeProviderDriverPort,
+  ) => ManagedRuntimeProviderDriverPort;
   /** Runs instead of the harness, with the live lease the host hands to it. */
   readonly probe?: HarnessProbe;
   /** Run-input fields beyond scope and profile (memory stores and the control-plane access they use). */
@@ -57,7 +65,10 @@ export interface CaseContext {
   /** A profile whose harness runs one of the suite's scripts. */
   profile(script: ConformanceScript, overrides?: ProfileOverrides): ManagedRuntimeProfile;
   /** Admits `profile` through the real registry and returns the live ports. */
-  prepare(profile: ManagedRuntimeProfile, options?: Omit<CaseRunOptions, "probe">): Promise<PreparedResources>;
+  prepare(
+    profile: ManagedRuntimeProfile,
+    options?: Omit<CaseRunOptions, "probe">,
+  ): Promise<PreparedResources>;
   /** Admits `profile` and runs one work item through the real host. Rethrows a probe's failure. */
   run(profile: ManagedRuntimeProfile, options?: CaseRunOptions): Promise<CaseRun>;
   /** The session's current publication, read the way the next work item would read it. */
@@ -91,7 +102,12 @@ export function createCaseContext(subject: ConformanceSubject, caseId: string): 
     orphans,
     scope(options = {}) {
       if (options.freshSession) sessionId = `conformance-${label}-${randomUUID()}`;
-      return { workspaceId: "conformance-workspace", environmentId: "conformance-environment", sessionId, workId: `work-${randomUUID()}` };
+      return {
+        workspaceId: "conformance-workspace",
+        environmentId: "conformance-environment",
+        sessionId,
+        workId: `work-${randomUUID()}`,
+      };
     },
     profile: (script, overrides) => buildProfile(subject.harness, script, overrides),
     prepare,
@@ -113,7 +129,9 @@ export function createCaseContext(subject: ConformanceSubject, caseId: string): 
         ...(observed.runtimeCheckpoint ? { runtimeCheckpoint: observed.runtimeCheckpoint } : {}),
         ...(observed.credentialEgress ? { credentialEgress: observed.credentialEgress } : {}),
         ...(observed.sessionInputs ? { sessionInputs: observed.sessionInputs } : {}),
-        ...(resources.environmentPackages ? { environmentPackages: resources.environmentPackages } : {}),
+        ...(resources.environmentPackages
+          ? { environmentPackages: resources.environmentPackages }
+          : {}),
         ...(resources.memoryStores ? { memoryStores: resources.memoryStores } : {}),
         logger: recordingLogger(observations),
       });
@@ -123,7 +141,11 @@ export function createCaseContext(subject: ConformanceSubject, caseId: string): 
     },
     async publication(scope) {
       const reader = { ...scope, workId: `publication-reader-${randomUUID()}` };
-      const acquired = await fences.acquire({ scope: reader, ownerId: "conformance-publication-reader", ttlMs: 60_000 });
+      const acquired = await fences.acquire({
+        scope: reader,
+        ownerId: "conformance-publication-reader",
+        ttlMs: 60_000,
+      });
       if (acquired.type !== "acquired") return null;
       await fences.release({ fence: acquired.fence, reason: "completed" });
       return acquired.publication;

@@ -19,7 +19,9 @@ export interface ConformanceCaseImplementation {
 }
 
 /** The implementation of every case, keyed by id. */
-export type ConformanceCaseImplementations = Readonly<Record<ConformanceCaseId, ConformanceCaseImplementation>>;
+export type ConformanceCaseImplementations = Readonly<
+  Record<ConformanceCaseId, ConformanceCaseImplementation>
+>;
 
 /** Core cases are claimed by every driver. */
 export const always = (): boolean => true;
@@ -28,12 +30,17 @@ export const always = (): boolean => true;
 export function wrapDriver(
   driver: ManagedRuntimeProviderDriverPort,
   changes: {
-    readonly descriptor?: (descriptor: ManagedRuntimeProviderDriverDescriptor) => ManagedRuntimeProviderDriverDescriptor;
-    readonly resources?: (resources: ManagedRuntimeProviderResources) => ManagedRuntimeProviderResources;
+    readonly descriptor?: (
+      descriptor: ManagedRuntimeProviderDriverDescriptor,
+    ) => ManagedRuntimeProviderDriverDescriptor;
+    readonly resources?: (
+      resources: ManagedRuntimeProviderResources,
+    ) => ManagedRuntimeProviderResources;
   },
 ): ManagedRuntimeProviderDriverPort {
   return {
-    descriptor: () => (changes.descriptor ? changes.descriptor(driver.descriptor()) : driver.descriptor()),
+    descriptor: () =>
+      changes.descriptor ? changes.descriptor(driver.descriptor()) : driver.descriptor(),
     async create(input) {
       const resources = await driver.create(input);
       return changes.resources ? changes.resources(resources) : resources;

@@ -1,11 +1,32 @@
-import { credentialEgressCase, descriptorCase, driftCase, livePortsCase, runtimeCheckpointCase, supervisedLaneCase } from "./admission-cases.js";
+import {
+  credentialEgressCase,
+  descriptorCase,
+  driftCase,
+  livePortsCase,
+  runtimeCheckpointCase,
+  supervisedLaneCase,
+} from "./admission-cases.js";
 import { catalogRowCase } from "./catalog-row-case.js";
 import type { ConformanceCaseImplementations } from "./case-definition.js";
 import { guestEnvironmentCase, tokenRedactionCase } from "./credential-cases.js";
-import { forkCase, heartbeatCase, leaseCase, orphanCase, reapCase, suspendCase, terminateCase } from "./lifecycle-cases.js";
+import {
+  forkCase,
+  heartbeatCase,
+  leaseCase,
+  orphanCase,
+  reapCase,
+  suspendCase,
+  terminateCase,
+} from "./lifecycle-cases.js";
 import { memoryStoresCase } from "./memory-store-cases.js";
 import { outputsCase, workspacePersistenceCase } from "./persistence-cases.js";
-import { bytesCase, duplexCase, execExitCodeCase, readinessCase, workspaceFilesCase } from "./process-cases.js";
+import {
+  bytesCase,
+  duplexCase,
+  execExitCodeCase,
+  readinessCase,
+  workspaceFilesCase,
+} from "./process-cases.js";
 
 /** How each catalog case runs. The `satisfies` clause fails to compile when a case lacks an implementation. */
 export const CONFORMANCE_CASE_IMPLEMENTATIONS = {

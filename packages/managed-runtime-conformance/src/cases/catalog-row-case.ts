@@ -9,13 +9,24 @@ export const catalogRowCase: ConformanceCaseImplementation = {
   async verify(context) {
     const expected = context.subject.expectedRow;
     check(expected, "no expected conformance row");
-    const { resources } = await expectSuccess(() => context.prepare(context.profile("noop")), "admitting the baseline profile");
+    const { resources } = await expectSuccess(
+      () => context.prepare(context.profile("noop")),
+      "admitting the baseline profile",
+    );
     const derived = await expectSuccess(
-      () => deriveConformanceRow({ descriptor: context.subject.descriptor, resources, sandboxPortFacts: expected.sandboxPortFacts }),
+      () =>
+        deriveConformanceRow({
+          descriptor: context.subject.descriptor,
+          resources,
+          sandboxPortFacts: expected.sandboxPortFacts,
+        }),
       "deriving the conformance row",
     );
     const differences = diffConformanceRows(expected, derived);
-    check(differences.length === 0, `the derived row differs from the conformance row ${expected.id} at ${differences.join(", ")}`);
+    check(
+      differences.length === 0,
+      `the derived row differs from the conformance row ${expected.id} at ${differences.join(", ")}`,
+    );
   },
   async refuse(context) {
     await expectTypedError(

@@ -7,7 +7,11 @@ import { checkCompleted } from "./run-checks.js";
 
 const GATEWAY = "https://openma-conformance.invalid";
 /** Host-side variables the guest must never see: two provider keys and one unrelated secret. */
-const HOST_CANARY_KEYS = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENMA_CONFORMANCE_HOST_SECRET"] as const;
+const HOST_CANARY_KEYS = [
+  "OPENAI_API_KEY",
+  "ANTHROPIC_API_KEY",
+  "OPENMA_CONFORMANCE_HOST_SECRET",
+] as const;
 
 /** `credentials.guest-env`. */
 export const guestEnvironmentCase: ConformanceCaseImplementation = {
@@ -24,7 +28,10 @@ export const guestEnvironmentCase: ConformanceCaseImplementation = {
     const saved = new Map(HOST_CANARY_KEYS.map((key) => [key, process.env[key]]));
     for (const key of HOST_CANARY_KEYS) process.env[key] = canary;
     try {
-      checkCompleted(await context.run(context.profile("guestEnvironment", { env }), { scope }), "the guest environment check");
+      checkCompleted(
+        await context.run(context.profile("guestEnvironment", { env }), { scope }),
+        "the guest environment check",
+      );
     } finally {
       for (const [key, value] of saved) {
         if (value === undefined) delete process.env[key];
@@ -40,15 +47,23 @@ export const tokenRedactionCase: ConformanceCaseImplementation = {
   async verify(context) {
     const scope = context.scope();
     const token = `openma-conformance-proxy-${randomUUID()}`;
-    const env = projectHostedInferenceEnv<string>({}, { gatewayBaseUrl: GATEWAY, sessionId: scope.sessionId, token });
+    const env = projectHostedInferenceEnv<string>(
+      {},
+      { gatewayBaseUrl: GATEWAY, sessionId: scope.sessionId, token },
+    );
     const outputs = context.subject.descriptor.capabilities.outputs.strategies.length > 0;
     const profile = outputs
       ? context.profile("writeOutputs", { env, outputs: { requirement: "best_effort" } })
-      : context.profile("writeWorkspace", { env: { ...env, OPENMA_CONFORMANCE_NONCE: "redaction" } });
+      : context.profile("writeWorkspace", {
+          env: { ...env, OPENMA_CONFORMANCE_NONCE: "redaction" },
+        });
     const run = await context.run(profile, { scope });
     checkCompleted(run, "the run holding an inference proxy token");
     const { observations } = run;
-    check(observations.workspaceCandidates.length > 0, "the run produced no workspace checkpoint to inspect");
+    check(
+      observations.workspaceCandidates.length > 0,
+      "the run produced no workspace checkpoint to inspect",
+    );
     const secrets = [token, ...context.subject.secrets];
     checkNoSecrets(observations.leases, secrets, "the leases");
     checkNoSecrets(observations.workspaceCandidates, secrets, "the workspace checkpoints");

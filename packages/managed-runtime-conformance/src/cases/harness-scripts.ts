@@ -8,15 +8,23 @@ export const SESSION_ENV = "OPENMA_CONFORMANCE_SESSION";
 export const CANARY_PREFIX = "openma-conformance-canary";
 
 /** Output files {@link SCRIPTS.writeOutputs} creates, with their exact content. */
-export const EXPECTED_OUTPUTS: readonly { readonly logicalPath: string; readonly content: Uint8Array }[] = [
+export const EXPECTED_OUTPUTS: readonly {
+  readonly logicalPath: string;
+  readonly content: Uint8Array;
+}[] = [
   { logicalPath: "alpha.txt", content: new TextEncoder().encode("alpha") },
   { logicalPath: "nested/beta.txt", content: new TextEncoder().encode("beta\n") },
 ];
 
 /** The binary file {@link SCRIPTS.writeBinaryOutput} creates: bytes that are not valid UTF-8, a NUL and CR. */
-export const EXPECTED_BINARY_OUTPUT = { logicalPath: "binary.bin", content: Uint8Array.from([0xff, 0xfe, 0x00, 0x01, 0x80, 0x0a, 0x0d, 0xc3]) };
+export const EXPECTED_BINARY_OUTPUT = {
+  logicalPath: "binary.bin",
+  content: Uint8Array.from([0xff, 0xfe, 0x00, 0x01, 0x80, 0x0a, 0x0d, 0xc3]),
+};
 
-const providerKeyChecks = MODEL_PROVIDER_SECRET_ENV_KEYS.map((key) => `test -z "\${${key}+set}" || fail 51 "${key} reached the guest"`).join("\n");
+const providerKeyChecks = MODEL_PROVIDER_SECRET_ENV_KEYS.map(
+  (key) => `test -z "\${${key}+set}" || fail 51 "${key} reached the guest"`,
+).join("\n");
 
 /**
  * The POSIX `sh` scripts the suite runs as harness processes. Each exits 0 when the sandbox behaved and

@@ -29,11 +29,24 @@ export interface RunObservations {
 }
 
 /** A check that runs inside the host transaction, where the host hands the harness a live lease. */
-export type HarnessProbe = (input: HarnessRunInput, resources: ManagedRuntimeProviderResources) => Promise<void>;
+export type HarnessProbe = (
+  input: HarnessRunInput,
+  resources: ManagedRuntimeProviderResources,
+) => Promise<void>;
 
 /** Creates empty observations. */
 export function createObservations(): RunObservations {
-  return { leases: [], acquireErrors: [], workspaceCandidates: [], collected: [], manifests: [], egressBindingIds: [], logs: [], harnessRuns: 0, probeError: undefined };
+  return {
+    leases: [],
+    acquireErrors: [],
+    workspaceCandidates: [],
+    collected: [],
+    manifests: [],
+    egressBindingIds: [],
+    logs: [],
+    harnessRuns: 0,
+    probeError: undefined,
+  };
 }
 
 /** A host logger that records every line into `observations`. */
@@ -131,7 +144,8 @@ export function bind<T extends object>(port: T): T {
   while (current !== null && current !== Object.prototype) {
     for (const key of Object.getOwnPropertyNames(current)) {
       const value = (port as Record<string, unknown>)[key];
-      if (key !== "constructor" && !(key in copy)) copy[key] = typeof value === "function" ? value.bind(port) : value;
+      if (key !== "constructor" && !(key in copy))
+        copy[key] = typeof value === "function" ? value.bind(port) : value;
     }
     current = Object.getPrototypeOf(current);
   }

@@ -8,12 +8,23 @@ import { checkCompleted, sha256 } from "./run-checks.js";
 export const execExitCodeCase: ConformanceCaseImplementation = {
   claimed: always,
   async verify(context) {
-    const run = await context.run(context.profile("noop", { command: context.subject.harness.missingCommand }));
-    check(run.result.type === "failed", `a run with a missing harness binary ended ${run.result.type}`);
+    const run = await context.run(
+      context.profile("noop", { command: context.subject.harness.missingCommand }),
+    );
+    check(
+      run.result.type === "failed",
+      `a run with a missing harness binary ended ${run.result.type}`,
+    );
     const { error } = run.result;
-    check(ManagedRuntimeError.hasCode(error, "readiness_failed"), `a missing harness binary failed with ${describeError(error)}, not readiness_failed`);
+    check(
+      ManagedRuntimeError.hasCode(error, "readiness_failed"),
+      `a missing harness binary failed with ${describeError(error)}, not readiness_failed`,
+    );
     const { exitCode, output } = error.context;
-    check(typeof exitCode === "number" && exitCode !== 0, `the readiness error reports exit code ${String(exitCode)}, not the probe's non-zero exit`);
+    check(
+      typeof exitCode === "number" && exitCode !== 0,
+      `the readiness error reports exit code ${String(exitCode)}, not the probe's non-zero exit`,
+    );
     check(typeof output === "string", "the readiness error carries no probe output");
   },
 };
@@ -22,7 +33,10 @@ export const execExitCodeCase: ConformanceCaseImplementation = {
 export const workspaceFilesCase: ConformanceCaseImplementation = {
   claimed: always,
   async verify(context) {
-    checkCompleted(await context.run(context.profile("workspaceFiles")), "the /workspace file check");
+    checkCompleted(
+      await context.run(context.profile("workspaceFiles")),
+      "the /workspace file check",
+    );
   },
 };
 
@@ -30,12 +44,22 @@ export const workspaceFilesCase: ConformanceCaseImplementation = {
 export const bytesCase: ConformanceCaseImplementation = {
   claimed: (subject) => subject.descriptor.capabilities.outputs.strategies.length > 0,
   async verify(context) {
-    const run = await context.run(context.profile("writeBinaryOutput", { outputs: { requirement: "best_effort" } }));
+    const run = await context.run(
+      context.profile("writeBinaryOutput", { outputs: { requirement: "best_effort" } }),
+    );
     checkCompleted(run, "the binary output run");
-    const entry = run.observations.collected.flat().find((candidate) => candidate.logicalPath === EXPECTED_BINARY_OUTPUT.logicalPath);
+    const entry = run.observations.collected
+      .flat()
+      .find((candidate) => candidate.logicalPath === EXPECTED_BINARY_OUTPUT.logicalPath);
     check(entry, `${EXPECTED_BINARY_OUTPUT.logicalPath} was not collected`);
-    check(entry.size === EXPECTED_BINARY_OUTPUT.content.byteLength, `${entry.logicalPath} was collected as ${entry.size} bytes, not ${EXPECTED_BINARY_OUTPUT.content.byteLength}`);
-    check(entry.contentHash === sha256(EXPECTED_BINARY_OUTPUT.content), `${entry.logicalPath} was collected with the wrong content hash`);
+    check(
+      entry.size === EXPECTED_BINARY_OUTPUT.content.byteLength,
+      `${entry.logicalPath} was collected as ${entry.size} bytes, not ${EXPECTED_BINARY_OUTPUT.content.byteLength}`,
+    );
+    check(
+      entry.contentHash === sha256(EXPECTED_BINARY_OUTPUT.content),
+      `${entry.logicalPath} was collected with the wrong content hash`,
+    );
   },
   async refuse(context) {
     await expectTypedError(
@@ -48,10 +72,14 @@ export const bytesCase: ConformanceCaseImplementation = {
 
 /** `processes.duplex-stdin`. */
 export const duplexCase: ConformanceCaseImplementation = {
-  claimed: (subject) => subject.descriptor.capabilities.harness.drivers.includes("openma_supervised"),
+  claimed: (subject) =>
+    subject.descriptor.capabilities.harness.drivers.includes("openma_supervised"),
   async verify(context) {
     const scope = context.scope();
-    const run = await context.run(context.profile("supervisor", { supervised: true, env: { [SESSION_ENV]: scope.sessionId } }), { scope });
+    const run = await context.run(
+      context.profile("supervisor", { supervised: true, env: { [SESSION_ENV]: scope.sessionId } }),
+      { scope },
+    );
     checkCompleted(run, "the supervised round trip");
   },
   async refuse(context) {
@@ -67,16 +95,26 @@ export const duplexCase: ConformanceCaseImplementation = {
 export const readinessCase: ConformanceCaseImplementation = {
   claimed: always,
   async verify(context) {
-    const missing = await context.run(context.profile("noop", { command: context.subject.harness.missingCommand }));
-    check(missing.observations.leases.length === 0, "acquire returned a lease although the harness binary is missing");
+    const missing = await context.run(
+      context.profile("noop", { command: context.subject.harness.missingCommand }),
+    );
+    check(
+      missing.observations.leases.length === 0,
+      "acquire returned a lease although the harness binary is missing",
+    );
     check(missing.observations.harnessRuns === 0, "the harness started although readiness failed");
     check(
-      missing.observations.acquireErrors.some((error) => ManagedRuntimeError.hasCode(error, "readiness_failed")),
+      missing.observations.acquireErrors.some((error) =>
+        ManagedRuntimeError.hasCode(error, "readiness_failed"),
+      ),
       "acquire did not fail with readiness_failed for a missing harness binary",
     );
     await checkNoOrphans(context.orphans, "a failed readiness probe left an orphan");
     const present = await context.run(context.profile("noop"));
     checkCompleted(present, "a run with a present harness binary");
-    check(present.observations.leases.length === 1 && present.observations.harnessRuns === 1, "a ready runtime did not yield exactly one lease and one harness run");
+    check(
+      present.observations.leases.length === 1 && present.observations.harnessRuns === 1,
+      "a ready runtime did not yield exactly one lease and one harness run",
+    );
   },
 };

@@ -1,4 +1,7 @@
-import type { ManagedRuntimeProfile, RuntimeProcessDeclaration } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  ManagedRuntimeProfile,
+  RuntimeProcessDeclaration,
+} from "@open-managed-agents/runtime-resource-contract";
 import { SCRIPTS, type ConformanceScript } from "./harness-scripts.js";
 import type { ConformanceSubject } from "./subject.js";
 
@@ -20,7 +23,11 @@ export interface ProfileOverrides {
  * The default profile: any workspace strategy (`ephemeral` admits all), outputs and runtime checkpoints
  * off, egress omitted, and the harness running `script` through the configured shell.
  */
-export function buildProfile(harness: ConformanceSubject["harness"], script: ConformanceScript, overrides: ProfileOverrides = {}): ManagedRuntimeProfile {
+export function buildProfile(
+  harness: ConformanceSubject["harness"],
+  script: ConformanceScript,
+  overrides: ProfileOverrides = {},
+): ManagedRuntimeProfile {
   const process: RuntimeProcessDeclaration = {
     command: overrides.command ?? harness.shell,
     args: ["-c", SCRIPTS[script]],

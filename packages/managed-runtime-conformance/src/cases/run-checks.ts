@@ -5,7 +5,10 @@ import type { CaseRun } from "./case-context.js";
 /** Fails unless a run completed, naming its error when it did not. */
 export function checkCompleted(run: CaseRun, what: string): void {
   const { result } = run;
-  const detail = result.type === "failed" || result.type === "lease_lost" ? `: ${describeError(result.error)}` : "";
+  const detail =
+    result.type === "failed" || result.type === "lease_lost"
+      ? `: ${describeError(result.error)}`
+      : "";
   check(result.type === "completed", `${what} ended ${result.type}${detail}`);
 }
 

@@ -1,4 +1,7 @@
-import { assertSpecificationVersion, loadManagedRuntimeProviderDriver } from "@open-managed-agents/managed-runtime-host";
+import {
+  assertSpecificationVersion,
+  loadManagedRuntimeProviderDriver,
+} from "@open-managed-agents/managed-runtime-host";
 import {
   CapabilityUnsupportedError,
   InvalidConfigError,
@@ -8,7 +11,10 @@ import {
   parseManagedRuntimeProviderDriverDescriptor,
 } from "@open-managed-agents/runtime-resource-contract";
 import type { ManagedRuntimeProviderConformance } from "../catalog/conformance-row.js";
-import { isManagedRuntimeProviderId, getManagedRuntimeProviderConformance } from "../catalog/provider-conformance.js";
+import {
+  isManagedRuntimeProviderId,
+  getManagedRuntimeProviderConformance,
+} from "../catalog/provider-conformance.js";
 import type { ResolvedConformanceOptions } from "../runner/suite-options.js";
 
 /** The driver under test and everything the cases need to know about it. */
@@ -32,7 +38,9 @@ export interface ConformanceSubject {
  * placement. Throws `invalid_config` for a descriptor of another contract revision (naming both) or one
  * that does not parse, and `capability_unsupported` for a placement the descriptor does not list.
  */
-export async function loadConformanceSubject(options: ResolvedConformanceOptions): Promise<ConformanceSubject> {
+export async function loadConformanceSubject(
+  options: ResolvedConformanceOptions,
+): Promise<ConformanceSubject> {
   const driver = await loadDriver(options);
   const raw = driver.descriptor();
   assertSpecificationVersion(raw, { driver: options.name, code: "invalid_config" });
@@ -44,7 +52,11 @@ export async function loadConformanceSubject(options: ResolvedConformanceOptions
       context: { provider: descriptor.provider, placement: placement ?? null },
     });
   }
-  const expectedRow = options.expectedRow ?? (isManagedRuntimeProviderId(descriptor.provider) ? getManagedRuntimeProviderConformance(descriptor.provider) : null);
+  const expectedRow =
+    options.expectedRow ??
+    (isManagedRuntimeProviderId(descriptor.provider)
+      ? getManagedRuntimeProviderConformance(descriptor.provider)
+      : null);
   return {
     name: options.name,
     driver,
@@ -58,7 +70,9 @@ export async function loadConformanceSubject(options: ResolvedConformanceOptions
   };
 }
 
-async function loadDriver(options: ResolvedConformanceOptions): Promise<ManagedRuntimeProviderDriverPort> {
+async function loadDriver(
+  options: ResolvedConformanceOptions,
+): Promise<ManagedRuntimeProviderDriverPort> {
   if (options.loadDriver) {
     return loadManagedRuntimeProviderDriver({
       provider: options.loadDriver.provider,
@@ -68,9 +82,13 @@ async function loadDriver(options: ResolvedConformanceOptions): Promise<ManagedR
     });
   }
   const candidate = options.driver;
-  const driver = typeof candidate === "function" ? await candidate(options.factoryOptions) : candidate;
+  const driver =
+    typeof candidate === "function" ? await candidate(options.factoryOptions) : candidate;
   if (!driver || typeof driver.descriptor !== "function" || typeof driver.create !== "function") {
-    throw new InvalidConfigError({ message: "the driver factory did not return a driver with descriptor() and create()", context: { field: "driver" } });
+    throw new InvalidConfigError({
+      message: "the driver factory did not return a driver with descriptor() and create()",
+      context: { field: "driver" },
+    });
   }
   return driver;
 }

@@ -1,5 +1,17 @@
-import { MEMORY_STORE_MODES, harnessDriverTypeSchema, outputStrategySchema, runtimeCheckpointKindSchema, workspaceStrategySchema } from "@open-managed-agents/runtime-resource-contract";
-import type { HarnessDriverType, MemoryStoreMode, OutputStrategy, RuntimeCheckpointKind, WorkspaceStrategy } from "@open-managed-agents/runtime-resource-contract";
+import {
+  MEMORY_STORE_MODES,
+  harnessDriverTypeSchema,
+  outputStrategySchema,
+  runtimeCheckpointKindSchema,
+  workspaceStrategySchema,
+} from "@open-managed-agents/runtime-resource-contract";
+import type {
+  HarnessDriverType,
+  MemoryStoreMode,
+  OutputStrategy,
+  RuntimeCheckpointKind,
+  WorkspaceStrategy,
+} from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 import { type ConformanceRowProvenance, conformanceRowProvenanceSchema } from "./row-provenance.js";
 
@@ -69,8 +81,14 @@ export interface ManagedRuntimeProviderConformance {
   /** Harness lanes the driver runs. */
   readonly driverLanes: readonly HarnessDriverType[];
   readonly lifecycle: ConformanceLifecycle;
-  readonly workspace: { readonly strategies: readonly WorkspaceStrategy[]; readonly durability: ConformanceDurability };
-  readonly outputs: { readonly strategies: readonly OutputStrategy[]; readonly durability: ConformanceDurability };
+  readonly workspace: {
+    readonly strategies: readonly WorkspaceStrategy[];
+    readonly durability: ConformanceDurability;
+  };
+  readonly outputs: {
+    readonly strategies: readonly OutputStrategy[];
+    readonly durability: ConformanceDurability;
+  };
   /** Runtime checkpoint kinds; empty until a `RuntimeCheckpointPort` is wired. */
   readonly runtimeCheckpoints: readonly RuntimeCheckpointKind[];
   /**
@@ -78,7 +96,10 @@ export interface ManagedRuntimeProviderConformance {
    * and the live memory-stores port confirms. Absent: not claimed; runs that carry memory stores are refused.
    */
   readonly memoryStores?: MemoryStoreMode;
-  readonly sandboxPortFacts: { readonly available: readonly SandboxPortFact[]; readonly unavailable: readonly SandboxPortFact[] };
+  readonly sandboxPortFacts: {
+    readonly available: readonly SandboxPortFact[];
+    readonly unavailable: readonly SandboxPortFact[];
+  };
   /** Why the row looks the way it does, when that is not obvious from the columns. */
   readonly reason?: string;
   /** Whether the row is derived from a driver in this repository (and checked) or declared from documentation. */
@@ -88,12 +109,17 @@ export interface ManagedRuntimeProviderConformance {
 const durabilitySchema = z.enum(["durable", "best_effort", "unavailable"]);
 const factSchema = z.enum(SANDBOX_PORT_FACTS);
 const uniqueList = <T extends z.ZodType>(item: T) =>
-  z.array(item).refine((values) => new Set(values).size === values.length, "must not repeat a value");
+  z
+    .array(item)
+    .refine((values) => new Set(values).size === values.length, "must not repeat a value");
 
 /** Schema of the two fact lists: known facts only, each in at most one list. */
 export const sandboxPortFactsSchema = z
   .object({ available: uniqueList(factSchema), unavailable: uniqueList(factSchema) })
-  .refine((facts) => facts.available.every((fact) => !facts.unavailable.includes(fact)), "a fact cannot be both available and unavailable");
+  .refine(
+    (facts) => facts.available.every((fact) => !facts.unavailable.includes(fact)),
+    "a fact cannot be both available and unavailable",
+  );
 
 /** Schema of a {@link ManagedRuntimeProviderConformance} row. */
 export const managedRuntimeProviderConformanceSchema = z
@@ -108,8 +134,14 @@ export const managedRuntimeProviderConformanceSchema = z
       hardTerminate: z.enum(["supported", "provider-specific", "unavailable"]),
       orphanReap: z.enum(["host-managed", "provider-specific", "unavailable"]),
     }),
-    workspace: z.object({ strategies: uniqueList(workspaceStrategySchema), durability: durabilitySchema }),
-    outputs: z.object({ strategies: uniqueList(outputStrategySchema), durability: durabilitySchema }),
+    workspace: z.object({
+      strategies: uniqueList(workspaceStrategySchema),
+      durability: durabilitySchema,
+    }),
+    outputs: z.object({
+      strategies: uniqueList(outputStrategySchema),
+      durability: durabilitySchema,
+    }),
     runtimeCheckpoints: uniqueList(runtimeCheckpointKindSchema),
     memoryStores: z.enum(MEMORY_STORE_MODES).optional(),
     sandboxPortFacts: sandboxPortFactsSchema,

@@ -22,7 +22,10 @@ export interface DeriveConformanceRowInput {
   /** Live ports from the driver's `create`. */
   readonly resources: ManagedRuntimeProviderResources;
   /** Facts about the tool-sandbox surface, which the managed ports cannot show. */
-  readonly sandboxPortFacts: { readonly available: readonly SandboxPortFact[]; readonly unavailable: readonly SandboxPortFact[] };
+  readonly sandboxPortFacts: {
+    readonly available: readonly SandboxPortFact[];
+    readonly unavailable: readonly SandboxPortFact[];
+  };
   readonly reason?: string;
   /** The workspace package of the driver; the row's provenance names it. A catalog row requires it. */
   readonly driverPackage?: string;
@@ -43,7 +46,9 @@ const DERIVATION_SCOPE: RuntimeResourceScope = {
  * egress enforcement, memory-store mode); any difference throws `capability_drift` naming the field. A driver package asserts
  * the derived row equals its catalog row, so the catalog is checked against code on every test run.
  */
-export async function deriveConformanceRow(input: DeriveConformanceRowInput): Promise<ManagedRuntimeProviderConformance> {
+export async function deriveConformanceRow(
+  input: DeriveConformanceRowInput,
+): Promise<ManagedRuntimeProviderConformance> {
   const descriptor = parseManagedRuntimeProviderDriverDescriptor(input.descriptor);
   const { resources } = input;
   const scope = input.scope ?? DERIVATION_SCOPE;
@@ -64,20 +69,40 @@ export async function deriveConformanceRow(input: DeriveConformanceRowInput): Pr
   };
   drift("sandbox.suspendResume", advertised.sandbox.suspendResume, sandbox.suspendResume);
   drift("sandbox.hardTerminate", advertised.sandbox.hardTerminate, sandbox.hardTerminate);
-  drift("sandbox.runtimeCheckpoints", sorted(advertised.sandbox.runtimeCheckpoints), sorted(sandbox.runtimeCheckpoints));
-  drift("workspace.strategies", sorted(advertised.workspace.strategies), sorted(workspace.strategies));
-  drift("outputs.strategies", sortedOutputs(advertised.outputs.strategies), sortedOutputs(outputs.strategies));
+  drift(
+    "sandbox.runtimeCheckpoints",
+    sorted(advertised.sandbox.runtimeCheckpoints),
+    sorted(sandbox.runtimeCheckpoints),
+  );
+  drift(
+    "workspace.strategies",
+    sorted(advertised.workspace.strategies),
+    sorted(workspace.strategies),
+  );
+  drift(
+    "outputs.strategies",
+    sortedOutputs(advertised.outputs.strategies),
+    sortedOutputs(outputs.strategies),
+  );
   // The supervised lane is live when the harness port runs it natively or a supervisor transport lets the
   // registry wrap it; a transport alone does not make an unadvertised lane a claim.
   const liveLanes = new Set<HarnessDriverType>(harness.drivers);
-  if (resources.supervisorTransport && advertised.harness.drivers.includes("openma_supervised")) liveLanes.add("openma_supervised");
+  if (resources.supervisorTransport && advertised.harness.drivers.includes("openma_supervised"))
+    liveLanes.add("openma_supervised");
   drift("harness.drivers", sorted(advertised.harness.drivers), sorted([...liveLanes]));
-  if (sandbox.runtimeCheckpoints.length > 0 && !resources.runtimeCheckpoint) drift("runtimeCheckpoint port", "present", "absent");
-  const liveEnforcement = resources.credentialEgress ? (await resources.credentialEgress.capabilities(scope)).enforcement : "unsupported";
+  if (sandbox.runtimeCheckpoints.length > 0 && !resources.runtimeCheckpoint)
+    drift("runtimeCheckpoint port", "present", "absent");
+  const liveEnforcement = resources.credentialEgress
+    ? (await resources.credentialEgress.capabilities(scope)).enforcement
+    : "unsupported";
   if (descriptor.credentialEgress.enforcement !== "unsupported" || resources.credentialEgress) {
     drift("credentialEgress.enforcement", descriptor.credentialEgress.enforcement, liveEnforcement);
   }
-  drift("memoryStores", descriptor.memoryStores ?? "unsupported", resources.memoryStores?.mode ?? "unsupported");
+  drift(
+    "memoryStores",
+    descriptor.memoryStores ?? "unsupported",
+    resources.memoryStores?.mode ?? "unsupported",
+  );
 
   const row: ManagedRuntimeProviderConformance = {
     id: descriptor.provider,
@@ -90,22 +115,39 @@ export async function deriveConformanceRow(input: DeriveConformanceRowInput): Pr
       hardTerminate: sandbox.hardTerminate === "supported" ? "supported" : "provider-specific",
       orphanReap: "host-managed",
     },
-    workspace: { strategies: [...workspace.strategies], durability: workspaceDurability(workspace.strategies) },
-    outputs: { strategies: outputs.strategies.map((entry) => entry.strategy), durability: outputDurability(outputs.strategies) },
+    workspace: {
+      strategies: [...workspace.strategies],
+      durability: workspaceDurability(workspace.strategies),
+    },
+    outputs: {
+      strategies: outputs.strategies.map((entry) => entry.strategy),
+      durability: outputDurability(outputs.strategies),
+    },
     runtimeCheckpoints: [...sandbox.runtimeCheckpoints],
     ...(descriptor.memoryStores ? { memoryStores: descriptor.memoryStores } : {}),
-    sandboxPortFacts: { available: [...input.sandboxPortFacts.available], unavailable: [...input.sandboxPortFacts.unavailable] },
+    sandboxPortFacts: {
+      available: [...input.sandboxPortFacts.available],
+      unavailable: [...input.sandboxPortFacts.unavailable],
+    },
     ...(input.reason === undefined ? {} : { reason: input.reason }),
-    provenance: input.driverPackage === undefined ? { source: "derived" } : { source: "derived", driverPackage: input.driverPackage },
+    provenance:
+      input.driverPackage === undefined
+        ? { source: "derived" }
+        : { source: "derived", driverPackage: input.driverPackage },
   };
-  return parseRecord(managedRuntimeProviderConformanceSchema, row, { record: "derived conformance row" });
+  return parseRecord(managedRuntimeProviderConformanceSchema, row, {
+    record: "derived conformance row",
+  });
 }
 
 /**
  * Field paths where two rows differ, comparing lists as sets and ignoring `reason` (prose, not a
  * capability) and `provenance`. Empty when the rows agree.
  */
-export function diffConformanceRows(expected: ManagedRuntimeProviderConformance, actual: ManagedRuntimeProviderConformance): string[] {
+export function diffConformanceRows(
+  expected: ManagedRuntimeProviderConformance,
+  actual: ManagedRuntimeProviderConformance,
+): string[] {
   const fields: Record<string, (row: ManagedRuntimeProviderConformance) => unknown> = {
     id: (row) => row.id,
     managedRuntime: (row) => row.managedRuntime,
@@ -130,7 +172,10 @@ export function diffConformanceRows(expected: ManagedRuntimeProviderConformance,
 }
 
 function workspaceDurability(strategies: readonly WorkspaceStrategy[]): ConformanceDurability {
-  if (strategies.some((strategy) => strategy === "durable_mount" || strategy === "checkpoint_restore")) return "durable";
+  if (
+    strategies.some((strategy) => strategy === "durable_mount" || strategy === "checkpoint_restore")
+  )
+    return "durable";
   if (strategies.includes("retained_runtime")) return "best_effort";
   return "unavailable";
 }

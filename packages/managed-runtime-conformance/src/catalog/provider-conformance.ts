@@ -1,5 +1,14 @@
-import { CapabilityUnsupportedError, InvalidConfigError, InvalidRequestError, NotFoundError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
-import { type ManagedRuntimeProviderConformance, managedRuntimeProviderConformanceSchema } from "./conformance-row.js";
+import {
+  CapabilityUnsupportedError,
+  InvalidConfigError,
+  InvalidRequestError,
+  NotFoundError,
+  parseRecord,
+} from "@open-managed-agents/runtime-resource-contract";
+import {
+  type ManagedRuntimeProviderConformance,
+  managedRuntimeProviderConformanceSchema,
+} from "./conformance-row.js";
 import { PROVIDER_ROWS } from "./provider-rows.js";
 
 /** Id of a provider that has a row in {@link MANAGED_RUNTIME_PROVIDER_CONFORMANCE}. */
@@ -21,28 +30,46 @@ export interface ConformanceCatalog<Id extends string = string> {
  * Validates `rows` (every row parses, a derived row names its driver package, no id repeats; `invalid_config`
  * naming the row otherwise) and returns lookups over a frozen copy.
  */
-export function createConformanceCatalog<Id extends string = string>(rows: readonly unknown[]): ConformanceCatalog<Id> {
+export function createConformanceCatalog<Id extends string = string>(
+  rows: readonly unknown[],
+): ConformanceCatalog<Id> {
   const seen = new Set<string>();
   const validated = rows.map((candidate, index) => {
-    const parsed = parseRecord(managedRuntimeProviderConformanceSchema, candidate, { record: `conformance row ${index}`, code: "invalid_config" });
+    const parsed = parseRecord(managedRuntimeProviderConformanceSchema, candidate, {
+      record: `conformance row ${index}`,
+      code: "invalid_config",
+    });
     if (parsed.provenance.source === "derived" && parsed.provenance.driverPackage === undefined) {
-      throw new InvalidConfigError({ message: `conformance row ${parsed.id} is derived but names no driver package`, context: { provider: parsed.id, path: `${index}.provenance.driverPackage` } });
+      throw new InvalidConfigError({
+        message: `conformance row ${parsed.id} is derived but names no driver package`,
+        context: { provider: parsed.id, path: `${index}.provenance.driverPackage` },
+      });
     }
     if (seen.has(parsed.id)) {
-      throw new InvalidConfigError({ message: `conformance catalog repeats provider ${parsed.id}`, context: { provider: parsed.id } });
+      throw new InvalidConfigError({
+        message: `conformance catalog repeats provider ${parsed.id}`,
+        context: { provider: parsed.id },
+      });
     }
     seen.add(parsed.id);
     return deepFreeze(parsed);
   });
   const ids = Object.freeze(validated.map((row) => row.id)) as readonly Id[];
-  const has = (id: unknown): id is Id => typeof id === "string" && (ids as readonly string[]).includes(id);
+  const has = (id: unknown): id is Id =>
+    typeof id === "string" && (ids as readonly string[]).includes(id);
   const get = (id: string): ManagedRuntimeProviderConformance => {
     if (typeof id !== "string" || id.trim() === "") {
-      throw new InvalidRequestError({ message: "provider id must be a non-empty string", context: { received: typeof id } });
+      throw new InvalidRequestError({
+        message: "provider id must be a non-empty string",
+        context: { received: typeof id },
+      });
     }
     const found = validated.find((row) => row.id === id);
     if (!found) {
-      throw new NotFoundError({ message: `no conformance row for provider ${id}; known providers: ${ids.join(", ")}`, context: { provider: id, known: [...ids] } });
+      throw new NotFoundError({
+        message: `no conformance row for provider ${id}; known providers: ${ids.join(", ")}`,
+        context: { provider: id, known: [...ids] },
+      });
     }
     return found;
   };
@@ -70,22 +97,27 @@ const catalog = createConformanceCatalog<ManagedRuntimeProviderId>(PROVIDER_ROWS
  * The provider conformance catalog: one validated, frozen row per in-tree managed preset. It is validated
  * when this module loads, so a malformed row fails every import rather than one lookup.
  */
-export const MANAGED_RUNTIME_PROVIDER_CONFORMANCE: readonly ManagedRuntimeProviderConformance[] = catalog.rows;
+export const MANAGED_RUNTIME_PROVIDER_CONFORMANCE: readonly ManagedRuntimeProviderConformance[] =
+  catalog.rows;
 
 /** Every catalog id, in catalog order. */
 export const MANAGED_RUNTIME_PROVIDER_IDS: readonly ManagedRuntimeProviderId[] = catalog.ids;
 
 /** True when `id` names a catalog row. */
-export const isManagedRuntimeProviderId = (id: unknown): id is ManagedRuntimeProviderId => catalog.has(id);
+export const isManagedRuntimeProviderId = (id: unknown): id is ManagedRuntimeProviderId =>
+  catalog.has(id);
 
 /** The catalog row of `id`. Throws `invalid_request` for a non-string or empty id and `not_found` (listing the known ids) for an unknown one. */
-export const getManagedRuntimeProviderConformance = (id: string): ManagedRuntimeProviderConformance => catalog.get(id);
+export const getManagedRuntimeProviderConformance = (
+  id: string,
+): ManagedRuntimeProviderConformance => catalog.get(id);
 
 /**
  * Narrows `id` to a catalog provider that is a managed runtime. Throws `not_found` for an unknown id and
  * `capability_unsupported` for a row that only implements the tool-sandbox port.
  */
-export const requireManagedRuntimeProvider = (id: string): ManagedRuntimeProviderId => catalog.require(id);
+export const requireManagedRuntimeProvider = (id: string): ManagedRuntimeProviderId =>
+  catalog.require(id);
 
 function deepFreeze<T>(value: T): T {
   if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {

@@ -31,10 +31,17 @@ export const PROVIDER_ROWS = [
     outputs: collectedOutputs,
     runtimeCheckpoints: [],
     sandboxPortFacts: {
-      available: ["duplex_process", "streaming_process_stdin", "file_bytes_io", "workspace_tar_checkpoint", "container_image"],
+      available: [
+        "duplex_process",
+        "streaming_process_stdin",
+        "file_bytes_io",
+        "workspace_tar_checkpoint",
+        "container_image",
+      ],
       unavailable: ["provider_lease", "process_memory_checkpoint", "sandbox_fork"],
     },
-    reason: "A local container per work item, booted from an explicit image; the container engine has no lease of its own.",
+    reason:
+      "A local container per work item, booted from an explicit image; the container engine has no lease of its own.",
     provenance: { source: "declared", documentation: "https://docs.docker.com/engine/api/" },
   }),
   row({
@@ -58,7 +65,10 @@ export const PROVIDER_ROWS = [
       ],
       unavailable: ["runtime_scoped_resume", "process_memory_checkpoint", "sandbox_fork"],
     },
-    provenance: { source: "derived", driverPackage: "@open-managed-agents/managed-runtime-cloudflare" },
+    provenance: {
+      source: "derived",
+      driverPackage: "@open-managed-agents/managed-runtime-cloudflare",
+    },
   }),
   row({
     id: "cloudflare-bridge",
@@ -71,11 +81,20 @@ export const PROVIDER_ROWS = [
     runtimeCheckpoints: [],
     memoryStores: "file_sync",
     sandboxPortFacts: {
-      available: ["http_bridge", "argv_sse_process", "workspace_file_io", "workspace_tar_checkpoint"],
+      available: [
+        "http_bridge",
+        "argv_sse_process",
+        "workspace_file_io",
+        "workspace_tar_checkpoint",
+      ],
       unavailable: ["interactive_stdin_without_pty", "provider_lease", "process_memory_checkpoint"],
     },
-    reason: "The host reaches an operator-deployed Cloudflare Sandbox Bridge over HTTP; work claiming and fencing stay with the host.",
-    provenance: { source: "derived", driverPackage: "@open-managed-agents/managed-runtime-cloudflare-bridge" },
+    reason:
+      "The host reaches an operator-deployed Cloudflare Sandbox Bridge over HTTP; work claiming and fencing stay with the host.",
+    provenance: {
+      source: "derived",
+      driverPackage: "@open-managed-agents/managed-runtime-cloudflare-bridge",
+    },
   }),
   row({
     id: "e2b",
@@ -87,10 +106,17 @@ export const PROVIDER_ROWS = [
     outputs: collectedOutputs,
     runtimeCheckpoints: [],
     sandboxPortFacts: {
-      available: ["duplex_process", "streaming_process_stdin", "file_bytes_io", "provider_lease", "provider_template"],
+      available: [
+        "duplex_process",
+        "streaming_process_stdin",
+        "file_bytes_io",
+        "provider_lease",
+        "provider_template",
+      ],
       unavailable: ["process_memory_checkpoint", "runtime_scoped_resume"],
     },
-    reason: "Boots only from an operator-named template; pause with memory exists at the provider but no runtime checkpoint port is wired.",
+    reason:
+      "Boots only from an operator-named template; pause with memory exists at the provider but no runtime checkpoint port is wired.",
     provenance: { source: "declared", documentation: "https://e2b.dev/docs" },
   }),
   row({
@@ -103,7 +129,13 @@ export const PROVIDER_ROWS = [
     outputs: collectedOutputs,
     runtimeCheckpoints: [],
     sandboxPortFacts: {
-      available: ["duplex_process", "streaming_process_stdin", "file_bytes_io", "provider_lease", "container_image"],
+      available: [
+        "duplex_process",
+        "streaming_process_stdin",
+        "file_bytes_io",
+        "provider_lease",
+        "container_image",
+      ],
       unavailable: ["process_memory_checkpoint", "sandbox_fork"],
     },
     provenance: { source: "declared", documentation: "https://www.daytona.io/docs" },
@@ -151,7 +183,8 @@ export const PROVIDER_ROWS = [
       available: ["file_bytes_io", "provider_template"],
       unavailable: ["streaming_process_stdin", "process_memory_checkpoint", "sandbox_fork"],
     },
-    reason: "Process stdin pipes are not retried and vanish when the provider's sandbox API restarts, so the supervised lane is not claimed.",
+    reason:
+      "Process stdin pipes are not retried and vanish when the provider's sandbox API restarts, so the supervised lane is not claimed.",
     provenance: { source: "declared", documentation: "https://docs.blaxel.ai" },
   }),
   row({
@@ -167,7 +200,8 @@ export const PROVIDER_ROWS = [
       available: ["duplex_process", "streaming_process_stdin", "file_bytes_io"],
       unavailable: ["process_memory_checkpoint", "sandbox_fork"],
     },
-    reason: "Provider checkpoints rewind a sprite in place; they are not used as portable workspace checkpoints.",
+    reason:
+      "Provider checkpoints rewind a sprite in place; they are not used as portable workspace checkpoints.",
     provenance: { source: "declared" },
   }),
   row({
@@ -183,7 +217,8 @@ export const PROVIDER_ROWS = [
       available: ["duplex_process", "file_bytes_io", "provider_lease", "provider_template"],
       unavailable: ["streaming_process_stdin", "process_memory_checkpoint"],
     },
-    reason: "The command API streams stdout and stderr but not stdin, so only the AMA worker lane is claimed.",
+    reason:
+      "The command API streams stdout and stderr but not stdin, so only the AMA worker lane is claimed.",
     provenance: { source: "declared", documentation: "https://vercel.com/docs/vercel-sandbox" },
   }),
   row({
@@ -215,7 +250,8 @@ export const PROVIDER_ROWS = [
       available: ["file_bytes_io"],
       unavailable: ["streaming_process_stdin", "process_memory_checkpoint", "sandbox_fork"],
     },
-    reason: "Streaming stdin is not documented by the provider, so only the AMA worker lane is claimed.",
+    reason:
+      "Streaming stdin is not documented by the provider, so only the AMA worker lane is claimed.",
     provenance: { source: "declared" },
   }),
 ] as const;

@@ -23,8 +23,18 @@ export type ConformanceRowProvenance =
 
 /** Schema of a {@link ConformanceRowProvenance}. */
 export const conformanceRowProvenanceSchema = z.discriminatedUnion("source", [
-  z.object({ source: z.literal("derived"), driverPackage: z.string().min(1, "must not be empty").optional() }).strict(),
-  z.object({ source: z.literal("declared"), documentation: z.url({ protocol: /^https$/ }).optional() }).strict(),
+  z
+    .object({
+      source: z.literal("derived"),
+      driverPackage: z.string().min(1, "must not be empty").optional(),
+    })
+    .strict(),
+  z
+    .object({
+      source: z.literal("declared"),
+      documentation: z.url({ protocol: /^https$/ }).optional(),
+    })
+    .strict(),
 ]);
 
 /** One line for people: how far a row can be trusted. */

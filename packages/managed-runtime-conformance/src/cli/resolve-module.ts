@@ -4,7 +4,14 @@ import { pathToFileURL } from "node:url";
 import { DriverLoadFailedError } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 
-const exportTargetSchema: z.ZodType<unknown> = z.union([z.string(), z.record(z.string(), z.lazy(() => exportTargetSchema)), z.null()]);
+const exportTargetSchema: z.ZodType<unknown> = z.union([
+  z.string(),
+  z.record(
+    z.string(),
+    z.lazy(() => exportTargetSchema),
+  ),
+  z.null(),
+]);
 const manifestSchema = z.object({
   name: z.string().optional(),
   main: z.string().optional(),
@@ -18,16 +25,22 @@ const manifestSchema = z.object({
  */
 export function resolveDriverModule(specifier: string, cwd: string): string {
   if (specifier.startsWith("file:")) return specifier;
-  if (specifier.startsWith(".") || isAbsolute(specifier)) return pathToFileURL(resolve(cwd, specifier)).href;
+  if (specifier.startsWith(".") || isAbsolute(specifier))
+    return pathToFileURL(resolve(cwd, specifier)).href;
   const parts = specifier.split("/");
   const nameLength = specifier.startsWith("@") ? 2 : 1;
   const name = parts.slice(0, nameLength).join("/");
   const subpath = parts.length > nameLength ? `./${parts.slice(nameLength).join("/")}` : ".";
   const root = findPackageRoot(name, cwd);
-  const manifest = manifestSchema.parse(JSON.parse(readFileSync(join(root, "package.json"), "utf8")));
+  const manifest = manifestSchema.parse(
+    JSON.parse(readFileSync(join(root, "package.json"), "utf8")),
+  );
   const target = exportTarget(manifest, subpath);
   if (target === null) {
-    throw new DriverLoadFailedError({ message: `${name} does not export ${subpath} for import`, context: { moduleSpecifier: specifier } });
+    throw new DriverLoadFailedError({
+      message: `${name} does not export ${subpath} for import`,
+      context: { moduleSpecifier: specifier },
+    });
   }
   return pathToFileURL(join(root, target)).href;
 }
@@ -35,12 +48,19 @@ export function resolveDriverModule(specifier: string, cwd: string): string {
 function findPackageRoot(name: string, cwd: string): string {
   for (let directory = resolve(cwd); ; directory = dirname(directory)) {
     const own = join(directory, "package.json");
-    if (existsSync(own) && manifestSchema.safeParse(JSON.parse(readFileSync(own, "utf8"))).data?.name === name) return directory;
+    if (
+      existsSync(own) &&
+      manifestSchema.safeParse(JSON.parse(readFileSync(own, "utf8"))).data?.name === name
+    )
+      return directory;
     const installed = join(directory, "node_modules", name);
     if (existsSync(join(installed, "package.json"))) return installed;
     if (dirname(directory) === directory) break;
   }
-  throw new DriverLoadFailedError({ message: `cannot find package ${name} from ${cwd}; install it or pass a path`, context: { moduleSpecifier: name } });
+  throw new DriverLoadFailedError({
+    message: `cannot find package ${name} from ${cwd}; install it or pass a path`,
+    context: { moduleSpecifier: name },
+  });
 }
 
 function exportTarget(manifest: z.infer<typeof manifestSchema>, subpath: string): string | null {

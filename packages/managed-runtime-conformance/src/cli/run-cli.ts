@@ -1,7 +1,12 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { MANAGED_RUNTIME_PROVIDER_PLACEMENTS, ManagedRuntimeError, type ManagedRuntimeProviderPlacement, parseRecord } from "@open-managed-agents/runtime-resource-contract";
+import {
+  MANAGED_RUNTIME_PROVIDER_PLACEMENTS,
+  ManagedRuntimeError,
+  type ManagedRuntimeProviderPlacement,
+  parseRecord,
+} from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 import { CONFORMANCE_CASE_IDS, type ConformanceCaseId } from "../cases/case-catalog.js";
 import { formatConformanceCatalog } from "../catalog/catalog-listing.js";
@@ -51,7 +56,10 @@ Exit status: 0 when every case passed, 1 when a case failed, a runtime could not
 const jsonObjectSchema = z.record(z.string(), z.unknown());
 
 /** Runs the CLI with `argv` (without the node and script paths) and returns the exit status. */
-export async function runCli(argv: readonly string[], environment: CliEnvironment): Promise<number> {
+export async function runCli(
+  argv: readonly string[],
+  environment: CliEnvironment,
+): Promise<number> {
   let values;
   try {
     ({ values } = parseArgs({
@@ -72,7 +80,9 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
       strict: true,
     }));
   } catch (error) {
-    environment.stderr(`${error instanceof Error ? error.message : String(error)}\n\n${CLI_USAGE}\n`);
+    environment.stderr(
+      `${error instanceof Error ? error.message : String(error)}\n\n${CLI_USAGE}\n`,
+    );
     return 2;
   }
   if (values.help) {
@@ -81,15 +91,23 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
   }
   if (values.catalog) {
     const rows = MANAGED_RUNTIME_PROVIDER_CONFORMANCE;
-    environment.stdout(values.json ? `${JSON.stringify(rows, null, 2)}\n` : `${formatConformanceCatalog(rows)}\n`);
+    environment.stdout(
+      values.json ? `${JSON.stringify(rows, null, 2)}\n` : `${formatConformanceCatalog(rows)}\n`,
+    );
     return 0;
   }
   try {
-    if (!values.module || !values.provider) throw usageError("--module and --provider are required");
+    if (!values.module || !values.provider)
+      throw usageError("--module and --provider are required");
     const placement = values.placement;
-    if (placement !== undefined && !(MANAGED_RUNTIME_PROVIDER_PLACEMENTS as readonly string[]).includes(placement)) throw usageError(`unknown placement ${placement}`);
+    if (
+      placement !== undefined &&
+      !(MANAGED_RUNTIME_PROVIDER_PLACEMENTS as readonly string[]).includes(placement)
+    )
+      throw usageError(`unknown placement ${placement}`);
     const cases = (values.case ?? []).map((id) => {
-      if (!(CONFORMANCE_CASE_IDS as readonly string[]).includes(id)) throw usageError(`unknown case ${id}; known cases: ${CONFORMANCE_CASE_IDS.join(", ")}`);
+      if (!(CONFORMANCE_CASE_IDS as readonly string[]).includes(id))
+        throw usageError(`unknown case ${id}; known cases: ${CONFORMANCE_CASE_IDS.join(", ")}`);
       return id as ConformanceCaseId;
     });
     const timeoutMs = values.timeout === undefined ? undefined : parseTimeout(values.timeout);
@@ -98,17 +116,42 @@ export async function runCli(argv: readonly string[], environment: CliEnvironmen
       if (typeof parsed === "string") throw usageError(parsed);
       return parsed;
     });
-    const factoryOptions = values["factory-options"] ? await readJsonObject(resolve(environment.cwd, values["factory-options"]), "--factory-options") : {};
-    const importModule = environment.importModule ?? ((url: string) => import(/* @vite-ignore */ url));
-    const report = await runManagedRuntimeConformance({
-      name: values.module,
-      loadDriver: { provider: values.provider, moduleSpecifier: values.module, importModule: (specifier) => importModule(resolveDriverModule(specifier, environment.cwd)) },
-      factoryOptions: await withBlobStores(factoryOptions, storeFlags, environment.env ?? process.env),
-      providerConfig: values["provider-config"] ? await readJsonObject(resolve(environment.cwd, values["provider-config"]), "--provider-config") : {},
-      ...(placement ? { placement: placement as ManagedRuntimeProviderPlacement } : {}),
-      ...(cases.length > 0 ? { cases } : {}),
-    }, timeoutMs === undefined ? {} : { timeoutMs });
-    environment.stdout(values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatConformanceReport(report)}\n`);
+    const factoryOptions = values["factory-options"]
+      ? await readJsonObject(
+          resolve(environment.cwd, values["factory-options"]),
+          "--factory-options",
+        )
+      : {};
+    const importModule =
+      environment.importModule ?? ((url: string) => import(/* @vite-ignore */ url));
+    const report = await runManagedRuntimeConformance(
+      {
+        name: values.module,
+        loadDriver: {
+          provider: values.provider,
+          moduleSpecifier: values.module,
+          importModule: (specifier) =>
+            importModule(resolveDriverModule(specifier, environment.cwd)),
+        },
+        factoryOptions: await withBlobStores(
+          factoryOptions,
+          storeFlags,
+          environment.env ?? process.env,
+        ),
+        providerConfig: values["provider-config"]
+          ? await readJsonObject(
+              resolve(environment.cwd, values["provider-config"]),
+              "--provider-config",
+            )
+          : {},
+        ...(placement ? { placement: placement as ManagedRuntimeProviderPlacement } : {}),
+        ...(cases.length > 0 ? { cases } : {}),
+      },
+      timeoutMs === undefined ? {} : { timeoutMs },
+    );
+    environment.stdout(
+      values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatConformanceReport(report)}\n`,
+    );
     return report.passed ? 0 : 1;
   } catch (error) {
     environment.stderr(`oma-conformance: ${describeChain(error)}\n`);
@@ -121,7 +164,9 @@ async function readJsonObject(path: string, option: string): Promise<Record<stri
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    throw usageError(`${option}: cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`);
+    throw usageError(
+      `${option}: cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   let parsed: unknown;
   try {
@@ -129,12 +174,16 @@ async function readJsonObject(path: string, option: string): Promise<Record<stri
   } catch {
     throw usageError(`${option}: ${path} is not JSON`);
   }
-  return parseRecord(jsonObjectSchema, parsed, { record: `${option} file`, code: "invalid_config" });
+  return parseRecord(jsonObjectSchema, parsed, {
+    record: `${option} file`,
+    code: "invalid_config",
+  });
 }
 
 function parseTimeout(text: string): number {
   const seconds = Number(text);
-  if (!/^\d+(\.\d+)?$/.test(text) || !(seconds > 0)) throw usageError(`--timeout takes a positive number of seconds, not ${text}`);
+  if (!/^\d+(\.\d+)?$/.test(text) || !(seconds > 0))
+    throw usageError(`--timeout takes a positive number of seconds, not ${text}`);
   return Math.ceil(seconds * 1000);
 }
 
@@ -146,7 +195,8 @@ function usageError(message: string): Error {
 function describeChain(error: unknown): string {
   const lines: string[] = [];
   for (let current: unknown = error, depth = 0; current !== undefined && depth < 5; depth += 1) {
-    if (ManagedRuntimeError.isInstance(current)) lines.push(`${current.name} (${current.code}): ${current.message}`);
+    if (ManagedRuntimeError.isInstance(current))
+      lines.push(`${current.name} (${current.code}): ${current.message}`);
     else lines.push(current instanceof Error ? current.message : String(current));
     current = current instanceof Error ? current.cause : undefined;
   }

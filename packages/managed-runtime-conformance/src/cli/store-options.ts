@@ -15,7 +15,8 @@ export function parseBlobStoreFlag(flag: string): BlobStoreFlag | string {
   const separator = flag.indexOf("=");
   const option = separator > 0 ? flag.slice(0, separator) : "";
   const url = separator > 0 ? flag.slice(separator + 1) : "";
-  if (!OPTION_PATH.test(option) || url === "") return "--blob-store takes <option>=<url>, e.g. checkpointStore=file:///tmp/openma-blobs";
+  if (!OPTION_PATH.test(option) || url === "")
+    return "--blob-store takes <option>=<url>, e.g. checkpointStore=file:///tmp/openma-blobs";
   return { path: option.split("."), url };
 }
 
@@ -37,7 +38,10 @@ export async function withBlobStores(
     let target = result;
     for (const key of path.slice(0, -1)) {
       const next = target[key];
-      target = typeof next === "object" && next !== null && !Array.isArray(next) ? (next as Record<string, unknown>) : (target[key] = {});
+      target =
+        typeof next === "object" && next !== null && !Array.isArray(next)
+          ? (next as Record<string, unknown>)
+          : (target[key] = {});
     }
     target[path[path.length - 1] as string] = store;
   }

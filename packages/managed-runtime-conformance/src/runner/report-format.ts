@@ -16,10 +16,18 @@ export function formatConformanceReport(report: ConformanceReport): string {
     entry.verified,
     entry.result === "fail" ? "FAIL" : entry.result,
   ]);
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)));
-  const line = (cells: readonly string[]) => cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join("  ").trimEnd();
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)),
+  );
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .join("  ")
+      .trimEnd();
   const failures = report.cases.filter((entry) => entry.result === "fail");
-  const counts = ["pass", "fail", "not-run"].map((result) => `${report.cases.filter((entry) => entry.result === result).length} ${result}`).join(", ");
+  const counts = ["pass", "fail", "not-run"]
+    .map((result) => `${report.cases.filter((entry) => entry.result === result).length} ${result}`)
+    .join(", ");
   return [
     `${report.name}: ${report.provider} ${report.version} (${report.placement}), contract specification ${report.specificationVersion}`,
     `catalog row: ${report.catalogRow ? `${report.catalogRow.id}, ${describeRowProvenance(report.catalogRow.provenance)}` : "none (the catalog.row case is not claimed)"}`,
@@ -29,12 +37,25 @@ export function formatConformanceReport(report: ConformanceReport): string {
     ...rows.map(line),
     "",
     `${report.passed ? "PASSED" : "FAILED"}: ${counts}`,
-    ...failures.map((entry) => `\n${entry.id}: ${entry.error?.name ?? "Error"}${entry.error?.code ? ` (${entry.error.code})` : ""}: ${entry.error?.message ?? ""}`),
+    ...failures.map(
+      (entry) =>
+        `\n${entry.id}: ${entry.error?.name ?? "Error"}${entry.error?.code ? ` (${entry.error.code})` : ""}: ${entry.error?.message ?? ""}`,
+    ),
     ...leftoverLines(report.leftoverRuntimes),
   ].join("\n");
 }
 
 function leftoverLines({ reaped, failed }: ConformanceReport["leftoverRuntimes"]): string[] {
-  const lines = reaped > 0 ? [`\n${reaped} runtime${reaped === 1 ? "" : "s"} left running by the cases, reaped after the run`] : [];
-  return [...lines, ...failed.map((entry) => `\nruntime ${entry.runtimeId} left running and not reaped: ${entry.error}`)];
+  const lines =
+    reaped > 0
+      ? [
+          `\n${reaped} runtime${reaped === 1 ? "" : "s"} left running by the cases, reaped after the run`,
+        ]
+      : [];
+  return [
+    ...lines,
+    ...failed.map(
+      (entry) => `\nruntime ${entry.runtimeId} left running and not reaped: ${entry.error}`,
+    ),
+  ];
 }

@@ -1,13 +1,20 @@
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { withDeadline } from "@open-managed-agents/runtime-utils";
 import { ConformanceFailure, describeError } from "../cases/assertions.js";
-import { CONFORMANCE_CASES, type ConformanceCase, type ConformanceCaseId } from "../cases/case-catalog.js";
+import {
+  CONFORMANCE_CASES,
+  type ConformanceCase,
+  type ConformanceCaseId,
+} from "../cases/case-catalog.js";
 import { createCaseContext } from "../cases/case-context.js";
 import { CONFORMANCE_CASE_IMPLEMENTATIONS } from "../cases/case-implementations.js";
 import type { ConformanceRowProvenance } from "../catalog/row-provenance.js";
 import { type ConformanceSubject, loadConformanceSubject } from "../cases/subject.js";
 import { type LeftoverRuntimes, trackStartedRuntimes } from "./started-runtimes.js";
-import { type ManagedRuntimeConformanceOptions, resolveConformanceOptions } from "./suite-options.js";
+import {
+  type ManagedRuntimeConformanceOptions,
+  resolveConformanceOptions,
+} from "./suite-options.js";
 
 /** Outcome of one case. */
 export interface ConformanceCaseResult extends ConformanceCase {
@@ -33,7 +40,10 @@ export interface ConformanceReport {
    * The row the `catalog.row` case compares with and where it comes from (derived from a driver in this
    * repository, or declared from the provider's documentation and unverified); null when there is none.
    */
-  readonly catalogRow: { readonly id: string; readonly provenance: ConformanceRowProvenance } | null;
+  readonly catalogRow: {
+    readonly id: string;
+    readonly provenance: ConformanceRowProvenance;
+  } | null;
   /** True when every selected case passed and no runtime was left that the runner could not reap. */
   readonly passed: boolean;
   readonly cases: readonly ConformanceCaseResult[];
@@ -62,12 +72,17 @@ export async function executeConformanceCase(
   const implementation = CONFORMANCE_CASE_IMPLEMENTATIONS[id];
   const context = createCaseContext(subject, id);
   const claimed = implementation.claimed(subject);
-  const work = claimed || !implementation.refuse ? implementation.verify(context) : implementation.refuse(context);
+  const work =
+    claimed || !implementation.refuse
+      ? implementation.verify(context)
+      : implementation.refuse(context);
   const { caseMs } = subject.timeouts;
   const ms = Math.max(1, Math.min(caseMs, Math.ceil(runLeftMs)));
   const timeoutError = () =>
     new ConformanceFailure(
-      ms < caseMs ? `case ${id} was stopped: the run's deadline passed after it ran ${ms} ms` : `case ${id} did not finish within ${ms} ms`,
+      ms < caseMs
+        ? `case ${id} was stopped: the run's deadline passed after it ran ${ms} ms`
+        : `case ${id} did not finish within ${ms} ms`,
     );
   await withDeadline(work, { ms, timeoutError });
   return claimed ? "behaviour" : "fail-closed";
@@ -86,7 +101,14 @@ export async function runConformanceCase(
     const verified = await executeConformanceCase(subject, id, runLeftMs);
     return { ...entry, claimed, verified, result: "pass", durationMs: elapsed(started) };
   } catch (error) {
-    return { ...entry, claimed, verified: claimed ? "behaviour" : "fail-closed", result: "fail", durationMs: elapsed(started), error: summarize(error) };
+    return {
+      ...entry,
+      claimed,
+      verified: claimed ? "behaviour" : "fail-closed",
+      result: "fail",
+      durationMs: elapsed(started),
+      error: summarize(error),
+    };
   }
 }
 
@@ -107,7 +129,13 @@ export async function runManagedRuntimeConformance<TFactoryOptions = unknown>(
   for (const entry of CONFORMANCE_CASES) {
     const left = deadline - performance.now();
     if (!resolved.cases.includes(entry.id) || left <= 0) {
-      cases.push({ ...entry, claimed: CONFORMANCE_CASE_IMPLEMENTATIONS[entry.id].claimed(subject), verified: "not-run", result: "not-run", durationMs: 0 });
+      cases.push({
+        ...entry,
+        claimed: CONFORMANCE_CASE_IMPLEMENTATIONS[entry.id].claimed(subject),
+        verified: "not-run",
+        result: "not-run",
+        durationMs: 0,
+      });
       continue;
     }
     cases.push(await runConformanceCase(subject, entry.id, left));
@@ -119,7 +147,9 @@ export async function runManagedRuntimeConformance<TFactoryOptions = unknown>(
     version: subject.descriptor.version,
     specificationVersion: subject.descriptor.specificationVersion,
     placement: subject.placement,
-    catalogRow: subject.expectedRow ? { id: subject.expectedRow.id, provenance: subject.expectedRow.provenance } : null,
+    catalogRow: subject.expectedRow
+      ? { id: subject.expectedRow.id, provenance: subject.expectedRow.provenance }
+      : null,
     passed:
       cases.every((entry) => entry.result !== "fail") &&
       cases.some((entry) => entry.result === "pass") &&

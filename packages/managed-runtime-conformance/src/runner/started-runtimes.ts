@@ -71,7 +71,8 @@ export function trackStartedRuntimes(driver: ManagedRuntimeProviderDriverPort): 
       let reaped = 0;
       for (const [id, entry] of [...started]) {
         try {
-          const reap = () => entry.sandbox.reap({ scope: entry.scope, lease: entry.lease, reason: "failed" });
+          const reap = () =>
+            entry.sandbox.reap({ scope: entry.scope, lease: entry.lease, reason: "failed" });
           await withDeadline(reap, { ms, operation: `reaping runtime ${entry.lease.runtimeId}` });
           started.delete(id);
           reaped += 1;

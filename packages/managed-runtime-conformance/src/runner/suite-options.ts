@@ -6,10 +6,17 @@ import {
   isSecretBearingKey,
   parseRecord,
 } from "@open-managed-agents/runtime-resource-contract";
-import { hasMethods, isFunction, positiveSafeIntegerSchema } from "@open-managed-agents/runtime-utils";
+import {
+  hasMethods,
+  isFunction,
+  positiveSafeIntegerSchema,
+} from "@open-managed-agents/runtime-utils";
 import * as z from "zod";
 import { CONFORMANCE_CASE_IDS, type ConformanceCaseId } from "../cases/case-catalog.js";
-import { type ManagedRuntimeProviderConformance, managedRuntimeProviderConformanceSchema } from "../catalog/conformance-row.js";
+import {
+  type ManagedRuntimeProviderConformance,
+  managedRuntimeProviderConformanceSchema,
+} from "../catalog/conformance-row.js";
 
 /** How the suite obtains the driver through the real loader. */
 export interface ConformanceDriverModule {
@@ -49,7 +56,9 @@ export interface ManagedRuntimeConformanceOptions<TFactoryOptions = unknown> {
   /** Name shown in the suite title and reports. */
   readonly name: string;
   /** The driver factory (the package's `createManagedRuntimeProviderDriver`) or a driver. One of `driver` and `loadDriver`. */
-  readonly driver?: CreateManagedRuntimeProviderDriver<TFactoryOptions> | ManagedRuntimeProviderDriverPort;
+  readonly driver?:
+    | CreateManagedRuntimeProviderDriver<TFactoryOptions>
+    | ManagedRuntimeProviderDriverPort;
   /** Loads the driver through `loadManagedRuntimeProviderDriver`. One of `driver` and `loadDriver`. */
   readonly loadDriver?: ConformanceDriverModule;
   /** Passed to the driver factory. Values under secret-looking keys are scanned for in every record. */
@@ -71,7 +80,10 @@ export interface ManagedRuntimeConformanceOptions<TFactoryOptions = unknown> {
 /** Options after validation, with defaults applied. */
 export interface ResolvedConformanceOptions {
   readonly name: string;
-  readonly driver: CreateManagedRuntimeProviderDriver | ManagedRuntimeProviderDriverPort | undefined;
+  readonly driver:
+    | CreateManagedRuntimeProviderDriver
+    | ManagedRuntimeProviderDriverPort
+    | undefined;
   readonly loadDriver: ConformanceDriverModule | undefined;
   readonly factoryOptions: unknown;
   readonly providerConfig: Readonly<Record<string, unknown>>;
@@ -83,46 +95,82 @@ export interface ResolvedConformanceOptions {
   readonly cases: readonly ConformanceCaseId[];
 }
 
-const isDriverPort = (value: unknown): boolean => typeof value === "object" && hasMethods(value, ["descriptor", "create"]);
+const isDriverPort = (value: unknown): boolean =>
+  typeof value === "object" && hasMethods(value, ["descriptor", "create"]);
 const positiveMs = positiveSafeIntegerSchema;
-const DEFAULT_TIMEOUTS: Required<ConformanceTimeouts> = { caseMs: 60_000, heartbeatIntervalMs: 1_000, leaseTtlMs: 30_000 };
+const DEFAULT_TIMEOUTS: Required<ConformanceTimeouts> = {
+  caseMs: 60_000,
+  heartbeatIntervalMs: 1_000,
+  leaseTtlMs: 30_000,
+};
 
 const optionsSchema = z
   .object({
     name: z.string().min(1, "must not be empty"),
-    driver: z.custom<ResolvedConformanceOptions["driver"]>((value) => isFunction(value) || isDriverPort(value), "must be a driver factory or a driver").optional(),
+    driver: z
+      .custom<ResolvedConformanceOptions["driver"]>(
+        (value) => isFunction(value) || isDriverPort(value),
+        "must be a driver factory or a driver",
+      )
+      .optional(),
     loadDriver: z
       .object({
         provider: z.string().min(1, "must not be empty"),
         moduleSpecifier: z.string().min(1, "must not be empty"),
-        importModule: z.custom<(specifier: string) => Promise<unknown>>(isFunction, "must be a function").optional(),
+        importModule: z
+          .custom<(specifier: string) => Promise<unknown>>(isFunction, "must be a function")
+          .optional(),
       })
       .optional(),
     factoryOptions: z.unknown().optional(),
     providerConfig: z.record(z.string(), z.unknown()).optional(),
     placement: z.enum(MANAGED_RUNTIME_PROVIDER_PLACEMENTS).optional(),
     harness: z
-      .object({ shell: z.string().min(1).optional(), missingCommand: z.string().min(1).optional(), env: z.record(z.string(), z.string()).optional() })
+      .object({
+        shell: z.string().min(1).optional(),
+        missingCommand: z.string().min(1).optional(),
+        env: z.record(z.string(), z.string()).optional(),
+      })
       .strict()
       .optional(),
-    timeouts: z.object({ caseMs: positiveMs.optional(), heartbeatIntervalMs: positiveMs.optional(), leaseTtlMs: positiveMs.optional() }).strict().optional(),
+    timeouts: z
+      .object({
+        caseMs: positiveMs.optional(),
+        heartbeatIntervalMs: positiveMs.optional(),
+        leaseTtlMs: positiveMs.optional(),
+      })
+      .strict()
+      .optional(),
     secrets: z.array(z.string()).optional(),
     expectedRow: managedRuntimeProviderConformanceSchema.optional(),
-    cases: z.array(z.enum(CONFORMANCE_CASE_IDS as [ConformanceCaseId, ...ConformanceCaseId[]])).min(1).optional(),
+    cases: z
+      .array(z.enum(CONFORMANCE_CASE_IDS as [ConformanceCaseId, ...ConformanceCaseId[]]))
+      .min(1)
+      .optional(),
   })
   .strict()
   .refine((options) => (options.driver === undefined) !== (options.loadDriver === undefined), {
     message: "exactly one of driver and loadDriver is required",
     path: ["driver"],
   })
-  .refine((options) => (options.timeouts?.heartbeatIntervalMs ?? DEFAULT_TIMEOUTS.heartbeatIntervalMs) < (options.timeouts?.leaseTtlMs ?? DEFAULT_TIMEOUTS.leaseTtlMs), {
-    message: "must be shorter than leaseTtlMs",
-    path: ["timeouts", "heartbeatIntervalMs"],
-  });
+  .refine(
+    (options) =>
+      (options.timeouts?.heartbeatIntervalMs ?? DEFAULT_TIMEOUTS.heartbeatIntervalMs) <
+      (options.timeouts?.leaseTtlMs ?? DEFAULT_TIMEOUTS.leaseTtlMs),
+    {
+      message: "must be shorter than leaseTtlMs",
+      path: ["timeouts", "heartbeatIntervalMs"],
+    },
+  );
 
 /** Validates suite options once, at definition time. */
-export function resolveConformanceOptions<TFactoryOptions>(options: ManagedRuntimeConformanceOptions<TFactoryOptions>): ResolvedConformanceOptions {
-  const parsed = parseRecord(optionsSchema, options, { record: "conformance suite options", code: "invalid_config" });
+export function resolveConformanceOptions<TFactoryOptions>(
+  options: ManagedRuntimeConformanceOptions<TFactoryOptions>,
+): ResolvedConformanceOptions {
+  const parsed = parseRecord(optionsSchema, options, {
+    record: "conformance suite options",
+    code: "invalid_config",
+  });
   return {
     name: parsed.name,
     // The factory is called with exactly `factoryOptions`, whose type `TFactoryOptions` checked.
@@ -131,7 +179,12 @@ export function resolveConformanceOptions<TFactoryOptions>(options: ManagedRunti
     factoryOptions: options.factoryOptions,
     providerConfig: parsed.providerConfig ?? {},
     placement: parsed.placement,
-    harness: { shell: "sh", missingCommand: "openma-conformance-missing-harness", env: {}, ...parsed.harness },
+    harness: {
+      shell: "sh",
+      missingCommand: "openma-conformance-missing-harness",
+      env: {},
+      ...parsed.harness,
+    },
     timeouts: { ...DEFAULT_TIMEOUTS, ...parsed.timeouts },
     secrets: [...(parsed.secrets ?? []), ...secretValues(options.factoryOptions)],
     expectedRow: parsed.expectedRow,

@@ -4,6 +4,13 @@
  *
  * @module
  */
-export { type ReferenceManagedRuntimeDriver, createReferenceManagedRuntimeDriver, createManagedRuntimeProviderDriver } from "./reference-driver.js";
+export {
+  type ReferenceManagedRuntimeDriver,
+  createReferenceManagedRuntimeDriver,
+  createManagedRuntimeProviderDriver,
+} from "./reference-driver.js";
 export { REFERENCE_PROVIDER, type ReferenceDriverOptions } from "./reference-options.js";
-export { SIMULATED_EGRESS_CAPABILITIES, type SimulatedEgressState } from "./reference-egress-port.js";
+export {
+  SIMULATED_EGRESS_CAPABILITIES,
+  type SimulatedEgressState,
+} from "./reference-egress-port.js";

@@ -5,8 +5,15 @@ import {
   type ManagedRuntimeProviderDriverPort,
   type ManagedRuntimeProviderResources,
 } from "@open-managed-agents/runtime-resource-contract";
-import { SIMULATED_EGRESS_CAPABILITIES, type SimulatedEgressState, createSimulatedEgressPort } from "./reference-egress-port.js";
-import { createReferenceHarnessDriver, createReferenceSupervisorTransport } from "./reference-harness.js";
+import {
+  SIMULATED_EGRESS_CAPABILITIES,
+  type SimulatedEgressState,
+  createSimulatedEgressPort,
+} from "./reference-egress-port.js";
+import {
+  createReferenceHarnessDriver,
+  createReferenceSupervisorTransport,
+} from "./reference-harness.js";
 import { type ReferenceDriverOptions, resolveReferenceDriverOptions } from "./reference-options.js";
 import { createReferenceOutputsPort } from "./reference-outputs-port.js";
 import { createReferenceRuntimeCheckpointPort } from "./reference-runtime-checkpoint.js";
@@ -27,7 +34,9 @@ export interface ReferenceManagedRuntimeDriver extends ManagedRuntimeProviderDri
  * (real `sh` processes that see `/workspace` and `/mnt/session/outputs`). It has NO isolation boundary and
  * loads only when `NODE_ENV` is `test`. It claims only what it implements and passes the whole suite.
  */
-export function createReferenceManagedRuntimeDriver(options: ReferenceDriverOptions = {}): ReferenceManagedRuntimeDriver {
+export function createReferenceManagedRuntimeDriver(
+  options: ReferenceDriverOptions = {},
+): ReferenceManagedRuntimeDriver {
   const settings = resolveReferenceDriverOptions(options);
   const world = createReferenceWorld(settings);
   const egressBindings = new Map<string, SimulatedEgressState>();
@@ -42,9 +51,17 @@ export function createReferenceManagedRuntimeDriver(options: ReferenceDriverOpti
         hardTerminate: "supported",
         runtimeCheckpoints: settings.runtimeCheckpoint ? ["filesystem"] : [],
       },
-      workspace: { strategies: settings.suspend ? ["checkpoint_restore", "retained_runtime"] : ["checkpoint_restore"] },
-      outputs: { strategies: settings.outputs ? [{ strategy: "final_collect", durability: "durable" }] : [] },
-      harness: { drivers: settings.supervised ? ["ama_worker", "openma_supervised"] : ["ama_worker"] },
+      workspace: {
+        strategies: settings.suspend
+          ? ["checkpoint_restore", "retained_runtime"]
+          : ["checkpoint_restore"],
+      },
+      outputs: {
+        strategies: settings.outputs ? [{ strategy: "final_collect", durability: "durable" }] : [],
+      },
+      harness: {
+        drivers: settings.supervised ? ["ama_worker", "openma_supervised"] : ["ama_worker"],
+      },
     },
     credentialEgress: settings.simulateEnforcedEgress
       ? SIMULATED_EGRESS_CAPABILITIES
@@ -64,16 +81,23 @@ export function createReferenceManagedRuntimeDriver(options: ReferenceDriverOpti
         });
       }
       const { driver } = input.profile;
-      const readinessCommand = driver.type === "ama_worker" ? driver.process.command : driver.supervisor.command;
+      const readinessCommand =
+        driver.type === "ama_worker" ? driver.process.command : driver.supervisor.command;
       const { capabilities } = descriptor;
       return {
         sandbox: createReferenceSandboxPort(world, capabilities.sandbox, readinessCommand),
         workspace: createReferenceWorkspacePort(world, capabilities.workspace.strategies),
         outputs: createReferenceOutputsPort(world, capabilities.outputs.strategies),
         harnessDriver: createReferenceHarnessDriver(world, ["ama_worker"]),
-        ...(settings.supervised ? { supervisorTransport: createReferenceSupervisorTransport(world) } : {}),
-        ...(settings.runtimeCheckpoint ? { runtimeCheckpoint: createReferenceRuntimeCheckpointPort(world, readinessCommand) } : {}),
-        ...(settings.simulateEnforcedEgress ? { credentialEgress: createSimulatedEgressPort(egressBindings) } : {}),
+        ...(settings.supervised
+          ? { supervisorTransport: createReferenceSupervisorTransport(world) }
+          : {}),
+        ...(settings.runtimeCheckpoint
+          ? { runtimeCheckpoint: createReferenceRuntimeCheckpointPort(world, readinessCommand) }
+          : {}),
+        ...(settings.simulateEnforcedEgress
+          ? { credentialEgress: createSimulatedEgressPort(egressBindings) }
+          : {}),
         ...(settings.memoryStores ? { memoryStores: createReferenceMemoryStoresPort(world) } : {}),
       };
     },
@@ -81,6 +105,8 @@ export function createReferenceManagedRuntimeDriver(options: ReferenceDriverOpti
 }
 
 /** Loader entry point: `loadManagedRuntimeProviderDriver` calls it with the deployment's factory options. */
-export function createManagedRuntimeProviderDriver(factoryOptions: unknown): ReferenceManagedRuntimeDriver {
+export function createManagedRuntimeProviderDriver(
+  factoryOptions: unknown,
+): ReferenceManagedRuntimeDriver {
   return createReferenceManagedRuntimeDriver((factoryOptions ?? {}) as ReferenceDriverOptions);
 }

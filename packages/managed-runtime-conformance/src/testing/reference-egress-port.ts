@@ -1,5 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { type CredentialEgressCapabilities, type CredentialEgressPort, InvalidRequestError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  type CredentialEgressCapabilities,
+  type CredentialEgressPort,
+  InvalidRequestError,
+} from "@open-managed-agents/runtime-resource-contract";
 
 /** What the simulated egress port recorded about one binding. */
 export type SimulatedEgressState = "prepared" | "attached" | "revoked" | "released";
@@ -16,11 +20,20 @@ export const SIMULATED_EGRESS_CAPABILITIES: CredentialEgressCapabilities = Objec
  * each binding's state, but filters no traffic. It claims `enforced` only so the suite's claimed branch can
  * run against the reference driver; it is not evidence of enforcement.
  */
-export function createSimulatedEgressPort(states: Map<string, SimulatedEgressState>): CredentialEgressPort {
-  const advance = (bindingId: string, from: readonly SimulatedEgressState[], to: SimulatedEgressState): void => {
+export function createSimulatedEgressPort(
+  states: Map<string, SimulatedEgressState>,
+): CredentialEgressPort {
+  const advance = (
+    bindingId: string,
+    from: readonly SimulatedEgressState[],
+    to: SimulatedEgressState,
+  ): void => {
     const current = states.get(bindingId);
     if (current === undefined || !from.includes(current)) {
-      throw new InvalidRequestError({ message: `egress binding cannot move from ${current ?? "unknown"} to ${to}`, context: { from: current ?? null, to } });
+      throw new InvalidRequestError({
+        message: `egress binding cannot move from ${current ?? "unknown"} to ${to}`,
+        context: { from: current ?? null, to },
+      });
     }
     states.set(bindingId, to);
   };

@@ -7,7 +7,11 @@ import {
   SandboxFailedError,
   createNdjsonSupervisorChannel,
 } from "@open-managed-agents/runtime-resource-contract";
-import { type SandboxDuplexProcess, type SandboxDuplexProcessSpec, stageCredentialHandoff } from "@open-managed-agents/sandbox";
+import {
+  type SandboxDuplexProcess,
+  type SandboxDuplexProcessSpec,
+  stageCredentialHandoff,
+} from "@open-managed-agents/sandbox";
 import type { ReferenceWorld } from "./reference-world.js";
 
 const OUTPUT_TAIL = 2_048;
@@ -16,22 +20,32 @@ const OUTPUT_TAIL = 2_048;
  * The reference harness port: runs the AMA worker process with stdin closed, drains its output and fails
  * with `sandbox_failed` (exit code and output tail in the context) on a non-zero exit.
  */
-export function createReferenceHarnessDriver(world: ReferenceWorld, drivers: readonly HarnessDriverType[]): SandboxHarnessDriverPort {
+export function createReferenceHarnessDriver(
+  world: ReferenceWorld,
+  drivers: readonly HarnessDriverType[],
+): SandboxHarnessDriverPort {
   return {
     driverCapabilities: async () => ({ drivers: [...drivers] }),
 
     async run(input) {
       if (input.driver.type !== "ama_worker" || !drivers.includes("ama_worker")) {
-        throw new CapabilityUnsupportedError({ message: `the reference harness port runs only ama_worker natively, not ${input.driver.type}`, context: { driver: input.driver.type } });
+        throw new CapabilityUnsupportedError({
+          message: `the reference harness port runs only ama_worker natively, not ${input.driver.type}`,
+          context: { driver: input.driver.type },
+        });
       }
       const declared = input.driver.process;
       const runtime = await world.connect(input.sandbox);
       // As the drivers do: credentials in a file the bin reads and deletes, not in its environment.
       const handoff = await stageCredentialHandoff(runtime, declared.env);
-      const child = await runtime.spawnDuplexProcess(spawnSpec({ ...declared, ...(handoff.env ? { env: handoff.env } : {}) })).catch(async (error: unknown) => {
-        await handoff.discardUnlessRead(null);
-        throw error;
-      });
+      const child = await runtime
+        .spawnDuplexProcess(
+          spawnSpec({ ...declared, ...(handoff.env ? { env: handoff.env } : {}) }),
+        )
+        .catch(async (error: unknown) => {
+          await handoff.discardUnlessRead(null);
+          throw error;
+        });
       await child.stdin.close().catch(() => undefined);
       const onAbort = (): void => child.kill("SIGKILL");
       input.signal.addEventListener("abort", onAbort, { once: true });
@@ -54,7 +68,9 @@ export function createReferenceHarnessDriver(world: ReferenceWorld, drivers: rea
 }
 
 /** The reference supervisor transport: the contract's NDJSON channel over a duplex process's stdin and stdout. */
-export function createReferenceSupervisorTransport(world: ReferenceWorld): HarnessSupervisorTransportPort {
+export function createReferenceSupervisorTransport(
+  world: ReferenceWorld,
+): HarnessSupervisorTransportPort {
   return {
     async open(input) {
       const runtime = await world.connect(input.sandbox);
@@ -96,7 +112,10 @@ async function drainTail(child: Pick<SandboxDuplexProcess, "stdout" | "stderr">)
   return tail;
 }
 
-async function drain(stream: ReadableStream<Uint8Array>, onText: (text: string) => void): Promise<void> {
+async function drain(
+  stream: ReadableStream<Uint8Array>,
+  onText: (text: string) => void,
+): Promise<void> {
   const decoder = new TextDecoder();
   for await (const chunk of stream) onText(decoder.decode(chunk, { stream: true }));
 }

@@ -37,7 +37,11 @@ export function createReferenceMemoryStoresPort(world: ReferenceWorld): MemorySt
   return {
     mode: "file_sync",
     async mount({ scope, sandbox, stores, memories, signal }) {
-      if (!memories) throw new CapabilityUnsupportedError({ message: "file-sync memory stores need the control plane's memory access", context: { requirement: "memory_stores" } });
+      if (!memories)
+        throw new CapabilityUnsupportedError({
+          message: "file-sync memory stores need the control plane's memory access",
+          context: { requirement: "memory_stores" },
+        });
       const projected: Projection[] = [];
       for (const store of stores) {
         const root = join(world.memoryDir(scope.sessionId), store.storeName);
@@ -54,20 +58,58 @@ export function createReferenceMemoryStoresPort(world: ReferenceWorld): MemorySt
       projections.set(sandbox.runtimeId, projected);
     },
     async synchronize({ sandbox, signal }) {
-      const report = { created: 0, updated: 0, deleted: 0, readOnlyChanges: 0, conflicts: [] as MemoryStoreSyncConflict[] };
+      const report = {
+        created: 0,
+        updated: 0,
+        deleted: 0,
+        readOnlyChanges: 0,
+        conflicts: [] as MemoryStoreSyncConflict[],
+      };
       for (const { root, store, memories, baseline } of projections.get(sandbox.runtimeId) ?? []) {
         const { storeId } = store;
-        const present = new Map(filesUnder(root).map((path) => [path, readFileSync(join(root, path), "utf8")]));
-        const changes: [string, "created" | "updated" | "deleted", () => ReturnType<SessionMemoryAccessPort["create"]>, string | null][] = [];
+        const present = new Map(
+          filesUnder(root).map((path) => [path, readFileSync(join(root, path), "utf8")]),
+        );
+        const changes: [
+          string,
+          "created" | "updated" | "deleted",
+          () => ReturnType<SessionMemoryAccessPort["create"]>,
+          string | null,
+        ][] = [];
         for (const [path, content] of present) {
           const base = baseline.get(path);
           if (base === sha256(content)) continue;
-          changes.push(base === undefined
-            ? [path, "created", () => memories.create({ storeId, path, content, signal }), sha256(content)]
-            : [path, "updated", () => memories.update({ storeId, path, content, expectedContentSha256: base, signal }), sha256(content)]);
+          changes.push(
+            base === undefined
+              ? [
+                  path,
+                  "created",
+                  () => memories.create({ storeId, path, content, signal }),
+                  sha256(content),
+                ]
+              : [
+                  path,
+                  "updated",
+                  () =>
+                    memories.update({
+                      storeId,
+                      path,
+                      content,
+                      expectedContentSha256: base,
+                      signal,
+                    }),
+                  sha256(content),
+                ],
+          );
         }
         for (const [path, base] of baseline) {
-          if (!present.has(path)) changes.push([path, "deleted", () => memories.delete({ storeId, path, expectedContentSha256: base, signal }), null]);
+          if (!present.has(path))
+            changes.push([
+              path,
+              "deleted",
+              () => memories.delete({ storeId, path, expectedContentSha256: base, signal }),
+              null,
+            ]);
         }
         for (const [path, kind, write, after] of changes) {
           if (store.readOnly) {
@@ -76,7 +118,11 @@ export function createReferenceMemoryStoresPort(world: ReferenceWorld): MemorySt
           }
           const result = await write();
           if (result.type !== "applied") {
-            report.conflicts.push({ storeId, path, reason: result.type === "conflict" ? "changed_in_store" : "gone_from_store" });
+            report.conflicts.push({
+              storeId,
+              path,
+              reason: result.type === "conflict" ? "changed_in_store" : "gone_from_store",
+            });
             continue;
           }
           report[kind] += 1;

@@ -1,4 +1,8 @@
-import { MANAGED_RUNTIME_PROVIDER_PLACEMENTS, type ManagedRuntimeProviderPlacement, parseRecord } from "@open-managed-agents/runtime-resource-contract";
+import {
+  MANAGED_RUNTIME_PROVIDER_PLACEMENTS,
+  type ManagedRuntimeProviderPlacement,
+  parseRecord,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { LocalSubprocessRuntime } from "@open-managed-agents/local-confinement/local-subprocess";
 import type { ManagedSandboxRuntime } from "@open-managed-agents/sandbox";
 import * as z from "zod";
@@ -53,7 +57,10 @@ export interface ResolvedReferenceDriverOptions {
 
 const optionsSchema = z
   .object({
-    provider: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, "must be lowercase letters, digits and dashes").optional(),
+    provider: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]*$/, "must be lowercase letters, digits and dashes")
+      .optional(),
     rootDir: z.string().startsWith("/", "must be an absolute host path").optional(),
     placements: z.array(z.enum(MANAGED_RUNTIME_PROVIDER_PLACEMENTS)).min(1).optional(),
     suspend: z.boolean().optional(),
@@ -63,13 +70,21 @@ const optionsSchema = z
     simulateEnforcedEgress: z.boolean().optional(),
     memoryStores: z.boolean().optional(),
     readinessTimeoutMs: z.number().int().positive().optional(),
-    decorateRuntime: z.custom<(runtime: LocalSubprocessRuntime) => ManagedSandboxRuntime>((value) => typeof value === "function", "must be a function").optional(),
+    decorateRuntime: z
+      .custom<(runtime: LocalSubprocessRuntime) => ManagedSandboxRuntime>(
+        (value) => typeof value === "function",
+        "must be a function",
+      )
+      .optional(),
   })
   .strict();
 
 /** Validates options once; throws `invalid_config` naming the field. */
 export function resolveReferenceDriverOptions(options: unknown): ResolvedReferenceDriverOptions {
-  const parsed = parseRecord(optionsSchema, options ?? {}, { record: "reference driver options", code: "invalid_config" });
+  const parsed = parseRecord(optionsSchema, options ?? {}, {
+    record: "reference driver options",
+    code: "invalid_config",
+  });
   return {
     provider: parsed.provider ?? REFERENCE_PROVIDER,
     rootDir: parsed.rootDir,

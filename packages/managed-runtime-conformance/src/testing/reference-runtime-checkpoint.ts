@@ -1,4 +1,9 @@
-import { type ManagedSandboxLease, ProviderMismatchError, type RuntimeCheckpointPort, UnsupportedOperationError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  type ManagedSandboxLease,
+  ProviderMismatchError,
+  type RuntimeCheckpointPort,
+  UnsupportedOperationError,
+} from "@open-managed-agents/runtime-resource-contract";
 import { readyLease } from "./reference-ready-lease.js";
 import type { ReferenceWorld } from "./reference-world.js";
 
@@ -6,11 +11,17 @@ import type { ReferenceWorld } from "./reference-world.js";
  * A filesystem runtime checkpoint over the local checkpoint store: `create` copies the runtime's
  * workspace, `restore` starts a new runtime from it and probes readiness before returning its lease.
  */
-export function createReferenceRuntimeCheckpointPort(world: ReferenceWorld, readinessCommand: string): RuntimeCheckpointPort {
+export function createReferenceRuntimeCheckpointPort(
+  world: ReferenceWorld,
+  readinessCommand: string,
+): RuntimeCheckpointPort {
   return {
     async create(input) {
       if (input.kind !== "filesystem") {
-        throw new UnsupportedOperationError({ message: `the reference driver checkpoints only the filesystem, not ${input.kind}`, context: { kind: input.kind } });
+        throw new UnsupportedOperationError({
+          message: `the reference driver checkpoints only the filesystem, not ${input.kind}`,
+          context: { kind: input.kind },
+        });
       }
       const handle = await (await world.connect(input.sandbox)).checkpoint({ kind: "filesystem" });
       return {
@@ -32,7 +43,11 @@ export function createReferenceRuntimeCheckpointPort(world: ReferenceWorld, read
           context: { expected: world.options.provider, actual: input.checkpoint.provider },
         });
       }
-      const runtime = await world.restore(input.checkpoint.checkpointId, input.checkpoint.sourceRuntimeId, input.scope.sessionId);
+      const runtime = await world.restore(
+        input.checkpoint.checkpointId,
+        input.checkpoint.sourceRuntimeId,
+        input.scope.sessionId,
+      );
       return readyLease(world, runtime, readinessCommand, input.signal);
     },
   };

@@ -18,9 +18,14 @@ export type BindingCheckpoint =
 /** Reads the checkpoint a binding carries; null for a first run. */
 export function readBindingCheckpoint(binding: WorkspaceBinding): BindingCheckpoint | null {
   const metadata = binding.metadata ?? {};
-  if (typeof metadata.retainedRuntimeId === "string") return { type: "retained", runtimeId: metadata.retainedRuntimeId };
+  if (typeof metadata.retainedRuntimeId === "string")
+    return { type: "retained", runtimeId: metadata.retainedRuntimeId };
   if (typeof metadata.checkpointId === "string" && typeof metadata.sourceRuntimeId === "string") {
-    return { type: "portable", checkpointId: metadata.checkpointId, sourceRuntimeId: metadata.sourceRuntimeId };
+    return {
+      type: "portable",
+      checkpointId: metadata.checkpointId,
+      sourceRuntimeId: metadata.sourceRuntimeId,
+    };
   }
   return null;
 }
@@ -30,10 +35,16 @@ export function readBindingCheckpoint(binding: WorkspaceBinding): BindingCheckpo
  * checkpoint store; `retained_runtime` records the suspended runtime's id. `materialize` verifies the
  * candidate's hash before anything reaches a sandbox.
  */
-export function createReferenceWorkspacePort(world: ReferenceWorld, strategies: readonly WorkspaceStrategy[]): WorkspacePersistencePort {
+export function createReferenceWorkspacePort(
+  world: ReferenceWorld,
+  strategies: readonly WorkspaceStrategy[],
+): WorkspacePersistencePort {
   const requireStrategy = (strategy: WorkspaceStrategy): void => {
     if (!strategies.includes(strategy)) {
-      throw new CapabilityUnsupportedError({ message: `workspace strategy ${strategy} is not offered`, context: { strategy } });
+      throw new CapabilityUnsupportedError({
+        message: `workspace strategy ${strategy} is not offered`,
+        context: { strategy },
+      });
     }
   };
   return {
@@ -44,14 +55,30 @@ export function createReferenceWorkspacePort(world: ReferenceWorld, strategies: 
       const bindingId = `ws-${input.scope.workId}-${input.fence.generation}`;
       const candidate = input.activeCheckpoint;
       const metadata = candidate?.metadata;
-      if (!candidate || metadata?.strategy !== input.strategy) return { bindingId, mountPath: WORKSPACE_MOUNT_PATH, metadata: { strategy: input.strategy } };
+      if (!candidate || metadata?.strategy !== input.strategy)
+        return {
+          bindingId,
+          mountPath: WORKSPACE_MOUNT_PATH,
+          metadata: { strategy: input.strategy },
+        };
       if (candidate.contentHash !== digestOf(metadata)) {
-        throw new IntegrityError({ message: `workspace checkpoint ${candidate.id} does not match its content hash`, context: { checkpointId: candidate.id } });
+        throw new IntegrityError({
+          message: `workspace checkpoint ${candidate.id} does not match its content hash`,
+          context: { checkpointId: candidate.id },
+        });
       }
-      const carried: Record<string, string> = input.strategy === "retained_runtime"
-        ? { retainedRuntimeId: String(metadata.runtimeId) }
-        : { checkpointId: String(metadata.checkpointId), sourceRuntimeId: String(metadata.sourceRuntimeId) };
-      return { bindingId, mountPath: WORKSPACE_MOUNT_PATH, metadata: { strategy: input.strategy, ...carried } };
+      const carried: Record<string, string> =
+        input.strategy === "retained_runtime"
+          ? { retainedRuntimeId: String(metadata.runtimeId) }
+          : {
+              checkpointId: String(metadata.checkpointId),
+              sourceRuntimeId: String(metadata.sourceRuntimeId),
+            };
+      return {
+        bindingId,
+        mountPath: WORKSPACE_MOUNT_PATH,
+        metadata: { strategy: input.strategy, ...carried },
+      };
     },
 
     async attach() {
@@ -61,15 +88,28 @@ export function createReferenceWorkspacePort(world: ReferenceWorld, strategies: 
     async checkpoint(input) {
       const strategy = input.binding.metadata?.strategy;
       if (strategy !== "retained_runtime" && strategy !== "checkpoint_restore") {
-        throw new CapabilityUnsupportedError({ message: "workspace binding names no strategy this port checkpoints", context: { bindingId: input.binding.bindingId } });
+        throw new CapabilityUnsupportedError({
+          message: "workspace binding names no strategy this port checkpoints",
+          context: { bindingId: input.binding.bindingId },
+        });
       }
       const runtime = await world.connect(input.sandbox);
       const metadata: Record<string, string> =
         strategy === "retained_runtime"
           ? { strategy, runtimeId: input.sandbox.runtimeId }
-          : { strategy, checkpointId: (await runtime.checkpoint({ kind: "filesystem", signal: input.signal })).checkpointId, sourceRuntimeId: input.sandbox.runtimeId };
+          : {
+              strategy,
+              checkpointId: (await runtime.checkpoint({ kind: "filesystem", signal: input.signal }))
+                .checkpointId,
+              sourceRuntimeId: input.sandbox.runtimeId,
+            };
       const contentHash = digestOf(metadata);
-      return { id: `wck_${contentHash.slice("sha256:".length, 39)}`, contentHash, revision: input.fence.generation, metadata };
+      return {
+        id: `wck_${contentHash.slice("sha256:".length, 39)}`,
+        contentHash,
+        revision: input.fence.generation,
+        metadata,
+      };
     },
 
     async release() {

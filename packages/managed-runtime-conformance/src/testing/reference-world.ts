@@ -2,9 +2,16 @@ import { InvalidConfigError } from "@open-managed-agents/runtime-resource-contra
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ManagedSandboxLease, ProviderMismatchError, parseManagedSandboxLease } from "@open-managed-agents/runtime-resource-contract";
+import {
+  type ManagedSandboxLease,
+  ProviderMismatchError,
+  parseManagedSandboxLease,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { ManagedSandboxRuntime, SandboxFactoryContext } from "@open-managed-agents/sandbox";
-import { type LocalSubprocessSandboxProvider, createLocalSubprocessSandboxProvider } from "@open-managed-agents/local-confinement/local-subprocess";
+import {
+  type LocalSubprocessSandboxProvider,
+  createLocalSubprocessSandboxProvider,
+} from "@open-managed-agents/local-confinement/local-subprocess";
 import type { ResolvedReferenceDriverOptions } from "./reference-options.js";
 
 /**
@@ -22,11 +29,18 @@ export interface ReferenceWorld {
   /** Reconnects to a runtime by lease, checking the lease names this provider. Never needs in-process state. */
   connect(lease: ManagedSandboxLease): Promise<ManagedSandboxRuntime>;
   /** Restores a portable filesystem checkpoint into a new runtime. */
-  restore(checkpointId: string, sourceRuntimeId: string, sessionId: string): Promise<ManagedSandboxRuntime>;
+  restore(
+    checkpointId: string,
+    sourceRuntimeId: string,
+    sessionId: string,
+  ): Promise<ManagedSandboxRuntime>;
   /** Host directory behind `/mnt/memory` of a session's runtimes. */
   memoryDir(sessionId: string): string;
   /** The lease of a runtime: provider and runtime id only. */
-  leaseOf(runtime: ManagedSandboxRuntime, metadata?: ManagedSandboxLease["metadata"]): ManagedSandboxLease;
+  leaseOf(
+    runtime: ManagedSandboxRuntime,
+    metadata?: ManagedSandboxLease["metadata"],
+  ): ManagedSandboxLease;
 }
 
 const WORKDIR = "/workspace";
@@ -38,14 +52,16 @@ const WORKDIR = "/workspace";
 export function createReferenceWorld(options: ResolvedReferenceDriverOptions): ReferenceWorld {
   if (process.env.NODE_ENV !== "test") {
     throw new InvalidConfigError({
-      message: "the conformance reference driver is a test fixture; it loads only when NODE_ENV=test",
+      message:
+        "the conformance reference driver is a test fixture; it loads only when NODE_ENV=test",
       context: { field: "NODE_ENV", nodeEnv: process.env.NODE_ENV ?? null },
     });
   }
   const rootDir = options.rootDir ?? mkdtempSync(join(tmpdir(), "openma-conformance-reference-"));
   const provider = createLocalSubprocessSandboxProvider({ rootDir });
   const sessionsByRuntime = new Map<string, string>();
-  const memoryDir = (sessionId: string): string => join(rootDir, "memory", sessionId.replace(/[^A-Za-z0-9._-]/g, "_"));
+  const memoryDir = (sessionId: string): string =>
+    join(rootDir, "memory", sessionId.replace(/[^A-Za-z0-9._-]/g, "_"));
   // Only with the memory-store claim does /mnt/memory map to a host directory.
   const context = (sessionId: string): SandboxFactoryContext => {
     if (!options.memoryStores) return { sessionId, workdir: WORKDIR };
@@ -71,17 +87,30 @@ export function createReferenceWorld(options: ResolvedReferenceDriverOptions): R
         });
       }
       // A reconnected runtime keeps its session's /mnt/memory.
-      return options.decorateRuntime(await provider.connect(lease.runtimeId, context(sessionsByRuntime.get(lease.runtimeId) ?? "reconnect")));
+      return options.decorateRuntime(
+        await provider.connect(
+          lease.runtimeId,
+          context(sessionsByRuntime.get(lease.runtimeId) ?? "reconnect"),
+        ),
+      );
     },
     async restore(checkpointId, sourceRuntimeId, sessionId) {
-      const handle = { provider: provider.provider, checkpointId, sourceRuntimeId, kind: "filesystem", scope: "portable" } as const;
+      const handle = {
+        provider: provider.provider,
+        checkpointId,
+        sourceRuntimeId,
+        kind: "filesystem",
+        scope: "portable",
+      } as const;
       const runtime = await provider.restore(handle, context(sessionId));
       sessionsByRuntime.set(runtime.runtimeHandle().runtimeId, sessionId);
       return options.decorateRuntime(runtime);
     },
     leaseOf(runtime, metadata) {
       const { runtimeId } = runtime.runtimeHandle();
-      return metadata ? { provider: options.provider, runtimeId, metadata } : { provider: options.provider, runtimeId };
+      return metadata
+        ? { provider: options.provider, runtimeId, metadata }
+        : { provider: options.provider, runtimeId };
     },
   };
 }

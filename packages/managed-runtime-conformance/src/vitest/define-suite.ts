@@ -3,7 +3,10 @@ import { CONFORMANCE_CASES } from "../cases/case-catalog.js";
 import { type ConformanceSubject, loadConformanceSubject } from "../cases/subject.js";
 import { executeConformanceCase } from "../runner/run-conformance.js";
 import { type StartedRuntimes, trackStartedRuntimes } from "../runner/started-runtimes.js";
-import { type ManagedRuntimeConformanceOptions, resolveConformanceOptions } from "../runner/suite-options.js";
+import {
+  type ManagedRuntimeConformanceOptions,
+  resolveConformanceOptions,
+} from "../runner/suite-options.js";
 
 /**
  * Registers the conformance suite as vitest cases: one `it` per catalog case, run through the real
@@ -12,7 +15,9 @@ import { type ManagedRuntimeConformanceOptions, resolveConformanceOptions } from
  * Options are validated here, at definition time; the driver is loaded once in `beforeAll`, and `afterAll`
  * reaps every runtime the cases left running (a driver whose terminate threw).
  */
-export function defineManagedRuntimeConformanceSuite<TFactoryOptions = unknown>(options: ManagedRuntimeConformanceOptions<TFactoryOptions>): void {
+export function defineManagedRuntimeConformanceSuite<TFactoryOptions = unknown>(
+  options: ManagedRuntimeConformanceOptions<TFactoryOptions>,
+): void {
   const resolved = resolveConformanceOptions(options);
   describe(`managed-runtime conformance: ${resolved.name}`, () => {
     let subject: ConformanceSubject | undefined;
@@ -25,7 +30,9 @@ export function defineManagedRuntimeConformanceSuite<TFactoryOptions = unknown>(
     afterAll(async () => {
       const leftover = await started?.reapAll({ ms: resolved.timeouts.caseMs });
       if (leftover && leftover.failed.length > 0) {
-        const names = leftover.failed.map((entry) => `${entry.runtimeId} (${entry.error})`).join(", ");
+        const names = leftover.failed
+          .map((entry) => `${entry.runtimeId} (${entry.error})`)
+          .join(", ");
         throw new Error(`runtimes left running and not reaped: ${names}`);
       }
     }, resolved.timeouts.caseMs * 2);
@@ -38,7 +45,8 @@ export function defineManagedRuntimeConformanceSuite<TFactoryOptions = unknown>(
       it(
         title,
         async () => {
-          if (!subject) throw new Error("the driver under test did not load; see the beforeAll failure");
+          if (!subject)
+            throw new Error("the driver under test did not load; see the beforeAll failure");
           await executeConformanceCase(subject, entry.id);
         },
         // The case enforces its own deadline; vitest's is a backstop above it.

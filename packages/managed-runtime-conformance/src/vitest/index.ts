@@ -4,4 +4,9 @@
  * @module
  */
 export { defineManagedRuntimeConformanceSuite } from "./define-suite.js";
-export type { ManagedRuntimeConformanceOptions, ConformanceDriverModule, ConformanceHarnessOptions, ConformanceTimeouts } from "../runner/suite-options.js";
+export type {
+  ManagedRuntimeConformanceOptions,
+  ConformanceDriverModule,
+  ConformanceHarnessOptions,
+  ConformanceTimeouts,
+} from "../runner/suite-options.js";

@@ -1,4 +1,9 @@
-import type { CredentialEgressBinding, CredentialEgressPort, RuntimeResourceFence, RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  CredentialEgressBinding,
+  CredentialEgressPort,
+  RuntimeResourceFence,
+  RuntimeResourceScope,
+} from "@open-managed-agents/runtime-resource-contract";
 import { type Settled, cleanupCall } from "../transaction/port-call.js";
 import type { RunContext } from "../host/run-context.js";
 
@@ -21,5 +26,7 @@ export async function credentialEgressCall(
   const { egress } = run;
   const port = run.options.credentialEgress;
   if (!egress || !port) return null;
-  return cleanupCall(run, stage, () => call(port, { scope: run.scope, fence: egress.fence, binding: egress.binding }));
+  return cleanupCall(run, stage, () =>
+    call(port, { scope: run.scope, fence: egress.fence, binding: egress.binding }),
+  );
 }

@@ -10,6 +10,8 @@ export const releaseFence: RunStep = {
   applies: (run) => run.fence !== null,
   async run(run) {
     const fence = run.requireFence();
-    await cleanupCall(run, stage, () => run.options.fences.release({ fence, reason: cleanupReason(run) }));
+    await cleanupCall(run, stage, () =>
+      run.options.fences.release({ fence, reason: cleanupReason(run) }),
+    );
   },
 };

@@ -14,10 +14,14 @@ export const releaseOutputs: RunStep = {
     const fence = run.requireFence();
     const { outputs } = run.options;
     if (run.anyPublished || run.publishUncertain) {
-      await cleanupCall(run, "outputs-release", () => outputs.release({ scope: run.scope, fence, binding }));
+      await cleanupCall(run, "outputs-release", () =>
+        outputs.release({ scope: run.scope, fence, binding }),
+      );
       return;
     }
     const reason = run.outcome?.type === "lease_lost" ? "lease_lost" : "failed";
-    await cleanupCall(run, "outputs-abort", () => outputs.abort({ scope: run.scope, fence, binding, reason }));
+    await cleanupCall(run, "outputs-abort", () =>
+      outputs.abort({ scope: run.scope, fence, binding, reason }),
+    );
   },
 };

@@ -11,6 +11,8 @@ export const releaseWorkspace: RunStep = {
     const binding = run.workspaceBinding;
     if (!binding) return;
     const fence = run.requireFence();
-    await cleanupCall(run, stage, () => run.options.workspace.release({ scope: run.scope, fence, binding }));
+    await cleanupCall(run, stage, () =>
+      run.options.workspace.release({ scope: run.scope, fence, binding }),
+    );
   },
 };

@@ -12,7 +12,9 @@ export const revokeCredentialEgress: RunStep = {
   stage,
   applies: (run) => run.egress !== null,
   async run(run) {
-    const settled = await credentialEgressCall(run, stage, (port, target) => port.revoke({ ...target, reason: cleanupReason(run) }));
+    const settled = await credentialEgressCall(run, stage, (port, target) =>
+      port.revoke({ ...target, reason: cleanupReason(run) }),
+    );
     if (settled && !settled.ok && run.retained) {
       run.retained = false;
       run.log.warn("sandbox.retention_cancelled", { stage });

@@ -21,7 +21,10 @@ export const settleAbandonedLease: RunStep = {
     const settled = await callWithDeadline(run, stage, run.options.cleanupTimeoutMs, () => pending);
     if (settled.ok) {
       run.lease = settled.value;
-      run.log.warn("sandbox.late_lease", { provider: settled.value.provider, runtimeId: settled.value.runtimeId });
+      run.log.warn("sandbox.late_lease", {
+        provider: settled.value.provider,
+        runtimeId: settled.value.runtimeId,
+      });
       return;
     }
     pending.then((lease) => orphanLateLease(run, lease)).catch(() => undefined);
@@ -29,6 +32,10 @@ export const settleAbandonedLease: RunStep = {
 };
 
 async function orphanLateLease(run: RunContext, lease: ManagedSandboxLease): Promise<void> {
-  run.log.warn("sandbox.late_lease", { provider: lease.provider, runtimeId: lease.runtimeId, afterRun: true });
+  run.log.warn("sandbox.late_lease", {
+    provider: lease.provider,
+    runtimeId: lease.runtimeId,
+    afterRun: true,
+  });
   await orphanLease(run, lease, "the lease arrived after the run had ended");
 }

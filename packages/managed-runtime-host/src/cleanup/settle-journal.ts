@@ -34,11 +34,17 @@ export const settleJournal: RunStep = {
 /** Reaps a runtime the run started but never held; true once the provider reports it stopped. */
 async function reapStray(run: RunContext, entry: ManagedSandboxLease): Promise<boolean> {
   const { sandbox } = run.options;
-  const reaped = await cleanupCall(run, "sandbox-journal-reap", () => sandbox.reap({ scope: run.scope, lease: entry, reason: cleanupReason(run) }));
+  const reaped = await cleanupCall(run, "sandbox-journal-reap", () =>
+    sandbox.reap({ scope: run.scope, lease: entry, reason: cleanupReason(run) }),
+  );
   if (!reaped.ok) return false;
   const observed = await cleanupCall(run, "sandbox-journal-inspect", () => sandbox.inspect(entry));
   const gone = observed.ok && observed.value.state === "stopped";
-  run.log[gone ? "info" : "warn"]("sandbox.stray_reaped", { provider: entry.provider, runtimeId: entry.runtimeId, confirmed: gone });
+  run.log[gone ? "info" : "warn"]("sandbox.stray_reaped", {
+    provider: entry.provider,
+    runtimeId: entry.runtimeId,
+    confirmed: gone,
+  });
   return gone;
 }
 
@@ -46,5 +52,9 @@ async function resolve(run: RunContext, id: string, entry: ManagedSandboxLease):
   const journal = run.options.journal;
   if (!journal) return;
   const settled = await cleanupCall(run, stage, () => journal.resolve({ id }));
-  if (settled.ok) run.log.info("sandbox.journal_resolved", { provider: entry.provider, runtimeId: entry.runtimeId });
+  if (settled.ok)
+    run.log.info("sandbox.journal_resolved", {
+      provider: entry.provider,
+      runtimeId: entry.runtimeId,
+    });
 }

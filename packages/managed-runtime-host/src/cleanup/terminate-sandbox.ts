@@ -1,4 +1,7 @@
-import { type ManagedSandboxLease, redactSecrets } from "@open-managed-agents/runtime-resource-contract";
+import {
+  type ManagedSandboxLease,
+  redactSecrets,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { RunContext } from "../host/run-context.js";
 import { cleanupCall } from "../transaction/port-call.js";
 import type { RunStep } from "../transaction/step.js";
@@ -18,10 +21,16 @@ export const terminateSandbox: RunStep = {
     if (!lease) return;
     const fence = run.requireFence();
     const reason = cleanupReason(run);
-    const settled = await cleanupCall(run, stage, () => run.options.sandbox.terminate({ scope: run.scope, fence, lease, reason }));
+    const settled = await cleanupCall(run, stage, () =>
+      run.options.sandbox.terminate({ scope: run.scope, fence, lease, reason }),
+    );
     if (settled.ok) {
       run.terminated = true;
-      run.log.info("sandbox.terminated", { provider: lease.provider, runtimeId: lease.runtimeId, reason });
+      run.log.info("sandbox.terminated", {
+        provider: lease.provider,
+        runtimeId: lease.runtimeId,
+        reason,
+      });
       return;
     }
     await orphanLease(run, lease, settled.error.message);
@@ -29,7 +38,11 @@ export const terminateSandbox: RunStep = {
 };
 
 /** Records a runtime the run could not stop as a token-free orphan; reports a leak when even that fails. */
-export async function orphanLease(run: RunContext, lease: ManagedSandboxLease, message: string): Promise<void> {
+export async function orphanLease(
+  run: RunContext,
+  lease: ManagedSandboxLease,
+  message: string,
+): Promise<void> {
   const fence = run.requireFence();
   const sandbox = redactLease(lease, run.secrets());
   const settled = await cleanupCall(run, "orphan-enqueue", () =>
@@ -42,7 +55,11 @@ export async function orphanLease(run: RunContext, lease: ManagedSandboxLease, m
       error: redactSecrets(message, run.secrets()),
     }),
   );
-  const fields = { provider: lease.provider, runtimeId: sandbox.runtimeId, generation: fence.generation };
+  const fields = {
+    provider: lease.provider,
+    runtimeId: sandbox.runtimeId,
+    generation: fence.generation,
+  };
   if (settled.ok) run.log.warn("sandbox.orphaned", { ...fields, orphanId: settled.value.id });
   else run.log.error("sandbox.leaked", fields);
 }
@@ -50,7 +67,12 @@ export async function orphanLease(run: RunContext, lease: ManagedSandboxLease, m
 /** The lease as stored in an orphan record: every token occurrence redacted. */
 function redactLease(lease: ManagedSandboxLease, secrets: readonly string[]): ManagedSandboxLease {
   const metadata = lease.metadata
-    ? Object.fromEntries(Object.entries(lease.metadata).map(([key, value]) => [key, typeof value === "string" ? redactSecrets(value, secrets) : value]))
+    ? Object.fromEntries(
+        Object.entries(lease.metadata).map(([key, value]) => [
+          key,
+          typeof value === "string" ? redactSecrets(value, secrets) : value,
+        ]),
+      )
     : undefined;
   return {
     provider: lease.provider,

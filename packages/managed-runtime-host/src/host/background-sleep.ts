@@ -8,7 +8,12 @@ import type { RunContext } from "./run-context.js";
  * the caller gave up). A sleep that fails for any other reason loses the lease as `scheduler_failed`,
  * naming the cause: a loop that can no longer wait can no longer renew.
  */
-export async function backgroundSleep(run: RunContext, ms: number, signal: AbortSignal, stage: string): Promise<boolean> {
+export async function backgroundSleep(
+  run: RunContext,
+  ms: number,
+  signal: AbortSignal,
+  stage: string,
+): Promise<boolean> {
   if (signal.aborted) return false;
   try {
     await run.options.scheduler.sleep(ms, signal);

@@ -11,7 +11,11 @@ import * as z from "zod";
 import { executeRun } from "./execute-run.js";
 import { resolveHostOptions } from "./host-options.js";
 import { createRunContext } from "./run-context.js";
-import type { ManagedRuntimeHost, ManagedRuntimeHostOptions, ManagedRuntimeRunInput } from "./types.js";
+import type {
+  ManagedRuntimeHost,
+  ManagedRuntimeHostOptions,
+  ManagedRuntimeRunInput,
+} from "./types.js";
 
 const sessionSnapshotSchema = z.object({
   id: z.string().min(1),
@@ -36,12 +40,22 @@ export function createManagedRuntimeHost(options: ManagedRuntimeHostOptions): Ma
       if (input.session !== undefined) {
         parseRecord(sessionSnapshotSchema, input.session, { record: "session" });
         if (input.session.id !== input.scope.sessionId) {
-          throw new InvalidRequestError({ message: "the session does not belong to the scope", context: { path: "session.id" } });
+          throw new InvalidRequestError({
+            message: "the session does not belong to the scope",
+            context: { path: "session.id" },
+          });
         }
       }
-      if (input.environmentPackages !== undefined) parseRecord(environmentPackagesSchema, input.environmentPackages, { record: "environment packages" });
-      if (input.memoryStores !== undefined) parseRecord(runtimeMemoryStoresSchema, input.memoryStores, { record: "memory stores" });
-      if (input.sandboxImageAlias !== undefined) parseRecord(sandboxImageAliasSchema, input.sandboxImageAlias, { record: "sandbox image alias" });
+      if (input.environmentPackages !== undefined)
+        parseRecord(environmentPackagesSchema, input.environmentPackages, {
+          record: "environment packages",
+        });
+      if (input.memoryStores !== undefined)
+        parseRecord(runtimeMemoryStoresSchema, input.memoryStores, { record: "memory stores" });
+      if (input.sandboxImageAlias !== undefined)
+        parseRecord(sandboxImageAliasSchema, input.sandboxImageAlias, {
+          record: "sandbox image alias",
+        });
       return executeRun(createRunContext(resolved, input));
     },
   };

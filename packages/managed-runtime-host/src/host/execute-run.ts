@@ -36,13 +36,21 @@ export async function executeRun(run: RunContext): Promise<ManagedRuntimeRunResu
 /** Takes the fence; returns a `conflict` result when another owner holds it. */
 async function acquireFence(run: RunContext): Promise<ManagedRuntimeRunResult | null> {
   const { fences, ownerId, leaseTtlMs } = run.options;
-  const pending = Promise.resolve().then(() => fences.acquire({ scope: run.scope, ownerId, ttlMs: leaseTtlMs }));
+  const pending = Promise.resolve().then(() =>
+    fences.acquire({ scope: run.scope, ownerId, ttlMs: leaseTtlMs }),
+  );
   let result;
   try {
     result = await callPort(run, "fence-acquire", () => pending, { unsignalled: true });
   } catch (error) {
     // The store may still grant the fence after the run gave up; hand it straight back.
-    pending.then((late) => (late.type === "acquired" ? fences.release({ fence: late.fence, reason: "failed" }) : undefined)).catch(() => undefined);
+    pending
+      .then((late) =>
+        late.type === "acquired"
+          ? fences.release({ fence: late.fence, reason: "failed" })
+          : undefined,
+      )
+      .catch(() => undefined);
     run.fail(stageError(error, "fence-acquire", run.secrets()));
     return finish(run);
   }
@@ -60,12 +68,20 @@ async function acquireFence(run: RunContext): Promise<ManagedRuntimeRunResult | 
     await cleanup(run);
     return finish(run);
   }
-  run.log.info("fence.acquired", { ...run.scope, generation: result.fence.generation, expiresAt: result.fence.expiresAt });
+  run.log.info("fence.acquired", {
+    ...run.scope,
+    generation: result.fence.generation,
+    expiresAt: result.fence.expiresAt,
+  });
   return null;
 }
 
 /** Runs the applicable steps in order. Transaction steps stop at the first failure; cleanup steps all run. */
-async function runSteps(run: RunContext, steps: readonly RunStep[], stopOnFailure: boolean): Promise<void> {
+async function runSteps(
+  run: RunContext,
+  steps: readonly RunStep[],
+  stopOnFailure: boolean,
+): Promise<void> {
   for (const step of steps) {
     try {
       if (!step.applies(run)) continue;
@@ -98,11 +114,18 @@ function finish(run: RunContext): ManagedRuntimeRunResult {
   } else if (run.outcome?.type === "lease_lost") {
     result = { type: "lease_lost", error: run.outcome.error, cleanupErrors };
   } else {
-    const error = run.outcome?.error ?? markHostError(new InternalError({ message: "the transaction ended without publishing" }));
+    const error =
+      run.outcome?.error ??
+      markHostError(new InternalError({ message: "the transaction ended without publishing" }));
     result = { type: "failed", error, cleanupErrors };
   }
   const fields = { ...run.scope, result: result.type, cleanupErrors: cleanupErrors.length };
   if (result.type === "completed") run.log.info("run.finished", fields);
-  else run.log.warn("run.finished", { ...fields, code: result.error.code, message: result.error.message });
+  else
+    run.log.warn("run.finished", {
+      ...fields,
+      code: result.error.code,
+      message: result.error.message,
+    });
   return result;
 }

@@ -8,9 +8,25 @@ import type { ManagedRuntimeHostOptions } from "./types.js";
 
 /** Options after validation, with defaults applied. */
 export type ResolvedHostOptions = Required<
-  Omit<ManagedRuntimeHostOptions, "runtimeCheckpoint" | "credentialEgress" | "sessionInputs" | "environmentPackages" | "journal" | "memoryStores">
+  Omit<
+    ManagedRuntimeHostOptions,
+    | "runtimeCheckpoint"
+    | "credentialEgress"
+    | "sessionInputs"
+    | "environmentPackages"
+    | "journal"
+    | "memoryStores"
+  >
 > &
-  Pick<ManagedRuntimeHostOptions, "runtimeCheckpoint" | "credentialEgress" | "sessionInputs" | "environmentPackages" | "journal" | "memoryStores"> & {
+  Pick<
+    ManagedRuntimeHostOptions,
+    | "runtimeCheckpoint"
+    | "credentialEgress"
+    | "sessionInputs"
+    | "environmentPackages"
+    | "journal"
+    | "memoryStores"
+  > & {
     readonly clock: Clock;
     readonly scheduler: Scheduler;
     readonly logger: HostLogger;
@@ -18,7 +34,9 @@ export type ResolvedHostOptions = Required<
 
 /** A value that is an object implementing every named method. */
 export function portSchema(methods: readonly string[]) {
-  return z.custom<object>((value) => hasMethods(value, methods), { message: `must implement ${methods.join(", ")}` });
+  return z.custom<object>((value) => hasMethods(value, methods), {
+    message: `must implement ${methods.join(", ")}`,
+  });
 }
 
 const positiveMs = positiveSafeIntegerSchema;
@@ -31,15 +49,44 @@ const hostOptionsSchema = z
     callTimeoutMs: positiveMs.optional(),
     cleanupTimeoutMs: positiveMs.optional(),
     sessionInputSyncIntervalMs: positiveMs.optional(),
-    fences: portSchema(["acquire", "renew", "isCurrent", "isGenerationCurrent", "publish", "release"]),
+    fences: portSchema([
+      "acquire",
+      "renew",
+      "isCurrent",
+      "isGenerationCurrent",
+      "publish",
+      "release",
+    ]),
     orphans: portSchema(["enqueue", "list", "failed", "resolve"]),
     journal: portSchema(["record", "setStartRevision", "list", "failed", "resolve"]).optional(),
-    sandbox: portSchema(["capabilities", "acquire", "heartbeat", "suspend", "terminate", "reap", "inspect"]),
+    sandbox: portSchema([
+      "capabilities",
+      "acquire",
+      "heartbeat",
+      "suspend",
+      "terminate",
+      "reap",
+      "inspect",
+    ]),
     workspace: portSchema(["capabilities", "materialize", "attach", "checkpoint", "release"]),
-    outputs: portSchema(["capabilities", "prepare", "attach", "collect", "finalize", "release", "abort"]),
+    outputs: portSchema([
+      "capabilities",
+      "prepare",
+      "attach",
+      "collect",
+      "finalize",
+      "release",
+      "abort",
+    ]),
     harnessDriver: portSchema(["driverCapabilities", "run"]),
     runtimeCheckpoint: portSchema(["create", "restore"]).optional(),
-    credentialEgress: portSchema(["capabilities", "prepare", "attach", "revoke", "release"]).optional(),
+    credentialEgress: portSchema([
+      "capabilities",
+      "prepare",
+      "attach",
+      "revoke",
+      "release",
+    ]).optional(),
     sessionInputs: portSchema(["materialize", "synchronize"]).optional(),
     environmentPackages: portSchema(["install"]).optional(),
     memoryStores: portSchema(["mount", "synchronize"]).optional(),

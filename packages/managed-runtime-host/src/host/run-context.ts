@@ -84,7 +84,10 @@ export interface RunContext {
   workspaceBinding: WorkspaceBinding | null;
   outputBinding: SessionOutputBinding | null;
   /** The egress binding and the fence it was prepared under; revoke and release use that fence. */
-  egress: { readonly binding: CredentialEgressBinding; readonly fence: RuntimeResourceFence } | null;
+  egress: {
+    readonly binding: CredentialEgressBinding;
+    readonly fence: RuntimeResourceFence;
+  } | null;
   lease: ManagedSandboxLease | null;
   /** Leases journaled for this run (the driver's lease-to-be and any runtime a failed restore started). */
   readonly journaled: { readonly id: string; readonly sandbox: ManagedSandboxLease }[];
@@ -103,14 +106,21 @@ export interface RunContext {
   anyPublished: boolean;
   /** A publish call did not return a definite answer. */
   publishUncertain: boolean;
-  finalPublish: { readonly revision: number; readonly generation: number; readonly published: ManagedRuntimeRunPublication } | null;
+  finalPublish: {
+    readonly revision: number;
+    readonly generation: number;
+    readonly published: ManagedRuntimeRunPublication;
+  } | null;
   outcome: RunOutcome | null;
   secrets(): readonly string[];
   /** Installs a (renewed or rotated) fence and remembers its token for redaction. */
   setFence(fence: RuntimeResourceFence): void;
   requireFence(): RuntimeResourceFence;
   requireAdmission(): Admission;
-  loseLease(trigger: LeaseLossTrigger, detail?: { readonly stage?: string; readonly cause?: unknown }): LeaseLostError;
+  loseLease(
+    trigger: LeaseLossTrigger,
+    detail?: { readonly stage?: string; readonly cause?: unknown },
+  ): LeaseLostError;
   fail(error: ManagedRuntimeError): void;
   stopBackground(): void;
   dispose(): void;
@@ -120,10 +130,15 @@ export interface RunContext {
 const BACKGROUND_STOPPED: Error = new Error("run finished");
 
 /** Creates the state of one run and wires the caller's signal to lease loss. */
-export function createRunContext(options: ResolvedHostOptions, input: ManagedRuntimeRunInput): RunContext {
+export function createRunContext(
+  options: ResolvedHostOptions,
+  input: ManagedRuntimeRunInput,
+): RunContext {
   const controller = new AbortController();
   const background = new AbortController();
-  controller.signal.addEventListener("abort", () => background.abort(controller.signal.reason), { once: true });
+  controller.signal.addEventListener("abort", () => background.abort(controller.signal.reason), {
+    once: true,
+  });
   const tokens: string[] = [];
   const secrets = () => tokens;
   const inFlight = new Set<string>();
@@ -170,28 +185,43 @@ export function createRunContext(options: ResolvedHostOptions, input: ManagedRun
       run.fence = fence;
     },
     requireFence() {
-      if (!run.fence) throw markHostError(new InternalError({ message: "no fence is held at this stage" }));
+      if (!run.fence)
+        throw markHostError(new InternalError({ message: "no fence is held at this stage" }));
       return run.fence;
     },
     requireAdmission() {
-      if (!run.admission) throw markHostError(new InternalError({ message: "the run has not been admitted" }));
+      if (!run.admission)
+        throw markHostError(new InternalError({ message: "the run has not been admitted" }));
       return run.admission;
     },
     loseLease(trigger, detail = {}) {
       if (run.outcome?.type === "lease_lost") return run.outcome.error;
       const pending = [...inFlight];
       const stage = detail.stage ?? pending[0] ?? "idle";
-      const because = detail.cause === undefined ? "" : `: ${redactedMessage(detail.cause, tokens)}`;
+      const because =
+        detail.cause === undefined ? "" : `: ${redactedMessage(detail.cause, tokens)}`;
       const error = markHostError(
         new LeaseLostError({
           message: `lease lost (${trigger}) during ${stage}${because}`,
-          context: { trigger, stage, inFlight: pending, ...(run.fence ? { generation: run.fence.generation } : {}) },
-          ...(detail.cause === undefined ? {} : { cause: new Error(redactedMessage(detail.cause, tokens)) }),
+          context: {
+            trigger,
+            stage,
+            inFlight: pending,
+            ...(run.fence ? { generation: run.fence.generation } : {}),
+          },
+          ...(detail.cause === undefined
+            ? {}
+            : { cause: new Error(redactedMessage(detail.cause, tokens)) }),
         }),
       );
       if (!run.outcome) {
         run.outcome = { type: "lease_lost", error };
-        run.log.warn("lease.lost", { trigger, stage, inFlight: pending, generation: run.fence?.generation });
+        run.log.warn("lease.lost", {
+          trigger,
+          stage,
+          inFlight: pending,
+          generation: run.fence?.generation,
+        });
         controller.abort(error);
       }
       return error;

@@ -37,7 +37,8 @@ export function reusableCheckpoint(run: RunContext): RuntimeCheckpointRef | null
   const ref = run.publication?.runtimeCheckpoint;
   const admission = run.requireAdmission();
   const fence = run.requireFence();
-  if (!ref || !run.options.runtimeCheckpoint || admission.plan.runtimeCheckpoint === null) return null;
+  if (!ref || !run.options.runtimeCheckpoint || admission.plan.runtimeCheckpoint === null)
+    return null;
   try {
     parseRuntimeCheckpointRef(ref);
   } catch {
@@ -55,7 +56,12 @@ export function reusableCheckpoint(run: RunContext): RuntimeCheckpointRef | null
 }
 
 /** Why a freshly created runtime checkpoint does not describe this run, or null when it does. */
-export function checkpointMismatch(run: RunContext, ref: RuntimeCheckpointRef, lease: ManagedSandboxLease, workspaceRevision: number): string | null {
+export function checkpointMismatch(
+  run: RunContext,
+  ref: RuntimeCheckpointRef,
+  lease: ManagedSandboxLease,
+  workspaceRevision: number,
+): string | null {
   const admission = run.requireAdmission();
   const expected: Record<string, unknown> = {
     kind: admission.plan.runtimeCheckpoint,

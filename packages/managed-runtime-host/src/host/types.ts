@@ -97,7 +97,11 @@ export interface ManagedRuntimeRunPublication {
   /** The workspace checkpoint handle the next work item restores from. */
   readonly workspaceCheckpoint: { readonly id: string; readonly contentHash: string };
   /** The Session output manifest, or null when the run had no outputs. `entries` counts its files. */
-  readonly outputManifest: { readonly id: string; readonly contentHash: string; readonly entries: number } | null;
+  readonly outputManifest: {
+    readonly id: string;
+    readonly contentHash: string;
+    readonly entries: number;
+  } | null;
 }
 
 /**

@@ -21,12 +21,19 @@ export interface LoadManagedRuntimeProviderDriverOptions {
   readonly importModule?: (moduleSpecifier: string) => Promise<unknown>;
 }
 
-const named = z.string().refine((value) => value.trim().length > 0, "must not be empty or whitespace");
+const named = z
+  .string()
+  .refine((value) => value.trim().length > 0, "must not be empty or whitespace");
 
 const optionsSchema = z.object({
   provider: named,
   moduleSpecifier: named,
-  importModule: z.custom<(specifier: string) => Promise<unknown>>((value) => typeof value === "function", "must be a function").optional(),
+  importModule: z
+    .custom<(specifier: string) => Promise<unknown>>(
+      (value) => typeof value === "function",
+      "must be a function",
+    )
+    .optional(),
 });
 
 /**
@@ -37,9 +44,15 @@ const optionsSchema = z.object({
  * carries an install hint; a factory that throws says so, with the factory's error as `cause`; a driver of
  * another contract revision, or of none, names both revisions) or `provider_mismatch`.
  */
-export async function loadManagedRuntimeProviderDriver(options: LoadManagedRuntimeProviderDriverOptions): Promise<ManagedRuntimeProviderDriverPort> {
-  const { provider, moduleSpecifier } = parseRecord(optionsSchema, options, { record: "driver loader options", code: "invalid_config" });
-  const importModule = options.importModule ?? ((specifier: string) => import(/* @vite-ignore */ specifier));
+export async function loadManagedRuntimeProviderDriver(
+  options: LoadManagedRuntimeProviderDriverOptions,
+): Promise<ManagedRuntimeProviderDriverPort> {
+  const { provider, moduleSpecifier } = parseRecord(optionsSchema, options, {
+    record: "driver loader options",
+    code: "invalid_config",
+  });
+  const importModule =
+    options.importModule ?? ((specifier: string) => import(/* @vite-ignore */ specifier));
   const context = { provider, moduleSpecifier };
 
   let loaded: unknown;
@@ -48,11 +61,18 @@ export async function loadManagedRuntimeProviderDriver(options: LoadManagedRunti
   } catch (error) {
     // Only a module that cannot be imported is plausibly a missing installation.
     const hint = `install ${moduleSpecifier} or pass importModule`;
-    throw new DriverLoadFailedError({ message: `cannot import ${moduleSpecifier} for provider ${provider}: ${hint}`, context: { ...context, hint }, cause: error });
+    throw new DriverLoadFailedError({
+      message: `cannot import ${moduleSpecifier} for provider ${provider}: ${hint}`,
+      context: { ...context, hint },
+      cause: error,
+    });
   }
   const factory = (loaded as Record<string, unknown> | null)?.createManagedRuntimeProviderDriver;
   if (typeof factory !== "function") {
-    throw new DriverLoadFailedError({ message: `${moduleSpecifier} does not export createManagedRuntimeProviderDriver`, context });
+    throw new DriverLoadFailedError({
+      message: `${moduleSpecifier} does not export createManagedRuntimeProviderDriver`,
+      context,
+    });
   }
 
   let driver: unknown;
@@ -60,26 +80,48 @@ export async function loadManagedRuntimeProviderDriver(options: LoadManagedRunti
     driver = await factory(options.factoryOptions);
   } catch (error) {
     // The factory's options may hold credentials its message echoes; those never reach our message.
-    const reason = redactSecrets(error instanceof Error ? error.message : String(error), optionStrings(options.factoryOptions));
-    throw new DriverLoadFailedError({ message: `createManagedRuntimeProviderDriver of ${moduleSpecifier} threw: ${reason}`, context, cause: error });
+    const reason = redactSecrets(
+      error instanceof Error ? error.message : String(error),
+      optionStrings(options.factoryOptions),
+    );
+    throw new DriverLoadFailedError({
+      message: `createManagedRuntimeProviderDriver of ${moduleSpecifier} threw: ${reason}`,
+      context,
+      cause: error,
+    });
   }
   const candidate = driver as Partial<ManagedRuntimeProviderDriverPort> | null;
   if (typeof candidate?.descriptor !== "function" || typeof candidate.create !== "function") {
-    throw new DriverLoadFailedError({ message: `createManagedRuntimeProviderDriver of ${moduleSpecifier} did not return a driver with descriptor() and create()`, context });
+    throw new DriverLoadFailedError({
+      message: `createManagedRuntimeProviderDriver of ${moduleSpecifier} did not return a driver with descriptor() and create()`,
+      context,
+    });
   }
 
   let descriptor: unknown;
   try {
     descriptor = candidate.descriptor();
   } catch (error) {
-    throw new DriverLoadFailedError({ message: `${moduleSpecifier} returned an invalid driver descriptor`, context, cause: error });
+    throw new DriverLoadFailedError({
+      message: `${moduleSpecifier} returned an invalid driver descriptor`,
+      context,
+      cause: error,
+    });
   }
-  assertSpecificationVersion(descriptor, { driver: moduleSpecifier, code: "driver_load_failed", context });
+  assertSpecificationVersion(descriptor, {
+    driver: moduleSpecifier,
+    code: "driver_load_failed",
+    context,
+  });
   let actual: string;
   try {
     actual = parseManagedRuntimeProviderDriverDescriptor(descriptor).provider;
   } catch (error) {
-    throw new DriverLoadFailedError({ message: `${moduleSpecifier} returned an invalid driver descriptor`, context, cause: error });
+    throw new DriverLoadFailedError({
+      message: `${moduleSpecifier} returned an invalid driver descriptor`,
+      context,
+      cause: error,
+    });
   }
   if (actual !== provider) {
     throw new ProviderMismatchError({

@@ -62,10 +62,18 @@ export function createDriverSalvage(options: DriverReaperOptions): ReconcilerSal
     const resources = await ports();
     const { endAbandoned } = resources.harnessDriver;
     if (!endAbandoned) {
-      throw new CapabilityUnsupportedError({ message: "the driver cannot end an abandoned harness, so its sandboxes are only reaped" });
+      throw new CapabilityUnsupportedError({
+        message: "the driver cannot end an abandoned harness, so its sandboxes are only reaped",
+      });
     }
-    if (!(await resources.workspace.capabilities(SALVAGE_SCOPE)).strategies.includes("checkpoint_restore")) {
-      throw new CapabilityUnsupportedError({ message: "the driver offers no checkpoint_restore workspace to salvage into" });
+    if (
+      !(await resources.workspace.capabilities(SALVAGE_SCOPE)).strategies.includes(
+        "checkpoint_restore",
+      )
+    ) {
+      throw new CapabilityUnsupportedError({
+        message: "the driver offers no checkpoint_restore workspace to salvage into",
+      });
     }
     return { resources, endAbandoned: endAbandoned.bind(resources.harnessDriver) };
   };
@@ -79,10 +87,18 @@ export function createDriverSalvage(options: DriverReaperOptions): ReconcilerSal
   };
 }
 
-const SALVAGE_SCOPE = { workspaceId: "orphan-reconciler", environmentId: "orphan-reconciler", sessionId: "orphan-reconciler", workId: "orphan-reconciler" };
+const SALVAGE_SCOPE = {
+  workspaceId: "orphan-reconciler",
+  environmentId: "orphan-reconciler",
+  sessionId: "orphan-reconciler",
+  workId: "orphan-reconciler",
+};
 
 /** The driver's ports for `profile`, created on the first call (again after a failed create) and kept. */
-function lazyResources(options: DriverReaperOptions, profile: ManagedRuntimeProfile): () => Promise<ManagedRuntimeProviderResources> {
+function lazyResources(
+  options: DriverReaperOptions,
+  profile: ManagedRuntimeProfile,
+): () => Promise<ManagedRuntimeProviderResources> {
   let resources: Promise<ManagedRuntimeProviderResources> | undefined;
   return () => {
     resources ??= createResources(options, profile).catch((error: unknown) => {
@@ -93,8 +109,13 @@ function lazyResources(options: DriverReaperOptions, profile: ManagedRuntimeProf
   };
 }
 
-async function createResources(options: DriverReaperOptions, profile: ManagedRuntimeProfile): Promise<ManagedRuntimeProviderResources> {
-  const descriptor = parseManagedRuntimeProviderDriverDescriptor(options.driver.descriptor(), { code: "invalid_config" });
+async function createResources(
+  options: DriverReaperOptions,
+  profile: ManagedRuntimeProfile,
+): Promise<ManagedRuntimeProviderResources> {
+  const descriptor = parseManagedRuntimeProviderDriverDescriptor(options.driver.descriptor(), {
+    code: "invalid_config",
+  });
   const placement = options.placement ?? descriptor.placements[0];
   if (placement === undefined || !descriptor.placements.includes(placement)) {
     throw new CapabilityUnsupportedError({

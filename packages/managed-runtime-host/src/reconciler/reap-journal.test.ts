@@ -1,6 +1,10 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import type { ManagedSandboxPort, RuntimeResourceFencePort, SandboxJournalPort } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  ManagedSandboxPort,
+  RuntimeResourceFencePort,
+  SandboxJournalPort,
+} from "@open-managed-agents/runtime-resource-contract";
 import { createManagedRuntimeOrphanReconciler } from "../orphan-reconciler.js";
 import { applyMigrations } from "../sql/apply-migrations.js";
 import { createBetterSqliteClient } from "../sql/better-sqlite-client.js";
@@ -13,17 +17,37 @@ import { createMemorySandboxJournal } from "../stores/memory-sandbox-journal.js"
 import { type ManualTime, createManualTime } from "../time.js";
 
 const TTL = 30_000;
-const scope = { workspaceId: "ws-1", environmentId: "env-1", sessionId: "session-1", workId: "work-1" };
+const scope = {
+  workspaceId: "ws-1",
+  environmentId: "env-1",
+  sessionId: "session-1",
+  workId: "work-1",
+};
 
-type Stores = { fences: RuntimeResourceFencePort; journal: SandboxJournalPort; orphans: ReturnType<typeof createMemoryOrphanPort> };
+type Stores = {
+  fences: RuntimeResourceFencePort;
+  journal: SandboxJournalPort;
+  orphans: ReturnType<typeof createMemoryOrphanPort>;
+};
 const stores: [string, (clock: ManualTime) => Promise<Stores>][] = [
-  ["memory", async (clock) => ({ fences: createMemoryFencePort({ clock }), journal: createMemorySandboxJournal({ clock }), orphans: createMemoryOrphanPort({ clock }) })],
+  [
+    "memory",
+    async (clock) => ({
+      fences: createMemoryFencePort({ clock }),
+      journal: createMemorySandboxJournal({ clock }),
+      orphans: createMemoryOrphanPort({ clock }),
+    }),
+  ],
   [
     "SQL over better-sqlite3",
     async (clock) => {
       const client = createBetterSqliteClient(new Database(":memory:"));
       await applyMigrations(client);
-      return { fences: createSqlFencePort({ client, clock }), journal: createSqlSandboxJournal({ client, clock }), orphans: createSqlOrphanPort({ client, clock }) };
+      return {
+        fences: createSqlFencePort({ client, clock }),
+        journal: createSqlSandboxJournal({ client, clock }),
+        orphans: createSqlOrphanPort({ client, clock }),
+      };
     },
   ],
 ];
@@ -60,7 +84,12 @@ describe.each(stores)("journal reconciliation over %s", (_, createStores) => {
     const journalRuntime = async (runtimeId: string, ownerId = "owner-a") => {
       const acquired = await fences.acquire({ scope, ownerId, ttlMs: TTL });
       if (acquired.type !== "acquired") throw new Error("fence not acquired");
-      await journal.record({ scope, generation: acquired.fence.generation, ownerId, sandbox: { provider: "test", runtimeId } });
+      await journal.record({
+        scope,
+        generation: acquired.fence.generation,
+        ownerId,
+        sandbox: { provider: "test", runtimeId },
+      });
       provider.running.add(runtimeId);
       return acquired.fence;
     };
@@ -70,7 +99,17 @@ describe.each(stores)("journal reconciliation over %s", (_, createStores) => {
   it("never reaps a sandbox whose generation a live run holds, and reaps it once the fence expired", async () => {
     const { clock, journal, provider, reconciler, journalRuntime } = await setup();
     await journalRuntime("rt-1");
-    expect((await reconciler.runOnce({ limit: 10 })).journal).toEqual({ reaped: 0, failed: 0, givenUp: 0, held: 1, deferred: 0, exhausted: 0, salvaged: 0, superseded: 0, salvageFailed: 0 });
+    expect((await reconciler.runOnce({ limit: 10 })).journal).toEqual({
+      reaped: 0,
+      failed: 0,
+      givenUp: 0,
+      held: 1,
+      deferred: 0,
+      exhausted: 0,
+      salvaged: 0,
+      superseded: 0,
+      salvageFailed: 0,
+    });
     expect(provider.running.has("rt-1")).toBe(true);
     await clock.advance(TTL);
     expect((await reconciler.runOnce({ limit: 10 })).journal).toMatchObject({ reaped: 1, held: 0 });
@@ -106,9 +145,16 @@ describe.each(stores)("journal reconciliation over %s", (_, createStores) => {
     const fence = await journalRuntime("rt-1");
     await fences.release({ fence, reason: "failed" });
     provider.setDeletesReach(false);
-    expect((await reconciler.runOnce({ limit: 10 })).journal).toMatchObject({ reaped: 0, failed: 1 });
+    expect((await reconciler.runOnce({ limit: 10 })).journal).toMatchObject({
+      reaped: 0,
+      failed: 1,
+    });
     const [record] = await journal.list({ limit: 1 });
-    expect(record).toMatchObject({ attempts: 1, lastError: "sandbox_failed: reap unconfirmed: the provider still reports runtime rt-1 running after the delete" });
+    expect(record).toMatchObject({
+      attempts: 1,
+      lastError:
+        "sandbox_failed: reap unconfirmed: the provider still reports runtime rt-1 running after the delete",
+    });
     expect((await reconciler.runOnce({ limit: 10 })).journal).toMatchObject({ deferred: 1 });
     provider.setDeletesReach(true);
     await clock.advance(1_000);
@@ -121,8 +167,20 @@ describe.each(stores)("journal reconciliation over %s", (_, createStores) => {
     provider.running.add("rt-orphan");
     provider.setDeletesReach(false);
     const { orphans: store } = await createStores(clock);
-    const own = createManagedRuntimeOrphanReconciler({ orphans: store, sandbox: provider.sandbox, clock, backoff: { baseMs: 1_000, maxMs: 1_000, jitter: 0 } });
-    await store.enqueue({ scope, generation: 1, ownerId: "owner-a", sandbox: { provider: "test", runtimeId: "rt-orphan" }, reason: "failed", error: "terminate failed" });
+    const own = createManagedRuntimeOrphanReconciler({
+      orphans: store,
+      sandbox: provider.sandbox,
+      clock,
+      backoff: { baseMs: 1_000, maxMs: 1_000, jitter: 0 },
+    });
+    await store.enqueue({
+      scope,
+      generation: 1,
+      ownerId: "owner-a",
+      sandbox: { provider: "test", runtimeId: "rt-orphan" },
+      reason: "failed",
+      error: "terminate failed",
+    });
     await clock.advance(1_000);
     expect(await own.runOnce({ limit: 10 })).toMatchObject({ reaped: 0, failed: 1 });
     provider.setDeletesReach(true);
@@ -132,8 +190,17 @@ describe.each(stores)("journal reconciliation over %s", (_, createStores) => {
   });
 
   it("refuses a journal without fences as invalid_config", () => {
-    expect(() => createManagedRuntimeOrphanReconciler({ orphans: createMemoryOrphanPort(), journal: createMemorySandboxJournal(), sandbox: createProvider().sandbox })).toThrow(
-      expect.objectContaining({ code: "invalid_config", message: expect.stringContaining("fences") }),
+    expect(() =>
+      createManagedRuntimeOrphanReconciler({
+        orphans: createMemoryOrphanPort(),
+        journal: createMemorySandboxJournal(),
+        sandbox: createProvider().sandbox,
+      }),
+    ).toThrow(
+      expect.objectContaining({
+        code: "invalid_config",
+        message: expect.stringContaining("fences"),
+      }),
     );
   });
 });

@@ -1,4 +1,8 @@
-import type { RuntimeResourceFencePort, SandboxJournalPort, SandboxJournalRecord } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  RuntimeResourceFencePort,
+  SandboxJournalPort,
+  SandboxJournalRecord,
+} from "@open-managed-agents/runtime-resource-contract";
 import { MAX_ORPHAN_LIST_LIMIT } from "../stores/orphan-inputs.js";
 import { type ReconcilerSandbox, reapAndConfirm } from "./confirm-gone.js";
 import { type SalvageOutcome, type SandboxSalvager, salvageSandbox } from "./salvage-sandbox.js";
@@ -48,9 +52,24 @@ export interface JournalReaper {
  * With a salvager, a record that carries a start revision is salvaged first (see {@link salvageSandbox}),
  * once, before its first reap.
  */
-export async function reapJournal(reaper: JournalReaper, input: { readonly limit: number; readonly now: number; readonly signal?: AbortSignal }): Promise<JournalReconcileSummary> {
-  const counts = { reaped: 0, failed: 0, givenUp: 0, held: 0, deferred: 0, exhausted: 0, salvaged: 0, superseded: 0, salvageFailed: 0 };
-  const records = await reaper.journal.list({ limit: Math.min(MAX_ORPHAN_LIST_LIMIT, input.limit * 4) });
+export async function reapJournal(
+  reaper: JournalReaper,
+  input: { readonly limit: number; readonly now: number; readonly signal?: AbortSignal },
+): Promise<JournalReconcileSummary> {
+  const counts = {
+    reaped: 0,
+    failed: 0,
+    givenUp: 0,
+    held: 0,
+    deferred: 0,
+    exhausted: 0,
+    salvaged: 0,
+    superseded: 0,
+    salvageFailed: 0,
+  };
+  const records = await reaper.journal.list({
+    limit: Math.min(MAX_ORPHAN_LIST_LIMIT, input.limit * 4),
+  });
   let handled = 0;
   for (const record of records) {
     if (input.signal?.aborted || handled >= input.limit) break;
@@ -82,7 +101,10 @@ export async function reapJournal(reaper: JournalReaper, input: { readonly limit
 }
 
 /** The salvage step of a record: skipped unless it has a start revision and was never attempted. */
-async function salvageFirst(reaper: JournalReaper, record: SandboxJournalRecord): Promise<"held" | "salvaged" | "superseded" | "salvageFailed" | null> {
+async function salvageFirst(
+  reaper: JournalReaper,
+  record: SandboxJournalRecord,
+): Promise<"held" | "salvaged" | "superseded" | "salvageFailed" | null> {
   const { salvager } = reaper;
   const startRevision = record.startRevision;
   if (!salvager || startRevision === null || record.attempts > 0) return null;
@@ -99,16 +121,26 @@ async function salvageFirst(reaper: JournalReaper, record: SandboxJournalRecord)
   return outcome.type;
 }
 
-async function reapOne(reaper: JournalReaper, record: SandboxJournalRecord): Promise<"reaped" | "failed" | "givenUp"> {
+async function reapOne(
+  reaper: JournalReaper,
+  record: SandboxJournalRecord,
+): Promise<"reaped" | "failed" | "givenUp"> {
   try {
-    await reapAndConfirm(reaper.sandbox, { scope: record.scope, lease: record.sandbox, reason: "lease_lost" });
+    await reapAndConfirm(reaper.sandbox, {
+      scope: record.scope,
+      lease: record.sandbox,
+      reason: "lease_lost",
+    });
     await reaper.journal.resolve({ id: record.id });
     return "reaped";
   } catch (error) {
     const attempts = record.attempts + 1;
     const message = reaper.describe(error);
     const givenUp = attempts >= reaper.maxAttempts;
-    await reaper.journal.failed({ id: record.id, error: givenUp ? `gave up after ${attempts} attempts: ${message}` : message });
+    await reaper.journal.failed({
+      id: record.id,
+      error: givenUp ? `gave up after ${attempts} attempts: ${message}` : message,
+    });
     return givenUp ? "givenUp" : "failed";
   }
 }

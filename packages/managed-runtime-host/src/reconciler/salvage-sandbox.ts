@@ -15,7 +15,11 @@ import {
  * `endAbandoned` and the workspace port, whose `checkpoint_restore` strategy captures `/workspace`.
  */
 export interface ReconcilerSalvage {
-  endAbandoned(input: { readonly scope: RuntimeResourceScope; readonly sandbox: ManagedSandboxLease; readonly signal?: AbortSignal }): Promise<void>;
+  endAbandoned(input: {
+    readonly scope: RuntimeResourceScope;
+    readonly sandbox: ManagedSandboxLease;
+    readonly signal?: AbortSignal;
+  }): Promise<void>;
   readonly workspace: Pick<WorkspacePersistencePort, "materialize" | "checkpoint" | "release">;
 }
 
@@ -54,13 +58,24 @@ export type SalvageOutcome =
  * 6. releases the fence.
  * The record must carry a start revision (its `ama_worker` harness started and its host never settled it).
  */
-export async function salvageSandbox(salvager: SandboxSalvager, record: SandboxJournalRecord & { readonly startRevision: number }): Promise<SalvageOutcome> {
+export async function salvageSandbox(
+  salvager: SandboxSalvager,
+  record: SandboxJournalRecord & { readonly startRevision: number },
+): Promise<SalvageOutcome> {
   const { fences } = salvager;
-  const acquired = await fences.acquire({ scope: record.scope, ownerId: salvager.ownerId, ttlMs: salvager.leaseTtlMs });
+  const acquired = await fences.acquire({
+    scope: record.scope,
+    ownerId: salvager.ownerId,
+    ttlMs: salvager.leaseTtlMs,
+  });
   if (acquired.type === "conflict") return { type: "held" };
-  const fence = parseRecord(runtimeResourceFenceSchema, acquired.fence, { record: "fence", code: "internal" });
+  const fence = parseRecord(runtimeResourceFenceSchema, acquired.fence, {
+    record: "fence",
+    code: "internal",
+  });
   try {
-    if ((acquired.publication?.revision ?? 0) !== record.startRevision) return { type: "superseded" };
+    if ((acquired.publication?.revision ?? 0) !== record.startRevision)
+      return { type: "superseded" };
     let workspaceCandidate;
     try {
       workspaceCandidate = await capture(salvager.salvage, record, fence);
@@ -82,7 +97,11 @@ export async function salvageSandbox(salvager: SandboxSalvager, record: SandboxJ
   }
 }
 
-async function capture(salvage: ReconcilerSalvage, record: SandboxJournalRecord, fence: RuntimeResourceFence) {
+async function capture(
+  salvage: ReconcilerSalvage,
+  record: SandboxJournalRecord,
+  fence: RuntimeResourceFence,
+) {
   const { scope, sandbox } = record;
   await salvage.endAbandoned({ scope, sandbox });
   const signal = new AbortController().signal;
@@ -96,7 +115,14 @@ async function capture(salvage: ReconcilerSalvage, record: SandboxJournalRecord,
     signal,
   });
   try {
-    const candidate = await salvage.workspace.checkpoint({ scope, fence, binding, sandbox, idempotencyKey: `${key}-checkpoint`, signal });
+    const candidate = await salvage.workspace.checkpoint({
+      scope,
+      fence,
+      binding,
+      sandbox,
+      idempotencyKey: `${key}-checkpoint`,
+      signal,
+    });
     return parseWorkspaceCheckpointCandidate(candidate);
   } finally {
     await salvage.workspace.release({ scope, fence, binding }).catch(() => undefined);

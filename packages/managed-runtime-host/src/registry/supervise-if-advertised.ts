@@ -22,7 +22,12 @@ export async function superviseIfAdvertised(
 ): Promise<ManagedRuntimeProviderResources> {
   if (!descriptor.capabilities.harness.drivers.includes("openma_supervised")) return resources;
   const harness = managedRuntimeResourceCapabilitiesSchema.shape.harness;
-  const lanes = parseLive(provider, harness, await resources.harnessDriver.driverCapabilities(scope), "harness").drivers;
+  const lanes = parseLive(
+    provider,
+    harness,
+    await resources.harnessDriver.driverCapabilities(scope),
+    "harness",
+  ).drivers;
   if (lanes.includes("openma_supervised")) return resources;
   const transport = resources.supervisorTransport;
   if (!transport) {
@@ -33,6 +38,9 @@ export async function superviseIfAdvertised(
   }
   return {
     ...resources,
-    harnessDriver: composeSandboxHarnessDrivers(resources.harnessDriver, createSupervisedSandboxHarnessDriver({ transport })),
+    harnessDriver: composeSandboxHarnessDrivers(
+      resources.harnessDriver,
+      createSupervisedSandboxHarnessDriver({ transport }),
+    ),
   };
 }

@@ -2,7 +2,11 @@ import * as z from "zod";
 import { nonEmptyString, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import { clockSchema } from "../stores/store-options.js";
 import { type Clock, systemClock } from "../time.js";
-import { type SqlMigration, migrationsTableSql, runtimeResourceMigrations } from "./migration-sources.js";
+import {
+  type SqlMigration,
+  migrationsTableSql,
+  runtimeResourceMigrations,
+} from "./migration-sources.js";
 import type { SqlClient, SqlStatement } from "./sql-client.js";
 import { splitSqlStatements } from "./split-sql-statements.js";
 
@@ -25,7 +29,9 @@ const optionsSchema = z.object({
 // Postgres: every migration batch first takes one transaction-scoped advisory lock, so hosts starting together
 // apply migrations one at a time (concurrent `CREATE TABLE IF NOT EXISTS` can collide in Postgres' catalog).
 // SQLite and D1 already run one writer at a time.
-const MIGRATION_LOCK: readonly SqlStatement[] = [{ sql: "SELECT pg_advisory_xact_lock(7249031542377166412)", params: [] }];
+const MIGRATION_LOCK: readonly SqlStatement[] = [
+  { sql: "SELECT pg_advisory_xact_lock(7249031542377166412)", params: [] },
+];
 
 /**
  * Applies every migration not yet recorded in {@link MIGRATIONS_TABLE}, in name order. Each migration
@@ -35,13 +41,20 @@ const MIGRATION_LOCK: readonly SqlStatement[] = [{ sql: "SELECT pg_advisory_xact
  * `wrangler d1 migrations apply` keeps being migrated that way: `ALTER TABLE` statements cannot run twice.
  * Returns the names applied by this call.
  */
-export async function applyMigrations(client: SqlClient, options: ApplyMigrationsOptions = {}): Promise<string[]> {
-  const parsed = parseRecord(optionsSchema, options, { record: "applyMigrations options", code: "invalid_config" });
+export async function applyMigrations(
+  client: SqlClient,
+  options: ApplyMigrationsOptions = {},
+): Promise<string[]> {
+  const parsed = parseRecord(optionsSchema, options, {
+    record: "applyMigrations options",
+    code: "invalid_config",
+  });
   const clock = parsed.clock ?? systemClock;
   const dialect = client.dialect ?? "sqlite";
   const lock = dialect === "postgres" ? MIGRATION_LOCK : [];
-  const migrations = [...(parsed.migrations ?? runtimeResourceMigrations(dialect))]
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const migrations = [...(parsed.migrations ?? runtimeResourceMigrations(dialect))].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  );
   await client.batch([...lock, { sql: migrationsTableSql(MIGRATIONS_TABLE, dialect), params: [] }]);
   const rows = await client.all<{ name: string }>(`SELECT name FROM ${MIGRATIONS_TABLE}`, []);
   const done = new Set(rows.map((row) => row.name));
@@ -69,6 +82,8 @@ export async function applyMigrations(client: SqlClient, options: ApplyMigration
 }
 
 async function isRecorded(client: SqlClient, name: string): Promise<boolean> {
-  const rows = await client.all(`SELECT name FROM ${MIGRATIONS_TABLE} WHERE name = ?`, [name]).catch(() => []);
+  const rows = await client
+    .all(`SELECT name FROM ${MIGRATIONS_TABLE} WHERE name = ?`, [name])
+    .catch(() => []);
   return rows.length === 1;
 }

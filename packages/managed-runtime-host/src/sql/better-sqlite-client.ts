@@ -29,7 +29,9 @@ export function createBetterSqliteClient(db: BetterSqliteDatabaseLike): SqlClien
     }
     return statement;
   };
-  const runOne = (statement: SqlStatement): SqlRunResult => ({ changes: Number(prepare(statement.sql).run(...statement.params).changes) });
+  const runOne = (statement: SqlStatement): SqlRunResult => ({
+    changes: Number(prepare(statement.sql).run(...statement.params).changes),
+  });
 
   return {
     async all<T>(sql: string, params: readonly SqlValue[]): Promise<T[]> {

@@ -15,7 +15,13 @@ async function migratedClient() {
   return client;
 }
 
-describeFencePortSuite("SQL over better-sqlite3", async ({ clock }) => createSqlFencePort({ client: await migratedClient(), clock }));
-describeOrphanPortSuite("SQL over better-sqlite3", async ({ clock }) => createSqlOrphanPort({ client: await migratedClient(), clock }));
-describeJournalPortSuite("SQL over better-sqlite3", async ({ clock }) => createSqlSandboxJournal({ client: await migratedClient(), clock }));
+describeFencePortSuite("SQL over better-sqlite3", async ({ clock }) =>
+  createSqlFencePort({ client: await migratedClient(), clock }),
+);
+describeOrphanPortSuite("SQL over better-sqlite3", async ({ clock }) =>
+  createSqlOrphanPort({ client: await migratedClient(), clock }),
+);
+describeJournalPortSuite("SQL over better-sqlite3", async ({ clock }) =>
+  createSqlSandboxJournal({ client: await migratedClient(), clock }),
+);
 describeSqlStoreSuite("better-sqlite3", migratedClient);

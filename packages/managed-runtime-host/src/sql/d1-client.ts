@@ -29,7 +29,10 @@ export function createD1SqlClient(d1: D1DatabaseLike): SqlClient {
   return {
     async all<T>(sql: string, params: readonly unknown[]): Promise<T[]> {
       try {
-        const result = await d1.prepare(sql).bind(...params).all();
+        const result = await d1
+          .prepare(sql)
+          .bind(...params)
+          .all();
         return (result.results ?? []) as T[];
       } catch (error) {
         throw sqlFailure(error);
@@ -37,7 +40,12 @@ export function createD1SqlClient(d1: D1DatabaseLike): SqlClient {
     },
     async run(sql, params) {
       try {
-        return changes(await d1.prepare(sql).bind(...params).run());
+        return changes(
+          await d1
+            .prepare(sql)
+            .bind(...params)
+            .run(),
+        );
       } catch (error) {
         throw sqlFailure(error);
       }
@@ -45,7 +53,9 @@ export function createD1SqlClient(d1: D1DatabaseLike): SqlClient {
     async batch(statements) {
       if (statements.length === 0) return [];
       try {
-        const results = await d1.batch(statements.map((statement) => d1.prepare(statement.sql).bind(...statement.params)));
+        const results = await d1.batch(
+          statements.map((statement) => d1.prepare(statement.sql).bind(...statement.params)),
+        );
         return results.map(changes);
       } catch (error) {
         throw sqlFailure(error);

@@ -4,7 +4,12 @@ import { describeFencePortSuite } from "../stores/fence-port-suite.js";
 import { describeJournalPortSuite } from "../stores/journal-port-suite.js";
 import { describeOrphanPortSuite } from "../stores/orphan-port-suite.js";
 import { applyMigrations } from "./apply-migrations.js";
-import { type D1DatabaseLike, type D1PreparedStatementLike, type D1ResultLike, createD1SqlClient } from "./d1-client.js";
+import {
+  type D1DatabaseLike,
+  type D1PreparedStatementLike,
+  type D1ResultLike,
+  createD1SqlClient,
+} from "./d1-client.js";
 import type { SqlClient } from "./sql-client.js";
 import { createSqlFencePort } from "./sql-fence-port.js";
 import { createSqlOrphanPort } from "./sql-orphan-port.js";
@@ -37,13 +42,20 @@ interface RemoteStatement extends D1PreparedStatementLike {
 }
 
 function remoteD1(target: Miniflare): D1DatabaseLike {
-  const call = async (op: string, statements: readonly RemoteStatement[]): Promise<D1ResultLike[]> => {
+  const call = async (
+    op: string,
+    statements: readonly RemoteStatement[],
+  ): Promise<D1ResultLike[]> => {
     const response = await target.dispatchFetch("http://d1.local/", {
       method: "POST",
-      body: JSON.stringify({ op, statements: statements.map(({ sql, params }) => ({ sql, params })) }),
+      body: JSON.stringify({
+        op,
+        statements: statements.map(({ sql, params }) => ({ sql, params })),
+      }),
     });
     const body = (await response.json()) as { results?: D1ResultLike[]; message?: string };
-    if (!response.ok || !body.results) throw new Error(body.message ?? `D1 worker answered ${response.status}`);
+    if (!response.ok || !body.results)
+      throw new Error(body.message ?? `D1 worker answered ${response.status}`);
     return body.results;
   };
   const statement = (sql: string, params: readonly unknown[]): RemoteStatement => ({
@@ -60,7 +72,13 @@ function remoteD1(target: Miniflare): D1DatabaseLike {
 }
 
 beforeAll(async () => {
-  miniflare = new Miniflare({ modules: true, script: WORKER, compatibilityDate: "2026-04-01", d1Databases: ["DB"], cf: false });
+  miniflare = new Miniflare({
+    modules: true,
+    script: WORKER,
+    compatibilityDate: "2026-04-01",
+    d1Databases: ["DB"],
+    cf: false,
+  });
   await miniflare.ready;
   client = createD1SqlClient(remoteD1(miniflare));
   await applyMigrations(client);
@@ -71,7 +89,9 @@ afterAll(async () => {
 });
 
 // Tests share the database: fence cases use their own session ids, orphan and journal cases start from an empty table.
-describeFencePortSuite("SQL over D1 in workerd", async ({ clock }) => createSqlFencePort({ client, clock }));
+describeFencePortSuite("SQL over D1 in workerd", async ({ clock }) =>
+  createSqlFencePort({ client, clock }),
+);
 describeOrphanPortSuite("SQL over D1 in workerd", async ({ clock }) => {
   await client.run("DELETE FROM runtime_orphans", []);
   return createSqlOrphanPort({ client, clock });

@@ -29,13 +29,24 @@ interface DialectWords {
 
 const WORDS: Readonly<Record<SqlDialect, DialectWords>> = {
   sqlite: { engines: "the dialect SQLite and Cloudflare D1 share", integer: "INTEGER", rowid: "" },
-  postgres: { engines: "Postgres' dialect", integer: "BIGINT", rowid: "  rowid BIGINT GENERATED ALWAYS AS IDENTITY,\n" },
+  postgres: {
+    engines: "Postgres' dialect",
+    integer: "BIGINT",
+    rowid: "  rowid BIGINT GENERATED ALWAYS AS IDENTITY,\n",
+  },
 };
 
-const SOURCES: readonly { readonly name: string; readonly text: (words: DialectWords) => string }[] = [
+const SOURCES: readonly {
+  readonly name: string;
+  readonly text: (words: DialectWords) => string;
+}[] = [
   {
     name: "0001_runtime_resources",
-    text: ({ engines, integer, rowid }) => `-- Fences and publications of managed-runtime sessions, and the orphaned-runtime queue.
+    text: ({
+      engines,
+      integer,
+      rowid,
+    }) => `-- Fences and publications of managed-runtime sessions, and the orphaned-runtime queue.
 -- Written in ${engines}. Times are epoch milliseconds.
 
 -- One row per session. generation only grows, across owners, releases and expiries. The holder
@@ -79,7 +90,10 @@ CREATE INDEX IF NOT EXISTS runtime_orphans_by_age ON runtime_orphans (created_at
   },
   {
     name: "0002_sandbox_journal",
-    text: ({ integer, rowid }) => `-- Write-ahead journal of sandboxes: a row is written before a driver starts compute and deleted only once
+    text: ({
+      integer,
+      rowid,
+    }) => `-- Write-ahead journal of sandboxes: a row is written before a driver starts compute and deleted only once
 -- its termination is confirmed. No fence token or credential is kept. Times are epoch milliseconds.
 CREATE TABLE IF NOT EXISTS sandbox_journal (
 ${rowid}  id TEXT NOT NULL PRIMARY KEY,
@@ -103,7 +117,9 @@ CREATE INDEX IF NOT EXISTS sandbox_journal_by_age ON sandbox_journal (created_at
     // Named to sort right after 0002_sandbox_journal and before an application's own 0002_* and later files,
     // so a D1 migrations folder holding the host's files first and then its own keeps that order.
     name: "0002_sandbox_journal_start_revision",
-    text: ({ integer }) => `-- The revision of the session's publication a journaled run's workspace was restored from, set when its
+    text: ({
+      integer,
+    }) => `-- The revision of the session's publication a journaled run's workspace was restored from, set when its
 -- ama_worker harness starts and cleared when its own host settles the run: the reconciler salvages the
 -- sandbox only while it is set and the session is still at it. Rows where it is NULL are only reaped.
 ALTER TABLE sandbox_journal ADD COLUMN start_revision ${integer};
@@ -123,7 +139,9 @@ export function runtimeResourceMigrations(dialect: SqlDialect): readonly SqlMigr
 }
 
 /** The migrations this package ships for SQLite and Cloudflare D1, oldest first (`migrations/*.sql`). */
-export const RUNTIME_RESOURCE_MIGRATIONS: readonly SqlMigration[] = runtimeResourceMigrations("sqlite");
+export const RUNTIME_RESOURCE_MIGRATIONS: readonly SqlMigration[] =
+  runtimeResourceMigrations("sqlite");
 
 /** The same migrations in Postgres' dialect, oldest first (`migrations/postgres/*.sql`). */
-export const POSTGRES_RUNTIME_RESOURCE_MIGRATIONS: readonly SqlMigration[] = runtimeResourceMigrations("postgres");
+export const POSTGRES_RUNTIME_RESOURCE_MIGRATIONS: readonly SqlMigration[] =
+  runtimeResourceMigrations("postgres");

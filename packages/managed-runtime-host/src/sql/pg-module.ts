@@ -13,7 +13,12 @@ let loading: Promise<PgModule> | undefined;
 export function loadPg(): Promise<PgModule> {
   loading ??= import("pg")
     // pg's ESM entry has named exports; older versions only a CommonJS default.
-    .then((module: unknown) => ((module as { Pool?: unknown }).Pool ? module : (module as { default: unknown }).default) as PgModule)
+    .then(
+      (module: unknown) =>
+        ((module as { Pool?: unknown }).Pool
+          ? module
+          : (module as { default: unknown }).default) as PgModule,
+    )
     .catch((cause: unknown) => {
       const message = "the Postgres SQL client needs the pg package";
       throw new InvalidConfigError({ message, cause, context: { package: "pg" } });

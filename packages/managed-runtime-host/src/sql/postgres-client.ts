@@ -34,7 +34,9 @@ export interface PostgresSqlClient extends SqlClient {
 
 const milliseconds = z.number().int().positive().max(2_147_483_647);
 const optionsSchema = z.object({
-  connectionString: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL"),
+  connectionString: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL"),
   maxConnections: z.number().int().positive().max(10_000).optional(),
   statementTimeoutMs: milliseconds.optional(),
   connectTimeoutMs: milliseconds.optional(),
@@ -56,13 +58,19 @@ const parseInt8 = (value: string): number => Number(value);
  * privilege), `timeout` (the statement timeout), `unauthorized` (login refused), otherwise `internal`.
  */
 export function createPostgresSqlClient(options: PostgresSqlClientOptions): PostgresSqlClient {
-  const parsed = parseRecord(optionsSchema, options, { record: "Postgres SQL client options", code: "invalid_config" });
+  const parsed = parseRecord(optionsSchema, options, {
+    record: "Postgres SQL client options",
+    code: "invalid_config",
+  });
   const statementTimeoutMs = parsed.statementTimeoutMs ?? 10_000;
   let pool: Promise<Pool> | undefined;
   let closed = false;
 
   const poolOf = (): Promise<Pool> => {
-    if (closed) return Promise.reject(postgresFailure(new Error("Cannot use a pool after calling end on the pool")));
+    if (closed)
+      return Promise.reject(
+        postgresFailure(new Error("Cannot use a pool after calling end on the pool")),
+      );
     pool ??= loadPg().then((pg) => {
       const created = new pg.Pool({
         connectionString: parsed.connectionString,
@@ -73,8 +81,12 @@ export function createPostgresSqlClient(options: PostgresSqlClientOptions): Post
         // A batch whose caller vanished mid-transaction must not hold its row locks for long.
         idle_in_transaction_session_timeout: statementTimeoutMs,
         application_name: parsed.applicationName ?? "open-managed-agents",
-        types: { getTypeParser: ((oid: number, format?: "text" | "binary") =>
-          oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser },
+        types: {
+          getTypeParser: ((oid: number, format?: "text" | "binary") =>
+            oid === INT8_OID
+              ? parseInt8
+              : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+        },
       });
       // An idle connection that the server drops (a restart, a terminated backend) is reported here; the pool
       // discards it and the next call opens a new one, so the event needs no action beyond being handled.
@@ -87,7 +99,10 @@ export function createPostgresSqlClient(options: PostgresSqlClientOptions): Post
   const text = (sql: string, params: readonly SqlValue[]): string =>
     params.length === 0 ? sql : numberPlaceholders(sql, params.length);
 
-  const query = async <T>(sql: string, params: readonly SqlValue[]): Promise<{ rows: T[]; rowCount: number | null }> => {
+  const query = async <T>(
+    sql: string,
+    params: readonly SqlValue[],
+  ): Promise<{ rows: T[]; rowCount: number | null }> => {
     try {
       const result = await (await poolOf()).query({ text: text(sql, params), values: [...params] });
       return { rows: result.rows as T[], rowCount: result.rowCount };

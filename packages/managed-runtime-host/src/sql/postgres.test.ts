@@ -11,7 +11,13 @@ import { describeSqlStoreSuite } from "./sql-store-suite.js";
 // schema of its own, migrated with the shipped Postgres migrations.
 const schemas = postgresSchemas();
 
-describeFencePortSuite("SQL over Postgres", async ({ clock }) => createSqlFencePort({ client: await schemas.client(), clock }));
-describeOrphanPortSuite("SQL over Postgres", async ({ clock }) => createSqlOrphanPort({ client: await schemas.client(), clock }));
-describeJournalPortSuite("SQL over Postgres", async ({ clock }) => createSqlSandboxJournal({ client: await schemas.client(), clock }));
+describeFencePortSuite("SQL over Postgres", async ({ clock }) =>
+  createSqlFencePort({ client: await schemas.client(), clock }),
+);
+describeOrphanPortSuite("SQL over Postgres", async ({ clock }) =>
+  createSqlOrphanPort({ client: await schemas.client(), clock }),
+);
+describeJournalPortSuite("SQL over Postgres", async ({ clock }) =>
+  createSqlSandboxJournal({ client: await schemas.client(), clock }),
+);
 describeSqlStoreSuite("Postgres", () => schemas.client());

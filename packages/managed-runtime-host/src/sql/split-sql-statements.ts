@@ -62,5 +62,8 @@ function quotedEnd(sql: string, start: number, close: string): number {
 }
 
 function unterminated(what: string, offset: number): InvalidConfigError {
-  return new InvalidConfigError({ message: `migration SQL has an unterminated ${what} at offset ${offset}`, context: { path: "migrations.sql", offset } });
+  return new InvalidConfigError({
+    message: `migration SQL has an unterminated ${what} at offset ${offset}`,
+    context: { path: "migrations.sql", offset },
+  });
 }

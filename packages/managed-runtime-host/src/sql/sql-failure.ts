@@ -1,5 +1,9 @@
 import {
-  InsufficientCapacityError, InternalError, ManagedRuntimeError, StorageUnwritableError, UnavailableError,
+  InsufficientCapacityError,
+  InternalError,
+  ManagedRuntimeError,
+  StorageUnwritableError,
+  UnavailableError,
 } from "@open-managed-agents/runtime-resource-contract";
 
 /**
@@ -29,10 +33,18 @@ export function sqlFailure(error: unknown): ManagedRuntimeError {
     });
   }
   if (READ_ONLY.test(sqliteCode)) {
-    return new StorageUnwritableError({ message: `the SQL store refuses writes (${sqliteCode}: ${message})`, context: { sqliteCode }, cause: error });
+    return new StorageUnwritableError({
+      message: `the SQL store refuses writes (${sqliteCode}: ${message})`,
+      context: { sqliteCode },
+      cause: error,
+    });
   }
   if (FULL.test(sqliteCode)) {
-    return new InsufficientCapacityError({ message: `the SQL store is full (${sqliteCode}: ${message})`, context: { sqliteCode }, cause: error });
+    return new InsufficientCapacityError({
+      message: `the SQL store is full (${sqliteCode}: ${message})`,
+      context: { sqliteCode },
+      cause: error,
+    });
   }
   return new InternalError({ message: `SQL statement failed: ${message}`, cause: error });
 }

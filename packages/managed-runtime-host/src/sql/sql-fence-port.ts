@@ -100,11 +100,21 @@ export function createSqlFencePort(options: SqlFencePortOptions): RuntimeResourc
           now,
         ]);
         if (row) {
-          const fence: RuntimeResourceFence = { ...scopeOf(scope), ownerId, generation: row.generation, token, expiresAt: isoTime(expiresAt) };
+          const fence: RuntimeResourceFence = {
+            ...scopeOf(scope),
+            ownerId,
+            generation: row.generation,
+            token,
+            expiresAt: isoTime(expiresAt),
+          };
           return { type: "acquired", fence, publication: readPublication(row) };
         }
-        const [holder] = await client.all<{ expires_at: number; token_sha256: string | null }>(HOLDER, keyOf(scope));
-        if (holder && holder.token_sha256 !== null && holder.expires_at > now) return { type: "conflict", expiresAt: isoTime(holder.expires_at) };
+        const [holder] = await client.all<{ expires_at: number; token_sha256: string | null }>(
+          HOLDER,
+          keyOf(scope),
+        );
+        if (holder && holder.token_sha256 !== null && holder.expires_at > now)
+          return { type: "conflict", expiresAt: isoTime(holder.expires_at) };
       }
       return { type: "conflict", expiresAt: null };
     },
@@ -112,8 +122,15 @@ export function createSqlFencePort(options: SqlFencePortOptions): RuntimeResourc
     async renew(input): Promise<FenceRenewResult> {
       const { fence, ttlMs } = parseRenewInput(input);
       const now = clock.now();
-      const { changes } = await client.run(RENEW, [now + ttlMs, now, ...(await heldBy(fence)), now]);
-      return changes === 1 ? { type: "renewed", fence: { ...fence, expiresAt: isoTime(now + ttlMs) } } : { type: "lost" };
+      const { changes } = await client.run(RENEW, [
+        now + ttlMs,
+        now,
+        ...(await heldBy(fence)),
+        now,
+      ]);
+      return changes === 1
+        ? { type: "renewed", fence: { ...fence, expiresAt: isoTime(now + ttlMs) } }
+        : { type: "lost" };
     },
 
     async isCurrent(input): Promise<boolean> {
@@ -132,7 +149,12 @@ export function createSqlFencePort(options: SqlFencePortOptions): RuntimeResourc
     async publish(input): Promise<FencePublishResult> {
       const { fence, body } = parsePublishInput(input);
       const now = clock.now();
-      const [row] = await client.all<{ revision: number }>(PUBLISH, [JSON.stringify(body), now, ...(await heldBy(fence)), now]);
+      const [row] = await client.all<{ revision: number }>(PUBLISH, [
+        JSON.stringify(body),
+        now,
+        ...(await heldBy(fence)),
+        now,
+      ]);
       return row ? { type: "published", revision: row.revision } : { type: "lost" };
     },
 
@@ -156,5 +178,10 @@ function keyOf(scope: RuntimeResourceScope): SqlValue[] {
 }
 
 function scopeOf(scope: RuntimeResourceScope): RuntimeResourceScope {
-  return { workspaceId: scope.workspaceId, environmentId: scope.environmentId, sessionId: scope.sessionId, workId: scope.workId };
+  return {
+    workspaceId: scope.workspaceId,
+    environmentId: scope.environmentId,
+    sessionId: scope.sessionId,
+    workId: scope.workId,
+  };
 }

@@ -19,7 +19,11 @@ export function readPublication(row: PublicationRow): RuntimeResourcePublication
   try {
     body = JSON.parse(row.publication);
   } catch (error) {
-    throw new IntegrityError({ message: "stored publication is not valid JSON", context: { record: "publication" }, cause: error });
+    throw new IntegrityError({
+      message: "stored publication is not valid JSON",
+      context: { record: "publication" },
+      cause: error,
+    });
   }
   const fields = typeof body === "object" && body !== null ? body : {};
   return parseRuntimeResourcePublication(

@@ -1,4 +1,9 @@
-import { InternalError, type RuntimeOrphanPort, type RuntimeOrphanRecord, runtimeOrphanId } from "@open-managed-agents/runtime-resource-contract";
+import {
+  InternalError,
+  type RuntimeOrphanPort,
+  type RuntimeOrphanRecord,
+  runtimeOrphanId,
+} from "@open-managed-agents/runtime-resource-contract";
 import { parseEnqueueInput } from "../stores/orphan-inputs.js";
 import { queuedKeyValues } from "./sql-queued-rows.js";
 import { type SqlStoreOptions, parseSqlStoreOptions } from "./sql-store-options.js";
@@ -21,7 +26,13 @@ const ENQUEUE = `INSERT INTO runtime_orphans
  */
 export function createSqlOrphanPort(options: SqlOrphanPortOptions): RuntimeOrphanPort {
   const { client, clock } = parseSqlStoreOptions(options, "SQL orphan port options");
-  const queue = createSqlRetryQueue(client, clock, "runtime_orphans", ORPHAN_COLUMNS, readOrphanRow);
+  const queue = createSqlRetryQueue(
+    client,
+    clock,
+    "runtime_orphans",
+    ORPHAN_COLUMNS,
+    readOrphanRow,
+  );
 
   return {
     async enqueue(input): Promise<RuntimeOrphanRecord> {

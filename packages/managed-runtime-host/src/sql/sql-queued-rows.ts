@@ -1,8 +1,12 @@
-import { IntegrityError, type RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
+import {
+  IntegrityError,
+  type RuntimeResourceScope,
+} from "@open-managed-agents/runtime-resource-contract";
 import { isoTime } from "../stores/store-options.js";
 
 /** The columns the orphan and journal tables share, in table order (each table adds its own after `sandbox`). */
-export const QUEUED_KEY_COLUMNS = "id, workspace_id, environment_id, session_id, work_id, generation, owner_id, sandbox";
+export const QUEUED_KEY_COLUMNS =
+  "id, workspace_id, environment_id, session_id, work_id, generation, owner_id, sandbox";
 /** The bookkeeping columns both tables end with. */
 export const QUEUED_TAIL_COLUMNS = "attempts, last_error, created_at, updated_at";
 
@@ -32,16 +36,33 @@ export interface QueuedInsert {
 }
 
 /** The bound values of {@link QUEUED_KEY_COLUMNS}, in order. */
-export function queuedKeyValues(id: string, request: QueuedInsert): [string, string, string, string, string, number, string, string] {
+export function queuedKeyValues(
+  id: string,
+  request: QueuedInsert,
+): [string, string, string, string, string, number, string, string] {
   const { scope } = request;
-  return [id, scope.workspaceId, scope.environmentId, scope.sessionId, scope.workId, request.generation, request.ownerId, JSON.stringify(request.sandbox)];
+  return [
+    id,
+    scope.workspaceId,
+    scope.environmentId,
+    scope.sessionId,
+    scope.workId,
+    request.generation,
+    request.ownerId,
+    JSON.stringify(request.sandbox),
+  ];
 }
 
 /** The record fields of the shared columns, before the contract schema parses the whole record. */
 export function readQueuedFields(row: QueuedRow, record: string) {
   return {
     id: row.id,
-    scope: { workspaceId: row.workspace_id, environmentId: row.environment_id, sessionId: row.session_id, workId: row.work_id },
+    scope: {
+      workspaceId: row.workspace_id,
+      environmentId: row.environment_id,
+      sessionId: row.session_id,
+      workId: row.work_id,
+    },
     generation: row.generation,
     ownerId: row.owner_id,
     sandbox: parseStoredLease(row.sandbox, record),
@@ -57,6 +78,10 @@ function parseStoredLease(json: string, record: string): unknown {
   try {
     return JSON.parse(json);
   } catch (error) {
-    throw new IntegrityError({ message: `stored ${record} lease is not valid JSON`, context: { record }, cause: error });
+    throw new IntegrityError({
+      message: `stored ${record} lease is not valid JSON`,
+      context: { record },
+      cause: error,
+    });
   }
 }

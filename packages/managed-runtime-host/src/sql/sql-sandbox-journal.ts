@@ -1,4 +1,9 @@
-import { InternalError, type SandboxJournalPort, type SandboxJournalRecord, sandboxJournalId } from "@open-managed-agents/runtime-resource-contract";
+import {
+  InternalError,
+  type SandboxJournalPort,
+  type SandboxJournalRecord,
+  sandboxJournalId,
+} from "@open-managed-agents/runtime-resource-contract";
 import { parseJournalRecordInput, parseStartRevisionInput } from "../stores/journal-inputs.js";
 import { queuedKeyValues } from "./sql-queued-rows.js";
 import { type SqlStoreOptions, parseSqlStoreOptions } from "./sql-store-options.js";
@@ -23,7 +28,13 @@ const SET_START_REVISION = "UPDATE sandbox_journal SET start_revision = ? WHERE 
  */
 export function createSqlSandboxJournal(options: SqlSandboxJournalOptions): SandboxJournalPort {
   const { client, clock } = parseSqlStoreOptions(options, "SQL sandbox journal options");
-  const queue = createSqlRetryQueue(client, clock, "sandbox_journal", JOURNAL_COLUMNS, readJournalRow);
+  const queue = createSqlRetryQueue(
+    client,
+    clock,
+    "sandbox_journal",
+    JOURNAL_COLUMNS,
+    readJournalRow,
+  );
 
   return {
     async record(input): Promise<SandboxJournalRecord> {

@@ -11,12 +11,18 @@ export interface SqlStoreOptions extends StoreClockOptions {
 }
 
 const sqlStoreOptionsSchema = z.object({
-  client: z.custom<SqlClient>((value) => hasMethods(value, ["all", "run", "batch"]), "must be a SqlClient with all, run and batch"),
+  client: z.custom<SqlClient>(
+    (value) => hasMethods(value, ["all", "run", "batch"]),
+    "must be a SqlClient with all, run and batch",
+  ),
   clock: clockSchema.optional(),
 });
 
 /** Validates SQL store options once, at factory time; failure is `invalid_config` naming the field. */
-export function parseSqlStoreOptions(options: unknown, record: string): { readonly client: SqlClient; readonly clock: Clock } {
+export function parseSqlStoreOptions(
+  options: unknown,
+  record: string,
+): { readonly client: SqlClient; readonly clock: Clock } {
   const parsed = parseRecord(sqlStoreOptionsSchema, options, { record, code: "invalid_config" });
   return { client: parsed.client, clock: parsed.clock ?? systemClock };
 }

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { ManagedRuntimeError, type RuntimeResourceFence, type RuntimeResourceFencePort } from "@open-managed-agents/runtime-resource-contract";
+import {
+  ManagedRuntimeError,
+  type RuntimeResourceFence,
+  type RuntimeResourceFencePort,
+} from "@open-managed-agents/runtime-resource-contract";
 import { createManualTime } from "../time.js";
 import { applyMigrations } from "./apply-migrations.js";
 import type { SqlClient } from "./sql-client.js";
@@ -16,8 +20,18 @@ const workspaceCandidate = { id: "wcp-1", contentHash: "sha256:aa" };
 /** Behaviour specific to the SQL stores: migrations, batches, stored rows, hosts sharing one database. */
 export function describeSqlStoreSuite(name: string, migratedClient: MigratedClientFactory): void {
   describe(`SQL stores: ${name}`, () => {
-    const scope = (sessionId: string, workId: string) => ({ workspaceId: "ws-1", environmentId: "env-1", sessionId, workId });
-    const acquired = async (fences: RuntimeResourceFencePort, sessionId: string, workId: string, ownerId: string): Promise<RuntimeResourceFence> => {
+    const scope = (sessionId: string, workId: string) => ({
+      workspaceId: "ws-1",
+      environmentId: "env-1",
+      sessionId,
+      workId,
+    });
+    const acquired = async (
+      fences: RuntimeResourceFencePort,
+      sessionId: string,
+      workId: string,
+      ownerId: string,
+    ): Promise<RuntimeResourceFence> => {
       const result = await fences.acquire({ scope: scope(sessionId, workId), ownerId, ttlMs: TTL });
       if (result.type !== "acquired") throw new Error(`expected acquired, got ${result.type}`);
       return result.fence;
@@ -26,10 +40,16 @@ export function describeSqlStoreSuite(name: string, migratedClient: MigratedClie
     it("applies each migration once", async () => {
       const client = await migratedClient();
       expect(await applyMigrations(client)).toEqual([]);
-      const extra = { name: "0099_test_extra", sql: "CREATE TABLE IF NOT EXISTS test_extra (id TEXT); -- trailing comment\n" };
+      const extra = {
+        name: "0099_test_extra",
+        sql: "CREATE TABLE IF NOT EXISTS test_extra (id TEXT); -- trailing comment\n",
+      };
       expect(await applyMigrations(client, { migrations: [extra] })).toEqual(["0099_test_extra"]);
       expect(await applyMigrations(client, { migrations: [extra] })).toEqual([]);
-      const names = await client.all<{ name: string }>("SELECT name FROM runtime_resource_migrations ORDER BY name", []);
+      const names = await client.all<{ name: string }>(
+        "SELECT name FROM runtime_resource_migrations ORDER BY name",
+        [],
+      );
       expect(names.map((row) => row.name)).toEqual([
         "0001_runtime_resources",
         "0002_sandbox_journal",
@@ -42,13 +62,18 @@ export function describeSqlStoreSuite(name: string, migratedClient: MigratedClie
       const client = await migratedClient();
       const sql = [
         "/* a block comment; with -- inside */",
-        'CREATE TABLE IF NOT EXISTS "odd;--table" (id INTEGER PRIMARY KEY, note TEXT NOT NULL DEFAULT \'a;b -- c\');',
+        "CREATE TABLE IF NOT EXISTS \"odd;--table\" (id INTEGER PRIMARY KEY, note TEXT NOT NULL DEFAULT 'a;b -- c');",
         "-- a line comment; with a semicolon",
-        'INSERT INTO "odd;--table" (id, note) VALUES (1, \'it\'\'s; -- not a comment\'), (2, \'/* not a comment; */\') ON CONFLICT DO NOTHING;',
+        "INSERT INTO \"odd;--table\" (id, note) VALUES (1, 'it''s; -- not a comment'), (2, '/* not a comment; */') ON CONFLICT DO NOTHING;",
         'INSERT INTO "odd;--table" (id) VALUES (3) ON CONFLICT DO NOTHING; /* tail */',
       ].join("\n");
-      expect(await applyMigrations(client, { migrations: [{ name: "0003_test_literals", sql }] })).toEqual(["0003_test_literals"]);
-      const rows = await client.all<{ id: number; note: string }>('SELECT id, note FROM "odd;--table" ORDER BY id', []);
+      expect(
+        await applyMigrations(client, { migrations: [{ name: "0003_test_literals", sql }] }),
+      ).toEqual(["0003_test_literals"]);
+      const rows = await client.all<{ id: number; note: string }>(
+        'SELECT id, note FROM "odd;--table" ORDER BY id',
+        [],
+      );
       expect(rows).toEqual([
         { id: 1, note: "it's; -- not a comment" },
         { id: 2, note: "/* not a comment; */" },
@@ -58,9 +83,9 @@ export function describeSqlStoreSuite(name: string, migratedClient: MigratedClie
 
     it("refuses invalid migration options as invalid_config", async () => {
       const client = await migratedClient();
-      await expect(applyMigrations(client, { migrations: [{ name: "", sql: "SELECT 1" }] })).rejects.toSatisfy((error: unknown) =>
-        ManagedRuntimeError.hasCode(error, "invalid_config"),
-      );
+      await expect(
+        applyMigrations(client, { migrations: [{ name: "", sql: "SELECT 1" }] }),
+      ).rejects.toSatisfy((error: unknown) => ManagedRuntimeError.hasCode(error, "invalid_config"));
     });
 
     it("rolls a failed batch back entirely", async () => {
@@ -68,9 +93,9 @@ export function describeSqlStoreSuite(name: string, migratedClient: MigratedClie
       const table = `batch_${crypto.randomUUID().replaceAll("-", "")}`;
       await client.run(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY)`, []);
       const insert = { sql: `INSERT INTO ${table} (id) VALUES (?)`, params: [1] };
-      await expect(client.batch([insert, { ...insert, sql: `${insert.sql} -- again` }])).rejects.toSatisfy((error: unknown) =>
-        ManagedRuntimeError.hasCode(error, "internal"),
-      );
+      await expect(
+        client.batch([insert, { ...insert, sql: `${insert.sql} -- again` }]),
+      ).rejects.toSatisfy((error: unknown) => ManagedRuntimeError.hasCode(error, "internal"));
       expect(await client.all(`SELECT id FROM ${table}`, [])).toEqual([]);
       expect(await client.batch([insert])).toEqual([{ changes: 1 }]);
       expect(await client.all(`SELECT id FROM ${table}`, [])).toEqual([{ id: 1 }]);
@@ -98,9 +123,13 @@ export function describeSqlStoreSuite(name: string, migratedClient: MigratedClie
       expect(fenceB.generation).toBe(fenceA.generation + 1);
       // Host A still believes its fence is unexpired, yet every write is refused.
       expect(await hostA.renew({ fence: fenceA, ttlMs: TTL })).toEqual({ type: "lost" });
-      expect(await hostA.publish({ fence: fenceA, workspaceCandidate, outputCandidate: null })).toEqual({ type: "lost" });
+      expect(
+        await hostA.publish({ fence: fenceA, workspaceCandidate, outputCandidate: null }),
+      ).toEqual({ type: "lost" });
       expect(await hostA.isCurrent(fenceA)).toBe(false);
-      expect(await hostB.publish({ fence: fenceB, workspaceCandidate, outputCandidate: null })).toEqual({ type: "published", revision: 1 });
+      expect(
+        await hostB.publish({ fence: fenceB, workspaceCandidate, outputCandidate: null }),
+      ).toEqual({ type: "published", revision: 1 });
     });
 
     it("lets exactly one of many hosts sharing the database acquire", async () => {
@@ -108,7 +137,15 @@ export function describeSqlStoreSuite(name: string, migratedClient: MigratedClie
       const clock = createManualTime();
       const session = `session-${crypto.randomUUID()}`;
       const hosts = Array.from({ length: 8 }, () => createSqlFencePort({ client, clock }));
-      const results = await Promise.all(hosts.map((host, index) => host.acquire({ scope: scope(session, `work-${index}`), ownerId: `owner-${index}`, ttlMs: TTL })));
+      const results = await Promise.all(
+        hosts.map((host, index) =>
+          host.acquire({
+            scope: scope(session, `work-${index}`),
+            ownerId: `owner-${index}`,
+            ttlMs: TTL,
+          }),
+        ),
+      );
       expect(results.filter((result) => result.type === "acquired")).toHaveLength(1);
     });
 
@@ -119,12 +156,22 @@ export function describeSqlStoreSuite(name: string, migratedClient: MigratedClie
       const fence = await acquired(fences, session, "work-1", "owner-a");
       await fences.publish({ fence, workspaceCandidate, outputCandidate: null });
       await fences.release({ fence, reason: "completed" });
-      await client.run("UPDATE runtime_resource_fences SET publication = ? WHERE session_id = ?", ['{"workspaceCandidate":{"id":""}}', session]);
-      await expect(fences.acquire({ scope: scope(session, "work-2"), ownerId: "owner-a", ttlMs: TTL })).rejects.toSatisfy((error: unknown) =>
+      await client.run("UPDATE runtime_resource_fences SET publication = ? WHERE session_id = ?", [
+        '{"workspaceCandidate":{"id":""}}',
+        session,
+      ]);
+      await expect(
+        fences.acquire({ scope: scope(session, "work-2"), ownerId: "owner-a", ttlMs: TTL }),
+      ).rejects.toSatisfy((error: unknown) =>
         ManagedRuntimeError.hasCode(error, "integrity_failed"),
       );
-      await client.run("UPDATE runtime_resource_fences SET publication = ? WHERE session_id = ?", ["{not json", session]);
-      await expect(fences.acquire({ scope: scope(session, "work-2"), ownerId: "owner-a", ttlMs: TTL })).rejects.toSatisfy((error: unknown) =>
+      await client.run("UPDATE runtime_resource_fences SET publication = ? WHERE session_id = ?", [
+        "{not json",
+        session,
+      ]);
+      await expect(
+        fences.acquire({ scope: scope(session, "work-2"), ownerId: "owner-a", ttlMs: TTL }),
+      ).rejects.toSatisfy((error: unknown) =>
         ManagedRuntimeError.hasCode(error, "integrity_failed"),
       );
     });
@@ -138,7 +185,12 @@ export function describeSqlStoreSuite(name: string, migratedClient: MigratedClie
            attempts, last_error, created_at, updated_at) VALUES (?, 'ws-1', 'env-1', 's-1', 'w-1', 1, 'owner-a', ?, 0, '', 1, 1)`,
         [id, JSON.stringify({ provider: "test", runtimeId: "rt-old" })],
       );
-      const recorded = await journal.record({ scope: scope("s-1", "w-2"), generation: 2, ownerId: "owner-a", sandbox: { provider: "test", runtimeId: "rt-new" } });
+      const recorded = await journal.record({
+        scope: scope("s-1", "w-2"),
+        generation: 2,
+        ownerId: "owner-a",
+        sandbox: { provider: "test", runtimeId: "rt-new" },
+      });
       await journal.setStartRevision({ id: recorded.id, startRevision: 4 });
       const listed = await journal.list({ limit: 10 });
       expect(listed.map((record) => [record.id, record.startRevision])).toEqual([

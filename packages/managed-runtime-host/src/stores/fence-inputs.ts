@@ -18,9 +18,16 @@ export const MAX_FENCE_TTL_MS = 24 * 60 * 60 * 1000;
 
 const ttlSchema = z.number().int().positive().max(MAX_FENCE_TTL_MS);
 
-const acquireInputSchema = z.object({ scope: runtimeResourceScopeSchema, ownerId: nonEmptyString, ttlMs: ttlSchema });
+const acquireInputSchema = z.object({
+  scope: runtimeResourceScopeSchema,
+  ownerId: nonEmptyString,
+  ttlMs: ttlSchema,
+});
 const renewInputSchema = z.object({ fence: runtimeResourceFenceSchema, ttlMs: ttlSchema });
-const releaseInputSchema = z.object({ fence: runtimeResourceFenceSchema, reason: terminationReasonSchema });
+const releaseInputSchema = z.object({
+  fence: runtimeResourceFenceSchema,
+  reason: terminationReasonSchema,
+});
 const publishInputSchema = z.object({
   fence: runtimeResourceFenceSchema,
   workspaceCandidate: runtimePublicationCandidateSchema,
@@ -28,7 +35,9 @@ const publishInputSchema = z.object({
   runtimeCheckpoint: runtimeCheckpointRefSchema.nullable().optional(),
 });
 
-const publishIfLatestInputSchema = publishInputSchema.extend({ expectedRevision: z.number().int().nonnegative() });
+const publishIfLatestInputSchema = publishInputSchema.extend({
+  expectedRevision: z.number().int().nonnegative(),
+});
 
 /** What a publish writes besides generation and revision. */
 export interface PublicationBody {
@@ -38,7 +47,11 @@ export interface PublicationBody {
 }
 
 // The parse errors name the failing path and never echo a value, so a token cannot leak through them.
-export function parseAcquireInput(input: unknown): { scope: RuntimeResourceScope; ownerId: string; ttlMs: number } {
+export function parseAcquireInput(input: unknown): {
+  scope: RuntimeResourceScope;
+  ownerId: string;
+  ttlMs: number;
+} {
   return parseRecord(acquireInputSchema, input, { record: "fence acquire input" });
 }
 
@@ -56,9 +69,11 @@ const generationInputSchema = z.object({
   ownerId: z.string().min(1),
 });
 
-export function parseGenerationInput(
-  input: unknown,
-): { scope: RuntimeResourceScope; generation: number; ownerId: string } {
+export function parseGenerationInput(input: unknown): {
+  scope: RuntimeResourceScope;
+  generation: number;
+  ownerId: string;
+} {
   return parseRecord(generationInputSchema, input, { record: "fence generation input" });
 }
 
@@ -66,7 +81,10 @@ export function parseFence(fence: unknown): RuntimeResourceFence {
   return parseRecord(runtimeResourceFenceSchema, fence, { record: "fence" });
 }
 
-export function parsePublishInput(input: unknown): { fence: RuntimeResourceFence; body: PublicationBody } {
+export function parsePublishInput(input: unknown): {
+  fence: RuntimeResourceFence;
+  body: PublicationBody;
+} {
   const parsed = parseRecord(publishInputSchema, input, { record: "fence publish input" });
   return {
     fence: parsed.fence,
@@ -78,8 +96,14 @@ export function parsePublishInput(input: unknown): { fence: RuntimeResourceFence
   };
 }
 
-export function parsePublishIfLatestInput(input: unknown): { fence: RuntimeResourceFence; expectedRevision: number; body: PublicationBody } {
-  const { expectedRevision, ...rest } = parseRecord(publishIfLatestInputSchema, input, { record: "fence publishIfLatest input" });
+export function parsePublishIfLatestInput(input: unknown): {
+  fence: RuntimeResourceFence;
+  expectedRevision: number;
+  body: PublicationBody;
+} {
+  const { expectedRevision, ...rest } = parseRecord(publishIfLatestInputSchema, input, {
+    record: "fence publishIfLatest input",
+  });
   return { ...parsePublishInput(rest), expectedRevision };
 }
 

@@ -10,10 +10,16 @@ import {
 import { type ManualTime, createManualTime } from "../time.js";
 
 /** Builds a fence port under test. Ports built for different tests may share storage. */
-export type FencePortFactory = (context: { readonly clock: ManualTime }) => Promise<RuntimeResourceFencePort>;
+export type FencePortFactory = (context: {
+  readonly clock: ManualTime;
+}) => Promise<RuntimeResourceFencePort>;
 
 const TTL = 30_000;
-const workspaceCandidate = { id: "wcp-1", contentHash: "sha256:aa", metadata: { bytes: 10, archive: "tar" } };
+const workspaceCandidate = {
+  id: "wcp-1",
+  contentHash: "sha256:aa",
+  metadata: { bytes: 10, archive: "tar" },
+};
 const outputCandidate = { id: "out-1", contentHash: "sha256:bb" };
 
 /**
@@ -32,7 +38,11 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
         sessionId,
         workId,
       });
-      const acquire = async (workId = "work-1", ownerId = "owner-a", ttlMs = TTL): Promise<RuntimeResourceFence> => {
+      const acquire = async (
+        workId = "work-1",
+        ownerId = "owner-a",
+        ttlMs = TTL,
+      ): Promise<RuntimeResourceFence> => {
         const result = await fences.acquire({ scope: scope(workId), ownerId, ttlMs });
         if (result.type !== "acquired") throw new Error(`expected acquired, got ${result.type}`);
         return result.fence;
@@ -45,7 +55,12 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
       const result = await fences.acquire({ scope: scope(), ownerId: "owner-a", ttlMs: TTL });
       expect(result).toMatchObject({ type: "acquired", publication: null });
       const fence = (result as Extract<FenceAcquireResult, { type: "acquired" }>).fence;
-      expect(fence).toMatchObject({ ...scope(), ownerId: "owner-a", generation: 1, expiresAt: new Date(clock.now() + TTL).toISOString() });
+      expect(fence).toMatchObject({
+        ...scope(),
+        ownerId: "owner-a",
+        generation: 1,
+        expiresAt: new Date(clock.now() + TTL).toISOString(),
+      });
       expect(fence.token.length).toBeGreaterThanOrEqual(48);
     });
 
@@ -60,11 +75,26 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
     it("refuses a second work item of the same session while the fence is held", async () => {
       const { clock, fences, scope, acquire } = await setup();
       await acquire("work-1", "owner-a");
-      const conflict = await fences.acquire({ scope: scope("work-2"), ownerId: "owner-b", ttlMs: TTL });
-      expect(conflict).toEqual({ type: "conflict", expiresAt: new Date(clock.now() + TTL).toISOString() });
-      const sameWorkOtherOwner = await fences.acquire({ scope: scope("work-1"), ownerId: "owner-b", ttlMs: TTL });
+      const conflict = await fences.acquire({
+        scope: scope("work-2"),
+        ownerId: "owner-b",
+        ttlMs: TTL,
+      });
+      expect(conflict).toEqual({
+        type: "conflict",
+        expiresAt: new Date(clock.now() + TTL).toISOString(),
+      });
+      const sameWorkOtherOwner = await fences.acquire({
+        scope: scope("work-1"),
+        ownerId: "owner-b",
+        ttlMs: TTL,
+      });
       expect(sameWorkOtherOwner.type).toBe("conflict");
-      const otherSession = await fences.acquire({ scope: scope("work-2", `${scope().sessionId}-other`), ownerId: "owner-b", ttlMs: TTL });
+      const otherSession = await fences.acquire({
+        scope: scope("work-2", `${scope().sessionId}-other`),
+        ownerId: "owner-b",
+        ttlMs: TTL,
+      });
       expect(otherSession).toMatchObject({ type: "acquired", fence: { generation: 1 } });
     });
 
@@ -84,7 +114,9 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
       await clock.advance(TTL);
       expect(await fences.isCurrent(fence)).toBe(false);
       expect(await fences.renew({ fence, ttlMs: TTL })).toEqual({ type: "lost" });
-      expect(await fences.publish({ fence, workspaceCandidate, outputCandidate })).toEqual({ type: "lost" });
+      expect(await fences.publish({ fence, workspaceCandidate, outputCandidate })).toEqual({
+        type: "lost",
+      });
       const next = await acquire("work-2", "owner-b");
       expect(next.generation).toBe(2);
       expect(await fences.renew({ fence, ttlMs: TTL })).toEqual({ type: "lost" });
@@ -128,7 +160,8 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
       expect(await current("work-2", third.generation, "owner-b")).toBe(false);
       expect(await current("work-2", fourth.generation, "owner-c")).toBe(true);
       const invalid = (error: unknown) => ManagedRuntimeError.hasCode(error, "invalid_request");
-      const ask = (generation: number, ownerId: string) => fences.isGenerationCurrent({ scope: scope(), generation, ownerId });
+      const ask = (generation: number, ownerId: string) =>
+        fences.isGenerationCurrent({ scope: scope(), generation, ownerId });
       await expect(ask(-1, "owner-a")).rejects.toSatisfy(invalid);
       await expect(ask(1, "")).rejects.toSatisfy(invalid);
     });
@@ -150,10 +183,16 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
       const fence = await acquire();
       await clock.advance(TTL - 1000);
       const renewed = await fences.renew({ fence, ttlMs: TTL });
-      expect(renewed).toEqual({ type: "renewed", fence: { ...fence, expiresAt: new Date(clock.now() + TTL).toISOString() } });
+      expect(renewed).toEqual({
+        type: "renewed",
+        fence: { ...fence, expiresAt: new Date(clock.now() + TTL).toISOString() },
+      });
       await clock.advance(TTL - 1000);
       expect(await fences.isCurrent(fence)).toBe(true);
-      expect(await fences.publish({ fence, workspaceCandidate, outputCandidate: null })).toEqual({ type: "published", revision: 1 });
+      expect(await fences.publish({ fence, workspaceCandidate, outputCandidate: null })).toEqual({
+        type: "published",
+        revision: 1,
+      });
     });
 
     it("publishes only for the exact current generation and token", async () => {
@@ -163,18 +202,28 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
       const staleGeneration = { ...fence, generation: fence.generation + 1 };
       const otherWork = { ...fence, workId: "work-9" };
       for (const candidate of [wrongToken, staleGeneration, otherWork]) {
-        expect(await fences.publish({ fence: candidate, workspaceCandidate, outputCandidate })).toEqual({ type: "lost" });
+        expect(
+          await fences.publish({ fence: candidate, workspaceCandidate, outputCandidate }),
+        ).toEqual({ type: "lost" });
         expect(await fences.isCurrent(candidate)).toBe(false);
         expect(await fences.renew({ fence: candidate, ttlMs: TTL })).toEqual({ type: "lost" });
       }
-      expect(await fences.publish({ fence, workspaceCandidate, outputCandidate })).toEqual({ type: "published", revision: 1 });
+      expect(await fences.publish({ fence, workspaceCandidate, outputCandidate })).toEqual({
+        type: "published",
+        revision: 1,
+      });
     });
 
     it("refuses a second publish with the same generation", async () => {
       const { fences, acquire } = await setup();
       const fence = await acquire();
-      expect(await fences.publish({ fence, workspaceCandidate, outputCandidate })).toEqual({ type: "published", revision: 1 });
-      expect(await fences.publish({ fence, workspaceCandidate, outputCandidate })).toEqual({ type: "lost" });
+      expect(await fences.publish({ fence, workspaceCandidate, outputCandidate })).toEqual({
+        type: "published",
+        revision: 1,
+      });
+      expect(await fences.publish({ fence, workspaceCandidate, outputCandidate })).toEqual({
+        type: "lost",
+      });
       expect(await fences.isCurrent(fence)).toBe(true);
     });
 
@@ -183,7 +232,9 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
       const stale = await acquire("work-1", "owner-a");
       await clock.advance(TTL);
       const current = await acquire("work-2", "owner-b");
-      expect(await fences.publish({ fence: stale, workspaceCandidate, outputCandidate })).toEqual({ type: "lost" });
+      expect(await fences.publish({ fence: stale, workspaceCandidate, outputCandidate })).toEqual({
+        type: "lost",
+      });
       await fences.release({ fence: stale, reason: "lease_lost" });
       expect(await fences.isCurrent(current)).toBe(true);
     });
@@ -202,23 +253,50 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
         harnessVersion: "1.0.0",
         runtimeIdentity: "{}",
       };
-      await fences.publish({ fence: first, workspaceCandidate, outputCandidate: null, runtimeCheckpoint });
+      await fences.publish({
+        fence: first,
+        workspaceCandidate,
+        outputCandidate: null,
+        runtimeCheckpoint,
+      });
       await fences.release({ fence: first, reason: "completed" });
       const next = await fences.acquire({ scope: scope("work-2"), ownerId: "owner-b", ttlMs: TTL });
       expect(next).toMatchObject({
         type: "acquired",
         fence: { generation: 2 },
-        publication: { generation: 1, revision: 1, workspaceCandidate, outputCandidate: null, runtimeCheckpoint },
+        publication: {
+          generation: 1,
+          revision: 1,
+          workspaceCandidate,
+          outputCandidate: null,
+          runtimeCheckpoint,
+        },
       });
       const second = (next as Extract<FenceAcquireResult, { type: "acquired" }>).fence;
-      expect(await fences.publish({ fence: second, workspaceCandidate: { id: "wcp-2", contentHash: "sha256:cc" }, outputCandidate })).toEqual({
+      expect(
+        await fences.publish({
+          fence: second,
+          workspaceCandidate: { id: "wcp-2", contentHash: "sha256:cc" },
+          outputCandidate,
+        }),
+      ).toEqual({
         type: "published",
         revision: 2,
       });
       await fences.release({ fence: second, reason: "completed" });
-      const third = await fences.acquire({ scope: scope("work-3"), ownerId: "owner-a", ttlMs: TTL });
+      const third = await fences.acquire({
+        scope: scope("work-3"),
+        ownerId: "owner-a",
+        ttlMs: TTL,
+      });
       expect(third).toMatchObject({
-        publication: { generation: 2, revision: 2, workspaceCandidate: { id: "wcp-2" }, outputCandidate, runtimeCheckpoint: null },
+        publication: {
+          generation: 2,
+          revision: 2,
+          workspaceCandidate: { id: "wcp-2" },
+          outputCandidate,
+          runtimeCheckpoint: null,
+        },
       });
     });
 
@@ -227,10 +305,16 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
       const fence = await acquire();
       const results = await Promise.all(
         Array.from({ length: 24 }, (_, index) =>
-          fences.publish({ fence, workspaceCandidate: { id: `wcp-${index}`, contentHash: "sha256:aa" }, outputCandidate: null }),
+          fences.publish({
+            fence,
+            workspaceCandidate: { id: `wcp-${index}`, contentHash: "sha256:aa" },
+            outputCandidate: null,
+          }),
         ),
       );
-      expect(results.filter((result) => result.type === "published")).toEqual([{ type: "published", revision: 1 }]);
+      expect(results.filter((result) => result.type === "published")).toEqual([
+        { type: "published", revision: 1 },
+      ]);
       expect(results.filter((result) => result.type === "lost")).toHaveLength(23);
     });
 
@@ -238,8 +322,22 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
       const { clock, fences, acquire } = await setup();
       const first = await acquire("work-1", "owner-a");
       // Nothing published yet: revision 0 is the latest; any other expectation is refused.
-      expect(await fences.publishIfLatest({ fence: first, expectedRevision: 1, workspaceCandidate, outputCandidate: null })).toEqual({ type: "lost" });
-      expect(await fences.publishIfLatest({ fence: first, expectedRevision: 0, workspaceCandidate, outputCandidate: null })).toEqual({
+      expect(
+        await fences.publishIfLatest({
+          fence: first,
+          expectedRevision: 1,
+          workspaceCandidate,
+          outputCandidate: null,
+        }),
+      ).toEqual({ type: "lost" });
+      expect(
+        await fences.publishIfLatest({
+          fence: first,
+          expectedRevision: 0,
+          workspaceCandidate,
+          outputCandidate: null,
+        }),
+      ).toEqual({
         type: "published",
         revision: 1,
       });
@@ -247,19 +345,43 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
       // A salvage that started from revision 0 comes after a newer publication: it publishes nothing.
       const salvage = await acquire("work-1", "reconciler");
       const newer = { id: "wcp-salvage", contentHash: "sha256:dd" };
-      expect(await fences.publishIfLatest({ fence: salvage, expectedRevision: 0, workspaceCandidate: newer, outputCandidate: null })).toEqual({
+      expect(
+        await fences.publishIfLatest({
+          fence: salvage,
+          expectedRevision: 0,
+          workspaceCandidate: newer,
+          outputCandidate: null,
+        }),
+      ).toEqual({
         type: "lost",
       });
       await fences.release({ fence: salvage, reason: "lease_lost" });
       const observer = await fences.acquire({ scope: salvage, ownerId: "observer", ttlMs: TTL });
-      expect(observer).toMatchObject({ type: "acquired", publication: { revision: 1, workspaceCandidate } });
+      expect(observer).toMatchObject({
+        type: "acquired",
+        publication: { revision: 1, workspaceCandidate },
+      });
       // From the latest revision it publishes, once per generation, like publish.
       const fence = (observer as Extract<FenceAcquireResult, { type: "acquired" }>).fence;
-      expect(await fences.publishIfLatest({ fence, expectedRevision: 1, workspaceCandidate: newer, outputCandidate: null })).toEqual({
+      expect(
+        await fences.publishIfLatest({
+          fence,
+          expectedRevision: 1,
+          workspaceCandidate: newer,
+          outputCandidate: null,
+        }),
+      ).toEqual({
         type: "published",
         revision: 2,
       });
-      expect(await fences.publishIfLatest({ fence, expectedRevision: 2, workspaceCandidate: newer, outputCandidate: null })).toEqual({ type: "lost" });
+      expect(
+        await fences.publishIfLatest({
+          fence,
+          expectedRevision: 2,
+          workspaceCandidate: newer,
+          outputCandidate: null,
+        }),
+      ).toEqual({ type: "lost" });
     });
 
     it("refuses publish if latest from a stale, expired or foreign fence even at the latest revision", async () => {
@@ -268,12 +390,33 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
       const wrongToken = { ...fence, token: `${fence.token.slice(0, -4)}0000` };
       const otherWork = { ...fence, workId: "work-9" };
       for (const candidate of [wrongToken, otherWork]) {
-        expect(await fences.publishIfLatest({ fence: candidate, expectedRevision: 0, workspaceCandidate, outputCandidate })).toEqual({ type: "lost" });
+        expect(
+          await fences.publishIfLatest({
+            fence: candidate,
+            expectedRevision: 0,
+            workspaceCandidate,
+            outputCandidate,
+          }),
+        ).toEqual({ type: "lost" });
       }
       await clock.advance(TTL);
-      expect(await fences.publishIfLatest({ fence, expectedRevision: 0, workspaceCandidate, outputCandidate })).toEqual({ type: "lost" });
+      expect(
+        await fences.publishIfLatest({
+          fence,
+          expectedRevision: 0,
+          workspaceCandidate,
+          outputCandidate,
+        }),
+      ).toEqual({ type: "lost" });
       const next = await acquire("work-2", "owner-b");
-      expect(await fences.publishIfLatest({ fence, expectedRevision: 0, workspaceCandidate, outputCandidate })).toEqual({ type: "lost" });
+      expect(
+        await fences.publishIfLatest({
+          fence,
+          expectedRevision: 0,
+          workspaceCandidate,
+          outputCandidate,
+        }),
+      ).toEqual({ type: "lost" });
       expect(await fences.isCurrent(next)).toBe(true);
     });
 
@@ -281,15 +424,31 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
       const { fences, acquire, scope } = await setup();
       const owner = await acquire("work-1", "owner-a");
       // The same owner re-acquires (a new generation) and both the old and new fence race at revision 0.
-      const newer = (await fences.acquire({ scope: scope("work-1"), ownerId: "owner-a", ttlMs: TTL })) as Extract<FenceAcquireResult, { type: "acquired" }>;
+      const newer = (await fences.acquire({
+        scope: scope("work-1"),
+        ownerId: "owner-a",
+        ttlMs: TTL,
+      })) as Extract<FenceAcquireResult, { type: "acquired" }>;
       const results = await Promise.all([
-        fences.publishIfLatest({ fence: owner, expectedRevision: 0, workspaceCandidate, outputCandidate: null }),
+        fences.publishIfLatest({
+          fence: owner,
+          expectedRevision: 0,
+          workspaceCandidate,
+          outputCandidate: null,
+        }),
         ...Array.from({ length: 8 }, (_, index) =>
-          fences.publishIfLatest({ fence: newer.fence, expectedRevision: 0, workspaceCandidate: { id: `wcp-${index}`, contentHash: "sha256:aa" }, outputCandidate: null }),
+          fences.publishIfLatest({
+            fence: newer.fence,
+            expectedRevision: 0,
+            workspaceCandidate: { id: `wcp-${index}`, contentHash: "sha256:aa" },
+            outputCandidate: null,
+          }),
         ),
       ]);
       expect(results[0]).toEqual({ type: "lost" });
-      expect(results.filter((result) => result.type === "published")).toEqual([{ type: "published", revision: 1 }]);
+      expect(results.filter((result) => result.type === "published")).toEqual([
+        { type: "published", revision: 1 },
+      ]);
     });
 
     it("rejects a malformed expected revision with invalid_request", async () => {
@@ -297,8 +456,16 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
       const fence = await acquire();
       for (const expectedRevision of [-1, 1.5, "0", undefined]) {
         const error = await fences
-          .publishIfLatest({ fence, expectedRevision, workspaceCandidate, outputCandidate: null } as never)
-          .then(() => null, (caught: unknown) => caught);
+          .publishIfLatest({
+            fence,
+            expectedRevision,
+            workspaceCandidate,
+            outputCandidate: null,
+          } as never)
+          .then(
+            () => null,
+            (caught: unknown) => caught,
+          );
         expect(ManagedRuntimeError.hasCode(error, "invalid_request")).toBe(true);
         expect((error as Error).message).not.toContain(fence.token);
       }
@@ -307,7 +474,9 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
     it("lets exactly one of many concurrent acquires win", async () => {
       const { fences, scope } = await setup();
       const results = await Promise.all(
-        Array.from({ length: 16 }, (_, index) => fences.acquire({ scope: scope(`work-${index}`), ownerId: `owner-${index}`, ttlMs: TTL })),
+        Array.from({ length: 16 }, (_, index) =>
+          fences.acquire({ scope: scope(`work-${index}`), ownerId: `owner-${index}`, ttlMs: TTL }),
+        ),
       );
       const winners = results.filter((result) => result.type === "acquired");
       expect(winners).toHaveLength(1);
@@ -335,24 +504,42 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
         fences.acquire({ scope: scope(), ownerId: "", ttlMs: TTL }),
         fences.acquire({ scope: scope(), ownerId: "owner-a", ttlMs: 0 }),
         fences.renew({ fence, ttlMs: Number.NaN }),
-        fences.publish({ fence, workspaceCandidate: { id: "", contentHash: "sha256:aa" }, outputCandidate: null }),
+        fences.publish({
+          fence,
+          workspaceCandidate: { id: "", contentHash: "sha256:aa" },
+          outputCandidate: null,
+        }),
         fences.isCurrent({ ...fence, generation: 0 }),
       ];
       for (const attempt of attempts) {
-        await expect(attempt).rejects.toSatisfy((error: unknown) => ManagedRuntimeError.hasCode(error, "invalid_request"));
+        await expect(attempt).rejects.toSatisfy((error: unknown) =>
+          ManagedRuntimeError.hasCode(error, "invalid_request"),
+        );
       }
     });
 
     it("never puts the token in an error or a conflict", async () => {
       const { fences, scope, acquire } = await setup();
       const fence = await acquire();
-      const conflict = await fences.acquire({ scope: scope("work-2"), ownerId: "owner-b", ttlMs: TTL });
+      const conflict = await fences.acquire({
+        scope: scope("work-2"),
+        ownerId: "owner-b",
+        ttlMs: TTL,
+      });
       expect(JSON.stringify(conflict)).not.toContain(fence.token);
       const hostile = [
         fences.renew({ fence: { ...fence, generation: -1 }, ttlMs: TTL }),
         fences.renew({ fence, ttlMs: -5 }),
-        fences.publish({ fence: { ...fence, expiresAt: fence.token }, workspaceCandidate, outputCandidate }),
-        fences.publish({ fence, workspaceCandidate: { id: fence.token, contentHash: 7 as unknown as string }, outputCandidate }),
+        fences.publish({
+          fence: { ...fence, expiresAt: fence.token },
+          workspaceCandidate,
+          outputCandidate,
+        }),
+        fences.publish({
+          fence,
+          workspaceCandidate: { id: fence.token, contentHash: 7 as unknown as string },
+          outputCandidate,
+        }),
         fences.isCurrent({ ...fence, workspaceId: "" }),
         fences.release({ fence, reason: fence.token as "completed" }),
       ];
@@ -364,7 +551,12 @@ export function describeFencePortSuite(name: string, factory: FencePortFactory):
         expect(ManagedRuntimeError.isInstance(error)).toBe(true);
         const managed = error as ManagedRuntimeError;
         const cause = managed.cause instanceof Error ? managed.cause.message : "";
-        for (const text of [managed.message, JSON.stringify(managed.toJSON()), managed.stack ?? "", cause]) {
+        for (const text of [
+          managed.message,
+          JSON.stringify(managed.toJSON()),
+          managed.stack ?? "",
+          cause,
+        ]) {
           expect(text).not.toContain(fence.token);
         }
       }

@@ -15,7 +15,10 @@ const recordInputSchema = z.object({
   sandbox: managedSandboxLeaseSchema,
 });
 
-const startRevisionInputSchema = z.object({ id: nonEmptyString, startRevision: z.number().int().nonnegative().nullable() });
+const startRevisionInputSchema = z.object({
+  id: nonEmptyString,
+  startRevision: z.number().int().nonnegative().nullable(),
+});
 
 /** A validated journal record request. */
 export interface JournalRecordRequest {
@@ -31,6 +34,11 @@ export function parseJournalRecordInput(input: unknown): JournalRecordRequest {
 }
 
 /** A validated `setStartRevision` request. */
-export function parseStartRevisionInput(input: unknown): { id: string; startRevision: number | null } {
-  return parseRecord(startRevisionInputSchema, input, { record: "sandbox journal start revision input" });
+export function parseStartRevisionInput(input: unknown): {
+  id: string;
+  startRevision: number | null;
+} {
+  return parseRecord(startRevisionInputSchema, input, {
+    record: "sandbox journal start revision input",
+  });
 }

@@ -1,13 +1,34 @@
 import { describe, expect, it } from "vitest";
-import { ManagedRuntimeError, type RuntimeResourceScope, type SandboxJournalPort, sandboxJournalId } from "@open-managed-agents/runtime-resource-contract";
+import {
+  ManagedRuntimeError,
+  type RuntimeResourceScope,
+  type SandboxJournalPort,
+  sandboxJournalId,
+} from "@open-managed-agents/runtime-resource-contract";
 import { type ManualTime, createManualTime } from "../time.js";
 
 /** Builds an empty sandbox journal under test. */
-export type JournalPortFactory = (context: { readonly clock: ManualTime }) => Promise<SandboxJournalPort>;
+export type JournalPortFactory = (context: {
+  readonly clock: ManualTime;
+}) => Promise<SandboxJournalPort>;
 
-const scope = (workId: string): RuntimeResourceScope => ({ workspaceId: "ws-1", environmentId: "env-1", sessionId: "session-1", workId });
-const sandbox = (runtimeId: string) => ({ provider: "test", runtimeId, metadata: { region: "local", cpu: 2 } });
-const entry = (workId: string, generation = 4) => ({ scope: scope(workId), generation, ownerId: "owner-a", sandbox: sandbox(`rt-${workId}`) });
+const scope = (workId: string): RuntimeResourceScope => ({
+  workspaceId: "ws-1",
+  environmentId: "env-1",
+  sessionId: "session-1",
+  workId,
+});
+const sandbox = (runtimeId: string) => ({
+  provider: "test",
+  runtimeId,
+  metadata: { region: "local", cpu: 2 },
+});
+const entry = (workId: string, generation = 4) => ({
+  scope: scope(workId),
+  generation,
+  ownerId: "owner-a",
+  sandbox: sandbox(`rt-${workId}`),
+});
 
 /** The behaviour every {@link SandboxJournalPort} in this package shares. */
 export function describeJournalPortSuite(name: string, factory: JournalPortFactory): void {
@@ -43,16 +64,24 @@ export function describeJournalPortSuite(name: string, factory: JournalPortFacto
       await journal.setStartRevision({ id: first.id, startRevision: 7 });
       await journal.setStartRevision({ id: second.id, startRevision: 0 });
       await journal.setStartRevision({ id: "no-such-record", startRevision: 3 });
-      expect((await journal.list({ limit: 10 })).map((record) => [record.id, record.startRevision])).toEqual([
+      expect(
+        (await journal.list({ limit: 10 })).map((record) => [record.id, record.startRevision]),
+      ).toEqual([
         [first.id, 7],
         [second.id, 0],
       ]);
       // Recording the same lease again keeps the revision; clearing it leaves the record to be reaped only.
       expect((await journal.record(entry("work-1"))).startRevision).toBe(7);
       await journal.setStartRevision({ id: first.id, startRevision: null });
-      expect((await journal.list({ limit: 10 })).map((record) => record.startRevision)).toEqual([null, 0]);
+      expect((await journal.list({ limit: 10 })).map((record) => record.startRevision)).toEqual([
+        null,
+        0,
+      ]);
       for (const startRevision of [-1, 1.5, "2"]) {
-        const error = await journal.setStartRevision({ id: first.id, startRevision } as never).then(() => null, (caught: unknown) => caught);
+        const error = await journal.setStartRevision({ id: first.id, startRevision } as never).then(
+          () => null,
+          (caught: unknown) => caught,
+        );
         expect(ManagedRuntimeError.hasCode(error, "invalid_request")).toBe(true);
       }
     });
@@ -88,7 +117,11 @@ export function describeJournalPortSuite(name: string, factory: JournalPortFacto
       await clock.advance(2_000);
       await journal.failed({ id: record.id, error: "still running after delete" });
       const [failed] = await journal.list({ limit: 1 });
-      expect(failed).toMatchObject({ attempts: 1, lastError: "still running after delete", updatedAt: new Date(clock.now()).toISOString() });
+      expect(failed).toMatchObject({
+        attempts: 1,
+        lastError: "still running after delete",
+        updatedAt: new Date(clock.now()).toISOString(),
+      });
       await journal.resolve({ id: record.id });
       await journal.resolve({ id: record.id });
       await journal.failed({ id: record.id, error: "late" });
@@ -98,8 +131,12 @@ export function describeJournalPortSuite(name: string, factory: JournalPortFacto
     it("rejects malformed input with invalid_request", async () => {
       const { journal } = await setup();
       const invalid = (error: unknown) => ManagedRuntimeError.hasCode(error, "invalid_request");
-      await expect(journal.record({ ...entry("work-1"), sandbox: { provider: "", runtimeId: "x" } })).rejects.toSatisfy(invalid);
-      await expect(journal.record({ ...entry("work-1"), generation: -1 })).rejects.toSatisfy(invalid);
+      await expect(
+        journal.record({ ...entry("work-1"), sandbox: { provider: "", runtimeId: "x" } }),
+      ).rejects.toSatisfy(invalid);
+      await expect(journal.record({ ...entry("work-1"), generation: -1 })).rejects.toSatisfy(
+        invalid,
+      );
       await expect(journal.list({ limit: 0 })).rejects.toSatisfy(invalid);
       await expect(journal.resolve({ id: "" })).rejects.toSatisfy(invalid);
     });

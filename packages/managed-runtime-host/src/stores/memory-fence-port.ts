@@ -44,26 +44,40 @@ interface SessionState {
  * and publications live for the lifetime of the returned object; use it in tests and single-process
  * deployments.
  */
-export function createMemoryFencePort(options: MemoryFencePortOptions = {}): RuntimeResourceFencePort {
+export function createMemoryFencePort(
+  options: MemoryFencePortOptions = {},
+): RuntimeResourceFencePort {
   const { clock } = parseStoreClockOptions(options, "memory fence port options");
   const sessions = new Map<string, SessionState>();
 
-  const currentHolder = (fence: RuntimeResourceFence, now: number): { state: SessionState; holder: Holder } | null => {
+  const currentHolder = (
+    fence: RuntimeResourceFence,
+    now: number,
+  ): { state: SessionState; holder: Holder } | null => {
     const state = sessions.get(sessionKey(fence));
     const holder = state?.holder;
-    if (!state || !holder || !holdsFence(state, holder, fence) || holder.expiresAtMs <= now) return null;
+    if (!state || !holder || !holdsFence(state, holder, fence) || holder.expiresAtMs <= now)
+      return null;
     return { state, holder };
   };
 
   // The checks and the write run without an await in between: one atomic step for this process.
-  const publishAt = (fence: RuntimeResourceFence, body: PublicationBody, expectedRevision: number | null): FencePublishResult => {
+  const publishAt = (
+    fence: RuntimeResourceFence,
+    body: PublicationBody,
+    expectedRevision: number | null,
+  ): FencePublishResult => {
     const current = currentHolder(fence, clock.now());
     if (!current || current.state.publishedGeneration >= fence.generation) return { type: "lost" };
     const { state } = current;
     const latest = state.publication?.revision ?? 0;
     if (expectedRevision !== null && latest !== expectedRevision) return { type: "lost" };
     state.publishedGeneration = fence.generation;
-    state.publication = structuredClone({ generation: fence.generation, revision: latest + 1, ...body });
+    state.publication = structuredClone({
+      generation: fence.generation,
+      revision: latest + 1,
+      ...body,
+    });
     return { type: "published", revision: latest + 1 };
   };
 
@@ -72,13 +86,24 @@ export function createMemoryFencePort(options: MemoryFencePortOptions = {}): Run
       const { scope, ownerId, ttlMs } = parseAcquireInput(input);
       const now = clock.now();
       const key = sessionKey(scope);
-      const state = sessions.get(key) ?? { generation: 0, holder: null, publishedGeneration: 0, publication: null };
+      const state = sessions.get(key) ?? {
+        generation: 0,
+        holder: null,
+        publishedGeneration: 0,
+        publication: null,
+      };
       const holder = state.holder;
       // The same owner re-acquiring its own work item supersedes its older fence; anyone else waits for expiry.
       const reentrant = holder?.ownerId === ownerId && holder.workId === scope.workId;
-      if (holder && holder.expiresAtMs > now && !reentrant) return { type: "conflict", expiresAt: isoTime(holder.expiresAtMs) };
+      if (holder && holder.expiresAtMs > now && !reentrant)
+        return { type: "conflict", expiresAt: isoTime(holder.expiresAtMs) };
       state.generation += 1;
-      state.holder = { workId: scope.workId, ownerId, token: createFenceToken(), expiresAtMs: now + ttlMs };
+      state.holder = {
+        workId: scope.workId,
+        ownerId,
+        token: createFenceToken(),
+        expiresAtMs: now + ttlMs,
+      };
       sessions.set(key, state);
       const fence: RuntimeResourceFence = {
         workspaceId: scope.workspaceId,
@@ -90,7 +115,11 @@ export function createMemoryFencePort(options: MemoryFencePortOptions = {}): Run
         token: state.holder.token,
         expiresAt: isoTime(state.holder.expiresAtMs),
       };
-      return { type: "acquired", fence, publication: state.publication === null ? null : structuredClone(state.publication) };
+      return {
+        type: "acquired",
+        fence,
+        publication: state.publication === null ? null : structuredClone(state.publication),
+      };
     },
 
     async renew(input): Promise<FenceRenewResult> {
@@ -99,7 +128,10 @@ export function createMemoryFencePort(options: MemoryFencePortOptions = {}): Run
       const current = currentHolder(fence, now);
       if (!current) return { type: "lost" };
       current.holder.expiresAtMs = now + ttlMs;
-      return { type: "renewed", fence: { ...fence, expiresAt: isoTime(current.holder.expiresAtMs) } };
+      return {
+        type: "renewed",
+        fence: { ...fence, expiresAt: isoTime(current.holder.expiresAtMs) },
+      };
     },
 
     async isCurrent(fence): Promise<boolean> {
@@ -112,7 +144,11 @@ export function createMemoryFencePort(options: MemoryFencePortOptions = {}): Run
       const holder = state?.holder;
       // A later generation of the same owner and work item is the same run after a live checkpoint's rotation.
       if (!state || !holder || state.generation < generation) return false;
-      return holder.ownerId === ownerId && holder.workId === scope.workId && holder.expiresAtMs > clock.now();
+      return (
+        holder.ownerId === ownerId &&
+        holder.workId === scope.workId &&
+        holder.expiresAtMs > clock.now()
+      );
     },
 
     async publish(input): Promise<FencePublishResult> {
@@ -136,6 +172,9 @@ export function createMemoryFencePort(options: MemoryFencePortOptions = {}): Run
 
 function holdsFence(state: SessionState, holder: Holder, fence: RuntimeResourceFence): boolean {
   return (
-    state.generation === fence.generation && holder.token === fence.token && holder.workId === fence.workId && holder.ownerId === fence.ownerId
+    state.generation === fence.generation &&
+    holder.token === fence.token &&
+    holder.workId === fence.workId &&
+    holder.ownerId === fence.ownerId
   );
 }

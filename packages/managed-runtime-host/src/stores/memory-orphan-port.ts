@@ -1,4 +1,8 @@
-import { type RuntimeOrphanPort, type RuntimeOrphanRecord, runtimeOrphanId } from "@open-managed-agents/runtime-resource-contract";
+import {
+  type RuntimeOrphanPort,
+  type RuntimeOrphanRecord,
+  runtimeOrphanId,
+} from "@open-managed-agents/runtime-resource-contract";
 import { parseEnqueueInput } from "./orphan-inputs.js";
 import { memoryRetryQueue } from "./memory-retry-queue.js";
 import { type StoreClockOptions, isoTime, parseStoreClockOptions } from "./store-options.js";

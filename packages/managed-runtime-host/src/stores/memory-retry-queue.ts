@@ -10,7 +10,10 @@ interface RetryRecord {
 }
 
 /** `list` (insertion order, copies), `failed` and `resolve` over one map of records. */
-export function memoryRetryQueue<Record extends RetryRecord>(records: Map<string, Record>, clock: Clock) {
+export function memoryRetryQueue<Record extends RetryRecord>(
+  records: Map<string, Record>,
+  clock: Clock,
+) {
   return {
     async list(input: unknown): Promise<readonly Record[]> {
       const { limit } = parseListInput(input);
@@ -21,7 +24,12 @@ export function memoryRetryQueue<Record extends RetryRecord>(records: Map<string
       const existing = records.get(id);
       // A record resolved concurrently stays resolved.
       if (!existing) return;
-      records.set(id, { ...existing, attempts: existing.attempts + 1, lastError: error, updatedAt: isoTime(clock.now()) });
+      records.set(id, {
+        ...existing,
+        attempts: existing.attempts + 1,
+        lastError: error,
+        updatedAt: isoTime(clock.now()),
+      });
     },
     async resolve(input: unknown): Promise<void> {
       records.delete(parseResolveInput(input).id);

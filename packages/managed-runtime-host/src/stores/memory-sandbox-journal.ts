@@ -1,4 +1,8 @@
-import { type SandboxJournalPort, type SandboxJournalRecord, sandboxJournalId } from "@open-managed-agents/runtime-resource-contract";
+import {
+  type SandboxJournalPort,
+  type SandboxJournalRecord,
+  sandboxJournalId,
+} from "@open-managed-agents/runtime-resource-contract";
 import { parseJournalRecordInput, parseStartRevisionInput } from "./journal-inputs.js";
 import { memoryRetryQueue } from "./memory-retry-queue.js";
 import { type StoreClockOptions, isoTime, parseStoreClockOptions } from "./store-options.js";
@@ -11,7 +15,9 @@ export type MemorySandboxJournalOptions = StoreClockOptions;
  * promises). It dies with the process, so it protects against failed provider calls, not host crashes:
  * use the SQL journal where a host may be killed.
  */
-export function createMemorySandboxJournal(options: MemorySandboxJournalOptions = {}): SandboxJournalPort {
+export function createMemorySandboxJournal(
+  options: MemorySandboxJournalOptions = {},
+): SandboxJournalPort {
   const { clock } = parseStoreClockOptions(options, "memory sandbox journal options");
   const records = new Map<string, SandboxJournalRecord>();
   const queue = memoryRetryQueue(records, clock);
@@ -23,7 +29,15 @@ export function createMemorySandboxJournal(options: MemorySandboxJournalOptions 
       const existing = records.get(id);
       if (existing) return structuredClone(existing);
       const now = isoTime(clock.now());
-      const record: SandboxJournalRecord = { id, ...request, startRevision: null, attempts: 0, lastError: "", createdAt: now, updatedAt: now };
+      const record: SandboxJournalRecord = {
+        id,
+        ...request,
+        startRevision: null,
+        attempts: 0,
+        lastError: "",
+        createdAt: now,
+        updatedAt: now,
+      };
       records.set(id, record);
       return structuredClone(record);
     },

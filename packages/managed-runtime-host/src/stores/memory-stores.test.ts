@@ -13,7 +13,11 @@ describeJournalPortSuite("memory", async ({ clock }) => createMemorySandboxJourn
 
 describe("memory store options", () => {
   it("refuses a clock without now() as invalid_config naming the field", () => {
-    for (const create of [createMemoryFencePort, createMemoryOrphanPort, createMemorySandboxJournal]) {
+    for (const create of [
+      createMemoryFencePort,
+      createMemoryOrphanPort,
+      createMemorySandboxJournal,
+    ]) {
       const error = caught(() => create({ clock: { now: 5 } as never }));
       expect(ManagedRuntimeError.hasCode(error, "invalid_config")).toBe(true);
       expect((error as Error).message).toContain("clock");

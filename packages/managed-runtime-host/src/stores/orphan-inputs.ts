@@ -49,5 +49,7 @@ export function parseResolveInput(input: unknown): { id: string } {
 
 /** Bounds a stored error message to {@link MAX_ORPHAN_ERROR_LENGTH} characters. */
 export function clipError(message: string): string {
-  return message.length <= MAX_ORPHAN_ERROR_LENGTH ? message : `${message.slice(0, MAX_ORPHAN_ERROR_LENGTH - 1)}…`;
+  return message.length <= MAX_ORPHAN_ERROR_LENGTH
+    ? message
+    : `${message.slice(0, MAX_ORPHAN_ERROR_LENGTH - 1)}…`;
 }

@@ -10,10 +10,21 @@ import { type ManualTime, createManualTime } from "../time.js";
 import { MAX_ORPHAN_ERROR_LENGTH } from "./orphan-inputs.js";
 
 /** Builds an empty orphan port under test. */
-export type OrphanPortFactory = (context: { readonly clock: ManualTime }) => Promise<RuntimeOrphanPort>;
+export type OrphanPortFactory = (context: {
+  readonly clock: ManualTime;
+}) => Promise<RuntimeOrphanPort>;
 
-const scope = (workId: string): RuntimeResourceScope => ({ workspaceId: "ws-1", environmentId: "env-1", sessionId: "session-1", workId });
-const sandbox = (runtimeId: string) => ({ provider: "test", runtimeId, metadata: { region: "local", cpu: 2, warm: false, zone: null } });
+const scope = (workId: string): RuntimeResourceScope => ({
+  workspaceId: "ws-1",
+  environmentId: "env-1",
+  sessionId: "session-1",
+  workId,
+});
+const sandbox = (runtimeId: string) => ({
+  provider: "test",
+  runtimeId,
+  metadata: { region: "local", cpu: 2, warm: false, zone: null },
+});
 const orphan = (workId: string, error = "terminate failed: connection reset") => ({
   scope: scope(workId),
   generation: 3,
@@ -57,7 +68,10 @@ export function describeOrphanPortSuite(name: string, factory: OrphanPortFactory
       const { clock, orphans } = await setup();
       const first = await orphans.enqueue(orphan("work-1", "first failure"));
       await clock.advance(5000);
-      const second = await orphans.enqueue({ ...orphan("work-1", "second failure"), reason: "lease_lost" });
+      const second = await orphans.enqueue({
+        ...orphan("work-1", "second failure"),
+        reason: "lease_lost",
+      });
       expect(second).toEqual({
         ...first,
         attempts: 2,
@@ -76,8 +90,14 @@ export function describeOrphanPortSuite(name: string, factory: OrphanPortFactory
       await clock.advance(10);
       await orphans.enqueue(orphan("work-a", "again"));
       await orphans.enqueue(orphan("work-d"));
-      const order = (records: readonly { scope: RuntimeResourceScope }[]) => records.map((record) => record.scope.workId);
-      expect(order(await orphans.list({ limit: 10 }))).toEqual(["work-a", "work-b", "work-c", "work-d"]);
+      const order = (records: readonly { scope: RuntimeResourceScope }[]) =>
+        records.map((record) => record.scope.workId);
+      expect(order(await orphans.list({ limit: 10 }))).toEqual([
+        "work-a",
+        "work-b",
+        "work-c",
+        "work-d",
+      ]);
       expect(order(await orphans.list({ limit: 2 }))).toEqual(["work-a", "work-b"]);
     });
 
@@ -89,7 +109,12 @@ export function describeOrphanPortSuite(name: string, factory: OrphanPortFactory
       await orphans.failed({ id: record.id, error: "reap failed: 504" });
       await orphans.failed({ id: "missing", error: "nobody" });
       expect(await orphans.list({ limit: 10 })).toEqual([
-        { ...record, attempts: 3, lastError: "reap failed: 504", updatedAt: new Date(clock.now()).toISOString() },
+        {
+          ...record,
+          attempts: 3,
+          lastError: "reap failed: 504",
+          updatedAt: new Date(clock.now()).toISOString(),
+        },
       ]);
     });
 
@@ -103,7 +128,11 @@ export function describeOrphanPortSuite(name: string, factory: OrphanPortFactory
       expect(await orphans.list({ limit: 10 })).toEqual([]);
       await clock.advance(50);
       const again = await orphans.enqueue(orphan("work-1"));
-      expect(again).toMatchObject({ id: record.id, attempts: 1, createdAt: new Date(clock.now()).toISOString() });
+      expect(again).toMatchObject({
+        id: record.id,
+        attempts: 1,
+        createdAt: new Date(clock.now()).toISOString(),
+      });
     });
 
     it("keeps records of distinct generations and runtimes apart", async () => {
@@ -118,7 +147,9 @@ export function describeOrphanPortSuite(name: string, factory: OrphanPortFactory
 
     it("bounds stored error messages", async () => {
       const { orphans } = await setup();
-      const record = await orphans.enqueue(orphan("work-1", "x".repeat(MAX_ORPHAN_ERROR_LENGTH * 3)));
+      const record = await orphans.enqueue(
+        orphan("work-1", "x".repeat(MAX_ORPHAN_ERROR_LENGTH * 3)),
+      );
       expect(record.lastError).toHaveLength(MAX_ORPHAN_ERROR_LENGTH);
       await orphans.failed({ id: record.id, error: "y".repeat(MAX_ORPHAN_ERROR_LENGTH + 1) });
       const [listed] = await orphans.list({ limit: 1 });
@@ -130,14 +161,23 @@ export function describeOrphanPortSuite(name: string, factory: OrphanPortFactory
       const { orphans } = await setup();
       const attempts: Promise<unknown>[] = [
         orphans.enqueue({ ...orphan("work-1"), sandbox: { provider: "", runtimeId: "rt" } }),
-        orphans.enqueue({ ...orphan("work-1"), sandbox: { provider: "p", runtimeId: "rt", metadata: { nested: {} as unknown as string } } }),
+        orphans.enqueue({
+          ...orphan("work-1"),
+          sandbox: {
+            provider: "p",
+            runtimeId: "rt",
+            metadata: { nested: {} as unknown as string },
+          },
+        }),
         orphans.enqueue({ ...orphan("work-1"), reason: "bored" as "failed" }),
         orphans.list({ limit: 0 }),
         orphans.failed({ id: "", error: "x" }),
         orphans.resolve({ id: "" }),
       ];
       for (const attempt of attempts) {
-        await expect(attempt).rejects.toSatisfy((error: unknown) => ManagedRuntimeError.hasCode(error, "invalid_request"));
+        await expect(attempt).rejects.toSatisfy((error: unknown) =>
+          ManagedRuntimeError.hasCode(error, "invalid_request"),
+        );
       }
       expect(await orphans.list({ limit: 10 })).toEqual([]);
     });

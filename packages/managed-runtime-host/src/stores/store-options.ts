@@ -6,7 +6,10 @@ import { type Clock, systemClock } from "../time.js";
 export { hasMethods };
 
 /** Accepts any object with a `now()` function. */
-export const clockSchema = z.custom<Clock>((value) => hasMethods(value, ["now"]), "must be a Clock with a now() function");
+export const clockSchema = z.custom<Clock>(
+  (value) => hasMethods(value, ["now"]),
+  "must be a Clock with a now() function",
+);
 
 /** Options every store factory accepts. */
 export interface StoreClockOptions {
@@ -17,8 +20,14 @@ export interface StoreClockOptions {
 const storeClockOptionsSchema = z.object({ clock: clockSchema.optional() });
 
 /** Validates `{clock?}` once, at factory time; failure is `invalid_config` naming the field. */
-export function parseStoreClockOptions(options: unknown, record: string): { readonly clock: Clock } {
-  const parsed = parseRecord(storeClockOptionsSchema, options ?? {}, { record, code: "invalid_config" });
+export function parseStoreClockOptions(
+  options: unknown,
+  record: string,
+): { readonly clock: Clock } {
+  const parsed = parseRecord(storeClockOptionsSchema, options ?? {}, {
+    record,
+    code: "invalid_config",
+  });
   return { clock: parsed.clock ?? systemClock };
 }
 

@@ -29,7 +29,10 @@ export interface CheckpointAnswers {
  * then fails the run, which sends `stop{failed}`: the supervisor learns its checkpoint's fate before it is
  * stopped, and a harness can never finish believing an unpublished checkpoint is its state.
  */
-export function createCheckpointAnswers(input: HarnessRunInput, channel: HarnessSupervisorChannel): CheckpointAnswers {
+export function createCheckpointAnswers(
+  input: HarnessRunInput,
+  channel: HarnessSupervisorChannel,
+): CheckpointAnswers {
   const failure = new AbortController();
   let first: { readonly error: unknown } | null = null;
   let tail: Promise<void> = Promise.resolve();
@@ -54,11 +57,20 @@ export function createCheckpointAnswers(input: HarnessRunInput, channel: Harness
   };
 }
 
-async function commit(input: HarnessRunInput, channel: HarnessSupervisorChannel, event: Extract<HarnessSupervisorEvent, { type: "checkpoint" }>): Promise<void> {
+async function commit(
+  input: HarnessRunInput,
+  channel: HarnessSupervisorChannel,
+  event: Extract<HarnessSupervisorEvent, { type: "checkpoint" }>,
+): Promise<void> {
   const { checkpointId } = event;
-  if (!input.checkpoint) return reject(channel, checkpointId, "live checkpoints are not enabled for this run");
+  if (!input.checkpoint)
+    return reject(channel, checkpointId, "live checkpoints are not enabled for this run");
   try {
-    await input.checkpoint({ checkpointId, sessionId: event.sessionId, ...(event.turnId === undefined ? {} : { turnId: event.turnId }) });
+    await input.checkpoint({
+      checkpointId,
+      sessionId: event.sessionId,
+      ...(event.turnId === undefined ? {} : { turnId: event.turnId }),
+    });
   } catch (error) {
     if (isLiveCheckpointRefusal(error)) return reject(channel, checkpointId, error.message);
     await reject(channel, checkpointId, failureMessage(error));
@@ -69,10 +81,22 @@ async function commit(input: HarnessRunInput, channel: HarnessSupervisorChannel,
 
 /** What a failed commit tells the supervisor: a typed error's code and message, nothing of any other error. */
 function failureMessage(error: unknown): string {
-  const detail = ManagedRuntimeError.isInstance(error) ? `${error.code}: ${error.message}` : "internal";
+  const detail = ManagedRuntimeError.isInstance(error)
+    ? `${error.code}: ${error.message}`
+    : "internal";
   return `the checkpoint was not committed (${detail}); the run is failing`;
 }
 
-function reject(channel: HarnessSupervisorChannel, checkpointId: string, message: string): Promise<void> {
-  return channel.send({ type: "checkpoint.reject", checkpointId, message: message.slice(0, MAX_REJECT_MESSAGE) }).catch(() => undefined);
+function reject(
+  channel: HarnessSupervisorChannel,
+  checkpointId: string,
+  message: string,
+): Promise<void> {
+  return channel
+    .send({
+      type: "checkpoint.reject",
+      checkpointId,
+      message: message.slice(0, MAX_REJECT_MESSAGE),
+    })
+    .catch(() => undefined);
 }

@@ -11,8 +11,14 @@ import {
  * port that lists the requested lane. A lane none of them lists is `capability_unsupported`; a lane two of
  * them list is `invalid_config`, since which one ran an item would then depend on the order of the list.
  */
-export function composeSandboxHarnessDrivers(...drivers: readonly SandboxHarnessDriverPort[]): SandboxHarnessDriverPort {
-  if (drivers.length === 0) throw new InvalidConfigError({ message: "composeSandboxHarnessDrivers needs at least one driver", context: { path: "drivers" } });
+export function composeSandboxHarnessDrivers(
+  ...drivers: readonly SandboxHarnessDriverPort[]
+): SandboxHarnessDriverPort {
+  if (drivers.length === 0)
+    throw new InvalidConfigError({
+      message: "composeSandboxHarnessDrivers needs at least one driver",
+      context: { path: "drivers" },
+    });
   return {
     async driverCapabilities(scope) {
       return { drivers: [...(await laneOwners(drivers, scope)).keys()] };

@@ -15,7 +15,10 @@ export interface EventReader {
  * Wraps an event stream so waits can time out without losing an event: a read that outlives its
  * timeout stays pending and is picked up by the next call.
  */
-export function createEventReader(events: AsyncIterable<HarnessSupervisorEvent>, scheduler: Scheduler): EventReader {
+export function createEventReader(
+  events: AsyncIterable<HarnessSupervisorEvent>,
+  scheduler: Scheduler,
+): EventReader {
   const iterator = events[Symbol.asyncIterator]();
   let pending: Promise<IteratorResult<HarnessSupervisorEvent>> | null = null;
   return {

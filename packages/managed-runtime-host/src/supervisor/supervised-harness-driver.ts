@@ -34,7 +34,11 @@ export interface SupervisedSandboxHarnessDriverOptions {
 /** A timeout of the lane declaration: a positive safe integer of milliseconds. */
 const timeoutMs = positiveSafeIntegerSchema;
 const timeoutsSchema = z.object({
-  driver: z.object({ readyTimeoutMs: timeoutMs, heartbeatTimeoutMs: timeoutMs, drainTimeoutMs: timeoutMs }),
+  driver: z.object({
+    readyTimeoutMs: timeoutMs,
+    heartbeatTimeoutMs: timeoutMs,
+    drainTimeoutMs: timeoutMs,
+  }),
 });
 
 const optionsSchema = z.object({
@@ -54,8 +58,13 @@ const optionsSchema = z.object({
  * sends `drain`, waits up to `drainTimeoutMs` for `drained`, sends `stop` and returns `aborted`. Any
  * failure sends `stop{reason:"failed"}`. The supervisor never receives the fence token.
  */
-export function createSupervisedSandboxHarnessDriver(options: SupervisedSandboxHarnessDriverOptions): SandboxHarnessDriverPort {
-  parseRecord(optionsSchema, options, { record: "supervised harness driver options", code: "invalid_config" });
+export function createSupervisedSandboxHarnessDriver(
+  options: SupervisedSandboxHarnessDriverOptions,
+): SandboxHarnessDriverPort {
+  parseRecord(optionsSchema, options, {
+    record: "supervised harness driver options",
+    code: "invalid_config",
+  });
   const clock = options.clock ?? systemClock;
   const scheduler = options.scheduler ?? systemScheduler;
 
@@ -73,7 +82,11 @@ export function createSupervisedSandboxHarnessDriver(options: SupervisedSandboxH
         });
       }
       // Profile parsing checks these too, but the driver may be used without a host.
-      parseRecord(timeoutsSchema, { driver }, { record: "supervised lane declaration", code: "invalid_request" });
+      parseRecord(
+        timeoutsSchema,
+        { driver },
+        { record: "supervised lane declaration", code: "invalid_request" },
+      );
       if (input.signal.aborted) return { type: "aborted" };
       const lifetime = new AbortController();
       let channel: HarnessSupervisorChannel;
@@ -116,7 +129,13 @@ export function createSupervisedSandboxHarnessDriver(options: SupervisedSandboxH
     channel: HarnessSupervisorChannel,
     reader: EventReader,
   ): Promise<ManagedWorkExecutionResult> {
-    await channel.send({ type: "start", scope: input.scope, harness: driver.harness, workspacePath: input.workspacePath, outputPath: input.outputPath });
+    await channel.send({
+      type: "start",
+      scope: input.scope,
+      harness: driver.harness,
+      workspacePath: input.workspacePath,
+      outputPath: input.outputPath,
+    });
     const commits = createCheckpointAnswers(input, channel);
     // A failed commit ends the wait for the next event at once; the commit error is then the run's error.
     const signal = AbortSignal.any([input.signal, commits.failed]);
@@ -132,7 +151,8 @@ export function createSupervisedSandboxHarnessDriver(options: SupervisedSandboxH
         const event = expectEvent(next);
         switch (event.type) {
           case "heartbeat":
-            if (event.sequence <= lastSequence) throw protocol(`heartbeat sequence ${event.sequence} does not increase`);
+            if (event.sequence <= lastSequence)
+              throw protocol(`heartbeat sequence ${event.sequence} does not increase`);
             lastSequence = event.sequence;
             lastBeat = clock.now();
             break;
@@ -141,7 +161,8 @@ export function createSupervisedSandboxHarnessDriver(options: SupervisedSandboxH
             break;
           case "completed":
             await commits.settled();
-            if (event.exitCode !== 0) throw failed(`supervised harness exited with code ${event.exitCode}`);
+            if (event.exitCode !== 0)
+              throw failed(`supervised harness exited with code ${event.exitCode}`);
             await drainCompleted(channel, reader, driver, signal);
             return { type: "completed" };
           case "error":
@@ -156,7 +177,11 @@ export function createSupervisedSandboxHarnessDriver(options: SupervisedSandboxH
   }
 
   /** Waits for `ready` within `readyTimeoutMs`; heartbeats before it are ignored (supervisors may beat as soon as they spawn). */
-  async function awaitReady(reader: EventReader, driver: OpenmaSupervisedDriverDeclaration, signal: AbortSignal): Promise<void> {
+  async function awaitReady(
+    reader: EventReader,
+    driver: OpenmaSupervisedDriverDeclaration,
+    signal: AbortSignal,
+  ): Promise<void> {
     const deadline = clock.now() + driver.readyTimeoutMs;
     for (;;) {
       const remaining = deadline - clock.now();
@@ -175,7 +200,12 @@ export function createSupervisedSandboxHarnessDriver(options: SupervisedSandboxH
    * After `completed`: sends `drain` and waits up to `drainTimeoutMs` for `drained`, so an `error` the
    * supervisor reports while flushing still fails the run. Heartbeats are ignored; checkpoints are refused.
    */
-  async function drainCompleted(channel: HarnessSupervisorChannel, reader: EventReader, driver: OpenmaSupervisedDriverDeclaration, signal: AbortSignal): Promise<void> {
+  async function drainCompleted(
+    channel: HarnessSupervisorChannel,
+    reader: EventReader,
+    driver: OpenmaSupervisedDriverDeclaration,
+    signal: AbortSignal,
+  ): Promise<void> {
     // A supervisor that exited after `completed` cannot take the command; what it wrote before is still read.
     await channel.send({ type: "drain" }).catch(() => undefined);
     const deadline = clock.now() + driver.drainTimeoutMs;
@@ -187,22 +217,38 @@ export function createSupervisedSandboxHarnessDriver(options: SupervisedSandboxH
       if (event.type === "drained") return;
       if (event.type === "error") throw failed(event.message);
       if (event.type === "checkpoint") {
-        await channel.send({ type: "checkpoint.reject", checkpointId: event.checkpointId, message: "the run is draining" });
+        await channel.send({
+          type: "checkpoint.reject",
+          checkpointId: event.checkpointId,
+          message: "the run is draining",
+        });
       } else if (event.type !== "heartbeat") {
         throw protocol(`unexpected ${event.type} event while draining`);
       }
     }
   }
 
-  async function drain(channel: HarnessSupervisorChannel, reader: EventReader, driver: OpenmaSupervisedDriverDeclaration): Promise<void> {
+  async function drain(
+    channel: HarnessSupervisorChannel,
+    reader: EventReader,
+    driver: OpenmaSupervisedDriverDeclaration,
+  ): Promise<void> {
     try {
       await channel.send({ type: "drain" });
       const deadline = clock.now() + driver.drainTimeoutMs;
-      for (let remaining = driver.drainTimeoutMs; remaining > 0; remaining = deadline - clock.now()) {
+      for (
+        let remaining = driver.drainTimeoutMs;
+        remaining > 0;
+        remaining = deadline - clock.now()
+      ) {
         const next = await reader.next(remaining);
         if (next === "timeout" || next === "end" || next.type === "drained") break;
         if (next.type === "checkpoint") {
-          await channel.send({ type: "checkpoint.reject", checkpointId: next.checkpointId, message: "the run is draining" });
+          await channel.send({
+            type: "checkpoint.reject",
+            checkpointId: next.checkpointId,
+            message: "the run is draining",
+          });
         }
       }
     } catch {
@@ -218,14 +264,22 @@ function expectEvent(next: HarnessSupervisorEvent | "end"): HarnessSupervisorEve
 }
 
 function timeout(what: "ready" | "heartbeat", ms: number): TimeoutError {
-  return new TimeoutError({ message: `supervisor sent no ${what} within ${ms} ms`, context: { stage: `supervisor-${what}`, timeoutMs: ms } });
+  return new TimeoutError({
+    message: `supervisor sent no ${what} within ${ms} ms`,
+    context: { stage: `supervisor-${what}`, timeoutMs: ms },
+  });
 }
 
 function failed(message: string): SandboxFailedError {
-  return new SandboxFailedError({ message: `supervised harness failed: ${message}`, context: { stage: "supervisor" } });
+  return new SandboxFailedError({
+    message: `supervised harness failed: ${message}`,
+    context: { stage: "supervisor" },
+  });
 }
 
 function protocol(message: string): UpstreamProtocolError {
-  return new UpstreamProtocolError({ message: `supervisor protocol violation: ${message}`, context: { stage: "supervisor" } });
+  return new UpstreamProtocolError({
+    message: `supervisor protocol violation: ${message}`,
+    context: { stage: "supervisor" },
+  });
 }
-

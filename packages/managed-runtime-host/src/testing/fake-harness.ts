@@ -20,7 +20,9 @@ export interface ScriptedHarnessOptions {
 }
 
 /** A harness driver that follows a script instead of running a process. */
-export function createScriptedHarnessDriver(options: ScriptedHarnessOptions = {}): SandboxHarnessDriverPort {
+export function createScriptedHarnessDriver(
+  options: ScriptedHarnessOptions = {},
+): SandboxHarnessDriverPort {
   const lanes = options.lanes ?? ["ama_worker", "openma_supervised"];
   const scheduler = options.scheduler ?? systemScheduler;
   const script =

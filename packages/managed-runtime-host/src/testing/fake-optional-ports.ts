@@ -15,12 +15,18 @@ export const FAKE_EGRESS_CAPABILITIES: CredentialEgressCapabilities = {
 };
 
 /** An egress port that prepares one binding per work id and generation. */
-export function createFakeCredentialEgressPort(capabilities: CredentialEgressCapabilities = FAKE_EGRESS_CAPABILITIES): CredentialEgressPort {
+export function createFakeCredentialEgressPort(
+  capabilities: CredentialEgressCapabilities = FAKE_EGRESS_CAPABILITIES,
+): CredentialEgressPort {
   return {
     capabilities: async () => capabilities,
     async prepare({ scope, fence }) {
       if (capabilities.enforcement === "unsupported") return null;
-      return { bindingId: `egress-${scope.workId}-${fence.generation}`, enforcement: capabilities.enforcement, credentialMode: capabilities.credentialMode };
+      return {
+        bindingId: `egress-${scope.workId}-${fence.generation}`,
+        enforcement: capabilities.enforcement,
+        credentialMode: capabilities.credentialMode,
+      };
     },
     attach: async () => undefined,
     revoke: async () => undefined,
@@ -32,7 +38,15 @@ export function createFakeCredentialEgressPort(capabilities: CredentialEgressCap
 export function createFakeRuntimeCheckpointPort(sandbox: FakeSandbox): RuntimeCheckpointPort {
   let count = 0;
   return {
-    async create({ scope, fence, sandbox: lease, kind, workspaceRevision, harnessVersion, runtimeIdentity }) {
+    async create({
+      scope,
+      fence,
+      sandbox: lease,
+      kind,
+      workspaceRevision,
+      harnessVersion,
+      runtimeIdentity,
+    }) {
       count += 1;
       return {
         provider: lease.provider,
@@ -57,7 +71,10 @@ export function createFakeRuntimeCheckpointPort(sandbox: FakeSandbox): RuntimeCh
 /** A materializer that asks `authorize()` before every materialize and synchronize, and stops when refused. */
 export function createFakeSessionInputPort(): SessionInputMaterializerPort {
   const guard = async (authorize: () => Promise<boolean>) => {
-    if (!(await authorize())) throw new LeaseLostError({ message: "session inputs refused: the fence is no longer current" });
+    if (!(await authorize()))
+      throw new LeaseLostError({
+        message: "session inputs refused: the fence is no longer current",
+      });
   };
   return {
     materialize: ({ authorize }) => guard(authorize),

@@ -10,12 +10,25 @@ import type {
   SandboxResourceCapabilities,
   WorkspaceStrategy,
 } from "@open-managed-agents/runtime-resource-contract";
-import { createMemoryFencePort, createMemoryOrphanPort, createMemorySandboxJournal } from "../stores/index.js";
+import {
+  createMemoryFencePort,
+  createMemoryOrphanPort,
+  createMemorySandboxJournal,
+} from "../stores/index.js";
 import type { Clock } from "../time.js";
-import { FAKE_EGRESS_CAPABILITIES, createFakeCredentialEgressPort, createFakeRuntimeCheckpointPort, createFakeSessionInputPort } from "./fake-optional-ports.js";
+import {
+  FAKE_EGRESS_CAPABILITIES,
+  createFakeCredentialEgressPort,
+  createFakeRuntimeCheckpointPort,
+  createFakeSessionInputPort,
+} from "./fake-optional-ports.js";
 import { type ScriptedHarnessOptions, createScriptedHarnessDriver } from "./fake-harness.js";
 import { FAKE_SANDBOX_CAPABILITIES, type FakeSandbox, createFakeSandbox } from "./fake-sandbox.js";
-import { type FakeOutputPortOptions, createFakeOutputPort, createFakeWorkspacePort } from "./fake-storage-ports.js";
+import {
+  type FakeOutputPortOptions,
+  createFakeOutputPort,
+  createFakeWorkspacePort,
+} from "./fake-storage-ports.js";
 import { type FaultPlan, createFaultPlan } from "./faults.js";
 import { instrumentPort } from "./instrument.js";
 import { type CallJournal, createCallJournal } from "./journal.js";
@@ -50,23 +63,40 @@ export interface FakeManagedRuntime {
 }
 
 /** Creates instrumented in-memory provider resources. */
-export function createFakeManagedRuntime(options: FakeManagedRuntimeOptions = {}): FakeManagedRuntime {
+export function createFakeManagedRuntime(
+  options: FakeManagedRuntimeOptions = {},
+): FakeManagedRuntime {
   const journal = options.journal ?? createCallJournal();
-  const faults = options.faults ?? createFaultPlan(options.harness?.scheduler ? { scheduler: options.harness.scheduler } : {});
+  const faults =
+    options.faults ??
+    createFaultPlan(options.harness?.scheduler ? { scheduler: options.harness.scheduler } : {});
   const sandbox = createFakeSandbox({
     ...(options.provider ? { provider: options.provider } : {}),
     ...(options.sandboxCapabilities ? { capabilities: options.sandboxCapabilities } : {}),
   });
-  const wrap = <T extends object>(name: string, port: T) => instrumentPort(name, port, { journal, faults });
-  const egress = options.credentialEgress === undefined ? FAKE_EGRESS_CAPABILITIES : options.credentialEgress;
+  const wrap = <T extends object>(name: string, port: T) =>
+    instrumentPort(name, port, { journal, faults });
+  const egress =
+    options.credentialEgress === undefined ? FAKE_EGRESS_CAPABILITIES : options.credentialEgress;
   const resources: ManagedRuntimeProviderResources = {
     sandbox: wrap("sandbox", sandbox.port),
-    workspace: wrap("workspace", createFakeWorkspacePort(options.workspaceStrategies ? { strategies: options.workspaceStrategies } : {})),
+    workspace: wrap(
+      "workspace",
+      createFakeWorkspacePort(
+        options.workspaceStrategies ? { strategies: options.workspaceStrategies } : {},
+      ),
+    ),
     outputs: wrap("outputs", createFakeOutputPort(options.outputs)),
     harnessDriver: wrap("harnessDriver", createScriptedHarnessDriver(options.harness)),
-    ...(egress ? { credentialEgress: wrap("credentialEgress", createFakeCredentialEgressPort(egress)) } : {}),
-    ...(options.runtimeCheckpoint ? { runtimeCheckpoint: wrap("runtimeCheckpoint", createFakeRuntimeCheckpointPort(sandbox)) } : {}),
-    ...(options.sessionInputs ? { sessionInputs: wrap("sessionInputs", createFakeSessionInputPort()) } : {}),
+    ...(egress
+      ? { credentialEgress: wrap("credentialEgress", createFakeCredentialEgressPort(egress)) }
+      : {}),
+    ...(options.runtimeCheckpoint
+      ? { runtimeCheckpoint: wrap("runtimeCheckpoint", createFakeRuntimeCheckpointPort(sandbox)) }
+      : {}),
+    ...(options.sessionInputs
+      ? { sessionInputs: wrap("sessionInputs", createFakeSessionInputPort()) }
+      : {}),
   };
   return { resources, sandbox, journal, faults };
 }
@@ -93,20 +123,29 @@ export interface FakeHostDependencies extends FakeManagedRuntime {
  * Pass `fences` to share one store between several hosts.
  */
 export function createFakeHostDependencies(
-  options: FakeManagedRuntimeOptions & { readonly clock?: Clock; readonly fences?: RuntimeResourceFencePort } = {},
+  options: FakeManagedRuntimeOptions & {
+    readonly clock?: Clock;
+    readonly fences?: RuntimeResourceFencePort;
+  } = {},
 ): FakeHostDependencies {
   const runtime = createFakeManagedRuntime(options);
   const clockOptions = options.clock ? { clock: options.clock } : {};
   const orphanStore = createMemoryOrphanPort(clockOptions);
   const fenceStore = options.fences ?? createMemoryFencePort(clockOptions);
   const sandboxJournal = createMemorySandboxJournal(clockOptions);
-  const wrap = <T extends object>(name: string, port: T) => instrumentPort(name, port, { journal: runtime.journal, faults: runtime.faults });
+  const wrap = <T extends object>(name: string, port: T) =>
+    instrumentPort(name, port, { journal: runtime.journal, faults: runtime.faults });
   return {
     ...runtime,
     orphanStore,
     fenceStore,
     sandboxJournal,
-    ports: { ...runtime.resources, fences: wrap("fences", fenceStore), orphans: wrap("orphans", orphanStore), journal: sandboxJournal },
+    ports: {
+      ...runtime.resources,
+      fences: wrap("fences", fenceStore),
+      orphans: wrap("orphans", orphanStore),
+      journal: sandboxJournal,
+    },
   };
 }
 
@@ -121,9 +160,12 @@ export interface FakeProviderDriverOptions extends FakeManagedRuntimeOptions {
 }
 
 /** A driver whose descriptor advertises exactly what its fake ports do, unless overridden. */
-export function createFakeProviderDriver(options: FakeProviderDriverOptions = {}): ManagedRuntimeProviderDriverPort & { readonly created: FakeManagedRuntime[] } {
+export function createFakeProviderDriver(
+  options: FakeProviderDriverOptions = {},
+): ManagedRuntimeProviderDriverPort & { readonly created: FakeManagedRuntime[] } {
   const created: FakeManagedRuntime[] = [];
-  const egress = options.credentialEgress === undefined ? FAKE_EGRESS_CAPABILITIES : options.credentialEgress;
+  const egress =
+    options.credentialEgress === undefined ? FAKE_EGRESS_CAPABILITIES : options.credentialEgress;
   const descriptor: ManagedRuntimeProviderDriverDescriptor = {
     specificationVersion: "v1",
     provider: options.provider ?? "fake",
@@ -132,10 +174,18 @@ export function createFakeProviderDriver(options: FakeProviderDriverOptions = {}
     capabilities: {
       sandbox: options.sandboxCapabilities ?? FAKE_SANDBOX_CAPABILITIES,
       workspace: { strategies: options.workspaceStrategies ?? ["checkpoint_restore"] },
-      outputs: { strategies: options.outputs?.strategies ?? [{ strategy: "final_collect", durability: "durable" }] },
+      outputs: {
+        strategies: options.outputs?.strategies ?? [
+          { strategy: "final_collect", durability: "durable" },
+        ],
+      },
       harness: { drivers: options.harness?.lanes ?? ["ama_worker", "openma_supervised"] },
     },
-    credentialEgress: egress ?? { enforcement: "unsupported", credentialMode: "snapshot", interceptedProtocols: [] },
+    credentialEgress: egress ?? {
+      enforcement: "unsupported",
+      credentialMode: "snapshot",
+      interceptedProtocols: [],
+    },
     ...options.descriptor,
   };
   return {

@@ -61,7 +61,13 @@ export function createFakeSandbox(options: FakeSandboxOptions = {}): FakeSandbox
     return `${provider}-rt-${count}`;
   };
   const start = (origin: "acquire" | "restore", runtimeId = nextId()): ManagedSandboxLease => {
-    runtimes.set(runtimeId, { runtimeId, state: "running", origin, terminateCalls: 0, reapCalls: 0 });
+    runtimes.set(runtimeId, {
+      runtimeId,
+      state: "running",
+      origin,
+      terminateCalls: 0,
+      reapCalls: 0,
+    });
     return { provider, runtimeId };
   };
   const runtimeOf = (lease: ManagedSandboxLease) => runtimes.get(lease.runtimeId);
@@ -76,10 +82,13 @@ export function createFakeSandbox(options: FakeSandboxOptions = {}): FakeSandbox
     },
     async heartbeat({ lease }) {
       const runtime = runtimeOf(lease);
-      return !runtime || runtime.state === "stopped" || lost.has(lease.runtimeId) ? { type: "lost" } : { type: "alive" };
+      return !runtime || runtime.state === "stopped" || lost.has(lease.runtimeId)
+        ? { type: "lost" }
+        : { type: "alive" };
     },
     async suspend({ lease }) {
-      if (capabilities.suspendResume !== "supported") throw new UnsupportedOperationError({ message: "the fake sandbox cannot suspend" });
+      if (capabilities.suspendResume !== "supported")
+        throw new UnsupportedOperationError({ message: "the fake sandbox cannot suspend" });
       const runtime = runtimeOf(lease);
       if (runtime) runtime.state = "suspended";
       return { ...lease, metadata: { ...lease.metadata, suspended: true } };
@@ -100,5 +109,12 @@ export function createFakeSandbox(options: FakeSandboxOptions = {}): FakeSandbox
       return { state: runtimeOf(lease)?.state ?? "unknown" };
     },
   };
-  return { port, provider, runtimes, start, nextId, markLost: (runtimeId) => void lost.add(runtimeId) };
+  return {
+    port,
+    provider,
+    runtimes,
+    start,
+    nextId,
+    markLost: (runtimeId) => void lost.add(runtimeId),
+  };
 }

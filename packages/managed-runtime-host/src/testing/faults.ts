@@ -38,13 +38,23 @@ export function createFaultPlan(options: { readonly scheduler?: Scheduler } = {}
     add: (rule) => void rules.push(rule),
     clear: () => void (rules.length = 0),
     match: (port, method, occurrence) =>
-      rules.find((rule) => rule.port === port && rule.method === method && (rule.occurrence === undefined || rule.occurrence === occurrence)),
+      rules.find(
+        (rule) =>
+          rule.port === port &&
+          rule.method === method &&
+          (rule.occurrence === undefined || rule.occurrence === occurrence),
+      ),
   };
 }
 
 /** The default injected error: its message carries the token of the fence the call received. */
 export function injectedError(port: string, method: string, input: unknown): Error {
   const record = (input ?? {}) as { fence?: { token?: unknown }; token?: unknown };
-  const token = typeof record.fence?.token === "string" ? record.fence.token : typeof record.token === "string" ? record.token : "none";
+  const token =
+    typeof record.fence?.token === "string"
+      ? record.fence.token
+      : typeof record.token === "string"
+        ? record.token
+        : "none";
   return new Error(`injected ${port}.${method} failure while holding fence token ${token}`);
 }

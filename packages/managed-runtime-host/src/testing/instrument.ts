@@ -12,7 +12,11 @@ export interface InstrumentOptions {
  * Wraps every method of a port: each call is recorded in the journal under `name` and may be replaced
  * by a fault (throw, hang until its signal fires, or delay). Methods always return promises.
  */
-export function instrumentPort<T extends object>(name: string, port: T, options: InstrumentOptions): T {
+export function instrumentPort<T extends object>(
+  name: string,
+  port: T,
+  options: InstrumentOptions,
+): T {
   const wrapped: Record<string, unknown> = {};
   for (const key of Object.keys(port)) {
     const member = (port as Record<string, unknown>)[key];
@@ -23,11 +27,20 @@ export function instrumentPort<T extends object>(name: string, port: T, options:
     wrapped[key] = (...args: unknown[]) => {
       const record = options.journal.begin(name, key, args[0]);
       const fault = options.faults.match(name, key, record.occurrence);
-      const invoke = () => Promise.resolve().then(() => (member as (...values: unknown[]) => unknown).apply(port, args));
+      const invoke = () =>
+        Promise.resolve().then(() =>
+          (member as (...values: unknown[]) => unknown).apply(port, args),
+        );
       let promise: Promise<unknown>;
-      if (fault?.kind === "throw") promise = Promise.reject((fault.error ?? ((input: unknown) => injectedError(name, key, input)))(args[0]));
+      if (fault?.kind === "throw")
+        promise = Promise.reject(
+          (fault.error ?? ((input: unknown) => injectedError(name, key, input)))(args[0]),
+        );
       else if (fault?.kind === "hang") promise = hangUntilAborted(args[0]);
-      else if (fault?.kind === "delay") promise = (options.faults.scheduler?.sleep(fault.delayMs ?? 0) ?? Promise.resolve()).then(invoke);
+      else if (fault?.kind === "delay")
+        promise = (options.faults.scheduler?.sleep(fault.delayMs ?? 0) ?? Promise.resolve()).then(
+          invoke,
+        );
       else promise = invoke();
       promise.then(
         (value) => options.journal.settle(record, "resolved", value),

@@ -14,7 +14,11 @@ export interface SettleOptions {
  * Advances manual time in steps until `promise` settles, and returns its value. Throws when it is still
  * pending after `maxSteps`, so a hung run fails the test instead of stalling it.
  */
-export async function settleWithManualTime<T>(promise: Promise<T>, time: ManualTime, options: SettleOptions = {}): Promise<T> {
+export async function settleWithManualTime<T>(
+  promise: Promise<T>,
+  time: ManualTime,
+  options: SettleOptions = {},
+): Promise<T> {
   const stepMs = options.stepMs ?? 100;
   const maxSteps = options.maxSteps ?? 100_000;
   let settled = false;

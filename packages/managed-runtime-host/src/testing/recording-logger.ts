@@ -17,7 +17,8 @@ export interface RecordingLogger extends HostLogger {
 /** Creates a {@link RecordingLogger}. */
 export function createRecordingLogger(): RecordingLogger {
   const entries: LogEntry[] = [];
-  const record = (level: LogEntry["level"]) => (event: string, fields: LogFields) => void entries.push({ level, event, fields });
+  const record = (level: LogEntry["level"]) => (event: string, fields: LogFields) =>
+    void entries.push({ level, event, fields });
   return {
     entries,
     info: record("info"),

@@ -36,6 +36,10 @@ export const acquireSandbox: RunStep = {
     run.lease = lease;
     checkLease(run, lease, stage);
     await journalReturnedLease(run, lease, stage);
-    run.log.info("sandbox.acquired", { provider: lease.provider, runtimeId: lease.runtimeId, generation: fence.generation });
+    run.log.info("sandbox.acquired", {
+      provider: lease.provider,
+      runtimeId: lease.runtimeId,
+      generation: fence.generation,
+    });
   },
 };

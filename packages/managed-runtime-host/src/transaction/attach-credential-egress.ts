@@ -12,7 +12,13 @@ export const attachCredentialEgress: RunStep = {
     const port = run.options.credentialEgress;
     if (!egress || !lease || !port) return;
     await callPort(run, stage, (signal) =>
-      port.attach({ scope: run.scope, fence: egress.fence, binding: egress.binding, sandbox: lease, signal }),
+      port.attach({
+        scope: run.scope,
+        fence: egress.fence,
+        binding: egress.binding,
+        sandbox: lease,
+        signal,
+      }),
     );
   },
 };

@@ -12,6 +12,15 @@ export const attachOutputs: RunStep = {
     const strategy = run.requireAdmission().plan.outputStrategy;
     if (!binding || !lease || strategy === null) return;
     const fence = run.requireFence();
-    await callPort(run, stage, (signal) => run.options.outputs.attach({ scope: run.scope, fence, strategy, binding, sandbox: lease, signal }));
+    await callPort(run, stage, (signal) =>
+      run.options.outputs.attach({
+        scope: run.scope,
+        fence,
+        strategy,
+        binding,
+        sandbox: lease,
+        signal,
+      }),
+    );
   },
 };

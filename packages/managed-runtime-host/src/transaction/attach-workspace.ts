@@ -11,6 +11,8 @@ export const attachWorkspace: RunStep = {
     const { workspaceBinding: binding, lease } = run;
     if (!binding || !lease) return;
     const fence = run.requireFence();
-    await callPort(run, stage, (signal) => run.options.workspace.attach({ scope: run.scope, fence, binding, sandbox: lease, signal }));
+    await callPort(run, stage, (signal) =>
+      run.options.workspace.attach({ scope: run.scope, fence, binding, sandbox: lease, signal }),
+    );
   },
 };

@@ -1,4 +1,8 @@
-import { InvalidRequestError, type ManagedSandboxLease, parseManagedSandboxLease } from "@open-managed-agents/runtime-resource-contract";
+import {
+  InvalidRequestError,
+  type ManagedSandboxLease,
+  parseManagedSandboxLease,
+} from "@open-managed-agents/runtime-resource-contract";
 import { markHostError } from "../errors.js";
 import type { RunContext } from "../host/run-context.js";
 
@@ -7,7 +11,12 @@ export function checkLease(run: RunContext, lease: ManagedSandboxLease, stage: s
   parseManagedSandboxLease(lease);
   const serialized = JSON.stringify(lease);
   if (run.secrets().some((token) => serialized.includes(token))) {
-    throw markHostError(new InvalidRequestError({ message: "the sandbox lease carries the fence token", context: { stage } }));
+    throw markHostError(
+      new InvalidRequestError({
+        message: "the sandbox lease carries the fence token",
+        context: { stage },
+      }),
+    );
   }
 }
 

@@ -1,4 +1,7 @@
-import { type WorkspaceCheckpointCandidate, parseWorkspaceCheckpointCandidate } from "@open-managed-agents/runtime-resource-contract";
+import {
+  type WorkspaceCheckpointCandidate,
+  parseWorkspaceCheckpointCandidate,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { RunContext } from "../host/run-context.js";
 import { callPort, idempotencyKey } from "./port-call.js";
 import type { RunStep } from "./step.js";
@@ -13,12 +16,22 @@ export const checkpointWorkspace: RunStep = {
 };
 
 /** One workspace checkpoint under `stage`, validated. */
-export async function takeWorkspaceCheckpoint(run: RunContext, stage: string): Promise<WorkspaceCheckpointCandidate> {
+export async function takeWorkspaceCheckpoint(
+  run: RunContext,
+  stage: string,
+): Promise<WorkspaceCheckpointCandidate> {
   const { workspaceBinding: binding, lease } = run;
   if (!binding || !lease) throw new Error("a workspace checkpoint needs a binding and a sandbox");
   const fence = run.requireFence();
   const candidate = await callPort(run, stage, (signal) =>
-    run.options.workspace.checkpoint({ scope: run.scope, fence, binding, sandbox: lease, idempotencyKey: idempotencyKey(run, stage), signal }),
+    run.options.workspace.checkpoint({
+      scope: run.scope,
+      fence,
+      binding,
+      sandbox: lease,
+      idempotencyKey: idempotencyKey(run, stage),
+      signal,
+    }),
   );
   return parseWorkspaceCheckpointCandidate(candidate);
 }

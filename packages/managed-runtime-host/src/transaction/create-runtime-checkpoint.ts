@@ -1,4 +1,7 @@
-import { CapabilityDriftError, parseRuntimeCheckpointRef } from "@open-managed-agents/runtime-resource-contract";
+import {
+  CapabilityDriftError,
+  parseRuntimeCheckpointRef,
+} from "@open-managed-agents/runtime-resource-contract";
 import { markHostError, stageError } from "../errors.js";
 import { checkpointMismatch } from "../host/runtime-identity.js";
 import { callPort } from "./port-call.js";
@@ -12,7 +15,9 @@ const stage = "runtime-checkpoint-create";
  */
 export const createRuntimeCheckpoint: RunStep = {
   stage,
-  applies: (run) => run.requireAdmission().plan.runtimeCheckpoint !== null && run.options.runtimeCheckpoint !== undefined,
+  applies: (run) =>
+    run.requireAdmission().plan.runtimeCheckpoint !== null &&
+    run.options.runtimeCheckpoint !== undefined,
   async run(run) {
     const port = run.options.runtimeCheckpoint;
     const kind = run.requireAdmission().plan.runtimeCheckpoint;
@@ -25,17 +30,31 @@ export const createRuntimeCheckpoint: RunStep = {
         await callPort(
           run,
           stage,
-          () => port.create({ scope: run.scope, fence, sandbox: lease, kind, workspaceRevision: workspaceCandidate.revision, harnessVersion, runtimeIdentity }),
+          () =>
+            port.create({
+              scope: run.scope,
+              fence,
+              sandbox: lease,
+              kind,
+              workspaceRevision: workspaceCandidate.revision,
+              harnessVersion,
+              runtimeIdentity,
+            }),
           { unsignalled: true },
         ),
       );
       const mismatch = checkpointMismatch(run, ref, lease, workspaceCandidate.revision);
-      if (mismatch) throw markHostError(new CapabilityDriftError({ message: mismatch, context: { stage } }));
+      if (mismatch)
+        throw markHostError(new CapabilityDriftError({ message: mismatch, context: { stage } }));
       run.runtimeCheckpointRef = ref;
     } catch (error) {
       if (run.outcome || run.profile.runtimeCheckpoint === "required") throw error;
       const staged = stageError(error, stage, run.secrets());
-      run.log.warn("runtime_checkpoint.skipped", { stage, code: staged.code, message: staged.message });
+      run.log.warn("runtime_checkpoint.skipped", {
+        stage,
+        code: staged.code,
+        message: staged.message,
+      });
     }
   },
 };

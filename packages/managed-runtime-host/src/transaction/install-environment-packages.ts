@@ -1,4 +1,7 @@
-import { type EnvironmentSetupResult, hasEnvironmentPackages } from "@open-managed-agents/runtime-resource-contract";
+import {
+  type EnvironmentSetupResult,
+  hasEnvironmentPackages,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { RunContext } from "../host/run-context.js";
 import { callPort } from "./port-call.js";
 import type { RunStep } from "./step.js";
@@ -19,11 +22,28 @@ export const installEnvironmentPackages: RunStep = {
     if (!port || !lease || !packages) return;
     const fence = run.requireFence();
     const result = await callPort(run, stage, (signal) =>
-      port.install({ scope: run.scope, fence, sandbox: lease, packages, imageAlias: run.sandboxImageAlias ?? null, signal }),
+      port.install({
+        scope: run.scope,
+        fence,
+        sandbox: lease,
+        packages,
+        imageAlias: run.sandboxImageAlias ?? null,
+        signal,
+      }),
     );
     setups.set(run, result);
-    for (const skipped of result.skipped) run.log.warn("environment.packages.skipped", { ...run.scope, manager: skipped.manager, spec: skipped.spec, reason: skipped.reason });
-    run.log.info("environment.packages", { ...run.scope, mode: result.mode, pathEntries: result.pathEntries.length });
+    for (const skipped of result.skipped)
+      run.log.warn("environment.packages.skipped", {
+        ...run.scope,
+        manager: skipped.manager,
+        spec: skipped.spec,
+        reason: skipped.reason,
+      });
+    run.log.info("environment.packages", {
+      ...run.scope,
+      mode: result.mode,
+      pathEntries: result.pathEntries.length,
+    });
   },
 };
 

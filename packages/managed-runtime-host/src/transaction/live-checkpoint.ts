@@ -1,4 +1,8 @@
-import { type HarnessCheckpointRequest, InvalidRequestError, ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  type HarnessCheckpointRequest,
+  InvalidRequestError,
+  ManagedRuntimeError,
+} from "@open-managed-agents/runtime-resource-contract";
 import { markHostError } from "../errors.js";
 import type { RunContext } from "../host/run-context.js";
 import { takeWorkspaceCheckpoint } from "./checkpoint-workspace.js";
@@ -15,7 +19,10 @@ export const LIVE_CHECKPOINT_REFUSAL_STAGE = "live-checkpoint";
 
 /** True for a refusal thrown by the live-checkpoint callback (`invalid_request`, nothing attempted). */
 export function isLiveCheckpointRefusal(error: unknown): error is InvalidRequestError {
-  return ManagedRuntimeError.hasCode(error, "invalid_request") && error.context.stage === LIVE_CHECKPOINT_REFUSAL_STAGE;
+  return (
+    ManagedRuntimeError.hasCode(error, "invalid_request") &&
+    error.context.stage === LIVE_CHECKPOINT_REFUSAL_STAGE
+  );
 }
 
 /** The harness's live-checkpoint callback for one run. */
@@ -60,28 +67,49 @@ export function createLiveCheckpoints(run: RunContext): LiveCheckpoints {
 async function commit(run: RunContext, checkpointId: string): Promise<void> {
   await synchronizeSessionInputs(run, `checkpoint-${checkpointId}`);
   await synchronizeMemoryStores(run, `checkpoint-${checkpointId}`);
-  const workspaceCandidate = await takeWorkspaceCheckpoint(run, `workspace-checkpoint-${checkpointId}`);
+  const workspaceCandidate = await takeWorkspaceCheckpoint(
+    run,
+    `workspace-checkpoint-${checkpointId}`,
+  );
   const outputCandidate = await collectAndFinalizeOutputs(run, `-${checkpointId}`);
   const generation = run.requireFence().generation;
-  const revision = await publishUnderFence(run, `fence-publish-${checkpointId}`, { workspaceCandidate, outputCandidate, runtimeCheckpoint: null });
+  const revision = await publishUnderFence(run, `fence-publish-${checkpointId}`, {
+    workspaceCandidate,
+    outputCandidate,
+    runtimeCheckpoint: null,
+  });
   run.log.info("live_checkpoint.published", { checkpointId, revision, generation });
   await rotateFence(run, `fence-rotate-${checkpointId}`);
 }
 
-function validate(run: RunContext, request: HarnessCheckpointRequest, seen: ReadonlySet<string>, open: boolean): InvalidRequestError | null {
+function validate(
+  run: RunContext,
+  request: HarnessCheckpointRequest,
+  seen: ReadonlySet<string>,
+  open: boolean,
+): InvalidRequestError | null {
   const id: unknown = request?.checkpointId;
-  const reason =
-    !open ? "the harness run has ended"
-    : typeof id !== "string" || id.trim() === "" ? "checkpoint id is empty"
-    : id.length > MAX_CHECKPOINT_ID_LENGTH ? `checkpoint id exceeds ${MAX_CHECKPOINT_ID_LENGTH} characters`
-    : request.sessionId !== run.scope.sessionId ? "checkpoint names another session"
-    : seen.has(id) ? "checkpoint id was already used in this run"
-    : null;
+  const reason = !open
+    ? "the harness run has ended"
+    : typeof id !== "string" || id.trim() === ""
+      ? "checkpoint id is empty"
+      : id.length > MAX_CHECKPOINT_ID_LENGTH
+        ? `checkpoint id exceeds ${MAX_CHECKPOINT_ID_LENGTH} characters`
+        : request.sessionId !== run.scope.sessionId
+          ? "checkpoint names another session"
+          : seen.has(id)
+            ? "checkpoint id was already used in this run"
+            : null;
   if (!reason) return null;
   return markHostError(
     new InvalidRequestError({
       message: `live checkpoint refused: ${reason}`,
-      context: { stage: LIVE_CHECKPOINT_REFUSAL_STAGE, ...(typeof id === "string" && id.length <= MAX_CHECKPOINT_ID_LENGTH ? { checkpointId: id } : {}) },
+      context: {
+        stage: LIVE_CHECKPOINT_REFUSAL_STAGE,
+        ...(typeof id === "string" && id.length <= MAX_CHECKPOINT_ID_LENGTH
+          ? { checkpointId: id }
+          : {}),
+      },
     }),
   );
 }

@@ -1,4 +1,7 @@
-import { parseRecord, workspaceBindingSchema } from "@open-managed-agents/runtime-resource-contract";
+import {
+  parseRecord,
+  workspaceBindingSchema,
+} from "@open-managed-agents/runtime-resource-contract";
 import { callPort, idempotencyKey } from "./port-call.js";
 import type { RunStep } from "./step.js";
 

@@ -19,10 +19,22 @@ export const mountMemoryStores: RunStep = {
     const fence = run.requireFence();
     const memories = run.sessionInputAccess?.memories;
     await callPort(run, stage, (signal) =>
-      port.mount({ scope: run.scope, fence, sandbox: lease, stores: run.memoryStores, ...(memories ? { memories } : {}), signal }),
+      port.mount({
+        scope: run.scope,
+        fence,
+        sandbox: lease,
+        stores: run.memoryStores,
+        ...(memories ? { memories } : {}),
+        signal,
+      }),
     );
     mounted.add(run);
-    run.log.info("memory_stores.mounted", { ...run.scope, mode: port.mode, stores: run.memoryStores.length, readOnly: run.memoryStores.filter((store) => store.readOnly).length });
+    run.log.info("memory_stores.mounted", {
+      ...run.scope,
+      mode: port.mode,
+      stores: run.memoryStores.length,
+      readOnly: run.memoryStores.filter((store) => store.readOnly).length,
+    });
   },
 };
 

@@ -23,7 +23,14 @@ export async function callPort<T>(
   if (run.outcome) throw run.outcome.error;
   run.inFlight.add(stage);
   try {
-    if (options.unsignalled) return await withDeadline(run.options.scheduler, run.options.callTimeoutMs, stage, () => call(run.signal), run.signal);
+    if (options.unsignalled)
+      return await withDeadline(
+        run.options.scheduler,
+        run.options.callTimeoutMs,
+        stage,
+        () => call(run.signal),
+        run.signal,
+      );
     return await raceAbort(
       Promise.resolve().then(() => call(run.signal)),
       run.signal,
@@ -41,14 +48,22 @@ export function outcomeError(run: RunContext): ManagedRuntimeError | null {
 }
 
 /** Result of a call that must not throw. */
-export type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: ManagedRuntimeError };
+export type Settled<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly error: ManagedRuntimeError };
 
 /**
  * Calls a port method that takes no signal with a deadline of `ms` on the host scheduler, outside the
  * transaction's signal (cleanup, monitor), stopping early when `parent` fires. Never throws: a failure
  * or timeout comes back as a typed, redacted error naming `stage`.
  */
-export async function callWithDeadline<T>(run: RunContext, stage: string, ms: number, call: () => Promise<T>, parent?: AbortSignal): Promise<Settled<T>> {
+export async function callWithDeadline<T>(
+  run: RunContext,
+  stage: string,
+  ms: number,
+  call: () => Promise<T>,
+  parent?: AbortSignal,
+): Promise<Settled<T>> {
   try {
     return { ok: true, value: await withDeadline(run.options.scheduler, ms, stage, call, parent) };
   } catch (error) {
@@ -57,11 +72,19 @@ export async function callWithDeadline<T>(run: RunContext, stage: string, ms: nu
 }
 
 /** A cleanup call: bounded by `cleanupTimeoutMs`; a failure is logged and kept in `cleanupErrors`. */
-export async function cleanupCall<T>(run: RunContext, stage: string, call: () => Promise<T>): Promise<Settled<T>> {
+export async function cleanupCall<T>(
+  run: RunContext,
+  stage: string,
+  call: () => Promise<T>,
+): Promise<Settled<T>> {
   const settled = await callWithDeadline(run, stage, run.options.cleanupTimeoutMs, call);
   if (!settled.ok) {
     run.cleanupErrors.push(settled.error);
-    run.log.error("cleanup.failed", { stage, code: settled.error.code, message: settled.error.message });
+    run.log.error("cleanup.failed", {
+      stage,
+      code: settled.error.code,
+      message: settled.error.message,
+    });
   }
   return settled;
 }

@@ -12,7 +12,13 @@ export const prepareOutputs: RunStep = {
     if (strategy === null) return;
     const fence = run.requireFence();
     run.outputBinding = await callPort(run, stage, (signal) =>
-      run.options.outputs.prepare({ scope: run.scope, fence, strategy, idempotencyKey: idempotencyKey(run, stage), signal }),
+      run.options.outputs.prepare({
+        scope: run.scope,
+        fence,
+        strategy,
+        idempotencyKey: idempotencyKey(run, stage),
+        signal,
+      }),
     );
   },
 };

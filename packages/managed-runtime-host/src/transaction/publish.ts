@@ -24,7 +24,10 @@ export const publishFinal: RunStep = {
   applies: () => true,
   async run(run) {
     const workspaceCandidate = run.workspaceCandidate;
-    if (!workspaceCandidate) throw markHostError(new InternalError({ message: "nothing to publish", context: { stage: "fence-publish" } }));
+    if (!workspaceCandidate)
+      throw markHostError(
+        new InternalError({ message: "nothing to publish", context: { stage: "fence-publish" } }),
+      );
     const generation = run.requireFence().generation;
     const revision = await publishUnderFence(run, "fence-publish", {
       workspaceCandidate,
@@ -36,8 +39,13 @@ export const publishFinal: RunStep = {
       revision,
       generation,
       published: {
-        workspaceCheckpoint: { id: workspaceCandidate.id, contentHash: workspaceCandidate.contentHash },
-        outputManifest: output ? { id: output.id, contentHash: output.contentHash, entries: output.entries } : null,
+        workspaceCheckpoint: {
+          id: workspaceCandidate.id,
+          contentHash: workspaceCandidate.contentHash,
+        },
+        outputManifest: output
+          ? { id: output.id, contentHash: output.contentHash, entries: output.entries }
+          : null,
       },
     };
     if (run.requireAdmission().plan.workspaceStrategy === "retained_runtime") run.retained = true;
@@ -50,16 +58,29 @@ export const publishFinal: RunStep = {
  * lease, when the host's own clock says the fence expired, or when this generation already published;
  * a `lost` answer loses the lease. Returns the new revision.
  */
-export async function publishUnderFence(run: RunContext, stage: string, candidates: PublishCandidates): Promise<number> {
+export async function publishUnderFence(
+  run: RunContext,
+  stage: string,
+  candidates: PublishCandidates,
+): Promise<number> {
   if (run.outcome) throw run.outcome.error;
   const fence = run.requireFence();
   if (run.publishedGenerations.has(fence.generation)) {
-    throw markHostError(new InternalError({ message: `generation ${fence.generation} already published`, context: { stage } }));
+    throw markHostError(
+      new InternalError({
+        message: `generation ${fence.generation} already published`,
+        context: { stage },
+      }),
+    );
   }
-  if (run.options.clock.now() >= Date.parse(fence.expiresAt)) throw run.loseLease("fence_expired", { stage });
+  if (run.options.clock.now() >= Date.parse(fence.expiresAt))
+    throw run.loseLease("fence_expired", { stage });
   run.publishedGenerations.add(fence.generation);
   run.publishUncertain = true;
-  const publish = () => callPort(run, stage, () => run.options.fences.publish({ fence, ...candidates }), { unsignalled: true });
+  const publish = () =>
+    callPort(run, stage, () => run.options.fences.publish({ fence, ...candidates }), {
+      unsignalled: true,
+    });
   const result = await whileStoreBusy(run, stage, Date.parse(fence.expiresAt), publish);
   run.publishUncertain = false;
   if (result.type === "lost") throw run.loseLease("publish_refused", { stage });
@@ -76,13 +97,24 @@ const BUSY_RETRY_MAX_MS = 2_000;
  * fence has not expired by the host's clock, backing off: the run's finished work is not given up for a
  * lock another process holds for a while. Any other failure, a lost lease or the fence's expiry ends it.
  */
-async function whileStoreBusy<T>(run: RunContext, stage: string, expiresAt: number, call: () => Promise<T>): Promise<T> {
+async function whileStoreBusy<T>(
+  run: RunContext,
+  stage: string,
+  expiresAt: number,
+  call: () => Promise<T>,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await call();
     } catch (error) {
-      const delayMs = jitteredBackoffMs({ attempt: attempt - 1, baseMs: BUSY_RETRY_BASE_MS, maxMs: BUSY_RETRY_MAX_MS, jitter: 0 });
-      if (!isBusyStore(error) || run.outcome || run.options.clock.now() + delayMs >= expiresAt) throw error;
+      const delayMs = jitteredBackoffMs({
+        attempt: attempt - 1,
+        baseMs: BUSY_RETRY_BASE_MS,
+        maxMs: BUSY_RETRY_MAX_MS,
+        jitter: 0,
+      });
+      if (!isBusyStore(error) || run.outcome || run.options.clock.now() + delayMs >= expiresAt)
+        throw error;
       run.log.warn("store.busy_retry", { stage, attempt, delayMs });
       // A sleep cut short by the run's end is no failure of its own: the next call throws the run's outcome.
       await run.options.scheduler.sleep(delayMs, run.signal).catch(() => undefined);
@@ -100,12 +132,25 @@ export async function rotateFence(run: RunContext, stage: string): Promise<void>
   const result = await callPort(
     run,
     stage,
-    () => run.options.fences.acquire({ scope: run.scope, ownerId: run.options.ownerId, ttlMs: run.options.leaseTtlMs }),
+    () =>
+      run.options.fences.acquire({
+        scope: run.scope,
+        ownerId: run.options.ownerId,
+        ttlMs: run.options.leaseTtlMs,
+      }),
     { unsignalled: true },
   );
   if (result.type !== "acquired") throw run.loseLease("fence_rotation_failed", { stage });
-  const next = parseRecord(runtimeResourceFenceSchema, result.fence, { record: "fence", code: "internal" });
+  const next = parseRecord(runtimeResourceFenceSchema, result.fence, {
+    record: "fence",
+    code: "internal",
+  });
   run.setFence(next);
-  if (next.generation <= previous.generation) throw run.loseLease("fence_rotation_failed", { stage });
-  run.log.info("fence.rotated", { stage, generation: next.generation, previousGeneration: previous.generation });
+  if (next.generation <= previous.generation)
+    throw run.loseLease("fence_rotation_failed", { stage });
+  run.log.info("fence.rotated", {
+    stage,
+    generation: next.generation,
+    previousGeneration: previous.generation,
+  });
 }

@@ -21,7 +21,15 @@ export const restoreRuntimeCheckpoint: RunStep = {
     if (!port || !checkpoint) return;
     const fence = run.requireFence();
     const journal = journalBinding(run, stage);
-    const pending = Promise.resolve().then(() => port.restore({ scope: run.scope, fence, checkpoint, signal: run.signal, ...(journal ? { journal } : {}) }));
+    const pending = Promise.resolve().then(() =>
+      port.restore({
+        scope: run.scope,
+        fence,
+        checkpoint,
+        signal: run.signal,
+        ...(journal ? { journal } : {}),
+      }),
+    );
     run.pendingLease = pending;
     let lease: ManagedSandboxLease;
     try {
@@ -29,7 +37,10 @@ export const restoreRuntimeCheckpoint: RunStep = {
     } catch (error) {
       if (run.outcome) throw error;
       run.pendingLease = null;
-      run.log.warn("runtime_checkpoint.restore_failed", { stage: stage, message: redactedMessage(error, run.secrets()) });
+      run.log.warn("runtime_checkpoint.restore_failed", {
+        stage: stage,
+        message: redactedMessage(error, run.secrets()),
+      });
       return;
     }
     run.pendingLease = null;
@@ -37,6 +48,9 @@ export const restoreRuntimeCheckpoint: RunStep = {
     run.lease = lease;
     checkLease(run, lease, stage);
     await journalReturnedLease(run, lease, stage);
-    run.log.info("runtime_checkpoint.restored", { checkpointId: checkpoint.checkpointId, runtimeId: lease.runtimeId });
+    run.log.info("runtime_checkpoint.restored", {
+      checkpointId: checkpoint.checkpointId,
+      runtimeId: lease.runtimeId,
+    });
   },
 };

@@ -1,4 +1,7 @@
-import { OUTPUTS_MOUNT_PATH, WORKSPACE_MOUNT_PATH } from "@open-managed-agents/runtime-resource-contract";
+import {
+  OUTPUTS_MOUNT_PATH,
+  WORKSPACE_MOUNT_PATH,
+} from "@open-managed-agents/runtime-resource-contract";
 import { environmentSetupOf } from "./install-environment-packages.js";
 import { createLiveCheckpoints } from "./live-checkpoint.js";
 import { callPort } from "./port-call.js";

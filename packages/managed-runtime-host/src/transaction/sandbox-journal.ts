@@ -1,4 +1,7 @@
-import type { ManagedSandboxLease, SandboxJournalBinding } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  ManagedSandboxLease,
+  SandboxJournalBinding,
+} from "@open-managed-agents/runtime-resource-contract";
 import { withDeadline } from "../abort.js";
 import { stageError } from "../errors.js";
 import type { RunContext } from "../host/run-context.js";
@@ -18,7 +21,11 @@ export function journalBinding(run: RunContext, stage: string): SandboxJournalBi
  * Writes the journal record of `lease` once per run (token-free: provider, runtime id and scalar metadata),
  * bounded by `callTimeoutMs` and the run's signal. A failure rejects, so the driver does not start compute.
  */
-export async function journalLease(run: RunContext, lease: ManagedSandboxLease, stage: string): Promise<void> {
+export async function journalLease(
+  run: RunContext,
+  lease: ManagedSandboxLease,
+  stage: string,
+): Promise<void> {
   const journal = run.options.journal;
   if (!journal) return;
   checkLease(run, lease, stage);
@@ -26,7 +33,11 @@ export async function journalLease(run: RunContext, lease: ManagedSandboxLease, 
   // A run that already ended (lease lost, failed) starts nothing more: the driver gets its error instead.
   if (run.outcome) throw run.outcome.error;
   const fence = run.requireFence();
-  const sandbox: ManagedSandboxLease = { provider: lease.provider, runtimeId: lease.runtimeId, ...(lease.metadata ? { metadata: lease.metadata } : {}) };
+  const sandbox: ManagedSandboxLease = {
+    provider: lease.provider,
+    runtimeId: lease.runtimeId,
+    ...(lease.metadata ? { metadata: lease.metadata } : {}),
+  };
   const journalStage = `${stage}-journal`;
   let id: string;
   try {
@@ -34,20 +45,39 @@ export async function journalLease(run: RunContext, lease: ManagedSandboxLease, 
       run.options.scheduler,
       run.options.callTimeoutMs,
       journalStage,
-      () => journal.record({ scope: run.scope, generation: fence.generation, ownerId: run.options.ownerId, sandbox }),
+      () =>
+        journal.record({
+          scope: run.scope,
+          generation: fence.generation,
+          ownerId: run.options.ownerId,
+          sandbox,
+        }),
       run.signal,
     ));
   } catch (error) {
     throw stageError(error, journalStage, run.secrets());
   }
   run.journaled.push({ id, sandbox });
-  run.log.info("sandbox.journaled", { provider: sandbox.provider, runtimeId: sandbox.runtimeId, generation: fence.generation });
+  run.log.info("sandbox.journaled", {
+    provider: sandbox.provider,
+    runtimeId: sandbox.runtimeId,
+    generation: fence.generation,
+  });
 }
 
 /** Journals a lease the driver returned without having journaled it first (a driver that ignores the binding). */
-export async function journalReturnedLease(run: RunContext, lease: ManagedSandboxLease, stage: string): Promise<void> {
-  if (!run.options.journal || run.journaled.some((entry) => sameRuntime(entry.sandbox, lease))) return;
-  run.log.warn("sandbox.journaled_late", { provider: lease.provider, runtimeId: lease.runtimeId, stage });
+export async function journalReturnedLease(
+  run: RunContext,
+  lease: ManagedSandboxLease,
+  stage: string,
+): Promise<void> {
+  if (!run.options.journal || run.journaled.some((entry) => sameRuntime(entry.sandbox, lease)))
+    return;
+  run.log.warn("sandbox.journaled_late", {
+    provider: lease.provider,
+    runtimeId: lease.runtimeId,
+    stage,
+  });
   await journalLease(run, lease, stage);
 }
 
@@ -59,16 +89,30 @@ const salvageable = new WeakSet<RunContext>();
  * (the in-sandbox worker goes on, and finishes the turn, without it). Other lanes are never salvaged. A
  * failed write is a warning: the run goes on, and its sandbox would only be reaped.
  */
-export async function markSalvageable(run: RunContext, lease: ManagedSandboxLease, stage: string): Promise<void> {
+export async function markSalvageable(
+  run: RunContext,
+  lease: ManagedSandboxLease,
+  stage: string,
+): Promise<void> {
   const journal = run.options.journal;
   const entry = run.journaled.find((candidate) => sameRuntime(candidate.sandbox, lease));
   if (!journal || !entry || run.profile.driver.type !== "ama_worker") return;
   const startRevision = run.publication?.revision ?? 0;
   const journalStage = `${stage}-journal-salvage`;
   const call = () => journal.setStartRevision({ id: entry.id, startRevision });
-  const settled = await callWithDeadline(run, journalStage, run.options.callTimeoutMs, call, run.signal);
+  const settled = await callWithDeadline(
+    run,
+    journalStage,
+    run.options.callTimeoutMs,
+    call,
+    run.signal,
+  );
   if (!settled.ok) {
-    run.log.warn("sandbox.salvage_unmarked", { stage: journalStage, code: settled.error.code, message: settled.error.message });
+    run.log.warn("sandbox.salvage_unmarked", {
+      stage: journalStage,
+      code: settled.error.code,
+      message: settled.error.message,
+    });
     return;
   }
   salvageable.add(run);
@@ -81,5 +125,7 @@ export async function markSalvageable(run: RunContext, lease: ManagedSandboxLeas
 export async function unmarkSalvageable(run: RunContext, id: string, stage: string): Promise<void> {
   const journal = run.options.journal;
   if (!journal || !salvageable.has(run)) return;
-  await cleanupCall(run, `${stage}-unmark-salvage`, () => journal.setStartRevision({ id, startRevision: null }));
+  await cleanupCall(run, `${stage}-unmark-salvage`, () =>
+    journal.setStartRevision({ id, startRevision: null }),
+  );
 }

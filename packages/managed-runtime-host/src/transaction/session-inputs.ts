@@ -1,4 +1,7 @@
-import type { ManagedRuntimeError, SessionInputLifecycleContext } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  ManagedRuntimeError,
+  SessionInputLifecycleContext,
+} from "@open-managed-agents/runtime-resource-contract";
 import { backgroundSleep } from "../host/background-sleep.js";
 import type { RunContext } from "../host/run-context.js";
 import { callPort, callWithDeadline, idempotencyKey } from "./port-call.js";
@@ -42,9 +45,17 @@ export function synchronizeSessionInputs(run: RunContext, label: string): Promis
   const stage = `session-inputs-synchronize-${label}`;
   const previous = syncTails.get(run) ?? Promise.resolve();
   const next = previous.then(() =>
-    callPort(run, stage, (signal) => port.synchronize({ ...lifecycleContext(run, signal), idempotencyKey: idempotencyKey(run, stage) })),
+    callPort(run, stage, (signal) =>
+      port.synchronize({
+        ...lifecycleContext(run, signal),
+        idempotencyKey: idempotencyKey(run, stage),
+      }),
+    ),
   );
-  syncTails.set(run, next.catch(() => undefined));
+  syncTails.set(
+    run,
+    next.catch(() => undefined),
+  );
   return next;
 }
 
@@ -56,11 +67,22 @@ export function startSessionInputSync(run: RunContext): void {
   if (!run.sessionInputsMaterialized || !ownsWritableMemory(run)) return;
   const stop = new AbortController();
   if (run.backgroundSignal.aborted) stop.abort(run.backgroundSignal.reason);
-  else run.backgroundSignal.addEventListener("abort", () => stop.abort(run.backgroundSignal.reason), { once: true });
+  else
+    run.backgroundSignal.addEventListener("abort", () => stop.abort(run.backgroundSignal.reason), {
+      once: true,
+    });
   syncLoops.set(run, stop);
   const loop = async () => {
     for (let round = 1; ; round += 1) {
-      if (!(await backgroundSleep(run, run.options.sessionInputSyncIntervalMs, stop.signal, "session-inputs-sync"))) return;
+      if (
+        !(await backgroundSleep(
+          run,
+          run.options.sessionInputSyncIntervalMs,
+          stop.signal,
+          "session-inputs-sync",
+        ))
+      )
+        return;
       try {
         await synchronizeSessionInputs(run, `periodic-${round}`);
       } catch (error) {
@@ -82,7 +104,9 @@ const SYNC_STOPPED: Error = new Error("harness run ended");
 function ownsWritableMemory(run: RunContext): boolean {
   return (
     memoryOwner(run) === "materializer" &&
-    (run.session?.resources ?? []).some((resource) => resource.type === "memory_store" && resource.access !== "read_only")
+    (run.session?.resources ?? []).some(
+      (resource) => resource.type === "memory_store" && resource.access !== "read_only",
+    )
   );
 }
 
@@ -111,7 +135,13 @@ async function authorize(run: RunContext): Promise<boolean> {
   const fence = run.fence;
   if (run.outcome || !fence) return false;
   const stage = "fence-is-current";
-  const settled = await callWithDeadline(run, stage, run.options.heartbeatIntervalMs, () => run.options.fences.isCurrent(fence), run.signal);
+  const settled = await callWithDeadline(
+    run,
+    stage,
+    run.options.heartbeatIntervalMs,
+    () => run.options.fences.isCurrent(fence),
+    run.signal,
+  );
   if (settled.ok && settled.value) return true;
   // A live checkpoint may have rotated the fence meanwhile; the newer fence is then the one to check.
   if (run.fence && run.fence.generation !== fence.generation) return authorize(run);

@@ -12,7 +12,9 @@ export const suspendRetainedRuntime: RunStep = {
     const lease = run.lease;
     if (!lease) return;
     const fence = run.requireFence();
-    const suspended = await callPort(run, stage, (signal) => run.options.sandbox.suspend({ scope: run.scope, fence, lease, signal }));
+    const suspended = await callPort(run, stage, (signal) =>
+      run.options.sandbox.suspend({ scope: run.scope, fence, lease, signal }),
+    );
     run.suspended = true;
     run.lease = suspended;
     checkLease(run, suspended, stage);

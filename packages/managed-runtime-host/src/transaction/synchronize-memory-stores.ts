@@ -14,10 +14,26 @@ export async function synchronizeMemoryStores(run: RunContext, label: string): P
   if (port?.mode !== "file_sync" || !lease || !memoryStoresMounted(run)) return;
   const stage = `memory-stores-synchronize-${label}`;
   const fence = run.requireFence();
-  const report = await callPort(run, stage, (signal) => port.synchronize({ scope: run.scope, fence, sandbox: lease, signal }));
+  const report = await callPort(run, stage, (signal) =>
+    port.synchronize({ scope: run.scope, fence, sandbox: lease, signal }),
+  );
   const { created, updated, deleted, readOnlyChanges, conflicts } = report;
-  run.log.info("memory_stores.synchronized", { ...run.scope, label, created, updated, deleted, readOnlyChanges, conflicts: conflicts.length });
-  for (const conflict of conflicts) run.log.warn("memory_stores.conflict", { ...run.scope, storeId: conflict.storeId, path: conflict.path, reason: conflict.reason });
+  run.log.info("memory_stores.synchronized", {
+    ...run.scope,
+    label,
+    created,
+    updated,
+    deleted,
+    readOnlyChanges,
+    conflicts: conflicts.length,
+  });
+  for (const conflict of conflicts)
+    run.log.warn("memory_stores.conflict", {
+      ...run.scope,
+      storeId: conflict.storeId,
+      path: conflict.path,
+      reason: conflict.reason,
+    });
 }
 
 /** The final write-back, after the harness and before the workspace checkpoint. */

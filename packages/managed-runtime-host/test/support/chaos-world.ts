@@ -1,20 +1,38 @@
 import Database from "better-sqlite3";
 import { inspect } from "node:util";
-import type { HarnessRunInput, ManagedRuntimeProfile, ManagedWorkExecutionResult, RuntimeSessionSnapshot } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  HarnessRunInput,
+  ManagedRuntimeProfile,
+  ManagedWorkExecutionResult,
+  RuntimeSessionSnapshot,
+} from "@open-managed-agents/runtime-resource-contract";
 import { createManagedRuntimeHost } from "../../src/host/create-host.js";
 import type { ManagedRuntimeRunResult } from "../../src/host/types.js";
 import { applyMigrations } from "../../src/sql/apply-migrations.js";
 import { createBetterSqliteClient } from "../../src/sql/better-sqlite-client.js";
 import type { SqlClient } from "../../src/sql/sql-client.js";
 import { createSqlFencePort } from "../../src/sql/sql-fence-port.js";
-import { type FakeHostDependencies, createFakeHostDependencies } from "../../src/testing/fake-runtime.js";
+import {
+  type FakeHostDependencies,
+  createFakeHostDependencies,
+} from "../../src/testing/fake-runtime.js";
 import { type FaultKind, createFaultPlan } from "../../src/testing/faults.js";
 import { type RecordingLogger, createRecordingLogger } from "../../src/testing/recording-logger.js";
 import { type Clock, type Scheduler, createManualTime } from "../../src/time.js";
 import { amaProfile } from "./fixture.js";
-import { duplicatePublishCalls, egressOrderViolations, leakedTokens, tokensOf, unaccountedRuntimes } from "./invariants.js";
+import {
+  duplicatePublishCalls,
+  egressOrderViolations,
+  leakedTokens,
+  tokensOf,
+  unaccountedRuntimes,
+} from "./invariants.js";
 import { type Random, createRandom } from "./prng.js";
-import { type FenceStoreEvent, fencingViolations, observeFenceStatements } from "./sqlite-observer.js";
+import {
+  type FenceStoreEvent,
+  fencingViolations,
+  observeFenceStatements,
+} from "./sqlite-observer.js";
 
 const LEASE_TTL_MS = 20_000;
 const HEARTBEAT_MS = 5_000;
@@ -23,14 +41,37 @@ const SESSIONS = ["ses-a", "ses-b"];
 
 /** Every port call after the fence is taken: the boundaries a fault is injected at. */
 const BOUNDARIES: readonly (readonly [string, string, number])[] = [
-  ["workspace", "materialize", 1], ["outputs", "prepare", 1], ["credentialEgress", "prepare", 1], ["runtimeCheckpoint", "restore", 1],
-  ["sandbox", "acquire", 1], ["workspace", "attach", 1], ["outputs", "attach", 1], ["credentialEgress", "attach", 1],
-  ["sessionInputs", "materialize", 1], ["fences", "isCurrent", 1], ["harnessDriver", "run", 1], ["sessionInputs", "synchronize", 1],
-  ["workspace", "checkpoint", 1], ["workspace", "checkpoint", 2], ["runtimeCheckpoint", "create", 1], ["outputs", "collect", 1],
-  ["outputs", "finalize", 1], ["fences", "publish", 1], ["fences", "publish", 2], ["fences", "acquire", 2], ["fences", "renew", 1],
-  ["fences", "renew", 3], ["sandbox", "heartbeat", 1], ["sandbox", "heartbeat", 2], ["credentialEgress", "revoke", 1],
-  ["sandbox", "terminate", 1], ["outputs", "release", 1], ["outputs", "abort", 1], ["credentialEgress", "release", 1],
-  ["workspace", "release", 1], ["fences", "release", 1],
+  ["workspace", "materialize", 1],
+  ["outputs", "prepare", 1],
+  ["credentialEgress", "prepare", 1],
+  ["runtimeCheckpoint", "restore", 1],
+  ["sandbox", "acquire", 1],
+  ["workspace", "attach", 1],
+  ["outputs", "attach", 1],
+  ["credentialEgress", "attach", 1],
+  ["sessionInputs", "materialize", 1],
+  ["fences", "isCurrent", 1],
+  ["harnessDriver", "run", 1],
+  ["sessionInputs", "synchronize", 1],
+  ["workspace", "checkpoint", 1],
+  ["workspace", "checkpoint", 2],
+  ["runtimeCheckpoint", "create", 1],
+  ["outputs", "collect", 1],
+  ["outputs", "finalize", 1],
+  ["fences", "publish", 1],
+  ["fences", "publish", 2],
+  ["fences", "acquire", 2],
+  ["fences", "renew", 1],
+  ["fences", "renew", 3],
+  ["sandbox", "heartbeat", 1],
+  ["sandbox", "heartbeat", 2],
+  ["credentialEgress", "revoke", 1],
+  ["sandbox", "terminate", 1],
+  ["outputs", "release", 1],
+  ["outputs", "abort", 1],
+  ["credentialEgress", "release", 1],
+  ["workspace", "release", 1],
+  ["fences", "release", 1],
 ];
 
 const profile: ManagedRuntimeProfile = { ...amaProfile, runtimeCheckpoint: "optional" };
@@ -58,7 +99,12 @@ export async function sqliteChaosStore(): Promise<ChaosStore> {
   const events: FenceStoreEvent[] = [];
   const client = createBetterSqliteClient(observeFenceStatements(new Database(":memory:"), events));
   await applyMigrations(client);
-  return { client, events: async () => events, settle: async () => undefined, close: async () => undefined };
+  return {
+    client,
+    events: async () => events,
+    settle: async () => undefined,
+    close: async () => undefined,
+  };
 }
 
 /** Runs one seeded schedule of several owners sharing one fence store; returns every invariant violation. */
@@ -75,9 +121,17 @@ export async function runChaosSeed(seed: number, store?: ChaosStore): Promise<st
   for (let index = 0, count = random.int(2, 4); index < count; index += 1) {
     const offset = random.int(-MAX_SKEW_MS, MAX_SKEW_MS);
     const clock: Clock = { now: () => time.now() + offset };
-    const owner = createOwner(`owner-${index}`, clock, random, time, scheduler, createSqlFencePort({ client, clock }));
+    const owner = createOwner(
+      `owner-${index}`,
+      clock,
+      random,
+      time,
+      scheduler,
+      createSqlFencePort({ client, clock }),
+    );
     owners.push(owner);
-    for (let run = 0, runsOfOwner = random.int(1, 3); run < runsOfOwner; run += 1) runs.push(startRun(owner, random, time));
+    for (let run = 0, runsOfOwner = random.int(1, 3); run < runsOfOwner; run += 1)
+      runs.push(startRun(owner, random, time));
   }
 
   let settled = false;
@@ -85,7 +139,8 @@ export async function runChaosSeed(seed: number, store?: ChaosStore): Promise<st
     settled = true;
   });
   for (let step = 0; !settled; step += 1) {
-    if (step > 2_000) return [`seed ${seed}: runs still pending after ${step} steps`, ...pendingCalls(owners)];
+    if (step > 2_000)
+      return [`seed ${seed}: runs still pending after ${step} steps`, ...pendingCalls(owners)];
     // A server store's answers take real time: the clock moves only once the calls in flight are answered.
     await shared.settle();
     await time.advance(random.int(500, 6_000));
@@ -115,7 +170,11 @@ function createOwner(
     faults: createFaultPlan({ scheduler: time }),
     runtimeCheckpoint: true,
     sessionInputs: true,
-    sandboxCapabilities: { suspendResume: "unsupported", hardTerminate: "supported", runtimeCheckpoints: ["process"] },
+    sandboxCapabilities: {
+      suspendResume: "unsupported",
+      hardTerminate: "supported",
+      runtimeCheckpoints: ["process"],
+    },
     harness: { scheduler: time, script: (input) => harnessScript(input, random, time) },
   });
   if (random.chance(0.7)) {
@@ -139,23 +198,44 @@ function createOwner(
   return Object.assign({ label, deps, logger, results: [] }, { host });
 }
 
-async function startRun(owner: Owner, random: Random, time: ReturnType<typeof createManualTime>): Promise<void> {
+async function startRun(
+  owner: Owner,
+  random: Random,
+  time: ReturnType<typeof createManualTime>,
+): Promise<void> {
   const { host } = owner as Owner & { host: ReturnType<typeof createManagedRuntimeHost> };
   await time.sleep(random.int(0, 30_000));
   const sessionId = random.pick(SESSIONS);
-  const scope = { workspaceId: "wsp", environmentId: "env", sessionId, workId: `work-${random.int(1, 3)}` };
-  const session: RuntimeSessionSnapshot = { id: sessionId, environmentId: "env", metadata: {}, resources: [{ type: "file", fileId: "f" }] };
+  const scope = {
+    workspaceId: "wsp",
+    environmentId: "env",
+    sessionId,
+    workId: `work-${random.int(1, 3)}`,
+  };
+  const session: RuntimeSessionSnapshot = {
+    id: sessionId,
+    environmentId: "env",
+    metadata: {},
+    resources: [{ type: "file", fileId: "f" }],
+  };
   // Every work item has a deadline, like a claimed item in production; some callers give up much earlier.
   const controller = new AbortController();
   const finished = new AbortController();
   const deadline = random.chance(0.15) ? random.int(1_000, 40_000) : 180_000;
-  time.sleep(deadline, finished.signal).then(() => controller.abort(), () => undefined);
+  time.sleep(deadline, finished.signal).then(
+    () => controller.abort(),
+    () => undefined,
+  );
   owner.results.push(await host.run({ scope, profile, session, signal: controller.signal }));
   finished.abort();
 }
 
 /** Works for a random time, asking for up to two live checkpoints; a rejected checkpoint fails it. */
-async function harnessScript(input: HarnessRunInput, random: Random, time: ReturnType<typeof createManualTime>): Promise<ManagedWorkExecutionResult> {
+async function harnessScript(
+  input: HarnessRunInput,
+  random: Random,
+  time: ReturnType<typeof createManualTime>,
+): Promise<ManagedWorkExecutionResult> {
   for (let index = 0, count = random.int(0, 2); index < count; index += 1) {
     try {
       await time.sleep(random.int(0, 10_000), input.signal);
@@ -172,25 +252,55 @@ async function harnessScript(input: HarnessRunInput, random: Random, time: Retur
   return { type: "completed" };
 }
 
-async function checkWorld(owners: readonly Owner[], events: readonly FenceStoreEvent[], pendingTimers: number): Promise<string[]> {
+async function checkWorld(
+  owners: readonly Owner[],
+  events: readonly FenceStoreEvent[],
+  pendingTimers: number,
+): Promise<string[]> {
   const problems: string[] = [];
-  if (!events.some((event) => event.kind === "acquire")) problems.push("the fence-store observer saw no acquire");
+  if (!events.some((event) => event.kind === "acquire"))
+    problems.push("the fence-store observer saw no acquire");
   problems.push(...fencingViolations(events));
   problems.push(...duplicatePublishCalls(owners.map((owner) => owner.deps.journal)));
-  if (pendingTimers > 0) problems.push(`${pendingTimers} timers still pending after every run ended`);
+  if (pendingTimers > 0)
+    problems.push(`${pendingTimers} timers still pending after every run ended`);
 
   const tokens = owners.flatMap((owner) => tokensOf(owner.deps.journal));
   const texts: string[] = [];
   for (const owner of owners) {
     const orphans = await owner.deps.orphanStore.list({ limit: 1_000 });
-    const evidence = { label: owner.label, journal: owner.deps.journal, sandbox: owner.deps.sandbox, orphans, retained: new Set<string>(), reportedLeaks: new Set<string>() };
+    const evidence = {
+      label: owner.label,
+      journal: owner.deps.journal,
+      sandbox: owner.deps.sandbox,
+      orphans,
+      retained: new Set<string>(),
+      reportedLeaks: new Set<string>(),
+    };
     problems.push(...unaccountedRuntimes(evidence), ...egressOrderViolations(evidence));
-    texts.push(JSON.stringify(owner.results), inspect(owner.results, { depth: Infinity }), JSON.stringify(orphans), owner.logger.serialized());
+    texts.push(
+      JSON.stringify(owner.results),
+      inspect(owner.results, { depth: Infinity }),
+      JSON.stringify(orphans),
+      owner.logger.serialized(),
+    );
     for (const result of owner.results) {
-      if (result.type === "failed" && typeof result.error.context.stage !== "string") problems.push(`${owner.label}: failure without a stage: ${result.error.message}`);
-      if (result.type === "lease_lost" && typeof result.error.context.trigger !== "string") problems.push(`${owner.label}: lease loss without a trigger`);
-      if (result.type === "completed" && !events.some((event) => event.kind === "publish" && event.owner === owner.label && event.generation === result.generation)) {
-        problems.push(`${owner.label}: completed generation ${result.generation} without a publish in the store`);
+      if (result.type === "failed" && typeof result.error.context.stage !== "string")
+        problems.push(`${owner.label}: failure without a stage: ${result.error.message}`);
+      if (result.type === "lease_lost" && typeof result.error.context.trigger !== "string")
+        problems.push(`${owner.label}: lease loss without a trigger`);
+      if (
+        result.type === "completed" &&
+        !events.some(
+          (event) =>
+            event.kind === "publish" &&
+            event.owner === owner.label &&
+            event.generation === result.generation,
+        )
+      ) {
+        problems.push(
+          `${owner.label}: completed generation ${result.generation} without a publish in the store`,
+        );
       }
     }
   }
@@ -203,7 +313,10 @@ function pendingCalls(owners: readonly Owner[]): string[] {
   return owners.flatMap((owner) =>
     owner.deps.journal.calls
       .filter((call) => call.status === "pending")
-      .map((call) => `${owner.label}: ${call.port}.${call.method} #${call.occurrence} pending; faults ${JSON.stringify(owner.deps.faults.rules)}`),
+      .map(
+        (call) =>
+          `${owner.label}: ${call.port}.${call.method} #${call.occurrence} pending; faults ${JSON.stringify(owner.deps.faults.rules)}`,
+      ),
   );
 }
 

@@ -17,7 +17,9 @@ export interface SupervisorSide {
 }
 
 /** A transport whose supervisor is a script running in this process, speaking real NDJSON over web streams. */
-export function createScriptedSupervisorTransport(script: (side: SupervisorSide) => Promise<void>): HarnessSupervisorTransportPort & {
+export function createScriptedSupervisorTransport(
+  script: (side: SupervisorSide) => Promise<void>,
+): HarnessSupervisorTransportPort & {
   /** Every byte the host wrote to the supervisor's stdin, as text. */
   readonly stdin: () => string;
   readonly closed: () => number;
@@ -29,8 +31,12 @@ export function createScriptedSupervisorTransport(script: (side: SupervisorSide)
     closed: () => closes,
     async open() {
       // Roomy readable queues behave like pipe buffers: a write does not wait for the other side to read.
-      const toSupervisor = new TransformStream<Uint8Array, Uint8Array>({}, undefined, { highWaterMark: 1024 });
-      const toHost = new TransformStream<Uint8Array, Uint8Array>({}, undefined, { highWaterMark: 1024 });
+      const toSupervisor = new TransformStream<Uint8Array, Uint8Array>({}, undefined, {
+        highWaterMark: 1024,
+      });
+      const toHost = new TransformStream<Uint8Array, Uint8Array>({}, undefined, {
+        highWaterMark: 1024,
+      });
       const encoder = new TextEncoder();
       const decoder = new TextDecoder();
       const reader = toSupervisor.readable.getReader();
@@ -64,7 +70,9 @@ export function createScriptedSupervisorTransport(script: (side: SupervisorSide)
           closes += 1;
           // Collect whatever the host wrote that the script did not read.
           for (;;) {
-            const { done, value } = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+            const { done, value } = await reader
+              .read()
+              .catch(() => ({ done: true as const, value: undefined }));
             if (done) break;
             written += decoder.decode(value);
           }

@@ -1,15 +1,33 @@
-import type { ManagedRuntimeProfile, OpenmaSupervisedDriverDeclaration, RuntimeResourceScope, SandboxHarnessDriverPort } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  ManagedRuntimeProfile,
+  OpenmaSupervisedDriverDeclaration,
+  RuntimeResourceScope,
+  SandboxHarnessDriverPort,
+} from "@open-managed-agents/runtime-resource-contract";
 import { inspect } from "node:util";
 import { createManagedRuntimeHost } from "../../src/host/create-host.js";
-import type { ManagedRuntimeHostOptions, ManagedRuntimeRunInput, ManagedRuntimeRunResult } from "../../src/host/types.js";
-import { type FakeHostDependencies, type FakeManagedRuntimeOptions, createFakeHostDependencies } from "../../src/testing/fake-runtime.js";
+import type {
+  ManagedRuntimeHostOptions,
+  ManagedRuntimeRunInput,
+  ManagedRuntimeRunResult,
+} from "../../src/host/types.js";
+import {
+  type FakeHostDependencies,
+  type FakeManagedRuntimeOptions,
+  createFakeHostDependencies,
+} from "../../src/testing/fake-runtime.js";
 import { createFaultPlan } from "../../src/testing/faults.js";
 import type { CallJournal } from "../../src/testing/journal.js";
 import { settleWithManualTime } from "../../src/testing/manual-drive.js";
 import { type RecordingLogger, createRecordingLogger } from "../../src/testing/recording-logger.js";
 import { type ManualTime, type Scheduler, createManualTime } from "../../src/time.js";
 
-export const scope: RuntimeResourceScope = { workspaceId: "wsp-1", environmentId: "env-1", sessionId: "ses-1", workId: "work-1" };
+export const scope: RuntimeResourceScope = {
+  workspaceId: "wsp-1",
+  environmentId: "env-1",
+  sessionId: "ses-1",
+  workId: "work-1",
+};
 
 /** AMA worker lane, durable workspace and outputs, enforced egress, no runtime checkpoint. */
 export const amaProfile: ManagedRuntimeProfile = {
@@ -17,7 +35,14 @@ export const amaProfile: ManagedRuntimeProfile = {
   outputs: { requirement: "durable" },
   runtimeCheckpoint: "disabled",
   credentialEgress: { requirement: "required" },
-  driver: { type: "ama_worker", process: { command: "/usr/local/bin/ama-worker", args: ["--work"], env: { API_KEY: "value-is-secret" } } },
+  driver: {
+    type: "ama_worker",
+    process: {
+      command: "/usr/local/bin/ama-worker",
+      args: ["--work"],
+      env: { API_KEY: "value-is-secret" },
+    },
+  },
 };
 
 /** The supervised lane: ready within 5 s, a heartbeat every 3 s, 2 s to drain. */
@@ -83,7 +108,8 @@ export function createHostFixture(
     deps,
     journal: deps.journal,
     host,
-    run: (input = {}, stepMs = 1_000) => settleWithManualTime(host.run({ scope, profile: amaProfile, ...input }), time, { stepMs }),
+    run: (input = {}, stepMs = 1_000) =>
+      settleWithManualTime(host.run({ scope, profile: amaProfile, ...input }), time, { stepMs }),
   };
 }
 

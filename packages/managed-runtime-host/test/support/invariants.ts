@@ -1,4 +1,8 @@
-import type { ManagedSandboxLease, RuntimeOrphanRecord, RuntimeResourceFence } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  ManagedSandboxLease,
+  RuntimeOrphanRecord,
+  RuntimeResourceFence,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { FakeSandbox } from "../../src/testing/fake-sandbox.js";
 import type { CallJournal, CallRecord } from "../../src/testing/journal.js";
 
@@ -22,7 +26,9 @@ export function unaccountedRuntimes(owner: OwnerEvidence): string[] {
     if (runtime.state === "stopped" || orphaned.has(runtime.runtimeId)) continue;
     if (runtime.state === "suspended" && owner.retained.has(runtime.runtimeId)) continue;
     if (owner.reportedLeaks.has(runtime.runtimeId)) continue;
-    problems.push(`${owner.label}: runtime ${runtime.runtimeId} is ${runtime.state}, neither terminated nor orphaned`);
+    problems.push(
+      `${owner.label}: runtime ${runtime.runtimeId} is ${runtime.state}, neither terminated nor orphaned`,
+    );
   }
   return problems;
 }
@@ -31,12 +37,29 @@ export function unaccountedRuntimes(owner: OwnerEvidence): string[] {
 export function egressOrderViolations(owner: OwnerEvidence): string[] {
   const calls = owner.journal.calls;
   const problems: string[] = [];
-  for (const attach of calls.filter((call) => call.port === "credentialEgress" && call.method === "attach")) {
-    const { binding, sandbox } = attach.input as { binding: { bindingId: string }; sandbox: ManagedSandboxLease };
-    const revoke = calls.find((call) => call.port === "credentialEgress" && call.method === "revoke" && bindingOf(call) === binding.bindingId);
-    const terminate = calls.find((call) => call.port === "sandbox" && call.method === "terminate" && leaseOf(call).runtimeId === sandbox.runtimeId);
-    if (!revoke) problems.push(`${owner.label}: egress ${binding.bindingId} was attached and never revoked`);
-    else if (terminate && terminate.seq < revoke.seq) problems.push(`${owner.label}: ${sandbox.runtimeId} terminated before egress was revoked`);
+  for (const attach of calls.filter(
+    (call) => call.port === "credentialEgress" && call.method === "attach",
+  )) {
+    const { binding, sandbox } = attach.input as {
+      binding: { bindingId: string };
+      sandbox: ManagedSandboxLease;
+    };
+    const revoke = calls.find(
+      (call) =>
+        call.port === "credentialEgress" &&
+        call.method === "revoke" &&
+        bindingOf(call) === binding.bindingId,
+    );
+    const terminate = calls.find(
+      (call) =>
+        call.port === "sandbox" &&
+        call.method === "terminate" &&
+        leaseOf(call).runtimeId === sandbox.runtimeId,
+    );
+    if (!revoke)
+      problems.push(`${owner.label}: egress ${binding.bindingId} was attached and never revoked`);
+    else if (terminate && terminate.seq < revoke.seq)
+      problems.push(`${owner.label}: ${sandbox.runtimeId} terminated before egress was revoked`);
   }
   return problems;
 }
@@ -51,12 +74,16 @@ export function duplicatePublishCalls(journals: readonly CallJournal[]): string[
       seen.set(key, (seen.get(key) ?? 0) + 1);
     }
   }
-  return [...seen].filter(([, count]) => count > 1).map(([key, count]) => `publish called ${count} times for ${key}`);
+  return [...seen]
+    .filter(([, count]) => count > 1)
+    .map(([key, count]) => `publish called ${count} times for ${key}`);
 }
 
 /** (3) No fence token appears in any of the texts. */
 export function leakedTokens(tokens: readonly string[], texts: readonly string[]): string[] {
-  return tokens.filter((token) => texts.some((text) => text.includes(token))).map((token) => `fence token ${token.slice(0, 4)}… leaked`);
+  return tokens
+    .filter((token) => texts.some((text) => text.includes(token)))
+    .map((token) => `fence token ${token.slice(0, 4)}… leaked`);
 }
 
 /** Every fence token a journal's fence calls handed out. */
@@ -64,7 +91,8 @@ export function tokensOf(journal: CallJournal): string[] {
   const tokens = new Set<string>();
   for (const call of journal.calls) {
     const value = call.value as { fence?: { token?: unknown } } | undefined;
-    if (call.port === "fences" && typeof value?.fence?.token === "string") tokens.add(value.fence.token);
+    if (call.port === "fences" && typeof value?.fence?.token === "string")
+      tokens.add(value.fence.token);
   }
   return [...tokens];
 }

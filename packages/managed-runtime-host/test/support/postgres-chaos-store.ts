@@ -53,11 +53,20 @@ export async function postgresChaosStore(client: PostgresSqlClient): Promise<Cha
   return {
     client: counted,
     async events() {
-      const rows = await client.all<{ kind: "acquire" | "publish"; session_id: string; generation: number; owner_id: string | null }>(
-        "SELECT kind, session_id, generation, owner_id FROM fence_events ORDER BY seq",
-        [],
+      const rows = await client.all<{
+        kind: "acquire" | "publish";
+        session_id: string;
+        generation: number;
+        owner_id: string | null;
+      }>("SELECT kind, session_id, generation, owner_id FROM fence_events ORDER BY seq", []);
+      return rows.map(
+        (row): FenceStoreEvent => ({
+          kind: row.kind,
+          session: row.session_id,
+          generation: row.generation,
+          owner: row.owner_id ?? "",
+        }),
       );
-      return rows.map((row): FenceStoreEvent => ({ kind: row.kind, session: row.session_id, generation: row.generation, owner: row.owner_id ?? "" }));
     },
     close: () => client.close(),
     async settle() {

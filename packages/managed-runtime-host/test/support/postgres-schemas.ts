@@ -6,7 +6,8 @@ import { type PostgresSqlClient, createPostgresSqlClient } from "../../src/sql/p
 /** The test server's superuser URL (see vitest.postgres.ts at the repository root); throws why there is none. */
 export function postgresUrl(): string {
   const postgres = inject("postgres");
-  if ("error" in postgres) throw new Error(`the test Postgres server did not start: ${postgres.error}`);
+  if ("error" in postgres)
+    throw new Error(`the test Postgres server did not start: ${postgres.error}`);
   return postgres.url;
 }
 
@@ -20,7 +21,10 @@ export function inSchema(url: string, schema: string): string {
 /** What {@link postgresSchemas} hands a test file. */
 export interface PostgresSchemas {
   /** A client on a new schema, migrated unless `migrated: false`. */
-  client(options?: { readonly migrated?: boolean; readonly maxConnections?: number }): Promise<PostgresSqlClient>;
+  client(options?: {
+    readonly migrated?: boolean;
+    readonly maxConnections?: number;
+  }): Promise<PostgresSqlClient>;
   /** A client of the superuser on the server's `postgres` database. */
   admin(): PostgresSqlClient;
 }
@@ -39,7 +43,11 @@ export function postgresSchemas(): PostgresSchemas {
     await admin?.close();
   });
   const adminClient = () => {
-    admin ??= createPostgresSqlClient({ connectionString: postgresUrl(), maxConnections: 2, idleTimeoutMs: 1_000 });
+    admin ??= createPostgresSqlClient({
+      connectionString: postgresUrl(),
+      maxConnections: 2,
+      idleTimeoutMs: 1_000,
+    });
     return admin;
   };
   return {
@@ -48,7 +56,11 @@ export function postgresSchemas(): PostgresSchemas {
       const schema = `test_${crypto.randomUUID().replaceAll("-", "")}`;
       await adminClient().run(`CREATE SCHEMA ${schema}`, []);
       const connectionString = inSchema(postgresUrl(), schema);
-      const client = createPostgresSqlClient({ connectionString, maxConnections: options.maxConnections ?? 4, idleTimeoutMs: 1_000 });
+      const client = createPostgresSqlClient({
+        connectionString,
+        maxConnections: options.maxConnections ?? 4,
+        idleTimeoutMs: 1_000,
+      });
       open.push(client);
       if (options.migrated !== false) await applyMigrations(client);
       return client;

@@ -7,7 +7,9 @@ export interface SleepRecord {
 }
 
 /** Manual time that records each sleep call before delegating. */
-export function recordingScheduler(time: ManualTime): Scheduler & { readonly sleeps: SleepRecord[] } {
+export function recordingScheduler(
+  time: ManualTime,
+): Scheduler & { readonly sleeps: SleepRecord[] } {
   const sleeps: SleepRecord[] = [];
   return {
     sleeps,
@@ -22,7 +24,12 @@ export function recordingScheduler(time: ManualTime): Scheduler & { readonly sle
  * Manual time whose sleeps of exactly `failMs`, from the `from`-th such call on, fail with `error` (a
  * broken timer backend): as a rejected promise, or thrown synchronously from `sleep` itself.
  */
-export function throwingScheduler(time: ManualTime, failMs: number, error: Error, options: { readonly how?: "reject" | "throw"; readonly from?: number } = {}): Scheduler {
+export function throwingScheduler(
+  time: ManualTime,
+  failMs: number,
+  error: Error,
+  options: { readonly how?: "reject" | "throw"; readonly from?: number } = {},
+): Scheduler {
   let calls = 0;
   return {
     sleep(ms, signal) {

@@ -2,15 +2,28 @@ import type { BetterSqliteDatabaseLike } from "../../src/sql/better-sqlite-clien
 
 /** A fence-store statement that changed state, in the exact order SQLite executed it. */
 export type FenceStoreEvent =
-  | { readonly kind: "acquire"; readonly session: string; readonly generation: number; readonly owner: string }
-  | { readonly kind: "publish"; readonly session: string; readonly generation: number; readonly owner: string };
+  | {
+      readonly kind: "acquire";
+      readonly session: string;
+      readonly generation: number;
+      readonly owner: string;
+    }
+  | {
+      readonly kind: "publish";
+      readonly session: string;
+      readonly generation: number;
+      readonly owner: string;
+    };
 
 /**
  * Wraps a better-sqlite3 database so every successful fence acquire and publish is recorded the moment
  * its statement runs. better-sqlite3 is synchronous, so this order is the database's own order, whatever
  * order the awaiting callers resume in. Parameter positions follow the SQL fence port's statements.
  */
-export function observeFenceStatements(db: BetterSqliteDatabaseLike, events: FenceStoreEvent[]): BetterSqliteDatabaseLike {
+export function observeFenceStatements(
+  db: BetterSqliteDatabaseLike,
+  events: FenceStoreEvent[],
+): BetterSqliteDatabaseLike {
   return {
     exec: (sql) => db.exec(sql),
     get inTransaction() {
@@ -26,8 +39,20 @@ export function observeFenceStatements(db: BetterSqliteDatabaseLike, events: Fen
         all(...params) {
           const rows = statement.all(...params) as { generation?: number }[];
           const row = rows[0];
-          if (row && acquire) events.push({ kind: "acquire", session: String(params[2]), generation: Number(row.generation), owner: String(params[4]) });
-          if (row && publish) events.push({ kind: "publish", session: String(params[4]), generation: Number(params[5]), owner: String(params[7]) });
+          if (row && acquire)
+            events.push({
+              kind: "acquire",
+              session: String(params[2]),
+              generation: Number(row.generation),
+              owner: String(params[4]),
+            });
+          if (row && publish)
+            events.push({
+              kind: "publish",
+              session: String(params[4]),
+              generation: Number(params[5]),
+              owner: String(params[7]),
+            });
           return rows;
         },
       };
@@ -46,7 +71,10 @@ export function fencingViolations(events: readonly FenceStoreEvent[]): string[] 
       latest.set(event.session, Math.max(latest.get(event.session) ?? 0, event.generation));
       continue;
     }
-    if (latest.get(event.session) !== event.generation) problems.push(`${event.owner} published ${key} after generation ${latest.get(event.session)} was acquired`);
+    if (latest.get(event.session) !== event.generation)
+      problems.push(
+        `${event.owner} published ${key} after generation ${latest.get(event.session)} was acquired`,
+      );
     const earlier = published.get(key);
     if (earlier) problems.push(`${key} published twice (${earlier}, ${event.owner})`);
     published.set(key, event.owner);

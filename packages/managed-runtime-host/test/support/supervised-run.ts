@@ -1,17 +1,34 @@
-import type { HarnessRunInput, HarnessSupervisorCommand } from "@open-managed-agents/runtime-resource-contract";
+import type {
+  HarnessRunInput,
+  HarnessSupervisorCommand,
+} from "@open-managed-agents/runtime-resource-contract";
 import { createSupervisedSandboxHarnessDriver } from "../../src/supervisor/supervised-harness-driver.js";
 import { settleWithManualTime } from "../../src/testing/manual-drive.js";
 import { createManualTime } from "../../src/time.js";
 import { type SupervisorSide, createScriptedSupervisorTransport } from "./fake-supervisor.js";
 import { scope, supervisedDriver as driver } from "./fixture.js";
 
-export const fence = { ...scope, ownerId: "owner-a", generation: 4, token: "fence-token-must-not-leave-the-host", expiresAt: "2026-01-01T00:01:00.000Z" };
+export const fence = {
+  ...scope,
+  ownerId: "owner-a",
+  generation: 4,
+  token: "fence-token-must-not-leave-the-host",
+  expiresAt: "2026-01-01T00:01:00.000Z",
+};
 
 /** A supervised driver over a scripted supervisor on manual time; `input` overrides fields of the run input. */
-export function harness(script: (side: SupervisorSide) => Promise<void>, checkpoint?: HarnessRunInput["checkpoint"], input: Partial<HarnessRunInput> = {}) {
+export function harness(
+  script: (side: SupervisorSide) => Promise<void>,
+  checkpoint?: HarnessRunInput["checkpoint"],
+  input: Partial<HarnessRunInput> = {},
+) {
   const time = createManualTime();
   const transport = createScriptedSupervisorTransport(script);
-  const supervised = createSupervisedSandboxHarnessDriver({ transport, clock: time, scheduler: time });
+  const supervised = createSupervisedSandboxHarnessDriver({
+    transport,
+    clock: time,
+    scheduler: time,
+  });
   const controller = new AbortController();
   const runInput: HarnessRunInput = {
     scope,
@@ -29,7 +46,10 @@ export function harness(script: (side: SupervisorSide) => Promise<void>, checkpo
 }
 
 /** Reads commands until one of `type`, returning every command read. */
-export async function until(side: SupervisorSide, type: HarnessSupervisorCommand["type"]): Promise<HarnessSupervisorCommand[]> {
+export async function until(
+  side: SupervisorSide,
+  type: HarnessSupervisorCommand["type"],
+): Promise<HarnessSupervisorCommand[]> {
   const seen: HarnessSupervisorCommand[] = [];
   for (;;) {
     const command = await side.command();

@@ -1,5 +1,9 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
-import { InvalidRequestError, type SessionMemoryAccessPort, type SessionMemoryWriteResult } from "@open-managed-agents/runtime-resource-contract";
+import {
+  InvalidRequestError,
+  type SessionMemoryAccessPort,
+  type SessionMemoryWriteResult,
+} from "@open-managed-agents/runtime-resource-contract";
 import { sha256Hex } from "@open-managed-agents/runtime-utils";
 
 /** Options of {@link createBlobMemoryAccess}. */
@@ -23,7 +27,11 @@ export function createBlobMemoryAccess(options: BlobMemoryAccessOptions): Sessio
   const prefix = options.keyPrefix ?? "memory-stores";
   const locks = new Map<string, Promise<unknown>>();
   const base = (storeId: string): string => {
-    if (!STORE_ID.test(storeId) || storeId === "..") throw new InvalidRequestError({ message: "storeId must be one path segment", context: { path: "storeId" } });
+    if (!STORE_ID.test(storeId) || storeId === "..")
+      throw new InvalidRequestError({
+        message: "storeId must be one path segment",
+        context: { path: "storeId" },
+      });
     return `${prefix}/${storeId}/`;
   };
   // One guarded write at a time per key, so two writers in this process cannot both pass the same guard.
@@ -34,7 +42,11 @@ export function createBlobMemoryAccess(options: BlobMemoryAccessOptions): Sessio
     void settled.then(() => locks.get(key) === settled && locks.delete(key));
     return next;
   };
-  const guarded = (key: string, expected: string, write: () => Promise<unknown>): Promise<SessionMemoryWriteResult> =>
+  const guarded = (
+    key: string,
+    expected: string,
+    write: () => Promise<unknown>,
+  ): Promise<SessionMemoryWriteResult> =>
     exclusive(key, async () => {
       const current = await store.get(key);
       if (!current) return { type: "not_found" };
@@ -54,7 +66,11 @@ export function createBlobMemoryAccess(options: BlobMemoryAccessOptions): Sessio
           const object = await store.get(info.key);
           if (!object) continue;
           const content = await object.text();
-          documents.push({ path: info.key.slice(root.length), content, contentSha256: await sha256Hex(content) });
+          documents.push({
+            path: info.key.slice(root.length),
+            content,
+            contentSha256: await sha256Hex(content),
+          });
         }
         cursor = page.cursor;
       } while (cursor);
@@ -62,11 +78,20 @@ export function createBlobMemoryAccess(options: BlobMemoryAccessOptions): Sessio
     },
     async create({ storeId, path, content }) {
       const key = base(storeId) + path;
-      return exclusive(key, async () => ((await store.put(key, content, { ifNoneMatch: "*", contentType: "text/plain; charset=utf-8" })) ? { type: "applied" } : { type: "conflict" }));
+      return exclusive(key, async () =>
+        (await store.put(key, content, {
+          ifNoneMatch: "*",
+          contentType: "text/plain; charset=utf-8",
+        }))
+          ? { type: "applied" }
+          : { type: "conflict" },
+      );
     },
     update: ({ storeId, path, content, expectedContentSha256 }) => {
       const key = base(storeId) + path;
-      return guarded(key, expectedContentSha256, () => store.put(key, content, { contentType: "text/plain; charset=utf-8" }));
+      return guarded(key, expectedContentSha256, () =>
+        store.put(key, content, { contentType: "text/plain; charset=utf-8" }),
+      );
     },
     delete: ({ storeId, path, expectedContentSha256 }) => {
       const key = base(storeId) + path;

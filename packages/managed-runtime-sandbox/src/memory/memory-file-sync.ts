@@ -27,7 +27,10 @@ export interface MemoryFileSync extends SandboxMemoryMountPort {
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 // A document path: relative, `/`-separated segments, none empty, `.` or `..`, no control characters.
 const isDocumentPath = (path: string): boolean =>
-  path.length > 0 && path.length <= 1024 && !/[\u0000-\u001f\\]/.test(path) && path.split("/").every((segment) => segment !== "" && segment !== "." && segment !== "..");
+  path.length > 0 &&
+  path.length <= 1024 &&
+  !/[\u0000-\u001f\\]/.test(path) &&
+  path.split("/").every((segment) => segment !== "" && segment !== "." && segment !== "..");
 
 interface ProjectedStore {
   readonly storeId: string;
@@ -54,17 +57,33 @@ export function createMemoryFileSync(options: {
 
   return {
     async mountMemoryStore({ storeName, storeId, readOnly }) {
-      if (!SEGMENT.test(storeName) || !SEGMENT.test(storeId) || storeName === ".." || storeId === "..") {
-        throw new InvalidRequestError({ message: "storeName and storeId must each be one path segment of letters, digits, '.', '_' or '-'", context: { path: "storeName" } });
+      if (
+        !SEGMENT.test(storeName) ||
+        !SEGMENT.test(storeId) ||
+        storeName === ".." ||
+        storeId === ".."
+      ) {
+        throw new InvalidRequestError({
+          message:
+            "storeName and storeId must each be one path segment of letters, digits, '.', '_' or '-'",
+          context: { path: "storeName" },
+        });
       }
       const documents = await memories.list({ storeId, signal: never });
       const baseline = new Map<string, string>();
       const root = `${MEMORY_PROJECTION_ROOT}/${storeName}`;
       const made = await sandbox.exec(`mkdir -p '${root}'`);
-      if (made.exitCode !== 0) throw new UpstreamProtocolError({ message: `could not create ${root} in the sandbox`, context: { storeName } });
+      if (made.exitCode !== 0)
+        throw new UpstreamProtocolError({
+          message: `could not create ${root} in the sandbox`,
+          context: { storeName },
+        });
       for (const document of documents) {
         if (!isDocumentPath(document.path)) {
-          throw new UpstreamProtocolError({ message: `memory store ${storeId} holds a document whose path is not a relative path`, context: { storeId } });
+          throw new UpstreamProtocolError({
+            message: `memory store ${storeId} holds a document whose path is not a relative path`,
+            context: { storeId },
+          });
         }
         await sandbox.writeFile(`${root}/${document.path}`, document.content);
         baseline.set(document.path, await sha256Hex(document.content));
@@ -74,11 +93,21 @@ export function createMemoryFileSync(options: {
 
     async synchronizeMemoryStores(input = {}) {
       const signal = input.signal ?? never;
-      const report = { created: 0, updated: 0, deleted: 0, readOnlyChanges: 0, conflicts: [] as MemorySyncConflict[] };
+      const report = {
+        created: 0,
+        updated: 0,
+        deleted: 0,
+        readOnlyChanges: 0,
+        conflicts: [] as MemorySyncConflict[],
+      };
       for (const [storeName, store] of stores) {
         const root = `${MEMORY_PROJECTION_ROOT}/${storeName}`;
         const listed = await sandbox.exec(`cd '${root}' && find . -type f -print0`, { signal });
-        if (listed.exitCode !== 0) throw new UpstreamProtocolError({ message: `could not list ${root} in the sandbox`, context: { storeName } });
+        if (listed.exitCode !== 0)
+          throw new UpstreamProtocolError({
+            message: `could not list ${root} in the sandbox`,
+            context: { storeName },
+          });
         const present = new Map<string, string>();
         // Sorted, so reports come out in the same order whatever order find walks in.
         for (const entry of listed.stdout.split("\u0000").sort()) {
@@ -90,7 +119,12 @@ export function createMemoryFileSync(options: {
           }
           present.set(path, await sandbox.readFile(`${root}/${path}`));
         }
-        const apply = async (path: string, write: () => Promise<SessionMemoryWriteResult>, after: string | null, count: "created" | "updated" | "deleted") => {
+        const apply = async (
+          path: string,
+          write: () => Promise<SessionMemoryWriteResult>,
+          after: string | null,
+          count: "created" | "updated" | "deleted",
+        ) => {
           if (store.readOnly) {
             report.readOnlyChanges += 1;
             return;
@@ -101,19 +135,53 @@ export function createMemoryFileSync(options: {
             if (after === null) store.baseline.delete(path);
             else store.baseline.set(path, after);
           } else {
-            report.conflicts.push({ storeId: store.storeId, path, reason: result.type === "conflict" ? "changed_in_store" : "gone_from_store" });
+            report.conflicts.push({
+              storeId: store.storeId,
+              path,
+              reason: result.type === "conflict" ? "changed_in_store" : "gone_from_store",
+            });
           }
         };
         for (const [path, content] of present) {
           const hash = await sha256Hex(content);
           const base = store.baseline.get(path);
           if (base === hash) continue;
-          if (base === undefined) await apply(path, () => memories.create({ storeId: store.storeId, path, content, signal }), hash, "created");
-          else await apply(path, () => memories.update({ storeId: store.storeId, path, content, expectedContentSha256: base, signal }), hash, "updated");
+          if (base === undefined)
+            await apply(
+              path,
+              () => memories.create({ storeId: store.storeId, path, content, signal }),
+              hash,
+              "created",
+            );
+          else
+            await apply(
+              path,
+              () =>
+                memories.update({
+                  storeId: store.storeId,
+                  path,
+                  content,
+                  expectedContentSha256: base,
+                  signal,
+                }),
+              hash,
+              "updated",
+            );
         }
         for (const [path, base] of [...store.baseline]) {
           if (present.has(path)) continue;
-          await apply(path, () => memories.delete({ storeId: store.storeId, path, expectedContentSha256: base, signal }), null, "deleted");
+          await apply(
+            path,
+            () =>
+              memories.delete({
+                storeId: store.storeId,
+                path,
+                expectedContentSha256: base,
+                signal,
+              }),
+            null,
+            "deleted",
+          );
         }
       }
       return report;

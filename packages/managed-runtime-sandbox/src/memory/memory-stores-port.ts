@@ -13,9 +13,17 @@ import { type MemoryFileSync, createMemoryFileSync } from "./memory-file-sync.js
 /** Runtimes whose file-sync baselines one process keeps; a later lease of the same runtime re-mounts anyway. */
 const PROJECTION_CAPACITY = 256;
 
-const NOTHING_WRITTEN: MemoryStoreSyncReport = { created: 0, updated: 0, deleted: 0, readOnlyChanges: 0, conflicts: [] };
+const NOTHING_WRITTEN: MemoryStoreSyncReport = {
+  created: 0,
+  updated: 0,
+  deleted: 0,
+  readOnlyChanges: 0,
+  conflicts: [],
+};
 
-const canMount = (runtime: ManagedSandboxRuntime): runtime is ManagedSandboxRuntime & SandboxMemoryMountPort =>
+const canMount = (
+  runtime: ManagedSandboxRuntime,
+): runtime is ManagedSandboxRuntime & SandboxMemoryMountPort =>
   typeof (runtime as Partial<SandboxMemoryMountPort>).mountMemoryStore === "function";
 
 /**
@@ -36,13 +44,19 @@ export function createProviderMemoryStoresPort<R extends ManagedSandboxRuntime>(
       const runtime = await registry.resolve(scope, registry.ownLease(sandbox));
       if (mode === "mount") {
         if (!canMount(runtime)) {
-          throw new CapabilityUnsupportedError({ message: `${sandbox.provider} runtimes cannot mount memory stores`, context: { requirement: "memory_stores" } });
+          throw new CapabilityUnsupportedError({
+            message: `${sandbox.provider} runtimes cannot mount memory stores`,
+            context: { requirement: "memory_stores" },
+          });
         }
         for (const store of stores) await runtime.mountMemoryStore(store);
         return;
       }
       if (!memories) {
-        throw new CapabilityUnsupportedError({ message: "file-sync memory stores need the control plane's memory access", context: { requirement: "memory_stores" } });
+        throw new CapabilityUnsupportedError({
+          message: "file-sync memory stores need the control plane's memory access",
+          context: { requirement: "memory_stores" },
+        });
       }
       const projection = createMemoryFileSync({ sandbox: runtime, memories });
       for (const store of stores) await projection.mountMemoryStore(store);
@@ -53,7 +67,10 @@ export function createProviderMemoryStoresPort<R extends ManagedSandboxRuntime>(
       if (mode === "mount") return NOTHING_WRITTEN;
       const projection = projections.get(sandbox.runtimeId);
       if (!projection) {
-        throw new InvalidRequestError({ message: "no memory stores were projected into this runtime by this process", context: { runtimeId: sandbox.runtimeId } });
+        throw new InvalidRequestError({
+          message: "no memory stores were projected into this runtime by this process",
+          context: { runtimeId: sandbox.runtimeId },
+        });
       }
       return projection.synchronizeMemoryStores({ signal });
     },

@@ -14,7 +14,10 @@ import { listOutputFiles } from "./output-listing.js";
  * Opens an output file as a stream: `readFileStream` when the sandbox has it, else `readFileBytes`
  * (one file in memory at a time). A sandbox with neither cannot collect outputs.
  */
-export async function openOutputFile(sandbox: SandboxPort, logicalPath: string): Promise<ReadableStream<Uint8Array>> {
+export async function openOutputFile(
+  sandbox: SandboxPort,
+  logicalPath: string,
+): Promise<ReadableStream<Uint8Array>> {
   const path = `${OUTPUTS_MOUNT_PATH}/${logicalPath}`;
   try {
     if (sandbox.readFileStream) return await sandbox.readFileStream(path);
@@ -22,7 +25,9 @@ export async function openOutputFile(sandbox: SandboxPort, logicalPath: string):
   } catch (error) {
     throw providerFailure(error, `reading output file ${logicalPath} failed`, { logicalPath });
   }
-  throw new CapabilityUnsupportedError({ message: "collecting outputs needs readFileStream or readFileBytes on the sandbox" });
+  throw new CapabilityUnsupportedError({
+    message: "collecting outputs needs readFileStream or readFileBytes on the sandbox",
+  });
 }
 
 /** A stream of one chunk. */

@@ -1,4 +1,7 @@
-import { InvalidConfigError, type RuntimeResourceScope } from "@open-managed-agents/runtime-resource-contract";
+import {
+  InvalidConfigError,
+  type RuntimeResourceScope,
+} from "@open-managed-agents/runtime-resource-contract";
 
 /** Why `prefix` is not a usable key prefix, or null when it is. */
 export function keyPrefixProblem(prefix: string): string | null {
@@ -11,11 +14,17 @@ export function keyPrefixProblem(prefix: string): string | null {
 }
 
 /** The scope's key prefix; a per-scope function returning a bad prefix throws `invalid_config`. */
-export function resolveKeyPrefix(keyPrefix: string | ((scope: RuntimeResourceScope) => string), scope: RuntimeResourceScope): string {
+export function resolveKeyPrefix(
+  keyPrefix: string | ((scope: RuntimeResourceScope) => string),
+  scope: RuntimeResourceScope,
+): string {
   const prefix = typeof keyPrefix === "string" ? keyPrefix : keyPrefix(scope);
   const problem = typeof prefix === "string" ? keyPrefixProblem(prefix) : "must be a string";
   if (problem) {
-    throw new InvalidConfigError({ message: `outputs.keyPrefix for the scope ${problem}`, context: { field: "outputs.keyPrefix" } });
+    throw new InvalidConfigError({
+      message: `outputs.keyPrefix for the scope ${problem}`,
+      context: { field: "outputs.keyPrefix" },
+    });
   }
   return prefix;
 }
@@ -24,4 +33,5 @@ export function resolveKeyPrefix(keyPrefix: string | ((scope: RuntimeResourceSco
 export const outputBlobKey = (prefix: string, hex: string): string => `${prefix}/blobs/${hex}`;
 
 /** Key of a content-addressed output manifest. */
-export const outputManifestKey = (prefix: string, hex: string): string => `${prefix}/manifests/${hex}.json`;
+export const outputManifestKey = (prefix: string, hex: string): string =>
+  `${prefix}/manifests/${hex}.json`;

@@ -32,11 +32,17 @@ export const OUTPUT_LISTING_SCRIPT = `cd ${OUTPUTS_MOUNT_PATH} && exec find . -t
  * a name that is not valid UTF-8 throws `invalid_request`, more than `maxFiles` names throws
  * `limit_exceeded` and stops the listing.
  */
-export async function listOutputFiles(runtime: SandboxDuplexProcessPort, options: ListOutputFilesOptions): Promise<string[]> {
+export async function listOutputFiles(
+  runtime: SandboxDuplexProcessPort,
+  options: ListOutputFilesOptions,
+): Promise<string[]> {
   throwIfAborted(options.signal, "output listing");
   let process;
   try {
-    process = await runtime.spawnDuplexProcess({ command: "sh", args: ["-c", OUTPUT_LISTING_SCRIPT] });
+    process = await runtime.spawnDuplexProcess({
+      command: "sh",
+      args: ["-c", OUTPUT_LISTING_SCRIPT],
+    });
   } catch (error) {
     throw providerFailure(error, "listing session outputs failed");
   }
@@ -49,7 +55,9 @@ export async function listOutputFiles(runtime: SandboxDuplexProcessPort, options
   const stderr = createByteTail();
   const detach = onAbort(options.signal, () => process.kill("SIGKILL"));
   // stderr only feeds the error message; its own failure must not mask the listing's outcome.
-  const stderrDone = drainStream(process.stderr, (chunk) => stderr.push(chunk)).catch(() => undefined);
+  const stderrDone = drainStream(process.stderr, (chunk) => stderr.push(chunk)).catch(
+    () => undefined,
+  );
   try {
     await drainStream(process.stdout, splitter.push);
   } catch (error) {
@@ -67,7 +75,8 @@ export async function listOutputFiles(runtime: SandboxDuplexProcessPort, options
       context: { exitCode: exit.code, signal: exit.signal },
     });
   }
-  if (splitter.pendingBytes() > 0) throw new UpstreamProtocolError({ message: "output listing ended inside a file name" });
+  if (splitter.pendingBytes() > 0)
+    throw new UpstreamProtocolError({ message: "output listing ended inside a file name" });
   return names;
 }
 
@@ -97,7 +106,9 @@ function createNameSplitter(onName: (bytes: Uint8Array) => void) {
         pending.push(chunk.slice(start));
         pendingBytes += chunk.byteLength - start;
         if (pendingBytes - 2 > MAX_OUTPUT_PATH_BYTES) {
-          throw new InvalidRequestError({ message: `an output file name is longer than ${MAX_OUTPUT_PATH_BYTES} bytes` });
+          throw new InvalidRequestError({
+            message: `an output file name is longer than ${MAX_OUTPUT_PATH_BYTES} bytes`,
+          });
         }
       }
     },
@@ -108,7 +119,10 @@ function createNameSplitter(onName: (bytes: Uint8Array) => void) {
 function toLogicalPath(bytes: Uint8Array, index: number): string {
   // Names arrive as "./<path>"; the two-byte prefix does not count against the limit.
   if (bytes.byteLength - 2 > MAX_OUTPUT_PATH_BYTES) {
-    throw new InvalidRequestError({ message: `an output file name is longer than ${MAX_OUTPUT_PATH_BYTES} bytes`, context: { index } });
+    throw new InvalidRequestError({
+      message: `an output file name is longer than ${MAX_OUTPUT_PATH_BYTES} bytes`,
+      context: { index },
+    });
   }
   let name: string;
   try {
@@ -121,7 +135,10 @@ function toLogicalPath(bytes: Uint8Array, index: number): string {
     });
   }
   if (!name.startsWith("./") || outputPathProblem(name.slice(2))) {
-    throw new UpstreamProtocolError({ message: "output listing returned a name outside the outputs directory", context: { index } });
+    throw new UpstreamProtocolError({
+      message: "output listing returned a name outside the outputs directory",
+      context: { index },
+    });
   }
   return name.slice(2);
 }
@@ -130,7 +147,9 @@ function toLogicalPath(bytes: Uint8Array, index: number): string {
 export function outputPathProblem(logicalPath: string): string | null {
   if (logicalPath === "" || logicalPath.startsWith("/")) return "must be a non-empty relative path";
   if (logicalPath.includes("\0")) return "must not contain NUL";
-  if (logicalPath.split("/").some((segment) => segment === "" || segment === "." || segment === "..")) {
+  if (
+    logicalPath.split("/").some((segment) => segment === "" || segment === "." || segment === "..")
+  ) {
     return "must not contain an empty, . or .. segment";
   }
   return null;

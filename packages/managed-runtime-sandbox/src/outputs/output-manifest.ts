@@ -64,34 +64,67 @@ export function outputCandidateId(hex: string): string {
  * of the candidate's hash, the stored bytes must hash to it, and the entry count must match. Throws
  * `integrity_failed` for any mismatch, `not_found` when the manifest is missing.
  */
-export async function readOutputManifest(store: BlobStore, candidate: RuntimePublicationCandidate): Promise<SessionOutputManifest> {
+export async function readOutputManifest(
+  store: BlobStore,
+  candidate: RuntimePublicationCandidate,
+): Promise<SessionOutputManifest> {
   const hex = sha256HexOf(candidate.contentHash);
   const key = candidate.metadata?.[OUTPUT_MANIFEST_KEY_METADATA_KEY];
   const context = { id: candidate.id };
   if (hex === null || candidate.id !== outputCandidateId(hex)) {
-    throw new IntegrityError({ message: `output candidate ${candidate.id} does not match its content hash`, context });
+    throw new IntegrityError({
+      message: `output candidate ${candidate.id} does not match its content hash`,
+      context,
+    });
   }
   if (typeof key !== "string" || !key.endsWith(`/manifests/${hex}.json`)) {
-    throw new IntegrityError({ message: `output candidate ${candidate.id} names no manifest key for its hash`, context });
+    throw new IntegrityError({
+      message: `output candidate ${candidate.id} names no manifest key for its hash`,
+      context,
+    });
   }
   const object = await store.get(key);
-  if (!object) throw new NotFoundError({ message: `output manifest ${key} does not exist`, context: { ...context, key } });
+  if (!object)
+    throw new NotFoundError({
+      message: `output manifest ${key} does not exist`,
+      context: { ...context, key },
+    });
   if (object.size > MAX_OUTPUT_MANIFEST_BYTES) {
-    await object.stream().cancel().catch(() => undefined);
-    throw new LimitExceededError({ message: `output manifest ${key} is larger than ${MAX_OUTPUT_MANIFEST_BYTES} bytes`, context: { key, size: object.size } });
+    await object
+      .stream()
+      .cancel()
+      .catch(() => undefined);
+    throw new LimitExceededError({
+      message: `output manifest ${key} is larger than ${MAX_OUTPUT_MANIFEST_BYTES} bytes`,
+      context: { key, size: object.size },
+    });
   }
   const bytes = await object.bytes();
-  if (sha256Hex(bytes) !== hex) throw new IntegrityError({ message: `output manifest ${key} does not match its content hash`, context: { key } });
+  if (sha256Hex(bytes) !== hex)
+    throw new IntegrityError({
+      message: `output manifest ${key} does not match its content hash`,
+      context: { key },
+    });
   let json: unknown;
   try {
     json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
   } catch (error) {
-    throw new IntegrityError({ message: `output manifest ${key} is not JSON`, context: { key }, cause: error });
+    throw new IntegrityError({
+      message: `output manifest ${key} is not JSON`,
+      context: { key },
+      cause: error,
+    });
   }
-  const manifest = parseRecord(sessionOutputManifestSchema, json, { record: "output manifest", code: "integrity_failed" });
+  const manifest = parseRecord(sessionOutputManifestSchema, json, {
+    record: "output manifest",
+    code: "integrity_failed",
+  });
   const expectedEntries = candidate.metadata?.[OUTPUT_ENTRIES_METADATA_KEY];
   if (typeof expectedEntries === "number" && expectedEntries !== manifest.entries.length) {
-    throw new IntegrityError({ message: `output manifest ${key} has ${manifest.entries.length} entries, the candidate promised ${expectedEntries}`, context: { key } });
+    throw new IntegrityError({
+      message: `output manifest ${key} has ${manifest.entries.length} entries, the candidate promised ${expectedEntries}`,
+      context: { key },
+    });
   }
   return manifest;
 }

@@ -19,7 +19,12 @@ import type { ResolvedProviderManagedRuntimeOptions } from "../options.js";
 import { type RuntimeRegistry, providerFailure } from "../runtime-registry.js";
 import { bytesStream, collectOutputEntries, openOutputFile } from "./output-collect.js";
 import { type OutputLimits, maxBytesExceeded, maxFilesExceeded } from "./output-limits.js";
-import { keyPrefixProblem, outputBlobKey, outputManifestKey, resolveKeyPrefix } from "./output-keys.js";
+import {
+  keyPrefixProblem,
+  outputBlobKey,
+  outputManifestKey,
+  resolveKeyPrefix,
+} from "./output-keys.js";
 import { outputPathProblem } from "./output-listing.js";
 import {
   OUTPUT_ENTRIES_METADATA_KEY,
@@ -43,27 +48,41 @@ export interface ProviderOutputsPortDependencies<R extends ManagedSandboxRuntime
  * (`<prefix>/blobs/<sha256>`) and a manifest (`<prefix>/manifests/<sha256>.json`). Without configured
  * outputs it advertises nothing and every operation fails closed with `capability_unsupported`.
  */
-export function createProviderOutputsPort<R extends ManagedSandboxRuntime>(dependencies: ProviderOutputsPortDependencies<R>): SessionOutputPort {
+export function createProviderOutputsPort<R extends ManagedSandboxRuntime>(
+  dependencies: ProviderOutputsPortDependencies<R>,
+): SessionOutputPort {
   const { options, registry } = dependencies;
   const outputs = options.outputs;
   const manifests = createBoundedCache<SessionOutputManifestCandidate>(1_024);
 
   const configured = (strategy?: string) => {
-    if (!outputs) throw new CapabilityUnsupportedError({ message: `${options.providerName} is configured without session outputs` });
+    if (!outputs)
+      throw new CapabilityUnsupportedError({
+        message: `${options.providerName} is configured without session outputs`,
+      });
     if (strategy !== undefined && strategy !== "final_collect") {
-      throw new CapabilityUnsupportedError({ message: `output strategy ${strategy} is not offered by ${options.providerName}`, context: { strategy } });
+      throw new CapabilityUnsupportedError({
+        message: `output strategy ${strategy} is not offered by ${options.providerName}`,
+        context: { strategy },
+      });
     }
     return outputs;
   };
 
   return {
-    capabilities: async () => ({ strategies: outputs ? [{ strategy: "final_collect", durability: outputs.durability }] : [] }),
+    capabilities: async () => ({
+      strategies: outputs ? [{ strategy: "final_collect", durability: outputs.durability }] : [],
+    }),
 
     async prepare({ scope, fence, strategy, signal }) {
       const config = configured(strategy);
       throwIfAborted(signal, "outputs prepare");
       const prefix = resolveKeyPrefix(config.keyPrefix, scope);
-      return { bindingId: bindingId(scope, fence), mountPath: OUTPUTS_MOUNT_PATH, metadata: { [OUTPUT_PREFIX_METADATA_KEY]: prefix } };
+      return {
+        bindingId: bindingId(scope, fence),
+        mountPath: OUTPUTS_MOUNT_PATH,
+        metadata: { [OUTPUT_PREFIX_METADATA_KEY]: prefix },
+      };
     },
 
     async attach({ scope, strategy, sandbox, signal }) {
@@ -77,7 +96,10 @@ export function createProviderOutputsPort<R extends ManagedSandboxRuntime>(depen
         throw providerFailure(error, "creating the outputs directory failed");
       }
       if (result.exitCode !== 0) {
-        throw new SandboxFailedError({ message: `creating the outputs directory failed (exit ${result.exitCode}): ${result.output}`, context: { exitCode: result.exitCode } });
+        throw new SandboxFailedError({
+          message: `creating the outputs directory failed (exit ${result.exitCode}): ${result.output}`,
+          context: { exitCode: result.exitCode },
+        });
       }
     },
 
@@ -107,7 +129,13 @@ export function createProviderOutputsPort<R extends ManagedSandboxRuntime>(depen
           signal,
         });
       }
-      const manifest = encodeOutputManifest({ version: 1, sessionId: scope.sessionId, workId: scope.workId, generation: fence.generation, entries: sorted });
+      const manifest = encodeOutputManifest({
+        version: 1,
+        sessionId: scope.sessionId,
+        workId: scope.workId,
+        generation: fence.generation,
+        entries: sorted,
+      });
       const key = outputManifestKey(prefix, manifest.hex);
       await putVerified({
         store: config.store,
@@ -122,7 +150,10 @@ export function createProviderOutputsPort<R extends ManagedSandboxRuntime>(depen
         id: outputCandidateId(manifest.hex),
         contentHash: `sha256:${manifest.hex}`,
         entries: sorted.length,
-        metadata: { [OUTPUT_MANIFEST_KEY_METADATA_KEY]: key, [OUTPUT_ENTRIES_METADATA_KEY]: sorted.length },
+        metadata: {
+          [OUTPUT_MANIFEST_KEY_METADATA_KEY]: key,
+          [OUTPUT_ENTRIES_METADATA_KEY]: sorted.length,
+        },
       };
       manifests.set(idempotencyKey, candidate);
       return candidate;
@@ -142,25 +173,42 @@ function bindingId(scope: RuntimeResourceScope, fence: RuntimeResourceFence): st
 function bindingPrefix(binding: SessionOutputBinding): string {
   const prefix = binding.metadata?.[OUTPUT_PREFIX_METADATA_KEY];
   if (typeof prefix !== "string" || keyPrefixProblem(prefix)) {
-    throw new InvalidRequestError({ message: `output binding ${binding.bindingId} carries no valid key prefix` });
+    throw new InvalidRequestError({
+      message: `output binding ${binding.bindingId} carries no valid key prefix`,
+    });
   }
   return prefix;
 }
 
 /** Validates entries handed to finalize and returns them sorted by path. */
-function checkEntries(entries: readonly SessionOutputEntryCandidate[], limits: OutputLimits): SessionOutputEntryCandidate[] {
+function checkEntries(
+  entries: readonly SessionOutputEntryCandidate[],
+  limits: OutputLimits,
+): SessionOutputEntryCandidate[] {
   if (entries.length > limits.maxFiles) throw maxFilesExceeded(limits.maxFiles);
   const seen = new Set<string>();
   let total = 0;
   const parsed = entries.map((input, index) => {
     const entry = parseSessionOutputEntryCandidate(input);
-    const problem = outputPathProblem(entry.logicalPath) ?? (sha256HexOf(entry.contentHash) ? null : "has a contentHash that is not sha256:<hex>");
-    if (problem) throw new InvalidRequestError({ message: `output entry ${index} ${problem}`, context: { index } });
-    if (seen.has(entry.logicalPath)) throw new InvalidRequestError({ message: `output entry ${index} repeats a path`, context: { index } });
+    const problem =
+      outputPathProblem(entry.logicalPath) ??
+      (sha256HexOf(entry.contentHash) ? null : "has a contentHash that is not sha256:<hex>");
+    if (problem)
+      throw new InvalidRequestError({
+        message: `output entry ${index} ${problem}`,
+        context: { index },
+      });
+    if (seen.has(entry.logicalPath))
+      throw new InvalidRequestError({
+        message: `output entry ${index} repeats a path`,
+        context: { index },
+      });
     seen.add(entry.logicalPath);
     total += entry.size;
     if (total > limits.maxBytes) throw maxBytesExceeded(limits.maxBytes);
     return entry;
   });
-  return parsed.sort((left, right) => (left.logicalPath < right.logicalPath ? -1 : left.logicalPath > right.logicalPath ? 1 : 0));
+  return parsed.sort((left, right) =>
+    left.logicalPath < right.logicalPath ? -1 : left.logicalPath > right.logicalPath ? 1 : 0,
+  );
 }

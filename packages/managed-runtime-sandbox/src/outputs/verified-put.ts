@@ -27,7 +27,12 @@ export async function putVerified(input: VerifiedPutInput): Promise<"stored" | "
     await verifyExisting(input);
     return "existing";
   }
-  const body = verifyingStream(await input.open(), input.expected, (actual) => sourceChanged(input, actual), input.signal);
+  const body = verifyingStream(
+    await input.open(),
+    input.expected,
+    (actual) => sourceChanged(input, actual),
+    input.signal,
+  );
   const info = await input.store.put(input.key, body.stream, {
     ifNoneMatch: "*",
     contentType: input.contentType,
@@ -51,16 +56,25 @@ export async function putVerified(input: VerifiedPutInput): Promise<"stored" | "
 
 async function verifyExisting(input: VerifiedPutInput, sourceVerified = false): Promise<void> {
   const existing = await input.store.get(input.key);
-  if (!existing) throw new IntegrityError({ message: `${input.key} vanished while ${input.label} was stored`, context: { key: input.key } });
+  if (!existing)
+    throw new IntegrityError({
+      message: `${input.key} vanished while ${input.label} was stored`,
+      context: { key: input.key },
+    });
   if (existing.size !== input.expected.size) {
-    await existing.stream().cancel().catch(() => undefined);
+    await existing
+      .stream()
+      .cancel()
+      .catch(() => undefined);
     throw collision(input, existing.size);
   }
   const stored = await digestStream(existing.stream(), { signal: input.signal });
-  if (stored.size !== input.expected.size || stored.hex !== input.expected.hex) throw collision(input, stored.size);
+  if (stored.size !== input.expected.size || stored.hex !== input.expected.hex)
+    throw collision(input, stored.size);
   if (sourceVerified) return;
   const source = await digestStream(await input.open(), { signal: input.signal });
-  if (source.size !== input.expected.size || source.hex !== input.expected.hex) throw sourceChanged(input, source);
+  if (source.size !== input.expected.size || source.hex !== input.expected.hex)
+    throw sourceChanged(input, source);
 }
 
 function collision(input: VerifiedPutInput, storedSize: number): IntegrityError {
@@ -73,6 +87,10 @@ function collision(input: VerifiedPutInput, storedSize: number): IntegrityError 
 function sourceChanged(input: VerifiedPutInput, actual: Partial<ContentDigest>): IntegrityError {
   return new IntegrityError({
     message: `${input.label} changed after it was collected`,
-    context: { key: input.key, expectedSize: input.expected.size, ...(actual.size === undefined ? {} : { actualSize: actual.size }) },
+    context: {
+      key: input.key,
+      expectedSize: input.expected.size,
+      ...(actual.size === undefined ? {} : { actualSize: actual.size }),
+    },
   });
 }

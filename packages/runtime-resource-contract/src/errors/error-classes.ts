@@ -1,5 +1,9 @@
 import { type ErrorCode, isErrorCode, ERROR_HTTP_STATUS } from "./error-codes.js";
-import { type ErrorContext, type ErrorContextValue, sanitizeErrorContext } from "./error-context.js";
+import {
+  type ErrorContext,
+  type ErrorContextValue,
+  sanitizeErrorContext,
+} from "./error-context.js";
 import type { ManagedRuntimeErrorJSON, ManagedRuntimeErrorOptions } from "./error-wire.js";
 
 // The base class, one class per code and the code -> class table share this module: `fromJSON` needs the
@@ -36,7 +40,11 @@ export class ManagedRuntimeError extends Error {
 
   /** True for any error built by this package, whichever copy of it is installed, whatever its code. */
   static isInstance(error: unknown): error is ManagedRuntimeError {
-    return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[MARKER] === true;
+    return (
+      typeof error === "object" &&
+      error !== null &&
+      (error as Record<symbol, unknown>)[MARKER] === true
+    );
   }
 
   /** True when `error` is a {@link ManagedRuntimeError} with the given code. */
@@ -56,7 +64,8 @@ export class ManagedRuntimeError extends Error {
    * becomes `upstream_protocol`, so a peer that speaks a newer taxonomy still yields a typed error.
    */
   static fromJSON(json: unknown): ManagedRuntimeError {
-    const record = typeof json === "object" && json !== null ? (json as Record<string, unknown>) : {};
+    const record =
+      typeof json === "object" && json !== null ? (json as Record<string, unknown>) : {};
     const message = typeof record.message === "string" ? record.message : "error without a message";
     const context = sanitizeErrorContext(record.context) as ErrorContext;
     if (!isErrorCode(record.code)) {
@@ -70,7 +79,9 @@ export class ManagedRuntimeError extends Error {
 }
 
 /** A {@link ManagedRuntimeError} whose code is `C`: what a per-code class's `isInstance` narrows to. */
-export type ManagedRuntimeErrorWithCode<C extends ErrorCode> = ManagedRuntimeError & { readonly code: C };
+export type ManagedRuntimeErrorWithCode<C extends ErrorCode> = ManagedRuntimeError & {
+  readonly code: C;
+};
 
 /**
  * The base of the one class for `code`: fixes the code (as a literal type too) and the name, and gives the
@@ -93,10 +104,16 @@ function codedErrorClass<C extends ErrorCode>(code: C, name: string) {
 }
 
 /** `capability_unsupported`: A capability the caller asked for is not offered. */
-export class CapabilityUnsupportedError extends codedErrorClass("capability_unsupported", "CapabilityUnsupportedError") {}
+export class CapabilityUnsupportedError extends codedErrorClass(
+  "capability_unsupported",
+  "CapabilityUnsupportedError",
+) {}
 
 /** `capability_drift`: Live ports disagree with the advertised capabilities. */
-export class CapabilityDriftError extends codedErrorClass("capability_drift", "CapabilityDriftError") {}
+export class CapabilityDriftError extends codedErrorClass(
+  "capability_drift",
+  "CapabilityDriftError",
+) {}
 
 /** `fence_conflict`: Another owner holds the fence, or the fence is stale. */
 export class FenceConflictError extends codedErrorClass("fence_conflict", "FenceConflictError") {}
@@ -105,37 +122,61 @@ export class FenceConflictError extends codedErrorClass("fence_conflict", "Fence
 export class LeaseLostError extends codedErrorClass("lease_lost", "LeaseLostError") {}
 
 /** `invalid_request`: A request, record or argument is malformed. */
-export class InvalidRequestError extends codedErrorClass("invalid_request", "InvalidRequestError") {}
+export class InvalidRequestError extends codedErrorClass(
+  "invalid_request",
+  "InvalidRequestError",
+) {}
 
 /** `invalid_config`: Options or environment configuration are missing or invalid. */
 export class InvalidConfigError extends codedErrorClass("invalid_config", "InvalidConfigError") {}
 
 /** `unsupported_operation`: The implementation refuses this operation on purpose. */
-export class UnsupportedOperationError extends codedErrorClass("unsupported_operation", "UnsupportedOperationError") {}
+export class UnsupportedOperationError extends codedErrorClass(
+  "unsupported_operation",
+  "UnsupportedOperationError",
+) {}
 
 /** `sandbox_failed`: The sandbox failed to start or an operation inside it failed. */
 export class SandboxFailedError extends codedErrorClass("sandbox_failed", "SandboxFailedError") {}
 
 /** `insufficient_capacity`: The provider is at a capacity limit. */
-export class InsufficientCapacityError extends codedErrorClass("insufficient_capacity", "InsufficientCapacityError") {}
+export class InsufficientCapacityError extends codedErrorClass(
+  "insufficient_capacity",
+  "InsufficientCapacityError",
+) {}
 
 /** `storage_unwritable`: A store refuses writes (read-only filesystem or bucket, or no write permission). */
-export class StorageUnwritableError extends codedErrorClass("storage_unwritable", "StorageUnwritableError") {}
+export class StorageUnwritableError extends codedErrorClass(
+  "storage_unwritable",
+  "StorageUnwritableError",
+) {}
 
 /** `unavailable`: A service the call depends on could not be reached, went away mid-call or stayed busy. */
 export class UnavailableError extends codedErrorClass("unavailable", "UnavailableError") {}
 
 /** `provider_mismatch`: A record, handle or driver names a different provider. */
-export class ProviderMismatchError extends codedErrorClass("provider_mismatch", "ProviderMismatchError") {}
+export class ProviderMismatchError extends codedErrorClass(
+  "provider_mismatch",
+  "ProviderMismatchError",
+) {}
 
 /** `driver_load_failed`: A driver module could not be loaded. */
-export class DriverLoadFailedError extends codedErrorClass("driver_load_failed", "DriverLoadFailedError") {}
+export class DriverLoadFailedError extends codedErrorClass(
+  "driver_load_failed",
+  "DriverLoadFailedError",
+) {}
 
 /** `readiness_failed`: The runtime environment readiness probe failed. */
-export class ReadinessFailedError extends codedErrorClass("readiness_failed", "ReadinessFailedError") {}
+export class ReadinessFailedError extends codedErrorClass(
+  "readiness_failed",
+  "ReadinessFailedError",
+) {}
 
 /** `archive_rejected`: An archive was refused as hostile or corrupt. */
-export class ArchiveRejectedError extends codedErrorClass("archive_rejected", "ArchiveRejectedError") {}
+export class ArchiveRejectedError extends codedErrorClass(
+  "archive_rejected",
+  "ArchiveRejectedError",
+) {}
 
 /** `limit_exceeded`: A configured limit was exceeded. */
 export class LimitExceededError extends codedErrorClass("limit_exceeded", "LimitExceededError") {}
@@ -144,7 +185,10 @@ export class LimitExceededError extends codedErrorClass("limit_exceeded", "Limit
 export class UnauthorizedError extends codedErrorClass("unauthorized", "UnauthorizedError") {}
 
 /** `upstream_protocol`: An upstream service broke its protocol. */
-export class UpstreamProtocolError extends codedErrorClass("upstream_protocol", "UpstreamProtocolError") {}
+export class UpstreamProtocolError extends codedErrorClass(
+  "upstream_protocol",
+  "UpstreamProtocolError",
+) {}
 
 /** `not_found`: A named object does not exist. */
 export class NotFoundError extends codedErrorClass("not_found", "NotFoundError") {}
@@ -186,13 +230,21 @@ export const ERROR_CLASSES = {
   timeout: TimeoutError,
   aborted: AbortedError,
   internal: InternalError,
-} as const satisfies { readonly [C in ErrorCode]: new (options: ManagedRuntimeErrorOptions) => ManagedRuntimeErrorWithCode<C> };
+} as const satisfies {
+  readonly [C in ErrorCode]: new (
+    options: ManagedRuntimeErrorOptions,
+  ) => ManagedRuntimeErrorWithCode<C>;
+};
 
 /** The error class {@link createError} builds for `code`. */
 export type ErrorForCode<C extends ErrorCode> = InstanceType<(typeof ERROR_CLASSES)[C]>;
 
 /** Builds the error of the class for `code`. */
-export function createError<C extends ErrorCode>(code: C, options: ManagedRuntimeErrorOptions): ErrorForCode<C> {
-  const errorClass: new (options: ManagedRuntimeErrorOptions) => ManagedRuntimeError = ERROR_CLASSES[code];
+export function createError<C extends ErrorCode>(
+  code: C,
+  options: ManagedRuntimeErrorOptions,
+): ErrorForCode<C> {
+  const errorClass: new (options: ManagedRuntimeErrorOptions) => ManagedRuntimeError =
+    ERROR_CLASSES[code];
   return new errorClass(options) as ErrorForCode<C>;
 }

@@ -1,5 +1,10 @@
 /** A value allowed in an error's context: JSON scalars and flat arrays of them. */
-export type ErrorContextValue = string | number | boolean | null | readonly (string | number | boolean | null)[];
+export type ErrorContextValue =
+  | string
+  | number
+  | boolean
+  | null
+  | readonly (string | number | boolean | null)[];
 
 /**
  * Context keys that would carry a secret. The {@link ErrorContext} type forbids them, and the error
@@ -23,7 +28,8 @@ export type ErrorContext = { readonly [key: string]: ErrorContextValue | undefin
   readonly [K in SecretBearingContextKey]?: never;
 };
 
-const SECRET_KEY_PATTERN = /token|secret|password|passwd|api[-_]?key|authori[sz]ation|credential|access[-_]?key/i;
+const SECRET_KEY_PATTERN =
+  /token|secret|password|passwd|api[-_]?key|authori[sz]ation|credential|access[-_]?key/i;
 
 /** True when a context key name looks like it would hold a secret. */
 export function isSecretBearingKey(key: string): boolean {
@@ -43,14 +49,21 @@ export function sanitizeErrorContext(context: unknown): Record<string, ErrorCont
 }
 
 function isScalar(value: unknown): value is string | number | boolean | null {
-  return value === null || ["string", "boolean"].includes(typeof value) || (typeof value === "number" && Number.isFinite(value));
+  return (
+    value === null ||
+    ["string", "boolean"].includes(typeof value) ||
+    (typeof value === "number" && Number.isFinite(value))
+  );
 }
 
 /**
  * Replaces every occurrence of each secret in `text` with `[redacted]`. Empty secrets are ignored.
  * Hosts run error messages through this before they are stored or logged.
  */
-export function redactSecrets(text: string, secrets: readonly (string | null | undefined)[]): string {
+export function redactSecrets(
+  text: string,
+  secrets: readonly (string | null | undefined)[],
+): string {
   let result = text;
   for (const secret of secrets) {
     if (!secret) continue;

@@ -16,13 +16,18 @@ export interface ParseRecordOptions {
  * `unknown key <name>`: a misspelt key is the cause, the required key it misses only its consequence.
  * Values are never echoed, since they may be secrets.
  */
-export function parseRecord<S extends z.ZodType>(schema: S, input: unknown, options: ParseRecordOptions): z.output<S> {
+export function parseRecord<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  options: ParseRecordOptions,
+): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const { issues } = result.error;
   const issue = issues.find((candidate) => candidate.code === "unrecognized_keys") ?? issues[0];
   const path = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : "(root)";
-  const reason = issue?.code === "unrecognized_keys" ? unknownKeys(issue.keys) : (issue?.message ?? "invalid");
+  const reason =
+    issue?.code === "unrecognized_keys" ? unknownKeys(issue.keys) : (issue?.message ?? "invalid");
   throw createError(options.code ?? "invalid_request", {
     message: `invalid ${options.record} at ${path}: ${reason}`,
     context: { record: options.record, path, issues: result.error.issues.length },

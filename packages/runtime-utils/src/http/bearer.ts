@@ -21,7 +21,11 @@ export function bearerCredential(header: string | null): string | null {
  * hashed first, so the comparison always runs over 32 bytes whatever the presented token's length,
  * scheme or absence; the presented value never decides how much work is done.
  */
-export async function bearerMatches(header: string | null, expected: string, tokenCrypto: TokenCrypto): Promise<boolean> {
+export async function bearerMatches(
+  header: string | null,
+  expected: string,
+  tokenCrypto: TokenCrypto,
+): Promise<boolean> {
   const presented = bearerCredential(header);
   const [presentedDigest, expectedDigest] = await Promise.all([
     tokenCrypto.digest("SHA-256", encoder.encode(presented ?? "")),
@@ -32,7 +36,15 @@ export async function bearerMatches(header: string | null, expected: string, tok
 }
 
 /** The reason to refuse an `Authorization` header value, or null when it carries the expected token. */
-export async function bearerRefusal(header: string | null, expected: string, tokenCrypto: TokenCrypto): Promise<BearerRefusal | null> {
+export async function bearerRefusal(
+  header: string | null,
+  expected: string,
+  tokenCrypto: TokenCrypto,
+): Promise<BearerRefusal | null> {
   if (await bearerMatches(header, expected, tokenCrypto)) return null;
-  return header === null ? "missing" : bearerCredential(header) === null ? "not a Bearer credential" : "wrong token";
+  return header === null
+    ? "missing"
+    : bearerCredential(header) === null
+      ? "not a Bearer credential"
+      : "wrong token";
 }

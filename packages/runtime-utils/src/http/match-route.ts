@@ -13,7 +13,10 @@ export type RouteMatch<R extends RoutePattern> =
   | { readonly kind: "not_found" };
 
 /** The parameters `pattern` gives `pathname`, or undefined when it does not match. */
-export function matchPattern(pattern: string, pathname: string): Record<string, string> | undefined {
+export function matchPattern(
+  pattern: string,
+  pathname: string,
+): Record<string, string> | undefined {
   const wanted = pattern.split("/").filter(Boolean);
   const actual = pathname.split("/").filter(Boolean);
   const params: Record<string, string> = {};
@@ -22,7 +25,8 @@ export function matchPattern(pattern: string, pathname: string): Record<string, 
     if (segment.startsWith("*")) {
       // The remainder keeps its own slashes (including a trailing one) as the client sent them.
       const prefix = `/${actual.slice(0, index).join("/")}`;
-      params[segment.slice(1)] = pathname.length > prefix.length ? pathname.slice(prefix.length) : "/";
+      params[segment.slice(1)] =
+        pathname.length > prefix.length ? pathname.slice(prefix.length) : "/";
       return params;
     }
     const value = actual[index];
@@ -44,7 +48,11 @@ export function matchPattern(pattern: string, pathname: string): Record<string, 
  * The first of `routes` whose method and pattern match, with its parameters. List a literal segment
  * before a parameter in the same place (`work/poll` before `work/:work_id`).
  */
-export function matchRoute<R extends RoutePattern>(routes: readonly R[], method: string, pathname: string): RouteMatch<R> {
+export function matchRoute<R extends RoutePattern>(
+  routes: readonly R[],
+  method: string,
+  pathname: string,
+): RouteMatch<R> {
   const allowed: string[] = [];
   for (const route of routes) {
     const params = matchPattern(route.pattern, pathname);

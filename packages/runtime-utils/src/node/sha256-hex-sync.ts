@@ -7,5 +7,7 @@ const oneShot = (crypto as unknown as { hash?: OneShotHash }).hash;
 
 /** Lowercase sha256 hex of a string (as UTF-8) or of bytes, synchronously, through `node:crypto`. */
 export function sha256HexSync(data: string | Uint8Array): string {
-  return oneShot ? oneShot("sha256", data, "hex") : crypto.createHash("sha256").update(data).digest("hex");
+  return oneShot
+    ? oneShot("sha256", data, "hex")
+    : crypto.createHash("sha256").update(data).digest("hex");
 }

@@ -16,7 +16,10 @@ export interface NodeSnapshot {
  * Describes every path below `root` (the root itself as "."): type, permission bits, file size and
  * sha256, symlink target, and mtime in whole seconds for files (and directories when asked).
  */
-export async function snapshotTree(root: string, options: { directoryTimes?: boolean } = {}): Promise<Record<string, NodeSnapshot>> {
+export async function snapshotTree(
+  root: string,
+  options: { directoryTimes?: boolean } = {},
+): Promise<Record<string, NodeSnapshot>> {
   const result: Record<string, NodeSnapshot> = {};
   const visit = async (absolute: string, path: string): Promise<void> => {
     const stats = await lstat(absolute);
@@ -24,11 +27,14 @@ export async function snapshotTree(root: string, options: { directoryTimes?: boo
     const mtime = Math.floor(stats.mtimeMs / 1000);
     if (stats.isDirectory()) {
       result[path] = { type: "directory", mode, ...(options.directoryTimes ? { mtime } : {}) };
-      for (const name of (await readdir(absolute)).sort()) await visit(join(absolute, name), path === "." ? name : `${path}/${name}`);
+      for (const name of (await readdir(absolute)).sort())
+        await visit(join(absolute, name), path === "." ? name : `${path}/${name}`);
     } else if (stats.isSymbolicLink()) {
       result[path] = { type: "symlink", mode: 0, target: await readlink(absolute) };
     } else if (stats.isFile()) {
-      const sha256 = createHash("sha256").update(await readFile(absolute)).digest("hex");
+      const sha256 = createHash("sha256")
+        .update(await readFile(absolute))
+        .digest("hex");
       result[path] = { type: "file", mode, size: stats.size, sha256, mtime };
     } else result[path] = { type: "other", mode };
   };
