@@ -237,6 +237,13 @@ export function doneLines(lines: readonly LogLine[]): LogLine[] {
     .sort((a, b) => String(a.time).localeCompare(String(b.time)));
 }
 
+/** The `reconciler.salvage` lines among `lines`, every outcome, in the order they were written. */
+export function salvageLines(lines: readonly LogLine[]): LogLine[] {
+  return lines
+    .filter((line) => line.event === "reconciler.salvage")
+    .sort((a, b) => String(a.time).localeCompare(String(b.time)));
+}
+
 /** Items one worker process has claimed and not reported done, read from its own lines. */
 function inFlight(lines: readonly LogLine[]): number {
   return lines.filter((line) => line.event === "work.claimed").length - lines.filter((line) => line.event === "work.done").length;
