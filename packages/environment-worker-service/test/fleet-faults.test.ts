@@ -90,14 +90,23 @@ const report = (
 describe("a fleet of four workers on one Postgres store, under faults", () => {
   it("SIGKILL of a worker mid-harness: another worker's reconciler salvages its turn", async () => {
     const plans = fleet.queueSessions(sessions, turns, { sleepSeconds: 3 });
-    const victim = fleet.workers[0]?.process as ServiceProcess;
-    // Killed once one of its items' harness started (its journal record marked salvageable).
-    while ((await markedSalvageable(inHand(victim))).length === 0) await sleep(200);
+    // The victim: the first worker found with an item whose harness started (its journal record marked
+    // salvageable), whichever worker the platform handed it to.
+    let index = -1;
+    const deadline = Date.now() + 600_000;
+    while (index < 0) {
+      for (const [at, worker] of fleet.workers.entries())
+        if (index < 0 && (await markedSalvageable(inHand(worker.process))).length > 0) index = at;
+      if (index >= 0) break;
+      if (Date.now() > deadline) throw new Error("no worker started a harness within 10 minutes");
+      await sleep(200);
+    }
+    const victim = fleet.workers[index]?.process as ServiceProcess;
     const killed = inHand(victim);
     victim.child.kill("SIGKILL");
     await victim.exited;
     const abandoned = await markedSalvageable(killed);
-    await fleet.restart(0);
+    await fleet.restart(index);
     const done = await fleet.waitForTurns(plans);
     // Every abandoned run's record is salvaged before it is reaped; a salvage logs once it has published.
     const salvages = await Promise.all(abandoned.map(settledSalvage));
