@@ -17,6 +17,7 @@ export interface FleetFindings {
 /**
  * The fleet's guarantees over the turns of `done`:
  * - every item the platform issued for them is stopped, and every turn's tool result reached the session;
+ * - one publish per turn by a run at most, one salvage at most, and a run after a salvage only on top of it;
  * - per session, the revisions of the publishes strictly increase in the order workers reported them, no
  *   revision or generation is published twice, no item is published twice, and the fence row's revision in
  *   Postgres is the number of publishes the workers reported (nothing published that nobody reported);
@@ -53,8 +54,17 @@ export async function expectFleetInvariants(
       if (turn.workIds.includes(line.workId as string)) salvaged.push({ turn, line });
     deferred += reports.filter((line) => line.outcome === "deferred").length;
     if (turn.workIds.length > 1 || reports.length > 1) reissued += 1;
-    // One publish per turn at most: the items of one turn (and a salvage of one) never both publish.
-    expect(completed.length, `publishes of turn ${turn.turn} of ${turn.sessionId}`).toBeLessThanOrEqual(1);
+    // One publish per turn by a run at most: the items of one turn never both publish. A salvage of a killed
+    // run is a publish too: one at most, and a run of the turn after it only if that run started from it (the
+    // platform issues a killed run's item again, and that run restores the salvaged revision).
+    const byRun = completed.filter((line) => line.event === "work.done");
+    const bySalvage = completed.filter((line) => line.event === "reconciler.salvage");
+    expect(byRun.length, `publishes of turn ${turn.turn} of ${turn.sessionId}`).toBeLessThanOrEqual(1);
+    expect(bySalvage.length, `salvages of turn ${turn.turn} of ${turn.sessionId}`).toBeLessThanOrEqual(1);
+    if (byRun[0] && bySalvage[0])
+      expect(byRun[0].revision, `the run after the salvage of turn ${turn.turn} of ${turn.sessionId}`).toBe(
+        (bySalvage[0].revision as number) + 1
+      );
     if (completed.length === 0) {
       expect(
         turn.workIds.some((workId) => options.mayBeUnpublished?.has(workId)),
