@@ -95,9 +95,10 @@ export async function startFleet(scale: FleetScale): Promise<Fleet> {
   const admin = createPostgresSqlClient({ connectionString: postgres.url, maxConnections: 2 });
   let stack: ServiceStack;
   try {
-    // Work leases of a minute, not 90 s: an item no worker runs (deferred) is issued again sooner, while an item
-    // waiting for its session's fence (no heartbeat until its harness starts) keeps its lease.
-    stack = await startServiceStack({ plane: { defaultTtlSeconds: 60 } });
+    // Work leases of 90 s, longer than the fence lease plus a reconciler interval: a killed worker's item is
+    // issued again only after the reconcilers had their turn to salvage its sandbox (with equal leases the
+    // re-issued item took the expired fence first, and the salvage was superseded by a re-run of the turn).
+    stack = await startServiceStack({ plane: { defaultTtlSeconds: 90 } });
   } catch (error) {
     await admin.close();
     await postgres.remove();
@@ -272,6 +273,13 @@ export function turnsSeen(stack: ServiceStack, sessionId: string): Map<number, s
 export function doneLines(lines: readonly LogLine[]): LogLine[] {
   return lines
     .filter((line) => line.event === "work.done")
+    .sort((a, b) => String(a.time).localeCompare(String(b.time)));
+}
+
+/** The `reconciler.salvage` lines among `lines`, every outcome, in the order they were written. */
+export function salvageLines(lines: readonly LogLine[]): LogLine[] {
+  return lines
+    .filter((line) => line.event === "reconciler.salvage")
     .sort((a, b) => String(a.time).localeCompare(String(b.time)));
 }
 
