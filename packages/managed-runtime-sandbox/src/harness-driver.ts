@@ -170,5 +170,9 @@ export function createAmaWorkerHarnessDriver<R extends ManagedSandboxRuntime>(
   };
 }
 
-/** Deadline of the script that ends an abandoned harness (20 rounds of stop-and-kill at most). */
+/**
+ * Deadline of the script that ends an abandoned harness (20 rounds of stop-and-kill at most). The script
+ * exits 0 only once a re-scan after a settle finds no marked process and the harness's entered process
+ * was reaped; any other exit is `sandbox_failed`, so success never hides a harness still running.
+ */
 const END_HARNESS_TIMEOUT_MS = 60_000;

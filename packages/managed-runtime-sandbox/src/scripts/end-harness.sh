@@ -4,6 +4,11 @@
 # commands it ran). All of them are stopped first, so none forks or is reparented away while the tree is
 # read, then killed; this repeats until none is left. Nothing else in the runtime is touched.
 #
+# A process whose parent is 0 was entered from outside the runtime, and that parent (nsenter) copies a
+# stop of its child onto itself: stopped, it would never reap the child, so it is killed, never stopped.
+# Success is verified: the tree must be empty on two scans a settle apart, and every such entered process
+# must be reaped by its parent, so the one who started the harness sees it end.
+#
 # Usage: end-harness.sh <runtime id>
 # Exit status: 0 once none is left (or there was none), 3 when some survived every round.
 set -u
@@ -51,18 +56,52 @@ tree() {
   printf '%s\n' "$found" | grep -v "^$self\$" | sort -u
 }
 
+# The parent pid of a live process, empty when it is gone.
+parent_of() {
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+  rest=${stat##*) }
+  # shellcheck disable=SC2086 # the fields after the name are single words
+  set -- $rest
+  echo "$2"
+}
+
+# Whether every entered process that was killed is gone (reaped) from /proc.
+reaped() {
+  for pid in $entered; do
+    [ -e "/proc/$pid" ] && return 1
+  done
+  return 0
+}
+
+entered=""
 round=0
+empty=0
 while [ "$round" -lt 20 ]; do
   pids=$(tree)
   if [ -z "$pids" ]; then
-    exit 0
+    empty=$((empty + 1))
+    # Done once two scans a settle apart find none and the entering parents reaped what was killed.
+    if [ "$empty" -ge 2 ] && reaped; then
+      exit 0
+    fi
+  else
+    empty=0
+    stoppable=""
+    for pid in $pids; do
+      if [ "$(parent_of "$pid")" = "0" ]; then
+        entered="$entered $pid"
+      else
+        stoppable="$stoppable $pid"
+      fi
+    done
+    # shellcheck disable=SC2086 # one pid a word
+    [ -z "$stoppable" ] || kill -STOP $stoppable 2>/dev/null
+    # shellcheck disable=SC2086
+    kill -KILL $pids 2>/dev/null
   fi
-  # shellcheck disable=SC2086 # one pid a word
-  kill -STOP $pids 2>/dev/null
-  # shellcheck disable=SC2086
-  kill -KILL $pids 2>/dev/null
   round=$((round + 1))
   sleep 0.2 2>/dev/null || sleep 1
 done
-echo "harness processes still running after $round rounds: $(tree | tr '\n' ' ')" >&2
+echo "harness processes still running after $round rounds: $(tree | tr '\n' ' ')" \
+  "(not reaped:$(for pid in $entered; do [ -e "/proc/$pid" ] && printf ' %s' "$pid"; done))" >&2
 exit 3
