@@ -25,11 +25,16 @@ afterAll(async () => {
 }, 600_000);
 
 const isAcquired = (line: LogLine) =>
-  line.event === "transaction.step" && line.port === "sandbox" && line.call === "acquire" && line.result === "ok";
+  line.event === "transaction.step" &&
+  line.port === "sandbox" &&
+  line.call === "acquire" &&
+  line.result === "ok";
 
 /** Items a worker process claimed and never reported done. */
 const inHand = (child: ServiceProcess): string[] => {
-  const done = new Set(child.lines.filter((line) => line.event === "work.done").map((line) => line.workId));
+  const done = new Set(
+    child.lines.filter((line) => line.event === "work.done").map((line) => line.workId),
+  );
   return child.lines
     .filter((line) => line.event === "work.claimed" && !done.has(line.workId))
     .map((line) => line.workId as string);
@@ -38,7 +43,10 @@ const inHand = (child: ServiceProcess): string[] => {
 /** The next sandbox a worker process acquires from now on, waited for. */
 const nextAcquire = (child: ServiceProcess): Promise<LogLine> => {
   const before = child.lines.length;
-  return child.waitFor("transaction.step", (line) => isAcquired(line) && child.lines.indexOf(line) >= before);
+  return child.waitFor(
+    "transaction.step",
+    (line) => isAcquired(line) && child.lines.indexOf(line) >= before,
+  );
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -48,7 +56,7 @@ const markedSalvageable = async (workIds: readonly string[]): Promise<string[]> 
   (
     await fleet.admin.all<{ work_id: string }>(
       "SELECT work_id FROM sandbox_journal WHERE start_revision IS NOT NULL AND attempts = 0",
-      []
+      [],
     )
   )
     .map((row) => row.work_id)
@@ -63,7 +71,8 @@ const settledSalvage = async (workId: string): Promise<LogLine> => {
   const deadline = Date.now() + 600_000;
   for (let found = find(); ; found = find()) {
     if (found) return found;
-    if (Date.now() > deadline) throw new Error(`no reconciler settled the abandoned run of ${workId}`);
+    if (Date.now() > deadline)
+      throw new Error(`no reconciler settled the abandoned run of ${workId}`);
     await sleep(500);
   }
 };
@@ -72,19 +81,15 @@ const fenceOf = async (sessionId: string) =>
   (
     await fleet.admin.all<{ owner_id: string | null; generation: number }>(
       "SELECT owner_id, generation FROM runtime_resource_fences WHERE session_id = ?",
-      [sessionId]
+      [sessionId],
     )
   )[0];
 
-const report = (
-  fault: string,
-  done: readonly DoneTurn[],
-  findings: FleetFindings
-) =>
+const report = (fault: string, done: readonly DoneTurn[], findings: FleetFindings) =>
   console.info(
     `fleet fault ${fault}: ${done.length} turns, ${findings.unpublished.length} unpublished, ` +
       `${findings.salvaged.length} salvaged, ` +
-      `${findings.reissued} re-issued, ${findings.deferred} deferred`
+      `${findings.reissued} re-issued, ${findings.deferred} deferred`,
   );
 
 describe("a fleet of four workers on one Postgres store, under faults", () => {
@@ -117,7 +122,7 @@ describe("a fleet of four workers on one Postgres store, under faults", () => {
     report("SIGKILL", done, findings);
     // The killed worker's turns were published after all: by another worker's reconciler, not by a re-run.
     expect(salvages.map((line) => [line.workId, line.outcome])).toEqual(
-      abandoned.map((workId) => [workId, "salvaged"])
+      abandoned.map((workId) => [workId, "salvaged"]),
     );
     expect(salvages.every((line) => !victim.lines.includes(line))).toBe(true);
     expect(findings.salvaged.map(({ line }) => line.workId).sort()).toEqual([...abandoned].sort());
@@ -138,7 +143,9 @@ describe("a fleet of four workers on one Postgres store, under faults", () => {
     try {
       expect(held?.owner_id).toBe(worker.ownerId);
       // One more turn on that session, so another worker comes for its fence once it expires.
-      plans = plans.map((plan) => (plan.sessionId === sessionId ? fleet.extendSession(plan) : plan));
+      plans = plans.map((plan) =>
+        plan.sessionId === sessionId ? fleet.extendSession(plan) : plan,
+      );
       for (;;) {
         const fence = await fenceOf(sessionId);
         if ((fence?.generation ?? 0) > (held?.generation ?? 0)) break;
@@ -154,7 +161,7 @@ describe("a fleet of four workers on one Postgres store, under faults", () => {
     });
     // The stale holder published none of the items it held while stopped.
     const staleReports = victim.lines.filter(
-      (line) => line.event === "work.done" && stopped.includes(line.workId as string)
+      (line) => line.event === "work.done" && stopped.includes(line.workId as string),
     );
     expect(staleReports.length).toBeGreaterThan(0);
     expect(staleReports.filter((line) => line.outcome === "completed")).toEqual([]);

@@ -46,7 +46,9 @@ export function salvageLogFields(record: SandboxJournalRecord, outcome: SalvageO
     runtimeId: record.sandbox.runtimeId,
     startRevision: record.startRevision,
     outcome: outcome.type,
-    ...(outcome.type === "salvaged" ? { revision: outcome.revision, generation: outcome.generation } : {}),
+    ...(outcome.type === "salvaged"
+      ? { revision: outcome.revision, generation: outcome.generation }
+      : {}),
     ...(outcome.type === "failed" ? { message: outcome.message } : {}),
   };
 }

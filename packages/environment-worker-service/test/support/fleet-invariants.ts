@@ -1,5 +1,12 @@
 import { expect } from "vitest";
-import { type DoneTurn, type Fleet, doneLines, peakInFlight, salvageLines, turnsSeen } from "./fleet.js";
+import {
+  type DoneTurn,
+  type Fleet,
+  doneLines,
+  peakInFlight,
+  salvageLines,
+  turnsSeen,
+} from "./fleet.js";
 import type { LogLine } from "./service-stack.js";
 
 /** What {@link expectFleetInvariants} found, for the report and for later assertions (salvage). */
@@ -31,23 +38,26 @@ export interface FleetFindings {
 export async function expectFleetInvariants(
   fleet: Fleet,
   done: readonly DoneTurn[],
-  options: { readonly concurrency: number; readonly mayBeUnpublished?: ReadonlySet<string> }
+  options: { readonly concurrency: number; readonly mayBeUnpublished?: ReadonlySet<string> },
 ): Promise<FleetFindings> {
   const lines = doneLines(fleet.lines());
   const salvages = salvageLines(fleet.lines()).filter((line) => line.outcome === "salvaged");
   // Every publish, by a run or by a salvage, in the order it was logged.
-  const publishes = [...lines.filter((line) => line.outcome === "completed"), ...salvages].sort((a, b) =>
-    String(a.time).localeCompare(String(b.time))
+  const publishes = [...lines.filter((line) => line.outcome === "completed"), ...salvages].sort(
+    (a, b) => String(a.time).localeCompare(String(b.time)),
   );
   const salvaged: { turn: DoneTurn; line: LogLine }[] = [];
-  const items = new Map(fleet.stack.plane.workItems(fleet.stack.environment.id).map((item) => [item.id, item]));
+  const items = new Map(
+    fleet.stack.plane.workItems(fleet.stack.environment.id).map((item) => [item.id, item]),
+  );
   const unpublished: DoneTurn[] = [];
   const bySession = new Map<string, DoneTurn[]>();
   let deferred = 0;
   let reissued = 0;
   for (const turn of done) {
     bySession.set(turn.sessionId, [...(bySession.get(turn.sessionId) ?? []), turn]);
-    for (const workId of turn.workIds) expect(items.get(workId)?.state, `item ${workId}`).toBe("stopped");
+    for (const workId of turn.workIds)
+      expect(items.get(workId)?.state, `item ${workId}`).toBe("stopped");
     const reports = lines.filter((line) => turn.workIds.includes(line.workId as string));
     const completed = publishes.filter((line) => turn.workIds.includes(line.workId as string));
     for (const line of salvages)
@@ -59,16 +69,22 @@ export async function expectFleetInvariants(
     // platform issues a killed run's item again, and that run restores the salvaged revision).
     const byRun = completed.filter((line) => line.event === "work.done");
     const bySalvage = completed.filter((line) => line.event === "reconciler.salvage");
-    expect(byRun.length, `publishes of turn ${turn.turn} of ${turn.sessionId}`).toBeLessThanOrEqual(1);
-    expect(bySalvage.length, `salvages of turn ${turn.turn} of ${turn.sessionId}`).toBeLessThanOrEqual(1);
+    expect(byRun.length, `publishes of turn ${turn.turn} of ${turn.sessionId}`).toBeLessThanOrEqual(
+      1,
+    );
+    expect(
+      bySalvage.length,
+      `salvages of turn ${turn.turn} of ${turn.sessionId}`,
+    ).toBeLessThanOrEqual(1);
     if (byRun[0] && bySalvage[0])
-      expect(byRun[0].revision, `the run after the salvage of turn ${turn.turn} of ${turn.sessionId}`).toBe(
-        (bySalvage[0].revision as number) + 1
-      );
+      expect(
+        byRun[0].revision,
+        `the run after the salvage of turn ${turn.turn} of ${turn.sessionId}`,
+      ).toBe((bySalvage[0].revision as number) + 1);
     if (completed.length === 0) {
       expect(
         turn.workIds.some((workId) => options.mayBeUnpublished?.has(workId)),
-        `turn ${turn.turn} of ${turn.sessionId} (${turn.workIds.join(", ")}) was not published`
+        `turn ${turn.turn} of ${turn.sessionId} (${turn.workIds.join(", ")}) was not published`,
       ).toBe(true);
       unpublished.push(turn);
     }
@@ -82,13 +98,15 @@ export async function expectFleetInvariants(
     expect(new Set(generations).size, `generations of ${sessionId}`).toBe(generations.length);
     const [row] = await fleet.admin.all<{ revision: number }>(
       "SELECT revision FROM runtime_resource_fences WHERE session_id = ?",
-      [sessionId]
+      [sessionId],
     );
     // Salvages included: nothing published that no run and no reconciler reported.
     expect(row?.revision ?? 0, `the fence row of ${sessionId}`).toBe(published.length);
     // What each turn's workspace held: every earlier turn that was published, once, in order.
     const seen = turnsSeen(fleet.stack, sessionId);
-    const lost = new Set(unpublished.filter((turn) => turn.sessionId === sessionId).map((turn) => turn.turn));
+    const lost = new Set(
+      unpublished.filter((turn) => turn.sessionId === sessionId).map((turn) => turn.turn),
+    );
     for (const turn of turns) {
       const expected = turns
         .filter((earlier) => earlier.turn < turn.turn && !lost.has(earlier.turn))
@@ -98,7 +116,9 @@ export async function expectFleetInvariants(
   }
   for (const worker of fleet.workers)
     for (const child of worker.incarnations)
-      expect(peakInFlight(child.lines), `items at once in ${worker.name}`).toBeLessThanOrEqual(options.concurrency);
+      expect(peakInFlight(child.lines), `items at once in ${worker.name}`).toBeLessThanOrEqual(
+        options.concurrency,
+      );
   return { unpublished, deferred, reissued, salvaged };
 }
 
@@ -107,15 +127,18 @@ export async function expectFleetInvariants(
  * from any machine), then: no sandbox left on the local stack, no orphan or journal record left.
  */
 export async function expectNothingLeftAfterReap(fleet: Fleet): Promise<void> {
-  const reap = await fleet.stack.run(["orphans", "--reap", "--json"], { OMA_STORE: fleet.postgres.url });
+  const reap = await fleet.stack.run(["orphans", "--reap", "--json"], {
+    OMA_STORE: fleet.postgres.url,
+  });
   expect(reap.code, reap.stderr).toBe(0);
   // The bridge answers a delete before its container has stopped: the list empties soon after, with no new pass.
-  const containers = () => fleet.stack.bridge.containerServer.containers.list().map((container) => container.id);
+  const containers = () =>
+    fleet.stack.bridge.containerServer.containers.list().map((container) => container.id);
   for (const deadline = Date.now() + 60_000; containers().length > 0 && Date.now() < deadline; )
     await new Promise((resolve) => setTimeout(resolve, 500));
   expect(containers()).toEqual([]);
   const listed = JSON.parse(
-    (await fleet.stack.run(["orphans", "--json"], { OMA_STORE: fleet.postgres.url })).stdout
+    (await fleet.stack.run(["orphans", "--json"], { OMA_STORE: fleet.postgres.url })).stdout,
   ) as { orphans: unknown[]; journal: unknown[] };
   expect(listed).toEqual({ orphans: [], journal: [] });
 }
