@@ -8,7 +8,6 @@ export default defineConfig({
     "bridge.bench": "bench/bridge/bridge.bench.ts",
     "worker.bench": "bench/worker/worker.bench.ts",
     "service.bench": "bench/service/service.bench.ts",
-    "fleet.bench": "bench/service/fleet.bench.ts",
     "soak.bench": "bench/service/soak.bench.ts",
     "soak-stack": "bench/service/soak-stack.ts",
   },

@@ -16,7 +16,7 @@ import { createBetterSqliteClient } from "../src/sql/better-sqlite-client.js";
 import { createPostgresSqlClient } from "../src/sql/postgres-client.js";
 import type { SqlClient } from "../src/sql/sql-client.js";
 import { createSqlFencePort } from "../src/sql/sql-fence-port.js";
-import { startPostgresCluster } from "../../../vitest.postgres-cluster.js";
+import { startPostgresCluster } from "../test/support/postgres-cluster.js";
 
 const ITEMS = 2_000;
 const WARMUP = 200;

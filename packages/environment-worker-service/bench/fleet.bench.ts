@@ -5,7 +5,7 @@
  * `bash` call; timed from the queue to the last item published. One worker is the baseline of the same run.
  * Concurrency per worker: OMA_BENCH_CONCURRENCY (default 2).
  */
-import { startFleet } from "../../../../packages/environment-worker-service/test/support/fleet.js";
+import { startFleet } from "../test/support/fleet.js";
 
 const SESSIONS = Number(process.env.OMA_BENCH_SESSIONS ?? 8);
 const TURNS = Number(process.env.OMA_BENCH_TURNS ?? 2);
