@@ -8,7 +8,6 @@ import {
 } from "./options.js";
 import { processMemoryBudget } from "./memory-budget.js";
 import { createBridgeSandboxProvider } from "./runtime/bridge-provider.js";
-import { createRuntimeProbingClient } from "./runtime/runtime-probing-client.js";
 import { createTombstoningClient } from "./runtime/tombstoning-client.js";
 import { type BridgeClient, createBridgeClient } from "./wire/bridge-client.js";
 
@@ -90,9 +89,9 @@ export function createBridgeSandboxComponents(
     fetch: resolved.fetch,
     retry: resolved.retry,
   });
-  const observed = options.wrapClient ? options.wrapClient(baseClient) : baseClient;
-  // Under the tombstones: a probe never reaches the bridge for a sandbox this driver destroyed.
-  const client = createTombstoningClient(createRuntimeProbingClient(observed));
+  const client = createTombstoningClient(
+    options.wrapClient ? options.wrapClient(baseClient) : baseClient,
+  );
   const checkpointer = createBridgeCheckpointer({
     provider: CLOUDFLARE_BRIDGE_PROVIDER,
     client,

@@ -1,8 +1,6 @@
 /**
  * A fault in the middle of a call names what failed: the bridge Worker killed while an exec streams or while
- * a checkpoint part is read from it is the bridge going away, never an internal error or a store's failure;
- * the container runtime stopped under a live bridge is the runtime being unavailable, never the sandbox's
- * own failure or a provider's maintenance.
+ * a checkpoint part is read from it is the bridge going away, never an internal error or a store's failure.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -13,7 +11,6 @@ import {
   type StackWorld,
   bodyContains,
   createStackWorld,
-  faultingFetch,
   isCheckpointTransfer,
   shellProfile,
   workItem,
@@ -97,74 +94,5 @@ describe("the bridge Worker killed mid-call", () => {
     );
     expect(message).not.toMatch(/blob store|archive/);
     await bridge.restartWorker();
-  }, 180_000);
-});
-
-describe("the container runtime stopped while the bridge Worker runs", () => {
-  const RUNTIME_UNAVAILABLE =
-    /bridge (exec|delete) failed: the container runtime behind the bridge is unavailable: /;
-
-  it("before an item starts", async () => {
-    const world = await newWorld();
-    await bridge.stopContainerServer();
-    try {
-      const result = await world.run(
-        workItem("runtime-down-at-acquire"),
-        shellProfile("echo v1 > tree.txt"),
-      );
-      expect(result).toMatchObject({
-        type: "failed",
-        error: {
-          code: "unavailable",
-          context: { service: "container_runtime", stage: "sandbox-acquire" },
-        },
-      });
-      const message = result.type === "failed" ? result.error.message : "";
-      expect(message).toMatch(/^sandbox-acquire failed: /);
-      expect(message).toMatch(RUNTIME_UNAVAILABLE);
-      expect(message).not.toMatch(/updating the sandbox runtime/);
-    } finally {
-      await bridge.restartContainerServer();
-    }
-    // The runtime back, the next item completes: nothing was left that blocks the stack.
-    expect(
-      await world.run(workItem("runtime-back"), shellProfile("echo v1 > tree.txt")),
-    ).toMatchObject({ type: "completed" });
-  }, 180_000);
-
-  it("while the harness's exec runs", async () => {
-    const world = await newWorld();
-    let fired = false;
-    const fetchImpl = faultingFetch(async (_url, init) => {
-      if (fired || !bodyContains(init, "FAULT_HARNESS")) return;
-      fired = true;
-      await bridge.stopContainerServer();
-    });
-    try {
-      const profile = shellProfile("echo FAULT_HARNESS > /dev/null; echo v2 > tree.txt");
-      const result = await world.run(workItem("runtime-down-mid-harness"), profile, fetchImpl);
-      expect(fired).toBe(true);
-      expect(result).toMatchObject({
-        type: "failed",
-        error: {
-          code: "unavailable",
-          context: { service: "container_runtime", stage: "harness-run" },
-        },
-      });
-      const message = result.type === "failed" ? result.error.message : "";
-      expect(message).toMatch(/^harness-run failed: /);
-      expect(message).toMatch(RUNTIME_UNAVAILABLE);
-      // The terminate that could not be confirmed names the same cause.
-      expect(result.type === "failed" && result.cleanupErrors).toEqual(
-        expect.arrayContaining([
-          expect.objectContaining({
-            code: "unavailable",
-            message: expect.stringMatching(RUNTIME_UNAVAILABLE),
-          }),
-        ]),
-      );
-    } finally {
-      await bridge.restartContainerServer();
-    }
   }, 180_000);
 });
