@@ -1,3 +1,4 @@
+import { SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
 import { describe, expect, it, vi } from "vitest";
 import { LATE_DELETES_MS, createTombstoningClient } from "../src/runtime/tombstoning-client.js";
 import type { BridgeClient, BridgeExecEvent } from "../src/wire/bridge-client.js";
@@ -185,6 +186,59 @@ describe("tombstoning bridge client", () => {
       expect(deletes()).toBe(5);
       await vi.advanceTimersByTimeAsync(120_000);
       expect(deletes()).toBe(5);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("deletes again a while after destroying a sandbox whose call was given up before the destroy", async () => {
+    vi.useFakeTimers();
+    try {
+      const inner = recordingClient();
+      const client = createTombstoningClient(inner.client);
+      inner.hold();
+      // The run's lease is lost: its in-flight call is aborted here, while the bridge goes on with it.
+      const controller = new AbortController();
+      inner.client.readFile = (id) =>
+        new Promise((_resolve, reject) => {
+          inner.calls.push(`readFile ${id}:start`);
+          controller.signal.addEventListener("abort", () => reject(controller.signal.reason));
+        });
+      const read = client.readFile("f", "/workspace/x", controller.signal).catch(() => "given up");
+      controller.abort(new Error("lease lost"));
+      expect(await read).toBe("given up");
+      await client.destroy("f");
+      const deletes = () => inner.calls.filter((call) => call === "destroy f").length;
+      expect(deletes()).toBe(1);
+      const [soon, last] = LATE_DELETES_MS as [number, number];
+      await vi.advanceTimersByTimeAsync(soon);
+      expect(deletes()).toBe(2);
+      await vi.advanceTimersByTimeAsync(last - soon);
+      expect(deletes()).toBe(3);
+      // A second destroy finds nothing given up since the first.
+      await vi.advanceTimersByTimeAsync(120_000);
+      await client.destroy("f");
+      await vi.advanceTimersByTimeAsync(120_000);
+      expect(deletes()).toBe(4);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("adds no late delete for a call the bridge answered with an error before the destroy", async () => {
+    vi.useFakeTimers();
+    try {
+      const inner = recordingClient();
+      inner.client.writeFile = async () => {
+        throw new SandboxFailedError({ message: "bridge file.write failed: exec_error" });
+      };
+      const client = createTombstoningClient(inner.client);
+      await expect(client.writeFile("g", "/workspace/x", new Uint8Array())).rejects.toMatchObject({
+        code: "sandbox_failed",
+      });
+      await client.destroy("g");
+      await vi.advanceTimersByTimeAsync(120_000);
+      expect(inner.calls.filter((call) => call === "destroy g")).toHaveLength(1);
     } finally {
       vi.useRealTimers();
     }

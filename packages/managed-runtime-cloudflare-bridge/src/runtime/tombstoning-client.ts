@@ -2,6 +2,7 @@ import {
   type DestroyedSandboxes,
   createDestroyedSandboxes,
 } from "@open-managed-agents/managed-runtime-sandbox";
+import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import type { BridgeClient, BridgeExecEvent } from "../wire/bridge-client.js";
 
 /**
@@ -10,6 +11,17 @@ import type { BridgeClient, BridgeExecEvent } from "../wire/bridge-client.js";
  * for the port, each ping up to 5 s) for a call given up on this side while the bridge went on starting.
  */
 export const LATE_DELETES_MS: readonly number[] = [3_000, 35_000];
+
+/** How many sandboxes with a given-up call are remembered until their destroy. */
+const GIVEN_UP_MEMORY = 4_096;
+
+/** Codes of a call that ended without the bridge's answer: the request may still be carried out. */
+const UNANSWERED_CODES = new Set(["aborted", "timeout", "unavailable"]);
+
+function wasGivenUp(error: unknown, signal: AbortSignal | undefined): boolean {
+  if (signal?.aborted) return true;
+  return !ManagedRuntimeError.isInstance(error) || UNANSWERED_CODES.has(error.code);
+}
 
 /**
  * Wraps a client so that nothing reaches the bridge for a sandbox this driver destroyed. The bridge
@@ -23,15 +35,35 @@ export const LATE_DELETES_MS: readonly number[] = [3_000, 35_000];
  * followed by best-effort deletes once it settles: one at once, then at each of {@link LATE_DELETES_MS}
  * after the last such call of that sandbox settled. Each of these deletes costs the bridge a container
  * start when nothing is left to delete, so calls settling one after another share one set of late deletes.
+ *
+ * A call given up on this side before `destroy` (its signal aborted when the run lost its lease, or no
+ * answer came) settles here at once while the bridge may go on starting its container, after the delete
+ * that follows. `destroy` of such a sandbox is followed by the same late deletes.
  */
 export function createTombstoningClient(
   client: BridgeClient,
   destroyed: DestroyedSandboxes = createDestroyedSandboxes(),
 ): BridgeClient {
-  const guarded = async <T>(id: string, operation: string, call: () => Promise<T>): Promise<T> => {
+  // Sandboxes with a call given up before any destroy of them: the bridge may still be starting its container.
+  const givenUp = new Set<string>();
+  const noteGivenUp = (id: string, error: unknown, signal: AbortSignal | undefined): void => {
+    if (destroyed.has(id) || !wasGivenUp(error, signal)) return;
+    givenUp.delete(id);
+    givenUp.add(id);
+    if (givenUp.size > GIVEN_UP_MEMORY) givenUp.delete(givenUp.values().next().value as string);
+  };
+  const guarded = async <T>(
+    id: string,
+    operation: string,
+    signal: AbortSignal | undefined,
+    call: () => Promise<T>,
+  ): Promise<T> => {
     destroyed.refuse(id, operation);
     try {
       return await call();
+    } catch (error) {
+      noteGivenUp(id, error, signal);
+      throw error;
     } finally {
       deleteIfDestroyedMeanwhile(id);
     }
@@ -48,6 +80,9 @@ export function createTombstoningClient(
       .catch(() => undefined)
       .then(() => client.destroy(id))
       .catch(() => undefined);
+    scheduleLateDeletes(id);
+  };
+  const scheduleLateDeletes = (id: string) => {
     // A call given up on this side (aborted, timed out) may still be starting its container in the bridge.
     // Deletes after the last settled call cover every earlier one's start too. The timers do not hold the
     // process open.
@@ -66,23 +101,28 @@ export function createTombstoningClient(
   return {
     create: (signal) => client.create(signal),
     async running(id, signal) {
-      return destroyed.has(id) ? false : guarded(id, "running", () => client.running(id, signal));
+      if (destroyed.has(id)) return false;
+      return guarded(id, "running", signal, () => client.running(id, signal));
     },
     async *exec(id, input): AsyncGenerator<BridgeExecEvent> {
       destroyed.refuse(id, "exec");
       try {
         yield* client.exec(id, input);
+      } catch (error) {
+        noteGivenUp(id, error, input.signal);
+        throw error;
       } finally {
         deleteIfDestroyedMeanwhile(id);
       }
     },
     readFile: (id, path, signal) =>
-      guarded(id, "file read", () => client.readFile(id, path, signal)),
+      guarded(id, "file read", signal, () => client.readFile(id, path, signal)),
     writeFile: (id, path, body, signal) =>
-      guarded(id, "file write", () => client.writeFile(id, path, body, signal)),
+      guarded(id, "file write", signal, () => client.writeFile(id, path, body, signal)),
     persist: (id, excludes, signal) =>
-      guarded(id, "persist", () => client.persist(id, excludes, signal)),
-    hydrate: (id, tar, signal) => guarded(id, "hydrate", () => client.hydrate(id, tar, signal)),
+      guarded(id, "persist", signal, () => client.persist(id, excludes, signal)),
+    hydrate: (id, tar, signal) =>
+      guarded(id, "hydrate", signal, () => client.hydrate(id, tar, signal)),
     async destroy(id) {
       // Remembered before the request: a call racing the delete must not start a fresh container either.
       destroyed.remember(id);
@@ -92,6 +132,7 @@ export function createTombstoningClient(
         await request;
       } finally {
         if (deleting.get(id) === request) deleting.delete(id);
+        if (givenUp.delete(id)) scheduleLateDeletes(id);
       }
     },
   };
