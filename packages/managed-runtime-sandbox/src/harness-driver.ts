@@ -16,7 +16,7 @@ import {
   stageCredentialHandoff,
 } from "@open-managed-agents/sandbox";
 import END_HARNESS_SCRIPT from "./scripts/end-harness.sh";
-import { closeStdin, onAbort, stopProcess } from "./process-control.js";
+import { closeStdin, onAbort, stopProcessUnlessLeaseLost } from "./process-control.js";
 import { createByteTail, drainStream } from "./process-output.js";
 import { type RuntimeRegistry, providerFailure } from "./runtime-registry.js";
 
@@ -114,7 +114,9 @@ export function createAmaWorkerHarnessDriver<R extends ManagedSandboxRuntime>(
       let detach = (): void => undefined;
       // Resolves once an abort stopped the process (or gave up waiting), so a wedged process cannot hang the run.
       const stopped = new Promise<"aborted">((resolve) => {
-        detach = onAbort(signal, () => void stopProcess(started).finally(() => resolve("aborted")));
+        detach = onAbort(signal, () => {
+          void stopProcessUnlessLeaseLost(started, signal).finally(() => resolve("aborted"));
+        });
       });
       try {
         await closeStdin(started);

@@ -1,3 +1,4 @@
+import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import type { SandboxDuplexProcess, SandboxProcessExit } from "@open-managed-agents/sandbox";
 
 /**
@@ -25,6 +26,22 @@ export async function stopProcess(
   if (afterTerm) return afterTerm;
   process.kill("SIGKILL");
   return waitFor(process.exited, graceMs);
+}
+
+/**
+ * Stops a process whose run ended through `signal`, unless the run lost its lease: its sandbox is terminated
+ * next, which ends every process in it, and may already have been reaped by another worker once the fence
+ * expired. A provider that starts a container for any call on a sandbox id (Cloudflare's bridge and
+ * Sandbox Durable Object) would start one for the kill, and calls racing on an id without a container can
+ * leave one running that no delete reaches.
+ */
+export async function stopProcessUnlessLeaseLost(
+  process: SandboxDuplexProcess,
+  signal: AbortSignal,
+  graceMs: number = KILL_GRACE_MS,
+): Promise<SandboxProcessExit | null> {
+  if (signal.aborted && ManagedRuntimeError.hasCode(signal.reason, "lease_lost")) return null;
+  return stopProcess(process, graceMs);
 }
 
 async function waitFor<T>(promise: Promise<T>, ms: number): Promise<T | null> {

@@ -5,7 +5,7 @@ import {
 import type { ManagedSandboxRuntime } from "@open-managed-agents/sandbox";
 import { throwIfAborted } from "./abort.js";
 import { processSpec } from "./harness-driver.js";
-import { onAbort, stopProcess } from "./process-control.js";
+import { onAbort, stopProcessUnlessLeaseLost } from "./process-control.js";
 import { drainStream } from "./process-output.js";
 import { type RuntimeRegistry, providerFailure } from "./runtime-registry.js";
 
@@ -40,7 +40,7 @@ export function createDuplexSupervisorTransport<R extends ManagedSandboxRuntime>
       void drainStream(started.stderr, () => undefined).catch(() => undefined);
       let stopping: Promise<void> | null = null;
       const stop = (): Promise<void> => {
-        stopping ??= stopProcess(started).then(() => undefined);
+        stopping ??= stopProcessUnlessLeaseLost(started, signal).then(() => undefined);
         return stopping;
       };
       const detach = onAbort(signal, () => void stop());

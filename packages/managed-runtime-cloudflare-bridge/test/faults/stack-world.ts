@@ -97,17 +97,18 @@ export function createStackWorld(options: StackWorldOptions) {
     journal,
     store,
     ready: () => applyMigrations(client),
-    /** Runs one work item; `fetchImpl` sees (and may fault) every bridge request. */
+    /** Runs one work item; `fetchImpl` sees (and may fault) every bridge request of the run. */
     async run(
       scope: RuntimeResourceScope,
       profile: ManagedRuntimeProfile,
       fetchImpl?: typeof fetch,
+      heartbeatIntervalMs = 20_000,
     ): Promise<ManagedRuntimeRunResult> {
       const resources = await prepare(scope, profile, fetchImpl);
       const host = createManagedRuntimeHost({
         ownerId: `faults-${process.pid}`,
         leaseTtlMs: 60_000,
-        heartbeatIntervalMs: 20_000,
+        heartbeatIntervalMs,
         cleanupTimeoutMs: 20_000,
         fences,
         orphans,
