@@ -119,7 +119,7 @@ describe("host lease loss", () => {
       host: { clock: { now: () => Date.UTC(2026, 0, 1) + skewMs } },
     });
     fixture.journal.onCall((call) => {
-      if (call.port === "outputs" && call.method === "collect") skewMs = 31_000;
+      if (call.port === "outputs" && call.method === "finalize") skewMs = 31_000;
     });
     const result = await fixture.run();
     expect(result).toMatchObject({
@@ -127,6 +127,29 @@ describe("host lease loss", () => {
       error: { context: { trigger: "fence_expired", stage: "fence-publish" } },
     });
     expect(fixture.journal.of("fences.publish")).toHaveLength(0);
+  });
+
+  it("calls nothing but the terminate on a sandbox once its fence expired by its own clock", async () => {
+    // As when the process was stopped right after acquire: another worker may have reaped the sandbox.
+    let skewMs = 0;
+    const fixture = createHostFixture({
+      host: { clock: { now: () => Date.UTC(2026, 0, 1) + skewMs } },
+    });
+    fixture.journal.onCall((call) => {
+      if (call.port === "sandbox" && call.method === "acquire") skewMs = 31_000;
+    });
+    const result = await fixture.run();
+    expect(result).toMatchObject({
+      type: "lease_lost",
+      error: { context: { trigger: "fence_expired" } },
+    });
+    const afterAcquire = callSequence(fixture.journal).slice(
+      callSequence(fixture.journal).indexOf("sandbox.acquire") + 1,
+    );
+    expect(afterAcquire.filter((name) => name.startsWith("sandbox."))).toEqual([
+      "sandbox.terminate",
+    ]);
+    expect(afterAcquire.filter((name) => name.startsWith("harness"))).toEqual([]);
   });
 });
 

@@ -12,7 +12,8 @@ export function idempotencyKey(run: RunContext, stage: string): string {
  * Calls a port during the transaction. The call receives the run's signal and the host stops waiting
  * the moment it fires, even if the port ignores it. A port method without a signal in its contract is
  * also bounded by `callTimeoutMs` (`unsignalled`). A failure becomes a typed, redacted error naming
- * `stage`; once the run has an outcome (lease lost, failure elsewhere) that outcome's error is thrown.
+ * `stage`; once the run has an outcome (lease lost, failure elsewhere) that outcome's error is thrown. A run
+ * whose fence expired by the host's clock loses its lease (`fence_expired`) instead of calling.
  */
 export async function callPort<T>(
   run: RunContext,
@@ -21,6 +22,11 @@ export async function callPort<T>(
   options: { readonly unsignalled?: boolean } = {},
 ): Promise<T> {
   if (run.outcome) throw run.outcome.error;
+  // Past its expiry on this host's clock (the process was stopped, say), the fence may be another run's and
+  // the sandbox reaped: a call could reach a reaped sandbox, which some providers answer by starting compute.
+  const fence = run.fence;
+  if (fence && run.options.clock.now() >= Date.parse(fence.expiresAt))
+    throw run.loseLease("fence_expired", { stage });
   run.inFlight.add(stage);
   try {
     if (options.unsignalled)
