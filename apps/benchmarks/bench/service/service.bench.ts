@@ -44,9 +44,9 @@ const { startLocalBridge } = await import("@open-managed-agents/local-container"
 const amaBin = await installAmaWorkerBin(process.env.OMA_AMA_WORKER_BIN_DIR);
 const BIN_DIRECTORY = dirname(amaBin);
 process.env.PATH = `${BIN_DIRECTORY}:${process.env.PATH ?? ""}`;
-// A large workspace's restore runs before the sandbox's worker sends its first heartbeat, and on a loaded
-// machine takes longer than the control plane's 90 s default lease.
-const plane = await startLocalControlPlane({ defaultTtlSeconds: 600 });
+// The control plane's default lease (90 s from the ack): a large restore outlasts it, and the bin's worker
+// renews it until the harness starts.
+const plane = await startLocalControlPlane();
 // The sandboxes' only way out: the control plane's origin, through the local stack's filtering proxy.
 const bridge = await startLocalBridge({ egressAllowList: [new URL(plane.url).host] });
 const rootDir = await mkdtemp(join(tmpdir(), "oma-bench-service-"));
