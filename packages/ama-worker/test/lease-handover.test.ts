@@ -8,7 +8,7 @@ const beat = (workId: string, expected: string) =>
 /** A base `fetch` that records the URL of every call it is given. */
 function recording() {
   const urls: string[] = [];
-  const base = (async (input: RequestInfo | URL) => {
+  const base = (async (input: string | URL | Request) => {
     urls.push(input instanceof Request ? input.url : String(input));
     return new Response("{}");
   }) as typeof fetch;
