@@ -19,9 +19,11 @@ describe("beforeHarness", () => {
     expect(before).not.toContain("harnessDriver.run");
     // The harness was the next port call, and it ran with the profile's env plus the added variable.
     expect(callSequence(fixture.journal)[before.length]).toBe("harnessDriver.run");
-    const [run] = fixture.journal.of("harnessDriver.run");
-    const driver = (run?.input as { driver: typeof amaProfile.driver }).driver;
-    expect(driver.type === "ama_worker" && driver.process.env).toEqual({
+    const runs = fixture.journal.of("harnessDriver.run");
+    expect(runs).toHaveLength(1);
+    const input = runs[0]?.input as { driver?: typeof amaProfile.driver } | undefined;
+    const driver = input?.driver;
+    expect(driver?.type === "ama_worker" && driver.process.env).toEqual({
       ...(amaProfile.driver.type === "ama_worker" ? amaProfile.driver.process.env : {}),
       OMA_HANDED: "value-1",
     });
