@@ -58,7 +58,14 @@ const hostOptionsSchema = z
       "release",
     ]),
     orphans: portSchema(["enqueue", "list", "failed", "resolve"]),
-    journal: portSchema(["record", "setStartRevision", "list", "failed", "resolve"]).optional(),
+    journal: portSchema([
+      "record",
+      "setStartRevision",
+      "list",
+      "listSession",
+      "failed",
+      "resolve",
+    ]).optional(),
     sandbox: portSchema([
       "capabilities",
       "acquire",
