@@ -107,7 +107,14 @@ describe.each(stores)(
       expect(salvageLines(logger)).toMatchObject([
         {
           level: "info",
-          fields: { outcome: "salvaged", workId: "work-2", startRevision: 1, revision: 2 },
+          fields: {
+            outcome: "salvaged",
+            workId: "work-2",
+            salvagedBy: "work-3",
+            startRevision: 1,
+            revision: 2,
+            generation: expect.any(Number),
+          },
         },
       ]);
       // The dead worker was ended before the capture and its sandbox reaped; nothing is left to reconcile.
@@ -137,7 +144,7 @@ describe.each(stores)(
       expect(result).toMatchObject({ type: "completed", revision: 3 });
       expect(world.seenBy("work-4")).toEqual(["turn1.txt", "turn3.txt"]);
       expect(salvageLines(logger)).toMatchObject([
-        { level: "info", fields: { outcome: "superseded", startRevision: 1, revision: 2 } },
+        { level: "info", fields: { outcome: "superseded", startRevision: 1, currentRevision: 2 } },
       ]);
       expect(world.runtimes.get(dead.sandbox.runtimeId)?.state).toBe("stopped");
       expect(await journal.list({ limit: 10 })).toEqual([]);
@@ -173,7 +180,7 @@ describe.each(stores)(
             workId: "work-2",
             runtimeId: dead.sandbox.runtimeId,
             startRevision: 1,
-            revision: 1,
+            currentRevision: 1,
           },
         },
       ]);

@@ -18,8 +18,11 @@ const stage = "session-salvage";
 /** Most journal records of the session one run reads; a session has one live run at a time. */
 const SESSION_RECORD_LIMIT = 100;
 
-/** What a run did with one salvageable record of its session. */
-type SessionSalvageOutcome = "salvaged" | "superseded" | "failed";
+/** What a run did with one salvageable record of its session (the reconciler's outcomes but `held`). */
+type SessionSalvageOutcome =
+  | { readonly type: "salvaged"; readonly revision: number; readonly generation: number }
+  | { readonly type: "superseded" }
+  | { readonly type: "failed"; readonly code: string; readonly message: string };
 
 /**
  * Gives way to what a dead run of the session left before this run restores anything: right after the
@@ -79,25 +82,31 @@ async function salvageRecord(
   record: SandboxJournalRecord & { readonly startRevision: number },
   recordStage: string,
 ): Promise<void> {
+  // The fields of the reconciler's `reconciler.salvage` lines, and the work item whose run salvaged.
   const fields = {
     sessionId: record.scope.sessionId,
     workId: record.scope.workId,
     runtimeId: record.sandbox.runtimeId,
     startRevision: record.startRevision,
+    salvagedBy: run.scope.workId,
   };
   const outcome = await salvageOrFail(run, ports, record, recordStage);
-  const revision = run.publication?.revision ?? 0;
-  if (outcome.type === "failed") {
+  if (outcome.type === "salvaged") {
+    const { revision, generation } = outcome;
+    run.log.info("sandbox.salvage", { ...fields, outcome: outcome.type, revision, generation });
+  } else if (outcome.type === "superseded") {
+    const currentRevision = run.publication?.revision ?? 0;
+    run.log.info("sandbox.salvage", { ...fields, outcome: outcome.type, currentRevision });
+  } else {
+    // The dead turn's files are lost: the run goes on from the revision the session is at.
     run.log.error("sandbox.salvage", {
       ...fields,
       outcome: outcome.type,
+      lost: true,
+      currentRevision: run.publication?.revision ?? 0,
       code: outcome.code,
       message: outcome.message,
-      lost: true,
-      revision,
     });
-  } else {
-    run.log.info("sandbox.salvage", { ...fields, outcome: outcome.type, revision });
   }
   await reapRecord(run, ports.journal, record, `${recordStage}-reap`);
 }
@@ -107,10 +116,7 @@ async function salvageOrFail(
   ports: SalvagePorts,
   record: SandboxJournalRecord & { readonly startRevision: number },
   recordStage: string,
-): Promise<
-  | { readonly type: Exclude<SessionSalvageOutcome, "failed"> }
-  | { readonly type: "failed"; readonly code: string; readonly message: string }
-> {
+): Promise<SessionSalvageOutcome> {
   // Revisions count publications of the session: any since the dead run started is newer and wins.
   if ((run.publication?.revision ?? 0) !== record.startRevision) return { type: "superseded" };
   const fence = run.requireFence();
@@ -151,7 +157,7 @@ async function salvageOrFail(
   };
   run.publication = published;
   await rotateFence(run, `${recordStage}-rotate`);
-  return { type: "salvaged" };
+  return { type: "salvaged", revision, generation: fence.generation };
 }
 
 /** Reaps the dead run's sandbox and resolves its record; a failed reap is left to the reconciler. */
