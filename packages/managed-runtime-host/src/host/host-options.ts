@@ -82,7 +82,14 @@ const hostOptionsSchema = z
       "release",
     ]),
     orphans: portSchema(["enqueue", "list", "failed", "resolve"]),
-    journal: portSchema(["record", "setStartRevision", "list", "failed", "resolve"]).optional(),
+    journal: portSchema([
+      "record",
+      "setStartRevision",
+      "list",
+      "listSession",
+      "failed",
+      "resolve",
+    ]).optional(),
     ...providerPortSchemas,
     runtimeCheckpoint: portSchema(["create", "restore"]).optional(),
     credentialEgress: portSchema([
