@@ -23,8 +23,16 @@ export interface WorkspaceSnapshots {
   prepareRestore(input: { readonly sessionId: string; readonly id: string; readonly signal?: AbortSignal }): Promise<PreparedRestore>;
   /** Restores a snapshot into the sandbox's workspace and proves it there (`integrity_failed` naming the path). */
   restore(input: { readonly sandbox: SnapshotSandbox; readonly sessionId: string; readonly id: string; readonly signal?: AbortSignal }): Promise<void>;
-  /** Deletes the session's objects that no published (or young) snapshot reaches. */
-  sweep(input: { readonly sessionId: string; readonly published: readonly string[]; readonly graceMs?: number }): Promise<SweepResult>;
+  /**
+   * Deletes the session's objects that no published (or young) snapshot reaches. `published` may be a function:
+   * it is then asked under the session's lock, so no checkpoint publishes between the answer and the sweep.
+   */
+  sweep(input: {
+    readonly sessionId: string;
+    readonly published: readonly string[] | (() => Promise<readonly string[]>);
+    /** Unreferenced objects younger than this are kept. @default 24 h */
+    readonly graceMs?: number;
+  }): Promise<SweepResult>;
 }
 
 /** How bytes travel between this process and `sandbox`. */
@@ -81,7 +89,10 @@ export function createWorkspaceSnapshots(options: WorkspaceSnapshotsOptions): Wo
       }
     },
     sweep({ sessionId, published, graceMs = 24 * 60 * 60 * 1000 }) {
-      return locked(sessionId, () => sweepSession(store, keysOf(sessionId), published, resolved.now().getTime() - graceMs));
+      return locked(sessionId, async () => {
+        const ids = typeof published === "function" ? await published() : published;
+        return sweepSession(store, keysOf(sessionId), ids, resolved.now().getTime() - graceMs);
+      });
     },
   };
   return snapshots;

@@ -1,4 +1,5 @@
-import { rm } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { join } from "node:path";
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { type WorkspaceSnapshots, createWorkspaceSnapshots } from "../src/index.js";
@@ -23,5 +24,6 @@ export async function localPlace(store: BlobStore, name: string, extra: { exclud
     partBytes: 64 * 1024,
     ...extra,
   });
-  return { root, workspace, snapshots, dispose: () => rm(root, { recursive: true, force: true }) };
+  return { root, workspace, snapshots, // rm(1), since a test may leave a path longer than one call may name.
+    dispose: async () => void (await promisify(execFile)("rm", ["-rf", root])) };
 }

@@ -124,7 +124,8 @@ export async function mutate(root: string, rng: Random, steps: number): Promise<
       await chmod(join(root, path), 0o644);
       const bytes = await readFile(join(root, path));
       if (bytes.length === 0) continue;
-      bytes[rng.int(bytes.length)] ^= 0xff;
+      const flip = rng.int(bytes.length);
+      bytes[flip] = (bytes[flip] as number) ^ 0xff;
       await writeFile(join(root, path), bytes);
       await chmod(join(root, path), before.mode & 0o7777);
       await utimes(join(root, path), before.atime, before.mtime);
