@@ -1,7 +1,6 @@
 import { spawn } from "node:child_process";
 import { createReadStream } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { writeFile } from "node:fs/promises";
 import { childEnvironment } from "@open-managed-agents/runtime-utils/node";
 import type { SandboxRunResult, SnapshotSandbox } from "./sandbox-port.js";
 
@@ -41,7 +40,6 @@ export function createLocalSnapshotSandbox(): SnapshotSandbox {
       return createReadStream(path, signal ? { signal } : {});
     },
     async writeFile(path, body, signal) {
-      await mkdir(dirname(path), { recursive: true });
       await writeFile(path, body, signal ? { signal } : {});
     },
   };

@@ -15,8 +15,8 @@ export interface SnapshotSandbox {
   /** The bytes of a file, streamed. */
   readFile(path: string, signal?: AbortSignal): AsyncIterable<Uint8Array>;
   /**
-   * Writes a whole file, making its folder. The file may be seen before it is complete: readers in the
-   * sandbox wait for a hash marker written after it (see restore.sh).
+   * Writes a whole file into a folder the scripts made. The file may be seen before it is complete: readers in
+   * the sandbox wait for a hash marker written after it (see receive.sh).
    */
   writeFile(path: string, body: Uint8Array, signal?: AbortSignal): Promise<void>;
 }

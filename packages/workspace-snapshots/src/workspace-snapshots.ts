@@ -47,7 +47,10 @@ async function codecFor(sandbox: SnapshotSandbox, compression: "auto" | "gzip" |
 export function createWorkspaceSnapshots(options: WorkspaceSnapshotsOptions): WorkspaceSnapshots {
   const resolved = parseRecord(optionsSchema, options, { record: "workspace snapshot options", code: "invalid_config" });
   const { store } = resolved;
-  const prune = pruneArguments(resolved.excludes);
+  // Scratch inside the workspace (a sandbox whose file routes reach only the workspace) is never listed.
+  const inside = resolved.scratchDirectory.startsWith(`${resolved.workspace}/`);
+  const scratchPrune = inside ? ["-o", "-path", `./${resolved.scratchDirectory.slice(resolved.workspace.length + 1)}`] : [];
+  const prune = [...pruneArguments(resolved.excludes), ...scratchPrune];
   const places = {
     workspace: resolved.workspace,
     cacheDirectory: resolved.cacheDirectory,

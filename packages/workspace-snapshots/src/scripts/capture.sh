@@ -43,7 +43,7 @@ list() {
   ws=$1 cache=$2 scratch=$3 pass=$4 parent=$5
   shift 5
   rm -rf "$scratch"
-  mkdir -p "$scratch" || exit 1
+  mkdir -p "$scratch/need-parts" || exit 1
   listing "$ws" "$scratch/listing" "$pass" "$@"
   old=/dev/null
   base=-
