@@ -73,7 +73,7 @@ async function restorePhase(context: BenchContext, handle: unknown, manifest: st
   const parts = await writeHydrateParts({ archive: { file: tarFile }, partBytes: PART_BYTES, hostDirectory });
   log("raw: curl /hydrate of the even parts");
   const before = await measured(context, "raw hydrate", () => rawHydrates(client, endpoint, parts.filter((_, index) => index % 2 === 0)));
-  const restoreInto = async (mode: "restore" | "restore-unverified", phase: string) => {
+  const restoreInto = async (mode: "restore", phase: string) => {
     log(`driver: ${phase} into a fresh sandbox`);
     const result = await measured(context, phase, () => runDriverChild(context.child, [mode, JSON.stringify(handle)]));
     const restored = result.runtimeId ?? "";
@@ -83,18 +83,16 @@ async function restorePhase(context: BenchContext, handle: unknown, manifest: st
     log(`${phase}: ${rate(workspaceBytes, result.elapsedMs / 1000)}, tree ${same ? "verified" : "DIFFERS"}`);
     return { result, same };
   };
-  // Twice each, in the order without, with, with, without: the shared host's load drifts through a run.
-  const unchecked = await restoreInto("restore-unverified", "driver restore without proof");
+  // Twice: the shared host's load drifts through a run. Every restore is proved in the sandbox.
   const checked = await restoreInto("restore", "driver restore");
   const checkedAgain = await restoreInto("restore", "driver restore, again");
-  const uncheckedAgain = await restoreInto("restore-unverified", "driver restore without proof, again");
   const restore = checked.result;
-  const verified = [unchecked, checked, checkedAgain, uncheckedAgain].every((run) => run.same);
+  const verified = [checked, checkedAgain].every((run) => run.same);
   log("raw: curl /hydrate of the odd parts");
   const hydrated = combineTransfers(before, await rawHydrates(client, endpoint, parts.filter((_, index) => index % 2 === 1)));
   log(`raw hydrate: ${rate(hydrated.bytes, hydrated.seconds)}`);
   await rm(hostDirectory, { recursive: true, force: true });
-  return { restore, restoreAgain: checkedAgain.result, restoreUnverified: unchecked.result, restoreUnverifiedAgain: uncheckedAgain.result, verified, rawHydrates: hydrated };
+  return { restore, restoreAgain: checkedAgain.result, verified, rawHydrates: hydrated };
 }
 
 async function run(benchContext: BenchContext, kind: "random" | "source", workspaceMiB: number, persistTimeoutSeconds: number, started: number): Promise<string> {
@@ -153,8 +151,6 @@ async function run(benchContext: BenchContext, kind: "random" | "source", worksp
       secondCheckpoint: second,
       restore: restored.restore,
       restoreAgain: restored.restoreAgain,
-      restoreUnverified: restored.restoreUnverified,
-      restoreUnverifiedAgain: restored.restoreUnverifiedAgain,
       rawGets: checkpointed.rawGets,
       rawHydrates: restored.rawHydrates,
       persist,

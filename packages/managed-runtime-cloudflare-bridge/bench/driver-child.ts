@@ -1,7 +1,6 @@
 /**
  * The driver side of the benchmark, run in its own Node process so its peak RSS is the driver's alone.
- * Modes: `idle` (build the driver, do nothing), `checkpoint <sandboxId>`, `restore <handle JSON>`, and
- * `restore-unverified <handle JSON>` (without the in-sandbox proof of the tree, to measure what it costs).
+ * Modes: `idle` (build the driver, do nothing), `checkpoint <sandboxId>` and `restore <handle JSON>`.
  * Prints one `OMA_BENCH_RESULT <json>` line.
  */
 import { createFsBlobStore } from "@open-managed-agents/blob-store/fs";
@@ -56,7 +55,7 @@ async function main(): Promise<void> {
     checkpointStore: store,
     ...(spoolDirectory ? { spoolDirectory } : {}),
   });
-  const { provider } = createBridgeSandboxComponents(resolved, { wrapClient: (client) => instrumentClient(client, recorder), verifyRestores: mode !== "restore-unverified" });
+  const { provider } = createBridgeSandboxComponents(resolved, { wrapClient: (client) => instrumentClient(client, recorder) });
   const context = { sessionId: requiredEnv("OMA_BENCH_SESSION"), workdir: "/workspace" };
   const rssAtStartBytes = process.memoryUsage().rss;
 
@@ -67,7 +66,7 @@ async function main(): Promise<void> {
     const runtime = await provider.connect(argument, context);
     const handle = await runtime.checkpoint({ kind: "filesystem", name: "bench" });
     output = { handle };
-  } else if (mode === "restore" || mode === "restore-unverified") {
+  } else if (mode === "restore") {
     const runtime = await provider.restore(JSON.parse(argument) as SandboxCheckpointHandle, context);
     output = { runtimeId: runtime.runtimeHandle().runtimeId };
   } else if (mode !== "idle") {

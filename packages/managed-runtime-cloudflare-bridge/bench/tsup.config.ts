@@ -2,7 +2,7 @@ import { defineConfig } from "tsup";
 
 // Bundles the bench with the driver's sources, so it reaches internals the public entry does not export.
 export default defineConfig({
-  entry: { "bridge.bench": "bench/bridge.bench.ts", "driver-child": "bench/driver-child.ts", "load.bench": "bench/load.bench.ts", "load-child": "bench/load-child.ts", "base-read.bench": "bench/base-read.bench.ts" },
+  entry: { "bridge.bench": "bench/bridge.bench.ts", "driver-child": "bench/driver-child.ts", "load.bench": "bench/load.bench.ts", "load-child": "bench/load-child.ts" },
   outDir: "bench/dist",
   format: ["esm"],
   platform: "node",

@@ -28,7 +28,7 @@ function runtimeProvider(fetchImpl?: typeof fetch) {
   const client = createBridgeClient({ baseUrl: bridge.url, apiKey: bridge.apiKey, ...(fetchImpl ? { fetch: fetchImpl } : {}) });
   const checkpointer = createBridgeCheckpointer({
     provider: "cloudflare-bridge", client, store: null as never, keyPrefix: "unused", excludes: [],
-    maxRequestBytes: 1 << 20, singleRequestBytes: 1 << 20, partBytes: 1 << 18, maxCheckpointBytes: 1 << 24,
+    maxRequestBytes: 1 << 20, partBytes: 1 << 18,
     archiveLimits: { maxEntries: 10_000, maxBytes: 1 << 24, maxEntryBytes: 1 << 24 },
   });
   return createBridgeSandboxProvider({ provider: "cloudflare-bridge", client, checkpointer, maxRequestBytes: 1 << 20, maxExecOutputBytes: 1 << 20 });

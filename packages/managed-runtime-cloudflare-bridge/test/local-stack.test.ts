@@ -82,7 +82,7 @@ describe("cloudflare-bridge driver against the local stack", () => {
     const client = createBridgeClient({ baseUrl: bridge.url, apiKey: bridge.apiKey });
     const checkpointer = createBridgeCheckpointer({
       provider: "cloudflare-bridge", client, store, keyPrefix: "replaced", excludes: [],
-      maxRequestBytes: 1 << 20, singleRequestBytes: 1 << 20, partBytes: 1 << 18, maxCheckpointBytes: 1 << 24,
+      maxRequestBytes: 1 << 20, partBytes: 1 << 18,
       archiveLimits: { maxEntries: 10_000, maxBytes: 1 << 24, maxEntryBytes: 1 << 24 },
     });
     const provider = createBridgeSandboxProvider({ provider: "cloudflare-bridge", client, checkpointer, maxRequestBytes: 1 << 20, maxExecOutputBytes: 1 << 20 });
@@ -103,7 +103,7 @@ describe("cloudflare-bridge driver against the local stack", () => {
       const client = createTombstoningClient(createBridgeClient({ baseUrl: bridge.url, apiKey: bridge.apiKey }));
       const checkpointer = createBridgeCheckpointer({
         provider: "cloudflare-bridge", client, store, keyPrefix: "probed", excludes: [],
-        maxRequestBytes: 1 << 20, singleRequestBytes: 1 << 20, partBytes: 1 << 18, maxCheckpointBytes: 1 << 24,
+        maxRequestBytes: 1 << 20, partBytes: 1 << 18,
         archiveLimits: { maxEntries: 10_000, maxBytes: 1 << 24, maxEntryBytes: 1 << 24 },
       });
       return createBridgeSandboxProvider({ provider: "cloudflare-bridge", client, checkpointer, maxRequestBytes: 1 << 20, maxExecOutputBytes: 1 << 20 });
