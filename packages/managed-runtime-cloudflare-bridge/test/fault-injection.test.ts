@@ -12,7 +12,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { type LocalBridge, startLocalBridge } from "@open-managed-agents/local-container";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type StackWorld, bodyContains, createStackWorld, faultingFetch, isCheckpointTransfer, shellProfile, workItem } from "./faults/stack-world.js";
+import { type StackWorld, bodyContains, createStackWorld, faultingFetch, isCheckpointTransfer, isRestoreTransfer, shellProfile, workItem } from "./faults/stack-world.js";
 
 let bridge: LocalBridge;
 const dirs: string[] = [];
@@ -58,7 +58,7 @@ async function expectRecovered(world: StackWorld, session: string): Promise<void
 }
 
 const TRIGGERS = {
-  restore: (url: URL) => url.pathname.endsWith("/hydrate"),
+  restore: isRestoreTransfer,
   harness: (url: URL, init: RequestInit | undefined) => bodyContains(init, "FAULT_HARNESS"),
   checkpoint: isCheckpointTransfer,
 } as const;
