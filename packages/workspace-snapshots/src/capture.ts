@@ -1,10 +1,5 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { join } from "node:path";
 import { Readable } from "node:stream";
-import { finished } from "node:stream/promises";
-import { createInterface } from "node:readline";
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
 import { createTarMemberReader, keptMode } from "@open-managed-agents/workspace-archive";
@@ -27,6 +22,7 @@ import type { SnapshotSandbox } from "./sandbox-port.js";
 import CAPTURE_SCRIPT from "./scripts/capture.sh";
 import RECEIVE_SCRIPT from "./scripts/receive.sh";
 import { createTreeBuilder, createTreeStore, createWriteQueue, putOnce } from "./stored-objects.js";
+import { type TemporaryFile, createTemporaryFile, linesOf } from "./temporary-file.js";
 
 /** Contents up to this size go into packs; larger ones are blobs of their own. */
 export const PACK_CONTENT_BYTES = 256 * 1024;
@@ -131,7 +127,9 @@ export async function captureSnapshot(settings: CaptureSettings, input: CaptureI
   const queue = createWriteQueue();
   const trees = createTreeStore(store, keys, queue);
   const scratch = `${settings.scratchDirectory}/.oma-snapshot-${randomUUID()}`;
-  const local = await mkdtemp(join(settings.spoolDirectory, "oma-snapshot-"));
+  // Nameless local files: a process killed mid-capture leaves nothing in the spool folder.
+  const needLines = await createTemporaryFile(settings.spoolDirectory);
+  const needPaths = await createTemporaryFile(settings.spoolDirectory);
   const pass = randomBytes(8).toString("hex");
   try {
     const parent = await cachedParent(sandbox, settings.cacheDirectory, trees, signal);
@@ -145,17 +143,10 @@ export async function captureSnapshot(settings: CaptureSettings, input: CaptureI
     if (entries > settings.maxEntries) throw tooManyEntries(settings.maxEntries, entries);
     const unreadable = listed.get("unreadable") ?? "the sandbox did not hash it";
 
-    const needFile = join(local, "need.jsonl");
-    const needList = join(local, "need.list");
-    const needLines = createWriteStream(needFile);
-    const needPaths = createWriteStream(needList);
     let needed = 0;
     const known = new Map<string, Location>();
     let packId = randomBytes(16).toString("hex");
     let packFill = 0;
-    const write = async (stream: NodeJS.WritableStream, text: string) => {
-      if (!stream.write(text)) await new Promise<void>((resolve) => stream.once("drain", () => resolve()));
-    };
 
     const locate = async (path: string, hash: string, size: number, old: TreeEntry | undefined): Promise<Location> => {
       if (old?.type === "file" && old.hash === hash && old.size === size) return old.pack && old.offset !== undefined ? { pack: old.pack, offset: old.offset } : "blob";
@@ -175,8 +166,8 @@ export async function captureSnapshot(settings: CaptureSettings, input: CaptureI
         packFill += size;
       }
       const need: Needed = { path, hash, size, ...(location === "blob" ? {} : location) };
-      await write(needLines, `${JSON.stringify(need)}\n`);
-      await write(needPaths, `./${path}\0`);
+      await needLines.append(`${JSON.stringify(need)}\n`);
+      await needPaths.append(`./${path}\0`);
       needed += 1;
       if (known.size < REMEMBERED_CONTENTS) known.set(hash, location);
       return location;
@@ -249,10 +240,7 @@ export async function captureSnapshot(settings: CaptureSettings, input: CaptureI
     };
 
     const root = await buildDir("", base?.tree ?? null);
-    needLines.end();
-    needPaths.end();
-    await Promise.all([finished(needLines), finished(needPaths)]);
-    if (needed > 0) await fetchContents({ settings, input, scratch, local, needFile, needList, queue });
+    if (needed > 0) await fetchContents({ settings, input, scratch, needLines, needPaths, queue });
     await queue.drain();
 
     const snapshot: SnapshotObject = {
@@ -272,7 +260,8 @@ export async function captureSnapshot(settings: CaptureSettings, input: CaptureI
     return { id: hash, session: keys.session, parent: snapshot.parent, entries };
   } finally {
     await sandbox.run("capture.sh", CAPTURE, ["clean", scratch]).catch(() => undefined);
-    await rm(local, { recursive: true, force: true });
+    await needLines.close();
+    await needPaths.close();
   }
 }
 
@@ -301,17 +290,16 @@ async function fetchContents(context: {
   settings: CaptureSettings;
   input: CaptureInput;
   scratch: string;
-  local: string;
-  needFile: string;
-  needList: string;
+  needLines: TemporaryFile;
+  needPaths: TemporaryFile;
   queue: ReturnType<typeof createWriteQueue>;
 }): Promise<void> {
-  const { settings, input, scratch, local, queue } = context;
+  const { settings, input, scratch, queue } = context;
   const { sandbox, store, keys, codec, signal } = input;
-  await sendParts(sandbox, `${scratch}/need-parts`, createReadStream(context.needList), settings.partBytes, signal);
+  await sendParts(sandbox, `${scratch}/need-parts`, context.needPaths.read(), settings.partBytes, signal);
   checkRun(await sandbox.run("capture.sh", CAPTURE, ["bundle", settings.workspace, scratch, codec], signal), "archiving changed files");
   const reader = createTarMemberReader(transcode(sandbox.readFile(`${scratch}/bundle`, signal), codec, "decode"));
-  const lines = createInterface({ input: createReadStream(context.needFile), crlfDelay: Number.POSITIVE_INFINITY });
+  const lines = linesOf(context.needLines.read());
   interface OpenPack {
     readonly id: string;
     readonly chunks: Buffer[];
@@ -346,22 +334,23 @@ async function fetchContents(context: {
         }
         if (hash.digest("hex") !== need.hash) throw changedDuringCapture(need.path);
       } else {
-        const spooled = join(local, "blob");
-        const out = createWriteStream(spooled);
-        for await (const piece of reader.bodyChunks()) {
-          hash.update(piece);
-          if (!out.write(piece)) await new Promise<void>((resolve) => out.once("drain", () => resolve()));
+        const spooled = await createTemporaryFile(settings.spoolDirectory);
+        try {
+          for await (const piece of reader.bodyChunks()) {
+            hash.update(piece);
+            await spooled.append(piece);
+          }
+          if (hash.digest("hex") !== need.hash) throw changedDuringCapture(need.path);
+          const body = Readable.toWeb(Readable.from(spooled.read())) as ReadableStream<Uint8Array>;
+          await store.put(keys.object("blobs", need.hash), body, { contentType: "application/octet-stream", ifNoneMatch: "*", contentLength: need.size });
+        } finally {
+          await spooled.close();
         }
-        out.end();
-        await finished(out);
-        if (hash.digest("hex") !== need.hash) throw changedDuringCapture(need.path);
-        const body = Readable.toWeb(createReadStream(spooled)) as ReadableStream<Uint8Array>;
-        await store.put(keys.object("blobs", need.hash), body, { contentType: "application/octet-stream", ifNoneMatch: "*", contentLength: need.size });
       }
     }
     await closePack(pack);
   } finally {
-    lines.close();
+    await lines.return(undefined);
     await reader.close();
   }
 }

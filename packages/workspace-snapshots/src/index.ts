@@ -1,4 +1,4 @@
-export { createWorkspaceSnapshots, type WorkspaceSnapshots } from "./workspace-snapshots.js";
+export { createWorkspaceSnapshots, type SessionInput, type WorkspaceSnapshots } from "./workspace-snapshots.js";
 export type { WorkspaceSnapshotsOptions } from "./options.js";
 export type { SnapshotSandbox, SandboxRunResult } from "./sandbox-port.js";
 export { createLocalSnapshotSandbox } from "./local-sandbox.js";

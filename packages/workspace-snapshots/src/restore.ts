@@ -1,8 +1,4 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { join } from "node:path";
-import { finished } from "node:stream/promises";
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { IntegrityError, NotFoundError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
 import { PACK_BYTES, PACK_CONTENT_BYTES } from "./capture.js";
@@ -16,6 +12,7 @@ import RECEIVE_SCRIPT from "./scripts/receive.sh";
 import RESTORE_SCRIPT from "./scripts/restore.sh";
 import { createTreeStore, readWhole } from "./stored-objects.js";
 import { END_OF_ARCHIVE, type TarMemberHeader, bodyPadding, encodeHeader } from "./tar-encoder.js";
+import { type TemporaryFile, createTemporaryFile } from "./temporary-file.js";
 
 const RESTORE = `${RECEIVE_SCRIPT}\n${RESTORE_SCRIPT}`;
 /** Packs held in memory at once while a restore is assembled. */
@@ -38,9 +35,16 @@ export interface PreparedRestore {
   /** Bytes of the archive sent (before compression). */
   readonly size: number;
   readonly entries: number;
-  send(sandbox: SnapshotSandbox, options: { readonly codec: Codec; readonly signal?: AbortSignal }): Promise<void>;
+  /** Restores into the sandbox's workspace and proves it there; may be called for several sandboxes. */
+  send(sandbox: SnapshotSandbox, options?: { readonly signal?: AbortSignal }): Promise<void>;
+  /** Releases the local copy. Idempotent. */
   dispose(): Promise<void>;
 }
+
+/** {@link PreparedRestore} before the factory picks each sandbox's codec. */
+export type AssembledRestore = Omit<PreparedRestore, "send"> & {
+  send(sandbox: SnapshotSandbox, options: { readonly codec: Codec; readonly signal?: AbortSignal }): Promise<void>;
+};
 
 /**
  * Reads snapshot `id` whole (every tree, pack and blob checked against its hash) into a local archive and the
@@ -49,21 +53,23 @@ export interface PreparedRestore {
 export async function prepareRestore(
   settings: RestoreSettings,
   input: { readonly store: BlobStore; readonly keys: SessionKeys; readonly id: string; readonly signal?: AbortSignal },
-): Promise<PreparedRestore> {
+): Promise<AssembledRestore> {
   const { store, keys, signal } = input;
   const trees = createTreeStore(store, keys);
   const snapshot = await trees.snapshot(input.id);
-  const local = await mkdtemp(join(settings.spoolDirectory, "oma-restore-"));
-  const archivePath = join(local, "archive.tar");
-  const listingPath = join(local, "listing");
+  // Nameless local files: a process killed mid-restore leaves nothing in the spool folder.
+  const archive = await createTemporaryFile(settings.spoolDirectory);
+  const listing = await createTemporaryFile(settings.spoolDirectory);
+  const dispose = async () => {
+    await archive.close();
+    await listing.close();
+  };
   try {
-    const archive = createWriteStream(archivePath);
-    const listing = createWriteStream(listingPath);
     let size = 0;
     let entries = 0;
-    const put = async (stream: NodeJS.WritableStream, bytes: Buffer | string) => {
-      if (stream === archive) size += bytes.length;
-      if (!stream.write(bytes)) await new Promise<void>((resolve) => stream.once("drain", () => resolve()));
+    const put = async (file: TemporaryFile, bytes: Buffer | string) => {
+      if (file === archive) size += bytes.length;
+      await file.append(bytes);
     };
     const packs = new Map<string, Uint8Array>();
     const packOf = async (id: string) => {
@@ -137,21 +143,17 @@ export async function prepareRestore(
       for (const path of group.paths) await put(listing, fileRecords(path, group.entry, group.paths.length));
     }
     await put(archive, END_OF_ARCHIVE);
-    archive.end();
-    listing.end();
-    await Promise.all([finished(archive), finished(listing)]);
-    const dispose = () => rm(local, { recursive: true, force: true });
     return {
       id: input.id,
       size,
       entries,
       async send(sandbox, options) {
-        await sendRestore(settings, sandbox, { id: input.id, archivePath, listingPath }, options.codec, options.signal);
+        await sendRestore(settings, sandbox, { id: input.id, archive, listing }, options.codec, options.signal);
       },
       dispose,
     };
   } catch (error) {
-    await rm(local, { recursive: true, force: true });
+    await dispose();
     throw error;
   }
 }
@@ -159,7 +161,7 @@ export async function prepareRestore(
 async function sendRestore(
   settings: RestoreSettings,
   sandbox: SnapshotSandbox,
-  prepared: { readonly id: string; readonly archivePath: string; readonly listingPath: string },
+  prepared: { readonly id: string; readonly archive: TemporaryFile; readonly listing: TemporaryFile },
   codec: Codec,
   signal?: AbortSignal,
 ): Promise<void> {
@@ -168,9 +170,9 @@ async function sendRestore(
   if (made.exitCode !== 0) throw new SandboxFailedError({ message: `could not prepare the restore: ${made.stderr.slice(0, 300)}` });
   const running = sandbox.run("restore.sh", RESTORE, ["restore", settings.workspace, scratch, codec, ...settings.prune], signal);
   try {
-    const encoded = transcode(createReadStream(prepared.archivePath), codec, "encode");
+    const encoded = transcode(prepared.archive.read(), codec, "encode");
     await sendParts(sandbox, `${scratch}/archive`, encoded, settings.partBytes, signal);
-    await sendParts(sandbox, `${scratch}/listing`, createReadStream(prepared.listingPath), settings.partBytes, signal);
+    await sendParts(sandbox, `${scratch}/listing`, prepared.listing.read(), settings.partBytes, signal);
   } catch (error) {
     // The script stops once its folder is gone.
     await sandbox.run("capture.sh", CAPTURE, ["clean", scratch]).catch(() => undefined);

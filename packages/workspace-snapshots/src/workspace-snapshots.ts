@@ -1,13 +1,20 @@
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import { type SnapshotRef, captureSnapshot } from "./capture.js";
 import { type Codec, localZstd } from "./codec.js";
-import { sessionKeyOf, sessionKeys } from "./keys.js";
+import { IntegrityError } from "@open-managed-agents/runtime-resource-contract";
+import { HEX32, sessionKeyOf, sessionKeys } from "./keys.js";
 import { type WorkspaceSnapshotsOptions, optionsSchema } from "./options.js";
 import { pruneArguments } from "./prune.js";
 import { type PreparedRestore, prepareRestore } from "./restore.js";
 import type { SnapshotSandbox } from "./sandbox-port.js";
 import { withStoreLock } from "./store-lock.js";
 import { type SweepResult, sweepSession } from "./sweep.js";
+
+/**
+ * The session whose objects are meant: by its id, or by its key (`sessionKeyOf(id)`, as a handle carries it
+ * when the id is not at hand).
+ */
+export type SessionInput = { readonly sessionId: string } | { readonly session: string };
 
 /** Snapshots of one kind of sandbox workspace in one store. */
 export interface WorkspaceSnapshots {
@@ -20,19 +27,20 @@ export interface WorkspaceSnapshots {
     readonly signal?: AbortSignal;
   }): Promise<SnapshotRef>;
   /** Reads and checks a snapshot whole, on this machine, before any sandbox is touched. */
-  prepareRestore(input: { readonly sessionId: string; readonly id: string; readonly signal?: AbortSignal }): Promise<PreparedRestore>;
+  prepareRestore(input: SessionInput & { readonly id: string; readonly signal?: AbortSignal }): Promise<PreparedRestore>;
   /** Restores a snapshot into the sandbox's workspace and proves it there (`integrity_failed` naming the path). */
-  restore(input: { readonly sandbox: SnapshotSandbox; readonly sessionId: string; readonly id: string; readonly signal?: AbortSignal }): Promise<void>;
+  restore(input: SessionInput & { readonly sandbox: SnapshotSandbox; readonly id: string; readonly signal?: AbortSignal }): Promise<void>;
   /**
    * Deletes the session's objects that no published (or young) snapshot reaches. `published` may be a function:
    * it is then asked under the session's lock, so no checkpoint publishes between the answer and the sweep.
    */
-  sweep(input: {
-    readonly sessionId: string;
-    readonly published: readonly string[] | (() => Promise<readonly string[]>);
-    /** Unreferenced objects younger than this are kept. @default 24 h */
-    readonly graceMs?: number;
-  }): Promise<SweepResult>;
+  sweep(
+    input: SessionInput & {
+      readonly published: readonly string[] | (() => Promise<readonly string[]>);
+      /** Unreferenced objects younger than this are kept. @default 24 h */
+      readonly graceMs?: number;
+    },
+  ): Promise<SweepResult>;
 }
 
 /** How bytes travel between this process and `sandbox`. */
@@ -59,18 +67,22 @@ export function createWorkspaceSnapshots(options: WorkspaceSnapshotsOptions): Wo
     partBytes: resolved.partBytes,
     spoolDirectory: resolved.spoolDirectory,
   };
-  const keysOf = (sessionId: string) => sessionKeys(resolved.keyPrefix, sessionKeyOf(sessionId));
-  const locked = <T>(sessionId: string, work: () => Promise<T>) =>
-    withStoreLock(store, keysOf(sessionId).lock, { ttlMs: resolved.lockTtlMs, waitMs: resolved.lockWaitMs, now: resolved.now }, work);
+  const keysOf = (input: SessionInput) => {
+    if ("sessionId" in input) return sessionKeys(resolved.keyPrefix, sessionKeyOf(input.sessionId));
+    if (!HEX32.test(input.session)) throw new IntegrityError({ message: "a snapshot session key is malformed", context: { reason: "malformed_session" } });
+    return sessionKeys(resolved.keyPrefix, input.session);
+  };
+  const locked = <T>(input: SessionInput, work: () => Promise<T>) =>
+    withStoreLock(store, keysOf(input).lock, { ttlMs: resolved.lockTtlMs, waitMs: resolved.lockWaitMs, now: resolved.now }, work);
 
   const snapshots: WorkspaceSnapshots = {
     checkpoint({ sandbox, sessionId, source = {}, signal }) {
-      return locked(sessionId, async () =>
+      return locked({ sessionId }, async () =>
         captureSnapshot(
           { ...places, maxEntries: resolved.maxEntries },
           {
             store,
-            keys: keysOf(sessionId),
+            keys: keysOf({ sessionId }),
             sandbox,
             codec: await codecFor(sandbox, resolved.compression, signal),
             source,
@@ -80,21 +92,31 @@ export function createWorkspaceSnapshots(options: WorkspaceSnapshotsOptions): Wo
         ),
       );
     },
-    prepareRestore({ sessionId, id, signal }) {
-      return prepareRestore(places, { store, keys: keysOf(sessionId), id, ...(signal ? { signal } : {}) });
+    async prepareRestore(input) {
+      const { id, signal } = input;
+      const assembled = await prepareRestore(places, { store, keys: keysOf(input), id, ...(signal ? { signal } : {}) });
+      return {
+        ...assembled,
+        async send(sandbox, options = {}) {
+          const codec = await codecFor(sandbox, resolved.compression, options.signal);
+          await assembled.send(sandbox, { codec, ...(options.signal ? { signal: options.signal } : {}) });
+        },
+      };
     },
-    async restore({ sandbox, sessionId, id, signal }) {
-      const prepared = await snapshots.prepareRestore({ sessionId, id, ...(signal ? { signal } : {}) });
+    async restore(input) {
+      const { sandbox, signal } = input;
+      const prepared = await snapshots.prepareRestore(input);
       try {
-        await prepared.send(sandbox, { codec: await codecFor(sandbox, resolved.compression, signal), ...(signal ? { signal } : {}) });
+        await prepared.send(sandbox, signal ? { signal } : {});
       } finally {
         await prepared.dispose();
       }
     },
-    sweep({ sessionId, published, graceMs = 24 * 60 * 60 * 1000 }) {
-      return locked(sessionId, async () => {
+    sweep(input) {
+      const { published, graceMs = 24 * 60 * 60 * 1000 } = input;
+      return locked(input, async () => {
         const ids = typeof published === "function" ? await published() : published;
-        return sweepSession(store, keysOf(sessionId), ids, resolved.now().getTime() - graceMs);
+        return sweepSession(store, keysOf(input), ids, resolved.now().getTime() - graceMs);
       });
     },
   };
