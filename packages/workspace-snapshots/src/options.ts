@@ -25,7 +25,7 @@ export interface WorkspaceSnapshotsOptions {
   readonly partBytes?: number;
   /** Local folder for spooled archives and lists. @default os.tmpdir() */
   readonly spoolDirectory?: string;
-  /** A session lock older than this belongs to a process that died. @default 30 min */
+  /** A session lock not renewed for this long belongs to a process that died. @default 30 s */
   readonly lockTtlMs?: number;
   /** How long a checkpoint or sweep waits for the session's lock. @default 10 min */
   readonly lockWaitMs?: number;
@@ -47,7 +47,7 @@ export const optionsSchema = z
     maxEntries: z.number().int().positive().default(1_000_000),
     partBytes: z.number().int().min(4096).default(8 * 1024 * 1024),
     spoolDirectory: z.string().min(1).default(() => tmpdir()),
-    lockTtlMs: z.number().int().positive().default(30 * 60 * 1000),
+    lockTtlMs: z.number().int().positive().default(30 * 1000),
     lockWaitMs: z.number().int().nonnegative().default(10 * 60 * 1000),
     now: z.custom<() => Date>(isFunction, "must be a function").default(() => () => new Date()),
   })

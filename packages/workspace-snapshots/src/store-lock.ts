@@ -6,7 +6,10 @@ import * as z from "zod";
 
 /** How a session's lock is taken. */
 export interface LockOptions {
-  /** A lock older than this is taken to belong to a process that died, and is broken. */
+  /**
+   * A lock not renewed for this long belongs to a process that died, and is broken. The holder renews it every
+   * third of this while its work runs.
+   */
   readonly ttlMs: number;
   /** How long to wait for a held lock before failing `unavailable`. */
   readonly waitMs: number;
@@ -52,9 +55,22 @@ export async function withStoreLock<T>(store: BlobStore, key: string, options: L
     }
     await abortableSleep(jitteredBackoffMs({ attempt, baseMs: 50, maxMs: 2000, jitter: 0.5 }));
   }
+  // Renewed while held, so a live holder's lock never expires and a dead one's does soon.
+  let renewing: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    renewing = (async () => {
+      const held = await readLock(store, key);
+      if (held?.lock?.owner !== owner) return;
+      const body = JSON.stringify({ owner, expires: options.now().getTime() + options.ttlMs });
+      await store.put(key, body, { contentType: "application/json" });
+    })().catch(() => undefined);
+  }, Math.max(1, Math.floor(options.ttlMs / 3)));
+  timer.unref?.();
   try {
     return await work();
   } finally {
+    clearInterval(timer);
+    await renewing;
     const held = await readLock(store, key);
     if (held?.lock?.owner === owner) await store.delete(key);
   }
