@@ -38,7 +38,11 @@ const absolute = z.string().regex(/^\/[^\0]*$/).refine((path) => !path.split("/"
 export const optionsSchema = z
   .object({
     store: z.custom<BlobStore>((value) => typeof value === "object" && value !== null, "must be a BlobStore"),
-    keyPrefix: z.string().regex(/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/).default("workspace-snapshots"),
+    keyPrefix: z
+      .string()
+      .min(1)
+      .refine((value) => value.split("/").every((segment) => segment !== "" && segment !== "." && segment !== ".."), "must be `/`-separated segments, none empty, '.' or '..'")
+      .default("workspace-snapshots"),
     workspace: absolute.default("/workspace"),
     cacheDirectory: absolute.default("/tmp/.oma-snapshot-cache"),
     scratchDirectory: absolute.default("/tmp"),
