@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type LocalBridge, startLocalBridge } from "@open-managed-agents/local-container";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type StackWorld, bodyContains, createStackWorld, isCheckpointTransfer, shellProfile, workItem } from "./faults/stack-world.js";
+import { type StackWorld, bodyContains, createStackWorld, shellProfile, workItem } from "./faults/stack-world.js";
 
 let bridge: LocalBridge;
 const dirs: string[] = [];
@@ -61,7 +61,8 @@ describe("the bridge Worker killed mid-call", () => {
   it("while a checkpoint part is read from it", async () => {
     const world = await newWorld();
     const session = "killed-mid-transfer";
-    const faults = killWorkerAfterResponse((url, init) => (init?.method ?? "GET") === "GET" && isCheckpointTransfer(url, init));
+    // The file GET of the archive of changed files the sandbox made for the checkpoint.
+    const faults = killWorkerAfterResponse((url, init) => (init?.method ?? "GET") === "GET" && url.pathname.endsWith("/bundle"));
     const result = await world.run(workItem(session), shellProfile("head -c 24000000 /dev/urandom > big.bin"), faults.fetch);
     expect(faults.fired()).toBe(true);
     // Not the store (healthy) and not the sandbox's archive: the bridge that carried it went away.
