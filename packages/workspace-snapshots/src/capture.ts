@@ -4,7 +4,7 @@ import type { BlobStore } from "@open-managed-agents/blob-store";
 import { SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
 import { createTarMemberReader, keptMode } from "@open-managed-agents/workspace-archive";
 import { type Change, type ListedEntry, readChanges } from "./change-stream.js";
-import { type Codec, transcode } from "./codec.js";
+import { type Codec, type Compression, pickCodec, transcode } from "./codec.js";
 import { HEX64, type SessionKeys } from "./keys.js";
 import { type FileEntry, type SnapshotObject, type TreeEntry, compareNames, encodeObject } from "./objects.js";
 import { sendParts } from "./parts.js";
@@ -28,8 +28,13 @@ import { type TemporaryFile, createTemporaryFile, linesOf } from "./temporary-fi
 export const PACK_CONTENT_BYTES = 256 * 1024;
 /** A pack is closed once its contents reach this size. */
 export const PACK_BYTES = 4 * 1024 * 1024;
-/** Contents remembered by hash within one checkpoint, so a repeated content is fetched once. */
-const REMEMBERED_CONTENTS = 200_000;
+/**
+ * Contents remembered by hash within one checkpoint, so a repeated content is fetched once. Bounded because
+ * each costs the heap over 100 bytes; a repeat past it is fetched again, never stored wrong.
+ */
+const REMEMBERED_CONTENTS = 20_000;
+/** Packs being written while the next one fills: what a capture holds of contents is these and one more. */
+const PACKS_IN_FLIGHT = 2;
 
 export const CAPTURE = `${RECEIVE_SCRIPT}\n${CAPTURE_SCRIPT}`;
 
@@ -48,7 +53,7 @@ export interface CaptureInput {
   readonly store: BlobStore;
   readonly keys: SessionKeys;
   readonly sandbox: SnapshotSandbox;
-  readonly codec: Codec;
+  readonly compression: Compression;
   readonly source: Readonly<Record<string, string>>;
   readonly now: () => Date;
   readonly signal?: AbortSignal;
@@ -131,17 +136,22 @@ export async function captureSnapshot(settings: CaptureSettings, input: CaptureI
   const needLines = await createTemporaryFile(settings.spoolDirectory);
   const needPaths = await createTemporaryFile(settings.spoolDirectory);
   const pass = randomBytes(8).toString("hex");
+  let cleaned = false;
   try {
-    const parent = await cachedParent(sandbox, settings.cacheDirectory, trees, signal);
-    const listed = checkRun(
-      await sandbox.run("capture.sh", CAPTURE, ["list", settings.workspace, settings.cacheDirectory, scratch, pass, parent?.id ?? "-", ...settings.prune], signal),
-      "listing the workspace",
-    );
-    const base = listed.get("base") === parent?.id ? parent : null;
+    const list = async (parent: string) => {
+      const args = ["list", settings.workspace, settings.cacheDirectory, scratch, pass, parent, ...settings.prune];
+      return checkRun(await sandbox.run("capture.sh", CAPTURE, args, signal), "listing the workspace");
+    };
+    // The listing compares with whatever snapshot the cache names; one the store does not hold for this
+    // session (rare: a sweep, another session's restore) costs a second listing against nothing.
+    let listed = await list("cached");
+    const base = listed.get("base") === "-" ? null : await verifiedParent(listed.get("base"), trees);
+    if (base === null && listed.get("base") !== "-") listed = await list("-");
     const entries = Number(listed.get("entries"));
     if (!Number.isSafeInteger(entries)) throw new SandboxFailedError({ message: "the sandbox's listing reported no entry count" });
     if (entries > settings.maxEntries) throw tooManyEntries(settings.maxEntries, entries);
     const unreadable = listed.get("unreadable") ?? "the sandbox did not hash it";
+    const codec = await pickCodec(input.compression, listed.get("zstd") === "yes");
 
     let needed = 0;
     const known = new Map<string, Location>();
@@ -240,7 +250,7 @@ export async function captureSnapshot(settings: CaptureSettings, input: CaptureI
     };
 
     const root = await buildDir("", base?.tree ?? null);
-    if (needed > 0) await fetchContents({ settings, input, scratch, needLines, needPaths, queue });
+    if (needed > 0) await fetchContents({ settings, input, codec, scratch, needLines, needPaths, queue });
     await queue.drain();
 
     const snapshot: SnapshotObject = {
@@ -256,26 +266,20 @@ export async function captureSnapshot(settings: CaptureSettings, input: CaptureI
     // The snapshot goes last: until it is stored, nothing names the objects above.
     await putOnce(store, keys.object("snapshots", hash), bytes, "application/json");
     // Best effort: a cache left behind costs the next checkpoint a full pass, never a wrong tree.
-    await sandbox.run("capture.sh", CAPTURE, ["commit", settings.cacheDirectory, scratch, hash], signal).catch(() => undefined);
+    const committed = await sandbox.run("capture.sh", CAPTURE, ["commit", settings.cacheDirectory, scratch, hash], signal).catch(() => null);
+    // A commit removes the scratch folder itself: one exec less on every checkpoint.
+    cleaned = committed?.exitCode === 0;
     return { id: hash, session: keys.session, parent: snapshot.parent, entries };
   } finally {
-    await sandbox.run("capture.sh", CAPTURE, ["clean", scratch]).catch(() => undefined);
+    if (!cleaned) await sandbox.run("capture.sh", CAPTURE, ["clean", scratch]).catch(() => undefined);
     await needLines.close();
     await needPaths.close();
   }
 }
 
-/** The snapshot the sandbox's listing cache belongs to, when the store holds it for this session. */
-async function cachedParent(sandbox: SnapshotSandbox, cache: string, trees: ReturnType<typeof createTreeStore>, signal?: AbortSignal) {
-  let id = "";
-  try {
-    const chunks: Uint8Array[] = [];
-    for await (const chunk of sandbox.readFile(`${cache}/snapshot`, signal)) chunks.push(chunk);
-    id = Buffer.concat(chunks).toString("utf8").trim();
-  } catch {
-    return null;
-  }
-  if (!HEX64.test(id)) return null;
+/** Snapshot `id` (as the sandbox's listing cache names it) when the store holds it for this session. */
+async function verifiedParent(id: string | undefined, trees: ReturnType<typeof createTreeStore>) {
+  if (id === undefined || !HEX64.test(id)) return null;
   try {
     const snapshot = await trees.snapshot(id);
     return { id, tree: snapshot.tree };
@@ -289,27 +293,30 @@ async function cachedParent(sandbox: SnapshotSandbox, cache: string, trees: Retu
 async function fetchContents(context: {
   settings: CaptureSettings;
   input: CaptureInput;
+  codec: Codec;
   scratch: string;
   needLines: TemporaryFile;
   needPaths: TemporaryFile;
   queue: ReturnType<typeof createWriteQueue>;
 }): Promise<void> {
-  const { settings, input, scratch, queue } = context;
-  const { sandbox, store, keys, codec, signal } = input;
+  const { settings, input, codec, scratch, queue } = context;
+  const { sandbox, store, keys, signal } = input;
   await sendParts(sandbox, `${scratch}/need-parts`, context.needPaths.read(), settings.partBytes, signal);
   checkRun(await sandbox.run("capture.sh", CAPTURE, ["bundle", settings.workspace, scratch, codec], signal), "archiving changed files");
   const reader = createTarMemberReader(transcode(sandbox.readFile(`${scratch}/bundle`, signal), codec, "decode"));
   const lines = linesOf(context.needLines.read());
   interface OpenPack {
     readonly id: string;
-    readonly chunks: Buffer[];
-    bytes: number;
+    readonly bytes: Buffer;
+    filled: number;
   }
-  let pack: OpenPack | null = null;
+  // Packs have a queue of their own, so tree writes never wait behind them and few packs are held at once.
+  const packWrites = createWriteQueue(PACKS_IN_FLIGHT);
+  let pack = null as OpenPack | null;
   const closePack = async (open: OpenPack | null) => {
     if (!open) return;
-    const bytes = Buffer.concat(open.chunks);
-    await queue.push(() => putOnce(store, keys.object("packs", open.id), bytes, "application/octet-stream"));
+    const bytes = open.bytes.subarray(0, open.filled);
+    await packWrites.push(() => putOnce(store, keys.object("packs", open.id), bytes, "application/octet-stream"));
   };
   try {
     for await (const line of lines) {
@@ -320,17 +327,17 @@ async function fetchContents(context: {
       if (member.size !== need.size) throw changedDuringCapture(need.path);
       const hash = createHash("sha256");
       if (need.pack !== undefined) {
-        let open: OpenPack = pack ?? { id: need.pack, chunks: [], bytes: 0 };
-        if (open.id !== need.pack) {
-          await closePack(open);
-          open = { id: need.pack, chunks: [], bytes: 0 };
+        if (pack?.id !== need.pack) {
+          await closePack(pack);
+          // A pack is closed before a content would take it past PACK_BYTES, so this holds any pack.
+          pack = { id: need.pack, bytes: Buffer.allocUnsafe(PACK_BYTES), filled: 0 };
         }
-        pack = open;
-        if (open.bytes !== need.offset) throw changedDuringCapture(need.path);
+        const open: OpenPack = pack;
+        if (open.filled !== need.offset || open.filled + need.size > PACK_BYTES) throw changedDuringCapture(need.path);
         for await (const piece of reader.bodyChunks()) {
           hash.update(piece);
-          open.chunks.push(Buffer.from(piece));
-          open.bytes += piece.length;
+          open.bytes.set(piece, open.filled);
+          open.filled += piece.length;
         }
         if (hash.digest("hex") !== need.hash) throw changedDuringCapture(need.path);
       } else {
@@ -349,6 +356,7 @@ async function fetchContents(context: {
       }
     }
     await closePack(pack);
+    await packWrites.drain();
   } finally {
     await lines.return(undefined);
     await reader.close();

@@ -11,6 +11,19 @@ const ZSTD_MAX_WINDOW = 2 ** 23;
 
 let zstdHere: Promise<boolean> | undefined;
 
+/** How bytes should travel, as the options say it. */
+export type Compression = "auto" | "gzip" | "off";
+
+/**
+ * The codec of a transfer: zstd when asked for `auto` and both this process and the sandbox have it (the
+ * sandbox's scripts report it in their first run), else gzip; nothing when compression is off.
+ */
+export async function pickCodec(compression: Compression, sandboxHasZstd: boolean): Promise<Codec> {
+  if (compression === "off") return "none";
+  if (compression === "gzip" || !sandboxHasZstd) return "gzip";
+  return (await localZstd()) ? "zstd" : "gzip";
+}
+
 /** Whether this process can run `zstd` (found once per process). */
 export function localZstd(): Promise<boolean> {
   zstdHere ??= new Promise((resolve) => {

@@ -3,7 +3,8 @@ import type { SnapshotSandbox } from "./sandbox-port.js";
 
 /**
  * Sends `source` into the sandbox folder `dir` as receive.sh reads it: parts of `partBytes`, each followed by its
- * sha256 marker once written, then `end` with the count. Returns the bytes sent.
+ * sha256 marker once written, then `end` with the count. Returns the bytes sent. One part's buffer is filled
+ * and sent again and again: a send holds `partBytes` whatever the size of what it sends.
  */
 export async function sendParts(
   sandbox: SnapshotSandbox,
@@ -14,26 +15,31 @@ export async function sendParts(
 ): Promise<number> {
   let index = 0;
   let sent = 0;
-  let held: Buffer[] = [];
-  let heldBytes = 0;
-  const flush = async (bytes: Buffer) => {
+  let part: Buffer | null = null;
+  let filled = 0;
+  const flush = async () => {
+    if (!part || filled === 0) return;
+    const bytes = part.subarray(0, filled);
     const name = `${dir}/part-${String(index).padStart(6, "0")}`;
+    const marker = Buffer.from(createHash("sha256").update(bytes).digest("hex"));
+    // The write is answered once its body was read whole: the buffer is free to fill again after it.
     await sandbox.writeFile(name, bytes, signal);
-    await sandbox.writeFile(`${name}.sha256`, Buffer.from(createHash("sha256").update(bytes).digest("hex")), signal);
+    await sandbox.writeFile(`${name}.sha256`, marker, signal);
     index += 1;
-    sent += bytes.length;
+    sent += filled;
+    filled = 0;
   };
   for await (const chunk of source) {
-    held.push(Buffer.from(chunk));
-    heldBytes += chunk.length;
-    while (heldBytes >= partBytes) {
-      const all = Buffer.concat(held);
-      await flush(all.subarray(0, partBytes));
-      held = [all.subarray(partBytes)];
-      heldBytes = all.length - partBytes;
+    for (let at = 0; at < chunk.length; ) {
+      part ??= Buffer.allocUnsafe(partBytes);
+      const take = Math.min(chunk.length - at, partBytes - filled);
+      part.set(chunk.subarray(at, at + take), filled);
+      filled += take;
+      at += take;
+      if (filled === partBytes) await flush();
     }
   }
-  if (heldBytes > 0) await flush(Buffer.concat(held));
+  await flush();
   await sandbox.writeFile(`${dir}/end`, Buffer.from(String(index)), signal);
   return sent;
 }

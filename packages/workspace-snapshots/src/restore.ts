@@ -3,7 +3,7 @@ import type { BlobStore } from "@open-managed-agents/blob-store";
 import { IntegrityError, NotFoundError, SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
 import { PACK_BYTES, PACK_CONTENT_BYTES } from "./capture.js";
 import { CAPTURE } from "./capture.js";
-import { type Codec, transcode } from "./codec.js";
+import { type Compression, pickCodec, transcode } from "./codec.js";
 import type { SessionKeys } from "./keys.js";
 import type { FileEntry } from "./objects.js";
 import { sendParts } from "./parts.js";
@@ -41,9 +41,9 @@ export interface PreparedRestore {
   dispose(): Promise<void>;
 }
 
-/** {@link PreparedRestore} before the factory picks each sandbox's codec. */
+/** {@link PreparedRestore} before the factory says how bytes travel. */
 export type AssembledRestore = Omit<PreparedRestore, "send"> & {
-  send(sandbox: SnapshotSandbox, options: { readonly codec: Codec; readonly signal?: AbortSignal }): Promise<void>;
+  send(sandbox: SnapshotSandbox, options: { readonly compression: Compression; readonly signal?: AbortSignal }): Promise<void>;
 };
 
 /**
@@ -139,6 +139,8 @@ export async function prepareRestore(
       }
     };
     await walk("", snapshot.tree);
+    // The closures returned below share this scope: cached packs would stay alive through every send.
+    packs.clear();
     for (const group of groups.values()) {
       for (const path of group.paths) await put(listing, fileRecords(path, group.entry, group.paths.length));
     }
@@ -148,7 +150,7 @@ export async function prepareRestore(
       size,
       entries,
       async send(sandbox, options) {
-        await sendRestore(settings, sandbox, { id: input.id, archive, listing }, options.codec, options.signal);
+        await sendRestore(settings, sandbox, { id: input.id, archive, listing }, options.compression, options.signal);
       },
       dispose,
     };
@@ -162,12 +164,13 @@ async function sendRestore(
   settings: RestoreSettings,
   sandbox: SnapshotSandbox,
   prepared: { readonly id: string; readonly archive: TemporaryFile; readonly listing: TemporaryFile },
-  codec: Codec,
+  compression: Compression,
   signal?: AbortSignal,
 ): Promise<void> {
   const scratch = `${settings.scratchDirectory}/.oma-restore-${randomUUID()}`;
   const made = await sandbox.run("restore.sh", RESTORE, ["prepare", scratch], signal);
   if (made.exitCode !== 0) throw new SandboxFailedError({ message: `could not prepare the restore: ${made.stderr.slice(0, 300)}` });
+  const codec = await pickCodec(compression, made.stdout.split("\n").includes("zstd yes"));
   const running = sandbox.run("restore.sh", RESTORE, ["restore", settings.workspace, scratch, codec, ...settings.prune], signal);
   try {
     const encoded = transcode(prepared.archive.read(), codec, "encode");

@@ -16,7 +16,8 @@ export interface SnapshotSandbox {
   readFile(path: string, signal?: AbortSignal): AsyncIterable<Uint8Array>;
   /**
    * Writes a whole file into a folder the scripts made. The file may be seen before it is complete: readers in
-   * the sandbox wait for a hash marker written after it (see receive.sh).
+   * the sandbox wait for a hash marker written after it (see receive.sh). No reference to `body` is kept once
+   * the returned promise settles: a caller may fill the same buffer again.
    */
   writeFile(path: string, body: Uint8Array, signal?: AbortSignal): Promise<void>;
 }

@@ -1,6 +1,5 @@
 import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import { type SnapshotRef, captureSnapshot } from "./capture.js";
-import { type Codec, localZstd } from "./codec.js";
 import { IntegrityError } from "@open-managed-agents/runtime-resource-contract";
 import { HEX32, sessionKeyOf, sessionKeys } from "./keys.js";
 import { type WorkspaceSnapshotsOptions, optionsSchema } from "./options.js";
@@ -43,15 +42,6 @@ export interface WorkspaceSnapshots {
   ): Promise<SweepResult>;
 }
 
-/** How bytes travel between this process and `sandbox`. */
-async function codecFor(sandbox: SnapshotSandbox, compression: "auto" | "gzip" | "off", signal?: AbortSignal): Promise<Codec> {
-  if (compression === "off") return "none";
-  if (compression === "gzip") return "gzip";
-  if (!(await localZstd())) return "gzip";
-  const probe = await sandbox.run("probe", "command -v zstd >/dev/null 2>&1", [], signal).catch(() => null);
-  return probe?.exitCode === 0 ? "zstd" : "gzip";
-}
-
 export function createWorkspaceSnapshots(options: WorkspaceSnapshotsOptions): WorkspaceSnapshots {
   const resolved = parseRecord(optionsSchema, options, { record: "workspace snapshot options", code: "invalid_config" });
   const { store } = resolved;
@@ -84,7 +74,7 @@ export function createWorkspaceSnapshots(options: WorkspaceSnapshotsOptions): Wo
             store,
             keys: keysOf({ sessionId }),
             sandbox,
-            codec: await codecFor(sandbox, resolved.compression, signal),
+            compression: resolved.compression,
             source,
             now: resolved.now,
             ...(signal ? { signal } : {}),
@@ -98,8 +88,8 @@ export function createWorkspaceSnapshots(options: WorkspaceSnapshotsOptions): Wo
       return {
         ...assembled,
         async send(sandbox, options = {}) {
-          const codec = await codecFor(sandbox, resolved.compression, options.signal);
-          await assembled.send(sandbox, { codec, ...(options.signal ? { signal: options.signal } : {}) });
+          const signal = options.signal;
+          await assembled.send(sandbox, { compression: resolved.compression, ...(signal ? { signal } : {}) });
         },
       };
     },

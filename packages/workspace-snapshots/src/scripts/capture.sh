@@ -4,8 +4,9 @@
 #
 #   capture.sh list <workspace> <cache> <scratch> <pass> <parent> <prune...>
 #     Lists the workspace into <scratch>/listing and writes <scratch>/changes: against the cache's listing when
-#     the cache belongs to snapshot <parent>, else against nothing. Prints `base <id or ->`, `entries <n>` and,
-#     when a changed file could not be read, `unreadable <first error line>`.
+#     the cache belongs to snapshot <parent> (or to any snapshot, when <parent> is `cached`), else against
+#     nothing. Prints `base <id or ->`, `entries <n>` and,
+#     when a changed file could not be read, `unreadable <first error line>`; `zstd yes` when zstd is here.
 #   capture.sh bundle <workspace> <scratch> <zstd|gzip|none>
 #     Archives the paths arriving in <scratch>/need-parts (`./<path>`, NUL-terminated, in order; as receive.sh
 #     describes) into <scratch>/bundle.
@@ -47,9 +48,12 @@ list() {
   listing "$ws" "$scratch/listing" "$pass" "$@"
   old=/dev/null
   base=-
-  if [ "$parent" != - ] && [ -f "$cache/listing" ] && [ "$(head -c 128 "$cache/snapshot" 2>/dev/null)" = "$parent" ]; then
-    old=$cache/listing
-    base=$parent
+  cached=$(head -c 128 "$cache/snapshot" 2>/dev/null) || cached=
+  if [ "$parent" != - ] && [ -n "$cached" ] && [ -f "$cache/listing" ]; then
+    if [ "$parent" = cached ] || [ "$cached" = "$parent" ]; then
+      old=$cache/listing
+      base=$cached
+    fi
   fi
   LC_ALL=C comm -z -13 "$old" "$scratch/listing" > "$scratch/added" || exit 1
   LC_ALL=C comm -z -23 "$old" "$scratch/listing" | sed -z 's|//e.*$|//r|' > "$scratch/removed" || exit 1
@@ -68,6 +72,7 @@ list() {
   LC_ALL=C sort -z -m "$scratch/added" "$scratch/hashes" "$scratch/removed" > "$scratch/changes" || exit 1
   rm -f "$scratch/added" "$scratch/removed" "$scratch/files" "$scratch"/sums.* "$scratch/hashes"
   echo "base $base"
+  if command -v zstd > /dev/null 2>&1; then echo "zstd yes"; fi
   echo "entries $(tr -cd '\0' < "$scratch/listing" | wc -c)"
   if [ -s "$scratch/hash-errors" ]; then
     printf 'unreadable '

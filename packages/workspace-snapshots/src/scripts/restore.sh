@@ -2,7 +2,8 @@
 # The sandbox's side of a restore (see restore.ts). Every path argument is absolute.
 #
 #   restore.sh prepare <scratch>
-#     Makes the folders the parts arrive in: <scratch>/archive and <scratch>/listing.
+#     Makes the folders the parts arrive in: <scratch>/archive and <scratch>/listing. Prints `zstd yes` when
+#     zstd is here.
 #   restore.sh restore <workspace> <scratch> <zstd|gzip|none> <prune...>
 #     Extracts the archive arriving in <scratch>/archive into <workspace>, then compares <workspace> (minus
 #     what the find(1) expression <prune...> prunes) with the listing arriving in <scratch>/listing.
@@ -74,7 +75,10 @@ verify() {
 mode=$1
 shift
 case $mode in
-  prepare) mkdir -p "$1/archive" "$1/listing" ;;
+  prepare)
+    mkdir -p "$1/archive" "$1/listing" || exit 1
+    if command -v zstd > /dev/null 2>&1; then echo "zstd yes"; fi
+    ;;
   restore)
     ws=$1 scratch=$2 codec=$3
     shift 3
