@@ -313,10 +313,15 @@ async function fetchContents(context: {
   // Packs have a queue of their own, so tree writes never wait behind them and few packs are held at once.
   const packWrites = createWriteQueue(PACKS_IN_FLIGHT);
   let pack = null as OpenPack | null;
+  // Buffers of packs written, filled again: a capture allocates PACKS_IN_FLIGHT + 1 of them at most.
+  const spare: Buffer[] = [];
   const closePack = async (open: OpenPack | null) => {
     if (!open) return;
     const bytes = open.bytes.subarray(0, open.filled);
-    await packWrites.push(() => putOnce(store, keys.object("packs", open.id), bytes, "application/octet-stream"));
+    await packWrites.push(async () => {
+      await putOnce(store, keys.object("packs", open.id), bytes, "application/octet-stream");
+      spare.push(open.bytes);
+    });
   };
   try {
     for await (const line of lines) {
@@ -330,7 +335,7 @@ async function fetchContents(context: {
         if (pack?.id !== need.pack) {
           await closePack(pack);
           // A pack is closed before a content would take it past PACK_BYTES, so this holds any pack.
-          pack = { id: need.pack, bytes: Buffer.allocUnsafe(PACK_BYTES), filled: 0 };
+          pack = { id: need.pack, bytes: spare.pop() ?? Buffer.allocUnsafe(PACK_BYTES), filled: 0 };
         }
         const open: OpenPack = pack;
         if (open.filled !== need.offset || open.filled + need.size > PACK_BYTES) throw changedDuringCapture(need.path);

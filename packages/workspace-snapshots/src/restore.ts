@@ -10,7 +10,7 @@ import { sendParts } from "./parts.js";
 import type { SnapshotSandbox } from "./sandbox-port.js";
 import RECEIVE_SCRIPT from "./scripts/receive.sh";
 import RESTORE_SCRIPT from "./scripts/restore.sh";
-import { createTreeStore, readWhole } from "./stored-objects.js";
+import { createTreeStore } from "./stored-objects.js";
 import { END_OF_ARCHIVE, type TarMemberHeader, bodyPadding, encodeHeader } from "./tar-encoder.js";
 import { type TemporaryFile, createTemporaryFile } from "./temporary-file.js";
 
@@ -18,6 +18,31 @@ const RESTORE = `${RECEIVE_SCRIPT}\n${RESTORE_SCRIPT}`;
 /** Packs held in memory at once while a restore is assembled. */
 const CACHED_PACKS = 4;
 const EMPTY_SHA256 = createHash("sha256").digest("hex");
+/** Largest pack read: what capture writes, with room to spare. */
+const MAX_PACK_READ = PACK_BYTES + PACK_CONTENT_BYTES;
+
+/** Pack `key` read into `buffer`; a pack larger than the buffer is refused. */
+async function readPack(store: BlobStore, key: string, buffer: Buffer): Promise<Buffer> {
+  const object = await store.get(key);
+  if (!object) throw new NotFoundError({ message: "snapshot pack is missing from the store", context: { key } });
+  const tooLarge = () => new IntegrityError({ message: "snapshot pack is larger than any this format writes", context: { key } });
+  if (object.size > buffer.length) {
+    await object.stream().cancel().catch(() => undefined);
+    throw tooLarge();
+  }
+  let filled = 0;
+  const reader = object.stream().getReader();
+  try {
+    for (let next = await reader.read(); !next.done; next = await reader.read()) {
+      if (filled + next.value.length > buffer.length) throw tooLarge();
+      buffer.set(next.value, filled);
+      filled += next.value.length;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return buffer.subarray(0, filled);
+}
 
 /** Where a restore goes in the sandbox. */
 export interface RestoreSettings {
@@ -67,19 +92,26 @@ export async function prepareRestore(
   try {
     let size = 0;
     let entries = 0;
-    const put = async (file: TemporaryFile, bytes: Buffer | string) => {
+    const put = async (file: TemporaryFile, bytes: Uint8Array | string) => {
       if (file === archive) size += bytes.length;
       await file.append(bytes);
     };
-    const packs = new Map<string, Uint8Array>();
+    const packs = new Map<string, { readonly buffer: Buffer; readonly bytes: Buffer }>();
     const packOf = async (id: string) => {
-      let bytes = packs.get(id);
-      if (!bytes) {
-        bytes = await readWhole(store, keys.object("packs", id), PACK_BYTES + PACK_CONTENT_BYTES, "pack");
-        if (packs.size >= CACHED_PACKS) packs.delete(packs.keys().next().value as string);
-        packs.set(id, bytes);
+      let pack = packs.get(id);
+      if (!pack) {
+        // The oldest pack's buffer is read into again: a restore allocates CACHED_PACKS buffers at most.
+        let buffer: Buffer | undefined;
+        if (packs.size >= CACHED_PACKS) {
+          const oldest = packs.keys().next().value as string;
+          buffer = packs.get(oldest)?.buffer;
+          packs.delete(oldest);
+        }
+        buffer ??= Buffer.allocUnsafe(MAX_PACK_READ);
+        pack = { buffer, bytes: await readPack(store, keys.object("packs", id), buffer) };
+        packs.set(id, pack);
       }
-      return bytes;
+      return pack.bytes;
     };
     const refuse = (path: string, what: string) =>
       new IntegrityError({ message: `snapshot content of ${JSON.stringify(path.slice(0, 256))} ${what}`, context: { entry: path.slice(0, 256) } });
@@ -102,7 +134,7 @@ export async function prepareRestore(
         }
         for await (const piece of object.stream() as unknown as AsyncIterable<Uint8Array>) {
           hash.update(piece);
-          await put(archive, Buffer.from(piece));
+          await put(archive, piece);
         }
         if (hash.digest("hex") !== entry.hash) throw refuse(path, "does not match its hash");
       }

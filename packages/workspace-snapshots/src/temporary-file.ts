@@ -24,26 +24,31 @@ export async function createTemporaryFile(directory: string): Promise<TemporaryF
   const handle = await open(path, "wx+", 0o600);
   await unlink(path);
   let written = 0;
-  let held: Buffer[] = [];
+  // One buffer gathers appends and is written out whenever it fills: appending allocates nothing.
+  const held = Buffer.allocUnsafe(CHUNK_BYTES);
   let heldBytes = 0;
-  const flush = async () => {
-    if (heldBytes === 0) return;
-    const bytes = Buffer.concat(held);
-    held = [];
-    heldBytes = 0;
+  const writeOut = async (bytes: Uint8Array) => {
     for (let at = 0; at < bytes.length; ) {
       const { bytesWritten } = await handle.write(bytes, at, bytes.length - at, written);
       at += bytesWritten;
       written += bytesWritten;
     }
   };
+  const flush = async () => {
+    if (heldBytes === 0) return;
+    const bytes = held.subarray(0, heldBytes);
+    heldBytes = 0;
+    await writeOut(bytes);
+  };
   let closed = false;
   return {
     async append(bytes) {
-      const buffer = typeof bytes === "string" ? Buffer.from(bytes, "utf8") : Buffer.from(bytes);
-      held.push(buffer);
+      const buffer = typeof bytes === "string" ? Buffer.from(bytes, "utf8") : bytes;
+      if (heldBytes + buffer.length > CHUNK_BYTES) await flush();
+      // Written before the call returns: the caller may reuse its buffer.
+      if (buffer.length >= CHUNK_BYTES) return writeOut(buffer);
+      held.set(buffer, heldBytes);
       heldBytes += buffer.length;
-      if (heldBytes >= CHUNK_BYTES) await flush();
     },
     get size() {
       return written + heldBytes;
