@@ -1,5 +1,4 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import { Readable } from "node:stream";
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import { SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
 import { createTarMemberReader, keptMode } from "@open-managed-agents/workspace-archive";
@@ -353,7 +352,19 @@ async function fetchContents(context: {
             await spooled.append(piece);
           }
           if (hash.digest("hex") !== need.hash) throw changedDuringCapture(need.path);
-          const body = Readable.toWeb(Readable.from(spooled.read())) as ReadableStream<Uint8Array>;
+          // Pulled one piece at a time: nothing is read ahead of what the store takes.
+          const pieces = spooled.read();
+          const body = new ReadableStream<Uint8Array>(
+            {
+              async pull(controller) {
+                const next = await pieces.next();
+                if (next.done) controller.close();
+                else controller.enqueue(next.value);
+              },
+              cancel: async () => void (await pieces.return(undefined)),
+            },
+            { highWaterMark: 0 },
+          );
           await store.put(keys.object("blobs", need.hash), body, { contentType: "application/octet-stream", ifNoneMatch: "*", contentLength: need.size });
         } finally {
           await spooled.close();
