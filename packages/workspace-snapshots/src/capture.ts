@@ -265,7 +265,9 @@ export async function captureSnapshot(settings: CaptureSettings, input: CaptureI
     // The snapshot goes last: until it is stored, nothing names the objects above.
     await putOnce(store, keys.object("snapshots", hash), bytes, "application/json");
     // Best effort: a cache left behind costs the next checkpoint a full pass, never a wrong tree.
-    const committed = await sandbox.run("capture.sh", CAPTURE, ["commit", settings.cacheDirectory, scratch, hash], signal).catch(() => null);
+    const committed = await sandbox
+      .run("capture.sh", CAPTURE, ["commit", settings.cacheDirectory, scratch, hash], signal)
+      .catch(() => null);
     // A commit removes the scratch folder itself: one exec less on every checkpoint.
     cleaned = committed?.exitCode === 0;
     return { id: hash, session: keys.session, parent: snapshot.parent, entries };
@@ -337,7 +339,8 @@ async function fetchContents(context: {
           pack = { id: need.pack, bytes: spare.pop() ?? Buffer.allocUnsafe(PACK_BYTES), filled: 0 };
         }
         const open: OpenPack = pack;
-        if (open.filled !== need.offset || open.filled + need.size > PACK_BYTES) throw changedDuringCapture(need.path);
+        const fits = open.filled === need.offset && open.filled + need.size <= PACK_BYTES;
+        if (!fits) throw changedDuringCapture(need.path);
         for await (const piece of reader.bodyChunks()) {
           hash.update(piece);
           open.bytes.set(piece, open.filled);

@@ -25,7 +25,8 @@ const MAX_PACK_READ = PACK_BYTES + PACK_CONTENT_BYTES;
 async function readPack(store: BlobStore, key: string, buffer: Buffer): Promise<Buffer> {
   const object = await store.get(key);
   if (!object) throw new NotFoundError({ message: "snapshot pack is missing from the store", context: { key } });
-  const tooLarge = () => new IntegrityError({ message: "snapshot pack is larger than any this format writes", context: { key } });
+  const tooLarge = () =>
+    new IntegrityError({ message: "snapshot pack is larger than any this format writes", context: { key } });
   if (object.size > buffer.length) {
     await object.stream().cancel().catch(() => undefined);
     throw tooLarge();
@@ -68,7 +69,10 @@ export interface PreparedRestore {
 
 /** {@link PreparedRestore} before the factory says how bytes travel. */
 export type AssembledRestore = Omit<PreparedRestore, "send"> & {
-  send(sandbox: SnapshotSandbox, options: { readonly compression: Compression; readonly signal?: AbortSignal }): Promise<void>;
+  send(
+    sandbox: SnapshotSandbox,
+    options: { readonly compression: Compression; readonly signal?: AbortSignal },
+  ): Promise<void>;
 };
 
 /**
@@ -182,7 +186,8 @@ export async function prepareRestore(
       size,
       entries,
       async send(sandbox, options) {
-        await sendRestore(settings, sandbox, { id: input.id, archive, listing }, options.compression, options.signal);
+        const { compression, signal: sendSignal } = options;
+        await sendRestore(settings, sandbox, { id: input.id, archive, listing }, compression, sendSignal);
       },
       dispose,
     };
