@@ -124,9 +124,7 @@ describe("cloudflare-bridge driver against the local stack", () => {
       keyPrefix: "replaced",
       excludes: [],
       maxRequestBytes: 1 << 20,
-      singleRequestBytes: 1 << 20,
       partBytes: 1 << 18,
-      maxCheckpointBytes: 1 << 24,
       archiveLimits: { maxEntries: 10_000, maxBytes: 1 << 24, maxEntryBytes: 1 << 24 },
     });
     const provider = createBridgeSandboxProvider({
@@ -164,9 +162,7 @@ describe("cloudflare-bridge driver against the local stack", () => {
         keyPrefix: "probed",
         excludes: [],
         maxRequestBytes: 1 << 20,
-        singleRequestBytes: 1 << 20,
         partBytes: 1 << 18,
-        maxCheckpointBytes: 1 << 24,
         archiveLimits: { maxEntries: 10_000, maxBytes: 1 << 24, maxEntryBytes: 1 << 24 },
       });
       return createBridgeSandboxProvider({
