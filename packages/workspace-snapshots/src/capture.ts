@@ -23,6 +23,7 @@ import {
   unreadableEntry,
   unsupportedType,
 } from "./refusals.js";
+import { type Progress, type SnapshotProgress, createProgress } from "./progress.js";
 import type { SnapshotSandbox } from "./sandbox-port.js";
 import CAPTURE_SCRIPT from "./scripts/capture.sh";
 import RECEIVE_SCRIPT from "./scripts/receive.sh";
@@ -62,6 +63,7 @@ export interface CaptureInput {
   readonly source: Readonly<Record<string, string>>;
   readonly now: () => Date;
   readonly signal?: AbortSignal;
+  readonly onProgress?: (progress: SnapshotProgress) => void;
 }
 
 /** A published snapshot: its hash is its id. */
@@ -144,6 +146,8 @@ export async function captureSnapshot(
   input: CaptureInput,
 ): Promise<SnapshotRef> {
   const { store, keys, sandbox, signal } = input;
+  const progress = createProgress(input.onProgress);
+  progress.step("list");
   const queue = createWriteQueue();
   const trees = createTreeStore(store, keys, queue);
   const scratch = `${settings.scratchDirectory}/.oma-snapshot-${randomUUID()}`;
@@ -180,8 +184,15 @@ export async function captureSnapshot(
     if (entries > settings.maxEntries) throw tooManyEntries(settings.maxEntries, entries);
     const unreadable = listed.get("unreadable") ?? "the sandbox did not hash it";
     const codec = await pickCodec(input.compression, listed.get("zstd") === "yes");
+    // Unchanged entries are done once listed; a changed one once its tree entry (and content) is stored.
+    const changed = Number(listed.get("changed"));
+    progress.step("trees", {
+      totalEntries: entries,
+      doneEntries: Number.isSafeInteger(changed) ? Math.max(0, entries - changed) : 0,
+    });
 
     let needed = 0;
+    let neededBytes = 0;
     const known = new Map<string, Location>();
     let packId = randomBytes(16).toString("hex");
     let packFill = 0;
@@ -215,6 +226,7 @@ export async function captureSnapshot(
       await needLines.append(`${JSON.stringify(need)}\n`);
       await needPaths.append(`./${path}\0`);
       needed += 1;
+      neededBytes += size;
       if (known.size < REMEMBERED_CONTENTS) known.set(hash, location);
       return location;
     };
@@ -290,6 +302,7 @@ export async function captureSnapshot(
                 mtime: (previous as TreeEntry).mtime,
               };
           await builder.add({ name, type: "dir", mode: meta.mode, mtime: meta.mtime, tree });
+          if (listedEntry) progress.add(1);
           continue;
         }
         // Not a folder (any more): whatever was below it is gone.
@@ -300,6 +313,7 @@ export async function captureSnapshot(
         )
           changes.take();
         if (!listedEntry || !own) continue;
+        const neededBefore = needed;
         if (listedEntry.type === "f")
           await builder.add(await fileEntry(name, own, listedEntry, previous));
         else if (listedEntry.type === "l")
@@ -310,13 +324,18 @@ export async function captureSnapshot(
             target: listedEntry.target,
           });
         else throw unsupportedType(path, listedEntry.type);
+        // A content to fetch counts once it is stored.
+        if (needed === neededBefore) progress.add(1);
       }
       return builder.finish();
     };
 
     const root = await buildDir("", base?.tree ?? null);
-    if (needed > 0)
-      await fetchContents({ settings, input, codec, scratch, needLines, needPaths, queue });
+    if (needed > 0) {
+      progress.step("contents", { totalBytes: neededBytes });
+      await fetchContents({ settings, input, codec, scratch, needLines, needPaths, progress });
+    }
+    progress.step("publish");
     await queue.drain();
 
     const snapshot: SnapshotObject = {
@@ -337,6 +356,7 @@ export async function captureSnapshot(
       .catch(() => null);
     // A commit removes the scratch folder itself: one exec less on every checkpoint.
     cleaned = committed?.exitCode === 0;
+    progress.finish();
     return { id: hash, session: keys.session, parent: snapshot.parent, entries };
   } finally {
     if (!cleaned)
@@ -366,9 +386,9 @@ async function fetchContents(context: {
   scratch: string;
   needLines: TemporaryFile;
   needPaths: TemporaryFile;
-  queue: ReturnType<typeof createWriteQueue>;
+  progress: Progress;
 }): Promise<void> {
-  const { settings, input, codec, scratch } = context;
+  const { settings, input, codec, scratch, progress } = context;
   const { sandbox, store, keys, signal } = input;
   await sendParts(
     sandbox,
@@ -432,6 +452,7 @@ async function fetchContents(context: {
           open.filled += piece.length;
         }
         if (hash.digest("hex") !== need.hash) throw changedDuringCapture(need.path);
+        progress.add(1, need.size);
       } else {
         const spooled = await createTemporaryFile(settings.spoolDirectory);
         try {
@@ -458,6 +479,7 @@ async function fetchContents(context: {
             ifNoneMatch: "*",
             contentLength: need.size,
           });
+          progress.add(1, need.size);
         } finally {
           await spooled.close();
         }

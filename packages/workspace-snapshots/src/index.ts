@@ -7,6 +7,7 @@ export type { WorkspaceSnapshotsOptions } from "./options.js";
 export type { SnapshotSandbox, SandboxRunResult } from "./sandbox-port.js";
 export { createLocalSnapshotSandbox } from "./local-sandbox.js";
 export type { SnapshotRef } from "./capture.js";
+export type { SnapshotProgress, SnapshotStep } from "./progress.js";
 export type { PreparedRestore } from "./restore.js";
 export type { SweepResult } from "./sweep.js";
 export type { Codec } from "./codec.js";

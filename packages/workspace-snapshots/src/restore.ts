@@ -11,6 +11,7 @@ import { type Compression, pickCodec, transcode } from "./codec.js";
 import type { SessionKeys } from "./keys.js";
 import type { FileEntry } from "./objects.js";
 import { sendParts } from "./parts.js";
+import { type Progress, type SnapshotProgress, createProgress } from "./progress.js";
 import type { SnapshotSandbox } from "./sandbox-port.js";
 import RECEIVE_SCRIPT from "./scripts/receive.sh";
 import RESTORE_SCRIPT from "./scripts/restore.sh";
@@ -75,8 +76,17 @@ export interface PreparedRestore {
   /** Bytes of the archive sent (before compression). */
   readonly size: number;
   readonly entries: number;
-  /** Restores into the sandbox's workspace and proves it there; may be called for several sandboxes. */
-  send(sandbox: SnapshotSandbox, options?: { readonly signal?: AbortSignal }): Promise<void>;
+  /**
+   * Restores into the sandbox's workspace and proves it there; may be called for several sandboxes. Progress
+   * goes to `onProgress`, else to the one the restore was prepared with.
+   */
+  send(
+    sandbox: SnapshotSandbox,
+    options?: {
+      readonly signal?: AbortSignal;
+      readonly onProgress?: (progress: SnapshotProgress) => void;
+    },
+  ): Promise<void>;
   /** Releases the local copy. Idempotent. */
   dispose(): Promise<void>;
 }
@@ -85,7 +95,11 @@ export interface PreparedRestore {
 export type AssembledRestore = Omit<PreparedRestore, "send"> & {
   send(
     sandbox: SnapshotSandbox,
-    options: { readonly compression: Compression; readonly signal?: AbortSignal },
+    options: {
+      readonly compression: Compression;
+      readonly signal?: AbortSignal;
+      readonly onProgress?: (progress: SnapshotProgress) => void;
+    },
   ): Promise<void>;
 };
 
@@ -100,11 +114,15 @@ export async function prepareRestore(
     readonly keys: SessionKeys;
     readonly id: string;
     readonly signal?: AbortSignal;
+    readonly onProgress?: (progress: SnapshotProgress) => void;
   },
 ): Promise<AssembledRestore> {
   const { store, keys, signal } = input;
   const trees = createTreeStore(store, keys);
+  const progress = createProgress(input.onProgress);
+  progress.step("assemble");
   const snapshot = await trees.snapshot(input.id);
+  progress.step("assemble", { totalEntries: snapshot.entries });
   // Nameless local files: a process killed mid-restore leaves nothing in the spool folder.
   const archive = await createTemporaryFile(settings.spoolDirectory);
   const listing = await createTemporaryFile(settings.spoolDirectory);
@@ -186,6 +204,7 @@ export async function prepareRestore(
         signal?.throwIfAborted();
         const path = dir === "" ? entry.name : `${dir}/${entry.name}`;
         entries += 1;
+        progress.add(1);
         if (entry.type === "dir") {
           await header({ path, type: "dir", mode: entry.mode, mtime: entry.mtime, size: 0 });
           await put(listing, `${path}//ed ${entry.mode.toString(8)} 0 ${entry.mtime}0 1 \0`);
@@ -246,12 +265,16 @@ export async function prepareRestore(
       entries,
       async send(sandbox, options) {
         const { compression, signal: sendSignal } = options;
+        const sent = createProgress(options.onProgress ?? input.onProgress, {
+          step: "send",
+          entries,
+          totalEntries: entries,
+        });
         await sendRestore(
           settings,
           sandbox,
-          { id: input.id, archive, listing },
-          compression,
-          sendSignal,
+          { id: input.id, archive, listing, size },
+          { compression, progress: sent, signal: sendSignal },
         );
       },
       dispose,
@@ -269,10 +292,16 @@ async function sendRestore(
     readonly id: string;
     readonly archive: TemporaryFile;
     readonly listing: TemporaryFile;
+    readonly size: number;
   },
-  compression: Compression,
-  signal?: AbortSignal,
+  options: {
+    readonly compression: Compression;
+    readonly progress: Progress;
+    readonly signal?: AbortSignal | undefined;
+  },
 ): Promise<void> {
+  const { compression, progress, signal } = options;
+  progress.step("send", { totalBytes: prepared.size });
   const scratch = `${settings.scratchDirectory}/.oma-restore-${randomUUID()}`;
   const made = await sandbox.run("restore.sh", RESTORE, ["prepare", scratch], signal);
   if (made.exitCode !== 0)
@@ -287,7 +316,7 @@ async function sendRestore(
     signal,
   );
   try {
-    const encoded = transcode(prepared.archive.read(), codec, "encode");
+    const encoded = transcode(counted(prepared.archive.read(), progress), codec, "encode");
     await sendParts(sandbox, `${scratch}/archive`, encoded, settings.partBytes, signal);
     await sendParts(
       sandbox,
@@ -296,6 +325,7 @@ async function sendRestore(
       settings.partBytes,
       signal,
     );
+    progress.step("verify");
   } catch (error) {
     // The script stops once its folder is gone.
     await sandbox.run("capture.sh", CAPTURE, ["clean", scratch]).catch(() => undefined);
@@ -339,4 +369,16 @@ async function sendRestore(
       signal,
     )
     .catch(() => undefined);
+  progress.finish();
+}
+
+/** `source`'s pieces, counted as bytes sent as they pass. */
+async function* counted(
+  source: AsyncIterable<Uint8Array>,
+  progress: Progress,
+): AsyncGenerator<Uint8Array> {
+  for await (const piece of source) {
+    progress.add(0, piece.length);
+    yield piece;
+  }
 }

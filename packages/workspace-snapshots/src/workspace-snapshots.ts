@@ -3,6 +3,7 @@ import { type SnapshotRef, captureSnapshot } from "./capture.js";
 import { IntegrityError } from "@open-managed-agents/runtime-resource-contract";
 import { HEX32, sessionKeyOf, sessionKeys } from "./keys.js";
 import { type WorkspaceSnapshotsOptions, optionsSchema } from "./options.js";
+import type { SnapshotProgress } from "./progress.js";
 import { pruneArguments } from "./prune.js";
 import { type PreparedRestore, prepareRestore } from "./restore.js";
 import type { SnapshotSandbox } from "./sandbox-port.js";
@@ -24,10 +25,16 @@ export interface WorkspaceSnapshots {
     /** What made it (a sandbox id, a reason), kept in the snapshot object. */
     readonly source?: Readonly<Record<string, string>>;
     readonly signal?: AbortSignal;
+    /** Told the step, entries and bytes done now and then (see {@link SnapshotProgress}). */
+    readonly onProgress?: (progress: SnapshotProgress) => void;
   }): Promise<SnapshotRef>;
   /** Reads and checks a snapshot whole, on this machine, before any sandbox is touched. */
   prepareRestore(
-    input: SessionInput & { readonly id: string; readonly signal?: AbortSignal },
+    input: SessionInput & {
+      readonly id: string;
+      readonly signal?: AbortSignal;
+      readonly onProgress?: (progress: SnapshotProgress) => void;
+    },
   ): Promise<PreparedRestore>;
   /** Restores a snapshot into the sandbox's workspace and proves it there (`integrity_failed` naming the path). */
   restore(
@@ -35,6 +42,7 @@ export interface WorkspaceSnapshots {
       readonly sandbox: SnapshotSandbox;
       readonly id: string;
       readonly signal?: AbortSignal;
+      readonly onProgress?: (progress: SnapshotProgress) => void;
     },
   ): Promise<void>;
   /**
@@ -88,7 +96,7 @@ export function createWorkspaceSnapshots(options: WorkspaceSnapshotsOptions): Wo
     );
 
   const snapshots: WorkspaceSnapshots = {
-    checkpoint({ sandbox, sessionId, source = {}, signal }) {
+    checkpoint({ sandbox, sessionId, source = {}, signal, onProgress }) {
       return locked({ sessionId }, async () =>
         captureSnapshot(
           { ...places, maxEntries: resolved.maxEntries },
@@ -100,26 +108,24 @@ export function createWorkspaceSnapshots(options: WorkspaceSnapshotsOptions): Wo
             source,
             now: resolved.now,
             ...(signal ? { signal } : {}),
+            ...(onProgress ? { onProgress } : {}),
           },
         ),
       );
     },
     async prepareRestore(input) {
-      const { id, signal } = input;
+      const { id, signal, onProgress } = input;
       const assembled = await prepareRestore(places, {
         store,
         keys: keysOf(input),
         id,
         ...(signal ? { signal } : {}),
+        ...(onProgress ? { onProgress } : {}),
       });
       return {
         ...assembled,
         async send(sandbox, options = {}) {
-          const signal = options.signal;
-          await assembled.send(sandbox, {
-            compression: resolved.compression,
-            ...(signal ? { signal } : {}),
-          });
+          await assembled.send(sandbox, { ...options, compression: resolved.compression });
         },
       };
     },

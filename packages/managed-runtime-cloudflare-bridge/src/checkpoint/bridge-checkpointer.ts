@@ -7,6 +7,8 @@ import {
 import type { ArchiveLimits } from "@open-managed-agents/workspace-archive";
 import {
   type SessionInput,
+  type SnapshotProgress,
+  type SnapshotStep,
   createWorkspaceSnapshots,
   sessionKeyOf,
 } from "@open-managed-agents/workspace-snapshots";
@@ -18,9 +20,16 @@ import type { BridgeClient } from "../wire/bridge-client.js";
 /** A transfer in progress, for progress lines. */
 export interface CheckpointProgress {
   readonly phase: "checkpoint" | "restore";
-  readonly sandboxId: string;
+  /** Absent while a restore is read from the store, before its sandbox exists. */
+  readonly sandboxId?: string;
+  /** What the snapshot run is doing (see @open-managed-agents/workspace-snapshots). */
+  readonly step: SnapshotStep;
+  /** Contents stored (checkpoint) or archive bytes sent into the sandbox (restore). */
   readonly bytes: number;
   readonly totalBytes: number | null;
+  /** Workspace entries done: unchanged or stored (checkpoint), read and checked (restore). */
+  readonly entries: number;
+  readonly totalEntries: number | null;
 }
 
 /** Options of {@link createBridgeCheckpointer}; validated by the driver factory. */
@@ -102,6 +111,14 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
       partBytes: Math.min(options.partBytes, options.maxRequestBytes),
       ...(options.spoolDirectory === undefined ? {} : { spoolDirectory: options.spoolDirectory }),
     }));
+  const reporter = (phase: CheckpointProgress["phase"], sandboxId?: string) => {
+    const { onProgress } = options;
+    if (!onProgress) return {};
+    const sandbox = sandboxId === undefined ? {} : { sandboxId };
+    return {
+      onProgress: (progress: SnapshotProgress) => onProgress({ phase, ...sandbox, ...progress }),
+    };
+  };
   const sessionOf = (sandboxId: string, sessionId: string | undefined): SessionInput => ({
     sessionId: sessionId ?? `runtime:${sandboxId}`,
   });
@@ -114,6 +131,7 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
         sessionId: session.sessionId,
         source: { sandbox: sandboxId, ...(name === undefined ? {} : { name: name.slice(0, 256) }) },
         ...(signal ? { signal } : {}),
+        ...reporter("checkpoint", sandboxId),
       });
       const contentHash = `sha256:${ref.id}`;
       return {
@@ -142,25 +160,14 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
         session,
         id,
         ...(signal ? { signal } : {}),
+        ...reporter("restore"),
       });
       return {
         size: prepared.size,
         async send(sandboxId, sendSignal) {
-          options.onProgress?.({
-            phase: "restore",
-            sandboxId,
-            bytes: 0,
-            totalBytes: prepared.size,
-          });
-          await prepared.send(
-            createBridgeSnapshotSandbox(client, sandboxId),
-            sendSignal ? { signal: sendSignal } : {},
-          );
-          options.onProgress?.({
-            phase: "restore",
-            sandboxId,
-            bytes: prepared.size,
-            totalBytes: prepared.size,
+          await prepared.send(createBridgeSnapshotSandbox(client, sandboxId), {
+            ...(sendSignal ? { signal: sendSignal } : {}),
+            ...reporter("restore", sandboxId),
           });
         },
         dispose: () => prepared.dispose(),

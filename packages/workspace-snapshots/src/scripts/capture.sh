@@ -5,7 +5,7 @@
 #   capture.sh list <workspace> <cache> <scratch> <pass> <parent> <prune...>
 #     Lists the workspace into <scratch>/listing and writes <scratch>/changes: against the cache's listing when
 #     the cache belongs to snapshot <parent> (or to any snapshot, when <parent> is `cached`), else against
-#     nothing. Prints `base <id or ->`, `entries <n>` and,
+#     nothing. Prints `base <id or ->`, `entries <n>`, `changed <n>` (entries new or changed) and,
 #     when a changed file could not be read, `unreadable <first error line>`; `zstd yes` when zstd is here.
 #   capture.sh bundle <workspace> <scratch> <zstd|gzip|none>
 #     Archives the paths arriving in <scratch>/need-parts (`./<path>`, NUL-terminated, in order; as receive.sh
@@ -70,10 +70,12 @@ list() {
     sed -z 's|^\([0-9a-f]\{64\}\)  \./\(.*\)$|\2//h\1|' "$sums"
   done | LC_ALL=C sort -z -S 64M -T "$scratch" > "$scratch/hashes" || exit 1
   LC_ALL=C sort -z -m "$scratch/added" "$scratch/hashes" "$scratch/removed" > "$scratch/changes" || exit 1
+  changed=$(tr -cd '\0' < "$scratch/added" | wc -c)
   rm -f "$scratch/added" "$scratch/removed" "$scratch/files" "$scratch"/sums.* "$scratch/hashes"
   echo "base $base"
   if command -v zstd > /dev/null 2>&1; then echo "zstd yes"; fi
   echo "entries $(tr -cd '\0' < "$scratch/listing" | wc -c)"
+  echo "changed $changed"
   if [ -s "$scratch/hash-errors" ]; then
     printf 'unreadable '
     head -n 1 "$scratch/hash-errors" | head -c 1024
