@@ -6,7 +6,6 @@ import {
   type ResolvedCloudflareBridgeOptions,
   resolveBridgeOptions,
 } from "./options.js";
-import { processMemoryBudget } from "./memory-budget.js";
 import { createBridgeSandboxProvider } from "./runtime/bridge-provider.js";
 import { createTombstoningClient } from "./runtime/tombstoning-client.js";
 import { type BridgeClient, createBridgeClient } from "./wire/bridge-client.js";
@@ -79,8 +78,6 @@ export function createBridgeSandboxComponents(
   resolved: ResolvedCloudflareBridgeOptions,
   options: {
     readonly wrapClient?: (client: BridgeClient) => BridgeClient;
-    /** Off only to measure what proving a restore costs (the benchmark); never in service. @default true */
-    readonly verifyRestores?: boolean;
   } = {},
 ) {
   const baseClient = createBridgeClient({
@@ -99,15 +96,11 @@ export function createBridgeSandboxComponents(
     keyPrefix: resolved.checkpointKeyPrefix,
     excludes: resolved.checkpointExcludes,
     maxRequestBytes: resolved.maxHydrateBytes,
-    singleRequestBytes: Math.min(resolved.singleRequestBytes, resolved.maxHydrateBytes),
     partBytes: resolved.partBytes,
-    maxCheckpointBytes: resolved.maxCheckpointBytes,
     archiveLimits: resolved.archiveLimits,
     compression: resolved.compression,
-    spoolDirectory: resolved.spoolDirectory,
-    memoryBudget: resolved.memoryBudget ?? processMemoryBudget(),
-    onProgress: resolved.onProgress,
-    ...(options.verifyRestores === undefined ? {} : { verifyRestores: options.verifyRestores }),
+    ...(resolved.spoolDirectory === undefined ? {} : { spoolDirectory: resolved.spoolDirectory }),
+    ...(resolved.onProgress === undefined ? {} : { onProgress: resolved.onProgress }),
   });
   const provider = createBridgeSandboxProvider({
     provider: CLOUDFLARE_BRIDGE_PROVIDER,

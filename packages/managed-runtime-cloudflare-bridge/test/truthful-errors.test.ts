@@ -11,7 +11,6 @@ import {
   type StackWorld,
   bodyContains,
   createStackWorld,
-  isCheckpointTransfer,
   shellProfile,
   workItem,
 } from "./faults/stack-world.js";
@@ -77,8 +76,9 @@ describe("the bridge Worker killed mid-call", () => {
   it("while a checkpoint part is read from it", async () => {
     const world = await newWorld();
     const session = "killed-mid-transfer";
+    // The file GET of the archive of changed files the sandbox made for the checkpoint.
     const faults = killWorkerAfterResponse(
-      (url, init) => (init?.method ?? "GET") === "GET" && isCheckpointTransfer(url, init),
+      (url, init) => (init?.method ?? "GET") === "GET" && url.pathname.endsWith("/bundle"),
     );
     const result = await world.run(
       workItem(session),
