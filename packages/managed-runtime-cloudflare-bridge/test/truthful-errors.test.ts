@@ -56,6 +56,41 @@ function killWorkerAfterResponse(trigger: (url: URL, init: RequestInit | undefin
   };
 }
 
+/**
+ * A fetch that kills the bridge Worker once the driver has read the first bytes of the response to the first
+ * request `trigger` picks, and only then hands it the rest: the Worker dies while that body is being read.
+ */
+function killWorkerMidBody(trigger: (url: URL, init: RequestInit | undefined) => boolean): {
+  fetch: typeof fetch;
+  fired: () => boolean;
+} {
+  let fired = false;
+  return {
+    fired: () => fired,
+    fetch: async (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      const response = await fetch(input, init);
+      if (fired || !trigger(url, init) || !response.body) return response;
+      fired = true;
+      const reader = response.body.getReader();
+      let killed = false;
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          const chunk = await reader.read();
+          if (!killed) {
+            killed = true;
+            await bridge.stopWorker();
+          }
+          if (chunk.done) controller.close();
+          else controller.enqueue(chunk.value);
+        },
+        cancel: (reason) => reader.cancel(reason),
+      });
+      return new Response(body, { status: response.status, headers: response.headers });
+    },
+  };
+}
+
 describe("the bridge Worker killed mid-call", () => {
   it("while the harness's exec streams", async () => {
     const world = await newWorld();
@@ -77,7 +112,7 @@ describe("the bridge Worker killed mid-call", () => {
   it("while a checkpoint part is read from it", async () => {
     const world = await newWorld();
     const session = "killed-mid-transfer";
-    const faults = killWorkerAfterResponse(
+    const faults = killWorkerMidBody(
       (url, init) => (init?.method ?? "GET") === "GET" && isCheckpointTransfer(url, init),
     );
     const result = await world.run(
@@ -87,10 +122,15 @@ describe("the bridge Worker killed mid-call", () => {
     );
     expect(faults.fired()).toBe(true);
     // Not the store (healthy) and not the sandbox's archive: the bridge that carried it went away.
-    expect(result).toMatchObject({ type: "failed", error: { code: "unavailable" } });
+    expect(result).toMatchObject({
+      type: "failed",
+      error: { code: "unavailable", context: { stage: "workspace-checkpoint" } },
+    });
     const message = result.type === "failed" ? result.error.message : "";
+    // The checkpoint reads the next part and waits for the next one to be archived while it reads this one:
+    // whichever of those requests fails first is reported, each naming the bridge in its own way.
     expect(message).toMatch(
-      /^workspace-checkpoint failed: bridge (file\.read|persist|exec) broke off: the bridge closed the connection/,
+      /^workspace-checkpoint failed: bridge (file\.read|persist|exec) (broke off: the bridge closed the connection (mid-response|before answering)|unreachable: fetch failed \(ECONNREFUSED)/,
     );
     expect(message).not.toMatch(/blob store|archive/);
     await bridge.restartWorker();
