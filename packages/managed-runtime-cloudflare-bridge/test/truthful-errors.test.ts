@@ -1,6 +1,8 @@
 /**
  * A fault in the middle of a call names what failed: the bridge Worker killed while an exec streams or while
- * a checkpoint part is read from it is the bridge going away, never an internal error or a store's failure.
+ * a checkpoint part is read from it is the bridge going away, never an internal error or a store's failure;
+ * the container server stopped under a live bridge is the container runtime unavailable, never the sandbox's
+ * own failure or a provider's maintenance, and the reconciler leaves no container once it is back.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -134,5 +136,75 @@ describe("the bridge Worker killed mid-call", () => {
     );
     expect(message).not.toMatch(/blob store|archive/);
     await bridge.restartWorker();
+  }, 180_000);
+});
+
+describe("the container runtime stopped while the bridge Worker runs", () => {
+  const RUNTIME_DOWN =
+    /bridge (exec|hydrate|file\.write|file\.read|delete) failed: the container runtime behind the bridge is unavailable: the local container runtime at http:\/\/127\.0\.0\.1:\d+ is not answering \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/;
+  const containers = () => bridge.containerServer.containers.list();
+
+  /** Runtime back: one reconciler pass settles the journal and leaves no container on the runtime. */
+  async function expectNothingLeft(world: StackWorld, session: string): Promise<void> {
+    await bridge.restartContainerServer();
+    const summary = await world.reconcile(workItem(session));
+    expect(summary.journal).toMatchObject({ failed: 0, held: 0 });
+    expect(await world.journal.list({ limit: 10 })).toEqual([]);
+    // Late deletes of the destroyed sandbox may start and end a container for a moment; none stays.
+    await expect.poll(containers, { timeout: 10_000, interval: 100 }).toHaveLength(0);
+    expect(await world.run(workItem(session), shellProfile("echo v1 > tree.txt"))).toMatchObject({
+      type: "completed",
+    });
+    await expect.poll(containers, { timeout: 10_000, interval: 100 }).toHaveLength(0);
+  }
+
+  it("while the harness's exec runs", async () => {
+    const world = await newWorld();
+    const session = "runtime-killed-mid-harness";
+    let fired = false;
+    const result = await world.run(
+      workItem(session),
+      shellProfile("echo FAULT_HARNESS > /dev/null; sleep 5; echo v2 > tree.txt"),
+      async (input, init) => {
+        const response = await fetch(input, init);
+        if (!fired && bodyContains(init, "FAULT_HARNESS")) {
+          fired = true;
+          setTimeout(() => void bridge.stopContainerServer(), 300);
+        }
+        return response;
+      },
+    );
+    expect(fired).toBe(true);
+    expect(result).toMatchObject({
+      type: "failed",
+      error: {
+        code: "unavailable",
+        context: { service: "container_runtime", stage: "harness-run" },
+      },
+    });
+    const message = result.type === "failed" ? result.error.message : "";
+    expect(message).toMatch(/^harness-run failed: /);
+    expect(message).toMatch(RUNTIME_DOWN);
+    expect(message).not.toMatch(/updating the sandbox runtime/);
+    await expectNothingLeft(world, session);
+  }, 180_000);
+
+  it("before an item starts", async () => {
+    const world = await newWorld();
+    const session = "runtime-down-at-acquire";
+    await bridge.stopContainerServer();
+    const result = await world.run(workItem(session), shellProfile("echo v1 > tree.txt"));
+    expect(result).toMatchObject({
+      type: "failed",
+      error: {
+        code: "unavailable",
+        context: { service: "container_runtime", stage: "sandbox-acquire" },
+      },
+    });
+    const message = result.type === "failed" ? result.error.message : "";
+    expect(message).toMatch(/^sandbox-acquire failed: /);
+    expect(message).toMatch(RUNTIME_DOWN);
+    expect(message).not.toMatch(/updating the sandbox runtime/);
+    await expectNothingLeft(world, session);
   }, 180_000);
 });
