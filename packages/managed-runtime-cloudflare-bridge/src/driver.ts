@@ -7,6 +7,7 @@ import {
   resolveBridgeOptions,
 } from "./options.js";
 import { createBridgeSandboxProvider } from "./runtime/bridge-provider.js";
+import { createRuntimeCheckingClient } from "./runtime/runtime-checking-client.js";
 import { createTombstoningClient } from "./runtime/tombstoning-client.js";
 import { type BridgeClient, createBridgeClient } from "./wire/bridge-client.js";
 
@@ -86,8 +87,11 @@ export function createBridgeSandboxComponents(
     fetch: resolved.fetch,
     retry: resolved.retry,
   });
+  const observed = options.wrapClient ? options.wrapClient(baseClient) : baseClient;
   const client = createTombstoningClient(
-    options.wrapClient ? options.wrapClient(baseClient) : baseClient,
+    resolved.checkContainerRuntime
+      ? createRuntimeCheckingClient(observed, resolved.checkContainerRuntime)
+      : observed,
   );
   const checkpointer = createBridgeCheckpointer({
     provider: CLOUDFLARE_BRIDGE_PROVIDER,

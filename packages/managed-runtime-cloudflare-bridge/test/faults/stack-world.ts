@@ -76,6 +76,8 @@ export function createStackWorld(options: StackWorldOptions) {
       outputStore: store,
       // One attempt per call: a dead Worker must fail the call, not be retried past the fault.
       retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+      // As the local stack is wired: a call failing as the sandbox's asks the container server if it is up.
+      checkContainerRuntime: options.bridge.checkContainerRuntime,
       ...(fetchImpl ? { fetch: fetchImpl } : {}),
     });
     const registry = createManagedRuntimeProviderRegistry({ drivers: [driver] });
