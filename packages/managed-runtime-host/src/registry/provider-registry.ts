@@ -47,7 +47,6 @@ const prepareSchema = z.object({
   providerConfig: z.record(z.string(), z.unknown()),
 });
 
-
 /**
  * Creates the registry. Every descriptor must name this host's contract revision, is validated with the
  * contract schema, and provider ids must be unique; each failure is `invalid_config`.
