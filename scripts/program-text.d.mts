@@ -8,6 +8,7 @@ interface VitePlugin {
 export declare const PROGRAM_BUNDLE_OPTIONS: Readonly<BuildOptions>;
 export declare function bundleProgram(build: Build, entry: string): Promise<string>;
 export declare function programTextEsbuildPlugin(): Plugin;
+export declare function shellTextTsupOptions(): { loader: Record<string, "text"> };
 export declare function programTextTsupOptions(): {
   loader: Record<string, "text">;
   esbuildPlugins: Plugin[];

@@ -44,9 +44,14 @@ export function programTextEsbuildPlugin() {
   };
 }
 
+/** tsup options that inline a package's `.sh` programs as text. */
+export function shellTextTsupOptions() {
+  return { loader: { ".sh": "text" } };
+}
+
 /** tsup options that inline a package's programs: `.sh` files as text, `?program` imports bundled. */
 export function programTextTsupOptions() {
-  return { loader: { ".sh": "text" }, esbuildPlugins: [programTextEsbuildPlugin()] };
+  return { ...shellTextTsupOptions(), esbuildPlugins: [programTextEsbuildPlugin()] };
 }
 
 /** For vitest's `plugins`, given esbuild's `build`. */

@@ -1,14 +1,9 @@
 import { defineConfig } from "vitest/config";
+import { shellTextVitePlugin } from "../../scripts/program-text.mjs";
 
 export default defineConfig({
   // Programs run in a sandbox are `.sh` files, imported as strings (as the build's loader does).
-  plugins: [
-    {
-      name: "shell-text",
-      transform: (code, id) =>
-        id.endsWith(".sh") ? { code: `export default ${JSON.stringify(code)};`, map: null } : null,
-    },
-  ],
+  plugins: [shellTextVitePlugin()],
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     // Property tests run dozens of seeds and the local stack shares the machine with other runs: a case is

@@ -1,3 +1,8 @@
 import { libraryConfig } from "../../tsup.base.js";
+import { shellTextTsupOptions } from "../../scripts/program-text.mjs";
 
-export default libraryConfig({ index: "src/index.ts", sdk: "src/sdk.ts", worker: "src/worker.ts" });
+// Programs run in a sandbox are `.sh` files, inlined as text.
+export default libraryConfig(
+  { index: "src/index.ts", sdk: "src/sdk.ts", worker: "src/worker.ts" },
+  shellTextTsupOptions(),
+);

@@ -19,7 +19,13 @@ import {
 const CONTRACT = "runtime-resource-contract";
 // The shared helpers sit directly above the contract; every package above them may use them.
 const UTILS = "runtime-utils";
-const SHARED = ["sandbox", "blob-store", "workspace-archive", "environment-packages"];
+const SHARED = [
+  "sandbox",
+  "blob-store",
+  "workspace-archive",
+  "workspace-snapshots",
+  "environment-packages",
+];
 const DRIVER_MAY = [CONTRACT, UTILS, ...SHARED, "managed-runtime-sandbox"];
 const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   // The contract is the bottom layer: zod only (see CONTRACT_THIRD_PARTY).
@@ -33,6 +39,8 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   // ports it fills; the local-subprocess provider over it is test-only (see TEST_ONLY_SUBPATHS).
   "local-confinement": [CONTRACT, UTILS, "sandbox"],
   "workspace-archive": [CONTRACT, UTILS],
+  // Snapshot trees in a blob store, through any sandbox that can exec: beside the archive, never a driver.
+  "workspace-snapshots": [CONTRACT, UTILS, "blob-store", "workspace-archive"],
   // The exec-only installer of Environment.config.packages, over the sandbox layer's exec port.
   "environment-packages": [CONTRACT, UTILS, "sandbox"],
   // Prices the usage ledger; apps register its ports. Nothing below the apps imports it.

@@ -9,3 +9,4 @@ export {
   installAmaWorkerBin,
 } from "./install.js";
 export { CREDENTIALS_FILE_ENV, takeCredentialsFile } from "./credentials-file.js";
+export { LEASE_HANDOVER_ENV, leaseHandoverFetch } from "./lease-handover.js";

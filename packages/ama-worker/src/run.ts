@@ -2,6 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { betaAgentToolset20260401 } from "@anthropic-ai/sdk/tools/agent-toolset/node";
 import { readAmaWorkerConfig } from "./config.js";
 import { takeCredentialsFile } from "./credentials-file.js";
+import { LEASE_HANDOVER_ENV, leaseHandoverFetch } from "./lease-handover.js";
 import { proxyFetchFor } from "./proxy-fetch.js";
 
 /** Options of {@link runAmaWorkerItem}. */
@@ -17,7 +18,8 @@ export interface RunAmaWorkerItemOptions {
 /**
  * Services the one work item the `ANTHROPIC_*` variables (and the credentials file) name with the SDK's
  * `EnvironmentWorker.handleItem()` and the standard `agent_toolset_20260401` (bash, read, write, edit,
- * glob, grep) confined to the workdir. The SDK heartbeats the item's lease and force-stops it on exit.
+ * glob, grep) confined to the workdir. The SDK heartbeats the item's lease and force-stops it on exit; a lease
+ * the environment worker handed over (`OMA_WORK_LAST_HEARTBEAT`) is continued from its last heartbeat.
  */
 export async function runAmaWorkerItem(options: RunAmaWorkerItemOptions = {}): Promise<void> {
   const given = options.env ?? process.env;
@@ -25,11 +27,20 @@ export async function runAmaWorkerItem(options: RunAmaWorkerItemOptions = {}): P
   const config = readAmaWorkerConfig(env);
   // apiKey null: an ANTHROPIC_API_KEY that leaked into the sandbox is never sent.
   const viaProxy = proxyFetchFor(config.baseURL, env);
+  const handedOver = env[LEASE_HANDOVER_ENV];
   const client = new Anthropic({
     baseURL: config.baseURL,
     apiKey: null,
     authToken: config.authToken,
-    ...(viaProxy ? { fetch: viaProxy } : {}),
+    ...(viaProxy || handedOver
+      ? {
+          fetch: leaseHandoverFetch(
+            viaProxy ?? globalThis.fetch,
+            env.ANTHROPIC_WORK_ID as string,
+            handedOver,
+          ),
+        }
+      : {}),
   });
   const worker = client.beta.environments.work.worker({
     workdir: config.workdir,

@@ -57,6 +57,17 @@ describe("loadServiceConfig", () => {
     );
   });
 
+  it("holds the lease while the sandbox is prepared unless OMA_LEASE_WHILE_PREPARING says false", () => {
+    expect(loadServiceConfig({ env: base }).config.leaseWhilePreparing).toBe(true);
+    expect(
+      loadServiceConfig({ env: { ...base, OMA_LEASE_WHILE_PREPARING: "false" } }).config
+        .leaseWhilePreparing,
+    ).toBe(false);
+    expect(() =>
+      loadServiceConfig({ env: { ...base, OMA_LEASE_WHILE_PREPARING: "sometimes" } }),
+    ).toThrow(/leaseWhilePreparing \(OMA_LEASE_WHILE_PREPARING\): must be true or false/);
+  });
+
   it("reads the store URL alone for the operator CLI, without the environment key", () => {
     expect(loadStoreUrl({ env: { OMA_STORE: "sqlite:///var/lib/oma/r.sqlite" } })).toBe(
       "sqlite:///var/lib/oma/r.sqlite",

@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DoneTurn, type Fleet, fleetScale, startFleet } from "./support/fleet.js";
+import {
+  type DoneTurn,
+  type Fleet,
+  fleetScale,
+  isSalvageLine,
+  startFleet,
+} from "./support/fleet.js";
 import {
   type FleetFindings,
   expectFleetInvariants,
@@ -62,17 +68,17 @@ const markedSalvageable = async (workIds: readonly string[]): Promise<string[]> 
     .map((row) => row.work_id)
     .filter((workId) => workIds.includes(workId));
 
-/** The first `reconciler.salvage` line of `workId` that settled it (not `held`), from any worker process. */
+/**
+ * The first salvage line of `workId` that settled it (not `held`), from any worker process: its reconciler's, or
+ * the one of a run of the session that salvaged before restoring, whichever came first.
+ */
 const settledSalvage = async (workId: string): Promise<LogLine> => {
   const find = () =>
-    fleet
-      .lines()
-      .find((l) => l.event === "reconciler.salvage" && l.workId === workId && l.outcome !== "held");
+    fleet.lines().find((l) => isSalvageLine(l) && l.workId === workId && l.outcome !== "held");
   const deadline = Date.now() + 600_000;
   for (let found = find(); ; found = find()) {
     if (found) return found;
-    if (Date.now() > deadline)
-      throw new Error(`no reconciler settled the abandoned run of ${workId}`);
+    if (Date.now() > deadline) throw new Error(`nothing salvaged the abandoned run of ${workId}`);
     await sleep(500);
   }
 };
@@ -93,7 +99,7 @@ const report = (fault: string, done: readonly DoneTurn[], findings: FleetFinding
   );
 
 describe("a fleet of four workers on one Postgres store, under faults", () => {
-  it("SIGKILL of a worker mid-harness: another worker's reconciler salvages its turn", async () => {
+  it("SIGKILL of a worker mid-harness: another worker salvages its turn", async () => {
     const plans = fleet.queueSessions(sessions, turns, { sleepSeconds: 3 });
     // The victim: the first worker found with an item whose harness started (its journal record marked
     // salvageable), whichever worker the platform handed it to.
@@ -120,7 +126,8 @@ describe("a fleet of four workers on one Postgres store, under faults", () => {
       mayBeUnpublished: new Set(killed),
     });
     report("SIGKILL", done, findings);
-    // The killed worker's turns were published after all: by another worker's reconciler, not by a re-run.
+    // The killed worker's turns were published after all: by another worker's reconciler or by the session's next
+    // run before it restored, never by a re-run of the killed item.
     expect(salvages.map((line) => [line.workId, line.outcome])).toEqual(
       abandoned.map((workId) => [workId, "salvaged"]),
     );

@@ -176,6 +176,20 @@ describe("salvage of a turn whose environment worker was SIGKILLed mid-turn (ama
     expect(await reconcile()).toMatchObject({ salvaged: 0, superseded: 0, reaped: 0 });
   });
 
+  it("salvages in the next turn's run when that turn comes before any reconciler pass", async () => {
+    const session = await killMidTurn("salvaged by the next run");
+    // No reconciler pass: the next turn's run takes the session's fence once the killed worker's expired,
+    // salvages the killed turn's sandbox (revision 2) and restores it before its own turn (revision 3).
+    const seen = await nextTurnSees(session.id);
+    expect(seen).toContain("turn one");
+    expect(seen).toContain("first call");
+    if (transcriptText(session.id).includes("second-call-42"))
+      expect(seen).toContain("second call");
+    expect((await publicationOf(session.id))?.revision).toBe(3);
+    // The run reaped the sandbox and resolved its record: the reconciler finds nothing left.
+    expect(await reconcile()).toMatchObject({ salvaged: 0, superseded: 0, reaped: 0 });
+  });
+
   it("publishes nothing when a newer revision was published in between, and still reaps the sandbox", async () => {
     const session = await killMidTurn("superseded");
     // Another worker's turn publishes revision 2 first (it re-publishes revision 1's workspace, as a turn

@@ -3,7 +3,7 @@
  * local container server. It only uses fetch, Request and URL, so it runs the same here.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLocalContainerRuntime } from "../src/shim/local-runtime.js";
+import { createLocalContainerRuntime, heldContainerState } from "../src/shim/local-runtime.js";
 import { type TestServer, startTestServer, waitFor } from "./helpers.js";
 
 let harness: TestServer;
@@ -128,6 +128,38 @@ describe("local container runtime", () => {
     runtime.start();
     expect((await runtime.getTcpPort(3000).fetch("http://ping/")).status).toBe(200);
     await runtime.destroy();
+  });
+
+  it("holds no state for a container once it is destroyed, interception included", async () => {
+    const runtime = createLocalContainerRuntime(harness.server.url, "held-1", {
+      controlToken: harness.server.controlToken,
+    });
+    // Registered before the start, as the Container class does for a Worker-routed container.
+    await runtime.interceptOutboundHttp("example.com", { fetch });
+    runtime.start();
+    await runtime.getTcpPort(3000).fetch("http://ping/");
+    expect(heldContainerState().runs).toContain("held-1");
+    expect(heldContainerState().interceptions).toContain("held-1");
+    await runtime.destroy();
+    expect(heldContainerState().runs).not.toContain("held-1");
+    expect(heldContainerState().interceptions).not.toContain("held-1");
+  });
+
+  it("holds no run for a container a signal stopped, and starts it again on request", async () => {
+    const runtime = createLocalContainerRuntime(harness.server.url, "held-2", {
+      controlToken: harness.server.controlToken,
+    });
+    runtime.start();
+    await runtime.getTcpPort(3000).fetch("http://ping/");
+    runtime.signal(15);
+    await runtime.monitor();
+    expect(await waitFor(() => !heldContainerState().runs.includes("held-2"))).toBe(true);
+    expect(runtime.running).toBe(false);
+    await expect(runtime.monitor()).resolves.toBeUndefined();
+    runtime.start();
+    expect((await runtime.getTcpPort(3000).fetch("http://ping/")).status).toBe(200);
+    await runtime.destroy();
+    expect(heldContainerState().runs).not.toContain("held-2");
   });
 
   it("reports an unreachable server as a failed start", async () => {

@@ -136,7 +136,9 @@ export async function handleWorkItem(
     const outcome =
       lane === "openma_supervised"
         ? await runSupervised(context, logger, run, client, work)
-        : await runWithRetries(context, logger, run, context.abort, work);
+        : options.leaseWhilePreparing
+          ? await runLeasedUntilHarness(context, logger, run, client, work)
+          : await runWithRetries(context, logger, run, context.abort, work);
     return { workId: work.id, scope, lane, outcome };
   } catch (error) {
     const typed = ManagedRuntimeError.isInstance(error) ? error : describeUnexpected(error);
@@ -241,6 +243,56 @@ async function runSupervised(
     return outcome;
   } finally {
     await lease.close();
+  }
+}
+
+/** Names the handed-over `last_heartbeat` in the harness's environment; `oma-ama-worker` reads it. */
+export const LEASE_HANDOVER_ENV = "OMA_WORK_LAST_HEARTBEAT";
+
+/**
+ * `ama_worker` lane: the in-sandbox worker owns the item's heartbeats while the harness runs, but nothing
+ * renews the lease while the host prepares the sandbox. This worker heartbeats it until the host is about to
+ * start the harness, then renews it once more, stops, and passes the server's `last_heartbeat` on: the
+ * in-sandbox worker's first heartbeat continues from it. One holder at a time: the harness starts only after
+ * this worker's last heartbeat has settled. A lease lost before that ends the run as `lease_lost`; a run that
+ * never reached its harness (deferred, failed) relinquishes the lease.
+ */
+async function runLeasedUntilHarness(
+  context: ItemContext,
+  logger: HostLogger,
+  input: RunInput,
+  client: ManagedAgentsClient,
+  work: BetaSelfHostedWork,
+): Promise<WorkItemOutcome> {
+  const lease = await startWorkLease({
+    client,
+    workId: work.id,
+    environmentId: work.environment_id,
+    intervalMs: context.options.heartbeatIntervalMs,
+    ttlSeconds: context.options.heartbeatTtlSeconds,
+    logger,
+  });
+  let handedOver = false;
+  try {
+    if (lease.lost()) return { type: "ran", result: leaseLostResult(lease.signal), attempts: 0 };
+    const beforeHarness = async () => {
+      const lastHeartbeat = await lease.handOver();
+      handedOver = true;
+      logger.info("work.lease_handed_over", { workId: work.id });
+      return { [LEASE_HANDOVER_ENV]: lastHeartbeat };
+    };
+    return await runWithRetries(
+      context,
+      logger,
+      { ...input, beforeHarness },
+      AbortSignal.any([lease.signal, context.abort]),
+      work,
+    );
+  } finally {
+    // No harness took the lease over: the item goes back to the platform as soon as a short lease lapses, as
+    // the ack's lease would have let it.
+    if (handedOver) await lease.close();
+    else await lease.relinquish();
   }
 }
 

@@ -125,6 +125,14 @@ export interface ManagedEnvironmentWorkerOptions {
   readonly heartbeatIntervalMs?: number;
   /** Work-lease TTL asked for by the supervised lane. @default 60 */
   readonly heartbeatTtlSeconds?: number;
+  /**
+   * `ama_worker` lane: this worker heartbeats the item's Work lease while the host prepares the sandbox (a
+   * large restore can outlast the lease the ack started), renews it once more right before the harness
+   * starts, stops, and hands the server's `last_heartbeat` to the in-sandbox worker in
+   * `OMA_WORK_LAST_HEARTBEAT`, which `oma-ama-worker` continues from. Turn it off for an in-sandbox worker
+   * that cannot take the handover: its first heartbeat would then be refused. @default true
+   */
+  readonly leaseWhilePreparing?: boolean;
   readonly conflictRetry?: ConflictRetryOptions;
   /** How long shutdown lets running items finish before aborting them. @default 30000 */
   readonly shutdownGraceMs?: number;
@@ -180,6 +188,7 @@ const optionsSchema = z
     apiBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
     heartbeatIntervalMs: positiveInt.default(20_000),
     heartbeatTtlSeconds: positiveInt.default(60),
+    leaseWhilePreparing: z.boolean().default(true),
     conflictRetry: z
       .object({
         attempts: positiveInt.default(8),

@@ -24,6 +24,17 @@ export interface WorkLease {
   lost(): boolean;
   /** Ends the heartbeat; resolves after any heartbeat in flight has settled. */
   close(): Promise<void>;
+  /**
+   * Renews the lease once more, ends the heartbeat and returns the server's `last_heartbeat`: the value the
+   * next holder echoes as its first `expected_last_heartbeat`, so the lease passes on without a gap and
+   * without two holders. Rejects with the loss when the lease is gone.
+   */
+  handOver(): Promise<string>;
+  /**
+   * Ends the heartbeat with a last renewal asking for the shortest lease (1 s), so the platform issues the
+   * item again soon instead of a full TTL later: for an item this worker leaves unfinished and unstopped.
+   */
+  relinquish(): Promise<void>;
 }
 
 /**
@@ -50,14 +61,14 @@ export async function startWorkLease(options: WorkLeaseOptions): Promise<WorkLea
       }),
     );
   };
-  const beat = async () => {
+  const beat = async (ttlSeconds = options.ttlSeconds) => {
     try {
       const response = await options.client.beta.environments.work.heartbeat(
         options.workId,
         {
           environment_id: options.environmentId,
           expected_last_heartbeat: last,
-          desired_ttl_seconds: options.ttlSeconds,
+          desired_ttl_seconds: ttlSeconds,
         },
         { signal: controller.signal, maxRetries: 0 },
       );
@@ -79,6 +90,11 @@ export async function startWorkLease(options: WorkLeaseOptions): Promise<WorkLea
       if (Date.now() - lastOkAt > options.ttlSeconds * 1000) lose("heartbeat_ttl_elapsed", error);
     }
   };
+  const stop = async () => {
+    closed = true;
+    if (timer) clearTimeout(timer);
+    await inFlight;
+  };
   const schedule = () => {
     if (closed || controller.signal.aborted) return;
     timer = setTimeout(() => {
@@ -90,10 +106,17 @@ export async function startWorkLease(options: WorkLeaseOptions): Promise<WorkLea
   return {
     signal: controller.signal,
     lost: () => controller.signal.aborted,
-    async close() {
-      closed = true;
-      if (timer) clearTimeout(timer);
-      await inFlight;
+    close: stop,
+    async handOver() {
+      await stop();
+      if (!controller.signal.aborted) await beat();
+      if (controller.signal.aborted) throw controller.signal.reason;
+      // A failed renewal that did not lose the lease still leaves a current value to pass on.
+      return last;
+    },
+    async relinquish() {
+      await stop();
+      if (!controller.signal.aborted) await beat(1);
     },
   };
 }

@@ -43,9 +43,11 @@ it("leaves an item to the platform when the driver has no sandbox, and the re-is
     reason: "insufficient_capacity",
     attempts: 1,
   });
-  // Not stopped, not failed: the platform still holds it as claimed, and issues it again when the lease lapses.
+  // Not stopped, not failed: the platform still holds it under the 1 s lease this worker's last renewal asked
+  // for, and issues it again when that lapses.
   const [item] = stack.plane.workItems(stack.environment.id);
-  expect(item?.state).toBe("starting");
+  expect(item?.state).toBe("active");
+  expect(item?.stopped_at).toBeNull();
   expect(stack.logs.some((entry) => entry.event === "work.stopped")).toBe(false);
   // Nothing was acquired, so nothing is journaled, orphaned or published.
   expect(await stack.orphans.list({ limit: 10 })).toEqual([]);
@@ -97,7 +99,7 @@ it("leaves an item to the platform when the fence store refuses the fence (read-
   await worker.drain();
   const [first] = await stack.reportsAfter(1);
   expect(first?.outcome).toEqual({ type: "deferred", reason: "store_unavailable", attempts: 1 });
-  expect(stack.plane.workItems(stack.environment.id)[0]?.state).toBe("starting");
+  expect(stack.plane.workItems(stack.environment.id)[0]?.state).toBe("active");
   while (stack.reports.length < 2) await worker.drain();
   const second = stack.reports[1];
   expect(second?.workId).toBe(first?.workId);

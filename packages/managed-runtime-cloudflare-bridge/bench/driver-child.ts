@@ -2,8 +2,7 @@
  * The driver side of `pnpm bench:bridge` (apps/benchmarks runs it with `pnpm bench:driver-child`), in its
  * own Node process so its peak RSS is the driver's alone. `OMA_BENCH_CHILD_MODE`: `idle` (build the driver,
  * do nothing), `checkpoint` (of the sandbox `OMA_BENCH_CHILD_ARGUMENT` names), `restore` (of the handle
- * JSON in `OMA_BENCH_CHILD_ARGUMENT`), and `restore-unverified` (without the in-sandbox proof of the tree,
- * to measure what it costs). Writes its result as JSON to `OMA_BENCH_RESULT_FILE`.
+ * JSON in `OMA_BENCH_CHILD_ARGUMENT`). Writes its result as JSON to `OMA_BENCH_RESULT_FILE`.
  */
 import { writeFileSync } from "node:fs";
 import { createFsBlobStore } from "@open-managed-agents/blob-store/fs";
@@ -75,7 +74,6 @@ async function main(): Promise<void> {
   });
   const { provider } = createBridgeSandboxComponents(resolved, {
     wrapClient: (client) => instrumentClient(client, recorder),
-    verifyRestores: mode !== "restore-unverified",
   });
   const context = { sessionId: requiredEnv("OMA_BENCH_SESSION"), workdir: "/workspace" };
   const rssAtStartBytes = process.memoryUsage().rss;
@@ -87,7 +85,7 @@ async function main(): Promise<void> {
     const runtime = await provider.connect(argument, context);
     const handle = await runtime.checkpoint({ kind: "filesystem", name: "bench" });
     output = { handle };
-  } else if (mode === "restore" || mode === "restore-unverified") {
+  } else if (mode === "restore") {
     const runtime = await provider.restore(
       JSON.parse(argument) as SandboxCheckpointHandle,
       context,

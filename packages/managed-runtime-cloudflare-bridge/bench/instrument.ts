@@ -36,6 +36,20 @@ export function createStepRecorder(): StepRecorder {
 /** Names a helper command the driver runs in the sandbox after what it does. */
 export function execStep(argv: readonly string[]): string {
   const script = argv.join(" ");
+  // Snapshot scripts: `sh -c <script> <name> <mode> ...`.
+  if (argv[0] === "sh" && argv[1] === "-c" && argv[3] === "capture.sh") {
+    const modes: Record<string, string> = {
+      list: "sandbox: list, compare with the cache, hash changes",
+      bundle: "sandbox: archive needed contents",
+      commit: "sandbox: keep listing cache, remove scratch",
+      seed: "sandbox: listing cache after restore",
+      clean: "sandbox: remove scratch",
+    };
+    return modes[argv[4] ?? ""] ?? "sandbox: other exec";
+  }
+  if (argv[0] === "sh" && argv[1] === "-c" && argv[3] === "restore.sh" && argv[4] === "prepare") {
+    return "sandbox: restore scratch folder, tools";
+  }
   if (script.includes("du -sb")) return "sandbox: measure (du)";
   if (script.includes(" restore.sh restore "))
     return "sandbox: extract parts as they arrive, prove the tree [+ listing cache]";

@@ -1,9 +1,10 @@
 import { defineConfig } from "tsup";
+import { shellTextTsupOptions } from "../../../scripts/program-text.mjs";
 
 // Bundles the bench with the driver's sources, so it reaches internals the public entry does not export.
 // The benchmarks that run the driver with the local stack or the host live in apps/benchmarks.
 export default defineConfig({
-  entry: { "driver-child": "bench/driver-child.ts", "base-read.bench": "bench/base-read.bench.ts" },
+  entry: { "driver-child": "bench/driver-child.ts" },
   outDir: "bench/dist",
   format: ["esm"],
   platform: "node",
@@ -13,5 +14,5 @@ export default defineConfig({
   splitting: true,
   // Workspace packages (the local stack among them) run from their own builds.
   skipNodeModulesBundle: true,
-  loader: { ".sh": "text" },
+  ...shellTextTsupOptions(),
 });

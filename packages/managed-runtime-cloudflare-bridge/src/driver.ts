@@ -6,8 +6,8 @@ import {
   type ResolvedCloudflareBridgeOptions,
   resolveBridgeOptions,
 } from "./options.js";
-import { processMemoryBudget } from "./memory-budget.js";
 import { createBridgeSandboxProvider } from "./runtime/bridge-provider.js";
+import { createRuntimeCheckingClient } from "./runtime/runtime-checking-client.js";
 import { createTombstoningClient } from "./runtime/tombstoning-client.js";
 import { type BridgeClient, createBridgeClient } from "./wire/bridge-client.js";
 
@@ -79,8 +79,6 @@ export function createBridgeSandboxComponents(
   resolved: ResolvedCloudflareBridgeOptions,
   options: {
     readonly wrapClient?: (client: BridgeClient) => BridgeClient;
-    /** Off only to measure what proving a restore costs (the benchmark); never in service. @default true */
-    readonly verifyRestores?: boolean;
   } = {},
 ) {
   const baseClient = createBridgeClient({
@@ -89,8 +87,11 @@ export function createBridgeSandboxComponents(
     fetch: resolved.fetch,
     retry: resolved.retry,
   });
+  const observed = options.wrapClient ? options.wrapClient(baseClient) : baseClient;
   const client = createTombstoningClient(
-    options.wrapClient ? options.wrapClient(baseClient) : baseClient,
+    resolved.checkContainerRuntime
+      ? createRuntimeCheckingClient(observed, resolved.checkContainerRuntime)
+      : observed,
   );
   const checkpointer = createBridgeCheckpointer({
     provider: CLOUDFLARE_BRIDGE_PROVIDER,
@@ -99,15 +100,11 @@ export function createBridgeSandboxComponents(
     keyPrefix: resolved.checkpointKeyPrefix,
     excludes: resolved.checkpointExcludes,
     maxRequestBytes: resolved.maxHydrateBytes,
-    singleRequestBytes: Math.min(resolved.singleRequestBytes, resolved.maxHydrateBytes),
     partBytes: resolved.partBytes,
-    maxCheckpointBytes: resolved.maxCheckpointBytes,
     archiveLimits: resolved.archiveLimits,
     compression: resolved.compression,
-    spoolDirectory: resolved.spoolDirectory,
-    memoryBudget: resolved.memoryBudget ?? processMemoryBudget(),
-    onProgress: resolved.onProgress,
-    ...(options.verifyRestores === undefined ? {} : { verifyRestores: options.verifyRestores }),
+    ...(resolved.spoolDirectory === undefined ? {} : { spoolDirectory: resolved.spoolDirectory }),
+    ...(resolved.onProgress === undefined ? {} : { onProgress: resolved.onProgress }),
   });
   const provider = createBridgeSandboxProvider({
     provider: CLOUDFLARE_BRIDGE_PROVIDER,

@@ -10,6 +10,7 @@ export {
   createManagedRuntimeProviderDriver,
 } from "./loader-entry.js";
 export type { CloudflareBridgeManagedRuntimeOptions } from "./options.js";
+export type { ContainerRuntimeCheck } from "./runtime/runtime-checking-client.js";
 export type { CheckpointProgress } from "./checkpoint/bridge-checkpointer.js";
 export {
   type BridgeClient,

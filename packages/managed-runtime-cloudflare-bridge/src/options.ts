@@ -9,6 +9,7 @@ import {
 import * as z from "zod";
 import type { CheckpointProgress } from "./checkpoint/bridge-checkpointer.js";
 import type { MemoryBudget } from "./memory-budget.js";
+import type { ContainerRuntimeCheck } from "./runtime/runtime-checking-client.js";
 import type { RetryPolicy } from "./wire/retry.js";
 
 const MIB = 1024 * 1024;
@@ -81,6 +82,14 @@ export interface CloudflareBridgeManagedRuntimeOptions {
    * (`@open-managed-agents/environment-packages`); `false` builds none. @default {} (its defaults)
    */
   readonly environmentPackages?: ProviderManagedRuntimeOptions["environmentPackages"];
+  /**
+   * Checks the container runtime behind the bridge, starting nothing, after a call failed as the sandbox's
+   * (`sandbox_failed`): a sentence naming the runtime and why it is down, or null when it answers. A down
+   * runtime turns the call's error into `unavailable` (context `service: "container_runtime"`). The local
+   * stack has one (`LocalBridge.checkContainerRuntime`); Cloudflare's runtime cannot be asked, so there is
+   * none, and such failures stay `sandbox_failed`.
+   */
+  readonly checkContainerRuntime?: ContainerRuntimeCheck;
 }
 
 const keyPrefix = z
@@ -144,6 +153,9 @@ const optionsSchema = z
     memoryBudget: z.custom<MemoryBudget>(isMemoryBudget, "must be a MemoryBudget").optional(),
     onProgress: z
       .custom<(progress: CheckpointProgress) => void>(isFunction, "must be a function")
+      .optional(),
+    checkContainerRuntime: z
+      .custom<ContainerRuntimeCheck>(isFunction, "must be a function")
       .optional(),
   })
   .strict()

@@ -57,6 +57,25 @@ describe("bridge client against a hostile bridge", () => {
     expect(error.cause).toBeInstanceOf(Error);
   });
 
+  it("names a bridge that closed the connection before answering, with Node's fetch and its own", async () => {
+    for (const fetchImpl of [fetch, undefined]) {
+      const closing = createBridgeClient({
+        baseUrl: bridge.url,
+        apiKey: API_KEY,
+        retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+        ...(fetchImpl ? { fetch: fetchImpl } : {}),
+      });
+      // The request arrived; the bridge (a Worker killed as it was about to answer) closes without a word.
+      bridge.respond((_request, response) => void response.socket?.destroy());
+      const error = await failure(closing.readFile(ID, "/workspace/a.txt"));
+      expect(error.code).toBe("unavailable");
+      expect(error.context).toMatchObject({ operation: "file.read" });
+      expect(error.message).toMatch(
+        /^bridge file\.read broke off: the bridge closed the connection before answering \(fetch failed \((UND_ERR_SOCKET: other side closed|ECONNRESET: socket hang up)\)\)$/,
+      );
+    }
+  });
+
   it("decodes a well-formed exec stream and sends the key only as a bearer header", async () => {
     bridge.respond((_request, response) =>
       sse(response, [
@@ -192,7 +211,10 @@ describe("bridge client against a hostile bridge", () => {
     resetFirst(exitZero);
     const error = await failure(execAll());
     expect(error.code).toBe("unavailable");
-    expect(error.message).toMatch(/bridge exec unreachable: .*ECONNRESET/);
+    // The bridge took the connection and dropped it: it went away before answering, it was not unreachable.
+    expect(error.message).toMatch(
+      /^bridge exec broke off: the bridge closed the connection before answering \(.*ECONNRESET/,
+    );
     expect(calls).toBe(1);
 
     // A capacity refusal is an answer: it surfaces at once, also for a helper.

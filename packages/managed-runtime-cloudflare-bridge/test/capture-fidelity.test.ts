@@ -50,9 +50,10 @@ function components(hook?: ExecHook) {
   return createBridgeSandboxComponents(resolved);
 }
 
+/** Snapshots published in the store: a refused checkpoint adds none. */
 const manifests = async () =>
-  (await store.list({ prefix: "cloudflare-bridge-workspaces/sessions/" })).objects.filter(
-    (object) => object.key.includes("/manifests/"),
+  (await store.list({ prefix: "cloudflare-bridge-workspaces/" })).objects.filter((object) =>
+    object.key.includes("/snapshots/"),
   ).length;
 
 async function refusal(
@@ -154,12 +155,12 @@ describe("a checkpoint is the tree the walk saw, or a refusal naming the path", 
     }
   }, 120_000);
 
-  it("refuses a first checkpoint whose file vanished between the walk and the archive", async () => {
+  it("refuses a first checkpoint whose file vanished between the listing and the archive", async () => {
     let runtime: SandboxRuntime | undefined;
     // Stands in for the session's own process removing a file while the checkpoint runs: just as the sandbox
-    // starts archiving what it listed, the file goes.
+    // starts archiving what it listed and hashed, the file goes.
     const { provider, checkpointer } = components({
-      marker: "--verbatim-files-from",
+      marker: ',"bundle",',
       run: async () => void (await runtime?.exec("rm -f /workspace/gone.txt")),
     });
     runtime = await provider.create({ sessionId: "s", workdir: "/workspace" });
@@ -178,12 +179,13 @@ describe("a checkpoint is the tree the walk saw, or a refusal naming the path", 
     }
   }, 120_000);
 
-  it("refuses a first checkpoint whose archive holds fewer entries than the walk listed", async () => {
+  it("refuses a first checkpoint whose archive holds fewer entries than the listing", async () => {
     // Stands in for an archiver that leaves an entry out and still succeeds (what `--ignore-failed-read` did):
     // the sandbox's tar is told to exclude a listed file, so it exits 0 with one member fewer.
     const { provider, checkpointer } = components({
-      marker: "--verbatim-files-from",
-      rewrite: (body) => body.replace("tar -cf - ", "tar --exclude=./left-out.txt -cf - "),
+      marker: ',"bundle",',
+      rewrite: (body) =>
+        body.replace("--hard-dereference -T", "--exclude=./left-out.txt --hard-dereference -T"),
     });
     const runtime = await provider.create({ sessionId: "s", workdir: "/workspace" });
     try {
@@ -195,7 +197,10 @@ describe("a checkpoint is the tree the walk saw, or a refusal naming the path", 
           sessionId: `count-${crypto.randomUUID()}`,
         }),
       );
-      expect(refused).toEqual({ code: "sandbox_failed", context: { listed: 2, archived: 1 } });
+      expect(refused).toEqual({
+        code: "sandbox_failed",
+        context: { entry: "left-out.txt", reason: "unreadable" },
+      });
       expect(await manifests()).toBe(published);
     } finally {
       await runtime.destroy();

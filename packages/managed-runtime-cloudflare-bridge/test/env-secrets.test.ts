@@ -37,9 +37,7 @@ function runtimeProvider(fetchImpl?: typeof fetch) {
     keyPrefix: "unused",
     excludes: [],
     maxRequestBytes: 1 << 20,
-    singleRequestBytes: 1 << 20,
     partBytes: 1 << 18,
-    maxCheckpointBytes: 1 << 24,
     archiveLimits: { maxEntries: 10_000, maxBytes: 1 << 24, maxEntryBytes: 1 << 24 },
   });
   return createBridgeSandboxProvider({

@@ -18,6 +18,7 @@ import {
   createStackWorld,
   faultingFetch,
   isCheckpointTransfer,
+  isRestoreTransfer,
   shellProfile,
   workItem,
 } from "./faults/stack-world.js";
@@ -70,7 +71,7 @@ async function expectRecovered(world: StackWorld, session: string): Promise<void
 }
 
 const TRIGGERS = {
-  restore: (url: URL) => url.pathname.endsWith("/hydrate"),
+  restore: isRestoreTransfer,
   harness: (_url: URL, init: RequestInit | undefined) => bodyContains(init, "FAULT_HARNESS"),
   checkpoint: isCheckpointTransfer,
 } as const;

@@ -16,6 +16,7 @@ import type {
 } from "@open-managed-agents/runtime-resource-contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  type CheckpointProgress,
   type CloudflareBridgeManagedRuntimeOptions,
   createCloudflareBridgeManagedRuntime,
 } from "../src/index.js";
@@ -92,6 +93,42 @@ describe("cloudflare-bridge driver against the local stack", () => {
     expect(second).toMatchObject({ type: "completed", revision: 2 });
   }, 120_000);
 
+  it("reports checkpoint and restore progress with entries, bytes and the step", async () => {
+    const reports: CheckpointProgress[] = [];
+    const onProgress = (report: CheckpointProgress) => reports.push(report);
+    const first = await runWorkItem(
+      scopeFor("session-progress"),
+      shellProfile("mkdir -p src && for i in $(seq 1 40); do echo file $i > src/f$i.txt; done"),
+      { onProgress },
+    );
+    expect(first.type).toBe("completed");
+    const checkpoint = reports.filter((report) => report.phase === "checkpoint");
+    expect(checkpoint.map((report) => report.step)).toContain("contents");
+    const done = checkpoint.at(-1);
+    expect(done).toMatchObject({ step: "done", sandboxId: expect.any(String) });
+    expect(done?.entries).toBe(done?.totalEntries);
+    expect(done?.entries).toBeGreaterThan(40);
+    expect(done?.bytes).toBe(done?.totalBytes);
+
+    reports.length = 0;
+    const second = await runWorkItem(
+      scopeFor("session-progress"),
+      shellProfile('test "$(cat /workspace/src/f40.txt)" = "file 40"'),
+      { onProgress },
+    );
+    expect(second.type).toBe("completed");
+    const restore = reports.filter((report) => report.phase === "restore");
+    // Read and checked before a sandbox exists; sent and proved in the sandbox after.
+    expect(restore[0]).toMatchObject({ step: "assemble" });
+    expect(restore[0]?.sandboxId).toBeUndefined();
+    const restored = restore.at(-1);
+    expect(restored).toMatchObject({ step: "done", sandboxId: expect.any(String) });
+    expect(restored?.entries).toBe(done?.entries);
+    expect(restored?.totalEntries).toBe(done?.entries);
+    expect(restored?.bytes).toBe(restored?.totalBytes);
+    expect(restored?.bytes).toBeGreaterThan(0);
+  }, 120_000);
+
   it("moves workspaces larger than one request through archive parts and joins oversize files", async () => {
     const options = { singleRequestBytes: 64 * 1024, partBytes: 256 * 1024 };
     const script =
@@ -124,9 +161,7 @@ describe("cloudflare-bridge driver against the local stack", () => {
       keyPrefix: "replaced",
       excludes: [],
       maxRequestBytes: 1 << 20,
-      singleRequestBytes: 1 << 20,
       partBytes: 1 << 18,
-      maxCheckpointBytes: 1 << 24,
       archiveLimits: { maxEntries: 10_000, maxBytes: 1 << 24, maxEntryBytes: 1 << 24 },
     });
     const provider = createBridgeSandboxProvider({
@@ -164,9 +199,7 @@ describe("cloudflare-bridge driver against the local stack", () => {
         keyPrefix: "probed",
         excludes: [],
         maxRequestBytes: 1 << 20,
-        singleRequestBytes: 1 << 20,
         partBytes: 1 << 18,
-        maxCheckpointBytes: 1 << 24,
         archiveLimits: { maxEntries: 10_000, maxBytes: 1 << 24, maxEntryBytes: 1 << 24 },
       });
       return createBridgeSandboxProvider({

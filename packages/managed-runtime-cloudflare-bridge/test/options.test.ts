@@ -72,6 +72,7 @@ describe("cloudflare-bridge options", () => {
     ["archiveLimits", { archiveLimits: { maxEntries: 0 } }],
     ["archiveLimits", { archiveLimits: { maxEntryBytes: -1 } }],
     ["archiveLimits", { archiveLimits: { maxFiles: 10 } }],
+    ["checkContainerRuntime", { checkContainerRuntime: "http://127.0.0.1:1/api/ping" }],
   ])("rejects a bad %s with invalid_config naming it", (field, override) => {
     const error = configError(() =>
       createCloudflareBridgeManagedRuntime({ ...valid, ...(override as object) } as never),

@@ -30,6 +30,7 @@ const session = {
 describe("host transaction order", () => {
   it("keeps the order as data in one place", () => {
     expect(TRANSACTION_STAGES).toEqual([
+      "session-salvage",
       "workspace-materialize",
       "outputs-prepare",
       "credential-egress-prepare",

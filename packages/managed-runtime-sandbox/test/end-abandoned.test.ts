@@ -1,11 +1,10 @@
-import { execFileSync } from "node:child_process";
-import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import {
   ManagedRuntimeError,
   type ManagedSandboxLease,
 } from "@open-managed-agents/runtime-resource-contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shellFiles, shellcheck, shellcheckInstalled } from "../../../vitest.shellcheck.js";
 import {
   amaProfile,
   checkpointPlan,
@@ -142,24 +141,14 @@ describe("endAbandoned", () => {
   });
 });
 
-// scripts/bootstrap.sh installs shellcheck; without it there is nothing to run here.
-const shellcheck = (() => {
-  try {
-    execFileSync("shellcheck", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
 describe("programs run in the sandbox", () => {
   const folder = join(import.meta.dirname, "../src/scripts");
-  const scripts = readdirSync(folder).filter((name) => name.endsWith(".sh"));
 
-  it.runIf(shellcheck)("pass shellcheck as POSIX sh", () => {
-    expect(scripts).toContain("end-harness.sh");
-    execFileSync("shellcheck", ["-s", "sh", ...scripts.map((name) => join(folder, name))], {
-      encoding: "utf8",
-    });
+  it("are shell files", () => {
+    expect(shellFiles(folder)).toEqual(["end-harness.sh"]);
   });
+
+  it.runIf(shellcheckInstalled).each(shellFiles(folder))("%s passes shellcheck", (name) =>
+    shellcheck(join(folder, name)),
+  );
 });

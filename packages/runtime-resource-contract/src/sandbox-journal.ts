@@ -20,8 +20,9 @@ export interface SandboxJournalRecord {
   /**
    * Revision of the session's publication the run's workspace was restored from (0: nothing published yet),
    * set once its `ama_worker` harness started on the verified workspace, and cleared again when the run's
-   * own host settles the run. While set, a reconciler that finds the run's host gone may salvage the
-   * sandbox's workspace, and publishes it only while the session is still at this revision. Null: the
+   * own host settles the run. While set, the next run to take the session's fence, or a reconciler that
+   * finds the run's host gone, may salvage the sandbox's workspace, and publishes it only while the session
+   * is still at this revision. Null: the
    * sandbox is only reaped (its harness never started, its host settled it, or the record predates the field).
    */
   readonly startRevision: number | null;
@@ -53,6 +54,14 @@ export interface SandboxJournalPort {
   }): Promise<void>;
   /** Unresolved records, oldest first. */
   list(input: { readonly limit: number }): Promise<readonly SandboxJournalRecord[]>;
+  /**
+   * Unresolved records of `scope`'s session (its workspace, environment and session, any work item), oldest
+   * first. A run that takes the session's fence reads it to salvage what a dead run of the session left.
+   */
+  listSession(input: {
+    readonly scope: RuntimeResourceScope;
+    readonly limit: number;
+  }): Promise<readonly SandboxJournalRecord[]>;
   /** Records a failed (or unconfirmed) reap attempt. */
   failed(input: { readonly id: string; readonly error: string }): Promise<void>;
   /** Removes the record of a sandbox whose termination was confirmed. Idempotent. */

@@ -101,8 +101,8 @@ async function checkpointPhase(context: BenchContext, source: string, workspaceB
 
 /**
  * Driver restore of `handle` into a fresh sandbox, bracketed by curl `/hydrate` of the even and the odd parts
- * of a GNU tar of the same tree: once without the driver's in-sandbox proof of the tree and once with it (the
- * service's way), each tree then compared with the source's here.
+ * of a GNU tar of the same tree, twice, each tree proved in the sandbox by the driver and then compared with
+ * the source's here.
  */
 async function restorePhase(
   context: BenchContext,
@@ -127,7 +127,7 @@ async function restorePhase(
       parts.filter((_, index) => index % 2 === 0),
     ),
   );
-  const restoreInto = async (mode: "restore" | "restore-unverified", phase: string) => {
+  const restoreInto = async (mode: "restore", phase: string) => {
     log(`driver: ${phase} into a fresh sandbox`);
     const result = await measured(context, phase, () =>
       runDriverChild(context.child, [mode, JSON.stringify(handle)]),
@@ -143,16 +143,11 @@ async function restorePhase(
     );
     return { result, same };
   };
-  // Twice each, in the order without, with, with, without: the shared host's load drifts through a run.
-  const unchecked = await restoreInto("restore-unverified", "driver restore without proof");
+  // Twice: the shared host's load drifts through a run. Every restore is proved in the sandbox.
   const checked = await restoreInto("restore", "driver restore");
   const checkedAgain = await restoreInto("restore", "driver restore, again");
-  const uncheckedAgain = await restoreInto(
-    "restore-unverified",
-    "driver restore without proof, again",
-  );
   const restore = checked.result;
-  const verified = [unchecked, checked, checkedAgain, uncheckedAgain].every((run) => run.same);
+  const verified = [checked, checkedAgain].every((run) => run.same);
   log("raw: curl /hydrate of the odd parts");
   const hydrated = combineTransfers(
     before,
@@ -167,8 +162,6 @@ async function restorePhase(
   return {
     restore,
     restoreAgain: checkedAgain.result,
-    restoreUnverified: unchecked.result,
-    restoreUnverifiedAgain: uncheckedAgain.result,
     verified,
     rawHydrates: hydrated,
   };
@@ -256,8 +249,6 @@ async function run(
       secondCheckpoint: second,
       restore: restored.restore,
       restoreAgain: restored.restoreAgain,
-      restoreUnverified: restored.restoreUnverified,
-      restoreUnverifiedAgain: restored.restoreUnverifiedAgain,
       rawGets: checkpointed.rawGets,
       rawHydrates: restored.rawHydrates,
       persist,

@@ -10,8 +10,6 @@ export const RATIO_TARGET = 0.8;
 export const COMPRESSIBLE_RATIO_TARGET = 2.5;
 /** The second checkpoint, after 1% of the files changed, against the full one. */
 export const SECOND_CHECKPOINT_TARGET = 0.1;
-/** What the in-sandbox proof of a restored tree may add to the restore, at most. */
-export const VERIFY_OVERHEAD_TARGET = 0.15;
 /** Peak RSS target of the driver process. */
 export const RSS_TARGET_BYTES = 128 * MIB;
 
@@ -32,9 +30,6 @@ export interface BenchFigures {
   readonly restore: ChildResult;
   /** The same restore once more, after {@link restore}. */
   readonly restoreAgain: ChildResult;
-  /** The same restore without the in-sandbox proof of the tree, before the two with it and after them. */
-  readonly restoreUnverified: ChildResult;
-  readonly restoreUnverifiedAgain: ChildResult;
   readonly rawGets: RawTransfers & { archiveMs: number };
   readonly rawHydrates: RawTransfers;
   readonly persist: PersistAttempt | null;
@@ -86,11 +81,6 @@ export function formatReport(figures: BenchFigures): string {
   const secondSeconds = figures.secondCheckpoint.elapsedMs / 1000;
   const restoreSeconds = figures.restore.elapsedMs / 1000;
   const againSeconds = figures.restoreAgain.elapsedMs / 1000;
-  const uncheckedSeconds = figures.restoreUnverified.elapsedMs / 1000;
-  const uncheckedAgainSeconds = figures.restoreUnverifiedAgain.elapsedMs / 1000;
-  // Both runs of each kind together: each kind ran once early and once late.
-  const proofShare =
-    (restoreSeconds + againSeconds) / (uncheckedSeconds + uncheckedAgainSeconds) - 1;
   // Rates over the workspace's uncompressed tar bytes, the same bytes the raw figures move.
   const checkpointRatio =
     mbps(archiveBytes, checkpointSeconds) / mbps(figures.rawGets.bytes, figures.rawGets.seconds);
@@ -127,12 +117,6 @@ export function formatReport(figures: BenchFigures): string {
     ),
     row("  (reference: in-sandbox tar | split, via exec)", null, figures.rawGets.archiveMs / 1000),
     row(
-      "driver restore without the in-sandbox proof",
-      archiveBytes,
-      uncheckedSeconds,
-      load(figures.loads, "driver restore without proof"),
-    ),
-    row(
       "driver restore (provider.restore, fresh sandbox)",
       archiveBytes,
       restoreSeconds,
@@ -143,17 +127,6 @@ export function formatReport(figures: BenchFigures): string {
       archiveBytes,
       againSeconds,
       load(figures.loads, "driver restore, again"),
-    ),
-    row(
-      "driver restore without the proof, again",
-      archiveBytes,
-      uncheckedAgainSeconds,
-      load(figures.loads, "driver restore without proof, again"),
-    ),
-    row(
-      `  (the proof adds ${(proofShare * 100).toFixed(1)} % over both pairs; target ≤ ${VERIFY_OVERHEAD_TARGET * 100} %: ${verdict(proofShare <= VERIFY_OVERHEAD_TARGET)})`,
-      null,
-      (restoreSeconds + againSeconds - uncheckedSeconds - uncheckedAgainSeconds) / 2,
     ),
     row(
       `raw bridge: curl /hydrate of ${figures.rawHydrates.requests} 8 MiB tar parts`,

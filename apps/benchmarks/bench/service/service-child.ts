@@ -3,6 +3,7 @@
  * plane and the local stack, and a reader of a child's JSON lines.
  */
 import type { ChildProcess } from "node:child_process";
+import { appendFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 
 /** A durable workspace and the in-sandbox AMA worker, found on the sandbox's PATH. */
@@ -53,14 +54,17 @@ export function serviceEnvironment(
 
 /**
  * A child's JSON lines as they come: `all` of them, `next()` in turn, and `until(test)`; both waits fail once
- * the child has exited. Lines that are not JSON are passed to this process's stderr.
+ * the child has exited. Lines that are not JSON are passed to this process's stderr. With
+ * `OMA_BENCH_LOG_FILE` set, every line is also appended to that file, so a long run can be followed.
  */
 export function jsonLines(child: ChildProcess, stream: NodeJS.ReadableStream) {
   const queue: Record<string, unknown>[] = [];
   const all: Record<string, unknown>[] = [];
   const waiter: { wake: (() => void) | null; ended: boolean } = { wake: null, ended: false };
   void (async () => {
+    const logFile = process.env.OMA_BENCH_LOG_FILE;
     for await (const line of createInterface({ input: stream })) {
+      if (logFile) appendFileSync(logFile, `${line}\n`);
       try {
         const parsed = JSON.parse(line) as Record<string, unknown>;
         queue.push(parsed);

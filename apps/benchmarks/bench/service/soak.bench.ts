@@ -11,7 +11,8 @@
  * the containers' trees and of workerd's Durable Object state, the blob store's and the SQLite store's bytes;
  * RSS samples along the way give each process's growth per item (least squares over the samples). workerd's
  * RSS is also read right after a full collection of its isolates (through its inspector): what the Worker
- * keeps, apart from garbage V8 has not collected yet.
+ * keeps, apart from garbage V8 has not collected yet. Last, a heap snapshot of the Worker's isolate counts the
+ * Durable Objects workerd still holds (the pool's and every sandbox's not evicted yet).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
@@ -225,6 +226,9 @@ try {
   // One more sweep period, so the last items' superseded checkpoints are past their grace.
   await new Promise((resolve) => setTimeout(resolve, SWEEP_INTERVAL_MS + SWEEP_GRACE_MS + 2_000));
   const last = await snapshot(ITEMS);
+  // Taken after the last RSS reading: a heap snapshot grows workerd's RSS by itself.
+  stack.stdin?.write("count\n");
+  const { durableObjects } = (await stackLines.next()) as { durableObjects: number | null };
   const minutes = ((Date.now() - started) / 60_000).toFixed(1);
   const out = (text: string) => process.stdout.write(`${text}\n`);
   out(
@@ -246,6 +250,7 @@ try {
     `  workerd after collection RSS ${mib(first.workerdCollected)} → ${mib(last.workerdCollected)}` +
       ` (${(collectedPerItem / 1024).toFixed(1)} KiB/item by least squares)`,
   );
+  out(`  Durable Objects alive in workerd at the end ${durableObjects ?? "(no answer)"}`);
   out(`  containers running       ${first.containers} → ${last.containers}`);
   out(`  container trees on disk  ${mib(first.containerDisk)} → ${mib(last.containerDisk)}`);
   out(`  Durable Object state     ${mib(first.stateDisk)} → ${mib(last.stateDisk)}`);

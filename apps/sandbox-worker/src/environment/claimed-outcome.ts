@@ -1,7 +1,13 @@
 import type { WorkItemReport } from "@open-managed-agents/managed-environment-worker";
 import type { ManagedRuntimeErrorJSON } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
-import { type WorkOutcome, errorJSON, outcomeOf } from "../work/work-outcome.js";
+import {
+  type WorkOutcome,
+  errorJSON,
+  errorJSONSchema,
+  outcomeOf,
+  workOutcomeOptions,
+} from "../work/work-outcome.js";
 
 /** How a claimed item ended, as stored in D1 and returned by the operator API. Holds no credential. */
 export type ClaimedOutcome =
@@ -33,31 +39,9 @@ export function claimedOutcomeOf(report: WorkItemReport): ClaimedOutcome {
   }
 }
 
-const errorJSONSchema = z.object({
-  code: z.string(),
-  message: z.string(),
-  context: z.record(z.string(), z.unknown()).optional(),
-});
-
 /** Schema of a stored {@link ClaimedOutcome}. */
 export const claimedOutcomeSchema = z.discriminatedUnion("type", [
-  z.object({
-    type: z.literal("completed"),
-    revision: z.number(),
-    generation: z.number(),
-    cleanupErrors: z.array(errorJSONSchema),
-  }),
-  z.object({
-    type: z.literal("failed"),
-    error: errorJSONSchema,
-    cleanupErrors: z.array(errorJSONSchema),
-  }),
-  z.object({
-    type: z.literal("lease_lost"),
-    error: errorJSONSchema,
-    cleanupErrors: z.array(errorJSONSchema),
-  }),
-  z.object({ type: z.literal("conflict"), expiresAt: z.string().nullable() }),
+  ...workOutcomeOptions,
   z.object({ type: z.literal("skipped"), reason: z.string() }),
   z.object({ type: z.literal("rejected"), error: errorJSONSchema }),
   z.object({ type: z.literal("deferred"), reason: z.string(), attempts: z.number() }),

@@ -4,6 +4,7 @@ import {
   InternalError,
 } from "@open-managed-agents/runtime-resource-contract";
 import type { ManagedRuntimeRunResult } from "@open-managed-agents/managed-runtime-host";
+import * as z from "zod";
 
 /** How a work item ended, as stored in D1 and returned by the API. Holds no fence token or credential. */
 export type WorkOutcome =
@@ -24,6 +25,37 @@ export type WorkOutcome =
       readonly cleanupErrors: readonly ManagedRuntimeErrorJSON[];
     }
   | { readonly type: "conflict"; readonly expiresAt: string | null };
+
+/** Schema of a stored {@link ManagedRuntimeErrorJSON}. */
+export const errorJSONSchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  context: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** The options of {@link workOutcomeSchema}, for schemas of outcomes that add their own. */
+export const workOutcomeOptions = [
+  z.object({
+    type: z.literal("completed"),
+    revision: z.number(),
+    generation: z.number(),
+    cleanupErrors: z.array(errorJSONSchema),
+  }),
+  z.object({
+    type: z.literal("failed"),
+    error: errorJSONSchema,
+    cleanupErrors: z.array(errorJSONSchema),
+  }),
+  z.object({
+    type: z.literal("lease_lost"),
+    error: errorJSONSchema,
+    cleanupErrors: z.array(errorJSONSchema),
+  }),
+  z.object({ type: z.literal("conflict"), expiresAt: z.string().nullable() }),
+] as const;
+
+/** Schema of a stored {@link WorkOutcome}. */
+export const workOutcomeSchema = z.discriminatedUnion("type", workOutcomeOptions);
 
 /** The wire form of any thrown value; untyped errors become `internal` with their message. */
 export function errorJSON(error: unknown): ManagedRuntimeErrorJSON {

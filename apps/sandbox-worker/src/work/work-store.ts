@@ -2,7 +2,7 @@ import { createD1SqlClient } from "@open-managed-agents/managed-runtime-host";
 import { InternalError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 import type { WorkItem } from "./work-item.js";
-import type { WorkOutcome } from "./work-outcome.js";
+import { type WorkOutcome, workOutcomeSchema } from "./work-outcome.js";
 
 /** Where a work item is: waiting for its runner, running, or ended as its outcome's type says. */
 export type WorkStatus = "queued" | "running" | WorkOutcome["type"];
@@ -19,30 +19,6 @@ export interface WorkRecord {
   readonly updatedAt: string;
 }
 
-const errorJSONSchema = z.object({
-  code: z.string(),
-  message: z.string(),
-  context: z.record(z.string(), z.unknown()).optional(),
-});
-const outcomeSchema = z.discriminatedUnion("type", [
-  z.object({
-    type: z.literal("completed"),
-    revision: z.number(),
-    generation: z.number(),
-    cleanupErrors: z.array(errorJSONSchema),
-  }),
-  z.object({
-    type: z.literal("failed"),
-    error: errorJSONSchema,
-    cleanupErrors: z.array(errorJSONSchema),
-  }),
-  z.object({
-    type: z.literal("lease_lost"),
-    error: errorJSONSchema,
-    cleanupErrors: z.array(errorJSONSchema),
-  }),
-  z.object({ type: z.literal("conflict"), expiresAt: z.string().nullable() }),
-]);
 const rowSchema = z.object({
   session_id: z.string(),
   work_id: z.string(),
@@ -74,7 +50,7 @@ function recordOf(input: unknown): WorkRecord {
     result:
       row.result === null
         ? null
-        : (parseRecord(outcomeSchema, JSON.parse(row.result), {
+        : (parseRecord(workOutcomeSchema, JSON.parse(row.result), {
             record: "stored work result",
             code: "internal",
           }) as WorkOutcome),

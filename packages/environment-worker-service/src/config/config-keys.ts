@@ -98,6 +98,13 @@ export const CONFIG_KEYS = {
     kind: "integer",
     description: "how long shutdown lets running items finish",
   },
+  leaseWhilePreparing: {
+    env: "OMA_LEASE_WHILE_PREPARING",
+    flag: "lease-while-preparing",
+    kind: "boolean",
+    description:
+      "heartbeat an ama_worker item while its sandbox is prepared and hand the lease to oma-ama-worker",
+  },
   leaseTtlMs: {
     env: "OMA_LEASE_TTL_MS",
     flag: "lease-ttl-ms",

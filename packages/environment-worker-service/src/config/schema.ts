@@ -45,6 +45,7 @@ export const serviceConfigShape = z
     concurrency: positiveSafeIntegerSchema.default(1),
     pollIntervalMs: positiveSafeIntegerSchema.default(30_000),
     shutdownGraceMs: nonNegativeSafeIntegerSchema.default(30_000),
+    leaseWhilePreparing: z.boolean().default(true),
     leaseTtlMs: positiveSafeIntegerSchema.default(120_000),
     fenceHeartbeatMs: positiveSafeIntegerSchema.default(30_000),
     reconcileIntervalMs: positiveSafeIntegerSchema.default(60_000),

@@ -92,6 +92,7 @@ export async function startService(
     concurrency: config.concurrency,
     fallbackPollIntervalMs: config.pollIntervalMs,
     shutdownGraceMs: config.shutdownGraceMs,
+    leaseWhilePreparing: config.leaseWhilePreparing,
     apiBaseUrl: config.apiBaseUrl,
     ...(config.workerId ? { workerId: config.workerId } : {}),
     ...(config.webhookKey ? { webhookKey: config.webhookKey } : {}),

@@ -3,6 +3,7 @@ import {
   type DoneTurn,
   type Fleet,
   doneLines,
+  isSalvageLine,
   peakInFlight,
   salvageLines,
   turnsSeen,
@@ -17,7 +18,10 @@ export interface FleetFindings {
   readonly deferred: number;
   /** Items issued more than once by the platform. */
   readonly reissued: number;
-  /** Turns a reconciler published for a worker that died under them (their `reconciler.salvage` lines). */
+  /**
+   * Turns published for a worker that died under them, by a reconciler (`reconciler.salvage`) or by the next
+   * run of the session before it restored (`sandbox.salvage`).
+   */
   readonly salvaged: readonly { readonly turn: DoneTurn; readonly line: LogLine }[];
 }
 
@@ -28,8 +32,8 @@ export interface FleetFindings {
  * - per session, the revisions of the publishes strictly increase in the order workers reported them, no
  *   revision or generation is published twice, no item is published twice, and the fence row's revision in
  *   Postgres is the number of publishes the workers reported (nothing published that nobody reported);
- *   a publish is a `work.done` line of outcome `completed`, or a reconciler's `reconciler.salvage` line of
- *   outcome `salvaged` (a salvage publishes the dead worker's item, which never reports done);
+ *   a publish is a `work.done` line of outcome `completed`, or a salvage line (`reconciler.salvage` or a run's
+ *   `sandbox.salvage`) of outcome `salvaged` (a salvage publishes the dead worker's item, which never reports done);
  * - each turn found exactly the markers of the session's earlier published turns in its workspace, in order;
  * - no worker process ran more items at once than its concurrency.
  * Turns in `mayBeUnpublished` (their worker was killed or stopped) may be left unpublished; every other turn was
@@ -68,7 +72,7 @@ export async function expectFleetInvariants(
     // run is a publish too: one at most, and a run of the turn after it only if that run started from it (the
     // platform issues a killed run's item again, and that run restores the salvaged revision).
     const byRun = completed.filter((line) => line.event === "work.done");
-    const bySalvage = completed.filter((line) => line.event === "reconciler.salvage");
+    const bySalvage = completed.filter(isSalvageLine);
     expect(byRun.length, `publishes of turn ${turn.turn} of ${turn.sessionId}`).toBeLessThanOrEqual(
       1,
     );

@@ -276,11 +276,17 @@ export function doneLines(lines: readonly LogLine[]): LogLine[] {
     .sort((a, b) => String(a.time).localeCompare(String(b.time)));
 }
 
-/** The `reconciler.salvage` lines among `lines`, every outcome, in the order they were written. */
+/** A line that logs a salvage, by a reconciler or by the next run of the session. */
+export function isSalvageLine(line: LogLine): boolean {
+  return line.event === "reconciler.salvage" || line.event === "sandbox.salvage";
+}
+
+/**
+ * The salvage lines among `lines`, every outcome, in the order they were written: a reconciler's
+ * (`reconciler.salvage`) and a run's that salvaged a dead run of its session before restoring (`sandbox.salvage`).
+ */
 export function salvageLines(lines: readonly LogLine[]): LogLine[] {
-  return lines
-    .filter((line) => line.event === "reconciler.salvage")
-    .sort((a, b) => String(a.time).localeCompare(String(b.time)));
+  return lines.filter(isSalvageLine).sort((a, b) => String(a.time).localeCompare(String(b.time)));
 }
 
 /** Items one worker process has claimed and not reported done, read from its own lines. */

@@ -10,7 +10,7 @@ import {
   redactSecrets,
 } from "@open-managed-agents/runtime-resource-contract";
 import { Log, LogLevel, Miniflare } from "miniflare";
-import { createControlToken } from "../server/control-token.js";
+import { controlTokenHeaders, createControlToken } from "../server/control-token.js";
 import { type LocalContainerServer, createLocalContainerServer } from "../server/server.js";
 import {
   makeOwnedTemporaryDirectory,
@@ -70,6 +70,12 @@ export interface LocalBridge {
   restartWorker(): Promise<void>;
   /** Kills workerd only; requests fail until {@link LocalBridge.restartWorker}. */
   stopWorker(): Promise<void>;
+  /**
+   * Asks the container server whether it answers (`GET /api/ping`, which starts nothing): null when it does,
+   * else a sentence naming it and what failed. Give it to the `cloudflare-bridge` driver as its
+   * `checkContainerRuntime` option so that a dead runtime is named as such, not as the sandbox's failure.
+   */
+  checkContainerRuntime(signal?: AbortSignal): Promise<string | null>;
   /** Stops workerd and the container server (killing every container process) and removes temporary state. */
   stop(): Promise<void>;
 }
@@ -187,6 +193,7 @@ export async function startLocalBridge(
         serverStopped = false;
       },
       stopWorker,
+      checkContainerRuntime: (signal) => checkContainerServer(server, signal),
       async restartWorker() {
         await stopWorker();
         const next = startWorker(Number(new URL(url).port));
@@ -212,6 +219,32 @@ export async function startLocalBridge(
       message: `the local bridge did not start: ${error instanceof Error ? error.message : String(error)}${detail === "" ? "" : `\nworkerd said:\n${detail}`}`,
       cause: error,
     });
+  }
+}
+
+/** How long the container server has to answer a check before it counts as down. */
+const CONTAINER_CHECK_TIMEOUT_MS = 5_000;
+
+/** Null when `server` answers its ping, else why it is taken for down (its URL and the failure). */
+async function checkContainerServer(
+  server: LocalContainerServer,
+  signal?: AbortSignal,
+): Promise<string | null> {
+  const timeout = AbortSignal.timeout(CONTAINER_CHECK_TIMEOUT_MS);
+  const down = (why: string) => `the local container runtime at ${server.url} ${why}`;
+  try {
+    const response = await fetch(`${server.url}/api/ping`, {
+      headers: controlTokenHeaders(server.controlToken),
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    });
+    await response.body?.cancel().catch(() => undefined);
+    return response.ok ? null : down(`answers its ping with HTTP ${response.status}`);
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    if (timeout.aborted)
+      return down(`did not answer within ${CONTAINER_CHECK_TIMEOUT_MS / 1000} s`);
+    const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+    return down(`is not answering (${cause instanceof Error ? cause.message : String(cause)})`);
   }
 }
 

@@ -300,7 +300,10 @@ export async function createLocalContainerServer(
     close() {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Connections drop before the containers end, as when the server's process dies: a stream in flight
+        // breaks off rather than reporting its command killed (an exit code reads as the command's own failure).
         webSockets.close();
+        server.closeAllConnections();
         await registry.destroyAll();
         process.off("exit", onExit);
         server.closeAllConnections();

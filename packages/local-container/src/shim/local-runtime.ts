@@ -94,6 +94,15 @@ const runs = new Map<string, RunState>();
 /** Registered outbound interception per container id, kept across restarts as workerd keeps it per container. */
 const intercepted = new Map<string, Interceptions>();
 
+/**
+ * The container ids the runtime holds state for: a run (started and not yet destroyed or stopped) and
+ * registered outbound interception. Both are module state, shared by every Durable Object of the isolate,
+ * so what a destroyed container leaves here would stay for the life of workerd. For tests and diagnostics.
+ */
+export function heldContainerState(): { runs: string[]; interceptions: string[] } {
+  return { runs: [...runs.keys()], interceptions: [...intercepted.keys()] };
+}
+
 function settledRun(): RunState {
   return {
     running: false,
@@ -190,7 +199,11 @@ export function createLocalContainerRuntime(
       async (response) => void (await response.body?.cancel()),
       () => undefined,
     );
-    return done.then(() => run.finish());
+    return done.then(() => {
+      run.finish();
+      // An ended run answers as a settled one does; keeping it would hold it for the life of the isolate.
+      if (runs.get(containerId) === run) runs.delete(containerId);
+    });
   };
 
   const unsupported = (what: string): Promise<void> =>

@@ -4,6 +4,7 @@ import { delimiter, dirname, join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import { installAmaWorkerBin } from "@open-managed-agents/ama-worker";
 import {
+  type ControlPlaneObserver,
   type LocalControlPlane,
   startLocalControlPlane,
 } from "@open-managed-agents/local-control-plane";
@@ -95,6 +96,7 @@ export async function startStack(
     webhook?: { url: string; secret: string };
     defaultTtlSeconds?: number;
     clock?: () => number;
+    onEvent?: ControlPlaneObserver;
   } = {},
 ): Promise<Stack> {
   const rootDir = await mkdtemp(join(tmpdir(), "oma-env-worker-"));
@@ -106,6 +108,7 @@ export async function startStack(
     ...(options.defaultTtlSeconds ? { defaultTtlSeconds: options.defaultTtlSeconds } : {}),
     ...(options.webhook ? { webhook: options.webhook } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
   const environment = plane.createEnvironment({ name: "env-worker-test" });
   const client = new Anthropic({

@@ -5,32 +5,30 @@ import {
   parseRecord,
 } from "@open-managed-agents/runtime-resource-contract";
 import { isFunction } from "@open-managed-agents/runtime-utils";
+import {
+  type SweepResult,
+  createWorkspaceSnapshots,
+  sessionKeyOf,
+} from "@open-managed-agents/workspace-snapshots";
 import * as z from "zod";
-import { blobPrefixOf, sessionKeyOf } from "./blob-keys.js";
-import { isManifestHandle, readManifestHandle } from "./manifest-handle.js";
-import { openManifest } from "./manifest-store.js";
-import { withSweepLock } from "./session-locks.js";
+import { SNAPSHOT_HANDLE_FORMAT } from "./bridge-checkpointer.js";
+
+export type { SweepResult };
 
 /** Options of {@link sweepBridgeCheckpointBlobs}. */
 export interface SweepBridgeCheckpointBlobsOptions {
-  /** The driver's `checkpointStore` (the same object, so the sweep and this process's checkpoints exclude each other). */
+  /** The driver's `checkpointStore`. */
   readonly checkpointStore: BlobStore;
   /** The driver's `checkpointKeyPrefix`. @default "cloudflare-bridge-workspaces" */
   readonly checkpointKeyPrefix?: string;
-  /** Session whose blobs are swept. */
+  /** Session whose objects are swept. */
   readonly sessionId: string;
-  /** Every checkpoint of the session that is still published (active and retained); their blobs are kept. */
+  /** Every checkpoint of the session that is still published (active and retained); what they reach is kept. */
   readonly published: readonly SandboxCheckpointHandle[];
-  /** Unreferenced objects younger than this are kept (a checkpoint in another process may be about to publish them). @default 24 h */
+  /** Unreferenced objects younger than this are kept. @default 24 h */
   readonly graceMs?: number;
   /** Clock. @default () => new Date() */
   readonly now?: () => Date;
-}
-
-/** What a sweep did. */
-export interface SweepResult {
-  readonly kept: number;
-  readonly deleted: number;
 }
 
 const schema = z
@@ -54,10 +52,10 @@ const schema = z
   .strict();
 
 /**
- * Deletes a session's content blobs, packs and manifests that no published checkpoint references and that are
- * older than the grace period. Waits for this process's running checkpoints of the session and holds new
- * ones until it is done; a published manifest that is missing or altered stops the sweep before anything
- * is deleted (`not_found` / `integrity_failed`).
+ * Deletes a session's snapshot objects that no published checkpoint (nor any snapshot younger than the grace
+ * period) reaches and that are older than the grace period. It holds the session's lock object in the store,
+ * so it never runs alongside a checkpoint of the session in any process; a published snapshot that is missing
+ * or altered stops it before anything is deleted (`not_found` / `integrity_failed`).
  */
 export async function sweepBridgeCheckpointBlobs(
   options: SweepBridgeCheckpointBlobsOptions,
@@ -66,51 +64,32 @@ export async function sweepBridgeCheckpointBlobs(
     record: "sweep options",
     code: "invalid_config",
   });
-  const store = resolved.checkpointStore;
   const session = sessionKeyOf(resolved.sessionId);
-  return withSweepLock(store, `${resolved.checkpointKeyPrefix}\0${session}`, async () => {
-    const referenced = new Set<string>();
-    for (const handle of resolved.published) {
-      if (!isManifestHandle(handle)) continue;
-      const metadata = readManifestHandle(handle, {
-        keyPrefix: resolved.checkpointKeyPrefix,
-        maxBytes: Number.MAX_SAFE_INTEGER,
+  const ids: string[] = [];
+  for (const handle of resolved.published) {
+    if (handle.metadata?.format !== SNAPSHOT_HANDLE_FORMAT) continue;
+    if (handle.metadata.session !== session) {
+      throw new IntegrityError({
+        message: "a published checkpoint belongs to another session",
+        context: { reason: "foreign_session" },
       });
-      if (metadata.session !== session)
-        throw new IntegrityError({
-          message: "a published checkpoint belongs to another session",
-          context: { reason: "foreign_session" },
-        });
-      referenced.add(metadata.manifestKey);
-      const manifest = await openManifest(store, metadata);
-      // A delta manifest keeps its base, and the contents the base places that the delta does not replace.
-      if (manifest.base) referenced.add(manifest.base.manifestKey);
-      for await (const entry of manifest.entries()) {
-        if (entry.type === "file")
-          referenced.add(entry.location ? entry.location.pack.sha256 : entry.sha256);
-      }
     }
-    const cutoff = resolved.now().getTime() - resolved.graceMs;
-    let kept = 0;
-    const doomed: string[] = [];
-    const sessionPrefix = blobPrefixOf(resolved.checkpointKeyPrefix, session).replace(
-      /blobs\/$/,
-      "",
-    );
-    let cursor: string | undefined;
-    do {
-      const page = await store.list({ prefix: sessionPrefix, ...(cursor ? { cursor } : {}) });
-      for (const object of page.objects) {
-        const name = object.key.slice(object.key.lastIndexOf("/") + 1);
-        // The latest-manifest pointer is a hint read only through a hash-checked manifest; it always stays.
-        const live = referenced.has(object.key) || referenced.has(name) || name === "latest.json";
-        if (live || object.uploaded.getTime() > cutoff) kept += 1;
-        else doomed.push(object.key);
-      }
-      cursor = page.cursor;
-    } while (cursor);
-    // Deleted after listing, so no page is skipped by keys vanishing under the cursor.
-    for (const key of doomed) await store.delete(key);
-    return { kept, deleted: doomed.length };
+    const id = /^sha256:([0-9a-f]{64})$/.exec(handle.checkpointId)?.[1];
+    if (!id)
+      throw new IntegrityError({
+        message: "bridge checkpoint handle is malformed",
+        context: { checkpointId: handle.checkpointId.slice(0, 80) },
+      });
+    ids.push(id);
+  }
+  const snapshots = createWorkspaceSnapshots({
+    store: resolved.checkpointStore,
+    keyPrefix: resolved.checkpointKeyPrefix,
+    now: resolved.now,
+  });
+  return snapshots.sweep({
+    sessionId: resolved.sessionId,
+    published: ids,
+    graceMs: resolved.graceMs,
   });
 }

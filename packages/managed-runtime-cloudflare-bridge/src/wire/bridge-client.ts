@@ -1,10 +1,8 @@
 import {
   AbortedError,
   LeaseLostError,
-  UnavailableError,
   UpstreamProtocolError,
   parseRecord,
-  redactSecrets,
 } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
 import {
@@ -12,7 +10,7 @@ import {
   bridgeErrorFromResponse,
   isCapacityRefusal,
 } from "./bridge-errors.js";
-import { describeNetworkError, guardedBody } from "./guarded-body.js";
+import { guardedBody, requestFailure } from "./guarded-body.js";
 import { bridgeFetch } from "./keep-alive-fetch.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, backoffDelay, delay } from "./retry.js";
 import { parseSseStream } from "./sse-parser.js";
@@ -157,16 +155,7 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
         response === null ||
         (idempotent === true && [429, 502, 503, 504].includes(response.status));
       if (!transient || attempt + 1 >= attempts || deleted()) {
-        if (response === null) {
-          throw new UnavailableError({
-            message: redactSecrets(
-              `bridge ${operation} unreachable: ${describeNetworkError(failure)}`,
-              [options.apiKey],
-            ),
-            context: { operation },
-            cause: failure,
-          });
-        }
+        if (response === null) throw requestFailure(operation, failure, [options.apiKey]);
         return response;
       }
       await response?.body?.cancel().catch(() => undefined);

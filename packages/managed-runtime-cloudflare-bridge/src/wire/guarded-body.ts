@@ -2,6 +2,7 @@ import {
   AbortedError,
   ManagedRuntimeError,
   UnavailableError,
+  redactSecrets,
 } from "@open-managed-agents/runtime-resource-contract";
 
 /** `fetch failed (ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:8787)`: the fetch error and the socket error behind it. */
@@ -11,6 +12,38 @@ export function describeNetworkError(error: unknown): string {
   if (!(cause instanceof Error)) return error.message;
   const code = (cause as { code?: unknown }).code;
   return `${error.message} (${typeof code === "string" ? `${code}: ` : ""}${cause.message})`;
+}
+
+/** Socket codes of a connection that was open and then closed or reset by the other side. */
+const CLOSED_CONNECTION_CODES = new Set(["UND_ERR_SOCKET", "ECONNRESET", "EPIPE"]);
+
+/** Whether a fetch failed because the bridge closed a connection it had accepted, not because none was made. */
+function isClosedConnection(error: unknown): boolean {
+  const cause = error instanceof Error ? error.cause : undefined;
+  const code = cause instanceof Error ? (cause as { code?: unknown }).code : undefined;
+  return typeof code === "string" && CLOSED_CONNECTION_CODES.has(code);
+}
+
+/**
+ * The error of a bridge request that got no answer. A connection refused or never made is the bridge
+ * unreachable; a connection the bridge closed or reset after the request went out (the Worker killed or
+ * restarted while it was about to answer) is the bridge going away before answering. Both name the bridge.
+ * `secrets` are redacted from the message (a network error may quote a URL or header).
+ */
+export function requestFailure(
+  operation: string,
+  error: unknown,
+  secrets: readonly string[] = [],
+): UnavailableError {
+  const detail = describeNetworkError(error);
+  const message = isClosedConnection(error)
+    ? `bridge ${operation} broke off: the bridge closed the connection before answering (${detail})`
+    : `bridge ${operation} unreachable: ${detail}`;
+  return new UnavailableError({
+    message: redactSecrets(message, secrets),
+    context: { operation },
+    cause: error,
+  });
 }
 
 /**

@@ -19,15 +19,18 @@ database.pragma("journal_mode = WAL");
 database.pragma("busy_timeout = 5000");
 const client = createBetterSqliteClient(database);
 const store = createFsBlobStore({ rootDir: config.storeDir });
-const holdAt = (url, init) =>
-  // The first request of the checkpoint's content transfer (the `.oma-checkpoint-*` scratch folder).
+const holdAt = (_url, init) =>
+  // The first request of the checkpoint's content transfer (the exec of `capture.sh bundle`).
   (config.stage === "checkpoint" &&
-    (url.pathname.includes(".oma-checkpoint-") ||
-      (typeof init?.body === "string" && init.body.includes(".oma-checkpoint-")))) ||
+    typeof init?.body === "string" &&
+    init.body.includes('"capture.sh","bundle"')) ||
   (config.stage === "harness" &&
     typeof init?.body === "string" &&
     init.body.includes("FAULT_HARNESS")) ||
-  (config.stage === "restore" && url.pathname.endsWith("/hydrate"));
+  // The first request of a restore that reaches the sandbox (the exec of `restore.sh prepare`).
+  (config.stage === "restore" &&
+    typeof init?.body === "string" &&
+    init.body.includes('"restore.sh","prepare"'));
 const driver = createCloudflareBridgeManagedRuntime({
   baseUrl: config.bridgeUrl,
   apiKey: process.env.BRIDGE_API_KEY,

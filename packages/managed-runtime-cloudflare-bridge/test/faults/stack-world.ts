@@ -76,6 +76,8 @@ export function createStackWorld(options: StackWorldOptions) {
       outputStore: store,
       // One attempt per call: a dead Worker must fail the call, not be retried past the fault.
       retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+      // As the local stack is wired: a call failing as the sandbox's asks the container server if it is up.
+      checkContainerRuntime: options.bridge.checkContainerRuntime,
       ...(fetchImpl ? { fetch: fetchImpl } : {}),
     });
     const registry = createManagedRuntimeProviderRegistry({ drivers: [driver] });
@@ -145,12 +147,17 @@ export function faultingFetch(
 }
 
 /**
- * True for the first request of a checkpoint's content transfer: the driver has the sandbox archive the files
- * the store lacks into a `.oma-checkpoint-*` scratch folder under /workspace (its exec argv or file path names
- * it). Content blobs and then the manifest are stored after it, so a fault here must publish nothing.
+ * True for the first request of a checkpoint's content transfer: the exec of `capture.sh bundle`, which
+ * archives the files the store lacks. Packs, blobs and then the snapshot are stored after it, so a fault here
+ * must publish nothing.
  */
-export function isCheckpointTransfer(url: URL, init: RequestInit | undefined): boolean {
-  return url.pathname.includes(".oma-checkpoint-") || bodyContains(init, ".oma-checkpoint-");
+export function isCheckpointTransfer(_url: URL, init: RequestInit | undefined): boolean {
+  return bodyContains(init, '"capture.sh","bundle"');
+}
+
+/** True for the first request of a restore that reaches the sandbox: the exec of `restore.sh prepare`. */
+export function isRestoreTransfer(_url: URL, init: RequestInit | undefined): boolean {
+  return bodyContains(init, '"restore.sh","prepare"');
 }
 
 /** True when a request body (JSON exec argv) contains `marker`. */

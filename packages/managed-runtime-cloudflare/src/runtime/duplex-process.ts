@@ -8,6 +8,8 @@ import {
 } from "@open-managed-agents/sandbox";
 import { bytesToBase64 } from "../base64.js";
 import type { CloudflareSandbox } from "../sandbox/cloudflare-sandbox.js";
+import DUPLEX_PUT from "./duplex-put.sh";
+import DUPLEX_WRAPPER from "./duplex-wrapper.sh";
 
 /** Directory holding the stdin chunks of duplex processes inside the container. */
 export const DUPLEX_ROOT = "/tmp/.oma-duplex";
@@ -18,35 +20,17 @@ const STDIN_WRITE_TIMEOUT_MS = 30_000;
 /** Longest a process's exit waits for a kill still in flight. */
 const KILL_SETTLE_MS = 10_000;
 
-/**
- * The wrapper that gives an SDK background process a real stdin. SDK 0.12 processes have no stdin, so
- * the host appends numbered chunk files (written to a temporary name, then renamed, so a chunk is never
- * read half-written) and a reader loop in the container feeds them, in order, through a FIFO into the
- * command. `eof` holds the number of chunks written before stdin was closed; the reader ends after that
- * many, which closes the command's stdin. stdout and stderr come back through the SDK's log stream.
- */
-function wrapperScript(directory: string, spec: SandboxDuplexProcessSpec): string {
-  const command = [spec.command, ...(spec.args ?? [])].map(shellQuote).join(" ");
-  const d = shellQuote(directory);
-  return [
-    `D=${d}`,
-    `mkdir -p "$D" && mkfifo "$D/in" || exit 125`,
-    `( i=0; n=0; while :; do`,
-    `  if [ -f "$D/$i" ]; then cat "$D/$i" || exit 0; rm -f "$D/$i"; i=$((i+1)); n=0;`,
-    `  elif [ -f "$D/eof" ] && [ "$i" -ge "$(cat "$D/eof")" ]; then exit 0;`,
-    `  elif [ "$n" -lt 20 ]; then n=$((n+1)); sleep 0.05; else sleep 0.25; fi;`,
-    `done ) > "$D/in" &`,
-    `reader=$!`,
-    `${command} < "$D/in" &`,
-    `child=$!`,
-    `trap 'kill -TERM "$child" 2>/dev/null' TERM INT`,
-    `wait "$child"; status=$?`,
-    `while kill -0 "$child" 2>/dev/null; do wait "$child"; status=$?; done`,
-    `kill "$reader" 2>/dev/null`,
-    `rm -rf "$D"`,
-    `exit "$status"`,
-  ].join("\n");
-}
+/** `sh -c` of a program file, with its `$0` and arguments quoted for the SDK's command line. */
+const shellCommand = (program: string, ...words: string[]): string =>
+  ["sh", "-c", program, ...words].map(shellQuote).join(" ");
+
+/** Writes a chunk (base64) to `target` in a stdin folder; a folder already removed is not a failure. */
+const putCommand = (directory: string, target: string, base64: string): string =>
+  shellCommand(DUPLEX_PUT, "oma-duplex-put", directory, target, base64);
+
+// SDK 0.12 processes have no stdin: the host appends numbered chunk files (duplex-put.sh) that the
+// wrapper (duplex-wrapper.sh) feeds, in order, into the command; stdout and stderr come back through the
+// SDK's log stream.
 
 /** Spawns `spec` as an SDK background process with live stdin, stdout and stderr. */
 export async function spawnCloudflareDuplexProcess(
@@ -58,7 +42,7 @@ export async function spawnCloudflareDuplexProcess(
   // (the process ended), later writes and the close are dropped instead of leaving files behind.
   await runChecked(sandbox, `mkdir -p ${shellQuote(directory)}`, "preparing a duplex process");
   const started = await sandbox.startProcess(
-    `sh -c ${shellQuote(wrapperScript(directory, spec))}`,
+    shellCommand(DUPLEX_WRAPPER, "oma-duplex", directory, spec.command, ...(spec.args ?? [])),
     {
       ...(spec.cwd ? { cwd: spec.cwd } : {}),
       ...(spec.env ? { env: spec.env } : {}),
@@ -117,10 +101,7 @@ export async function spawnCloudflareDuplexProcess(
   const append = (chunk: Uint8Array): Promise<void> => {
     const sequence = written;
     written += 1;
-    const target = `${directory}/${sequence}`;
-    const base64 = bytesToBase64(chunk);
-    // The process may exit and remove its stdin folder at any moment; a write that loses that race is not a failure.
-    const command = `[ -d ${shellQuote(directory)} ] || exit 0; { printf '%s' ${shellQuote(base64)} | base64 -d > ${shellQuote(`${target}.part`)} && mv ${shellQuote(`${target}.part`)} ${shellQuote(target)}; } || [ ! -d ${shellQuote(directory)} ]`;
+    const command = putCommand(directory, `${directory}/${sequence}`, bytesToBase64(chunk));
     return runChecked(sandbox, command, `writing stdin of process ${started.id}`);
   };
 
@@ -134,10 +115,13 @@ export async function spawnCloudflareDuplexProcess(
     },
     async close() {
       await writing;
-      const eof = `${directory}/eof`;
       await runChecked(
         sandbox,
-        `[ -d ${shellQuote(directory)} ] || exit 0; { printf '%s' ${written} > ${shellQuote(`${eof}.part`)} && mv ${shellQuote(`${eof}.part`)} ${shellQuote(eof)}; } || [ ! -d ${shellQuote(directory)} ]`,
+        putCommand(
+          directory,
+          `${directory}/eof`,
+          bytesToBase64(new TextEncoder().encode(`${written}`)),
+        ),
         `closing stdin of process ${started.id}`,
       );
     },

@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { shellTextVitePlugin } from "../../../../scripts/program-text.mjs";
 import { createStallWatchdog } from "../../../../vitest.stall-watchdog.js";
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
@@ -14,6 +15,7 @@ const LONGEST_TEST_MS = 120_000;
  */
 export default defineConfig({
   plugins: [
+    shellTextVitePlugin(),
     cloudflareTest(({ inject }) => ({
       main: here("./worker.ts"),
       miniflare: {

@@ -39,6 +39,30 @@ export function portSchema(methods: readonly string[]) {
   });
 }
 
+/** The ports a provider's resources bring, checked in host options and in a registry's plan. */
+export const providerPortSchemas = {
+  sandbox: portSchema([
+    "capabilities",
+    "acquire",
+    "heartbeat",
+    "suspend",
+    "terminate",
+    "reap",
+    "inspect",
+  ]),
+  workspace: portSchema(["capabilities", "materialize", "attach", "checkpoint", "release"]),
+  outputs: portSchema([
+    "capabilities",
+    "prepare",
+    "attach",
+    "collect",
+    "finalize",
+    "release",
+    "abort",
+  ]),
+  harnessDriver: portSchema(["driverCapabilities", "run"]),
+};
+
 const positiveMs = positiveSafeIntegerSchema;
 
 const hostOptionsSchema = z
@@ -58,27 +82,15 @@ const hostOptionsSchema = z
       "release",
     ]),
     orphans: portSchema(["enqueue", "list", "failed", "resolve"]),
-    journal: portSchema(["record", "setStartRevision", "list", "failed", "resolve"]).optional(),
-    sandbox: portSchema([
-      "capabilities",
-      "acquire",
-      "heartbeat",
-      "suspend",
-      "terminate",
-      "reap",
-      "inspect",
-    ]),
-    workspace: portSchema(["capabilities", "materialize", "attach", "checkpoint", "release"]),
-    outputs: portSchema([
-      "capabilities",
-      "prepare",
-      "attach",
-      "collect",
-      "finalize",
-      "release",
-      "abort",
-    ]),
-    harnessDriver: portSchema(["driverCapabilities", "run"]),
+    journal: portSchema([
+      "record",
+      "setStartRevision",
+      "list",
+      "listSession",
+      "failed",
+      "resolve",
+    ]).optional(),
+    ...providerPortSchemas,
     runtimeCheckpoint: portSchema(["create", "restore"]).optional(),
     credentialEgress: portSchema([
       "capabilities",

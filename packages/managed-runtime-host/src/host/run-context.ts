@@ -64,6 +64,8 @@ export interface RunContext {
   readonly sandboxImageAlias: string | undefined;
   /** Memory stores of the run; empty when it carries none. */
   readonly memoryStores: readonly RuntimeMemoryStore[];
+  /** The caller's last step before the harness starts; see {@link ManagedRuntimeRunInput.beforeHarness}. */
+  readonly beforeHarness: ManagedRuntimeRunInput["beforeHarness"];
   /** Redacts every known fence token from every field. */
   readonly log: HostLogger;
   /** Aborted on lease loss, caller abort or failure; passed to every transaction port call. */
@@ -152,6 +154,7 @@ export function createRunContext(
     environmentPackages: input.environmentPackages,
     sandboxImageAlias: input.sandboxImageAlias,
     memoryStores: input.memoryStores ?? [],
+    beforeHarness: input.beforeHarness,
     log: createRedactingLogger(options.logger, secrets),
     signal: controller.signal,
     backgroundSignal: background.signal,

@@ -85,6 +85,15 @@ export interface ManagedRuntimeRunInput {
    * the session's `memory_store` resources). A `file_sync` port reads and writes them through `sessionInputAccess.memories`.
    */
   readonly memoryStores?: readonly RuntimeMemoryStore[];
+  /**
+   * Called once the sandbox is prepared (workspace restored and verified, packages and inputs in place), right
+   * before the harness starts, and never when the run ends earlier. The variables it returns are added to the
+   * harness process's environment as they are (never a credential). A rejection fails the run at
+   * `harness-run` with no harness started.
+   */
+  readonly beforeHarness?: (
+    signal: AbortSignal,
+  ) => Promise<Readonly<Record<string, string>> | undefined>;
   /** Aborting it ends the run as `lease_lost` and aborts every in-flight port call. */
   readonly signal?: AbortSignal;
 }

@@ -1,20 +1,9 @@
-import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import {
-  NotFoundError,
-  type RuntimeResourceFencePort,
-  type SandboxJournalPort,
-} from "@open-managed-agents/runtime-resource-contract";
+import { NotFoundError } from "@open-managed-agents/runtime-resource-contract";
 import { createManagedRuntimeOrphanReconciler } from "../orphan-reconciler.js";
-import { applyMigrations } from "../sql/apply-migrations.js";
-import { createBetterSqliteClient } from "../sql/better-sqlite-client.js";
-import { createSqlFencePort } from "../sql/sql-fence-port.js";
-import { createSqlOrphanPort } from "../sql/sql-orphan-port.js";
-import { createSqlSandboxJournal } from "../sql/sql-sandbox-journal.js";
-import { createMemoryFencePort } from "../stores/memory-fence-port.js";
 import { createMemoryOrphanPort } from "../stores/memory-orphan-port.js";
-import { createMemorySandboxJournal } from "../stores/memory-sandbox-journal.js";
-import { type ManualTime, createManualTime } from "../time.js";
+import { reconcilerStores as stores } from "./reconciler-test-stores.js";
+import { createManualTime } from "../time.js";
 import type { ReconcilerSalvage, SalvageOutcome } from "./salvage-sandbox.js";
 
 const TTL = 30_000;
@@ -25,34 +14,6 @@ const scope = {
   workId: "work-2",
 };
 const base = { id: "wcp-base", contentHash: "sha256:base" };
-
-type Stores = {
-  fences: RuntimeResourceFencePort;
-  journal: SandboxJournalPort;
-  orphans: ReturnType<typeof createMemoryOrphanPort>;
-};
-const stores: [string, (clock: ManualTime) => Promise<Stores>][] = [
-  [
-    "memory",
-    async (clock) => ({
-      fences: createMemoryFencePort({ clock }),
-      journal: createMemorySandboxJournal({ clock }),
-      orphans: createMemoryOrphanPort({ clock }),
-    }),
-  ],
-  [
-    "SQL over better-sqlite3",
-    async (clock) => {
-      const client = createBetterSqliteClient(new Database(":memory:"));
-      await applyMigrations(client);
-      return {
-        fences: createSqlFencePort({ client, clock }),
-        journal: createSqlSandboxJournal({ client, clock }),
-        orphans: createSqlOrphanPort({ client, clock }),
-      };
-    },
-  ],
-];
 
 /**
  * Stands in for a driver: runtimes with a tree of files and a harness that may still be writing. The

@@ -4,6 +4,7 @@ import {
   type RuntimeResourceFencePort,
   type RuntimeResourceScope,
   type SandboxJournalRecord,
+  type WorkspaceCheckpointCandidate,
   type WorkspacePersistencePort,
   parseRecord,
   parseWorkspaceCheckpointCandidate,
@@ -78,7 +79,13 @@ export async function salvageSandbox(
       return { type: "superseded" };
     let workspaceCandidate;
     try {
-      workspaceCandidate = await capture(salvager.salvage, record, fence);
+      workspaceCandidate = await captureAbandoned(salvager.salvage, {
+        record,
+        scope: record.scope,
+        fence,
+        idempotencyKey: `${record.scope.workId}:${fence.generation}:salvage`,
+        signal: new AbortController().signal,
+      });
     } catch (error) {
       return { type: "failed", message: salvager.describe(error) };
     }
@@ -97,15 +104,24 @@ export async function salvageSandbox(
   }
 }
 
-async function capture(
+/**
+ * Ends the abandoned harness of `record`'s sandbox, then checkpoints its `/workspace` through the workspace
+ * port under `fence` (for `scope`, the session's fence holder's scope): the tree as the dead run left it.
+ */
+export async function captureAbandoned(
   salvage: ReconcilerSalvage,
-  record: SandboxJournalRecord,
-  fence: RuntimeResourceFence,
-) {
-  const { scope, sandbox } = record;
-  await salvage.endAbandoned({ scope, sandbox });
-  const signal = new AbortController().signal;
-  const key = `${scope.workId}:${fence.generation}:salvage`;
+  input: {
+    readonly record: SandboxJournalRecord;
+    readonly scope: RuntimeResourceScope;
+    readonly fence: RuntimeResourceFence;
+    /** Prefix of the materialize and checkpoint idempotency keys. */
+    readonly idempotencyKey: string;
+    readonly signal: AbortSignal;
+  },
+): Promise<WorkspaceCheckpointCandidate> {
+  const { record, scope, fence, idempotencyKey: key, signal } = input;
+  const { sandbox } = record;
+  await salvage.endAbandoned({ scope: record.scope, sandbox, signal });
   const binding = await salvage.workspace.materialize({
     scope,
     fence,

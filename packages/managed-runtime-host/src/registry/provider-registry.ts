@@ -19,7 +19,7 @@ import {
   parseRuntimeResourceScope,
 } from "@open-managed-agents/runtime-resource-contract";
 import * as z from "zod";
-import { portSchema } from "../host/host-options.js";
+import { portSchema, providerPortSchemas } from "../host/host-options.js";
 import { assertSpecificationVersion } from "../loader/specification-version.js";
 import { resolveManagedRuntimePlan } from "../plan.js";
 import {
@@ -46,29 +46,6 @@ const prepareSchema = z.object({
   placement: z.enum(MANAGED_RUNTIME_PROVIDER_PLACEMENTS),
   providerConfig: z.record(z.string(), z.unknown()),
 });
-
-const requiredPorts = {
-  sandbox: portSchema([
-    "capabilities",
-    "acquire",
-    "heartbeat",
-    "suspend",
-    "terminate",
-    "reap",
-    "inspect",
-  ]),
-  workspace: portSchema(["capabilities", "materialize", "attach", "checkpoint", "release"]),
-  outputs: portSchema([
-    "capabilities",
-    "prepare",
-    "attach",
-    "collect",
-    "finalize",
-    "release",
-    "abort",
-  ]),
-  harnessDriver: portSchema(["driverCapabilities", "run"]),
-} as const;
 
 /**
  * Creates the registry. Every descriptor must name this host's contract revision, is validated with the
@@ -157,7 +134,7 @@ export function createManagedRuntimeProviderRegistry(
           providerConfig,
         }),
       );
-      for (const [name, schema] of Object.entries(requiredPorts)) {
+      for (const [name, schema] of Object.entries(providerPortSchemas)) {
         if (!schema.safeParse((created as unknown as Record<string, unknown>)?.[name]).success) {
           throw drift(provider, `resources.${name}`, "a port", "missing or incomplete");
         }

@@ -4,7 +4,11 @@ import {
   type SandboxJournalRecord,
   sandboxJournalId,
 } from "@open-managed-agents/runtime-resource-contract";
-import { parseJournalRecordInput, parseStartRevisionInput } from "../stores/journal-inputs.js";
+import {
+  parseJournalRecordInput,
+  parseListSessionInput,
+  parseStartRevisionInput,
+} from "../stores/journal-inputs.js";
 import { queuedKeyValues } from "./sql-queued-rows.js";
 import { type SqlStoreOptions, parseSqlStoreOptions } from "./sql-store-options.js";
 import { JOURNAL_COLUMNS, type JournalRow, readJournalRow } from "./sql-journal-rows.js";
@@ -19,6 +23,11 @@ const RECORD = `INSERT INTO sandbox_journal
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, '', ?, ?, NULL)
   ON CONFLICT (id) DO UPDATE SET id = sandbox_journal.id
   RETURNING ${JOURNAL_COLUMNS}`;
+
+// rowid breaks ties between records written in the same millisecond, as in the oldest-first list.
+const LIST_SESSION = `SELECT ${JOURNAL_COLUMNS} FROM sandbox_journal
+  WHERE workspace_id = ? AND environment_id = ? AND session_id = ?
+  ORDER BY created_at, rowid LIMIT ?`;
 
 const SET_START_REVISION = "UPDATE sandbox_journal SET start_revision = ? WHERE id = ?";
 
@@ -53,6 +62,12 @@ export function createSqlSandboxJournal(options: SqlSandboxJournalOptions): Sand
     async setStartRevision(input): Promise<void> {
       const { id, startRevision } = parseStartRevisionInput(input);
       await client.run(SET_START_REVISION, [startRevision, id]);
+    },
+
+    async listSession(input): Promise<readonly SandboxJournalRecord[]> {
+      const { scope, limit } = parseListSessionInput(input);
+      const values = [scope.workspaceId, scope.environmentId, scope.sessionId, limit];
+      return (await client.all<JournalRow>(LIST_SESSION, values)).map(readJournalRow);
     },
 
     list: queue.list,

@@ -7,12 +7,18 @@ import {
   parseRecord,
   runtimeResourceScopeSchema,
 } from "@open-managed-agents/runtime-resource-contract";
+import { MAX_ORPHAN_LIST_LIMIT } from "./orphan-inputs.js";
 
 const recordInputSchema = z.object({
   scope: runtimeResourceScopeSchema,
   generation: z.number().int().nonnegative(),
   ownerId: nonEmptyString,
   sandbox: managedSandboxLeaseSchema,
+});
+
+const listSessionInputSchema = z.object({
+  scope: runtimeResourceScopeSchema,
+  limit: z.number().int().positive().max(MAX_ORPHAN_LIST_LIMIT),
 });
 
 const startRevisionInputSchema = z.object({
@@ -41,4 +47,23 @@ export function parseStartRevisionInput(input: unknown): {
   return parseRecord(startRevisionInputSchema, input, {
     record: "sandbox journal start revision input",
   });
+}
+
+/** A validated `listSession` request. */
+export function parseListSessionInput(input: unknown): {
+  scope: RuntimeResourceScope;
+  limit: number;
+} {
+  return parseRecord(listSessionInputSchema, input, {
+    record: "sandbox journal listSession input",
+  });
+}
+
+/** Whether two scopes name the same session (workspace, environment and session; any work item). */
+export function sameSession(a: RuntimeResourceScope, b: RuntimeResourceScope): boolean {
+  return (
+    a.workspaceId === b.workspaceId &&
+    a.environmentId === b.environmentId &&
+    a.sessionId === b.sessionId
+  );
 }

@@ -111,6 +111,33 @@ export function describeJournalPortSuite(name: string, factory: JournalPortFacto
       expect(await journal.list({ limit: 10 })).toHaveLength(3);
     });
 
+    it("lists the records of one session, any work item, oldest first, bounded by limit", async () => {
+      const { clock, journal } = await setup();
+      await journal.record(entry("work-1"));
+      await clock.advance(1);
+      await journal.record({
+        ...entry("work-9"),
+        scope: { ...scope("work-9"), sessionId: "session-2" },
+      });
+      await journal.record({
+        ...entry("work-8"),
+        scope: { ...scope("work-8"), environmentId: "env-2" },
+      });
+      await journal.record(entry("work-2", 5));
+      await clock.advance(1);
+      await journal.record(entry("work-3", 6));
+      const listed = await journal.listSession({ scope: scope("any"), limit: 10 });
+      expect(listed.map((record) => [record.scope.workId, record.generation])).toEqual([
+        ["work-1", 4],
+        ["work-2", 5],
+        ["work-3", 6],
+      ]);
+      expect(await journal.listSession({ scope: scope("any"), limit: 1 })).toHaveLength(1);
+      await expect(journal.listSession({ scope: scope("any"), limit: 0 })).rejects.toSatisfy(
+        (error) => ManagedRuntimeError.hasCode(error, "invalid_request"),
+      );
+    });
+
     it("counts failed attempts with their message and time, and resolves idempotently", async () => {
       const { clock, journal } = await setup();
       const record = await journal.record(entry("work-1"));

@@ -3,7 +3,12 @@ import {
   type SandboxJournalRecord,
   sandboxJournalId,
 } from "@open-managed-agents/runtime-resource-contract";
-import { parseJournalRecordInput, parseStartRevisionInput } from "./journal-inputs.js";
+import {
+  parseJournalRecordInput,
+  parseListSessionInput,
+  parseStartRevisionInput,
+  sameSession,
+} from "./journal-inputs.js";
 import { memoryRetryQueue } from "./memory-retry-queue.js";
 import { type StoreClockOptions, isoTime, parseStoreClockOptions } from "./store-options.js";
 
@@ -46,6 +51,14 @@ export function createMemorySandboxJournal(
       const { id, startRevision } = parseStartRevisionInput(input);
       const existing = records.get(id);
       if (existing) records.set(id, { ...existing, startRevision });
+    },
+
+    async listSession(input): Promise<readonly SandboxJournalRecord[]> {
+      const { scope, limit } = parseListSessionInput(input);
+      return [...records.values()]
+        .filter((record) => sameSession(record.scope, scope))
+        .slice(0, limit)
+        .map((record) => structuredClone(record));
     },
 
     ...queue,

@@ -21,6 +21,7 @@ import { mountMemoryStores } from "./mount-memory-stores.js";
 import { publishFinal } from "./publish.js";
 import { restoreRuntimeCheckpoint } from "./restore-runtime-checkpoint.js";
 import { runHarness } from "./run-harness.js";
+import { salvageSession } from "./salvage-session.js";
 import { suspendRetainedRuntime } from "./suspend-retained-runtime.js";
 import { synchronizeMemoryStoresFinal } from "./synchronize-memory-stores.js";
 import { materializeSessionInputs, synchronizeSessionInputsFinal } from "./session-inputs.js";
@@ -31,6 +32,7 @@ import type { RunStep } from "./step.js";
  * applies to the run; the order itself never changes.
  */
 export const TRANSACTION_ORDER: readonly RunStep[] = [
+  salvageSession,
   materializeWorkspace,
   prepareOutputs,
   prepareCredentialEgress,

@@ -56,12 +56,14 @@ export const publishFinal: RunStep = {
 /**
  * Publishes once under the current fence. Refuses to call the port when the run already lost its
  * lease, when the host's own clock says the fence expired, or when this generation already published;
- * a `lost` answer loses the lease. Returns the new revision.
+ * a `lost` answer loses the lease. Returns the new revision. With `salvageOf`, publishes a dead run's
+ * workspace (`publishIfLatest`, only while the session is still at that revision), none of this run's outputs.
  */
 export async function publishUnderFence(
   run: RunContext,
   stage: string,
   candidates: PublishCandidates,
+  salvageOf?: { readonly expectedRevision: number },
 ): Promise<number> {
   if (run.outcome) throw run.outcome.error;
   const fence = run.requireFence();
@@ -76,15 +78,24 @@ export async function publishUnderFence(
   if (run.options.clock.now() >= Date.parse(fence.expiresAt))
     throw run.loseLease("fence_expired", { stage });
   run.publishedGenerations.add(fence.generation);
-  run.publishUncertain = true;
+  // Whether this run's own outputs were (or may have been) published decides release or abort in cleanup.
+  const own = salvageOf === undefined;
+  if (own) run.publishUncertain = true;
+  const { fences } = run.options;
   const publish = () =>
-    callPort(run, stage, () => run.options.fences.publish({ fence, ...candidates }), {
-      unsignalled: true,
-    });
+    callPort(
+      run,
+      stage,
+      () =>
+        own
+          ? fences.publish({ fence, ...candidates })
+          : fences.publishIfLatest({ fence, ...candidates, ...salvageOf }),
+      { unsignalled: true },
+    );
   const result = await whileStoreBusy(run, stage, Date.parse(fence.expiresAt), publish);
-  run.publishUncertain = false;
+  if (own) run.publishUncertain = false;
   if (result.type === "lost") throw run.loseLease("publish_refused", { stage });
-  run.anyPublished = true;
+  if (own) run.anyPublished = true;
   return result.revision;
 }
 

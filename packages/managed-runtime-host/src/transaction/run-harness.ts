@@ -1,4 +1,5 @@
 import {
+  type ManagedRuntimeProfile,
   OUTPUTS_MOUNT_PATH,
   WORKSPACE_MOUNT_PATH,
 } from "@open-managed-agents/runtime-resource-contract";
@@ -12,8 +13,9 @@ import type { RunStep } from "./step.js";
 const stage = "harness-run";
 
 /**
- * Runs the harness with the live-checkpoint callback; `aborted` ends the run as `lease_lost`. An `ama_worker`
- * run's journal record is marked salvageable first (see `markSalvageable`).
+ * Runs the harness with the live-checkpoint callback; `aborted` ends the run as `lease_lost`. The caller's
+ * `beforeHarness` runs first (its variables join the harness's environment), then an `ama_worker` run's
+ * journal record is marked salvageable (see `markSalvageable`).
  */
 export const runHarness: RunStep = {
   stage,
@@ -22,6 +24,9 @@ export const runHarness: RunStep = {
     const lease = run.lease;
     if (!lease) return;
     const fence = run.requireFence();
+    const added = run.beforeHarness ? await run.beforeHarness(run.signal) : undefined;
+    run.signal.throwIfAborted();
+    const driver = withVariables(run.profile.driver, added);
     const live = createLiveCheckpoints(run);
     startSessionInputSync(run);
     const environmentSetup = environmentSetupOf(run);
@@ -35,7 +40,7 @@ export const runHarness: RunStep = {
           sandbox: lease,
           workspacePath: WORKSPACE_MOUNT_PATH,
           outputPath: run.outputBinding ? OUTPUTS_MOUNT_PATH : null,
-          driver: run.profile.driver,
+          driver,
           ...(environmentSetup ? { environmentSetup } : {}),
           checkpoint: live.commit,
           signal,
@@ -51,3 +56,18 @@ export const runHarness: RunStep = {
     if (result.type === "aborted") throw run.loseLease("harness_aborted", { stage });
   },
 };
+
+/** The harness declaration with `added` on top of its process's own environment. */
+function withVariables(
+  driver: ManagedRuntimeProfile["driver"],
+  added: Readonly<Record<string, string>> | undefined,
+): ManagedRuntimeProfile["driver"] {
+  if (!added || Object.keys(added).length === 0) return driver;
+  if (driver.type === "ama_worker") {
+    return { ...driver, process: { ...driver.process, env: { ...driver.process.env, ...added } } };
+  }
+  return {
+    ...driver,
+    supervisor: { ...driver.supervisor, env: { ...driver.supervisor.env, ...added } },
+  };
+}

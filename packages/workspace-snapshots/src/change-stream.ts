@@ -1,0 +1,103 @@
+import { invalidName } from "./refusals.js";
+
+/** One entry as the sandbox listed it (see capture.sh). */
+export interface ListedEntry {
+  readonly type: string;
+  readonly mode: number;
+  readonly size: number;
+  readonly blocks: number;
+  /** `<seconds>.<nine digits>`. */
+  readonly mtime: string;
+  readonly inode: string;
+  readonly links: number;
+  readonly target: string;
+}
+
+/** What changed at one path since the cache's listing: its new entry (with a file's hash), or its removal. */
+export interface Change {
+  readonly path: string;
+  readonly entry: ListedEntry | null;
+  readonly hash: string | null;
+  readonly removed: boolean;
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/** `%T@` (`<s>.<ten digits>`) as the nine digits a tree keeps. */
+function mtimeOf(text: string): string {
+  const [seconds = "", fraction = ""] = text.split(".");
+  return `${seconds}.${fraction.padEnd(9, "0").slice(0, 9)}`;
+}
+
+function parseEntry(path: string, text: string): ListedEntry {
+  const fields: string[] = [];
+  let at = 0;
+  for (let index = 0; index < 9; index += 1) {
+    const space = text.indexOf(" ", at);
+    if (space < 0) throw invalidName(path, "the sandbox's listing of it is malformed");
+    fields.push(text.slice(at, space));
+    at = space + 1;
+  }
+  const [type = "", mode = "", size = "", blocks = "", mtime = "", , inode = "", links = ""] =
+    fields;
+  return {
+    type,
+    mode: Number.parseInt(mode, 8),
+    size: Number(size),
+    blocks: Number(blocks),
+    mtime: mtimeOf(mtime),
+    inode,
+    links: Number(links),
+    target: text.slice(at),
+  };
+}
+
+/** The records of `source` (NUL-terminated, sorted) grouped by path, in order. */
+export async function* readChanges(source: AsyncIterable<Uint8Array>): AsyncGenerator<Change> {
+  let pending: Buffer = Buffer.alloc(0);
+  let current: {
+    path: string;
+    entry: ListedEntry | null;
+    hash: string | null;
+    removed: boolean;
+  } | null = null;
+  const record = function* (bytes: Buffer): Generator<Change> {
+    const separator = bytes.indexOf("//");
+    const rawPath = separator < 0 ? bytes : bytes.subarray(0, separator);
+    let text: string;
+    try {
+      text = decoder.decode(bytes);
+    } catch {
+      throw invalidName(
+        rawPath.toString("latin1"),
+        "its name is not UTF-8, which a snapshot's trees hold",
+      );
+    }
+    const at = text.indexOf("//");
+    if (at <= 0) throw invalidName(text, "the sandbox's listing of it is malformed");
+    const path = text.slice(0, at);
+    const kind = text[at + 2];
+    const rest = text.slice(at + 3);
+    if (current && current.path !== path) {
+      yield current;
+      current = null;
+    }
+    current ??= { path, entry: null, hash: null, removed: false };
+    if (kind === "e") current.entry = parseEntry(path, rest);
+    else if (kind === "h") current.hash = rest;
+    else if (kind === "r") current.removed = true;
+    else throw invalidName(path, "the sandbox's listing of it is malformed");
+  };
+  for await (const chunk of source) {
+    pending = pending.length === 0 ? Buffer.from(chunk) : Buffer.concat([pending, chunk]);
+    let start = 0;
+    for (let end = pending.indexOf(0, start); end >= 0; end = pending.indexOf(0, start)) {
+      yield* record(pending.subarray(start, end));
+      start = end + 1;
+    }
+    pending = pending.subarray(start);
+  }
+  if (pending.length > 0)
+    throw invalidName(pending.toString("latin1").slice(0, 256), "the listing ends mid-record");
+  if (current) yield current;
+}

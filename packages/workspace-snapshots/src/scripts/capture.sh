@@ -1,0 +1,131 @@
+#!/bin/sh
+# The sandbox's side of a checkpoint (see capture.ts). Every path argument is absolute; <prune...> is a find(1)
+# expression matching what the workspace excludes (`-false` for nothing).
+#
+#   capture.sh list <workspace> <cache> <scratch> <pass> <parent> <prune...>
+#     Lists the workspace into <scratch>/listing and writes <scratch>/changes: against the cache's listing when
+#     the cache belongs to snapshot <parent> (or to any snapshot, when <parent> is `cached`), else against
+#     nothing. Prints `base <id or ->`, `entries <n>`, `changed <n>` (entries new or changed) and,
+#     when a changed file could not be read, `unreadable <first error line>`; `zstd yes` when zstd is here.
+#   capture.sh bundle <workspace> <scratch> <zstd|gzip|none>
+#     Archives the paths arriving in <scratch>/need-parts (`./<path>`, NUL-terminated, in order; as receive.sh
+#     describes) into <scratch>/bundle.
+#   capture.sh commit <cache> <scratch> <snapshot>
+#     Makes <scratch>/listing the cache of <snapshot>, then removes <scratch>.
+#   capture.sh seed <workspace> <cache> <scratch> <pass> <snapshot> <prune...>
+#     Lists the workspace as it is now as the cache of <snapshot> (run after a verified restore).
+#   capture.sh clean <scratch>
+#
+# A listing record is `<path>//e<type> <mode> <size> <blocks> <mtime> <ctime> <inode> <links> <token> <target>`,
+# NUL-terminated and sorted bytewise; a path never holds `//`, so each path's records are contiguous and a
+# folder's records come right after its own. <token> is `-`, or <pass> for a file with more than one link, so
+# such a file always counts as changed. <changes> merges, in that order, the new records (`//e`), the sha256
+# of each new regular file (`<path>//h<hex>`) and the paths whose old record is gone (`<path>//r`).
+set -u
+
+listing() {
+  ws=$1 out=$2 pass=$3
+  shift 3
+  cd "$ws" || exit 1
+  find . -mindepth 1 \( "$@" \) -prune -o \( \
+    \( -type f -links +1 -printf "%P//ef %m %s %b %T@ %C@ %i %n $pass \\0" \) -o \
+    -printf '%P//e%y %m %s %b %T@ %C@ %i %n - %l\0' \) > "$out.raw" 2> "$out.errors"
+  listed=$?
+  if [ "$listed" -ne 0 ]; then
+    printf 'unreadable '
+    head -n 1 "$out.errors" | head -c 1024
+    exit 5
+  fi
+  LC_ALL=C sort -z -S 64M -T "${out%/*}" "$out.raw" > "$out" || exit 1
+  rm -f "$out.raw" "$out.errors"
+}
+
+list() {
+  ws=$1 cache=$2 scratch=$3 pass=$4 parent=$5
+  shift 5
+  rm -rf "$scratch"
+  mkdir -p "$scratch/need-parts" || exit 1
+  listing "$ws" "$scratch/listing" "$pass" "$@"
+  old=/dev/null
+  base=-
+  cached=$(head -c 128 "$cache/snapshot" 2>/dev/null) || cached=
+  if [ "$parent" != - ] && [ -n "$cached" ] && [ -f "$cache/listing" ]; then
+    if [ "$parent" = cached ] || [ "$cached" = "$parent" ]; then
+      old=$cache/listing
+      base=$cached
+    fi
+  fi
+  LC_ALL=C comm -z -13 "$old" "$scratch/listing" > "$scratch/added" || exit 1
+  LC_ALL=C comm -z -23 "$old" "$scratch/listing" | sed -z 's|//e.*$|//r|' > "$scratch/removed" || exit 1
+  # The first `//` ends the path: a path is a run of non-slashes or a slash before a non-slash.
+  sed -z -n 's#^\(\([^/]\|/[^/]\)*\)//ef .*$#./\1#p' "$scratch/added" > "$scratch/files" || exit 1
+  workers=$(nproc 2>/dev/null || echo 2)
+  [ "$workers" -le 8 ] 2>/dev/null || workers=8
+  # Each hashing process writes a file of its own: parallel writers to one pipe could split a record.
+  # shellcheck disable=SC2016 # the inner script expands its own arguments
+  xargs -0 -r -P "$workers" -n 256 sh -c 'exec sha256sum -z "$@" > "$0.$$"' "$scratch/sums" \
+    < "$scratch/files" 2> "$scratch/hash-errors"
+  for sums in "$scratch"/sums.*; do
+    [ -e "$sums" ] || continue
+    sed -z 's|^\([0-9a-f]\{64\}\)  \./\(.*\)$|\2//h\1|' "$sums"
+  done | LC_ALL=C sort -z -S 64M -T "$scratch" > "$scratch/hashes" || exit 1
+  LC_ALL=C sort -z -m "$scratch/added" "$scratch/hashes" "$scratch/removed" > "$scratch/changes" || exit 1
+  changed=$(tr -cd '\0' < "$scratch/added" | wc -c)
+  rm -f "$scratch/added" "$scratch/removed" "$scratch/files" "$scratch"/sums.* "$scratch/hashes"
+  echo "base $base"
+  if command -v zstd > /dev/null 2>&1; then echo "zstd yes"; fi
+  echo "entries $(tr -cd '\0' < "$scratch/listing" | wc -c)"
+  echo "changed $changed"
+  if [ -s "$scratch/hash-errors" ]; then
+    printf 'unreadable '
+    head -n 1 "$scratch/hash-errors" | head -c 1024
+    echo
+  fi
+}
+
+bundle() {
+  ws=$1 scratch=$2 codec=$3
+  (receive "$scratch/need-parts") > "$scratch/need" || exit $?
+  cd "$ws" || exit 1
+  case $codec in
+    zstd) encode() { zstd -1 -q -c; } ;;
+    gzip) encode() { gzip -1 -c; } ;;
+    *) encode() { cat; } ;;
+  esac
+  # Links are read as the files they name: each content travels once, as the file the list names.
+  { tar --null --no-recursion --hard-dereference -T "$scratch/need" -cf - 2> "$scratch/tar-errors"
+    echo "$?" > "$scratch/tar-status"; } | encode > "$scratch/bundle"
+  if [ "$(cat "$scratch/tar-status")" != 0 ]; then
+    printf 'unreadable '
+    head -n 1 "$scratch/tar-errors" | head -c 1024
+    exit 5
+  fi
+}
+
+commit() {
+  cache=$1 scratch=$2 snapshot=$3
+  mkdir -p "$cache" || exit 1
+  # The snapshot file goes last: a cache whose move was cut short names no snapshot.
+  rm -f "$cache/snapshot"
+  mv "$scratch/listing" "$cache/listing" || exit 1
+  printf '%s' "$snapshot" > "$cache/snapshot.new" && mv "$cache/snapshot.new" "$cache/snapshot" || exit 1
+  rm -rf "$scratch"
+}
+
+mode=$1
+shift
+case $mode in
+  list) list "$@" ;;
+  bundle) bundle "$@" ;;
+  commit) commit "$@" ;;
+  seed)
+    ws=$1 cache=$2 scratch=$3 pass=$4 snapshot=$5
+    shift 5
+    rm -rf "$scratch"
+    mkdir -p "$scratch" || exit 1
+    (listing "$ws" "$scratch/listing" "$pass" "$@") || exit $?
+    commit "$cache" "$scratch" "$snapshot"
+    ;;
+  clean) rm -rf "$1" ;;
+  *) echo "capture.sh: unknown mode $mode" >&2; exit 2 ;;
+esac

@@ -1,0 +1,89 @@
+import { randomUUID } from "node:crypto";
+import { open, unlink } from "node:fs/promises";
+import { join } from "node:path";
+
+/** Bytes gathered before a write, and read at once. */
+const CHUNK_BYTES = 256 * 1024;
+
+/** A local file with no name: written by appending, read back from its start as often as needed. */
+export interface TemporaryFile {
+  append(bytes: Uint8Array | string): Promise<void>;
+  /** Bytes appended. */
+  readonly size: number;
+  /** The whole file from its start (what was appended so far); each piece is a fresh buffer. */
+  read(): AsyncGenerator<Uint8Array>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a file in `directory` and removes its name at once: the process holds it open, and a process killed at
+ * any point leaves nothing behind in the folder.
+ */
+export async function createTemporaryFile(directory: string): Promise<TemporaryFile> {
+  const path = join(directory, `.oma-snapshot-spool-${randomUUID()}`);
+  const handle = await open(path, "wx+", 0o600);
+  await unlink(path);
+  let written = 0;
+  // One buffer gathers appends and is written out whenever it fills: appending allocates nothing.
+  const held = Buffer.allocUnsafe(CHUNK_BYTES);
+  let heldBytes = 0;
+  const writeOut = async (bytes: Uint8Array) => {
+    for (let at = 0; at < bytes.length; ) {
+      const { bytesWritten } = await handle.write(bytes, at, bytes.length - at, written);
+      at += bytesWritten;
+      written += bytesWritten;
+    }
+  };
+  const flush = async () => {
+    if (heldBytes === 0) return;
+    const bytes = held.subarray(0, heldBytes);
+    heldBytes = 0;
+    await writeOut(bytes);
+  };
+  let closed = false;
+  return {
+    async append(bytes) {
+      const buffer = typeof bytes === "string" ? Buffer.from(bytes, "utf8") : bytes;
+      if (heldBytes + buffer.length > CHUNK_BYTES) await flush();
+      // Written before the call returns: the caller may reuse its buffer.
+      if (buffer.length >= CHUNK_BYTES) return writeOut(buffer);
+      held.set(buffer, heldBytes);
+      heldBytes += buffer.length;
+    },
+    get size() {
+      return written + heldBytes;
+    },
+    async *read() {
+      await flush();
+      for (let at = 0; at < written; ) {
+        const piece = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, written - at));
+        const { bytesRead } = await handle.read(piece, 0, piece.length, at);
+        if (bytesRead === 0) return;
+        at += bytesRead;
+        yield piece.subarray(0, bytesRead);
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await handle.close();
+    },
+  };
+}
+
+/** The lines of `source` (UTF-8, `\n`-terminated), one at a time. */
+export async function* linesOf(source: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
+  let pending = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of source) {
+    pending += decoder.decode(chunk, { stream: true });
+    let end = pending.indexOf("\n");
+    while (end >= 0) {
+      yield pending.slice(0, end);
+      pending = pending.slice(end + 1);
+      end = pending.indexOf("\n");
+    }
+  }
+  pending += decoder.decode();
+  if (pending !== "") yield pending;
+}
