@@ -156,11 +156,13 @@ function stepDetail(port: string, call: string, result: unknown): Record<string,
   }
   if (port === "workspace" && call === "checkpoint") {
     const handle = checkpointHandle(result);
+    // A handle records an archive size only where the driver's checkpoint is one archive.
+    const size = checkpointSize(result);
     return {
       checkpoint: {
         id: (result as { id?: unknown } | null)?.id ?? null,
         archive: handle?.checkpointId ?? null,
-        size: checkpointSize(result),
+        ...(size ? { size } : {}),
       },
     };
   }
