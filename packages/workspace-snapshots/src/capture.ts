@@ -393,7 +393,7 @@ async function fetchContents(context: {
   await sendParts(
     sandbox,
     `${scratch}/need-parts`,
-    context.needPaths.read(),
+    context.needPaths.read({ reuse: true }),
     settings.partBytes,
     signal,
   );
@@ -409,7 +409,7 @@ async function fetchContents(context: {
   const reader = createTarMemberReader(
     transcode(sandbox.readFile(`${scratch}/bundle`, signal), codec, "decode"),
   );
-  const lines = linesOf(context.needLines.read());
+  const lines = linesOf(context.needLines.read({ reuse: true }));
   interface OpenPack {
     readonly id: string;
     readonly bytes: Buffer;

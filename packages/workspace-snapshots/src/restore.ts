@@ -316,12 +316,16 @@ async function sendRestore(
     signal,
   );
   try {
-    const encoded = transcode(counted(prepared.archive.read(), progress), codec, "encode");
+    const encoded = transcode(
+      counted(prepared.archive.read({ reuse: true }), progress),
+      codec,
+      "encode",
+    );
     await sendParts(sandbox, `${scratch}/archive`, encoded, settings.partBytes, signal);
     await sendParts(
       sandbox,
       `${scratch}/listing`,
-      prepared.listing.read(),
+      prepared.listing.read({ reuse: true }),
       settings.partBytes,
       signal,
     );

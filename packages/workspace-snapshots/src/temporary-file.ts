@@ -10,8 +10,12 @@ export interface TemporaryFile {
   append(bytes: Uint8Array | string): Promise<void>;
   /** Bytes appended. */
   readonly size: number;
-  /** The whole file from its start (what was appended so far); each piece is a fresh buffer. */
-  read(): AsyncGenerator<Uint8Array>;
+  /**
+   * The whole file from its start (what was appended so far); each piece is a fresh buffer. With `reuse`, every
+   * piece is read into one buffer: a piece is valid only until the next is asked for, so only a reader that is
+   * done with each piece before it asks again (one that copies or writes it out and waits) may reuse.
+   */
+  read(options?: { readonly reuse?: boolean }): AsyncGenerator<Uint8Array>;
   close(): Promise<void>;
 }
 
@@ -53,10 +57,12 @@ export async function createTemporaryFile(directory: string): Promise<TemporaryF
     get size() {
       return written + heldBytes;
     },
-    async *read() {
+    async *read(options = {}) {
       await flush();
+      const reused = options.reuse ? Buffer.allocUnsafe(Math.min(CHUNK_BYTES, written)) : null;
       for (let at = 0; at < written; ) {
-        const piece = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, written - at));
+        const length = Math.min(CHUNK_BYTES, written - at);
+        const piece = reused ? reused.subarray(0, length) : Buffer.allocUnsafe(length);
         const { bytesRead } = await handle.read(piece, 0, piece.length, at);
         if (bytesRead === 0) return;
         at += bytesRead;
