@@ -54,9 +54,11 @@ async function readPack(
       .catch(() => undefined);
     throw refused();
   }
+  // Taken first: a BYOB read leaves `buffer` detached (of length 0).
+  const capacity = buffer.length;
   const read = await readBodyInto(object.stream(), buffer.subarray(0, object.size));
   if (read === null) throw refused();
-  const whole = Buffer.from(read.buffer, read.byteOffset, buffer.length);
+  const whole = Buffer.from(read.buffer, read.byteOffset, capacity);
   return { buffer: whole, bytes: whole.subarray(0, object.size) };
 }
 
