@@ -16,6 +16,11 @@ export interface TemporaryFile {
    * done with each piece before it asks again (one that copies or writes it out and waits) may reuse.
    */
   read(options?: { readonly reuse?: boolean }): AsyncGenerator<Uint8Array>;
+  /**
+   * The whole file as a byte stream, read only as it is pulled: a reader in BYOB mode has each read land in its
+   * own buffer, a default reader gets a fresh chunk per read.
+   */
+  stream(): ReadableStream<Uint8Array>;
   close(): Promise<void>;
 }
 
@@ -68,6 +73,33 @@ export async function createTemporaryFile(directory: string): Promise<TemporaryF
         at += bytesRead;
         yield piece.subarray(0, bytesRead);
       }
+    },
+    stream() {
+      let at = 0;
+      let flushed = false;
+      return new ReadableStream({
+        type: "bytes",
+        autoAllocateChunkSize: CHUNK_BYTES,
+        async pull(controller) {
+          if (!flushed) {
+            await flush();
+            flushed = true;
+          }
+          const request = controller.byobRequest as ReadableStreamBYOBRequest;
+          const view = request.view as Uint8Array;
+          const length = Math.min(view.byteLength, written - at);
+          const { bytesRead } =
+            length > 0 ? await handle.read(view, 0, length, at) : { bytesRead: 0 };
+          if (bytesRead === 0) {
+            controller.close();
+            // A read waiting in BYOB mode is answered (empty) only once the stream is closed.
+            request.respond(0);
+            return;
+          }
+          at += bytesRead;
+          request.respond(bytesRead);
+        },
+      });
     },
     async close() {
       if (closed) return;

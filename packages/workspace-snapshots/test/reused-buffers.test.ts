@@ -77,6 +77,20 @@ describe("readers of a reused buffer", () => {
       for await (const piece of file.read({ reuse: true })) copied.push(Buffer.from(piece));
       expect(Buffer.concat(copied).equals(data)).toBe(true);
       expect((await concatenated(file.read())).equals(data)).toBe(true);
+      // As a byte stream: read in BYOB mode into one buffer, and with a default reader.
+      const reader = file.stream().getReader({ mode: "byob" });
+      let into = new ArrayBuffer(100_000);
+      const byob: Buffer[] = [];
+      for (;;) {
+        const { done, value } = await reader.read(new Uint8Array(into));
+        if (done) break;
+        byob.push(Buffer.from(value));
+        into = value.buffer as ArrayBuffer;
+      }
+      expect(Buffer.concat(byob).equals(data)).toBe(true);
+      expect(
+        (await concatenated(file.stream() as unknown as AsyncIterable<Uint8Array>)).equals(data),
+      ).toBe(true);
     } finally {
       await file.close();
     }
