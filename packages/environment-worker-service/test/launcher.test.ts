@@ -43,10 +43,11 @@ describe("the oma-environment-worker launcher", () => {
     expect(result.status).toBe(0);
   });
 
-  it("starts the service with both settings, through a symlink, with the arguments as given", () => {
+  it("starts the service with its settings, through a symlink, with the arguments as given", () => {
     expect(launch({}, ["--check", "a b"])).toEqual([
       "MALLOC_MMAP_THRESHOLD_=65536",
       "--max-semi-space-size=2",
+      "--heap-growing-percent=30",
       SERVICE,
       "--check",
       "a b",

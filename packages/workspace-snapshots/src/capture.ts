@@ -393,7 +393,7 @@ async function fetchContents(context: {
   await sendParts(
     sandbox,
     `${scratch}/need-parts`,
-    context.needPaths.read(),
+    context.needPaths.read({ reuse: true }),
     settings.partBytes,
     signal,
   );
@@ -409,7 +409,7 @@ async function fetchContents(context: {
   const reader = createTarMemberReader(
     transcode(sandbox.readFile(`${scratch}/bundle`, signal), codec, "decode"),
   );
-  const lines = linesOf(context.needLines.read());
+  const lines = linesOf(context.needLines.read({ reuse: true }));
   interface OpenPack {
     readonly id: string;
     readonly bytes: Buffer;
@@ -461,19 +461,8 @@ async function fetchContents(context: {
             await spooled.append(piece);
           }
           if (hash.digest("hex") !== need.hash) throw changedDuringCapture(need.path);
-          // Pulled one piece at a time: nothing is read ahead of what the store takes.
-          const pieces = spooled.read();
-          const body = new ReadableStream<Uint8Array>(
-            {
-              async pull(controller) {
-                const next = await pieces.next();
-                if (next.done) controller.close();
-                else controller.enqueue(next.value);
-              },
-              cancel: async () => void (await pieces.return(undefined)),
-            },
-            { highWaterMark: 0 },
-          );
+          // A byte stream: a store that reads it in BYOB mode has each read land in its own buffer.
+          const body = spooled.stream();
           await store.put(keys.object("blobs", need.hash), body, {
             contentType: "application/octet-stream",
             ifNoneMatch: "*",

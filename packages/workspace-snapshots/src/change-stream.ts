@@ -88,14 +88,27 @@ export async function* readChanges(source: AsyncIterable<Uint8Array>): AsyncGene
     else if (kind === "r") current.removed = true;
     else throw invalidName(path, "the sandbox's listing of it is malformed");
   };
-  for await (const chunk of source) {
-    pending = pending.length === 0 ? Buffer.from(chunk) : Buffer.concat([pending, chunk]);
+  // Records are read from views of each chunk (every record is decoded before the next chunk is asked for);
+  // only a record split across chunks is copied.
+  for await (const piece of source) {
+    const chunk = Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
     let start = 0;
-    for (let end = pending.indexOf(0, start); end >= 0; end = pending.indexOf(0, start)) {
-      yield* record(pending.subarray(start, end));
+    if (pending.length > 0) {
+      const end = chunk.indexOf(0);
+      if (end < 0) {
+        pending = Buffer.concat([pending, chunk]);
+        continue;
+      }
+      const joined = Buffer.concat([pending, chunk.subarray(0, end)]);
+      pending = Buffer.alloc(0);
+      yield* record(joined);
       start = end + 1;
     }
-    pending = pending.subarray(start);
+    for (let end = chunk.indexOf(0, start); end >= 0; end = chunk.indexOf(0, start)) {
+      yield* record(chunk.subarray(start, end));
+      start = end + 1;
+    }
+    if (start < chunk.length) pending = Buffer.from(chunk.subarray(start));
   }
   if (pending.length > 0)
     throw invalidName(pending.toString("latin1").slice(0, 256), "the listing ends mid-record");

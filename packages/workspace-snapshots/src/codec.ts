@@ -67,8 +67,14 @@ async function* through(
   transform: zlib.Gzip | zlib.Gunzip | null,
   exited: Promise<number | null> | null,
 ): AsyncGenerator<Uint8Array> {
+  // A failed write reaches the feeding loop through its callback (and the consumer through `output`).
+  input.on("error", () => undefined);
+  // Each chunk is handed on whole before the next is asked for: the source may fill its buffer again.
   const feeding = (async () => {
-    for await (const chunk of source) if (!input.write(chunk)) await once(input, "drain");
+    for await (const chunk of source)
+      await new Promise<void>((resolve, reject) =>
+        input.write(chunk, (error) => (error ? reject(error) : resolve())),
+      );
     input.end();
   })();
   feeding.catch((error: unknown) =>

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import type { BlobStore } from "@open-managed-agents/blob-store";
+import { type BlobStore, bodyChunks, readBodyInto } from "@open-managed-agents/blob-store";
 import {
   IntegrityError,
   NotFoundError,
@@ -26,17 +26,25 @@ const EMPTY_SHA256 = createHash("sha256").digest("hex");
 /** Largest pack read: what capture writes, with room to spare. */
 const MAX_PACK_READ = PACK_BYTES + PACK_CONTENT_BYTES;
 
-/** Pack `key` read into `buffer`; a pack larger than the buffer is refused. */
-async function readPack(store: BlobStore, key: string, buffer: Buffer): Promise<Buffer> {
+/**
+ * Pack `key` read into `buffer` (straight from a byte stream, nothing allocated per chunk); a pack larger than
+ * the buffer is refused. Answers the buffer to read into next time (in BYOB mode the memory comes back in a new
+ * ArrayBuffer) and the pack's bytes in it.
+ */
+async function readPack(
+  store: BlobStore,
+  key: string,
+  buffer: Buffer,
+): Promise<{ readonly buffer: Buffer; readonly bytes: Buffer }> {
   const object = await store.get(key);
   if (!object)
     throw new NotFoundError({
       message: "snapshot pack is missing from the store",
       context: { key },
     });
-  const tooLarge = () =>
+  const refused = () =>
     new IntegrityError({
-      message: "snapshot pack is larger than any this format writes",
+      message: "snapshot pack is larger than any this format writes, or not the size stored",
       context: { key },
     });
   if (object.size > buffer.length) {
@@ -44,20 +52,14 @@ async function readPack(store: BlobStore, key: string, buffer: Buffer): Promise<
       .stream()
       .cancel()
       .catch(() => undefined);
-    throw tooLarge();
+    throw refused();
   }
-  let filled = 0;
-  const reader = object.stream().getReader();
-  try {
-    for (let next = await reader.read(); !next.done; next = await reader.read()) {
-      if (filled + next.value.length > buffer.length) throw tooLarge();
-      buffer.set(next.value, filled);
-      filled += next.value.length;
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-  return buffer.subarray(0, filled);
+  // Taken first: a BYOB read leaves `buffer` detached (of length 0).
+  const capacity = buffer.length;
+  const read = await readBodyInto(object.stream(), buffer.subarray(0, object.size));
+  if (read === null) throw refused();
+  const whole = Buffer.from(read.buffer, read.byteOffset, capacity);
+  return { buffer: whole, bytes: whole.subarray(0, object.size) };
 }
 
 /** Where a restore goes in the sandbox. */
@@ -149,7 +151,7 @@ export async function prepareRestore(
           packs.delete(oldest);
         }
         buffer ??= Buffer.allocUnsafe(MAX_PACK_READ);
-        pack = { buffer, bytes: await readPack(store, keys.object("packs", id), buffer) };
+        pack = await readPack(store, keys.object("packs", id), buffer);
         packs.set(id, pack);
       }
       return pack.bytes;
@@ -183,7 +185,8 @@ export async function prepareRestore(
             .catch(() => undefined);
           throw refuse(path, "has the wrong size");
         }
-        for await (const piece of object.stream() as unknown as AsyncIterable<Uint8Array>) {
+        // Read through one buffer: each piece is appended (copied or written out) before the next is read.
+        for await (const piece of bodyChunks(object.stream())) {
           hash.update(piece);
           await put(archive, piece);
         }
@@ -316,12 +319,16 @@ async function sendRestore(
     signal,
   );
   try {
-    const encoded = transcode(counted(prepared.archive.read(), progress), codec, "encode");
+    const encoded = transcode(
+      counted(prepared.archive.read({ reuse: true }), progress),
+      codec,
+      "encode",
+    );
     await sendParts(sandbox, `${scratch}/archive`, encoded, settings.partBytes, signal);
     await sendParts(
       sandbox,
       `${scratch}/listing`,
-      prepared.listing.read(),
+      prepared.listing.read({ reuse: true }),
       settings.partBytes,
       signal,
     );

@@ -10,8 +10,17 @@ export interface TemporaryFile {
   append(bytes: Uint8Array | string): Promise<void>;
   /** Bytes appended. */
   readonly size: number;
-  /** The whole file from its start (what was appended so far); each piece is a fresh buffer. */
-  read(): AsyncGenerator<Uint8Array>;
+  /**
+   * The whole file from its start (what was appended so far); each piece is a fresh buffer. With `reuse`, every
+   * piece is read into one buffer: a piece is valid only until the next is asked for, so only a reader that is
+   * done with each piece before it asks again (one that copies or writes it out and waits) may reuse.
+   */
+  read(options?: { readonly reuse?: boolean }): AsyncGenerator<Uint8Array>;
+  /**
+   * The whole file as a byte stream, read only as it is pulled: a reader in BYOB mode has each read land in its
+   * own buffer, a default reader gets a fresh chunk per read.
+   */
+  stream(): ReadableStream<Uint8Array>;
   close(): Promise<void>;
 }
 
@@ -53,15 +62,44 @@ export async function createTemporaryFile(directory: string): Promise<TemporaryF
     get size() {
       return written + heldBytes;
     },
-    async *read() {
+    async *read(options = {}) {
       await flush();
+      const reused = options.reuse ? Buffer.allocUnsafe(Math.min(CHUNK_BYTES, written)) : null;
       for (let at = 0; at < written; ) {
-        const piece = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, written - at));
+        const length = Math.min(CHUNK_BYTES, written - at);
+        const piece = reused ? reused.subarray(0, length) : Buffer.allocUnsafe(length);
         const { bytesRead } = await handle.read(piece, 0, piece.length, at);
         if (bytesRead === 0) return;
         at += bytesRead;
         yield piece.subarray(0, bytesRead);
       }
+    },
+    stream() {
+      let at = 0;
+      let flushed = false;
+      return new ReadableStream({
+        type: "bytes",
+        autoAllocateChunkSize: CHUNK_BYTES,
+        async pull(controller) {
+          if (!flushed) {
+            await flush();
+            flushed = true;
+          }
+          const request = controller.byobRequest as ReadableStreamBYOBRequest;
+          const view = request.view as Uint8Array;
+          const length = Math.min(view.byteLength, written - at);
+          const { bytesRead } =
+            length > 0 ? await handle.read(view, 0, length, at) : { bytesRead: 0 };
+          if (bytesRead === 0) {
+            controller.close();
+            // A read waiting in BYOB mode is answered (empty) only once the stream is closed.
+            request.respond(0);
+            return;
+          }
+          at += bytesRead;
+          request.respond(bytesRead);
+        },
+      });
     },
     async close() {
       if (closed) return;
