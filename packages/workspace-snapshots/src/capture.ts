@@ -346,8 +346,6 @@ export async function captureSnapshot(
       await fetchContents({ settings, input, codec, scratch, needLines, needPaths, progress });
     }
     progress.step("publish");
-    await queue.drain();
-
     const snapshot: SnapshotObject = {
       version: 1,
       session: keys.session,
@@ -358,14 +356,19 @@ export async function captureSnapshot(
       entries,
     };
     const { bytes, hash } = encodeObject(snapshot);
-    // The snapshot goes last: until it is stored, nothing names the objects above.
-    await putOnce(store, keys.object("snapshots", hash), bytes, "application/json");
-    // Best effort: a cache left behind costs the next checkpoint a full pass, never a wrong tree.
-    const committed = await sandbox
+    // The sandbox keeps its listing as this snapshot's cache while the last objects are stored (best effort):
+    // a cache naming a snapshot never published costs the next checkpoint a full pass, never a wrong tree.
+    const committing = sandbox
       .run("capture.sh", CAPTURE, ["commit", settings.cacheDirectory, scratch, hash], signal)
       .catch(() => null);
-    // A commit removes the scratch folder itself: one exec less on every checkpoint.
-    cleaned = committed?.exitCode === 0;
+    try {
+      await queue.drain();
+      // The snapshot goes last: until it is stored, nothing names the objects above.
+      await putOnce(store, keys.object("snapshots", hash), bytes, "application/json");
+    } finally {
+      // A commit removes the scratch folder itself: one exec less on every checkpoint.
+      cleaned = (await committing)?.exitCode === 0;
+    }
     progress.finish();
     return { id: hash, session: keys.session, parent: snapshot.parent, entries };
   } finally {
