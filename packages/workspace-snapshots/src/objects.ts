@@ -80,8 +80,14 @@ export function encodeObject(value: TreeObject | SnapshotObject): {
 
 /** Tree entries compare as their names followed by `/`, bytewise: the order of the sandbox's sorted listing. */
 export function compareNames(left: string, right: string): number {
-  return Buffer.compare(Buffer.from(`${left}/`, "utf8"), Buffer.from(`${right}/`, "utf8"));
+  const a = `${left}/`;
+  const b = `${right}/`;
+  // Below the surrogates, UTF-16 code units compare as UTF-8 bytes do: most names need no encoding.
+  if (!SURROGATES_AND_ABOVE.test(a) && !SURROGATES_AND_ABOVE.test(b))
+    return a < b ? -1 : a > b ? 1 : 0;
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
 }
+const SURROGATES_AND_ABOVE = /[\ud800-\uffff]/;
 
 /** A stored object's bytes checked against the hash its key names, then parsed. */
 export function decodeObject<T>(
