@@ -4,7 +4,7 @@ import type { ReadTree, TreeStore } from "./stored-objects.js";
 /** Changes read ahead of the walk: the window in which the old trees they lead into are found early. */
 const CHANGES_AHEAD = 512;
 /** Old trees read ahead of the walk and not yet taken by it: what a capture holds of them at most. */
-const TREES_AHEAD = 8;
+const TREES_AHEAD = 16;
 
 /** The sorted stream of changes a capture merges with the old trees, read up to a window ahead. */
 export interface ChangeLookahead {

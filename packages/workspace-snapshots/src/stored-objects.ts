@@ -124,31 +124,15 @@ export function createTreeStore(
       "tree",
     );
 
-  /** Reads chunk `index` of `tree`, if any; a read never awaited fails nobody. */
-  const readChunk = (tree: { readonly chunks: readonly string[] }, index: number) => {
-    const chunkHash = tree.chunks[index];
-    if (chunkHash === undefined) return null;
-    const read = readTree(chunkHash);
-    read.catch(() => undefined);
-    return read;
-  };
-
-  /** The entries of `tree`; a chunked tree's next chunk is read while the walk takes the one before it. */
-  const entriesOf = async function* (
-    hash: string,
-    tree: TreeObject,
-    first: Promise<TreeObject> | null = null,
-  ): AsyncGenerator<TreeEntry> {
+  const entriesOf = async function* (hash: string, tree: TreeObject): AsyncGenerator<TreeEntry> {
     if ("entries" in tree) {
       checkEntryOrder(tree.entries, null, hash);
       yield* tree.entries;
       return;
     }
     let last: string | null = null;
-    let next = first ?? readChunk(tree, 0);
-    for (let index = 0; next !== null; index += 1) {
-      const chunk = await next;
-      next = readChunk(tree, index + 1);
+    for (const chunkHash of tree.chunks) {
+      const chunk = await readTree(chunkHash);
       if (!("entries" in chunk))
         throw new IntegrityError({
           message: `snapshot tree ${hash} nests chunks`,
@@ -165,10 +149,7 @@ export function createTreeStore(
     },
     async read(hash) {
       const tree = await readTree(hash);
-      if ("entries" in tree) return { entries: tree.entries, all: () => entriesOf(hash, tree) };
-      // A chunked tree is read to be walked: its first chunk is read at once.
-      const first = readChunk(tree, 0);
-      return { entries: null, all: () => entriesOf(hash, tree, first) };
+      return { entries: "entries" in tree ? tree.entries : null, all: () => entriesOf(hash, tree) };
     },
     async write(tree) {
       const { bytes, hash } = encodeObject(tree);
