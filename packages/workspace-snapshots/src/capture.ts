@@ -24,7 +24,6 @@ import {
   unsupportedType,
 } from "./refusals.js";
 import { type Progress, type SnapshotProgress, createProgress } from "./progress.js";
-import { createChangeLookahead, createOldTreeReader } from "./read-ahead.js";
 import type { SnapshotSandbox } from "./sandbox-port.js";
 import CAPTURE_SCRIPT from "./scripts/capture.sh";
 import RECEIVE_SCRIPT from "./scripts/receive.sh";
@@ -82,6 +81,23 @@ interface Needed {
   readonly size: number;
   readonly pack?: string;
   readonly offset?: number;
+}
+
+/** The peekable stream of changes a capture merges with the old trees. */
+function peekable(source: AsyncGenerator<Change>) {
+  let held: Change | null | undefined;
+  return {
+    async peek(): Promise<Change | null> {
+      if (held === undefined) {
+        const next = await source.next();
+        held = next.done ? null : next.value;
+      }
+      return held;
+    },
+    take() {
+      held = undefined;
+    },
+  };
 }
 
 /** The path below `dir` that `path` is in, as the child's name; null when it lies elsewhere. */
@@ -238,10 +254,7 @@ export async function captureSnapshot(
       return { ...head, hash: change.hash, ...(location === "blob" ? {} : location), ...link };
     };
 
-    const changes = createChangeLookahead(
-      readChanges(sandbox.readFile(`${scratch}/changes`, signal)),
-    );
-    const oldTrees = createOldTreeReader(trees, changes);
+    const changes = peekable(readChanges(sandbox.readFile(`${scratch}/changes`, signal)));
 
     /**
      * The new tree of folder `dir`, merging its old tree (when it had one) with the changes below it, and the
@@ -253,7 +266,7 @@ export async function captureSnapshot(
       oldTree: string | null,
     ): Promise<{ tree: string; own: Change | null }> => {
       const builder = createTreeBuilder(trees);
-      const old = oldTree === null ? null : (await oldTrees.open(dir, oldTree)).all();
+      const old = oldTree === null ? null : trees.entries(oldTree);
       let oldNext = old ? await old.next() : null;
       let ownOfDir: Change | null = null;
       const takeOld = async () => {
@@ -338,8 +351,6 @@ export async function captureSnapshot(
       return { tree: await builder.finish(), own: ownOfDir };
     };
 
-    // The window of changes is read before the root's tree, so the first trees read ahead start with it.
-    await changes.peek();
     const { tree: root } = await buildDir("", base?.tree ?? null);
     if (needed > 0) {
       progress.step("contents", { totalBytes: neededBytes });

@@ -89,11 +89,6 @@ export async function putOnce(
 export interface TreeStore {
   /** Every entry of a tree, in order, chunk by chunk. */
   entries(hash: string): AsyncGenerator<TreeEntry>;
-  /**
-   * Reads a tree's own object: the entries of a tree of one chunk (null for a chunked one), and all its entries
-   * in order, reading any chunks as they are reached.
-   */
-  read(hash: string): Promise<ReadTree>;
   /** Writes a tree object (or chunk) and returns its hash; the write itself may still be queued. */
   write(tree: TreeObject): Promise<string>;
   snapshot(hash: string): Promise<SnapshotObject>;
@@ -102,12 +97,6 @@ export interface TreeStore {
     readonly chunks: readonly string[];
     readonly entries: () => AsyncGenerator<TreeEntry>;
   }>;
-}
-
-/** A tree whose own object was read and checked. */
-export interface ReadTree {
-  readonly entries: readonly TreeEntry[] | null;
-  all(): AsyncGenerator<TreeEntry>;
 }
 
 export function createTreeStore(
@@ -146,10 +135,6 @@ export function createTreeStore(
   return {
     async *entries(hash) {
       yield* entriesOf(hash, await readTree(hash));
-    },
-    async read(hash) {
-      const tree = await readTree(hash);
-      return { entries: "entries" in tree ? tree.entries : null, all: () => entriesOf(hash, tree) };
     },
     async write(tree) {
       const { bytes, hash } = encodeObject(tree);
