@@ -55,10 +55,8 @@ list() {
       base=$cached
     fi
   fi
-  # One pass over both listings: a record only in the new one comes with a leading `/`, which no path has.
-  LC_ALL=C comm -z -3 --output-delimiter=/ "$old" "$scratch/listing" > "$scratch/differ" || exit 1
-  sed -z -n 's|^/||p' "$scratch/differ" > "$scratch/added" || exit 1
-  sed -z '\|^/|d; s|//e.*$|//r|' "$scratch/differ" > "$scratch/removed" || exit 1
+  LC_ALL=C comm -z -13 "$old" "$scratch/listing" > "$scratch/added" || exit 1
+  LC_ALL=C comm -z -23 "$old" "$scratch/listing" | sed -z 's|//e.*$|//r|' > "$scratch/removed" || exit 1
   # The first `//` ends the path: a path is a run of non-slashes or a slash before a non-slash.
   sed -z -n 's#^\(\([^/]\|/[^/]\)*\)//ef .*$#./\1#p' "$scratch/added" > "$scratch/files" || exit 1
   workers=$(nproc 2>/dev/null || echo 2)
@@ -73,7 +71,7 @@ list() {
   done | LC_ALL=C sort -z -S 64M -T "$scratch" > "$scratch/hashes" || exit 1
   LC_ALL=C sort -z -m "$scratch/added" "$scratch/hashes" "$scratch/removed" > "$scratch/changes" || exit 1
   changed=$(tr -cd '\0' < "$scratch/added" | wc -c)
-  rm -f "$scratch/differ" "$scratch/added" "$scratch/removed" "$scratch/files" "$scratch"/sums.* "$scratch/hashes"
+  rm -f "$scratch/added" "$scratch/removed" "$scratch/files" "$scratch"/sums.* "$scratch/hashes"
   echo "base $base"
   if command -v zstd > /dev/null 2>&1; then echo "zstd yes"; fi
   echo "entries $(tr -cd '\0' < "$scratch/listing" | wc -c)"
