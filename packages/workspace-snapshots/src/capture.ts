@@ -256,11 +256,19 @@ export async function captureSnapshot(
 
     const changes = peekable(readChanges(sandbox.readFile(`${scratch}/changes`, signal)));
 
-    /** The new tree of folder `dir`, merging its old tree (when it had one) with the changes below it. */
-    const buildDir = async (dir: string, oldTree: string | null): Promise<string> => {
+    /**
+     * The new tree of folder `dir`, merging its old tree (when it had one) with the changes below it, and the
+     * folder's own change when it came among them: a folder's record sorts after its children whose names
+     * start with a byte below `/` (`.git`, `-x`), so its block of changes may hold it anywhere.
+     */
+    const buildDir = async (
+      dir: string,
+      oldTree: string | null,
+    ): Promise<{ tree: string; own: Change | null }> => {
       const builder = createTreeBuilder(trees);
       const old = oldTree === null ? null : trees.entries(oldTree);
       let oldNext = old ? await old.next() : null;
+      let ownOfDir: Change | null = null;
       const takeOld = async () => {
         const entry = oldNext && !oldNext.done ? oldNext.value : undefined;
         oldNext = old ? await old.next() : null;
@@ -269,6 +277,11 @@ export async function captureSnapshot(
       for (;;) {
         signal?.throwIfAborted();
         const change = await changes.peek();
+        if (change !== null && dir !== "" && change.path === dir) {
+          changes.take();
+          ownOfDir = change;
+          continue;
+        }
         const name = change ? childOf(dir, change.path) : null;
         const oldEntry = oldNext && !oldNext.done ? oldNext.value : undefined;
         if (name === null || change === null) {
@@ -283,36 +296,44 @@ export async function captureSnapshot(
         const previous = oldEntry?.name === name ? await takeOld() : undefined;
         const path = dir === "" ? name : `${dir}/${name}`;
         if (Buffer.byteLength(path) > MAX_PATH_BYTES) throw nameTooLong(path);
-        let listedEntry: ListedEntry | null = null;
         let own: Change | null = null;
         if (change.path === path) {
           changes.take();
           own = change;
-          listedEntry = change.entry;
         }
-        const isDir = listedEntry
-          ? listedEntry.type === "d"
-          : own === null && previous?.type === "dir";
-        if (isDir) {
-          const tree = await buildDir(path, previous?.type === "dir" ? previous.tree : null);
-          const meta = listedEntry
-            ? { mode: keptMode(listedEntry.mode), mtime: listedEntry.mtime }
-            : {
-                mode: (previous as Extract<TreeEntry, { type: "dir" }>).mode,
-                mtime: (previous as TreeEntry).mtime,
-              };
-          await builder.add({ name, type: "dir", mode: meta.mode, mtime: meta.mtime, tree });
-          if (listedEntry) progress.add(1);
-          continue;
+        // A change below the path makes it a folder, now or before; its own change may follow.
+        if (own === null || own.entry?.type === "d") {
+          const built = await buildDir(path, previous?.type === "dir" ? previous.tree : null);
+          own ??= built.own;
+          if (own === null && previous?.type !== "dir")
+            throw new SandboxFailedError({
+              message:
+                "the sandbox's listing names entries below a path it does not list as a folder",
+              context: { entry: path.slice(0, 256) },
+            });
+          if (own === null || own.entry?.type === "d") {
+            const meta = own?.entry
+              ? { mode: keptMode(own.entry.mode), mtime: own.entry.mtime }
+              : {
+                  mode: (previous as Extract<TreeEntry, { type: "dir" }>).mode,
+                  mtime: (previous as TreeEntry).mtime,
+                };
+            await builder.add({ name, type: "dir", ...meta, tree: built.tree });
+            if (own?.entry) progress.add(1);
+            continue;
+          }
+          // The folder is gone or is something else now: the tree just built is left for the sweep.
+        } else {
+          // Not a folder (any more): whatever was below it is gone.
+          for (
+            let below = await changes.peek();
+            below?.path.startsWith(`${path}/`);
+            below = await changes.peek()
+          )
+            changes.take();
         }
-        // Not a folder (any more): whatever was below it is gone.
-        for (
-          let below = await changes.peek();
-          below?.path.startsWith(`${path}/`);
-          below = await changes.peek()
-        )
-          changes.take();
-        if (!listedEntry || !own) continue;
+        const listedEntry = own.entry;
+        if (!listedEntry) continue;
         const neededBefore = needed;
         if (listedEntry.type === "f")
           await builder.add(await fileEntry(name, own, listedEntry, previous));
@@ -327,17 +348,15 @@ export async function captureSnapshot(
         // A content to fetch counts once it is stored.
         if (needed === neededBefore) progress.add(1);
       }
-      return builder.finish();
+      return { tree: await builder.finish(), own: ownOfDir };
     };
 
-    const root = await buildDir("", base?.tree ?? null);
+    const { tree: root } = await buildDir("", base?.tree ?? null);
     if (needed > 0) {
       progress.step("contents", { totalBytes: neededBytes });
       await fetchContents({ settings, input, codec, scratch, needLines, needPaths, progress });
     }
     progress.step("publish");
-    await queue.drain();
-
     const snapshot: SnapshotObject = {
       version: 1,
       session: keys.session,
@@ -348,14 +367,19 @@ export async function captureSnapshot(
       entries,
     };
     const { bytes, hash } = encodeObject(snapshot);
-    // The snapshot goes last: until it is stored, nothing names the objects above.
-    await putOnce(store, keys.object("snapshots", hash), bytes, "application/json");
-    // Best effort: a cache left behind costs the next checkpoint a full pass, never a wrong tree.
-    const committed = await sandbox
+    // The sandbox keeps its listing as this snapshot's cache while the last objects are stored (best effort):
+    // a cache naming a snapshot never published costs the next checkpoint a full pass, never a wrong tree.
+    const committing = sandbox
       .run("capture.sh", CAPTURE, ["commit", settings.cacheDirectory, scratch, hash], signal)
       .catch(() => null);
-    // A commit removes the scratch folder itself: one exec less on every checkpoint.
-    cleaned = committed?.exitCode === 0;
+    try {
+      await queue.drain();
+      // The snapshot goes last: until it is stored, nothing names the objects above.
+      await putOnce(store, keys.object("snapshots", hash), bytes, "application/json");
+    } finally {
+      // A commit removes the scratch folder itself: one exec less on every checkpoint.
+      cleaned = (await committing)?.exitCode === 0;
+    }
     progress.finish();
     return { id: hash, session: keys.session, parent: snapshot.parent, entries };
   } finally {

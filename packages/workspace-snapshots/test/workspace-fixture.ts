@@ -88,6 +88,9 @@ const NAMES = [
   "z.txt",
   "0",
   "deep",
+  // Names that sort before their folder's own listing record.
+  ".dot",
+  "-dash",
 ];
 const FILE_MODES = [0o644, 0o600, 0o755, 0o700, 0o664, 0o444];
 const DIR_MODES = [0o755, 0o700, 0o775, 0o1777];
