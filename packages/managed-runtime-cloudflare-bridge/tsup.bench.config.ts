@@ -1,5 +1,5 @@
 import { defineConfig } from "tsup";
-import { shellTextTsupOptions } from "../../../scripts/program-text.mjs";
+import { shellTextTsupOptions } from "../../scripts/program-text.mjs";
 
 // Bundles the bench with the driver's sources, so it reaches internals the public entry does not export.
 // The benchmarks that run the driver with the local stack or the host live in apps/benchmarks.
