@@ -68,8 +68,10 @@ describe("pnpm demo", () => {
       /fence\.acquire\s+\d+ ms\n(.*\n)*?\s+sandbox\.acquire\s+\d+ ms\n(.*\n)*?\s+harnessDriver\.run\s+\d+ ms\n/,
     );
     expect(stdout).toMatch(/workspace\.checkpoint\s+\d+ ms/);
-    expect(stdout.match(/checkpoint done: \S+ \S+ in \d+ objects, \d+ ms/g)).toHaveLength(2);
-    expect(stdout).toMatch(/restore done: \S+ \S+ in \d+ objects, \d+ ms/);
+    expect(
+      stdout.match(/checkpoint done: \S+ \S+ in \d+ objects, \d+ entries, \d+ ms/g),
+    ).toHaveLength(2);
+    expect(stdout).toMatch(/restore done: \S+ \S+ in \d+ objects, \d+ entries, \d+ ms/);
     expect(stdout).toMatch(/checkpoint wrc_[0-9a-f]+: archive sha256:[0-9a-f]{64}/);
     expect(stdout).toMatch(/report\.md/);
     expect(stdout).toMatch(/publish {2}session revision 2, generation 2/);
