@@ -211,6 +211,23 @@ async function runWithRetries(
   }
 }
 
+/** This worker's heartbeats of the item's Work lease, at the configured interval and TTL. */
+function startItemLease(
+  context: ItemContext,
+  logger: HostLogger,
+  client: ManagedAgentsClient,
+  work: BetaSelfHostedWork,
+) {
+  return startWorkLease({
+    client,
+    workId: work.id,
+    environmentId: work.environment_id,
+    intervalMs: context.options.heartbeatIntervalMs,
+    ttlSeconds: context.options.heartbeatTtlSeconds,
+    logger,
+  });
+}
+
 /**
  * Supervised lane: this worker holds the Work lease for the whole item (conflict retries included, so
  * `expected_last_heartbeat` stays this worker's own) and stops the item afterwards unless the lease was lost.
@@ -222,14 +239,7 @@ async function runSupervised(
   client: ManagedAgentsClient,
   work: BetaSelfHostedWork,
 ): Promise<WorkItemOutcome> {
-  const lease = await startWorkLease({
-    client,
-    workId: work.id,
-    environmentId: work.environment_id,
-    intervalMs: context.options.heartbeatIntervalMs,
-    ttlSeconds: context.options.heartbeatTtlSeconds,
-    logger,
-  });
+  const lease = await startItemLease(context, logger, client, work);
   try {
     if (lease.lost()) return { type: "ran", result: leaseLostResult(lease.signal), attempts: 0 };
     const outcome = await runWithRetries(
@@ -264,14 +274,7 @@ async function runLeasedUntilHarness(
   client: ManagedAgentsClient,
   work: BetaSelfHostedWork,
 ): Promise<WorkItemOutcome> {
-  const lease = await startWorkLease({
-    client,
-    workId: work.id,
-    environmentId: work.environment_id,
-    intervalMs: context.options.heartbeatIntervalMs,
-    ttlSeconds: context.options.heartbeatTtlSeconds,
-    logger,
-  });
+  const lease = await startItemLease(context, logger, client, work);
   let handedOver = false;
   try {
     if (lease.lost()) return { type: "ran", result: leaseLostResult(lease.signal), attempts: 0 };

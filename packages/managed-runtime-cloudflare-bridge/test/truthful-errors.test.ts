@@ -37,8 +37,14 @@ async function newWorld(): Promise<StackWorld> {
   return world;
 }
 
-/** A fetch that kills the bridge Worker once the response to the first request `trigger` picks has started. */
-function killWorkerAfterResponse(trigger: (url: URL, init: RequestInit | undefined) => boolean): {
+/**
+ * A fetch that runs `fault` (by default: kill the bridge Worker) 300 ms after the response to the first request
+ * `trigger` picks has started.
+ */
+function faultAfterResponse(
+  trigger: (url: URL, init: RequestInit | undefined) => boolean,
+  fault: () => Promise<void> = () => bridge.stopWorker(),
+): {
   fetch: typeof fetch;
   fired: () => boolean;
 } {
@@ -50,7 +56,7 @@ function killWorkerAfterResponse(trigger: (url: URL, init: RequestInit | undefin
       const response = await fetch(input, init);
       if (!fired && trigger(url, init)) {
         fired = true;
-        setTimeout(() => void bridge.stopWorker(), 300);
+        setTimeout(() => void fault(), 300);
       }
       return response;
     },
@@ -96,7 +102,7 @@ describe("the bridge Worker killed mid-call", () => {
   it("while the harness's exec streams", async () => {
     const world = await newWorld();
     const session = "killed-mid-harness";
-    const faults = killWorkerAfterResponse((_url, init) => bodyContains(init, "FAULT_HARNESS"));
+    const faults = faultAfterResponse((_url, init) => bodyContains(init, "FAULT_HARNESS"));
     const result = await world.run(
       workItem(session),
       shellProfile("echo FAULT_HARNESS > /dev/null; sleep 5; echo v2 > tree.txt"),
@@ -161,20 +167,16 @@ describe("the container runtime stopped while the bridge Worker runs", () => {
   it("while the harness's exec runs", async () => {
     const world = await newWorld();
     const session = "runtime-killed-mid-harness";
-    let fired = false;
+    const faults = faultAfterResponse(
+      (_url, init) => bodyContains(init, "FAULT_HARNESS"),
+      () => bridge.stopContainerServer(),
+    );
     const result = await world.run(
       workItem(session),
       shellProfile("echo FAULT_HARNESS > /dev/null; sleep 5; echo v2 > tree.txt"),
-      async (input, init) => {
-        const response = await fetch(input, init);
-        if (!fired && bodyContains(init, "FAULT_HARNESS")) {
-          fired = true;
-          setTimeout(() => void bridge.stopContainerServer(), 300);
-        }
-        return response;
-      },
+      faults.fetch,
     );
-    expect(fired).toBe(true);
+    expect(faults.fired()).toBe(true);
     expect(result).toMatchObject({
       type: "failed",
       error: {
