@@ -39,7 +39,7 @@ export const PACK_BYTES = 4 * 1024 * 1024;
  * each costs the heap over 100 bytes; a repeat past it is fetched again, never stored wrong.
  */
 const REMEMBERED_CONTENTS = 20_000;
-/** Packs being written while the next one fills: what a capture holds of contents is these and one more. */
+/** Packs and blobs written while the next content is read: a capture holds this many packs and one more. */
 const PACKS_IN_FLIGHT = 2;
 
 export const CAPTURE = `${RECEIVE_SCRIPT}\n${CAPTURE_SCRIPT}`;
@@ -439,15 +439,15 @@ async function fetchContents(context: {
     readonly bytes: Buffer;
     filled: number;
   }
-  // Packs have a queue of their own, so tree writes never wait behind them and few packs are held at once.
-  const packWrites = createWriteQueue(PACKS_IN_FLIGHT);
+  // Contents have a queue of their own, so tree writes never wait behind them and few packs are held at once.
+  const contentWrites = createWriteQueue(PACKS_IN_FLIGHT);
   let pack = null as OpenPack | null;
   // Buffers of packs written, filled again: a capture allocates PACKS_IN_FLIGHT + 1 of them at most.
   const spare: Buffer[] = [];
   const closePack = async (open: OpenPack | null) => {
     if (!open) return;
     const bytes = open.bytes.subarray(0, open.filled);
-    await packWrites.push(async () => {
+    await contentWrites.push(async () => {
       await putOnce(store, keys.object("packs", open.id), bytes, "application/octet-stream");
       spare.push(open.bytes);
     });
@@ -479,28 +479,38 @@ async function fetchContents(context: {
         progress.add(1, need.size);
       } else {
         const spooled = await createTemporaryFile(settings.spoolDirectory);
+        let queued = false;
         try {
           for await (const piece of reader.bodyChunks()) {
             hash.update(piece);
             await spooled.append(piece);
           }
           if (hash.digest("hex") !== need.hash) throw changedDuringCapture(need.path);
-          // A byte stream: a store that reads it in BYOB mode has each read land in its own buffer.
-          const body = spooled.stream();
-          await store.put(keys.object("blobs", need.hash), body, {
-            contentType: "application/octet-stream",
-            ifNoneMatch: "*",
-            contentLength: need.size,
+          // The store takes the blob while the archive's next members are read; the spool is its only copy.
+          await contentWrites.push(async () => {
+            try {
+              // A byte stream: a store that reads it in BYOB mode has each read land in its own buffer.
+              await store.put(keys.object("blobs", need.hash), spooled.stream(), {
+                contentType: "application/octet-stream",
+                ifNoneMatch: "*",
+                contentLength: need.size,
+              });
+              progress.add(1, need.size);
+            } finally {
+              await spooled.close();
+            }
           });
-          progress.add(1, need.size);
+          queued = true;
         } finally {
-          await spooled.close();
+          if (!queued) await spooled.close();
         }
       }
     }
     await closePack(pack);
-    await packWrites.drain();
+    await contentWrites.drain();
   } finally {
+    // A failed capture still lets the writes in flight end, so their spools close before it returns.
+    await contentWrites.drain().catch(() => undefined);
     await lines.return(undefined);
     await reader.close();
   }

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type BlobStore, createMemoryBlobStore } from "@open-managed-agents/blob-store";
@@ -6,13 +7,17 @@ import { createLocalSnapshotSandbox, createWorkspaceSnapshots } from "../src/ind
 import { localPlace } from "./support.js";
 import { describeTree, mutate, populate, random } from "./workspace-fixture.js";
 
-/** The store, failing the `failAt`th write of a pack or blob. */
-function failingStore(inner: BlobStore, failAt: number): BlobStore {
+/** The store, failing the `failAt`th write of an object whose key matches `kinds`. */
+function failingStore(
+  inner: BlobStore,
+  failAt: number,
+  kinds = /\/(packs|blobs|trees)\//,
+): BlobStore {
   let writes = 0;
   return {
     ...inner,
     put(key, body, options) {
-      if (/\/(packs|blobs|trees)\//.test(key)) {
+      if (kinds.test(key)) {
         writes += 1;
         if (writes === failAt) return Promise.reject(new Error("the store went away"));
       }
@@ -26,9 +31,16 @@ const snapshotKeys = async (store: BlobStore) =>
     .map((object) => object.key)
     .filter((key) => key.includes("/snapshots/"));
 
+const CASES = [
+  { name: "failing write 1", failAt: 1, kinds: undefined },
+  { name: "failing write 3", failAt: 3, kinds: undefined },
+  // Blobs are written while the archive's next members are read: the failure still ends the capture.
+  { name: "failing the first blob", failAt: 1, kinds: /\/blobs\// },
+];
+
 describe("an interrupted checkpoint", () => {
-  for (const failAt of [1, 3]) {
-    it(`publishes nothing, and the next one works (failing write ${failAt})`, async () => {
+  for (const { name, failAt, kinds } of CASES) {
+    it(`publishes nothing, and the next one works (${name})`, async () => {
       const store = createMemoryBlobStore();
       const source = await localPlace(store, "source");
       const target = await localPlace(store, "target");
@@ -39,14 +51,19 @@ describe("an interrupted checkpoint", () => {
         const first = await source.snapshots.checkpoint({ sandbox, sessionId: "s" });
         await mutate(source.workspace, rng, 6);
         await writeFile(join(source.workspace, "new.txt"), "new content");
+        // Larger than a pack's contents: a blob of its own, and a member read after it.
+        await writeFile(join(source.workspace, "big.bin"), randomBytes(300 * 1024));
+        await writeFile(join(source.workspace, "zz-after-big.txt"), "read while big.bin is stored");
         const broken = createWorkspaceSnapshots({
-          store: failingStore(store, failAt),
+          store: failingStore(store, failAt, kinds),
           workspace: source.workspace,
           cacheDirectory: join(source.root, "cache"),
           scratchDirectory: join(source.root, "scratch"),
           spoolDirectory: source.root,
         });
-        await expect(broken.checkpoint({ sandbox, sessionId: "s" })).rejects.toThrow();
+        await expect(broken.checkpoint({ sandbox, sessionId: "s" })).rejects.toThrow(
+          "the store went away",
+        );
         expect(await snapshotKeys(store)).toEqual([
           `workspace-snapshots/${first.session}/snapshots/${first.id}`,
         ]);
