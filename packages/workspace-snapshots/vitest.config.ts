@@ -6,6 +6,8 @@ export default defineConfig({
   plugins: [shellTextVitePlugin()],
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    // Temporary files go to a folder of the run's own, removed when the run ends.
+    globalSetup: ["../../vitest.temporary-folder.ts"],
     // Chains of snapshots run real shells and GNU tar on a shared machine: a deadline only catches a hang.
     testTimeout: 300_000,
     hookTimeout: 120_000,
