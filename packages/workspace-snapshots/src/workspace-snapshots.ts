@@ -63,21 +63,13 @@ export function createWorkspaceSnapshots(options: WorkspaceSnapshotsOptions): Wo
     record: "workspace snapshot options",
     code: "invalid_config",
   });
-  const { store } = resolved;
+  const { store, workspace, scratchDirectory } = resolved;
   // Scratch inside the workspace (a sandbox whose file routes reach only the workspace) is never listed.
-  const inside = resolved.scratchDirectory.startsWith(`${resolved.workspace}/`);
-  const scratchPrune = inside
-    ? ["-o", "-path", `./${resolved.scratchDirectory.slice(resolved.workspace.length + 1)}`]
+  const scratchPrune = scratchDirectory.startsWith(`${workspace}/`)
+    ? ["-o", "-path", `./${scratchDirectory.slice(workspace.length + 1)}`]
     : [];
-  const prune = [...pruneArguments(resolved.excludes), ...scratchPrune];
-  const places = {
-    workspace: resolved.workspace,
-    cacheDirectory: resolved.cacheDirectory,
-    scratchDirectory: resolved.scratchDirectory,
-    prune,
-    partBytes: resolved.partBytes,
-    spoolDirectory: resolved.spoolDirectory,
-  };
+  // The options with the find(1) expression of what every listing leaves out: a capture's and a restore's.
+  const settings = { ...resolved, prune: [...pruneArguments(resolved.excludes), ...scratchPrune] };
   const keysOf = (input: SessionInput) => {
     if ("sessionId" in input) return sessionKeys(resolved.keyPrefix, sessionKeyOf(input.sessionId));
     if (!HEX32.test(input.session))
@@ -96,44 +88,27 @@ export function createWorkspaceSnapshots(options: WorkspaceSnapshotsOptions): Wo
     );
 
   const snapshots: WorkspaceSnapshots = {
-    checkpoint({ sandbox, sessionId, source = {}, signal, onProgress }) {
-      return locked({ sessionId }, async () =>
-        captureSnapshot(
-          { ...places, maxEntries: resolved.maxEntries },
-          {
-            store,
-            keys: keysOf({ sessionId }),
-            sandbox,
-            compression: resolved.compression,
-            source,
-            now: resolved.now,
-            ...(signal ? { signal } : {}),
-            ...(onProgress ? { onProgress } : {}),
-          },
-        ),
+    checkpoint(input) {
+      const { compression, now } = resolved;
+      const source = input.source ?? {};
+      return locked(input, async () =>
+        captureSnapshot(settings, {
+          ...input,
+          source,
+          store,
+          keys: keysOf(input),
+          compression,
+          now,
+        }),
       );
     },
     async prepareRestore(input) {
-      const { id, signal, onProgress } = input;
-      const assembled = await prepareRestore(places, {
-        store,
-        keys: keysOf(input),
-        id,
-        ...(signal ? { signal } : {}),
-        ...(onProgress ? { onProgress } : {}),
-      });
-      return {
-        ...assembled,
-        async send(sandbox, options = {}) {
-          await assembled.send(sandbox, { ...options, compression: resolved.compression });
-        },
-      };
+      return prepareRestore(settings, { ...input, store, keys: keysOf(input) });
     },
     async restore(input) {
-      const { sandbox, signal } = input;
       const prepared = await snapshots.prepareRestore(input);
       try {
-        await prepared.send(sandbox, signal ? { signal } : {});
+        await prepared.send(input.sandbox, { signal: input.signal });
       } finally {
         await prepared.dispose();
       }
