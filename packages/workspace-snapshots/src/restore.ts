@@ -21,7 +21,7 @@ import { type Compression, pickCodec, transcode } from "./codec.js";
 import type { SessionKeys } from "./keys.js";
 import type { FileEntry } from "./objects.js";
 import { sendParts } from "./parts.js";
-import { type Progress, type SnapshotProgress, createProgress } from "./progress.js";
+import { type Progress, type RunInput, createProgress } from "./progress.js";
 import type { SnapshotSandbox } from "./sandbox-port.js";
 import RECEIVE_SCRIPT from "./scripts/receive.sh";
 import RESTORE_SCRIPT from "./scripts/restore.sh";
@@ -56,13 +56,7 @@ export interface PreparedRestore {
    * Restores into the sandbox's workspace and proves it there; may be called for several sandboxes. Progress
    * goes to `onProgress`, else to the one the restore was prepared with.
    */
-  send(
-    sandbox: SnapshotSandbox,
-    options?: {
-      readonly signal?: AbortSignal;
-      readonly onProgress?: (progress: SnapshotProgress) => void;
-    },
-  ): Promise<void>;
+  send(sandbox: SnapshotSandbox, options?: RunInput): Promise<void>;
   /** Releases the local copy. Idempotent. */
   dispose(): Promise<void>;
 }
@@ -102,13 +96,7 @@ const discard = (object: BlobObject) =>
  */
 export async function prepareRestore(
   settings: RestoreSettings,
-  input: {
-    readonly store: BlobStore;
-    readonly keys: SessionKeys;
-    readonly id: string;
-    readonly signal?: AbortSignal;
-    readonly onProgress?: (progress: SnapshotProgress) => void;
-  },
+  input: RunInput & { readonly store: BlobStore; readonly keys: SessionKeys; readonly id: string },
 ): Promise<PreparedRestore> {
   const { store, keys, signal } = input;
   const trees = createTreeStore(store, keys);

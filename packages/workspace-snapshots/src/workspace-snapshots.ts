@@ -1,9 +1,8 @@
-import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
+import { IntegrityError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import { type SnapshotRef, captureSnapshot } from "./capture.js";
-import { IntegrityError } from "@open-managed-agents/runtime-resource-contract";
 import { HEX32, sessionKeyOf, sessionKeys } from "./keys.js";
 import { type WorkspaceSnapshotsOptions, optionsSchema } from "./options.js";
-import type { SnapshotProgress } from "./progress.js";
+import type { RunInput } from "./progress.js";
 import { pruneArguments } from "./prune.js";
 import { type PreparedRestore, prepareRestore } from "./restore.js";
 import type { SnapshotSandbox } from "./sandbox-port.js";
@@ -19,31 +18,21 @@ export type SessionInput = { readonly sessionId: string } | { readonly session: 
 /** Snapshots of one kind of sandbox workspace in one store. */
 export interface WorkspaceSnapshots {
   /** Takes and publishes a snapshot of the sandbox's workspace, building on the last one it restored or took. */
-  checkpoint(input: {
-    readonly sandbox: SnapshotSandbox;
-    readonly sessionId: string;
-    /** What made it (a sandbox id, a reason), kept in the snapshot object. */
-    readonly source?: Readonly<Record<string, string>>;
-    readonly signal?: AbortSignal;
-    /** Told the step, entries and bytes done now and then (see {@link SnapshotProgress}). */
-    readonly onProgress?: (progress: SnapshotProgress) => void;
-  }): Promise<SnapshotRef>;
+  checkpoint(
+    input: RunInput & {
+      readonly sandbox: SnapshotSandbox;
+      readonly sessionId: string;
+      /** What made it (a sandbox id, a reason), kept in the snapshot object. */
+      readonly source?: Readonly<Record<string, string>>;
+    },
+  ): Promise<SnapshotRef>;
   /** Reads and checks a snapshot whole, on this machine, before any sandbox is touched. */
   prepareRestore(
-    input: SessionInput & {
-      readonly id: string;
-      readonly signal?: AbortSignal;
-      readonly onProgress?: (progress: SnapshotProgress) => void;
-    },
+    input: SessionInput & RunInput & { readonly id: string },
   ): Promise<PreparedRestore>;
   /** Restores a snapshot into the sandbox's workspace and proves it there (`integrity_failed` naming the path). */
   restore(
-    input: SessionInput & {
-      readonly sandbox: SnapshotSandbox;
-      readonly id: string;
-      readonly signal?: AbortSignal;
-      readonly onProgress?: (progress: SnapshotProgress) => void;
-    },
+    input: SessionInput & RunInput & { readonly sandbox: SnapshotSandbox; readonly id: string },
   ): Promise<void>;
   /**
    * Deletes the session's objects that no published (or young) snapshot reaches. `published` may be a function:
