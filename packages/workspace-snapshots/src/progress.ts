@@ -46,7 +46,7 @@ const BYTES_PER_REPORT = 1024 * 1024;
  */
 export function createProgress(
   onProgress: ((progress: SnapshotProgress) => void) | undefined,
-  from?: { readonly step: SnapshotStep; readonly entries: number; readonly totalEntries: number },
+  from?: Pick<SnapshotProgress, "step" | "entries" | "totalEntries">,
 ) {
   const state = {
     step: from?.step ?? ("list" as SnapshotStep),

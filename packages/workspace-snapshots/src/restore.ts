@@ -1,10 +1,5 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import {
-  type BlobObject,
-  type BlobStore,
-  bodyChunks,
-  readBodyInto,
-} from "@open-managed-agents/blob-store";
+import { type BlobStore, bodyChunks, readBodyInto } from "@open-managed-agents/blob-store";
 import {
   IntegrityError,
   NotFoundError,
@@ -83,12 +78,8 @@ function memberHeader(
   });
 }
 
-/** An object's body left unread. */
-const discard = (object: BlobObject) =>
-  object
-    .stream()
-    .cancel()
-    .catch(() => undefined);
+/** A body left unread. */
+const discard = (body: ReadableStream) => body.cancel().catch(() => undefined);
 
 /**
  * Reads snapshot `id` whole (every tree, pack and blob checked against its hash) into a local archive and the
@@ -134,7 +125,7 @@ export async function prepareRestore(
           context: { key },
         });
       if (object.size > MAX_PACK_READ) {
-        await discard(object);
+        await discard(object.stream());
         throw refused();
       }
       // The oldest pack's buffer is read into again: a restore allocates CACHED_PACKS buffers at most.
@@ -172,7 +163,7 @@ export async function prepareRestore(
           context: { entry: path.slice(0, 256) },
         });
       if (object.size !== entry.size) {
-        await discard(object);
+        await discard(object.stream());
         throw refuse(path, "has the wrong size");
       }
       yield* bodyChunks(object.stream());

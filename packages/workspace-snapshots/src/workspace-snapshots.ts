@@ -78,17 +78,10 @@ export function createWorkspaceSnapshots(options: WorkspaceSnapshotsOptions): Wo
 
   const snapshots: WorkspaceSnapshots = {
     checkpoint(input) {
-      const { compression, now } = resolved;
+      // The store, compression and clock come with the options.
       const source = input.source ?? {};
       return locked(input, async () =>
-        captureSnapshot(settings, {
-          ...input,
-          source,
-          store,
-          keys: keysOf(input),
-          compression,
-          now,
-        }),
+        captureSnapshot(settings, { ...resolved, ...input, source, keys: keysOf(input) }),
       );
     },
     async prepareRestore(input) {

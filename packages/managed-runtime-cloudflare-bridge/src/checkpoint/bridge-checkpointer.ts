@@ -139,22 +139,14 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
         sourceRuntimeId: sandboxId,
         kind: "filesystem",
         scope: "portable",
-        metadata: {
-          format: SNAPSHOT_HANDLE_FORMAT,
-          session: sessionKeyOf(sessionId),
-          contentHash,
-        },
+        metadata: { format: SNAPSHOT_HANDLE_FORMAT, session: ref.session, contentHash },
       };
     },
 
     async prepareRestore({ handle, sessionId, signal }): Promise<PreparedRestore> {
       const { id, session } = readSnapshotHandle(handle, provider, sessionId);
-      const prepared = await snapshots().prepareRestore({
-        session,
-        id,
-        signal,
-        onProgress: reporter("restore"),
-      });
+      const onProgress = reporter("restore");
+      const prepared = await snapshots().prepareRestore({ session, id, signal, onProgress });
       return {
         size: prepared.size,
         async send(sandboxId, sendSignal) {

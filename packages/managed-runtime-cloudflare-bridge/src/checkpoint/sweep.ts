@@ -3,7 +3,7 @@ import {
   type SandboxCheckpointHandle,
   parseRecord,
 } from "@open-managed-agents/runtime-resource-contract";
-import { isFunction } from "@open-managed-agents/runtime-utils";
+import { functionSchema, nonNegativeSafeIntegerSchema } from "@open-managed-agents/runtime-utils";
 import {
   type SweepResult,
   createWorkspaceSnapshots,
@@ -40,12 +40,8 @@ const schema = z
     published: z.array(
       z.custom<SandboxCheckpointHandle>((value) => typeof value === "object" && value !== null),
     ),
-    graceMs: z
-      .number()
-      .int()
-      .nonnegative()
-      .default(24 * 60 * 60 * 1000),
-    now: z.custom<() => Date>(isFunction, "must be a function").default(() => () => new Date()),
+    graceMs: nonNegativeSafeIntegerSchema.default(24 * 60 * 60 * 1000),
+    now: functionSchema<() => Date>().default(() => () => new Date()),
   })
   .strict();
 
