@@ -55,9 +55,29 @@ describe("encodeMemberHeader", () => {
 
   it("carries an exact mtime in a pax record that GNU tar restores to the nanosecond", async () => {
     const members: MemberHeader[] = [
-      { ...base, name: "./d/", type: "directory", mode: 0o750, exactMtime: "1700000001.000000007" },
-      { ...base, name: "./d/f.txt", size: 3, exactMtime: "1700000002.123456789" },
-      { ...base, name: "./d/s", type: "symlink", linkname: "f.txt", exactMtime: "1700000003.5" },
+      {
+        ...base,
+        name: "./d/",
+        type: "directory",
+        mode: 0o750,
+        mtime: 1_700_000_001,
+        exactMtime: "1700000001.000000007",
+      },
+      {
+        ...base,
+        name: "./d/f.txt",
+        size: 3,
+        mtime: 1_700_000_002,
+        exactMtime: "1700000002.123456789",
+      },
+      {
+        ...base,
+        name: "./d/s",
+        type: "symlink",
+        linkname: "f.txt",
+        mtime: 1_700_000_003,
+        exactMtime: "1700000003.500000000",
+      },
     ];
     const part = new PartBuilder(0, 1024 * 1024);
     for (const member of members) {
