@@ -81,7 +81,7 @@ export function createWorkspaceSnapshots(options: WorkspaceSnapshotsOptions): Wo
       // The store, compression and clock come with the options.
       const source = input.source ?? {};
       return locked(input, async () =>
-        captureSnapshot(settings, { ...resolved, ...input, source, keys: keysOf(input) }),
+        captureSnapshot(settings, { ...input, ...resolved, source, keys: keysOf(input) }),
       );
     },
     async prepareRestore(input) {
