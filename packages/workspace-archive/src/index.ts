@@ -45,6 +45,6 @@ export type { AdmittedEntry as ArchiveEntryInfo, ArchiveEntryKind } from "./entr
 export type { ArchiveLimits, ReadArchiveOptions } from "./options.js";
 export type { RejectionReason } from "./rejections.js";
 export { DEFAULT_LIMITS, DEFAULT_CHUNK_DIRECTORY, MIN_PART_BYTES } from "./archive-limits.js";
-export { END_OF_ARCHIVE_BYTES } from "./tar-blocks.js";
+export { END_OF_ARCHIVE_BYTES, padToBlock } from "./tar-blocks.js";
 export { KEPT_MODE_BITS, isKeptMode, keptMode } from "./mode-policy.js";
 export { isUtf8Name, nameProblem } from "./name-bytes.js";

@@ -7,6 +7,11 @@ export interface MemberHeader {
   readonly mode: number;
   /** Seconds since the epoch. */
   readonly mtime: number;
+  /**
+   * The exact time as `<seconds>.<nine digits>`, written as a pax `mtime` record (so the member always gets a
+   * pax header) from which GNU tar sets the time to the nanosecond; `mtime` still fills the ustar field.
+   */
+  readonly exactMtime?: string;
   readonly size: number;
   readonly linkname: string | null;
   readonly uid: number;
@@ -26,7 +31,8 @@ const MAX_OCTAL_7 = 0o7777777;
 
 /**
  * Encodes a member header as ustar, preceded by a pax extended header when the name or link target is
- * not plain ASCII or does not fit the ustar fields (the layout GNU tar and tar-stream both read).
+ * not plain ASCII or does not fit the ustar fields, or an exact mtime is given (the layout GNU tar and
+ * tar-stream both read).
  * Synchronous, so packing costs no stream per member and split parts can be sized exactly in advance.
  * With `scratch` (a 512-byte buffer the caller copies from before the next call), a plain ustar header is
  * written there instead of into a new buffer: an archive of 200,000 members then allocates no header each.
@@ -36,9 +42,7 @@ const MAX_OCTAL_7 = 0o7777777;
  */
 export function encodeMemberHeader(header: MemberHeader, scratch?: Buffer): Buffer {
   const ustarName = splitUstarName(header.name);
-  const linkFits =
-    header.linkname === null || (isAscii(header.linkname) && header.linkname.length <= 100);
-  if (ustarName !== null && linkFits)
+  if (ustarName !== null && !needsPax(header))
     return encodeUstar(
       header,
       ustarName.name,
@@ -47,10 +51,7 @@ export function encodeMemberHeader(header: MemberHeader, scratch?: Buffer): Buff
       TYPEFLAG[header.type],
       scratch,
     );
-  const records =
-    paxRecord("path", header.name) +
-    (header.linkname === null ? "" : paxRecord("linkpath", header.linkname));
-  const pax = Buffer.from(records, "utf8");
+  const pax = Buffer.from(paxRecords(header), "utf8");
   const paxHeader = encodeUstar(
     { ...header, type: "file", size: pax.length, linkname: null },
     asciiTail(`PaxHeader/${header.name}`, 100),
@@ -69,14 +70,25 @@ export function encodeMemberHeader(header: MemberHeader, scratch?: Buffer): Buff
 }
 
 /** Byte length of {@link encodeMemberHeader}'s output, without encoding it. */
-export function memberHeaderSize(header: Pick<MemberHeader, "name" | "linkname">): number {
-  const linkFits =
-    header.linkname === null || (isAscii(header.linkname) && header.linkname.length <= 100);
-  if (splitUstarName(header.name) !== null && linkFits) return BLOCK;
-  const records =
+export function memberHeaderSize(header: PaxFields): number {
+  if (splitUstarName(header.name) !== null && !needsPax(header)) return BLOCK;
+  return 2 * BLOCK + padToBlock(Buffer.byteLength(paxRecords(header), "utf8"));
+}
+
+type PaxFields = Pick<MemberHeader, "name" | "linkname" | "exactMtime">;
+
+/** Whether a member whose name fits ustar still needs a pax header: for its link target or exact mtime. */
+function needsPax(header: PaxFields): boolean {
+  if (header.exactMtime !== undefined) return true;
+  return header.linkname !== null && !(isAscii(header.linkname) && header.linkname.length <= 100);
+}
+
+function paxRecords(header: PaxFields): string {
+  return (
     paxRecord("path", header.name) +
-    (header.linkname === null ? "" : paxRecord("linkpath", header.linkname));
-  return 2 * BLOCK + padToBlock(Buffer.byteLength(records, "utf8"));
+    (header.exactMtime === undefined ? "" : paxRecord("mtime", header.exactMtime)) +
+    (header.linkname === null ? "" : paxRecord("linkpath", header.linkname))
+  );
 }
 
 function encodeUstar(

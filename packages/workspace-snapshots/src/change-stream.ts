@@ -29,15 +29,10 @@ function mtimeOf(text: string): string {
   return `${seconds}.${fraction.padEnd(9, "0").slice(0, 9)}`;
 }
 
+/** Nine space-terminated fields, then a symlink's target (which may hold spaces). */
 function parseEntry(path: string, text: string): ListedEntry {
-  const fields: string[] = [];
-  let at = 0;
-  for (let index = 0; index < 9; index += 1) {
-    const space = text.indexOf(" ", at);
-    if (space < 0) throw invalidName(path, "the sandbox's listing of it is malformed");
-    fields.push(text.slice(at, space));
-    at = space + 1;
-  }
+  const fields = text.split(" ");
+  if (fields.length < 10) throw invalidName(path, "the sandbox's listing of it is malformed");
   const [type = "", mode = "", size = "", blocks = "", mtime = "", , inode = "", links = ""] =
     fields;
   return {
@@ -48,19 +43,14 @@ function parseEntry(path: string, text: string): ListedEntry {
     mtime: mtimeOf(mtime),
     inode,
     links: Number(links),
-    target: text.slice(at),
+    target: fields.slice(9).join(" "),
   };
 }
 
 /** The records of `source` (NUL-terminated, sorted) grouped by path, in order. */
 export async function* readChanges(source: AsyncIterable<Uint8Array>): AsyncGenerator<Change> {
   let pending: Buffer = Buffer.alloc(0);
-  let current: {
-    path: string;
-    entry: ListedEntry | null;
-    hash: string | null;
-    removed: boolean;
-  } | null = null;
+  let current: { -readonly [Field in keyof Change]: Change[Field] } | null = null;
   const record = function* (bytes: Buffer): Generator<Change> {
     const separator = bytes.indexOf("//");
     const rawPath = separator < 0 ? bytes : bytes.subarray(0, separator);

@@ -49,14 +49,14 @@ export async function* transcode(
       direction === "decode"
         ? zlib.createGunzip()
         : zlib.createGzip({ level: zlib.constants.Z_BEST_SPEED });
-    yield* through(source, transform, transform, transform, null);
+    yield* through(source, transform, transform, null);
     return;
   }
   const args =
     direction === "decode" ? ["-d", "-q", "-c", `--memory=${ZSTD_MAX_WINDOW}`] : ["-1", "-q", "-c"];
   const child = spawn("zstd", args, { env: childEnvironment(), stdio: ["pipe", "pipe", "ignore"] });
   const exited = once(child, "close").then(([code]) => code as number | null);
-  yield* through(source, child.stdin, child.stdout, null, exited);
+  yield* through(source, child.stdin, child.stdout, exited);
   child.kill();
 }
 
@@ -64,7 +64,6 @@ async function* through(
   source: AsyncIterable<Uint8Array>,
   input: NodeJS.WritableStream & { destroy(error?: Error): void },
   output: NodeJS.ReadableStream & { destroy(error?: Error): void },
-  transform: zlib.Gzip | zlib.Gunzip | null,
   exited: Promise<number | null> | null,
 ): AsyncGenerator<Uint8Array> {
   // A failed write reaches the feeding loop through its callback (and the consumer through `output`).
@@ -87,6 +86,5 @@ async function* through(
   } finally {
     input.destroy();
     output.destroy();
-    transform?.destroy();
   }
 }

@@ -1,5 +1,9 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
-import { isFunction } from "@open-managed-agents/runtime-utils";
+import {
+  functionSchema,
+  nonNegativeSafeIntegerSchema,
+  positiveSafeIntegerSchema,
+} from "@open-managed-agents/runtime-utils";
 import { tmpdir } from "node:os";
 import * as z from "zod";
 
@@ -58,36 +62,14 @@ export const optionsSchema = z
     workspace: absolute.default("/workspace"),
     cacheDirectory: absolute.default("/tmp/.oma-snapshot-cache"),
     scratchDirectory: absolute.default("/tmp"),
-    excludes: z
-      .array(
-        z
-          .string()
-          .min(1)
-          .refine((pattern) => !pattern.includes("\0")),
-      )
-      .default([]),
+    excludes: z.array(z.string().regex(/^[^\0]+$/)).default([]),
     compression: z.enum(["auto", "gzip", "off"]).default("auto"),
-    maxEntries: z.number().int().positive().default(1_000_000),
-    partBytes: z
-      .number()
-      .int()
-      .min(4096)
-      .default(8 * 1024 * 1024),
-    spoolDirectory: z
-      .string()
-      .min(1)
-      .default(() => tmpdir()),
-    lockTtlMs: z
-      .number()
-      .int()
-      .positive()
-      .default(30 * 1000),
-    lockWaitMs: z
-      .number()
-      .int()
-      .nonnegative()
-      .default(10 * 60 * 1000),
-    now: z.custom<() => Date>(isFunction, "must be a function").default(() => () => new Date()),
+    maxEntries: positiveSafeIntegerSchema.default(1_000_000),
+    partBytes: positiveSafeIntegerSchema.min(4096).default(8 * 1024 * 1024),
+    spoolDirectory: z.string().min(1).default(tmpdir),
+    lockTtlMs: positiveSafeIntegerSchema.default(30 * 1000),
+    lockWaitMs: nonNegativeSafeIntegerSchema.default(10 * 60 * 1000),
+    now: functionSchema<() => Date>().default(() => () => new Date()),
   })
   .strict();
 

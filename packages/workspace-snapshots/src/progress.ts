@@ -23,6 +23,18 @@ export interface SnapshotProgress {
   readonly totalBytes: number | null;
 }
 
+/** How a run is stopped and watched. */
+export interface RunInput {
+  readonly signal?: AbortSignal;
+  /** Told the step, entries and bytes done now and then (see {@link SnapshotProgress}). */
+  readonly onProgress?: (progress: SnapshotProgress) => void;
+}
+
+/** What a step knows when it starts: its totals, and entries it finds done already. */
+type StepTotals = Partial<Pick<SnapshotProgress, "totalEntries" | "totalBytes">> & {
+  readonly doneEntries?: number;
+};
+
 /** Entries between two reports within a step; every step's start and end is reported too. */
 const ENTRIES_PER_REPORT = 1000;
 /** Bytes between two reports within a step. */
@@ -34,7 +46,7 @@ const BYTES_PER_REPORT = 1024 * 1024;
  */
 export function createProgress(
   onProgress: ((progress: SnapshotProgress) => void) | undefined,
-  from?: { readonly step: SnapshotStep; readonly entries: number; readonly totalEntries: number },
+  from?: Pick<SnapshotProgress, "step" | "entries" | "totalEntries">,
 ) {
   const state = {
     step: from?.step ?? ("list" as SnapshotStep),
@@ -56,14 +68,7 @@ export function createProgress(
   };
   return {
     /** Starts `step`, with the totals it knows and the entries it finds done already. */
-    step(
-      step: SnapshotStep,
-      totals: {
-        readonly totalEntries?: number | null;
-        readonly totalBytes?: number | null;
-        readonly doneEntries?: number;
-      } = {},
-    ) {
+    step(step: SnapshotStep, totals: StepTotals = {}) {
       state.step = step;
       state.entries += totals.doneEntries ?? 0;
       if (totals.totalEntries !== undefined) state.totalEntries = totals.totalEntries;

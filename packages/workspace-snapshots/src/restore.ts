@@ -5,18 +5,22 @@ import {
   NotFoundError,
   SandboxFailedError,
 } from "@open-managed-agents/runtime-resource-contract";
-import { PACK_BYTES, PACK_CONTENT_BYTES } from "./capture.js";
-import { CAPTURE } from "./capture.js";
+import {
+  END_OF_ARCHIVE_BYTES,
+  type MemberHeader,
+  encodeMemberHeader,
+  padToBlock,
+} from "@open-managed-agents/workspace-archive";
+import { CAPTURE, PACK_BYTES, PACK_CONTENT_BYTES } from "./capture.js";
 import { type Compression, pickCodec, transcode } from "./codec.js";
 import type { SessionKeys } from "./keys.js";
 import type { FileEntry } from "./objects.js";
 import { sendParts } from "./parts.js";
-import { type Progress, type SnapshotProgress, createProgress } from "./progress.js";
+import { type Progress, type RunInput, createProgress } from "./progress.js";
 import type { SnapshotSandbox } from "./sandbox-port.js";
 import RECEIVE_SCRIPT from "./scripts/receive.sh";
 import RESTORE_SCRIPT from "./scripts/restore.sh";
 import { createTreeStore } from "./stored-objects.js";
-import { END_OF_ARCHIVE, type TarMemberHeader, bodyPadding, encodeHeader } from "./tar-encoder.js";
 import { type TemporaryFile, createTemporaryFile } from "./temporary-file.js";
 
 const RESTORE = `${RECEIVE_SCRIPT}\n${RESTORE_SCRIPT}`;
@@ -26,43 +30,7 @@ const EMPTY_SHA256 = createHash("sha256").digest("hex");
 /** Largest pack read: what capture writes, with room to spare. */
 const MAX_PACK_READ = PACK_BYTES + PACK_CONTENT_BYTES;
 
-/**
- * Pack `key` read into `buffer` (straight from a byte stream, nothing allocated per chunk); a pack larger than
- * the buffer is refused. Answers the buffer to read into next time (in BYOB mode the memory comes back in a new
- * ArrayBuffer) and the pack's bytes in it.
- */
-async function readPack(
-  store: BlobStore,
-  key: string,
-  buffer: Buffer,
-): Promise<{ readonly buffer: Buffer; readonly bytes: Buffer }> {
-  const object = await store.get(key);
-  if (!object)
-    throw new NotFoundError({
-      message: "snapshot pack is missing from the store",
-      context: { key },
-    });
-  const refused = () =>
-    new IntegrityError({
-      message: "snapshot pack is larger than any this format writes, or not the size stored",
-      context: { key },
-    });
-  if (object.size > buffer.length) {
-    await object
-      .stream()
-      .cancel()
-      .catch(() => undefined);
-    throw refused();
-  }
-  // Taken first: a BYOB read leaves `buffer` detached (of length 0).
-  const capacity = buffer.length;
-  const read = await readBodyInto(object.stream(), buffer.subarray(0, object.size));
-  if (read === null) throw refused();
-  const whole = Buffer.from(read.buffer, read.byteOffset, capacity);
-  return { buffer: whole, bytes: whole.subarray(0, object.size) };
-}
-
-/** Where a restore goes in the sandbox. */
+/** Where a restore goes in the sandbox, and how its bytes travel. */
 export interface RestoreSettings {
   readonly workspace: string;
   readonly cacheDirectory: string;
@@ -70,6 +38,7 @@ export interface RestoreSettings {
   readonly prune: readonly string[];
   readonly partBytes: number;
   readonly spoolDirectory: string;
+  readonly compression: Compression;
 }
 
 /** A snapshot read, checked and assembled on this machine, ready to send to any sandbox. */
@@ -82,28 +51,35 @@ export interface PreparedRestore {
    * Restores into the sandbox's workspace and proves it there; may be called for several sandboxes. Progress
    * goes to `onProgress`, else to the one the restore was prepared with.
    */
-  send(
-    sandbox: SnapshotSandbox,
-    options?: {
-      readonly signal?: AbortSignal;
-      readonly onProgress?: (progress: SnapshotProgress) => void;
-    },
-  ): Promise<void>;
+  send(sandbox: SnapshotSandbox, options?: RunInput): Promise<void>;
   /** Releases the local copy. Idempotent. */
   dispose(): Promise<void>;
 }
 
-/** {@link PreparedRestore} before the factory says how bytes travel. */
-export type AssembledRestore = Omit<PreparedRestore, "send"> & {
-  send(
-    sandbox: SnapshotSandbox,
-    options: {
-      readonly compression: Compression;
-      readonly signal?: AbortSignal;
-      readonly onProgress?: (progress: SnapshotProgress) => void;
-    },
-  ): Promise<void>;
-};
+/** Every member is root's, by number only. */
+const ROOT_OWNED = { uid: 0, gid: 0, uname: "", gname: "" } as const;
+
+/** A member's headers, its exact mtime carried in a pax record. */
+function memberHeader(
+  path: string,
+  type: MemberHeader["type"],
+  stat: { readonly mode: number; readonly mtime: string; readonly size?: number },
+  linkname: string | null = null,
+): Buffer {
+  return encodeMemberHeader({
+    name: type === "directory" ? `./${path}/` : `./${path}`,
+    type,
+    mode: stat.mode,
+    mtime: Number.parseInt(stat.mtime, 10),
+    exactMtime: stat.mtime,
+    size: stat.size ?? 0,
+    linkname,
+    ...ROOT_OWNED,
+  });
+}
+
+/** A body left unread. */
+const discard = (body: ReadableStream) => body.cancel().catch(() => undefined);
 
 /**
  * Reads snapshot `id` whole (every tree, pack and blob checked against its hash) into a local archive and the
@@ -111,14 +87,8 @@ export type AssembledRestore = Omit<PreparedRestore, "send"> & {
  */
 export async function prepareRestore(
   settings: RestoreSettings,
-  input: {
-    readonly store: BlobStore;
-    readonly keys: SessionKeys;
-    readonly id: string;
-    readonly signal?: AbortSignal;
-    readonly onProgress?: (progress: SnapshotProgress) => void;
-  },
-): Promise<AssembledRestore> {
+  input: RunInput & { readonly store: BlobStore; readonly keys: SessionKeys; readonly id: string },
+): Promise<PreparedRestore> {
   const { store, keys, signal } = input;
   const trees = createTreeStore(store, keys);
   const progress = createProgress(input.onProgress);
@@ -133,74 +103,86 @@ export async function prepareRestore(
     await listing.close();
   };
   try {
-    let size = 0;
     let entries = 0;
-    const put = async (file: TemporaryFile, bytes: Uint8Array | string) => {
-      if (file === archive) size += bytes.length;
-      await file.append(bytes);
-    };
     const packs = new Map<string, { readonly buffer: Buffer; readonly bytes: Buffer }>();
+    /**
+     * Pack `id`, read straight from its byte stream into a buffer of MAX_PACK_READ (in BYOB mode the memory
+     * comes back in a new ArrayBuffer); a larger pack is refused.
+     */
     const packOf = async (id: string) => {
-      let pack = packs.get(id);
-      if (!pack) {
-        // The oldest pack's buffer is read into again: a restore allocates CACHED_PACKS buffers at most.
-        let buffer: Buffer | undefined;
-        if (packs.size >= CACHED_PACKS) {
-          const oldest = packs.keys().next().value as string;
-          buffer = packs.get(oldest)?.buffer;
-          packs.delete(oldest);
-        }
-        buffer ??= Buffer.allocUnsafe(MAX_PACK_READ);
-        pack = await readPack(store, keys.object("packs", id), buffer);
-        packs.set(id, pack);
+      const cached = packs.get(id);
+      if (cached) return cached.bytes;
+      const key = keys.object("packs", id);
+      const object = await store.get(key);
+      if (!object)
+        throw new NotFoundError({
+          message: "snapshot pack is missing from the store",
+          context: { key },
+        });
+      const refused = () =>
+        new IntegrityError({
+          message: "snapshot pack is larger than any this format writes, or not the size stored",
+          context: { key },
+        });
+      if (object.size > MAX_PACK_READ) {
+        await discard(object.stream());
+        throw refused();
       }
-      return pack.bytes;
+      // The oldest pack's buffer is read into again: a restore allocates CACHED_PACKS buffers at most.
+      let buffer: Buffer | undefined;
+      if (packs.size >= CACHED_PACKS) {
+        const oldest = packs.keys().next().value as string;
+        buffer = packs.get(oldest)?.buffer;
+        packs.delete(oldest);
+      }
+      buffer ??= Buffer.allocUnsafe(MAX_PACK_READ);
+      const read = await readBodyInto(object.stream(), buffer.subarray(0, object.size));
+      if (read === null) throw refused();
+      const whole = Buffer.from(read.buffer, read.byteOffset, MAX_PACK_READ);
+      const bytes = whole.subarray(0, object.size);
+      packs.set(id, { buffer: whole, bytes });
+      return bytes;
     };
     const refuse = (path: string, what: string) =>
       new IntegrityError({
         message: `snapshot content of ${JSON.stringify(path.slice(0, 256))} ${what}`,
         context: { entry: path.slice(0, 256) },
       });
-    const body = async (path: string, entry: FileEntry) => {
-      if (entry.size === 0 || entry.hash === undefined) return;
-      const hash = createHash("sha256");
+    /** A file's content as stored: a slice of its pack, or its blob read through one buffer. */
+    const contentOf = async function* (path: string, entry: FileEntry, hash: string) {
       if (entry.pack !== undefined && entry.offset !== undefined) {
         const pack = await packOf(entry.pack);
         if (entry.offset + entry.size > pack.length) throw refuse(path, "lies beyond its pack");
-        const bytes = Buffer.from(pack.buffer, pack.byteOffset + entry.offset, entry.size);
-        hash.update(bytes);
-        if (hash.digest("hex") !== entry.hash) throw refuse(path, "does not match its hash");
-        await put(archive, bytes);
-      } else {
-        const object = await store.get(keys.object("blobs", entry.hash));
-        if (!object)
-          throw new NotFoundError({
-            message: "a snapshot blob is missing from the store",
-            context: { entry: path.slice(0, 256) },
-          });
-        if (object.size !== entry.size) {
-          await object
-            .stream()
-            .cancel()
-            .catch(() => undefined);
-          throw refuse(path, "has the wrong size");
-        }
-        // Read through one buffer: each piece is appended (copied or written out) before the next is read.
-        for await (const piece of bodyChunks(object.stream())) {
-          hash.update(piece);
-          await put(archive, piece);
-        }
-        if (hash.digest("hex") !== entry.hash) throw refuse(path, "does not match its hash");
+        yield pack.subarray(entry.offset, entry.offset + entry.size);
+        return;
       }
-      await put(archive, bodyPadding(entry.size));
+      const object = await store.get(keys.object("blobs", hash));
+      if (!object)
+        throw new NotFoundError({
+          message: "a snapshot blob is missing from the store",
+          context: { entry: path.slice(0, 256) },
+        });
+      if (object.size !== entry.size) {
+        await discard(object.stream());
+        throw refuse(path, "has the wrong size");
+      }
+      yield* bodyChunks(object.stream());
     };
-    const header = (member: TarMemberHeader) => put(archive, encodeHeader(member));
+    // Each piece is appended (copied or written out) before the next is read.
+    const body = async (path: string, entry: FileEntry) => {
+      if (entry.size === 0 || entry.hash === undefined) return;
+      const hash = createHash("sha256");
+      for await (const piece of contentOf(path, entry, entry.hash)) {
+        hash.update(piece);
+        await archive.append(piece);
+      }
+      if (hash.digest("hex") !== entry.hash) throw refuse(path, "does not match its hash");
+      await archive.append(Buffer.alloc(padToBlock(entry.size) - entry.size));
+    };
     const fileRecords = (path: string, entry: FileEntry, links: number) =>
       `${path}//ef ${entry.mode.toString(8)} ${entry.size} ${entry.mtime}0 ${links} \0${path}//h${entry.hash ?? EMPTY_SHA256}\0`;
-    const groups = new Map<
-      string,
-      { readonly first: string; readonly entry: FileEntry; readonly paths: string[] }
-    >();
+    /** Hard links by inode: the first path holds the content, the others are tar links to it. */
+    const groups = new Map<string, { first: string; entry: FileEntry; paths: string[] }>();
 
     const walk = async (dir: string, tree: string): Promise<void> => {
       for await (const entry of trees.entries(tree)) {
@@ -208,49 +190,27 @@ export async function prepareRestore(
         const path = dir === "" ? entry.name : `${dir}/${entry.name}`;
         entries += 1;
         progress.add(1);
+        const link = entry.type === "file" ? entry.link : undefined;
+        const group = link === undefined ? undefined : groups.get(link);
         if (entry.type === "dir") {
-          await header({ path, type: "dir", mode: entry.mode, mtime: entry.mtime, size: 0 });
-          await put(listing, `${path}//ed ${entry.mode.toString(8)} 0 ${entry.mtime}0 1 \0`);
+          await archive.append(memberHeader(path, "directory", entry));
+          await listing.append(`${path}//ed ${entry.mode.toString(8)} 0 ${entry.mtime}0 1 \0`);
           await walk(path, entry.tree);
         } else if (entry.type === "symlink") {
-          await header({
-            path,
-            type: "symlink",
-            mode: 0o777,
-            mtime: entry.mtime,
-            size: 0,
-            linkname: entry.target,
-          });
-          await put(listing, `${path}//el - 0 ${entry.mtime}0 1 ${entry.target}\0`);
-        } else if (entry.link !== undefined && groups.has(entry.link)) {
-          const group = groups.get(entry.link) as {
-            first: string;
-            entry: FileEntry;
-            paths: string[];
-          };
+          const stat = { mode: 0o777, mtime: entry.mtime };
+          await archive.append(memberHeader(path, "symlink", stat, entry.target));
+          await listing.append(`${path}//el - 0 ${entry.mtime}0 1 ${entry.target}\0`);
+        } else if (group) {
           if (group.entry.hash !== entry.hash || group.entry.size !== entry.size)
             throw refuse(path, "differs from the file it is a link of");
           group.paths.push(path);
-          await header({
-            path,
-            type: "link",
-            mode: entry.mode,
-            mtime: entry.mtime,
-            size: 0,
-            linkname: `./${group.first}`,
-          });
+          const stat = { mode: entry.mode, mtime: entry.mtime };
+          await archive.append(memberHeader(path, "link", stat, `./${group.first}`));
         } else {
-          await header({
-            path,
-            type: "file",
-            mode: entry.mode,
-            mtime: entry.mtime,
-            size: entry.size,
-          });
+          await archive.append(memberHeader(path, "file", entry));
           await body(path, entry);
-          if (entry.link !== undefined)
-            groups.set(entry.link, { first: path, entry, paths: [path] });
-          else await put(listing, fileRecords(path, entry, 1));
+          if (link !== undefined) groups.set(link, { first: path, entry, paths: [path] });
+          else await listing.append(fileRecords(path, entry, 1));
         }
       }
     };
@@ -259,27 +219,23 @@ export async function prepareRestore(
     packs.clear();
     for (const group of groups.values()) {
       for (const path of group.paths)
-        await put(listing, fileRecords(path, group.entry, group.paths.length));
+        await listing.append(fileRecords(path, group.entry, group.paths.length));
     }
-    await put(archive, END_OF_ARCHIVE);
+    await archive.append(Buffer.alloc(END_OF_ARCHIVE_BYTES));
+    const spooled = { id: input.id, archive, listing, entries };
     return {
       id: input.id,
-      size,
+      size: archive.size,
       entries,
-      async send(sandbox, options) {
-        const { compression, signal: sendSignal } = options;
-        const sent = createProgress(options.onProgress ?? input.onProgress, {
-          step: "send",
-          entries,
-          totalEntries: entries,
-        });
-        await sendRestore(
-          settings,
-          sandbox,
-          { id: input.id, archive, listing, size },
-          { compression, progress: sent, signal: sendSignal },
-        );
-      },
+      send: (sandbox, options = {}) =>
+        sendRestore(settings, spooled, sandbox, {
+          signal: options.signal,
+          progress: createProgress(options.onProgress ?? input.onProgress, {
+            step: "send",
+            entries,
+            totalEntries: entries,
+          }),
+        }),
       dispose,
     };
   } catch (error) {
@@ -290,48 +246,39 @@ export async function prepareRestore(
 
 async function sendRestore(
   settings: RestoreSettings,
-  sandbox: SnapshotSandbox,
-  prepared: {
+  spooled: {
     readonly id: string;
     readonly archive: TemporaryFile;
     readonly listing: TemporaryFile;
-    readonly size: number;
   },
-  options: {
-    readonly compression: Compression;
-    readonly progress: Progress;
-    readonly signal?: AbortSignal | undefined;
-  },
+  sandbox: SnapshotSandbox,
+  options: { readonly signal?: AbortSignal; readonly progress: Progress },
 ): Promise<void> {
-  const { compression, progress, signal } = options;
-  progress.step("send", { totalBytes: prepared.size });
-  const scratch = `${settings.scratchDirectory}/.oma-restore-${randomUUID()}`;
+  const { workspace, cacheDirectory, scratchDirectory, prune, partBytes } = settings;
+  const { progress, signal } = options;
+  progress.step("send", { totalBytes: spooled.archive.size });
+  const scratch = `${scratchDirectory}/.oma-restore-${randomUUID()}`;
   const made = await sandbox.run("restore.sh", RESTORE, ["prepare", scratch], signal);
   if (made.exitCode !== 0)
     throw new SandboxFailedError({
       message: `could not prepare the restore: ${made.stderr.slice(0, 300)}`,
     });
-  const codec = await pickCodec(compression, made.stdout.split("\n").includes("zstd yes"));
+  const codec = await pickCodec(settings.compression, made.stdout.split("\n").includes("zstd yes"));
   const running = sandbox.run(
     "restore.sh",
     RESTORE,
-    ["restore", settings.workspace, scratch, codec, ...settings.prune],
+    ["restore", workspace, scratch, codec, ...prune],
     signal,
   );
   try {
     const encoded = transcode(
-      counted(prepared.archive.read({ reuse: true }), progress),
+      counted(spooled.archive.read({ reuse: true }), progress),
       codec,
       "encode",
     );
-    await sendParts(sandbox, `${scratch}/archive`, encoded, settings.partBytes, signal);
-    await sendParts(
-      sandbox,
-      `${scratch}/listing`,
-      prepared.listing.read({ reuse: true }),
-      settings.partBytes,
-      signal,
-    );
+    await sendParts(sandbox, `${scratch}/archive`, encoded, partBytes, signal);
+    const listed = spooled.listing.read({ reuse: true });
+    await sendParts(sandbox, `${scratch}/listing`, listed, partBytes, signal);
     progress.step("verify");
   } catch (error) {
     // The script stops once its folder is gone.
@@ -340,16 +287,17 @@ async function sendRestore(
     throw error;
   }
   const result = await running;
-  if (result.exitCode === 3 || result.exitCode === 4) {
+  if (result.exitCode === 3)
+    throw new IntegrityError({
+      message: "a part of the restore did not match its hash in the sandbox",
+      context: { reason: "part_mismatch" },
+    });
+  if (result.exitCode === 4) {
     const record = result.stdout.split("\n")[0]?.replace(/^\t/, "") ?? "";
     const entry = record.slice(0, Math.max(0, record.indexOf("//"))).slice(0, 256);
     throw new IntegrityError({
-      message:
-        result.exitCode === 3
-          ? "a part of the restore did not match its hash in the sandbox"
-          : `the restored workspace differs from the snapshot at ${JSON.stringify(entry)}`,
-      context:
-        result.exitCode === 3 ? { reason: "part_mismatch" } : { reason: "tree_mismatch", entry },
+      message: `the restored workspace differs from the snapshot at ${JSON.stringify(entry)}`,
+      context: { reason: "tree_mismatch", entry },
     });
   }
   if (result.exitCode !== 0) {
@@ -358,24 +306,10 @@ async function sendRestore(
     });
   }
   // The restored tree becomes the listing cache of the snapshot, so the next checkpoint hashes only changes.
-  const seed = `${settings.scratchDirectory}/.oma-snapshot-${randomUUID()}`;
+  const seed = `${scratchDirectory}/.oma-snapshot-${randomUUID()}`;
   const pass = randomBytes(8).toString("hex");
-  await sandbox
-    .run(
-      "capture.sh",
-      CAPTURE,
-      [
-        "seed",
-        settings.workspace,
-        settings.cacheDirectory,
-        seed,
-        pass,
-        prepared.id,
-        ...settings.prune,
-      ],
-      signal,
-    )
-    .catch(() => undefined);
+  const args = ["seed", workspace, cacheDirectory, seed, pass, spooled.id, ...prune];
+  await sandbox.run("capture.sh", CAPTURE, args, signal).catch(() => undefined);
   progress.finish();
 }
 

@@ -24,12 +24,10 @@ const lockSchema = z.object({ owner: z.string(), expires: z.number() });
 async function readLock(store: BlobStore, key: string) {
   const held = await store.get(key);
   if (!held) return null;
-  let body: unknown = null;
-  try {
-    body = JSON.parse(await held.text());
-  } catch {
-    body = null;
-  }
+  const body: unknown = await held
+    .text()
+    .then(JSON.parse)
+    .catch(() => null);
   const parsed = lockSchema.safeParse(body);
   return { uploaded: held.uploaded, lock: parsed.success ? parsed.data : null };
 }
@@ -46,21 +44,23 @@ export async function withStoreLock<T>(
   work: () => Promise<T>,
 ): Promise<T> {
   const owner = randomUUID();
-  const started = options.now().getTime();
+  const now = () => options.now().getTime();
+  // The lock as this owner holds it, expiring a ttl from now; with `ifNoneMatch`, only where none is.
+  const write = (ifNoneMatch?: "*") => {
+    const body = JSON.stringify({ owner, expires: now() + options.ttlMs });
+    return store.put(key, body, { contentType: "application/json", ifNoneMatch });
+  };
+  const started = now();
   for (let attempt = 0; ; attempt += 1) {
-    const body = JSON.stringify({ owner, expires: options.now().getTime() + options.ttlMs });
-    const taken = await store.put(key, body, { contentType: "application/json", ifNoneMatch: "*" });
-    if (taken !== null) break;
+    if ((await write("*")) !== null) break;
     const held = await readLock(store, key);
     // A lock whose body cannot be read expires by its upload time.
-    const expires = held?.lock
-      ? held.lock.expires
-      : (held?.uploaded.getTime() ?? 0) + options.ttlMs;
-    if (held && expires < options.now().getTime()) {
+    const expires = held?.lock?.expires ?? (held?.uploaded.getTime() ?? 0) + options.ttlMs;
+    if (held && expires < now()) {
       await store.delete(key);
       continue;
     }
-    if (options.now().getTime() - started > options.waitMs) {
+    if (now() - started > options.waitMs) {
       throw new UnavailableError({
         message: "the session's snapshots are locked by another checkpoint or sweep",
         context: { key },
@@ -70,17 +70,12 @@ export async function withStoreLock<T>(
   }
   // Renewed while held, so a live holder's lock never expires and a dead one's does soon.
   let renewing: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(
-    () => {
-      renewing = (async () => {
-        const held = await readLock(store, key);
-        if (held?.lock?.owner !== owner) return;
-        const body = JSON.stringify({ owner, expires: options.now().getTime() + options.ttlMs });
-        await store.put(key, body, { contentType: "application/json" });
-      })().catch(() => undefined);
-    },
-    Math.max(1, Math.floor(options.ttlMs / 3)),
-  );
+  const renewEveryMs = Math.max(1, Math.floor(options.ttlMs / 3));
+  const timer = setInterval(() => {
+    renewing = readLock(store, key)
+      .then((held) => (held?.lock?.owner === owner ? write() : null))
+      .catch(() => undefined);
+  }, renewEveryMs);
   timer.unref?.();
   try {
     return await work();

@@ -23,7 +23,7 @@ export async function sweepSession(
   const objects: BlobObjectInfo[] = [];
   let cursor: string | undefined;
   do {
-    const page = await store.list({ prefix: keys.prefix, ...(cursor ? { cursor } : {}) });
+    const page = await store.list({ prefix: keys.prefix, cursor });
     objects.push(...page.objects);
     cursor = page.cursor;
   } while (cursor);
@@ -54,21 +54,16 @@ export async function sweepSession(
   };
   for (const id of published) await markSnapshot(id);
   const snapshotsPrefix = keys.object("snapshots", "");
-  for (const object of objects) {
+  const young = (object: BlobObjectInfo) => object.uploaded.getTime() > cutoff;
+  for (const object of objects.filter(young)) {
     const id = object.key.slice(snapshotsPrefix.length);
-    if (
-      !object.key.startsWith(snapshotsPrefix) ||
-      !HEX64.test(id) ||
-      object.uploaded.getTime() <= cutoff
-    )
-      continue;
     // A young snapshot that cannot be read is kept by its age and marks nothing.
-    await markSnapshot(id).catch(() => undefined);
+    if (object.key.startsWith(snapshotsPrefix) && HEX64.test(id))
+      await markSnapshot(id).catch(() => undefined);
   }
 
   const doomed = objects.filter(
-    (object) =>
-      object.key !== keys.lock && !marked.has(object.key) && object.uploaded.getTime() <= cutoff,
+    (object) => object.key !== keys.lock && !marked.has(object.key) && !young(object),
   );
   // Snapshots go first: a snapshot still present never names an object already deleted.
   doomed.sort(

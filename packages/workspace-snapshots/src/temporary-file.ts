@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { open, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { bodyChunks } from "@open-managed-agents/blob-store";
 
 /** Bytes gathered before a write, and read at once. */
 const CHUNK_BYTES = 256 * 1024;
@@ -15,10 +16,10 @@ export interface TemporaryFile {
    * piece is read into one buffer: a piece is valid only until the next is asked for, so only a reader that is
    * done with each piece before it asks again (one that copies or writes it out and waits) may reuse.
    */
-  read(options?: { readonly reuse?: boolean }): AsyncGenerator<Uint8Array>;
+  read(options?: { readonly reuse?: boolean }): AsyncIterable<Uint8Array>;
   /**
-   * The whole file as a byte stream, read only as it is pulled: a reader in BYOB mode has each read land in its
-   * own buffer, a default reader gets a fresh chunk per read.
+   * The whole file (what was appended when it was asked for) as a byte stream, read only as it is pulled: a
+   * reader in BYOB mode has each read land in its own buffer, a default reader gets a fresh chunk per read.
    */
   stream(): ReadableStream<Uint8Array>;
   close(): Promise<void>;
@@ -49,6 +50,29 @@ export async function createTemporaryFile(directory: string): Promise<TemporaryF
     heldBytes = 0;
     await writeOut(bytes);
   };
+  const stream = () => {
+    let at = 0;
+    return new ReadableStream({
+      type: "bytes",
+      autoAllocateChunkSize: CHUNK_BYTES,
+      start: () => flush(),
+      async pull(controller) {
+        const request = controller.byobRequest as ReadableStreamBYOBRequest;
+        const view = request.view as Uint8Array;
+        const length = Math.min(view.byteLength, written - at);
+        const { bytesRead } =
+          length > 0 ? await handle.read(view, 0, length, at) : { bytesRead: 0 };
+        if (bytesRead === 0) {
+          controller.close();
+          // A read waiting in BYOB mode is answered (empty) only once the stream is closed.
+          request.respond(0);
+          return;
+        }
+        at += bytesRead;
+        request.respond(bytesRead);
+      },
+    });
+  };
   let closed = false;
   return {
     async append(bytes) {
@@ -62,45 +86,13 @@ export async function createTemporaryFile(directory: string): Promise<TemporaryF
     get size() {
       return written + heldBytes;
     },
-    async *read(options = {}) {
-      await flush();
-      const reused = options.reuse ? Buffer.allocUnsafe(Math.min(CHUNK_BYTES, written)) : null;
-      for (let at = 0; at < written; ) {
-        const length = Math.min(CHUNK_BYTES, written - at);
-        const piece = reused ? reused.subarray(0, length) : Buffer.allocUnsafe(length);
-        const { bytesRead } = await handle.read(piece, 0, piece.length, at);
-        if (bytesRead === 0) return;
-        at += bytesRead;
-        yield piece.subarray(0, bytesRead);
-      }
+    read(options = {}) {
+      // A byte stream read in BYOB mode through one buffer that goes back and forth, else a chunk per read.
+      return options.reuse
+        ? bodyChunks(stream(), CHUNK_BYTES)
+        : (stream() as unknown as AsyncIterable<Uint8Array>);
     },
-    stream() {
-      let at = 0;
-      let flushed = false;
-      return new ReadableStream({
-        type: "bytes",
-        autoAllocateChunkSize: CHUNK_BYTES,
-        async pull(controller) {
-          if (!flushed) {
-            await flush();
-            flushed = true;
-          }
-          const request = controller.byobRequest as ReadableStreamBYOBRequest;
-          const view = request.view as Uint8Array;
-          const length = Math.min(view.byteLength, written - at);
-          const { bytesRead } =
-            length > 0 ? await handle.read(view, 0, length, at) : { bytesRead: 0 };
-          if (bytesRead === 0) {
-            controller.close();
-            // A read waiting in BYOB mode is answered (empty) only once the stream is closed.
-            request.respond(0);
-            return;
-          }
-          at += bytesRead;
-          request.respond(bytesRead);
-        },
-      });
-    },
+    stream,
     async close() {
       if (closed) return;
       closed = true;

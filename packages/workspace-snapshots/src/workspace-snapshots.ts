@@ -1,9 +1,8 @@
-import { parseRecord } from "@open-managed-agents/runtime-resource-contract";
+import { IntegrityError, parseRecord } from "@open-managed-agents/runtime-resource-contract";
 import { type SnapshotRef, captureSnapshot } from "./capture.js";
-import { IntegrityError } from "@open-managed-agents/runtime-resource-contract";
 import { HEX32, sessionKeyOf, sessionKeys } from "./keys.js";
 import { type WorkspaceSnapshotsOptions, optionsSchema } from "./options.js";
-import type { SnapshotProgress } from "./progress.js";
+import type { RunInput } from "./progress.js";
 import { pruneArguments } from "./prune.js";
 import { type PreparedRestore, prepareRestore } from "./restore.js";
 import type { SnapshotSandbox } from "./sandbox-port.js";
@@ -19,31 +18,21 @@ export type SessionInput = { readonly sessionId: string } | { readonly session: 
 /** Snapshots of one kind of sandbox workspace in one store. */
 export interface WorkspaceSnapshots {
   /** Takes and publishes a snapshot of the sandbox's workspace, building on the last one it restored or took. */
-  checkpoint(input: {
-    readonly sandbox: SnapshotSandbox;
-    readonly sessionId: string;
-    /** What made it (a sandbox id, a reason), kept in the snapshot object. */
-    readonly source?: Readonly<Record<string, string>>;
-    readonly signal?: AbortSignal;
-    /** Told the step, entries and bytes done now and then (see {@link SnapshotProgress}). */
-    readonly onProgress?: (progress: SnapshotProgress) => void;
-  }): Promise<SnapshotRef>;
+  checkpoint(
+    input: RunInput & {
+      readonly sandbox: SnapshotSandbox;
+      readonly sessionId: string;
+      /** What made it (a sandbox id, a reason), kept in the snapshot object. */
+      readonly source?: Readonly<Record<string, string>>;
+    },
+  ): Promise<SnapshotRef>;
   /** Reads and checks a snapshot whole, on this machine, before any sandbox is touched. */
   prepareRestore(
-    input: SessionInput & {
-      readonly id: string;
-      readonly signal?: AbortSignal;
-      readonly onProgress?: (progress: SnapshotProgress) => void;
-    },
+    input: SessionInput & RunInput & { readonly id: string },
   ): Promise<PreparedRestore>;
   /** Restores a snapshot into the sandbox's workspace and proves it there (`integrity_failed` naming the path). */
   restore(
-    input: SessionInput & {
-      readonly sandbox: SnapshotSandbox;
-      readonly id: string;
-      readonly signal?: AbortSignal;
-      readonly onProgress?: (progress: SnapshotProgress) => void;
-    },
+    input: SessionInput & RunInput & { readonly sandbox: SnapshotSandbox; readonly id: string },
   ): Promise<void>;
   /**
    * Deletes the session's objects that no published (or young) snapshot reaches. `published` may be a function:
@@ -63,21 +52,13 @@ export function createWorkspaceSnapshots(options: WorkspaceSnapshotsOptions): Wo
     record: "workspace snapshot options",
     code: "invalid_config",
   });
-  const { store } = resolved;
+  const { store, workspace, scratchDirectory } = resolved;
   // Scratch inside the workspace (a sandbox whose file routes reach only the workspace) is never listed.
-  const inside = resolved.scratchDirectory.startsWith(`${resolved.workspace}/`);
-  const scratchPrune = inside
-    ? ["-o", "-path", `./${resolved.scratchDirectory.slice(resolved.workspace.length + 1)}`]
+  const scratchPrune = scratchDirectory.startsWith(`${workspace}/`)
+    ? ["-o", "-path", `./${scratchDirectory.slice(workspace.length + 1)}`]
     : [];
-  const prune = [...pruneArguments(resolved.excludes), ...scratchPrune];
-  const places = {
-    workspace: resolved.workspace,
-    cacheDirectory: resolved.cacheDirectory,
-    scratchDirectory: resolved.scratchDirectory,
-    prune,
-    partBytes: resolved.partBytes,
-    spoolDirectory: resolved.spoolDirectory,
-  };
+  // The options with the find(1) expression of what every listing leaves out: a capture's and a restore's.
+  const settings = { ...resolved, prune: [...pruneArguments(resolved.excludes), ...scratchPrune] };
   const keysOf = (input: SessionInput) => {
     if ("sessionId" in input) return sessionKeys(resolved.keyPrefix, sessionKeyOf(input.sessionId));
     if (!HEX32.test(input.session))
@@ -96,44 +77,20 @@ export function createWorkspaceSnapshots(options: WorkspaceSnapshotsOptions): Wo
     );
 
   const snapshots: WorkspaceSnapshots = {
-    checkpoint({ sandbox, sessionId, source = {}, signal, onProgress }) {
-      return locked({ sessionId }, async () =>
-        captureSnapshot(
-          { ...places, maxEntries: resolved.maxEntries },
-          {
-            store,
-            keys: keysOf({ sessionId }),
-            sandbox,
-            compression: resolved.compression,
-            source,
-            now: resolved.now,
-            ...(signal ? { signal } : {}),
-            ...(onProgress ? { onProgress } : {}),
-          },
-        ),
+    checkpoint(input) {
+      // The store, compression and clock come with the options.
+      const source = input.source ?? {};
+      return locked(input, async () =>
+        captureSnapshot(settings, { ...input, ...resolved, source, keys: keysOf(input) }),
       );
     },
     async prepareRestore(input) {
-      const { id, signal, onProgress } = input;
-      const assembled = await prepareRestore(places, {
-        store,
-        keys: keysOf(input),
-        id,
-        ...(signal ? { signal } : {}),
-        ...(onProgress ? { onProgress } : {}),
-      });
-      return {
-        ...assembled,
-        async send(sandbox, options = {}) {
-          await assembled.send(sandbox, { ...options, compression: resolved.compression });
-        },
-      };
+      return prepareRestore(settings, { ...input, store, keys: keysOf(input) });
     },
     async restore(input) {
-      const { sandbox, signal } = input;
       const prepared = await snapshots.prepareRestore(input);
       try {
-        await prepared.send(sandbox, signal ? { signal } : {});
+        await prepared.send(input.sandbox, { signal: input.signal });
       } finally {
         await prepared.dispose();
       }

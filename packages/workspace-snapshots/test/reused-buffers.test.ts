@@ -72,7 +72,8 @@ describe("readers of a reused buffer", () => {
         await file.append(data.subarray(at, at + 10_000));
       const pieces = await collect(file.read({ reuse: true }));
       expect(pieces.length).toBeGreaterThan(1);
-      expect(new Set(pieces.map((piece) => piece.buffer)).size).toBe(1);
+      // Read in BYOB mode: each piece's memory went back into the stream for the next read.
+      expect(pieces.every((piece) => piece.byteLength === 0)).toBe(true);
       const copied: Buffer[] = [];
       for await (const piece of file.read({ reuse: true })) copied.push(Buffer.from(piece));
       expect(Buffer.concat(copied).equals(data)).toBe(true);

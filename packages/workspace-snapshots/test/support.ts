@@ -12,7 +12,7 @@ import { temporaryFolder } from "./workspace-fixture.js";
 export async function localPlace(
   store: BlobStore,
   name: string,
-  extra: { excludes?: string[] } = {},
+  extra: { excludes?: string[]; compression?: "auto" | "gzip" | "off" } = {},
 ) {
   const root = await temporaryFolder(name);
   const workspace = join(root, "workspace");

@@ -6,9 +6,7 @@ import {
 } from "@open-managed-agents/runtime-resource-contract";
 import type { ArchiveLimits } from "@open-managed-agents/workspace-archive";
 import {
-  type SessionInput,
   type SnapshotProgress,
-  type SnapshotStep,
   createWorkspaceSnapshots,
   sessionKeyOf,
 } from "@open-managed-agents/workspace-snapshots";
@@ -17,19 +15,14 @@ import type { BridgeCheckpointer, PreparedRestore } from "../runtime/bridge-runt
 import { createBridgeSnapshotSandbox } from "../snapshots/bridge-snapshot-sandbox.js";
 import type { BridgeClient } from "../wire/bridge-client.js";
 
-/** A transfer in progress, for progress lines. */
-export interface CheckpointProgress {
+/**
+ * A transfer in progress, for progress lines: the snapshot run's report (its step, entries and bytes; see
+ * @open-managed-agents/workspace-snapshots) and what it belongs to.
+ */
+export interface CheckpointProgress extends SnapshotProgress {
   readonly phase: "checkpoint" | "restore";
   /** Absent while a restore is read from the store, before its sandbox exists. */
   readonly sandboxId?: string;
-  /** What the snapshot run is doing (see @open-managed-agents/workspace-snapshots). */
-  readonly step: SnapshotStep;
-  /** Contents stored (checkpoint) or archive bytes sent into the sandbox (restore). */
-  readonly bytes: number;
-  readonly totalBytes: number | null;
-  /** Workspace entries done: unchanged or stored (checkpoint), read and checked (restore). */
-  readonly entries: number;
-  readonly totalEntries: number | null;
 }
 
 /** Options of {@link createBridgeCheckpointer}; validated by the driver factory. */
@@ -62,10 +55,14 @@ const metadataSchema = z
   })
   .strict();
 
-/** The snapshot a handle names and its session key, checked before any byte is read. */
+/**
+ * The snapshot a handle names and its session key, checked before any byte is read. With `sessionId`, a
+ * handle of another session is refused.
+ */
 export function readSnapshotHandle(
   handle: SandboxCheckpointHandle,
   provider: string,
+  sessionId?: string,
 ): { readonly id: string; readonly session: string } {
   if (handle.provider !== provider) {
     throw new ProviderMismatchError({
@@ -84,6 +81,12 @@ export function readSnapshotHandle(
     throw new IntegrityError({
       message: "bridge checkpoint handle is malformed",
       context: { checkpointId: handle.checkpointId.slice(0, 80) },
+    });
+  }
+  if (sessionId !== undefined && sessionKeyOf(sessionId) !== parsed.data.session) {
+    throw new IntegrityError({
+      message: "the checkpoint belongs to another session",
+      context: { reason: "foreign_session" },
     });
   }
   return { id: parsed.data.contentHash.slice("sha256:".length), session: parsed.data.session };
@@ -106,32 +109,28 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
       keyPrefix: options.keyPrefix,
       excludes: options.excludes,
       scratchDirectory: SCRATCH,
-      compression: options.compression ?? "auto",
+      compression: options.compression,
       maxEntries: options.archiveLimits.maxEntries,
       partBytes: Math.min(options.partBytes, options.maxRequestBytes),
-      ...(options.spoolDirectory === undefined ? {} : { spoolDirectory: options.spoolDirectory }),
+      spoolDirectory: options.spoolDirectory,
     }));
+  /** The options' progress callback, told what each report belongs to. */
   const reporter = (phase: CheckpointProgress["phase"], sandboxId?: string) => {
     const { onProgress } = options;
-    if (!onProgress) return {};
     const sandbox = sandboxId === undefined ? {} : { sandboxId };
-    return {
-      onProgress: (progress: SnapshotProgress) => onProgress({ phase, ...sandbox, ...progress }),
-    };
+    return (
+      onProgress && ((progress: SnapshotProgress) => onProgress({ phase, ...sandbox, ...progress }))
+    );
   };
-  const sessionOf = (sandboxId: string, sessionId: string | undefined): SessionInput => ({
-    sessionId: sessionId ?? `runtime:${sandboxId}`,
-  });
 
   const checkpointer: BridgeCheckpointer = {
-    async checkpoint({ sandboxId, name, sessionId, signal }) {
-      const session = sessionOf(sandboxId, sessionId) as { sessionId: string };
+    async checkpoint({ sandboxId, name, sessionId = `runtime:${sandboxId}`, signal }) {
       const ref = await snapshots().checkpoint({
         sandbox: createBridgeSnapshotSandbox(client, sandboxId),
-        sessionId: session.sessionId,
+        sessionId,
         source: { sandbox: sandboxId, ...(name === undefined ? {} : { name: name.slice(0, 256) }) },
-        ...(signal ? { signal } : {}),
-        ...reporter("checkpoint", sandboxId),
+        signal,
+        onProgress: reporter("checkpoint", sandboxId),
       });
       const contentHash = `sha256:${ref.id}`;
       return {
@@ -140,34 +139,20 @@ export function createBridgeCheckpointer(options: BridgeCheckpointerOptions): Br
         sourceRuntimeId: sandboxId,
         kind: "filesystem",
         scope: "portable",
-        metadata: {
-          format: SNAPSHOT_HANDLE_FORMAT,
-          session: sessionKeyOf(session.sessionId),
-          contentHash,
-        },
+        metadata: { format: SNAPSHOT_HANDLE_FORMAT, session: ref.session, contentHash },
       };
     },
 
     async prepareRestore({ handle, sessionId, signal }): Promise<PreparedRestore> {
-      const { id, session } = readSnapshotHandle(handle, provider);
-      if (sessionId !== undefined && sessionKeyOf(sessionId) !== session) {
-        throw new IntegrityError({
-          message: "the checkpoint belongs to another session",
-          context: { reason: "foreign_session" },
-        });
-      }
-      const prepared = await snapshots().prepareRestore({
-        session,
-        id,
-        ...(signal ? { signal } : {}),
-        ...reporter("restore"),
-      });
+      const { id, session } = readSnapshotHandle(handle, provider, sessionId);
+      const onProgress = reporter("restore");
+      const prepared = await snapshots().prepareRestore({ session, id, signal, onProgress });
       return {
         size: prepared.size,
         async send(sandboxId, sendSignal) {
           await prepared.send(createBridgeSnapshotSandbox(client, sandboxId), {
-            ...(sendSignal ? { signal: sendSignal } : {}),
-            ...reporter("restore", sandboxId),
+            signal: sendSignal,
+            onProgress: reporter("restore", sandboxId),
           });
         },
         dispose: () => prepared.dispose(),

@@ -1,17 +1,15 @@
 import type { BlobStore } from "@open-managed-agents/blob-store";
 import {
-  IntegrityError,
   type SandboxCheckpointHandle,
   parseRecord,
 } from "@open-managed-agents/runtime-resource-contract";
-import { isFunction } from "@open-managed-agents/runtime-utils";
+import { functionSchema, nonNegativeSafeIntegerSchema } from "@open-managed-agents/runtime-utils";
 import {
   type SweepResult,
   createWorkspaceSnapshots,
-  sessionKeyOf,
 } from "@open-managed-agents/workspace-snapshots";
 import * as z from "zod";
-import { SNAPSHOT_HANDLE_FORMAT } from "./bridge-checkpointer.js";
+import { SNAPSHOT_HANDLE_FORMAT, readSnapshotHandle } from "./bridge-checkpointer.js";
 
 export type { SweepResult };
 
@@ -42,12 +40,8 @@ const schema = z
     published: z.array(
       z.custom<SandboxCheckpointHandle>((value) => typeof value === "object" && value !== null),
     ),
-    graceMs: z
-      .number()
-      .int()
-      .nonnegative()
-      .default(24 * 60 * 60 * 1000),
-    now: z.custom<() => Date>(isFunction, "must be a function").default(() => () => new Date()),
+    graceMs: nonNegativeSafeIntegerSchema.default(24 * 60 * 60 * 1000),
+    now: functionSchema<() => Date>().default(() => () => new Date()),
   })
   .strict();
 
@@ -64,24 +58,10 @@ export async function sweepBridgeCheckpointBlobs(
     record: "sweep options",
     code: "invalid_config",
   });
-  const session = sessionKeyOf(resolved.sessionId);
-  const ids: string[] = [];
-  for (const handle of resolved.published) {
-    if (handle.metadata?.format !== SNAPSHOT_HANDLE_FORMAT) continue;
-    if (handle.metadata.session !== session) {
-      throw new IntegrityError({
-        message: "a published checkpoint belongs to another session",
-        context: { reason: "foreign_session" },
-      });
-    }
-    const id = /^sha256:([0-9a-f]{64})$/.exec(handle.checkpointId)?.[1];
-    if (!id)
-      throw new IntegrityError({
-        message: "bridge checkpoint handle is malformed",
-        context: { checkpointId: handle.checkpointId.slice(0, 80) },
-      });
-    ids.push(id);
-  }
+  // Handles of the formats before snapshots name nothing a sweep keeps.
+  const ids = resolved.published
+    .filter((handle) => handle.metadata?.format === SNAPSHOT_HANDLE_FORMAT)
+    .map((handle) => readSnapshotHandle(handle, handle.provider, resolved.sessionId).id);
   const snapshots = createWorkspaceSnapshots({
     store: resolved.checkpointStore,
     keyPrefix: resolved.checkpointKeyPrefix,
