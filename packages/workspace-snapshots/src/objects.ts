@@ -36,11 +36,13 @@ const fileEntry = z
     /** Files of one snapshot with the same `link` are one file (hard links). */
     link: z.string().regex(LINK).optional(),
   })
-  .strict();
-/** A file entry's own rules: a hash exactly when it has bytes; a pack and an offset together or neither. */
-const fileEntryHolds = (entry: z.infer<typeof fileEntry>) =>
-  (entry.size === 0) === (entry.hash === undefined) &&
-  (entry.pack === undefined) === (entry.offset === undefined);
+  .strict()
+  // A hash exactly when it has bytes; a pack and an offset together or neither.
+  .refine(
+    (entry) =>
+      (entry.size === 0) === (entry.hash === undefined) &&
+      (entry.pack === undefined) === (entry.offset === undefined),
+  );
 const dirEntry = z.object({ name, type: z.literal("dir"), mode, mtime, tree: hex }).strict();
 const symlinkEntry = z
   .object({ name, type: z.literal("symlink"), mtime, target: z.string().min(1) })
@@ -50,14 +52,8 @@ const treeEntrySchema = z.union([fileEntry, dirEntry, symlinkEntry]);
 export type TreeEntry = z.infer<typeof treeEntrySchema>;
 export type FileEntry = Extract<TreeEntry, { type: "file" }>;
 
-// The file entries' rules are checked in one pass over a tree's entries: a refinement on each entry costs
-// more than all the rest of its parse.
-const treeEntries = z
-  .array(treeEntrySchema)
-  .refine((entries) => entries.every((entry) => entry.type !== "file" || fileEntryHolds(entry)));
-
 export const treeSchema = z.union([
-  z.object({ version: z.literal(FORMAT_VERSION), entries: treeEntries }).strict(),
+  z.object({ version: z.literal(FORMAT_VERSION), entries: z.array(treeEntrySchema) }).strict(),
   z.object({ version: z.literal(FORMAT_VERSION), chunks: z.array(hex).min(2) }).strict(),
 ]);
 export type TreeObject = z.infer<typeof treeSchema>;
@@ -93,10 +89,9 @@ function inKeyOrder(entry: Fields, keys: readonly string[]): Fields | undefined 
     ordered &&= index > last;
     last = index;
   }
-  if (ordered) return entry;
-  const copy: Fields = {};
-  for (const key of keys) if (key in entry) copy[key] = entry[key];
-  return copy;
+  return ordered
+    ? entry
+    : Object.fromEntries(keys.filter((key) => key in entry).map((key) => [key, entry[key]]));
 }
 
 function treeEntryOf(entry: unknown): Fields | undefined {
@@ -128,23 +123,18 @@ function treeEntryOf(entry: unknown): Fields | undefined {
 
 /** A parsed tree object when it holds to {@link treeSchema}, as that returns it; undefined otherwise. */
 export function parseTree(value: unknown): TreeObject | undefined {
-  if (!isFields(value) || value.version !== FORMAT_VERSION) return undefined;
-  let keys = 0;
-  for (const _ in value) keys += 1;
+  if (!isFields(value) || value.version !== FORMAT_VERSION || Object.keys(value).length !== 2)
+    return undefined;
   const { chunks, entries } = value;
-  if (keys !== 2) return undefined;
   if (Array.isArray(chunks))
     return chunks.length >= 2 && chunks.every((chunk) => fits(chunk, HEX64))
       ? { version: FORMAT_VERSION, chunks }
       : undefined;
   if (!Array.isArray(entries)) return undefined;
-  const parsed: TreeEntry[] = new Array(entries.length);
-  for (let index = 0; index < entries.length; index += 1) {
-    const entry = treeEntryOf(entries[index]);
-    if (entry === undefined) return undefined;
-    parsed[index] = entry as TreeEntry;
-  }
-  return { version: FORMAT_VERSION, entries: parsed };
+  const parsed = entries.map(treeEntryOf);
+  return parsed.includes(undefined)
+    ? undefined
+    : { version: FORMAT_VERSION, entries: parsed as TreeEntry[] };
 }
 
 export const snapshotSchema = z
