@@ -269,6 +269,7 @@ export async function captureSnapshot(
       let oldIndex = 0;
       const oldEntry = async (): Promise<TreeEntry | undefined> => {
         while (oldIndex >= oldEntries.length) {
+          signal?.throwIfAborted();
           const next = oldChunks ? await oldChunks.next() : null;
           if (!next || next.done) return undefined;
           oldEntries = next.value;
