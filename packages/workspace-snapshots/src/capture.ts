@@ -83,16 +83,13 @@ interface Needed {
   readonly offset?: number;
 }
 
-/** The peekable stream of changes a capture merges with the old trees. */
+/** The peekable stream of changes a capture merges with the old trees: only reading on waits. */
 function peekable(source: AsyncGenerator<Change>) {
   let held: Change | null | undefined;
   return {
-    async peek(): Promise<Change | null> {
-      if (held === undefined) {
-        const next = await source.next();
-        held = next.done ? null : next.value;
-      }
-      return held;
+    peek(): Change | null | Promise<Change | null> {
+      if (held !== undefined) return held;
+      return source.next().then((next) => (held = next.done ? null : next.value));
     },
     take() {
       held = undefined;
@@ -266,14 +263,21 @@ export async function captureSnapshot(
       oldTree: string | null,
     ): Promise<{ tree: string; own: Change | null }> => {
       const builder = createTreeBuilder(trees);
-      const old = oldTree === null ? null : trees.entries(oldTree);
-      let oldNext = old ? await old.next() : null;
-      let ownOfDir: Change | null = null;
-      const takeOld = async () => {
-        const entry = oldNext && !oldNext.done ? oldNext.value : undefined;
-        oldNext = old ? await old.next() : null;
-        return entry;
+      // The old tree's entries a chunk at a time: only a chunk boundary waits.
+      const oldChunks = oldTree === null ? null : trees.chunks(oldTree);
+      let oldEntries: readonly TreeEntry[] = [];
+      let oldIndex = 0;
+      const oldEntry = async (): Promise<TreeEntry | undefined> => {
+        while (oldIndex >= oldEntries.length) {
+          signal?.throwIfAborted();
+          const next = oldChunks ? await oldChunks.next() : null;
+          if (!next || next.done) return undefined;
+          oldEntries = next.value;
+          oldIndex = 0;
+        }
+        return oldEntries[oldIndex];
       };
+      let ownOfDir: Change | null = null;
       for (;;) {
         signal?.throwIfAborted();
         const change = await changes.peek();
@@ -283,17 +287,16 @@ export async function captureSnapshot(
           continue;
         }
         const name = change ? childOf(dir, change.path) : null;
-        const oldEntry = oldNext && !oldNext.done ? oldNext.value : undefined;
-        if (name === null || change === null) {
-          if (!oldEntry) break;
-          await builder.add((await takeOld()) as TreeEntry);
-          continue;
+        // Old entries before the next changed name (all the rest when no change lies below) stay as they are.
+        let kept = oldEntries[oldIndex] ?? (await oldEntry());
+        while (kept && (name === null || compareNames(kept.name, name) < 0)) {
+          oldIndex += 1;
+          const written = builder.add(kept);
+          if (written) await written;
+          kept = oldEntries[oldIndex] ?? (await oldEntry());
         }
-        if (oldEntry && compareNames(oldEntry.name, name) < 0) {
-          await builder.add((await takeOld()) as TreeEntry);
-          continue;
-        }
-        const previous = oldEntry?.name === name ? await takeOld() : undefined;
+        if (name === null || change === null) break;
+        const previous = kept?.name === name ? oldEntries[oldIndex++] : undefined;
         const path = dir === "" ? name : `${dir}/${name}`;
         if (Buffer.byteLength(path) > MAX_PATH_BYTES) throw nameTooLong(path);
         let own: Change | null = null;

@@ -8,7 +8,9 @@ import { HEX32, HEX64 } from "./keys.js";
 export const FORMAT_VERSION = 1;
 
 /** `<seconds>.<nine digits>`: an mtime as the sandbox lists it, to the nanosecond. */
-const mtime = z.string().regex(/^-?\d{1,12}\.\d{9}$/);
+const MTIME = /^-?\d{1,12}\.\d{9}$/;
+const LINK = /^\d{1,20}$/;
+const mtime = z.string().regex(MTIME);
 const hex = z.string().regex(HEX64);
 const name = z
   .string()
@@ -32,16 +34,15 @@ const fileEntry = z
     pack: z.string().regex(HEX32).optional(),
     offset: size.optional(),
     /** Files of one snapshot with the same `link` are one file (hard links). */
-    link: z
-      .string()
-      .regex(/^\d{1,20}$/)
-      .optional(),
+    link: z.string().regex(LINK).optional(),
   })
-  .strict();
-/** A file entry's own rules: a hash exactly when it has bytes; a pack and an offset together or neither. */
-const fileEntryHolds = (entry: z.infer<typeof fileEntry>) =>
-  (entry.size === 0) === (entry.hash === undefined) &&
-  (entry.pack === undefined) === (entry.offset === undefined);
+  .strict()
+  // A hash exactly when it has bytes; a pack and an offset together or neither.
+  .refine(
+    (entry) =>
+      (entry.size === 0) === (entry.hash === undefined) &&
+      (entry.pack === undefined) === (entry.offset === undefined),
+  );
 const dirEntry = z.object({ name, type: z.literal("dir"), mode, mtime, tree: hex }).strict();
 const symlinkEntry = z
   .object({ name, type: z.literal("symlink"), mtime, target: z.string().min(1) })
@@ -51,17 +52,90 @@ const treeEntrySchema = z.union([fileEntry, dirEntry, symlinkEntry]);
 export type TreeEntry = z.infer<typeof treeEntrySchema>;
 export type FileEntry = Extract<TreeEntry, { type: "file" }>;
 
-// The file entries' rules are checked in one pass over a tree's entries: a refinement on each entry costs
-// more than all the rest of its parse.
-const treeEntries = z
-  .array(treeEntrySchema)
-  .refine((entries) => entries.every((entry) => entry.type !== "file" || fileEntryHolds(entry)));
-
 export const treeSchema = z.union([
-  z.object({ version: z.literal(FORMAT_VERSION), entries: treeEntries }).strict(),
+  z.object({ version: z.literal(FORMAT_VERSION), entries: z.array(treeEntrySchema) }).strict(),
   z.object({ version: z.literal(FORMAT_VERSION), chunks: z.array(hex).min(2) }).strict(),
 ]);
 export type TreeObject = z.infer<typeof treeSchema>;
+
+// Reading a tree checks treeSchema's rules by hand: a later checkpoint reads every chunk of each changed
+// folder, and zod's parse of a chunk costs several times this one (bench/tree-parse.bench.ts).
+const FILE_KEYS = ["name", "type", "mode", "mtime", "size", "hash", "pack", "offset", "link"];
+const DIR_KEYS = ["name", "type", "mode", "mtime", "tree"];
+const SYMLINK_KEYS = ["name", "type", "mtime", "target"];
+type Fields = Record<string, unknown>;
+const isFields = (value: unknown): value is Fields =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+const isName = (value: unknown) =>
+  typeof value === "string" &&
+  value.length > 0 &&
+  value !== "." &&
+  value !== ".." &&
+  !value.includes("/") &&
+  !value.includes("\0");
+const isSize = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0;
+const isMode = (value: unknown) => Number.isSafeInteger(value) && isKeptMode(value as number);
+const fits = (value: unknown, pattern: RegExp) => typeof value === "string" && pattern.test(value);
+const absentOr = (value: unknown, holds: (value: unknown) => boolean) =>
+  value === undefined || holds(value);
+
+/** `entry` with only `keys`, in their order (as zod returns it): itself when already so. */
+function inKeyOrder(entry: Fields, keys: readonly string[]): Fields | undefined {
+  let last = -1;
+  let ordered = true;
+  for (const key in entry) {
+    const index = keys.indexOf(key);
+    if (index < 0) return undefined;
+    ordered &&= index > last;
+    last = index;
+  }
+  return ordered
+    ? entry
+    : Object.fromEntries(keys.filter((key) => key in entry).map((key) => [key, entry[key]]));
+}
+
+function treeEntryOf(entry: unknown): Fields | undefined {
+  if (!isFields(entry) || !isName(entry.name)) return undefined;
+  if (entry.type === "file") {
+    const { size, hash, pack, offset } = entry;
+    const holds =
+      isMode(entry.mode) &&
+      fits(entry.mtime, MTIME) &&
+      isSize(size) &&
+      absentOr(hash, (value) => fits(value, HEX64)) &&
+      absentOr(pack, (value) => fits(value, HEX32)) &&
+      absentOr(offset, isSize) &&
+      absentOr(entry.link, (value) => fits(value, LINK)) &&
+      (size === 0) === (hash === undefined) &&
+      (pack === undefined) === (offset === undefined);
+    return holds ? inKeyOrder(entry, FILE_KEYS) : undefined;
+  }
+  if (entry.type === "dir")
+    return isMode(entry.mode) && fits(entry.mtime, MTIME) && fits(entry.tree, HEX64)
+      ? inKeyOrder(entry, DIR_KEYS)
+      : undefined;
+  if (entry.type === "symlink")
+    return fits(entry.mtime, MTIME) && typeof entry.target === "string" && entry.target.length > 0
+      ? inKeyOrder(entry, SYMLINK_KEYS)
+      : undefined;
+  return undefined;
+}
+
+/** A parsed tree object when it holds to {@link treeSchema}, as that returns it; undefined otherwise. */
+export function parseTree(value: unknown): TreeObject | undefined {
+  if (!isFields(value) || value.version !== FORMAT_VERSION || Object.keys(value).length !== 2)
+    return undefined;
+  const { chunks, entries } = value;
+  if (Array.isArray(chunks))
+    return chunks.length >= 2 && chunks.every((chunk) => fits(chunk, HEX64))
+      ? { version: FORMAT_VERSION, chunks }
+      : undefined;
+  if (!Array.isArray(entries)) return undefined;
+  const parsed = entries.map(treeEntryOf);
+  return parsed.includes(undefined)
+    ? undefined
+    : { version: FORMAT_VERSION, entries: parsed as TreeEntry[] };
+}
 
 export const snapshotSchema = z
   .object({
@@ -88,18 +162,24 @@ export function encodeObject(value: TreeObject | SnapshotObject): {
 
 /** Tree entries compare as their names followed by `/`, bytewise: the order of the sandbox's sorted listing. */
 export function compareNames(left: string, right: string): number {
-  const a = `${left}/`;
-  const b = `${right}/`;
-  // Below the surrogates, UTF-16 code units compare as UTF-8 bytes do: most names need no encoding.
-  if (!SURROGATES_AND_ABOVE.test(a) && !SURROGATES_AND_ABOVE.test(b))
-    return a < b ? -1 : a > b ? 1 : 0;
-  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+  const shorter = Math.min(left.length, right.length);
+  for (let index = 0; index < shorter; index += 1) {
+    const a = left.charCodeAt(index);
+    const b = right.charCodeAt(index);
+    if (a === b) continue;
+    // Code units compare as UTF-8 bytes do unless both are surrogates or above (U+E000 sorts below U+10000).
+    if (a < 0xd800 || b < 0xd800) return a < b ? -1 : 1;
+    return Buffer.compare(Buffer.from(`${left}/`, "utf8"), Buffer.from(`${right}/`, "utf8"));
+  }
+  if (left.length === right.length) return 0;
+  // A name that is the other's start compares as if followed by `/`.
+  const next = left.length < right.length ? right.charCodeAt(shorter) : left.charCodeAt(shorter);
+  return next < 0x2f === left.length < right.length ? 1 : -1;
 }
-const SURROGATES_AND_ABOVE = /[\ud800-\uffff]/;
 
 /** A stored object's bytes checked against the hash its key names, then parsed. */
 export function decodeObject<T>(
-  schema: z.ZodType<T>,
+  parse: (value: unknown) => T | undefined,
   bytes: Uint8Array,
   hash: string,
   what: string,
@@ -111,19 +191,21 @@ export function decodeObject<T>(
       context: { object: what, hash },
     });
   }
-  let parsed: z.ZodSafeParseResult<T>;
+  let parsed: T | undefined;
   try {
-    parsed = schema.safeParse(JSON.parse(Buffer.from(bytes).toString("utf8")));
+    parsed = parse(
+      JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString()),
+    );
   } catch {
-    parsed = { success: false } as z.ZodSafeParseResult<T>;
+    parsed = undefined;
   }
-  if (!parsed.success) {
+  if (parsed === undefined) {
     throw new IntegrityError({
       message: `snapshot ${what} ${hash} is malformed`,
       context: { object: what, hash },
     });
   }
-  return parsed.data;
+  return parsed;
 }
 
 /** Refuses a tree chunk whose entries are not strictly in {@link compareNames} order. */

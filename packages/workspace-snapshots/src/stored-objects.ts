@@ -8,8 +8,8 @@ import {
   checkEntryOrder,
   decodeObject,
   encodeObject,
+  parseTree,
   snapshotSchema,
-  treeSchema,
 } from "./objects.js";
 
 /** Largest tree or snapshot object read: a tree chunk holds at most {@link TREE_CHUNK_ENTRIES} entries. */
@@ -89,6 +89,8 @@ export async function putOnce(
 export interface TreeStore {
   /** Every entry of a tree, in order, chunk by chunk. */
   entries(hash: string): AsyncGenerator<TreeEntry>;
+  /** The entries of a tree's chunks, one chunk at a time, in order. */
+  chunks(hash: string): AsyncGenerator<readonly TreeEntry[]>;
   /** Writes a tree object (or chunk) and returns its hash; the write itself may still be queued. */
   write(tree: TreeObject): Promise<string>;
   snapshot(hash: string): Promise<SnapshotObject>;
@@ -107,16 +109,16 @@ export function createTreeStore(
   const key = (kind: ObjectKind, hash: string) => keys.object(kind, hash);
   const readTree = async (hash: string) =>
     decodeObject(
-      treeSchema,
+      parseTree,
       await readWhole(store, key("trees", hash), MAX_OBJECT_BYTES, "tree"),
       hash,
       "tree",
     );
 
-  const entriesOf = async function* (hash: string, tree: TreeObject): AsyncGenerator<TreeEntry> {
+  const chunksOf = async function* (hash: string, tree: TreeObject) {
     if ("entries" in tree) {
       checkEntryOrder(tree.entries, null, hash);
-      yield* tree.entries;
+      yield tree.entries;
       return;
     }
     let last: string | null = null;
@@ -128,13 +130,19 @@ export function createTreeStore(
           context: { object: "tree", hash },
         });
       last = checkEntryOrder(chunk.entries, last, hash);
-      yield* chunk.entries;
+      yield chunk.entries;
     }
+  };
+  const entriesOf = async function* (hash: string, tree: TreeObject) {
+    for await (const chunk of chunksOf(hash, tree)) yield* chunk;
   };
 
   return {
     async *entries(hash) {
       yield* entriesOf(hash, await readTree(hash));
+    },
+    async *chunks(hash) {
+      yield* chunksOf(hash, await readTree(hash));
     },
     async write(tree) {
       const { bytes, hash } = encodeObject(tree);
@@ -145,7 +153,12 @@ export function createTreeStore(
     },
     async snapshot(hash) {
       const bytes = await readWhole(store, key("snapshots", hash), MAX_OBJECT_BYTES, "snapshot");
-      const snapshot = decodeObject(snapshotSchema, bytes, hash, "snapshot");
+      const snapshot = decodeObject(
+        (value) => snapshotSchema.safeParse(value).data,
+        bytes,
+        hash,
+        "snapshot",
+      );
       if (snapshot.session !== keys.session) {
         throw new IntegrityError({
           message: "the snapshot belongs to another session",
@@ -165,15 +178,14 @@ export function createTreeStore(
 export function createTreeBuilder(trees: TreeStore) {
   let entries: TreeEntry[] = [];
   const chunks: string[] = [];
-  let count = 0;
   return {
-    async add(entry: TreeEntry) {
+    /** Adds an entry; only one that fills a chunk returns a write to wait for. */
+    add(entry: TreeEntry): Promise<void> | undefined {
       entries.push(entry);
-      count += 1;
-      if (entries.length >= TREE_CHUNK_ENTRIES) {
-        chunks.push(await trees.write({ version: 1, entries }));
-        entries = [];
-      }
+      if (entries.length < TREE_CHUNK_ENTRIES) return undefined;
+      const full = entries;
+      entries = [];
+      return trees.write({ version: 1, entries: full }).then((hash) => void chunks.push(hash));
     },
     /** The folder's tree hash. A folder of one chunk is that chunk: the same folder always has one hash. */
     async finish(): Promise<string> {
@@ -181,9 +193,6 @@ export function createTreeBuilder(trees: TreeStore) {
       if (entries.length > 0) chunks.push(await trees.write({ version: 1, entries }));
       if (chunks.length === 1) return chunks[0] as string;
       return trees.write({ version: 1, chunks });
-    },
-    get count() {
-      return count;
     },
   };
 }
