@@ -249,6 +249,31 @@ describe("bridge client against a hostile bridge", () => {
     expect(seen).toEqual(["GET /file/workspace/a.txt", "DELETE /"]);
   });
 
+  it("ends a call as lease_lost when the delete went out before its failed attempt came back", async () => {
+    const seen: string[] = [];
+    bridge.respond((request, response) => {
+      seen.push(`${request.method} ${request.url?.replace(`/v1/sandbox/${ID}`, "") || "/"}`);
+      response.writeHead(204).end();
+    });
+    // The read's first attempt fails only after the destroy of its sandbox was sent.
+    let destroyed: Promise<void> | undefined;
+    const racing = createBridgeClient({
+      baseUrl: bridge.url,
+      apiKey: API_KEY,
+      retry: { attempts: 4, baseDelayMs: 400, maxDelayMs: 400 },
+      random: () => 0,
+      fetch: async (input, init) => {
+        if ((init?.method ?? "GET") !== "GET") return fetch(input, init);
+        destroyed = racing.destroy(ID);
+        throw new TypeError("fetch failed");
+      },
+    });
+    const read = await failure(racing.readFile(ID, "/workspace/a.txt"));
+    await destroyed;
+    expect(read.code).toBe("lease_lost");
+    expect(seen).toEqual(["DELETE /"]);
+  });
+
   it("treats 204 and 404 deletes as success and shares concurrent deletes", async () => {
     let calls = 0;
     bridge.respond((_request, response) => {

@@ -154,12 +154,14 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
       const transient =
         response === null ||
         (idempotent === true && [429, 502, 503, 504].includes(response.status));
-      if (!transient || attempt + 1 >= attempts || deleted()) {
+      if (!transient || attempt + 1 >= attempts) {
         if (response === null) throw requestFailure(operation, failure, [options.apiKey]);
         return response;
       }
       await response?.body?.cancel().catch(() => undefined);
-      await delay(backoffDelay(retry, attempt, options.random), init.signal ?? undefined);
+      // A delete sent before or while this attempt failed ends the call the same way: as a lost lease.
+      if (!deleted())
+        await delay(backoffDelay(retry, attempt, options.random), init.signal ?? undefined);
       if (deleted())
         throw new LeaseLostError({
           message: `bridge sandbox was destroyed; ${operation} not retried`,
