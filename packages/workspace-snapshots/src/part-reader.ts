@@ -1,4 +1,8 @@
-import { SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  ManagedRuntimeError,
+  NotFoundError,
+  SandboxFailedError,
+} from "@open-managed-agents/runtime-resource-contract";
 import type { SnapshotSandbox } from "./sandbox-port.js";
 import { type TemporaryFile, createTemporaryFile } from "./temporary-file.js";
 
@@ -20,7 +24,7 @@ export interface PartReaderOptions {
 /**
  * The bytes of the sandbox's parts, in order, while up to PARTS_IN_FLIGHT parts are downloaded ahead into
  * nameless spools (never held in memory). A part that is missing or of another size than the sandbox reported
- * is a SandboxFailedError naming it. `close` stops every read in flight and closes every spool; the bytes'
+ * is a SandboxFailedError naming it; a typed failure of the transport keeps its own type. `close` stops every read in flight and closes every spool; the bytes'
  * generator does too once it ends, fails or is returned.
  */
 export function createPartReader(options: PartReaderOptions) {
@@ -48,8 +52,9 @@ export function createPartReader(options: PartReaderOptions) {
       await spool.close();
       spools.delete(spool);
       if (signal.aborted) throw options.signal?.aborted ? options.signal.reason : error;
+      // A typed failure (the bridge gone, a timeout) keeps its code; a part not there is the sandbox's fault.
       failure ??=
-        error instanceof SandboxFailedError
+        error instanceof ManagedRuntimeError && !(error instanceof NotFoundError)
           ? error
           : new SandboxFailedError({
               message: `reading part ${index} of the sandbox's archive failed: ${String(error).slice(0, 300)}`,
