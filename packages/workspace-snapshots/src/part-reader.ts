@@ -24,8 +24,8 @@ export interface PartReaderOptions {
 /**
  * The bytes of the sandbox's parts, in order, while up to PARTS_IN_FLIGHT parts are downloaded ahead into
  * nameless spools (never held in memory). A part that is missing or of another size than the sandbox reported
- * is a SandboxFailedError naming it; a typed failure of the transport keeps its own type. `close` stops every read in flight and closes every spool; the bytes'
- * generator does too once it ends, fails or is returned.
+ * is a SandboxFailedError naming it; a typed failure of the transport keeps its own type. `close` stops every
+ * read in flight and closes every spool; the bytes' generator does too once it ends, fails or is returned.
  */
 export function createPartReader(options: PartReaderOptions) {
   const { sandbox, prefix, parts, partBytes, lastBytes, spoolDirectory } = options;
