@@ -21,6 +21,8 @@ export interface PartReaderOptions {
   readonly signal?: AbortSignal;
 }
 
+const cause = (error: unknown) => String(error).slice(0, 300);
+
 /**
  * The bytes of the sandbox's parts, in order, while up to PARTS_IN_FLIGHT parts are downloaded ahead into
  * nameless spools (never held in memory). A part that is missing or of another size than the sandbox reported
@@ -57,7 +59,7 @@ export function createPartReader(options: PartReaderOptions) {
         error instanceof ManagedRuntimeError && !(error instanceof NotFoundError)
           ? error
           : new SandboxFailedError({
-              message: `reading part ${index} of the sandbox's archive failed: ${String(error).slice(0, 300)}`,
+              message: `reading part ${index} of the sandbox's archive failed: ${cause(error)}`,
               context: { part: name.slice(-256) },
             });
       // One failed part ends the read: the others stop downloading.
