@@ -35,8 +35,8 @@ let apiFetch: typeof fetch | undefined;
 /**
  * The SDK client of the worker: the environment key is all it holds; its log lines go to the service logger.
  * Its requests go through Node's own HTTP client (runtime-utils' keep-alive fetch), not Node's `fetch`
- * (undici), whose WebAssembly parser costs a long-running process memory at its first connection and again
- * when V8 optimizes it while a checkpoint or restore runs. One connection pool per process.
+ * (undici), whose WebAssembly parser costs a long-running process memory from its first connections on.
+ * One connection pool per process.
  */
 export function createWorkerClient(loaded: LoadedConfig, logger: ServiceLogger): Anthropic {
   apiFetch ??= createKeepAliveFetch({ idleConnectionMs: API_IDLE_CONNECTION_MS });
