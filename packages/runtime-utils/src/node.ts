@@ -2,3 +2,4 @@
 export * from "./node/sha256-hex-sync.js";
 export * from "./node/child-environment.js";
 export * from "./node/peak-rss.js";
+export * from "./node/keep-alive-fetch.js";

@@ -12,7 +12,7 @@
  * bytes checkpoints (turn 1), and while it restores and checkpoints again (turn 2, one file added): the
  * kernel's high-water mark of the bin's process (`VmHWM`, reset between the turns and at turn 2's
  * `restore.done`, so the restore's peak is printed apart), started as a deployer starts it (its launcher,
- * with the process settings it applies). With `OMA_BENCH_PEAK_BASELINE=1` the same again with
+ * with the process settings it applies), and its RSS idle 3 s after it started. With `OMA_BENCH_PEAK_BASELINE=1` the same again with
  * `node dist/bin.js` and no settings, as the baseline.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -163,6 +163,8 @@ async function measured(): Promise<Measured> {
 }
 
 interface Peaks {
+  /** The bin's RSS 3 s after it started, before the first turn. */
+  idle: number;
   checkpoint: number;
   restoreAndSecond: number;
   /** Turn 2 split at the bin's `restore.done` line: claim → restore done, then the rest of the item. */
@@ -202,6 +204,10 @@ async function peaks(launcher: boolean): Promise<Peaks> {
   // Writing 5 to clear_refs resets the high-water mark to the current RSS.
   const resetHighWater = () => writeFileSync(`/proc/${child.pid}/clear_refs`, "5");
   await until(() => lines.some((line) => line.event === "service.started"));
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  const idle =
+    Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1]) *
+    1024;
   const session = plane.createSession({ environmentId: environment.id });
   const turn = async (command: string, index: number) => {
     const started = Date.now();
@@ -236,6 +242,7 @@ async function peaks(launcher: boolean): Promise<Peaks> {
   );
   await rm(directory, { recursive: true, force: true });
   return {
+    idle,
     checkpoint,
     restoreAndSecond,
     restore,
@@ -296,9 +303,9 @@ try {
         ).toFixed(1)} s), outcomes ${peak.outcomes.join(", ")}\n`,
       );
       process.stdout.write(
-        `    ${"".padEnd(32)} checkpoint ${(peak.firstCheckpointDurationMs / 1000).toFixed(
-          1,
-        )} s; restore ${mib(peak.restore)} (${(peak.restoreDurationMs / 1000).toFixed(
+        `    ${"".padEnd(32)} idle ${mib(peak.idle)}; checkpoint ${(
+          peak.firstCheckpointDurationMs / 1000
+        ).toFixed(1)} s; restore ${mib(peak.restore)} (${(peak.restoreDurationMs / 1000).toFixed(
           1,
         )} s), then harness + second checkpoint ${mib(peak.afterRestore)}\n`,
       );

@@ -1,7 +1,8 @@
 import type { HostLogger, LogFields } from "@open-managed-agents/managed-runtime-host";
 import { redactSecrets } from "@open-managed-agents/runtime-resource-contract";
+import { createRequire } from "node:module";
 import { type Logger as Pino, pino } from "pino";
-import pretty from "pino-pretty";
+import type PinoPretty from "pino-pretty";
 
 type Level = "debug" | "info" | "warn" | "error";
 
@@ -39,6 +40,11 @@ export interface ServiceLoggerOptions {
   readonly destination?: NodeJS.WritableStream;
 }
 
+/** `pino-pretty`, loaded only where lines are printed for a person: a JSON deployment never holds it. */
+function prettyStream(): typeof PinoPretty {
+  return createRequire(import.meta.url)("pino-pretty") as typeof PinoPretty;
+}
+
 /** Creates the service logger on `pino`. */
 export function createServiceLogger(options: ServiceLoggerOptions): ServiceLogger {
   const destination = options.destination ?? process.stderr;
@@ -48,7 +54,7 @@ export function createServiceLogger(options: ServiceLoggerOptions): ServiceLogge
   const base: Pino = pino(
     { level: options.level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime },
     prettyOutput
-      ? pretty({ destination: destination as never, colorize: true, sync: true })
+      ? prettyStream()({ destination: destination as never, colorize: true, sync: true })
       : (destination as never),
   );
   const secrets = new Set<string>(options.secrets.filter((value) => value.length >= 4));

@@ -4,6 +4,7 @@ import { createManagedEnvironmentWorker } from "@open-managed-agents/managed-env
 import { createManagedRuntimeOrphanReconciler } from "@open-managed-agents/managed-runtime-host";
 import { ManagedRuntimeError } from "@open-managed-agents/runtime-resource-contract";
 import { abortableSleep } from "@open-managed-agents/runtime-utils";
+import { createKeepAliveFetch } from "@open-managed-agents/runtime-utils/node";
 import type { LoadedConfig } from "../config/load-config.js";
 import { defaultProfile } from "../config/schema.js";
 import { type ReadinessState, startHealthServer } from "../http/health-server.js";
@@ -26,12 +27,24 @@ export interface RunningService {
   stop(): void;
 }
 
-/** The SDK client of the worker: the environment key is all it holds; its log lines go to the service logger. */
+/** How long the SDK client keeps an idle connection to the API for reuse; under common servers' idle timeouts. */
+const API_IDLE_CONNECTION_MS = 2_000;
+
+let apiFetch: typeof fetch | undefined;
+
+/**
+ * The SDK client of the worker: the environment key is all it holds; its log lines go to the service logger.
+ * Its requests go through Node's own HTTP client (runtime-utils' keep-alive fetch), not Node's `fetch`
+ * (undici), whose WebAssembly parser costs a long-running process memory from its first connections on.
+ * One connection pool per process.
+ */
 export function createWorkerClient(loaded: LoadedConfig, logger: ServiceLogger): Anthropic {
+  apiFetch ??= createKeepAliveFetch({ idleConnectionMs: API_IDLE_CONNECTION_MS });
   return new Anthropic({
     baseURL: loaded.config.apiBaseUrl,
     apiKey: null,
     authToken: null,
+    fetch: apiFetch,
     logger: logger.sdk,
     // Never the SDK's debug level: its debug lines carry request and response details (a poll's answer
     // holds the item's work secret), which no log of this service may hold.
