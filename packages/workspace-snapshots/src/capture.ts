@@ -12,7 +12,6 @@ import {
   compareNames,
   encodeObject,
 } from "./objects.js";
-import { createPartReader } from "./part-reader.js";
 import { sendParts } from "./parts.js";
 import {
   MAX_HOLE_BYTES,
@@ -406,10 +405,7 @@ async function verifiedParent(id: string | undefined, trees: ReturnType<typeof c
   }
 }
 
-/**
- * Fetches the needed contents in one archive, read in parts several at a time, and stores them: small ones in
- * packs, large ones as blobs.
- */
+/** Fetches the needed contents in one archive and stores them: small ones in packs, large ones as blobs. */
 async function fetchContents(context: {
   settings: CaptureSettings;
   input: CaptureInput;
@@ -428,29 +424,18 @@ async function fetchContents(context: {
     settings.partBytes,
     signal,
   );
-  const bundled = checkRun(
+  checkRun(
     await sandbox.run(
       "capture.sh",
       CAPTURE,
-      ["bundle", settings.workspace, scratch, codec, String(settings.partBytes)],
+      ["bundle", settings.workspace, scratch, codec],
       signal,
     ),
     "archiving changed files",
   );
-  const parts = Number(bundled.get("parts"));
-  const lastBytes = Number(bundled.get("last") ?? 0);
-  if (!Number.isSafeInteger(parts) || !Number.isSafeInteger(lastBytes))
-    throw new SandboxFailedError({ message: "the sandbox's archive reported no part count" });
-  const partReader = createPartReader({
-    sandbox,
-    prefix: `${scratch}/bundle.`,
-    parts,
-    partBytes: settings.partBytes,
-    lastBytes,
-    spoolDirectory: settings.spoolDirectory,
-    ...(signal ? { signal } : {}),
-  });
-  const reader = createTarMemberReader(transcode(partReader.bytes, codec, "decode"));
+  const reader = createTarMemberReader(
+    transcode(sandbox.readFile(`${scratch}/bundle`, signal), codec, "decode"),
+  );
   const lines = linesOf(context.needLines.read({ reuse: true }));
   interface OpenPack {
     readonly id: string;
@@ -531,6 +516,5 @@ async function fetchContents(context: {
     await contentWrites.drain().catch(() => undefined);
     await lines.return(undefined);
     await reader.close();
-    await partReader.close();
   }
 }

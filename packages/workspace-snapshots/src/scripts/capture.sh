@@ -7,10 +7,9 @@
 #     the cache belongs to snapshot <parent> (or to any snapshot, when <parent> is `cached`), else against
 #     nothing. Prints `base <id or ->`, `entries <n>`, `changed <n>` (entries new or changed) and,
 #     when a changed file could not be read, `unreadable <first error line>`; `zstd yes` when zstd is here.
-#   capture.sh bundle <workspace> <scratch> <zstd|gzip|none> <part bytes>
+#   capture.sh bundle <workspace> <scratch> <zstd|gzip|none>
 #     Archives the paths arriving in <scratch>/need-parts (`./<path>`, NUL-terminated, in order; as receive.sh
-#     describes) into parts <scratch>/bundle.000000, .000001, ... of <part bytes> each (the last one may be
-#     shorter). Prints `parts <n>` and `last <bytes of the last part>`.
+#     describes) into <scratch>/bundle.
 #   capture.sh commit <cache> <scratch> <snapshot>
 #     Makes <scratch>/listing the cache of <snapshot>, then removes <scratch>.
 #   capture.sh seed <workspace> <cache> <scratch> <pass> <snapshot> <prune...>
@@ -85,7 +84,7 @@ list() {
 }
 
 bundle() {
-  ws=$1 scratch=$2 codec=$3 part_bytes=$4
+  ws=$1 scratch=$2 codec=$3
   (receive "$scratch/need-parts") > "$scratch/need" || exit $?
   cd "$ws" || exit 1
   case $codec in
@@ -95,20 +94,12 @@ bundle() {
   esac
   # Links are read as the files they name: each content travels once, as the file the list names.
   { tar --null --no-recursion --hard-dereference -T "$scratch/need" -cf - 2> "$scratch/tar-errors"
-    echo "$?" > "$scratch/tar-status"; } | encode | split -b "$part_bytes" -d -a 6 - "$scratch/bundle." || exit 1
+    echo "$?" > "$scratch/tar-status"; } | encode > "$scratch/bundle"
   if [ "$(cat "$scratch/tar-status")" != 0 ]; then
     printf 'unreadable '
     head -n 1 "$scratch/tar-errors" | head -c 1024
     exit 5
   fi
-  parts=0 last=
-  for part in "$scratch"/bundle.*; do
-    [ -e "$part" ] || continue
-    parts=$((parts + 1))
-    last=$part
-  done
-  echo "parts $parts"
-  if [ -n "$last" ]; then echo "last $(wc -c < "$last")"; fi
 }
 
 commit() {
