@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { type BlobStore, createMemoryBlobStore } from "@open-managed-agents/blob-store";
 import { describe, expect, it } from "vitest";
 import { createLocalSnapshotSandbox, createWorkspaceSnapshots } from "../src/index.js";
-import { localPlace } from "./support.js";
-import { describeTree, mutate, populate, random } from "./workspace-fixture.js";
+import { expectRoundTrip, localPlace } from "./support.js";
+import { mutate, populate, random } from "./workspace-fixture.js";
 
 /** The store, failing the `failAt`th write of an object whose key matches `kinds`. */
 function failingStore(
@@ -68,11 +68,7 @@ describe("an interrupted checkpoint", () => {
           `workspace-snapshots/${first.session}/snapshots/${first.id}`,
         ]);
 
-        const tree = await describeTree(source.workspace);
-        const second = await source.snapshots.checkpoint({ sandbox, sessionId: "s" });
-        expect(second.parent).toBe(first.id);
-        await target.snapshots.restore({ sandbox, sessionId: "s", id: second.id });
-        expect(await describeTree(target.workspace)).toEqual(tree);
+        await expectRoundTrip(source, target, sandbox, first.id);
       } finally {
         await source.dispose();
         await target.dispose();

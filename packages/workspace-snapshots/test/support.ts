@@ -2,8 +2,14 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { join } from "node:path";
 import type { BlobStore } from "@open-managed-agents/blob-store";
-import { type WorkspaceSnapshots, createWorkspaceSnapshots } from "../src/index.js";
-import { temporaryFolder } from "./workspace-fixture.js";
+import { expect } from "vitest";
+import {
+  type SnapshotRef,
+  type SnapshotSandbox,
+  type WorkspaceSnapshots,
+  createWorkspaceSnapshots,
+} from "../src/index.js";
+import { describeTree, temporaryFolder } from "./workspace-fixture.js";
 
 /**
  * A "sandbox" on this machine: its own workspace, listing cache and scratch folders under one temporary folder,
@@ -34,4 +40,21 @@ export async function localPlace(
     snapshots, // rm(1), since a test may leave a path longer than one call may name.
     dispose: async () => void (await promisify(execFile)("rm", ["-rf", root])),
   };
+}
+
+type Place = Awaited<ReturnType<typeof localPlace>>;
+
+/** Checkpoints `source` (session "s") on top of `parent` and restores that into `target`: the trees must match. */
+export async function expectRoundTrip(
+  source: Place,
+  target: Place,
+  sandbox: SnapshotSandbox,
+  parent: string,
+): Promise<SnapshotRef> {
+  const tree = await describeTree(source.workspace);
+  const snapshot = await source.snapshots.checkpoint({ sandbox, sessionId: "s" });
+  expect(snapshot.parent).toBe(parent);
+  await target.snapshots.restore({ sandbox, sessionId: "s", id: snapshot.id });
+  expect(await describeTree(target.workspace)).toEqual(tree);
+  return snapshot;
 }
