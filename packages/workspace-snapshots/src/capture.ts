@@ -40,7 +40,7 @@ export const PACK_BYTES = 4 * 1024 * 1024;
  */
 const REMEMBERED_CONTENTS = 20_000;
 /** Packs and blobs written while the next content is read: a capture holds this many packs and one more. */
-const PACKS_IN_FLIGHT = 2;
+const CONTENT_WRITES_IN_FLIGHT = 2;
 
 export const CAPTURE = `${RECEIVE_SCRIPT}\n${CAPTURE_SCRIPT}`;
 
@@ -443,9 +443,9 @@ async function fetchContents(context: {
     filled: number;
   }
   // Contents have a queue of their own, so tree writes never wait behind them and few packs are held at once.
-  const contentWrites = createWriteQueue(PACKS_IN_FLIGHT);
+  const contentWrites = createWriteQueue(CONTENT_WRITES_IN_FLIGHT);
   let pack = null as OpenPack | null;
-  // Buffers of packs written, filled again: a capture allocates PACKS_IN_FLIGHT + 1 of them at most.
+  // Buffers of packs written, filled again: a capture allocates CONTENT_WRITES_IN_FLIGHT + 1 of them at most.
   const spare: Buffer[] = [];
   const closePack = async (open: OpenPack | null) => {
     if (!open) return;
