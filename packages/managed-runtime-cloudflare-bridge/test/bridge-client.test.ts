@@ -47,7 +47,7 @@ describe("bridge client against a hostile bridge", () => {
     const offline = createBridgeClient({
       baseUrl: `http://127.0.0.1:${port}`,
       apiKey: API_KEY,
-      retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+      retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 1 },
     });
     const error = await failure(offline.create());
     expect(error.code).toBe("unavailable");
@@ -55,6 +55,40 @@ describe("bridge client against a hostile bridge", () => {
       /^bridge create unreachable: fetch failed \(ECONNREFUSED: connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/,
     );
     expect(error.cause).toBeInstanceOf(Error);
+    // Every attempt was refused: the bridge never saw the call, and the error says so.
+    expect(error.context).toMatchObject({ unsent: true });
+  });
+
+  it("does not call a failure unsent once any attempt may have reached the bridge", async () => {
+    // The first attempt reaches a bridge that drops it; the bridge is gone before the retry.
+    let calls = 0;
+    bridge.respond((_request, response) => {
+      calls++;
+      response.socket?.resetAndDestroy();
+    });
+    const { createServer } = await import("node:net");
+    const closed = createServer();
+    const port = await new Promise<number>((resolve) =>
+      closed.listen(0, "127.0.0.1", () => resolve((closed.address() as { port: number }).port)),
+    );
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    let attempt = 0;
+    const flaky = createBridgeClient({
+      baseUrl: bridge.url,
+      apiKey: API_KEY,
+      retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 1 },
+      fetch: (input, init) => {
+        attempt++;
+        const url = new URL(String(input));
+        if (attempt > 1) url.port = String(port);
+        return fetch(url, init);
+      },
+    });
+    const error = await failure(flaky.running(ID));
+    expect(calls).toBe(1);
+    expect(attempt).toBe(3);
+    expect(error.code).toBe("unavailable");
+    expect(error.context).not.toHaveProperty("unsent");
   });
 
   it("names a bridge that closed the connection before answering, with Node's fetch and its own", async () => {
@@ -70,6 +104,7 @@ describe("bridge client against a hostile bridge", () => {
       const error = await failure(closing.readFile(ID, "/workspace/a.txt"));
       expect(error.code).toBe("unavailable");
       expect(error.context).toMatchObject({ operation: "file.read" });
+      expect(error.context).not.toHaveProperty("unsent");
       expect(error.message).toMatch(
         /^bridge file\.read broke off: the bridge closed the connection before answering \(fetch failed \((UND_ERR_SOCKET: other side closed|ECONNRESET: socket hang up)\)\)$/,
       );

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { type LocalBridge, startLocalBridge } from "@open-managed-agents/local-container";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   type StackWorld,
   bodyContains,
@@ -36,14 +36,32 @@ afterAll(async () => {
 });
 
 const containers = () => bridge.containerServer.containers.list().map((container) => container.id);
+/** When each scenario started: a container left behind is named with its start time against these. */
+const timeline: string[] = [];
+beforeEach(
+  ({ task }) =>
+    void timeline.push(`${new Date().toISOString()} ${task.suite?.name} > ${task.name}`),
+);
 
 /**
  * Waits (up to 10 s) for exactly `count` containers on the runtime. A driver's late deletes of a sandbox it
  * destroyed earlier (after a call that was in flight at the time) make the bridge start a fresh container and
- * destroy it again within a second or so, possibly during a later scenario; a container that stays fails this.
+ * destroy it again within a second or so, possibly during a later scenario; a container that stays fails this,
+ * and the failure names each container left with its start, beside each scenario's.
  */
-const expectContainers = (count: number) =>
-  expect.poll(containers, { timeout: 10_000, interval: 100 }).toHaveLength(count);
+async function expectContainers(count: number): Promise<void> {
+  try {
+    await expect.poll(containers, { timeout: 10_000, interval: 100 }).toHaveLength(count);
+  } catch (error) {
+    const left = bridge.containerServer.containers
+      .list()
+      .map((container) => `${container.id} started ${container.createdAt.toISOString()}`);
+    throw new Error(
+      `expected ${count} containers, found:\n${left.join("\n")}\nscenarios:\n${timeline.join("\n")}`,
+      { cause: error },
+    );
+  }
+}
 
 async function newWorld(storeDir?: string): Promise<StackWorld> {
   const dir = await mkdtemp(join(tmpdir(), "oma-faults-"));

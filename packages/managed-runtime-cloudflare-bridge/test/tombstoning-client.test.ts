@@ -1,4 +1,7 @@
-import { SandboxFailedError } from "@open-managed-agents/runtime-resource-contract";
+import {
+  SandboxFailedError,
+  UnavailableError,
+} from "@open-managed-agents/runtime-resource-contract";
 import { describe, expect, it, vi } from "vitest";
 import { LATE_DELETES_MS, createTombstoningClient } from "../src/runtime/tombstoning-client.js";
 import type { BridgeClient, BridgeExecEvent } from "../src/wire/bridge-client.js";
@@ -220,6 +223,48 @@ describe("tombstoning bridge client", () => {
       await client.destroy("f");
       await vi.advanceTimersByTimeAsync(120_000);
       expect(deletes()).toBe(4);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("adds no delete for a call refused on every attempt, which the bridge never saw", async () => {
+    vi.useFakeTimers();
+    try {
+      const inner = recordingClient();
+      const refused = (unsent: boolean) => async () => {
+        throw new UnavailableError({
+          message: "bridge file.write unreachable: fetch failed (ECONNREFUSED)",
+          context: { operation: "file.write", ...(unsent ? { unsent: true } : {}) },
+        });
+      };
+      const client = createTombstoningClient(inner.client);
+      const deletes = (id: string) => inner.calls.filter((call) => call === `destroy ${id}`).length;
+      inner.client.writeFile = refused(true);
+      await expect(client.writeFile("u", "/workspace/x", new Uint8Array())).rejects.toMatchObject({
+        code: "unavailable",
+      });
+      await client.destroy("u");
+      // The same failure without `unsent` may have reached the bridge: it is followed by late deletes.
+      inner.client.writeFile = refused(false);
+      await expect(client.writeFile("v", "/workspace/x", new Uint8Array())).rejects.toMatchObject({
+        code: "unavailable",
+      });
+      await client.destroy("v");
+      // Refused while the destroy went out: it settles after it, and still started nothing.
+      let refuse: () => void = () => undefined;
+      inner.client.writeFile = () =>
+        new Promise((_resolve, reject) => {
+          refuse = () => refused(true)().catch(reject);
+        });
+      const late = client.writeFile("w", "/workspace/x", new Uint8Array()).catch((error) => error);
+      await client.destroy("w");
+      refuse();
+      expect(await late).toMatchObject({ code: "unavailable" });
+      await vi.advanceTimersByTimeAsync(120_000);
+      expect(deletes("u")).toBe(1);
+      expect(deletes("v")).toBe(1 + LATE_DELETES_MS.length);
+      expect(deletes("w")).toBe(1);
     } finally {
       vi.useRealTimers();
     }

@@ -18,8 +18,17 @@ const GIVEN_UP_MEMORY = 4_096;
 /** Codes of a call that ended without the bridge's answer: the request may still be carried out. */
 const UNANSWERED_CODES = new Set(["aborted", "timeout", "unavailable"]);
 
+/**
+ * Whether `error` is a call refused on every attempt: the bridge never saw it, so it starts nothing later, and
+ * no delete need follow it (each delete of a sandbox without a container costs the bridge a container start).
+ */
+const wasUnsent = (error: unknown): boolean =>
+  ManagedRuntimeError.isInstance(error) &&
+  (error.context as { unsent?: unknown } | undefined)?.unsent === true;
+
 function wasGivenUp(error: unknown, signal: AbortSignal | undefined): boolean {
   if (signal?.aborted) return true;
+  if (wasUnsent(error)) return false;
   return !ManagedRuntimeError.isInstance(error) || UNANSWERED_CODES.has(error.code);
 }
 
@@ -38,7 +47,8 @@ function wasGivenUp(error: unknown, signal: AbortSignal | undefined): boolean {
  *
  * A call given up on this side before `destroy` (its signal aborted when the run lost its lease, or no
  * answer came) settles here at once while the bridge may go on starting its container, after the delete
- * that follows. `destroy` of such a sandbox is followed by the same late deletes.
+ * that follows. `destroy` of such a sandbox is followed by the same late deletes. A call refused on every
+ * attempt (`unsent`) reached nothing, so it is followed by no delete at all.
  */
 export function createTombstoningClient(
   client: BridgeClient,
@@ -59,13 +69,15 @@ export function createTombstoningClient(
     call: () => Promise<T>,
   ): Promise<T> => {
     destroyed.refuse(id, operation);
+    let unsent = false;
     try {
       return await call();
     } catch (error) {
+      unsent = wasUnsent(error);
       noteGivenUp(id, error, signal);
       throw error;
     } finally {
-      deleteIfDestroyedMeanwhile(id);
+      if (!unsent) deleteIfDestroyedMeanwhile(id);
     }
   };
   // Deletes this wrapper issued and that have not answered; a follow-up waits for them so that it is a
@@ -106,13 +118,15 @@ export function createTombstoningClient(
     },
     async *exec(id, input): AsyncGenerator<BridgeExecEvent> {
       destroyed.refuse(id, "exec");
+      let unsent = false;
       try {
         yield* client.exec(id, input);
       } catch (error) {
+        unsent = wasUnsent(error);
         noteGivenUp(id, error, input.signal);
         throw error;
       } finally {
-        deleteIfDestroyedMeanwhile(id);
+        if (!unsent) deleteIfDestroyedMeanwhile(id);
       }
     },
     readFile: (id, path, signal) =>

@@ -10,7 +10,7 @@ import {
   bridgeErrorFromResponse,
   isCapacityRefusal,
 } from "./bridge-errors.js";
-import { guardedBody, requestFailure } from "./guarded-body.js";
+import { guardedBody, requestFailure, wasRefused } from "./guarded-body.js";
 import { bridgeFetch } from "./keep-alive-fetch.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, backoffDelay, delay } from "./retry.js";
 import { parseSseStream } from "./sse-parser.js";
@@ -141,6 +141,8 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
     const attempts = idempotent ? retry.attempts : 1;
     // The bridge answers any call for an id with a fresh container: nothing is retried past a delete of it.
     const deleted = (): boolean => id !== undefined && operation !== "delete" && deletedIds.has(id);
+    // Whether any attempt may have reached the bridge (a refused connection carried nothing).
+    let reached = false;
     for (let attempt = 0; ; attempt++) {
       let response: Response | null = null;
       let failure: unknown = null;
@@ -151,11 +153,12 @@ export function createBridgeClient(options: BridgeClientOptions): BridgeClient {
           throw new AbortedError({ message: `bridge ${operation} aborted`, cause: error });
         failure = error;
       }
+      reached ||= response !== null || !wasRefused(failure);
       const transient =
         response === null ||
         (idempotent === true && [429, 502, 503, 504].includes(response.status));
       if (!transient || attempt + 1 >= attempts) {
-        if (response === null) throw requestFailure(operation, failure, [options.apiKey]);
+        if (response === null) throw requestFailure(operation, failure, [options.apiKey], !reached);
         return response;
       }
       await response?.body?.cancel().catch(() => undefined);

@@ -16,24 +16,35 @@ export function describeNetworkError(error: unknown): string {
 
 /** Socket codes of a connection that was open and then closed or reset by the other side. */
 const CLOSED_CONNECTION_CODES = new Set(["UND_ERR_SOCKET", "ECONNRESET", "EPIPE"]);
+/** Socket codes of a connection that was never made: nothing of the request reached the bridge. */
+const REFUSED_CONNECTION_CODES = new Set(["ECONNREFUSED"]);
 
-/** Whether a fetch failed because the bridge closed a connection it had accepted, not because none was made. */
-function isClosedConnection(error: unknown): boolean {
+function socketCode(error: unknown): string | undefined {
   const cause = error instanceof Error ? error.cause : undefined;
   const code = cause instanceof Error ? (cause as { code?: unknown }).code : undefined;
-  return typeof code === "string" && CLOSED_CONNECTION_CODES.has(code);
+  return typeof code === "string" ? code : undefined;
 }
+
+/** Whether a fetch failed because the bridge closed a connection it had accepted, not because none was made. */
+const isClosedConnection = (error: unknown): boolean =>
+  CLOSED_CONNECTION_CODES.has(socketCode(error) ?? "");
+
+/** Whether a fetch failed before any connection was made, so the bridge cannot have seen the request. */
+export const wasRefused = (error: unknown): boolean =>
+  REFUSED_CONNECTION_CODES.has(socketCode(error) ?? "");
 
 /**
  * The error of a bridge request that got no answer. A connection refused or never made is the bridge
  * unreachable; a connection the bridge closed or reset after the request went out (the Worker killed or
  * restarted while it was about to answer) is the bridge going away before answering. Both name the bridge.
- * `secrets` are redacted from the message (a network error may quote a URL or header).
+ * `secrets` are redacted from the message (a network error may quote a URL or header). `unsent` (in the
+ * context as `unsent: true`) says that no attempt of the call reached the bridge: every one was refused.
  */
 export function requestFailure(
   operation: string,
   error: unknown,
   secrets: readonly string[] = [],
+  unsent = false,
 ): UnavailableError {
   const detail = describeNetworkError(error);
   const message = isClosedConnection(error)
@@ -41,7 +52,7 @@ export function requestFailure(
     : `bridge ${operation} unreachable: ${detail}`;
   return new UnavailableError({
     message: redactSecrets(message, secrets),
-    context: { operation },
+    context: { operation, ...(unsent ? { unsent: true } : {}) },
     cause: error,
   });
 }
