@@ -57,6 +57,13 @@ describe("bridge client against a hostile bridge", () => {
     expect(error.cause).toBeInstanceOf(Error);
     // Every attempt was refused: the bridge never saw the call, and the error says so.
     expect(error.context).toMatchObject({ unsent: true });
+    // So with a name that resolves to nothing (`.invalid` never does).
+    const nowhere = createBridgeClient({
+      baseUrl: "http://bridge.invalid",
+      apiKey: API_KEY,
+      retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+    });
+    expect((await failure(nowhere.create())).context).toMatchObject({ unsent: true });
   });
 
   it("does not call a failure unsent once any attempt may have reached the bridge", async () => {

@@ -16,8 +16,14 @@ export function describeNetworkError(error: unknown): string {
 
 /** Socket codes of a connection that was open and then closed or reset by the other side. */
 const CLOSED_CONNECTION_CODES = new Set(["UND_ERR_SOCKET", "ECONNRESET", "EPIPE"]);
-/** Socket codes of a connection that was never made: nothing of the request reached the bridge. */
-const REFUSED_CONNECTION_CODES = new Set(["ECONNREFUSED"]);
+/** Codes of a connection that was never made (refused, no route, no address): nothing reached the bridge. */
+const REFUSED_CONNECTION_CODES = new Set([
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
 
 function socketCode(error: unknown): string | undefined {
   const cause = error instanceof Error ? error.cause : undefined;
