@@ -18,12 +18,13 @@ import type { FileEntry } from "./objects.js";
 import { sendParts } from "./parts.js";
 import { type Progress, type RunInput, createProgress } from "./progress.js";
 import type { SnapshotSandbox } from "./sandbox-port.js";
+import HASH_FILES_SCRIPT from "./scripts/hash-files.sh";
 import RECEIVE_SCRIPT from "./scripts/receive.sh";
 import RESTORE_SCRIPT from "./scripts/restore.sh";
 import { createTreeStore } from "./stored-objects.js";
 import { type TemporaryFile, createTemporaryFile } from "./temporary-file.js";
 
-const RESTORE = `${RECEIVE_SCRIPT}\n${RESTORE_SCRIPT}`;
+const RESTORE = `${RECEIVE_SCRIPT}\n${HASH_FILES_SCRIPT}\n${RESTORE_SCRIPT}`;
 /** Packs held in memory at once while a restore is assembled. */
 const CACHED_PACKS = 4;
 const EMPTY_SHA256 = createHash("sha256").digest("hex");

@@ -22,6 +22,8 @@
 # such a file always counts as changed. <changes> merges, in that order, the new records (`//e`), the sha256
 # of each new regular file (`<path>//h<hex>`) and the paths whose old record is gone (`<path>//r`).
 set -u
+# Bytewise everywhere: sorting, comparing, and sed on names that need not be UTF-8 (it is also far faster).
+export LC_ALL=C
 
 listing() {
   ws=$1 out=$2 pass=$3
@@ -36,7 +38,7 @@ listing() {
     head -n 1 "$out.errors" | head -c 1024
     exit 5
   fi
-  LC_ALL=C sort -z -S 64M -T "${out%/*}" "$out.raw" > "$out" || exit 1
+  sort -z -S 64M -T "${out%/*}" "$out.raw" > "$out" || exit 1
   rm -f "$out.raw" "$out.errors"
 }
 
@@ -55,23 +57,15 @@ list() {
       base=$cached
     fi
   fi
-  LC_ALL=C comm -z -13 "$old" "$scratch/listing" > "$scratch/added" || exit 1
-  LC_ALL=C comm -z -23 "$old" "$scratch/listing" | sed -z 's|//e.*$|//r|' > "$scratch/removed" || exit 1
-  # The first `//` ends the path: a path is a run of non-slashes or a slash before a non-slash.
-  sed -z -n 's#^\(\([^/]\|/[^/]\)*\)//ef .*$#./\1#p' "$scratch/added" > "$scratch/files" || exit 1
-  workers=$(nproc 2>/dev/null || echo 2)
-  [ "$workers" -le 8 ] 2>/dev/null || workers=8
-  # Each hashing process writes a file of its own: parallel writers to one pipe could split a record.
-  # shellcheck disable=SC2016 # the inner script expands its own arguments
-  xargs -0 -r -P "$workers" -n 256 sh -c 'exec sha256sum -z "$@" > "$0.$$"' "$scratch/sums" \
-    < "$scratch/files" 2> "$scratch/hash-errors"
-  for sums in "$scratch"/sums.*; do
-    [ -e "$sums" ] || continue
-    sed -z 's|^\([0-9a-f]\{64\}\)  \./\(.*\)$|\2//h\1|' "$sums"
-  done | LC_ALL=C sort -z -S 64M -T "$scratch" > "$scratch/hashes" || exit 1
-  LC_ALL=C sort -z -m "$scratch/added" "$scratch/hashes" "$scratch/removed" > "$scratch/changes" || exit 1
+  comm -z -13 "$old" "$scratch/listing" > "$scratch/added" || exit 1
+  comm -z -23 "$old" "$scratch/listing" | sed -z 's|//e.*$|//r|' > "$scratch/removed" || exit 1
+  # The first `//` ends the path, which is a run of non-slashes and single slashes.
+  sed -z -n '\#^[^/]*\(/[^/]\{1,\}\)*//ef #{s#//ef .*$##;s#^#./#p}' "$scratch/added" \
+    > "$scratch/files" || exit 1
+  hash_files "$scratch/files" "$scratch/hashes" 2> "$scratch/hash-errors" || exit 1
+  sort -z -m "$scratch/added" "$scratch/hashes" "$scratch/removed" > "$scratch/changes" || exit 1
   changed=$(tr -cd '\0' < "$scratch/added" | wc -c)
-  rm -f "$scratch/added" "$scratch/removed" "$scratch/files" "$scratch"/sums.* "$scratch/hashes"
+  rm -f "$scratch/added" "$scratch/removed" "$scratch/files" "$scratch/hashes"
   echo "base $base"
   if command -v zstd > /dev/null 2>&1; then echo "zstd yes"; fi
   echo "entries $(tr -cd '\0' < "$scratch/listing" | wc -c)"

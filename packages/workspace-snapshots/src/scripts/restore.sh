@@ -12,6 +12,8 @@
 # Exit status 3: a part never matched its hash; 4: the tree differs from the listing (the first differing
 # record on stdout). Both mean `integrity_failed`.
 set -u
+# Bytewise everywhere: sorting, comparing, and sed on names that need not be UTF-8 (it is also far faster).
+export LC_ALL=C
 
 extract() {
   ws=$1 scratch=$2 codec=$3
@@ -49,25 +51,16 @@ verify() {
     \( -type d -printf '%P//ed %m 0 %T@ 1 \0' \) -o \
     \( -type l -printf '%P//el - 0 %T@ 1 %l\0' \) -o \
     -printf '%P//e%y %m 0 %T@ 1 \0' \) > "$scratch/entries" || exit 1
-  workers=$(nproc 2>/dev/null || echo 2)
-  [ "$workers" -le 8 ] 2>/dev/null || workers=8
   touch "$scratch/files"
-  # shellcheck disable=SC2016 # the inner script expands its own arguments
-  xargs -0 -r -P "$workers" -n 256 sh -c 'exec sha256sum -z "$@" > "$0.$$"' "$scratch/hashes" < "$scratch/files"
-  {
-    cat "$scratch/entries"
-    for hashes in "$scratch"/hashes.*; do
-      [ -e "$hashes" ] || continue
-      sed -z 's|^\([0-9a-f]\{64\}\)  \./\(.*\)$|\2//h\1|' "$hashes"
-    done
-  } | LC_ALL=C sort -z -S 64M -T "$scratch" > "$scratch/actual"
-  LC_ALL=C sort -z -S 64M -T "$scratch" "$scratch/expected.raw" > "$scratch/expected"
+  hash_files "$scratch/files" "$scratch/hashes" || exit 1
+  sort -z -S 64M -T "$scratch" "$scratch/entries" "$scratch/hashes" > "$scratch/actual" || exit 1
+  sort -z -S 64M -T "$scratch" "$scratch/expected.raw" > "$scratch/expected"
   if cmp -s "$scratch/expected" "$scratch/actual"; then
     rm -rf "$scratch"
     return 0
   fi
   # The first record in either listing and not the other (the sandbox's own with a leading tab).
-  LC_ALL=C comm -z -3 "$scratch/expected" "$scratch/actual" | head -z -n 1 | tr '\0' '\n'
+  comm -z -3 "$scratch/expected" "$scratch/actual" | head -z -n 1 | tr '\0' '\n'
   rm -rf "$scratch"
   exit 4
 }
