@@ -1,8 +1,9 @@
 // Parses the same tree chunks with the zod schema (the baseline) and with the reader's own check, in one run.
 import { createHash } from "node:crypto";
 import { loadavg } from "node:os";
-import { type TreeEntry, encodeObject, parseTree, treeSchema } from "../src/objects.js";
+import { type TreeEntry, encodeObject, parseTree } from "../src/objects.js";
 import { TREE_CHUNK_ENTRIES } from "../src/stored-objects.js";
+import { treeSchema } from "../test/tree-schema.js";
 
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);

@@ -51,13 +51,15 @@ function parseEntry(path: string, text: string): ListedEntry {
 export async function* readChanges(source: AsyncIterable<Uint8Array>): AsyncGenerator<Change> {
   let pending: Buffer = Buffer.alloc(0);
   let current: { -readonly [Field in keyof Change]: Change[Field] } | null = null;
-  const record = function* (bytes: Buffer): Generator<Change> {
-    const separator = bytes.indexOf("//");
-    const rawPath = separator < 0 ? bytes : bytes.subarray(0, separator);
+  // A plain function, not a generator: one generator per record cost half a second at 1 GiB.
+  /** Takes one record in; returns the change of the path before it once that path's records are all in. */
+  const record = (bytes: Buffer): Change | null => {
     let text: string;
     try {
       text = decoder.decode(bytes);
     } catch {
+      const separator = bytes.indexOf("//");
+      const rawPath = separator < 0 ? bytes : bytes.subarray(0, separator);
       throw invalidName(
         rawPath.toString("latin1"),
         "its name is not UTF-8, which a snapshot's trees hold",
@@ -68,15 +70,14 @@ export async function* readChanges(source: AsyncIterable<Uint8Array>): AsyncGene
     const path = text.slice(0, at);
     const kind = text[at + 2];
     const rest = text.slice(at + 3);
-    if (current && current.path !== path) {
-      yield current;
-      current = null;
-    }
+    const done = current && current.path !== path ? current : null;
+    if (done) current = null;
     current ??= { path, entry: null, hash: null, removed: false };
     if (kind === "e") current.entry = parseEntry(path, rest);
     else if (kind === "h") current.hash = rest;
     else if (kind === "r") current.removed = true;
     else throw invalidName(path, "the sandbox's listing of it is malformed");
+    return done;
   };
   // Records are read from views of each chunk (every record is decoded before the next chunk is asked for);
   // only a record split across chunks is copied.
@@ -91,11 +92,13 @@ export async function* readChanges(source: AsyncIterable<Uint8Array>): AsyncGene
       }
       const joined = Buffer.concat([pending, chunk.subarray(0, end)]);
       pending = Buffer.alloc(0);
-      yield* record(joined);
+      const done = record(joined);
+      if (done) yield done;
       start = end + 1;
     }
     for (let end = chunk.indexOf(0, start); end >= 0; end = chunk.indexOf(0, start)) {
-      yield* record(chunk.subarray(start, end));
+      const done = record(chunk.subarray(start, end));
+      if (done) yield done;
       start = end + 1;
     }
     if (start < chunk.length) pending = Buffer.from(chunk.subarray(start));

@@ -8,58 +8,39 @@ import { HEX32, HEX64 } from "./keys.js";
 export const FORMAT_VERSION = 1;
 
 /** `<seconds>.<nine digits>`: an mtime as the sandbox lists it, to the nanosecond. */
-const MTIME = /^-?\d{1,12}\.\d{9}$/;
-const LINK = /^\d{1,20}$/;
-const mtime = z.string().regex(MTIME);
+export const MTIME = /^-?\d{1,12}\.\d{9}$/;
+export const LINK = /^\d{1,20}$/;
 const hex = z.string().regex(HEX64);
-const name = z
-  .string()
-  .min(1)
-  .refine(
-    (value) => value !== "." && value !== ".." && !value.includes("/") && !value.includes("\0"),
-  );
-const mode = z.number().int().refine(isKeptMode);
 const size = z.number().int().nonnegative().refine(Number.isSafeInteger);
 
-const fileEntry = z
-  .object({
-    name,
-    type: z.literal("file"),
-    mode,
-    mtime,
-    size,
-    /** SHA-256 of the content; absent only for an empty file. */
-    hash: hex.optional(),
-    /** The pack that holds the content, and where in it; absent for a blob (or an empty file). */
-    pack: z.string().regex(HEX32).optional(),
-    offset: size.optional(),
-    /** Files of one snapshot with the same `link` are one file (hard links). */
-    link: z.string().regex(LINK).optional(),
-  })
-  .strict()
-  // A hash exactly when it has bytes; a pack and an offset together or neither.
-  .refine(
-    (entry) =>
-      (entry.size === 0) === (entry.hash === undefined) &&
-      (entry.pack === undefined) === (entry.offset === undefined),
-  );
-const dirEntry = z.object({ name, type: z.literal("dir"), mode, mtime, tree: hex }).strict();
-const symlinkEntry = z
-  .object({ name, type: z.literal("symlink"), mtime, target: z.string().min(1) })
-  .strict();
+/** A regular file: its content by hash, in a pack or a blob of its own. */
+export interface FileEntry {
+  name: string;
+  type: "file";
+  mode: number;
+  /** `<seconds>.<nine digits>`, to the nanosecond. */
+  mtime: string;
+  size: number;
+  /** SHA-256 of the content; absent only for an empty file. */
+  hash?: string;
+  /** The pack that holds the content, and where in it; absent for a blob (or an empty file). */
+  pack?: string;
+  offset?: number;
+  /** Files of one snapshot with the same `link` are one file (hard links). */
+  link?: string;
+}
+/** One entry of a tree, sorted by name (see {@link compareNames}); a folder names its own tree. */
+export type TreeEntry =
+  | FileEntry
+  | { name: string; type: "dir"; mode: number; mtime: string; tree: string }
+  | { name: string; type: "symlink"; mtime: string; target: string };
+/** A folder's tree: its entries, or (past one chunk's worth) the hashes of its chunks in order. */
+export type TreeObject =
+  | { version: typeof FORMAT_VERSION; entries: TreeEntry[] }
+  | { version: typeof FORMAT_VERSION; chunks: string[] };
 
-const treeEntrySchema = z.union([fileEntry, dirEntry, symlinkEntry]);
-export type TreeEntry = z.infer<typeof treeEntrySchema>;
-export type FileEntry = Extract<TreeEntry, { type: "file" }>;
-
-export const treeSchema = z.union([
-  z.object({ version: z.literal(FORMAT_VERSION), entries: z.array(treeEntrySchema) }).strict(),
-  z.object({ version: z.literal(FORMAT_VERSION), chunks: z.array(hex).min(2) }).strict(),
-]);
-export type TreeObject = z.infer<typeof treeSchema>;
-
-// Reading a tree checks treeSchema's rules by hand: a later checkpoint reads every chunk of each changed
-// folder, and zod's parse of a chunk costs several times this one (bench/tree-parse.bench.ts).
+// Reading a tree checks its rules by hand: a later checkpoint reads every chunk of each changed folder, and
+// zod's parse of a chunk (test/tree-schema.ts) costs several times this one (bench/tree-parse.bench.ts).
 const FILE_KEYS = ["name", "type", "mode", "mtime", "size", "hash", "pack", "offset", "link"];
 const DIR_KEYS = ["name", "type", "mode", "mtime", "tree"];
 const SYMLINK_KEYS = ["name", "type", "mtime", "target"];
@@ -121,7 +102,7 @@ function treeEntryOf(entry: unknown): Fields | undefined {
   return undefined;
 }
 
-/** A parsed tree object when it holds to {@link treeSchema}, as that returns it; undefined otherwise. */
+/** A parsed tree object when it holds to the format, its entries' keys in order; undefined otherwise. */
 export function parseTree(value: unknown): TreeObject | undefined {
   if (!isFields(value) || value.version !== FORMAT_VERSION || Object.keys(value).length !== 2)
     return undefined;

@@ -101,18 +101,18 @@ export async function createTemporaryFile(directory: string): Promise<TemporaryF
   };
 }
 
-/** The lines of `source` (UTF-8, `\n`-terminated), one at a time. */
-export async function* linesOf(source: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
+/** The records of `source` (UTF-8, NUL-terminated), one at a time. */
+export async function* recordsOf(source: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
   let pending = "";
   const decoder = new TextDecoder();
   for await (const chunk of source) {
     pending += decoder.decode(chunk, { stream: true });
-    let end = pending.indexOf("\n");
-    while (end >= 0) {
-      yield pending.slice(0, end);
-      pending = pending.slice(end + 1);
-      end = pending.indexOf("\n");
+    let start = 0;
+    for (let end = pending.indexOf("\0"); end >= 0; end = pending.indexOf("\0", start)) {
+      yield pending.slice(start, end);
+      start = end + 1;
     }
+    pending = pending.slice(start);
   }
   pending += decoder.decode();
   if (pending !== "") yield pending;

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { decodeObject, parseTree, treeSchema } from "../src/objects.js";
+import { decodeObject, parseTree } from "../src/objects.js";
+import { treeSchema } from "./tree-schema.js";
 
 const HASH = "a".repeat(64);
 const file = { name: "f", type: "file", mode: 0o644, mtime: "1700000000.000000000" };
