@@ -51,22 +51,24 @@ export function encodeMemberHeader(header: MemberHeader, scratch?: Buffer): Buff
       TYPEFLAG[header.type],
       scratch,
     );
-  const pax = Buffer.from(paxRecords(header), "utf8");
-  const paxHeader = encodeUstar(
-    { ...header, type: "file", size: pax.length, linkname: null },
+  // One buffer for the three parts (pax header, pax records, ustar header): a restore writes one per member.
+  const records = paxRecords(header);
+  const recordBytes = Buffer.byteLength(records, "utf8");
+  // From Node's pool (a fresh zeroed buffer per member cost more than the rest of the header).
+  const out = Buffer.allocUnsafe(2 * BLOCK + padToBlock(recordBytes)).fill(0);
+  encodeUstar(
+    { ...header, type: "file", size: recordBytes, linkname: null },
     asciiTail(`PaxHeader/${header.name}`, 100),
     "",
     "",
     "x",
+    out.subarray(0, BLOCK),
   );
-  const body = Buffer.alloc(padToBlock(pax.length));
-  pax.copy(body);
+  out.write(records, BLOCK, recordBytes, "utf8");
   const fallbackName = asciiTail(header.name, header.type === "directory" ? 99 : 100);
-  return Buffer.concat([
-    paxHeader,
-    body,
-    encodeUstar(header, fallbackName, "", asciiTail(header.linkname ?? "", 100)),
-  ]);
+  const ustar = out.subarray(out.length - BLOCK);
+  encodeUstar(header, fallbackName, "", asciiTail(header.linkname ?? "", 100), undefined, ustar);
+  return out;
 }
 
 /** Byte length of {@link encodeMemberHeader}'s output, without encoding it. */
@@ -101,24 +103,34 @@ function encodeUstar(
 ): Buffer {
   const block = scratch ?? Buffer.alloc(BLOCK);
   if (scratch) block.fill(0);
-  block.write(name, 0, 100, "utf8");
+  // Only what is written counts towards the checksum: the rest of the block is zeros.
+  const named = block.write(name, 0, 100, "utf8");
   writeOctal(block, 100, 8, header.mode & 0o7777);
   writeOctal(block, 108, 8, header.uid <= MAX_OCTAL_7 ? header.uid : 0);
   writeOctal(block, 116, 8, header.gid <= MAX_OCTAL_7 ? header.gid : 0);
   writeSize(block, header.size);
   writeOctal(block, 136, 12, Math.min(Math.max(header.mtime, 0), MAX_OCTAL_11));
   block[156] = typeflag.charCodeAt(0);
-  if (linkname) block.write(linkname, 157, 100, "utf8");
+  const linked = linkname ? block.write(linkname, 157, 100, "utf8") : 0;
   block.write("ustar\u000000", 257, 8, "latin1");
   if (header.uname) block.write(asciiTail(header.uname, 31), 265, 32, "latin1");
   if (header.gname) block.write(asciiTail(header.gname, 31), 297, 32, "latin1");
-  if (prefix) block.write(prefix, 345, 155, "utf8");
+  const prefixed = prefix ? block.write(prefix, 345, 155, "utf8") : 0;
   block.fill(0x20, 148, 156);
-  let checksum = 0;
-  for (let index = 0; index < BLOCK; index += 1) checksum += block[index] as number;
+  const checksum =
+    sum(block, 0, named) +
+    sum(block, 100, 157 + linked) +
+    sum(block, 257, 329) +
+    sum(block, 345, 345 + prefixed);
   writeOctal(block, 148, 7, checksum);
   block[155] = 0x20;
   return block;
+}
+
+function sum(block: Buffer, from: number, to: number): number {
+  let total = 0;
+  for (let index = from; index < to; index += 1) total += block[index] as number;
+  return total;
 }
 
 /** Octal when it fits 11 digits (< 8 GiB), else the GNU base-256 form that GNU tar and tar-stream read. */

@@ -389,13 +389,15 @@ export async function captureSnapshot(
       entries,
     };
     const { bytes, hash } = encodeObject(snapshot);
-    // The sandbox keeps its listing as this snapshot's cache while the last objects are stored (best effort):
-    // a cache naming a snapshot never published costs the next checkpoint a full pass, never a wrong tree.
+    // Every tree and content is stored before the sandbox's cache names this snapshot: a checkpoint whose
+    // writes failed leaves the cache of the last one, so the next builds on that instead of a full pass.
+    await queue.drain();
+    // The cache is kept while the snapshot is stored (best effort): one naming a snapshot whose own write then
+    // failed costs the next checkpoint a full pass, never a wrong tree.
     const committing = sandbox
       .run("capture.sh", CAPTURE, ["commit", settings.cacheDirectory, scratch, hash], signal)
       .catch(() => null);
     try {
-      await queue.drain();
       // The snapshot goes last: until it is stored, nothing names the objects above.
       await putOnce(store, keys.object("snapshots", hash), bytes, "application/json");
     } finally {

@@ -28,6 +28,8 @@ const RESTORE = `${RECEIVE_SCRIPT}\n${HASH_FILES_SCRIPT}\n${RESTORE_SCRIPT}`;
 /** Packs held in memory at once while a restore is assembled. */
 const CACHED_PACKS = 4;
 const EMPTY_SHA256 = createHash("sha256").digest("hex");
+/** Padding after a member's content, never written to: appending copies it. */
+const ZERO_BLOCK = Buffer.alloc(512);
 /** Largest pack read: what capture writes, with room to spare. */
 const MAX_PACK_READ = PACK_BYTES + PACK_CONTENT_BYTES;
 
@@ -178,7 +180,7 @@ export async function prepareRestore(
         await archive.append(piece);
       }
       if (hash.digest("hex") !== entry.hash) throw refuse(path, "does not match its hash");
-      await archive.append(Buffer.alloc(padToBlock(entry.size) - entry.size));
+      await archive.append(ZERO_BLOCK.subarray(0, padToBlock(entry.size) - entry.size));
     };
     const fileRecords = (path: string, entry: FileEntry, links: number) =>
       `${path}//ef ${entry.mode.toString(8)} ${entry.size} ${entry.mtime}0 ${links} \0${path}//h${entry.hash ?? EMPTY_SHA256}\0`;

@@ -85,6 +85,7 @@ const NAMES = [
   "with space",
   "tab\tname",
   "line\nbreak",
+  "back\\slash",
   "z.txt",
   "0",
   "deep",
