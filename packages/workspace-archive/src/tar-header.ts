@@ -54,7 +54,7 @@ export function encodeMemberHeader(header: MemberHeader, scratch?: Buffer): Buff
   // One buffer for the three parts (pax header, pax records, ustar header): a restore writes one per member.
   const records = paxRecords(header);
   const recordBytes = Buffer.byteLength(records, "utf8");
-  // From Node's pool (a fresh zeroed buffer per member cost more than the rest of the header).
+  // From Node's pool: a fresh zeroed buffer per member is slow when every member has a pax header.
   const out = Buffer.allocUnsafe(2 * BLOCK + padToBlock(recordBytes)).fill(0);
   encodeUstar(
     { ...header, type: "file", size: recordBytes, linkname: null },

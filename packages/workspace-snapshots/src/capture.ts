@@ -254,7 +254,7 @@ export async function captureSnapshot(
       if (listedEntry.size - listedEntry.blocks * 512 > MAX_HOLE_BYTES)
         throw sparseFile(path, listedEntry.size, listedEntry.blocks * 512);
       const { mode, mtime, size } = listedEntry;
-      // Built field by field in the format's order: spreading objects of varying shapes cost a second at 1 GiB.
+      // Built field by field in the format's order: spreading objects of varying shapes is slow (see the docs).
       const entry: FileEntry = { name, type: "file", mode: keptMode(mode), mtime, size };
       if (size > 0) {
         if (change.hash === null || !HEX64.test(change.hash))

@@ -15,7 +15,7 @@ hash_files() {
   set -- "$out".sums.*
   [ -e "$1" ] || set --
   cat /dev/null "$@" > "$out.all" || return 1
-  # `<sha256>  ./<path>` becomes `<path>//h<sha256>` by columns: sed's back-references took seconds.
+  # `<sha256>  ./<path>` becomes `<path>//h<sha256>` by columns, as sed's back-references are slow.
   cut -z -c 69- "$out.all" | sed -z 's|$|//h|' > "$out.paths" || return 1
   cut -z -c 1-64 "$out.all" | paste -z -d '\0' "$out.paths" - |
     sort -z -S 64M -T "${out%/*}" > "$out" || return 1
