@@ -42,7 +42,6 @@ export function execStep(argv: readonly string[]): string {
       list: "sandbox: list, compare with the cache, hash changes",
       bundle: "sandbox: archive needed contents",
       commit: "sandbox: keep listing cache, remove scratch",
-      seed: "sandbox: listing cache after restore",
       clean: "sandbox: remove scratch",
     };
     return modes[argv[4] ?? ""] ?? "sandbox: other exec";

@@ -27,6 +27,7 @@ import { type Progress, type SnapshotProgress, createProgress } from "./progress
 import type { SnapshotSandbox } from "./sandbox-port.js";
 import CAPTURE_SCRIPT from "./scripts/capture.sh";
 import HASH_FILES_SCRIPT from "./scripts/hash-files.sh";
+import LISTING_CACHE_SCRIPT from "./scripts/listing-cache.sh";
 import RECEIVE_SCRIPT from "./scripts/receive.sh";
 import { createTreeBuilder, createTreeStore, createWriteQueue, putOnce } from "./stored-objects.js";
 import { type TemporaryFile, createTemporaryFile, recordsOf } from "./temporary-file.js";
@@ -43,7 +44,12 @@ const REMEMBERED_CONTENTS = 20_000;
 /** Packs and blobs written while the next content is read: a capture holds this many packs and one more. */
 const CONTENT_WRITES_IN_FLIGHT = 2;
 
-export const CAPTURE = `${RECEIVE_SCRIPT}\n${HASH_FILES_SCRIPT}\n${CAPTURE_SCRIPT}`;
+export const CAPTURE = [
+  RECEIVE_SCRIPT,
+  HASH_FILES_SCRIPT,
+  LISTING_CACHE_SCRIPT,
+  CAPTURE_SCRIPT,
+].join("\n");
 
 /** Where the sandbox keeps its things outside the workspace, and what a capture may hold. */
 export interface CaptureSettings {

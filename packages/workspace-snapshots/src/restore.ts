@@ -19,12 +19,15 @@ import { sendParts } from "./parts.js";
 import { type Progress, type RunInput, createProgress } from "./progress.js";
 import type { SnapshotSandbox } from "./sandbox-port.js";
 import HASH_FILES_SCRIPT from "./scripts/hash-files.sh";
+import LISTING_CACHE_SCRIPT from "./scripts/listing-cache.sh";
 import RECEIVE_SCRIPT from "./scripts/receive.sh";
 import RESTORE_SCRIPT from "./scripts/restore.sh";
 import { createTreeStore } from "./stored-objects.js";
 import { type TemporaryFile, createTemporaryFile } from "./temporary-file.js";
 
-const RESTORE = `${RECEIVE_SCRIPT}\n${HASH_FILES_SCRIPT}\n${RESTORE_SCRIPT}`;
+const RESTORE = [RECEIVE_SCRIPT, HASH_FILES_SCRIPT, LISTING_CACHE_SCRIPT, RESTORE_SCRIPT].join(
+  "\n",
+);
 /** Packs held in memory at once while a restore is assembled. */
 const CACHED_PACKS = 4;
 const EMPTY_SHA256 = createHash("sha256").digest("hex");
@@ -267,10 +270,12 @@ async function sendRestore(
       message: `could not prepare the restore: ${made.stderr.slice(0, 300)}`,
     });
   const codec = await pickCodec(settings.compression, made.stdout.split("\n").includes("zstd yes"));
+  // The proven tree becomes the listing cache of the snapshot, so the next checkpoint hashes only changes.
+  const pass = randomBytes(8).toString("hex");
   const running = sandbox.run(
     "restore.sh",
     RESTORE,
-    ["restore", workspace, scratch, codec, ...prune],
+    ["restore", workspace, scratch, codec, cacheDirectory, pass, spooled.id, ...prune],
     signal,
   );
   try {
@@ -308,11 +313,6 @@ async function sendRestore(
       message: `the restore failed in the sandbox (exit ${result.exitCode}): ${result.stderr.slice(0, 500)}`,
     });
   }
-  // The restored tree becomes the listing cache of the snapshot, so the next checkpoint hashes only changes.
-  const seed = `${scratchDirectory}/.oma-snapshot-${randomUUID()}`;
-  const pass = randomBytes(8).toString("hex");
-  const args = ["seed", workspace, cacheDirectory, seed, pass, spooled.id, ...prune];
-  await sandbox.run("capture.sh", CAPTURE, args, signal).catch(() => undefined);
   progress.finish();
 }
 

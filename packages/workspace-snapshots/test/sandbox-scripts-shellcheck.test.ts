@@ -7,7 +7,13 @@ const scripts = shellFiles(folder);
 
 describe("programs run in the sandbox", () => {
   it("are shell files", () => {
-    expect(scripts).toEqual(["capture.sh", "hash-files.sh", "receive.sh", "restore.sh"]);
+    expect(scripts).toEqual([
+      "capture.sh",
+      "hash-files.sh",
+      "listing-cache.sh",
+      "receive.sh",
+      "restore.sh",
+    ]);
   });
 
   it.runIf(shellcheckInstalled).each(scripts)("%s passes shellcheck", (name) =>

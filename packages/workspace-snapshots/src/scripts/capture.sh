@@ -12,8 +12,6 @@
 #     describes) into <scratch>/bundle.
 #   capture.sh commit <cache> <scratch> <snapshot>
 #     Makes <scratch>/listing the cache of <snapshot>, then removes <scratch>.
-#   capture.sh seed <workspace> <cache> <scratch> <pass> <snapshot> <prune...>
-#     Lists the workspace as it is now as the cache of <snapshot> (run after a verified restore).
 #   capture.sh clean <scratch>
 #
 # A listing record is `<path>//e<type> <mode> <size> <blocks> <mtime> <ctime> <inode> <links> <token> <target>`,
@@ -28,10 +26,10 @@ export LC_ALL=C
 listing() {
   ws=$1 out=$2 pass=$3
   shift 3
+  record_formats "$pass"
   cd "$ws" || exit 1
   find . -mindepth 1 \( "$@" \) -prune -o \( \
-    \( -type f -links +1 -printf "%P//ef %m %s %b %T@ %C@ %i %n $pass \\0" \) -o \
-    -printf '%P//e%y %m %s %b %T@ %C@ %i %n - %l\0' \) > "$out.raw" 2> "$out.errors"
+    \( -type f -links +1 -printf "$LINKED_RECORD" \) -o -printf "$RECORD" \) > "$out.raw" 2> "$out.errors"
   listed=$?
   if [ "$listed" -ne 0 ]; then
     printf 'unreadable '
@@ -98,11 +96,7 @@ bundle() {
 
 commit() {
   cache=$1 scratch=$2 snapshot=$3
-  mkdir -p "$cache" || exit 1
-  # The snapshot file goes last: a cache whose move was cut short names no snapshot.
-  rm -f "$cache/snapshot"
-  mv "$scratch/listing" "$cache/listing" || exit 1
-  printf '%s' "$snapshot" > "$cache/snapshot.new" && mv "$cache/snapshot.new" "$cache/snapshot" || exit 1
+  commit_cache "$cache" "$scratch/listing" "$snapshot" || exit 1
   rm -rf "$scratch"
 }
 
@@ -112,14 +106,6 @@ case $mode in
   list) list "$@" ;;
   bundle) bundle "$@" ;;
   commit) commit "$@" ;;
-  seed)
-    ws=$1 cache=$2 scratch=$3 pass=$4 snapshot=$5
-    shift 5
-    rm -rf "$scratch"
-    mkdir -p "$scratch" || exit 1
-    (listing "$ws" "$scratch/listing" "$pass" "$@") || exit $?
-    commit "$cache" "$scratch" "$snapshot"
-    ;;
   clean) rm -rf "$1" ;;
   *) echo "capture.sh: unknown mode $mode" >&2; exit 2 ;;
 esac

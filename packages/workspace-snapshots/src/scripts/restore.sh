@@ -4,9 +4,10 @@
 #   restore.sh prepare <scratch>
 #     Makes the folders the parts arrive in: <scratch>/archive and <scratch>/listing. Prints `zstd yes` when
 #     zstd is here.
-#   restore.sh restore <workspace> <scratch> <zstd|gzip|none> <prune...>
+#   restore.sh restore <workspace> <scratch> <zstd|gzip|none> <cache> <pass> <snapshot> <prune...>
 #     Extracts the archive arriving in <scratch>/archive into <workspace>, then compares <workspace> (minus
-#     what the find(1) expression <prune...> prunes) with the listing arriving in <scratch>/listing.
+#     what the find(1) expression <prune...> prunes) with the listing arriving in <scratch>/listing. The tree
+#     it proved becomes the listing cache <cache> of <snapshot> (as capture.sh lists, <pass> its token).
 #
 # Parts arrive as receive.sh describes.
 # Exit status 3: a part never matched its hash; 4: the tree differs from the listing (the first differing
@@ -41,21 +42,28 @@ extract() {
 # Records compared, NUL-terminated, sorted bytewise: `<path>//e<type> <mode> <size> <mtime> <links> <target>`
 # for every entry (size 0 but for files, links 1 but for files, mode `-` for symlinks) and `<path>//h<sha256>`
 # for every file.
+# The same pass of find(1) writes the capture's listing records of the tree (<scratch>/cache.raw).
 verify() {
-  ws=$1 scratch=$2
-  shift 2
+  ws=$1 scratch=$2 cache=$3 pass=$4 snapshot=$5
+  shift 5
   receive "$scratch/listing" > "$scratch/expected.raw"
+  record_formats "$pass"
+  cached=$scratch/cache.raw
   cd "$ws" || exit 1
   find . -mindepth 1 \( "$@" \) -prune -o \( \
-    \( -type f -printf '%P//ef %m %s %T@ %n \0' -fprint0 "$scratch/files" \) -o \
+    \( \( -type f -links +1 -fprintf "$cached" "$LINKED_RECORD" \) -o -fprintf "$cached" "$RECORD" \) , \
+    \( \( -type f -printf '%P//ef %m %s %T@ %n \0' -fprint0 "$scratch/files" \) -o \
     \( -type d -printf '%P//ed %m 0 %T@ 1 \0' \) -o \
     \( -type l -printf '%P//el - 0 %T@ 1 %l\0' \) -o \
-    -printf '%P//e%y %m 0 %T@ 1 \0' \) > "$scratch/entries" || exit 1
+    -printf '%P//e%y %m 0 %T@ 1 \0' \) \) > "$scratch/entries" || exit 1
   touch "$scratch/files"
   hash_files "$scratch/files" "$scratch/hashes" || exit 1
   sort -z -S 64M -T "$scratch" "$scratch/entries" "$scratch/hashes" > "$scratch/actual" || exit 1
   sort -z -S 64M -T "$scratch" "$scratch/expected.raw" > "$scratch/expected"
   if cmp -s "$scratch/expected" "$scratch/actual"; then
+    # Best effort: a cache that is not made costs the next checkpoint a full pass.
+    sort -z -S 64M -T "$scratch" "$cached" > "$scratch/cache" &&
+      commit_cache "$cache" "$scratch/cache" "$snapshot"
     rm -rf "$scratch"
     return 0
   fi
